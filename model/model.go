@@ -1,0 +1,80 @@
+package model
+
+import (
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+)
+
+// Param is one named weight tensor.
+type Param struct {
+	Name  string
+	Value *tensor.Dense
+}
+
+// Model holds the weights of one model. The tensors are shared by every graph
+// Build binds them into, so an optimizer that updates them in place updates
+// all of those graphs at once.
+type Model struct {
+	Config Config
+	Dtype  tensor.Dtype // tensor.Float32 or tensor.Float64
+	Params []Param      // in Config.ParamSpecs order
+}
+
+// New returns a model with weights drawn from seed. The draws are made in
+// float64 in ParamSpecs order and then converted, so a Float32 and a Float64
+// model of the same seed hold the same weights up to rounding.
+func New(cfg Config, dtype tensor.Dtype, seed uint64) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if dtype != tensor.Float32 && dtype != tensor.Float64 {
+		return nil, errors.Errorf("model dtype %v: only float32 and float64 are supported", dtype)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x617474_6e73636f)) // second word spells "attnsco"
+	m := &Model{Config: cfg, Dtype: dtype}
+	for _, spec := range cfg.ParamSpecs() {
+		values := make([]float64, product(spec.Shape))
+		for i := range values {
+			switch spec.Init {
+			case InitNormal:
+				values[i] = rng.NormFloat64() * InitStd
+			case InitOnes:
+				values[i] = 1
+			}
+		}
+		m.Params = append(m.Params, Param{Name: spec.Name, Value: newDense(dtype, spec.Shape, values)})
+	}
+	return m, nil
+}
+
+// Param returns the tensor called name, or nil if the model has none.
+func (m *Model) Param(name string) *tensor.Dense {
+	for _, p := range m.Params {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return nil
+}
+
+// newDense builds a tensor of the given dtype from float64 values.
+func newDense(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
+	if dtype == tensor.Float64 {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values))
+	}
+	f32 := make([]float32, len(values))
+	for i, v := range values {
+		f32[i] = float32(v)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f32))
+}
+
+func product(shape []int) int {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	return n
+}
