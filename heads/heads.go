@@ -1,0 +1,256 @@
+package heads
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+)
+
+// Pattern names one thing a head can do.
+type Pattern string
+
+// The patterns, in tie-break order.
+const (
+	PreviousToken Pattern = "previous-token"
+	Self          Pattern = "self"
+	FirstToken    Pattern = "first-token"
+	Separator     Pattern = "separator"
+	Offset        Pattern = "offset"
+	Duplicate     Pattern = "duplicate-token"
+	Induction     Pattern = "induction"
+	// Diffuse is the role of a head no pattern explains well enough.
+	Diffuse Pattern = "diffuse"
+)
+
+// Patterns lists the scored patterns in tie-break order.
+var Patterns = []Pattern{PreviousToken, Self, FirstToken, Separator, Offset, Duplicate, Induction}
+
+// DefaultThreshold is the score a pattern needs to name the head.
+const DefaultThreshold = 0.4
+
+// NoSeparator says the task has no separator token.
+const NoSeparator = -1
+
+// Options configures an Accumulator.
+type Options struct {
+	// Separator is the separator token id, or NoSeparator; without one the
+	// separator pattern has no eligible rows and scores 0.
+	Separator int
+	// Threshold is the score the best pattern needs to become the role;
+	// 0 means DefaultThreshold.
+	Threshold float64
+}
+
+// Result is what a head does, pooled over every sequence added.
+type Result struct {
+	Role  Pattern `json:"role"`
+	Score float64 `json:"score"` // score of the role's pattern (the best score when Diffuse)
+	// OffsetK is the k of the best fixed offset, 2 <= k <= T - ceil(T/3)
+	// (0 when there is none); its score is Scores["offset"]. Offsets 0 and 1
+	// are the self and previous-token patterns.
+	OffsetK int                 `json:"offset_k,omitempty"`
+	Scores  map[Pattern]float64 `json:"scores"`
+	// Entropy is the mean row entropy in nats over rows with at least two keys.
+	Entropy float64 `json:"entropy"`
+	// EntropyNorm is the mean of each such row's entropy / log(#keys), in [0, 1].
+	EntropyNorm float64 `json:"entropy_norm"`
+	Sequences   int     `json:"sequences"` // how many sequences were pooled
+}
+
+// String names the role in words with its score, e.g. "offset k=3 (0.91)".
+func (r Result) String() string {
+	switch r.Role {
+	case Offset:
+		return fmt.Sprintf("offset k=%d (%.2f)", r.OffsetK, r.Score)
+	case Diffuse:
+		return fmt.Sprintf("diffuse (best %.2f)", r.Score)
+	}
+	return fmt.Sprintf("%s (%.2f)", r.Role, r.Score)
+}
+
+// tally pools row scores for one pattern.
+type tally struct {
+	sum  float64
+	rows int
+}
+
+func (t *tally) add(score float64) { t.sum += score; t.rows++ }
+
+// avg is the mean row value, 0 with no rows.
+func (t tally) avg() float64 {
+	if t.rows == 0 {
+		return 0
+	}
+	return t.sum / float64(t.rows)
+}
+
+// mean is the pattern score: avg clamped to [0, 1].
+func (t tally) mean() float64 { return clamp01(t.avg()) }
+
+// Accumulator pools the pattern scores of one head over many sequences of the
+// same length.
+type Accumulator struct {
+	opts     Options
+	t        int
+	tallies  map[Pattern]*tally
+	offsets  []tally // offsets[k] for 2 <= k < T
+	entropy  tally
+	entNorm  tally
+	sequence int
+}
+
+// NewAccumulator returns an empty accumulator for sequences of length t.
+func NewAccumulator(t int, opts Options) (*Accumulator, error) {
+	if t <= 0 {
+		return nil, errors.Errorf("sequence length %d: must be positive", t)
+	}
+	if opts.Threshold == 0 {
+		opts.Threshold = DefaultThreshold
+	}
+	if opts.Threshold < 0 || opts.Threshold > 1 {
+		return nil, errors.Errorf("threshold %v: must be in (0, 1]", opts.Threshold)
+	}
+	a := &Accumulator{opts: opts, t: t, tallies: map[Pattern]*tally{}, offsets: make([]tally, t)}
+	for _, p := range Patterns {
+		a.tallies[p] = &tally{}
+	}
+	return a, nil
+}
+
+// Add pools one sequence: w is the head's (T, T) weight matrix, tokens the T
+// token ids it was computed on.
+func (a *Accumulator) Add(w [][]float64, tokens []int) error {
+	if len(w) != a.t || len(tokens) != a.t {
+		return errors.Errorf("got %d weight rows and %d tokens, want %d of each", len(w), len(tokens), a.t)
+	}
+	for i, row := range w {
+		if len(row) != a.t {
+			return errors.Errorf("weight row %d has %d keys, want %d", i, len(row), a.t)
+		}
+	}
+	a.sequence++
+	targets := make([]int, 0, a.t)
+	for i := range w {
+		row := w[i][:i+1] // causal keys 0..i
+		if i >= 1 {
+			h := Entropy(row)
+			a.entropy.add(h)
+			a.entNorm.add(h / math.Log(float64(i+1)))
+		}
+		score := func(p *tally, targets []int) {
+			if s, ok := rowScore(row, targets); ok {
+				p.add(s)
+			}
+		}
+		score(a.tallies[PreviousToken], keys(targets[:0], i-1))
+		score(a.tallies[Self], keys(targets[:0], i))
+		score(a.tallies[FirstToken], keys(targets[:0], 0))
+		targets = targets[:0]
+		for j := 0; j <= i; j++ {
+			if a.opts.Separator != NoSeparator && tokens[j] == a.opts.Separator {
+				targets = append(targets, j)
+			}
+		}
+		score(a.tallies[Separator], targets)
+		for k := 2; k <= i; k++ {
+			score(&a.offsets[k], keys(targets[:0], i-k))
+		}
+		targets = targets[:0]
+		for j := 0; j < i; j++ {
+			if tokens[j] == tokens[i] {
+				targets = append(targets, j)
+			}
+		}
+		score(a.tallies[Duplicate], targets)
+		// Induction reads the token after an earlier occurrence j of the
+		// current token; j+1 == i would be the query itself (self), so j < i-1.
+		targets = targets[:0]
+		for j := 0; j+1 < i; j++ {
+			if tokens[j] == tokens[i] {
+				targets = append(targets, j+1)
+			}
+		}
+		score(a.tallies[Induction], targets)
+	}
+	return nil
+}
+
+// Result scores the pooled sequences.
+func (a *Accumulator) Result() Result {
+	r := Result{Scores: map[Pattern]float64{}, Sequences: a.sequence}
+	for _, p := range Patterns {
+		r.Scores[p] = a.tallies[p].mean()
+	}
+	for k := 2; k <= maxOffset(a.t); k++ {
+		if s := a.offsets[k].mean(); r.OffsetK == 0 || s > r.Scores[Offset] {
+			r.Scores[Offset], r.OffsetK = s, k
+		}
+	}
+	r.Role = Diffuse
+	best := Diffuse
+	for _, p := range Patterns {
+		if r.Scores[p] > r.Score {
+			best, r.Score = p, r.Scores[p]
+		}
+	}
+	if r.Score >= a.opts.Threshold {
+		r.Role = best
+	}
+	r.Entropy = a.entropy.avg()
+	r.EntropyNorm = a.entNorm.avg()
+	return r
+}
+
+// maxOffset is the largest offset k scored for length t: it keeps at least
+// ceil(t/3) eligible query rows per sequence, so that the best of many
+// offsets cannot be a k that only the last row or two happen to fit.
+func maxOffset(t int) int { return t - (t+2)/3 }
+
+// Score is the one-sequence shortcut: the Result of a single Add.
+func Score(w [][]float64, tokens []int, opts Options) (Result, error) {
+	a, err := NewAccumulator(len(tokens), opts)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := a.Add(w, tokens); err != nil {
+		return Result{}, err
+	}
+	return a.Result(), nil
+}
+
+// rowScore is (m - u) / (1 - u) for one causal row and its target keys, and
+// false when the row is not eligible (no target, or every key a target).
+func rowScore(row []float64, targets []int) (float64, bool) {
+	n := len(row)
+	if len(targets) == 0 || len(targets) >= n {
+		return 0, false
+	}
+	var m float64
+	for _, j := range targets {
+		m += row[j]
+	}
+	u := float64(len(targets)) / float64(n)
+	return (m - u) / (1 - u), true
+}
+
+// keys returns the one-key target set {j}, or none when j < 0.
+func keys(buf []int, j int) []int {
+	if j < 0 {
+		return buf
+	}
+	return append(buf, j)
+}
+
+// Entropy is the entropy in nats of a row of probabilities (0 log 0 = 0).
+func Entropy(row []float64) float64 {
+	var h float64
+	for _, p := range row {
+		if p > 0 {
+			h -= p * math.Log(p)
+		}
+	}
+	return h
+}
+
+func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }

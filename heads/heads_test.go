@@ -1,0 +1,216 @@
+package heads
+
+import (
+	"math"
+	"testing"
+)
+
+// tokens has repeats (for duplicate and induction) and separator 0 at
+// positions 3 and 7, away from position 0 so separator and first-token differ.
+var tokens = []int{3, 1, 4, 0, 1, 5, 9, 0, 2, 6, 5, 3}
+
+const sep = 0
+
+// build makes a causal (T, T) matrix whose row i spreads its mass evenly over
+// targets(i), or over all causal keys 0..i when targets(i) is empty.
+func build(targets func(i int) []int) [][]float64 {
+	t := len(tokens)
+	w := make([][]float64, t)
+	for i := range w {
+		w[i] = make([]float64, t)
+		keys := targets(i)
+		if len(keys) == 0 {
+			for j := 0; j <= i; j++ {
+				keys = append(keys, j)
+			}
+		}
+		for _, j := range keys {
+			w[i][j] += 1 / float64(len(keys))
+		}
+	}
+	return w
+}
+
+func one(j int) []int {
+	if j < 0 {
+		return nil
+	}
+	return []int{j}
+}
+
+func earlier(i int, shift int) []int {
+	var out []int
+	for j := 0; j+shift < i; j++ {
+		if tokens[j] == tokens[i] {
+			out = append(out, j+shift)
+		}
+	}
+	return out
+}
+
+// TestPureHeads: a head that does exactly one thing scores 1 (within 1e-12)
+// on that pattern, takes it as its role, and scores below 0.25 on every other
+// pattern. The 0.25 bound leaves room for the overlaps a short sequence
+// cannot avoid (row 1's previous token is also the first token, etc.).
+func TestPureHeads(t *testing.T) {
+	cases := []struct {
+		name    string
+		targets func(i int) []int
+		role    Pattern
+		k       int
+	}{
+		{"previous", func(i int) []int { return one(i - 1) }, PreviousToken, 0},
+		{"diagonal", func(i int) []int { return one(i) }, Self, 0},
+		{"first", func(i int) []int { return one(0) }, FirstToken, 0},
+		{"offset3", func(i int) []int { return one(i - 3) }, Offset, 3},
+		{"separator", func(i int) []int {
+			var out []int
+			for j := 0; j <= i; j++ {
+				if tokens[j] == sep {
+					out = append(out, j)
+				}
+			}
+			return out
+		}, Separator, 0},
+		{"duplicate", func(i int) []int { return earlier(i, 0) }, Duplicate, 0},
+		{"induction", func(i int) []int { return earlier(i, 1) }, Induction, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Score(build(c.targets), tokens, Options{Separator: sep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Role != c.role || math.Abs(r.Score-1) > 1e-12 {
+				t.Fatalf("role %s score %v, want %s 1; scores %v", r.Role, r.Score, c.role, r.Scores)
+			}
+			if c.k != 0 && r.OffsetK != c.k {
+				t.Errorf("offset k = %d, want %d", r.OffsetK, c.k)
+			}
+			t.Logf("%s: %v (k=%d)", c.name, r.Scores, r.OffsetK)
+			for p, s := range r.Scores {
+				if p != c.role && s >= 0.25 {
+					t.Errorf("%s scores %v on %s, want < 0.25", c.name, s, p)
+				}
+			}
+		})
+	}
+}
+
+// TestUniformHeadScoresNothing: a uniform causal head scores 0 (within 1e-12,
+// far below the 0.1 the design asks) on every pattern, every offset, is
+// diffuse, and has row entropy log(#keys), i.e. EntropyNorm 1.
+func TestUniformHeadScoresNothing(t *testing.T) {
+	w := build(func(int) []int { return nil })
+	a, err := NewAccumulator(len(tokens), Options{Separator: sep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Add(w, tokens); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Result()
+	for _, p := range Patterns {
+		if s, ok := r.Scores[p]; !ok || s > 1e-12 {
+			t.Errorf("uniform head scores %v on %s (present %v), want 0", s, p, ok)
+		}
+	}
+	for k := 2; k < len(tokens); k++ {
+		if s := a.offsets[k].mean(); s > 1e-12 {
+			t.Errorf("uniform head scores %v on offset %d", s, k)
+		}
+	}
+	if r.Role != Diffuse {
+		t.Errorf("role %s, want diffuse", r.Role)
+	}
+	if math.Abs(r.EntropyNorm-1) > 1e-12 {
+		t.Errorf("EntropyNorm %v, want 1", r.EntropyNorm)
+	}
+	var want float64 // mean of log(i+1) over rows 1..T-1
+	for i := 1; i < len(tokens); i++ {
+		want += math.Log(float64(i+1)) / float64(len(tokens)-1)
+	}
+	if math.Abs(r.Entropy-want) > 1e-12 {
+		t.Errorf("Entropy %v, want %v", r.Entropy, want)
+	}
+}
+
+func TestEntropy(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 64} {
+		row := make([]float64, n)
+		for i := range row {
+			row[i] = 1 / float64(n)
+		}
+		if got, want := Entropy(row), math.Log(float64(n)); math.Abs(got-want) > 1e-12 {
+			t.Errorf("Entropy(uniform %d) = %v, want log(%d) = %v", n, got, n, want)
+		}
+	}
+	if got := Entropy([]float64{0, 1, 0}); got != 0 {
+		t.Errorf("Entropy(one-hot) = %v, want 0", got)
+	}
+}
+
+// TestMixture: the score is linear in the mass, so a head mixing half
+// previous-token with half uniform scores exactly 0.5 on previous-token, and
+// with threshold 0.6 it is diffuse but still reports 0.5 as its best.
+func TestMixture(t *testing.T) {
+	prev := build(func(i int) []int { return one(i - 1) })
+	unif := build(func(int) []int { return nil })
+	w := make([][]float64, len(prev))
+	for i := range w {
+		w[i] = make([]float64, len(prev))
+		for j := range w[i] {
+			w[i][j] = 0.5*prev[i][j] + 0.5*unif[i][j]
+		}
+	}
+	r, err := Score(w, tokens, Options{Separator: NoSeparator, Threshold: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Scores[PreviousToken]-0.5) > 1e-12 || r.Role != Diffuse || math.Abs(r.Score-0.5) > 1e-12 {
+		t.Errorf("got %+v, want diffuse with previous-token 0.5", r)
+	}
+	if r.Scores[Separator] != 0 {
+		t.Errorf("separator score %v without a separator, want 0", r.Scores[Separator])
+	}
+}
+
+// TestPooling: scores pool rows over sequences, so a head that is a pure
+// duplicate head on one sequence and uniform on another (with the same number
+// of eligible rows) scores 0.5.
+func TestPooling(t *testing.T) {
+	dup := build(func(i int) []int { return earlier(i, 0) })
+	unif := build(func(int) []int { return nil })
+	a, err := NewAccumulator(len(tokens), Options{Separator: NoSeparator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range [][][]float64{dup, unif} {
+		if err := a.Add(w, tokens); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := a.Result()
+	if math.Abs(r.Scores[Duplicate]-0.5) > 1e-12 || r.Sequences != 2 || r.Role != Duplicate {
+		t.Errorf("got %+v, want duplicate-token 0.5 over 2 sequences", r)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := NewAccumulator(0, Options{}); err == nil {
+		t.Error("length 0 accepted")
+	}
+	if _, err := NewAccumulator(4, Options{Threshold: 2}); err == nil {
+		t.Error("threshold 2 accepted")
+	}
+	a, err := NewAccumulator(3, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Add([][]float64{{1}, {1, 0}, {1, 0, 0}}, []int{1, 2, 3}); err == nil {
+		t.Error("ragged matrix accepted")
+	}
+	if err := a.Add([][]float64{{1, 0, 0}}, []int{1, 2, 3}); err == nil {
+		t.Error("1 row for 3 tokens accepted")
+	}
+}
