@@ -1,0 +1,61 @@
+package data
+
+import (
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+)
+
+// Batch holds Size examples of SeqLen positions, flat in row-major
+// (row, position) order: position t of row b is at index b*SeqLen+t.
+type Batch struct {
+	Size, SeqLen int
+	Tokens       []int     // (Size*SeqLen) input ids
+	Targets      []int     // (Size*SeqLen) next-token ids
+	Mask         []float64 // (Size*SeqLen) 1 where scored, else 0
+}
+
+// NewBatch allocates a zeroed batch; a negative size or seqLen counts as 0.
+func NewBatch(size, seqLen int) *Batch {
+	size, seqLen = max(size, 0), max(seqLen, 0)
+	n := size * seqLen
+	return &Batch{Size: size, SeqLen: seqLen, Tokens: make([]int, n), Targets: make([]int, n), Mask: make([]float64, n)}
+}
+
+// Row returns the slices of row i, sharing memory with the batch.
+func (b *Batch) Row(i int) (tokens, targets []int, mask []float64) {
+	lo, hi := i*b.SeqLen, (i+1)*b.SeqLen
+	return b.Tokens[lo:hi], b.Targets[lo:hi], b.Mask[lo:hi]
+}
+
+// Fill draws every row of b from task, in row order, using rng.
+func Fill(task Task, b *Batch, rng *rand.Rand) error {
+	if b.SeqLen != task.SeqLen() {
+		return errors.Errorf("batch of sequence length %d cannot hold task %s of sequence length %d", b.SeqLen, task.Name(), task.SeqLen())
+	}
+	for i := range b.Size {
+		tokens, targets, mask := b.Row(i)
+		task.Sample(rng, tokens, targets, mask)
+	}
+	return nil
+}
+
+// EvalStream is the second PCG word of the evaluation stream. Training steps
+// use the step number there (StepRNG), which never gets this large.
+const EvalStream uint64 = 0x6576_616c_0000_0000 // "eval" in the high bytes
+
+// StepRNG returns the generator for training step step of a run seeded with
+// seed. Deriving it from (seed, step) rather than carrying one generator
+// across steps lets a resumed run draw exactly the batches it would have drawn.
+func StepRNG(seed uint64, step int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(step)))
+}
+
+// EvalSet draws n examples of task from the evaluation stream of seed (see
+// EvalStream). The same seed always gives the same set.
+func EvalSet(task Task, n int, seed uint64) *Batch {
+	b := NewBatch(n, task.SeqLen())
+	// Fill cannot fail: b was sized for task.
+	_ = Fill(task, b, rand.New(rand.NewPCG(seed, EvalStream)))
+	return b
+}

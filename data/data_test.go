@@ -1,0 +1,258 @@
+package data
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func mustTask(t *testing.T, name string, length, symbols int) Task {
+	t.Helper()
+	task, err := New(TaskConfig{Name: name, Length: length, Symbols: symbols})
+	if err != nil {
+		t.Fatalf("New(%s, %d, %d): %v", name, length, symbols, err)
+	}
+	return task
+}
+
+func filled(t *testing.T, task Task, size int, rng *rand.Rand) *Batch {
+	t.Helper()
+	b := NewBatch(size, task.SeqLen())
+	if err := Fill(task, b, rng); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSizes(t *testing.T) {
+	cases := []struct {
+		name                  string
+		length, symbols       int
+		wantVocab, wantSeqLen int
+	}{
+		{"repeat", 12, 64, 64, 12},
+		{"copy", 8, 16, 17, 16},
+		{"reverse", 5, 10, 11, 10},
+		{"sort", 1, 2, 3, 2},
+	}
+	for _, c := range cases {
+		task := mustTask(t, c.name, c.length, c.symbols)
+		if task.Name() != c.name || task.Vocab() != c.wantVocab || task.SeqLen() != c.wantSeqLen {
+			t.Errorf("%s L=%d S=%d: name %q vocab %d seqlen %d, want vocab %d seqlen %d",
+				c.name, c.length, c.symbols, task.Name(), task.Vocab(), task.SeqLen(), c.wantVocab, c.wantSeqLen)
+		}
+	}
+}
+
+func TestRepeatLayout(t *testing.T) {
+	task := mustTask(t, "repeat", 12, 64)
+	b := filled(t, task, 200, StepRNG(1, 0))
+	seen := map[int]bool{}
+	for r := range b.Size {
+		tokens, targets, mask := b.Row(r)
+		s := tokens[0]
+		seen[s] = true
+		for i := range tokens {
+			if tokens[i] != s || targets[i] != s || mask[i] != 1 {
+				t.Fatalf("row %d pos %d: token %d target %d mask %v, want %d %d 1", r, i, tokens[i], targets[i], mask[i], s, s)
+			}
+		}
+	}
+	// 200 draws from 64 symbols miss any given symbol with probability
+	// (63/64)^200 ~ 4%, so well over half of them must show up.
+	if len(seen) < 40 {
+		t.Errorf("only %d distinct symbols in 200 rows", len(seen))
+	}
+}
+
+// TestHalvesLayout rebuilds each row's full sequence and checks it against a
+// plain reference for the task's second half.
+func TestHalvesLayout(t *testing.T) {
+	const l, symbols = 7, 9
+	reference := map[string]func([]int) []int{
+		"copy": func(x []int) []int { return slices.Clone(x) },
+		"reverse": func(x []int) []int {
+			y := make([]int, len(x))
+			for i := range x {
+				y[i] = x[len(x)-1-i]
+			}
+			return y
+		},
+		"sort": func(x []int) []int {
+			// insertion sort, independent of slices.Sort
+			y := slices.Clone(x)
+			for i := 1; i < len(y); i++ {
+				for j := i; j > 0 && y[j-1] > y[j]; j-- {
+					y[j-1], y[j] = y[j], y[j-1]
+				}
+			}
+			return y
+		},
+	}
+	for name, want := range reference {
+		task := mustTask(t, name, l, symbols)
+		b := filled(t, task, 100, StepRNG(2, 3))
+		unsorted := 0
+		for r := range b.Size {
+			tokens, targets, mask := b.Row(r)
+			// targets are the inputs shifted by one
+			if !slices.Equal(tokens[1:], targets[:2*l-1]) {
+				t.Fatalf("%s row %d: targets %v are not tokens %v shifted", name, r, targets, tokens)
+			}
+			seq := append(slices.Clone(tokens), targets[2*l-1])
+			first, sep, second := seq[:l], seq[l], seq[l+1:]
+			if sep != symbols || task.Label(sep) != "SEP" {
+				t.Fatalf("%s row %d: position %d holds %d (%s), want separator %d", name, r, l, sep, task.Label(sep), symbols)
+			}
+			for i, s := range first {
+				if s < 0 || s >= symbols {
+					t.Fatalf("%s row %d: first-half id %d at %d out of [0, %d)", name, r, s, i, symbols)
+				}
+			}
+			if !slices.Equal(second, want(first)) {
+				t.Fatalf("%s row %d: second half %v, want %v for first half %v", name, r, second, want(first), first)
+			}
+			if !slices.IsSorted(first) {
+				unsorted++
+			}
+			for i, m := range mask {
+				if wantM := float64(boolInt(i >= l)); m != wantM {
+					t.Fatalf("%s row %d: mask[%d] = %v, want %v", name, r, i, m, wantM)
+				}
+			}
+		}
+		// a random 7-symbol sequence is sorted with probability < 1%
+		if unsorted < 50 {
+			t.Errorf("%s: only %d of 100 first halves are unsorted", name, unsorted)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestIDsInRange(t *testing.T) {
+	for _, name := range Names() {
+		task := mustTask(t, name, 4, 3)
+		b := filled(t, task, 300, StepRNG(5, 0))
+		counts := make([]int, task.Vocab())
+		for i := range b.Tokens {
+			for _, id := range []int{b.Tokens[i], b.Targets[i]} {
+				if id < 0 || id >= task.Vocab() {
+					t.Fatalf("%s: id %d at %d out of [0, %d)", name, id, i, task.Vocab())
+				}
+				counts[id]++
+			}
+		}
+		for id, n := range counts {
+			if n == 0 {
+				t.Errorf("%s: id %d (%s) never drawn in 300 rows", name, id, task.Label(id))
+			}
+		}
+	}
+}
+
+func TestDeterminism(t *testing.T) {
+	for _, name := range Names() {
+		task := mustTask(t, name, 8, 16)
+		a := filled(t, task, 16, StepRNG(7, 42))
+		b := filled(t, task, 16, StepRNG(7, 42))
+		if !slices.Equal(a.Tokens, b.Tokens) || !slices.Equal(a.Targets, b.Targets) || !slices.Equal(a.Mask, b.Mask) {
+			t.Errorf("%s: same seed and step gave different batches", name)
+		}
+		for _, other := range []*Batch{filled(t, task, 16, StepRNG(8, 42)), filled(t, task, 16, StepRNG(7, 43))} {
+			if slices.Equal(a.Tokens, other.Tokens) {
+				t.Errorf("%s: a different seed or step gave the same batch", name)
+			}
+		}
+	}
+}
+
+func TestEvalSet(t *testing.T) {
+	task := mustTask(t, "copy", 8, 16)
+	e1, e2 := EvalSet(task, 50, 3), EvalSet(task, 50, 3)
+	if e1.Size != 50 || e1.SeqLen != 16 || !slices.Equal(e1.Tokens, e2.Tokens) {
+		t.Fatalf("EvalSet not reproducible or wrong size: %d x %d", e1.Size, e1.SeqLen)
+	}
+	if slices.Equal(e1.Tokens, EvalSet(task, 50, 4).Tokens) {
+		t.Error("EvalSet ignores its seed")
+	}
+	// With 16^8 possible first halves, no eval row should equal a row of the
+	// first training steps' batches drawn from the same seed.
+	eval := map[string]bool{}
+	for r := range e1.Size {
+		tokens, _, _ := e1.Row(r)
+		eval[key(tokens)] = true
+	}
+	for step := range 20 {
+		b := filled(t, task, 32, StepRNG(3, step))
+		for r := range b.Size {
+			tokens, _, _ := b.Row(r)
+			if eval[key(tokens)] {
+				t.Fatalf("training step %d row %d replays an eval example", step, r)
+			}
+		}
+	}
+}
+
+func key(ids []int) string {
+	var s strings.Builder
+	for _, id := range ids {
+		s.WriteString(string(rune('a' + id)))
+	}
+	return s.String()
+}
+
+func TestFillRejectsWrongLength(t *testing.T) {
+	task := mustTask(t, "copy", 8, 16)
+	err := Fill(task, NewBatch(2, 12), StepRNG(1, 0))
+	if err == nil || !strings.Contains(err.Error(), "sequence length 12") || !strings.Contains(err.Error(), "sequence length 16") {
+		t.Fatalf("Fill with wrong length: %v", err)
+	}
+}
+
+func TestLabels(t *testing.T) {
+	copyTask := mustTask(t, "copy", 3, 10)
+	repeatTask := mustTask(t, "repeat", 3, 10)
+	cases := []struct {
+		task Task
+		id   int
+		want string
+	}{
+		{copyTask, 0, "0"}, {copyTask, 9, "9"}, {copyTask, 10, "SEP"}, {copyTask, 11, "<11>"}, {copyTask, -1, "<-1>"},
+		{repeatTask, 9, "9"}, {repeatTask, 10, "<10>"},
+	}
+	for _, c := range cases {
+		if got := c.task.Label(c.id); got != c.want {
+			t.Errorf("%s Label(%d) = %q, want %q", c.task.Name(), c.id, got, c.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		cfg  TaskConfig
+		want string
+	}{
+		{TaskConfig{"copyy", 8, 16}, `task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`},
+		{TaskConfig{"", 8, 16}, `task.name = "": unknown task`},
+		{TaskConfig{"copy", 0, 16}, "task.length = 0: must be in [1, 512]"},
+		{TaskConfig{"copy", 513, 16}, "task.length = 513: must be in [1, 512]"},
+		{TaskConfig{"sort", 8, 1}, "task.symbols = 1: must be in [2, 65536]"},
+		{TaskConfig{"sort", 8, 65537}, "task.symbols = 65537: must be in [2, 65536]"},
+	}
+	for _, c := range cases {
+		_, err := New(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v) = %v, want error containing %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := New(TaskConfig{"repeat", 512, 65536}); err != nil {
+		t.Errorf("largest allowed task rejected: %v", err)
+	}
+}

@@ -1,0 +1,30 @@
+// Package data generates the toy sequence tasks the models train on. It is
+// pure Go: no Gorgonia, no files, no clock; every draw comes from a
+// math/rand/v2 generator the caller seeds.
+//
+// Conventions:
+//   - Vocabulary: ids 0..symbols-1 are the task's symbols and print as their
+//     number ("0", "7", ...). Tasks with two halves (copy, reverse, sort) add one
+//     separator id = symbols that prints as "SEP"; their Vocab() is symbols+1.
+//     repeat has no separator and Vocab() = symbols.
+//   - Sequence layout: each task defines a full sequence seq of SeqLen()+1
+//     tokens. The model reads tokens = seq[:T] and is trained to predict
+//     targets = seq[1:T+1] (next token), with T = SeqLen(), which is also the
+//     model's Context.
+//     repeat (length L, T = L): one random symbol s repeated, seq = s s ... s.
+//     copy, reverse, sort (length L, T = 2L): L random symbols x (drawn
+//     independently, repeats allowed), SEP, then f(x): x itself for copy, x
+//     reversed for reverse, x sorted ascending for sort. seq has 2L+1 tokens.
+//   - What is scored: the loss mask is 1 where the target is a token the model
+//     can know. For repeat that is every position. For the two-half tasks it
+//     is positions L..2L-1, whose targets are the L tokens after SEP; the
+//     random first half and the SEP itself are never scored.
+//   - Batches are flat (Size*SeqLen) vectors in row-major (row, position)
+//     order, as model.Graph.Feed takes them.
+//   - Randomness: a training batch comes from whatever generator the caller
+//     passes (per-step streams rand.NewPCG(seed, step), see StepRNG); EvalSet
+//     draws from rand.NewPCG(seed, EvalStream), a stream no step number
+//     reaches, so evaluation never replays the training stream. Small tasks
+//     (repeat has only symbols distinct sequences) still share examples
+//     with training: the stream is held out, not the content.
+package data
