@@ -1,0 +1,159 @@
+package train
+
+import (
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// Adam is the Adam optimizer with torch.optim.Adam's update (bias-corrected
+// moments, eps added outside the square root) and, when WeightDecay > 0,
+// torch.optim.AdamW's decoupled weight decay. Its whole state (M, V, Step) is
+// exported so that a run can be saved and resumed exactly.
+//
+// The moments are float64 for every model dtype and the update is computed in
+// float64, then rounded once into the parameter's own dtype: the same step on a
+// float32 and a float64 model differs only by that final rounding.
+type Adam struct {
+	Beta1, Beta2, Eps float64
+	// WeightDecay is the decoupled (AdamW) decay rate λ: p ← p·(1 − lr·λ)
+	// before the Adam step, applied only where Decay is true.
+	WeightDecay float64
+	// Decay marks the parameters weight decay applies to: weight matrices and
+	// embeddings (every tensor of rank >= 2). Biases and LayerNorm gains and
+	// shifts (rank 1) are left alone, as in nanoGPT and most transformer
+	// recipes, because shrinking them toward 0 has no regularising meaning.
+	Decay []bool
+	Step  int         // number of updates applied so far
+	M, V  [][]float64 // first and second moments, one slice per parameter
+}
+
+// NewAdam returns an optimizer with zero moments for params.
+func NewAdam(params []model.Param, beta1, beta2, eps, weightDecay float64) *Adam {
+	a := &Adam{Beta1: beta1, Beta2: beta2, Eps: eps, WeightDecay: weightDecay}
+	for _, p := range params {
+		n := p.Value.Shape().TotalSize()
+		a.M = append(a.M, make([]float64, n))
+		a.V = append(a.V, make([]float64, n))
+		a.Decay = append(a.Decay, p.Value.Dims() >= 2)
+	}
+	return a
+}
+
+// Update applies one Adam step with learning rate lr, writing the new values
+// into each parameter's backing slice (so every graph bound to the model sees
+// them). It refuses non-finite gradients and reports an update that would
+// leave a non-finite weight; in both cases the error names the parameter. A
+// refused gradient leaves the weights and moments untouched; after an
+// overflowing update the model must not be saved.
+func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) error {
+	if len(params) != len(a.M) || len(grads) != len(a.M) {
+		return errors.Errorf("adam: %d parameters and %d gradients for an optimizer of %d", len(params), len(grads), len(a.M))
+	}
+	gs := make([][]float64, len(grads))
+	for i, g := range grads {
+		values, err := float64s(g)
+		if err != nil {
+			return errors.Wrapf(err, "gradient of %s", params[i].Name)
+		}
+		if len(values) != len(a.M[i]) {
+			return errors.Errorf("adam: gradient of %s has %d values, want %d", params[i].Name, len(values), len(a.M[i]))
+		}
+		for _, v := range values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errors.Errorf("non-finite gradient (%v) in %s", v, params[i].Name)
+			}
+		}
+		gs[i] = values
+	}
+	a.Step++
+	bias1 := 1 - math.Pow(a.Beta1, float64(a.Step))
+	bias2Sqrt := math.Sqrt(1 - math.Pow(a.Beta2, float64(a.Step)))
+	stepSize := lr / bias1
+	for i, p := range params {
+		shrink := 1.0
+		if a.Decay[i] {
+			shrink = 1 - lr*a.WeightDecay
+		}
+		m, v, g := a.M[i], a.V[i], gs[i]
+		update := func(j int, w float64) float64 {
+			m[j] = a.Beta1*m[j] + (1-a.Beta1)*g[j]
+			v[j] = a.Beta2*v[j] + (1-a.Beta2)*g[j]*g[j]
+			return w*shrink - stepSize*m[j]/(math.Sqrt(v[j])/bias2Sqrt+a.Eps)
+		}
+		finite := true
+		switch data := p.Value.Data().(type) {
+		case []float32:
+			for j, w := range data {
+				data[j] = float32(update(j, float64(w)))
+				finite = finite && !math.IsInf(float64(data[j]), 0) && data[j] == data[j]
+			}
+		case []float64:
+			for j, w := range data {
+				data[j] = update(j, w)
+				finite = finite && !math.IsInf(data[j], 0) && data[j] == data[j]
+			}
+		default:
+			return errors.Errorf("adam: parameter %s has dtype %v", p.Name, p.Value.Dtype())
+		}
+		if !finite {
+			return errors.Errorf("the update made %s non-finite (lr %g)", p.Name, lr)
+		}
+	}
+	return nil
+}
+
+// ClipGlobalNorm returns the L2 norm of all gradients taken together and,
+// when maxNorm > 0 and the norm exceeds it, scales every gradient in place by
+// maxNorm/norm so that their joint norm becomes maxNorm (PyTorch's
+// clip_grad_norm_ without its 1e-6 guard). A non-finite norm is returned
+// without scaling anything; the caller decides to stop.
+func ClipGlobalNorm(grads []*tensor.Dense, maxNorm float64) (float64, error) {
+	sum := 0.0
+	for _, g := range grads {
+		values, err := float64s(g)
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range values {
+			sum += v * v
+		}
+	}
+	norm := math.Sqrt(sum)
+	if maxNorm <= 0 || !(norm > maxNorm) || math.IsInf(norm, 0) {
+		return norm, nil
+	}
+	scale := maxNorm / norm
+	for _, g := range grads {
+		switch data := g.Data().(type) {
+		case []float32:
+			for j := range data {
+				data[j] = float32(float64(data[j]) * scale)
+			}
+		case []float64:
+			for j := range data {
+				data[j] *= scale
+			}
+		}
+	}
+	return norm, nil
+}
+
+// float64s returns a tensor's values as float64 (a copy for float32).
+func float64s(t *tensor.Dense) ([]float64, error) {
+	switch data := t.Data().(type) {
+	case []float64:
+		return data, nil
+	case []float32:
+		out := make([]float64, len(data))
+		for i, v := range data {
+			out[i] = float64(v)
+		}
+		return out, nil
+	default:
+		return nil, errors.Errorf("tensor of dtype %v: want float32 or float64", t.Dtype())
+	}
+}

@@ -1,0 +1,207 @@
+package train
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// refAdam is the textbook Adam/AdamW step (Kingma & Ba, Algorithm 1, with
+// Loshchilov & Hutter's decoupled decay) on plain float64 slices, written in
+// the m̂/v̂ form rather than the folded step size Adam.Update uses.
+func refAdam(w, g, m, v []float64, t int, lr, b1, b2, eps, wd float64) {
+	for i := range w {
+		w[i] -= lr * wd * w[i]
+		m[i] = b1*m[i] + (1-b1)*g[i]
+		v[i] = b2*v[i] + (1-b2)*g[i]*g[i]
+		mHat := m[i] / (1 - math.Pow(b1, float64(t)))
+		vHat := v[i] / (1 - math.Pow(b2, float64(t)))
+		w[i] -= lr * mHat / (math.Sqrt(vHat) + eps)
+	}
+}
+
+func denseOf(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
+	if dtype == tensor.Float64 {
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), values...)))
+	}
+	f := make([]float32, len(values))
+	for i, v := range values {
+		f[i] = float32(v)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
+}
+
+func valuesOf(t *tensor.Dense) []float64 {
+	v, err := float64s(t)
+	if err != nil {
+		panic(err)
+	}
+	return append([]float64(nil), v...)
+}
+
+func randomValues(rng *rand.Rand, n int, scale float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = rng.NormFloat64() * scale
+	}
+	return out
+}
+
+// TestAdamMatchesReference runs five steps on a matrix (decayed) and a bias
+// (not decayed) with changing learning rates and gradients whose scales span
+// 1e-4..1 (so eps matters), against refAdam. Tolerance: 1e-13 relative for
+// float64 (only summation order differs); for float32 the reference is fed
+// the same float32-rounded weights each step and must agree within 2 ulp of
+// float32 (the update is computed in float64 and rounded once).
+func TestAdamMatchesReference(t *testing.T) {
+	for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dtype.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			shapes := [][]int{{3, 5}, {5}}
+			params := []model.Param{
+				{Name: "w", Value: denseOf(dtype, shapes[0], randomValues(rng, 15, 1))},
+				{Name: "b", Value: denseOf(dtype, shapes[1], randomValues(rng, 5, 1))},
+			}
+			const b1, b2, eps, wd = 0.9, 0.95, 1e-8, 0.1
+			adam := NewAdam(params, b1, b2, eps, wd)
+			if !adam.Decay[0] || adam.Decay[1] {
+				t.Fatalf("Decay = %v, want [true false] (matrix decayed, bias not)", adam.Decay)
+			}
+			m := [][]float64{make([]float64, 15), make([]float64, 5)}
+			v := [][]float64{make([]float64, 15), make([]float64, 5)}
+			for step, lr := range []float64{1e-3, 1e-2, 3e-2, 1e-2, 5e-3} {
+				grads := make([]*tensor.Dense, 2)
+				refW := make([][]float64, 2)
+				for i, shape := range shapes {
+					scale := math.Pow(10, -float64(rng.IntN(5)))
+					g := randomValues(rng, len(m[i]), scale)
+					grads[i] = denseOf(dtype, shape, g)
+					refW[i] = valuesOf(params[i].Value)
+					decay := []float64{wd, 0}[i]
+					refAdam(refW[i], valuesOf(grads[i]), m[i], v[i], step+1, lr, b1, b2, eps, decay)
+				}
+				if err := adam.Update(params, grads, lr); err != nil {
+					t.Fatal(err)
+				}
+				for i := range params {
+					got := valuesOf(params[i].Value)
+					for j := range got {
+						tol := 1e-13 * math.Max(1, math.Abs(refW[i][j]))
+						if dtype == tensor.Float32 {
+							tol = 2 * float64(math.Nextafter32(float32(math.Abs(refW[i][j])), float32(math.Inf(1)))-float32(math.Abs(refW[i][j])))
+						}
+						if math.Abs(got[j]-refW[i][j]) > tol {
+							t.Fatalf("step %d %s[%d] = %.17g, reference %.17g (tol %g)", step+1, params[i].Name, j, got[j], refW[i][j], tol)
+						}
+					}
+				}
+			}
+			if adam.Step != 5 {
+				t.Errorf("Step = %d after 5 updates", adam.Step)
+			}
+		})
+	}
+}
+
+// TestAdamWMatchesPyTorch replays testdata/adamw_torch.json (torch 1.13
+// AdamW, float64, the bias in a param group without decay) and requires
+// agreement within 1e-12 absolute on weights of order 1.
+func TestAdamWMatchesPyTorch(t *testing.T) {
+	raw, err := os.ReadFile("testdata/adamw_torch.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx struct {
+		Beta1, Beta2, Eps float64
+		WeightDecay       float64 `json:"weight_decay"`
+		Init              struct{ W, B []float64 }
+		Steps             []struct {
+			LR   float64
+			GW   []float64 `json:"grad_w"`
+			GB   []float64 `json:"grad_b"`
+			W, B []float64
+		}
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	params := []model.Param{
+		{Name: "w", Value: denseOf(tensor.Float64, []int{3, 4}, fx.Init.W)},
+		{Name: "b", Value: denseOf(tensor.Float64, []int{4}, fx.Init.B)},
+	}
+	adam := NewAdam(params, fx.Beta1, fx.Beta2, fx.Eps, fx.WeightDecay)
+	for s, st := range fx.Steps {
+		grads := []*tensor.Dense{denseOf(tensor.Float64, []int{3, 4}, st.GW), denseOf(tensor.Float64, []int{4}, st.GB)}
+		if err := adam.Update(params, grads, st.LR); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range [][]float64{st.W, st.B} {
+			got := valuesOf(params[i].Value)
+			for j := range want {
+				if math.Abs(got[j]-want[j]) > 1e-12 {
+					t.Fatalf("step %d %s[%d] = %.17g, torch %.17g", s+1, params[i].Name, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}
+
+func TestAdamRefusesNonFinite(t *testing.T) {
+	params := []model.Param{{Name: "w", Value: denseOf(tensor.Float32, []int{2, 2}, []float64{1, 2, 3, 4})}}
+	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
+	grad := denseOf(tensor.Float32, []int{2, 2}, []float64{0, math.NaN(), 0, 0})
+	if err := adam.Update(params, []*tensor.Dense{grad}, 1e-3); err == nil {
+		t.Fatal("NaN gradient accepted")
+	}
+	if got := valuesOf(params[0].Value); got[1] != 2 || adam.Step != 0 || adam.M[0][0] != 0 {
+		t.Fatalf("refused update changed state: weights %v, step %d", got, adam.Step)
+	}
+	grad = denseOf(tensor.Float32, []int{2, 2}, []float64{1, 1, 1, 1})
+	if err := adam.Update(params, []*tensor.Dense{grad}, 1e39); err == nil {
+		t.Fatal("update to float32 overflow accepted")
+	}
+}
+
+// TestClipGlobalNorm: a norm above the limit is scaled to exactly the limit
+// (within float rounding), directions are kept; below the limit or with the
+// limit 0, nothing changes.
+func TestClipGlobalNorm(t *testing.T) {
+	for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		a := denseOf(dtype, []int{2, 2}, []float64{3, 0, 0, 4})
+		b := denseOf(dtype, []int{3}, []float64{0, 12, 0})
+		// Joint norm sqrt(9+16+144) = 13.
+		norm, err := ClipGlobalNorm([]*tensor.Dense{a, b}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if norm != 13 {
+			t.Errorf("%v: norm %v, want 13", dtype, norm)
+		}
+		after, _ := ClipGlobalNorm([]*tensor.Dense{a, b}, 0)
+		tol := 1e-15
+		if dtype == tensor.Float32 {
+			tol = 1e-7
+		}
+		if math.Abs(after-1) > tol {
+			t.Errorf("%v: norm after clipping %v, want 1", dtype, after)
+		}
+		if got := valuesOf(b)[1]; math.Abs(got-12.0/13) > tol {
+			t.Errorf("%v: b[1] = %v, want 12/13", dtype, got)
+		}
+		before := valuesOf(a)
+		again, _ := ClipGlobalNorm([]*tensor.Dense{a, b}, 5)
+		if again != after || valuesOf(a)[3] != before[3] {
+			t.Errorf("%v: clipping below the limit changed the gradients", dtype)
+		}
+	}
+	nan := denseOf(tensor.Float64, []int{2}, []float64{math.Inf(1), 1})
+	if norm, _ := ClipGlobalNorm([]*tensor.Dense{nan}, 1); !math.IsInf(norm, 1) || valuesOf(nan)[1] != 1 {
+		t.Errorf("infinite gradient: norm %v, values %v", norm, valuesOf(nan))
+	}
+}

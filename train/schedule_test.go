@@ -1,0 +1,37 @@
+package train
+
+import (
+	"math"
+	"testing"
+)
+
+// TestLRSchedule pins values at chosen steps, computed by hand from the
+// formulas in LRSchedule.At (tolerance 1e-15).
+func TestLRSchedule(t *testing.T) {
+	cosine := LRSchedule{Peak: 1e-3, Min: 1e-4, Warmup: 10, Steps: 110, Cosine: true}
+	constant := LRSchedule{Peak: 3e-3, Warmup: 4, Steps: 100}
+	noWarmup := LRSchedule{Peak: 2e-3, Steps: 5, Cosine: true}
+	cases := []struct {
+		name string
+		s    LRSchedule
+		step int
+		want float64
+	}{
+		{"cosine warmup start", cosine, 1, 1e-4},
+		{"cosine mid warmup", cosine, 5, 5e-4},
+		{"cosine end of warmup is peak", cosine, 10, 1e-3},
+		{"cosine quarter", cosine, 35, 1e-4 + 9e-4*0.5*(1+math.Sqrt2/2)},
+		{"cosine halfway", cosine, 60, 5.5e-4},
+		{"cosine last step is min", cosine, 110, 1e-4},
+		{"constant warmup", constant, 1, 7.5e-4},
+		{"constant after warmup", constant, 5, 3e-3},
+		{"constant last step", constant, 100, 3e-3},
+		{"no warmup first step", noWarmup, 1, 1e-3 * (1 + math.Cos(math.Pi/5))},
+		{"no warmup decays to zero", noWarmup, 5, 0},
+	}
+	for _, c := range cases {
+		if got := c.s.At(c.step); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("%s: At(%d) = %.17g, want %.17g", c.name, c.step, got, c.want)
+		}
+	}
+}
