@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""PyTorch side of the attnscope side-by-side training benchmark.
+
+    /usr/bin/python3 bench/torch_ref.py --config S --threads 1
+    /usr/bin/python3 bench/torch_ref.py --config M --threads 2 --steps 10 --reps 5
+    /usr/bin/python3 bench/torch_ref.py --config S --checkpoint run/ckpt.safetensors
+
+Model (the same as the Go benchmark): token + position embedding, one
+attention-only block x = x + attn(x) (fused QKV without bias, output projection
+with bias, causal softmax, scores / sqrt(d_head)), LM head without bias;
+loss = mean cross-entropy over all B*T positions; Adam (lr 3e-3, betas
+0.9/0.999, eps 1e-8, no weight decay); float32. Parameter names follow
+DESIGN.md, so --checkpoint loads one of our safetensors files.
+
+Batches are random and generated before timing. W warmup steps, then R
+repetitions of K timed steps. Prints ONE JSON line on stdout; warnings go to
+stderr. Exit status 2 on a missing prerequisite or a bad checkpoint.
+"""
+
+import argparse
+import json
+import os
+import re
+import struct
+import sys
+import time
+
+CONFIGS = {
+    # name: batch, seq_len, d_model, heads, vocab
+    "S": dict(batch=32, seq_len=12, d_model=32, heads=4, vocab=64),
+    "M": dict(batch=64, seq_len=64, d_model=128, heads=8, vocab=64),
+}
+DEFAULT_STEPS = {"S": 200, "M": 10}
+
+
+def die(msg):
+    print("torch_ref.py: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", choices=sorted(CONFIGS), required=True)
+    p.add_argument("--threads", type=int, default=1, help="torch intra-op and BLAS threads")
+    p.add_argument("--steps", type=int, default=0, help="timed steps per repetition (default S 200, M 10)")
+    p.add_argument("--warmup", type=int, default=0, help="untimed steps first (default: --steps)")
+    p.add_argument("--reps", type=int, default=5, help="timed repetitions")
+    p.add_argument("--seed", type=int, default=1, help="seed of the weights and batches")
+    p.add_argument("--checkpoint", help="start from this attnscope safetensors file")
+    a = p.parse_args(argv)
+    if a.threads < 1 or a.reps < 1 or a.steps < 0 or a.warmup < 0:
+        p.error("--threads and --reps must be >= 1, --steps and --warmup >= 0")
+    a.steps = a.steps or DEFAULT_STEPS[a.config]
+    a.warmup = a.warmup or a.steps
+    return a
+
+
+args = parse_args(sys.argv[1:])
+# Thread counts are read when the libraries load, so set them before importing torch.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(args.threads)
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    die("cannot import torch (%s) with %s.\n"
+        "  Run it with /usr/bin/python3 (Debian's torch), after:\n"
+        "  apt-get install python3-torch libopenblas0-pthread" % (e, sys.executable))
+
+
+def blas_info():
+    """What BLAS torch really calls. Debian's torch reports BLAS_INFO=generic
+    in torch.__config__.show() and gets OpenBLAS (or the slow reference BLAS)
+    through the libblas.so.3 alternative, so also look at what is loaded."""
+    shown = torch.__config__.show()
+    found = re.search(r"BLAS_INFO=([^,\s]+)", shown)
+    info = found.group(1) if found else "unknown"
+    a = torch.ones(64, 64)
+    (a @ a).sum().item()  # make sure the BLAS is loaded
+    libs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                base = os.path.basename(path).lower()
+                if "blas" in base or "mkl" in base:
+                    libs.add(os.path.realpath(path))
+    except OSError:
+        pass
+    fast = "mkl" in info.lower() or "openblas" in info.lower() or any(
+        "openblas" in l.lower() or "mkl" in l.lower() for l in libs)
+    return info, sorted(libs), fast
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model, heads, seq_len):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=True)
+        self.register_buffer("causal", torch.ones(seq_len, seq_len, dtype=torch.bool).tril(), persistent=False)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        H = self.heads
+        d = D // H
+        q, k, v = self.qkv(x).view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)  # each (B, H, T, d)
+        s = (q @ k.transpose(-2, -1)) * (d ** -0.5)                         # (B, H, T, T)
+        s = s.masked_fill(~self.causal[:T, :T], float("-inf"))
+        a = torch.softmax(s, dim=-1)                                        # (B, H, T, T)
+        y = (a @ v).transpose(1, 2).reshape(B, T, D)                        # (B, T, D)
+        return self.out(y)                                                  # (B, T, D)
+
+
+class Block(nn.Module):
+    def __init__(self, d_model, heads, seq_len):
+        super().__init__()
+        self.attn = Attention(d_model, heads, seq_len)
+
+    def forward(self, x):
+        return x + self.attn(x)
+
+
+class AttnLM(nn.Module):
+    def __init__(self, batch, seq_len, d_model, heads, vocab):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab, d_model)
+        self.pos_emb = nn.Embedding(seq_len, d_model)
+        self.blocks = nn.ModuleList([Block(d_model, heads, seq_len)])
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        self.register_buffer("pos", torch.arange(seq_len), persistent=False)
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        x = self.tok_emb(tokens) + self.pos_emb(self.pos[:T])[None]  # (B, T, D)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(x)                                         # (B, T, V)
+
+
+def init_like_model_new(model, gen):
+    """model.New's init kinds: weights N(0, 0.02^2), biases zero."""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias"):
+                p.zero_()
+            else:
+                p.copy_(0.02 * torch.randn(p.shape, generator=gen))
+
+
+def read_safetensors(path):
+    """A minimal strict safetensors reader: {name: tensor}, metadata."""
+    dtypes = {"F32": (torch.float32, 4), "F64": (torch.float64, 8)}
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        die("checkpoint %s: %s" % (path, e))
+    if len(raw) < 8:
+        die("checkpoint %s: %d bytes, too short for a safetensors header" % (path, len(raw)))
+    (n,) = struct.unpack("<Q", raw[:8])
+    if 8 + n > len(raw):
+        die("checkpoint %s: header length %d exceeds the file (%d bytes)" % (path, n, len(raw)))
+    try:
+        header = json.loads(raw[8:8 + n].decode("utf-8"))
+    except ValueError as e:
+        die("checkpoint %s: header is not JSON: %s" % (path, e))
+    meta = header.pop("__metadata__", {}) or {}
+    data = raw[8 + n:]
+    tensors = {}
+    for name, h in header.items():
+        if h.get("dtype") not in dtypes:
+            die("checkpoint %s: tensor %s has dtype %r, want F32 or F64" % (path, name, h.get("dtype")))
+        dt, size = dtypes[h["dtype"]]
+        begin, end = h["data_offsets"]
+        count = 1
+        for s in h["shape"]:
+            count *= s
+        if not (0 <= begin <= end <= len(data)) or end - begin != count * size:
+            die("checkpoint %s: tensor %s: offsets %s do not fit shape %s" % (path, name, h["data_offsets"], h["shape"]))
+        t = torch.frombuffer(bytearray(data[begin:end]), dtype=dt) if count else torch.empty(0, dtype=dt)
+        tensors[name] = t.reshape(h["shape"]).to(torch.float32)
+    return tensors, meta
+
+
+def load_checkpoint(model, path, cfg):
+    tensors, meta = read_safetensors(path)
+    want = {n: tuple(p.shape) for n, p in model.state_dict().items()}
+    got = {n: tuple(t.shape) for n, t in tensors.items()}
+    if want != got:
+        die("checkpoint %s does not hold config %s's model:\n  file:  %s\n  bench: %s"
+            % (path, args.config, sorted(got.items()), sorted(want.items())))
+    model.load_state_dict(tensors, strict=True)
+    return meta
+
+
+def checkpoint_step(meta):
+    """safetensors metadata values are strings; report the step as a number."""
+    step = (meta or {}).get("step")
+    try:
+        return int(step)
+    except (TypeError, ValueError):
+        return step
+
+
+def main():
+    cfg = CONFIGS[args.config]
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    info, libs, fast = blas_info()
+    if not fast:
+        print("\n" + "!" * 78 + "\n"
+              "torch_ref.py: WARNING: no OpenBLAS or MKL behind torch (BLAS_INFO=%s, loaded: %s).\n"
+              "It falls back to the reference BLAS, ~6x slower: THE COMPARISON IS INVALID.\n"
+              "Fix: apt-get install libopenblas0-pthread\n" % (info, libs or "none")
+              + "!" * 78 + "\n", file=sys.stderr)
+    if args.threads > (os.cpu_count() or 1):
+        print("torch_ref.py: warning: %d threads on %d CPUs" % (args.threads, os.cpu_count()), file=sys.stderr)
+
+    gen = torch.Generator().manual_seed(args.seed)
+    model = AttnLM(**cfg)
+    init_like_model_new(model, gen)
+    meta = load_checkpoint(model, args.checkpoint, cfg) if args.checkpoint else None
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+
+    B, T, V = cfg["batch"], cfg["seq_len"], cfg["vocab"]
+    total = args.warmup + args.reps * args.steps
+    tokens = torch.randint(0, V, (total, B, T), generator=gen)
+    targets = torch.randint(0, V, (total, B * T), generator=gen)
+
+    def step(i):
+        opt.zero_grad(set_to_none=True)
+        logits = model(tokens[i])                                # (B, T, V)
+        loss = F.cross_entropy(logits.reshape(B * T, V), targets[i])
+        loss.backward()
+        opt.step()
+        return loss
+
+    for i in range(args.warmup):
+        step(i)
+    rates = []
+    i = args.warmup
+    for _ in range(args.reps):
+        start = time.perf_counter()
+        for _ in range(args.steps):
+            loss = step(i)
+            i += 1
+        rates.append(args.steps / (time.perf_counter() - start))
+    loss = loss.item()
+
+    ordered = sorted(rates)
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    print(json.dumps({
+        "impl": "pytorch",
+        "config": args.config,
+        "threads": args.threads,
+        "batch": B, "seq_len": T, "d_model": cfg["d_model"], "heads": cfg["heads"], "vocab": V,
+        "dtype": "float32",
+        "steps": args.steps, "warmup": args.warmup, "reps": args.reps,
+        "steps_per_s_median": round(median, 3),
+        "steps_per_s_all": [round(r, 3) for r in rates],
+        "final_loss": round(loss, 6),
+        "checkpoint": args.checkpoint,
+        "checkpoint_step": checkpoint_step(meta),
+        "torch": torch.__version__,
+        "blas": info,
+        "blas_libs": libs,
+        "blas_ok": fast,
+    }, sort_keys=False))
+
+
+if __name__ == "__main__":
+    main()
