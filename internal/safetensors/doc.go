@@ -1,0 +1,28 @@
+// Package safetensors reads and writes the safetensors file format
+// (https://github.com/huggingface/safetensors) with nothing but the standard
+// library.
+//
+// A file is an 8-byte little-endian uint64 header length N, then N bytes of
+// UTF-8 JSON header, then the data section:
+//
+//	{"__metadata__": {"key": "value", ...},
+//	 "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}, ...}
+//
+// data_offsets are [begin, end) byte offsets relative to the start of the data
+// section; tensor data is row-major and little-endian.
+//
+// Conventions:
+//   - Write is deterministic: "__metadata__" first (keys sorted, omitted when
+//     empty), then the tensors in the order given, their data packed back to
+//     back in that same order, and the header padded with spaces so that the
+//     data section starts at a multiple of 8 bytes, as the reference
+//     implementation does.
+//   - Read is strict: anything the reference implementation would reject, and
+//     anything ambiguous (duplicate names or keys, null values, gaps, trailing
+//     bytes, unknown fields), is an error naming the tensor and the problem in
+//     one line. No input makes it panic (see FuzzRead).
+//   - Tensors come back in data order (which for files this package wrote is
+//     the order they were written in), and their Data slices alias the input.
+//   - WriteFileAtomic replaces a file so that a crash or an error leaves either
+//     the complete old file or the complete new one, never a mixture.
+package safetensors

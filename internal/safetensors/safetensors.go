@@ -1,0 +1,502 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/pkg/errors"
+)
+
+// Tensor is one named tensor: row-major little-endian Data of the given DType
+// and Shape. An empty Shape is a scalar (one element).
+type Tensor struct {
+	Name  string
+	DType string
+	Shape []int
+	Data  []byte
+}
+
+// The dtypes this package knows, with their element sizes in bytes, as
+// spelled by the reference implementation.
+var dtypeSizes = map[string]int{
+	"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1,
+	"I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+	"I32": 4, "U32": 4, "F32": 4,
+	"I64": 8, "U64": 8, "F64": 8,
+}
+
+// F32 and F64 are the dtypes of float32 and float64 tensors.
+const (
+	F32 = "F32"
+	F64 = "F64"
+)
+
+// MaxHeaderLen is the largest JSON header Read accepts (the reference
+// implementation's limit); anything longer is taken as a corrupt length.
+const MaxHeaderLen = 100_000_000
+
+const metadataKey = "__metadata__"
+
+// DTypeSize returns the size in bytes of one element of dtype.
+func DTypeSize(dtype string) (int, error) {
+	size, ok := dtypeSizes[dtype]
+	if !ok {
+		return 0, errors.Errorf("unknown dtype %q", dtype)
+	}
+	return size, nil
+}
+
+// byteSize returns product(shape) * size of dtype, or an error naming a
+// negative dimension or an overflow.
+func byteSize(dtype string, shape []int64) (int64, error) {
+	size, err := DTypeSize(dtype)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(size)
+	for _, d := range shape {
+		if d < 0 {
+			return 0, errors.Errorf("shape %v has a negative dimension", shape)
+		}
+		if d != 0 && n > math.MaxInt64/d {
+			return 0, errors.Errorf("shape %v of %s overflows a 64-bit byte count", shape, dtype)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+// Write writes tensors and metadata as one safetensors file (see the package
+// comment for the exact layout). It checks every tensor first, so nothing is
+// written for invalid input.
+func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+	header, err := encodeHeader(tensors, metadata)
+	if err != nil {
+		return err
+	}
+	var prefix [8]byte
+	binary.LittleEndian.PutUint64(prefix[:], uint64(len(header)))
+	if _, err := w.Write(prefix[:]); err != nil {
+		return errors.Wrap(err, "safetensors: writing header length")
+	}
+	if _, err := w.Write(header); err != nil {
+		return errors.Wrap(err, "safetensors: writing header")
+	}
+	for _, t := range tensors {
+		if _, err := w.Write(t.Data); err != nil {
+			return errors.Wrapf(err, "safetensors: writing tensor %q", t.Name)
+		}
+	}
+	return nil
+}
+
+// encodeHeader validates tensors and metadata and returns the padded header.
+func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(metadata) > 0 {
+		keys := make([]string, 0, len(metadata))
+		for k, v := range metadata {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				return nil, errors.Errorf("safetensors: metadata %q: key and value must be valid UTF-8", k)
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(quote(metadataKey) + ":{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(quote(k) + ":" + quote(metadata[k]))
+		}
+		b.WriteByte('}')
+	}
+	seen := make(map[string]bool, len(tensors))
+	var offset int64
+	for i, t := range tensors {
+		switch {
+		case t.Name == metadataKey:
+			return nil, errors.Errorf("safetensors: tensor name %q is reserved", t.Name)
+		case !utf8.ValidString(t.Name):
+			return nil, errors.Errorf("safetensors: tensor name %q is not valid UTF-8", t.Name)
+		case seen[t.Name]:
+			return nil, errors.Errorf("safetensors: duplicate tensor name %q", t.Name)
+		}
+		seen[t.Name] = true
+		shape := make([]int64, len(t.Shape))
+		for j, d := range t.Shape {
+			shape[j] = int64(d)
+		}
+		n, err := byteSize(t.DType, shape)
+		if err != nil {
+			return nil, errors.Wrapf(err, "safetensors: tensor %q", t.Name)
+		}
+		if int64(len(t.Data)) != n {
+			return nil, errors.Errorf("safetensors: tensor %q: shape %v of %s needs %d bytes, Data has %d",
+				t.Name, t.Shape, t.DType, n, len(t.Data))
+		}
+		if i > 0 || len(metadata) > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `%s:{"dtype":%s,"shape":[`, quote(t.Name), quote(t.DType))
+		for j, d := range t.Shape {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(d))
+		}
+		fmt.Fprintf(&b, `],"data_offsets":[%d,%d]}`, offset, offset+n)
+		offset += n
+	}
+	b.WriteByte('}')
+	for b.Len()%8 != 0 {
+		b.WriteByte(' ')
+	}
+	return b.Bytes(), nil
+}
+
+// quote returns s as a JSON string, without HTML escaping so that names read
+// the same in the file as in Go.
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	// A string always encodes; the error is impossible.
+	_ = enc.Encode(s)
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// ReadFile reads and validates the safetensors file at path; errors name the
+// file. See Read.
+func ReadFile(path string) ([]Tensor, map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, errors.Wrapf(unwrapPath(err), "safetensors file %s", path)
+	}
+	tensors, metadata, err := Read(data)
+	if err != nil {
+		return nil, nil, errors.Wrapf(err, "safetensors file %s", path)
+	}
+	return tensors, metadata, nil
+}
+
+// unwrapPath drops the *os.PathError around err so a message names the path
+// once; errors.Is(err, fs.ErrNotExist) still holds.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return errors.WithMessage(pe.Err, pe.Op)
+	}
+	return err
+}
+
+// Read parses and validates a whole safetensors file held in data. The
+// returned tensors are in data order and their Data slices alias data; the
+// metadata map is never nil. Errors are one line naming the tensor (or header
+// field) and the problem, without a file name (ReadFile adds it).
+func Read(data []byte) ([]Tensor, map[string]string, error) {
+	if len(data) < 8 {
+		return nil, nil, errors.Errorf("file is %d bytes, too short for the 8-byte header length", len(data))
+	}
+	n := binary.LittleEndian.Uint64(data[:8])
+	if n > MaxHeaderLen {
+		return nil, nil, errors.Errorf("header length %d exceeds the %d-byte limit (corrupt or not a safetensors file)", n, MaxHeaderLen)
+	}
+	if n > uint64(len(data)-8) {
+		return nil, nil, errors.Errorf("header length %d exceeds the %d bytes after the length prefix (truncated file?)", n, len(data)-8)
+	}
+	header, section := data[8:8+n], data[8+n:]
+	entries, metadata, err := parseHeader(header, int64(len(section)))
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		if entries[i].begin != entries[j].begin {
+			return entries[i].begin < entries[j].begin
+		}
+		return entries[i].end < entries[j].end
+	})
+	var pos int64
+	for i, e := range entries {
+		if e.begin < pos {
+			p := entries[i-1]
+			return nil, nil, errors.Errorf("tensor %q: data_offsets [%d %d] overlap tensor %q [%d %d]",
+				e.name, e.begin, e.end, p.name, p.begin, p.end)
+		}
+		if e.begin > pos {
+			return nil, nil, errors.Errorf("tensor %q: data_offsets [%d %d] leave data bytes [%d, %d) covered by no tensor",
+				e.name, e.begin, e.end, pos, e.begin)
+		}
+		pos = e.end
+	}
+	if pos != int64(len(section)) {
+		return nil, nil, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", pos, len(section))
+	}
+	tensors := make([]Tensor, len(entries))
+	for i, e := range entries {
+		shape := make([]int, len(e.shape))
+		for j, d := range e.shape {
+			shape[j] = int(d)
+		}
+		tensors[i] = Tensor{Name: e.name, DType: e.dtype, Shape: shape, Data: section[e.begin:e.end:e.end]}
+	}
+	return tensors, metadata, nil
+}
+
+// entry is one tensor's header record, checked against itself and the size
+// of the data section but not yet against the other tensors.
+type entry struct {
+	name       string
+	dtype      string
+	shape      []int64
+	begin, end int64
+}
+
+func parseHeader(header []byte, sectionLen int64) ([]entry, map[string]string, error) {
+	if !utf8.Valid(header) {
+		return nil, nil, errors.New("header is not valid UTF-8")
+	}
+	if len(header) == 0 || header[0] != '{' {
+		return nil, nil, errors.Errorf("header does not start with '{' (not a safetensors file?)")
+	}
+	members, err := objectMembers(header)
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "header is not a JSON object")
+	}
+	metadata := map[string]string{}
+	var entries []entry
+	for _, m := range members {
+		if m.key == metadataKey {
+			if metadata, err = parseMetadata(m.value); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		e, err := parseEntry(m.key, m.value, sectionLen)
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, "tensor %q", m.key)
+		}
+		entries = append(entries, e)
+	}
+	return entries, metadata, nil
+}
+
+func parseMetadata(raw json.RawMessage) (map[string]string, error) {
+	members, err := objectMembers(raw)
+	if err != nil {
+		return nil, errors.Wrap(err, metadataKey+" is not a JSON object")
+	}
+	metadata := make(map[string]string, len(members))
+	for _, m := range members {
+		if len(m.value) == 0 || m.value[0] != '"' {
+			return nil, errors.Errorf("%s %q: value %s is not a string", metadataKey, m.key, abbreviate(m.value))
+		}
+		var s string
+		if err := json.Unmarshal(m.value, &s); err != nil {
+			return nil, errors.Wrapf(err, "%s %q", metadataKey, m.key)
+		}
+		metadata[m.key] = s
+	}
+	return metadata, nil
+}
+
+func parseEntry(name string, raw json.RawMessage, sectionLen int64) (entry, error) {
+	members, err := objectMembers(raw)
+	if err != nil {
+		return entry{}, errors.Wrap(err, "entry is not a JSON object")
+	}
+	e := entry{name: name}
+	var haveDType, haveShape, haveOffsets bool
+	for _, m := range members {
+		switch m.key {
+		case "dtype":
+			if len(m.value) == 0 || m.value[0] != '"' {
+				return entry{}, errors.Errorf("dtype %s is not a string", abbreviate(m.value))
+			}
+			if err := json.Unmarshal(m.value, &e.dtype); err != nil {
+				return entry{}, errors.Wrap(err, "dtype")
+			}
+			haveDType = true
+		case "shape":
+			if e.shape, err = intArray(m.value); err != nil {
+				return entry{}, errors.Wrap(err, "shape")
+			}
+			haveShape = true
+		case "data_offsets":
+			offsets, err := intArray(m.value)
+			if err != nil {
+				return entry{}, errors.Wrap(err, "data_offsets")
+			}
+			if len(offsets) != 2 {
+				return entry{}, errors.Errorf("data_offsets %v: want [begin, end]", offsets)
+			}
+			e.begin, e.end = offsets[0], offsets[1]
+			haveOffsets = true
+		default:
+			return entry{}, errors.Errorf("unknown field %q", m.key)
+		}
+	}
+	switch {
+	case !haveDType:
+		return entry{}, errors.New("no dtype")
+	case !haveShape:
+		return entry{}, errors.New("no shape")
+	case !haveOffsets:
+		return entry{}, errors.New("no data_offsets")
+	}
+	size, err := byteSize(e.dtype, e.shape)
+	if err != nil {
+		return entry{}, err
+	}
+	if e.begin < 0 || e.end < e.begin || e.end > sectionLen {
+		return entry{}, errors.Errorf("data_offsets [%d %d] are not a range within the %d-byte data section",
+			e.begin, e.end, sectionLen)
+	}
+	if e.end-e.begin != size {
+		return entry{}, errors.Errorf("shape %v of %s needs %d bytes, data_offsets [%d %d] hold %d",
+			e.shape, e.dtype, size, e.begin, e.end, e.end-e.begin)
+	}
+	return e, nil
+}
+
+// member is one key/value pair of a JSON object, in file order.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers parses raw as exactly one JSON object (trailing whitespace
+// allowed) and returns its members, rejecting duplicate keys, which
+// encoding/json would silently resolve to the last one.
+func objectMembers(raw []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		return nil, errors.Errorf("found %s, want an object", abbreviate(raw))
+	}
+	var members []member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, errors.Errorf("object key %v is not a string", tok)
+		}
+		if seen[key] {
+			return nil, errors.Errorf("duplicate key %q", key)
+		}
+		seen[key] = true
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, errors.Wrapf(err, "value of %q", key)
+		}
+		members = append(members, member{key, value})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the end of the object")
+	}
+	return members, nil
+}
+
+// intArray parses raw as a JSON array of integers (no fractions, exponents,
+// nulls or values beyond int64).
+func intArray(raw []byte) ([]int64, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, errors.Errorf("%s is not an array of integers", abbreviate(raw))
+	}
+	ints := []int64{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		num, ok := tok.(json.Number)
+		if !ok {
+			return nil, errors.Errorf("%s is not an array of integers", abbreviate(raw))
+		}
+		v, err := strconv.ParseInt(string(num), 10, 64)
+		if err != nil {
+			return nil, errors.Errorf("%s is not an integer that fits in 64 bits", num)
+		}
+		ints = append(ints, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return ints, nil
+}
+
+// abbreviate shortens raw JSON for an error message.
+func abbreviate(raw []byte) string {
+	const max = 40
+	if len(raw) > max {
+		return strconv.Quote(string(raw[:max])) + "..."
+	}
+	return string(raw)
+}
+
+// EncodeFloat32 returns v as little-endian F32 bytes.
+func EncodeFloat32(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// EncodeFloat64 returns v as little-endian F64 bytes.
+func EncodeFloat64(v []float64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	}
+	return b
+}
+
+// DecodeFloat32 converts little-endian F32 bytes to float32s, bit for bit.
+func DecodeFloat32(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, errors.Errorf("%d bytes is not a whole number of F32 values", len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// DecodeFloat64 converts little-endian F64 bytes to float64s, bit for bit.
+func DecodeFloat64(b []byte) ([]float64, error) {
+	if len(b)%8 != 0 {
+		return nil, errors.Errorf("%d bytes is not a whole number of F64 values", len(b))
+	}
+	v := make([]float64, len(b)/8)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return v, nil
+}

@@ -1,0 +1,439 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+)
+
+// CheckpointFormat is the metadata "format" value of the checkpoints Save
+// writes and the only one Load accepts.
+const CheckpointFormat = "attnscope/1"
+
+// Metadata keys of a checkpoint.
+const (
+	metaConfig = "config"
+	metaStep   = "step"
+	metaFormat = "format"
+)
+
+// CheckpointInfo is what a checkpoint carries besides the weights.
+type CheckpointInfo struct {
+	RunConfig json.RawMessage // metadata "config": a JSON object whose "model" member is a model.Config
+	Step      int             // metadata "step"
+	Format    string          // metadata "format", "attnscope/1"
+}
+
+// Save writes m as a safetensors checkpoint at path, replacing any file there
+// atomically (see safetensors.WriteFileAtomic). Tensors are named and shaped
+// as Config.ParamSpecs says, F32 or F64 after m.Dtype. runConfig must be a
+// JSON object whose "model" member equals m.Config; it is stored verbatim as
+// metadata "config", next to "step" and "format". Non-finite weights are
+// refused, since Load would refuse them.
+func Save(path string, m *Model, runConfig []byte, step int) error {
+	tensors, metadata, err := encodeCheckpoint(m, runConfig, step)
+	if err != nil {
+		return errors.Wrapf(err, "save checkpoint %s", path)
+	}
+	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+		return safetensors.Write(w, tensors, metadata)
+	})
+}
+
+func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tensor, map[string]string, error) {
+	if m == nil {
+		return nil, nil, errors.New("model is nil")
+	}
+	if step < 0 {
+		return nil, nil, errors.Errorf("step %d is negative", step)
+	}
+	cfg, err := modelConfigOf(runConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg != m.Config {
+		return nil, nil, errors.Errorf("run config model %+v differs from the model's own config %+v", cfg, m.Config)
+	}
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs := m.Config.ParamSpecs()
+	if len(m.Params) != len(specs) {
+		return nil, nil, errors.Errorf("model has %d tensors, its config wants %d", len(m.Params), len(specs))
+	}
+	tensors := make([]safetensors.Tensor, len(specs))
+	for i, spec := range specs {
+		p := m.Params[i]
+		if p.Name != spec.Name {
+			return nil, nil, errors.Errorf("tensor %d is %q, want %q", i, p.Name, spec.Name)
+		}
+		if p.Value == nil {
+			return nil, nil, errors.Errorf("tensor %q is nil", p.Name)
+		}
+		if !equalShape(p.Value.Shape(), spec.Shape) {
+			return nil, nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
+		}
+		if p.Value.Dtype() != m.Dtype {
+			return nil, nil, errors.Errorf("tensor %q has dtype %v, the model %v", p.Name, p.Value.Dtype(), m.Dtype)
+		}
+		data, err := tensorBytes(p.Value, spec.Shape)
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, "tensor %q", p.Name)
+		}
+		tensors[i] = safetensors.Tensor{Name: p.Name, DType: dtype, Shape: spec.Shape, Data: data}
+	}
+	metadata := map[string]string{
+		metaConfig: string(runConfig),
+		metaStep:   strconv.Itoa(step),
+		metaFormat: CheckpointFormat,
+	}
+	return tensors, metadata, nil
+}
+
+// tensorBytes returns the little-endian bytes of t in row-major order,
+// refusing NaN and Inf. Views and transposed tensors are materialised first:
+// their backing array is not in row-major order.
+func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
+	dense, ok := t.Materialize().(*tensor.Dense)
+	if !ok {
+		return nil, errors.Errorf("cannot materialise a %T", t.Materialize())
+	}
+	n := product(shape)
+	switch data := dense.Data().(type) {
+	case []float32:
+		if len(data) != n {
+			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
+		}
+		for i, v := range data {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+			}
+		}
+		return safetensors.EncodeFloat32(data), nil
+	case []float64:
+		if len(data) != n {
+			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
+		}
+		for i, v := range data {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+			}
+		}
+		return safetensors.EncodeFloat64(data), nil
+	case float32:
+		return safetensors.EncodeFloat32([]float32{data}), checkFinite(float64(data), shape, 0)
+	case float64:
+		return safetensors.EncodeFloat64([]float64{data}), checkFinite(data, shape, 0)
+	default:
+		return nil, errors.Errorf("holds %T, want float32 or float64", data)
+	}
+}
+
+func checkFinite(v float64, shape []int, i int) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+	}
+	return nil
+}
+
+// position spells flat index i of a row-major tensor of shape as
+// "index [r c] (flat 17)".
+func position(shape []int, i int) string {
+	coords := make([]int, len(shape))
+	rest := i
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			coords[d] = rest % shape[d]
+			rest /= shape[d]
+		}
+	}
+	return fmt.Sprintf("index %v (flat %d)", coords, i)
+}
+
+func safetensorsDType(dt tensor.Dtype) (string, error) {
+	switch dt {
+	case tensor.Float32:
+		return safetensors.F32, nil
+	case tensor.Float64:
+		return safetensors.F64, nil
+	}
+	return "", errors.Errorf("model dtype %v: only float32 and float64 are supported", dt)
+}
+
+// modelConfigOf checks that runConfig is a JSON object with a "model" member
+// holding exactly a valid Config, and returns that Config.
+func modelConfigOf(runConfig []byte) (Config, error) {
+	var run map[string]json.RawMessage
+	if err := json.Unmarshal(runConfig, &run); err != nil {
+		return Config{}, errors.Wrapf(err, "run config %s is not a JSON object", abbreviate(runConfig))
+	}
+	if run == nil {
+		return Config{}, errors.New("run config is null, want a JSON object")
+	}
+	raw, ok := run["model"]
+	if !ok {
+		return Config{}, errors.New(`run config has no "model" member`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, errors.Wrapf(err, "run config \"model\" %s", abbreviate(raw))
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, errors.Wrap(err, "run config")
+	}
+	return cfg, nil
+}
+
+// abbreviate shortens JSON for an error message, keeping it on one line.
+func abbreviate(raw []byte) string {
+	const max = 60
+	s := strings.Join(strings.Fields(string(raw)), " ")
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func equalShape(got tensor.Shape, want []int) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Load reads and validates the checkpoint at path and returns the model it
+// holds (Float32 for F32 tensors, Float64 for F64) and its metadata. Every
+// check failure is one line naming the file and the problem: format version,
+// run config, each expected tensor present with the exact shape, one dtype
+// throughout, no extra tensors, every value finite.
+func Load(path string) (*Model, *CheckpointInfo, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
+	}
+	m, info, err := decodeCheckpoint(data)
+	if err != nil {
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
+	}
+	return m, info, nil
+}
+
+func decodeCheckpoint(data []byte) (*Model, *CheckpointInfo, error) {
+	tensors, metadata, err := safetensors.Read(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, cfg, err := decodeMetadata(metadata)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	specs := cfg.ParamSpecs()
+	m := &Model{Config: cfg, Params: make([]Param, 0, len(specs))}
+	var first, firstDType string
+	for _, spec := range specs {
+		t, ok := byName[spec.Name]
+		if !ok {
+			return nil, nil, errors.Errorf("tensor %q is missing (%s)", spec.Name, explainPresence(cfg, spec.Name))
+		}
+		delete(byName, spec.Name)
+		dtype, err := modelDType(t.DType)
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, "tensor %q", spec.Name)
+		}
+		if first == "" {
+			m.Dtype, first, firstDType = dtype, spec.Name, t.DType
+		} else if dtype != m.Dtype {
+			return nil, nil, errors.Errorf("tensor %q has dtype %s but %q has %s; all tensors must share one dtype",
+				spec.Name, t.DType, first, firstDType)
+		}
+		if !equalInts(t.Shape, spec.Shape) {
+			return nil, nil, errors.Errorf("tensor %q has shape %v, want %v%s",
+				spec.Name, t.Shape, spec.Shape, explainShape(cfg, spec, t.Shape))
+		}
+		value, err := denseFromBytes(dtype, spec.Shape, t.Data)
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, "tensor %q", spec.Name)
+		}
+		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
+	}
+	if len(byName) > 0 {
+		for _, t := range tensors {
+			if _, extra := byName[t.Name]; extra {
+				return nil, nil, errors.Errorf("unexpected tensor %q: not a parameter of the model its config describes (%d unexpected in all)",
+					t.Name, len(byName))
+			}
+		}
+	}
+	return m, info, nil
+}
+
+func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error) {
+	format, ok := metadata[metaFormat]
+	if !ok {
+		return nil, Config{}, errors.Errorf("no %q metadata: not an attnscope checkpoint", metaFormat)
+	}
+	if format != CheckpointFormat {
+		return nil, Config{}, errors.Errorf("format %q is not supported (want %q)", format, CheckpointFormat)
+	}
+	for key := range metadata {
+		if key != metaFormat && key != metaStep && key != metaConfig {
+			return nil, Config{}, errors.Errorf("unexpected metadata key %q", key)
+		}
+	}
+	stepText, ok := metadata[metaStep]
+	if !ok {
+		return nil, Config{}, errors.Errorf("no %q metadata", metaStep)
+	}
+	step, err := strconv.Atoi(stepText)
+	if err != nil || step < 0 || strconv.Itoa(step) != stepText {
+		return nil, Config{}, errors.Errorf("metadata step %q is not a non-negative decimal integer", stepText)
+	}
+	runConfig, ok := metadata[metaConfig]
+	if !ok {
+		return nil, Config{}, errors.Errorf("no %q metadata", metaConfig)
+	}
+	cfg, err := modelConfigOf([]byte(runConfig))
+	if err != nil {
+		return nil, Config{}, errors.Wrap(err, "metadata config")
+	}
+	info := &CheckpointInfo{RunConfig: json.RawMessage(runConfig), Step: step, Format: format}
+	return info, cfg, nil
+}
+
+func modelDType(dtype string) (tensor.Dtype, error) {
+	switch dtype {
+	case safetensors.F32:
+		return tensor.Float32, nil
+	case safetensors.F64:
+		return tensor.Float64, nil
+	}
+	return tensor.Dtype{}, errors.Errorf("has dtype %s, want F32 or F64", dtype)
+}
+
+func denseFromBytes(dtype tensor.Dtype, shape []int, data []byte) (*tensor.Dense, error) {
+	if dtype == tensor.Float64 {
+		values, err := safetensors.DecodeFloat64(data)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range values {
+			if err := checkFinite(v, shape, i); err != nil {
+				return nil, err
+			}
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
+	}
+	values, err := safetensors.DecodeFloat32(data)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range values {
+		if err := checkFinite(float64(v), shape, i); err != nil {
+			return nil, err
+		}
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// explainShape names the config fields behind the first dimension where got
+// and spec differ, e.g. " (dim 1 is model.d_model=32)", or "" when the rank
+// differs or the tensor is not one it knows.
+func explainShape(cfg Config, spec ParamSpec, got []int) string {
+	dims := dimNames(cfg, spec.Name)
+	if len(dims) != len(spec.Shape) || len(got) != len(spec.Shape) {
+		return ""
+	}
+	for i := range got {
+		if got[i] != spec.Shape[i] {
+			return fmt.Sprintf(" (dim %d is %s)", i, dims[i])
+		}
+	}
+	return ""
+}
+
+// dimNames says which config fields give each dimension of the named tensor,
+// following ParamSpecs.
+func dimNames(cfg Config, name string) []string {
+	v := fmt.Sprintf("model.vocab=%d", cfg.Vocab)
+	t := fmt.Sprintf("model.context=%d", cfg.Context)
+	d := fmt.Sprintf("model.d_model=%d", cfg.DModel)
+	d3 := fmt.Sprintf("3*model.d_model=%d", 3*cfg.DModel)
+	f := fmt.Sprintf("model.d_ff=%d", cfg.DFF)
+	switch {
+	case name == "tok_emb.weight", name == "lm_head.weight":
+		return []string{v, d}
+	case name == "pos_emb.weight":
+		return []string{t, d}
+	case name == "lm_head.bias":
+		return []string{v}
+	case strings.HasSuffix(name, ".attn.qkv.weight"):
+		return []string{d3, d}
+	case strings.HasSuffix(name, ".attn.qkv.bias"):
+		return []string{d3}
+	case strings.HasSuffix(name, ".attn.out.weight"):
+		return []string{d, d}
+	case strings.HasSuffix(name, ".mlp.fc.weight"):
+		return []string{f, d}
+	case strings.HasSuffix(name, ".mlp.fc.bias"):
+		return []string{f}
+	case strings.HasSuffix(name, ".mlp.proj.weight"):
+		return []string{d, f}
+	}
+	return []string{d}
+}
+
+// explainPresence says why the config expects the named tensor.
+func explainPresence(cfg Config, name string) string {
+	switch {
+	case strings.HasSuffix(name, ".attn.qkv.bias"):
+		return "expected since model.qkv_bias=true"
+	case strings.HasSuffix(name, ".attn.out.bias"):
+		return "expected since model.out_bias=true"
+	case name == "lm_head.bias":
+		return "expected since model.lm_head_bias=true"
+	case strings.Contains(name, ".ln1."), strings.Contains(name, ".ln2."),
+		strings.Contains(name, ".mlp."), strings.HasPrefix(name, "ln_f."):
+		return "expected since model.mlp=true"
+	case strings.HasPrefix(name, "blocks."):
+		return fmt.Sprintf("expected since model.layers=%d", cfg.Layers)
+	}
+	return "every model has it"
+}
