@@ -1,0 +1,127 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+)
+
+// TrainRecord is a training line of metrics.jsonl. Loss is the mean
+// cross-entropy over the scored positions of this step's batch (not an average
+// over the logging interval); GradNorm is the global gradient norm before
+// clipping; TokensPerS counts every fed position (B·T per step) over the wall
+// time since the previous training line and is the only field that depends on
+// the clock.
+type TrainRecord struct {
+	Step       int     `json:"step"`
+	Loss       float64 `json:"loss"`
+	LR         float64 `json:"lr"`
+	GradNorm   float64 `json:"grad_norm"`
+	TokensPerS float64 `json:"tokens_per_s"`
+}
+
+// EvalRecord is an evaluation line of metrics.jsonl, computed on the whole
+// held-out set over the positions the task scores: EvalLoss is the mean
+// cross-entropy, TokenAcc the fraction of scored positions whose argmax
+// prediction is the target, SeqAcc the fraction of sequences with every scored
+// position right (exact match).
+type EvalRecord struct {
+	Step     int     `json:"step"`
+	EvalLoss float64 `json:"eval_loss"`
+	TokenAcc float64 `json:"token_acc"`
+	SeqAcc   float64 `json:"seq_acc"`
+}
+
+// metricsLog appends one JSON object per line to metrics.jsonl. Each line goes
+// to the file in a single write, so a killed run leaves at most one torn last
+// line, which truncateMetrics drops on resume.
+type metricsLog struct {
+	f    *os.File
+	path string
+}
+
+func openMetrics(path string) (*metricsLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, errors.Wrap(err, "opening the metrics log")
+	}
+	return &metricsLog{f: f, path: path}, nil
+}
+
+func (l *metricsLog) write(record any) error {
+	line, err := json.Marshal(record)
+	if err != nil {
+		return errors.Wrapf(err, "encoding a line of %s", l.path)
+	}
+	if _, err := l.f.Write(append(line, '\n')); err != nil {
+		return errors.Wrapf(err, "writing %s", l.path)
+	}
+	return nil
+}
+
+func (l *metricsLog) close() error {
+	return errors.Wrapf(l.f.Close(), "closing %s", l.path)
+}
+
+// truncateMetrics atomically rewrites the log at path keeping only the lines
+// whose step is at most step, so a resumed run from a checkpoint of that step
+// appends exactly what the interrupted run had logged after it. An unfinished
+// last line (no newline, from a kill mid-write) is dropped; a missing file is
+// left missing.
+func truncateMetrics(path string, step int) error {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "reading the metrics log")
+	}
+	var kept bytes.Buffer
+	for n := 1; len(raw) > 0; n++ {
+		end := bytes.IndexByte(raw, '\n')
+		if end < 0 {
+			break
+		}
+		line := raw[:end+1]
+		raw = raw[end+1:]
+		var rec struct {
+			Step *int `json:"step"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil || rec.Step == nil {
+			return errors.Errorf("%s line %d is not a metrics record: %.80q", path, n, line)
+		}
+		if *rec.Step <= step {
+			kept.Write(line)
+		}
+	}
+	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(kept.Bytes())
+		return err
+	})
+}
+
+// ReadMetrics returns the lines of a metrics.jsonl file as generic JSON
+// objects, in order.
+func ReadMetrics(path string) ([]map[string]any, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "reading metrics")
+	}
+	defer f.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, errors.Wrapf(err, "%s line %d", path, len(lines)+1)
+		}
+		lines = append(lines, rec)
+	}
+	return lines, errors.Wrapf(sc.Err(), "reading %s", path)
+}

@@ -1,0 +1,150 @@
+package train
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+)
+
+// stateFormat is the "format" metadata of an optimizer state file.
+const stateFormat = "attnscope-train-state/1"
+
+// runState is everything a run carries from one step to the next besides the
+// weights: the optimizer and the best evaluation so far (which decides when
+// best.safetensors is rewritten). Batches and dropout masks are derived from
+// (seed, step), so there is no RNG state to keep.
+type runState struct {
+	Adam     *Adam
+	BestLoss float64 // +Inf before the first evaluation
+	BestStep int     // 0 before the first evaluation
+}
+
+// stateFile is the name of the optimizer state saved with the checkpoint of
+// step. The step in the name is what pairs the two files: a run writes
+// state-<step> before checkpoint.safetensors of that step and deletes older
+// state files only afterwards, so whatever moment a run is killed at, the
+// state file of the checkpoint's step exists.
+func stateFile(step int) string { return fmt.Sprintf("state-%d.safetensors", step) }
+
+var stateFilePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
+
+// saveState writes the state of step into dir (atomically).
+func saveState(dir string, step int, st runState, params []model.Param) error {
+	var tensors []safetensors.Tensor
+	for _, moment := range []struct {
+		prefix string
+		values [][]float64
+	}{{"adam.m.", st.Adam.M}, {"adam.v.", st.Adam.V}} {
+		for i, p := range params {
+			tensors = append(tensors, safetensors.Tensor{
+				Name:  moment.prefix + p.Name,
+				DType: safetensors.F64,
+				Shape: p.Value.Shape().Clone(),
+				Data:  safetensors.EncodeFloat64(moment.values[i]),
+			})
+		}
+	}
+	meta := map[string]string{
+		"format":         stateFormat,
+		"step":           strconv.Itoa(step),
+		"adam_step":      strconv.Itoa(st.Adam.Step),
+		"best_eval_loss": strconv.FormatFloat(st.BestLoss, 'g', -1, 64),
+		"best_step":      strconv.Itoa(st.BestStep),
+	}
+	path := filepath.Join(dir, stateFile(step))
+	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+		return safetensors.Write(w, tensors, meta)
+	})
+}
+
+// loadState reads the state file of step from dir into st.Adam (which must
+// have been made for params) and returns the rest of the state. Every tensor
+// of params must be present with its shape, and nothing else.
+func loadState(dir string, step int, st *runState, params []model.Param) error {
+	path := filepath.Join(dir, stateFile(step))
+	tensors, meta, err := safetensors.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
+	}
+	if err != nil {
+		return err
+	}
+	if meta["format"] != stateFormat {
+		return errors.Errorf("%s: format %q, want %q", path, meta["format"], stateFormat)
+	}
+	ints := map[string]int{}
+	for _, key := range []string{"step", "adam_step", "best_step"} {
+		v, err := strconv.Atoi(meta[key])
+		if err != nil || v < 0 {
+			return errors.Errorf("%s: metadata %s = %q is not a step number", path, key, meta[key])
+		}
+		ints[key] = v
+	}
+	if ints["step"] != step {
+		return errors.Errorf("%s holds the state of step %d, not %d", path, ints["step"], step)
+	}
+	best, err := strconv.ParseFloat(meta["best_eval_loss"], 64)
+	if err != nil || math.IsNaN(best) {
+		return errors.Errorf("%s: metadata best_eval_loss = %q is not a loss", path, meta["best_eval_loss"])
+	}
+	byName := map[string]safetensors.Tensor{}
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	if len(byName) != 2*len(params) {
+		return errors.Errorf("%s holds %d tensors, want %d (Adam m and v of each of %d parameters)", path, len(byName), 2*len(params), len(params))
+	}
+	for _, moment := range []struct {
+		prefix string
+		values [][]float64
+	}{{"adam.m.", st.Adam.M}, {"adam.v.", st.Adam.V}} {
+		for i, p := range params {
+			name := moment.prefix + p.Name
+			t, ok := byName[name]
+			if !ok {
+				return errors.Errorf("%s has no tensor %s", path, name)
+			}
+			if t.DType != safetensors.F64 || !p.Value.Shape().Eq(tensor.Shape(t.Shape)) {
+				return errors.Errorf("%s: %s is %s %v, want F64 %v", path, name, t.DType, t.Shape, p.Value.Shape())
+			}
+			values, err := safetensors.DecodeFloat64(t.Data)
+			if err != nil {
+				return errors.Wrapf(err, "%s: %s", path, name)
+			}
+			copy(moment.values[i], values)
+		}
+	}
+	st.Adam.Step = ints["adam_step"]
+	st.BestLoss, st.BestStep = best, ints["best_step"]
+	return nil
+}
+
+// removeStatesBefore deletes the state files of steps before step.
+func removeStatesBefore(dir string, step int) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return errors.Wrap(err, "listing the run directory")
+	}
+	for _, e := range entries {
+		m := stateFilePattern.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if s, err := strconv.Atoi(m[1]); err == nil && s < step {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return errors.Wrap(err, "removing an old optimizer state")
+			}
+		}
+	}
+	return nil
+}

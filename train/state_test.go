@@ -1,0 +1,78 @@
+package train
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// TestStateRoundTrip saves Adam moments (with values float32 could not hold)
+// and the best-eval bookkeeping, loads them into a fresh optimizer and
+// requires bit-equality; then checks the refusals.
+func TestStateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	params := []model.Param{
+		{Name: "w", Value: denseOf(tensor.Float32, []int{2, 3}, []float64{1, 2, 3, 4, 5, 6})},
+		{Name: "b", Value: denseOf(tensor.Float32, []int{3}, []float64{1, 2, 3})},
+	}
+	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
+	for i := range adam.M {
+		for j := range adam.M[i] {
+			adam.M[i][j] = 1.0/3 + float64(i*10+j)*1e-17
+			adam.V[i][j] = math.Pi * 1e-300 * float64(j+1)
+		}
+	}
+	adam.Step = 7
+	if err := saveState(dir, 7, runState{Adam: adam, BestLoss: 0.1234567890123, BestStep: 5}, params); err != nil {
+		t.Fatal(err)
+	}
+	fresh := runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0)}
+	if err := loadState(dir, 7, &fresh, params); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Adam.Step != 7 || fresh.BestLoss != 0.1234567890123 || fresh.BestStep != 5 {
+		t.Fatalf("loaded step %d best %v at %d", fresh.Adam.Step, fresh.BestLoss, fresh.BestStep)
+	}
+	for i := range adam.M {
+		for j := range adam.M[i] {
+			if fresh.Adam.M[i][j] != adam.M[i][j] || fresh.Adam.V[i][j] != adam.V[i][j] {
+				t.Fatalf("moment %d[%d] differs after the round trip", i, j)
+			}
+		}
+	}
+	inf := runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0), BestLoss: math.Inf(1)}
+	if err := saveState(dir, 9, inf, params); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadState(dir, 9, &fresh, params); err != nil || !math.IsInf(fresh.BestLoss, 1) {
+		t.Fatalf("state with no evaluation yet: %v, best %v", err, fresh.BestLoss)
+	}
+
+	if err := loadState(dir, 8, &fresh, params); err == nil || !strings.Contains(err.Error(), "state-8.safetensors is missing") {
+		t.Errorf("missing state file: %v", err)
+	}
+	other := []model.Param{params[0], {Name: "b", Value: denseOf(tensor.Float32, []int{4}, []float64{1, 2, 3, 4})}}
+	if err := loadState(dir, 7, &runState{Adam: NewAdam(other, 0.9, 0.999, 1e-8, 0)}, other); err == nil || !strings.Contains(err.Error(), "adam.m.b") {
+		t.Errorf("shape mismatch: %v", err)
+	}
+	if err := os.Rename(filepath.Join(dir, stateFile(9)), filepath.Join(dir, stateFile(10))); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadState(dir, 10, &fresh, params); err == nil || !strings.Contains(err.Error(), "step 9, not 10") {
+		t.Errorf("renamed state file: %v", err)
+	}
+
+	if err := removeStatesBefore(dir, 10); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != stateFile(10) {
+		t.Errorf("after removeStatesBefore(10): %v", entries)
+	}
+}
