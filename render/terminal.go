@@ -1,0 +1,281 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pkg/errors"
+)
+
+// Mode selects how a terminal cell shows a weight.
+type Mode int
+
+const (
+	Plain     Mode = iota // the character ramp " .:-=+*#%@", no escape sequences
+	Color256              // xterm 256-colour backgrounds (ESC[48;5;Nm)
+	TrueColor             // 24-bit backgrounds (ESC[48;2;R;G;Bm)
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Plain:
+		return "plain"
+	case Color256:
+		return "256-colour"
+	case TrueColor:
+		return "24-bit colour"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Panel is one heatmap: a (T, T) weight matrix with its labels.
+type Panel struct {
+	Title   string      // first line, e.g. "layer 0 head 2"
+	Weights [][]float64 // (T, T), rows = queries, columns = keys
+	Rows    []string    // T query labels
+	Cols    []string    // T key labels
+	Causal  bool        // draw keys after the query (j > i) as masked
+	Notes   []string    // lines printed under the heatmap
+}
+
+// maxLabel is the widest label shown; longer labels are cut.
+const maxLabel = 5
+
+// gap separates panels drawn side by side.
+const gap = "   "
+
+func (p Panel) check() error {
+	t := len(p.Weights)
+	if t == 0 {
+		return errors.Errorf("panel %q: no weights", p.Title)
+	}
+	if len(p.Rows) != t || len(p.Cols) != t {
+		return errors.Errorf("panel %q: %d rows of weights but %d row labels and %d column labels", p.Title, t, len(p.Rows), len(p.Cols))
+	}
+	for i, row := range p.Weights {
+		if len(row) != t {
+			return errors.Errorf("panel %q: weight row %d has %d keys, want %d", p.Title, i, len(row), t)
+		}
+	}
+	return nil
+}
+
+// lines draws the panel; every line has the same visible width.
+func (p Panel) lines(mode Mode) []string {
+	rw := 0
+	for _, l := range p.Rows {
+		rw = max(rw, labelWidth(l))
+	}
+	cw := 2 // a cell is at least two characters so the map is not too narrow
+	for _, l := range p.Cols {
+		cw = max(cw, labelWidth(l)+1) // +1 keeps adjacent column labels apart
+	}
+	var out []string
+	out = append(out, p.Title)
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", rw+1))
+	for _, l := range p.Cols {
+		b.WriteString(padLeft(cut(l), cw))
+	}
+	out = append(out, b.String())
+	for i, row := range p.Weights {
+		b.Reset()
+		b.WriteString(padLeft(cut(p.Rows[i]), rw))
+		b.WriteByte(' ')
+		for j, v := range row {
+			b.WriteString(cell(v, p.Causal && j > i, mode, cw))
+		}
+		out = append(out, b.String())
+	}
+	out = append(out, p.Notes...)
+	return padAll(out)
+}
+
+// cell is one weight drawn w characters wide.
+func cell(v float64, masked bool, mode Mode, w int) string {
+	if masked {
+		return strings.Repeat(" ", w)
+	}
+	switch mode {
+	case TrueColor:
+		c := Color(v)
+		return fmt.Sprintf("\x1b[48;2;%d;%d;%dm%s\x1b[0m", c.R, c.G, c.B, strings.Repeat(" ", w))
+	case Color256:
+		return fmt.Sprintf("\x1b[48;5;%dm%s\x1b[0m", xterm256(Color(v)), strings.Repeat(" ", w))
+	}
+	return strings.Repeat(string(RampChar(v)), w)
+}
+
+// Legend is the one-line scale for a mode: weight 0 on the left, 1 on the
+// right.
+func Legend(mode Mode) string {
+	if mode == Plain {
+		return fmt.Sprintf("scale 0 [%s] 1", Ramp)
+	}
+	var b strings.Builder
+	b.WriteString("scale 0 ")
+	for i := range 11 {
+		b.WriteString(cell(float64(i)/10, false, mode, 2))
+	}
+	b.WriteString(" 1")
+	return b.String()
+}
+
+// Terminal writes the panels side by side when they fit in width columns
+// (width <= 0: no limit), else one under another, then the scale legend.
+func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
+	drawn := make([][]string, len(panels))
+	total := 0
+	for i, p := range panels {
+		if err := p.check(); err != nil {
+			return err
+		}
+		drawn[i] = p.lines(mode)
+		total += visibleWidth(drawn[i][0])
+	}
+	total += len(gap) * max(0, len(panels)-1)
+	var out []string
+	if width <= 0 || total <= width {
+		out = joinSideBySide(drawn)
+	} else {
+		for i, d := range drawn {
+			if i > 0 {
+				out = append(out, "")
+			}
+			out = append(out, d...)
+		}
+	}
+	out = append(out, Legend(mode))
+	for _, l := range out {
+		if _, err := fmt.Fprintln(w, strings.TrimRight(l, " ")); err != nil {
+			return errors.Wrap(err, "writing heatmap")
+		}
+	}
+	return nil
+}
+
+// joinSideBySide puts blocks of equal-width lines next to each other, padding
+// the shorter blocks with blank lines.
+func joinSideBySide(blocks [][]string) []string {
+	height := 0
+	for _, b := range blocks {
+		height = max(height, len(b))
+	}
+	out := make([]string, height)
+	for i := range out {
+		var b strings.Builder
+		for k, block := range blocks {
+			if k > 0 {
+				b.WriteString(gap)
+			}
+			if i < len(block) {
+				b.WriteString(block[i])
+			} else {
+				b.WriteString(strings.Repeat(" ", visibleWidth(block[0])))
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// Row is one named line of a Table.
+type Row struct {
+	Name  string
+	Cells []string
+}
+
+// Table writes rows of cells aligned in columns under their names, wrapping
+// to width columns (width <= 0: no limit). Every row should have as many
+// cells as the first.
+func Table(w io.Writer, rows []Row, width int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	nw, cw := 0, 1
+	for _, r := range rows {
+		nw = max(nw, utf8.RuneCountInString(r.Name)+1) // +1 sets the names apart
+		for _, c := range r.Cells {
+			cw = max(cw, labelWidth(c))
+		}
+	}
+	cw++ // one space between columns
+	n := len(rows[0].Cells)
+	per := n
+	if width > 0 {
+		per = max(1, (width-nw)/cw)
+	}
+	for start := 0; start < n; start += per {
+		if start > 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return errors.Wrap(err, "writing table")
+			}
+		}
+		for _, r := range rows {
+			var b strings.Builder
+			b.WriteString(padRight(r.Name, nw))
+			for i := start; i < min(n, start+per); i++ {
+				c := ""
+				if i < len(r.Cells) {
+					c = r.Cells[i]
+				}
+				b.WriteString(padLeft(c, cw))
+			}
+			if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+				return errors.Wrap(err, "writing table")
+			}
+		}
+	}
+	return nil
+}
+
+func cut(s string) string {
+	if utf8.RuneCountInString(s) <= maxLabel {
+		return s
+	}
+	return string([]rune(s)[:maxLabel])
+}
+
+func labelWidth(s string) int { return min(maxLabel, utf8.RuneCountInString(s)) }
+
+func padLeft(s string, w int) string {
+	return strings.Repeat(" ", max(0, w-visibleWidth(s))) + s
+}
+
+func padRight(s string, w int) string {
+	return s + strings.Repeat(" ", max(0, w-visibleWidth(s)))
+}
+
+// padAll pads every line to the widest one.
+func padAll(lines []string) []string {
+	w := 0
+	for _, l := range lines {
+		w = max(w, visibleWidth(l))
+	}
+	for i, l := range lines {
+		lines[i] = padRight(l, w)
+	}
+	return lines
+}
+
+// visibleWidth counts the runes of s outside ANSI escape sequences
+// (ESC [ ... final byte in @..~).
+func visibleWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			i += 2
+			for i < len(s) && (s[i] < '@' || s[i] > '~') {
+				i++
+			}
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		n++
+	}
+	return n
+}
