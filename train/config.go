@@ -1,0 +1,520 @@
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Config is everything a run needs: the seed, the task, the model and the
+// optimisation schedule. Its JSON form (with model.vocab and model.context
+// filled in) is what a checkpoint carries.
+type Config struct {
+	Seed  uint64          `yaml:"seed" json:"seed"` // drives weights, batches, dropout and the eval set
+	Task  data.TaskConfig `yaml:"task" json:"task"`
+	Model model.Config    `yaml:"model" json:"model"` // Vocab and Context are filled from the task by Resolve
+	Train TrainConfig     `yaml:"train" json:"train"`
+}
+
+// TrainConfig is the optimisation schedule and the run's bookkeeping.
+type TrainConfig struct {
+	BatchSize   int     `yaml:"batch_size" json:"batch_size"`     // sequences per step
+	Steps       int     `yaml:"steps" json:"steps"`               // optimizer updates in the run
+	LR          float64 `yaml:"lr" json:"lr"`                     // peak learning rate
+	Schedule    string  `yaml:"schedule" json:"schedule"`         // "constant" or "cosine" after warmup
+	WarmupSteps int     `yaml:"warmup_steps" json:"warmup_steps"` // linear warmup from 0 to lr; 0 = none
+	MinLR       float64 `yaml:"min_lr" json:"min_lr"`             // where the cosine ends (cosine only)
+	GradClip    float64 `yaml:"grad_clip" json:"grad_clip"`       // global gradient-norm clip; 0 = off
+	WeightDecay float64 `yaml:"weight_decay" json:"weight_decay"` // decoupled (AdamW) decay; 0 = off
+	Beta1       float64 `yaml:"beta1" json:"beta1"`               // Adam first-moment decay
+	Beta2       float64 `yaml:"beta2" json:"beta2"`               // Adam second-moment decay
+	Eps         float64 `yaml:"eps" json:"eps"`                   // Adam denominator epsilon
+	// Intervals in steps; 0 turns the activity off.
+	LogEvery        int `yaml:"log_every" json:"log_every"`               // training metrics lines
+	EvalEvery       int `yaml:"eval_every" json:"eval_every"`             // evaluation on the held-out set
+	EvalSize        int `yaml:"eval_size" json:"eval_size"`               // rows in the held-out set
+	CheckpointEvery int `yaml:"checkpoint_every" json:"checkpoint_every"` // checkpoint saves
+}
+
+// Schedules lists the allowed values of train.schedule.
+var Schedules = []string{"constant", "cosine"}
+
+// MaxMemory is the largest estimated footprint (EstimateBytes) a config may
+// have. It keeps a typo such as batch_size: 32000 from swapping a laptop to a
+// halt after the graph is half built.
+const MaxMemory = 8 << 30
+
+// DefaultConfig is the configuration every file is decoded over: a key the
+// file leaves out keeps the value given here.
+func DefaultConfig() Config {
+	return Config{
+		Seed: 1,
+		Task: data.TaskConfig{Name: "copy", Length: 8, Symbols: 16},
+		Model: model.Config{
+			DModel: 32, Heads: 4, Layers: 1,
+			OutBias: true,
+		},
+		Train: TrainConfig{
+			BatchSize: 32, Steps: 1000, LR: 3e-3, Schedule: "constant",
+			GradClip: 1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
+			LogEvery: 10, EvalEvery: 100, EvalSize: 1000, CheckpointEvery: 100,
+		},
+	}
+}
+
+// LoadConfig reads the YAML file at path over DefaultConfig, applies the
+// -set overrides in order, resolves the fields derived from the task and
+// validates the result. Every error is one line naming the file or -set, the
+// key, the value and what is allowed.
+func LoadConfig(path string, sets []string) (Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, errors.Wrap(err, "reading config")
+	}
+	return ParseConfig(path, src, sets)
+}
+
+// ParseConfig is LoadConfig on the bytes src; name is used in messages.
+func ParseConfig(name string, src []byte, sets []string) (Config, error) {
+	cfg := DefaultConfig()
+	root, syntaxErr := parseYAML(src)
+	if syntaxErr != nil {
+		return Config{}, errors.Errorf("%s:%d: %s", name, syntaxErr.line, syntaxErr)
+	}
+	if root == nil {
+		return Config{}, errors.Errorf("%s: empty config", name)
+	}
+	if err := assign(reflect.ValueOf(&cfg).Elem(), root, "", func(n *yaml.Node) string {
+		return fmt.Sprintf("%s:%d:%d", name, n.Line, n.Column)
+	}); err != nil {
+		return Config{}, err
+	}
+	for _, set := range sets {
+		if err := applySet(&cfg, set); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := cfg.Resolve(); err != nil {
+		return Config{}, errors.Wrap(err, name)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, errors.Wrap(err, name)
+	}
+	return cfg, nil
+}
+
+// ParseConfigJSON decodes a resolved config as stored in a checkpoint's
+// metadata, over DefaultConfig, rejecting unknown keys, and validates it.
+func ParseConfigJSON(name string, src []byte) (Config, error) {
+	cfg := DefaultConfig()
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, errors.Wrapf(err, "%s: run config", name)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, errors.Wrapf(err, "%s: run config", name)
+	}
+	return cfg, nil
+}
+
+// Resolve fills what the task and the model's shape determine: Model.Vocab
+// and Model.Context from the task, and Model.DFF (4·DModel when the blocks
+// have an MLP and it is unset, 0 when they have none, since it is unused).
+func (c *Config) Resolve() error {
+	task, err := data.New(c.Task)
+	if err != nil {
+		return err
+	}
+	c.Model.Vocab, c.Model.Context = task.Vocab(), task.SeqLen()
+	switch {
+	case !c.Model.MLP:
+		c.Model.DFF = 0
+	case c.Model.DFF == 0:
+		c.Model.DFF = 4 * c.Model.DModel
+	}
+	return nil
+}
+
+// Validate reports the first setting a run cannot use, naming the key, its
+// value and what is allowed. A Config from ParseConfig always passes.
+func (c Config) Validate() error {
+	if err := c.Task.Validate(); err != nil {
+		return err
+	}
+	floats := []struct {
+		key   string
+		value float64
+	}{
+		{"model.dropout", c.Model.Dropout}, {"train.lr", c.Train.LR}, {"train.min_lr", c.Train.MinLR},
+		{"train.grad_clip", c.Train.GradClip}, {"train.weight_decay", c.Train.WeightDecay},
+		{"train.beta1", c.Train.Beta1}, {"train.beta2", c.Train.Beta2}, {"train.eps", c.Train.Eps},
+	}
+	for _, f := range floats {
+		if math.IsNaN(f.value) || math.IsInf(f.value, 0) {
+			return errors.Errorf("%s = %v: must be a finite number", f.key, f.value)
+		}
+	}
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	task, err := data.New(c.Task)
+	if err != nil {
+		return err
+	}
+	if c.Model.Vocab != task.Vocab() {
+		return errors.Errorf("model.vocab = %d does not match the vocabulary of task %s (%d)", c.Model.Vocab, task.Name(), task.Vocab())
+	}
+	if c.Model.Context != task.SeqLen() {
+		return errors.Errorf("model.context = %d does not match the sequence length of task %s (%d)", c.Model.Context, task.Name(), task.SeqLen())
+	}
+	if err := c.Train.validate(); err != nil {
+		return err
+	}
+	if est := c.EstimateBytes(); est > MaxMemory {
+		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, %d-row evaluation set; limit %s): reduce train.batch_size, train.eval_size, task.length or the model size",
+			gib(est), c.Train.BatchSize, task.SeqLen(), c.Train.EvalSize, gib(MaxMemory))
+	}
+	return nil
+}
+
+func (t TrainConfig) validate() error {
+	positive := []struct {
+		key   string
+		value int
+	}{{"train.batch_size", t.BatchSize}, {"train.steps", t.Steps}}
+	for _, p := range positive {
+		if p.value <= 0 {
+			return errors.Errorf("%s = %d: must be positive", p.key, p.value)
+		}
+	}
+	nonNegative := []struct {
+		key   string
+		value int
+	}{
+		{"train.warmup_steps", t.WarmupSteps}, {"train.log_every", t.LogEvery}, {"train.eval_every", t.EvalEvery},
+		{"train.eval_size", t.EvalSize}, {"train.checkpoint_every", t.CheckpointEvery},
+	}
+	for _, p := range nonNegative {
+		if p.value < 0 {
+			return errors.Errorf("%s = %d: must be 0 or more", p.key, p.value)
+		}
+	}
+	switch {
+	case t.WarmupSteps > t.Steps:
+		return errors.Errorf("train.warmup_steps = %d: must not exceed train.steps = %d", t.WarmupSteps, t.Steps)
+	case t.EvalEvery > 0 && t.EvalSize == 0:
+		return errors.Errorf("train.eval_size = 0: must be positive when train.eval_every = %d (set eval_every: 0 to turn evaluation off)", t.EvalEvery)
+	case t.LR <= 0:
+		return errors.Errorf("train.lr = %v: must be positive", t.LR)
+	case t.MinLR < 0 || t.MinLR > t.LR:
+		return errors.Errorf("train.min_lr = %v: must be in [0, train.lr = %v]", t.MinLR, t.LR)
+	case t.GradClip < 0:
+		return errors.Errorf("train.grad_clip = %v: must be 0 (off) or positive", t.GradClip)
+	case t.WeightDecay < 0:
+		return errors.Errorf("train.weight_decay = %v: must be 0 (off) or positive", t.WeightDecay)
+	case t.Beta1 < 0 || t.Beta1 >= 1:
+		return errors.Errorf("train.beta1 = %v: must be in [0, 1)", t.Beta1)
+	case t.Beta2 < 0 || t.Beta2 >= 1:
+		return errors.Errorf("train.beta2 = %v: must be in [0, 1)", t.Beta2)
+	case t.Eps <= 0:
+		return errors.Errorf("train.eps = %v: must be positive", t.Eps)
+	}
+	for _, s := range Schedules {
+		if t.Schedule == s {
+			return nil
+		}
+	}
+	return errors.Errorf("train.schedule = %q: unknown schedule (want one of: %s)", t.Schedule, strings.Join(Schedules, ", "))
+}
+
+// EstimateBytes is a rough upper estimate of the memory a run takes, in
+// bytes, assuming float64 tensors and a TapeMachine that keeps the value of
+// every node: weights, gradients and the two Adam moments; the forward and
+// backward activations of the training graph; and a forward-only evaluation
+// graph holding the whole evaluation set at once. Per block the graph holds
+// about 12 (B·T, D) tensors for attention (projections, head split,
+// transposes, output, residual) plus 4 (B, H, T, T) ones (scores, scaled,
+// softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F) more with an MLP
+// (LayerNorms, GELU's intermediates); embeddings and the LM head add 4 (B·T, D)
+// and 4 (B·T, V). The backward pass is counted as big as the forward.
+// The config must have been resolved (Vocab and Context set).
+func (c Config) EstimateBytes() float64 {
+	m := c.Model
+	params := 0.0
+	for _, spec := range m.ParamSpecs() {
+		size := 1.0
+		for _, s := range spec.Shape {
+			size *= float64(s)
+		}
+		params += size
+	}
+	t, d, h, f, v := float64(m.Context), float64(m.DModel), float64(m.Heads), float64(m.DFF), float64(m.Vocab)
+	forward := func(batch int) float64 {
+		b := float64(batch)
+		block := 12*b*t*d + 4*b*h*t*t
+		if m.MLP {
+			block += 8*b*t*d + 8*b*t*f
+		}
+		return float64(m.Layers)*block + 4*b*t*d + 4*b*t*v
+	}
+	elements := 4*params + 2*forward(c.Train.BatchSize)
+	if c.Train.EvalEvery > 0 {
+		elements += forward(c.Train.EvalSize)
+	}
+	return 8 * elements
+}
+
+func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
+
+// YAML renders the resolved config; LoadConfig reads it back to an equal
+// Config. The derived sizes appear in a leading comment, not as keys.
+func (c Config) YAML() ([]byte, error) {
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "# attnscope run config (resolved); from the task: model vocab = %d, context = %d\n", c.Model.Vocab, c.Model.Context)
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, errors.Wrap(err, "rendering config")
+	}
+	if err := enc.Close(); err != nil {
+		return nil, errors.Wrap(err, "rendering config")
+	}
+	return out.Bytes(), nil
+}
+
+// derivedKeys explains the model keys that Resolve fills, for the error a
+// file setting them gets.
+var derivedKeys = map[string]string{
+	"model.vocab":   "it comes from the task (task.symbols, plus the separator for copy, reverse and sort)",
+	"model.context": "it is the task's sequence length (task.length, doubled for copy, reverse and sort)",
+}
+
+// yamlLine matches the position yaml.v3 puts in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+
+// syntaxError is a YAML syntax error rewritten onto one line.
+type syntaxError struct {
+	line int
+	msg  string
+}
+
+func (e *syntaxError) Error() string { return "YAML syntax: " + e.msg }
+
+// parseYAML parses exactly one YAML document; it returns nil for an empty
+// one.
+func parseYAML(src []byte) (*yaml.Node, *syntaxError) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, rewrite(err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		return nil, &syntaxError{extra.Line, "a second YAML document starts here; a config is one document"}
+	case err != io.EOF:
+		return nil, rewrite(err)
+	}
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// rewrite turns yaml.v3's "yaml: line 3: did not find expected key" into a
+// syntaxError. yaml.v3 leaves the line out on the first line, so a missing
+// line is line 1.
+func rewrite(err error) *syntaxError {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	line := 1
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg = msg[len(m[0]):]
+	}
+	return &syntaxError{line, msg}
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// applySet applies one "-set key=value" override: value is parsed as YAML and
+// assigned to the field at the dotted key exactly as if the file held it.
+func applySet(cfg *Config, set string) error {
+	key, value, ok := strings.Cut(set, "=")
+	if !ok || key == "" {
+		return errors.Errorf("-set %s: want key=value", set)
+	}
+	where := func(*yaml.Node) string { return "-set " + set }
+	field, path := reflect.ValueOf(cfg).Elem(), ""
+	for _, name := range strings.Split(key, ".") {
+		next, err := lookup(field, path, name)
+		if err != nil {
+			return errors.Errorf("-set %s: %s", set, err)
+		}
+		field, path = next, join(path, name)
+	}
+	node, syntaxErr := parseYAML([]byte(value))
+	if syntaxErr != nil {
+		return errors.Errorf("-set %s: %s", set, syntaxErr)
+	}
+	if node == nil {
+		node = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+	}
+	return assign(field, node, path, where)
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// keys lists the YAML keys of a struct type, in field order.
+func keys(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		if tag := t.Field(i).Tag.Get("yaml"); tag != "-" {
+			names = append(names, tag)
+		}
+	}
+	return names
+}
+
+// lookup returns the field of struct v whose YAML key is name; path is v's
+// own key path, for the message.
+func lookup(v reflect.Value, path, name string) (reflect.Value, error) {
+	full := join(path, name)
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, errors.Errorf("unknown key %s (%s is not a section)", full, path)
+	}
+	for i := range v.NumField() {
+		if v.Type().Field(i).Tag.Get("yaml") == name && name != "-" {
+			return v.Field(i), nil
+		}
+	}
+	if why, ok := derivedKeys[full]; ok {
+		return reflect.Value{}, errors.Errorf("%s cannot be set: %s", full, why)
+	}
+	return reflect.Value{}, errors.Errorf("unknown key %s (allowed: %s)", full, strings.Join(keys(v.Type()), ", "))
+}
+
+// describe names the kind of a non-scalar node for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	if isNull(n) {
+		return "no value"
+	}
+	return "a value"
+}
+
+// show prints a scalar the way the user wrote it, quoting strings.
+func show(n *yaml.Node) string {
+	if n.ShortTag() == "!!str" {
+		return strconv.Quote(n.Value)
+	}
+	return n.Value
+}
+
+// assign decodes n into v, the value at key path. Sections must be mappings
+// of known keys, each at most once (a null section keeps its defaults);
+// leaves must be scalars of the field's type. where gives a node's position
+// for messages.
+func assign(v reflect.Value, n *yaml.Node, path string, where func(*yaml.Node) string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if v.Kind() == reflect.Struct {
+		return assignSection(v, n, path, where)
+	}
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		return errors.Errorf("%s: %s: %s, got %s", where(n), path, want(v.Kind()), describe(n))
+	}
+	var err error
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.ShortTag() != "!!bool" {
+			err = errors.New("not a boolean")
+		} else {
+			err = n.Decode(v.Addr().Interface())
+		}
+	default:
+		err = n.Decode(v.Addr().Interface())
+	}
+	if err != nil {
+		return errors.Errorf("%s: %s = %s: %s", where(n), path, show(n), want(v.Kind()))
+	}
+	return nil
+}
+
+func assignSection(v reflect.Value, n *yaml.Node, path string, where func(*yaml.Node) string) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		section := "the config"
+		if path != "" {
+			section = path
+		}
+		return errors.Errorf("%s: %s: want a mapping with keys %s, got %s", where(n), section, strings.Join(keys(v.Type()), ", "), describe(n))
+	}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, value := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return errors.Errorf("%s: %s: a key must be a plain name, got %s", where(k), join(path, "?"), describe(k))
+		}
+		if first, dup := seen[k.Value]; dup {
+			return errors.Errorf("%s: duplicate key %s (first set at line %d)", where(k), join(path, k.Value), first.Line)
+		}
+		seen[k.Value] = k
+		field, err := lookup(v, path, k.Value)
+		if err != nil {
+			return errors.Errorf("%s: %s", where(k), err)
+		}
+		if err := assign(field, value, join(path, k.Value), where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// want says what a field of kind k accepts.
+func want(k reflect.Kind) string {
+	switch k {
+	case reflect.Int:
+		return "want an integer"
+	case reflect.Uint64:
+		return "want an integer >= 0"
+	case reflect.Float64:
+		return "want a number"
+	case reflect.Bool:
+		return "want true or false"
+	}
+	return "want a string"
+}
