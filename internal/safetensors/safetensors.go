@@ -268,9 +268,9 @@ func parseHeader(header []byte, sectionLen int64) ([]entry, map[string]string, e
 	if len(header) == 0 || header[0] != '{' {
 		return nil, nil, errors.Errorf("header does not start with '{' (not a safetensors file?)")
 	}
-	members, err := objectMembers(header)
+	members, err := objectMembers(header, "tensor name")
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "header is not a JSON object")
+		return nil, nil, errors.Wrap(err, "header")
 	}
 	metadata := map[string]string{}
 	var entries []entry
@@ -291,9 +291,9 @@ func parseHeader(header []byte, sectionLen int64) ([]entry, map[string]string, e
 }
 
 func parseMetadata(raw json.RawMessage) (map[string]string, error) {
-	members, err := objectMembers(raw)
+	members, err := objectMembers(raw, "key")
 	if err != nil {
-		return nil, errors.Wrap(err, metadataKey+" is not a JSON object")
+		return nil, errors.Wrap(err, metadataKey)
 	}
 	metadata := make(map[string]string, len(members))
 	for _, m := range members {
@@ -310,9 +310,9 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 }
 
 func parseEntry(name string, raw json.RawMessage, sectionLen int64) (entry, error) {
-	members, err := objectMembers(raw)
+	members, err := objectMembers(raw, "field")
 	if err != nil {
-		return entry{}, errors.Wrap(err, "entry is not a JSON object")
+		return entry{}, err
 	}
 	e := entry{name: name}
 	var haveDType, haveShape, haveOffsets bool
@@ -376,44 +376,54 @@ type member struct {
 
 // objectMembers parses raw as exactly one JSON object (trailing whitespace
 // allowed) and returns its members, rejecting duplicate keys, which
-// encoding/json would silently resolve to the last one.
-func objectMembers(raw []byte) ([]member, error) {
+// encoding/json would silently resolve to the last one. keyKind names the keys
+// in messages ("duplicate tensor name").
+func objectMembers(raw []byte, keyKind string) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	if tok != json.Delim('{') {
-		return nil, errors.Errorf("found %s, want an object", abbreviate(raw))
+		return nil, errors.Errorf("%s is not a JSON object", abbreviate(raw))
 	}
 	var members []member
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil, syntaxError(err)
 		}
 		key, ok := tok.(string)
 		if !ok {
 			return nil, errors.Errorf("object key %v is not a string", tok)
 		}
 		if seen[key] {
-			return nil, errors.Errorf("duplicate key %q", key)
+			return nil, errors.Errorf("duplicate %s %q", keyKind, key)
 		}
 		seen[key] = true
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return nil, errors.Wrapf(err, "value of %q", key)
+			return nil, errors.Wrapf(syntaxError(err), "value of %q", key)
 		}
 		members = append(members, member{key, value})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the end of the object")
+		return nil, errors.New("invalid JSON: data after the end of the object")
 	}
 	return members, nil
+}
+
+// syntaxError words a decoder error for a reader who has never seen
+// encoding/json's own messages.
+func syntaxError(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errors.New("invalid JSON: unexpected end of input")
+	}
+	return errors.Wrap(err, "invalid JSON")
 }
 
 // intArray parses raw as a JSON array of integers (no fractions, exponents,
@@ -423,7 +433,7 @@ func intArray(raw []byte) ([]int64, error) {
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	if tok != json.Delim('[') {
 		return nil, errors.Errorf("%s is not an array of integers", abbreviate(raw))
@@ -432,20 +442,23 @@ func intArray(raw []byte) ([]int64, error) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil, syntaxError(err)
 		}
 		num, ok := tok.(json.Number)
 		if !ok {
 			return nil, errors.Errorf("%s is not an array of integers", abbreviate(raw))
 		}
 		v, err := strconv.ParseInt(string(num), 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return nil, errors.Errorf("%s does not fit in 64 bits", num)
+		}
 		if err != nil {
-			return nil, errors.Errorf("%s is not an integer that fits in 64 bits", num)
+			return nil, errors.Errorf("%s is not an integer", num)
 		}
 		ints = append(ints, v)
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, err
+		return nil, syntaxError(err)
 	}
 	return ints, nil
 }

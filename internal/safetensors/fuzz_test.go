@@ -1,0 +1,112 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+var updateCorpus = flag.Bool("update-safetensors-corpus", false, "rewrite testdata/fuzz/FuzzRead seed files")
+
+// corpusSeeds are the committed FuzzRead seeds: valid files of several
+// shapes, and broken ones near each check.
+func corpusSeeds() map[string][]byte {
+	valid := func(tensors []Tensor, metadata map[string]string) []byte {
+		var buf bytes.Buffer
+		if err := Write(&buf, tensors, metadata); err != nil {
+			panic(err)
+		}
+		return buf.Bytes()
+	}
+	two := valid([]Tensor{
+		{Name: "w", DType: F32, Shape: []int{2, 3}, Data: EncodeFloat32([]float32{1, 2, 3, 4, 5, 6})},
+		{Name: "b", DType: F64, Shape: []int{3}, Data: EncodeFloat64([]float64{-1, 0, 1})},
+	}, map[string]string{"format": "x/1", "config": `{"a":1}`})
+	headerLen := binary.LittleEndian.Uint64(two)
+	return map[string][]byte{
+		"valid-two-tensors":  two,
+		"valid-empty":        valid(nil, nil),
+		"valid-scalar-zero":  valid([]Tensor{{Name: "s", DType: "BF16", Shape: []int{}, Data: []byte{1, 2}}, {Name: "z", DType: "I64", Shape: []int{0, 5}}}, nil),
+		"truncated-length":   two[:5],
+		"truncated-header":   two[:8+headerLen/2],
+		"truncated-data":     two[:len(two)-3],
+		"trailing-byte":      append(append([]byte{}, two...), 0),
+		"overlap":            file(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}`, []byte{1, 2, 3}),
+		"gap":                file(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}`, []byte{1, 2, 3}),
+		"duplicate":          file(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, []byte{1, 2}),
+		"huge-shape":         file(`{"a":{"dtype":"F64","shape":[9223372036854775807,2],"data_offsets":[0,16]}}`, make([]byte, 16)),
+		"metadata-number":    file(`{"__metadata__":{"step":1}}`, nil),
+		"header-length-huge": []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, '{', '}'},
+	}
+}
+
+// TestFuzzReadCorpus keeps the committed seed files in step with
+// corpusSeeds; run with -update-safetensors-corpus to rewrite them.
+func TestFuzzReadCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
+	for name, data := range corpusSeeds() {
+		content := []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data))
+		path := filepath.Join(dir, name)
+		if *updateCorpus {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, content) {
+			t.Errorf("seed %s is missing or stale (err %v); rerun with -update-safetensors-corpus", path, err)
+		}
+	}
+}
+
+// FuzzRead checks that no input panics Read, and that whatever Read accepts
+// accounts for every byte of the file and survives a Write/Read round trip.
+func FuzzRead(f *testing.F) {
+	for _, data := range corpusSeeds() {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tensors, metadata, err := Read(data)
+		if err != nil {
+			return
+		}
+		covered := 8 + int(binary.LittleEndian.Uint64(data))
+		for _, tn := range tensors {
+			size, err := DTypeSize(tn.DType)
+			if err != nil {
+				t.Fatalf("accepted tensor %q: %v", tn.Name, err)
+			}
+			n := size
+			for _, d := range tn.Shape {
+				n *= d
+			}
+			if n != len(tn.Data) {
+				t.Fatalf("accepted tensor %q: %d bytes for shape %v of %s", tn.Name, len(tn.Data), tn.Shape, tn.DType)
+			}
+			covered += n
+		}
+		if covered != len(data) {
+			t.Fatalf("accepted a %d-byte file whose header and tensors cover %d", len(data), covered)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, tensors, metadata); err != nil {
+			t.Fatalf("Write refused what Read accepted: %v", err)
+		}
+		again, againMeta, err := Read(buf.Bytes())
+		if err != nil {
+			t.Fatalf("Read refused what Write wrote: %v", err)
+		}
+		if !reflect.DeepEqual(again, tensors) || !reflect.DeepEqual(againMeta, metadata) {
+			t.Fatalf("round trip changed the file: %+v %v -> %+v %v", tensors, metadata, again, againMeta)
+		}
+	})
+}

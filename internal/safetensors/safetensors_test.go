@@ -1,0 +1,287 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// file assembles a safetensors file from a header exactly as given (no
+// padding) and a data section, the way a foreign writer might.
+func file(header string, data []byte) []byte {
+	out := make([]byte, 8, 8+len(header)+len(data))
+	binary.LittleEndian.PutUint64(out, uint64(len(header)))
+	out = append(out, header...)
+	return append(out, data...)
+}
+
+// TestWriteExactBytes pins the layout against bytes written out by hand:
+// length prefix, header text and order, space padding to a multiple of 8,
+// little-endian data in the order given.
+func TestWriteExactBytes(t *testing.T) {
+	tensors := []Tensor{
+		{Name: "b", DType: F32, Shape: []int{2}, Data: EncodeFloat32([]float32{1, -2})},
+		{Name: "a", DType: F64, Shape: []int{}, Data: EncodeFloat64([]float64{0.5})},
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, tensors, map[string]string{"z": "1", "k": "<v>"}); err != nil {
+		t.Fatal(err)
+	}
+	header := `{"__metadata__":{"k":"<v>","z":"1"},` +
+		`"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},` +
+		`"a":{"dtype":"F64","shape":[],"data_offsets":[8,16]}}`
+	// 142 bytes of JSON, padded with 2 spaces to 144 = 18*8.
+	if len(header) != 142 {
+		t.Fatalf("test header is %d bytes, the padding below assumes 142", len(header))
+	}
+	want := make([]byte, 8)
+	binary.LittleEndian.PutUint64(want, 144)
+	want = append(want, header+"  "...)
+	// 1.0f = 0x3f800000, -2.0f = 0xc0000000, 0.5 = 0x3fe0000000000000, little-endian.
+	data, _ := hex.DecodeString("0000803f" + "000000c0" + "000000000000e03f")
+	want = append(want, data...)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("Write produced\n%q\nwant\n%q", buf.Bytes(), want)
+	}
+}
+
+// TestRoundTrip writes every dtype, a scalar, an empty tensor, awkward names
+// and metadata, and reads back exactly the same thing; writing twice gives
+// identical bytes.
+func TestRoundTrip(t *testing.T) {
+	var tensors []Tensor
+	for dtype, size := range dtypeSizes {
+		data := make([]byte, 6*size)
+		for i := range data {
+			data[i] = byte(i*7 + size)
+		}
+		tensors = append(tensors, Tensor{Name: "t." + dtype, DType: dtype, Shape: []int{2, 3}, Data: data})
+	}
+	tensors = append(tensors,
+		Tensor{Name: "scalar", DType: F32, Shape: []int{}, Data: EncodeFloat32([]float32{3})},
+		Tensor{Name: "empty", DType: F64, Shape: []int{0, 4}, Data: []byte{}},
+		Tensor{Name: `quote"back\slash ünï <&>`, DType: F32, Shape: []int{1}, Data: EncodeFloat32([]float32{1})},
+		Tensor{Name: "", DType: "U8", Shape: []int{3}, Data: []byte{1, 2, 3}},
+	)
+	metadata := map[string]string{"config": `{"a": [1, 2], "b": "x\ny"}`, "": "", "ünï": "\x00\t"}
+	var first, second bytes.Buffer
+	if err := Write(&first, tensors, metadata); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&second, tensors, metadata); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Error("two writes of the same input differ")
+	}
+	headerLen := binary.LittleEndian.Uint64(first.Bytes())
+	if (8+headerLen)%8 != 0 {
+		t.Errorf("data section starts at %d, not a multiple of 8", 8+headerLen)
+	}
+	got, gotMeta, err := Read(first.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(gotMeta, metadata) {
+		t.Errorf("metadata %q, want %q", gotMeta, metadata)
+	}
+	if len(got) != len(tensors) {
+		t.Fatalf("read %d tensors, wrote %d", len(got), len(tensors))
+	}
+	for i := range tensors {
+		w, g := tensors[i], got[i]
+		if g.Name != w.Name || g.DType != w.DType || !reflect.DeepEqual(g.Shape, w.Shape) || !bytes.Equal(g.Data, w.Data) {
+			t.Errorf("tensor %d: got %q %s %v %x, want %q %s %v %x", i, g.Name, g.DType, g.Shape, g.Data, w.Name, w.DType, w.Shape, w.Data)
+		}
+	}
+}
+
+// TestReadForeignLayout reads a header laid out as another writer might:
+// whitespace, key orders that differ from ours, no metadata, header order
+// unlike data order (the reference writer sorts by alignment, then name).
+func TestReadForeignLayout(t *testing.T) {
+	header := "{ \"w\" : {\"shape\": [1], \"data_offsets\": [4, 8], \"dtype\": \"I32\"},\n" +
+		"\t\"v\": {\"data_offsets\": [0, 4], \"dtype\": \"U16\", \"shape\": [2]} }\n  "
+	data := []byte{1, 0, 2, 0, 0xff, 0xff, 0xff, 0x7f}
+	got, meta, err := Read(file(header, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta) != 0 || meta == nil {
+		t.Errorf("metadata %v, want an empty non-nil map", meta)
+	}
+	want := []Tensor{
+		{Name: "v", DType: "U16", Shape: []int{2}, Data: data[:4]},
+		{Name: "w", DType: "I32", Shape: []int{1}, Data: data[4:]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	f32 := func(n int) []byte { return make([]byte, 4*n) }
+	ok := `"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}`
+	cases := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "file is 0 bytes, too short"},
+		{"seven bytes", []byte{1, 2, 3, 4, 5, 6, 7}, "file is 7 bytes, too short"},
+		{"header length beyond file", append([]byte{100, 0, 0, 0, 0, 0, 0, 0}, "{}"...), "header length 100 exceeds the 2 bytes after the length prefix"},
+		{"absurd header length", []byte{0, 0, 0, 0, 0, 0, 0, 0x80, '{', '}'}, "exceeds the 100000000-byte limit"},
+		{"header not JSON", file(`{"a":`, nil), `header: value of "a": invalid JSON: unexpected end of input`},
+		{"header an array", file(`[]`, nil), "does not start with '{'"},
+		{"header leading space", file(` {}`, nil), "does not start with '{'"},
+		{"header invalid UTF-8", file("{\"\xff\":1}", nil), "not valid UTF-8"},
+		{"data after the object", file(`{}{}`, nil), "header: invalid JSON: data after the end of the object"},
+		{"duplicate tensor", file("{"+ok+","+ok+"}", f32(2)), `header: duplicate tensor name "a"`},
+		{"duplicate entry key", file(`{"a":{"dtype":"F32","dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": duplicate field "dtype"`},
+		{"unknown field", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":1}}`, f32(2)), `tensor "a": unknown field "x"`},
+		{"no dtype", file(`{"a":{"shape":[2],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": no dtype`},
+		{"no shape", file(`{"a":{"dtype":"F32","data_offsets":[0,8]}}`, f32(2)), `tensor "a": no shape`},
+		{"no offsets", file(`{"a":{"dtype":"F32","shape":[2]}}`, f32(2)), `tensor "a": no data_offsets`},
+		{"entry not object", file(`{"a":[1]}`, nil), `tensor "a": [1] is not a JSON object`},
+		{"unknown dtype", file(`{"a":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": unknown dtype "F33"`},
+		{"dtype null", file(`{"a":{"dtype":null,"shape":[2],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": dtype null is not a string`},
+		{"shape null", file(`{"a":{"dtype":"F32","shape":null,"data_offsets":[0,4]}}`, f32(1)), `tensor "a": shape: null is not an array`},
+		{"shape with null", file(`{"a":{"dtype":"F32","shape":[2,null],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": shape: [2,null] is not an array of integers`},
+		{"shape fraction", file(`{"a":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": shape: 2.0 is not an integer`},
+		{"shape exponent", file(`{"a":{"dtype":"F32","shape":[2e0],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": shape: 2e0 is not an integer`},
+		{"shape negative", file(`{"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": shape [-2] has a negative dimension`},
+		{"shape negative pair", file(`{"a":{"dtype":"F32","shape":[-2,-1],"data_offsets":[0,8]}}`, f32(2)), `negative dimension`},
+		{"shape overflow", file(`{"a":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]}}`, f32(2)), `overflows a 64-bit byte count`},
+		{"offset beyond int64", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,99999999999999999999]}}`, f32(2)), `tensor "a": data_offsets: 99999999999999999999 does not fit in 64 bits`},
+		{"three offsets", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}}`, f32(2)), `data_offsets [0 8 8]: want [begin, end]`},
+		{"end before begin", file(`{"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}}`, f32(2)), `data_offsets [8 0] are not a range within the 8-byte data section`},
+		{"negative offset", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}}`, f32(2)), `data_offsets [-8 0] are not a range`},
+		{"offsets beyond data", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, f32(2)), `data_offsets [4 12] are not a range within the 8-byte data section`},
+		{"size mismatch", file(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, f32(2)), `tensor "a": shape [3] of F32 needs 12 bytes, data_offsets [0 8] hold 8`},
+		{"overlap", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, f32(3)), `tensor "b": data_offsets [4 12] overlap tensor "a" [0 8]`},
+		{"same range twice", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, f32(2)), `overlap tensor`},
+		{"gap", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}`, f32(3)), `tensor "b": data_offsets [8 12] leave data bytes [4, 8) covered by no tensor`},
+		{"gap at start", file(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, f32(2)), `leave data bytes [0, 4) covered by no tensor`},
+		{"trailing bytes", file("{"+ok+"}", f32(3)), `data bytes [8, 12) at the end of the file are covered by no tensor`},
+		{"data but no tensors", file(`{}`, f32(1)), `data bytes [0, 4) at the end`},
+		{"metadata not object", file(`{"__metadata__":"x"}`, nil), `__metadata__: "x" is not a JSON object`},
+		{"metadata number value", file(`{"__metadata__":{"step":3}}`, nil), `__metadata__ "step": value 3 is not a string`},
+		{"metadata null value", file(`{"__metadata__":{"step":null}}`, nil), `__metadata__ "step": value null is not a string`},
+		{"metadata duplicate key", file(`{"__metadata__":{"k":"1","k":"2"}}`, nil), `__metadata__: duplicate key "k"`},
+		{"metadata twice", file(`{"__metadata__":{},"__metadata__":{}}`, nil), `header: duplicate tensor name "__metadata__"`},
+		{"truncated data", file("{"+ok+"}", f32(2))[:8+len(ok)+2+5], `are not a range within the 5-byte data section`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tensors, meta, err := Read(c.in)
+			if err == nil {
+				t.Fatalf("Read accepted it: %+v %v", tensors, meta)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q\ndoes not contain %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q spans several lines", err)
+			}
+		})
+	}
+}
+
+// TestReadTruncatedEverywhere cuts a valid file at every length short of the
+// whole and expects an error each time, never a panic or a partial success.
+func TestReadTruncatedEverywhere(t *testing.T) {
+	var buf bytes.Buffer
+	tensors := []Tensor{
+		{Name: "a", DType: F32, Shape: []int{2, 2}, Data: EncodeFloat32([]float32{1, 2, 3, 4})},
+		{Name: "b", DType: F64, Shape: []int{1}, Data: EncodeFloat64([]float64{5})},
+	}
+	if err := Write(&buf, tensors, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	whole := buf.Bytes()
+	for n := 0; n < len(whole); n++ {
+		if _, _, err := Read(whole[:n]); err == nil {
+			t.Errorf("Read accepted the first %d of %d bytes", n, len(whole))
+		}
+	}
+}
+
+func TestWriteRejects(t *testing.T) {
+	good := Tensor{Name: "a", DType: F32, Shape: []int{1}, Data: EncodeFloat32([]float32{1})}
+	cases := []struct {
+		name     string
+		tensors  []Tensor
+		metadata map[string]string
+		want     string
+	}{
+		{"duplicate name", []Tensor{good, good}, nil, `duplicate tensor name "a"`},
+		{"reserved name", []Tensor{{Name: "__metadata__", DType: F32, Shape: []int{}, Data: make([]byte, 4)}}, nil, `"__metadata__" is reserved`},
+		{"unknown dtype", []Tensor{{Name: "x", DType: "f32", Shape: []int{1}, Data: make([]byte, 4)}}, nil, `tensor "x": unknown dtype "f32"`},
+		{"negative dim", []Tensor{{Name: "x", DType: F32, Shape: []int{-1}, Data: nil}}, nil, `tensor "x": shape [-1] has a negative dimension`},
+		{"short data", []Tensor{{Name: "x", DType: F64, Shape: []int{2}, Data: make([]byte, 15)}}, nil, `tensor "x": shape [2] of F64 needs 16 bytes, Data has 15`},
+		{"invalid UTF-8 name", []Tensor{{Name: "\xff", DType: F32, Shape: []int{}, Data: make([]byte, 4)}}, nil, `not valid UTF-8`},
+		{"invalid UTF-8 metadata", []Tensor{good}, map[string]string{"k": "\xff"}, `metadata "k": key and value must be valid UTF-8`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := Write(&buf, c.tensors, c.metadata)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("wrote %d bytes before failing", buf.Len())
+			}
+		})
+	}
+}
+
+// TestFloatCodecs checks the helpers against encoding/binary (an independent
+// encoder) and that every bit survives, including NaN payloads and -0.
+func TestFloatCodecs(t *testing.T) {
+	f32 := []float32{0, float32(math.Copysign(0, -1)), 1, -2.5, math.MaxFloat32, math.SmallestNonzeroFloat32,
+		float32(math.Inf(1)), math.Float32frombits(0x7fc00001)}
+	f64 := []float64{0, math.Copysign(0, -1), 1, -2.5, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		math.Inf(-1), math.Float64frombits(0x7ff8000000000abc)}
+	var ref32, ref64 bytes.Buffer
+	if err := binary.Write(&ref32, binary.LittleEndian, f32); err != nil {
+		t.Fatal(err)
+	}
+	if err := binary.Write(&ref64, binary.LittleEndian, f64); err != nil {
+		t.Fatal(err)
+	}
+	if got := EncodeFloat32(f32); !bytes.Equal(got, ref32.Bytes()) {
+		t.Errorf("EncodeFloat32 = %x, want %x", got, ref32.Bytes())
+	}
+	if got := EncodeFloat64(f64); !bytes.Equal(got, ref64.Bytes()) {
+		t.Errorf("EncodeFloat64 = %x, want %x", got, ref64.Bytes())
+	}
+	back32, err := DecodeFloat32(ref32.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f32 {
+		if math.Float32bits(back32[i]) != math.Float32bits(f32[i]) {
+			t.Errorf("DecodeFloat32[%d] = %x, want %x", i, math.Float32bits(back32[i]), math.Float32bits(f32[i]))
+		}
+	}
+	back64, err := DecodeFloat64(ref64.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f64 {
+		if math.Float64bits(back64[i]) != math.Float64bits(f64[i]) {
+			t.Errorf("DecodeFloat64[%d] = %x, want %x", i, math.Float64bits(back64[i]), math.Float64bits(f64[i]))
+		}
+	}
+	if _, err := DecodeFloat32(make([]byte, 6)); err == nil || !strings.Contains(err.Error(), "6 bytes is not a whole number of F32 values") {
+		t.Errorf("DecodeFloat32 of 6 bytes: %v", err)
+	}
+	if _, err := DecodeFloat64(make([]byte, 12)); err == nil || !strings.Contains(err.Error(), "12 bytes is not a whole number of F64 values") {
+		t.Errorf("DecodeFloat64 of 12 bytes: %v", err)
+	}
+}
