@@ -1,0 +1,27 @@
+// Package layers builds multi-head self-attention and the transformer parts
+// around it as symbolic Gorgonia (v0.9.18) expression graphs, together with
+// the custom ops they need.
+//
+// Conventions:
+//   - Activations are flat matrices (B*T, D), rows in row-major (batch,
+//     position) order; only attention scores and weights are 4-D,
+//     (B, H, T, T) with rows = queries and columns = keys.
+//   - A layer is a struct holding its parameter nodes, a constructor that
+//     checks every size (errors name the numbers) and a Forward method that
+//     adds nodes to the graph and returns them. Layers never create weights:
+//     the caller creates them, usually with NewParam.
+//   - Weights are in PyTorch layout: a Linear weight is (out, in) and is used
+//     as y = x W^T + b; an Embedding table is (V, D).
+//   - Every input, parameter and constant node gets a unique name (for
+//     parameters, the checkpoint name such as "blocks.0.attn.qkv.weight"),
+//     because Gorgonia merges nodes whose dtype, shape and name hash alike.
+//     Constants are named inputs, never gorgonia.NewConstant.
+//   - Ops Gorgonia gets wrong are replaced by ops of this package with exact
+//     gradients: MaskedSoftmax (the built-in last-axis SoftMax subtracts the
+//     tensor's first element, not each row's max), CrossEntropy (LogSoftMax
+//     shares that kernel), GELU, LayerNorm and Linear (one GEMM with the
+//     weight read transposed in place instead of a Transpose copy per step).
+//     Attention dropout is a caller-supplied mask, never gorgonia.Dropout.
+//   - Kernels accept float32 and float64 and accumulate reductions in
+//     float64.
+package layers

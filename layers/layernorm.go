@@ -1,0 +1,220 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// LayerNormEps is PyTorch's nn.LayerNorm default.
+const LayerNormEps = 1e-5
+
+// LayerNorm normalises each row of x (N, D) to zero mean and unit biased
+// variance, then scales by Weight and shifts by Bias, as PyTorch's
+// nn.LayerNorm(D): y = (x - mean) / sqrt(var + Eps) * Weight + Bias.
+type LayerNorm struct {
+	D      int
+	Eps    float64
+	Weight *gorgonia.Node // (D)
+	Bias   *gorgonia.Node // (D)
+}
+
+// NewLayerNorm checks that weight and bias are vectors of the same length.
+func NewLayerNorm(weight, bias *gorgonia.Node) (*LayerNorm, error) {
+	if weight == nil || bias == nil || weight.Dims() != 1 || !weight.Shape().Eq(bias.Shape()) {
+		return nil, errors.Errorf("layer norm: weight %v and bias %v must be equal-length vectors", nodeShape(weight), nodeShape(bias))
+	}
+	return &LayerNorm{D: weight.Shape()[0], Eps: LayerNormEps, Weight: weight, Bias: bias}, nil
+}
+
+// Forward normalises x (N, D) row by row.
+func (l *LayerNorm) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if x.Dims() != 2 || x.Shape()[1] != l.D {
+		return nil, errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D)
+	}
+	op := layerNormOp{opBase{fmt.Sprintf("LayerNorm{eps=%v}", l.Eps)}, l.Eps}
+	return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, D)
+}
+
+type layerNormOp struct {
+	opBase
+	eps float64
+}
+
+func (op layerNormOp) Arity() int { return 3 }
+
+func (op layerNormOp) Type() hm.Type {
+	return hm.NewFnType(floatTensor(2), floatTensor(1), floatTensor(1), floatTensor(2))
+}
+
+func (op layerNormOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapes(ds, 3)
+	if err != nil {
+		return nil, err
+	}
+	return s[0].Clone(), nil
+}
+
+// lnArgs unpacks a (N, D) matrix followed by (D) vectors and equal-shaped
+// matrices, as named by kinds ("m" matrix, "v" vector).
+func lnArgs(inputs []gorgonia.Value, op, kinds string) ([]*tensor.Dense, error) {
+	args := make([]*tensor.Dense, len(kinds))
+	for i, k := range kinds {
+		rank := 2
+		if k == 'v' {
+			rank = 1
+		}
+		a, err := denseArg(inputs, i, rank, op)
+		if err != nil {
+			return nil, err
+		}
+		want := args[0]
+		switch {
+		case i == 0:
+		case rank == 1 && a.Shape()[0] != want.Shape()[1], rank == 2 && !a.Shape().Eq(want.Shape()):
+			return nil, errors.Errorf("%s: input %d shape %v does not match x %v", op, i, a.Shape(), want.Shape())
+		}
+		args[i] = a
+	}
+	return args, sameDtype(op, args...)
+}
+
+func (op layerNormOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	args, err := lnArgs(inputs, "layer norm", "mvv")
+	if err != nil {
+		return nil, err
+	}
+	y := newLike(args[0], args[0].Shape()...)
+	if y.Dtype() == tensor.Float64 {
+		layerNorm[float64](args, y, op.eps)
+	} else {
+		layerNorm[float32](args, y, op.eps)
+	}
+	return y, nil
+}
+
+// rowStats returns the mean and 1/sqrt(var + eps) of one row.
+func rowStats[T float](row []T, eps float64) (mean, rstd float64) {
+	for _, v := range row {
+		mean += float64(v)
+	}
+	mean /= float64(len(row))
+	var variance float64
+	for _, v := range row {
+		d := float64(v) - mean
+		variance += d * d
+	}
+	variance /= float64(len(row))
+	return mean, 1 / math.Sqrt(variance+eps)
+}
+
+func layerNorm[T float](args []*tensor.Dense, y *tensor.Dense, eps float64) {
+	x, g, b, yd := args[0].Data().([]T), args[1].Data().([]T), args[2].Data().([]T), y.Data().([]T)
+	d := len(g)
+	for off := 0; off < len(x); off += d {
+		mean, rstd := rowStats(x[off:off+d], eps)
+		for j := 0; j < d; j++ {
+			yd[off+j] = T((float64(x[off+j])-mean)*rstd*float64(g[j]) + float64(b[j]))
+		}
+	}
+}
+
+func (op layerNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, true} }
+
+// SymDiff: with xhat = (x - mean) * rstd and g = dy * weight,
+// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); dweight = colsum(dy * xhat);
+// dbias = colsum(dy).
+func (op layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	x, w := inputs[0], inputs[1]
+	dx, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradX{eps=%v}", op.eps)}, op.eps, false}, x, w, grad) // (N, D)
+	if err != nil {
+		return nil, errors.Wrap(err, "layer norm dx")
+	}
+	dw, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradW{eps=%v}", op.eps)}, op.eps, true}, x, w, grad) // (D)
+	if err != nil {
+		return nil, errors.Wrap(err, "layer norm dweight")
+	}
+	db, err := gorgonia.ApplyOp(colSumOp{opBase{"ColSum"}}, grad) // (D)
+	if err != nil {
+		return nil, errors.Wrap(err, "layer norm dbias")
+	}
+	return gorgonia.Nodes{dx, dw, db}, nil
+}
+
+// layerNormGradOp maps (x, weight, dy) to dx, or to dweight when weightGrad.
+type layerNormGradOp struct {
+	opBase
+	eps        float64
+	weightGrad bool
+}
+
+func (op layerNormGradOp) Arity() int { return 3 }
+
+func (op layerNormGradOp) Type() hm.Type {
+	if op.weightGrad {
+		return hm.NewFnType(floatTensor(2), floatTensor(1), floatTensor(2), floatTensor(1))
+	}
+	return hm.NewFnType(floatTensor(2), floatTensor(1), floatTensor(2), floatTensor(2))
+}
+
+func (op layerNormGradOp) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, err := shapes(ds, 3)
+	if err != nil {
+		return nil, err
+	}
+	if op.weightGrad {
+		return s[1].Clone(), nil
+	}
+	return s[0].Clone(), nil
+}
+
+func (op layerNormGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	args, err := lnArgs(inputs, "layer norm gradient", "mvm")
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(args[0], args[0].Shape()...)
+	if op.weightGrad {
+		out = newLike(args[0], args[1].Shape()...)
+	}
+	if out.Dtype() == tensor.Float64 {
+		layerNormGrad[float64](args, out, op.eps, op.weightGrad)
+	} else {
+		layerNormGrad[float32](args, out, op.eps, op.weightGrad)
+	}
+	return out, nil
+}
+
+func layerNormGrad[T float](args []*tensor.Dense, out *tensor.Dense, eps float64, weightGrad bool) {
+	x, w, dy, o := args[0].Data().([]T), args[1].Data().([]T), args[2].Data().([]T), out.Data().([]T)
+	d := len(w)
+	xhat := make([]float64, d)
+	for off := 0; off < len(x); off += d {
+		mean, rstd := rowStats(x[off:off+d], eps)
+		for j := range xhat {
+			xhat[j] = (float64(x[off+j]) - mean) * rstd
+		}
+		if weightGrad {
+			for j, xh := range xhat {
+				o[j] += T(float64(dy[off+j]) * xh)
+			}
+			continue
+		}
+		var m1, m2 float64
+		for j, xh := range xhat {
+			g := float64(dy[off+j]) * float64(w[j])
+			m1 += g
+			m2 += g * xh
+		}
+		m1 /= float64(d)
+		m2 /= float64(d)
+		for j, xh := range xhat {
+			g := float64(dy[off+j]) * float64(w[j])
+			o[off+j] = T(rstd * (g - m1 - xh*m2))
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+)
+
+// MLP is the transformer feed-forward block: FC (D -> F), GELU, Proj (F -> D).
+type MLP struct {
+	FC, Proj *Linear
+}
+
+// NewMLP checks the two projections chain back to the input width.
+func NewMLP(fc, proj *Linear) (*MLP, error) {
+	if fc == nil || proj == nil || fc.Out != proj.In || proj.Out != fc.In {
+		return nil, errors.New("mlp: need fc (D -> F) and proj (F -> D)")
+	}
+	return &MLP{FC: fc, Proj: proj}, nil
+}
+
+// Forward maps x (N, D) to (N, D).
+func (m *MLP) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
+	h, err := m.FC.Forward(x) // (N, F)
+	if err != nil {
+		return nil, err
+	}
+	if h, err = GELU(h); err != nil { // (N, F)
+		return nil, err
+	}
+	return m.Proj.Forward(h) // (N, D)
+}

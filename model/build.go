@@ -1,0 +1,327 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/attnscope/attnscope/layers"
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// BuildOptions fixes the static sizes and the kind of graph Build makes.
+type BuildOptions struct {
+	Batch      int  // B
+	SeqLen     int  // T, 1 <= T <= Config.Context
+	Train      bool // also builds gradients (gorgonia.Grad) and, when Config.Dropout > 0, dropout mask inputs
+	KeyPadding bool // adds a (B, T) key padding mask input (1 keep, 0 padded)
+}
+
+// Graph is one model bound into one Gorgonia graph of fixed batch and length.
+// Run it with the machine from NewMachine after Feed.
+type Graph struct {
+	G            *gorgonia.ExprGraph
+	Model        *Model
+	Opts         BuildOptions
+	Tokens       *gorgonia.Node   // (B*T) Int token ids, row-major (b, t)
+	Targets      *gorgonia.Node   // (B*T) Int next-token targets
+	LossMask     *gorgonia.Node   // (B*T) model dtype, 1 where the position is scored, else 0
+	Logits       *gorgonia.Node   // (B*T, V)
+	Loss         *gorgonia.Node   // scalar: mean cross-entropy over scored positions
+	Attention    []*gorgonia.Node // one per layer, (B, H, T, T), rows = queries, cols = keys
+	DropoutMasks []*gorgonia.Node // one per layer (B, H, T, T) when Train && Dropout > 0, else nil
+	KeyMask      *gorgonia.Node   // (B, T) when KeyPadding, else nil
+	Params       []*gorgonia.Node // in Model.Params order, bound to the model's own tensors
+
+	grads []*gorgonia.Node // d Loss / d Params[i] when Opts.Train
+}
+
+// Names of the graph's input nodes; parameters are named as in ParamSpecs.
+const (
+	TokensName   = "tokens"
+	TargetsName  = "targets"
+	LossMaskName = "loss_mask"
+	KeyMaskName  = "key_mask"
+	// PositionsName is the (B*T) Int input holding t for row (b, t), used to
+	// look up the position embedding.
+	PositionsName = "positions"
+)
+
+// DropoutMaskName is the name of layer i's attention dropout mask input.
+func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.dropout_mask", layer) }
+
+// Build binds m's weights (by reference) into a new graph for opts. Dropout
+// masks and the key mask start as all ones (no dropout, nothing padded); the
+// caller overwrites their values (node.Value()) before a run.
+func Build(m *Model, opts BuildOptions) (*Graph, error) {
+	if err := checkBuild(m, opts); err != nil {
+		return nil, err
+	}
+	cfg := m.Config
+	b, t := opts.Batch, opts.SeqLen
+	n := b * t
+	g := gorgonia.NewGraph()
+	gr := &Graph{G: g, Model: m, Opts: opts}
+
+	gr.Tokens = intInput(g, TokensName, make([]int, n))
+	gr.Targets = intInput(g, TargetsName, make([]int, n))
+	positions := make([]int, n)
+	for i := range positions {
+		positions[i] = i % t
+	}
+	posIDs := intInput(g, PositionsName, positions)
+	gr.LossMask = layers.NewParam(g, LossMaskName, newDense(m.Dtype, []int{n}, ones(n)))
+	if opts.KeyPadding {
+		gr.KeyMask = layers.NewParam(g, KeyMaskName, newDense(m.Dtype, []int{b, t}, ones(n)))
+	}
+	if opts.Train && cfg.Dropout > 0 {
+		h := cfg.Heads
+		for i := 0; i < cfg.Layers; i++ {
+			mask := newDense(m.Dtype, []int{b, h, t, t}, ones(b*h*t*t))
+			gr.DropoutMasks = append(gr.DropoutMasks, layers.NewParam(g, DropoutMaskName(i), mask))
+		}
+	}
+	params := make(map[string]*gorgonia.Node, len(m.Params))
+	for _, p := range m.Params {
+		node := layers.NewParam(g, p.Name, p.Value)
+		gr.Params = append(gr.Params, node)
+		params[p.Name] = node
+	}
+
+	x, err := gr.forward(params, posIDs)
+	if err != nil {
+		return nil, err
+	}
+	head, err := layers.NewLinear(params["lm_head.weight"], params["lm_head.bias"])
+	if err != nil {
+		return nil, err
+	}
+	if gr.Logits, err = head.Forward(x); err != nil { // (B*T, V)
+		return nil, err
+	}
+	if gr.Loss, err = layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask); err != nil { // scalar
+		return nil, err
+	}
+	if opts.Train {
+		if gr.grads, err = gorgonia.Grad(gr.Loss, gr.Params...); err != nil {
+			return nil, errors.Wrap(err, "build: gradients")
+		}
+	}
+	return gr, nil
+}
+
+// forward adds the embeddings and blocks and returns the final hidden state
+// (B*T, D), after ln_f when the model has one.
+func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) (*gorgonia.Node, error) {
+	cfg := gr.Model.Config
+	tokEmb, err := layers.NewEmbedding(params["tok_emb.weight"])
+	if err != nil {
+		return nil, err
+	}
+	posEmb, err := layers.NewEmbedding(params["pos_emb.weight"])
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokEmb.Forward(gr.Tokens) // (B*T, D)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := posEmb.Forward(posIDs) // (B*T, D)
+	if err != nil {
+		return nil, err
+	}
+	x, err := gorgonia.Add(tok, pos) // (B*T, D)
+	if err != nil {
+		return nil, errors.Wrap(err, "build: embeddings")
+	}
+	for i := 0; i < cfg.Layers; i++ {
+		block, err := gr.block(params, i)
+		if err != nil {
+			return nil, errors.Wrapf(err, "build: block %d", i)
+		}
+		var drop, weights *gorgonia.Node
+		if gr.DropoutMasks != nil {
+			drop = gr.DropoutMasks[i]
+		}
+		if x, weights, err = block.Forward(x, gr.KeyMask, drop); err != nil { // (B*T, D), (B, H, T, T)
+			return nil, errors.Wrapf(err, "build: block %d", i)
+		}
+		gr.Attention = append(gr.Attention, weights)
+	}
+	if !cfg.MLP {
+		return x, nil
+	}
+	lnf, err := layers.NewLayerNorm(params["ln_f.weight"], params["ln_f.bias"])
+	if err != nil {
+		return nil, err
+	}
+	return lnf.Forward(x) // (B*T, D)
+}
+
+// block assembles layer i from its named parameters; absent optional biases
+// are nil nodes.
+func (gr *Graph) block(params map[string]*gorgonia.Node, i int) (*layers.Block, error) {
+	cfg := gr.Model.Config
+	p := func(name string) *gorgonia.Node { return params[fmt.Sprintf("blocks.%d.%s", i, name)] }
+	qkv, err := layers.NewLinear(p("attn.qkv.weight"), p("attn.qkv.bias"))
+	if err != nil {
+		return nil, err
+	}
+	out, err := layers.NewLinear(p("attn.out.weight"), p("attn.out.bias"))
+	if err != nil {
+		return nil, err
+	}
+	attn, err := layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, true, qkv, out)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.MLP {
+		return layers.NewBlock(nil, attn, nil, nil)
+	}
+	ln1, err := layers.NewLayerNorm(p("ln1.weight"), p("ln1.bias"))
+	if err != nil {
+		return nil, err
+	}
+	ln2, err := layers.NewLayerNorm(p("ln2.weight"), p("ln2.bias"))
+	if err != nil {
+		return nil, err
+	}
+	fc, err := layers.NewLinear(p("mlp.fc.weight"), p("mlp.fc.bias"))
+	if err != nil {
+		return nil, err
+	}
+	proj, err := layers.NewLinear(p("mlp.proj.weight"), p("mlp.proj.bias"))
+	if err != nil {
+		return nil, err
+	}
+	mlp, err := layers.NewMLP(fc, proj)
+	if err != nil {
+		return nil, err
+	}
+	return layers.NewBlock(ln1, attn, ln2, mlp)
+}
+
+// checkBuild validates the model and the options before anything is built.
+func checkBuild(m *Model, opts BuildOptions) error {
+	if m == nil {
+		return errors.New("build: nil model")
+	}
+	if err := m.Config.Validate(); err != nil {
+		return errors.Wrap(err, "build")
+	}
+	if m.Dtype != tensor.Float32 && m.Dtype != tensor.Float64 {
+		return errors.Errorf("build: model dtype %v, want float32 or float64", m.Dtype)
+	}
+	if opts.Batch <= 0 {
+		return errors.Errorf("build: batch %d must be positive", opts.Batch)
+	}
+	if opts.SeqLen <= 0 || opts.SeqLen > m.Config.Context {
+		return errors.Errorf("build: seq len %d must be in [1, context %d]", opts.SeqLen, m.Config.Context)
+	}
+	specs := m.Config.ParamSpecs()
+	if len(m.Params) != len(specs) {
+		return errors.Errorf("build: model has %d tensors, its config needs %d", len(m.Params), len(specs))
+	}
+	for i, spec := range specs {
+		p := m.Params[i]
+		if p.Name != spec.Name {
+			return errors.Errorf("build: tensor %d is %q, want %q", i, p.Name, spec.Name)
+		}
+		if p.Value == nil {
+			return errors.Errorf("build: tensor %q is nil", p.Name)
+		}
+		if !p.Value.Shape().Eq(tensor.Shape(spec.Shape)) || p.Value.Dtype() != m.Dtype {
+			return errors.Errorf("build: tensor %q is %v %v, want %v %v", p.Name, p.Value.Dtype(), p.Value.Shape(), m.Dtype, spec.Shape)
+		}
+		if p.Value.IsView() || !p.Value.DataOrder().IsRowMajor() {
+			return errors.Errorf("build: tensor %q is a view; bind a contiguous tensor so updates reach the graph", p.Name)
+		}
+	}
+	return nil
+}
+
+// Feed copies one batch into the graph's input tensors. tokens and targets
+// are (B*T) ids in row-major (b, t) order, each in [0, Vocab); lossMask is
+// (B*T). Nothing is copied when any check fails.
+func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
+	n, v := gr.Opts.Batch*gr.Opts.SeqLen, gr.Model.Config.Vocab
+	for _, in := range []struct {
+		name string
+		len  int
+	}{{"tokens", len(tokens)}, {"targets", len(targets)}, {"loss mask", len(lossMask)}} {
+		if in.len != n {
+			return errors.Errorf("feed: %d %s, want B*T = %d*%d = %d", in.len, in.name, gr.Opts.Batch, gr.Opts.SeqLen, n)
+		}
+	}
+	for _, ids := range []struct {
+		name string
+		ids  []int
+	}{{"token", tokens}, {"target", targets}} {
+		for i, id := range ids.ids {
+			if id < 0 || id >= v {
+				return errors.Errorf("feed: %s id %d at position %d (batch %d, t %d) is outside the vocabulary [0, %d)",
+					ids.name, id, i, i/gr.Opts.SeqLen, i%gr.Opts.SeqLen, v)
+			}
+		}
+	}
+	copy(gr.Tokens.Value().Data().([]int), tokens)
+	copy(gr.Targets.Value().Data().([]int), targets)
+	switch mask := gr.LossMask.Value().Data().(type) {
+	case []float64:
+		copy(mask, lossMask)
+	case []float32:
+		for i, x := range lossMask {
+			mask[i] = float32(x)
+		}
+	}
+	return nil
+}
+
+// NewMachine returns a TapeMachine for the graph. On a Train graph the
+// parameters' dual values are bound (so gorgonia solvers work too). The
+// machine keeps its own copies of Logits, Loss and Attention after each run,
+// because a later op may reuse their buffers.
+func (gr *Graph) NewMachine() gorgonia.VM {
+	watch := []interface{}{gr.Logits, gr.Loss}
+	for _, a := range gr.Attention {
+		watch = append(watch, a)
+	}
+	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
+	if gr.Opts.Train {
+		opts = append(opts, gorgonia.BindDualValues(gr.Params...))
+	}
+	return gorgonia.NewTapeMachine(gr.G, opts...)
+}
+
+// Gradients returns d Loss / d Params[i] of the last run, in Params order.
+// The tensors belong to the machine: read them before the next run.
+func (gr *Graph) Gradients() ([]*tensor.Dense, error) {
+	if !gr.Opts.Train {
+		return nil, errors.New("gradients: the graph was built without Train")
+	}
+	out := make([]*tensor.Dense, len(gr.grads))
+	for i, n := range gr.grads {
+		d, ok := n.Value().(*tensor.Dense)
+		if !ok {
+			return nil, errors.Errorf("gradients: no gradient for %s yet (run the machine first)", gr.Model.Params[i].Name)
+		}
+		if !d.Shape().Eq(gr.Model.Params[i].Value.Shape()) {
+			return nil, errors.Errorf("gradients: %s gradient has shape %v, want %v", gr.Model.Params[i].Name, d.Shape(), gr.Model.Params[i].Value.Shape())
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func intInput(g *gorgonia.ExprGraph, name string, ids []int) *gorgonia.Node {
+	return gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(len(ids)), gorgonia.WithName(name),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(len(ids)), tensor.WithBacking(ids))))
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// randomize overwrites every weight of m in place with values drawn from
+// seed: N(0, std^2) for matrices, 1 + N(0, 0.1^2) for LayerNorm weights and
+// N(0, 0.1^2) for biases, so that no gradient is tiny or structurally zero.
+func randomize(m *Model, seed uint64, std float64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	for _, p := range m.Params {
+		spec := p.Value.Shape()
+		for i := 0; i < p.Value.Shape().TotalSize(); i++ {
+			var v float64
+			switch {
+			case len(spec) == 2:
+				v = rng.NormFloat64() * std
+			case isLNWeight(p.Name):
+				v = 1 + rng.NormFloat64()*0.1
+			default:
+				v = rng.NormFloat64() * 0.1
+			}
+			setAt(p.Value, i, v)
+		}
+	}
+}
+
+func isLNWeight(name string) bool {
+	n := len(name)
+	return n > 10 && name[n-7:] == ".weight" && (name[n-10:n-7] == "ln1" || name[n-10:n-7] == "ln2" || name[n-11:n-7] == "ln_f")
+}
+
+func setAt(t *tensor.Dense, i int, v float64) {
+	switch d := t.Data().(type) {
+	case []float64:
+		d[i] = v
+	case []float32:
+		d[i] = float32(v)
+	}
+}
+
+func at(t *tensor.Dense, i int) float64 {
+	switch d := t.Data().(type) {
+	case []float64:
+		return d[i]
+	case []float32:
+		return float64(d[i])
+	}
+	panic("unsupported dtype")
+}
+
+// batch is one random batch of tokens, targets and a loss mask with some
+// positions unscored.
+func randomBatch(rng *rand.Rand, n, vocab int) (tokens, targets []int, mask []float64) {
+	tokens, targets, mask = make([]int, n), make([]int, n), make([]float64, n)
+	for i := range tokens {
+		tokens[i] = rng.IntN(vocab)
+		targets[i] = rng.IntN(vocab)
+		mask[i] = 1
+		if i%3 == 1 {
+			mask[i] = 0
+		}
+	}
+	return tokens, targets, mask
+}
+
+func run(t *testing.T, vm gorgonia.VM) {
+	t.Helper()
+	vm.Reset()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lossOf(t *testing.T, g *Graph) float64 {
+	t.Helper()
+	switch v := g.Loss.Value().Data().(type) {
+	case float64:
+		return v
+	case float32:
+		return float64(v)
+	}
+	t.Fatalf("loss value %T", g.Loss.Value())
+	return 0
+}
+
+// TestGradientsMatchFiniteDifferences compares every parameter gradient of
+// the graph with central differences (L(w+h) - L(w-h)) / 2h, h = 1e-5, made by
+// perturbing the model's tensor in place and re-running the same machine.
+// Tolerance: per tensor, ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6.
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	cases := []struct {
+		name                string
+		mlp, keyPad, dropout bool
+	}{
+		{"attention-only", false, false, false},
+		{"attention-only/keypad", false, true, false},
+		{"attention-only/dropout", false, false, true},
+		{"mlp", true, false, false},
+		{"mlp/keypad+dropout", true, true, true},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
+				QKVBias: true, OutBias: true, LMBias: true}
+			if c.dropout {
+				cfg.Dropout = 0.25
+			}
+			m, err := New(cfg, tensor.Float64, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			randomize(m, uint64(ci), 0.5)
+			const b, T = 2, 4
+			g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true, KeyPadding: c.keyPad})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(ci)))
+			tokens, targets, mask := randomBatch(rng, b*T, cfg.Vocab)
+			if err := g.Feed(tokens, targets, mask); err != nil {
+				t.Fatal(err)
+			}
+			if c.keyPad {
+				// pad the first key of batch 0 and the last two of batch 1
+				km := g.KeyMask.Value().Data().([]float64)
+				km[0], km[T+2], km[T+3] = 0, 0, 0
+			}
+			if c.dropout {
+				if len(g.DropoutMasks) != cfg.Layers {
+					t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
+				}
+				for _, dm := range g.DropoutMasks {
+					d := dm.Value().Data().([]float64)
+					for i := range d {
+						d[i] = 0
+						if rng.Float64() >= cfg.Dropout {
+							d[i] = 1 / (1 - cfg.Dropout)
+						}
+					}
+				}
+			}
+			vm := g.NewMachine()
+			defer vm.Close()
+			run(t, vm)
+			grads, err := g.Gradients()
+			if err != nil {
+				t.Fatal(err)
+			}
+			analytic := make([][]float64, len(grads))
+			for i, gr := range grads {
+				analytic[i] = append([]float64(nil), gr.Float64s()...)
+			}
+			const h = 1e-5
+			for i, p := range m.Params {
+				var diff, gn, fn float64
+				for j := range analytic[i] {
+					w := at(p.Value, j)
+					setAt(p.Value, j, w+h)
+					run(t, vm)
+					up := lossOf(t, g)
+					setAt(p.Value, j, w-h)
+					run(t, vm)
+					down := lossOf(t, g)
+					setAt(p.Value, j, w)
+					fd := (up - down) / (2 * h)
+					diff += (analytic[i][j] - fd) * (analytic[i][j] - fd)
+					gn += analytic[i][j] * analytic[i][j]
+					fn += fd * fd
+				}
+				rel := math.Sqrt(diff) / math.Max(math.Sqrt(math.Max(gn, fn)), 1e-300)
+				if rel > 1e-6 || math.IsNaN(rel) {
+					t.Errorf("%s: relative gradient error %.3g (|g| %.3g, |fd| %.3g)", p.Name, rel, math.Sqrt(gn), math.Sqrt(fn))
+				}
+			}
+		})
+	}
+}
