@@ -242,12 +242,17 @@ def main():
         step(i)
     rates = []
     i = args.warmup
+    load = os.getloadavg()[0]
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     for _ in range(args.reps):
         start = time.perf_counter()
         for _ in range(args.steps):
             loss = step(i)
             i += 1
         rates.append(args.steps / (time.perf_counter() - start))
+    # Below ~threads, this process did not get the CPUs it asked for: another
+    # load shared the machine and the figures are not a clean measurement.
+    cpu_per_wall = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
     loss = loss.item()
 
     ordered = sorted(rates)
@@ -263,6 +268,8 @@ def main():
         "steps_per_s_median": round(median, 3),
         "steps_per_s_all": [round(r, 3) for r in rates],
         "final_loss": round(loss, 6),
+        "cpu_per_wall": round(cpu_per_wall, 3),
+        "loadavg_1m_before": round(load, 2),
         "checkpoint": args.checkpoint,
         "checkpoint_step": checkpoint_step(meta),
         "torch": torch.__version__,
