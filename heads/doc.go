@@ -18,6 +18,9 @@
 //     eligible. A pattern's score is the mean row score over eligible rows,
 //     pooled over every sequence added, then clamped to [0, 1]. A uniform head
 //     therefore scores exactly 0 on every pattern.
+//   - Add may restrict the query rows to a task's scored positions: on a
+//     copy task the first half's predictions are unconstrained, so what a
+//     head does there says little about how the model solves the task.
 //   - Entropy is per row in nats over the causal keys, averaged over rows with
 //     at least two keys; EntropyNorm divides each row's entropy by log(i+1),
 //     so a uniform head has EntropyNorm 1 and a one-hot head 0.

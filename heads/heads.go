@@ -119,10 +119,14 @@ func NewAccumulator(t int, opts Options) (*Accumulator, error) {
 }
 
 // Add pools one sequence: w is the head's (T, T) weight matrix, tokens the T
-// token ids it was computed on.
-func (a *Accumulator) Add(w [][]float64, tokens []int) error {
+// token ids it was computed on. queries selects the query rows that count
+// (a task's loss mask: rows where it is 0 are skipped); nil counts every row.
+func (a *Accumulator) Add(w [][]float64, tokens []int, queries []float64) error {
 	if len(w) != a.t || len(tokens) != a.t {
 		return errors.Errorf("got %d weight rows and %d tokens, want %d of each", len(w), len(tokens), a.t)
+	}
+	if queries != nil && len(queries) != a.t {
+		return errors.Errorf("got %d query selectors, want %d", len(queries), a.t)
 	}
 	for i, row := range w {
 		if len(row) != a.t {
@@ -132,6 +136,9 @@ func (a *Accumulator) Add(w [][]float64, tokens []int) error {
 	a.sequence++
 	targets := make([]int, 0, a.t)
 	for i := range w {
+		if queries != nil && queries[i] == 0 {
+			continue
+		}
 		row := w[i][:i+1] // causal keys 0..i
 		if i >= 1 {
 			h := Entropy(row)
@@ -207,13 +214,13 @@ func (a *Accumulator) Result() Result {
 // offsets cannot be a k that only the last row or two happen to fit.
 func maxOffset(t int) int { return t - (t+2)/3 }
 
-// Score is the one-sequence shortcut: the Result of a single Add.
+// Score is the one-sequence shortcut: the Result of a single Add of every row.
 func Score(w [][]float64, tokens []int, opts Options) (Result, error) {
 	a, err := NewAccumulator(len(tokens), opts)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := a.Add(w, tokens); err != nil {
+	if err := a.Add(w, tokens, nil); err != nil {
 		return Result{}, err
 	}
 	return a.Result(), nil

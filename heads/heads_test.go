@@ -106,7 +106,7 @@ func TestUniformHeadScoresNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Add(w, tokens); err != nil {
+	if err := a.Add(w, tokens, nil); err != nil {
 		t.Fatal(err)
 	}
 	r := a.Result()
@@ -186,7 +186,7 @@ func TestPooling(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range [][][]float64{dup, unif} {
-		if err := a.Add(w, tokens); err != nil {
+		if err := a.Add(w, tokens, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,10 +207,41 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Add([][]float64{{1}, {1, 0}, {1, 0, 0}}, []int{1, 2, 3}); err == nil {
+	if err := a.Add([][]float64{{1}, {1, 0}, {1, 0, 0}}, []int{1, 2, 3}, nil); err == nil {
 		t.Error("ragged matrix accepted")
 	}
-	if err := a.Add([][]float64{{1, 0, 0}}, []int{1, 2, 3}); err == nil {
+	if err := a.Add([][]float64{{1, 0, 0}}, []int{1, 2, 3}, nil); err == nil {
 		t.Error("1 row for 3 tokens accepted")
+	}
+	if err := a.Add([][]float64{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}}, []int{1, 2, 3}, []float64{1}); err == nil {
+		t.Error("1 query selector for 3 rows accepted")
+	}
+}
+
+// TestQueryMask: with only the second half's rows selected, a head that is
+// previous-token there and self in the first half scores exactly 1 on
+// previous-token and 0 on self (its self rows are not counted).
+func TestQueryMask(t *testing.T) {
+	half := len(tokens) / 2
+	w := build(func(i int) []int {
+		if i < half {
+			return one(i)
+		}
+		return one(i - 1)
+	})
+	queries := make([]float64, len(tokens))
+	for i := half; i < len(tokens); i++ {
+		queries[i] = 1
+	}
+	a, err := NewAccumulator(len(tokens), Options{Separator: NoSeparator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Add(w, tokens, queries); err != nil {
+		t.Fatal(err)
+	}
+	r := a.Result()
+	if r.Role != PreviousToken || math.Abs(r.Score-1) > 1e-12 || r.Scores[Self] != 0 {
+		t.Errorf("got %+v, want previous-token 1 and self 0", r)
 	}
 }
