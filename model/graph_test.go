@@ -90,18 +90,22 @@ func lossOf(t *testing.T, g *Graph) float64 {
 	return 0
 }
 
-// TestGradientsMatchFiniteDifferences compares every parameter gradient of
-// the graph with central differences (L(w+h) - L(w-h)) / 2h, h = 1e-5, made by
-// perturbing the model's tensor in place and re-running the same machine.
-// Tolerance: per tensor, ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6.
+// TestGradientsMatchFiniteDifferences compares every parameter tensor's
+// gradient with central differences (L(w+h) - L(w-h)) / 2h, h = 1e-5, made
+// by perturbing the model's tensor in place and re-running the same machine
+// (so it also shows the weights are bound by reference). Each tensor is
+// checked on all entries when it has at most fdEntries, else on fdEntries
+// entries drawn from a fixed seed, which keeps the test fast.
+// Tolerance: per tensor, ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6 over
+// the checked entries; the weights are random with std 0.5 so that no
+// gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	cases := []struct {
-		name                string
+		name                 string
 		mlp, keyPad, dropout bool
 	}{
 		{"attention-only", false, false, false},
-		{"attention-only/keypad", false, true, false},
-		{"attention-only/dropout", false, false, true},
+		{"attention-only/keypad+dropout", false, true, true},
 		{"mlp", true, false, false},
 		{"mlp/keypad+dropout", true, true, true},
 	}
@@ -157,10 +161,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			for i, gr := range grads {
 				analytic[i] = append([]float64(nil), gr.Float64s()...)
 			}
-			const h = 1e-5
+			const h, fdEntries = 1e-5, 8
+			worst := 0.0
 			for i, p := range m.Params {
 				var diff, gn, fn float64
-				for j := range analytic[i] {
+				for _, j := range entries(rng, len(analytic[i]), fdEntries) {
 					w := at(p.Value, j)
 					setAt(p.Value, j, w+h)
 					run(t, vm)
@@ -178,7 +183,22 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				if rel > 1e-6 || math.IsNaN(rel) {
 					t.Errorf("%s: relative gradient error %.3g (|g| %.3g, |fd| %.3g)", p.Name, rel, math.Sqrt(gn), math.Sqrt(fn))
 				}
+				worst = math.Max(worst, rel)
 			}
+			t.Logf("worst relative error %.2g", worst)
 		})
 	}
+}
+
+// entries returns all of 0..n-1 when n <= k, else k distinct indices drawn
+// from rng.
+func entries(rng *rand.Rand, n, k int) []int {
+	if n <= k {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	return rng.Perm(n)[:k]
 }
