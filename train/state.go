@@ -129,8 +129,8 @@ func loadState(dir string, step int, st *runState, params []model.Param) error {
 	return nil
 }
 
-// removeStatesBefore deletes the state files of steps before step.
-func removeStatesBefore(dir string, step int) error {
+// removeStates deletes the state files whose step drop selects.
+func removeStates(dir string, drop func(step int) bool) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return errors.Wrap(err, "listing the run directory")
@@ -140,7 +140,7 @@ func removeStatesBefore(dir string, step int) error {
 		if m == nil {
 			continue
 		}
-		if s, err := strconv.Atoi(m[1]); err == nil && s < step {
+		if s, err := strconv.Atoi(m[1]); err == nil && drop(s) {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return errors.Wrap(err, "removing an old optimizer state")
 			}

@@ -68,11 +68,11 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("renamed state file: %v", err)
 	}
 
-	if err := removeStatesBefore(dir, 10); err != nil {
+	if err := removeStates(dir, func(s int) bool { return s < 10 }); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != stateFile(10) {
-		t.Errorf("after removeStatesBefore(10): %v", entries)
+		t.Errorf("after removing states before 10: %v", entries)
 	}
 }

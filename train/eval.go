@@ -1,0 +1,110 @@
+package train
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+)
+
+// evaluator scores the model on a fixed held-out set with its own
+// forward-only graph, which shares the model's weight tensors with the
+// training graph.
+type evaluator struct {
+	graph *model.Graph
+	vm    gorgonia.VM
+	set   *data.Batch // the whole held-out set
+	chunk *data.Batch // one graph batch
+}
+
+func newEvaluator(m *model.Model, task data.Task, size int, seed uint64) (*evaluator, error) {
+	batch := min(size, MaxEvalBatch)
+	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: task.SeqLen()})
+	if err != nil {
+		return nil, errors.Wrap(err, "evaluation graph")
+	}
+	return &evaluator{graph: g, vm: g.NewMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
+}
+
+// run evaluates the whole set in chunks of the graph's batch. The last chunk
+// is padded with copies of the set's first row whose loss mask is 0, so they
+// add nothing to the loss and are not counted.
+func (e *evaluator) run(step int) (EvalRecord, error) {
+	set, chunk, t := e.set, e.chunk, e.set.SeqLen
+	var lossSum, scored, correct float64
+	var seqs, seqsRight int
+	for lo := 0; lo < set.Size; lo += chunk.Size {
+		rows := min(chunk.Size, set.Size-lo)
+		copy(chunk.Tokens, set.Tokens[lo*t:(lo+rows)*t])
+		copy(chunk.Targets, set.Targets[lo*t:(lo+rows)*t])
+		copy(chunk.Mask, set.Mask[lo*t:(lo+rows)*t])
+		for r := rows; r < chunk.Size; r++ {
+			copy(chunk.Tokens[r*t:(r+1)*t], set.Tokens[:t])
+			copy(chunk.Targets[r*t:(r+1)*t], set.Targets[:t])
+			clear(chunk.Mask[r*t : (r+1)*t])
+		}
+		n := 0.0
+		for _, m := range chunk.Mask {
+			n += m
+		}
+		if err := e.graph.Feed(chunk.Tokens, chunk.Targets, chunk.Mask); err != nil {
+			return EvalRecord{}, err
+		}
+		if err := e.vm.RunAll(); err != nil {
+			e.vm.Reset()
+			return EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
+		}
+		if n > 0 {
+			lossSum += scalar(e.graph.Loss.Value()) * n
+		}
+		out, ok := e.graph.Logits.Value().(*tensor.Dense)
+		if !ok {
+			e.vm.Reset()
+			return EvalRecord{}, errors.New("the evaluation graph produced no logits")
+		}
+		logits, err := float64s(out)
+		e.vm.Reset()
+		if err != nil {
+			return EvalRecord{}, err
+		}
+		v := len(logits) / (chunk.Size * t)
+		for r := 0; r < rows; r++ {
+			right, scoredRow := true, false
+			for p := r * t; p < (r+1)*t; p++ {
+				if chunk.Mask[p] == 0 {
+					continue
+				}
+				scoredRow = true
+				if argmax(logits[p*v:(p+1)*v]) == chunk.Targets[p] {
+					correct++
+				} else {
+					right = false
+				}
+			}
+			if scoredRow {
+				seqs++
+				if right {
+					seqsRight++
+				}
+			}
+		}
+		scored += n
+	}
+	if scored == 0 || seqs == 0 {
+		return EvalRecord{}, errors.New("the evaluation set scores no position")
+	}
+	return EvalRecord{Step: step, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}, nil
+}
+
+// argmax returns the index of the largest value (the first on ties).
+func argmax(row []float64) int {
+	best := 0
+	for i, x := range row {
+		if x > row[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,491 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Files of a run directory.
+const (
+	ConfigFile     = "config.yaml"            // the resolved config (Config.YAML)
+	MetricsFile    = "metrics.jsonl"          // one JSON object per line (TrainRecord, EvalRecord)
+	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
+	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
+)
+
+// Dtype is the element type of the models Run trains.
+var Dtype = tensor.Float32
+
+// DropoutStream is the second PCG word of the dropout masks of a step, XORed
+// with the step number: the masks of step s come from
+// rand.NewPCG(seed, DropoutStream^s), a stream distinct from the batch of
+// step s (data.StepRNG) and from the evaluation set (data.EvalStream).
+const DropoutStream uint64 = 0x6472_6f70_0000_0000 // "drop" in the high bytes
+
+// MaxEvalBatch caps the batch of the evaluation graph; a larger held-out set
+// is evaluated in chunks of this many rows.
+const MaxEvalBatch = 256
+
+// ErrRunExists is returned (wrapped) when a fresh run is pointed at a
+// directory that already holds one.
+var ErrRunExists = errors.New("already holds a run")
+
+// Event is what Run reports to its Observer after every step.
+type Event struct {
+	Step, Steps int
+	Loss        float64      // this step's training loss
+	Train       *TrainRecord // the training line, on steps that log one
+	Eval        *EvalRecord  // the evaluation, on steps that evaluate
+}
+
+// Observer receives an Event after every step (for progress display). It runs
+// on the training goroutine, so it should be quick.
+type Observer func(Event)
+
+// Options says where a run lives and who watches it.
+type Options struct {
+	Dir string // run directory, created if missing
+	// Resume continues the run in Dir from its latest checkpoint (or from the
+	// start if it was stopped before its first one). Without Resume, Run
+	// refuses a Dir that already holds a run.
+	Resume   bool
+	Observer Observer // may be nil
+}
+
+// Result summarises a finished or interrupted Run.
+type Result struct {
+	Dir         string
+	FirstStep   int // first step this call ran: 1, or the checkpoint's step + 1 when resuming
+	Step        int // last completed step (== Steps unless Interrupted)
+	Steps       int
+	Interrupted bool          // ctx was cancelled; a checkpoint of Step was saved
+	Elapsed     time.Duration // wall time of this call's steps
+	LastEval    *EvalRecord   // the last evaluation of this call, nil if none
+	BestLoss    float64       // lowest eval_loss of the run so far (+Inf if none)
+	BestStep    int
+}
+
+// Run trains cfg in opts.Dir until cfg.Train.Steps, or until ctx is cancelled,
+// in which case it saves a checkpoint of the last completed step and returns
+// with Interrupted set. A non-finite loss, gradient or weight stops the run
+// with an error naming the step; nothing is saved after the last good step.
+//
+// The run directory holds ConfigFile, MetricsFile, CheckpointFile, BestFile
+// and state-<step>.safetensors, the optimizer state of the checkpoint's step.
+// Every file is replaced atomically, and in an order (metrics, best, state,
+// checkpoint, then removal of older states) that leaves a resumable directory
+// whenever the process is killed; a resumed run ends bit-identical to an
+// uninterrupted one.
+func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := prepare(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.loop(ctx)
+}
+
+// runner is one Run in progress.
+type runner struct {
+	cfg      Config
+	cfgJSON  []byte
+	dir      string
+	observer Observer
+	task     data.Task
+	model    *model.Model
+	graph    *model.Graph
+	vm       gorgonia.VM
+	eval     *evaluator // nil when evaluation is off
+	state    runState
+	sched    LRSchedule
+	metrics  *metricsLog
+	start    int // last completed step before this call
+	saved    int // step of the checkpoint on disk
+}
+
+func prepare(cfg Config, opts Options) (*runner, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("no run directory given")
+	}
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, errors.Wrap(err, "encoding the run config")
+	}
+	task, err := data.New(cfg.Task)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, cfgJSON: cfgJSON, dir: opts.Dir, observer: opts.Observer, task: task,
+		state: runState{BestLoss: math.Inf(1)}}
+	t := cfg.Train
+	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
+	if opts.Resume {
+		err = r.resume()
+	} else {
+		err = r.fresh()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: task.SeqLen(), Train: true}); err != nil {
+		return nil, err
+	}
+	r.vm = r.graph.NewMachine()
+	if t.EvalEvery > 0 {
+		if r.eval, err = newEvaluator(r.model, task, t.EvalSize, cfg.Seed); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
+	if r.metrics, err = openMetrics(filepath.Join(r.dir, MetricsFile)); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// fresh starts a new run in an empty (or missing) directory.
+func (r *runner) fresh() error {
+	if held, err := holdsRun(r.dir); err != nil {
+		return err
+	} else if held {
+		return errors.Wrapf(ErrRunExists, "%s", r.dir)
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return errors.Wrap(err, "creating the run directory")
+	}
+	yml, err := r.cfg.YAML()
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(r.dir, MetricsFile), nil); err != nil {
+		return err
+	}
+	r.model, err = model.New(r.cfg.Model, Dtype, r.cfg.Seed)
+	r.state.Adam = r.newAdam()
+	return err
+}
+
+// resume restores the run in r.dir at its checkpoint's step.
+func (r *runner) resume() error {
+	saved, err := SavedConfig(r.dir)
+	if err != nil {
+		return err
+	}
+	if diff := configDiff(saved, r.cfg); diff != "" {
+		return errors.Errorf("cannot resume %s with a different config (%s)", r.dir, diff)
+	}
+	ckpt := filepath.Join(r.dir, CheckpointFile)
+	if _, err := os.Stat(ckpt); err == nil {
+		m, info, err := model.Load(ckpt)
+		if err != nil {
+			return err
+		}
+		if info.Step < 0 || info.Step > r.cfg.Train.Steps {
+			return errors.Errorf("%s is at step %d, outside this run's 1..%d", ckpt, info.Step, r.cfg.Train.Steps)
+		}
+		if m.Dtype != Dtype {
+			return errors.Errorf("%s holds %v weights, runs train %v", ckpt, m.Dtype, Dtype)
+		}
+		r.model, r.start = m, info.Step
+	} else if r.model, err = model.New(r.cfg.Model, Dtype, r.cfg.Seed); err != nil {
+		return err
+	}
+	r.saved = r.start
+	r.state.Adam = r.newAdam()
+	if r.start > 0 {
+		if err := loadState(r.dir, r.start, &r.state, r.model.Params); err != nil {
+			return err
+		}
+	}
+	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
+		return err
+	}
+	// State files of later steps were written by a run killed before their
+	// checkpoint; they would be rewritten anyway.
+	return removeStates(r.dir, func(step int) bool { return step != r.start })
+}
+
+func (r *runner) newAdam() *Adam {
+	t := r.cfg.Train
+	return NewAdam(r.model.Params, t.Beta1, t.Beta2, t.Eps, t.WeightDecay)
+}
+
+func (r *runner) close() {
+	if r.vm != nil {
+		r.vm.Close()
+	}
+	if r.eval != nil {
+		r.eval.vm.Close()
+	}
+	if r.metrics != nil {
+		// The log was written line by line; a close error cannot lose any.
+		_ = r.metrics.close()
+	}
+}
+
+func (r *runner) loop(ctx context.Context) (*Result, error) {
+	t := r.cfg.Train
+	res := &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: t.Steps}
+	batch := data.NewBatch(t.BatchSize, r.task.SeqLen())
+	began := time.Now()
+	lastLog, lastLogStep := began, r.start
+	for s := r.start + 1; s <= t.Steps; s++ {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			break
+		}
+		if err := data.Fill(r.task, batch, data.StepRNG(r.cfg.Seed, s)); err != nil {
+			return nil, err
+		}
+		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
+			return nil, errors.Wrapf(err, "step %d", s)
+		}
+		fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s))))
+		loss, norm, err := r.step(s)
+		if err != nil {
+			return nil, errors.Wrapf(err, "step %d", s)
+		}
+		ev := Event{Step: s, Steps: t.Steps, Loss: loss}
+		last := s == t.Steps
+		if t.LogEvery > 0 && (s%t.LogEvery == 0 || last) {
+			now := time.Now()
+			tokens := float64((s - lastLogStep) * t.BatchSize * r.task.SeqLen())
+			ev.Train = &TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: tokens / now.Sub(lastLog).Seconds()}
+			lastLog, lastLogStep = now, s
+			if err := r.metrics.write(ev.Train); err != nil {
+				return nil, err
+			}
+		}
+		if r.eval != nil && (s%t.EvalEvery == 0 || last) {
+			rec, err := r.eval.run(s)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: evaluation", s)
+			}
+			ev.Eval, res.LastEval = &rec, &rec
+			if err := r.metrics.write(rec); err != nil {
+				return nil, err
+			}
+			if rec.EvalLoss < r.state.BestLoss {
+				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
+				if err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || last {
+			if err := r.checkpoint(s); err != nil {
+				return nil, err
+			}
+		}
+		res.Step = s
+		if r.observer != nil {
+			r.observer(ev)
+		}
+	}
+	if res.Interrupted && res.Step > r.saved {
+		if err := r.checkpoint(res.Step); err != nil {
+			return nil, errors.Wrap(err, "saving on interrupt")
+		}
+	}
+	res.Elapsed = time.Since(began)
+	res.BestLoss, res.BestStep = r.state.BestLoss, r.state.BestStep
+	return res, nil
+}
+
+// step runs forward and backward on the fed batch, clips, and updates the
+// weights. It checks the loss and the gradients before touching the weights.
+func (r *runner) step(s int) (loss, norm float64, err error) {
+	defer r.vm.Reset()
+	if err := r.vm.RunAll(); err != nil {
+		return 0, 0, errors.Wrap(err, "running the training graph")
+	}
+	loss = scalar(r.graph.Loss.Value())
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, 0, errors.Errorf("the training loss is %v; stopping (the last checkpoint, step %d, is untouched)", loss, r.saved)
+	}
+	grads, err := r.graph.Gradients()
+	if err != nil {
+		return 0, 0, err
+	}
+	norm, err = ClipGlobalNorm(grads, r.cfg.Train.GradClip)
+	if err != nil {
+		return 0, 0, err
+	}
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, 0, errors.Errorf("the gradient norm is %v; stopping (the last checkpoint, step %d, is untouched)", norm, r.saved)
+	}
+	if err := r.state.Adam.Update(r.model.Params, grads, r.sched.At(s)); err != nil {
+		return 0, 0, errors.Wrapf(err, "stopping (the last checkpoint, step %d, is untouched)", r.saved)
+	}
+	return loss, norm, nil
+}
+
+// checkpoint saves the optimizer state of step s, then the weights, then
+// drops older states: at every moment the directory holds a checkpoint and
+// the state of that checkpoint's step.
+func (r *runner) checkpoint(s int) error {
+	if err := saveState(r.dir, s, r.state, r.model.Params); err != nil {
+		return err
+	}
+	if err := model.Save(filepath.Join(r.dir, CheckpointFile), r.model, r.cfgJSON, s); err != nil {
+		return err
+	}
+	r.saved = s
+	return removeStates(r.dir, func(step int) bool { return step < s })
+}
+
+// fillDropout draws each mask entry: 0 with probability p, else 1/(1-p), so
+// the expected activation is unchanged.
+func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) {
+	keep := 1 / (1 - p)
+	for _, node := range masks {
+		switch v := node.Value().Data().(type) {
+		case []float32:
+			for i := range v {
+				v[i] = float32(keep)
+				if rng.Float64() < p {
+					v[i] = 0
+				}
+			}
+		case []float64:
+			for i := range v {
+				v[i] = keep
+				if rng.Float64() < p {
+					v[i] = 0
+				}
+			}
+		}
+	}
+}
+
+// scalar reads a scalar value of either float dtype.
+func scalar(v gorgonia.Value) float64 {
+	switch x := v.Data().(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	case []float32:
+		return float64(x[0])
+	case []float64:
+		return x[0]
+	}
+	return math.NaN()
+}
+
+// holdsRun reports whether dir has any of a run's files.
+func holdsRun(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errors.Wrap(err, "reading the run directory")
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == ConfigFile, name == MetricsFile, name == CheckpointFile, name == BestFile, stateFilePattern.MatchString(name):
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// SavedConfig returns the config of the run in dir: the one inside its
+// checkpoint, or its config.yaml if it was stopped before the first
+// checkpoint.
+func SavedConfig(dir string) (Config, error) {
+	ckpt := filepath.Join(dir, CheckpointFile)
+	if _, err := os.Stat(ckpt); err == nil {
+		_, info, err := model.Load(ckpt)
+		if err != nil {
+			return Config{}, err
+		}
+		return ParseConfigJSON(ckpt, info.RunConfig)
+	}
+	yml := filepath.Join(dir, ConfigFile)
+	if _, err := os.Stat(yml); err != nil {
+		return Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, CheckpointFile, ConfigFile)
+	}
+	return LoadConfig(yml, nil)
+}
+
+// configDiff lists the keys whose values differ between a and b, as
+// "key: saved X, given Y", or returns "" when the configs are equal.
+func configDiff(saved, given Config) string {
+	a, b := flatten(saved), flatten(given)
+	var diffs []string
+	for _, k := range sortedKeys(a, b) {
+		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
+			diffs = append(diffs, fmt.Sprintf("%s: saved %v, given %v", k, a[k], b[k]))
+		}
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// flatten maps dotted JSON keys of a config to their values.
+func flatten(c Config) map[string]any {
+	raw, _ := json.Marshal(c) // a Config always encodes
+	var tree map[string]any
+	_ = json.Unmarshal(raw, &tree)
+	flat := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, x := range m {
+				walk(join(prefix, k), x)
+			}
+			return
+		}
+		flat[prefix] = v
+	}
+	walk("", tree)
+	return flat
+}
+
+func sortedKeys(maps ...map[string]any) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range maps {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeFile replaces path with content atomically.
+func writeFile(path string, content []byte) error {
+	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(content)
+		return err
+	})
+}
