@@ -1,0 +1,107 @@
+package layers
+
+// Tests pinning Gorgonia v0.9.18 behaviour this package designs around (see
+// /work/shared/GORGONIA.md). Each asserts the CURRENT upstream behaviour, so a
+// failure after an upgrade means the workaround may no longer be needed (or
+// needs a second look), not that this package broke.
+
+import (
+	"math"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// builtinSoftmaxRows runs gorgonia's SoftMax (or LogSoftMax) along the last
+// axis of the float32 matrix [[0 0 0] [95 0 0]]. The kernel seeds each row's
+// max with the tensor's first element (0) and then skips the row's own first
+// element, so row 1 computes exp(95) = +Inf in float32.
+func builtinSoftmaxRows(t *testing.T, log bool) []float64 {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(2, 3), gorgonia.WithName("x"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{0, 0, 0, 95, 0, 0}))))
+	var y *gorgonia.Node
+	var err error
+	if log {
+		y, err = gorgonia.LogSoftMax(x, 1)
+	} else {
+		y, err = gorgonia.SoftMax(x, 1)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	return values(t, y)
+}
+
+// TestUpstreamSoftmaxLastAxisBug pins that the built-in last-axis SoftMax
+// gives [NaN 0 0] for the float32 row [95 0 0] when it is not the tensor's
+// first row (true answer ~[1 5.6e-42 5.6e-42]), which is why MaskedSoftmax
+// exists; MaskedSoftmax gets the same rows right.
+func TestUpstreamSoftmaxLastAxisBug(t *testing.T) {
+	y := builtinSoftmaxRows(t, false)
+	if !math.IsNaN(y[3]) || y[4] != 0 || y[5] != 0 {
+		t.Errorf("gorgonia.SoftMax row [95 0 0] = %v: the upstream NaN bug changed; re-check GORGONIA.md", y[3:])
+	}
+	scores := tensor.New(tensor.WithShape(1, 1, 3, 3), tensor.WithBacking([]float32{0, 0, 0, 95, 0, 0, 0, 0, 0}))
+	ours := softmaxOf(t, scores, nil, false, 1)
+	if ours[3] != 1 || ours[4] > 1e-40 || ours[5] > 1e-40 {
+		t.Errorf("MaskedSoftmax row [95 0 0] = %v, want [1 ~0 ~0]", ours[3:6])
+	}
+}
+
+// TestUpstreamLogSoftmaxLastAxisBug pins that the built-in LogSoftMax shares
+// the kernel: the row [95 0 0] gives -Inf everywhere instead of the true
+// [~0 -95 -95], which is why CrossEntropy is one fused op.
+func TestUpstreamLogSoftmaxLastAxisBug(t *testing.T) {
+	y := builtinSoftmaxRows(t, true)
+	for _, v := range y[3:] {
+		if !math.IsInf(v, -1) {
+			t.Errorf("gorgonia.LogSoftMax row [95 0 0] = %v: the upstream bug changed; re-check GORGONIA.md", y[3:])
+			break
+		}
+	}
+}
+
+// TestUpstreamUnnamedInputsMerge pins that two unnamed same-shape matrices
+// become one node (so unnamed Wq and Wk would share a tensor), and that
+// distinct names keep them apart, which is why every input here is named.
+func TestUpstreamUnnamedInputsMerge(t *testing.T) {
+	g := gorgonia.NewGraph()
+	a := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3))
+	b := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3))
+	if a != b {
+		t.Error("unnamed same-shape NewMatrix nodes no longer merge: re-check GORGONIA.md")
+	}
+	c := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("wq"))
+	d := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("wk"))
+	if c == d {
+		t.Error("differently named NewMatrix nodes merged")
+	}
+}
+
+// TestUpstreamByIndicesOutOfRange pins that ByIndices returns row 0 for an
+// id past the table instead of failing, which is why model.Graph.Feed
+// validates ids.
+func TestUpstreamByIndicesOutOfRange(t *testing.T) {
+	g := gorgonia.NewGraph()
+	table := NewParam(g, "table", tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6})))
+	ids := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(2), gorgonia.WithName("ids"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{2, 7}))))
+	rows, err := gorgonia.ByIndices(table, ids, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Errorf("ByIndices with id 7 of 3 now fails (%v): upstream changed; re-check GORGONIA.md", err)
+		return
+	}
+	got, want := values(t, rows), []float64{5, 6, 1, 2}
+	if maxAbsDiff(t, got, want) != 0 {
+		t.Errorf("ByIndices(ids [2 7]) = %v, pinned upstream behaviour %v", got, want)
+	}
+}
