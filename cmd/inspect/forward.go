@@ -1,0 +1,145 @@
+package main
+
+import (
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/model"
+)
+
+// pass is what one forward pass over the displayed sequence gives.
+type pass struct {
+	attention   [][][][]float64 // [layer][head][query][key]
+	logits      [][]float64     // [position][vocab]
+	predictions []int           // [position] argmax of the logits
+}
+
+// forward runs the model on one sequence (an inference graph with Batch 1).
+func forward(m *model.Model, s sequence) (pass, error) {
+	t := len(s.tokens)
+	att, logits, err := runGraph(m, 1, t, s.tokens, s.targets, s.scored)
+	if err != nil {
+		return pass{}, err
+	}
+	p := pass{logits: rows(logits, m.Config.Vocab), predictions: make([]int, t)}
+	for _, a := range att {
+		p.attention = append(p.attention, a[0])
+	}
+	for i, row := range p.logits {
+		for v, x := range row {
+			if x > row[p.predictions[i]] {
+				p.predictions[i] = v
+			}
+		}
+	}
+	return p, nil
+}
+
+// scoreHeads draws n examples of the task from seed and pools every head's
+// pattern scores over them: over the query rows the task scores, or over
+// every row when allRows is set.
+func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) ([][]heads.Result, error) {
+	cfg := m.Config
+	b := data.NewBatch(n, task.SeqLen())
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, samplesStream))); err != nil {
+		return nil, err
+	}
+	att, _, err := runGraph(m, n, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
+	if err != nil {
+		return nil, err
+	}
+	opts := heads.Options{Separator: separator(task)}
+	out := make([][]heads.Result, cfg.Layers)
+	for l := range cfg.Layers {
+		for h := range cfg.Heads {
+			acc, err := heads.NewAccumulator(task.SeqLen(), opts)
+			if err != nil {
+				return nil, err
+			}
+			for i := range n {
+				tokens, _, mask := b.Row(i)
+				if allRows {
+					mask = nil
+				}
+				if err := acc.Add(att[l][i][h], tokens, mask); err != nil {
+					return nil, err
+				}
+			}
+			out[l] = append(out[l], acc.Result())
+		}
+	}
+	return out, nil
+}
+
+// runGraph builds an inference graph for a (batch, t) input, runs it once and
+// returns the attention weights [layer][batch][head][query][key] and the
+// logits as a flat (batch*t*V) slice.
+func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float64) ([][][][][]float64, []float64, error) {
+	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: t})
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "building the inference graph")
+	}
+	if err := g.Feed(tokens, targets, mask); err != nil {
+		return nil, nil, err
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		return nil, nil, errors.Wrap(err, "running the model")
+	}
+	logits, err := values(g.Logits.Value())
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "logits")
+	}
+	h := m.Config.Heads
+	att := make([][][][][]float64, len(g.Attention))
+	for l, node := range g.Attention {
+		flat, err := values(node.Value())
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, "attention of layer %d", l)
+		}
+		if len(flat) != batch*h*t*t {
+			return nil, nil, errors.Errorf("attention of layer %d has %d values, want %d (B=%d, H=%d, T=%d)", l, len(flat), batch*h*t*t, batch, h, t)
+		}
+		att[l] = make([][][][]float64, batch)
+		for b := range batch {
+			att[l][b] = make([][][]float64, h)
+			for hd := range h {
+				off := (b*h + hd) * t * t
+				att[l][b][hd] = rows(flat[off:off+t*t], t)
+			}
+		}
+	}
+	return att, logits, nil
+}
+
+// values copies a Float32 or Float64 value's data into float64.
+func values(v gorgonia.Value) ([]float64, error) {
+	if v == nil {
+		return nil, errors.New("no value")
+	}
+	switch d := v.Data().(type) {
+	case []float64:
+		return append([]float64(nil), d...), nil
+	case []float32:
+		out := make([]float64, len(d))
+		for i, x := range d {
+			out[i] = float64(x)
+		}
+		return out, nil
+	}
+	return nil, errors.Errorf("unexpected value type %T", v.Data())
+}
+
+// rows splits a flat (N, width) slice into N rows.
+func rows(flat []float64, width int) [][]float64 {
+	out := make([][]float64, 0, len(flat)/width)
+	for i := 0; i+width <= len(flat); i += width {
+		out = append(out, flat[i:i+width])
+	}
+	return out
+}

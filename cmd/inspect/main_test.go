@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/inspect/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// plainEnv fixes what colour and layout decisions read from the environment.
+func plainEnv(t *testing.T, columns string) {
+	t.Setenv("COLUMNS", columns)
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("COLORTERM", "")
+}
+
+// runOK runs the command and fails the test on an error or stderr output.
+func runOK(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("run %q: %v", args, err)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("run %q wrote to stderr: %s", args, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+func TestCheckpointIsSmall(t *testing.T) {
+	info, err := os.Stat(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() >= 100<<10 {
+		t.Errorf("%s is %d bytes, want < 100 KB", testCheckpoint, info.Size())
+	}
+}
+
+// TestPlainGolden pins the default output with colour off (stdout is not a
+// terminal) at 100 columns, where the two heads of a layer fit side by side.
+func TestPlainGolden(t *testing.T) {
+	plainEnv(t, "100")
+	out := runOK(t, "-checkpoint", testCheckpoint)
+	golden(t, "copy.txt", out)
+	if bytes.ContainsRune(out, 0x1b) {
+		t.Error("plain output contains an escape character")
+	}
+	if !bytes.Contains(out, []byte("layer 0 head 0                         layer 0 head 1")) {
+		t.Error("heads of a layer are not side by side at 100 columns")
+	}
+}
+
+// TestJSONGolden pins the -json object for user tokens (a copy example whose
+// second half is wrong at its last position).
+func TestJSONGolden(t *testing.T) {
+	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6")
+	golden(t, "copy.json", out)
+}
+
+type jsonOut struct {
+	Tokens      []int
+	Attention   [][][][]float64
+	Logits      [][]float64
+	Predictions []int
+	Heads       [][]struct {
+		Role    string
+		Score   float64
+		Scores  map[string]float64
+		Entropy float64
+	}
+}
+
+func decode(t *testing.T, out []byte) jsonOut {
+	t.Helper()
+	var j jsonOut
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&j); err != nil {
+		t.Fatal(err)
+	}
+	if dec.More() {
+		t.Fatal("stdout holds more than one JSON value")
+	}
+	return j
+}
+
+// TestJSONInvariants: one JSON object; each attention row sums to 1 within
+// 1e-5 and is exactly 0 above the diagonal; the logits equal a forward pass
+// made here directly with model.Build + RunAll (relative 1e-6 after parsing
+// the JSON number back to float32, a round trip that is exact for float32
+// printed by encoding/json); predictions are the logits' argmax;
+// heads are [layer][head] with scores in [0, 1].
+func TestJSONInvariants(t *testing.T) {
+	tokens := []int{5, 2, 7, 2, 8, 5, 2}
+	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5,2,7,2,8,5,2")
+	j := decode(t, out)
+	m, _, err := model.Load(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := m.Config
+	if len(j.Attention) != cfg.Layers || len(j.Heads) != cfg.Layers {
+		t.Fatalf("%d attention layers, %d head layers, want %d", len(j.Attention), len(j.Heads), cfg.Layers)
+	}
+	for l, layer := range j.Attention {
+		if len(layer) != cfg.Heads || len(j.Heads[l]) != cfg.Heads {
+			t.Fatalf("layer %d: %d heads", l, len(layer))
+		}
+		for h, w := range layer {
+			if len(w) != len(tokens) {
+				t.Fatalf("layer %d head %d: %d rows", l, h, len(w))
+			}
+			for i, row := range w {
+				var sum float64
+				for k, v := range row {
+					sum += v
+					if k > i && v != 0 {
+						t.Errorf("layer %d head %d: weight %v at query %d key %d above the diagonal", l, h, v, i, k)
+					}
+				}
+				if math.Abs(sum-1) > 1e-5 {
+					t.Errorf("layer %d head %d row %d sums to %v", l, h, i, sum)
+				}
+			}
+			for p, s := range j.Heads[l][h].Scores {
+				if s < 0 || s > 1 {
+					t.Errorf("layer %d head %d: %s score %v outside [0, 1]", l, h, p, s)
+				}
+			}
+		}
+	}
+
+	g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: len(tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Feed(tokens, make([]int, len(tokens)), make([]float64, len(tokens))); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	want := g.Logits.Value().Data().([]float32)
+	for p, row := range j.Logits {
+		best := 0
+		for v, x := range row {
+			w := float64(want[p*cfg.Vocab+v])
+			if d := math.Abs(float64(float32(x)) - w); d > 1e-6*math.Max(1, math.Abs(w)) {
+				t.Errorf("logit [%d][%d] = %v, direct forward pass %v", p, v, x, want[p*cfg.Vocab+v])
+			}
+			if x > row[best] {
+				best = v
+			}
+		}
+		if j.Predictions[p] != best {
+			t.Errorf("prediction %d = %d, argmax %d", p, j.Predictions[p], best)
+		}
+	}
+	if len(j.Logits) != len(tokens) || len(j.Predictions) != len(tokens) {
+		t.Errorf("%d logit rows and %d predictions for %d tokens", len(j.Logits), len(j.Predictions), len(tokens))
+	}
+}
+
+// TestPrefixIsCausal: the attention and logits of a prefix equal the first
+// rows of the full sequence's (a causal model cannot see later tokens);
+// tolerance 1e-6 for graphs of different T.
+func TestPrefixIsCausal(t *testing.T) {
+	full := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8 1 6 6", "-samples", "1"))
+	pre := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8", "-samples", "1"))
+	for l := range pre.Attention {
+		for h := range pre.Attention[l] {
+			for i, row := range pre.Attention[l][h] {
+				for k, v := range row {
+					if math.Abs(v-full.Attention[l][h][i][k]) > 1e-6 {
+						t.Errorf("layer %d head %d [%d][%d]: prefix %v, full %v", l, h, i, k, v, full.Attention[l][h][i][k])
+					}
+				}
+			}
+		}
+	}
+	for p, row := range pre.Logits {
+		for v, x := range row {
+			if math.Abs(x-full.Logits[p][v]) > 1e-5 {
+				t.Errorf("logit [%d][%d]: prefix %v, full %v", p, v, x, full.Logits[p][v])
+			}
+		}
+	}
+}
+
+// TestPNG: the file decodes, has the layout's size for 2 layers x 2 heads
+// (1 x 1 with -layer and -head), cells of at least 16 px, a cell's centre has
+// the colour of its JSON weight, and two different heads' heatmaps differ.
+func TestPNG(t *testing.T) {
+	plainEnv(t, "100")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "heads.png")
+	out := runOK(t, "-checkpoint", testCheckpoint, "-png", path)
+	if !bytes.Contains(out, []byte("wrote "+path)) {
+		t.Errorf("output does not say it wrote %s", path)
+	}
+	img := readPNG(t, path)
+	r, err := prepare(options{checkpoint: testCheckpoint, layer: -1, head: -1, samples: 64, seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := render.GridLayout(r.pngGrid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Layers != 2 || l.Heads != 2 || img.Bounds().Size() != l.Size() || l.CellPx < 16 {
+		t.Fatalf("image %v, layout %+v", img.Bounds(), l)
+	}
+	w := r.fw.attention[0][1]
+	c := l.Cell(0, 1, 5, 1)
+	centre := c.Min.Add(c.Size().Div(2))
+	if got, want := rgba(img, centre), render.Color(w[5][1]); got != want {
+		t.Errorf("cell (5, 1) of layer 0 head 1 is %v, want %v for weight %v", got, want, w[5][1])
+	}
+	if samePixels(img, l.Heatmap(0, 0), l.Heatmap(0, 1)) {
+		t.Error("layer 0 heads 0 and 1 draw the same heatmap")
+	}
+
+	one := filepath.Join(dir, "one.png")
+	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
+	if got := readPNG(t, one).Bounds().Size(); got != l.Panel {
+		t.Errorf("-layer 1 -head 0 image is %v, want one panel %v", got, l.Panel)
+	}
+}
+
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func rgba(img image.Image, p image.Point) color.RGBA {
+	return color.RGBAModel.Convert(img.At(p.X, p.Y)).(color.RGBA)
+}
+
+func samePixels(img image.Image, a, b image.Rectangle) bool {
+	for y := 0; y < a.Dy(); y++ {
+		for x := 0; x < a.Dx(); x++ {
+			if img.At(a.Min.X+x, a.Min.Y+y) != img.At(b.Min.X+x, b.Min.Y+y) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// TestColor: -color always gives 24-bit cells under COLORTERM=truecolor and
+// 256-colour cells otherwise; auto into a buffer (not a terminal), NO_COLOR
+// and never give no escapes at all.
+func TestColor(t *testing.T) {
+	args := []string{"-checkpoint", testCheckpoint, "-layer", "0", "-samples", "4"}
+	for _, c := range []struct {
+		color, colorterm, noColor, want string
+	}{
+		{"always", "truecolor", "", "\x1b[48;2;"},
+		{"always", "", "", "\x1b[48;5;"},
+		{"auto", "truecolor", "", ""},
+		{"always", "truecolor", "1", "\x1b[48;2;"}, // an explicit -color always wins over NO_COLOR
+		{"never", "truecolor", "", ""},
+	} {
+		plainEnv(t, "100")
+		t.Setenv("COLORTERM", c.colorterm)
+		t.Setenv("NO_COLOR", c.noColor)
+		out := runOK(t, append(args, "-color", c.color)...)
+		if c.want == "" && bytes.ContainsRune(out, 0x1b) {
+			t.Errorf("-color %s: escapes in the output", c.color)
+		}
+		if c.want != "" && !bytes.Contains(out, []byte(c.want)) {
+			t.Errorf("-color %s COLORTERM=%q: no %q in the output", c.color, c.colorterm, c.want)
+		}
+	}
+}
+
+// TestWidth: at 100 columns a layer's two heads share lines, at 40 they are
+// stacked.
+func TestWidth(t *testing.T) {
+	for _, c := range []struct {
+		columns string
+		side    bool
+	}{{"100", true}, {"40", false}} {
+		plainEnv(t, c.columns)
+		out := string(runOK(t, "-checkpoint", testCheckpoint, "-layer", "1", "-samples", "4"))
+		side := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "layer 1 head 0") && strings.Contains(line, "layer 1 head 1") {
+				side = true
+			}
+		}
+		if side != c.side || !strings.Contains(out, "layer 1 head 1") || strings.Contains(out, "layer 0 head") {
+			t.Errorf("COLUMNS=%s: side by side %v, want %v:\n%s", c.columns, side, c.side, out)
+		}
+	}
+}
+
+// TestBadInput: each bad input is one error naming the problem, with nothing
+// on stdout.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.safetensors")
+	if err := os.WriteFile(corrupt, []byte("this is not a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.safetensors")
+	if err := os.WriteFile(truncated, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ck := []string{"-checkpoint", testCheckpoint}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-checkpoint is required"},
+		{[]string{"-checkpoint", filepath.Join(dir, "missing.safetensors")}, "no such file"},
+		{[]string{"-checkpoint", corrupt}, "corrupt.safetensors"},
+		{[]string{"-checkpoint", truncated}, "truncated.safetensors"},
+		{append(ck, "-tokens", "3 1 four"), `"four" (token 2) is not a number`},
+		{append(ck, "-tokens", "3 1 -1"), "token -1 at position 2 is outside the vocabulary [0, 9)"},
+		{append(ck, "-tokens", "3 1 9"), "token 9 at position 2 is outside the vocabulary [0, 9)"},
+		{append(ck, "-tokens", "1 2 3 4 5 6 7 0 1"), "9 tokens is longer than the model's context of 8"},
+		{append(ck, "-tokens", " , "), "no token ids"},
+		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers"},
+		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads"},
+		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
+		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
+		{append(ck, "-samples", "0"), "-samples 0"},
+		{append(ck, "stray"), `unexpected argument "stray"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(c.args, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %q: error %v, want one containing %q", c.args, err, c.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") || stdout.Len() > 0 {
+			t.Errorf("run %q: multi-line error %q or stdout %q", c.args, err, stdout.String())
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
+		t.Errorf("-h: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "-checkpoint") {
+		t.Errorf("-h printed %q", stderr.String())
+	}
+}
