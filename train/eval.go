@@ -19,8 +19,9 @@ type evaluator struct {
 	chunk *data.Batch // one graph batch
 }
 
-func newEvaluator(m *model.Model, task data.Task, size int, seed uint64) (*evaluator, error) {
-	batch := min(size, MaxEvalBatch)
+// newEvaluator builds the graph for chunks of batch rows of the held-out set
+// of size rows drawn from seed.
+func newEvaluator(m *model.Model, task data.Task, size, batch int, seed uint64) (*evaluator, error) {
 	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: task.SeqLen()})
 	if err != nil {
 		return nil, errors.Wrap(err, "evaluation graph")

@@ -152,7 +152,7 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	}
 	r.vm = r.graph.NewMachine()
 	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(r.model, task, t.EvalSize, cfg.Seed); err != nil {
+		if r.eval, err = newEvaluator(r.model, task, t.EvalSize, min(t.EvalSize, MaxEvalBatch), cfg.Seed); err != nil {
 			r.close()
 			return nil, err
 		}

@@ -1,0 +1,160 @@
+// Command train trains a model on a toy sequence task from a YAML config and
+// writes a run directory (config.yaml, metrics.jsonl, checkpoint.safetensors,
+// best.safetensors and the optimizer state for -resume).
+//
+//	go run ./cmd/train -config configs/copy.yaml [-out runs/copy] [-set model.heads=8 ...]
+//	go run ./cmd/train -resume runs/copy
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pkg/errors"
+	"golang.org/x/term"
+
+	"github.com/attnscope/attnscope/train"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// sets collects repeated -set flags.
+type sets []string
+
+func (s *sets) String() string     { return strings.Join(*s, " ") }
+func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
+
+const usage = `usage: train -config FILE [-out DIR] [-set key=value ...]
+       train -resume DIR [-config FILE] [-set key=value ...]
+
+Trains a model on a toy task and writes DIR/config.yaml, metrics.jsonl,
+checkpoint.safetensors, best.safetensors and state-<step>.safetensors.
+Ctrl-C saves a checkpoint; -resume DIR continues it bit for bit.
+
+flags:
+`
+
+// run parses args, trains, and prints progress and a summary to stdout.
+// Errors are returned for main to print as one line.
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "YAML run config (e.g. configs/copy.yaml)")
+	out := fs.String("out", "", "run directory (default runs/<config name>)")
+	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
+	var overrides sets
+	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return errors.Wrap(err, "bad flags (see -h)")
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
+	}
+	dir, cfg, err := resolve(*configPath, *out, *resume, overrides)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep := newReporter(stdout, isTerminal(stdout))
+	if *resume != "" {
+		fmt.Fprintf(stdout, "resuming %s (task %s, %d steps)\n", dir, cfg.Task.Name, cfg.Train.Steps)
+	} else {
+		fmt.Fprintf(stdout, "training %s: task %s, %d steps, writing %s\n", describe(*configPath), cfg.Task.Name, cfg.Train.Steps, dir)
+	}
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe})
+	rep.finish()
+	if errors.Is(err, train.ErrRunExists) {
+		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
+	}
+	if err != nil {
+		return err
+	}
+	summarize(stdout, res)
+	return nil
+}
+
+// resolve works out the run directory and the config from the flags.
+func resolve(configPath, out, resume string, overrides []string) (string, train.Config, error) {
+	switch {
+	case resume != "" && out != "" && filepath.Clean(out) != filepath.Clean(resume):
+		return "", train.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
+	case resume != "":
+		if configPath == "" {
+			cfg, err := train.SavedConfig(resume)
+			if err == nil && len(overrides) > 0 {
+				return "", train.Config{}, errors.New("-set needs -config when resuming (the config must equal the saved one)")
+			}
+			return resume, cfg, err
+		}
+		cfg, err := train.LoadConfig(configPath, overrides)
+		return resume, cfg, err
+	case configPath == "":
+		return "", train.Config{}, errors.New("missing -config (e.g. -config configs/copy.yaml; see -h)")
+	}
+	cfg, err := train.LoadConfig(configPath, overrides)
+	if err != nil {
+		return "", train.Config{}, err
+	}
+	if out == "" {
+		out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(configPath), filepath.Ext(configPath)))
+	}
+	return out, cfg, nil
+}
+
+func describe(configPath string) string {
+	if configPath == "" {
+		return "the saved config"
+	}
+	return configPath
+}
+
+// summarize prints what the run did and where its files are.
+func summarize(w io.Writer, res *train.Result) {
+	ran := res.Step - res.FirstStep + 1
+	secs := res.Elapsed.Seconds()
+	if res.Interrupted {
+		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with: go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
+	} else if ran <= 0 {
+		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
+	}
+	if ran > 0 {
+		rate := 0.0
+		if secs > 0 {
+			rate = float64(ran) / secs
+		}
+		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
+	}
+	if e := res.LastEval; e != nil {
+		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f (best eval_loss %.4f at step %d)\n",
+			e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc, res.BestLoss, res.BestStep)
+	}
+	fmt.Fprintf(w, "files: %s/{%s,%s,%s,%s}\n", res.Dir, train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile)
+}
+
+// isTerminal reports whether w is a terminal (progress bar) rather than a
+// pipe or file (plain log lines).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
