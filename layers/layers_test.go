@@ -1,0 +1,199 @@
+package layers
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestGELUMatchesPyTorch: values of torch.nn.functional.gelu(x,
+// approximate="tanh") in float64 (PyTorch 1.13), tolerance 1e-15 absolute.
+func TestGELUMatchesPyTorch(t *testing.T) {
+	x := []float64{-3, -1, -0.5, 0, 0.5, 1, 3}
+	want := []float64{-0.0036373920817729943, -0.15880800939172324, -0.15428599017485606, 0,
+		0.34571400982514394, 0.8411919906082768, 2.996362607918227}
+	g := gorgonia.NewGraph()
+	y := must(t)(GELU(NewParam(g, "x", tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(x)))))
+	runGraph(t, g)
+	if e := maxAbsDiff(t, values(t, y), want); e > 1e-15 {
+		t.Errorf("GELU differs from PyTorch by %.3g: %v", e, values(t, y))
+	}
+}
+
+// TestLayerNormMatchesPyTorch: forward and gradients of sum(c * ln(x)) for
+// torch.nn.LayerNorm(4) (eps 1e-5) in float64 with the weights below
+// (PyTorch 1.13). Tolerance 1e-12 absolute.
+func TestLayerNormMatchesPyTorch(t *testing.T) {
+	g := gorgonia.NewGraph()
+	dense := func(name string, v []float64, shape ...int) *gorgonia.Node {
+		return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+	}
+	x := dense("x", []float64{1, 2, 4, -1, 0.5, -0.25, 0.75, 0.125}, 2, 4)
+	w := dense("ln.weight", []float64{1, 0.5, -2, 1.5}, 4)
+	b := dense("ln.bias", []float64{0, 0.125, 0.25, -0.375}, 4)
+	c := dense("c", []float64{1, -2, 0.5, 3, 0.25, 1, -1, 2}, 2, 4)
+	ln, err := NewLayerNorm(w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := must(t)(ln.Forward(x))
+	loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
+	grads, err := gorgonia.Grad(loss, x, w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	checks := []struct {
+		name string
+		node *gorgonia.Node
+		want []float64
+	}{
+		{"y", y, []float64{-0.2773496714211404, 0.2636748357105704, -2.523496714211406, -2.455122535658554,
+			0.5773301611695607, -0.5760437671344667, -2.224272119298117, -0.9935680298245294}},
+		{"dx", grads[0], []float64{-0.24534681799797542, -0.7253770319760163, 0.5333599114370267, 0.43736393853696587,
+			-3.3932694226565614, -1.8448072788778205, 0.9291531182668433, 4.308923583267539}},
+		{"dweight", grads[1], []float64{-0.13301713112875024, -1.956786877111215, -0.543761881096207, -4.985002444416481}},
+		{"dbias", grads[2], []float64{1.25, -1, -0.5, 5}},
+	}
+	for _, ch := range checks {
+		if e := maxAbsDiff(t, values(t, ch.node), ch.want); e > 1e-12 {
+			t.Errorf("%s differs from PyTorch by %.3g: %v", ch.name, e, values(t, ch.node))
+		}
+	}
+}
+
+// TestLinearGradients: y = x W^T + b against a plain-Go reference (forward
+// 1e-12) and d sum(c * y) against the closed forms dx = c W, dW = c^T x,
+// db = colsum(c) computed by loops (1e-12), in float64; the same graph in
+// float32 agrees with float64 within 1e-5.
+func TestLinearGradients(t *testing.T) {
+	const n, in, out = 5, 4, 3
+	rng := rand.New(rand.NewPCG(31, 32))
+	xv, wv, bv, cv := randDense(rng, 1, n, in), randDense(rng, 1, out, in), randDense(rng, 1, out), randDense(rng, 1, n, out)
+	build := func(conv func(*tensor.Dense) *tensor.Dense) (*gorgonia.ExprGraph, *gorgonia.Node, gorgonia.Nodes) {
+		g := gorgonia.NewGraph()
+		x, w, b := NewParam(g, "x", conv(xv)), NewParam(g, "w", conv(wv)), NewParam(g, "b", conv(bv))
+		lin, err := NewLinear(w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := must(t)(lin.Forward(x))
+		loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
+		grads, err := gorgonia.Grad(loss, x, w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g, y, grads
+	}
+	g, y, grads := build(func(d *tensor.Dense) *tensor.Dense { return d })
+	runGraph(t, g)
+	x, w, c := xv.Float64s(), wv.Float64s(), cv.Float64s()
+	dx, dw, db := make([]float64, n*in), make([]float64, out*in), make([]float64, out)
+	for r := 0; r < n; r++ {
+		for o := 0; o < out; o++ {
+			db[o] += c[r*out+o]
+			for i := 0; i < in; i++ {
+				dx[r*in+i] += c[r*out+o] * w[o*in+i]
+				dw[o*in+i] += c[r*out+o] * x[r*in+i]
+			}
+		}
+	}
+	want := [][]float64{refLinear(x, n, wv, bv), dx, dw, db}
+	got := []*gorgonia.Node{y, grads[0], grads[1], grads[2]}
+	for i, name := range []string{"y", "dx", "dW", "db"} {
+		if e := maxAbsDiff(t, values(t, got[i]), want[i]); e > 1e-12 {
+			t.Errorf("float64 %s differs from reference by %.3g", name, e)
+		}
+	}
+	g32, y32, grads32 := build(toF32)
+	runGraph(t, g32)
+	got32 := []*gorgonia.Node{y32, grads32[0], grads32[1], grads32[2]}
+	for i, name := range []string{"y", "dx", "dW", "db"} {
+		if e := maxAbsDiff(t, values(t, got32[i]), want[i]); e > 1e-5 {
+			t.Errorf("float32 %s differs from float64 reference by %.3g", name, e)
+		}
+	}
+}
+
+// TestEmbeddingLookup: rows come back in id order and the table gradient
+// accumulates repeated ids (exact).
+func TestEmbeddingLookup(t *testing.T) {
+	g := gorgonia.NewGraph()
+	table := NewParam(g, "emb", tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6})))
+	ids := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(4), gorgonia.WithName("ids"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking([]int{2, 0, 2, 1}))))
+	emb, err := NewEmbedding(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := must(t)(emb.Forward(ids))
+	grads, err := gorgonia.Grad(must(t)(gorgonia.Sum(rows)), table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	if e := maxAbsDiff(t, values(t, rows), []float64{5, 6, 1, 2, 5, 6, 3, 4}); e != 0 {
+		t.Errorf("rows %v", values(t, rows))
+	}
+	if e := maxAbsDiff(t, values(t, grads[0]), []float64{1, 1, 1, 1, 2, 2}); e != 0 {
+		t.Errorf("table gradient %v, want counts of each id", values(t, grads[0]))
+	}
+}
+
+// TestBlockShapesAndErrors: a full pre-LN block maps (B*T, D) to (B*T, D)
+// with finite values; mismatched parts are rejected at build time.
+func TestBlockShapesAndErrors(t *testing.T) {
+	const b, tt, d, h, f = 2, 3, 4, 2, 6
+	rng := rand.New(rand.NewPCG(41, 42))
+	g := gorgonia.NewGraph()
+	attn := newMHSAParams(rng, d, true).build(t, g, "attn", b, tt, h, true)
+	ones := func(name string) *gorgonia.Node {
+		return NewParam(g, name, tensor.New(tensor.WithShape(d), tensor.WithBacking([]float64{1, 1, 1, 1})))
+	}
+	ln1, err := NewLayerNorm(ones("ln1.weight"), ones("ln1.bias"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2, err := NewLayerNorm(ones("ln2.weight"), ones("ln2.bias"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := NewLinear(NewParam(g, "fc.weight", randDense(rng, 1, f, d)), NewParam(g, "fc.bias", randDense(rng, 1, f)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := NewLinear(NewParam(g, "proj.weight", randDense(rng, 1, d, f)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlp, err := NewMLP(fc, proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewMLP(fc, fc); err == nil {
+		t.Error("mlp with fc as proj accepted")
+	}
+	if _, err := NewBlock(nil, attn, ln2, mlp); err == nil {
+		t.Error("full block without ln1 accepted")
+	}
+	block, err := NewBlock(ln1, attn, ln2, mlp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, w, err := block.Forward(NewParam(g, "x", randDense(rng, 1, b*tt, d)), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	if !out.Shape().Eq(tensor.Shape{b * tt, d}) || !w.Shape().Eq(tensor.Shape{b, h, tt, tt}) {
+		t.Errorf("block shapes %v, %v", out.Shape(), w.Shape())
+	}
+	for _, v := range values(t, out) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("block output not finite: %v", values(t, out))
+		}
+	}
+}
