@@ -42,6 +42,11 @@ type options struct {
 	allRows    bool
 }
 
+// maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
+// T x T attention weights at once, and a slip of the finger should not ask
+// for gigabytes.
+const maxSamples = 4096
+
 // Streams of the -seed generator: the displayed example and the scoring batch
 // come from different PCG streams, so changing -samples never changes the
 // sequence shown.
@@ -111,8 +116,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 // the displayed sequence and scores every head. Every input is validated
 // before a graph is built.
 func prepare(o options) (report, error) {
-	if o.samples < 1 {
-		return report{}, errors.Errorf("-samples %d: must be at least 1", o.samples)
+	if o.samples < 1 || o.samples > maxSamples {
+		return report{}, errors.Errorf("-samples %d: must be in [1, %d]", o.samples, maxSamples)
 	}
 	userTokens, err := parseTokens(o.tokens)
 	if err != nil {

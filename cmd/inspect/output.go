@@ -218,7 +218,9 @@ func (r report) pngGrid() [][]render.Panel {
 		for _, h := range hs {
 			res := r.roles[l][h]
 			note := fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)
-			row = append(row, r.panel(l, h, []string{note}))
+			p := r.panel(l, h, []string{note})
+			p.Title += "  (rows: queries, columns: keys)"
+			row = append(row, p)
 		}
 		grid = append(grid, row)
 	}
