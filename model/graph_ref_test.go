@@ -1,0 +1,163 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/tensor"
+)
+
+// refForward is a plain-Go float64 forward pass of m written from DESIGN.md's
+// formulas, one position and one head at a time. keyMask (B*T) may be nil.
+// It returns logits (B*T, V), attention [layer] (B, H, T, T) flattened and the
+// masked mean cross-entropy.
+func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []float64) (logits []float64, attention [][]float64, loss float64) {
+	cfg := m.Config
+	d, h := cfg.DModel, cfg.Heads
+	dh := d / h
+	p := func(name string) []float64 {
+		t := m.Param(name)
+		if t == nil {
+			return nil
+		}
+		return f64(t)
+	}
+	n := b * tt
+	x := make([]float64, n*d)
+	tok, pos := p("tok_emb.weight"), p("pos_emb.weight")
+	for r := 0; r < n; r++ {
+		for c := 0; c < d; c++ {
+			x[r*d+c] = tok[tokens[r]*d+c] + pos[(r%tt)*d+c]
+		}
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		pre := fmt.Sprintf("blocks.%d.", l)
+		in := x
+		if cfg.MLP {
+			in = refLayerNorm(x, d, p(pre+"ln1.weight"), p(pre+"ln1.bias"))
+		}
+		qkv := refLinear(in, d, p(pre+"attn.qkv.weight"), p(pre+"attn.qkv.bias"))
+		concat := make([]float64, n*d)
+		weights := make([]float64, b*h*tt*tt)
+		for bi := 0; bi < b; bi++ {
+			for hi := 0; hi < h; hi++ {
+				at := func(t, which, c int) float64 { return qkv[(bi*tt+t)*3*d+which*d+hi*dh+c] }
+				for i := 0; i < tt; i++ {
+					s := make([]float64, tt)
+					maxv := math.Inf(-1)
+					ok := func(j int) bool { return j <= i && (keyMask == nil || keyMask[bi*tt+j] != 0) }
+					for j := 0; j <= i; j++ {
+						for c := 0; c < dh; c++ {
+							s[j] += at(i, 0, c) * at(j, 1, c)
+						}
+						s[j] /= math.Sqrt(float64(dh))
+						if ok(j) {
+							maxv = math.Max(maxv, s[j])
+						}
+					}
+					var sum float64
+					for j := 0; j < tt; j++ {
+						if ok(j) {
+							sum += math.Exp(s[j] - maxv)
+						}
+					}
+					for j := 0; j < tt; j++ {
+						if !ok(j) {
+							continue
+						}
+						w := math.Exp(s[j]-maxv) / sum
+						weights[((bi*h+hi)*tt+i)*tt+j] = w
+						for c := 0; c < dh; c++ {
+							concat[(bi*tt+i)*d+hi*dh+c] += w * at(j, 2, c)
+						}
+					}
+				}
+			}
+		}
+		attention = append(attention, weights)
+		x = add(x, refLinear(concat, d, p(pre+"attn.out.weight"), p(pre+"attn.out.bias")))
+		if cfg.MLP {
+			hid := refLinear(refLayerNorm(x, d, p(pre+"ln2.weight"), p(pre+"ln2.bias")), d, p(pre+"mlp.fc.weight"), p(pre+"mlp.fc.bias"))
+			for i, v := range hid {
+				hid[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+			}
+			x = add(x, refLinear(hid, cfg.DFF, p(pre+"mlp.proj.weight"), p(pre+"mlp.proj.bias")))
+		}
+	}
+	if cfg.MLP {
+		x = refLayerNorm(x, d, p("ln_f.weight"), p("ln_f.bias"))
+	}
+	logits = refLinear(x, d, p("lm_head.weight"), p("lm_head.bias"))
+	v := cfg.Vocab
+	var count float64
+	for r := 0; r < n; r++ {
+		row := logits[r*v : (r+1)*v]
+		maxv := math.Inf(-1)
+		for _, z := range row {
+			maxv = math.Max(maxv, z)
+		}
+		var sum float64
+		for _, z := range row {
+			sum += math.Exp(z - maxv)
+		}
+		loss += lossMask[r] * (maxv + math.Log(sum) - row[targets[r]])
+		count += lossMask[r]
+	}
+	return logits, attention, loss / count
+}
+
+func f64(t *tensor.Dense) []float64 {
+	out := make([]float64, t.Shape().TotalSize())
+	for i := range out {
+		out[i] = at(t, i)
+	}
+	return out
+}
+
+// refLinear is x W^T + b for x (rows, in) with W (out, in); b may be nil.
+func refLinear(x []float64, in int, w, b []float64) []float64 {
+	rows, out := len(x)/in, len(w)/in
+	y := make([]float64, rows*out)
+	for r := 0; r < rows; r++ {
+		for o := 0; o < out; o++ {
+			var s float64
+			if b != nil {
+				s = b[o]
+			}
+			for i := 0; i < in; i++ {
+				s += x[r*in+i] * w[o*in+i]
+			}
+			y[r*out+o] = s
+		}
+	}
+	return y
+}
+
+// refLayerNorm normalises each row with the biased variance and eps 1e-5.
+func refLayerNorm(x []float64, d int, w, b []float64) []float64 {
+	y := make([]float64, len(x))
+	for r := 0; r < len(x)/d; r++ {
+		row := x[r*d : (r+1)*d]
+		var mean, variance float64
+		for _, v := range row {
+			mean += v
+		}
+		mean /= float64(d)
+		for _, v := range row {
+			variance += (v - mean) * (v - mean)
+		}
+		variance /= float64(d)
+		for c, v := range row {
+			y[r*d+c] = (v-mean)/math.Sqrt(variance+1e-5)*w[c] + b[c]
+		}
+	}
+	return y
+}
+
+func add(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] + b[i]
+	}
+	return out
+}
