@@ -225,8 +225,11 @@ func (r *runner) resume() error {
 		return err
 	}
 	// State files of later steps were written by a run killed before their
-	// checkpoint; they would be rewritten anyway.
-	return removeStates(r.dir, func(step int) bool { return step != r.start })
+	// checkpoint, temporary files by one killed mid-write: neither is needed.
+	if err := removeStates(r.dir, func(step int) bool { return step != r.start }); err != nil {
+		return err
+	}
+	return removeTemporaries(r.dir)
 }
 
 func (r *runner) newAdam() *Adam {

@@ -38,6 +38,10 @@ func stateFile(step int) string { return fmt.Sprintf("state-%d.safetensors", ste
 
 var stateFilePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
 
+// temporaryPattern matches the temporary files safetensors.WriteFileAtomic
+// leaves behind when the process dies before its rename.
+var temporaryPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
+
 // saveState writes the state of step into dir (atomically).
 func saveState(dir string, step int, st runState, params []model.Param) error {
 	var tensors []safetensors.Tensor
@@ -143,6 +147,22 @@ func removeStates(dir string, drop func(step int) bool) error {
 		if s, err := strconv.Atoi(m[1]); err == nil && drop(s) {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return errors.Wrap(err, "removing an old optimizer state")
+			}
+		}
+	}
+	return nil
+}
+
+// removeTemporaries deletes leftovers of interrupted atomic writes.
+func removeTemporaries(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return errors.Wrap(err, "listing the run directory")
+	}
+	for _, e := range entries {
+		if temporaryPattern.MatchString(e.Name()) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return errors.Wrap(err, "removing a temporary file")
 			}
 		}
 	}

@@ -149,7 +149,13 @@ func summarize(w io.Writer, res *train.Result) {
 		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f (best eval_loss %.4f at step %d)\n",
 			e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc, res.BestLoss, res.BestStep)
 	}
-	fmt.Fprintf(w, "files: %s/{%s,%s,%s,%s}\n", res.Dir, train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile)
+	var files []string
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
+			files = append(files, f)
+		}
+	}
+	fmt.Fprintf(w, "files: %s/{%s}\n", res.Dir, strings.Join(files, ","))
 }
 
 // isTerminal reports whether w is a terminal (progress bar) rather than a

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/attnscope/attnscope/train"
+)
+
+// TestMain lets the test binary stand in for the command: the subprocess
+// tests run it with ATTNSCOPE_TRAIN_MAIN=1 to get main() itself, signals and
+// exit codes included.
+func TestMain(m *testing.M) {
+	if os.Getenv("ATTNSCOPE_TRAIN_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const tinyYAML = `seed: 3
+task: {name: copy, length: 3, symbols: 4}
+model: {d_model: 8, heads: 2, layers: 1, dropout: 0.1}
+train: {batch_size: 4, steps: 40, lr: 1.0e-2, schedule: cosine, warmup_steps: 5, weight_decay: 0.1,
+        log_every: 5, eval_every: 10, eval_size: 16, checkpoint_every: 5}
+`
+
+func writeConfig(t *testing.T, yml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tiny.yaml")
+	if err := os.WriteFile(path, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runCmd(args ...string) (string, string, error) {
+	var stdout, stderr bytes.Buffer
+	err := run(args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func TestRunErrors(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	done := filepath.Join(t.TempDir(), "done")
+	if _, _, err := runCmd("-config", cfg, "-out", done); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
+		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"no config", nil, "missing -config"},
+		{"config file missing", []string{"-config", filepath.Join(t.TempDir(), "nope.yaml")}, "nope.yaml"},
+		{"bad -set", []string{"-config", cfg, "-set", "model.hedas=8"}, "unknown key model.hedas"},
+		{"existing run", []string{"-config", cfg, "-out", done}, done + " already holds a run (use -resume " + done + " or another -out)"},
+		{"resume nothing", []string{"-resume", t.TempDir()}, "holds no run to resume"},
+		{"resume other config", []string{"-resume", done, "-config", cfg, "-set", "model.heads=4"}, "model.heads: saved 2, given 4"},
+		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "-set needs -config"},
+		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
+	}
+	for _, c := range cases {
+		_, _, err := runCmd(c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err = %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+	out, _, err := runCmd("-h")
+	if err != nil || !strings.Contains(out, "usage: train -config FILE") || !strings.Contains(out, "-resume") {
+		t.Errorf("-h: %v\n%s", err, out)
+	}
+}
+
+// TestRunWritesRun: a tiny run into the default directory runs/<config
+// name> writes every file, plain log lines (stdout is not a terminal) and the
+// summary; resuming the finished run says so.
+func TestRunWritesRun(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	t.Chdir(t.TempDir())
+	out, stderr, err := runCmd("-config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("runs", "tiny")
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile, "state-40.safetensors"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	for _, want := range []string{
+		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
+		"step 5/40  loss ", "step 40/40  eval_loss ",
+		"steps 1-40 of 40 in ", "eval at step 40: eval_loss ",
+		"files: runs/tiny/{config.yaml,metrics.jsonl,checkpoint.safetensors,best.safetensors}",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\r") || stderr != "" {
+		t.Errorf("progress bar drawn on a non-terminal, or stderr %q", stderr)
+	}
+	out, _, err = runCmd("-resume", dir)
+	if err != nil || !strings.Contains(out, "already complete (step 40/40)") {
+		t.Errorf("resuming a finished run: %v\n%s", err, out)
+	}
+}
+
+// helper runs this test binary as the train command.
+func helper(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ATTNSCOPE_TRAIN_MAIN=1")
+	return cmd
+}
+
+func sameFiles(t *testing.T, want, got string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		a, err := os.ReadFile(filepath.Join(want, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(got, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == train.MetricsFile {
+			a, b = dropTiming(t, a), dropTiming(t, b)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs:\n%s\n---\n%s", name, a, b)
+		}
+	}
+}
+
+// dropTiming removes the tokens_per_s field (the only clock-dependent one).
+func dropTiming(t *testing.T, metrics []byte) []byte {
+	t.Helper()
+	var out []byte
+	for _, line := range bytes.SplitAfter(metrics, []byte("\n")) {
+		if i := bytes.Index(line, []byte(`,"tokens_per_s":`)); i >= 0 {
+			line = append(line[:i:i], '}', '\n')
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// TestKilledAndResumed: the command is killed with SIGKILL at random moments
+// (checkpoints every 5 steps, so kills land in the middle of file writes too)
+// and resumed with -resume until it finishes; the result must be
+// byte-identical to an uninterrupted run: weights, best weights, config, and
+// metrics apart from tokens_per_s.
+func TestKilledAndResumed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in subprocesses")
+	}
+	cfg := writeConfig(t, strings.Replace(tinyYAML, "steps: 40", "steps: 150", 1))
+	want := filepath.Join(t.TempDir(), "want")
+	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "killed")
+	rng := rand.New(rand.NewPCG(1, 2))
+	args := []string{"-config", cfg, "-out", dir}
+	kills := 0
+	for attempt := 0; ; attempt++ {
+		if attempt == 50 {
+			t.Fatal("the run did not finish after 50 attempts")
+		}
+		cmd := helper(t, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
+			}
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile)
+			t.Logf("finished after %d kills", kills)
+			return
+		case <-time.After(time.Duration(10+rng.IntN(150)) * time.Millisecond):
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			<-exited
+			kills++
+		}
+		if _, err := os.Stat(filepath.Join(dir, train.ConfigFile)); err == nil {
+			args = []string{"-resume", dir}
+		} else {
+			// Killed before the run directory existed: start again.
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
+
+// TestInterruptSignal: SIGINT makes the command save a checkpoint and exit 0
+// with instructions to resume; -resume then finishes the run identically.
+func TestInterruptSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 300", 1)
+	cfg := writeConfig(t, strings.Replace(yml, "checkpoint_every: 5", "checkpoint_every: 0", 1))
+	want := filepath.Join(t.TempDir(), "want")
+	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "stopped")
+	cmd := helper(t, "-config", cfg, "-out", dir)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until training has started (the first metrics line) before the signal.
+	for {
+		if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if strings.Contains(stdout.String(), "steps 1-300 of 300") {
+		t.Skip("the run finished before the signal arrived")
+	}
+	if err != nil || !strings.Contains(stdout.String(), "checkpoint saved. Continue with: go run ./cmd/train -resume "+dir) {
+		t.Fatalf("after SIGINT: %v\n%s", err, stdout.String())
+	}
+	if _, _, err := runCmd("-resume", dir); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile)
+}
