@@ -76,6 +76,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first signal the default handling returns, so a second
+		// Ctrl-C ends the process at once (every file is written atomically).
+		<-ctx.Done()
+		stop()
+	}()
 	rep := newReporter(stdout, isTerminal(stdout))
 	if *resume != "" {
 		fmt.Fprintf(stdout, "resuming %s (task %s, %d steps)\n", dir, cfg.Task.Name, cfg.Train.Steps)
