@@ -1,7 +1,3 @@
-// Command inspect shows what every attention head of a trained checkpoint
-// does: heatmaps of its weights on one sequence, the model's predictions, and
-// each head's role (previous-token, induction, ...) scored over a batch of
-// task examples. See run for the flags.
 package main
 
 import (

@@ -1,0 +1,33 @@
+// Command inspect shows what every attention head of a trained checkpoint
+// does: heatmaps of its weights on one sequence, the model's predictions at
+// each position, and each head's role (previous-token, self, first-token,
+// separator, offset k, duplicate-token, induction or diffuse) with its score.
+//
+//	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
+//	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
+//	        [-samples N] [-seed S] [-all-rows]
+//
+// Conventions:
+//   - The task comes from the checkpoint's run config ("task" member), the
+//     model from its tensors; nothing else is read.
+//   - Without -tokens the sequence shown is one example of the task drawn from
+//     rand.NewPCG(seed, 1). With -tokens the target at position t is token
+//     t+1 and a position is scored where the task would score it; the last
+//     position has no target.
+//   - Head roles are pooled over -samples examples drawn from
+//     rand.NewPCG(seed, 2), at the query positions the task scores (all
+//     positions with -all-rows); see package heads for the scores. They
+//     describe the head on the task, not on the one sequence shown.
+//   - Colour: -color never or auto with NO_COLOR set or stdout not a
+//     terminal gives the plain ramp; otherwise 24-bit cells when COLORTERM is
+//     truecolor or 24bit, else 256-colour cells. Heads of a layer sit side by
+//     side when they fit in COLUMNS (else the terminal's width, else 80).
+//   - -json prints one object and nothing else: tokens, labels, targets (null
+//     where not scored), attention [layer][head][query][key], logits
+//     [position][vocab], predictions [position], heads [layer][head] {role,
+//     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
+//     sequences}. -layer and -head do not filter it. Values of a float32
+//     model print at float32 precision.
+//   - -png writes a layers x heads grid (the selected ones) atomically.
+//   - Every bad input is reported as one line before any graph is built.
+package main
