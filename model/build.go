@@ -278,9 +278,12 @@ func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
 }
 
 // NewMachine returns a TapeMachine for the graph. On a Train graph the
-// parameters' dual values are bound (so gorgonia solvers work too). The
-// machine keeps its own copies of Logits, Loss and Attention after each run,
-// because a later op may reuse their buffers.
+// parameters' dual values are bound, so gorgonia's own solvers work; note
+// that the machine ADDS each run's gradient into those dual values
+// (Params[i].Grad() accumulates until a solver zeroes it), whereas Gradients
+// returns the last run's gradient alone. The machine keeps its own copies of
+// Logits, Loss and Attention after each run (TraceExec on those nodes only),
+// so a later op reusing their buffers cannot change what callers read.
 func (gr *Graph) NewMachine() gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
 	for _, a := range gr.Attention {
@@ -293,8 +296,9 @@ func (gr *Graph) NewMachine() gorgonia.VM {
 	return gorgonia.NewTapeMachine(gr.G, opts...)
 }
 
-// Gradients returns d Loss / d Params[i] of the last run, in Params order.
-// The tensors belong to the machine: read them before the next run.
+// Gradients returns d Loss / d Params[i] of the last run alone (never
+// accumulated), in Params order. The tensors belong to the machine: read them
+// before the next run and do not modify them.
 func (gr *Graph) Gradients() ([]*tensor.Dense, error) {
 	if !gr.Opts.Train {
 		return nil, errors.New("gradients: the graph was built without Train")

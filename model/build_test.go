@@ -436,3 +436,43 @@ func TestBuildErrors(t *testing.T) {
 		t.Error("eval graph without KeyPadding has dropout masks or a key mask")
 	}
 }
+
+// TestGradientsArePerRun: Gradients returns the last run's gradient, equal
+// bitwise over repeated runs on the same batch, while the dual values bound
+// for gorgonia solvers accumulate (pinned: 3 runs give 3x, within 1e-15).
+func TestGradientsArePerRun(t *testing.T) {
+	m, err := New(testConfig(false), tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3, Train: true})
+	if err := g.Feed([]int{1, 2, 3}, []int{2, 3, 4}, ones(3)); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	var first []float64
+	for i := 0; i < 3; i++ {
+		run(t, vm)
+		grads, err := g.Gradients()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f64(grads[0])
+		if first == nil {
+			first = got
+		} else if maxDiff(first, got) != 0 {
+			t.Fatalf("run %d: gradient changed by %.3g", i, maxDiff(first, got))
+		}
+	}
+	dv, err := g.Params[0].Grad()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := dv.Data().([]float64)
+	for j := range first {
+		if math.Abs(acc[j]-3*first[j]) > 1e-15 {
+			t.Fatalf("dual value %v after 3 runs, want 3 x %v", acc[j], first[j])
+		}
+	}
+}
