@@ -71,7 +71,7 @@ func TestPlainGolden(t *testing.T) {
 // TestPlainCells checks the drawn cells against the ramp directly: in the
 // previous-token panel, row i has "@@@@" under key i-1, blanks elsewhere.
 func TestPlainCells(t *testing.T) {
-	lines := fixture()[0].lines(Plain)
+	lines := fixture()[0].lines(Plain, false)
 	// lines: title, key labels, 5 rows, 1 note; a row is "%3s " + 5 cells of 4
 	for i := 0; i < 5; i++ {
 		row := lines[2+i]
@@ -152,13 +152,13 @@ func TestColorModes(t *testing.T) {
 // terminal is at least as wide as both plus the gap.
 func TestSideBySideOrStacked(t *testing.T) {
 	p := fixture()
-	need := visibleWidth(p[0].lines(Plain)[0]) + len(gap) + visibleWidth(p[1].lines(Plain)[0])
-	height := len(p[1].lines(Plain)) // the taller panel
+	need := visibleWidth(p[0].lines(Plain, false)[0]) + len(gap) + visibleWidth(p[1].lines(Plain, false)[0])
+	height := len(p[1].lines(Plain, false)) // the taller panel
 	for _, c := range []struct {
 		width, lines int
 	}{
 		{need, height + 1}, // side by side + legend
-		{need - 1, len(p[0].lines(Plain)) + 1 + height + 1}, // stacked, blank line between, legend
+		{need - 1, len(p[0].lines(Plain, false)) + 1 + height + 1}, // stacked, blank line between, legend
 	} {
 		var b bytes.Buffer
 		if err := Terminal(&b, p, Plain, c.width); err != nil {
@@ -173,6 +173,27 @@ func TestSideBySideOrStacked(t *testing.T) {
 				t.Errorf("width %d: line %q is %d wide", c.width, l, visibleWidth(l))
 			}
 		}
+	}
+}
+
+// TestCompact: a panel wider than the terminal is drawn with two-character
+// cells and its key labels written downwards ("SEP" over three lines), and
+// every line then fits.
+func TestCompact(t *testing.T) {
+	p := fixture()[:1]
+	wide := visibleWidth(p[0].lines(Plain, false)[0])
+	var b bytes.Buffer
+	if err := Terminal(&b, p, Plain, wide-1); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compact.golden", b.Bytes())
+	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		if visibleWidth(l) > wide-1 {
+			t.Errorf("line %q is %d wide, want <= %d", l, visibleWidth(l), wide-1)
+		}
+	}
+	if !strings.Contains(b.String(), "  3 @@\n") {
+		t.Errorf("no two-character cell in:\n%s", b.String())
 	}
 }
 

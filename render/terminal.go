@@ -62,24 +62,46 @@ func (p Panel) check() error {
 	return nil
 }
 
-// lines draws the panel; every line has the same visible width.
-func (p Panel) lines(mode Mode) []string {
+// lines draws the panel; every line has the same visible width. Cells are
+// as wide as the widest key label plus one, so labels sit on one line above
+// their column; compact cells are two characters wide with the key labels
+// written top to bottom, for maps that would not fit otherwise.
+func (p Panel) lines(mode Mode, compact bool) []string {
 	rw := 0
 	for _, l := range p.Rows {
 		rw = max(rw, labelWidth(l))
 	}
-	cw := 2 // a cell is at least two characters so the map is not too narrow
+	cw, lw := 2, 0 // a cell is at least two characters so the map is not too narrow
 	for _, l := range p.Cols {
-		cw = max(cw, labelWidth(l)+1) // +1 keeps adjacent column labels apart
+		lw = max(lw, labelWidth(l))
+	}
+	if !compact {
+		cw = max(cw, lw+1) // +1 keeps adjacent column labels apart
 	}
 	var out []string
 	out = append(out, p.Title)
 	var b strings.Builder
-	b.WriteString(strings.Repeat(" ", rw+1))
-	for _, l := range p.Cols {
-		b.WriteString(padLeft(cut(l), cw))
+	if compact {
+		for k := range lw {
+			b.Reset()
+			b.WriteString(strings.Repeat(" ", rw+1))
+			for _, l := range p.Cols {
+				r := []rune(cut(l))
+				c := ' '
+				if at := k - (lw - len(r)); at >= 0 {
+					c = r[at]
+				}
+				b.WriteString(padLeft(string(c), cw))
+			}
+			out = append(out, b.String())
+		}
+	} else {
+		b.WriteString(strings.Repeat(" ", rw+1))
+		for _, l := range p.Cols {
+			b.WriteString(padLeft(cut(l), cw))
+		}
+		out = append(out, b.String())
 	}
-	out = append(out, b.String())
 	for i, row := range p.Weights {
 		b.Reset()
 		b.WriteString(padLeft(cut(p.Rows[i]), rw))
@@ -125,17 +147,25 @@ func Legend(mode Mode) string {
 
 // Terminal writes the panels side by side when they fit in width columns
 // (width <= 0: no limit), else one under another, then the scale legend.
+// When even one panel is wider than width, every panel is drawn compact
+// (two-character cells, key labels written downwards).
 func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 	drawn := make([][]string, len(panels))
-	total := 0
+	compact := false
 	for i, p := range panels {
 		if err := p.check(); err != nil {
 			return err
 		}
-		drawn[i] = p.lines(mode)
+		drawn[i] = p.lines(mode, false)
+		compact = compact || (width > 0 && visibleWidth(drawn[i][0]) > width)
+	}
+	total := len(gap) * max(0, len(panels)-1)
+	for i, p := range panels {
+		if compact {
+			drawn[i] = p.lines(mode, true)
+		}
 		total += visibleWidth(drawn[i][0])
 	}
-	total += len(gap) * max(0, len(panels)-1)
 	var out []string
 	if width <= 0 || total <= width {
 		out = joinSideBySide(drawn)
