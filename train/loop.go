@@ -30,8 +30,9 @@ const (
 	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
 )
 
-// Dtype is the element type of the models Run trains.
-var Dtype = tensor.Float32
+// modelDtype is the element type of the models Run trains: float32, as
+// PyTorch trains by default (float64 doubles the time for no gain here).
+var modelDtype = tensor.Float32
 
 // DropoutStream is the second PCG word of the dropout masks of a step, XORed
 // with the step number: the masks of step s come from
@@ -184,7 +185,7 @@ func (r *runner) fresh() error {
 	if err := writeFile(filepath.Join(r.dir, MetricsFile), nil); err != nil {
 		return err
 	}
-	r.model, err = model.New(r.cfg.Model, Dtype, r.cfg.Seed)
+	r.model, err = model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
 	r.state.Adam = r.newAdam()
 	return err
 }
@@ -207,11 +208,11 @@ func (r *runner) resume() error {
 		if info.Step < 0 || info.Step > r.cfg.Train.Steps {
 			return errors.Errorf("%s is at step %d, outside this run's 1..%d", ckpt, info.Step, r.cfg.Train.Steps)
 		}
-		if m.Dtype != Dtype {
-			return errors.Errorf("%s holds %v weights, runs train %v", ckpt, m.Dtype, Dtype)
+		if m.Dtype != modelDtype {
+			return errors.Errorf("%s holds %v weights, runs train %v", ckpt, m.Dtype, modelDtype)
 		}
 		r.model, r.start = m, info.Step
-	} else if r.model, err = model.New(r.cfg.Model, Dtype, r.cfg.Seed); err != nil {
+	} else if r.model, err = model.New(r.cfg.Model, modelDtype, r.cfg.Seed); err != nil {
 		return err
 	}
 	r.saved = r.start
@@ -328,7 +329,7 @@ func (r *runner) step(s int) (loss, norm float64, err error) {
 	}
 	loss = scalar(r.graph.Loss.Value())
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, 0, errors.Errorf("the training loss is %v; stopping (the last checkpoint, step %d, is untouched)", loss, r.saved)
+		return 0, 0, errors.Errorf("the training loss is %v; stopping (%s)", loss, r.untouched())
 	}
 	grads, err := r.graph.Gradients()
 	if err != nil {
@@ -339,12 +340,20 @@ func (r *runner) step(s int) (loss, norm float64, err error) {
 		return 0, 0, err
 	}
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return 0, 0, errors.Errorf("the gradient norm is %v; stopping (the last checkpoint, step %d, is untouched)", norm, r.saved)
+		return 0, 0, errors.Errorf("the gradient norm is %v; stopping (%s)", norm, r.untouched())
 	}
 	if err := r.state.Adam.Update(r.model.Params, grads, r.sched.At(s)); err != nil {
-		return 0, 0, errors.Wrapf(err, "stopping (the last checkpoint, step %d, is untouched)", r.saved)
+		return 0, 0, errors.Wrapf(err, "stopping (%s)", r.untouched())
 	}
 	return loss, norm, nil
+}
+
+// untouched says what a run stopped by a non-finite value leaves behind.
+func (r *runner) untouched() string {
+	if r.saved == 0 {
+		return "no checkpoint was written yet"
+	}
+	return fmt.Sprintf("the checkpoint of step %d is untouched", r.saved)
 }
 
 // checkpoint saves the optimizer state of step s, then the weights, then
