@@ -105,7 +105,8 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	if c.MLP {
 		blocks = "pre-LN blocks with MLP"
 	}
-	p.printf("checkpoint %s (step %d): %d layers x %d heads, d_model %d, %s\n", r.opts.checkpoint, r.info.Step, c.Layers, c.Heads, c.DModel, blocks)
+	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
+	p.printf("model: %d layers x %d heads, d_model %d, %s\n", c.Layers, c.Heads, c.DModel, blocks)
 	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
 	if !r.ex.drawn {
 		source = "tokens from -tokens; target = the next token"
@@ -116,13 +117,12 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	correct, scored := r.accuracy()
 	p.printf("correct at scored positions: %d/%d\n\n", correct, scored)
-	rowsUsed := "the query positions the task scores"
+	rowsUsed := "at the positions the task scores"
 	if r.opts.allRows {
-		rowsUsed = "every query position"
+		rowsUsed = "at every position"
 	}
-	p.printf("attention: rows = queries, columns = keys; blank above the diagonal = masked (future keys)\n")
-	p.printf("head roles: averaged over %d examples of task %s (seed %d), at %s; the heatmaps show the one sequence above\n",
-		r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	p.printf("heatmaps: the sequence above; rows = queries, columns = keys, blank = masked\n")
+	p.printf("roles: pooled over %d examples of %s (seed %d), %s\n", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
 	layers, hs := r.selected()
 	for _, l := range layers {
 		var panels []render.Panel
@@ -134,8 +134,9 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 			p.err = render.Terminal(w, panels, mode, width)
 		}
 	}
-	p.printf("\nprev = previous-token, first = first-token, sep = separator, off k = fixed offset k, dup = duplicate-token,\n")
-	p.printf("ind = induction; each score in [0,1] (0 = no better than uniform); H = mean row entropy in nats (share of uniform)\n")
+	p.printf("\nprev = previous-token, first = first-token, sep = separator, off k = offset k,\n")
+	p.printf("dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than\n")
+	p.printf("uniform; H = mean row entropy in nats (as a share of uniform's)\n")
 	return p.err
 }
 
