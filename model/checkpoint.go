@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,7 @@ func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tenso
 		return nil, nil, err
 	}
 	if cfg != m.Config {
-		return nil, nil, errors.Errorf("run config model %+v differs from the model's own config %+v", cfg, m.Config)
+		return nil, nil, errors.Errorf("run config %s differs from the model's own config", configDiff(cfg, m.Config))
 	}
 	dtype, err := safetensorsDType(m.Dtype)
 	if err != nil {
@@ -176,6 +177,10 @@ func safetensorsDType(dt tensor.Dtype) (string, error) {
 func modelConfigOf(runConfig []byte) (Config, error) {
 	var run map[string]json.RawMessage
 	if err := json.Unmarshal(runConfig, &run); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return Config{}, errors.Errorf("run config %s is not a JSON object", abbreviate(runConfig))
+		}
 		return Config{}, errors.Wrapf(err, "run config %s is not a JSON object", abbreviate(runConfig))
 	}
 	if run == nil {
@@ -205,6 +210,28 @@ func abbreviate(raw []byte) string {
 		s = s[:max] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// configDiff names the first field (in JSON order) where got and want
+// differ, as "model.dropout = 0.2 (model: 0.1)".
+func configDiff(got, want Config) string {
+	var g, w map[string]any
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	// Both unmarshal: they were just marshalled from a struct of plain fields.
+	_ = json.Unmarshal(gb, &g)
+	_ = json.Unmarshal(wb, &w)
+	keys := make([]string, 0, len(g))
+	for k := range g {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if g[k] != w[k] {
+			return fmt.Sprintf("model.%s = %v (model: %v)", k, g[k], w[k])
+		}
+	}
+	return fmt.Sprintf("model %+v (model: %+v)", got, want)
 }
 
 func equalShape(got tensor.Shape, want []int) bool {
@@ -249,6 +276,12 @@ func decodeCheckpoint(data []byte) (*Model, *CheckpointInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Every block has tensors of its own, so a file with fewer tensors than
+	// blocks cannot match; checking first keeps a corrupt layer count from
+	// making ParamSpecs list billions of names.
+	if cfg.Layers > len(tensors) {
+		return nil, nil, errors.Errorf("config has model.layers=%d but the file holds only %d tensors", cfg.Layers, len(tensors))
+	}
 	byName := make(map[string]safetensors.Tensor, len(tensors))
 	for _, t := range tensors {
 		byName[t.Name] = t
@@ -262,9 +295,9 @@ func decodeCheckpoint(data []byte) (*Model, *CheckpointInfo, error) {
 			return nil, nil, errors.Errorf("tensor %q is missing (%s)", spec.Name, explainPresence(cfg, spec.Name))
 		}
 		delete(byName, spec.Name)
-		dtype, err := modelDType(t.DType)
-		if err != nil {
-			return nil, nil, errors.Wrapf(err, "tensor %q", spec.Name)
+		dtype, ok := modelDTypes[t.DType]
+		if !ok {
+			return nil, nil, errors.Errorf("tensor %q has dtype %s, want F32 or F64", spec.Name, t.DType)
 		}
 		if first == "" {
 			m.Dtype, first, firstDType = dtype, spec.Name, t.DType
@@ -326,15 +359,8 @@ func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error)
 	return info, cfg, nil
 }
 
-func modelDType(dtype string) (tensor.Dtype, error) {
-	switch dtype {
-	case safetensors.F32:
-		return tensor.Float32, nil
-	case safetensors.F64:
-		return tensor.Float64, nil
-	}
-	return tensor.Dtype{}, errors.Errorf("has dtype %s, want F32 or F64", dtype)
-}
+// modelDTypes maps the checkpoint dtypes to model dtypes.
+var modelDTypes = map[string]tensor.Dtype{safetensors.F32: tensor.Float32, safetensors.F64: tensor.Float64}
 
 func denseFromBytes(dtype tensor.Dtype, shape []int, data []byte) (*tensor.Dense, error) {
 	if dtype == tensor.Float64 {

@@ -357,8 +357,11 @@ func parseEntry(name string, raw json.RawMessage, sectionLen int64) (entry, erro
 	if err != nil {
 		return entry{}, err
 	}
-	if e.begin < 0 || e.end < e.begin || e.end > sectionLen {
-		return entry{}, errors.Errorf("data_offsets [%d %d] are not a range within the %d-byte data section",
+	if e.begin < 0 || e.end < e.begin {
+		return entry{}, errors.Errorf("data_offsets [%d %d] are not a range", e.begin, e.end)
+	}
+	if e.end > sectionLen {
+		return entry{}, errors.Errorf("data_offsets [%d %d] run past the end of the %d-byte data section (truncated file?)",
 			e.begin, e.end, sectionLen)
 	}
 	if e.end-e.begin != size {

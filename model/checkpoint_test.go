@@ -1,0 +1,714 @@
+package model
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+)
+
+var updateCheckpointGolden = flag.Bool("update-checkpoint-golden", false,
+	"rewrite model/testdata/checkpoint_tiny.safetensors and the FuzzLoad seed corpus")
+
+// ckConfigs are the architectures the checkpoint tests cover: attention-only
+// and full-MLP with every bias on, and a bare attention-only one.
+var ckConfigs = []struct {
+	name string
+	cfg  Config
+}{
+	{"attn-only-biases", Config{Vocab: 7, Context: 5, DModel: 8, Heads: 2, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}},
+	{"mlp-biases", Config{Vocab: 7, Context: 5, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 12,
+		QKVBias: true, OutBias: true, LMBias: true, Dropout: 0.1}},
+	{"attn-only-bare", Config{Vocab: 5, Context: 3, DModel: 4, Heads: 1, Layers: 1}},
+}
+
+// ckRunConfig is a run config JSON as train would write it: other sections
+// around a "model" member.
+func ckRunConfig(t *testing.T, cfg Config) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"seed": 7, "task": map[string]any{"name": "copy"}, "model": cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ckNew(t *testing.T, cfg Config, dtype tensor.Dtype, seed uint64) *Model {
+	t.Helper()
+	m, err := New(cfg, dtype, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// ckBits returns the bit patterns of t's values in logical row-major order,
+// read element by element through At so views are handled independently of
+// Save's own code path.
+func ckBits(t *testing.T, d *tensor.Dense) []uint64 {
+	t.Helper()
+	shape := d.Shape().Clone()
+	coords := make([]int, len(shape))
+	var bits []uint64
+	for i := 0; i < shape.TotalSize(); i++ {
+		rest := i
+		for k := len(shape) - 1; k >= 0; k-- {
+			coords[k] = rest % shape[k]
+			rest /= shape[k]
+		}
+		v, err := d.At(coords...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := v.(type) {
+		case float32:
+			bits = append(bits, uint64(math.Float32bits(v)))
+		case float64:
+			bits = append(bits, math.Float64bits(v))
+		default:
+			t.Fatalf("value of type %T", v)
+		}
+	}
+	return bits
+}
+
+// ckSameWeights fails unless got holds exactly want's tensors, bit for bit.
+func ckSameWeights(t *testing.T, got, want *Model) {
+	t.Helper()
+	if got.Dtype != want.Dtype {
+		t.Errorf("dtype %v, want %v", got.Dtype, want.Dtype)
+	}
+	if len(got.Params) != len(want.Params) {
+		t.Fatalf("%d tensors, want %d", len(got.Params), len(want.Params))
+	}
+	for i, w := range want.Params {
+		g := got.Params[i]
+		if g.Name != w.Name || !reflect.DeepEqual(g.Value.Shape(), w.Value.Shape()) || g.Value.Dtype() != w.Value.Dtype() {
+			t.Errorf("tensor %d: %q %v %v, want %q %v %v", i, g.Name, g.Value.Shape(), g.Value.Dtype(), w.Name, w.Value.Shape(), w.Value.Dtype())
+			continue
+		}
+		if !reflect.DeepEqual(ckBits(t, g.Value), ckBits(t, w.Value)) {
+			t.Errorf("tensor %q: values differ", w.Name)
+		}
+	}
+}
+
+// TestCheckpointRoundTrip: New -> Save -> Load gives the same config, step,
+// run config bytes and bit-identical weights, and saving the loaded model
+// again reproduces the file byte for byte.
+func TestCheckpointRoundTrip(t *testing.T) {
+	for _, c := range ckConfigs {
+		for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			t.Run(c.name+"/"+dtype.String(), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "checkpoint.safetensors")
+				m := ckNew(t, c.cfg, dtype, 11)
+				run := ckRunConfig(t, c.cfg)
+				if err := Save(path, m, run, 1234); err != nil {
+					t.Fatal(err)
+				}
+				got, info, err := Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Config != c.cfg {
+					t.Errorf("config %+v, want %+v", got.Config, c.cfg)
+				}
+				if info.Step != 1234 || info.Format != "attnscope/1" || !bytes.Equal(info.RunConfig, run) {
+					t.Errorf("info %+v (run config %s), want step 1234, format attnscope/1, run config %s", info, info.RunConfig, run)
+				}
+				ckSameWeights(t, got, m)
+
+				again := filepath.Join(dir, "again.safetensors")
+				if err := Save(again, got, info.RunConfig, info.Step); err != nil {
+					t.Fatal(err)
+				}
+				a, _ := os.ReadFile(path)
+				b, _ := os.ReadFile(again)
+				if !bytes.Equal(a, b) {
+					t.Error("saving the loaded model does not reproduce the file")
+				}
+			})
+		}
+	}
+}
+
+// TestCheckpointLayout reads a saved file with nothing but encoding/binary and
+// encoding/json and checks, element by element, that every tensor is where
+// ParamSpecs says, in PyTorch row-major layout, with the expected metadata.
+func TestCheckpointLayout(t *testing.T) {
+	cfg := ckConfigs[1].cfg
+	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		m := ckNew(t, cfg, dtype, 3)
+		path := filepath.Join(t.TempDir(), "c.safetensors")
+		run := ckRunConfig(t, cfg)
+		if err := Save(path, m, run, 9); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := binary.LittleEndian.Uint64(raw)
+		var header map[string]json.RawMessage
+		if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
+			t.Fatal(err)
+		}
+		var meta map[string]string
+		if err := json.Unmarshal(header["__metadata__"], &meta); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"config": string(run), "step": "9", "format": "attnscope/1"}; !reflect.DeepEqual(meta, want) {
+			t.Errorf("metadata %q, want %q", meta, want)
+		}
+		data := raw[8+n:]
+		size, name := 4, "F32"
+		if dtype == tensor.Float64 {
+			size, name = 8, "F64"
+		}
+		specs := cfg.ParamSpecs()
+		if len(header) != len(specs)+1 {
+			t.Errorf("header has %d entries, want %d tensors + metadata", len(header), len(specs))
+		}
+		offset := 0
+		for _, spec := range specs {
+			var e struct {
+				DType   string `json:"dtype"`
+				Shape   []int  `json:"shape"`
+				Offsets [2]int `json:"data_offsets"`
+			}
+			if err := json.Unmarshal(header[spec.Name], &e); err != nil {
+				t.Fatalf("%s: %v", spec.Name, err)
+			}
+			count := product(spec.Shape)
+			if e.DType != name || !reflect.DeepEqual(e.Shape, spec.Shape) || e.Offsets != [2]int{offset, offset + count*size} {
+				t.Errorf("%s: %+v, want %s %v [%d %d]", spec.Name, e, name, spec.Shape, offset, offset+count*size)
+				continue
+			}
+			want := ckBits(t, m.Param(spec.Name))
+			for i := 0; i < count; i++ {
+				at := data[offset+i*size:]
+				var got uint64
+				if size == 4 {
+					got = uint64(binary.LittleEndian.Uint32(at))
+				} else {
+					got = binary.LittleEndian.Uint64(at)
+				}
+				if got != want[i] {
+					t.Fatalf("%s element %d: bits %x in file, %x in model", spec.Name, i, got, want[i])
+				}
+			}
+			offset += count * size
+		}
+		if offset != len(data) {
+			t.Errorf("data section is %d bytes, tensors cover %d", len(data), offset)
+		}
+	}
+}
+
+// TestSaveMaterializesViews saves weights that are a transposed tensor and a
+// non-contiguous slice (whose backing arrays are not in row-major order) and
+// checks the file holds their logical values.
+func TestSaveMaterializesViews(t *testing.T) {
+	cfg := ckConfigs[0].cfg
+	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		m := ckNew(t, cfg, dtype, 5)
+		d := cfg.DModel
+		values := make([]float64, 3*d*(d+3))
+		for i := range values {
+			values[i] = float64(i) / 8
+		}
+		transposed := newDense(dtype, []int{d, 3 * d}, values[:3*d*d])
+		if err := transposed.T(); err != nil { // (3D, D) view of a (D, 3D) array
+			t.Fatal(err)
+		}
+		wide := newDense(dtype, []int{d, d + 3}, values[:d*(d+3)])
+		view, err := wide.Slice(nil, tensor.S(1, d+1)) // (D, D) columns 1..D of a (D, D+3) array
+		if err != nil {
+			t.Fatal(err)
+		}
+		sliced := view.(*tensor.Dense)
+		if !transposed.RequiresIterator() || !sliced.RequiresIterator() {
+			t.Fatal("test tensors are contiguous; they would not exercise materialisation")
+		}
+		for i, p := range m.Params {
+			switch p.Name {
+			case "blocks.0.attn.qkv.weight":
+				m.Params[i].Value = transposed
+			case "blocks.0.attn.out.weight":
+				m.Params[i].Value = sliced
+			}
+		}
+		path := filepath.Join(t.TempDir(), "c.safetensors")
+		if err := Save(path, m, ckRunConfig(t, cfg), 0); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ckSameWeights(t, got, m)
+	}
+}
+
+// TestCheckpointGolden pins the exact bytes of a tiny checkpoint (format
+// stability across versions; the same file was loaded into a PyTorch module
+// with load_state_dict(strict=True) by
+// internal/safetensors/testdata/check_attnscope.py) and that it loads back to
+// the weights New draws.
+func TestCheckpointGolden(t *testing.T) {
+	golden := filepath.Join("testdata", "checkpoint_tiny.safetensors")
+	cfg, run := ckGoldenConfig()
+	m := ckNew(t, cfg, tensor.Float32, 1)
+	path := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := Save(path, m, run, 42); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDir := filepath.Join("testdata", "fuzz", "FuzzLoad")
+	if *updateCheckpointGolden {
+		if err := os.WriteFile(golden, saved, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(seedDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, seed := range ckFuzzSeeds(t, saved) {
+			if err := os.WriteFile(filepath.Join(seedDir, name), ckFuzzFile(seed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, seed := range ckFuzzSeeds(t, saved) {
+		got, err := os.ReadFile(filepath.Join(seedDir, name))
+		if err != nil || !bytes.Equal(got, ckFuzzFile(seed)) {
+			t.Errorf("FuzzLoad seed %s is missing or stale (err %v); rerun with -update-checkpoint-golden", name, err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(saved, want) {
+		t.Errorf("Save no longer writes %s byte for byte; if the format change is intended, bump CheckpointFormat and rerun with -update-checkpoint-golden", golden)
+	}
+	got, info, err := Load(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Step != 42 || got.Config != cfg {
+		t.Errorf("golden: step %d config %+v", info.Step, got.Config)
+	}
+	ckSameWeights(t, got, m)
+}
+
+func ckGoldenConfig() (Config, []byte) {
+	cfg := Config{Vocab: 5, Context: 4, DModel: 4, Heads: 2, Layers: 1, MLP: true, DFF: 8, QKVBias: true, OutBias: true, LMBias: true}
+	run := []byte(`{"seed":1,"task":{"name":"copy"},"model":{"vocab":5,"context":4,"d_model":4,"heads":2,"layers":1,"mlp":true,"d_ff":8,"qkv_bias":true,"out_bias":true,"lm_head_bias":true,"dropout":0}}`)
+	return cfg, run
+}
+
+// ckDir lists dir, to check Save leaves no temporary files behind.
+func ckDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestSaveRejects: every refused Save names the file and the problem, creates
+// nothing, and a refused Save over an existing checkpoint leaves it intact.
+func TestSaveRejects(t *testing.T) {
+	cfg := ckConfigs[1].cfg
+	run := ckRunConfig(t, cfg)
+	type mutation func(m *Model) ([]byte, int)
+	withRun := func(s string) mutation { return func(*Model) ([]byte, int) { return []byte(s), 1 } }
+	otherModel := func(change func(c *Config)) mutation {
+		return func(*Model) ([]byte, int) {
+			c := cfg
+			change(&c)
+			return ckRunConfig(t, c), 1
+		}
+	}
+	setWeight := func(name string, i int, v float64) mutation {
+		return func(m *Model) ([]byte, int) {
+			ckSetAt(m.Param(name), i, v)
+			return run, 1
+		}
+	}
+	cases := []struct {
+		name   string
+		mutate mutation
+		want   string
+	}{
+		{"run config not JSON", withRun("not json"), `run config "not json" is not a JSON object`},
+		{"run config an array", withRun("[1]"), `save checkpoint PATH: run config "[1]" is not a JSON object`},
+		{"run config null", withRun("null"), "run config is null"},
+		{"run config without model", withRun(`{"seed":1}`), `run config has no "model" member`},
+		{"run config model unknown field", withRun(`{"model":{"dmodel":8}}`), `unknown field "dmodel"`},
+		{"run config model invalid", otherModel(func(c *Config) { c.Heads = 3 }), "model.d_model = 8 is not divisible by model.heads = 3"},
+		{"run config for another model", otherModel(func(c *Config) { c.Dropout = 0.2 }), "run config model.dropout = 0.2 (model: 0.1) differs from the model's own config"},
+		{"negative step", func(*Model) ([]byte, int) { return run, -1 }, "step -1 is negative"},
+		{"NaN weight", setWeight("blocks.1.attn.out.weight", 19, math.NaN()), `tensor "blocks.1.attn.out.weight": value NaN at index [2 3] (flat 19) is not finite`},
+		{"Inf weight", setWeight("lm_head.bias", 6, math.Inf(-1)), `tensor "lm_head.bias": value -Inf at index [6] (flat 6) is not finite`},
+		{"missing tensor", func(m *Model) ([]byte, int) { m.Params = m.Params[:len(m.Params)-1]; return run, 1 }, "model has 29 tensors, its config wants 30"},
+		{"renamed tensor", func(m *Model) ([]byte, int) { m.Params[0].Name = "tok.weight"; return run, 1 }, `tensor 0 is "tok.weight", want "tok_emb.weight"`},
+		{"wrong dtype tensor", func(m *Model) ([]byte, int) {
+			m.Params[1].Value = newDense(tensor.Float64, []int{5, 8}, make([]float64, 40))
+			return run, 1
+		}, `tensor "pos_emb.weight" has dtype float64, the model float32`},
+		{"wrong shape tensor", func(m *Model) ([]byte, int) {
+			m.Params[1].Value = newDense(tensor.Float32, []int{8, 5}, make([]float64, 40))
+			return run, 1
+		}, `tensor "pos_emb.weight" has shape [8 5], want [5 8]`},
+		{"unsupported model dtype", func(m *Model) ([]byte, int) { m.Dtype = tensor.Int; return run, 1 }, "model dtype int: only float32 and float64"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "c.safetensors")
+			m := ckNew(t, cfg, tensor.Float32, 2)
+			runConfig, step := c.mutate(m)
+			err := Save(path, m, runConfig, step)
+			if err == nil {
+				t.Fatal("Save accepted it")
+			}
+			want := strings.ReplaceAll(c.want, "PATH", path)
+			if msg := err.Error(); !strings.HasPrefix(msg, "save checkpoint "+path+": ") || !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q\nwant one line starting %q containing %q", msg, "save checkpoint "+path+": ", want)
+			}
+			if names := ckDir(t, dir); len(names) != 0 {
+				t.Errorf("refused Save left %q behind", names)
+			}
+		})
+	}
+	t.Run("nil model", func(t *testing.T) {
+		if err := Save(filepath.Join(t.TempDir(), "c"), nil, run, 0); err == nil || !strings.Contains(err.Error(), "model is nil") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("refused save keeps the old file", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "c.safetensors")
+		m := ckNew(t, cfg, tensor.Float32, 2)
+		if err := Save(path, m, run, 1); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(path)
+		ckSetAt(m.Param("tok_emb.weight"), 0, math.NaN())
+		if err := Save(path, m, run, 2); err == nil {
+			t.Fatal("Save accepted a NaN weight")
+		}
+		after, _ := os.ReadFile(path)
+		if !bytes.Equal(before, after) {
+			t.Error("refused Save changed the existing checkpoint")
+		}
+		if names := ckDir(t, dir); len(names) != 1 {
+			t.Errorf("directory holds %q, want only the checkpoint", names)
+		}
+	})
+}
+
+// ckParts reads a file back into tensors and metadata so a test can change
+// one thing and write it out again with ckAssemble.
+func ckParts(t *testing.T, file []byte) ([]safetensors.Tensor, map[string]string) {
+	t.Helper()
+	tensors, meta, err := safetensors.Read(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tensors {
+		tensors[i].Data = bytes.Clone(tensors[i].Data)
+	}
+	return tensors, meta
+}
+
+func ckAssemble(t *testing.T, tensors []safetensors.Tensor, meta map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := safetensors.Write(&buf, tensors, meta); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// ckRewriteHeader lets a test lie in the JSON header while keeping the data
+// section, the way a buggy foreign writer would.
+func ckRewriteHeader(t *testing.T, file []byte, edit func(h map[string]map[string]any)) []byte {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	var h map[string]map[string]any
+	if err := json.Unmarshal(file[8:8+n], &h); err != nil {
+		t.Fatal(err)
+	}
+	edit(h)
+	header, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	out = append(out, header...)
+	return append(out, file[8+n:]...)
+}
+
+// ckOffsets returns a tensor's data_offsets in a header being rewritten.
+func ckOffsets(h map[string]map[string]any, name string) (float64, float64) {
+	o := h[name]["data_offsets"].([]any)
+	return o[0].(float64), o[1].(float64)
+}
+
+// TestLoadRejects corrupts a valid checkpoint one way at a time and checks
+// Load refuses it with a one-line error naming the file and the problem.
+func TestLoadRejects(t *testing.T) {
+	cfg := ckConfigs[1].cfg // 7 vocab, 5 context, d_model 8, d_ff 12, 2 layers, all biases
+	run := ckRunConfig(t, cfg)
+	m := ckNew(t, cfg, tensor.Float32, 4)
+	base, meta0 := func() ([]byte, map[string]string) {
+		path := filepath.Join(t.TempDir(), "base.safetensors")
+		if err := Save(path, m, run, 77); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, meta := ckParts(t, b)
+		return b, meta
+	}()
+	headerLen := int(binary.LittleEndian.Uint64(base))
+	editTensors := func(edit func([]safetensors.Tensor) []safetensors.Tensor) []byte {
+		tensors, meta := ckParts(t, base)
+		return ckAssemble(t, edit(tensors), meta)
+	}
+	editMeta := func(edit func(map[string]string)) []byte {
+		tensors, meta := ckParts(t, base)
+		edit(meta)
+		return ckAssemble(t, tensors, meta)
+	}
+	setValue := func(name string, i int, bits []byte) []byte {
+		return editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			for k := range ts {
+				if ts[k].Name == name {
+					copy(ts[k].Data[i*len(bits):], bits)
+				}
+			}
+			return ts
+		})
+	}
+	withConfig := func(c Config) []byte {
+		return editMeta(func(meta map[string]string) {
+			b, _ := json.Marshal(map[string]any{"model": c})
+			meta["config"] = string(b)
+		})
+	}
+	nanBits := safetensors.EncodeFloat32([]float32{float32(math.NaN())})
+	infBits := safetensors.EncodeFloat32([]float32{float32(math.Inf(1))})
+	cases := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty file", []byte{}, "file is 0 bytes, too short for the 8-byte header length"},
+		{"truncated in the header length", base[:4], "file is 4 bytes, too short"},
+		{"truncated in the header", base[:8+headerLen/2], "exceeds the"},
+		{"truncated in the data", base[:len(base)-5], `tensor "lm_head.bias": data_offsets [4928 4956] run past the end of the 4951-byte data section (truncated file?)`},
+		{"truncated to the header", base[:8+headerLen], "run past the end of the 0-byte data section (truncated file?)"},
+		{"header length beyond the file", append(binary.LittleEndian.AppendUint64(nil, uint64(len(base))), base[8:]...), "truncated file?"},
+		{"header not JSON", append(append(binary.LittleEndian.AppendUint64(nil, 8), "{oops!} "...), base[8+headerLen:]...), "header: invalid JSON: invalid character"},
+		{"not a safetensors file", []byte("# a YAML config, not a checkpoint\nseed: 1\n"), "header length"},
+		{"overlapping offsets", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+			b, e := ckOffsets(h, "pos_emb.weight")
+			h["pos_emb.weight"]["data_offsets"] = []float64{b - 4, e - 4}
+		}), `tensor "pos_emb.weight": data_offsets [220 380] overlap tensor "tok_emb.weight" [0 224]`},
+		{"offsets beyond the data", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+			b, e := ckOffsets(h, "lm_head.bias")
+			h["lm_head.bias"]["data_offsets"] = []float64{b + 8, e + 8}
+		}), `tensor "lm_head.bias": data_offsets`},
+		{"gap in the data", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+			delete(h, "pos_emb.weight")
+		}), "leave data bytes [224, 384) covered by no tensor"},
+		{"unknown dtype", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+			h["blocks.0.ln1.weight"]["dtype"] = "F33"
+		}), `tensor "blocks.0.ln1.weight": unknown dtype "F33"`},
+		{"integer dtype", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+			h["blocks.0.ln1.weight"]["dtype"] = "I32"
+		}), `tensor "blocks.0.ln1.weight" has dtype I32, want F32 or F64`},
+		{"mixed dtypes", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			v, _ := safetensors.DecodeFloat32(ts[3].Data)
+			wide := make([]float64, len(v))
+			for i := range v {
+				wide[i] = float64(v[i])
+			}
+			ts[3].DType, ts[3].Data = "F64", safetensors.EncodeFloat64(wide)
+			return ts
+		}), `tensor "blocks.0.ln1.bias" has dtype F64 but "tok_emb.weight" has F32; all tensors must share one dtype`},
+		{"wrong shape", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			for k := range ts {
+				if ts[k].Name == "blocks.0.attn.qkv.weight" {
+					ts[k].Shape, ts[k].Data = []int{24, 7}, ts[k].Data[:24*7*4]
+				}
+			}
+			return ts
+		}), `tensor "blocks.0.attn.qkv.weight" has shape [24 7], want [24 8] (dim 1 is model.d_model=8)`},
+		{"wrong rank", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			for k := range ts {
+				if ts[k].Name == "blocks.1.mlp.fc.bias" {
+					ts[k].Shape = []int{3, 4}
+				}
+			}
+			return ts
+		}), `tensor "blocks.1.mlp.fc.bias" has shape [3 4], want [12]`},
+		{"missing tensor", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			var kept []safetensors.Tensor
+			for _, x := range ts {
+				if x.Name != "blocks.1.attn.qkv.bias" {
+					kept = append(kept, x)
+				}
+			}
+			return kept
+		}), `tensor "blocks.1.attn.qkv.bias" is missing (expected since model.qkv_bias=true)`},
+		{"extra tensor", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
+			return append(ts, safetensors.Tensor{Name: "blocks.2.attn.qkv.weight", DType: "F32", Shape: []int{1}, Data: make([]byte, 4)})
+		}), `unexpected tensor "blocks.2.attn.qkv.weight": not a parameter of the model its config describes (1 unexpected in all)`},
+		{"NaN weight", setValue("blocks.1.mlp.proj.weight", 13, nanBits), `tensor "blocks.1.mlp.proj.weight": value NaN at index [1 1] (flat 13) is not finite`},
+		{"Inf weight", setValue("ln_f.bias", 7, infBits), `tensor "ln_f.bias": value +Inf at index [7] (flat 7) is not finite`},
+		{"config missing", editMeta(func(meta map[string]string) { delete(meta, "config") }), `no "config" metadata`},
+		{"config not JSON", editMeta(func(meta map[string]string) { meta["config"] = "seed: 1" }), `metadata config: run config "seed: 1" is not a JSON object`},
+		{"config without model", editMeta(func(meta map[string]string) { meta["config"] = `{"seed": 1}` }), `metadata config: run config has no "model" member`},
+		{"config with unknown model field", editMeta(func(meta map[string]string) {
+			meta["config"] = strings.Replace(meta["config"], `"vocab"`, `"vocab_size":7,"vocab"`, 1)
+		}), `unknown field "vocab_size"`},
+		{"invalid model config", withConfig(Config{Vocab: 7, Context: 5, DModel: 8, Heads: 3, Layers: 2}), "model.d_model = 8 is not divisible by model.heads = 3"},
+		{"config of another model", withConfig(Config{Vocab: 7, Context: 5, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 12, QKVBias: true, OutBias: true, LMBias: true}),
+			`tensor "tok_emb.weight" has shape [7 8], want [7 16] (dim 1 is model.d_model=16)`},
+		{"absurd layer count", withConfig(Config{Vocab: 7, Context: 5, DModel: 8, Heads: 2, Layers: 1 << 40}),
+			"config has model.layers=1099511627776 but the file holds only 30 tensors"},
+		{"config without biases", withConfig(Config{Vocab: 7, Context: 5, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 12}),
+			`unexpected tensor "blocks.0.attn.qkv.bias"`},
+		{"format missing", editMeta(func(meta map[string]string) { delete(meta, "format") }), `no "format" metadata: not an attnscope checkpoint`},
+		{"format from the future", editMeta(func(meta map[string]string) { meta["format"] = "attnscope/2" }), `format "attnscope/2" is not supported (want "attnscope/1")`},
+		{"step missing", editMeta(func(meta map[string]string) { delete(meta, "step") }), `no "step" metadata`},
+		{"step negative", editMeta(func(meta map[string]string) { meta["step"] = "-1" }), `metadata step "-1" is not a non-negative decimal integer`},
+		{"step not decimal", editMeta(func(meta map[string]string) { meta["step"] = "0x10" }), `metadata step "0x10"`},
+		{"step padded", editMeta(func(meta map[string]string) { meta["step"] = "077" }), `metadata step "077"`},
+		{"extra metadata", editMeta(func(meta map[string]string) { meta["note"] = "hi" }), `unexpected metadata key "note"`},
+		{"no metadata", editMeta(func(meta map[string]string) { clear(meta) }), `no "format" metadata`},
+	}
+	if meta0["step"] != "77" {
+		t.Fatalf("base metadata %q", meta0)
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".safetensors")
+			if err := os.WriteFile(path, c.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, info, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load accepted it: %+v %+v", got.Config, info)
+			}
+			prefix := "checkpoint " + path + ": "
+			if msg := err.Error(); !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q\nwant one line starting %q containing %q", msg, prefix, c.want)
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		path := filepath.Join(dir, "nope.safetensors")
+		_, _, err := Load(path)
+		if err == nil || err.Error() != "checkpoint "+path+": no such file or directory" {
+			t.Errorf("error %v", err)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("errors.Is(%v, fs.ErrNotExist) is false; train's resume needs it", err)
+		}
+	})
+}
+
+// ckSetAt overwrites flat element i of a float32 or float64 tensor.
+func ckSetAt(d *tensor.Dense, i int, v float64) {
+	switch data := d.Data().(type) {
+	case []float32:
+		data[i] = float32(v)
+	case []float64:
+		data[i] = v
+	}
+}
+
+// ckFuzzFile is the go test fuzz v1 encoding of one []byte input.
+func ckFuzzFile(data []byte) []byte {
+	return []byte(fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data))
+}
+
+// ckFuzzSeeds are the committed FuzzLoad seeds, derived from the golden
+// checkpoint: the file itself, truncations, and one semantic fault each.
+func ckFuzzSeeds(t *testing.T, golden []byte) map[string][]byte {
+	headerLen := int(binary.LittleEndian.Uint64(golden))
+	tensors, meta := ckParts(t, golden)
+	nan := ckAssemble(t, tensors, meta)
+	copy(nan[len(nan)-4:], safetensors.EncodeFloat32([]float32{float32(math.NaN())}))
+	noFormat := map[string]string{"config": meta["config"], "step": meta["step"]}
+	return map[string][]byte{
+		"golden":           golden,
+		"truncated-header": golden[:8+headerLen/2],
+		"truncated-data":   golden[:len(golden)-6],
+		"nan-weight":       nan,
+		"no-format":        ckAssemble(t, tensors, noFormat),
+		"missing-tensor":   ckAssemble(t, tensors[1:], meta),
+	}
+}
+
+// FuzzLoad checks that no file panics the checkpoint decoder, and that a
+// model it accepts saves back to a file that decodes to the same model.
+func FuzzLoad(f *testing.F) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "checkpoint_tiny.safetensors"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(golden)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, info, err := decodeCheckpoint(data)
+		if err != nil {
+			return
+		}
+		tensors, meta, err := encodeCheckpoint(m, info.RunConfig, info.Step)
+		if err != nil {
+			t.Fatalf("Save would refuse what Load accepted: %v", err)
+		}
+		var buf bytes.Buffer
+		if err := safetensors.Write(&buf, tensors, meta); err != nil {
+			t.Fatal(err)
+		}
+		again, info2, err := decodeCheckpoint(buf.Bytes())
+		if err != nil {
+			t.Fatalf("Load refuses what Save wrote: %v", err)
+		}
+		if again.Config != m.Config || info2.Step != info.Step || !bytes.Equal(info2.RunConfig, info.RunConfig) {
+			t.Fatalf("round trip changed config or step")
+		}
+		ckSameWeights(t, again, m)
+	})
+}
