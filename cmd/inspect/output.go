@@ -106,7 +106,7 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 		blocks = "pre-LN blocks with MLP"
 	}
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
-	p.printf("model: %d layers x %d heads, d_model %d, %s\n", c.Layers, c.Heads, c.DModel, blocks)
+	p.printf("model: %s x %s, d_model %d, %s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks)
 	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
 	if !r.ex.drawn {
 		source = "tokens from -tokens; target = the next token"
@@ -286,6 +286,14 @@ func rows32(m [][]float64) [][]float32 {
 		}
 	}
 	return out
+}
+
+// count is "1 layer" or "2 layers".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // printer writes formatted text and keeps the first error.
