@@ -196,11 +196,18 @@ func (r *runner) resume() error {
 	if err != nil {
 		return err
 	}
-	if diff := configDiff(saved, r.cfg); diff != "" {
+	if diff := configDiff(saved, r.cfg, "saved", "given"); diff != "" {
 		return errors.Errorf("cannot resume %s with a different config (%s)", r.dir, diff)
 	}
 	ckpt := filepath.Join(r.dir, CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
+		// A checkpoint copied in from another run would pair with the wrong
+		// metrics and optimizer state.
+		if yml, err := LoadConfig(filepath.Join(r.dir, ConfigFile), nil); err != nil {
+			return err
+		} else if diff := configDiff(yml, saved, ConfigFile, "checkpoint"); diff != "" {
+			return errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, r.dir, diff)
+		}
 		m, info, err := model.Load(ckpt)
 		if err != nil {
 			return err
@@ -447,13 +454,13 @@ func SavedConfig(dir string) (Config, error) {
 }
 
 // configDiff lists the keys whose values differ between a and b, as
-// "key: saved X, given Y", or returns "" when the configs are equal.
-func configDiff(saved, given Config) string {
-	a, b := flatten(saved), flatten(given)
+// "key: <nameA> X, <nameB> Y", or returns "" when the configs are equal.
+func configDiff(a0, b0 Config, nameA, nameB string) string {
+	a, b := flatten(a0), flatten(b0)
 	var diffs []string
 	for _, k := range sortedKeys(a, b) {
 		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
-			diffs = append(diffs, fmt.Sprintf("%s: saved %v, given %v", k, a[k], b[k]))
+			diffs = append(diffs, fmt.Sprintf("%s: %s %v, %s %v", k, nameA, a[k], nameB, b[k]))
 		}
 	}
 	return strings.Join(diffs, "; ")

@@ -225,7 +225,8 @@ func TestInterruptAndResume(t *testing.T) {
 }
 
 // TestResumeRefusesOtherConfig: resuming with a config that differs from
-// the saved one names the key.
+// the saved one names the key, and so does resuming a directory whose
+// checkpoint was copied in from another run.
 func TestResumeRefusesOtherConfig(t *testing.T) {
 	cfg := parse(t, smallYAML, "train.steps=4", "train.eval_every=0")
 	dir := t.TempDir()
@@ -236,8 +237,26 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 		t.Fatalf("resume with another task: %v", err)
 	}
 	saved, err := SavedConfig(dir)
-	if err != nil || configDiff(saved, cfg) != "" {
-		t.Fatalf("SavedConfig: %v, diff %q", err, configDiff(saved, cfg))
+	if err != nil || configDiff(saved, cfg, "a", "b") != "" {
+		t.Fatalf("SavedConfig: %v, diff %q", err, configDiff(saved, cfg, "a", "b"))
+	}
+	foreign := t.TempDir()
+	runOK(t, parse(t, smallYAML, "train.steps=4", "train.eval_every=0", "seed=6"), Options{Dir: foreign})
+	ckpt, err := os.ReadFile(filepath.Join(foreign, CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), ckpt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// As with -resume and no -config: the config comes from the checkpoint.
+	fromCheckpoint, err := SavedConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), fromCheckpoint, Options{Dir: dir, Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "does not belong to the run") || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
+		t.Errorf("resume onto a foreign checkpoint: %v", err)
 	}
 	if _, err := SavedConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no run") {
 		t.Errorf("SavedConfig of an empty directory: %v", err)
