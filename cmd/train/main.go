@@ -139,9 +139,12 @@ func describe(configPath string) string {
 func summarize(w io.Writer, res *train.Result) {
 	ran := res.Step - res.FirstStep + 1
 	secs := res.Elapsed.Seconds()
-	if res.Interrupted {
+	switch {
+	case res.Interrupted && ran > 0:
 		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with: go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
-	} else if ran <= 0 {
+	case res.Interrupted:
+		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with: go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
+	case ran <= 0:
 		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
 	}
 	if ran > 0 {
