@@ -293,6 +293,3 @@ func gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 		gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	}
 }
-
-// float is the element type of every kernel in this package.
-type float interface{ float32 | float64 }

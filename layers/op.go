@@ -11,6 +11,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// float is the element type of every kernel in this package.
+type float interface{ float32 | float64 }
+
 // opBase holds what every custom Op in this package shares. desc names the
 // op and every parameter that changes its result, because Gorgonia merges
 // nodes whose op hash and children are equal.

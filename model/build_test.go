@@ -60,14 +60,18 @@ func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
 // TestBuildMatchesReference: Logits, every layer's Attention and Loss equal
 // refForward (plain-Go float64, per position and head) within 1e-12 absolute,
 // for attention-only and full blocks, with and without key padding, on
-// eval and Train graphs (dropout masks left at 1), over two runs of one
+// eval and Train graphs, down to B = T = 1 (dropout masks left at 1), over two runs of one
 // machine with different batches (so a reused buffer would show).
 func TestBuildMatchesReference(t *testing.T) {
-	const b, tt = 3, 5
-	for ci, c := range []struct{ mlp, keyPad, train bool }{
-		{false, false, false}, {true, false, false}, {false, true, true}, {true, true, true}, {true, false, true},
+	for ci, c := range []struct {
+		b, tt              int
+		mlp, keyPad, train bool
+	}{
+		{3, 5, false, false, false}, {3, 5, true, false, false}, {3, 5, false, true, true}, {3, 5, true, true, true},
+		{3, 5, true, false, true}, {1, 1, true, false, true}, {1, 6, false, false, false},
 	} {
-		t.Run(fmt.Sprintf("mlp=%t,keypad=%t,train=%t", c.mlp, c.keyPad, c.train), func(t *testing.T) {
+		b, tt := c.b, c.tt
+		t.Run(fmt.Sprintf("B%dT%d,mlp=%t,keypad=%t,train=%t", b, tt, c.mlp, c.keyPad, c.train), func(t *testing.T) {
 			m, err := New(testConfig(c.mlp), tensor.Float64, 5)
 			if err != nil {
 				t.Fatal(err)
