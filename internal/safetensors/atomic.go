@@ -16,6 +16,10 @@ import (
 // panic in write, the temporary file is removed and the old file is left as
 // it was. The new file gets the old file's permissions, or 0644.
 //
+// The temporary file is named ".<base>.tmp-<digits>" beside the target, so
+// that a caller can recognise and remove one left by a process killed
+// mid-write.
+//
 // It is not specific to safetensors: any file that must never be seen half
 // written (optimizer state, logs rewritten whole) can use it.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {

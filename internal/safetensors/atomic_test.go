@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -163,5 +164,32 @@ func TestWriteFileAtomicRelativePath(t *testing.T) {
 	}
 	if got, err := os.ReadFile("plain"); err != nil || string(got) != "x" {
 		t.Errorf("got %q, %v", got, err)
+	}
+}
+
+// TestWriteFileAtomicTemporaryName pins the documented temporary name (train
+// cleans up leftovers by it) and that the target is untouched until the end.
+func TestWriteFileAtomicTemporaryName(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ckpt.safetensors")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pattern := regexp.MustCompile(`^\.ckpt\.safetensors\.tmp-[0-9]+$`)
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "new"); err != nil {
+			return err
+		}
+		names := dirNames(t, dir)
+		if len(names) != 2 || !pattern.MatchString(names[0]) || names[1] != "ckpt.safetensors" {
+			t.Errorf("while writing, directory holds %q, want the target and one .ckpt.safetensors.tmp-<digits>", names)
+		}
+		if got, _ := os.ReadFile(path); string(got) != "old" {
+			t.Errorf("target changed to %q before the rename", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
