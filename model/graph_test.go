@@ -101,18 +101,19 @@ func lossOf(t *testing.T, g *Graph) float64 {
 // gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	cases := []struct {
-		name                 string
-		mlp, keyPad, dropout bool
+		name                         string
+		mlp, keyPad, dropout, noBias bool
 	}{
-		{"attention-only", false, false, false},
-		{"attention-only/keypad+dropout", false, true, true},
-		{"mlp", true, false, false},
-		{"mlp/keypad+dropout", true, true, true},
+		{"attention-only", false, false, false, false},
+		{"attention-only/keypad+dropout", false, true, true, false},
+		{"attention-only/no-bias", false, false, false, true},
+		{"mlp", true, false, false, false},
+		{"mlp/keypad+dropout", true, true, true, false},
 	}
 	for ci, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
-				QKVBias: true, OutBias: true, LMBias: true}
+				QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias}
 			if c.dropout {
 				cfg.Dropout = 0.25
 			}
