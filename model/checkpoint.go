@@ -82,7 +82,7 @@ func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tenso
 		if p.Value == nil {
 			return nil, nil, errors.Errorf("tensor %q is nil", p.Name)
 		}
-		if !equalShape(p.Value.Shape(), spec.Shape) {
+		if !equalInts(p.Value.Shape(), spec.Shape) {
 			return nil, nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
 		}
 		if p.Value.Dtype() != m.Dtype {
@@ -106,9 +106,10 @@ func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tenso
 // refusing NaN and Inf. Views and transposed tensors are materialised first:
 // their backing array is not in row-major order.
 func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
-	dense, ok := t.Materialize().(*tensor.Dense)
+	materialized := t.Materialize()
+	dense, ok := materialized.(*tensor.Dense)
 	if !ok {
-		return nil, errors.Errorf("cannot materialise a %T", t.Materialize())
+		return nil, errors.Errorf("materialises to a %T, want a *tensor.Dense", materialized)
 	}
 	n := product(shape)
 	switch data := dense.Data().(type) {
@@ -117,8 +118,8 @@ func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
 			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
 		}
 		for i, v := range data {
-			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+			if err := checkFinite(float64(v), shape, i); err != nil {
+				return nil, err
 			}
 		}
 		return safetensors.EncodeFloat32(data), nil
@@ -127,20 +128,17 @@ func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
 			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
 		}
 		for i, v := range data {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+			if err := checkFinite(v, shape, i); err != nil {
+				return nil, err
 			}
 		}
 		return safetensors.EncodeFloat64(data), nil
-	case float32:
-		return safetensors.EncodeFloat32([]float32{data}), checkFinite(float64(data), shape, 0)
-	case float64:
-		return safetensors.EncodeFloat64([]float64{data}), checkFinite(data, shape, 0)
 	default:
-		return nil, errors.Errorf("holds %T, want float32 or float64", data)
+		return nil, errors.Errorf("holds %T, want []float32 or []float64", data)
 	}
 }
 
+// checkFinite refuses NaN and Inf, naming where in the tensor it sits.
 func checkFinite(v float64, shape []int, i int) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return errors.Errorf("value %v at %s is not finite", v, position(shape, i))
@@ -232,18 +230,6 @@ func configDiff(got, want Config) string {
 		}
 	}
 	return fmt.Sprintf("model %+v (model: %+v)", got, want)
-}
-
-func equalShape(got tensor.Shape, want []int) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Load reads and validates the checkpoint at path and returns the model it
