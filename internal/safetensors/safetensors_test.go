@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -283,5 +287,40 @@ func TestFloatCodecs(t *testing.T) {
 	}
 	if _, err := DecodeFloat64(make([]byte, 12)); err == nil || !strings.Contains(err.Error(), "12 bytes is not a whole number of F64 values") {
 		t.Errorf("DecodeFloat64 of 12 bytes: %v", err)
+	}
+}
+
+// TestReadFile: errors name the file once, and a missing file is still
+// recognisable with errors.Is.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.safetensors")
+	_, _, err := ReadFile(missing)
+	if err == nil || err.Error() != "safetensors file "+missing+": open: no such file or directory" {
+		t.Errorf("missing file: error %v", err)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("errors.Is(%v, fs.ErrNotExist) is false", err)
+	}
+	bad := filepath.Join(dir, "bad.safetensors")
+	if err := os.WriteFile(bad, file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 4)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ReadFile(bad)
+	want := "safetensors file " + bad + `: tensor "a": data_offsets [0 8] run past the end of the 4-byte data section (truncated file?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("corrupt file: error %v\nwant %s", err, want)
+	}
+	good := filepath.Join(dir, "good.safetensors")
+	var buf bytes.Buffer
+	if err := Write(&buf, []Tensor{{Name: "x", DType: F64, Shape: []int{1}, Data: EncodeFloat64([]float64{2})}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tensors, _, err := ReadFile(good)
+	if err != nil || len(tensors) != 1 || tensors[0].Name != "x" {
+		t.Errorf("good file: %+v, %v", tensors, err)
 	}
 }
