@@ -185,8 +185,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	if est := c.EstimateBytes(); est > MaxMemory {
-		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, %d-row evaluation set; limit %s): reduce train.batch_size, train.eval_size, task.length or the model size",
-			gib(est), c.Train.BatchSize, task.SeqLen(), c.Train.EvalSize, gib(MaxMemory))
+		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, evaluation graph of %d rows; limit %s): reduce train.batch_size, task.length or the model size",
+			gib(est), c.Train.BatchSize, task.SeqLen(), c.evalBatch(), gib(MaxMemory))
 	}
 	return nil
 }
@@ -242,26 +242,35 @@ func (t TrainConfig) validate() error {
 }
 
 // EstimateBytes is a rough upper estimate of the memory a run takes, in
-// bytes, assuming float64 tensors and a TapeMachine that keeps the value of
-// every node: weights, gradients and the two Adam moments; the forward and
-// backward activations of the training graph; and a forward-only evaluation
-// graph holding the whole evaluation set at once. Per block the graph holds
-// about 12 (B·T, D) tensors for attention (projections, head split,
-// transposes, output, residual) plus 4 (B, H, T, T) ones (scores, scaled,
-// softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F) more with an MLP
-// (LayerNorms, GELU's intermediates); embeddings and the LM head add 4 (B·T, D)
-// and 4 (B·T, V). The backward pass is counted as big as the forward.
-// The config must have been resolved (Vocab and Context set).
+// bytes, for Run's float32 models (modelDtype) and a TapeMachine that keeps
+// the value of every node: per weight, its value, its gradient and the two
+// float64 Adam moments; the forward and backward activations of the training
+// graph; and the forward-only evaluation graph of up to MaxEvalBatch rows.
+// Per block a graph holds about 12 (B·T, D) tensors for attention
+// (projections, head split, transposes, output, residual) plus 4 (B, H, T, T)
+// ones (scores, scaled, softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F)
+// more with an MLP (LayerNorms, GELU's intermediates); embeddings and the LM
+// head add 4 (B·T, D) and 4 (B·T, V). The backward pass is counted as big as
+// the forward. The config must have been resolved (Vocab and Context set).
 func (c Config) EstimateBytes() float64 {
 	m := c.Model
-	params := 0.0
-	for _, spec := range m.ParamSpecs() {
-		size := 1.0
-		for _, s := range spec.Shape {
-			size *= float64(s)
+	// Every block has the same tensors, so the count is linear in Layers;
+	// listing the specs of 0 and 1 layers avoids a slice per block for an
+	// absurd layer count.
+	size := func(layers int) float64 {
+		one := m
+		one.Layers = layers
+		total := 0.0
+		for _, spec := range one.ParamSpecs() {
+			n := 1.0
+			for _, s := range spec.Shape {
+				n *= float64(s)
+			}
+			total += n
 		}
-		params += size
+		return total
 	}
+	params := size(0) + float64(m.Layers)*(size(1)-size(0))
 	t, d, h, f, v := float64(m.Context), float64(m.DModel), float64(m.Heads), float64(m.DFF), float64(m.Vocab)
 	forward := func(batch int) float64 {
 		b := float64(batch)
@@ -271,12 +280,16 @@ func (c Config) EstimateBytes() float64 {
 		}
 		return float64(m.Layers)*block + 4*b*t*d + 4*b*t*v
 	}
-	elements := 4*params + 2*forward(c.Train.BatchSize)
+	activations := 2 * forward(c.Train.BatchSize)
 	if c.Train.EvalEvery > 0 {
-		elements += forward(c.Train.EvalSize)
+		activations += forward(c.evalBatch())
 	}
-	return 8 * elements
+	elem := float64(modelDtype.Size())
+	return params*(2*elem+16) + activations*elem
 }
+
+// evalBatch is the batch of Run's evaluation graph.
+func (c Config) evalBatch() int { return min(c.Train.EvalSize, MaxEvalBatch) }
 
 func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
 
@@ -338,17 +351,31 @@ func parseYAML(src []byte) (*yaml.Node, *syntaxError) {
 	return doc.Content[0], nil
 }
 
+// parserProblems are the messages yaml.v3's parser (as opposed to its
+// scanner) reports. yaml.v3 prints a parser error's line 0-based and a
+// scanner error's 1-based, and leaves a 0 out, so the line needs mending.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'": true, "did not find expected ',' or '}'": true,
+	"did not find expected '-' indicator": true, "did not find expected <document start>": true,
+	"did not find expected <stream-start>": true, "did not find expected key": true,
+	"did not find expected node content": true, "found duplicate %TAG directive": true,
+	"found duplicate %YAML directive": true, "found incompatible YAML document": true,
+	"found undefined tag handle": true,
+}
+
 // rewrite turns yaml.v3's "yaml: line 3: did not find expected key" into a
-// syntaxError. yaml.v3 leaves the line out on the first line, so a missing
-// line is line 1.
+// syntaxError with a 1-based line.
 func rewrite(err error) *syntaxError {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	line := 1
+	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
 		}
 		msg = msg[len(m[0]):]
+	}
+	if line == 0 || parserProblems[msg] {
+		line++
 	}
 	return &syntaxError{line, msg}
 }
@@ -360,20 +387,20 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag(
 func applySet(cfg *Config, set string) error {
 	key, value, ok := strings.Cut(set, "=")
 	if !ok || key == "" {
-		return errors.Errorf("-set %s: want key=value", set)
+		return errors.Errorf("-set %s: want key=value", clean(set))
 	}
-	where := func(*yaml.Node) string { return "-set " + set }
+	where := func(*yaml.Node) string { return "-set " + clean(set) }
 	field, path := reflect.ValueOf(cfg).Elem(), ""
 	for _, name := range strings.Split(key, ".") {
 		next, err := lookup(field, path, name)
 		if err != nil {
-			return errors.Errorf("-set %s: %s", set, err)
+			return errors.Errorf("%s: %s", where(nil), err)
 		}
 		field, path = next, join(path, name)
 	}
 	node, syntaxErr := parseYAML([]byte(value))
 	if syntaxErr != nil {
-		return errors.Errorf("-set %s: %s", set, syntaxErr)
+		return errors.Errorf("%s: %s", where(nil), syntaxErr)
 	}
 	if node == nil {
 		node = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
@@ -402,7 +429,7 @@ func keys(t reflect.Type) []string {
 // lookup returns the field of struct v whose YAML key is name; path is v's
 // own key path, for the message.
 func lookup(v reflect.Value, path, name string) (reflect.Value, error) {
-	full := join(path, name)
+	full := join(path, clean(name))
 	if v.Kind() != reflect.Struct {
 		return reflect.Value{}, errors.Errorf("unknown key %s (%s is not a section)", full, path)
 	}
@@ -436,7 +463,16 @@ func show(n *yaml.Node) string {
 	if n.ShortTag() == "!!str" {
 		return strconv.Quote(n.Value)
 	}
-	return n.Value
+	return clean(n.Value)
+}
+
+// clean returns s, or s quoted when it holds a character (a newline, say)
+// that would garble a one-line message.
+func clean(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
 }
 
 // assign decodes n into v, the value at key path. Sections must be mappings
@@ -465,6 +501,9 @@ func assign(v reflect.Value, n *yaml.Node, path string, where func(*yaml.Node) s
 		}
 	default:
 		err = n.Decode(v.Addr().Interface())
+		if err == nil && (v.CanInt() || v.CanUint()) {
+			err = integral(n, v)
+		}
 	}
 	if err != nil {
 		return errors.Errorf("%s: %s = %s: %s", where(n), path, show(n), want(v.Kind()))
@@ -490,7 +529,7 @@ func assignSection(v reflect.Value, n *yaml.Node, path string, where func(*yaml.
 			return errors.Errorf("%s: %s: a key must be a plain name, got %s", where(k), join(path, "?"), describe(k))
 		}
 		if first, dup := seen[k.Value]; dup {
-			return errors.Errorf("%s: duplicate key %s (first set at line %d)", where(k), join(path, k.Value), first.Line)
+			return errors.Errorf("%s: duplicate key %s (first set at line %d)", where(k), join(path, clean(k.Value)), first.Line)
 		}
 		seen[k.Value] = k
 		field, err := lookup(v, path, k.Value)
@@ -500,6 +539,22 @@ func assignSection(v reflect.Value, n *yaml.Node, path string, where func(*yaml.
 		if err := assign(field, value, join(path, k.Value), where); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// integral rejects a fraction that yaml.v3 truncated into an integer field
+// (it decodes 2.5 into an int as 2).
+func integral(n *yaml.Node, v reflect.Value) error {
+	if n.ShortTag() != "!!float" {
+		return nil
+	}
+	var f float64
+	if err := n.Decode(&f); err != nil {
+		return err
+	}
+	if (v.CanInt() && float64(v.Int()) != f) || (v.CanUint() && float64(v.Uint()) != f) {
+		return errors.New("not an integer")
 	}
 	return nil
 }

@@ -1,11 +1,17 @@
 package train
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
 )
 
 // TestConfigsLoad loads every example in configs/ and checks it survives the
@@ -45,4 +51,302 @@ func TestLoadConfigMissingFile(t *testing.T) {
 	if _, err := LoadConfig(path, nil); !os.IsNotExist(errors.Cause(err)) {
 		t.Fatalf("LoadConfig(missing) = %v, want a not-exist error", err)
 	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // fragments the one-line message must contain
+	}{
+		{"empty", "", []string{"x.yaml: empty config"}},
+		{"comments only", "# nothing here\n\n", []string{"x.yaml: empty config"}},
+		{"bare document marker", "---\n", []string{"x.yaml: empty config"}},
+		{"syntax line 1", "a: b: c\n", []string{"x.yaml:1: YAML syntax: mapping values are not allowed"}},
+		{"syntax later line", "seed: 1\ntask:\n  name: [copy\n", []string{"x.yaml:3: YAML syntax: did not find expected ',' or ']'"}},
+		{"parser error on line 4", "seed: 1\nmodel:\n  heads: 4\n layers: 2\n", []string{"x.yaml:4: YAML syntax: did not find expected key"}},
+		{"unterminated string (reported where it opens)", "seed: 1\ntask:\n  name: 'copy\n", []string{"x.yaml:3: YAML syntax: found unexpected end of stream"}},
+		{"tab indentation", "seed: 1\n\tmodel: 1\n", []string{"x.yaml:2: YAML syntax:", "tab"}},
+		{"two documents", "seed: 1\n---\nseed: 2\n", []string{"x.yaml:2: YAML syntax: a second YAML document"}},
+		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, task, model, train, got a list"}},
+		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
+		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
+		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every)"}},
+		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout)"}},
+		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
+		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},
+		{"duplicate key", "seed: 1\nmodel:\n  heads: 4\n  heads: 8\n", []string{"x.yaml:4:3: duplicate key model.heads (first set at line 3)"}},
+		{"word for integer", "model:\n  d_model: 32\n  heads: four\n", []string{`x.yaml:3:10: model.heads = "four": want an integer`}},
+		{"fraction for integer", "train:\n  steps: 2.5\n", []string{"x.yaml:2:10: train.steps = 2.5: want an integer"}},
+		{"list for integer", "model:\n  heads: [4]\n", []string{"x.yaml:2:10: model.heads: want an integer, got a list"}},
+		{"mapping for number", "train:\n  lr: {peak: 1}\n", []string{"x.yaml:2:7: train.lr: want a number, got a mapping"}},
+		{"no value", "model:\n  heads:\n", []string{"model.heads: want an integer, got no value"}},
+		{"word for number", "train:\n  lr: fast\n", []string{`train.lr = "fast": want a number`}},
+		{"yes for bool", "model:\n  mlp: yes\n", []string{`x.yaml:2:8: model.mlp = "yes": want true or false`}},
+		{"number for bool", "model:\n  mlp: 1\n", []string{"model.mlp = 1: want true or false"}},
+		{"negative seed", "seed: -1\n", []string{"x.yaml:1:7: seed = -1: want an integer >= 0"}},
+		{"scalar for section", "model: 4\n", []string{"x.yaml:1:8: model: want a mapping with keys d_model, heads", "got a value"}},
+		{"list key", "? [a]\n: 1\n", []string{"a key must be a plain name, got a list"}},
+		{"alias to a mapping", "task: &t {name: copy}\nseed: *t\n", []string{"seed: want an integer >= 0, got a mapping"}},
+		{"unknown task", "task:\n  name: copyy\n", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"zero length", "task:\n  length: 0\n", []string{"task.length = 0: must be in [1, 512]"}},
+		{"one symbol", "task:\n  symbols: 1\n", []string{"task.symbols = 1: must be in [2, 65536]"}},
+		{"not divisible", "model:\n  d_model: 30\n", []string{"x.yaml: model.d_model = 30 is not divisible by model.heads = 4"}},
+		{"zero heads", "model:\n  heads: 0\n", []string{"model.heads = 0: must be positive"}},
+		{"negative width", "model:\n  d_model: -32\n", []string{"model.d_model = -32: must be positive"}},
+		{"zero layers", "model:\n  layers: 0\n", []string{"model.layers = 0: must be positive"}},
+		{"negative d_ff", "model:\n  mlp: true\n  d_ff: -4\n", []string{"model.d_ff = -4: must be positive when model.mlp is true"}},
+		{"dropout 1", "model:\n  dropout: 1\n", []string{"model.dropout = 1: must be in [0, 1)"}},
+		{"negative dropout", "model:\n  dropout: -0.1\n", []string{"model.dropout = -0.1: must be in [0, 1)"}},
+		{"NaN dropout", "model:\n  dropout: .nan\n", []string{"model.dropout = NaN: must be a finite number"}},
+		{"zero batch", "train:\n  batch_size: 0\n", []string{"train.batch_size = 0: must be positive"}},
+		{"negative steps", "train:\n  steps: -5\n", []string{"train.steps = -5: must be positive"}},
+		{"zero lr", "train:\n  lr: 0\n", []string{"train.lr = 0: must be positive"}},
+		{"negative lr", "train:\n  lr: -1e-3\n", []string{"train.lr = -0.001: must be positive"}},
+		{"infinite lr", "train:\n  lr: .inf\n", []string{"train.lr = +Inf: must be a finite number"}},
+		{"unknown schedule", "train:\n  schedule: linear\n", []string{`train.schedule = "linear": unknown schedule (want one of: constant, cosine)`}},
+		{"warmup past the end", "train:\n  steps: 10\n  warmup_steps: 11\n", []string{"train.warmup_steps = 11: must not exceed train.steps = 10"}},
+		{"negative warmup", "train:\n  warmup_steps: -1\n", []string{"train.warmup_steps = -1: must be 0 or more"}},
+		{"min_lr above lr", "train:\n  lr: 1e-3\n  min_lr: 1e-2\n", []string{"train.min_lr = 0.01: must be in [0, train.lr = 0.001]"}},
+		{"negative clip", "train:\n  grad_clip: -1\n", []string{"train.grad_clip = -1: must be 0 (off) or positive"}},
+		{"negative decay", "train:\n  weight_decay: -0.1\n", []string{"train.weight_decay = -0.1: must be 0 (off) or positive"}},
+		{"beta1 of 1", "train:\n  beta1: 1\n", []string{"train.beta1 = 1: must be in [0, 1)"}},
+		{"negative beta2", "train:\n  beta2: -0.5\n", []string{"train.beta2 = -0.5: must be in [0, 1)"}},
+		{"zero eps", "train:\n  eps: 0\n", []string{"train.eps = 0: must be positive"}},
+		{"negative log_every", "train:\n  log_every: -1\n", []string{"train.log_every = -1: must be 0 or more"}},
+		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
+		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
+		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.7 GiB (training graph of 32 x 1024 positions, evaluation graph of 256 rows; limit 8.0 GiB)"}},
+		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"the run needs an estimated", "reduce train.batch_size"}},
+		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"the run needs an estimated"}},
+		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"the run needs an estimated"}},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
+		checkError(t, c.name, err, c.want)
+	}
+}
+
+func checkError(t *testing.T, name string, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error, want one containing %q", name, want)
+		return
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("%s: message spans lines: %q", name, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not contain %q", name, msg, w)
+		}
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	cases := []struct {
+		set  string
+		want []string
+	}{
+		{"model.heads", []string{"-set model.heads: want key=value"}},
+		{"=3", []string{"-set =3: want key=value"}},
+		{"train.lr_rate=1e-3", []string{"-set train.lr_rate=1e-3: unknown key train.lr_rate (allowed: batch_size, steps, lr,"}},
+		{"modle.heads=8", []string{"-set modle.heads=8: unknown key modle (allowed: seed, task, model, train)"}},
+		{"model.heads.x=1", []string{"-set model.heads.x=1: unknown key model.heads.x (model.heads is not a section)"}},
+		{"model.vocab=3", []string{"-set model.vocab=3: model.vocab cannot be set"}},
+		{"model.heads=four", []string{`-set model.heads=four: model.heads = "four": want an integer`}},
+		{"model.heads=[8]", []string{"-set model.heads=[8]: model.heads: want an integer, got a list"}},
+		{"model.heads=", []string{"-set model.heads=: model.heads: want an integer, got no value"}},
+		{"train.lr=[", []string{"-set train.lr=[: YAML syntax:"}},
+		{"model={heads: x}", []string{`-set model={heads: x}: model.heads = "x": want an integer`}},
+		{"model={n_heads: 2}", []string{"-set model={n_heads: 2}: unknown key model.n_heads"}},
+		{"task.name=copyy", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"model.heads=7", []string{"x.yaml: model.d_model = 32 is not divisible by model.heads = 7"}},
+		{"train.schedule=cosin", []string{`train.schedule = "cosin": unknown schedule`}},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig("x.yaml", []byte("seed: 1\n"), []string{c.set})
+		checkError(t, "-set "+c.set, err, c.want)
+	}
+}
+
+func TestSetOverrides(t *testing.T) {
+	file := "seed: 1\nmodel:\n  heads: 2\n"
+	cases := []struct {
+		sets  []string
+		check func(Config) bool
+	}{
+		{[]string{"model.heads=8"}, func(c Config) bool { return c.Model.Heads == 8 }},
+		{nil, func(c Config) bool { return c.Model.Heads == 2 }},
+		{[]string{"train.lr=1e-3"}, func(c Config) bool { return c.Train.LR == 1e-3 }},
+		{[]string{"task.name=sort"}, func(c Config) bool { return c.Task.Name == "sort" && c.Model.Vocab == 17 }},
+		{[]string{"task.name=repeat"}, func(c Config) bool { return c.Model.Vocab == 16 && c.Model.Context == 8 }},
+		{[]string{"seed=3", "seed=4"}, func(c Config) bool { return c.Seed == 4 }},
+		{[]string{"model={heads: 8, d_model: 64}"}, func(c Config) bool { return c.Model.Heads == 8 && c.Model.DModel == 64 && c.Model.Layers == 1 }},
+		{[]string{"model.mlp=true"}, func(c Config) bool { return c.Model.DFF == 128 }},
+		{[]string{"model.mlp=true", "model.d_model=64"}, func(c Config) bool { return c.Model.DFF == 256 }},
+		{[]string{"model.mlp=true", "model.d_ff=100"}, func(c Config) bool { return c.Model.DFF == 100 }},
+		{[]string{"model.d_ff=100"}, func(c Config) bool { return c.Model.DFF == 0 }},
+		{[]string{"train.schedule=cosine", "train.min_lr=0"}, func(c Config) bool { return c.Train.Schedule == "cosine" }},
+		{[]string{"task.length=3", "task.symbols=5"}, func(c Config) bool { return c.Model.Vocab == 6 && c.Model.Context == 6 }},
+		{[]string{"train.eval_every=0", "train.eval_size=0"}, func(c Config) bool { return c.Train.EvalEvery == 0 }},
+	}
+	for _, c := range cases {
+		cfg, err := ParseConfig("x.yaml", []byte(file), c.sets)
+		if err != nil {
+			t.Errorf("sets %q: %v", c.sets, err)
+			continue
+		}
+		if !c.check(cfg) {
+			t.Errorf("sets %q: got %+v", c.sets, cfg)
+		}
+		roundTrip(t, strings.Join(c.sets, " "), cfg)
+	}
+}
+
+// TestDefaults checks that a file naming one key keeps every other default,
+// and that the defaults are the documented ones.
+func TestDefaults(t *testing.T) {
+	cfg, err := ParseConfig("x.yaml", []byte("seed: 5\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Seed:  5,
+		Task:  data.TaskConfig{Name: "copy", Length: 8, Symbols: 16},
+		Model: model.Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true},
+		Train: TrainConfig{
+			BatchSize: 32, Steps: 1000, LR: 3e-3, Schedule: "constant", GradClip: 1,
+			Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
+			LogEvery: 10, EvalEvery: 100, EvalSize: 1000, CheckpointEvery: 100,
+		},
+	}
+	if cfg != want {
+		t.Fatalf("got  %+v\nwant %+v", cfg, want)
+	}
+}
+
+// TestRoundTripEveryField sets every key away from its default and checks
+// that YAML() reproduces all of them.
+func TestRoundTripEveryField(t *testing.T) {
+	src := `
+seed: 18446744073709551615
+task: {name: reverse, length: 5, symbols: 7}
+model: {d_model: 48, heads: 3, layers: 2, mlp: true, d_ff: 100, qkv_bias: true, out_bias: false, lm_head_bias: true, dropout: 0.125}
+train:
+  batch_size: 7
+  steps: 123
+  lr: 1.0e-4
+  schedule: cosine
+  warmup_steps: 9
+  min_lr: 3.3e-5
+  grad_clip: 0.3
+  weight_decay: 0.05
+  beta1: 0.8
+  beta2: 0.95
+  eps: 1.0e-6
+  log_every: 0
+  eval_every: 7
+  eval_size: 11
+  checkpoint_every: 0
+`
+	cfg, err := ParseConfig("x.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Seed != math.MaxUint64 || cfg.Model.Dropout != 0.125 || cfg.Train.MinLR != 3.3e-5 || !cfg.Model.LMBias {
+		t.Fatalf("values not read: %+v", cfg)
+	}
+	roundTrip(t, "every field", cfg)
+	def := DefaultConfig()
+	if err := def.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, "defaults", def)
+}
+
+func TestParseConfigJSON(t *testing.T) {
+	cfg, err := LoadConfig("../configs/sort.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"vocab":17`) || !strings.Contains(string(raw), `"context":16`) {
+		t.Errorf("JSON lacks the derived sizes: %s", raw)
+	}
+	back, err := ParseConfigJSON("ckpt", raw)
+	if err != nil || back != cfg {
+		t.Fatalf("ParseConfigJSON = %+v, %v; want %+v", back, err, cfg)
+	}
+	bad := strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)
+	_, err = ParseConfigJSON("ckpt", []byte(bad))
+	checkError(t, "inconsistent vocab", err, []string{"ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)"})
+	_, err = ParseConfigJSON("ckpt", []byte(`{"seed": 1, "colour": "red"}`))
+	checkError(t, "unknown JSON field", err, []string{"ckpt: run config", "colour"})
+}
+
+// TestEstimateBytes pins the estimate for the default config, counted by hand:
+// params 17·32 + 16·32 + 96·32 + 32·32 + 32 + 17·32 = 5728, at 4 + 4 + 8 + 8
+// bytes each = 137472; training forward at B·T = 512: block
+// 12·512·32 + 4·32·4·16·16 = 327680, embeddings and head
+// 4·512·32 + 4·512·17 = 100352, twice for backward = 856064; evaluation
+// forward at 256 rows (B·T = 4096): 12·4096·32 + 4·256·4·16·16 = 2621440 plus
+// 4·4096·32 + 4·4096·17 = 802816; activations 4 bytes each.
+func TestEstimateBytes(t *testing.T) {
+	cfg := DefaultConfig()
+	if err := cfg.Resolve(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2621440+802816.0); got != want {
+		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
+	}
+	cfg.Train.EvalEvery = 0
+	if got, want := cfg.EstimateBytes(), 137472+4*856064.0; got != want {
+		t.Errorf("EstimateBytes without evaluation = %v, want %v", got, want)
+	}
+}
+
+// checkParsed is what both fuzz targets assert: an error is one line, and a
+// success is a valid config whose rendering parses back to itself.
+func checkParsed(t *testing.T, cfg Config, err error) {
+	t.Helper()
+	if err != nil {
+		if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("message spans lines: %q", err)
+		}
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("ParseConfig accepted a config Validate rejects: %v", err)
+	}
+	roundTrip(t, "fuzz", cfg)
+}
+
+// FuzzParseConfig starts from every example config and the edge cases in
+// testdata/fuzz/FuzzParseConfig.
+func FuzzParseConfig(f *testing.F) {
+	paths, _ := filepath.Glob("../configs/*.yaml")
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		cfg, err := ParseConfig("fuzz.yaml", src, nil)
+		checkParsed(t, cfg, err)
+	})
+}
+
+// FuzzSet's seeds are in testdata/fuzz/FuzzSet.
+func FuzzSet(f *testing.F) {
+	f.Fuzz(func(t *testing.T, set string) {
+		cfg, err := ParseConfig("fuzz.yaml", []byte("seed: 1\n"), []string{set})
+		checkParsed(t, cfg, err)
+	})
 }
