@@ -97,7 +97,7 @@ func TestBuildMatchesReference(t *testing.T) {
 					}
 				}
 				run(t, vm)
-				logits, attention, loss := refForward(m, b, tt, tokens, targets, mask, km)
+				logits, attention, loss := refForward(m, b, tt, tokens, targets, mask, km, nil)
 				if e := maxDiff(floats(t, g.Logits), logits); e > 1e-12 {
 					t.Errorf("step %d: logits differ from reference by %.3g", step, e)
 				}
@@ -200,7 +200,7 @@ func TestWeightsBoundByReference(t *testing.T) {
 	if maxDiff(before, after) == 0 {
 		t.Fatal("logits did not change after the model's lm_head.weight was changed in place")
 	}
-	want, _, _ := refForward(m, b, tt, tokens, targets, mask, nil)
+	want, _, _ := refForward(m, b, tt, tokens, targets, mask, nil, nil)
 	if e := maxDiff(after, want); e > 1e-12 {
 		t.Errorf("logits after the in-place change differ from the reference by %.3g", e)
 	}

@@ -8,10 +8,12 @@ import (
 )
 
 // refForward is a plain-Go float64 forward pass of m written from DESIGN.md's
-// formulas, one position and one head at a time. keyMask (B*T) may be nil.
-// It returns logits (B*T, V), attention [layer] (B, H, T, T) flattened and the
-// masked mean cross-entropy.
-func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []float64) (logits []float64, attention [][]float64, loss float64) {
+// formulas, one position and one head at a time. keyMask (B*T) may be nil;
+// dropMasks, when non-nil, holds one (B, H, T, T) mask per layer that
+// multiplies the attention weights before they are applied to the values.
+// It returns logits (B*T, V), attention [layer] (B, H, T, T) flattened (before
+// dropout) and the masked mean cross-entropy.
+func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []float64, dropMasks [][]float64) (logits []float64, attention [][]float64, loss float64) {
 	cfg := m.Config
 	d, h := cfg.DModel, cfg.Heads
 	dh := d / h
@@ -67,6 +69,9 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 						}
 						w := math.Exp(s[j]-maxv) / sum
 						weights[((bi*h+hi)*tt+i)*tt+j] = w
+						if dropMasks != nil {
+							w *= dropMasks[l][((bi*h+hi)*tt+i)*tt+j]
+						}
 						for c := 0; c < dh; c++ {
 							concat[(bi*tt+i)*d+hi*dh+c] += w * at(j, 2, c)
 						}

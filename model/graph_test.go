@@ -90,15 +90,13 @@ func lossOf(t *testing.T, g *Graph) float64 {
 	return 0
 }
 
-// TestGradientsMatchFiniteDifferences compares every parameter tensor's
-// gradient with central differences (L(w+h) - L(w-h)) / 2h, h = 1e-5, made
-// by perturbing the model's tensor in place and re-running the same machine
-// (so it also shows the weights are bound by reference). Each tensor is
-// checked on all entries when it has at most fdEntries, else on fdEntries
-// entries drawn from a fixed seed, which keeps the test fast.
-// Tolerance: per tensor, ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6 over
-// the checked entries; the weights are random with std 0.5 so that no
-// gradient is tiny.
+// TestGradientsMatchFiniteDifferences compares every entry of every
+// parameter gradient of the graph with central differences
+// (L(w+h) - L(w-h)) / 2h, h = 1e-5, of the loss of refForward, the
+// independent plain-Go float64 forward pass, with the same key mask and
+// dropout masks. Tolerance: per tensor,
+// ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6; the weights are random with
+// std 0.5 so that no gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	cases := []struct {
 		name                         string
@@ -132,11 +130,13 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			if err := g.Feed(tokens, targets, mask); err != nil {
 				t.Fatal(err)
 			}
+			var km []float64
 			if c.keyPad {
-				// pad the first key of batch 0 and the last two of batch 1
-				km := g.KeyMask.Value().Data().([]float64)
+				// pad the first key of batch 0 (query 0 then sees nothing) and the last two of batch 1
+				km = g.KeyMask.Value().Data().([]float64)
 				km[0], km[T+2], km[T+3] = 0, 0, 0
 			}
+			var drops [][]float64
 			if c.dropout {
 				if len(g.DropoutMasks) != cfg.Layers {
 					t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
@@ -149,6 +149,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 							d[i] = 1 / (1 - cfg.Dropout)
 						}
 					}
+					drops = append(drops, d)
 				}
 			}
 			vm := g.NewMachine()
@@ -158,26 +159,24 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			analytic := make([][]float64, len(grads))
-			for i, gr := range grads {
-				analytic[i] = append([]float64(nil), gr.Float64s()...)
+			_, _, refLoss := refForward(m, b, T, tokens, targets, mask, km, drops)
+			if e := math.Abs(lossOf(t, g) - refLoss); e > 1e-12 {
+				t.Fatalf("graph loss %v, reference loss %v", lossOf(t, g), refLoss)
 			}
-			const h, fdEntries = 1e-5, 8
+			const h = 1e-5
 			worst := 0.0
 			for i, p := range m.Params {
 				var diff, gn, fn float64
-				for _, j := range entries(rng, len(analytic[i]), fdEntries) {
+				for j, gj := range grads[i].Float64s() {
 					w := at(p.Value, j)
 					setAt(p.Value, j, w+h)
-					run(t, vm)
-					up := lossOf(t, g)
+					_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
 					setAt(p.Value, j, w-h)
-					run(t, vm)
-					down := lossOf(t, g)
+					_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
 					setAt(p.Value, j, w)
 					fd := (up - down) / (2 * h)
-					diff += (analytic[i][j] - fd) * (analytic[i][j] - fd)
-					gn += analytic[i][j] * analytic[i][j]
+					diff += (gj - fd) * (gj - fd)
+					gn += gj * gj
 					fn += fd * fd
 				}
 				rel := math.Sqrt(diff) / math.Max(math.Sqrt(math.Max(gn, fn)), 1e-300)
@@ -189,17 +188,4 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			t.Logf("worst relative error %.2g", worst)
 		})
 	}
-}
-
-// entries returns all of 0..n-1 when n <= k, else k distinct indices drawn
-// from rng.
-func entries(rng *rand.Rand, n, k int) []int {
-	if n <= k {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		return all
-	}
-	return rng.Perm(n)[:k]
 }
