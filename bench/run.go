@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/layers"
+)
+
+// options are the command's flags.
+type options struct {
+	configs []size
+	rounds  int
+	reps    int
+	steps   int
+	warmup  int
+	python  string
+	torch   string
+	goOnly  bool
+	threads []int
+}
+
+// run parses args and either runs the whole comparison or, with -worker, one
+// Go measurement in this process (the comparison starts one worker process
+// per Go measurement, so each has its own peak RSS).
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configs := fs.String("configs", "S,M", "comma-separated configurations to run (S, M)")
+	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
+	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
+	steps := fs.Int("steps", 0, "timed steps per repetition (default S 200, M 10)")
+	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
+	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
+	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
+	threads := fs.String("threads", "1,2", "PyTorch thread counts; the best is compared")
+	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
+	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return errors.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *rounds < 1 || *reps < 1 || *steps < 0 || *warmup < 0 {
+		return errors.New("-rounds and -reps must be >= 1, -steps and -warmup >= 0")
+	}
+	if *worker != "" {
+		return runWorker(*worker, *steps, *warmup, *reps, stdout)
+	}
+	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly}
+	for _, name := range strings.Split(*configs, ",") {
+		s, err := sizeNamed(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		opts.configs = append(opts.configs, s)
+	}
+	for _, t := range strings.Split(*threads, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(t), &n); err != nil || n < 1 {
+			return errors.Errorf("-threads %q: want positive integers separated by commas", *threads)
+		}
+		opts.threads = append(opts.threads, n)
+	}
+	return compare(opts, stdout, stderr)
+}
+
+// measurement is the pooled result of one side at one config.
+type measurement struct {
+	rates   []float64 // steps/s of every repetition of every round
+	peakRSS int64     // bytes, the largest over the processes
+	bytes   float64   // Go only: bytes allocated per step (mean over workers)
+	allocs  float64   // Go only: allocations per step
+	loss    float64
+	cpuWall float64 // lowest CPU-per-wall seen (a loaded machine shows here)
+}
+
+func (m *measurement) add(rates []float64, rss int64, cpuWall, loss float64) {
+	m.rates = append(m.rates, rates...)
+	m.peakRSS = max(m.peakRSS, rss)
+	if m.cpuWall == 0 || cpuWall < m.cpuWall {
+		m.cpuWall = cpuWall
+	}
+	m.loss = loss
+}
+
+// row is one config's line of the table.
+type row struct {
+	size  size
+	goRes measurement
+	torch map[int]*measurement // by thread count
+}
+
+func compare(opts options, stdout, stderr io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return errors.Wrap(err, "finding this program to start workers")
+	}
+	var peak *sgemmPeak
+	if !opts.goOnly {
+		if peak, err = checkTorch(opts.python, opts.torch); err != nil {
+			return err
+		}
+	}
+	rows := make([]*row, len(opts.configs))
+	for i, s := range opts.configs {
+		rows[i] = &row{size: s, torch: map[int]*measurement{}}
+	}
+	load0 := loadAvg()
+	for round := 1; round <= opts.rounds; round++ {
+		for _, r := range rows {
+			fmt.Fprintf(stderr, "round %d/%d, %s: Go", round, opts.rounds, r.size.Name)
+			if err := r.runGo(exe, opts); err != nil {
+				return err
+			}
+			if opts.goOnly {
+				fmt.Fprintln(stderr)
+				continue
+			}
+			for _, t := range opts.threads {
+				fmt.Fprintf(stderr, ", PyTorch %dt", t)
+				if err := r.runTorch(t, opts); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintln(stderr)
+		}
+	}
+	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 gemm: %s; load average %.2f before, %.2f after\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), layers.GemmBackend(), load0, loadAvg())
+	if peak != nil {
+		fmt.Fprintf(stdout, "sgemm peak of this machine: %.1f GFLOP/s (OpenBLAS via torch, 2 threads, %d^3)\n", peak.GFLOPs, peak.N)
+	}
+	printTable(stdout, rows, opts, peak)
+	return nil
+}
+
+func (r *row) runGo(exe string, opts options) error {
+	args := []string{"-worker", r.size.Name, "-reps", fmt.Sprint(opts.reps),
+		"-steps", fmt.Sprint(opts.steps), "-warmup", fmt.Sprint(opts.warmup)}
+	out, rss, err := runChild(exe, args, nil)
+	if err != nil {
+		return errors.Wrapf(err, "Go worker for %s", r.size.Name)
+	}
+	var res workerResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return errors.Wrapf(err, "Go worker for %s printed %q", r.size.Name, out)
+	}
+	n := float64(len(r.goRes.rates) / max(1, opts.reps))
+	r.goRes.bytes = (r.goRes.bytes*n + res.BytesPerStep) / (n + 1)
+	r.goRes.allocs = (r.goRes.allocs*n + res.AllocsPerStep) / (n + 1)
+	r.goRes.add(res.StepsPerS, rss, res.CPUPerWall, res.FinalLoss)
+	return nil
+}
+
+// torchResult is the part of torch_ref.py's JSON line the table uses.
+type torchResult struct {
+	Rates      []float64 `json:"steps_per_s_all"`
+	CPUPerWall float64   `json:"cpu_per_wall"`
+	FinalLoss  float64   `json:"final_loss"`
+	BLASOK     bool      `json:"blas_ok"`
+	BLASLibs   []string  `json:"blas_libs"`
+}
+
+func (r *row) runTorch(threads int, opts options) error {
+	args := []string{opts.torch, "--config", r.size.Name, "--threads", fmt.Sprint(threads), "--reps", fmt.Sprint(opts.reps)}
+	if opts.steps > 0 {
+		args = append(args, "--steps", fmt.Sprint(opts.steps))
+	}
+	if opts.warmup > 0 {
+		args = append(args, "--warmup", fmt.Sprint(opts.warmup))
+	}
+	out, rss, err := runChild(opts.python, args, nil)
+	if err != nil {
+		return errors.Wrapf(err, "torch_ref.py for %s, %d threads", r.size.Name, threads)
+	}
+	var res torchResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return errors.Wrapf(err, "torch_ref.py printed %q", out)
+	}
+	if !res.BLASOK {
+		return errors.Errorf("torch runs without OpenBLAS (loaded: %v): the comparison would be invalid; %s", res.BLASLibs, installHint)
+	}
+	m := r.torch[threads]
+	if m == nil {
+		m = &measurement{}
+		r.torch[threads] = m
+	}
+	m.add(res.Rates, rss, res.CPUPerWall, res.FinalLoss)
+	return nil
+}
+
+// runChild runs a command and returns its stdout and its peak RSS in bytes;
+// its stderr is kept for the error message.
+func runChild(name string, args, env []string) ([]byte, int64, error) {
+	cmd := exec.Command(name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if err := cmd.Run(); err != nil {
+		return nil, 0, errors.Wrapf(err, "%s %s: %s", name, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // Linux reports kilobytes
+	}
+	return bytes.TrimSpace(stdout.Bytes()), rss, nil
+}
+
+const installHint = "install it with: apt-get install python3-torch libopenblas0-pthread"
+
+// sgemmPeak is the machine's measured single-precision GEMM rate.
+type sgemmPeak struct {
+	GFLOPs   float64 `json:"gflops"`
+	N        int     `json:"n"`
+	OpenBLAS bool    `json:"openblas"`
+	Torch    string  `json:"torch"`
+}
+
+// peakScript imports torch, checks that OpenBLAS is what it multiplies with
+// (Debian's torch reaches BLAS through the libblas.so.3 alternative, so the
+// loaded libraries tell), and times a 2048^3 sgemm on 2 threads.
+const peakScript = `
+import json, os, time
+os.environ["OPENBLAS_NUM_THREADS"] = "2"
+import torch
+torch.set_num_threads(2)
+n = 2048
+a, b = torch.randn(n, n), torch.randn(n, n)
+(a @ b).sum().item()
+libs = [l.split()[-1] for l in open("/proc/self/maps") if "blas" in l.lower()]
+best = 0.0
+for _ in range(5):
+    t = time.perf_counter(); c = a @ b; dt = time.perf_counter() - t
+    best = max(best, 2 * n**3 / dt / 1e9)
+print(json.dumps({"gflops": best, "n": n, "openblas": any("openblas" in l.lower() for l in libs), "torch": torch.__version__}))
+`
+
+// checkTorch verifies the PyTorch side's prerequisites and measures the
+// sgemm peak while at it.
+func checkTorch(python, script string) (*sgemmPeak, error) {
+	if _, err := os.Stat(python); err != nil {
+		return nil, errors.Errorf("%s not found (%v); %s, or pass -python", python, err, installHint)
+	}
+	if _, err := os.Stat(script); err != nil {
+		return nil, errors.Errorf("%s not found: run from the repository root or pass -torch", script)
+	}
+	out, _, err := runChild(python, []string{"-c", peakScript}, nil)
+	if err != nil {
+		if strings.Contains(err.Error(), "No module named") {
+			return nil, errors.Errorf("%s cannot import torch; %s", python, installHint)
+		}
+		return nil, errors.Wrap(err, "measuring the sgemm peak")
+	}
+	var p sgemmPeak
+	if err := json.Unmarshal(out, &p); err != nil {
+		return nil, errors.Wrapf(err, "sgemm peak script printed %q", out)
+	}
+	if !p.OpenBLAS {
+		return nil, errors.Errorf("torch %s is not running on OpenBLAS (the reference BLAS is ~6x slower, the comparison would be invalid); %s", p.Torch, installHint)
+	}
+	return &p, nil
+}
+
+// loadAvg is the 1-minute load average, or -1 if unknown.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return -1
+	}
+	return l
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// printTable writes one line per config: Go and PyTorch steps/s (medians over
+// every repetition), their ratio, the Go side's GFLOP/s and its fraction of
+// the machine's sgemm peak, the Go side's allocation per step and both peak
+// RSS figures; then notes on anything that makes a figure doubtful.
+func printTable(w io.Writer, rows []*row, opts options, peak *sgemmPeak) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	threads := slices.Clone(opts.threads)
+	slices.Sort(threads)
+	var torchCol []string
+	for _, t := range threads {
+		torchCol = append(torchCol, fmt.Sprintf("%dt", t))
+	}
+	fmt.Fprintf(tw, "config\tGo steps/s\tPyTorch steps/s best (%s)\tGo/PyTorch\tGo GFLOP/s\tof peak\tGo allocs/step (bytes/step)\tGo peak RSS\tPyTorch peak RSS\n",
+		strings.Join(torchCol, " / "))
+	var notes []string
+	for _, r := range rows {
+		goRate := median(r.goRes.rates)
+		gflops := goRate * r.size.stepFLOPs() / 1e9
+		torchCells, best, torchRSS := "-", 0.0, int64(0)
+		if !opts.goOnly {
+			var each []string
+			for _, t := range threads {
+				m := r.torch[t]
+				rate := median(m.rates)
+				each = append(each, fmt.Sprintf("%.1f", rate))
+				best = max(best, rate)
+				torchRSS = max(torchRSS, m.peakRSS)
+				if m.cpuWall < 0.85*float64(t) {
+					notes = append(notes, fmt.Sprintf("%s PyTorch %dt got %.2f CPUs of %d: the machine was shared", r.size.Name, t, m.cpuWall, t))
+				}
+			}
+			torchCells = fmt.Sprintf("%.1f (%s)", best, strings.Join(each, " / "))
+		}
+		ratio, ofPeak := "-", "-"
+		if best > 0 {
+			ratio = fmt.Sprintf("%.2fx", goRate/best)
+		}
+		if peak != nil && peak.GFLOPs > 0 {
+			ofPeak = fmt.Sprintf("%.1f%%", 100*gflops/peak.GFLOPs)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, goRate, torchCells, ratio,
+			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))
+		notes = append(notes, fmt.Sprintf("%s: B%d T%d D%d H%d V%d, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
+			r.size.Name, r.size.Batch, r.size.SeqLen, r.size.DModel, r.size.Heads, r.size.V, r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
+	}
+	_ = tw.Flush() // the writer's own errors surface on w's next write
+	for _, n := range notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+}
+
+// bytesText prints a byte count with a binary unit.
+func bytesText(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
+}

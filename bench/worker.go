@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/train"
+)
+
+// size is one benchmark configuration, the same as torch_ref.py's CONFIGS.
+type size struct {
+	Name                            string
+	Batch, SeqLen, DModel, Heads, V int
+	Steps                           int // default timed steps per repetition (torch_ref.py's DEFAULT_STEPS)
+}
+
+var sizes = []size{
+	{Name: "S", Batch: 32, SeqLen: 12, DModel: 32, Heads: 4, V: 64, Steps: 200},
+	{Name: "M", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Steps: 10},
+}
+
+func sizeNamed(name string) (size, error) {
+	for _, s := range sizes {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return size{}, errors.Errorf("unknown config %q (want S or M)", name)
+}
+
+// stepFLOPs is the nominal floating-point work of one training step: the
+// matrix products only (2 flops per multiply-add), dense (the causal upper
+// triangle counted, as PyTorch computes it), backward = 2 x forward.
+// Forward: QKV 2N*D*3D, out 2N*D*D, LM head 2N*D*V, q k^T and a v
+// 2*B*T*T*D each, with N = B*T.
+func (s size) stepFLOPs() float64 {
+	n, d, v := float64(s.Batch*s.SeqLen), float64(s.DModel), float64(s.V)
+	t, b := float64(s.SeqLen), float64(s.Batch)
+	fwd := 2*n*d*(3*d+d+v) + 2*2*b*t*t*d
+	return 3 * fwd
+}
+
+// workerResult is what one Go worker process prints (one JSON line).
+type workerResult struct {
+	Config        string    `json:"config"`
+	StepsPerS     []float64 `json:"steps_per_s_all"`
+	Median        float64   `json:"steps_per_s_median"`
+	BytesPerStep  float64   `json:"bytes_per_step"`
+	AllocsPerStep float64   `json:"allocs_per_step"`
+	CPUPerWall    float64   `json:"cpu_per_wall"`
+	FinalLoss     float64   `json:"final_loss"`
+	BLAS          string    `json:"blas"`
+	GOMAXPROCS    int       `json:"gomaxprocs"`
+}
+
+// goTrainer is one training step of the lesson model as train.Run takes it:
+// feed a batch, forward and backward on the reused TapeMachine, read the
+// gradients, Adam update (lr 3e-3, no clipping and no weight decay, as
+// torch_ref.py), reset the machine.
+type goTrainer struct {
+	m       *model.Model
+	g       *model.Graph
+	adam    *train.Adam
+	tokens  [][]int
+	targets [][]int
+	mask    []float64
+}
+
+func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
+	cfg := model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: 1, OutBias: true}
+	m, err := model.New(cfg, tensor.Float32, seed)
+	if err != nil {
+		return nil, err
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: s.Batch, SeqLen: s.SeqLen, Train: true})
+	if err != nil {
+		return nil, err
+	}
+	tr := &goTrainer{m: m, g: g, adam: train.NewAdam(m.Params, 0.9, 0.999, 1e-8, 0)}
+	n := s.Batch * s.SeqLen
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for range batches {
+		tok, tgt := make([]int, n), make([]int, n)
+		for i := range tok {
+			tok[i], tgt[i] = rng.IntN(s.V), rng.IntN(s.V)
+		}
+		tr.tokens, tr.targets = append(tr.tokens, tok), append(tr.targets, tgt)
+	}
+	tr.mask = make([]float64, n)
+	for i := range tr.mask {
+		tr.mask[i] = 1
+	}
+	return tr, nil
+}
+
+// measureGo runs warmup untimed steps, then reps repetitions of steps timed
+// steps, on one machine, and reports the rates and the allocation per step.
+func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
+	tr, err := newGoTrainer(s, warmup+reps*steps, 1)
+	if err != nil {
+		return nil, err
+	}
+	vm := tr.g.NewMachine()
+	defer vm.Close()
+	i := 0
+	var loss float64
+	step := func() error {
+		defer vm.Reset()
+		if err := tr.g.Feed(tr.tokens[i], tr.targets[i], tr.mask); err != nil {
+			return err
+		}
+		i++
+		if err := vm.RunAll(); err != nil {
+			return err
+		}
+		grads, err := tr.g.Gradients()
+		if err != nil {
+			return err
+		}
+		loss = scalar(tr.g.Loss.Value())
+		return tr.adam.Update(tr.m.Params, grads, 3e-3)
+	}
+	for range warmup {
+		if err := step(); err != nil {
+			return nil, errors.Wrap(err, "warmup step")
+		}
+	}
+	res := &workerResult{Config: s.Name, BLAS: layers.GemmBackend(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0, wall0 := cpuTime(), time.Now()
+	for range reps {
+		start := time.Now()
+		for range steps {
+			if err := step(); err != nil {
+				return nil, errors.Wrap(err, "timed step")
+			}
+		}
+		res.StepsPerS = append(res.StepsPerS, float64(steps)/time.Since(start).Seconds())
+	}
+	res.CPUPerWall = (cpuTime() - cpu0).Seconds() / time.Since(wall0).Seconds()
+	runtime.ReadMemStats(&after)
+	total := float64(steps * reps)
+	res.BytesPerStep = float64(after.TotalAlloc-before.TotalAlloc) / total
+	res.AllocsPerStep = float64(after.Mallocs-before.Mallocs) / total
+	res.Median = median(res.StepsPerS)
+	res.FinalLoss = loss
+	return res, nil
+}
+
+// runWorker is the body of a worker process: one measurement, one JSON line.
+func runWorker(name string, steps, warmup, reps int, stdout io.Writer) error {
+	s, err := sizeNamed(name)
+	if err != nil {
+		return err
+	}
+	if steps == 0 {
+		steps = s.Steps
+	}
+	if warmup == 0 {
+		warmup = steps
+	}
+	res, err := measureGo(s, steps, warmup, reps)
+	if err != nil {
+		return errors.Wrapf(err, "config %s", name)
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// cpuTime is the user + system time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func scalar(v any) float64 {
+	type dataer interface{ Data() any }
+	d, ok := v.(dataer)
+	if !ok {
+		return 0
+	}
+	switch x := d.Data().(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}

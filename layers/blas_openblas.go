@@ -1,0 +1,19 @@
+//go:build openblas
+
+package layers
+
+import (
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/netlib/blas/netlib"
+	"gorgonia.org/gorgonia"
+)
+
+// With the openblas build tag every GEMM of the graph (this package's ops and
+// Gorgonia's own) goes through OpenBLAS by cgo. Build with
+// CGO_LDFLAGS=-lopenblas and Debian's libopenblas-dev installed.
+func init() {
+	gorgonia.Use(netlib.Implementation{})
+	blas32.Use(netlib.Implementation{})
+	blas64.Use(netlib.Implementation{})
+}
