@@ -148,12 +148,14 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: task.SeqLen(), Train: true}); err != nil {
+	if err := r.build(); err != nil {
+		r.close()
 		return nil, err
 	}
-	r.vm = r.graph.NewMachine()
-	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(r.model, task, t.EvalSize, min(t.EvalSize, MaxEvalBatch), cfg.Seed); err != nil {
+	// A fresh run's directory is created only once everything else has
+	// worked, so a failure above leaves no half-made run behind.
+	if !opts.Resume {
+		if err := r.createDir(); err != nil {
 			r.close()
 			return nil, err
 		}
@@ -165,13 +167,38 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	return r, nil
 }
 
-// fresh starts a new run in an empty (or missing) directory.
+// build makes the training graph and machine, and the evaluator.
+func (r *runner) build() error {
+	t := r.cfg.Train
+	var err error
+	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
+		return err
+	}
+	r.vm = r.graph.NewMachine()
+	if t.EvalEvery > 0 {
+		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, min(t.EvalSize, MaxEvalBatch), r.cfg.Seed)
+	}
+	return err
+}
+
+// fresh starts a new run from the seed, refusing a directory that holds one.
 func (r *runner) fresh() error {
 	if held, err := holdsRun(r.dir); err != nil {
 		return err
 	} else if held {
 		return errors.Wrapf(ErrRunExists, "%s", r.dir)
 	}
+	m, err := model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
+	if err != nil {
+		return err
+	}
+	r.model = m
+	r.state.Adam = r.newAdam()
+	return nil
+}
+
+// createDir writes a fresh run's config and empty metrics log.
+func (r *runner) createDir() error {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return errors.Wrap(err, "creating the run directory")
 	}
@@ -182,12 +209,7 @@ func (r *runner) fresh() error {
 	if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(r.dir, MetricsFile), nil); err != nil {
-		return err
-	}
-	r.model, err = model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
-	r.state.Adam = r.newAdam()
-	return err
+	return writeFile(filepath.Join(r.dir, MetricsFile), nil)
 }
 
 // resume restores the run in r.dir at its checkpoint's step.
