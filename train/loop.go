@@ -19,6 +19,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -297,7 +298,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s))))
+		if err := fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
+			return nil, errors.Wrapf(err, "step %d", s)
+		}
 		loss, norm, err := r.step(s)
 		if err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
@@ -399,28 +402,20 @@ func (r *runner) checkpoint(s int) error {
 	return removeStates(r.dir, func(step int) bool { return step < s })
 }
 
-// fillDropout draws each mask entry: 0 with probability p, else 1/(1-p), so
-// the expected activation is unchanged.
-func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) {
-	keep := 1 / (1 - p)
+// fillDropout draws the attention dropout masks of one step (see
+// layers.FillDropoutMask: 0 with probability p, else 1/(1-p)), layer by
+// layer from one stream.
+func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) error {
 	for _, node := range masks {
-		switch v := node.Value().Data().(type) {
-		case []float32:
-			for i := range v {
-				v[i] = float32(keep)
-				if rng.Float64() < p {
-					v[i] = 0
-				}
-			}
-		case []float64:
-			for i := range v {
-				v[i] = keep
-				if rng.Float64() < p {
-					v[i] = 0
-				}
-			}
+		mask, ok := node.Value().(*tensor.Dense)
+		if !ok {
+			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
+		}
+		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // scalar reads a scalar value of either float dtype.
