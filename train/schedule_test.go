@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -34,4 +35,19 @@ func TestLRSchedule(t *testing.T) {
 			t.Errorf("%s: At(%d) = %.17g, want %.17g", c.name, c.step, got, c.want)
 		}
 	}
+}
+
+// The sort config's schedule: 100 warmup steps to 3e-3, then a cosine to
+// 3e-4 at step 4000.
+func ExampleLRSchedule_At() {
+	s := LRSchedule{Peak: 3e-3, Min: 3e-4, Warmup: 100, Steps: 4000, Cosine: true}
+	for _, step := range []int{1, 50, 100, 2050, 4000} {
+		fmt.Printf("step %4d: lr %.6f\n", step, s.At(step))
+	}
+	// Output:
+	// step    1: lr 0.000030
+	// step   50: lr 0.001500
+	// step  100: lr 0.003000
+	// step 2050: lr 0.001650
+	// step 4000: lr 0.000300
 }
