@@ -195,7 +195,9 @@ func TestKilledAndResumed(t *testing.T) {
 			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile)
 			t.Logf("finished after %d kills", kills)
 			return
-		case <-time.After(time.Duration(10+rng.IntN(150)) * time.Millisecond):
+		// Kill delays double every 8 attempts, so a slow machine still
+		// finishes.
+		case <-time.After(time.Duration(10+rng.IntN(150)) * time.Millisecond << (attempt / 8)):
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
