@@ -1,0 +1,132 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// decomposedAttention is the attention graph on Gorgonia's own ops
+// (Reshape, Transpose, Slice, BatchedMatMul), the reference the fused head
+// and product ops must equal, outputs and gradients.
+func decomposedAttention(t *testing.T, a *MultiHeadSelfAttention, x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node) {
+	t.Helper()
+	b, tt, d, h := a.Batch, a.SeqLen, a.D, a.Heads
+	dh := d / h
+	m := must(t)
+	qkv := m(a.QKV.Forward(x))                                    // (B*T, 3D)
+	qkv = m(gorgonia.Reshape(qkv, tensor.Shape{b, tt, 3, h, dh})) // (B, T, 3, H, d)
+	heads := m(gorgonia.Transpose(qkv, 2, 0, 3, 1, 4))            // (3, B, H, T, d)
+	q, k, v := m(gorgonia.Slice(heads, gorgonia.S(0))), m(gorgonia.Slice(heads, gorgonia.S(1))), m(gorgonia.Slice(heads, gorgonia.S(2)))
+	scores := m(gorgonia.BatchedMatMul(q, k, false, true)) // (B, H, T, T)
+	weights = m(MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh))))
+	applied := weights
+	if dropMask != nil {
+		applied = m(gorgonia.HadamardProd(weights, dropMask))
+	}
+	y := m(gorgonia.BatchedMatMul(applied, v))          // (B, H, T, d)
+	y = m(gorgonia.Transpose(y, 0, 2, 1, 3))            // (B, T, H, d)
+	y = m(gorgonia.Reshape(y, tensor.Shape{b * tt, d})) // (B*T, D)
+	return m(a.Out.Forward(y)), weights
+}
+
+// TestFusedAttentionEqualsDecomposed: the attention on splitHeads,
+// attnScores, attnApply and mergeHeads gives the outputs, weights and
+// gradients (of sum(c * out) with respect to x and every weight, c random)
+// of the same attention on Gorgonia's Reshape/Transpose/BatchedMatMul, for
+// float64 (tolerance 1e-12 absolute) and float32 (1e-5), causal or not,
+// with key padding and a dropout mask. The graph is run twice, so reused
+// output buffers must not leak one run into the next.
+func TestFusedAttentionEqualsDecomposed(t *testing.T) {
+	const b, tt, d, h = 2, 5, 12, 3
+	for _, c := range []struct {
+		dtype             tensor.Dtype
+		causal, pad, drop bool
+	}{
+		{tensor.Float64, true, false, false}, {tensor.Float64, false, true, true}, {tensor.Float64, true, true, true},
+		{tensor.Float32, true, false, false}, {tensor.Float32, false, true, true},
+	} {
+		t.Run(fmt.Sprintf("%v,causal=%t,pad=%t,drop=%t", c.dtype, c.causal, c.pad, c.drop), func(t *testing.T) {
+			tol := 1e-12
+			if c.dtype == tensor.Float32 {
+				tol = 1e-5
+			}
+			rng := rand.New(rand.NewPCG(21, 22))
+			p := newMHSAParams(rng, d, true)
+			xv, cv := randDense(rng, 1, b*tt, d), randDense(rng, 1, b*tt, d)
+			kmv := tensor.New(tensor.WithShape(b, tt), tensor.WithBacking([]float64{0, 1, 1, 1, 1, 1, 1, 1, 0, 0}))
+			dmv := randDense(rng, 1, b, h, tt, tt)
+			for i, v := range dmv.Float64s() {
+				dmv.Float64s()[i] = float64(map[bool]int{true: 2, false: 0}[v > 0])
+			}
+			conv := func(v *tensor.Dense) *tensor.Dense {
+				if c.dtype == tensor.Float32 {
+					return toF32(v)
+				}
+				return v.Clone().(*tensor.Dense)
+			}
+			type result struct {
+				out, w []float64
+				grads  [][]float64
+			}
+			build := func(fused bool) result {
+				g := gorgonia.NewGraph()
+				x := NewParam(g, "x", conv(xv))
+				var km, dm *gorgonia.Node
+				if c.pad {
+					km = NewParam(g, "key_mask", conv(kmv))
+				}
+				if c.drop {
+					dm = NewParam(g, "drop_mask", conv(dmv))
+				}
+				cp := mhsaParams{conv(p.qkvW), conv(p.qkvB), conv(p.outW), conv(p.outB)}
+				a := cp.build(t, g, "attn", b, tt, h, c.causal)
+				var out, w *gorgonia.Node
+				if fused {
+					var err error
+					if out, w, err = a.forwardFused(x, km, dm); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					out, w = decomposedAttention(t, a, x, km, dm)
+				}
+				cost := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
+				wrt := gorgonia.Nodes{x, a.QKV.Weight, a.QKV.Bias, a.Out.Weight, a.Out.Bias}
+				grads, err := gorgonia.Grad(cost, wrt...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vm := gorgonia.NewTapeMachine(g)
+				defer vm.Close()
+				var r result
+				for run := 0; run < 2; run++ {
+					vm.Reset()
+					if err := vm.RunAll(); err != nil {
+						t.Fatal(err)
+					}
+					r = result{out: append([]float64(nil), values(t, out)...), w: append([]float64(nil), values(t, w)...)}
+					for _, gr := range grads {
+						r.grads = append(r.grads, append([]float64(nil), values(t, gr)...))
+					}
+				}
+				return r
+			}
+			want, got := build(false), build(true)
+			if e := maxAbsDiff(t, got.out, want.out); e > tol {
+				t.Errorf("output differs by %.3g", e)
+			}
+			if e := maxAbsDiff(t, got.w, want.w); e > tol {
+				t.Errorf("weights differ by %.3g", e)
+			}
+			for i, name := range []string{"x", "qkv.weight", "qkv.bias", "out.weight", "out.bias"} {
+				if e := maxAbsDiff(t, got.grads[i], want.grads[i]); e > tol {
+					t.Errorf("gradient of %s differs by %.3g", name, e)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,241 @@
+package layers
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gorgonia.org/gorgonia"
+)
+
+// A float32 GEMM in Go around one assembly micro-kernel (AVX2 + FMA,
+// sgemm_amd64.s), organised as in BLIS / GotoBLAS: op(B) is packed kc x nc
+// into 16-column panels, op(A) mc x kc into 6-row panels (transposes are
+// absorbed by the packing), and the kernel multiplies one 6-row panel by one
+// 16-column panel into a 6x16 tile of C held in 12 YMM registers. It is what
+// the pure-Go default build multiplies float32 with; gonum's Sgemm (SSE
+// axpy/dot loops) reaches a small fraction of the machine's peak.
+
+// sgemmKernel is true when the CPU can run the kernel (set at init on amd64).
+var sgemmKernel bool
+
+// sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
+// the configured BLAS instead.
+var sgemmPreferBLAS bool
+
+const (
+	sgemmMR = 6    // rows of a kernel tile
+	sgemmNR = 16   // columns of a kernel tile (two YMM registers)
+	sgemmKC = 256  // depth of one packed block: a 6x256 A panel and a 256x16 B panel fit in L1
+	sgemmMC = 120  // rows of A packed at once (a multiple of MR), ~120 KB: L2
+	sgemmNC = 2048 // columns of B packed at once (a multiple of NR)
+	// sgemmParallelMin is the size m*n*k from which the row blocks are
+	// spread over the cores.
+	sgemmParallelMin = 1 << 20
+)
+
+// useSgemm reports whether float32 GEMMs go to sgemm.
+func useSgemm() bool { return sgemmKernel && !sgemmPreferBLAS }
+
+var sgemmScratch = sync.Pool{New: func() any { return new([]float32) }}
+
+func getScratch(n int) *[]float32 {
+	p := sgemmScratch.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// sgemm computes C = op(A) op(B) + beta C for row-major A, B, C, where op
+// transposes when its flag is set: op(A) is m x k, op(B) k x n.
+func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if beta != 0 && beta != 1 {
+		for i := 0; i < m; i++ {
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+		beta = 1
+	}
+	if k == 0 {
+		if beta == 0 {
+			for i := 0; i < m; i++ {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	workers := 1
+	if float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	mc := sgemmMC
+	if workers > 1 {
+		mc = min(mc, roundUp(ceilDiv(m, workers), sgemmMR))
+	}
+	blocks := ceilDiv(m, mc)
+	for jc := 0; jc < n; jc += sgemmNC {
+		nc := min(sgemmNC, n-jc)
+		for pc := 0; pc < k; pc += sgemmKC {
+			kc := min(sgemmKC, k-pc)
+			pb := getScratch(kc * roundUp(nc, sgemmNR))
+			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
+			add := beta == 1 || pc > 0
+			chunks(blocks, workers, func(lo, hi int) {
+				pa := getScratch(kc * roundUp(mc, sgemmMR))
+				for ib := lo; ib < hi; ib++ {
+					ic := ib * mc
+					rows := min(mc, m-ic)
+					packA(transA, a, lda, ic, pc, rows, kc, *pa)
+					macroKernel(rows, nc, kc, *pa, *pb, c[ic*ldc+jc:], ldc, add)
+				}
+				sgemmScratch.Put(pa)
+			})
+			sgemmScratch.Put(pb)
+		}
+	}
+}
+
+// packA copies the rows x kc block of op(A) at (i0, k0) into 6-row panels,
+// each stored k-major (kc steps of 6 values), rows past the end zero.
+func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, pa []float32) {
+	for ir := 0; ir < rows; ir += sgemmMR {
+		panel := pa[ir*kc : (ir+sgemmMR)*kc]
+		mr := min(sgemmMR, rows-ir)
+		if trans { // op(A)[i][p] = a[p*lda+i]: each step is a contiguous run
+			for p := 0; p < kc; p++ {
+				src := a[(k0+p)*lda+i0+ir:]
+				dst := panel[p*sgemmMR : (p+1)*sgemmMR]
+				copy(dst[:mr], src[:mr])
+				clear(dst[mr:])
+			}
+			continue
+		}
+		for r := 0; r < mr; r++ {
+			src := a[(i0+ir+r)*lda+k0 : (i0+ir+r)*lda+k0+kc]
+			for p, v := range src {
+				panel[p*sgemmMR+r] = v
+			}
+		}
+		for r := mr; r < sgemmMR; r++ {
+			for p := 0; p < kc; p++ {
+				panel[p*sgemmMR+r] = 0
+			}
+		}
+	}
+}
+
+// packB copies the kc x cols block of op(B) at (k0, j0) into 16-column
+// panels, each stored k-major (kc steps of 16 values), columns past the end
+// zero.
+func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
+	for jr := 0; jr < cols; jr += sgemmNR {
+		panel := pb[jr*kc : (jr+sgemmNR)*kc]
+		nr := min(sgemmNR, cols-jr)
+		if !trans { // op(B)[p][j] = b[p*ldb+j]: each step is a contiguous run
+			for p := 0; p < kc; p++ {
+				src := b[(k0+p)*ldb+j0+jr:]
+				dst := panel[p*sgemmNR : (p+1)*sgemmNR]
+				copy(dst[:nr], src[:nr])
+				clear(dst[nr:])
+			}
+			continue
+		}
+		for j := 0; j < nr; j++ {
+			src := b[(j0+jr+j)*ldb+k0 : (j0+jr+j)*ldb+k0+kc]
+			for p, v := range src {
+				panel[p*sgemmNR+j] = v
+			}
+		}
+		for j := nr; j < sgemmNR; j++ {
+			for p := 0; p < kc; p++ {
+				panel[p*sgemmNR+j] = 0
+			}
+		}
+	}
+}
+
+// macroKernel multiplies a packed rows x kc block of A by a packed kc x cols
+// block of B into C (adding when add), one 6x16 tile at a time; edge tiles
+// go through a local tile so the kernel never touches memory outside C.
+func macroKernel(rows, cols, kc int, pa, pb, c []float32, ldc int, add bool) {
+	flag := 0
+	if add {
+		flag = 1
+	}
+	var tile [sgemmMR * sgemmNR]float32
+	for jr := 0; jr < cols; jr += sgemmNR {
+		nr := min(sgemmNR, cols-jr)
+		bp := &pb[jr*kc]
+		for ir := 0; ir < rows; ir += sgemmMR {
+			mr := min(sgemmMR, rows-ir)
+			ap := &pa[ir*kc]
+			if mr == sgemmMR && nr == sgemmNR {
+				sgemmKernel6x16(kc, ap, bp, &c[ir*ldc+jr], ldc, flag)
+				continue
+			}
+			sgemmKernel6x16(kc, ap, bp, &tile[0], sgemmNR, 0)
+			for r := 0; r < mr; r++ {
+				dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
+				src := tile[r*sgemmNR : r*sgemmNR+nr]
+				if add {
+					for j, v := range src {
+						dst[j] += v
+					}
+				} else {
+					copy(dst, src)
+				}
+			}
+		}
+	}
+}
+
+// chunks calls f on disjoint ranges [lo, hi) covering [0, n), on up to
+// workers goroutines (the caller's included).
+func chunks(n, workers int, f func(lo, hi int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(w*n/workers, (w+1)*n/workers)
+	}
+	f(0, n/workers)
+	wg.Wait()
+}
+
+// blasGemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses.
+func blasGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+}
+
+// fastGemm is gemm with float32 products sent to sgemm when it can run.
+func fastGemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok && useSgemm() {
+		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	gemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}

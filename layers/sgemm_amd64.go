@@ -1,0 +1,29 @@
+package layers
+
+// Implemented in sgemm_amd64.s.
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax, edx uint32)
+
+//go:noescape
+func sgemmKernel6x16(kc int, a, b, c *float32, ldc int, add int)
+
+// haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA3, which
+// the float32 GEMM kernel needs.
+func haveAVX2FMA() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&fma == 0 || ecx1&osxsave == 0 || ecx1&avx == 0 {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // the OS saves XMM and YMM state
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0 // AVX2
+}
+
+func init() { sgemmKernel = haveAVX2FMA() }

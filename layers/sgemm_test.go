@@ -1,0 +1,96 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refGemm is C = op(A) op(B) + beta C in float64, the plain triple loop; it
+// also returns sum |op(A)| |op(B)| per entry, the scale of the rounding error.
+func refGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) (want, scale []float64) {
+	want, scale = make([]float64, m*n), make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s, abs float64
+			for p := 0; p < k; p++ {
+				var x, y float32
+				if transA {
+					x = a[p*lda+i]
+				} else {
+					x = a[i*lda+p]
+				}
+				if transB {
+					y = b[j*ldb+p]
+				} else {
+					y = b[p*ldb+j]
+				}
+				s += float64(x) * float64(y)
+				abs += math.Abs(float64(x) * float64(y))
+			}
+			want[i*n+j] = s + float64(beta)*float64(c[i*ldc+j])
+			scale[i*n+j] = abs + math.Abs(float64(beta)*float64(c[i*ldc+j]))
+		}
+	}
+	return want, scale
+}
+
+// TestSgemmMatchesReference checks sgemm against the float64 triple loop for
+// every transpose combination, beta 0, 1 and 0.5, sizes that are and are not
+// multiples of the 6x16 tile and of the 256-deep block, leading dimensions
+// wider than the matrices, sizes large enough to run on several goroutines,
+// and that it leaves C outside its m x n block alone. Tolerance: 1e-6 times
+// sum |a||b| per entry (float32 rounding of a k-term sum).
+func TestSgemmMatchesReference(t *testing.T) {
+	if !sgemmKernel {
+		t.Skip("no AVX2/FMA kernel on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	dims := [][3]int{{1, 1, 1}, {6, 16, 8}, {7, 17, 3}, {12, 12, 8}, {64, 64, 16}, {5, 33, 300}, {130, 70, 520}, {200, 300, 40}, {37, 5, 1}}
+	for _, mnk := range dims {
+		m, n, k := mnk[0], mnk[1], mnk[2]
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, beta := range []float32{0, 1, 0.5} {
+					t.Run(fmt.Sprintf("%dx%dx%d,tA=%t,tB=%t,beta=%v", m, n, k, ta, tb, beta), func(t *testing.T) {
+						ar, ac := m, k
+						if ta {
+							ar, ac = k, m
+						}
+						br, bc := k, n
+						if tb {
+							br, bc = n, k
+						}
+						lda, ldb, ldc := ac+3, bc+1, n+2
+						fill := func(rows, ld int) []float32 {
+							v := make([]float32, rows*ld)
+							for i := range v {
+								v[i] = float32(rng.NormFloat64())
+							}
+							return v
+						}
+						a, b, c := fill(ar, lda), fill(br, ldb), fill(m, ldc)
+						orig := append([]float32(nil), c...)
+						want, scale := refGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+						sgemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < ldc; j++ {
+								got := float64(c[i*ldc+j])
+								if j >= n {
+									if c[i*ldc+j] != orig[i*ldc+j] {
+										t.Fatalf("C[%d][%d] outside the %dx%d block changed", i, j, m, n)
+									}
+									continue
+								}
+								if e := math.Abs(got - want[i*n+j]); e > 1e-6*scale[i*n+j]+1e-30 {
+									t.Fatalf("C[%d][%d] = %v, want %v (error %.3g, scale %.3g)", i, j, got, want[i*n+j], e, scale[i*n+j])
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
