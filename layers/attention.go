@@ -45,6 +45,14 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, causal bool, qkv, out *
 // (B, H, T, T), when non-nil, multiplies the weights before they are applied
 // to the values (entries 0 or 1/(1-p), drawn by the caller from its own
 // seeded RNG); the returned weights are those before dropout.
+//
+// The nodes: the fused projection, the head split (reshape to
+// (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), q k^T per
+// (batch, head) pair, the masked softmax, the weighted sum of v per pair,
+// the head merge (permute back and reshape) and the output projection. The
+// split, merge and products are this package's ops (op_heads.go,
+// op_attnmm.go): equal to Reshape/Transpose/BatchedMatMul, gradients
+// included, but without their per-step allocations and iterator copies.
 func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node, err error) {
 	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
 	dh := d / h
@@ -60,23 +68,13 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 	if err != nil {
 		return nil, nil, err
 	}
-	if qkv, err = gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh}); err != nil { // (B, T, 3, H, d)
-		return nil, nil, errors.Wrap(err, "attention: split heads")
-	}
-	heads, err := gorgonia.Transpose(qkv, 2, 0, 3, 1, 4) // (3, B, H, T, d)
+	heads, err := splitHeads(qkv, b, t, h, 3) // (3, B, H, T, d): q, k, v
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention: split heads")
+		return nil, nil, errors.Wrap(err, "attention")
 	}
-	var qkvHeads [3]*gorgonia.Node
-	for i := range qkvHeads {
-		if qkvHeads[i], err = gorgonia.Slice(heads, gorgonia.S(i)); err != nil { // (B, H, T, d)
-			return nil, nil, errors.Wrap(err, "attention: split q, k, v")
-		}
-	}
-	q, k, v := qkvHeads[0], qkvHeads[1], qkvHeads[2]
-	scores, err := gorgonia.BatchedMatMul(q, k, false, true) // (B, H, T, T)
+	scores, err := attnScores(heads) // (B, H, T, T) = q k^T
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention: q k^T")
+		return nil, nil, errors.Wrap(err, "attention")
 	}
 	if weights, err = MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh))); err != nil { // (B, H, T, T)
 		return nil, nil, err
@@ -87,15 +85,12 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 			return nil, nil, errors.Wrap(err, "attention: dropout")
 		}
 	}
-	y, err := gorgonia.BatchedMatMul(applied, v) // (B, H, T, d)
+	y, err := attnApply(applied, heads) // (B, H, T, d) = w v
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention: weights v")
+		return nil, nil, errors.Wrap(err, "attention")
 	}
-	if y, err = gorgonia.Transpose(y, 0, 2, 1, 3); err != nil { // (B, T, H, d)
-		return nil, nil, errors.Wrap(err, "attention: merge heads")
-	}
-	if y, err = gorgonia.Reshape(y, tensor.Shape{b * t, d}); err != nil { // (B*T, D)
-		return nil, nil, errors.Wrap(err, "attention: merge heads")
+	if y, err = mergeHeads(y); err != nil { // (B*T, D)
+		return nil, nil, errors.Wrap(err, "attention")
 	}
 	if out, err = a.Out.Forward(y); err != nil { // (B*T, D)
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 )
 
@@ -133,4 +134,16 @@ func BenchmarkSgemm(b *testing.B) {
 			})
 		}
 	}
+}
+
+// blasGemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses.
+func blasGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if transA {
+		ta = blas.Trans
+	}
+	if transB {
+		tb = blas.Trans
+	}
+	gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }

@@ -138,7 +138,7 @@ func (op layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node
 	if err != nil {
 		return nil, errors.Wrap(err, "layer norm dweight")
 	}
-	db, err := gorgonia.ApplyOp(colSumOp{opBase{"ColSum"}}, grad) // (D)
+	db, err := gorgonia.ApplyOp(newColSumOp(), grad) // (D)
 	if err != nil {
 		return nil, errors.Wrap(err, "layer norm dbias")
 	}

@@ -36,7 +36,7 @@ func (l *Linear) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != l.In {
 		return nil, errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In)
 	}
-	op := linearOp{opBase{fmt.Sprintf("Linear{bias=%t}", l.Bias != nil)}, l.Bias != nil}
+	op := linearOp{opBase{fmt.Sprintf("Linear{bias=%t}", l.Bias != nil)}, l.Bias != nil, newBuffer()}
 	if l.Bias != nil {
 		return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, Out)
 	}
@@ -54,6 +54,7 @@ func nodeShape(n *gorgonia.Node) tensor.Shape {
 type linearOp struct {
 	opBase
 	bias bool
+	out  *buffer
 }
 
 func (op linearOp) Arity() int {
@@ -108,7 +109,7 @@ func (op linearOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if w.Shape()[1] != in || (op.bias && args[2].Shape()[0] != out) {
 		return nil, errors.Errorf("linear: x %v, weight %v do not match", x.Shape(), w.Shape())
 	}
-	y := newLike(x, n, out)
+	y := op.out.get(x.Dtype(), n, out)
 	if x.Dtype() == tensor.Float64 {
 		linearKernel[float64](args, y, n, in, out)
 	} else {
@@ -151,7 +152,7 @@ func (op linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 	}
 	grads := gorgonia.Nodes{dx, dw}
 	if op.bias {
-		db, err := gorgonia.ApplyOp(colSumOp{opBase{"ColSum"}}, grad) // (out)
+		db, err := gorgonia.ApplyOp(newColSumOp(), grad) // (out)
 		if err != nil {
 			return nil, errors.Wrap(err, "linear db")
 		}
@@ -165,10 +166,11 @@ func (op linearOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (
 type matMulOp struct {
 	opBase
 	transA, transB bool
+	out            *buffer
 }
 
 func newMatMulOp(transA, transB bool) matMulOp {
-	return matMulOp{opBase{fmt.Sprintf("MatMul{%t,%t}", transA, transB)}, transA, transB}
+	return matMulOp{opBase{fmt.Sprintf("MatMul{%t,%t}", transA, transB)}, transA, transB, newBuffer()}
 }
 
 func (op matMulOp) Arity() int { return 2 }
@@ -224,7 +226,7 @@ func (op matMulOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := newLike(a, m, n)
+	c := op.out.get(a.Dtype(), m, n)
 	if a.Dtype() == tensor.Float64 {
 		gemm(op.transA, op.transB, m, n, k, a.Float64s(), a.Shape()[1], b.Float64s(), b.Shape()[1], 0, c.Float64s(), n)
 	} else {
@@ -234,7 +236,12 @@ func (op matMulOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 // colSumOp sums a matrix over its rows: (N, M) -> (M).
-type colSumOp struct{ opBase }
+type colSumOp struct {
+	opBase
+	out *buffer
+}
+
+func newColSumOp() colSumOp { return colSumOp{opBase{"ColSum"}, newBuffer()} }
 
 func (op colSumOp) Arity() int    { return 1 }
 func (op colSumOp) Type() hm.Type { return hm.NewFnType(floatTensor(2), floatTensor(1)) }
@@ -258,7 +265,7 @@ func (op colSumOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err := sameDtype("colsum", a); err != nil {
 		return nil, err
 	}
-	c := newLike(a, a.Shape()[1])
+	c := op.out.zeroed(a.Dtype(), a.Shape()[1])
 	if a.Dtype() == tensor.Float64 {
 		colSum(a.Float64s(), c.Float64s())
 	} else {
@@ -276,9 +283,16 @@ func colSum[T float](a, c []T) {
 	}
 }
 
-// gemm is C = op(A) op(B) + beta C in row-major layout through the BLAS
-// Gorgonia is configured with (gonum by default, OpenBLAS when enabled).
+// gemm is C = op(A) op(B) + beta C in row-major layout. float32 goes to
+// this package's sgemm (an AVX2/FMA kernel, see sgemm.go) when the CPU has
+// it and the build did not choose a BLAS (the openblas tag); everything else
+// goes through the BLAS Gorgonia is configured with (gonum by default,
+// OpenBLAS with the openblas tag).
 func gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok && useSgemm() {
+		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if transA {
 		ta = blas.Trans

@@ -34,14 +34,14 @@ func decomposedAttention(t *testing.T, a *MultiHeadSelfAttention, x, keyMask, dr
 	return m(a.Out.Forward(y)), weights
 }
 
-// TestFusedAttentionEqualsDecomposed: the attention on splitHeads,
-// attnScores, attnApply and mergeHeads gives the outputs, weights and
+// TestAttentionEqualsDecomposed: Forward, on splitHeads, attnScores,
+// attnApply and mergeHeads, gives the outputs, weights and
 // gradients (of sum(c * out) with respect to x and every weight, c random)
 // of the same attention on Gorgonia's Reshape/Transpose/BatchedMatMul, for
 // float64 (tolerance 1e-12 absolute) and float32 (1e-5), causal or not,
 // with key padding and a dropout mask. The graph is run twice, so reused
 // output buffers must not leak one run into the next.
-func TestFusedAttentionEqualsDecomposed(t *testing.T) {
+func TestAttentionEqualsDecomposed(t *testing.T) {
 	const b, tt, d, h = 2, 5, 12, 3
 	for _, c := range []struct {
 		dtype             tensor.Dtype
@@ -88,7 +88,7 @@ func TestFusedAttentionEqualsDecomposed(t *testing.T) {
 				var out, w *gorgonia.Node
 				if fused {
 					var err error
-					if out, w, err = a.forwardFused(x, km, dm); err != nil {
+					if out, w, err = a.Forward(x, km, dm); err != nil {
 						t.Fatal(err)
 					}
 				} else {

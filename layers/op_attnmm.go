@@ -168,16 +168,16 @@ func attnMM[T float](op attnMMOp, a, b, c []T) {
 		for p := lo; p < hi; p++ {
 			switch op.kind {
 			case mmScores: // S = q k^T
-				fastGemm(false, true, t, t, d, a[q+p*hd:], d, a[k+p*hd:], d, 0, c[p*sq:], t)
+				gemm(false, true, t, t, d, a[q+p*hd:], d, a[k+p*hd:], d, 0, c[p*sq:], t)
 			case mmApply: // Y = W v
-				fastGemm(false, false, t, d, t, a[p*sq:], t, b[v+p*hd:], d, 0, c[p*hd:], d)
+				gemm(false, false, t, d, t, a[p*sq:], t, b[v+p*hd:], d, 0, c[p*hd:], d)
 			case mmScoresGrad: // dq = dS k, dk = dS^T q
-				fastGemm(false, false, t, d, t, b[p*sq:], t, a[k+p*hd:], d, 0, c[q+p*hd:], d)
-				fastGemm(true, false, t, d, t, b[p*sq:], t, a[q+p*hd:], d, 0, c[k+p*hd:], d)
+				gemm(false, false, t, d, t, b[p*sq:], t, a[k+p*hd:], d, 0, c[q+p*hd:], d)
+				gemm(true, false, t, d, t, b[p*sq:], t, a[q+p*hd:], d, 0, c[k+p*hd:], d)
 			case mmApplyGradW: // dW = dY v^T
-				fastGemm(false, true, t, t, d, b[p*hd:], d, a[v+p*hd:], d, 0, c[p*sq:], t)
+				gemm(false, true, t, t, d, b[p*hd:], d, a[v+p*hd:], d, 0, c[p*sq:], t)
 			case mmApplyGradV: // dv = W^T dY
-				fastGemm(true, false, t, d, t, a[p*sq:], t, b[p*hd:], d, 0, c[v+p*hd:], d)
+				gemm(true, false, t, d, t, a[p*sq:], t, b[p*hd:], d, 0, c[v+p*hd:], d)
 			}
 		}
 	})

@@ -3,9 +3,6 @@ package layers
 import (
 	"runtime"
 	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gorgonia.org/gorgonia"
 )
 
 // A float32 GEMM in Go around one assembly micro-kernel (AVX2 + FMA,
@@ -217,25 +214,4 @@ func chunks(n, workers int, f func(lo, hi int)) {
 	}
 	f(0, n/workers)
 	wg.Wait()
-}
-
-// blasGemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses.
-func blasGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transA {
-		ta = blas.Trans
-	}
-	if transB {
-		tb = blas.Trans
-	}
-	gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
-}
-
-// fastGemm is gemm with float32 products sent to sgemm when it can run.
-func fastGemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if a32, ok := any(a).([]float32); ok && useSgemm() {
-		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-		return
-	}
-	gemm(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 }
