@@ -84,9 +84,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}()
 	rep := newReporter(stdout, isTerminal(stdout))
 	if *resume != "" {
-		fmt.Fprintf(stdout, "resuming %s (task %s, %d steps)\n", dir, cfg.Task.Name, cfg.Train.Steps)
+		rep.header = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
 	} else {
-		fmt.Fprintf(stdout, "training %s: task %s, %d steps, writing %s\n", describe(*configPath), cfg.Task.Name, cfg.Train.Steps, dir)
+		rep.header = fmt.Sprintf("training %s: task %s, %d steps, writing %s", describe(*configPath), cfg.Task.Name, cfg.Train.Steps, dir)
 	}
 	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe})
 	rep.finish()

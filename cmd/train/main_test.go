@@ -70,9 +70,12 @@ func TestRunErrors(t *testing.T) {
 		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
 	}
 	for _, c := range cases {
-		_, _, err := runCmd(c.args...)
+		out, _, err := runCmd(c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err = %v, want one line containing %q", c.name, err, c.want)
+		}
+		if out != "" {
+			t.Errorf("%s: a refused run printed %q", c.name, out)
 		}
 	}
 	out, _, err := runCmd("-h")

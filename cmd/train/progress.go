@@ -15,6 +15,9 @@ import (
 type reporter struct {
 	w        io.Writer
 	terminal bool
+	// header is printed before the first step's output, so a run refused
+	// before it starts prints nothing but its error.
+	header   string
 	start    time.Time // wall time of the first step of this process
 	first    int       // step the process started from (resume)
 	lastDraw time.Time
@@ -31,6 +34,9 @@ func (r *reporter) observe(ev train.Event) {
 	now := time.Now()
 	if r.start.IsZero() {
 		r.start, r.first = now, ev.Step-1
+		if r.header != "" {
+			fmt.Fprintln(r.w, r.header)
+		}
 	}
 	if ev.Eval != nil {
 		r.lastEval = ev.Eval
