@@ -169,7 +169,7 @@ func TestKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in subprocesses")
 	}
-	cfg := writeConfig(t, strings.Replace(tinyYAML, "steps: 40", "steps: 150", 1))
+	cfg := writeConfig(t, strings.Replace(tinyYAML, "steps: 40", "steps: 1000", 1))
 	want := filepath.Join(t.TempDir(), "want")
 	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestInterruptSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a subprocess")
 	}
-	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 300", 1)
+	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 3000", 1)
 	cfg := writeConfig(t, strings.Replace(yml, "checkpoint_every: 5", "checkpoint_every: 0", 1))
 	want := filepath.Join(t.TempDir(), "want")
 	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
@@ -246,7 +246,7 @@ func TestInterruptSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if strings.Contains(stdout.String(), "steps 1-300 of 300") {
+	if strings.Contains(stdout.String(), "steps 1-3000 of 3000") {
 		t.Skip("the run finished before the signal arrived")
 	}
 	if err != nil || !strings.Contains(stdout.String(), "checkpoint saved. Continue with: go run ./cmd/train -resume "+dir) {
