@@ -2,7 +2,13 @@
 
 package layers
 
-// sgemmKernel6x16 exists only on amd64; sgemmKernel stays false elsewhere.
-func sgemmKernel6x16(kc int, a, b, c *float32, ldc int, add int) {
-	panic("layers: no float32 GEMM kernel on this architecture")
+// The assembly kernels exist only on amd64; cpuAVX2FMA stays false
+// elsewhere, so these stubs are never called.
+
+func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int) {
+	panic("layers: no assembly GEMM kernel on this architecture")
+}
+
+func expShifted(n int, x *float32, scale, shift float32, y *float32) float32 {
+	panic("layers: no assembly exp kernel on this architecture")
 }

@@ -119,7 +119,7 @@ func BenchmarkSgemm(b *testing.B) {
 		}
 		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
 		for _, impl := range []string{"kernel", "blas"} {
-			if impl == "kernel" && !sgemmKernel {
+			if impl == "kernel" && !cpuAVX2FMA {
 				continue
 			}
 			b.Run(s.name+"/"+impl, func(b *testing.B) {

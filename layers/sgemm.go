@@ -13,8 +13,9 @@ import (
 // the pure-Go default build multiplies float32 with; gonum's Sgemm (SSE
 // axpy/dot loops) reaches a small fraction of the machine's peak.
 
-// sgemmKernel is true when the CPU can run the kernel (set at init on amd64).
-var sgemmKernel bool
+// cpuAVX2FMA is true when the CPU can run the assembly kernels (set at init
+// on amd64).
+var cpuAVX2FMA bool
 
 // sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
 // the configured BLAS instead.
@@ -24,7 +25,6 @@ const (
 	sgemmMR = 6    // rows of a kernel tile
 	sgemmNR = 16   // columns of a kernel tile (two YMM registers)
 	sgemmKC = 256  // depth of one packed block: a 6x256 A panel and a 256x16 B panel fit in L1
-	sgemmMC = 120  // rows of A packed at once (a multiple of MR), ~120 KB: L2
 	sgemmNC = 2048 // columns of B packed at once (a multiple of NR)
 	// sgemmParallelMin is the size m*n*k from which the row blocks are
 	// spread over the cores.
@@ -32,7 +32,7 @@ const (
 )
 
 // useSgemm reports whether float32 GEMMs go to sgemm.
-func useSgemm() bool { return sgemmKernel && !sgemmPreferBLAS }
+func useSgemm() bool { return cpuAVX2FMA && !sgemmPreferBLAS }
 
 var sgemmScratch = sync.Pool{New: func() any { return new([]float32) }}
 
@@ -75,57 +75,94 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	if float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	mc := sgemmMC
+	mc := m
 	if workers > 1 {
-		mc = min(mc, roundUp(ceilDiv(m, workers), sgemmMR))
+		mc = roundUp(ceilDiv(m, workers), sgemmMR)
 	}
 	blocks := ceilDiv(m, mc)
+	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
 			kc := min(sgemmKC, k-pc)
-			pb := getScratch(kc * roundUp(nc, sgemmNR))
 			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
 			add := beta == 1 || pc > 0
+			if blocks == 1 {
+				macroKernel(transA, a, lda, 0, pc, m, nc, kc, *pb, c[jc:], ldc, add)
+				continue
+			}
 			chunks(blocks, workers, func(lo, hi int) {
-				pa := getScratch(kc * roundUp(mc, sgemmMR))
-				for ib := lo; ib < hi; ib++ {
-					ic := ib * mc
-					rows := min(mc, m-ic)
-					packA(transA, a, lda, ic, pc, rows, kc, *pa)
-					macroKernel(rows, nc, kc, *pa, *pb, c[ic*ldc+jc:], ldc, add)
-				}
-				sgemmScratch.Put(pa)
+				i0, i1 := lo*mc, min(hi*mc, m)
+				macroKernel(transA, a, lda, i0, pc, i1-i0, nc, kc, *pb, c[i0*ldc+jc:], ldc, add)
 			})
-			sgemmScratch.Put(pb)
+		}
+	}
+	sgemmScratch.Put(pb)
+}
+
+// macroKernel multiplies rows x kc of op(A), starting at row i0 and depth
+// p0, by a packed kc x cols block of B into C (adding when add), one 6x16
+// tile at a time. Full 6-row panels of A are read in place (the kernel takes
+// A's strides, so neither layout needs packing); a last partial panel is
+// packed with zero rows, and edge tiles go through a local tile, so the
+// kernel never reads or writes outside A and C.
+func macroKernel(transA bool, a []float32, lda, i0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
+	flag := 0
+	if add {
+		flag = 1
+	}
+	rs, ps := lda, 1 // op(A)[i][p] = a[i*rs + p*ps]
+	if transA {
+		rs, ps = 1, lda
+	}
+	var tile [sgemmMR * sgemmNR]float32
+	for ir := 0; ir < rows; ir += sgemmMR {
+		mr := min(sgemmMR, rows-ir)
+		var edge *[]float32
+		ap, ars, aps := (*float32)(nil), rs, ps
+		if mr == sgemmMR {
+			ap = &a[(i0+ir)*rs+p0*ps]
+		} else {
+			edge = getScratch(sgemmMR * kc)
+			packA(transA, a, lda, i0+ir, p0, mr, kc, *edge)
+			ap, ars, aps = &(*edge)[0], 1, sgemmMR
+		}
+		for jr := 0; jr < cols; jr += sgemmNR {
+			nr := min(sgemmNR, cols-jr)
+			bp := &pb[jr*kc]
+			if mr == sgemmMR && nr == sgemmNR {
+				sgemmKernel6x16(kc, ap, ars, aps, bp, &c[ir*ldc+jr], ldc, flag)
+				continue
+			}
+			sgemmKernel6x16(kc, ap, ars, aps, bp, &tile[0], sgemmNR, 0)
+			for r := 0; r < mr; r++ {
+				dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
+				src := tile[r*sgemmNR : r*sgemmNR+nr]
+				if add {
+					for j, v := range src {
+						dst[j] += v
+					}
+				} else {
+					copy(dst, src)
+				}
+			}
+		}
+		if edge != nil {
+			sgemmScratch.Put(edge)
 		}
 	}
 }
 
-// packA copies the rows x kc block of op(A) at (i0, k0) into 6-row panels,
-// each stored k-major (kc steps of 6 values), rows past the end zero.
-func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, pa []float32) {
-	for ir := 0; ir < rows; ir += sgemmMR {
-		panel := pa[ir*kc : (ir+sgemmMR)*kc]
-		mr := min(sgemmMR, rows-ir)
-		if trans { // op(A)[i][p] = a[p*lda+i]: each step is a contiguous run
-			for p := 0; p < kc; p++ {
-				src := a[(k0+p)*lda+i0+ir:]
-				dst := panel[p*sgemmMR : (p+1)*sgemmMR]
-				copy(dst[:mr], src[:mr])
-				clear(dst[mr:])
-			}
-			continue
-		}
-		for r := 0; r < mr; r++ {
-			src := a[(i0+ir+r)*lda+k0 : (i0+ir+r)*lda+k0+kc]
-			for p, v := range src {
-				panel[p*sgemmMR+r] = v
-			}
-		}
-		for r := mr; r < sgemmMR; r++ {
-			for p := 0; p < kc; p++ {
-				panel[p*sgemmMR+r] = 0
+// packA copies rows (< 6) x kc of op(A) at (i0, k0) into one 6-row panel
+// stored k-major (kc steps of 6 values), the missing rows zero.
+func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, panel []float32) {
+	clear(panel)
+	for r := 0; r < rows; r++ {
+		for p := 0; p < kc; p++ {
+			if trans {
+				panel[p*sgemmMR+r] = a[(k0+p)*lda+i0+r]
+			} else {
+				panel[p*sgemmMR+r] = a[(i0+r)*lda+k0+p]
 			}
 		}
 	}
@@ -142,6 +179,10 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			for p := 0; p < kc; p++ {
 				src := b[(k0+p)*ldb+j0+jr:]
 				dst := panel[p*sgemmNR : (p+1)*sgemmNR]
+				if nr == sgemmNR {
+					*(*[sgemmNR]float32)(dst) = *(*[sgemmNR]float32)(src)
+					continue
+				}
 				copy(dst[:nr], src[:nr])
 				clear(dst[nr:])
 			}
@@ -156,41 +197,6 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 		for j := nr; j < sgemmNR; j++ {
 			for p := 0; p < kc; p++ {
 				panel[p*sgemmNR+j] = 0
-			}
-		}
-	}
-}
-
-// macroKernel multiplies a packed rows x kc block of A by a packed kc x cols
-// block of B into C (adding when add), one 6x16 tile at a time; edge tiles
-// go through a local tile so the kernel never touches memory outside C.
-func macroKernel(rows, cols, kc int, pa, pb, c []float32, ldc int, add bool) {
-	flag := 0
-	if add {
-		flag = 1
-	}
-	var tile [sgemmMR * sgemmNR]float32
-	for jr := 0; jr < cols; jr += sgemmNR {
-		nr := min(sgemmNR, cols-jr)
-		bp := &pb[jr*kc]
-		for ir := 0; ir < rows; ir += sgemmMR {
-			mr := min(sgemmMR, rows-ir)
-			ap := &pa[ir*kc]
-			if mr == sgemmMR && nr == sgemmNR {
-				sgemmKernel6x16(kc, ap, bp, &c[ir*ldc+jr], ldc, flag)
-				continue
-			}
-			sgemmKernel6x16(kc, ap, bp, &tile[0], sgemmNR, 0)
-			for r := 0; r < mr; r++ {
-				dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
-				src := tile[r*sgemmNR : r*sgemmNR+nr]
-				if add {
-					for j, v := range src {
-						dst[j] += v
-					}
-				} else {
-					copy(dst, src)
-				}
 			}
 		}
 	}

@@ -5,10 +5,10 @@ func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax, edx uint32)
 
 //go:noescape
-func sgemmKernel6x16(kc int, a, b, c *float32, ldc int, add int)
+func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int)
 
 // haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA3, which
-// the float32 GEMM kernel needs.
+// the float32 GEMM and exp kernels need.
 func haveAVX2FMA() bool {
 	maxID, _, _, _ := cpuid(0, 0)
 	if maxID < 7 {
@@ -26,4 +26,4 @@ func haveAVX2FMA() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }
 
-func init() { sgemmKernel = haveAVX2FMA() }
+func init() { cpuAVX2FMA = haveAVX2FMA() }

@@ -19,17 +19,25 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 	MOVL DX, edx+4(FP)
 	RET
 
-// func sgemmKernel6x16(kc int, a, b, c *float32, ldc int, add int)
+// func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int)
 //
-// C[0:6][0:16] (+)= A B for a packed A panel (kc steps of 6 row values) and
-// a packed B panel (kc steps of 16 column values), accumulated in Y0-Y11
-// (row r in Y(2r), Y(2r+1)). add != 0 adds the tile to C, else stores it.
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-48
+// C[0:6][0:16] (+)= A B over kc steps, where element (r, p) of the 6-row A
+// panel is at a[r*rs + p*ps] (rs, ps in elements: a packed panel has rs 1,
+// ps 6; a row-major A read in place has rs lda, ps 1) and B is a packed
+// panel of kc steps of 16 values. The tile is accumulated in Y0-Y11 (row r
+// in Y(2r), Y(2r+1)); add != 0 adds it to C, else stores it.
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ rs+16(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	LEAQ (R9)(R9*4), R11
+	MOVQ ps+24(FP), R12
+	SHLQ $2, R12
+	MOVQ b+32(FP), DI
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
 	SHLQ $2, R8
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -52,28 +60,28 @@ loop:
 	VBROADCASTSS (SI), Y14
 	VFMADD231PS  Y12, Y14, Y0
 	VFMADD231PS  Y13, Y14, Y1
-	VBROADCASTSS 4(SI), Y15
+	VBROADCASTSS (SI)(R9*1), Y15
 	VFMADD231PS  Y12, Y15, Y2
 	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS 8(SI), Y14
+	VBROADCASTSS (SI)(R9*2), Y14
 	VFMADD231PS  Y12, Y14, Y4
 	VFMADD231PS  Y13, Y14, Y5
-	VBROADCASTSS 12(SI), Y15
+	VBROADCASTSS (SI)(R10*1), Y15
 	VFMADD231PS  Y12, Y15, Y6
 	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS 16(SI), Y14
+	VBROADCASTSS (SI)(R9*4), Y14
 	VFMADD231PS  Y12, Y14, Y8
 	VFMADD231PS  Y13, Y14, Y9
-	VBROADCASTSS 20(SI), Y15
+	VBROADCASTSS (SI)(R11*1), Y15
 	VFMADD231PS  Y12, Y15, Y10
 	VFMADD231PS  Y13, Y15, Y11
-	ADDQ         $24, SI
+	ADDQ         R12, SI
 	ADDQ         $64, DI
 	DECQ         CX
 	JNE          loop
 
 store:
-	MOVQ add+40(FP), AX
+	MOVQ add+56(FP), AX
 	TESTQ AX, AX
 	JE    overwrite
 	VADDPS  (DX), Y0, Y0

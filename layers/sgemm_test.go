@@ -43,7 +43,7 @@ func refGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 // and that it leaves C outside its m x n block alone. Tolerance: 1e-6 times
 // sum |a||b| per entry (float32 rounding of a k-term sum).
 func TestSgemmMatchesReference(t *testing.T) {
-	if !sgemmKernel {
+	if !cpuAVX2FMA {
 		t.Skip("no AVX2/FMA kernel on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))

@@ -29,7 +29,7 @@ func MaskedSoftmax(scores, keyMask *gorgonia.Node, causal bool, scale float64) (
 	}
 	op := maskedSoftmaxOp{
 		opBase: opBase{fmt.Sprintf("MaskedSoftmax{causal=%t,keymask=%t,scale=%v}", causal, keyMask != nil, scale)},
-		causal: causal, keyMask: keyMask != nil, scale: scale,
+		causal: causal, keyMask: keyMask != nil, scale: scale, out: newBuffer(),
 	}
 	if keyMask == nil {
 		return gorgonia.ApplyOp(op, scores) // (B, H, T, T)
@@ -44,6 +44,7 @@ type maskedSoftmaxOp struct {
 	opBase
 	causal, keyMask bool
 	scale           float64
+	out             *buffer
 }
 
 func (op maskedSoftmaxOp) Arity() int {
@@ -91,7 +92,7 @@ func (op maskedSoftmaxOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err := sameDtype("masked softmax", args...); err != nil {
 		return nil, err
 	}
-	y := newLike(x, s...)
+	y := op.out.get(x.Dtype(), s...)
 	if x.Dtype() == tensor.Float64 {
 		maskedSoftmax[float64](op, args, y)
 	} else {
@@ -100,52 +101,92 @@ func (op maskedSoftmaxOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	return y, nil
 }
 
+// maskedSoftmax fills y (every entry: the buffer is reused) row by row, the
+// rows spread over the cores.
 func maskedSoftmax[T float](op maskedSoftmaxOp, args []*tensor.Dense, y *tensor.Dense) {
 	s := args[0].Shape()
-	b, h, t := s[0], s[1], s[2]
+	h, t := s[1], s[2]
 	xd, yd := args[0].Data().([]T), y.Data().([]T)
 	var mask []T
 	if len(args) == 2 {
 		mask = args[1].Data().([]T)
 	}
-	for bi := 0; bi < b; bi++ {
-		var km []T
-		if mask != nil {
-			km = mask[bi*t : (bi+1)*t]
-		}
-		for hi := 0; hi < h; hi++ {
-			for i := 0; i < t; i++ {
-				off := ((bi*h+hi)*t + i) * t
-				row, out := xd[off:off+t], yd[off:off+t]
-				keys := t
-				if op.causal {
-					keys = i + 1
-				}
-				maxv := math.Inf(-1)
-				for j := 0; j < keys; j++ {
-					if km != nil && km[j] == 0 {
-						continue
-					}
-					maxv = math.Max(maxv, op.scale*float64(row[j]))
-				}
-				if math.IsInf(maxv, -1) {
-					continue // every key hidden: the row stays all zeros
-				}
-				var sum float64
-				for j := 0; j < keys; j++ {
-					if km != nil && km[j] == 0 {
-						continue
-					}
-					e := math.Exp(op.scale*float64(row[j]) - maxv)
-					out[j] = T(e)
-					sum += e
-				}
-				inv := 1 / sum
-				for j := 0; j < keys; j++ {
-					out[j] = T(float64(out[j]) * inv)
-				}
+	parallelFor(len(xd)/t, float64(4*t), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			i := r % t // query position; r / (h*t) is the batch row
+			row, out := xd[r*t:(r+1)*t], yd[r*t:(r+1)*t]
+			keys := t
+			if op.causal {
+				keys = i + 1
 			}
+			clear(out[keys:])
+			if mask != nil {
+				bi := r / (h * t)
+				softmaxRowMasked(row[:keys], out[:keys], mask[bi*t:bi*t+keys], op.scale)
+				continue
+			}
+			softmaxRow(row[:keys], out[:keys], op.scale)
 		}
+	})
+}
+
+// softmaxRow sets out = softmax(scale * row). float32 rows go through the
+// vector exp kernel; the argument scale*(x - max) is formed by subtracting
+// first, so it is exact up to one rounding of itself whatever the size of
+// the logits. float64 rows use math.Exp.
+func softmaxRow[T float](row, out []T, scale float64) {
+	maxv := row[0]
+	for _, v := range row[1:] {
+		if v > maxv {
+			maxv = v
+		}
+	}
+	if r32, ok := any(row).([]float32); ok {
+		o32 := any(out).([]float32)
+		inv := 1 / expShift(r32, o32, float32(scale), float32(maxv))
+		for j := range o32 {
+			o32[j] *= inv
+		}
+		return
+	}
+	var sum float64
+	for j, v := range row {
+		e := math.Exp(scale * (float64(v) - float64(maxv)))
+		out[j] = T(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for j := range out {
+		out[j] = T(float64(out[j]) * inv)
+	}
+}
+
+// softmaxRowMasked is softmaxRow over the keys whose mask entry is not 0;
+// hidden keys get exactly 0, and a row with every key hidden is all 0.
+func softmaxRowMasked[T float](row, out, mask []T, scale float64) {
+	maxv := math.Inf(-1)
+	for j, v := range row {
+		if mask[j] != 0 {
+			maxv = math.Max(maxv, float64(v))
+		}
+	}
+	if math.IsInf(maxv, -1) {
+		clear(out)
+		return
+	}
+	var sum float64
+	for j, v := range row {
+		if mask[j] == 0 {
+			out[j] = 0
+			continue
+		}
+		e := math.Exp(scale * (float64(v) - maxv))
+		out[j] = T(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for j := range out {
+		out[j] = T(float64(out[j]) * inv)
 	}
 }
 
@@ -158,7 +199,7 @@ func (op maskedSoftmaxOp) DiffWRT(inputs int) []bool {
 // SymDiff: dx = scale * y * (dy - sum_j y_j dy_j) per row; hidden entries
 // have y = 0 and so get no gradient. The key mask is not differentiable.
 func (op maskedSoftmaxOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	gop := softmaxGradOp{opBase{fmt.Sprintf("MaskedSoftmaxGrad{scale=%v}", op.scale)}, op.scale}
+	gop := softmaxGradOp{opBase{fmt.Sprintf("MaskedSoftmaxGrad{causal=%t,scale=%v}", op.causal, op.scale)}, op.causal, op.scale, newBuffer()}
 	dx, err := gorgonia.ApplyOp(gop, output, grad) // (B, H, T, T)
 	if err != nil {
 		return nil, errors.Wrap(err, "masked softmax gradient")
@@ -169,10 +210,13 @@ func (op maskedSoftmaxOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.
 }
 
 // softmaxGradOp maps (y, dy) to scale * y * (dy - rowsum(y * dy)) over the
-// last axis.
+// last axis. When causal, entries above the diagonal (where y is 0) are set
+// to 0 without being computed.
 type softmaxGradOp struct {
 	opBase
-	scale float64
+	causal bool
+	scale  float64
+	out    *buffer
 }
 
 func (op softmaxGradOp) Arity() int { return 2 }
@@ -207,25 +251,36 @@ func (op softmaxGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if !y.Shape().Eq(dy.Shape()) {
 		return nil, errors.Errorf("masked softmax gradient: y %v and dy %v differ", y.Shape(), dy.Shape())
 	}
-	dx := newLike(y, y.Shape()...)
+	dx := op.out.get(y.Dtype(), y.Shape()...)
 	t := y.Shape()[3]
 	if y.Dtype() == tensor.Float64 {
-		softmaxGrad(y.Float64s(), dy.Float64s(), dx.Float64s(), t, op.scale)
+		softmaxGrad(y.Float64s(), dy.Float64s(), dx.Float64s(), t, op.causal, op.scale)
 	} else {
-		softmaxGrad(y.Float32s(), dy.Float32s(), dx.Float32s(), t, op.scale)
+		softmaxGrad(y.Float32s(), dy.Float32s(), dx.Float32s(), t, op.causal, op.scale)
 	}
 	return dx, nil
 }
 
-func softmaxGrad[T float](y, dy, dx []T, t int, scale float64) {
-	for off := 0; off < len(y); off += t {
-		yr, dyr, dxr := y[off:off+t], dy[off:off+t], dx[off:off+t]
-		var dot float64
-		for j, v := range yr {
-			dot += float64(v) * float64(dyr[j])
+// softmaxGrad fills dx row by row (every entry), the rows spread over the
+// cores. The row dot product is accumulated in float64.
+func softmaxGrad[T float](y, dy, dx []T, t int, causal bool, scale float64) {
+	parallelFor(len(y)/t, float64(2*t), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			keys := t
+			if causal {
+				keys = r%t + 1
+			}
+			off := r * t
+			yr, dyr, dxr := y[off:off+keys], dy[off:off+keys], dx[off:off+keys]
+			clear(dx[off+keys : off+t])
+			var dot float64
+			for j, v := range yr {
+				dot += float64(v) * float64(dyr[j])
+			}
+			d, s := T(dot), T(scale)
+			for j, v := range yr {
+				dxr[j] = s * v * (dyr[j] - d)
+			}
 		}
-		for j, v := range yr {
-			dxr[j] = T(scale * float64(v) * (float64(dyr[j]) - dot))
-		}
-	}
+	})
 }

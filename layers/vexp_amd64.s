@@ -1,0 +1,233 @@
+#include "textflag.h"
+
+DATA expLog2e<>+0(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+4(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+8(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+12(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+16(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+20(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+24(SB)/4, $0x3fb8aa3b
+DATA expLog2e<>+28(SB)/4, $0x3fb8aa3b
+GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
+
+DATA expLn2Hi<>+0(SB)/4, $0x3f318000
+DATA expLn2Hi<>+4(SB)/4, $0x3f318000
+DATA expLn2Hi<>+8(SB)/4, $0x3f318000
+DATA expLn2Hi<>+12(SB)/4, $0x3f318000
+DATA expLn2Hi<>+16(SB)/4, $0x3f318000
+DATA expLn2Hi<>+20(SB)/4, $0x3f318000
+DATA expLn2Hi<>+24(SB)/4, $0x3f318000
+DATA expLn2Hi<>+28(SB)/4, $0x3f318000
+GLOBL expLn2Hi<>(SB), RODATA|NOPTR, $32
+
+DATA expLn2Lo<>+0(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+4(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+8(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+12(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+16(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+20(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+24(SB)/4, $0xb95e8083
+DATA expLn2Lo<>+28(SB)/4, $0xb95e8083
+GLOBL expLn2Lo<>(SB), RODATA|NOPTR, $32
+
+DATA expC5<>+0(SB)/4, $0x39506967
+DATA expC5<>+4(SB)/4, $0x39506967
+DATA expC5<>+8(SB)/4, $0x39506967
+DATA expC5<>+12(SB)/4, $0x39506967
+DATA expC5<>+16(SB)/4, $0x39506967
+DATA expC5<>+20(SB)/4, $0x39506967
+DATA expC5<>+24(SB)/4, $0x39506967
+DATA expC5<>+28(SB)/4, $0x39506967
+GLOBL expC5<>(SB), RODATA|NOPTR, $32
+
+DATA expC4<>+0(SB)/4, $0x3ab743ce
+DATA expC4<>+4(SB)/4, $0x3ab743ce
+DATA expC4<>+8(SB)/4, $0x3ab743ce
+DATA expC4<>+12(SB)/4, $0x3ab743ce
+DATA expC4<>+16(SB)/4, $0x3ab743ce
+DATA expC4<>+20(SB)/4, $0x3ab743ce
+DATA expC4<>+24(SB)/4, $0x3ab743ce
+DATA expC4<>+28(SB)/4, $0x3ab743ce
+GLOBL expC4<>(SB), RODATA|NOPTR, $32
+
+DATA expC3<>+0(SB)/4, $0x3c088908
+DATA expC3<>+4(SB)/4, $0x3c088908
+DATA expC3<>+8(SB)/4, $0x3c088908
+DATA expC3<>+12(SB)/4, $0x3c088908
+DATA expC3<>+16(SB)/4, $0x3c088908
+DATA expC3<>+20(SB)/4, $0x3c088908
+DATA expC3<>+24(SB)/4, $0x3c088908
+DATA expC3<>+28(SB)/4, $0x3c088908
+GLOBL expC3<>(SB), RODATA|NOPTR, $32
+
+DATA expC2<>+0(SB)/4, $0x3d2aa9c1
+DATA expC2<>+4(SB)/4, $0x3d2aa9c1
+DATA expC2<>+8(SB)/4, $0x3d2aa9c1
+DATA expC2<>+12(SB)/4, $0x3d2aa9c1
+DATA expC2<>+16(SB)/4, $0x3d2aa9c1
+DATA expC2<>+20(SB)/4, $0x3d2aa9c1
+DATA expC2<>+24(SB)/4, $0x3d2aa9c1
+DATA expC2<>+28(SB)/4, $0x3d2aa9c1
+GLOBL expC2<>(SB), RODATA|NOPTR, $32
+
+DATA expC1<>+0(SB)/4, $0x3e2aaaaa
+DATA expC1<>+4(SB)/4, $0x3e2aaaaa
+DATA expC1<>+8(SB)/4, $0x3e2aaaaa
+DATA expC1<>+12(SB)/4, $0x3e2aaaaa
+DATA expC1<>+16(SB)/4, $0x3e2aaaaa
+DATA expC1<>+20(SB)/4, $0x3e2aaaaa
+DATA expC1<>+24(SB)/4, $0x3e2aaaaa
+DATA expC1<>+28(SB)/4, $0x3e2aaaaa
+GLOBL expC1<>(SB), RODATA|NOPTR, $32
+
+DATA expC0<>+0(SB)/4, $0x3f000000
+DATA expC0<>+4(SB)/4, $0x3f000000
+DATA expC0<>+8(SB)/4, $0x3f000000
+DATA expC0<>+12(SB)/4, $0x3f000000
+DATA expC0<>+16(SB)/4, $0x3f000000
+DATA expC0<>+20(SB)/4, $0x3f000000
+DATA expC0<>+24(SB)/4, $0x3f000000
+DATA expC0<>+28(SB)/4, $0x3f000000
+GLOBL expC0<>(SB), RODATA|NOPTR, $32
+
+DATA expOne<>+0(SB)/4, $0x3f800000
+DATA expOne<>+4(SB)/4, $0x3f800000
+DATA expOne<>+8(SB)/4, $0x3f800000
+DATA expOne<>+12(SB)/4, $0x3f800000
+DATA expOne<>+16(SB)/4, $0x3f800000
+DATA expOne<>+20(SB)/4, $0x3f800000
+DATA expOne<>+24(SB)/4, $0x3f800000
+DATA expOne<>+28(SB)/4, $0x3f800000
+GLOBL expOne<>(SB), RODATA|NOPTR, $32
+
+DATA expHi<>+0(SB)/4, $0x42b00000
+DATA expHi<>+4(SB)/4, $0x42b00000
+DATA expHi<>+8(SB)/4, $0x42b00000
+DATA expHi<>+12(SB)/4, $0x42b00000
+DATA expHi<>+16(SB)/4, $0x42b00000
+DATA expHi<>+20(SB)/4, $0x42b00000
+DATA expHi<>+24(SB)/4, $0x42b00000
+DATA expHi<>+28(SB)/4, $0x42b00000
+GLOBL expHi<>(SB), RODATA|NOPTR, $32
+
+DATA expLo<>+0(SB)/4, $0xc2ae0000
+DATA expLo<>+4(SB)/4, $0xc2ae0000
+DATA expLo<>+8(SB)/4, $0xc2ae0000
+DATA expLo<>+12(SB)/4, $0xc2ae0000
+DATA expLo<>+16(SB)/4, $0xc2ae0000
+DATA expLo<>+20(SB)/4, $0xc2ae0000
+DATA expLo<>+24(SB)/4, $0xc2ae0000
+DATA expLo<>+28(SB)/4, $0xc2ae0000
+GLOBL expLo<>(SB), RODATA|NOPTR, $32
+
+DATA expBias<>+0(SB)/4, $0x0000007f
+DATA expBias<>+4(SB)/4, $0x0000007f
+DATA expBias<>+8(SB)/4, $0x0000007f
+DATA expBias<>+12(SB)/4, $0x0000007f
+DATA expBias<>+16(SB)/4, $0x0000007f
+DATA expBias<>+20(SB)/4, $0x0000007f
+DATA expBias<>+24(SB)/4, $0x0000007f
+DATA expBias<>+28(SB)/4, $0x0000007f
+GLOBL expBias<>(SB), RODATA|NOPTR, $32
+
+DATA expTailMask<>+0(SB)/4, $0xffffffff
+DATA expTailMask<>+4(SB)/4, $0xffffffff
+DATA expTailMask<>+8(SB)/4, $0xffffffff
+DATA expTailMask<>+12(SB)/4, $0xffffffff
+DATA expTailMask<>+16(SB)/4, $0xffffffff
+DATA expTailMask<>+20(SB)/4, $0xffffffff
+DATA expTailMask<>+24(SB)/4, $0xffffffff
+DATA expTailMask<>+28(SB)/4, $0xffffffff
+DATA expTailMask<>+32(SB)/4, $0x00000000
+DATA expTailMask<>+36(SB)/4, $0x00000000
+DATA expTailMask<>+40(SB)/4, $0x00000000
+DATA expTailMask<>+44(SB)/4, $0x00000000
+DATA expTailMask<>+48(SB)/4, $0x00000000
+DATA expTailMask<>+52(SB)/4, $0x00000000
+DATA expTailMask<>+56(SB)/4, $0x00000000
+DATA expTailMask<>+60(SB)/4, $0x00000000
+GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
+
+// EXP8 replaces Y0 by exp((Y0 - Y15) * Y14) lane by lane (Cephes expf:
+// clamp to [-87, 88], n = round(x log2 e), r = x - n ln 2 in two parts,
+// degree-7 polynomial, times 2^n built in the exponent bits); arguments
+// below -87 give 0 (the true value is below 1.7e-38), NaN stays NaN (the
+// clamps return their second source, x, when it is NaN, and the compare
+// keeps unordered lanes). Needs Y4 = 88, Y5 = -87; uses Y1-Y3, Y6.
+#define EXP8 \
+	VSUBPS       Y15, Y0, Y0 \
+	VMULPS       Y14, Y0, Y0 \
+	VCMPPS       $5, Y5, Y0, Y6 \
+	VMINPS       Y0, Y4, Y0 \
+	VMAXPS       Y0, Y5, Y0 \
+	VMULPS       expLog2e<>(SB), Y0, Y1 \
+	VROUNDPS     $0, Y1, Y1 \
+	VFNMADD231PS expLn2Hi<>(SB), Y1, Y0 \
+	VFNMADD231PS expLn2Lo<>(SB), Y1, Y0 \
+	VMOVUPS      expC5<>(SB), Y2 \
+	VFMADD213PS  expC4<>(SB), Y0, Y2 \
+	VFMADD213PS  expC3<>(SB), Y0, Y2 \
+	VFMADD213PS  expC2<>(SB), Y0, Y2 \
+	VFMADD213PS  expC1<>(SB), Y0, Y2 \
+	VFMADD213PS  expC0<>(SB), Y0, Y2 \
+	VMULPS       Y0, Y0, Y3 \
+	VFMADD213PS  Y0, Y3, Y2 \
+	VADDPS       expOne<>(SB), Y2, Y2 \
+	VCVTPS2DQ    Y1, Y1 \
+	VPADDD       expBias<>(SB), Y1, Y1 \
+	VPSLLD       $23, Y1, Y1 \
+	VMULPS       Y1, Y2, Y0 \
+	VANDPS       Y6, Y0, Y0
+
+// func expShifted(n int, x *float32, scale, shift float32, y *float32) float32
+//
+// y[i] = exp(scale*(x[i] - shift)) for 0 <= i < n (subtracting first keeps
+// the argument exact to a rounding of itself, however large x and shift); returns the sum of the
+// y[i] (eight float32 partial sums). A last partial group of eight is read
+// and written through a lane mask, so nothing past x[n-1] or y[n-1] is
+// touched.
+TEXT ·expShifted(SB), NOSPLIT, $0-36
+	MOVQ         n+0(FP), CX
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS scale+16(FP), Y14
+	VBROADCASTSS shift+20(FP), Y15
+	MOVQ         y+24(FP), DI
+	VMOVUPS      expHi<>(SB), Y4
+	VMOVUPS      expLo<>(SB), Y5
+	VXORPS       Y13, Y13, Y13
+
+loop:
+	CMPQ    CX, $8
+	JL      tail
+	VMOVUPS (SI), Y0
+	EXP8
+	VMOVUPS Y0, (DI)
+	VADDPS  Y0, Y13, Y13
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop
+
+tail:
+	TESTQ      CX, CX
+	JE         done
+	LEAQ       expTailMask<>(SB), AX
+	MOVQ       $8, DX
+	SUBQ       CX, DX
+	VMOVUPS    (AX)(DX*4), Y12
+	VMASKMOVPS (SI), Y12, Y0
+	EXP8
+	VANDPS     Y12, Y0, Y0
+	VMASKMOVPS Y0, Y12, (DI)
+	VADDPS     Y0, Y13, Y13
+
+done:
+	VEXTRACTF128 $1, Y13, X1
+	VADDPS       X13, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPSHUFD      $1, X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, ret+32(FP)
+	VZEROUPPER
+	RET
