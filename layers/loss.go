@@ -29,10 +29,13 @@ func CrossEntropy(logits, targets, mask *gorgonia.Node) (*gorgonia.Node, error) 
 	if ms := mask.Shape(); len(ms) != 1 || ms[0] != ls[0] {
 		return nil, errors.Errorf("cross entropy: mask shape %v, want (%d)", ms, ls[0])
 	}
-	return gorgonia.ApplyOp(crossEntropyOp{opBase{"MaskedCrossEntropy"}}, logits, targets, mask) // scalar
+	return gorgonia.ApplyOp(crossEntropyOp{opBase{"MaskedCrossEntropy"}, new([]float64)}, logits, targets, mask) // scalar
 }
 
-type crossEntropyOp struct{ opBase }
+type crossEntropyOp struct {
+	opBase
+	rowLoss *[]float64 // per-row terms, reused: summed in row order, so the loss does not depend on how rows were split over the cores
+}
 
 func (op crossEntropyOp) Arity() int { return 3 }
 
@@ -80,23 +83,38 @@ func (op crossEntropyOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if logits.Dtype() == tensor.Float64 {
-		return gorgonia.NewF64(crossEntropy(logits.Float64s(), targets, mask.Float64s())), nil
+	n := len(targets)
+	if cap(*op.rowLoss) < n {
+		*op.rowLoss = make([]float64, n)
 	}
-	return gorgonia.NewF32(float32(crossEntropy(logits.Float32s(), targets, mask.Float32s()))), nil
+	rows := (*op.rowLoss)[:n]
+	if logits.Dtype() == tensor.Float64 {
+		return gorgonia.NewF64(crossEntropy(logits.Float64s(), targets, mask.Float64s(), rows)), nil
+	}
+	return gorgonia.NewF32(float32(crossEntropy(logits.Float32s(), targets, mask.Float32s(), rows))), nil
 }
 
-// crossEntropy accumulates in float64 whatever the storage type.
-func crossEntropy[T float](logits []T, targets []int, mask []T) float64 {
+// crossEntropy accumulates in float64 whatever the storage type; the rows'
+// log-sum-exps are computed on all cores into rows, then summed in order.
+func crossEntropy[T float](logits []T, targets []int, mask []T, rows []float64) float64 {
 	v := len(logits) / len(targets)
-	var total, count float64
-	for n, t := range targets {
-		if mask[n] == 0 {
-			continue
+	parallelFor(len(targets), float64(4*v), func(lo, hi int) {
+		scratch := getScratch(v)
+		defer sgemmScratch.Put(scratch)
+		for n := lo; n < hi; n++ {
+			if mask[n] == 0 {
+				continue
+			}
+			row := logits[n*v : (n+1)*v]
+			rows[n] = float64(mask[n]) * (logSumExp(row, *scratch) - float64(row[targets[n]]))
 		}
-		row := logits[n*v : (n+1)*v]
-		total += float64(mask[n]) * (logSumExp(row) - float64(row[t]))
-		count += float64(mask[n])
+	})
+	var total, count float64
+	for n := range targets {
+		if mask[n] != 0 {
+			total += rows[n]
+			count += float64(mask[n])
+		}
 	}
 	if count == 0 {
 		return 0
@@ -104,16 +122,24 @@ func crossEntropy[T float](logits []T, targets []int, mask []T) float64 {
 	return total / count
 }
 
-func logSumExp[T float](row []T) float64 {
-	maxv := math.Inf(-1)
-	for _, x := range row {
-		maxv = math.Max(maxv, float64(x))
+// logSumExp is log sum_j exp(row[j]), computed as max + log sum exp(row -
+// max); float32 rows use the vector exp kernel (scratch holds the
+// exponentials, len(row) long).
+func logSumExp[T float](row []T, scratch []float32) float64 {
+	maxv := row[0]
+	for _, x := range row[1:] {
+		if x > maxv {
+			maxv = x
+		}
+	}
+	if r32, ok := any(row).([]float32); ok {
+		return float64(maxv) + math.Log(float64(expShift(r32, scratch, 1, float32(maxv))))
 	}
 	var sum float64
 	for _, x := range row {
-		sum += math.Exp(float64(x) - maxv)
+		sum += math.Exp(float64(x) - float64(maxv))
 	}
-	return maxv + math.Log(sum)
+	return float64(maxv) + math.Log(sum)
 }
 
 func (op crossEntropyOp) DiffWRT(inputs int) []bool {
@@ -123,7 +149,7 @@ func (op crossEntropyOp) DiffWRT(inputs int) []bool {
 }
 
 func (op crossEntropyOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dl, err := gorgonia.ApplyOp(crossEntropyGradOp{opBase{"MaskedCrossEntropyGrad"}}, inputs[0], inputs[1], inputs[2], grad) // (N, V)
+	dl, err := gorgonia.ApplyOp(crossEntropyGradOp{opBase{"MaskedCrossEntropyGrad"}, newBuffer()}, inputs[0], inputs[1], inputs[2], grad) // (N, V)
 	if err != nil {
 		return nil, errors.Wrap(err, "cross entropy gradient")
 	}
@@ -132,7 +158,10 @@ func (op crossEntropyOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.N
 
 // crossEntropyGradOp maps (logits, targets, mask, dloss) to
 // dloss * (softmax(logits) - onehot(targets)) * mask / sum(mask).
-type crossEntropyGradOp struct{ opBase }
+type crossEntropyGradOp struct {
+	opBase
+	out *buffer
+}
 
 func (op crossEntropyGradOp) Arity() int { return 4 }
 
@@ -161,7 +190,7 @@ func (op crossEntropyGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error
 	if err != nil {
 		return nil, err
 	}
-	dl := newLike(logits, logits.Shape()...)
+	dl := op.out.get(logits.Dtype(), logits.Shape()...)
 	if logits.Dtype() == tensor.Float64 {
 		crossEntropyGrad(logits.Float64s(), targets, mask.Float64s(), dy, dl.Float64s())
 	} else {
@@ -170,6 +199,9 @@ func (op crossEntropyGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error
 	return dl, nil
 }
 
+// crossEntropyGrad writes every row of dl (the buffer is reused): unscored
+// rows 0, scored rows w * (softmax(row) - onehot(target)); rows are spread
+// over the cores.
 func crossEntropyGrad[T float](logits []T, targets []int, mask []T, dy float64, dl []T) {
 	v := len(logits) / len(targets)
 	var count float64
@@ -177,18 +209,22 @@ func crossEntropyGrad[T float](logits []T, targets []int, mask []T, dy float64, 
 		count += float64(m)
 	}
 	if count == 0 {
+		clear(dl)
 		return
 	}
-	for n, t := range targets {
-		if mask[n] == 0 {
-			continue
+	parallelFor(len(targets), float64(4*v), func(lo, hi int) {
+		for n := lo; n < hi; n++ {
+			row, out := logits[n*v:(n+1)*v], dl[n*v:(n+1)*v]
+			if mask[n] == 0 {
+				clear(out)
+				continue
+			}
+			w := dy * float64(mask[n]) / count
+			softmaxRow(row, out, 1)
+			for j := range out {
+				out[j] = T(w * float64(out[j]))
+			}
+			out[targets[n]] -= T(w)
 		}
-		row, out := logits[n*v:(n+1)*v], dl[n*v:(n+1)*v]
-		lse := logSumExp(row)
-		w := dy * float64(mask[n]) / count
-		for j, x := range row {
-			out[j] = T(w * math.Exp(float64(x)-lse))
-		}
-		out[t] -= T(w)
-	}
+	})
 }
