@@ -41,15 +41,17 @@ def die(msg):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", choices=sorted(CONFIGS), required=True)
-    p.add_argument("--threads", type=int, default=1, help="torch intra-op and BLAS threads")
+    p.add_argument("--threads", type=int, default=1, help="torch intra-op (OpenMP) threads")
+    p.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS/MKL threads (default: --threads)")
     p.add_argument("--steps", type=int, default=0, help="timed steps per repetition (default S 200, M 10)")
     p.add_argument("--warmup", type=int, default=0, help="untimed steps first (default: --steps)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions")
     p.add_argument("--seed", type=int, default=1, help="seed of the weights and batches")
     p.add_argument("--checkpoint", help="start from this attnscope safetensors file")
     a = p.parse_args(argv)
-    if a.threads < 1 or a.reps < 1 or a.steps < 0 or a.warmup < 0:
-        p.error("--threads and --reps must be >= 1, --steps and --warmup >= 0")
+    if a.threads < 1 or a.reps < 1 or a.steps < 0 or a.warmup < 0 or a.blas_threads < 0:
+        p.error("--threads and --reps must be >= 1, --steps, --warmup and --blas-threads >= 0")
+    a.blas_threads = a.blas_threads or a.threads
     a.steps = a.steps or DEFAULT_STEPS[a.config]
     a.warmup = a.warmup or a.steps
     return a
@@ -57,8 +59,9 @@ def parse_args(argv):
 
 args = parse_args(sys.argv[1:])
 # Thread counts are read when the libraries load, so set them before importing torch.
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = str(args.threads)
+os.environ["OMP_NUM_THREADS"] = str(args.threads)
+for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(args.blas_threads)
 
 try:
     import torch
@@ -262,6 +265,7 @@ def main():
         "impl": "pytorch",
         "config": args.config,
         "threads": args.threads,
+        "blas_threads": args.blas_threads,
         "batch": B, "seq_len": T, "d_model": cfg["d_model"], "heads": cfg["heads"], "vocab": V,
         "dtype": "float32",
         "steps": args.steps, "warmup": args.warmup, "reps": args.reps,
