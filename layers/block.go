@@ -41,7 +41,7 @@ func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gor
 	if err != nil {
 		return nil, nil, err
 	}
-	if x, err = gorgonia.Add(x, a); err != nil { // (B*T, D)
+	if x, err = Add(x, a); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "block: attention residual")
 	}
 	if bl.MLP == nil {
@@ -53,7 +53,7 @@ func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gor
 	if h, err = bl.MLP.Forward(h); err != nil { // (B*T, D)
 		return nil, nil, err
 	}
-	if x, err = gorgonia.Add(x, h); err != nil { // (B*T, D)
+	if x, err = Add(x, h); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "block: mlp residual")
 	}
 	return x, weights, nil

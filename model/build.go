@@ -130,7 +130,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
-	x, err := gorgonia.Add(tok, pos) // (B*T, D)
+	x, err := layers.Add(tok, pos) // (B*T, D)
 	if err != nil {
 		return nil, errors.Wrap(err, "build: embeddings")
 	}
