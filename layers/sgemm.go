@@ -71,14 +71,29 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 		}
 		return
 	}
-	workers := 1
-	if float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
-		workers = runtime.GOMAXPROCS(0)
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && m >= 2*sgemmMR && float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
+		sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+		return
 	}
-	mc := m
-	if workers > 1 {
-		mc = roundUp(ceilDiv(m, workers), sgemmMR)
+	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
+	for jc := 0; jc < n; jc += sgemmNC {
+		nc := min(sgemmNC, n-jc)
+		for pc := 0; pc < k; pc += sgemmKC {
+			kc := min(sgemmKC, k-pc)
+			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
+			macroKernel(transA, a, lda, 0, pc, m, nc, kc, *pb, c[jc:], ldc, beta == 1 || pc > 0)
+		}
 	}
+	sgemmScratch.Put(pb)
+}
+
+// sgemmParallel is sgemm with the rows of C split into one block per worker
+// (a multiple of 6 rows each); B is packed once per block of depth and
+// shared. It is a separate function because the closure handed to the
+// workers makes the variables it captures heap-allocated, which the serial
+// path, called per attention head, should not pay for.
+func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mc := roundUp(ceilDiv(m, workers), sgemmMR)
 	blocks := ceilDiv(m, mc)
 	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
@@ -87,10 +102,6 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 			kc := min(sgemmKC, k-pc)
 			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
 			add := beta == 1 || pc > 0
-			if blocks == 1 {
-				macroKernel(transA, a, lda, 0, pc, m, nc, kc, *pb, c[jc:], ldc, add)
-				continue
-			}
 			chunks(blocks, workers, func(lo, hi int) {
 				i0, i1 := lo*mc, min(hi*mc, m)
 				macroKernel(transA, a, lda, i0, pc, i1-i0, nc, kc, *pb, c[i0*ldc+jc:], ldc, add)
