@@ -5,7 +5,11 @@ package layers
 // The assembly kernels exist only on amd64; cpuAVX2FMA stays false
 // elsewhere, so these stubs are never called.
 
-func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int) {
+func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int) {
+	panic("layers: no assembly GEMM kernel on this architecture")
+}
+
+func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int) {
 	panic("layers: no assembly GEMM kernel on this architecture")
 }
 

@@ -17,6 +17,10 @@ import (
 // on amd64).
 var cpuAVX2FMA bool
 
+// cpuAVX512 is true when the CPU can also run the AVX-512 kernel
+// (sgemmKernel6x32), used for tiles 32 columns wide.
+var cpuAVX512 bool
+
 // sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
 // the configured BLAS instead.
 var sgemmPreferBLAS bool
@@ -81,7 +85,7 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 		for pc := 0; pc < k; pc += sgemmKC {
 			kc := min(sgemmKC, k-pc)
 			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
-			macroKernel(transA, a, lda, 0, pc, m, nc, kc, *pb, c[jc:], ldc, beta == 1 || pc > 0)
+			macroKernel(transA, transB, a, lda, b, ldb, 0, jc, pc, m, nc, kc, *pb, c[jc:], ldc, beta == 1 || pc > 0)
 		}
 	}
 	sgemmScratch.Put(pb)
@@ -104,7 +108,7 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 			add := beta == 1 || pc > 0
 			chunks(blocks, workers, func(lo, hi int) {
 				i0, i1 := lo*mc, min(hi*mc, m)
-				macroKernel(transA, a, lda, i0, pc, i1-i0, nc, kc, *pb, c[i0*ldc+jc:], ldc, add)
+				macroKernel(transA, transB, a, lda, b, ldb, i0, jc, pc, i1-i0, nc, kc, *pb, c[i0*ldc+jc:], ldc, add)
 			})
 		}
 	}
@@ -112,12 +116,14 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 }
 
 // macroKernel multiplies rows x kc of op(A), starting at row i0 and depth
-// p0, by a packed kc x cols block of B into C (adding when add), one 6x16
-// tile at a time. Full 6-row panels of A are read in place (the kernel takes
-// A's strides, so neither layout needs packing); a last partial panel is
-// packed with zero rows, and edge tiles go through a local tile, so the
-// kernel never reads or writes outside A and C.
-func macroKernel(transA bool, a []float32, lda, i0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
+// p0, by the kc x cols block of op(B) at (p0, j0) into C (adding when add),
+// one 6x16 tile at a time. Full 6-row panels of A are read in place (the
+// kernel takes A's strides, so neither layout needs packing), and so are
+// full 16-column panels of an untransposed B; the rest of B was packed into
+// pb by packB. A last partial panel of A is packed with zero rows, and edge
+// tiles go through a local tile, so the kernel never reads or writes outside
+// A, B and C.
+func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
 	flag := 0
 	if add {
 		flag = 1
@@ -140,12 +146,24 @@ func macroKernel(transA bool, a []float32, lda, i0, p0, rows, cols, kc int, pb, 
 		}
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
-			bp := &pb[jr*kc]
-			if mr == sgemmMR && nr == sgemmNR {
-				sgemmKernel6x16(kc, ap, ars, aps, bp, &c[ir*ldc+jr], ldc, flag)
+			bp, bs := &pb[jr*kc], sgemmNR
+			if !transB && nr == sgemmNR {
+				bp, bs = &b[p0*ldb+j0+jr], ldb
+			}
+			if cpuAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR {
+				bp2 := &pb[(jr+sgemmNR)*kc]
+				if !transB {
+					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
+				}
+				sgemmKernel6x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
+				jr += sgemmNR
 				continue
 			}
-			sgemmKernel6x16(kc, ap, ars, aps, bp, &tile[0], sgemmNR, 0)
+			if mr == sgemmMR && nr == sgemmNR {
+				sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
+				continue
+			}
+			sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0)
 			for r := 0; r < mr; r++ {
 				dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
 				src := tile[r*sgemmNR : r*sgemmNR+nr]
@@ -181,20 +199,19 @@ func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, panel []float32) 
 
 // packB copies the kc x cols block of op(B) at (k0, j0) into 16-column
 // panels, each stored k-major (kc steps of 16 values), columns past the end
-// zero.
+// zero. Full panels of an untransposed B are skipped: macroKernel reads them
+// in place.
 func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 	for jr := 0; jr < cols; jr += sgemmNR {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
 		if !trans { // op(B)[p][j] = b[p*ldb+j]: each step is a contiguous run
+			if nr == sgemmNR {
+				continue
+			}
 			for p := 0; p < kc; p++ {
-				src := b[(k0+p)*ldb+j0+jr:]
 				dst := panel[p*sgemmNR : (p+1)*sgemmNR]
-				if nr == sgemmNR {
-					*(*[sgemmNR]float32)(dst) = *(*[sgemmNR]float32)(src)
-					continue
-				}
-				copy(dst[:nr], src[:nr])
+				copy(dst[:nr], b[(k0+p)*ldb+j0+jr:])
 				clear(dst[nr:])
 			}
 			continue

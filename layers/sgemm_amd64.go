@@ -5,7 +5,10 @@ func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax, edx uint32)
 
 //go:noescape
-func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int)
+func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int)
+
+//go:noescape
+func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int)
 
 // haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA3, which
 // the float32 GEMM and exp kernels need.
@@ -26,4 +29,20 @@ func haveAVX2FMA() bool {
 	return ebx7&(1<<5) != 0 // AVX2
 }
 
-func init() { cpuAVX2FMA = haveAVX2FMA() }
+// haveAVX512 reports whether the CPU and the OS support AVX-512F (ZMM state
+// saved), which sgemmKernel6x32 needs.
+func haveAVX512() bool {
+	if !haveAVX2FMA() {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 { // XMM, YMM, opmask and both ZMM halves
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<16) != 0 // AVX512F
+}
+
+func init() {
+	cpuAVX2FMA = haveAVX2FMA()
+	cpuAVX512 = haveAVX512()
+}

@@ -19,14 +19,15 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 	MOVL DX, edx+4(FP)
 	RET
 
-// func sgemmKernel6x16(kc int, a *float32, rs, ps int, b, c *float32, ldc int, add int)
+// func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int)
 //
 // C[0:6][0:16] (+)= A B over kc steps, where element (r, p) of the 6-row A
 // panel is at a[r*rs + p*ps] (rs, ps in elements: a packed panel has rs 1,
-// ps 6; a row-major A read in place has rs lda, ps 1) and B is a packed
-// panel of kc steps of 16 values. The tile is accumulated in Y0-Y11 (row r
+// ps 6; a row-major A read in place has rs lda, ps 1) and step p of the
+// 16-column B panel is the 16 values at b[p*bs] (bs 16 when packed, ldb when
+// a row-major B is read in place). The tile is accumulated in Y0-Y11 (row r
 // in Y(2r), Y(2r+1)); add != 0 adds it to C, else stores it.
-TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-64
+TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-72
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rs+16(FP), R9
@@ -36,8 +37,10 @@ TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-64
 	MOVQ ps+24(FP), R12
 	SHLQ $2, R12
 	MOVQ b+32(FP), DI
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R8
+	MOVQ bs+40(FP), R13
+	SHLQ $2, R13
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
 	SHLQ $2, R8
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -76,12 +79,12 @@ loop:
 	VFMADD231PS  Y12, Y15, Y10
 	VFMADD231PS  Y13, Y15, Y11
 	ADDQ         R12, SI
-	ADDQ         $64, DI
+	ADDQ         R13, DI
 	DECQ         CX
 	JNE          loop
 
 store:
-	MOVQ add+56(FP), AX
+	MOVQ add+64(FP), AX
 	TESTQ AX, AX
 	JE    overwrite
 	VADDPS  (DX), Y0, Y0
@@ -134,5 +137,126 @@ overwrite:
 	ADDQ    R8, DX
 	VMOVUPS Y10, (DX)
 	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+// func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int)
+//
+// The AVX-512 version of sgemmKernel6x16 for a 6x32 tile: columns 0-15 of
+// step p are the 16 values at b0[p*bs], columns 16-31 those at b1[p*bs];
+// full tiles only (C is read and written 32 wide). Accumulates row r in
+// Z(2r), Z(2r+1).
+TEXT ·sgemmKernel6x32(SB), NOSPLIT, $0-80
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	LEAQ (R9)(R9*4), R11
+	MOVQ ps+24(FP), R12
+	SHLQ $2, R12
+	MOVQ b0+32(FP), DI
+	MOVQ b1+40(FP), BX
+	MOVQ bs+48(FP), R13
+	SHLQ $2, R13
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	SHLQ $2, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ CX, CX
+	JE    store32
+
+loop32:
+	VMOVUPS      (DI), Z12
+	VMOVUPS      (BX), Z13
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (SI)(R9*1), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z3
+	VBROADCASTSS (SI)(R9*2), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (SI)(R10*1), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VBROADCASTSS (SI)(R9*4), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (SI)(R11*1), Z15
+	VFMADD231PS  Z12, Z15, Z10
+	VFMADD231PS  Z13, Z15, Z11
+	ADDQ         R12, SI
+	ADDQ         R13, DI
+	ADDQ         R13, BX
+	DECQ         CX
+	JNE          loop32
+
+store32:
+	MOVQ  add+72(FP), AX
+	TESTQ AX, AX
+	JE    overwrite32
+	VADDPS  (DX), Z0, Z0
+	VADDPS  64(DX), Z1, Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z2, Z2
+	VADDPS  64(DX), Z3, Z3
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z4, Z4
+	VADDPS  64(DX), Z5, Z5
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z6, Z6
+	VADDPS  64(DX), Z7, Z7
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z8, Z8
+	VADDPS  64(DX), Z9, Z9
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z10, Z10
+	VADDPS  64(DX), Z11, Z11
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	VZEROUPPER
+	RET
+
+overwrite32:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ    R8, DX
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ    R8, DX
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ    R8, DX
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ    R8, DX
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ    R8, DX
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
 	VZEROUPPER
 	RET
