@@ -10,9 +10,11 @@ import (
 )
 
 // With the openblas build tag every GEMM of the graph (this package's ops and
-// Gorgonia's own) goes through OpenBLAS by cgo. Build with
-// CGO_LDFLAGS=-lopenblas and Debian's libopenblas-dev installed.
+// Gorgonia's own) goes through OpenBLAS by cgo, instead of this package's
+// assembly kernel. Build with CGO_LDFLAGS=-lopenblas and Debian's
+// libopenblas-dev installed.
 func init() {
+	sgemmPreferBLAS = true
 	gorgonia.Use(netlib.Implementation{})
 	blas32.Use(netlib.Implementation{})
 	blas64.Use(netlib.Implementation{})
