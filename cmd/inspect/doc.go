@@ -29,5 +29,9 @@
 //     sequences}. -layer and -head do not filter it. Values of a float32
 //     model print at float32 precision.
 //   - -png writes a layers x heads grid (the selected ones) atomically.
-//   - Every bad input is reported as one line before any graph is built.
+//   - Every bad input is reported as one line before any graph is built:
+//     flags, -tokens (not a number, outside the vocabulary, longer than the
+//     context), a checkpoint that is missing or corrupt in any way, and a
+//     -samples whose scoring batch would need more than train.MaxMemory by
+//     train's estimate. Nothing is printed or written before that check.
 package main

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/train"
 )
 
 func main() {
@@ -54,7 +56,9 @@ const (
 // run is the whole command: flags in args, output on stdout, usage on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package would print a bad flag's error and the whole usage;
+	// the returned error is the one line main prints, and -h prints the usage.
+	fs.SetOutput(io.Discard)
 	var o options
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "checkpoint file written by train (required)")
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
@@ -67,14 +71,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never] [-samples N] [-seed S] [-all-rows]")
+		fmt.Fprintln(fs.Output(), "usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never] [-samples N] [-seed S] [-all-rows]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
 			return nil
 		}
-		return err
+		return errors.Wrap(err, "bad flags (see -h)")
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
@@ -128,6 +134,9 @@ func prepare(o options) (report, error) {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
 	cfg := m.Config
+	if err := checkMemory(cfg, o.samples); err != nil {
+		return report{}, err
+	}
 	if err := checkIndex("-layer", o.layer, cfg.Layers, "layers"); err != nil {
 		return report{}, err
 	}
@@ -150,23 +159,40 @@ func prepare(o options) (report, error) {
 }
 
 // parseTokens reads whitespace- or comma-separated decimal ids; "" gives nil.
+// Ranges are checked against the model later (example); the message quotes
+// at most a few dozen bytes of a bad token, so it stays one readable line.
 func parseTokens(s string) ([]int, error) {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
 	if len(fields) == 0 {
 		if strings.TrimSpace(s) != "" {
-			return nil, errors.Errorf("-tokens %q: no token ids", s)
+			return nil, errors.Errorf("-tokens %s: no token ids", quoteShort(s))
 		}
 		return nil, nil
 	}
 	ids := make([]int, len(fields))
 	for i, f := range fields {
 		id, err := strconv.Atoi(f)
+		if errors.Is(err, strconv.ErrRange) && decimal.MatchString(f) {
+			return nil, errors.Errorf("-tokens: %s (token %d) is too large to be a token id", quoteShort(f), i)
+		}
 		if err != nil {
-			return nil, errors.Errorf("-tokens: %q (token %d) is not a number", f, i)
+			return nil, errors.Errorf("-tokens: %s (token %d) is not a number", quoteShort(f), i)
 		}
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// decimal matches what strconv.Atoi would read but for its range.
+var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
+
+// quoteShort quotes s for a message, cut to 40 bytes.
+func quoteShort(s string) string {
+	const max = 40
+	if len(s) > max {
+		return strconv.Quote(s[:max]) + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // taskOf rebuilds the checkpoint's task from its run config and checks that
@@ -190,6 +216,19 @@ func taskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
 			task.Name(), task.Vocab(), task.SeqLen(), cfg.Vocab, cfg.Context)
 	}
 	return task, nil
+}
+
+// checkMemory refuses a -samples whose scoring batch would not fit: the
+// inference graph holds about 4 (samples, H, T, T) tensors per layer, and
+// scoreHeads a float64 copy of the attention. train's estimate of a training
+// step of that batch (forward and backward, so twice the graph) bounds both.
+func checkMemory(cfg model.Config, samples int) error {
+	est := train.Config{Model: cfg, Train: train.TrainConfig{BatchSize: samples}}.EstimateBytes()
+	if est > train.MaxMemory {
+		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
+			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(train.MaxMemory)/(1<<30))
+	}
+	return nil
 }
 
 func checkIndex(flagName string, v, n int, what string) error {

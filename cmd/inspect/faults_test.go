@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+)
+
+// refused runs the command with args and requires what the issue asks of
+// every bad input: an error (main exits 1) on one line containing each of
+// want, nothing on stdout or stderr, and no -png file written.
+func refused(t *testing.T, name string, args []string, want ...string) {
+	t.Helper()
+	png := filepath.Join(t.TempDir(), "never.png")
+	var stdout, stderr bytes.Buffer
+	err := run(append(args, "-png", png), &stdout, &stderr)
+	if err == nil {
+		t.Errorf("%s: run %q succeeded", name, args)
+		return
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\n\r") {
+		t.Errorf("%s: message spans lines: %q", name, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not contain %q", name, msg, w)
+		}
+	}
+	if stdout.Len() > 0 || stderr.Len() > 0 {
+		t.Errorf("%s: stdout %q, stderr %q, want both empty", name, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(png); !os.IsNotExist(err) {
+		t.Errorf("%s: a refused run wrote %s (%v)", name, png, err)
+	}
+}
+
+// splitFile returns a safetensors file's header as generic JSON and its data
+// section.
+func splitFile(t *testing.T, file []byte) (map[string]any, []byte) {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	var header map[string]any
+	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	return header, file[8+n:]
+}
+
+// joinFile writes header (padded to 8 bytes) and data back into one file.
+func joinFile(t *testing.T, header any, data []byte) []byte {
+	t.Helper()
+	h, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(h)%8 != 0 {
+		h = append(h, ' ')
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	return append(append(out, h...), data...)
+}
+
+// editHeader applies edit to a copy of file's header.
+func editHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
+	t.Helper()
+	h, data := splitFile(t, file)
+	edit(h)
+	return joinFile(t, h, data)
+}
+
+// tensorEntry is the header record of the named tensor.
+func tensorEntry(h map[string]any, name string) map[string]any { return h[name].(map[string]any) }
+
+// offsets reads a tensor's data_offsets.
+func offsets(h map[string]any, name string) (float64, float64) {
+	o := tensorEntry(h, name)["data_offsets"].([]any)
+	return o[0].(float64), o[1].(float64)
+}
+
+// setFloat32 overwrites element i of the named F32 tensor in file.
+func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte {
+	t.Helper()
+	h, data := splitFile(t, file)
+	begin, _ := offsets(h, name)
+	out := append([]byte(nil), file...)
+	at := len(file) - len(data) + int(begin) + 4*i
+	binary.LittleEndian.PutUint32(out[at:], math.Float32bits(v))
+	return out
+}
+
+// editConfig rewrites the run config in the metadata.
+func editConfig(t *testing.T, file []byte, edit func(run map[string]any)) []byte {
+	t.Helper()
+	return editHeader(t, file, func(h map[string]any) {
+		meta := h["__metadata__"].(map[string]any)
+		var run map[string]any
+		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
+			t.Fatal(err)
+		}
+		edit(run)
+		b, err := json.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta["config"] = string(b)
+	})
+}
+
+// TestCorruptCheckpoints: -checkpoint with every kind of broken file the
+// issue lists is refused through run() with one line naming the file and the
+// problem, nothing printed, nothing written, and the file left as it was.
+func TestCorruptCheckpoints(t *testing.T) {
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	headerLen := int(binary.LittleEndian.Uint64(good))
+	_, section := splitFile(t, good)
+	cases := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty", nil, "file is 0 bytes, too short for the 8-byte header length"},
+		{"truncated in the length", good[:5], "file is 5 bytes, too short"},
+		{"truncated in the header", good[:8+headerLen/2], "exceeds the"},
+		{"truncated after the header", good[:8+headerLen], "run past the end of the 0-byte data section (truncated file?)"},
+		{"truncated by one byte", good[:len(good)-1], "truncated file?"},
+		{"header length beyond the file", append(binary.LittleEndian.AppendUint64(nil, uint64(len(good))), good[8:]...),
+			fmt.Sprintf("header length %d exceeds the %d bytes after the length prefix", len(good), len(good)-8)},
+		{"header length absurd", append(binary.LittleEndian.AppendUint64(nil, 1<<62), good[8:]...), "exceeds the 100000000-byte limit"},
+		{"header not JSON", append(binary.LittleEndian.AppendUint64(nil, uint64(headerLen)), append(bytes.Repeat([]byte("{oops!} "), headerLen/8), section...)...),
+			"header: invalid JSON: invalid character"},
+		{"header a JSON list", joinFile(t, []int{1, 2}, section), "header does not start with '{'"},
+		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "header length"},
+		{"overlapping offsets", editHeader(t, good, func(h map[string]any) {
+			b, e := offsets(h, "pos_emb.weight")
+			tensorEntry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
+		}), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
+		{"offsets past the data", editHeader(t, good, func(h map[string]any) {
+			b, e := offsets(h, "lm_head.weight")
+			tensorEntry(h, "lm_head.weight")["data_offsets"] = []float64{b + 4, e + 4}
+		}), `tensor "lm_head.weight": data_offsets`},
+		{"negative offsets", editHeader(t, good, func(h map[string]any) {
+			tensorEntry(h, "tok_emb.weight")["data_offsets"] = []float64{-576, 0}
+		}), `tensor "tok_emb.weight": data_offsets [-576 0] are not a range`},
+		{"unknown dtype", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "blocks.1.attn.out.bias")["dtype"] = "F33" }),
+			`tensor "blocks.1.attn.out.bias": unknown dtype "F33"`},
+		{"integer dtype", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "blocks.1.attn.out.bias")["dtype"] = "I32" }),
+			`tensor "blocks.1.attn.out.bias" has dtype I32, want F32 or F64`},
+		{"shape disagrees with the config", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "tok_emb.weight")["shape"] = []int{16, 9} }),
+			`tensor "tok_emb.weight" has shape [16 9], want [9 16] (dim 0 is model.vocab=9)`},
+		{"config disagrees with the shapes", editConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
+			`tensor "tok_emb.weight" has shape [9 16], want [9 32] (dim 1 is model.d_model=32)`},
+		{"config of another task", editConfig(t, good, func(run map[string]any) {
+			run["task"] = map[string]any{"name": "repeat", "length": 8, "symbols": 8}
+		}), "task repeat has vocabulary 8 and sequence length 8, but the model has vocab 9 and context 8"},
+		{"NaN weight", setFloat32(t, good, "blocks.0.attn.qkv.weight", 17, float32(math.NaN())),
+			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
+		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
+		{"-Inf weight", setFloat32(t, good, "pos_emb.weight", 127, float32(math.Inf(-1))), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
+		{"no attnscope metadata", editHeader(t, good, func(h map[string]any) { delete(h, "__metadata__") }), `no "format" metadata: not an attnscope checkpoint`},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".safetensors")
+		if err := os.WriteFile(path, c.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, c.name, []string{"-checkpoint", path, "-json"}, "checkpoint "+path+": ", c.want)
+		if after, err := os.ReadFile(path); err != nil || !bytes.Equal(after, c.file) {
+			t.Errorf("%s: the file changed (%v)", c.name, err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.safetensors")
+	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
+	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
+}
+
+// TestTruncatedAnywhere: the test checkpoint cut anywhere is refused with one
+// line naming the file, so a half-written file is never displayed. Every cut
+// inside the length prefix and the header is tried; in the data section,
+// each tensor's first and last byte and every 53rd byte (parsing the header
+// makes those cuts the slow ones).
+func TestTruncatedAnywhere(t *testing.T) {
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, section := splitFile(t, good)
+	start := len(good) - len(section)
+	var cuts []int
+	for n := 0; n <= start; n++ {
+		cuts = append(cuts, n)
+	}
+	for n := start + 1; n < len(good); n += 53 {
+		cuts = append(cuts, n)
+	}
+	for name := range h {
+		if name != "__metadata__" {
+			b, e := offsets(h, name)
+			cuts = append(cuts, start+int(b)+1, start+int(e)-1)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "cut.safetensors")
+	for _, n := range cuts {
+		if err := os.WriteFile(path, good[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-checkpoint", path}, &stdout, &stderr)
+		if err == nil || !strings.HasPrefix(err.Error(), "checkpoint "+path+": ") || strings.Contains(err.Error(), "\n") || stdout.Len()+stderr.Len() > 0 {
+			t.Fatalf("cut at %d of %d bytes: error %v, stdout %d bytes, stderr %q", n, len(good), err, stdout.Len(), stderr.String())
+		}
+	}
+}
+
+// TestBadTokens: -tokens that are not numbers, ids outside the vocabulary
+// [0, 9) of the test checkpoint, and more tokens than its context of 8 are
+// refused, naming the token and its position; a huge bad token is quoted
+// short.
+func TestBadTokens(t *testing.T) {
+	huge := strings.Repeat("7", 5000) + "x"
+	for _, c := range []struct {
+		tokens string
+		want   []string
+	}{
+		{"3 1 four", []string{`-tokens: "four" (token 2) is not a number`}},
+		{"3,1.5", []string{`-tokens: "1.5" (token 1) is not a number`}},
+		{"0x3", []string{`"0x3" (token 0) is not a number`}},
+		{"1e3", []string{`"1e3" (token 0) is not a number`}},
+		{"3;4", []string{`"3;4" (token 0) is not a number`}},
+		{"٣", []string{`"٣" (token 0) is not a number`}},
+		{"5 \x00", []string{`"\x00" (token 1) is not a number`}},
+		{huge, []string{`-tokens: "7777777777777777777777777777777777777777"... (token 0) is not a number`}},
+		{"99999999999999999999", []string{`-tokens: "99999999999999999999" (token 0) is too large to be a token id`}},
+		{" , \t", []string{`-tokens " , \t": no token ids`}},
+		{"3 1 -1", []string{"-tokens: token -1 at position 2 is outside the vocabulary [0, 9)"}},
+		{"9", []string{"-tokens: token 9 at position 0 is outside the vocabulary [0, 9)"}},
+		{"1 2 3 4 5 6 7 0 1", []string{"-tokens: 9 tokens is longer than the model's context of 8"}},
+		{strings.Repeat("1 ", 100000), []string{"-tokens: 100000 tokens is longer than the model's context of 8"}},
+	} {
+		refused(t, fmt.Sprintf("-tokens %.30q", c.tokens), []string{"-checkpoint", testCheckpoint, "-tokens", c.tokens}, c.want...)
+	}
+}
+
+// TestBadFlags: a bad flag or flag value is one line, with no usage dump on
+// stderr (main prints the line); -samples is bounded by count and by the
+// memory its scoring batch would take.
+func TestBadFlags(t *testing.T) {
+	ck := []string{"-checkpoint", testCheckpoint}
+	refused(t, "unknown flag", []string{"-bogus"}, "bad flags (see -h): flag provided but not defined: -bogus")
+	refused(t, "bad -samples", append(ck, "-samples", "many"), `bad flags (see -h): invalid value "many" for flag -samples`)
+	refused(t, "bad -seed", append(ck, "-seed", "-1"), `invalid value "-1" for flag -seed`)
+	refused(t, "-samples too many", append(ck, "-samples", "100000"), "-samples 100000: must be in [1, 4096]")
+
+	// A model of the longest copy task (T = 1024) fits in training memory,
+	// but 4096 scoring sequences of it would need hundreds of GiB.
+	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "copy", "length": 512, "symbols": 8}, "model": cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(t.TempDir(), "long.safetensors")
+	if err := model.Save(long, m, runConfig, 0); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "-samples beyond memory", []string{"-checkpoint", long, "-samples", "4096"},
+		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
+}
+
+// TestParseTokens pins the accepted spellings.
+func TestParseTokens(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []int
+	}{
+		{"", nil},
+		{"   ", nil},
+		{"5 2 7", []int{5, 2, 7}},
+		{"5,2,,7", []int{5, 2, 7}},
+		{" 5\t2\r\n7 ", []int{5, 2, 7}},
+		{"+3 007 -0", []int{3, 7, 0}},
+	} {
+		got, err := parseTokens(c.in)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("parseTokens(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// FuzzParseTokens: no input panics the -tokens parser; an error is one short
+// line about -tokens; accepted ids print back to a string that parses to the
+// same ids, one per non-empty field.
+func FuzzParseTokens(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := parseTokens(s)
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "-tokens") || strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
+				t.Fatalf("parseTokens(%q): bad message %q", s, msg)
+			}
+			return
+		}
+		fields := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(", \t\n\r", r) })
+		if len(ids) != len(fields) {
+			t.Fatalf("parseTokens(%q) = %v from %d fields", s, ids, len(fields))
+		}
+		printed := strings.Trim(fmt.Sprint(ids), "[]")
+		again, err := parseTokens(printed)
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
+			t.Fatalf("parseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
+		}
+	})
+}
+
+// Keep the helper honest: the edits above must produce files that only
+// differ where intended, so a clean round trip of the header is valid.
+func TestJoinFileRoundTrip(t *testing.T) {
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "same.safetensors")
+	if err := os.WriteFile(path, editHeader(t, good, func(map[string]any) {}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := safetensors.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := model.Load(path); err != nil {
+		t.Fatal(err)
+	}
+}
