@@ -111,7 +111,8 @@ func loadState(dir string, step int, st *runState, params []model.Param) error {
 	for _, moment := range []struct {
 		prefix string
 		values [][]float64
-	}{{"adam.m.", st.Adam.M}, {"adam.v.", st.Adam.V}} {
+		second bool
+	}{{"adam.m.", st.Adam.M, false}, {"adam.v.", st.Adam.V, true}} {
 		for i, p := range params {
 			name := moment.prefix + p.Name
 			t, ok := byName[name]
@@ -124,6 +125,14 @@ func loadState(dir string, step int, st *runState, params []model.Param) error {
 			values, err := safetensors.DecodeFloat64(t.Data)
 			if err != nil {
 				return errors.Wrapf(err, "%s: %s", path, name)
+			}
+			// Adam would turn a non-finite moment (or a negative second
+			// moment, under its square root) into NaN weights a step later,
+			// and the run would blame the training instead of this file.
+			for j, v := range values {
+				if math.IsNaN(v) || math.IsInf(v, 0) || (moment.second && v < 0) {
+					return errors.Errorf("%s: %s holds %v at flat index %d; the optimizer state is corrupt", path, name, v, j)
+				}
 			}
 			copy(moment.values[i], values)
 		}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/train"
+)
+
+// fsizeEnv makes the test binary, started as the train command, run under
+// RLIMIT_FSIZE of that many bytes: writes past it fail with EFBIG, as on a
+// full disk, whoever the user is (chmod does not stop root, a file size
+// limit does). Go ignores the SIGXFSZ the kernel also sends.
+const fsizeEnv = "ATTNSCOPE_TRAIN_FSIZE"
+
+func init() {
+	if v := os.Getenv(fsizeEnv); v != "" && os.Getenv("ATTNSCOPE_TRAIN_MAIN") == "1" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err == nil {
+			err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n})
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+}
+
+// snapshot reads every file under dir (hidden ones included) by relative
+// path; a directory maps to nil.
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if info.IsDir() {
+			files[rel+"/"] = nil
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		files[rel] = b
+		return err
+	})
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// sameSnapshot reports how dir differs from an earlier snapshot.
+func sameSnapshot(t *testing.T, name, dir string, before map[string][]byte) {
+	t.Helper()
+	after := snapshot(t, dir)
+	for f, b := range before {
+		if a, ok := after[f]; !ok {
+			t.Errorf("%s: %s was removed", name, f)
+		} else if !bytes.Equal(a, b) {
+			t.Errorf("%s: %s changed", name, f)
+		}
+	}
+	for f := range after {
+		if _, ok := before[f]; !ok {
+			t.Errorf("%s: %s appeared", name, f)
+		}
+	}
+}
+
+// refusedIn runs the command and requires an error on one line containing
+// each of want, nothing on stdout or stderr, and dir exactly as before.
+func refusedIn(t *testing.T, name, dir string, args []string, want ...string) {
+	t.Helper()
+	before := snapshot(t, dir)
+	stdout, stderr, err := runCmd(args...)
+	if err == nil {
+		t.Errorf("%s: run %q succeeded", name, args)
+		return
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\n\r") {
+		t.Errorf("%s: message spans lines: %q", name, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: error %q does not contain %q", name, msg, w)
+		}
+	}
+	if stdout != "" || stderr != "" {
+		t.Errorf("%s: stdout %q, stderr %q, want both empty", name, stdout, stderr)
+	}
+	sameSnapshot(t, name, dir, before)
+}
+
+// stoppedRun trains yml in a new directory until step stop (as Ctrl-C
+// would), leaving a run to resume: config, metrics, the checkpoint and state
+// of step stop, and best.safetensors when an evaluation came before it.
+func stoppedRun(t *testing.T, yml string, stop int, sets ...string) string {
+	t.Helper()
+	cfg, err := train.ParseConfig("tiny.yaml", []byte(yml), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Observer: func(e train.Event) {
+		if e.Step == stop {
+			cancel()
+		}
+	}})
+	if err != nil || !res.Interrupted || res.Step != stop {
+		t.Fatalf("stopping a run at step %d: %v %+v", stop, err, res)
+	}
+	return dir
+}
+
+// copyDir copies the regular files of src into a new directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range snapshot(t, src) {
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestBadConfigs: every kind of bad config file and -set is refused through
+// run() with one line naming the file (or -set), the key and the value;
+// nothing is printed, a fresh -out directory is not created, and an existing
+// run given the bad config with -resume is left byte-identical.
+func TestBadConfigs(t *testing.T) {
+	prev := stoppedRun(t, tinyYAML, 7)
+	cases := []struct {
+		name, yml string
+		sets      []string
+		want      []string
+	}{
+		{"empty file", "", nil, []string{"bad.yaml: empty config"}},
+		{"only comments", "# seed: 1\n", nil, []string{"bad.yaml: empty config"}},
+		{"YAML syntax", "seed: 3\nmodel: {d_model: 8, heads: 2\n", nil, []string{"bad.yaml:2: YAML syntax: did not find expected ',' or '}'"}},
+		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1: YAML syntax:"}},
+		{"unknown key", "seed: 3\nmodel:\n  d_modle: 8\n", nil, []string{"bad.yaml:3:3: unknown key model.d_modle (allowed: d_model, heads,"}},
+		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
+		{"wrong type", "train:\n  lr: fast\n", nil, []string{`bad.yaml:2:7: train.lr = "fast": want a number`}},
+		{"fraction for an integer", "train:\n  steps: 2.5\n", nil, []string{"bad.yaml:2:10: train.steps = 2.5: want an integer"}},
+		{"number for a section", "task: 5\n", nil, []string{"bad.yaml:1:7: task: want a mapping with keys name, length, symbols, got a value"}},
+		{"list for a number", "model:\n  heads: [2, 4]\n", nil, []string{"bad.yaml:2:10: model.heads: want an integer, got a list"}},
+		{"negative size", "model:\n  d_model: -8\n", nil, []string{"bad.yaml: model.d_model = -8: must be positive"}},
+		{"zero heads", "model:\n  heads: 0\n", nil, []string{"bad.yaml: model.heads = 0: must be positive"}},
+		{"zero batch", "train:\n  batch_size: 0\n", nil, []string{"bad.yaml: train.batch_size = 0: must be positive"}},
+		{"d_model not divisible", "model:\n  d_model: 10\n  heads: 4\n", nil, []string{"bad.yaml: model.d_model = 10 is not divisible by model.heads = 4"}},
+		{"unknown task", "task:\n  name: rotate\n", nil, []string{`bad.yaml: task.name = "rotate": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"unknown schedule", "train:\n  schedule: linear\n", nil, []string{`bad.yaml: train.schedule = "linear": unknown schedule (want one of: constant, cosine)`}},
+		{"context too long for the task", "task:\n  length: 100000\n", nil, []string{"bad.yaml: task.length = 100000: must be in [1, 512]"}},
+		{"context set by hand", "model:\n  context: 64\n", nil, []string{"bad.yaml:2:3: model.context cannot be set: it is the task's sequence length"}},
+		{"absurd batch", "train:\n  batch_size: 1000000\n", nil, []string{"bad.yaml: the run needs an estimated ", " GiB (training graph of 1000000 x 16 positions", "limit 8.0 GiB): reduce train.batch_size"}},
+		{"absurd width", "model:\n  d_model: 4000000000\n  heads: 1\n", nil, []string{"bad.yaml: the run needs an estimated ", "limit 8.0 GiB"}},
+		{"-set unknown key", tinyYAML, []string{"model.hedas=4"}, []string{"-set model.hedas=4: unknown key model.hedas (allowed: d_model, heads,"}},
+		{"-set unknown section", tinyYAML, []string{"optim.lr=1"}, []string{"-set optim.lr=1: unknown key optim (allowed: seed, task, model, train)"}},
+		{"-set bad value", tinyYAML, []string{"train.lr=fast"}, []string{`-set train.lr=fast: train.lr = "fast": want a number`}},
+		{"-set list value", tinyYAML, []string{"model.heads=[2]"}, []string{"-set model.heads=[2]: model.heads: want an integer, got a list"}},
+		{"-set no value", tinyYAML, []string{"model.heads="}, []string{"-set model.heads=: model.heads: want an integer, got no value"}},
+		{"-set missing =", tinyYAML, []string{"model.heads"}, []string{"-set model.heads: want key=value"}},
+		{"-set missing key", tinyYAML, []string{"=4"}, []string{"-set =4: want key=value"}},
+		{"-set newline", tinyYAML, []string{"seed=1\n2"}, []string{`-set "seed=1\n2"`}},
+		{"-set invalid result", tinyYAML, []string{"model.heads=3"}, []string{"bad.yaml: model.d_model = 8 is not divisible by model.heads = 3"}},
+		{"-set absurd", tinyYAML, []string{"train.batch_size=1e9"}, []string{"the run needs an estimated"}},
+	}
+	for _, c := range cases {
+		path := filepath.Join(t.TempDir(), "bad.yaml")
+		if err := os.WriteFile(path, []byte(c.yml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var sets []string
+		for _, s := range c.sets {
+			sets = append(sets, "-set", s)
+		}
+		fresh := filepath.Join(t.TempDir(), "fresh")
+		refusedIn(t, c.name+" (fresh run)", fresh, append([]string{"-config", path, "-out", fresh}, sets...), c.want...)
+		if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+			t.Errorf("%s: %s was created", c.name, fresh)
+		}
+		refusedIn(t, c.name+" (resume)", prev, append([]string{"-resume", prev, "-config", path}, sets...), c.want...)
+	}
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	refusedIn(t, "missing config", dir, []string{"-config", missing, "-out", filepath.Join(dir, "out")}, "reading config: open "+missing+": no such file or directory")
+	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-out", filepath.Join(dir, "out")}, "reading config: read "+dir+": is a directory")
+	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
+}
+
+// splitFile returns a safetensors file's header as generic JSON and its data
+// section.
+func splitFile(t *testing.T, file []byte) (map[string]any, []byte) {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	var header map[string]any
+	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	return header, file[8+n:]
+}
+
+// editHeader applies edit to a copy of file's header.
+func editHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
+	t.Helper()
+	h, data := splitFile(t, file)
+	edit(h)
+	b, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(b)%8 != 0 {
+		b = append(b, ' ')
+	}
+	return append(append(binary.LittleEndian.AppendUint64(nil, uint64(len(b))), b...), data...)
+}
+
+func entry(h map[string]any, name string) map[string]any { return h[name].(map[string]any) }
+
+func dataOffsets(h map[string]any, name string) (float64, float64) {
+	o := entry(h, name)["data_offsets"].([]any)
+	return o[0].(float64), o[1].(float64)
+}
+
+// setBits overwrites the element bytes at element i of the named tensor.
+func setBits(t *testing.T, file []byte, name string, i int, bits []byte) []byte {
+	t.Helper()
+	h, data := splitFile(t, file)
+	begin, _ := dataOffsets(h, name)
+	out := append([]byte(nil), file...)
+	copy(out[len(file)-len(data)+int(begin)+i*len(bits):], bits)
+	return out
+}
+
+// TestCorruptResume: -resume of a run whose checkpoint, optimizer state,
+// metrics or config is broken in each way the issue lists is refused with
+// one line naming the file and the problem, printing nothing, and leaving
+// every file of the run byte-identical (so fixing the file and resuming
+// still works).
+func TestCorruptResume(t *testing.T) {
+	base := stoppedRun(t, tinyYAML, 7)
+	ckpt, err := os.ReadFile(filepath.Join(base, train.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := os.ReadFile(filepath.Join(base, "state-7.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := stoppedRun(t, strings.Replace(tinyYAML, "name: copy", "name: reverse", 1), 7)
+	otherCkpt, err := os.ReadFile(filepath.Join(other, train.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherYAML := writeConfig(t, strings.Replace(tinyYAML, "name: copy", "name: reverse", 1))
+	headerLen := int(binary.LittleEndian.Uint64(ckpt))
+	f32 := func(v float64) []byte { return safetensors.EncodeFloat32([]float32{float32(v)}) }
+	f64 := func(v float64) []byte { return safetensors.EncodeFloat64([]float64{v}) }
+
+	const ck, st, me, co = train.CheckpointFile, "state-7.safetensors", train.MetricsFile, train.ConfigFile
+	cases := []struct {
+		name, file string
+		content    []byte // nil removes the file
+		want       []string
+	}{
+		{"checkpoint empty", ck, []byte{}, []string{"file is 0 bytes, too short for the 8-byte header length"}},
+		{"checkpoint truncated in the length", ck, ckpt[:6], []string{"file is 6 bytes"}},
+		{"checkpoint truncated in the header", ck, ckpt[:8+headerLen-1], []string{"exceeds the"}},
+		{"checkpoint truncated in the data", ck, ckpt[:len(ckpt)-100], []string{"run past the end of the", "(truncated file?)"}},
+		{"checkpoint missing its last byte", ck, ckpt[:len(ckpt)-1], []string{"(truncated file?)"}},
+		{"header length beyond the file", ck, append(binary.LittleEndian.AppendUint64(nil, uint64(len(ckpt))), ckpt[8:]...), []string{"header length", "exceeds the", "(truncated file?)"}},
+		{"header not JSON", ck, append(binary.LittleEndian.AppendUint64(nil, uint64(headerLen)), append(bytes.Repeat([]byte("nojson!!"), headerLen/8), ckpt[8+headerLen:]...)...),
+			[]string{"header does not start with '{'"}},
+		{"overlapping offsets", ck, editHeader(t, ckpt, func(h map[string]any) {
+			b, e := dataOffsets(h, "pos_emb.weight")
+			entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 8, e - 8}
+		}), []string{`tensor "pos_emb.weight": data_offsets`, `overlap tensor "tok_emb.weight"`}},
+		{"offsets out of range", ck, editHeader(t, ckpt, func(h map[string]any) {
+			b, e := dataOffsets(h, "lm_head.weight")
+			entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 1e6, e + 1e6}
+		}), []string{`tensor "lm_head.weight": data_offsets`, "run past the end of the"}},
+		{"unknown dtype", ck, editHeader(t, ckpt, func(h map[string]any) { entry(h, "tok_emb.weight")["dtype"] = "Q4" }), []string{`tensor "tok_emb.weight": unknown dtype "Q4"`}},
+		{"shape disagrees with the config", ck, editHeader(t, ckpt, func(h map[string]any) { entry(h, "tok_emb.weight")["shape"] = []int{8, 5} }),
+			[]string{`tensor "tok_emb.weight" has shape [8 5], want [5 8] (dim 0 is model.vocab=5)`}},
+		{"NaN weight", ck, setBits(t, ckpt, "blocks.0.attn.qkv.weight", 3, f32(math.NaN())), []string{`tensor "blocks.0.attn.qkv.weight": value NaN at index [0 3] (flat 3) is not finite`}},
+		{"Inf weight", ck, setBits(t, ckpt, "lm_head.weight", 9, f32(math.Inf(-1))), []string{`tensor "lm_head.weight": value -Inf at index [1 1] (flat 9) is not finite`}},
+		{"checkpoint of another task", ck, otherCkpt, []string{"checkpoint.safetensors does not belong to the run in", "its config differs (task.name: config.yaml copy, checkpoint reverse"}},
+		{"state missing", st, nil, []string{"state-7.safetensors is missing: the checkpoint of step 7 has no optimizer state beside it"}},
+		{"state truncated", st, state[:len(state)/2], []string{"safetensors file ", "state-7.safetensors: ", "(truncated file?)"}},
+		{"state NaN moment", st, setBits(t, state, "adam.m.pos_emb.weight", 2, f64(math.NaN())), []string{"state-7.safetensors: adam.m.pos_emb.weight holds NaN at flat index 2; the optimizer state is corrupt"}},
+		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
+		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
+		{"config.yaml broken", co, []byte("seed: [\n"), []string{"config.yaml:2: YAML syntax"}},
+		{"config.yaml of another run", co, []byte(strings.Replace(tinyYAML, "seed: 3", "seed: 4", 1)), []string{"checkpoint.safetensors does not belong to the run in", "(seed: config.yaml 4, checkpoint 3)"}},
+	}
+	for _, c := range cases {
+		dir := copyDir(t, base)
+		path := filepath.Join(dir, c.file)
+		if c.content == nil {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(path, c.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := c.want
+		if c.file == ck && !strings.Contains(c.name, "another") {
+			want = append(want, "checkpoint "+path+": ")
+		} else {
+			want = append(want, dir)
+		}
+		refusedIn(t, c.name, dir, []string{"-resume", dir}, want...)
+	}
+	dir := copyDir(t, base)
+	refusedIn(t, "-config of another task", dir, []string{"-resume", dir, "-config", otherYAML},
+		"cannot resume "+dir+" with a different config (task.name: saved copy, given reverse)")
+	if err := os.Remove(filepath.Join(dir, ck)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ck), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	refusedIn(t, "checkpoint is a directory", dir, []string{"-resume", dir}, "checkpoint "+filepath.Join(dir, ck)+": is a directory")
+}
