@@ -29,6 +29,8 @@ type options struct {
 	torch   string
 	goOnly  bool
 	threads []int
+	// env is added to every child's environment (OPENBLAS_CORETYPE).
+	env []string
 }
 
 // run parses args and either runs the whole comparison or, with -worker, one
@@ -46,6 +48,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
 	threads := fs.String("threads", "1,2", "PyTorch thread counts; the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
+	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -55,6 +58,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *rounds < 1 || *reps < 1 || *steps < 0 || *warmup < 0 {
 		return errors.New("-rounds and -reps must be >= 1, -steps and -warmup >= 0")
+	}
+	if *worker == "peak" {
+		return runPeakWorker(stdout)
 	}
 	if *worker != "" {
 		return runWorker(*worker, *steps, *warmup, *reps, stdout)
@@ -74,7 +80,50 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.threads = append(opts.threads, n)
 	}
+	switch ct := chooseCoretype(*coretype); ct {
+	case "":
+	default:
+		opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
+	}
 	return compare(opts, stdout, stderr)
+}
+
+// chooseCoretype resolves -coretype. OpenBLAS 0.3.21 does not know every
+// CPU: on this project's machine (a virtualised Sapphire Rapids) it falls
+// back to its Prescott (SSE3) kernels, a quarter of the speed of its
+// SkylakeX (AVX-512) ones. "auto" names the best kernel set the CPU flags
+// allow, unless OPENBLAS_CORETYPE is already set; "none" leaves OpenBLAS to
+// detect.
+func chooseCoretype(flagValue string) string {
+	switch flagValue {
+	case "none":
+		return ""
+	case "auto":
+		if env := os.Getenv("OPENBLAS_CORETYPE"); env != "" {
+			return env
+		}
+		info, err := os.ReadFile("/proc/cpuinfo")
+		if err != nil {
+			return ""
+		}
+		flags := map[string]bool{}
+		for _, line := range strings.Split(string(info), "\n") {
+			if name, list, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "flags" {
+				for _, f := range strings.Fields(list) {
+					flags[f] = true
+				}
+				break
+			}
+		}
+		switch {
+		case flags["avx512f"] && flags["avx512bw"] && flags["avx512dq"] && flags["avx512vl"]:
+			return "SkylakeX"
+		case flags["avx2"] && flags["fma"]:
+			return "Haswell"
+		}
+		return ""
+	}
+	return flagValue
 }
 
 // measurement is the pooled result of one side at one config.
@@ -110,9 +159,13 @@ func compare(opts options, stdout, stderr io.Writer) error {
 	}
 	var peak *sgemmPeak
 	if !opts.goOnly {
-		if peak, err = checkTorch(opts.python, opts.torch); err != nil {
+		if peak, err = checkTorch(opts.python, opts.torch, opts.env); err != nil {
 			return err
 		}
+	}
+	goPeak, err := runGoPeak(exe, opts.env)
+	if err != nil {
+		return err
 	}
 	rows := make([]*row, len(opts.configs))
 	for i, s := range opts.configs {
@@ -138,19 +191,46 @@ func compare(opts options, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr)
 		}
 	}
-	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 gemm: %s; load average %.2f before, %.2f after\n",
+	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 GEMM: %s; load average %.2f before, %.2f after\n",
 		runtime.Version(), runtime.GOMAXPROCS(0), layers.GemmBackend(), load0, loadAvg())
+	machinePeak := goPeak
 	if peak != nil {
-		fmt.Fprintf(stdout, "sgemm peak of this machine: %.1f GFLOP/s (OpenBLAS via torch, 2 threads, %d^3)\n", peak.GFLOPs, peak.N)
+		fmt.Fprintf(stdout, "PyTorch %s on OpenBLAS core %s (%s); its sgemm: %.1f GFLOP/s (2 threads, %d^3)\n",
+			peak.Torch, peak.Core, coreNote(opts.env), peak.GFLOPs, peak.N)
+		machinePeak = max(machinePeak, peak.GFLOPs)
 	}
-	printTable(stdout, rows, opts, peak)
+	fmt.Fprintf(stdout, "Go side GEMM: %.1f GFLOP/s (one %d^3 Linear op on the TapeMachine); sgemm peak of this machine: %.1f GFLOP/s\n",
+		goPeak, peakN, machinePeak)
+	printTable(stdout, rows, opts, machinePeak)
 	return nil
+}
+
+func coreNote(env []string) string {
+	if len(env) == 0 {
+		return "OpenBLAS's own detection"
+	}
+	return strings.Join(env, " ")
+}
+
+// runGoPeak measures the Go side's GEMM rate in a worker process.
+func runGoPeak(exe string, env []string) (float64, error) {
+	out, _, err := runChild(exe, []string{"-worker", "peak"}, env)
+	if err != nil {
+		return 0, errors.Wrap(err, "Go GEMM peak worker")
+	}
+	var p struct {
+		GFLOPs float64 `json:"gflops"`
+	}
+	if err := json.Unmarshal(out, &p); err != nil {
+		return 0, errors.Wrapf(err, "Go GEMM peak worker printed %q", out)
+	}
+	return p.GFLOPs, nil
 }
 
 func (r *row) runGo(exe string, opts options) error {
 	args := []string{"-worker", r.size.Name, "-reps", fmt.Sprint(opts.reps),
 		"-steps", fmt.Sprint(opts.steps), "-warmup", fmt.Sprint(opts.warmup)}
-	out, rss, err := runChild(exe, args, nil)
+	out, rss, err := runChild(exe, args, opts.env)
 	if err != nil {
 		return errors.Wrapf(err, "Go worker for %s", r.size.Name)
 	}
@@ -182,7 +262,7 @@ func (r *row) runTorch(threads int, opts options) error {
 	if opts.warmup > 0 {
 		args = append(args, "--warmup", fmt.Sprint(opts.warmup))
 	}
-	out, rss, err := runChild(opts.python, args, nil)
+	out, rss, err := runChild(opts.python, args, opts.env)
 	if err != nil {
 		return errors.Wrapf(err, "torch_ref.py for %s, %d threads", r.size.Name, threads)
 	}
@@ -223,43 +303,54 @@ func runChild(name string, args, env []string) ([]byte, int64, error) {
 
 const installHint = "install it with: apt-get install python3-torch libopenblas0-pthread"
 
-// sgemmPeak is the machine's measured single-precision GEMM rate.
+// sgemmPeak is PyTorch's (OpenBLAS's) measured single-precision GEMM rate.
 type sgemmPeak struct {
 	GFLOPs   float64 `json:"gflops"`
 	N        int     `json:"n"`
 	OpenBLAS bool    `json:"openblas"`
+	Core     string  `json:"core"`
 	Torch    string  `json:"torch"`
 }
 
 // peakScript imports torch, checks that OpenBLAS is what it multiplies with
 // (Debian's torch reaches BLAS through the libblas.so.3 alternative, so the
-// loaded libraries tell), and times a 2048^3 sgemm on 2 threads.
+// loaded libraries tell), asks OpenBLAS which kernel set it chose, and times
+// a 2048^3 sgemm on 2 threads (best of 5).
 const peakScript = `
-import json, os, time
+import ctypes, json, os, time
 os.environ["OPENBLAS_NUM_THREADS"] = "2"
 import torch
 torch.set_num_threads(2)
 n = 2048
 a, b = torch.randn(n, n), torch.randn(n, n)
 (a @ b).sum().item()
-libs = [l.split()[-1] for l in open("/proc/self/maps") if "blas" in l.lower()]
+libs = sorted(set(l.split()[-1] for l in open("/proc/self/maps") if "blas" in l.lower()))
+core = "unknown"
+for lib in libs:
+    if "openblas" in lib.lower():
+        try:
+            f = ctypes.CDLL(lib).openblas_get_corename
+            f.restype = ctypes.c_char_p
+            core = f().decode()
+        except (OSError, AttributeError):
+            pass
 best = 0.0
 for _ in range(5):
     t = time.perf_counter(); c = a @ b; dt = time.perf_counter() - t
     best = max(best, 2 * n**3 / dt / 1e9)
-print(json.dumps({"gflops": best, "n": n, "openblas": any("openblas" in l.lower() for l in libs), "torch": torch.__version__}))
+print(json.dumps({"gflops": best, "n": n, "openblas": any("openblas" in l.lower() for l in libs), "core": core, "torch": torch.__version__}))
 `
 
 // checkTorch verifies the PyTorch side's prerequisites and measures the
 // sgemm peak while at it.
-func checkTorch(python, script string) (*sgemmPeak, error) {
+func checkTorch(python, script string, env []string) (*sgemmPeak, error) {
 	if _, err := os.Stat(python); err != nil {
 		return nil, errors.Errorf("%s not found (%v); %s, or pass -python", python, err, installHint)
 	}
 	if _, err := os.Stat(script); err != nil {
 		return nil, errors.Errorf("%s not found: run from the repository root or pass -torch", script)
 	}
-	out, _, err := runChild(python, []string{"-c", peakScript}, nil)
+	out, _, err := runChild(python, []string{"-c", peakScript}, env)
 	if err != nil {
 		if strings.Contains(err.Error(), "No module named") {
 			return nil, errors.Errorf("%s cannot import torch; %s", python, installHint)

@@ -12,7 +12,7 @@ import (
 // every repetition), their ratio, the Go side's GFLOP/s and its fraction of
 // the machine's sgemm peak, the Go side's allocation per step and both peak
 // RSS figures; then notes on anything that makes a figure doubtful.
-func printTable(w io.Writer, rows []*row, opts options, peak *sgemmPeak) {
+func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	threads := slices.Clone(opts.threads)
 	slices.Sort(threads)
@@ -45,8 +45,8 @@ func printTable(w io.Writer, rows []*row, opts options, peak *sgemmPeak) {
 		if best > 0 {
 			ratio = fmt.Sprintf("%.2fx", goRate/best)
 		}
-		if peak != nil && peak.GFLOPs > 0 {
-			ofPeak = fmt.Sprintf("%.1f%%", 100*gflops/peak.GFLOPs)
+		if peak > 0 {
+			ofPeak = fmt.Sprintf("%.1f%%", 100*gflops/peak)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, goRate, torchCells, ratio,
 			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))

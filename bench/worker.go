@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/layers"
@@ -198,4 +200,44 @@ func scalar(v any) float64 {
 		return x
 	}
 	return 0
+}
+
+// peakN is the size of the square product runPeakWorker times.
+const peakN = 2048
+
+// runPeakWorker times the Go side's float32 GEMM the way the model uses it:
+// one Linear op (y = x W^T, no bias) of peakN x peakN x peakN on a
+// TapeMachine, best of 5 runs after one warm-up, and prints its GFLOP/s.
+func runPeakWorker(stdout io.Writer) error {
+	rng := rand.New(rand.NewPCG(3, 4))
+	fill := func() *tensor.Dense {
+		v := make([]float32, peakN*peakN)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return tensor.New(tensor.WithShape(peakN, peakN), tensor.WithBacking(v))
+	}
+	g := gorgonia.NewGraph()
+	lin, err := layers.NewLinear(layers.NewParam(g, "w", fill()), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := lin.Forward(layers.NewParam(g, "x", fill())); err != nil {
+		return err
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	best := 0.0
+	for i := range 6 {
+		start := time.Now()
+		if err := vm.RunAll(); err != nil {
+			return err
+		}
+		rate := 2 * math.Pow(peakN, 3) / time.Since(start).Seconds() / 1e9
+		vm.Reset()
+		if i > 0 {
+			best = max(best, rate)
+		}
+	}
+	return json.NewEncoder(stdout).Encode(map[string]float64{"gflops": best})
 }
