@@ -117,11 +117,20 @@ func (op headsOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 // permuteHeads copies every d-long run between flat (B*T, P*H*d) and heads
 // (P, B, H, T, d) layout, in the direction of op. Runs of 8 or 16 (the head
 // widths of the benchmark models) are copied as fixed-size arrays, which
-// compiles to a few vector moves instead of a memmove call each.
+// compiles to a few vector moves instead of a memmove call each. Batch rows
+// are spread over the cores.
 func permuteHeads[T float](op headsOp, src, dst []T) {
 	b, t, h, d, p := op.batch, op.seqLen, op.heads, op.dHead, op.parts
 	width := p * h * d
-	for bi := 0; bi < b; bi++ {
+	parallelFor(b, float64(t*width/4), func(lo, hi int) {
+		permuteBatchRows(op, src, dst, lo, hi)
+	})
+}
+
+func permuteBatchRows[T float](op headsOp, src, dst []T, lo, hi int) {
+	b, t, h, d, p := op.batch, op.seqLen, op.heads, op.dHead, op.parts
+	width := p * h * d
+	for bi := lo; bi < hi; bi++ {
 		for ti := 0; ti < t; ti++ {
 			flat := (bi*t + ti) * width
 			for pi := 0; pi < p; pi++ {
