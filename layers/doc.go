@@ -22,6 +22,25 @@
 //     shares that kernel), GELU, LayerNorm and Linear (one GEMM with the
 //     weight read transposed in place instead of a Transpose copy per step).
 //     Attention dropout is a caller-supplied mask, never gorgonia.Dropout.
+//   - Ops are also replaced where Gorgonia's are slow: the attention's head
+//     split and merge (one permuting copy each, not Reshape + the
+//     iterator-driven Transpose), its two batched products (one GEMM per
+//     (batch, head) pair over contiguous memory, pairs spread over the
+//     cores, not a sliced view per pair), Embedding (a gather with a
+//     scatter-add gradient, not ByIndices) and Add.
+//   - Every op of this package writes its output into a buffer the node owns
+//     and reuses on every run, instead of a fresh tensor (Gorgonia's
+//     TapeMachine would allocate every output on every step). So a node's
+//     value is only valid until the next run of its graph: copy what must
+//     outlive it (model.Graph's machine does for Logits, Loss, Attention).
+//   - float32 GEMMs run on this package's assembly kernel (sgemm.go: AVX-512
+//     or AVX2 + FMA, chosen at start-up from the CPU) unless the binary is
+//     built with the openblas tag, which sends them to OpenBLAS; float64
+//     GEMMs go to the BLAS Gorgonia is configured with (gonum by default).
+//     float32 exponentials (softmax, cross-entropy) go through a vector
+//     kernel accurate to a few float32 ulps (vexp_amd64.s). CPUs without
+//     AVX2 + FMA, and other architectures, use gonum and math.Exp.
 //   - Kernels accept float32 and float64 and accumulate reductions in
-//     float64.
+//     float64, except where a vector kernel keeps float32 lanes (GEMM
+//     accumulation, as any BLAS does, and the softmax row sum).
 package layers

@@ -18,10 +18,13 @@ func GELU(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 {
 		return nil, errors.Errorf("gelu: input shape %v, want a matrix", x.Shape())
 	}
-	return gorgonia.ApplyOp(geluOp{opBase{"GELU{tanh}"}}, x) // same shape as x
+	return gorgonia.ApplyOp(geluOp{opBase{"GELU{tanh}"}, newBuffer()}, x) // same shape as x
 }
 
-type geluOp struct{ opBase }
+type geluOp struct {
+	opBase
+	out *buffer
+}
 
 func (op geluOp) Arity() int    { return 1 }
 func (op geluOp) Type() hm.Type { return hm.NewFnType(floatTensor(2), floatTensor(2)) }
@@ -42,7 +45,7 @@ func (op geluOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err := sameDtype("gelu", x); err != nil {
 		return nil, err
 	}
-	y := newLike(x, x.Shape()...)
+	y := op.out.get(x.Dtype(), x.Shape()...)
 	if x.Dtype() == tensor.Float64 {
 		gelu(x.Float64s(), y.Float64s())
 	} else {
@@ -61,7 +64,7 @@ func gelu[T float](x, y []T) {
 func (op geluOp) DiffWRT(inputs int) []bool { return []bool{true} }
 
 func (op geluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(geluGradOp{opBase{"GELUGrad{tanh}"}}, inputs[0], grad) // same shape as x
+	dx, err := gorgonia.ApplyOp(geluGradOp{opBase{"GELUGrad{tanh}"}, newBuffer()}, inputs[0], grad) // same shape as x
 	if err != nil {
 		return nil, errors.Wrap(err, "gelu gradient")
 	}
@@ -69,7 +72,10 @@ func (op geluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (go
 }
 
 // geluGradOp maps (x, dy) to dy * GELU'(x).
-type geluGradOp struct{ opBase }
+type geluGradOp struct {
+	opBase
+	out *buffer
+}
 
 func (op geluGradOp) Arity() int { return 2 }
 
@@ -100,7 +106,7 @@ func (op geluGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if !x.Shape().Eq(dy.Shape()) {
 		return nil, errors.Errorf("gelu gradient: x %v and dy %v differ", x.Shape(), dy.Shape())
 	}
-	dx := newLike(x, x.Shape()...)
+	dx := op.out.get(x.Dtype(), x.Shape()...)
 	if x.Dtype() == tensor.Float64 {
 		geluGrad(x.Float64s(), dy.Float64s(), dx.Float64s())
 	} else {

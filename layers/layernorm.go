@@ -36,13 +36,14 @@ func (l *LayerNorm) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != l.D {
 		return nil, errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D)
 	}
-	op := layerNormOp{opBase{fmt.Sprintf("LayerNorm{eps=%v}", l.Eps)}, l.Eps}
+	op := layerNormOp{opBase{fmt.Sprintf("LayerNorm{eps=%v}", l.Eps)}, l.Eps, newBuffer()}
 	return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, D)
 }
 
 type layerNormOp struct {
 	opBase
 	eps float64
+	out *buffer
 }
 
 func (op layerNormOp) Arity() int { return 3 }
@@ -88,7 +89,7 @@ func (op layerNormOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	y := newLike(args[0], args[0].Shape()...)
+	y := op.out.get(args[0].Dtype(), args[0].Shape()...)
 	if y.Dtype() == tensor.Float64 {
 		layerNorm[float64](args, y, op.eps)
 	} else {
@@ -130,11 +131,11 @@ func (op layerNormOp) DiffWRT(inputs int) []bool { return []bool{true, true, tru
 // dbias = colsum(dy).
 func (op layerNormOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, w := inputs[0], inputs[1]
-	dx, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradX{eps=%v}", op.eps)}, op.eps, false}, x, w, grad) // (N, D)
+	dx, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradX{eps=%v}", op.eps)}, op.eps, false, newBuffer()}, x, w, grad) // (N, D)
 	if err != nil {
 		return nil, errors.Wrap(err, "layer norm dx")
 	}
-	dw, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradW{eps=%v}", op.eps)}, op.eps, true}, x, w, grad) // (D)
+	dw, err := gorgonia.ApplyOp(layerNormGradOp{opBase{fmt.Sprintf("LayerNormGradW{eps=%v}", op.eps)}, op.eps, true, newBuffer()}, x, w, grad) // (D)
 	if err != nil {
 		return nil, errors.Wrap(err, "layer norm dweight")
 	}
@@ -150,6 +151,7 @@ type layerNormGradOp struct {
 	opBase
 	eps        float64
 	weightGrad bool
+	out        *buffer
 }
 
 func (op layerNormGradOp) Arity() int { return 3 }
@@ -177,9 +179,11 @@ func (op layerNormGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(args[0], args[0].Shape()...)
-	if op.weightGrad {
-		out = newLike(args[0], args[1].Shape()...)
+	var out *tensor.Dense
+	if op.weightGrad { // accumulated over rows: start from 0
+		out = op.out.zeroed(args[0].Dtype(), args[1].Shape()...)
+	} else {
+		out = op.out.get(args[0].Dtype(), args[0].Shape()...)
 	}
 	if out.Dtype() == tensor.Float64 {
 		layerNormGrad[float64](args, out, op.eps, op.weightGrad)

@@ -96,11 +96,6 @@ func scalarArg(v gorgonia.Value, op string) (float64, error) {
 	return 0, errors.Errorf("%s: unsupported scalar gradient %T", op, v)
 }
 
-// newLike allocates a zeroed tensor of the dtype of ref.
-func newLike(ref *tensor.Dense, shape ...int) *tensor.Dense {
-	return tensor.New(tensor.Of(ref.Dtype()), tensor.WithShape(shape...))
-}
-
 // sameDtype checks that every tensor has the dtype of the first.
 func sameDtype(op string, ts ...*tensor.Dense) error {
 	for i, t := range ts[1:] {
