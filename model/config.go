@@ -45,7 +45,7 @@ func (c Config) Validate() error {
 	if c.MLP && c.DFF <= 0 {
 		return errors.Errorf("model.d_ff = %d: must be positive when model.mlp is true", c.DFF)
 	}
-	if c.Dropout < 0 || c.Dropout >= 1 {
+	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
 		return errors.Errorf("model.dropout = %v: must be in [0, 1)", c.Dropout)
 	}
 	return nil
