@@ -28,7 +28,7 @@ type options struct {
 	python  string
 	torch   string
 	goOnly  bool
-	threads []int
+	threads []torchThreads
 	// env is added to every child's environment (OPENBLAS_CORETYPE).
 	env []string
 }
@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
-	threads := fs.String("threads", "1,2", "PyTorch thread counts; the best is compared")
+	threads := fs.String("threads", "1,2", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
@@ -74,11 +74,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		opts.configs = append(opts.configs, s)
 	}
 	for _, t := range strings.Split(*threads, ",") {
-		var n int
-		if _, err := fmt.Sscan(strings.TrimSpace(t), &n); err != nil || n < 1 {
-			return errors.Errorf("-threads %q: want positive integers separated by commas", *threads)
+		tt, err := parseThreads(strings.TrimSpace(t))
+		if err != nil {
+			return errors.Wrapf(err, "-threads %q", *threads)
 		}
-		opts.threads = append(opts.threads, n)
+		opts.threads = append(opts.threads, tt)
 	}
 	switch ct := chooseCoretype(*coretype); ct {
 	case "":
@@ -126,6 +126,33 @@ func chooseCoretype(flagValue string) string {
 	return flagValue
 }
 
+// torchThreads is one PyTorch thread setting: torch's intra-op threads and
+// OpenBLAS's.
+type torchThreads struct{ torch, blas int }
+
+func (t torchThreads) String() string {
+	if t.blas == t.torch {
+		return fmt.Sprintf("%dt", t.torch)
+	}
+	return fmt.Sprintf("%dt/%db", t.torch, t.blas)
+}
+
+// parseThreads reads "N" or "N/B".
+func parseThreads(s string) (torchThreads, error) {
+	torchPart, blasPart, split := strings.Cut(s, "/")
+	var t torchThreads
+	if _, err := fmt.Sscan(torchPart, &t.torch); err != nil || t.torch < 1 {
+		return t, errors.Errorf("%q: want N or N/B with positive integers", s)
+	}
+	t.blas = t.torch
+	if split {
+		if _, err := fmt.Sscan(blasPart, &t.blas); err != nil || t.blas < 1 {
+			return t, errors.Errorf("%q: want N or N/B with positive integers", s)
+		}
+	}
+	return t, nil
+}
+
 // measurement is the pooled result of one side at one config.
 type measurement struct {
 	rates   []float64 // steps/s of every repetition of every round
@@ -149,7 +176,7 @@ func (m *measurement) add(rates []float64, rss int64, cpuWall, loss float64) {
 type row struct {
 	size  size
 	goRes measurement
-	torch map[int]*measurement // by thread count
+	torch map[torchThreads]*measurement
 }
 
 func compare(opts options, stdout, stderr io.Writer) error {
@@ -169,7 +196,7 @@ func compare(opts options, stdout, stderr io.Writer) error {
 	}
 	rows := make([]*row, len(opts.configs))
 	for i, s := range opts.configs {
-		rows[i] = &row{size: s, torch: map[int]*measurement{}}
+		rows[i] = &row{size: s, torch: map[torchThreads]*measurement{}}
 	}
 	load0 := loadAvg()
 	for round := 1; round <= opts.rounds; round++ {
@@ -183,7 +210,7 @@ func compare(opts options, stdout, stderr io.Writer) error {
 				continue
 			}
 			for _, t := range opts.threads {
-				fmt.Fprintf(stderr, ", PyTorch %dt", t)
+				fmt.Fprintf(stderr, ", PyTorch %v", t)
 				if err := r.runTorch(t, opts); err != nil {
 					return err
 				}
@@ -254,8 +281,9 @@ type torchResult struct {
 	BLASLibs   []string  `json:"blas_libs"`
 }
 
-func (r *row) runTorch(threads int, opts options) error {
-	args := []string{opts.torch, "--config", r.size.Name, "--threads", fmt.Sprint(threads), "--reps", fmt.Sprint(opts.reps)}
+func (r *row) runTorch(threads torchThreads, opts options) error {
+	args := []string{opts.torch, "--config", r.size.Name, "--threads", fmt.Sprint(threads.torch),
+		"--blas-threads", fmt.Sprint(threads.blas), "--reps", fmt.Sprint(opts.reps)}
 	if opts.steps > 0 {
 		args = append(args, "--steps", fmt.Sprint(opts.steps))
 	}
@@ -264,7 +292,7 @@ func (r *row) runTorch(threads int, opts options) error {
 	}
 	out, rss, err := runChild(opts.python, args, opts.env)
 	if err != nil {
-		return errors.Wrapf(err, "torch_ref.py for %s, %d threads", r.size.Name, threads)
+		return errors.Wrapf(err, "torch_ref.py for %s, threads %v", r.size.Name, threads)
 	}
 	var res torchResult
 	if err := json.Unmarshal(out, &res); err != nil {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestFlagErrors: bad flags and values are refused before anything runs.
+func TestFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"-configs", "L"},
+		{"-reps", "0"},
+		{"-rounds", "0"},
+		{"-steps", "-1"},
+		{"-threads", "0"},
+		{"-threads", "2/x"},
+		{"-nosuchflag"},
+		{"extra"},
+		{"-worker", "XL"},
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(args, &out, &errOut); err == nil {
+			t.Errorf("run(%q) succeeded", args)
+		}
+	}
+}
+
+// TestParseThreads: "N" sets torch and OpenBLAS threads alike, "N/B" apart.
+func TestParseThreads(t *testing.T) {
+	for in, want := range map[string]torchThreads{"1": {1, 1}, "2": {2, 2}, "2/1": {2, 1}, "1/2": {1, 2}} {
+		got, err := parseThreads(in)
+		if err != nil || got != want {
+			t.Errorf("parseThreads(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if got := (torchThreads{2, 1}).String(); got != "2t/1b" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+// TestStepFLOPs pins the nominal work of a step against the counts written
+// out by hand (N = B*T): forward QKV 2*N*D*3D + out 2*N*D*D + LM head
+// 2*N*D*V + q k^T and a v 2*B*T*T*D each; a step is 3 forwards.
+func TestStepFLOPs(t *testing.T) {
+	s, _ := sizeNamed("S") // N 384, D 32: 2*384*32*(96+32+64) = 4718592; 4*32*144*32 = 589824
+	if got, want := s.stepFLOPs(), 3.0*(4718592+589824); got != want {
+		t.Errorf("S: %v FLOP, want %v", got, want)
+	}
+	m, _ := sizeNamed("M") // N 4096, D 128: 2*4096*128*(384+128+64) = 603979776; 4*64*4096*128 = 134217728
+	if got, want := m.stepFLOPs(), 3.0*(603979776+134217728); got != want {
+		t.Errorf("M: %v FLOP, want %v", got, want)
+	}
+}
+
+func TestMedianAndBytes(t *testing.T) {
+	if got := median([]float64{5, 1, 3}); got != 3 {
+		t.Errorf("median of 5 1 3 = %v", got)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median of 4 1 3 2 = %v", got)
+	}
+	for in, want := range map[float64]string{512: "512 B", 1536: "1.5 KiB", 3 << 20: "3.0 MiB"} {
+		if got := bytesText(in); got != want {
+			t.Errorf("bytesText(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestChooseCoretype: "none" leaves OpenBLAS to detect, an explicit name is
+// passed through, and auto respects OPENBLAS_CORETYPE from the environment.
+func TestChooseCoretype(t *testing.T) {
+	if got := chooseCoretype("none"); got != "" {
+		t.Errorf("none gave %q", got)
+	}
+	if got := chooseCoretype("Haswell"); got != "Haswell" {
+		t.Errorf("Haswell gave %q", got)
+	}
+	t.Setenv("OPENBLAS_CORETYPE", "Zen")
+	if got := chooseCoretype("auto"); got != "Zen" {
+		t.Errorf("auto with OPENBLAS_CORETYPE=Zen gave %q", got)
+	}
+}
+
+// TestPrintTable: one line per config with the ratio against the best
+// PyTorch setting, GFLOP/s from the step's FLOP count and the fraction of
+// the peak, plus a note when PyTorch did not get the CPUs it asked for.
+func TestPrintTable(t *testing.T) {
+	s, _ := sizeNamed("S")
+	two := torchThreads{2, 2}
+	r := &row{size: s, goRes: measurement{rates: []float64{700, 800, 900}, peakRSS: 30 << 20, bytes: 2048, allocs: 12, cpuWall: 1},
+		torch: map[torchThreads]*measurement{{1, 1}: {rates: []float64{400}, cpuWall: 1}, two: {rates: []float64{200}, cpuWall: 1.1}}}
+	var out bytes.Buffer
+	printTable(&out, []*row{r}, options{threads: []torchThreads{{1, 1}, two}}, 100)
+	text := out.String()
+	// 800 steps/s * 15.925248 MFLOP = 12.7 GFLOP/s, 12.7% of a 100 GFLOP/s peak
+	for _, want := range []string{"S ", "800.0", "400.0 (400.0 / 200.0)", "2.00x", "12.7  ", "12.7%", "12 (2.0 KiB)", "30.0 MiB", "PyTorch 2t got 1.10 CPUs of 2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+}
