@@ -5,35 +5,22 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
 )
-
-// fsizeEnv makes the test binary, started as the train command, run under
-// RLIMIT_FSIZE of that many bytes: writes past it fail with EFBIG, as on a
-// full disk, whoever the user is (chmod does not stop root, a file size
-// limit does). Go ignores the SIGXFSZ the kernel also sends.
-const fsizeEnv = "ATTNSCOPE_TRAIN_FSIZE"
-
-func init() {
-	if v := os.Getenv(fsizeEnv); v != "" && os.Getenv("ATTNSCOPE_TRAIN_MAIN") == "1" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err == nil {
-			err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n})
-		}
-		if err != nil {
-			panic(err)
-		}
-	}
-}
 
 // snapshot reads every file under dir (hidden ones included) by relative
 // path; a directory maps to nil.
@@ -341,4 +328,136 @@ func TestCorruptResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	refusedIn(t, "checkpoint is a directory", dir, []string{"-resume", dir}, "checkpoint "+filepath.Join(dir, ck)+": is a directory")
+}
+
+// TestMainExitCode: main turns a refused run into exit status 1 and exactly
+// one line on stderr ("train: ..."), with no panic or stack trace.
+func TestMainExitCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in subprocesses")
+	}
+	bad := writeConfig(t, "model:\n  heads: [4]\n")
+	corrupt := copyDir(t, stoppedRun(t, tinyYAML, 2))
+	if err := os.WriteFile(filepath.Join(corrupt, train.CheckpointFile), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-config", bad}, "train: " + bad + ":2:10: model.heads: want an integer, got a list\n"},
+		{[]string{"-resume", corrupt}, "train: checkpoint " + filepath.Join(corrupt, train.CheckpointFile) + ": file is 7 bytes, too short for the 8-byte header length\n"},
+	} {
+		cmd := helper(t, c.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Errorf("%q: %v, want exit status 1", c.args, err)
+		}
+		if stderr.String() != c.want || stdout.Len() > 0 {
+			t.Errorf("%q: stderr %q, stdout %q; want stderr %q", c.args, stderr.String(), stdout.String(), c.want)
+		}
+	}
+}
+
+// TestNaNLossStops: an absurd learning rate makes the loss NaN at step 2; the
+// command fails naming the step, and the run directory keeps the checkpoint
+// of step 1 (loadable, finite, with its optimizer state) and no metrics line
+// past it.
+func TestNaNLossStops(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	dir := filepath.Join(t.TempDir(), "nan")
+	_, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
+		"-set", "train.checkpoint_every=1", "-set", "train.log_every=1")
+	want := "step 2: the training loss is NaN; stopping (the checkpoint of step 1 is untouched)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	m, info, err := model.Load(filepath.Join(dir, train.CheckpointFile))
+	if err != nil || info.Step != 1 {
+		t.Fatalf("checkpoint after the NaN: %v, %+v", err, info)
+	}
+	for _, p := range m.Params {
+		for _, v := range p.Value.Data().([]float32) {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("%s holds %v", p.Name, v)
+			}
+		}
+	}
+	lines, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	if err != nil || len(lines) != 1 || lines[0]["step"] != 1.0 {
+		t.Errorf("metrics after the NaN: %v %v", lines, err)
+	}
+	checkRunFiles(t, dir, 1)
+}
+
+// checkRunFiles requires dir to hold exactly a run's files with the state of
+// step: no temporaries, no other state files.
+func checkRunFiles(t *testing.T, dir string, step int) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		default:
+			t.Errorf("%s holds a stray %s", dir, e.Name())
+		}
+	}
+}
+
+// TestTerminateSignal: SIGTERM (what kill, systemd and container runtimes
+// send) does what Ctrl-C does: the command saves a checkpoint of the last
+// completed step beside its optimizer state, exits 0 saying so, and -resume
+// finishes bit-identical to an uninterrupted run.
+func TestTerminateSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 3000", 1)
+	cfg := writeConfig(t, strings.Replace(yml, "checkpoint_every: 5", "checkpoint_every: 0", 1))
+	want := filepath.Join(t.TempDir(), "want")
+	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "terminated")
+	cmd := helper(t, "-config", cfg, "-out", dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The signal goes once training has begun (the first metrics line).
+	for {
+		if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	out := stdout.String()
+	if strings.Contains(out, "steps 1-3000 of 3000") {
+		t.Skip("the run finished before the signal arrived")
+	}
+	m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
+	if err != nil || m == nil || stderr.Len() > 0 {
+		t.Fatalf("after SIGTERM: %v, stderr %q, stdout:\n%s", err, stderr.String(), out)
+	}
+	step, _ := strconv.Atoi(m[1])
+	if _, info, err := model.Load(filepath.Join(dir, train.CheckpointFile)); err != nil || info.Step != step {
+		t.Fatalf("checkpoint after SIGTERM at step %d: %v %+v", step, err, info)
+	}
+	checkRunFiles(t, dir, step)
+	if _, _, err := runCmd("-resume", dir); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
+	checkRunFiles(t, dir, 3000)
 }

@@ -47,8 +47,12 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 			_ = os.Remove(tmp)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<16)
+	fw := &fileWriter{f: f}
+	bw := bufio.NewWriterSize(fw, 1<<16)
 	if err := write(bw); err != nil {
+		if fw.err != nil {
+			err = fw.err
+		}
 		return errors.Wrapf(err, "write %s", path)
 	}
 	if err := bw.Flush(); err != nil {
@@ -77,4 +81,20 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		return errors.Wrapf(unwrapPath(err), "write %s: fsync directory", path)
 	}
 	return nil
+}
+
+// fileWriter remembers the first error writing the temporary file. A full
+// disk then reads "write <path>: write: no space left on device" rather than
+// naming the temporary file and whichever encoder layer the error passed.
+type fileWriter struct {
+	f   *os.File
+	err error
+}
+
+func (w *fileWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil && w.err == nil {
+		w.err = unwrapPath(err)
+	}
+	return n, err
 }
