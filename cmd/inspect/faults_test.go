@@ -330,9 +330,10 @@ func FuzzParseTokens(f *testing.F) {
 	})
 }
 
-// Keep the helper honest: the edits above must produce files that only
-// differ where intended, so a clean round trip of the header is valid.
-func TestJoinFileRoundTrip(t *testing.T) {
+// TestEditHeaderKeepsValidFile: editHeader with no edit gives a checkpoint
+// that loads, so each corrupt file above is refused for its one edit, not for
+// the re-encoding.
+func TestEditHeaderKeepsValidFile(t *testing.T) {
 	good, err := os.ReadFile(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
