@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
+	"reflect"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -55,12 +58,35 @@ func openMetrics(path string) (*metricsLog, error) {
 }
 
 func (l *metricsLog) write(record any) error {
+	if err := finite(record); err != nil {
+		return err
+	}
 	line, err := json.Marshal(record)
 	if err != nil {
 		return errors.Wrapf(err, "encoding a line of %s", l.path)
 	}
 	if _, err := l.f.Write(append(line, '\n')); err != nil {
 		return errors.Wrapf(err, "writing %s", l.path)
+	}
+	return nil
+}
+
+// finite refuses a record (a TrainRecord or EvalRecord, or a pointer to one)
+// with a NaN or infinite field, naming the step and the field. JSON cannot
+// hold such a value, and it means the run has diverged: an absurd learning
+// rate can leave the training loss of a step finite and the evaluation after
+// its update NaN.
+func finite(record any) error {
+	v := reflect.Indirect(reflect.ValueOf(record))
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() == reflect.Float64 && (math.IsNaN(f.Float()) || math.IsInf(f.Float(), 0)) {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			return errors.Errorf("step %d: %s is %v; stopping", v.FieldByName("Step").Int(), name, f.Float())
+		}
 	}
 	return nil
 }

@@ -365,7 +365,8 @@ func TestMainExitCode(t *testing.T) {
 // TestNaNLossStops: an absurd learning rate makes the loss NaN at step 2; the
 // command fails naming the step, and the run directory keeps the checkpoint
 // of step 1 (loadable, finite, with its optimizer state) and no metrics line
-// past it.
+// past it. Evaluated after every step, the same run stops at step 1 naming
+// eval_loss, before writing any checkpoint of the diverged weights.
 func TestNaNLossStops(t *testing.T) {
 	cfg := writeConfig(t, tinyYAML)
 	dir := filepath.Join(t.TempDir(), "nan")
@@ -391,6 +392,24 @@ func TestNaNLossStops(t *testing.T) {
 		t.Errorf("metrics after the NaN: %v %v", lines, err)
 	}
 	checkRunFiles(t, dir, 1)
+
+	// Evaluating right after the first update: the training loss of step 1
+	// was finite, the evaluation of the weights it left is not.
+	dir = filepath.Join(t.TempDir(), "nan-eval")
+	_, _, err = runCmd("-config", cfg, "-out", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
+		"-set", "train.eval_every=1", "-set", "train.log_every=1")
+	if want := "step 1: eval_loss is NaN; stopping"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if lines, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile)); err != nil || len(lines) != 1 || lines[0]["loss"] == nil {
+		t.Errorf("metrics after the NaN evaluation: %v %v, want the training line of step 1", lines, err)
+	}
+	for _, f := range []string{train.CheckpointFile, train.BestFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s was written from diverged weights (%v)", f, err)
+		}
+	}
+	checkRunFiles(t, dir, 0)
 }
 
 // checkRunFiles requires dir to hold exactly a run's files with the state of
