@@ -75,9 +75,13 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 		}
 		return
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && m >= 2*sgemmMR && float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
-		sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
-		return
+	// The size test comes first: runtime.GOMAXPROCS takes the scheduler
+	// lock, which per attention-head GEMM showed up in profiles.
+	if m >= 2*sgemmMR && float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
+		if workers := runtime.GOMAXPROCS(0); workers > 1 {
+			sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
 	}
 	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
