@@ -99,6 +99,7 @@ func BenchmarkSgemm(b *testing.B) {
 		{"head_64x64x16_NT", false, true, 64, 64, 16},
 		{"head_64x16x64_NN", false, false, 64, 16, 64},
 		{"headS_12x12x8_NT", false, true, 12, 12, 8},
+		{"headS_12x8x12_NN", false, false, 12, 8, 12},
 		{"square_1024", false, false, 1024, 1024, 1024},
 	}
 	rng := rand.New(rand.NewPCG(1, 1))

@@ -124,9 +124,11 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // one 6x16 tile at a time. Full 6-row panels of A are read in place (the
 // kernel takes A's strides, so neither layout needs packing), and so are
 // full 16-column panels of an untransposed B; the rest of B was packed into
-// pb by packB. A last partial panel of A is packed with zero rows, and edge
-// tiles go through a local tile, so the kernel never reads or writes outside
-// A, B and C.
+// pb by packB; with AVX-512, narrower panels of an untransposed B are read
+// in place too, and tiles narrower than 16 columns are written straight to
+// C, through lane masks. A last partial panel of A is packed with zero rows,
+// and its tiles go through a local tile, so no kernel reads or writes
+// outside A, B and C.
 func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
 	flag := 0
 	if add {
@@ -151,32 +153,37 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
 			bp, bs := &pb[jr*kc], sgemmNR
-			if !transB && nr == sgemmNR {
+			if !transB && (nr == sgemmNR || cpuAVX512) {
 				bp, bs = &b[p0*ldb+j0+jr], ldb
 			}
-			if cpuAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR {
+			switch {
+			case cpuAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR:
 				bp2 := &pb[(jr+sgemmNR)*kc]
 				if !transB {
 					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
 				}
 				sgemmKernel6x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
 				jr += sgemmNR
-				continue
-			}
-			if mr == sgemmMR && nr == sgemmNR {
+			case mr == sgemmMR && nr == sgemmNR:
 				sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
-				continue
-			}
-			sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0)
-			for r := 0; r < mr; r++ {
-				dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
-				src := tile[r*sgemmNR : r*sgemmNR+nr]
-				if add {
-					for j, v := range src {
-						dst[j] += v
-					}
+			case cpuAVX512 && mr == sgemmMR:
+				sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag, 1<<nr-1)
+			default:
+				if cpuAVX512 {
+					sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0, 1<<nr-1)
 				} else {
-					copy(dst, src)
+					sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0)
+				}
+				for r := 0; r < mr; r++ {
+					dst := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
+					src := tile[r*sgemmNR : r*sgemmNR+nr]
+					if add {
+						for j, v := range src {
+							dst[j] += v
+						}
+					} else {
+						copy(dst, src)
+					}
 				}
 			}
 		}
@@ -203,14 +210,14 @@ func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, panel []float32) 
 
 // packB copies the kc x cols block of op(B) at (k0, j0) into 16-column
 // panels, each stored k-major (kc steps of 16 values), columns past the end
-// zero. Full panels of an untransposed B are skipped: macroKernel reads them
-// in place.
+// zero. Panels of an untransposed B that macroKernel reads in place (full
+// ones, and with AVX-512 every one) are skipped.
 func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 	for jr := 0; jr < cols; jr += sgemmNR {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
 		if !trans { // op(B)[p][j] = b[p*ldb+j]: each step is a contiguous run
-			if nr == sgemmNR {
+			if nr == sgemmNR || cpuAVX512 { // read in place (masked when narrower)
 				continue
 			}
 			for p := 0; p < kc; p++ {

@@ -260,3 +260,99 @@ overwrite32:
 	VMOVUPS Z11, 64(DX)
 	VZEROUPPER
 	RET
+
+// func sgemmKernel6x16Masked(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int, mask uint16)
+//
+// sgemmKernel6x16 for a tile narrower than 16 columns, with AVX-512 masks:
+// only the columns whose bit is set in mask are read from B and read and
+// written in C, so B can be read in place and C written directly, without
+// a packed copy or a local tile. Row r accumulates in Z(r).
+TEXT ·sgemmKernel6x16Masked(SB), NOSPLIT, $0-74
+	MOVQ  kc+0(FP), CX
+	MOVQ  a+8(FP), SI
+	MOVQ  rs+16(FP), R9
+	SHLQ  $2, R9
+	LEAQ  (R9)(R9*2), R10
+	LEAQ  (R9)(R9*4), R11
+	MOVQ  ps+24(FP), R12
+	SHLQ  $2, R12
+	MOVQ  b+32(FP), DI
+	MOVQ  bs+40(FP), R13
+	SHLQ  $2, R13
+	MOVQ  c+48(FP), DX
+	MOVQ  ldc+56(FP), R8
+	SHLQ  $2, R8
+	MOVWLZX mask+72(FP), AX
+	KMOVW AX, K1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	TESTQ CX, CX
+	JE    storem
+
+loopm:
+	VMOVUPS.Z    (DI), K1, Z12
+	VBROADCASTSS (SI), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VBROADCASTSS (SI)(R9*1), Z15
+	VFMADD231PS  Z12, Z15, Z1
+	VBROADCASTSS (SI)(R9*2), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VBROADCASTSS (SI)(R10*1), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VBROADCASTSS (SI)(R9*4), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VBROADCASTSS (SI)(R11*1), Z15
+	VFMADD231PS  Z12, Z15, Z5
+	ADDQ         R12, SI
+	ADDQ         R13, DI
+	DECQ         CX
+	JNE          loopm
+
+storem:
+	MOVQ  add+64(FP), AX
+	TESTQ AX, AX
+	JE    overwritem
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z0, Z0
+	VMOVUPS   Z0, K1, (DX)
+	ADDQ      R8, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z1, Z1
+	VMOVUPS   Z1, K1, (DX)
+	ADDQ      R8, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z2, Z2
+	VMOVUPS   Z2, K1, (DX)
+	ADDQ      R8, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z3, Z3
+	VMOVUPS   Z3, K1, (DX)
+	ADDQ      R8, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z4, Z4
+	VMOVUPS   Z4, K1, (DX)
+	ADDQ      R8, DX
+	VMOVUPS.Z (DX), K1, Z12
+	VADDPS    Z12, Z5, Z5
+	VMOVUPS   Z5, K1, (DX)
+	VZEROUPPER
+	RET
+
+overwritem:
+	VMOVUPS Z0, K1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z1, K1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z2, K1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z3, K1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z4, K1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z5, K1, (DX)
+	VZEROUPPER
+	RET
