@@ -20,3 +20,19 @@ func sgemmKernel6x16Masked(kc int, a *float32, rs, ps int, b *float32, bs int, c
 func expShifted(n int, x *float32, scale, shift float32, y *float32) float32 {
 	panic("layers: no assembly exp kernel on this architecture")
 }
+
+func maxFloat32s(n int, x *float32) float32 {
+	panic("layers: no assembly kernels on this architecture")
+}
+
+func scaleFloat32s(n int, x *float32, s float32) {
+	panic("layers: no assembly kernels on this architecture")
+}
+
+func dotFloat32s(n int, x, y *float32) float32 {
+	panic("layers: no assembly kernels on this architecture")
+}
+
+func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32) {
+	panic("layers: no assembly kernels on this architecture")
+}

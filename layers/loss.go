@@ -126,14 +126,15 @@ func crossEntropy[T float](logits []T, targets []int, mask []T, rows []float64) 
 // max); float32 rows use the vector exp kernel (scratch holds the
 // exponentials, len(row) long).
 func logSumExp[T float](row []T, scratch []float32) float64 {
+	if r32, ok := any(row).([]float32); ok {
+		m := maxOf(r32)
+		return float64(m) + math.Log(float64(expShift(r32, scratch, 1, m)))
+	}
 	maxv := row[0]
 	for _, x := range row[1:] {
 		if x > maxv {
 			maxv = x
 		}
-	}
-	if r32, ok := any(row).([]float32); ok {
-		return float64(maxv) + math.Log(float64(expShift(r32, scratch, 1, float32(maxv))))
 	}
 	var sum float64
 	for _, x := range row {
@@ -221,8 +222,12 @@ func crossEntropyGrad[T float](logits []T, targets []int, mask []T, dy float64, 
 			}
 			w := dy * float64(mask[n]) / count
 			softmaxRow(row, out, 1)
-			for j := range out {
-				out[j] = T(w * float64(out[j]))
+			if o32, ok := any(out).([]float32); ok {
+				scaleBy(o32, float32(w))
+			} else {
+				for j := range out {
+					out[j] = T(w * float64(out[j]))
+				}
 			}
 			out[targets[n]] -= T(w)
 		}

@@ -135,19 +135,17 @@ func maskedSoftmax[T float](op maskedSoftmaxOp, args []*tensor.Dense, y *tensor.
 // first, so it is exact up to one rounding of itself whatever the size of
 // the logits. float64 rows use math.Exp.
 func softmaxRow[T float](row, out []T, scale float64) {
+	if r32, ok := any(row).([]float32); ok {
+		o32 := any(out).([]float32)
+		sum := expShift(r32, o32, float32(scale), maxOf(r32))
+		scaleBy(o32, 1/sum)
+		return
+	}
 	maxv := row[0]
 	for _, v := range row[1:] {
 		if v > maxv {
 			maxv = v
 		}
-	}
-	if r32, ok := any(row).([]float32); ok {
-		o32 := any(out).([]float32)
-		inv := 1 / expShift(r32, o32, float32(scale), float32(maxv))
-		for j := range o32 {
-			o32[j] *= inv
-		}
-		return
 	}
 	var sum float64
 	for j, v := range row {
@@ -262,7 +260,8 @@ func (op softmaxGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 // softmaxGrad fills dx row by row (every entry), the rows spread over the
-// cores. The row dot product is accumulated in float64.
+// cores. The row dot product is accumulated in float64, except for float32
+// rows, which go through the vector kernels (float32 lanes).
 func softmaxGrad[T float](y, dy, dx []T, t int, causal bool, scale float64) {
 	parallelFor(len(y)/t, float64(2*t), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -273,6 +272,10 @@ func softmaxGrad[T float](y, dy, dx []T, t int, causal bool, scale float64) {
 			off := r * t
 			yr, dyr, dxr := y[off:off+keys], dy[off:off+keys], dx[off:off+keys]
 			clear(dx[off+keys : off+t])
+			if y32, ok := any(yr).([]float32); ok {
+				softmaxGradRow(y32, any(dyr).([]float32), any(dxr).([]float32), float32(scale))
+				continue
+			}
 			var dot float64
 			for j, v := range yr {
 				dot += float64(v) * float64(dyr[j])

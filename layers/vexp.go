@@ -21,3 +21,56 @@ func expShift(x, y []float32, scale, shift float32) float32 {
 	}
 	return sum
 }
+
+// maxOf returns the largest entry of a non-empty x.
+func maxOf(x []float32) float32 {
+	n := len(x) &^ 7
+	m := x[0]
+	if cpuAVX2FMA && n > 0 {
+		m = maxFloat32s(n, &x[0])
+	} else {
+		n = 0
+	}
+	for _, v := range x[n:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// scaleBy multiplies x by s in place.
+func scaleBy(x []float32, s float32) {
+	n := len(x) &^ 7
+	if cpuAVX2FMA && n > 0 {
+		scaleFloat32s(n, &x[0], s)
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		x[i] *= s
+	}
+}
+
+// softmaxGradRow sets dx = scale * y * (dy - sum(y*dy)) for one row, the
+// sum in float32 (eight lanes, then the tail).
+func softmaxGradRow(y, dy, dx []float32, scale float32) {
+	dy, dx = dy[:len(y)], dx[:len(y)]
+	n := len(y) &^ 7
+	if !cpuAVX2FMA {
+		n = 0
+	}
+	var dot float32
+	if n > 0 {
+		dot = dotFloat32s(n, &y[0], &dy[0])
+	}
+	for i := n; i < len(y); i++ {
+		dot += y[i] * dy[i]
+	}
+	if n > 0 {
+		softmaxGradFloat32s(n, &y[0], &dy[0], &dx[0], scale, dot)
+	}
+	for i := n; i < len(y); i++ {
+		dx[i] = scale * y[i] * (dy[i] - dot)
+	}
+}

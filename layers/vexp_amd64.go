@@ -5,3 +5,17 @@ package layers
 //
 //go:noescape
 func expShifted(n int, x *float32, scale, shift float32, y *float32) float32
+
+// The row kernels below take n, a multiple of 8 (callers do the tail).
+
+//go:noescape
+func maxFloat32s(n int, x *float32) float32
+
+//go:noescape
+func scaleFloat32s(n int, x *float32, s float32)
+
+//go:noescape
+func dotFloat32s(n int, x, y *float32) float32
+
+//go:noescape
+func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32)

@@ -231,3 +231,113 @@ done:
 	VMOVSS       X0, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func maxFloat32s(n int, x *float32) float32
+//
+// The largest of x[0:n], n a positive multiple of 8 (VMAXPS: a NaN in x
+// may be skipped, but it reaches the softmax through exp anyway).
+TEXT ·maxFloat32s(SB), NOSPLIT, $0-20
+	MOVQ    n+0(FP), CX
+	MOVQ    x+8(FP), SI
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+
+maxloop:
+	TESTQ   CX, CX
+	JE      maxdone
+	VMAXPS  (SI), Y0, Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JMP     maxloop
+
+maxdone:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VPSHUFD      $1, X0, X1
+	VMAXSS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleFloat32s(n int, x *float32, s float32)
+//
+// x[0:n] *= s, n a multiple of 8.
+TEXT ·scaleFloat32s(SB), NOSPLIT, $0-20
+	MOVQ         n+0(FP), CX
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS s+16(FP), Y1
+
+scaleloop:
+	TESTQ   CX, CX
+	JE      scaledone
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JMP     scaleloop
+
+scaledone:
+	VZEROUPPER
+	RET
+
+// func dotFloat32s(n int, x, y *float32) float32
+//
+// sum x[i]*y[i] over i < n, n a multiple of 8, in eight float32 lanes.
+TEXT ·dotFloat32s(SB), NOSPLIT, $0-28
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   y+16(FP), DI
+	VXORPS Y0, Y0, Y0
+
+dotloop:
+	TESTQ       CX, CX
+	JE          dotdone
+	VMOVUPS     (SI), Y1
+	VFMADD231PS (DI), Y1, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         dotloop
+
+dotdone:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPSHUFD      $1, X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32)
+//
+// dx[i] = scale * y[i] * (dy[i] - dot) for i < n, n a multiple of 8.
+TEXT ·softmaxGradFloat32s(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), CX
+	MOVQ         y+8(FP), SI
+	MOVQ         dy+16(FP), DI
+	MOVQ         dx+24(FP), DX
+	VBROADCASTSS scale+32(FP), Y2
+	VBROADCASTSS dot+36(FP), Y3
+
+gradloop:
+	TESTQ   CX, CX
+	JE      graddone
+	VMOVUPS (DI), Y0
+	VSUBPS  Y3, Y0, Y0
+	VMULPS  (SI), Y2, Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	SUBQ    $8, CX
+	JMP     gradloop
+
+graddone:
+	VZEROUPPER
+	RET

@@ -55,3 +55,41 @@ func TestExpShift(t *testing.T) {
 		}
 	}
 }
+
+// TestRowKernels compares maxOf, scaleBy and softmaxGradRow with plain
+// float64 loops for every length from 1 to 40 (vector part and tail):
+// max and scale exact, the gradient within 1e-6 relative to sum |y dy| +
+// |y dy| (float32 rounding of the dot product and the products).
+func TestRowKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for n := 1; n <= 40; n++ {
+		y, dy, dx := make([]float32, n), make([]float32, n), make([]float32, n)
+		var dot, scale float64
+		for i := range y {
+			y[i], dy[i] = float32(rng.Float64()), float32(rng.NormFloat64())
+			dot += float64(y[i]) * float64(dy[i])
+			scale += math.Abs(float64(y[i]) * float64(dy[i]))
+		}
+		want := y[0]
+		for _, v := range y {
+			want = max(want, v)
+		}
+		if got := maxOf(y); got != want {
+			t.Fatalf("n %d: maxOf = %v, want %v", n, got, want)
+		}
+		softmaxGradRow(y, dy, dx, 0.5)
+		for i := range y {
+			ref := 0.5 * float64(y[i]) * (float64(dy[i]) - dot)
+			if math.Abs(float64(dx[i])-ref) > 1e-6*(scale+math.Abs(float64(y[i]*dy[i]))) {
+				t.Fatalf("n %d: dx[%d] = %v, want %v", n, i, dx[i], ref)
+			}
+		}
+		scaled := append([]float32(nil), y...)
+		scaleBy(scaled, 3)
+		for i, v := range scaled {
+			if v != y[i]*3 {
+				t.Fatalf("n %d: scaleBy gives %v at %d, want %v", n, v, i, y[i]*3)
+			}
+		}
+	}
+}
