@@ -3,6 +3,7 @@ package layers
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // A float32 GEMM in Go around one assembly micro-kernel (AVX2 + FMA,
@@ -95,13 +96,13 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	sgemmScratch.Put(pb)
 }
 
-// sgemmParallel is sgemm with the rows of C split into one block per worker
-// (a multiple of 6 rows each); B is packed once per block of depth and
-// shared. It is a separate function because the closure handed to the
+// sgemmParallel is sgemm with the rows of C split into blocks of a multiple
+// of 6 rows, a few per worker (see chunks); B is packed once per block of
+// depth and shared. It is a separate function because the closure handed to the
 // workers makes the variables it captures heap-allocated, which the serial
 // path, called per attention head, should not pay for.
 func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	mc := roundUp(ceilDiv(m, workers), sgemmMR)
+	mc := roundUp(ceilDiv(m, workers*chunksPerWorker), sgemmMR)
 	blocks := ceilDiv(m, mc)
 	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
@@ -242,21 +243,38 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 }
 
 // chunks calls f on disjoint ranges [lo, hi) covering [0, n), on up to
-// workers goroutines (the caller's included).
+// workers goroutines (the caller's included). The range is cut into up to
+// chunksPerWorker pieces per worker, handed out in order as workers become
+// free, so a worker that loses its core for a while (the machine is shared)
+// does not hold the others up at the join.
 func chunks(n, workers int, f func(lo, hi int)) {
 	workers = min(workers, n)
 	if workers <= 1 {
 		f(0, n)
 		return
 	}
+	pieces := min(n, workers*chunksPerWorker)
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= pieces {
+				return
+			}
+			f(i*n/pieces, (i+1)*n/pieces)
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
 		wg.Add(1)
-		go func(lo, hi int) {
+		go func() {
 			defer wg.Done()
-			f(lo, hi)
-		}(w*n/workers, (w+1)*n/workers)
+			work()
+		}()
 	}
-	f(0, n/workers)
+	work()
 	wg.Wait()
 }
+
+// chunksPerWorker is how finely chunks cuts its range.
+const chunksPerWorker = 4
