@@ -126,8 +126,9 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // kernel takes A's strides, so neither layout needs packing), and so are
 // full 16-column panels of an untransposed B; the rest of B was packed into
 // pb by packB; with AVX-512, narrower panels of an untransposed B are read
-// in place too, and tiles narrower than 16 columns are written straight to
-// C, through lane masks. A last partial panel of A is packed with zero rows,
+// in place too, tiles narrower than 16 columns are written straight to C
+// through lane masks, and 16-column tiles of two panels at once go to the
+// 12-row kernel. A last partial panel of A is packed with zero rows,
 // and its tiles go through a local tile, so no kernel reads or writes
 // outside A, B and C.
 func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
@@ -140,17 +141,24 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		rs, ps = 1, lda
 	}
 	var tile [sgemmMR * sgemmNR]float32
-	for ir := 0; ir < rows; ir += sgemmMR {
+	for ir := 0; ir < rows; {
 		mr := min(sgemmMR, rows-ir)
+		// With AVX-512, two full panels are taken together where that helps:
+		// 16-column tiles then use the 12-row kernel.
+		pair := cpuAVX512 && rows-ir >= 2*sgemmMR
 		var edge *[]float32
-		ap, ars, aps := (*float32)(nil), rs, ps
+		ap, ap2, ars, aps := (*float32)(nil), (*float32)(nil), rs, ps
 		if mr == sgemmMR {
 			ap = &a[(i0+ir)*rs+p0*ps]
+			if pair {
+				ap2 = &a[(i0+ir+sgemmMR)*rs+p0*ps]
+			}
 		} else {
 			edge = getScratch(sgemmMR * kc)
 			packA(transA, a, lda, i0+ir, p0, mr, kc, *edge)
 			ap, ars, aps = &(*edge)[0], 1, sgemmMR
 		}
+		c2 := (sgemmMR + ir) * ldc // offset of the second panel's rows in C
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
 			bp, bs := &pb[jr*kc], sgemmNR
@@ -164,11 +172,19 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
 				}
 				sgemmKernel6x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
+				if pair {
+					sgemmKernel6x32(kc, ap2, ars, aps, bp, bp2, bs, &c[c2+jr], ldc, flag)
+				}
 				jr += sgemmNR
+			case pair && nr == sgemmNR:
+				sgemmKernel12x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
 			case mr == sgemmMR && nr == sgemmNR:
 				sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
 			case cpuAVX512 && mr == sgemmMR:
 				sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag, 1<<nr-1)
+				if pair {
+					sgemmKernel6x16Masked(kc, ap2, ars, aps, bp, bs, &c[c2+jr], ldc, flag, 1<<nr-1)
+				}
 			default:
 				if cpuAVX512 {
 					sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0, 1<<nr-1)
@@ -187,6 +203,10 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 					}
 				}
 			}
+		}
+		ir += sgemmMR
+		if pair {
+			ir += sgemmMR
 		}
 		if edge != nil {
 			sgemmScratch.Put(edge)

@@ -356,3 +356,129 @@ overwritem:
 	VMOVUPS Z5, K1, (DX)
 	VZEROUPPER
 	RET
+
+// func sgemmKernel12x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int)
+//
+// The AVX-512 kernel for 16-column tiles of two 6-row panels at once (12
+// rows, strides as in sgemmKernel6x16, rows 6-11 at a + 6*rs): one ZMM
+// accumulator per row, A broadcast straight from memory into each FMA.
+// Full tiles only.
+TEXT ·sgemmKernel12x16(SB), NOSPLIT, $0-72
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R9
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	LEAQ (R9)(R9*4), R11
+	LEAQ (SI)(R10*2), R14
+	MOVQ ps+24(FP), R12
+	SHLQ $2, R12
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R13
+	SHLQ $2, R13
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ CX, CX
+	JE    store12
+
+loop12:
+	VMOVUPS (DI), Z12
+	VFMADD231PS.BCST (SI), Z12, Z0
+	VFMADD231PS.BCST (SI)(R9*1), Z12, Z1
+	VFMADD231PS.BCST (SI)(R9*2), Z12, Z2
+	VFMADD231PS.BCST (SI)(R10*1), Z12, Z3
+	VFMADD231PS.BCST (SI)(R9*4), Z12, Z4
+	VFMADD231PS.BCST (SI)(R11*1), Z12, Z5
+	VFMADD231PS.BCST (R14), Z12, Z6
+	VFMADD231PS.BCST (R14)(R9*1), Z12, Z7
+	VFMADD231PS.BCST (R14)(R9*2), Z12, Z8
+	VFMADD231PS.BCST (R14)(R10*1), Z12, Z9
+	VFMADD231PS.BCST (R14)(R9*4), Z12, Z10
+	VFMADD231PS.BCST (R14)(R11*1), Z12, Z11
+	ADDQ R12, SI
+	ADDQ R12, R14
+	ADDQ R13, DI
+	DECQ CX
+	JNE  loop12
+
+store12:
+	MOVQ  add+64(FP), AX
+	TESTQ AX, AX
+	JE    overwrite12
+	VADDPS  (DX), Z0, Z0
+	VMOVUPS Z0, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z1, Z1
+	VMOVUPS Z1, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z2, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z3, Z3
+	VMOVUPS Z3, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z4, Z4
+	VMOVUPS Z4, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z5, Z5
+	VMOVUPS Z5, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z6, Z6
+	VMOVUPS Z6, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z7, Z7
+	VMOVUPS Z7, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z8, Z8
+	VMOVUPS Z8, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z9, Z9
+	VMOVUPS Z9, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z10, Z10
+	VMOVUPS Z10, (DX)
+	ADDQ    R8, DX
+	VADDPS  (DX), Z11, Z11
+	VMOVUPS Z11, (DX)
+	VZEROUPPER
+	RET
+
+overwrite12:
+	VMOVUPS Z0, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z1, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z2, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z3, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z4, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z5, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z6, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z7, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z8, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z9, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z10, (DX)
+	ADDQ    R8, DX
+	VMOVUPS Z11, (DX)
+	VZEROUPPER
+	RET

@@ -47,7 +47,7 @@ func TestSgemmMatchesReference(t *testing.T) {
 		t.Skip("no AVX2/FMA kernel on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	dims := [][3]int{{1, 1, 1}, {6, 16, 8}, {7, 17, 3}, {12, 12, 8}, {64, 64, 16}, {5, 33, 300}, {130, 70, 520}, {200, 300, 40}, {37, 5, 1}}
+	dims := [][3]int{{1, 1, 1}, {6, 16, 8}, {7, 17, 3}, {12, 12, 8}, {24, 16, 20}, {64, 16, 64}, {64, 48, 64}, {64, 64, 16}, {5, 33, 300}, {130, 70, 520}, {200, 300, 40}, {37, 5, 1}}
 	for _, mnk := range dims {
 		m, n, k := mnk[0], mnk[1], mnk[2]
 		for _, ta := range []bool{false, true} {
