@@ -13,6 +13,10 @@ func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c 
 	panic("layers: no assembly GEMM kernel on this architecture")
 }
 
+func sgemmKernel12x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int) {
+	panic("layers: no assembly GEMM kernel on this architecture")
+}
+
 func sgemmKernel12x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int) {
 	panic("layers: no assembly GEMM kernel on this architecture")
 }

@@ -6,20 +6,21 @@ import (
 	"sync/atomic"
 )
 
-// A float32 GEMM in Go around one assembly micro-kernel (AVX2 + FMA,
-// sgemm_amd64.s), organised as in BLIS / GotoBLAS: op(B) is packed kc x nc
-// into 16-column panels, op(A) mc x kc into 6-row panels (transposes are
-// absorbed by the packing), and the kernel multiplies one 6-row panel by one
-// 16-column panel into a 6x16 tile of C held in 12 YMM registers. It is what
-// the pure-Go default build multiplies float32 with; gonum's Sgemm (SSE
-// axpy/dot loops) reaches a small fraction of the machine's peak.
+// A float32 GEMM in Go around assembly micro-kernels (sgemm_amd64.s),
+// organised as in BLIS / GotoBLAS: C is computed in tiles of 6 (or 12) rows
+// by 16 (or 32) columns held in registers, over blocks of depth kc. The
+// kernels take A's strides, so A is read in place in either layout; B is
+// read in place when untransposed and packed into 16-column panels when
+// transposed. AVX2 + FMA kernel: 6x16 in 12 YMM registers; AVX-512 kernels:
+// 6x32, 12x32, 12x16 and a masked 6x16 for narrow edges. It is what the
+// pure-Go default build multiplies float32 with; gonum's Sgemm (SSE axpy/dot
+// loops) reaches a small fraction of the machine's peak.
 
 // cpuAVX2FMA is true when the CPU can run the assembly kernels (set at init
 // on amd64).
 var cpuAVX2FMA bool
 
-// cpuAVX512 is true when the CPU can also run the AVX-512 kernel
-// (sgemmKernel6x32), used for tiles 32 columns wide.
+// cpuAVX512 is true when the CPU can also run the AVX-512 kernels.
 var cpuAVX512 bool
 
 // sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
@@ -27,9 +28,9 @@ var cpuAVX512 bool
 var sgemmPreferBLAS bool
 
 const (
-	sgemmMR = 6    // rows of a kernel tile
-	sgemmNR = 16   // columns of a kernel tile (two YMM registers)
-	sgemmKC = 256  // depth of one packed block: a 6x256 A panel and a 256x16 B panel fit in L1
+	sgemmMR = 6    // rows of a kernel tile (the AVX-512 12-row kernels take two panels)
+	sgemmNR = 16   // columns of a kernel tile (two YMM or one ZMM register)
+	sgemmKC = 256  // depth of one block: a 12x256 A panel and a 256x32 B panel fit in L1
 	sgemmNC = 2048 // columns of B packed at once (a multiple of NR)
 	// sgemmParallelMin is the size m*n*k from which the row blocks are
 	// spread over the cores.
@@ -127,8 +128,8 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // full 16-column panels of an untransposed B; the rest of B was packed into
 // pb by packB; with AVX-512, narrower panels of an untransposed B are read
 // in place too, tiles narrower than 16 columns are written straight to C
-// through lane masks, and 16-column tiles of two panels at once go to the
-// 12-row kernel. A last partial panel of A is packed with zero rows,
+// through lane masks, and tiles of two panels at once go to the 12-row
+// kernels. A last partial panel of A is packed with zero rows,
 // and its tiles go through a local tile, so no kernel reads or writes
 // outside A, B and C.
 func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
@@ -171,9 +172,10 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 				if !transB {
 					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
 				}
-				sgemmKernel6x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
 				if pair {
-					sgemmKernel6x32(kc, ap2, ars, aps, bp, bp2, bs, &c[c2+jr], ldc, flag)
+					sgemmKernel12x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
+				} else {
+					sgemmKernel6x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
 				}
 				jr += sgemmNR
 			case pair && nr == sgemmNR:

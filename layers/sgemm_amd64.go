@@ -8,6 +8,9 @@ func xgetbv() (eax, edx uint32)
 func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int)
 
 //go:noescape
+func sgemmKernel12x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int)
+
+//go:noescape
 func sgemmKernel12x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int)
 
 //go:noescape
