@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pkg/errors"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -53,6 +55,45 @@ func TestLoadConfigMissingFile(t *testing.T) {
 	}
 }
 
+// TestLoadConfigSizeLimit: a config file is read up to MaxConfigBytes, so a
+// wrong path (/dev/zero, a huge file, a directory) is refused on one line
+// instead of read whole or forever.
+func TestLoadConfigSizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	fits := filepath.Join(dir, "fits.yaml")
+	body := "seed: 3\n"
+	padding := strings.Repeat("#"+strings.Repeat(" ", 62)+"\n", (MaxConfigBytes-len(body))/64)
+	padding += strings.Repeat("#", MaxConfigBytes-len(body)-len(padding))
+	if err := os.WriteFile(fits, []byte(padding+"\n"+body[:len(body)-1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := os.Stat(fits); err != nil || info.Size() != MaxConfigBytes {
+		t.Fatalf("test file: %v, %v", info, err)
+	}
+	if cfg, err := LoadConfig(fits, nil); err != nil || cfg.Seed != 3 {
+		t.Errorf("a config of exactly MaxConfigBytes: seed %d, %v", cfg.Seed, err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(padding+"\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, path, want string }{
+		{"one byte too many", big, big + ": config is larger than 1 MiB"},
+		{"a directory", dir, "reading config: read " + dir + ": is a directory"},
+		{"/dev/zero", "/dev/zero", "/dev/zero: config is larger than 1 MiB"},
+	}
+	for _, c := range cases {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Logf("%s: skipped (%v)", c.name, err)
+			continue
+		}
+		_, err := LoadConfig(c.path, nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
 func TestParseConfigErrors(t *testing.T) {
 	cases := []struct {
 		name, src string
@@ -61,12 +102,12 @@ func TestParseConfigErrors(t *testing.T) {
 		{"empty", "", []string{"x.yaml: empty config"}},
 		{"comments only", "# nothing here\n\n", []string{"x.yaml: empty config"}},
 		{"bare document marker", "---\n", []string{"x.yaml: empty config"}},
-		{"syntax line 1", "a: b: c\n", []string{"x.yaml:1: YAML syntax: mapping values are not allowed"}},
-		{"syntax later line", "seed: 1\ntask:\n  name: [copy\n", []string{"x.yaml:3: YAML syntax: did not find expected ',' or ']'"}},
-		{"parser error on line 4", "seed: 1\nmodel:\n  heads: 4\n layers: 2\n", []string{"x.yaml:4: YAML syntax: did not find expected key"}},
-		{"unterminated string (reported where it opens)", "seed: 1\ntask:\n  name: 'copy\n", []string{"x.yaml:3: YAML syntax: found unexpected end of stream"}},
-		{"tab indentation", "seed: 1\n\tmodel: 1\n", []string{"x.yaml:2: YAML syntax:", "tab"}},
-		{"two documents", "seed: 1\n---\nseed: 2\n", []string{"x.yaml:2: YAML syntax: a second YAML document"}},
+		{"syntax line 1", "a: b: c\n", []string{"x.yaml:1:5: YAML syntax: mapping values are not allowed"}},
+		{"syntax later line", "seed: 1\ntask:\n  name: [copy\n", []string{"x.yaml:3:10: YAML syntax: did not find expected ',' or ']'"}},
+		{"parser error on line 4", "seed: 1\nmodel:\n  heads: 4\n layers: 2\n", []string{"x.yaml:4:2: YAML syntax: did not find expected key"}},
+		{"unterminated string (reported where it opens)", "seed: 1\ntask:\n  name: 'copy\n", []string{"x.yaml:3:9: YAML syntax: found unexpected end of stream"}},
+		{"tab indentation", "seed: 1\n\tmodel: 1\n", []string{"x.yaml:2:1: YAML syntax:", "tab"}},
+		{"two documents", "seed: 1\n---\nseed: 2\n", []string{"x.yaml:2:1: YAML syntax: a second YAML document"}},
 		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, task, model, train, got a list"}},
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
@@ -124,6 +165,145 @@ func TestParseConfigErrors(t *testing.T) {
 	for _, c := range cases {
 		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
 		checkError(t, c.name, err, c.want)
+	}
+}
+
+// TestSyntaxErrorPositions pins file:line:column for the mistakes people
+// make in a config. The column points at the culprit: the tab, the stray
+// bracket, the second ':', the key indented wrongly, the quote never closed,
+// the list item in a mapping, or, for a missing ']', '}' or ',', the last
+// value before it (where yaml.v3 saw the problem is often lines later, and
+// its own line is sometimes where the brace opened).
+func TestSyntaxErrorPositions(t *testing.T) {
+	cases := []struct{ name, src, want string }{
+		{"missing '}' before more keys", "seed: 1\ntask: {name: copy, length: 8\nmodel:\n  heads: 4\n",
+			"x.yaml:2:28: YAML syntax: did not find expected ',' or '}'"},
+		{"missing '}' at the end", "seed: 1\ntask: {name: copy, length: 8\n", "x.yaml:2:28: YAML syntax: did not find expected ',' or '}'"},
+		{"missing ']' before more keys", "seed: 1\nx: [1, 2\nmodel:\n  heads: 4\n", "x.yaml:2:8: YAML syntax: did not find expected ',' or ']'"},
+		{"missing ']' inside a section", "model:\n  d_model: 64\n  heads: [4, 8\n  layers: 2\n", "x.yaml:3:14: YAML syntax: did not find expected ',' or ']'"},
+		{"missing ',' in a flow mapping", "model: {d_model: 64, heads: 4}\ntrain: {lr: 3e-3 steps: 10}\n", "x.yaml:2:13: YAML syntax: did not find expected ',' or '}'"},
+		{"missing ',' on line 1", "task: {name: copy length: 8}\n", "x.yaml:1:25: YAML syntax: did not find expected ',' or '}'"},
+		{"tab indenting a key", "seed: 1\nmodel:\n\theads: 4\n", "x.yaml:3:1: YAML syntax: found character that cannot start any token"},
+		{"tab before a top-level key", "seed: 1\n\tmodel: 1\n", "x.yaml:2:1: YAML syntax: found a tab character that violates indentation"},
+		{"key indented too little", "model:\n  d_model: 64\n heads: 4\n", "x.yaml:3:2: YAML syntax: did not find expected key"},
+		{"key indented too much", "model:\n  heads: 4\n    layers: 2\n", "x.yaml:3:11: YAML syntax: mapping values are not allowed in this context"},
+		{"unclosed single quote", "seed: 1\ntask:\n  name: 'copy\nmodel:\n  heads: 4\n", "x.yaml:3:9: YAML syntax: found unexpected end of stream"},
+		{"unclosed double quote", "model:\n  d_model: 64\n  heads: \"4\n  layers: 2\n", "x.yaml:3:10: YAML syntax: found unexpected end of stream"},
+		{"unclosed quote further down", "seed: 1\n\nmodel:\n  heads: 4\n  layers: 2\n  mlp: true\n\n# the schedule\ntrain:\n  lr: 1e-3\n  schedule: 'cosine\n  steps: 100\n",
+			"x.yaml:11:13: YAML syntax: found unexpected end of stream"},
+		{"key: value: value", "seed: 1\ntask:\n  name: copy: sort\n", "x.yaml:3:13: YAML syntax: mapping values are not allowed in this context"},
+		{"two keys on one line", "train:\n  lr: 3e-3\n  beta2: 0.999, eps: 1e-8\n", "x.yaml:3:20: YAML syntax: mapping values are not allowed in this context"},
+		{"stray ']' as a value", "seed: 1\nmodel:\n  heads: ]\n", "x.yaml:3:10: YAML syntax: did not find expected node content"},
+		{"stray '}' after a flow mapping", "seed: 1\nmodel: {heads: 4}}\n", "x.yaml:2:18: YAML syntax: did not find expected key"},
+		{"list item in a mapping", "model:\n  d_model: 64\n  - heads: 4\n", "x.yaml:3:3: YAML syntax: did not find expected key"},
+		{"missing ':' (yaml.v3 sees the next line's)", "seed: 1\nmodel:\n  heads 4\n  layers: 2\n", "x.yaml:4:9: YAML syntax: mapping values are not allowed in this context"},
+		{"undefined alias", "seed: 1\nmodel:\n  heads: *h\n", "x.yaml:3:11: YAML syntax: unknown anchor 'h' referenced"},
+		{"control character", "seed: 1\nmodel:\n  heads: 4\x01\n", "x.yaml:3:11: YAML syntax: control characters are not allowed"},
+		{"CR LF line ends", "seed: 1\r\nmodel:\r\n\theads: 4\r\n", "x.yaml:3:1: YAML syntax: found character that cannot start any token"},
+		{"columns count characters", "# é\nmodel:\n  é: 1: 2\n", "x.yaml:3:7: YAML syntax: mapping values are not allowed in this context"},
+		{"byte order mark not counted", "\uFEFFa: b: c\n", "x.yaml:1:5: YAML syntax: mapping values are not allowed in this context"},
+		{"second document", "seed: 1\n---\nseed: 2\n", "x.yaml:2:1: YAML syntax: a second YAML document starts here; a config is one document"},
+		// Not a syntax error: a plain scalar may hold ']'.
+		{"stray ']' after a value", "seed: 1\nmodel:\n  heads: 4]\n", `x.yaml:3:10: model.heads = "4]": want an integer`},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: error %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestSyntaxErrorPositionInExample breaks configs/sort.yaml as a user editing
+// it might and checks the position against the file's own lines: the
+// column must land on the culprit text.
+func TestSyntaxErrorPositionInExample(t *testing.T) {
+	src, err := os.ReadFile("../configs/sort.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, old, new string
+		culprit        string // the text the reported position must start
+	}{
+		{"unclosed quote", "  name: sort\n", "  name: 'sort\n", "'sort"},
+		{"unclosed flow mapping", "task:\n  name: sort\n  length: 8\n  symbols: 16\n", "task: {name: sort, length: 8, symbols: 16\n", "16\n"},
+		{"tab", "  heads: 4\n", "\theads: 4\n", "\theads"},
+		{"indented too little", "  layers: 2\n", " layers: 2\n", "layers: 2"},
+		{"key: value: value", "  lr: 3.0e-3\n", "  lr: 3.0e-3: x\n", ": x"},
+		{"stray bracket", "  steps: 4000\n", "  steps: ]4000\n", "]4000"},
+	}
+	for _, c := range cases {
+		broken := strings.Replace(string(src), c.old, c.new, 1)
+		if broken == string(src) {
+			t.Fatalf("%s: configs/sort.yaml has no %q", c.name, c.old)
+		}
+		_, err := ParseConfig("sort.yaml", []byte(broken), nil)
+		var line, column int
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if _, scanErr := fmt.Sscanf(err.Error(), "sort.yaml:%d:%d: YAML syntax:", &line, &column); scanErr != nil {
+			t.Errorf("%s: error %q has no line:column", c.name, err)
+			continue
+		}
+		lines := strings.Split(broken, "\n")
+		if line > len(lines) || column > len([]rune(lines[line-1]))+1 {
+			t.Errorf("%s: %v points past the file", c.name, err)
+			continue
+		}
+		at := string([]rune(lines[line-1])[column-1:]) + "\n"
+		if !strings.HasPrefix(at, c.culprit) {
+			t.Errorf("%s: %v points at %q, want %q", c.name, err, at, c.culprit)
+		}
+	}
+}
+
+// TestPositionCountsLikeYAML checks position, which turns a byte offset into
+// the line and column of a syntax error, against the positions yaml.v3 gives
+// the nodes it parses, across every line break YAML knows, multi-byte
+// characters and a byte order mark.
+func TestPositionCountsLikeYAML(t *testing.T) {
+	src := "\uFEFFa: 1\r\nbé: [x, ψy]\rc: 'z'\u0085d: {e: f}\u2028g: 2\u2029h: 3\n  # ü\ni: 4\n"
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			// Each scalar's text occurs once in src, after the BOM; a
+			// quoted scalar starts at its quote.
+			text := n.Value
+			if n.Style == yaml.SingleQuotedStyle {
+				text = "'" + text + "'"
+			}
+			i := strings.Index(src[3:], text) + 3
+			if line, column := position([]byte(src), i); line != n.Line || column != n.Column {
+				t.Errorf("scalar %q at byte %d: position says %d:%d, yaml.v3 %d:%d", n.Value, i, line, column, n.Line, n.Column)
+			}
+			checked++
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	if checked != 16 {
+		t.Errorf("checked %d scalars, want 16", checked)
+	}
+}
+
+// TestLocateGivesUpOnHugeInput: past locateBudget the error keeps yaml.v3's
+// line and drops the column rather than parse for seconds.
+func TestLocateGivesUpOnHugeInput(t *testing.T) {
+	src := strings.Repeat("# padding padding padding padding padding padding padding\n", 20000) + "seed: 1\nmodel: a: b\n"
+	_, err := ParseConfig("x.yaml", []byte(src), nil)
+	want := "x.yaml:20002: YAML syntax: mapping values are not allowed in this context"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
 	}
 }
 

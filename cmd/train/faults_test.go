@@ -143,8 +143,8 @@ func TestBadConfigs(t *testing.T) {
 	}{
 		{"empty file", "", nil, []string{"bad.yaml: empty config"}},
 		{"only comments", "# seed: 1\n", nil, []string{"bad.yaml: empty config"}},
-		{"YAML syntax", "seed: 3\nmodel: {d_model: 8, heads: 2\n", nil, []string{"bad.yaml:2: YAML syntax: did not find expected ',' or '}'"}},
-		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1: YAML syntax:"}},
+		{"YAML syntax", "seed: 3\nmodel: {d_model: 8, heads: 2\n", nil, []string{"bad.yaml:2:28: YAML syntax: did not find expected ',' or '}'"}},
+		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1:1: YAML syntax: control characters are not allowed"}},
 		{"unknown key", "seed: 3\nmodel:\n  d_modle: 8\n", nil, []string{"bad.yaml:3:3: unknown key model.d_modle (allowed: d_model, heads,"}},
 		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
 		{"wrong type", "train:\n  lr: fast\n", nil, []string{`bad.yaml:2:7: train.lr = "fast": want a number`}},
@@ -192,6 +192,9 @@ func TestBadConfigs(t *testing.T) {
 	missing := filepath.Join(dir, "missing.yaml")
 	refusedIn(t, "missing config", dir, []string{"-config", missing, "-out", filepath.Join(dir, "out")}, "reading config: open "+missing+": no such file or directory")
 	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-out", filepath.Join(dir, "out")}, "reading config: read "+dir+": is a directory")
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		refusedIn(t, "config is /dev/zero", dir, []string{"-config", "/dev/zero", "-out", filepath.Join(dir, "out")}, "/dev/zero: config is larger than 1 MiB")
+	}
 	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
 }
 
@@ -297,7 +300,7 @@ func TestCorruptResume(t *testing.T) {
 		{"state NaN moment", st, setBits(t, state, "adam.m.pos_emb.weight", 2, f64(math.NaN())), []string{"state-7.safetensors: adam.m.pos_emb.weight holds NaN at flat index 2; the optimizer state is corrupt"}},
 		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
-		{"config.yaml broken", co, []byte("seed: [\n"), []string{"config.yaml:2: YAML syntax"}},
+		{"config.yaml broken", co, []byte("seed: [\n"), []string{"config.yaml:1:7: YAML syntax: did not find expected node content"}},
 		{"config.yaml of another run", co, []byte(strings.Replace(tinyYAML, "seed: 3", "seed: 4", 1)), []string{"checkpoint.safetensors does not belong to the run in", "(seed: config.yaml 4, checkpoint 3)"}},
 	}
 	for _, c := range cases {
