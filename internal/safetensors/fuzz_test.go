@@ -68,14 +68,20 @@ func TestFuzzReadCorpus(t *testing.T) {
 	}
 }
 
-// FuzzRead checks that no input panics Read, and that whatever Read accepts
-// accounts for every byte of the file and survives a Write/Read round trip.
+// FuzzRead checks that no input panics Read, that reading the same bytes
+// from a stream of unknown length (a pipe) accepts exactly the same files,
+// and that whatever Read accepts accounts for every byte of the file and
+// survives a Write/Read round trip.
 func FuzzRead(f *testing.F) {
 	for _, data := range corpusSeeds() {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tensors, metadata, err := Read(data)
+		streamed, streamedMeta, streamErr := readFrom(bytes.NewReader(data), -1, MaxFileLen)
+		if (err == nil) != (streamErr == nil) || !reflect.DeepEqual(streamed, tensors) || !reflect.DeepEqual(streamedMeta, metadata) {
+			t.Fatalf("Read: %v; from a stream: %v", err, streamErr)
+		}
 		if err != nil {
 			return
 		}

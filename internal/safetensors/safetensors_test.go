@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -322,5 +323,106 @@ func TestReadFile(t *testing.T) {
 	tensors, _, err := ReadFile(good)
 	if err != nil || len(tensors) != 1 || tensors[0].Name != "x" {
 		t.Errorf("good file: %+v, %v", tensors, err)
+	}
+}
+
+// TestReadFromMatchesRead: reading from a stream, with the size known (a
+// regular file) or not (a pipe), accepts what Read accepts and refuses every
+// truncation of a valid file with Read's own message.
+func TestReadFromMatchesRead(t *testing.T) {
+	var buf bytes.Buffer
+	tensors := []Tensor{
+		{Name: "a", DType: F32, Shape: []int{2, 2}, Data: EncodeFloat32([]float32{1, 2, 3, 4})},
+		{Name: "b", DType: F64, Shape: []int{1}, Data: EncodeFloat64([]float64{5})},
+	}
+	if err := Write(&buf, tensors, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	whole := buf.Bytes()
+	for n := 0; n <= len(whole); n++ {
+		wantTensors, wantMeta, wantErr := Read(whole[:n])
+		for _, size := range []int64{int64(n), -1} {
+			got, meta, err := readFrom(bytes.NewReader(whole[:n]), size, MaxFileLen)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, wantTensors) || !reflect.DeepEqual(meta, wantMeta) {
+				t.Errorf("first %d of %d bytes, size %d: got %v, %v\nwant %v, %v", n, len(whole), size, got, err, wantTensors, wantErr)
+			}
+		}
+	}
+}
+
+// endless is a reader of prefix followed by zero bytes without end; it
+// counts the bytes handed out.
+type endless struct {
+	prefix []byte
+	read   int64
+}
+
+func (r *endless) Read(p []byte) (int, error) {
+	n := copy(p, r.prefix)
+	r.prefix = r.prefix[n:]
+	clear(p[n:])
+	r.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestReadFromStopsAtTheData: from a stream that never ends, readFrom reads
+// the data the header describes and at most a little more (io.ReadFull asks
+// for one byte after it) before refusing the trailing bytes; a header
+// describing more data than the limit is refused before any data is read;
+// the zeros of /dev/zero are a zero-length header.
+func TestReadFromStopsAtTheData(t *testing.T) {
+	valid := file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 8))
+	r := &endless{prefix: valid}
+	_, _, err := readFrom(r, -1, MaxFileLen)
+	if want := "data bytes from 8 on at the end of the file are covered by no tensor"; err == nil || err.Error() != want {
+		t.Errorf("valid file, then zeros: error %v, want %s", err, want)
+	}
+	if r.read > int64(len(valid))+1 {
+		t.Errorf("read %d bytes of a %d-byte file followed by zeros", r.read, len(valid))
+	}
+
+	header := `{"a":{"dtype":"F64","shape":[1000,1000],"data_offsets":[0,8000000]}}`
+	r = &endless{prefix: file(header, nil)}
+	_, _, err = readFrom(r, -1, 1<<20)
+	if want := "the header describes 8000000 bytes of tensor data, which with the header exceeds the 1048576-byte file limit"; err == nil || err.Error() != want {
+		t.Errorf("data beyond the limit: error %v, want %s", err, want)
+	}
+	if r.read != int64(8+len(header)) {
+		t.Errorf("read %d bytes, want only the %d of length and header", r.read, 8+len(header))
+	}
+
+	r = &endless{}
+	_, _, err = readFrom(r, -1, MaxFileLen)
+	if want := "header does not start with '{' (not a safetensors file?)"; err == nil || err.Error() != want {
+		t.Errorf("zeros: error %v, want %s", err, want)
+	}
+}
+
+// TestReadFileLimits: ReadFile refuses /dev/zero at once, ReadFileLimit a
+// regular file over the limit without reading it, and a directory fails to
+// read; an exact fit loads.
+func TestReadFileLimits(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, _, err := ReadFile("/dev/zero")
+		if want := "safetensors file /dev/zero: header does not start with '{' (not a safetensors file?)"; err == nil || err.Error() != want {
+			t.Errorf("/dev/zero: error %v, want %s", err, want)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.safetensors")
+	valid := file(`{"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}`, []byte{1, 2, 3})
+	if err := os.WriteFile(path, valid, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tensors, _, err := ReadFileLimit(path, int64(len(valid))); err != nil || len(tensors) != 1 {
+		t.Errorf("file of exactly the limit: %v, %v", tensors, err)
+	}
+	_, _, err := ReadFileLimit(path, int64(len(valid)-1))
+	if want := fmt.Sprintf("file is %d bytes, larger than the %d-byte limit", len(valid), len(valid)-1); err == nil || err.Error() != want {
+		t.Errorf("file over the limit: error %v, want %s", err, want)
+	}
+	_, _, err = ReadFile(dir)
+	if want := "safetensors file " + dir + ": read: is a directory"; err == nil || err.Error() != want {
+		t.Errorf("directory: error %v, want %s", err, want)
 	}
 }
