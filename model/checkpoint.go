@@ -232,13 +232,21 @@ func configDiff(got, want Config) string {
 	return fmt.Sprintf("model %+v (model: %+v)", got, want)
 }
 
+// MaxCheckpointLen is the largest checkpoint file Load reads (4 GiB). The
+// largest model train accepts (train.MaxMemory) saves to well under 2 GiB;
+// the limit keeps a wrong path from being read into memory.
+const MaxCheckpointLen = 4 << 30
+
 // Load reads and validates the checkpoint at path and returns the model it
 // holds (Float32 for F32 tensors, Float64 for F64) and its metadata. Every
-// check failure is one line naming the file and the problem: format version,
-// run config, each expected tensor present with the exact shape, one dtype
-// throughout, no extra tensors, every value finite.
+// check failure is one line naming the file and the problem: file size (at
+// most MaxCheckpointLen), layout, format version, run config, each expected
+// tensor present with the exact shape, one dtype throughout, no extra
+// tensors, every value finite. It reads no more than the header describes
+// plus one byte (safetensors.ReadFileLimit), so a pipe or a device such as
+// /dev/zero is refused rather than read forever.
 func Load(path string) (*Model, *CheckpointInfo, error) {
-	data, err := os.ReadFile(path)
+	tensors, metadata, err := safetensors.ReadFileLimit(path, MaxCheckpointLen)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -246,18 +254,25 @@ func Load(path string) (*Model, *CheckpointInfo, error) {
 		}
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
-	m, info, err := decodeCheckpoint(data)
+	m, info, err := decodeTensors(tensors, metadata)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
 	return m, info, nil
 }
 
+// decodeCheckpoint is Load on the bytes of a file.
 func decodeCheckpoint(data []byte) (*Model, *CheckpointInfo, error) {
 	tensors, metadata, err := safetensors.Read(data)
 	if err != nil {
 		return nil, nil, err
 	}
+	return decodeTensors(tensors, metadata)
+}
+
+// decodeTensors validates a checkpoint's tensors and metadata against each
+// other and builds the model.
+func decodeTensors(tensors []safetensors.Tensor, metadata map[string]string) (*Model, *CheckpointInfo, error) {
 	info, cfg, err := decodeMetadata(metadata)
 	if err != nil {
 		return nil, nil, err

@@ -648,6 +648,35 @@ func TestLoadRejects(t *testing.T) {
 	})
 }
 
+// TestLoadBoundedRead: Load refuses input that never ends or is absurdly
+// large without reading it whole: /dev/zero (an empty header, then zeros)
+// at once, and a file over MaxCheckpointLen (sparse, so the test writes
+// nothing) by its size.
+func TestLoadBoundedRead(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		_, _, err := Load("/dev/zero")
+		if want := "checkpoint /dev/zero: header does not start with '{' (not a safetensors file?)"; err == nil || err.Error() != want {
+			t.Errorf("/dev/zero: error %v, want %s", err, want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "huge.safetensors")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Truncate(MaxCheckpointLen + 1)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		t.Skipf("cannot make a sparse file of %d bytes: %v", int64(MaxCheckpointLen+1), err)
+	}
+	_, _, err = Load(path)
+	if want := fmt.Sprintf("checkpoint %s: file is 4294967297 bytes, larger than the 4294967296-byte limit", path); err == nil || err.Error() != want {
+		t.Errorf("huge file: error %v, want %s", err, want)
+	}
+}
+
 // ckSetAt overwrites flat element i of a float32 or float64 tensor.
 func ckSetAt(d *tensor.Dense, i int, v float64) {
 	switch data := d.Data().(type) {

@@ -187,6 +187,9 @@ func TestCorruptCheckpoints(t *testing.T) {
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		refused(t, "/dev/zero", []string{"-checkpoint", "/dev/zero"}, "checkpoint /dev/zero: header does not start with '{' (not a safetensors file?)")
+	}
 }
 
 // TestTruncatedAnywhere: the test checkpoint cut anywhere is refused with one
