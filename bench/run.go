@@ -80,9 +80,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.threads = append(opts.threads, tt)
 	}
-	switch ct := chooseCoretype(*coretype); ct {
-	case "":
-	default:
+	if ct := chooseCoretype(*coretype); ct != "" {
 		opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
 	}
 	return compare(opts, stdout, stderr)
