@@ -67,5 +67,8 @@ func parallelFor(n int, cost float64, f func(lo, hi int)) {
 }
 
 // parallelMinWork is the work (multiply-adds) below which a second goroutine
-// costs more than it saves (a goroutine start and join is ~1-2 us).
-const parallelMinWork = 200_000
+// costs more than it saves. Waking an idle core goes through futex calls
+// costing several microseconds a side: at the S benchmark size (B32 T12 D32)
+// runtime.futex was 10% of the profile and a step took twice the CPU time
+// with the threshold at 200k as at 1M.
+const parallelMinWork = 1_000_000

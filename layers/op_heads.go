@@ -122,7 +122,7 @@ func (op headsOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 func permuteHeads[T float](op headsOp, src, dst []T) {
 	b, t, h, d, p := op.batch, op.seqLen, op.heads, op.dHead, op.parts
 	width := p * h * d
-	parallelFor(b, float64(t*width/4), func(lo, hi int) {
+	parallelFor(b, float64(t*width), func(lo, hi int) {
 		permuteBatchRows(op, src, dst, lo, hi)
 	})
 }

@@ -33,8 +33,8 @@ const (
 	sgemmKC = 256  // depth of one block: a 12x256 A panel and a 256x32 B panel fit in L1
 	sgemmNC = 2048 // columns of B packed at once (a multiple of NR)
 	// sgemmParallelMin is the size m*n*k from which the row blocks are
-	// spread over the cores.
-	sgemmParallelMin = 1 << 20
+	// spread over the cores (see parallelMinWork for why not lower).
+	sgemmParallelMin = 1 << 22
 )
 
 // useSgemm reports whether float32 GEMMs go to sgemm.
