@@ -53,7 +53,7 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 		{tensor.Float64, true, true, true, 2, 5, 12, 3},
 		{tensor.Float32, true, false, false, 2, 5, 12, 3}, {tensor.Float32, false, true, true, 2, 5, 12, 3},
 		// large enough for every kernel's multi-core path (rows, pairs, GEMM blocks)
-		{tensor.Float32, true, false, false, 8, 64, 64, 4}, {tensor.Float64, true, false, false, 8, 64, 64, 4},
+		{tensor.Float32, true, false, false, 16, 64, 64, 4}, {tensor.Float64, true, false, false, 16, 64, 64, 4},
 	} {
 		b, tt, d, h := c.b, c.tt, c.d, c.h
 		t.Run(fmt.Sprintf("%v,causal=%t,pad=%t,drop=%t,B%dT%dD%dH%d", c.dtype, c.causal, c.pad, c.drop, b, tt, d, h), func(t *testing.T) {
@@ -140,5 +140,44 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 				check("gradient of "+name, got.grads[i], want.grads[i])
 			}
 		})
+	}
+}
+
+// TestSplitHeadsLayout: splitHeads puts x[(b*T+t), p*D + h*d + c] at
+// [p, b, h, t, c], checked entry by entry against that formula at a size
+// large enough to be split over the cores, and mergeHeads of each part
+// gives back its columns of x.
+func TestSplitHeadsLayout(t *testing.T) {
+	const b, tt, h, d = 96, 16, 4, 16 // B*T*3*H*d = 1.2M floats: above parallelMinWork
+	rng := rand.New(rand.NewPCG(23, 24))
+	xv := toF32(randDense(rng, 1, b*tt, 3*h*d))
+	g := gorgonia.NewGraph()
+	x := NewParam(g, "x", xv)
+	heads := must(t)(splitHeads(x, b, tt, h, 3))
+	q := must(t)(gorgonia.Slice(heads, gorgonia.S(0)))
+	merged := must(t)(mergeHeads(q))
+	runGraph(t, g)
+	got, src := values(t, heads), xv.Float32s()
+	for p := 0; p < 3; p++ {
+		for bi := 0; bi < b; bi++ {
+			for hi := 0; hi < h; hi++ {
+				for ti := 0; ti < tt; ti++ {
+					for c := 0; c < d; c++ {
+						want := src[(bi*tt+ti)*3*h*d+p*h*d+hi*d+c]
+						if v := got[(((p*b+bi)*h+hi)*tt+ti)*d+c]; v != float64(want) {
+							t.Fatalf("heads[%d,%d,%d,%d,%d] = %v, want x[%d, %d] = %v", p, bi, hi, ti, c, v, bi*tt+ti, p*h*d+hi*d+c, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	back := values(t, merged)
+	for r := 0; r < b*tt; r++ {
+		for j := 0; j < h*d; j++ {
+			if back[r*h*d+j] != float64(src[r*3*h*d+j]) {
+				t.Fatalf("merge(split(x))[%d, %d] = %v, want %v", r, j, back[r*h*d+j], src[r*3*h*d+j])
+			}
+		}
 	}
 }
