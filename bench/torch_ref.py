@@ -12,12 +12,17 @@ loss = mean cross-entropy over all B*T positions; Adam (lr 3e-3, betas
 0.9/0.999, eps 1e-8, no weight decay); float32. Parameter names follow
 DESIGN.md, so --checkpoint loads one of our safetensors files.
 
+Unless OPENBLAS_CORETYPE is set, it is chosen from the CPU flags (SkylakeX with
+AVX-512, else Haswell with AVX2): OpenBLAS 0.3.21's own detection picks slow
+kernels on this VM. The JSON reports the kernel set in "openblas_core".
+
 Batches are random and generated before timing. W warmup steps, then R
 repetitions of K timed steps. Prints ONE JSON line on stdout; warnings go to
 stderr. Exit status 2 on a missing prerequisite or a bad checkpoint.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -59,6 +64,25 @@ def parse_args(argv):
 
 args = parse_args(sys.argv[1:])
 # Thread counts are read when the libraries load, so set them before importing torch.
+def pick_coretype():
+    """OpenBLAS 0.3.21 (Debian) detects this VM's CPU as "Cooperlake" and then
+    runs slow generic kernels (M trains ~2x slower); naming the kernel set from
+    the CPU flags restores the fast ones. An OPENBLAS_CORETYPE already in the
+    environment wins."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return
+    if "avx512f" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif "avx2" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
+pick_coretype()
 os.environ["OMP_NUM_THREADS"] = str(args.threads)
 for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.blas_threads)
@@ -92,9 +116,18 @@ def blas_info():
                     libs.add(os.path.realpath(path))
     except OSError:
         pass
+    core = None
+    for lib in libs:
+        if "openblas" in os.path.basename(lib).lower():
+            try:
+                so = ctypes.CDLL(lib)
+                so.openblas_get_corename.restype = ctypes.c_char_p
+                core = so.openblas_get_corename().decode()
+            except (OSError, AttributeError):
+                pass
     fast = "mkl" in info.lower() or "openblas" in info.lower() or any(
         "openblas" in l.lower() or "mkl" in l.lower() for l in libs)
-    return info, sorted(libs), fast
+    return info, sorted(libs), fast, core
 
 
 class Attention(nn.Module):
@@ -212,7 +245,7 @@ def main():
     cfg = CONFIGS[args.config]
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    info, libs, fast = blas_info()
+    info, libs, fast, core = blas_info()
     if not fast:
         print("\n" + "!" * 78 + "\n"
               "torch_ref.py: WARNING: no OpenBLAS or MKL behind torch (BLAS_INFO=%s, loaded: %s).\n"
@@ -282,6 +315,7 @@ def main():
         "blas": info,
         "blas_libs": libs,
         "blas_ok": fast,
+        "openblas_core": core,
     }, sort_keys=False))
 
 
