@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -82,10 +83,67 @@ func TestPlainGolden(t *testing.T) {
 }
 
 // TestJSONGolden pins the -json object for user tokens (a copy example whose
-// second half is wrong at its last position).
+// second half is wrong at its last position). Every key, string and integer
+// must match exactly; numbers within 1e-5 absolute plus 1e-5 relative, because
+// float32 kernels may legitimately round the last digit differently (a change
+// of GEMM summation order is not a change of the output).
 func TestJSONGolden(t *testing.T) {
 	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6")
-	golden(t, "copy.json", out)
+	if *update {
+		golden(t, "copy.json", out)
+		return
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "copy.json"))
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/inspect/ -update to create it)", err)
+	}
+	var gotValue, wantValue any
+	if err := json.Unmarshal(out, &gotValue); err != nil {
+		t.Fatalf("-json output is not JSON: %v", err)
+	}
+	if err := json.Unmarshal(want, &wantValue); err != nil {
+		t.Fatalf("testdata/copy.json: %v", err)
+	}
+	if diff := jsonDiff("$", gotValue, wantValue, 1e-5); diff != "" {
+		t.Errorf("-json output differs from testdata/copy.json (-update rewrites it): %s", diff)
+	}
+}
+
+// jsonDiff describes the first difference between two decoded JSON values,
+// comparing numbers within tol·(1 + |want|), or returns "".
+func jsonDiff(path string, got, want any, tol float64) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Sprintf("%s: got %v, want %v", path, got, want)
+		}
+		for key, wv := range w {
+			if d := jsonDiff(path+"."+key, g[key], wv, tol); d != "" {
+				return d
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Sprintf("%s: got %v, want %v", path, got, want)
+		}
+		for i := range w {
+			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], tol); d != "" {
+				return d
+			}
+		}
+	case float64:
+		g, ok := got.(float64)
+		if !ok || math.Abs(g-w) > tol*(1+math.Abs(w)) {
+			return fmt.Sprintf("%s: got %v, want %v (tolerance %g)", path, got, want, tol)
+		}
+	default:
+		if got != want {
+			return fmt.Sprintf("%s: got %v, want %v", path, got, want)
+		}
+	}
+	return ""
 }
 
 type jsonOut struct {
