@@ -148,3 +148,18 @@ func blasGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float3
 	}
 	gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
 }
+
+// BenchmarkSplitHeads times the head split of the S and M training graphs
+// (B*T rows of 3D floats into (3, B, H, T, d)).
+func BenchmarkSplitHeads(b *testing.B) {
+	for _, s := range attnBenchSizes {
+		b.Run(s.name, func(b *testing.B) {
+			op := newHeadsOp(true, s.b, s.t, s.heads, s.d/s.heads, 3)
+			src := make([]float32, s.b*s.t*3*s.d)
+			dst := make([]float32, len(src))
+			for b.Loop() {
+				permuteHeads(op, src, dst)
+			}
+		})
+	}
+}

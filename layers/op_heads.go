@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/pkg/errors"
@@ -115,42 +116,65 @@ func (op headsOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 // permuteHeads copies every d-long run between flat (B*T, P*H*d) and heads
-// (P, B, H, T, d) layout, in the direction of op. Runs of 8 or 16 (the head
-// widths of the benchmark models) are copied as fixed-size arrays, which
-// compiles to a few vector moves instead of a memmove call each. Batch rows
-// are spread over the cores.
+// (P, B, H, T, d) layout, in the direction of op; batch rows are spread over
+// the cores. The copy works on float32 words (a float64 run of d values is
+// 2d words: only bits move), so runs of 8, 16 or 32 words, the head widths
+// of the benchmark models, are fixed-size array copies, which compile to a
+// few vector moves; in a generic function they would be memmove calls.
 func permuteHeads[T float](op headsOp, src, dst []T) {
-	b, t, h, d, p := op.batch, op.seqLen, op.heads, op.dHead, op.parts
-	width := p * h * d
-	parallelFor(b, float64(t*width), func(lo, hi int) {
-		permuteBatchRows(op, src, dst, lo, hi)
+	d := op.dHead
+	words, isFloat32 := any(src).([]float32)
+	out, _ := any(dst).([]float32)
+	if !isFloat32 { // float64: two words per value
+		s64, d64 := any(src).([]float64), any(dst).([]float64)
+		words = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s64))), 2*len(s64))
+		out = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(d64))), 2*len(d64))
+		d *= 2
+	}
+	t, width := op.seqLen, op.parts*op.heads*d
+	parallelFor(op.batch, float64(t*width), func(lo, hi int) {
+		permuteBatchRows(op, words, out, d, lo, hi)
 	})
 }
 
-func permuteBatchRows[T float](op headsOp, src, dst []T, lo, hi int) {
-	b, t, h, d, p := op.batch, op.seqLen, op.heads, op.dHead, op.parts
+// permuteBatchRows does batch rows [lo, hi) of permuteHeads with runs of d
+// words: for each (part, head), the T runs of a batch row go to (or come
+// from) one contiguous (T, d) block.
+func permuteBatchRows(op headsOp, src, dst []float32, d, lo, hi int) {
+	b, t, h, p := op.batch, op.seqLen, op.heads, op.parts
 	width := p * h * d
 	for bi := lo; bi < hi; bi++ {
-		for ti := 0; ti < t; ti++ {
-			flat := (bi*t + ti) * width
-			for pi := 0; pi < p; pi++ {
-				for hi := 0; hi < h; hi++ {
-					f := flat + (pi*h+hi)*d
-					hd := (((pi*b+bi)*h+hi)*t + ti) * d
-					from, to := src[f:f+d], dst[hd:hd+d]
-					if !op.split {
-						from, to = src[hd:hd+d], dst[f:f+d]
-					}
-					switch d {
-					case 8:
-						*(*[8]T)(to) = *(*[8]T)(from)
-					case 16:
-						*(*[16]T)(to) = *(*[16]T)(from)
-					default:
-						copy(to, from)
-					}
+		rows := bi * t * width // first flat word of batch row bi
+		for pi := 0; pi < p; pi++ {
+			for hh := 0; hh < h; hh++ {
+				block := (((pi*b+bi)*h + hh) * t) * d // its (T, d) block in heads layout
+				col := rows + (pi*h+hh)*d             // its columns in the first flat row
+				if op.split {
+					copyRuns(dst[block:block+t*d], src[col:], d, d, width)
+				} else {
+					copyRuns(dst[col:], src[block:block+t*d], d, width, d)
 				}
 			}
+		}
+	}
+}
+
+// copyRuns copies runs of d words, the i-th from src[i*srcStride] to
+// dst[i*dstStride], as many runs as fit in the shorter of the two.
+func copyRuns(dst, src []float32, d, dstStride, srcStride int) {
+	n := min((len(dst)-d)/dstStride, (len(src)-d)/srcStride) + 1
+	switch d {
+	case 8:
+		for i := 0; i < n; i++ {
+			*(*[8]float32)(dst[i*dstStride:]) = *(*[8]float32)(src[i*srcStride:])
+		}
+	case 16:
+		for i := 0; i < n; i++ {
+			*(*[16]float32)(dst[i*dstStride:]) = *(*[16]float32)(src[i*srcStride:])
+		}
+	default:
+		for i := 0; i < n; i++ {
+			copy(dst[i*dstStride:i*dstStride+d], src[i*srcStride:])
 		}
 	}
 }
