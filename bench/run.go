@@ -46,7 +46,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
-	threads := fs.String("threads", "1,2,1/2", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared (1/2 is torch's own default on a 2-core machine)")
+	threads := fs.String("threads", "1,2,1/2,2/1", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
