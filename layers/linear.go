@@ -304,6 +304,6 @@ func gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 	case []float64:
 		gorgonia.WhichBLAS().Dgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	case []float32:
-		gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		blasSgemm(ta, tb, m, n, k, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	}
 }

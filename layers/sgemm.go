@@ -4,6 +4,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gorgonia.org/gorgonia"
 )
 
 // A float32 GEMM in Go around assembly micro-kernels (sgemm_amd64.s),
@@ -26,6 +29,12 @@ var cpuAVX512 bool
 // sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
 // the configured BLAS instead.
 var sgemmPreferBLAS bool
+
+// blasSplitRows is set by the openblas build, which runs OpenBLAS on one
+// thread: large float32 GEMMs are then split by rows over the cores here, so
+// Go schedules every thread (OpenBLAS's own idle workers spin, and took CPU
+// from the Go code between GEMMs).
+var blasSplitRows bool
 
 const (
 	sgemmMR = 6    // rows of a kernel tile (the AVX-512 12-row kernels take two panels)
@@ -300,3 +309,24 @@ func chunks(n, workers int, f func(lo, hi int)) {
 
 // chunksPerWorker is how finely chunks cuts its range.
 const chunksPerWorker = 4
+
+// blasSgemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses,
+// split by rows over the cores when blasSplitRows and the product is large.
+func blasSgemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	call := func(i0, i1 int) {
+		ai := i0 * lda // first element of row i0 of op(A)
+		if ta == blas.Trans {
+			ai = i0
+		}
+		gorgonia.WhichBLAS().Sgemm(ta, tb, i1-i0, n, k, 1, a[ai:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+	}
+	if !blasSplitRows || m < 2*sgemmMR || float64(m)*float64(n)*float64(k) < sgemmParallelMin {
+		call(0, m)
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
+	chunks(blocks, workers, func(lo, hi int) {
+		call(lo*m/blocks, hi*m/blocks)
+	})
+}
