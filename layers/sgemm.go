@@ -313,20 +313,25 @@ const chunksPerWorker = 4
 // blasSgemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses,
 // split by rows over the cores when blasSplitRows and the product is large.
 func blasSgemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	call := func(i0, i1 int) {
+	if !blasSplitRows || m < 2*sgemmMR || float64(m)*float64(n)*float64(k) < sgemmParallelMin {
+		gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	blasSgemmRows(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// blasSgemmRows is blasSgemm's multi-core path, a function of its own so
+// that the closure's captured variables are heap-allocated only here, not
+// on every per-head product.
+func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	workers := runtime.GOMAXPROCS(0)
+	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
+	chunks(blocks, workers, func(lo, hi int) {
+		i0, i1 := lo*m/blocks, hi*m/blocks
 		ai := i0 * lda // first element of row i0 of op(A)
 		if ta == blas.Trans {
 			ai = i0
 		}
 		gorgonia.WhichBLAS().Sgemm(ta, tb, i1-i0, n, k, 1, a[ai:], lda, b, ldb, beta, c[i0*ldc:], ldc)
-	}
-	if !blasSplitRows || m < 2*sgemmMR || float64(m)*float64(n)*float64(k) < sgemmParallelMin {
-		call(0, m)
-		return
-	}
-	workers := runtime.GOMAXPROCS(0)
-	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
-	chunks(blocks, workers, func(lo, hi int) {
-		call(lo*m/blocks, hi*m/blocks)
 	})
 }
