@@ -29,6 +29,8 @@ type Adam struct {
 	Decay []bool
 	Step  int         // number of updates applied so far
 	M, V  [][]float64 // first and second moments, one slice per parameter
+
+	grads [][]float64 // float64 copies of float32 gradients, reused every step
 }
 
 // NewAdam returns an optimizer with zero moments for params.
@@ -53,9 +55,12 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 	if len(params) != len(a.M) || len(grads) != len(a.M) {
 		return errors.Errorf("adam: %d parameters and %d gradients for an optimizer of %d", len(params), len(grads), len(a.M))
 	}
-	gs := make([][]float64, len(grads))
+	if len(a.grads) != len(grads) {
+		a.grads = make([][]float64, len(grads))
+	}
+	gs := a.grads
 	for i, g := range grads {
-		values, err := float64s(g)
+		values, err := float64sInto(gs[i], g)
 		if err != nil {
 			return errors.Wrapf(err, "gradient of %s", params[i].Name)
 		}
@@ -114,12 +119,17 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 func ClipGlobalNorm(grads []*tensor.Dense, maxNorm float64) (float64, error) {
 	sum := 0.0
 	for _, g := range grads {
-		values, err := float64s(g)
-		if err != nil {
-			return 0, err
-		}
-		for _, v := range values {
-			sum += v * v
+		switch data := g.Data().(type) {
+		case []float32:
+			for _, v := range data {
+				sum += float64(v) * float64(v)
+			}
+		case []float64:
+			for _, v := range data {
+				sum += v * v
+			}
+		default:
+			return 0, errors.Errorf("tensor of dtype %v: want float32 or float64", g.Dtype())
 		}
 	}
 	norm := math.Sqrt(sum)
@@ -143,16 +153,24 @@ func ClipGlobalNorm(grads []*tensor.Dense, maxNorm float64) (float64, error) {
 }
 
 // float64s returns a tensor's values as float64 (a copy for float32).
-func float64s(t *tensor.Dense) ([]float64, error) {
+func float64s(t *tensor.Dense) ([]float64, error) { return float64sInto(nil, t) }
+
+// float64sInto returns a tensor's values as float64: a float64 tensor's own
+// slice, or for float32 a converted copy in dst, which is grown only when too
+// small (so a caller that keeps dst allocates once, not every step).
+func float64sInto(dst []float64, t *tensor.Dense) ([]float64, error) {
 	switch data := t.Data().(type) {
 	case []float64:
 		return data, nil
 	case []float32:
-		out := make([]float64, len(data))
-		for i, v := range data {
-			out[i] = float64(v)
+		if cap(dst) < len(data) {
+			dst = make([]float64, len(data))
 		}
-		return out, nil
+		dst = dst[:len(data)]
+		for i, v := range data {
+			dst[i] = float64(v)
+		}
+		return dst, nil
 	default:
 		return nil, errors.Errorf("tensor of dtype %v: want float32 or float64", t.Dtype())
 	}
