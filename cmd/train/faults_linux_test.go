@@ -290,21 +290,6 @@ func mountTmpfs(t *testing.T, size int) (string, error) {
 	return dir, nil
 }
 
-// copyInto copies the regular files of src into dst/name.
-func copyInto(t *testing.T, src, dst string) string {
-	t.Helper()
-	dir := filepath.Join(dst, filepath.Base(src))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range snapshot(t, src) {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestWriteFailures: a run that cannot write its next checkpoint stops with
 // a clear error and leaves the previous checkpoint intact and resumable.
 // Three real mechanisms: a file size limit (RLIMIT_FSIZE, available to any

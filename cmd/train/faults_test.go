@@ -118,16 +118,22 @@ func stoppedRun(t *testing.T, yml string, stop int, sets ...string) string {
 // copyDir copies the regular files of src into a new directory.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.Mkdir(dst, 0o755); err != nil {
+	return copyInto(t, src, t.TempDir())
+}
+
+// copyInto copies the regular files of src into the new directory dst/name.
+func copyInto(t *testing.T, src, dst string) string {
+	t.Helper()
+	dir := filepath.Join(dst, filepath.Base(src))
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range snapshot(t, src) {
-		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return dst
+	return dir
 }
 
 // TestBadConfigs: every kind of bad config file and -set is refused through
@@ -466,7 +472,7 @@ func TestTerminateSignal(t *testing.T) {
 	err := cmd.Wait()
 	out := stdout.String()
 	if strings.Contains(out, "steps 1-3000 of 3000") {
-		t.Skip("the run finished before the signal arrived")
+		t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
 	}
 	m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
 	if err != nil || m == nil || stderr.Len() > 0 {
