@@ -438,11 +438,11 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 }
 
-// TestTerminateSignal: SIGTERM (what kill, systemd and container runtimes
-// send) does what Ctrl-C does: the command saves a checkpoint of the last
-// completed step beside its optimizer state, exits 0 saying so, and -resume
-// finishes bit-identical to an uninterrupted run.
-func TestTerminateSignal(t *testing.T) {
+// TestStopSignals: SIGINT (Ctrl-C) and SIGTERM (what kill, systemd and
+// container runtimes send) each make the command save a checkpoint of the
+// last completed step beside its optimizer state and exit 0 saying how to
+// resume; -resume then finishes bit-identical to an uninterrupted run.
+func TestStopSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a subprocess")
 	}
@@ -452,40 +452,44 @@ func TestTerminateSignal(t *testing.T) {
 	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "terminated")
-	cmd := helper(t, "-config", cfg, "-out", dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "stopped")
+			cmd := helper(t, "-config", cfg, "-out", dir)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The signal goes once training has begun (the first metrics line).
+			for {
+				if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			out := stdout.String()
+			if strings.Contains(out, "steps 1-3000 of 3000") {
+				t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
+			}
+			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
+			if err != nil || m == nil || stderr.Len() > 0 {
+				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
+			}
+			step, _ := strconv.Atoi(m[1])
+			if _, info, err := model.Load(filepath.Join(dir, train.CheckpointFile)); err != nil || info.Step != step {
+				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, info)
+			}
+			checkRunFiles(t, dir, step)
+			if _, _, err := runCmd("-resume", dir); err != nil {
+				t.Fatal(err)
+			}
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
+			checkRunFiles(t, dir, 3000)
+		})
 	}
-	// The signal goes once training has begun (the first metrics line).
-	for {
-		if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
-			break
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	out := stdout.String()
-	if strings.Contains(out, "steps 1-3000 of 3000") {
-		t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
-	}
-	m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
-	if err != nil || m == nil || stderr.Len() > 0 {
-		t.Fatalf("after SIGTERM: %v, stderr %q, stdout:\n%s", err, stderr.String(), out)
-	}
-	step, _ := strconv.Atoi(m[1])
-	if _, info, err := model.Load(filepath.Join(dir, train.CheckpointFile)); err != nil || info.Step != step {
-		t.Fatalf("checkpoint after SIGTERM at step %d: %v %+v", step, err, info)
-	}
-	checkRunFiles(t, dir, step)
-	if _, _, err := runCmd("-resume", dir); err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
-	checkRunFiles(t, dir, 3000)
 }

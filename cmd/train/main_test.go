@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -214,46 +213,4 @@ func TestKilledAndResumed(t *testing.T) {
 			_ = os.RemoveAll(dir)
 		}
 	}
-}
-
-// TestInterruptSignal: SIGINT makes the command save a checkpoint and exit 0
-// with instructions to resume; -resume then finishes the run identically.
-func TestInterruptSignal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the command in a subprocess")
-	}
-	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 3000", 1)
-	cfg := writeConfig(t, strings.Replace(yml, "checkpoint_every: 5", "checkpoint_every: 0", 1))
-	want := filepath.Join(t.TempDir(), "want")
-	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "stopped")
-	cmd := helper(t, "-config", cfg, "-out", dir)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait until training has started (the first metrics line) before the signal.
-	for {
-		if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	if strings.Contains(stdout.String(), "steps 1-3000 of 3000") {
-		t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
-	}
-	if err != nil || !strings.Contains(stdout.String(), "checkpoint saved. Continue with: go run ./cmd/train -resume "+dir) {
-		t.Fatalf("after SIGINT: %v\n%s", err, stdout.String())
-	}
-	if _, _, err := runCmd("-resume", dir); err != nil {
-		t.Fatal(err)
-	}
-	sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile)
 }
