@@ -185,3 +185,10 @@ func refAttention(x []float64, b, tt, h int, causal bool, keyMask []float64, p m
 	}
 	return refLinear(concat, b*tt, p.outW, p.outB), weights
 }
+
+// eachPath runs f once per path, as a subtest named after it.
+func eachPath(t *testing.T, f func(t *testing.T, path Path)) {
+	for _, path := range Paths {
+		t.Run(string(path), func(t *testing.T) { f(t, path) })
+	}
+}
