@@ -5,8 +5,9 @@
 //   - A Panel is one head's (T, T) weight matrix, rows = queries, columns =
 //     keys, with a label per row and per column. When Panel.Causal is set,
 //     cells above the diagonal (keys after the query) are drawn as masked:
-//     blank on a terminal, light grey in a PNG, so that "masked" and "weight
-//     0" stay distinguishable.
+//     a single "·" on the terminal's background (a weight always fills its
+//     whole cell), light grey in a PNG, so that "masked" and "weight 0" stay
+//     distinguishable in every mode.
 //   - Weights map linearly onto the scale: 0 is the first ramp character
 //     (a space) or the darkest colour, 1 the last ramp character '@' or the
 //     brightest colour. The colour map is a fixed 5-stop approximation of

@@ -69,17 +69,21 @@ func TestPlainGolden(t *testing.T) {
 }
 
 // TestPlainCells checks the drawn cells against the ramp directly: in the
-// previous-token panel, row i has "@@@@" under key i-1, blanks elsewhere.
+// previous-token panel, row i has "@@@@" under key i-1, the masked glyph
+// after the diagonal (keys j > i) and blanks (weight 0) elsewhere.
 func TestPlainCells(t *testing.T) {
 	lines := fixture()[0].lines(Plain, false)
 	// lines: title, key labels, 5 rows, 1 note; a row is "%3s " + 5 cells of 4
 	for i := 0; i < 5; i++ {
-		row := lines[2+i]
+		row := []rune(lines[2+i])
 		for j := 0; j < 5; j++ {
-			got := row[4+4*j : 8+4*j]
+			got := string(row[4+4*j : 8+4*j])
 			want := "    "
-			if j == max(0, i-1) {
+			switch {
+			case j == max(0, i-1):
 				want = "@@@@"
+			case j > i:
+				want = "   ·"
 			}
 			if got != want {
 				t.Errorf("row %d key %d: %q, want %q (line %q)", i, j, got, want, row)
@@ -145,6 +149,12 @@ func TestColorModes(t *testing.T) {
 		if strings.Contains(b.String(), "@@") {
 			t.Errorf("%v output contains ramp cells", c.mode)
 		}
+		// Masked cells carry the glyph (5*4/2 = 10 per panel, one in the
+		// legend), not the terminal's bare background, which a near-zero
+		// (near-black) weight would look like on a dark terminal.
+		if n := strings.Count(b.String(), MaskedGlyph); n != 2*10+1 {
+			t.Errorf("%v: %d masked glyphs, want 21", c.mode, n)
+		}
 	}
 }
 
@@ -157,8 +167,8 @@ func TestSideBySideOrStacked(t *testing.T) {
 	for _, c := range []struct {
 		width, lines int
 	}{
-		{need, height + 1}, // side by side + legend
-		{need - 1, len(p[0].lines(Plain, false)) + 1 + height + 1}, // stacked, blank line between, legend
+		{need, height + 2}, // side by side + legend (two lines)
+		{need - 1, len(p[0].lines(Plain, false)) + 1 + height + 2}, // stacked, blank line between, legend
 	} {
 		var b bytes.Buffer
 		if err := Terminal(&b, p, Plain, c.width); err != nil {
@@ -172,6 +182,46 @@ func TestSideBySideOrStacked(t *testing.T) {
 			if visibleWidth(l) > c.width {
 				t.Errorf("width %d: line %q is %d wide", c.width, l, visibleWidth(l))
 			}
+		}
+	}
+}
+
+// TestHeadRows: five panels wrap into rows of as many as fit side by side:
+// at a width for two, rows of 2, 2 and 1 heads, every line within the width.
+func TestHeadRows(t *testing.T) {
+	var panels []Panel
+	for range 5 {
+		panels = append(panels, fixture()[0])
+	}
+	one := visibleWidth(panels[0].lines(Plain, false)[0])
+	for _, c := range []struct{ width, rows, perRow int }{
+		{2*one + len(gap), 3, 2},
+		{3*one + 2*len(gap) + 1, 2, 3},
+		{5*one + 4*len(gap), 1, 5},
+		{0, 1, 5},
+	} {
+		var b bytes.Buffer
+		if err := Terminal(&b, panels, Plain, c.width); err != nil {
+			t.Fatal(err)
+		}
+		titles := 0
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		for i, l := range lines {
+			if n := strings.Count(l, "layer 0 head 0"); n > 0 {
+				titles++
+				if want := min(c.perRow, 5-(titles-1)*c.perRow); n != want {
+					t.Errorf("width %d: row %d has %d heads, want %d", c.width, titles, n, want)
+				}
+				if titles > 1 && lines[i-1] != "" {
+					t.Errorf("width %d: no blank line before row %d", c.width, titles)
+				}
+			}
+			if c.width > 0 && visibleWidth(l) > c.width {
+				t.Errorf("width %d: line %q is %d wide", c.width, l, visibleWidth(l))
+			}
+		}
+		if titles != c.rows {
+			t.Errorf("width %d: %d rows of heads, want %d:\n%s", c.width, titles, c.rows, b.String())
 		}
 	}
 }
@@ -192,7 +242,7 @@ func TestCompact(t *testing.T) {
 			t.Errorf("line %q is %d wide, want <= %d", l, visibleWidth(l), wide-1)
 		}
 	}
-	if !strings.Contains(b.String(), "  3 @@\n") {
+	if !strings.Contains(b.String(), "  3 @@ · · · ·\n") {
 		t.Errorf("no two-character cell in:\n%s", b.String())
 	}
 }

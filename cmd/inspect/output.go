@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pkg/errors"
 	"golang.org/x/term"
@@ -121,8 +123,8 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	if r.opts.allRows {
 		rowsUsed = "at every position"
 	}
-	p.printf("heatmaps: the sequence above; rows = queries, columns = keys, blank = masked\n")
-	p.printf("roles: pooled over %d examples of %s (seed %d), %s\n", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", render.MaskedGlyph)
+	p.para(width, "roles: pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
 	layers, hs := r.selected()
 	for _, l := range layers {
 		var panels []render.Panel
@@ -134,9 +136,10 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 			p.err = render.Terminal(w, panels, mode, width)
 		}
 	}
-	p.printf("\nprev = previous-token, first = first-token, sep = separator, off k = offset k,\n")
-	p.printf("dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than\n")
-	p.printf("uniform; H = mean row entropy in nats (as a share of uniform's)\n")
+	p.printf("\n")
+	p.para(width, "prev = previous-token, first = first-token, sep = separator, off k = offset k, "+
+		"dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than uniform; "+
+		"H = mean row entropy in nats (as a share of uniform's)")
 	return p.err
 }
 
@@ -306,4 +309,41 @@ func (p *printer) printf(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// para prints a paragraph wrapped to width columns (at most width-1
+// characters a line, so no terminal wraps it), continuation lines indented
+// by two spaces. It breaks after ", " and "; " where it can, so that
+// "dup = duplicate-token" stays together, and between words where a clause
+// is too long for a line.
+func (p *printer) para(width int, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	var clauses []string
+	for start, i := 0, 0; i < len(text); i++ {
+		if (text[i] == ',' || text[i] == ';') && i+1 < len(text) && text[i+1] == ' ' || i == len(text)-1 {
+			clauses = append(clauses, text[start:i+1])
+			start = i + 2
+		}
+	}
+	line := ""
+	add := func(piece string) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width-1 {
+			p.printf("%s\n", line)
+			line = " "
+		}
+		if line != "" {
+			line += " "
+		}
+		line += piece
+	}
+	for _, c := range clauses {
+		if utf8.RuneCountInString(c)+2 <= width-1 {
+			add(c)
+			continue
+		}
+		for _, word := range strings.Fields(c) {
+			add(word)
+		}
+	}
+	p.printf("%s\n", line)
 }
