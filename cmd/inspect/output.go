@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -109,16 +110,27 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
 	p.printf("model: %s x %s, d_model %d, %s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks)
-	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
-	if !r.ex.drawn {
-		source = "tokens from -tokens; target = the next token"
+	if r.ex.drawn {
+		p.para(width, "sequence (one example of task %s drawn with seed %d):", r.task.Name(), r.opts.seed)
+	} else {
+		p.para(width, "sequence (from -tokens; the target of each position is the next token (none at the last), scored at the positions task %s scores: %s):",
+			r.task.Name(), positions(r.ex.taskScored))
 	}
-	p.printf("sequence (%s):\n", source)
 	if p.err == nil {
 		p.err = render.Table(w, r.predictionRows(), width)
 	}
 	correct, scored := r.accuracy()
-	p.printf("correct at scored positions: %d/%d\n\n", correct, scored)
+	if scored > 0 {
+		p.printf("correct at scored positions: %d/%d\n", correct, scored)
+	} else {
+		p.para(width, "no position of these %d tokens is one task %s scores (%s), so there is nothing to score",
+			len(r.ex.tokens), r.task.Name(), positions(r.ex.taskScored))
+	}
+	if at := r.ex.misplacedSep; at >= 0 {
+		p.para(width, "note: these tokens do not follow task %s, which has SEP only at position %s (this input differs at position %d); the model never saw such input, so its predictions are not what it learned",
+			r.task.Name(), sepPositions(r), at)
+	}
+	p.printf("\n")
 	rowsUsed := "at the positions the task scores"
 	if r.opts.allRows {
 		rowsUsed = "at every position"
@@ -162,6 +174,43 @@ func (r report) predictionRows() []render.Row {
 		}
 	}
 	return rows
+}
+
+// positions lists the positions a mask scores, as ranges: "8-14".
+func positions(mask []float64) string {
+	var parts []string
+	for i := 0; i < len(mask); i++ {
+		if mask[i] == 0 {
+			continue
+		}
+		j := i
+		for j+1 < len(mask) && mask[j+1] != 0 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
+		} else {
+			parts = append(parts, strconv.Itoa(i))
+		}
+		i = j
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sepPositions lists where the task's own example has its separator.
+func sepPositions(r report) string {
+	ex := make([]int, len(r.ex.taskScored))
+	r.task.Sample(rand.New(rand.NewPCG(r.opts.seed, exampleStream)), ex, make([]int, len(ex)), make([]float64, len(ex)))
+	var at []string
+	for i, id := range ex {
+		if id == separator(r.task) {
+			at = append(at, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(at, ", ")
 }
 
 func (r report) accuracy() (correct, scored int) {
