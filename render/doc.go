@@ -13,6 +13,10 @@
 //     brightest colour. The colour map is a fixed 5-stop approximation of
 //     matplotlib's "inferno" (black, purple, red, orange, pale yellow), the
 //     same on a terminal and in a PNG.
+//   - A PNG is a Figure: title lines over the panels, each layer's heads in
+//     rows of as many as fit MaxWidth pixels. Its panels number the
+//     positions on both axes and draw the optional marks (scored rows,
+//     separator, predictions) a Panel carries.
 //   - Plain mode writes no escape sequences at all; colour modes write SGR
 //     background colours and reset after every cell run.
 //   - Nothing here decides whether colour is wanted or how wide the terminal

@@ -38,6 +38,13 @@ type Panel struct {
 	Cols    []string    // T key labels
 	Causal  bool        // draw keys after the query (j > i) as masked
 	Notes   []string    // lines printed under the heatmap
+
+	// Marks drawn in a PNG (the terminal view shows the predictions in its
+	// own table). Each is nil or has one entry per position.
+	Scored    []bool   // query rows the task scores: a ">" before the row label
+	Separator []bool   // positions holding the separator: labels in blue
+	Predicted []string // the model's prediction at each position, right of the map
+	Correct   []bool   // at scored rows: the prediction is right (green) or wrong (red)
 }
 
 // maxLabel is the widest label shown; longer labels are cut.

@@ -31,7 +31,10 @@
 //     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
 //     sequences}. -layer and -head do not filter it. Values of a float32
 //     model print at float32 precision.
-//   - -png writes a layers x heads grid (the selected ones) atomically.
+//   - -png writes the selected heads atomically as one image: a title
+//     (checkpoint, task, step), then each layer's heads in rows of as many
+//     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
+//     SEP and the predictions marked.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a

@@ -293,7 +293,7 @@ func TestPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := render.GridLayout(r.pngGrid())
+	l, err := render.GridLayout(r.pngFigure())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,8 +312,16 @@ func TestPNG(t *testing.T) {
 
 	one := filepath.Join(dir, "one.png")
 	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
-	if got := readPNG(t, one).Bounds().Size(); got != l.Panel {
-		t.Errorf("-layer 1 -head 0 image is %v, want one panel %v", got, l.Panel)
+	if got, want := readPNG(t, one).Bounds().Size(), l.Panel.Add(image.Pt(0, l.TitleH)); got != want {
+		t.Errorf("-layer 1 -head 0 image is %v, want one panel under the title %v", got, want)
+	}
+	title := r.pngFigure().Title
+	if len(title) < 2 || !strings.Contains(title[0], testCheckpoint+"  task copy  step 400") || !strings.Contains(title[1], "correct at scored positions: 4/4") {
+		t.Errorf("PNG title %q", title)
+	}
+	p := r.pngFigure().Grid[0][0]
+	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.task.Label(r.fw.predictions[4]) {
+		t.Errorf("panel marks: scored %v, separator %v, predicted %v", p.Scored, p.Separator, p.Predicted)
 	}
 }
 

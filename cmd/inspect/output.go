@@ -254,30 +254,55 @@ func textNotes(res heads.Result) []string {
 
 // writePNG draws the selected layers x heads as one image.
 func (r report) writePNG(path string) error {
-	img, _, err := render.Grid(r.pngGrid())
+	img, _, err := render.Grid(r.pngFigure())
 	if err != nil {
 		return err
 	}
 	return render.WritePNG(path, img)
 }
 
-// pngGrid is the selected heads as PNG panels [layer][head], each titled
-// with its role and entropy.
-func (r report) pngGrid() [][]render.Panel {
+// pngMaxWidth is the widest PNG in pixels: the heads of a layer wrap into
+// rows of as many panels as fit (four of a 16-token copy model).
+const pngMaxWidth = 2400
+
+// pngFigure is the selected heads as PNG panels [layer][head], each titled
+// with its role and entropy and marked with the scored rows, the separator
+// and the predictions, under a title naming the checkpoint, task and step.
+func (r report) pngFigure() render.Figure {
 	layers, hs := r.selected()
-	grid := make([][]render.Panel, 0, len(layers))
+	sep := separator(r.task)
+	t := len(r.ex.tokens)
+	scored, seps, predicted, correct := make([]bool, t), make([]bool, t), make([]string, t), make([]bool, t)
+	for i := range t {
+		scored[i] = r.ex.scored[i] != 0
+		seps[i] = r.ex.tokens[i] == sep
+		predicted[i] = r.task.Label(r.fw.predictions[i])
+		correct[i] = r.fw.predictions[i] == r.ex.targets[i]
+	}
+	ok, n := r.accuracy()
+	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
+	if !r.ex.drawn {
+		source = "tokens from -tokens"
+	}
+	f := render.Figure{
+		Title: []string{
+			fmt.Sprintf("%s  task %s  step %d  (%s x %s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head")),
+			fmt.Sprintf("sequence: %s; correct at scored positions: %d/%d", source, ok, n),
+			render.FigureLegend,
+		},
+		MaxWidth: pngMaxWidth,
+	}
 	for _, l := range layers {
 		var row []render.Panel
 		for _, h := range hs {
 			res := r.roles[l][h]
-			note := fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)
-			p := r.panel(l, h, []string{note})
-			p.Title += "  (rows: queries, columns: keys)"
+			p := r.panel(l, h, []string{fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)})
+			p.Scored, p.Separator, p.Predicted, p.Correct = scored, seps, predicted, correct
 			row = append(row, p)
 		}
-		grid = append(grid, row)
+		f.Grid = append(f.Grid, row)
 	}
-	return grid
+	return f
 }
 
 // jsonReport is the -json object. Attention and logits are float32 for a
