@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -121,10 +123,6 @@ func prepare(o options) (report, error) {
 	if o.samples < 1 || o.samples > maxSamples {
 		return report{}, errors.Errorf("-samples %d: must be in [1, %d]", o.samples, maxSamples)
 	}
-	userTokens, err := parseTokens(o.tokens)
-	if err != nil {
-		return report{}, err
-	}
 	m, info, err := model.Load(o.checkpoint)
 	if err != nil {
 		return report{}, err
@@ -132,6 +130,10 @@ func prepare(o options) (report, error) {
 	task, err := taskOf(info.RunConfig, m.Config)
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
+	}
+	userTokens, err := parseTokens(o.tokens, tokenNames(task))
+	if err != nil {
+		return report{}, err
 	}
 	cfg := m.Config
 	if err := checkMemory(cfg, o.samples); err != nil {
@@ -158,10 +160,23 @@ func prepare(o options) (report, error) {
 	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: roles}, nil
 }
 
-// parseTokens reads whitespace- or comma-separated decimal ids; "" gives nil.
-// Ranges are checked against the model later (example); the message quotes
-// at most a few dozen bytes of a bad token, so it stays one readable line.
-func parseTokens(s string) ([]int, error) {
+// tokenNames maps the task's non-numeric labels ("SEP") to their ids, so
+// that -tokens accepts what inspect prints.
+func tokenNames(task data.Task) map[string]int {
+	names := map[string]int{}
+	for id := range task.Vocab() {
+		if l := task.Label(id); l != strconv.Itoa(id) {
+			names[strings.ToUpper(l)] = id
+		}
+	}
+	return names
+}
+
+// parseTokens reads whitespace- or comma-separated decimal ids or token
+// names (names, case-insensitive: "SEP"); "" gives nil. Ranges are checked
+// against the model later (example); the message quotes at most a few dozen
+// bytes of a bad token, so it stays one readable line.
+func parseTokens(s string, names map[string]int) ([]int, error) {
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
 	if len(fields) == 0 {
 		if strings.TrimSpace(s) != "" {
@@ -175,12 +190,24 @@ func parseTokens(s string) ([]int, error) {
 		if errors.Is(err, strconv.ErrRange) && decimal.MatchString(f) {
 			return nil, errors.Errorf("-tokens: %s (token %d) is too large to be a token id", quoteShort(f), i)
 		}
+		if named, ok := names[strings.ToUpper(f)]; ok && err != nil {
+			id, err = named, nil
+		}
 		if err != nil {
-			return nil, errors.Errorf("-tokens: %s (token %d) is not a number", quoteShort(f), i)
+			return nil, errors.Errorf("-tokens: %s (token %d) is not a number%s", quoteShort(f), i, orNames(names))
 		}
 		ids[i] = id
 	}
 	return ids, nil
+}
+
+// orNames is " or a token name (SEP)" for the error of an unknown token.
+func orNames(names map[string]int) string {
+	if len(names) == 0 {
+		return ""
+	}
+	list := slices.Sorted(maps.Keys(names))
+	return " or a token name (" + strings.Join(list, ", ") + ")"
 }
 
 // decimal matches what strconv.Atoi would read but for its range.
@@ -254,6 +281,13 @@ type sequence struct {
 	targets []int     // next token; meaningless where scored is 0
 	scored  []float64 // 1 where the prediction is scored (the task's mask), else 0
 	drawn   bool      // drawn from the task rather than given with -tokens
+	// taskScored is the task's own mask (length SeqLen), for saying which
+	// positions it scores when -tokens is shorter.
+	taskScored []float64
+	// misplacedSep is the first position where -tokens has SEP and the task
+	// has not, or the reverse; -1 when the separators sit where the task's
+	// do (or the task has none).
+	misplacedSep int
 }
 
 // example returns the user's tokens (validated against the model) or one
@@ -265,7 +299,7 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 	s := sequence{tokens: make([]int, t), targets: make([]int, t), scored: make([]float64, t)}
 	task.Sample(rand.New(rand.NewPCG(seed, exampleStream)), s.tokens, s.targets, s.scored)
 	if user == nil {
-		s.drawn = true
+		s.drawn, s.misplacedSep = true, -1
 		return s, nil
 	}
 	if len(user) > cfg.Context {
@@ -276,12 +310,20 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 			return sequence{}, errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, cfg.Vocab)
 		}
 	}
-	mask := s.scored
-	s = sequence{tokens: user, targets: make([]int, len(user)), scored: make([]float64, len(user))}
+	drawn := s
+	s = sequence{tokens: user, targets: make([]int, len(user)), scored: make([]float64, len(user)), taskScored: drawn.scored, misplacedSep: -1}
 	for i := 0; i+1 < len(user); i++ {
 		s.targets[i] = user[i+1]
-		if i < len(mask) {
-			s.scored[i] = mask[i]
+		if i < len(drawn.scored) {
+			s.scored[i] = drawn.scored[i]
+		}
+	}
+	if sep := separator(task); sep != heads.NoSeparator {
+		for i, id := range user {
+			if (id == sep) != (drawn.tokens[i] == sep) {
+				s.misplacedSep = i
+				break
+			}
 		}
 	}
 	return s, nil
