@@ -33,12 +33,22 @@ type options struct {
 	env []string
 }
 
+const usage = `usage: bench [-configs S,M] [-go-only] [flags]
+
+Trains the lesson model side by side in Go and in PyTorch (bench/torch_ref.py)
+and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
+Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
+
+flags:
+`
+
 // run parses args and either runs the whole comparison or, with -worker, one
 // Go measurement in this process (the comparison starts one worker process
 // per Go measurement, so each has its own peak RSS).
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A bad flag is the one line main prints; -h prints the usage and exits 0.
+	fs.SetOutput(io.Discard)
 	configs := fs.String("configs", "S,M,sort,L4", "comma-separated configurations to run ("+sizeNames()+")")
 	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
 	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
@@ -51,7 +61,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return errors.Wrap(err, "bad flags (see -h)")
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q", fs.Args())

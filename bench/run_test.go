@@ -30,6 +30,23 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestHelp: -h prints the usage with a description and succeeds (it used
+// to exit 1 with "flag: help requested"); a bad flag is one line, no usage.
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-h"}, &out, &errOut); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	if !strings.Contains(out.String(), "usage: bench") || !strings.Contains(out.String(), "side by side in Go and in PyTorch") || !strings.Contains(out.String(), "-go-only") {
+		t.Errorf("-h printed %q", out.String())
+	}
+	out.Reset()
+	err := run([]string{"-nosuchflag"}, &out, &errOut)
+	if err == nil || strings.Contains(err.Error(), "\n") || out.Len()+errOut.Len() > 0 {
+		t.Errorf("bad flag: %v, printed %q %q", err, out.String(), errOut.String())
+	}
+}
+
 // TestParseThreads: "N" sets torch and OpenBLAS threads alike, "N/B" apart.
 func TestParseThreads(t *testing.T) {
 	for in, want := range map[string]torchThreads{"1": {1, 1}, "2": {2, 2}, "2/1": {2, 1}, "1/2": {1, 2}} {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -55,6 +56,17 @@ const (
 	samplesStream uint64 = 2
 )
 
+const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
+               [-color auto|always|never] [-samples N] [-seed S] [-all-rows]
+
+Shows what every attention head of a checkpoint written by train does:
+heatmaps of its weights on one sequence, the model's predictions, and each
+head's role (previous-token, offset k, induction, ...) scored over -samples
+examples of the task. -json and -png write the same as data and as an image.
+
+flags:
+`
+
 // run is the whole command: flags in args, output on stdout, usage on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
@@ -73,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never] [-samples N] [-seed S] [-all-rows]")
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -123,6 +135,9 @@ func prepare(o options) (report, error) {
 	if o.samples < 1 || o.samples > maxSamples {
 		return report{}, errors.Errorf("-samples %d: must be in [1, %d]", o.samples, maxSamples)
 	}
+	if err := checkCheckpointPath(o.checkpoint); err != nil {
+		return report{}, err
+	}
 	m, info, err := model.Load(o.checkpoint)
 	if err != nil {
 		return report{}, err
@@ -139,10 +154,10 @@ func prepare(o options) (report, error) {
 	if err := checkMemory(cfg, o.samples); err != nil {
 		return report{}, err
 	}
-	if err := checkIndex("-layer", o.layer, cfg.Layers, "layers"); err != nil {
+	if err := checkIndex("-layer", o.layer, cfg.Layers, "layer", ""); err != nil {
 		return report{}, err
 	}
-	if err := checkIndex("-head", o.head, cfg.Heads, "heads per layer"); err != nil {
+	if err := checkIndex("-head", o.head, cfg.Heads, "head", " per layer"); err != nil {
 		return report{}, err
 	}
 	ex, err := example(task, cfg, userTokens, o.seed)
@@ -258,11 +273,32 @@ func checkMemory(cfg model.Config, samples int) error {
 	return nil
 }
 
-func checkIndex(flagName string, v, n int, what string) error {
-	if v < -1 || v >= n {
-		return errors.Errorf("%s %d does not exist: the model has %d %s (0..%d)", flagName, v, n, what, n-1)
+// checkIndex refuses a -layer or -head outside the model, naming the valid
+// ones: "the model has 2 layers (0..1)", "1 head per layer (only head 0)".
+func checkIndex(flagName string, v, n int, noun, per string) error {
+	if v >= -1 && v < n {
+		return nil
 	}
-	return nil
+	valid := fmt.Sprintf("0..%d", n-1)
+	if n == 1 {
+		valid = "only " + noun + " 0"
+	}
+	return errors.Errorf("%s %d does not exist: the model has %s%s (%s)", flagName, v, count(n, noun), per, valid)
+}
+
+// checkCheckpointPath catches a run directory given as -checkpoint and
+// names the file inside it to use instead.
+func checkCheckpointPath(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.IsDir() {
+		return nil // model.Load reports anything else
+	}
+	for _, name := range []string{train.CheckpointFile, train.BestFile} {
+		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
+		}
+	}
+	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, train.CheckpointFile)
 }
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.

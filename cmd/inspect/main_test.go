@@ -432,8 +432,8 @@ func TestBadInput(t *testing.T) {
 		{append(ck, "-tokens", "3 1 9"), "token 9 at position 2 is outside the vocabulary [0, 9)"},
 		{append(ck, "-tokens", "1 2 3 4 5 6 7 0 1"), "9 tokens is longer than the model's context of 8"},
 		{append(ck, "-tokens", " , "), "no token ids"},
-		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers"},
-		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads"},
+		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers (0..1)"},
+		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads per layer (0..1)"},
 		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
 		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
 		{append(ck, "-samples", "0"), "-samples 0"},
@@ -456,7 +456,7 @@ func TestHelp(t *testing.T) {
 	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
 		t.Errorf("-h: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "-checkpoint") {
+	if !strings.Contains(stderr.String(), "-checkpoint") || !strings.Contains(stderr.String(), "\nShows what every attention head of a checkpoint written by train does") {
 		t.Errorf("-h printed %q", stderr.String())
 	}
 }
@@ -511,5 +511,45 @@ func TestTokensOffTask(t *testing.T) {
 	}
 	if strings.Contains(short, "0/0") {
 		t.Errorf("output still claims 0/0:\n%s", short)
+	}
+}
+
+// TestCheckIndexWording: one layer or head is "1 layer (only layer 0)", not
+// "1 layers (0..0)".
+func TestCheckIndexWording(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		noun, per string
+		want      string
+	}{
+		{1, "layer", "", "-x 3 does not exist: the model has 1 layer (only layer 0)"},
+		{1, "head", " per layer", "-x 3 does not exist: the model has 1 head per layer (only head 0)"},
+		{3, "layer", "", "-x 3 does not exist: the model has 3 layers (0..2)"},
+	} {
+		if err := checkIndex("-x", 3, c.n, c.noun, c.per); err == nil || err.Error() != c.want {
+			t.Errorf("checkIndex(%d %s) = %v, want %q", c.n, c.noun, err, c.want)
+		}
+	}
+}
+
+// TestCheckpointDirectory: a run directory given as -checkpoint names the
+// file inside it.
+func TestCheckpointDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-checkpoint", dir}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint "+dir+": is a directory (a run directory holds checkpoint.safetensors)") {
+		t.Errorf("empty directory: %v", err)
+	}
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.safetensors"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{"-checkpoint", dir}, &stdout, &stderr)
+	if want := "checkpoint " + dir + ": is a directory; did you mean -checkpoint " + filepath.Join(dir, "checkpoint.safetensors") + "?"; err == nil || err.Error() != want {
+		t.Errorf("run directory: %v, want %q", err, want)
 	}
 }
