@@ -311,10 +311,19 @@ func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
 // returns the last run's gradient alone. The machine keeps its own copies of
 // Logits, Loss and Attention after each run (TraceExec on those nodes only),
 // so a later op reusing their buffers cannot change what callers read.
-func (gr *Graph) NewMachine() gorgonia.VM {
+func (gr *Graph) NewMachine() gorgonia.VM { return gr.newMachine(true) }
+
+// NewScoringMachine is NewMachine for callers that read only Logits and Loss
+// (evaluation): it keeps no copies of the attention weights, which at
+// B1000 T16 H4 are 8 MB copied per run for nobody.
+func (gr *Graph) NewScoringMachine() gorgonia.VM { return gr.newMachine(false) }
+
+func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
-	for _, a := range gr.Attention {
-		watch = append(watch, a)
+	if keepAttention {
+		for _, a := range gr.Attention {
+			watch = append(watch, a)
+		}
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
 	if gr.Opts.Train {

@@ -316,7 +316,7 @@ func (c Config) EstimateBytes() float64 {
 }
 
 // evalBatch is the batch of Run's evaluation graph.
-func (c Config) evalBatch() int { return min(c.Train.EvalSize, MaxEvalBatch) }
+func (c Config) evalBatch() int { return EvalBatch(c.Train.EvalSize) }
 
 func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
 

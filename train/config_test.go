@@ -158,7 +158,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
 		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
 		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
-		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.7 GiB (training graph of 32 x 1024 positions, evaluation graph of 256 rows; limit 8.0 GiB)"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.3 GiB (training graph of 32 x 1024 positions, evaluation graph of 250 rows; limit 8.0 GiB)"}},
 		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"the run needs an estimated", "reduce train.batch_size"}},
 		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"the run needs an estimated"}},
 		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"the run needs an estimated"}},
@@ -475,14 +475,15 @@ func TestParseConfigJSON(t *testing.T) {
 // bytes each = 137472; training forward at B·T = 512: block
 // 12·512·32 + 4·32·4·16·16 = 327680, embeddings and head
 // 4·512·32 + 4·512·17 = 100352, twice for backward = 856064; evaluation
-// forward at 256 rows (B·T = 4096): 12·4096·32 + 4·256·4·16·16 = 2621440 plus
-// 4·4096·32 + 4·4096·17 = 802816; activations 4 bytes each.
+// forward at 250 rows (1000 held-out rows in four equal chunks, B·T = 4000):
+// 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000;
+// activations 4 bytes each.
 func TestEstimateBytes(t *testing.T) {
 	cfg := DefaultConfig()
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2621440+802816.0); got != want {
+	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2560000+784000.0); got != want {
 		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
 	}
 	cfg.Train.EvalEvery = 0

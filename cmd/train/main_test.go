@@ -65,7 +65,8 @@ func TestRunErrors(t *testing.T) {
 		{"existing run", []string{"-config", cfg, "-out", done}, done + " already holds a run (use -resume " + done + " or another -out)"},
 		{"resume nothing", []string{"-resume", t.TempDir()}, "holds no run to resume"},
 		{"resume other config", []string{"-resume", done, "-config", cfg, "-set", "model.heads=4"}, "model.heads: saved 2, given 4"},
-		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "-set needs -config"},
+		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "the config differs (model.heads: saved 2, given 4); on resume only train.steps may change, and only upward"},
+		{"resume lowering steps", []string{"-resume", done, "-set", "train.steps=20"}, "train.steps = 20 is below the saved 40: on resume train.steps may only be raised"},
 		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
 	}
 	for _, c := range cases {
@@ -115,6 +116,25 @@ func TestRunWritesRun(t *testing.T) {
 	out, _, err = runCmd("-resume", dir)
 	if err != nil || !strings.Contains(out, "already complete (step 40/40)") {
 		t.Errorf("resuming a finished run: %v\n%s", err, out)
+	}
+	// Extending the finished run, without -config: the header says what
+	// changed and which overrides were applied.
+	out, _, err = runCmd("-resume", dir, "-set", "train.steps=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"resuming runs/tiny (task copy), extended from 40 to 50 steps\n" +
+			"schedule cosine: the rest of the decay is stretched to end at step 50\n" +
+			"with -set train.steps=50\n",
+		"steps 41-50 of 50 in ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("extending the run: stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
+		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
 }
 
