@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -163,7 +164,7 @@ func TestSortIsTheSortConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := sizeNamed("sort")
-	if got := s.modelConfig(); got != cfg.Model {
+	if got := s.modelConfig(layers.Fused); got != cfg.Model {
 		t.Errorf("bench sort model %+v, configs/sort.yaml %+v", got, cfg.Model)
 	}
 	if s.Batch != cfg.Train.BatchSize {

@@ -49,10 +49,11 @@ func sizeNames() string {
 }
 
 // modelConfig is the attnscope model of the size: the biases are those of
-// torch_ref.py (QKV without, attention output with, LM head without).
-func (s size) modelConfig() model.Config {
+// torch_ref.py (QKV without, attention output with, LM head without),
+// written with the ops of path.
+func (s size) modelConfig(path layers.Path) model.Config {
 	return model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: s.Layers,
-		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true}
+		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true, Attention: string(path)}
 }
 
 // describe is the size in one line: "B32 T16 D64 H4 L2 V17 d_ff 256".
@@ -115,7 +116,7 @@ type goTrainer struct {
 }
 
 func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
-	m, err := model.New(s.modelConfig(), tensor.Float32, seed)
+	m, err := model.New(s.modelConfig(layers.Fused), tensor.Float32, seed)
 	if err != nil {
 		return nil, err
 	}

@@ -192,3 +192,15 @@ func eachPath(t *testing.T, f func(t *testing.T, path Path)) {
 		t.Run(string(path), func(t *testing.T) { f(t, path) })
 	}
 }
+
+// checkRelative fails unless max |got - want| <= tol * max(1, max |want|).
+func checkRelative(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	scale := 1.0
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if e := maxAbsDiff(t, got, want); e > tol*scale {
+		t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
+	}
+}

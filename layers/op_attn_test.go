@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -99,16 +98,7 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 			want, got := build(false), build(true)
 			// the tolerance is relative to the largest entry (float32 sums of
 			// 64 terms in another order differ by a few ulps of the largest)
-			check := func(what string, got, want []float64) {
-				t.Helper()
-				scale := 1.0
-				for _, v := range want {
-					scale = math.Max(scale, math.Abs(v))
-				}
-				if e := maxAbsDiff(t, got, want); e > tol*scale {
-					t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
-				}
-			}
+			check := func(what string, got, want []float64) { t.Helper(); checkRelative(t, what, got, want, tol) }
 			check("output", got.out, want.out)
 			check("weights", got.w, want.w)
 			for i, name := range []string{"x", "qkv.weight", "qkv.bias", "out.weight", "out.bias"} {

@@ -111,16 +111,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					}
 				}
 				want, got := results[Fused], results[Gorgonia]
-				check := func(what string, got, want []float64) {
-					t.Helper()
-					scale := 1.0
-					for _, v := range want {
-						scale = math.Max(scale, math.Abs(v))
-					}
-					if e := maxAbsDiff(t, got, want); e > tol*scale {
-						t.Errorf("%s: gorgonia path differs from fused by %.3g (largest entry %.3g)", what, e, scale)
-					}
-				}
+				check := func(what string, got, want []float64) { t.Helper(); checkRelative(t, what, got, want, tol) }
 				check("output", got.out, want.out)
 				for i := range want.grads {
 					check(fmt.Sprintf("gradient %d", i), got.grads[i], want.grads[i])
