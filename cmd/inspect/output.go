@@ -150,8 +150,9 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("\n")
 	p.para(width, "prev = previous-token, first = first-token, sep = separator, off k = offset k, "+
-		"dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than uniform; "+
-		"H = mean row entropy in nats (as a share of uniform's)")
+		"dup = duplicate-token, ind = induction, min = smallest-remaining (the smallest symbol before SEP not yet written after it), "+
+		"next> = next-larger (earlier positions holding the smallest symbol above the query's); "+
+		"scores in [0,1], 0 = no better than uniform; H = mean row entropy in nats (as a share of uniform's)")
 	return p.err
 }
 
@@ -249,6 +250,7 @@ func textNotes(res heads.Result) []string {
 		fmt.Sprintf("first %s  sep %s", f(s[heads.FirstToken]), f(s[heads.Separator])),
 		fmt.Sprintf("off %d %s  dup %s", res.OffsetK, f(s[heads.Offset]), f(s[heads.Duplicate])),
 		fmt.Sprintf("ind %s  H %s (%s)", f(s[heads.Induction]), f(res.Entropy), f(res.EntropyNorm)),
+		fmt.Sprintf("min %s  next> %s", f(s[heads.SmallestRemaining]), f(s[heads.NextLarger])),
 	}
 }
 
