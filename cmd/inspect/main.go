@@ -41,6 +41,7 @@ type options struct {
 	samples    int
 	seed       uint64
 	allRows    bool
+	mean       bool
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -57,7 +58,7 @@ const (
 )
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
-               [-color auto|always|never] [-samples N] [-seed S] [-all-rows]
+               [-color auto|always|never] [-samples N] [-seed S] [-all-rows] [-mean]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
@@ -84,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.samples, "samples", 64, "task examples the head roles are averaged over")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
+	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -168,11 +170,11 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	roles, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
-	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: roles}, nil
+	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool}, nil
 }
 
 // tokenNames maps the task's non-numeric labels ("SEP") to their ids, so
