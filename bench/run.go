@@ -49,10 +49,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	// A bad flag is the one line main prints; -h prints the usage and exits 0.
 	fs.SetOutput(io.Discard)
-	configs := fs.String("configs", "S,M", "comma-separated configurations to run (S, M)")
+	configs := fs.String("configs", "S,M,sort,L4", "comma-separated configurations to run ("+sizeNames()+")")
 	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
 	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
-	steps := fs.Int("steps", 0, "timed steps per repetition (default S 200, M 10)")
+	steps := fs.Int("steps", 0, "timed steps per repetition (default "+defaultSteps()+")")
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
@@ -256,6 +256,15 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		goPeak, peakN, machinePeak)
 	printTable(stdout, rows, opts, machinePeak)
 	return nil
+}
+
+// defaultSteps lists each size's default timed steps: "S 200, M 10, ...".
+func defaultSteps() string {
+	var each []string
+	for _, s := range sizes {
+		each = append(each, fmt.Sprintf("%s %d", s.Name, s.Steps))
+	}
+	return strings.Join(each, ", ")
 }
 
 func coreNote(env []string) string {

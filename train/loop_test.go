@@ -15,8 +15,8 @@ import (
 
 // smallYAML is a run that exercises every piece of state a resume must
 // restore: two full blocks, attention dropout (per-step masks), decoupled
-// weight decay, warmup + cosine, clipping, an evaluation set that needs a
-// padded second chunk (300 rows in chunks of 256), and best.safetensors.
+// weight decay, warmup + cosine, clipping, an evaluation set of 300 rows (two
+// chunks of 150: EvalBatch), and best.safetensors.
 const smallYAML = `
 seed: 5
 task: {name: reverse, length: 3, symbols: 5}
@@ -284,6 +284,25 @@ func TestNonFiniteStops(t *testing.T) {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				t.Fatalf("%s holds %v", p.Name, v)
 			}
+		}
+	}
+}
+
+// TestEvalBatch: the held-out set goes in the fewest chunks of at most
+// MaxEvalBatch rows, cut evenly: hand-computed cases, then for every size up
+// to 3000 the chunk fits the cap, the chunks cover the set, and fewer than one
+// row per chunk is padding.
+func TestEvalBatch(t *testing.T) {
+	for size, want := range map[int]int{1: 1, 250: 250, 256: 256, 257: 129, 300: 150, 513: 171, 1000: 250} {
+		if got := EvalBatch(size); got != want {
+			t.Errorf("EvalBatch(%d) = %d, want %d", size, got, want)
+		}
+	}
+	for size := 1; size <= 3000; size++ {
+		b := EvalBatch(size)
+		chunks := (size + b - 1) / b
+		if b > MaxEvalBatch || chunks != (size+MaxEvalBatch-1)/MaxEvalBatch || chunks*b-size >= chunks {
+			t.Fatalf("EvalBatch(%d) = %d: %d chunks, %d padded rows", size, b, chunks, chunks*b-size)
 		}
 	}
 }
