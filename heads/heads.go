@@ -212,21 +212,7 @@ func smallestRemaining(buf, tokens []int, i, sep int) []int {
 			left[v]--
 		}
 	}
-	smallest, found := 0, false
-	for v, n := range left {
-		if n > 0 && (!found || v < smallest) {
-			smallest, found = v, true
-		}
-	}
-	if !found {
-		return buf
-	}
-	for j, v := range tokens[:sep] {
-		if v == smallest {
-			buf = append(buf, j)
-		}
-	}
-	return buf
+	return holding(buf, tokens[:sep], func(v int) bool { return left[v] > 0 })
 }
 
 // nextLarger returns the earlier positions (j < i) holding the smallest
@@ -234,17 +220,20 @@ func smallestRemaining(buf, tokens []int, i, sep int) []int {
 // "the next one up" from the current token attends to. None when no
 // earlier symbol is larger.
 func nextLarger(buf, tokens []int, i, sep int) []int {
-	next, found := 0, false
-	for _, v := range tokens[:i] {
-		if v != sep && v > tokens[i] && (!found || v < next) {
-			next, found = v, true
+	return holding(buf, tokens[:i], func(v int) bool { return v != sep && v > tokens[i] })
+}
+
+// holding appends the positions in tokens of the smallest value that
+// qualifies, or nothing when none does.
+func holding(buf, tokens []int, qualifies func(v int) bool) []int {
+	smallest, found := 0, false
+	for _, v := range tokens {
+		if qualifies(v) && (!found || v < smallest) {
+			smallest, found = v, true
 		}
 	}
-	if !found {
-		return buf
-	}
-	for j, v := range tokens[:i] {
-		if v == next {
+	for j, v := range tokens {
+		if found && v == smallest {
 			buf = append(buf, j)
 		}
 	}
