@@ -1,7 +1,8 @@
 // Command inspect shows what every attention head of a trained checkpoint
 // does: heatmaps of its weights on one sequence, the model's predictions at
 // each position, and each head's role (previous-token, self, first-token,
-// separator, offset k, duplicate-token, induction or diffuse) with its score.
+// separator, offset k, duplicate-token, induction, smallest-remaining,
+// next-larger or diffuse) with its score.
 //
 //	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
 //	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
@@ -16,6 +17,9 @@
 //     and a position is scored where the task would score it; the last
 //     position has no target. The text view says so when no position is
 //     scored, and notes an input whose SEP is not where the task puts it.
+//   - -mean draws each head's weights averaged over the -samples examples
+//     instead of on the one sequence; its axes are positions (SEP where
+//     every example has it) and the PNG then shows no predictions.
 //   - Head roles are pooled over -samples examples drawn from
 //     rand.NewPCG(seed, 2), at the query positions the task scores (all
 //     positions with -all-rows); see package heads for the scores. They

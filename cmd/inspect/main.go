@@ -41,6 +41,7 @@ type options struct {
 	samples    int
 	seed       uint64
 	allRows    bool
+	mean       bool
 	path       string // attention path to run on; "" keeps the checkpoint's
 	graph      bool   // print the expression graph's summary instead of the heads
 	dot        string // write the expression graph as DOT to this file
@@ -61,7 +62,8 @@ const (
 )
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
-               [-color auto|always|never] [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+               [-color auto|always|never] [-samples N] [-seed S] [-all-rows] [-mean]
+               [-path fused|gorgonia]
        inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 
 Shows what every attention head of a checkpoint written by train does:
@@ -91,6 +93,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.samples, "samples", 64, "task examples the head roles are averaged over")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
+	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
@@ -188,11 +191,11 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	roles, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
-	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: roles}, nil
+	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool}, nil
 }
 
 // tokenNames maps the task's non-numeric labels ("SEP") to their ids, so
