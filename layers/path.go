@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -52,16 +54,50 @@ func (p Path) String() string {
 
 // NameAs gives the node returned by a graph-building call a name that says
 // what it is ("blocks.0.attn.scores"), for graph summaries, DOT files and
-// error messages. Op nodes hash on their op and children, never their name,
-// so naming one cannot merge or split nodes.
+// error messages. The unnamed op nodes the call made on the way (the
+// Reshape, SizeOf and Repeat behind a BroadcastAdd) are named after it:
+// "blocks.0.attn.out.repeat". Op nodes hash on their op and children, never
+// their name, so naming one cannot merge or split nodes.
 func NameAs(name string) func(*gorgonia.Node, error) (*gorgonia.Node, error) {
 	return func(n *gorgonia.Node, err error) (*gorgonia.Node, error) {
 		if err != nil {
 			return nil, errors.Wrap(err, name)
 		}
 		gorgonia.WithName(name)(n)
+		nameHelpers(n, name, map[string]int{})
 		return n, nil
 	}
+}
+
+// nameHelpers names n's unnamed op-node descendants (stopping at named
+// nodes and inputs) name.<op kind>, numbered from the second of a kind.
+func nameHelpers(n *gorgonia.Node, name string, seen map[string]int) {
+	for children := n.Graph().From(n.ID()); children.Next(); {
+		c, ok := children.Node().(*gorgonia.Node)
+		if !ok || c.Op() == nil || c.Name() != defaultName(c) {
+			continue
+		}
+		kind := strings.TrimSuffix(reflect.TypeOf(c.Op()).Name(), "Op")
+		if reflect.TypeOf(c.Op()).Kind() == reflect.Pointer {
+			kind = strings.TrimSuffix(reflect.TypeOf(c.Op()).Elem().Name(), "Op")
+		}
+		seen[kind]++
+		if seen[kind] > 1 {
+			kind += strconv.Itoa(seen[kind])
+		}
+		gorgonia.WithName(name + "." + kind)(c)
+		nameHelpers(c, name, seen)
+	}
+}
+
+// defaultName is the name Gorgonia prints for an op node nobody named:
+// its op and its children's ids, "Reshape(1, 32)(%8)".
+func defaultName(n *gorgonia.Node) string {
+	var ids []string
+	for children := n.Graph().From(n.ID()); children.Next(); {
+		ids = append(ids, fmt.Sprintf("%%%x", children.Node().ID()))
+	}
+	return fmt.Sprintf("%s(%s)", n.Op(), strings.Join(ids, ", "))
 }
 
 // prefixOf is the layer name a parameter's checkpoint name implies:

@@ -88,9 +88,17 @@ func TestPlainGolden(t *testing.T) {
 // second half is wrong at its last position). Every key, string and integer
 // must match exactly; numbers within 1e-5 absolute plus 1e-5 relative, because
 // float32 kernels may legitimately round the last digit differently (a change
-// of GEMM summation order is not a change of the output).
+// of GEMM summation order is not a change of the output). The checkpoint was
+// trained on the fused path; run on the gorgonia path (-path) it must give
+// the same object.
 func TestJSONGolden(t *testing.T) {
-	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6")
+	for _, path := range []string{"fused", "gorgonia"} {
+		t.Run(path, func(t *testing.T) { checkJSONGolden(t, "-path", path) })
+	}
+}
+
+func checkJSONGolden(t *testing.T, extra ...string) {
+	out := runOK(t, append([]string{"-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6"}, extra...)...)
 	if *update {
 		golden(t, "copy.json", out)
 		return
