@@ -16,6 +16,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/layers"
 )
 
 // options are the command's flags.

@@ -5,7 +5,8 @@
 //
 // API:
 //   - Gemm: C = op(A) op(B) + beta C, row-major, float32 or float64.
-//   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows.
+//   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
+//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift.
 //   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
 //     goroutine); Scratch and PutScratch, a pool of float32 buffers.
 //   - Active, Check, Backend: which path is in use.
