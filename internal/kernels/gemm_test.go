@@ -9,13 +9,13 @@ import (
 
 // refGemm is C = op(A) op(B) + beta C in float64, the plain triple loop; it
 // also returns sum |op(A)| |op(B)| per entry, the scale of the rounding error.
-func refGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) (want, scale []float64) {
+func refGemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (want, scale []float64) {
 	want, scale = make([]float64, m*n), make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
 			var s, abs float64
 			for p := 0; p < k; p++ {
-				var x, y float32
+				var x, y T
 				if transA {
 					x = a[p*lda+i]
 				} else {
@@ -122,24 +122,7 @@ func TestDgemmMatchesReference(t *testing.T) {
 					return v
 				}
 				a, b, c := fill(ar, ac), fill(br, bc), fill(m, n)
-				want, scale := make([]float64, m*n), make([]float64, m*n)
-				for i := 0; i < m; i++ {
-					for j := 0; j < n; j++ {
-						var s, abs float64
-						for p := 0; p < k; p++ {
-							var x, y float64
-							if tr {
-								x, y = a[p*ac+i], b[j*bc+p]
-							} else {
-								x, y = a[i*ac+p], b[p*bc+j]
-							}
-							s += x * y
-							abs += math.Abs(x * y)
-						}
-						want[i*n+j] = s + beta*c[i*n+j]
-						scale[i*n+j] = abs + math.Abs(beta*c[i*n+j])
-					}
-				}
+				want, scale := refGemm(tr, tr, m, n, k, a, ac, b, bc, beta, c, n)
 				Gemm(tr, tr, m, n, k, a, ac, b, bc, beta, c, n)
 				for i, w := range want {
 					if math.Abs(c[i]-w) > 1e-12*scale[i]+1e-300 {
