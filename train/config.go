@@ -67,7 +67,7 @@ func DefaultConfig() Config {
 		Task: data.TaskConfig{Name: "copy", Length: 8, Symbols: 16},
 		Model: model.Config{
 			DModel: 32, Heads: 4, Layers: 1,
-			OutBias: true,
+			OutBias: true, Attention: "fused",
 		},
 		Train: TrainConfig{
 			BatchSize: 32, Steps: 1000, LR: 3e-3, Schedule: "constant",

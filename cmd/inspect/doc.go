@@ -1,11 +1,13 @@
 // Command inspect shows what every attention head of a trained checkpoint
 // does: heatmaps of its weights on one sequence, the model's predictions at
 // each position, and each head's role (previous-token, self, first-token,
-// separator, offset k, duplicate-token, induction or diffuse) with its score.
+// separator, offset k, duplicate-token, induction, smallest-remaining,
+// next-larger or diffuse) with its score.
 //
 //	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
 //	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
-//	        [-samples N] [-seed S] [-all-rows]
+//	        [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+//	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 //
 // Conventions:
 //   - The task comes from the checkpoint's run config ("task" member), the
@@ -16,6 +18,9 @@
 //     and a position is scored where the task would score it; the last
 //     position has no target. The text view says so when no position is
 //     scored, and notes an input whose SEP is not where the task puts it.
+//   - -mean draws each head's weights averaged over the -samples examples
+//     instead of on the one sequence; its axes are positions (SEP where
+//     every example has it) and the PNG then shows no predictions.
 //   - Head roles are pooled over -samples examples drawn from
 //     rand.NewPCG(seed, 2), at the query positions the task scores (all
 //     positions with -all-rows); see package heads for the scores. They
@@ -35,6 +40,12 @@
 //     (checkpoint, task, step), then each layer's heads in rows of as many
 //     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
+//   - -path runs the checkpoint on the fused or the gorgonia attention path
+//     (default: its own model.attention); both give the same view. -graph
+//     prints the expression graph instead of the heads (model.Graph.Summary:
+//     op nodes in execution order, name, op, shape, parameters, totals; -train
+//     for the training graph of the run's batch), -dot writes Gorgonia's
+//     ToDot atomically, never over the checkpoint.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a

@@ -41,6 +41,11 @@ type options struct {
 	samples    int
 	seed       uint64
 	allRows    bool
+	mean       bool
+	path       string // attention path to run on; "" keeps the checkpoint's
+	graph      bool   // print the expression graph's summary instead of the heads
+	dot        string // write the expression graph as DOT to this file
+	trainGraph bool   // -graph and -dot show the training graph
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -57,12 +62,16 @@ const (
 )
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
-               [-color auto|always|never] [-samples N] [-seed S] [-all-rows]
+               [-color auto|always|never] [-samples N] [-seed S] [-all-rows] [-mean]
+               [-path fused|gorgonia]
+       inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
 head's role (previous-token, offset k, induction, ...) scored over -samples
 examples of the task. -json and -png write the same as data and as an image.
+-graph prints the model's expression graph instead, one node a line; -dot
+writes it for graphviz.
 
 flags:
 `
@@ -84,6 +93,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.samples, "samples", 64, "task examples the head roles are averaged over")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
+	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
+	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
+	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
+	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
+	fs.BoolVar(&o.trainGraph, "train", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -101,6 +115,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.checkpoint == "" {
 		return errors.New("-checkpoint is required")
+	}
+	if o.trainGraph && !o.graph && o.dot == "" {
+		return errors.New("-train needs -graph or -dot")
+	}
+	if o.graph || o.dot != "" {
+		return showGraph(o, stdout)
 	}
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {
@@ -142,6 +162,9 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
+	if err := applyPath(m, o.path); err != nil {
+		return report{}, err
+	}
 	task, err := taskOf(info.RunConfig, m.Config)
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
@@ -168,11 +191,11 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	roles, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
-	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: roles}, nil
+	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool}, nil
 }
 
 // tokenNames maps the task's non-numeric labels ("SEP") to their ids, so
@@ -228,13 +251,19 @@ func orNames(names map[string]int) string {
 // decimal matches what strconv.Atoi would read but for its range.
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
 
-// quoteShort quotes s for a message, cut to 40 bytes.
+// quoteShort quotes s for a message, cut so that the quoted text is at
+// most 42 characters (bytes that are not UTF-8 quote as four: \x82).
 func quoteShort(s string) string {
 	const max = 40
-	if len(s) > max {
-		return strconv.Quote(s[:max]) + "..."
+	q := strconv.Quote(s)
+	if len(q) <= max+2 {
+		return q
 	}
-	return strconv.Quote(s)
+	for cut := min(len(s), max); ; cut-- {
+		if q := strconv.Quote(s[:cut]); len(q) <= max+2 {
+			return q + "..."
+		}
+	}
 }
 
 // taskOf rebuilds the checkpoint's task from its run config and checks that

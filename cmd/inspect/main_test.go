@@ -9,11 +9,13 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 )
@@ -86,9 +88,17 @@ func TestPlainGolden(t *testing.T) {
 // second half is wrong at its last position). Every key, string and integer
 // must match exactly; numbers within 1e-5 absolute plus 1e-5 relative, because
 // float32 kernels may legitimately round the last digit differently (a change
-// of GEMM summation order is not a change of the output).
+// of GEMM summation order is not a change of the output). The checkpoint was
+// trained on the fused path; run on the gorgonia path (-path) it must give
+// the same object.
 func TestJSONGolden(t *testing.T) {
-	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6")
+	for _, path := range []string{"fused", "gorgonia"} {
+		t.Run(path, func(t *testing.T) { checkJSONGolden(t, "-path", path) })
+	}
+}
+
+func checkJSONGolden(t *testing.T, extra ...string) {
+	out := runOK(t, append([]string{"-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6"}, extra...)...)
 	if *update {
 		golden(t, "copy.json", out)
 		return
@@ -551,5 +561,72 @@ func TestCheckpointDirectory(t *testing.T) {
 	err = run([]string{"-checkpoint", dir}, &stdout, &stderr)
 	if want := "checkpoint " + dir + ": is a directory; did you mean -checkpoint " + filepath.Join(dir, "checkpoint.safetensors") + "?"; err == nil || err.Error() != want {
 		t.Errorf("run directory: %v, want %q", err, want)
+	}
+}
+
+// TestMeanHeatmaps: with -mean each panel is the mean of the head's weights
+// over the -samples examples, checked against the examples run one at a
+// time (a batch-1 graph per example, averaged here; float32, so 1e-5), and
+// its axes are positions with SEP where every example has it.
+func TestMeanHeatmaps(t *testing.T) {
+	const n = 3
+	r, err := prepare(options{checkpoint: testCheckpoint, layer: -1, head: -1, samples: n, seed: 7, mean: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := model.Load(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := r.task.SeqLen()
+	b := data.NewBatch(n, tl)
+	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, samplesStream))); err != nil {
+		t.Fatal(err)
+	}
+	want := make([][][][]float64, r.cfg.Layers)
+	for i := range n {
+		tokens, targets, mask := b.Row(i)
+		fw, err := forward(m, sequence{tokens: tokens, targets: targets, scored: mask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range r.cfg.Layers {
+			if i == 0 {
+				want[l] = make([][][]float64, r.cfg.Heads)
+			}
+			for h := range r.cfg.Heads {
+				if i == 0 {
+					want[l][h] = make([][]float64, tl)
+					for q := range want[l][h] {
+						want[l][h][q] = make([]float64, tl)
+					}
+				}
+				for q, row := range fw.attention[l][h] {
+					for k, w := range row {
+						want[l][h][q][k] += w / n
+					}
+				}
+			}
+		}
+	}
+	for l := range r.cfg.Layers {
+		for h := range r.cfg.Heads {
+			p := r.panel(l, h, nil)
+			for q := range tl {
+				for k := range tl {
+					if d := math.Abs(p.Weights[q][k] - want[l][h][q][k]); d > 1e-5 {
+						t.Fatalf("layer %d head %d (%d, %d): mean %v, want %v", l, h, q, k, p.Weights[q][k], want[l][h][q][k])
+					}
+				}
+			}
+			if strings.Join(p.Cols, " ") != "0 1 2 3 SEP 5 6 7" {
+				t.Errorf("mean panel labels %q", p.Cols)
+			}
+		}
+	}
+	plainEnv(t, "100")
+	out := string(runOK(t, "-checkpoint", testCheckpoint, "-mean", "-samples", "3", "-seed", "7"))
+	if !strings.Contains(out, "heatmaps: the mean over 3 examples of copy (seed 7)") {
+		t.Errorf("-mean output lacks its header:\n%s", out)
 	}
 }

@@ -30,6 +30,7 @@ type report struct {
 	ex    sequence
 	fw    pass
 	roles [][]heads.Result // [layer][head], pooled over opts.samples examples
+	pool  pooled
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is
@@ -135,7 +136,12 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	if r.opts.allRows {
 		rowsUsed = "at every position"
 	}
-	p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", render.MaskedGlyph)
+	if r.opts.mean {
+		p.para(width, "heatmaps: the mean over %d examples of %s (seed %d); rows = query positions, columns = key positions, %s = masked",
+			r.opts.samples, r.task.Name(), r.opts.seed, render.MaskedGlyph)
+	} else {
+		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", render.MaskedGlyph)
+	}
 	p.para(width, "roles: pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
 	layers, hs := r.selected()
 	for _, l := range layers {
@@ -150,8 +156,9 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("\n")
 	p.para(width, "prev = previous-token, first = first-token, sep = separator, off k = offset k, "+
-		"dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than uniform; "+
-		"H = mean row entropy in nats (as a share of uniform's)")
+		"dup = duplicate-token, ind = induction, min = smallest-remaining (the smallest symbol before SEP not yet written after it), "+
+		"next> = next-larger (earlier positions holding the smallest symbol above the query's); "+
+		"scores in [0,1], 0 = no better than uniform; H = mean row entropy in nats (as a share of uniform's)")
 	return p.err
 }
 
@@ -225,12 +232,22 @@ func (r report) accuracy() (correct, scored int) {
 	return correct, scored
 }
 
-// panel is head (l, h) on the displayed sequence.
+// panel is head (l, h) on the displayed sequence, or with -mean its mean
+// over the examples, labelled by position (SEP where every example has it).
 func (r report) panel(l, h int, notes []string) render.Panel {
-	labels := r.labels()
+	labels, weights := r.labels(), r.fw.attention[l][h]
+	if r.opts.mean {
+		weights, labels = r.pool.mean[l][h], make([]string, len(r.pool.sep))
+		for i, sep := range r.pool.sep {
+			labels[i] = strconv.Itoa(i)
+			if sep {
+				labels[i] = "SEP"
+			}
+		}
+	}
 	return render.Panel{
 		Title:   fmt.Sprintf("layer %d head %d", l, h),
-		Weights: r.fw.attention[l][h],
+		Weights: weights,
 		Rows:    labels,
 		Cols:    labels,
 		Causal:  true,
@@ -249,6 +266,7 @@ func textNotes(res heads.Result) []string {
 		fmt.Sprintf("first %s  sep %s", f(s[heads.FirstToken]), f(s[heads.Separator])),
 		fmt.Sprintf("off %d %s  dup %s", res.OffsetK, f(s[heads.Offset]), f(s[heads.Duplicate])),
 		fmt.Sprintf("ind %s  H %s (%s)", f(s[heads.Induction]), f(res.Entropy), f(res.EntropyNorm)),
+		fmt.Sprintf("min %s  next> %s", f(s[heads.SmallestRemaining]), f(s[heads.NextLarger])),
 	}
 }
 
@@ -280,14 +298,20 @@ func (r report) pngFigure() render.Figure {
 		correct[i] = r.fw.predictions[i] == r.ex.targets[i]
 	}
 	ok, n := r.accuracy()
-	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
+	source := fmt.Sprintf("one example of task %s drawn with seed %d; correct at scored positions: %d/%d", r.task.Name(), r.opts.seed, ok, n)
 	if !r.ex.drawn {
-		source = "tokens from -tokens"
+		source = fmt.Sprintf("tokens from -tokens; correct at scored positions: %d/%d", ok, n)
+	}
+	if r.opts.mean {
+		// The mean has no one sequence: no predictions, SEP where every
+		// example has it, and the scored rows the task's.
+		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", r.opts.samples, r.task.Name(), r.opts.seed)
+		scored, seps, predicted, correct = r.pool.scored, r.pool.sep, nil, nil
 	}
 	f := render.Figure{
 		Title: []string{
 			fmt.Sprintf("%s  task %s  step %d  (%s x %s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head")),
-			fmt.Sprintf("sequence: %s; correct at scored positions: %d/%d", source, ok, n),
+			"heatmaps: " + source,
 			render.FigureLegend,
 		},
 		MaxWidth: pngMaxWidth,

@@ -195,7 +195,9 @@ func summarize(w io.Writer, res *train.Result) {
 			files = append(files, f)
 		}
 	}
-	fmt.Fprintf(w, "files: %s/{%s}\n", res.Dir, strings.Join(files, ","))
+	// The directory on a line of its own keeps the file list within 80
+	// columns.
+	fmt.Fprintf(w, "run directory: %s\nfiles: %s\n", res.Dir, strings.Join(files, " "))
 }
 
 // terminalWidth is f's width in columns, or defaultWidth when it cannot be

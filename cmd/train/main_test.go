@@ -104,7 +104,7 @@ func TestRunWritesRun(t *testing.T) {
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
 		"step 5/40  loss ", "step 40/40  eval_loss ",
 		"steps 1-40 of 40 in ", "eval at step 40: eval_loss ",
-		"files: runs/tiny/{config.yaml,metrics.jsonl,checkpoint.safetensors,best.safetensors}",
+		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl checkpoint.safetensors best.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -112,6 +112,12 @@ func TestRunWritesRun(t *testing.T) {
 	}
 	if strings.Contains(out, "\r") || stderr != "" {
 		t.Errorf("progress bar drawn on a non-terminal, or stderr %q", stderr)
+	}
+	// The summary fits an 80-column terminal.
+	for _, line := range strings.Split(out[strings.Index(out, "steps 1-40"):], "\n") {
+		if n := len([]rune(line)); n >= 80 {
+			t.Errorf("summary line of %d characters: %q", n, line)
+		}
 	}
 	out, _, err = runCmd("-resume", dir)
 	if err != nil || !strings.Contains(out, "already complete (step 40/40)") {
