@@ -33,16 +33,26 @@ type options struct {
 	env []string
 }
 
+const usage = `usage: bench [-configs S,M] [-go-only] [flags]
+
+Trains the lesson model side by side in Go and in PyTorch (bench/torch_ref.py)
+and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
+Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
+
+flags:
+`
+
 // run parses args and either runs the whole comparison or, with -worker, one
 // Go measurement in this process (the comparison starts one worker process
 // per Go measurement, so each has its own peak RSS).
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configs := fs.String("configs", "S,M", "comma-separated configurations to run (S, M)")
+	// A bad flag is the one line main prints; -h prints the usage and exits 0.
+	fs.SetOutput(io.Discard)
+	configs := fs.String("configs", "S,M,sort,L4", "comma-separated configurations to run ("+sizeNames()+")")
 	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
 	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
-	steps := fs.Int("steps", 0, "timed steps per repetition (default S 200, M 10)")
+	steps := fs.Int("steps", 0, "timed steps per repetition (default "+defaultSteps()+")")
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
@@ -51,7 +61,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return errors.Wrap(err, "bad flags (see -h)")
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q", fs.Args())
@@ -240,6 +256,15 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		goPeak, peakN, machinePeak)
 	printTable(stdout, rows, opts, machinePeak)
 	return nil
+}
+
+// defaultSteps lists each size's default timed steps: "S 200, M 10, ...".
+func defaultSteps() string {
+	var each []string
+	for _, s := range sizes {
+		each = append(each, fmt.Sprintf("%s %d", s.Name, s.Steps))
+	}
+	return strings.Join(each, ", ")
 }
 
 func coreNote(env []string) string {

@@ -48,8 +48,8 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 		}
 		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, goRate, torchCells, ratio,
 			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))
-		notes = append(notes, fmt.Sprintf("%s: B%d T%d D%d H%d V%d, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
-			r.size.Name, r.size.Batch, r.size.SeqLen, r.size.DModel, r.size.Heads, r.size.V, r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
+		notes = append(notes, fmt.Sprintf("%s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
+			r.size.Name, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
 	}
 	_ = tw.Flush() // the writer's own errors surface on w's next write
 	for _, n := range notes {

@@ -21,6 +21,7 @@ type LayerNorm struct {
 	Eps    float64
 	Weight *gorgonia.Node // (D)
 	Bias   *gorgonia.Node // (D)
+	Path   Path           // which ops Forward writes; "" is Fused
 }
 
 // NewLayerNorm checks that weight and bias are vectors of the same length.
@@ -36,8 +37,11 @@ func (l *LayerNorm) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != l.D {
 		return nil, errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D)
 	}
+	if l.Path == Gorgonia {
+		return l.forwardGorgonia(x)
+	}
 	op := layerNormOp{opBase{fmt.Sprintf("LayerNorm{eps=%v}", l.Eps)}, l.Eps, newBuffer()}
-	return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, D)
+	return NameAs(prefixOf(l.Weight))(gorgonia.ApplyOp(op, x, l.Weight, l.Bias)) // (N, D)
 }
 
 type layerNormOp struct {

@@ -15,6 +15,7 @@ type Linear struct {
 	In, Out int
 	Weight  *gorgonia.Node // (Out, In)
 	Bias    *gorgonia.Node // (Out) or nil
+	Path    Path           // which ops Forward writes; "" is Fused
 }
 
 // NewLinear checks the weight is a matrix and the bias, when given, matches
@@ -36,11 +37,14 @@ func (l *Linear) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != l.In {
 		return nil, errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In)
 	}
+	if l.Path == Gorgonia {
+		return l.forwardGorgonia(x)
+	}
 	op := linearOp{opBase{fmt.Sprintf("Linear{bias=%t}", l.Bias != nil)}, l.Bias != nil, newBuffer()}
 	if l.Bias != nil {
-		return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, Out)
+		return NameAs(prefixOf(l.Weight))(gorgonia.ApplyOp(op, x, l.Weight, l.Bias)) // (N, Out)
 	}
-	return gorgonia.ApplyOp(op, x, l.Weight) // (N, Out)
+	return NameAs(prefixOf(l.Weight))(gorgonia.ApplyOp(op, x, l.Weight)) // (N, Out)
 }
 
 func nodeShape(n *gorgonia.Node) tensor.Shape {

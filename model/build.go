@@ -32,6 +32,7 @@ type Graph struct {
 	DropoutMasks []*gorgonia.Node // one per layer (B, H, T, T) when Train && Dropout > 0, else nil
 	KeyMask      *gorgonia.Node   // (B, T) when KeyPadding, else nil
 	Params       []*gorgonia.Node // in Model.Params order, bound to the model's own tensors
+	Path         layers.Path      // the ops the graph is written with (Model.Config.Attention)
 
 	grads []*gorgonia.Node // d Loss / d Params[i] when Opts.Train
 }
@@ -45,6 +46,10 @@ const (
 	// PositionsName is the (B*T) Int input holding t for row (b, t), used to
 	// look up the position embedding.
 	PositionsName = "positions"
+	// EmbedName names the token plus position embedding node, LossName the
+	// loss node.
+	EmbedName = "embed"
+	LossName  = "loss"
 )
 
 // DropoutMaskName is the name of layer i's attention dropout mask input.
@@ -61,7 +66,11 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 	b, t := opts.Batch, opts.SeqLen
 	n := b * t
 	g := gorgonia.NewGraph()
-	gr := &Graph{G: g, Model: m, Opts: opts}
+	path, err := m.Config.Path()
+	if err != nil {
+		return nil, errors.Wrap(err, "build")
+	}
+	gr := &Graph{G: g, Model: m, Opts: opts, Path: path}
 
 	gr.Tokens = intInput(g, TokensName, make([]int, n))
 	gr.Targets = intInput(g, TargetsName, make([]int, n))
@@ -96,10 +105,12 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	head.Path = gr.Path
 	if gr.Logits, err = head.Forward(x); err != nil { // (B*T, V)
 		return nil, err
 	}
-	if gr.Loss, err = layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask); err != nil { // scalar
+	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
+	if gr.Loss, err = layers.NameAs(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)); err != nil { // scalar
 		return nil, err
 	}
 	if opts.Train {
@@ -122,6 +133,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
+	tokEmb.Path, posEmb.Path = gr.Path, gr.Path
 	tok, err := tokEmb.Forward(gr.Tokens) // (B*T, D)
 	if err != nil {
 		return nil, err
@@ -130,7 +142,11 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
-	x, err := layers.Add(tok, pos) // (B*T, D)
+	add := layers.Add
+	if gr.Path == layers.Gorgonia {
+		add = gorgonia.Add
+	}
+	x, err := layers.NameAs(EmbedName)(add(tok, pos)) // (B*T, D)
 	if err != nil {
 		return nil, errors.Wrap(err, "build: embeddings")
 	}
@@ -155,6 +171,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
+	lnf.Path = gr.Path
 	return lnf.Forward(x) // (B*T, D)
 }
 
@@ -176,7 +193,7 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) (*layers.Block, 
 		return nil, err
 	}
 	if !cfg.MLP {
-		return layers.NewBlock(nil, attn, nil, nil)
+		return newBlock(gr.Path, nil, attn, nil, nil)
 	}
 	ln1, err := layers.NewLayerNorm(p("ln1.weight"), p("ln1.bias"))
 	if err != nil {
@@ -198,7 +215,17 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) (*layers.Block, 
 	if err != nil {
 		return nil, err
 	}
-	return layers.NewBlock(ln1, attn, ln2, mlp)
+	return newBlock(gr.Path, ln1, attn, ln2, mlp)
+}
+
+// newBlock is layers.NewBlock with every layer on path.
+func newBlock(path layers.Path, ln1 *layers.LayerNorm, attn *layers.MultiHeadSelfAttention, ln2 *layers.LayerNorm, mlp *layers.MLP) (*layers.Block, error) {
+	bl, err := layers.NewBlock(ln1, attn, ln2, mlp)
+	if err != nil {
+		return nil, err
+	}
+	bl.SetPath(path)
+	return bl, nil
 }
 
 // checkBuild validates the model and the options before anything is built.
@@ -284,10 +311,19 @@ func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
 // returns the last run's gradient alone. The machine keeps its own copies of
 // Logits, Loss and Attention after each run (TraceExec on those nodes only),
 // so a later op reusing their buffers cannot change what callers read.
-func (gr *Graph) NewMachine() gorgonia.VM {
+func (gr *Graph) NewMachine() gorgonia.VM { return gr.newMachine(true) }
+
+// NewScoringMachine is NewMachine for callers that read only Logits and Loss
+// (evaluation): it keeps no copies of the attention weights, which at
+// B1000 T16 H4 are 8 MB copied per run for nobody.
+func (gr *Graph) NewScoringMachine() gorgonia.VM { return gr.newMachine(false) }
+
+func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
-	for _, a := range gr.Attention {
-		watch = append(watch, a)
+	if keepAttention {
+		for _, a := range gr.Attention {
+			watch = append(watch, a)
+		}
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
 	if gr.Opts.Train {

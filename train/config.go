@@ -67,7 +67,7 @@ func DefaultConfig() Config {
 		Task: data.TaskConfig{Name: "copy", Length: 8, Symbols: 16},
 		Model: model.Config{
 			DModel: 32, Heads: 4, Layers: 1,
-			OutBias: true,
+			OutBias: true, Attention: "fused",
 		},
 		Train: TrainConfig{
 			BatchSize: 32, Steps: 1000, LR: 3e-3, Schedule: "constant",
@@ -316,7 +316,7 @@ func (c Config) EstimateBytes() float64 {
 }
 
 // evalBatch is the batch of Run's evaluation graph.
-func (c Config) evalBatch() int { return min(c.Train.EvalSize, MaxEvalBatch) }
+func (c Config) evalBatch() int { return EvalBatch(c.Train.EvalSize) }
 
 func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
 

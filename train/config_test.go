@@ -112,7 +112,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
 		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every)"}},
-		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout)"}},
+		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
 		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},
 		{"duplicate key", "seed: 1\nmodel:\n  heads: 4\n  heads: 8\n", []string{"x.yaml:4:3: duplicate key model.heads (first set at line 3)"}},
@@ -139,6 +139,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"dropout 1", "model:\n  dropout: 1\n", []string{"model.dropout = 1: must be in [0, 1)"}},
 		{"negative dropout", "model:\n  dropout: -0.1\n", []string{"model.dropout = -0.1: must be in [0, 1)"}},
 		{"NaN dropout", "model:\n  dropout: .nan\n", []string{"model.dropout = NaN: must be a finite number"}},
+		{"unknown attention path", "model:\n  attention: native\n", []string{`model.attention = "native": want fused or gorgonia`}},
 		{"zero batch", "train:\n  batch_size: 0\n", []string{"train.batch_size = 0: must be positive"}},
 		{"negative steps", "train:\n  steps: -5\n", []string{"train.steps = -5: must be positive"}},
 		{"zero lr", "train:\n  lr: 0\n", []string{"train.lr = 0: must be positive"}},
@@ -157,7 +158,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
 		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
 		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
-		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.7 GiB (training graph of 32 x 1024 positions, evaluation graph of 256 rows; limit 8.0 GiB)"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.3 GiB (training graph of 32 x 1024 positions, evaluation graph of 250 rows; limit 8.0 GiB)"}},
 		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"the run needs an estimated", "reduce train.batch_size"}},
 		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"the run needs an estimated"}},
 		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"the run needs an estimated"}},
@@ -395,7 +396,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{
 		Seed:  5,
 		Task:  data.TaskConfig{Name: "copy", Length: 8, Symbols: 16},
-		Model: model.Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true},
+		Model: model.Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true, Attention: "fused"},
 		Train: TrainConfig{
 			BatchSize: 32, Steps: 1000, LR: 3e-3, Schedule: "constant", GradClip: 1,
 			Beta1: 0.9, Beta2: 0.999, Eps: 1e-8,
@@ -474,14 +475,15 @@ func TestParseConfigJSON(t *testing.T) {
 // bytes each = 137472; training forward at B·T = 512: block
 // 12·512·32 + 4·32·4·16·16 = 327680, embeddings and head
 // 4·512·32 + 4·512·17 = 100352, twice for backward = 856064; evaluation
-// forward at 256 rows (B·T = 4096): 12·4096·32 + 4·256·4·16·16 = 2621440 plus
-// 4·4096·32 + 4·4096·17 = 802816; activations 4 bytes each.
+// forward at 250 rows (1000 held-out rows in four equal chunks, B·T = 4000):
+// 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000;
+// activations 4 bytes each.
 func TestEstimateBytes(t *testing.T) {
 	cfg := DefaultConfig()
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2621440+802816.0); got != want {
+	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2560000+784000.0); got != want {
 		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
 	}
 	cfg.Train.EvalEvery = 0

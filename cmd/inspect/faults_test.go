@@ -300,8 +300,9 @@ func TestParseTokens(t *testing.T) {
 		{"5,2,,7", []int{5, 2, 7}},
 		{" 5\t2\r\n7 ", []int{5, 2, 7}},
 		{"+3 007 -0", []int{3, 7, 0}},
+		{"1 SEP 1 sep", []int{1, 16, 1, 16}},
 	} {
-		got, err := parseTokens(c.in)
+		got, err := parseTokens(c.in, map[string]int{"SEP": 16})
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || (got == nil) != (c.want == nil) {
 			t.Errorf("parseTokens(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
@@ -313,7 +314,7 @@ func TestParseTokens(t *testing.T) {
 // same ids, one per non-empty field.
 func FuzzParseTokens(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := parseTokens(s)
+		ids, err := parseTokens(s, map[string]int{"SEP": 16})
 		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "-tokens") || strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
@@ -326,7 +327,7 @@ func FuzzParseTokens(f *testing.F) {
 			t.Fatalf("parseTokens(%q) = %v from %d fields", s, ids, len(fields))
 		}
 		printed := strings.Trim(fmt.Sprint(ids), "[]")
-		again, err := parseTokens(printed)
+		again, err := parseTokens(printed, nil)
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
 			t.Fatalf("parseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
 		}

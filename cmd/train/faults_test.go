@@ -329,7 +329,7 @@ func TestCorruptResume(t *testing.T) {
 	}
 	dir := copyDir(t, base)
 	refusedIn(t, "-config of another task", dir, []string{"-resume", dir, "-config", otherYAML},
-		"cannot resume "+dir+" with a different config (task.name: saved copy, given reverse)")
+		"cannot resume "+dir+": the config differs (task.name: saved copy, given reverse); on resume only train.steps may change")
 	if err := os.Remove(filepath.Join(dir, ck)); err != nil {
 		t.Fatal(err)
 	}
