@@ -289,13 +289,19 @@ func orNames(names map[string]int) string {
 // decimal matches what strconv.Atoi would read but for its range.
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
 
-// quoteShort quotes s for a message, cut to 40 bytes.
+// quoteShort quotes s for a message, cut so that the quoted text is at
+// most 42 characters (bytes that are not UTF-8 quote as four: \x82).
 func quoteShort(s string) string {
 	const max = 40
-	if len(s) > max {
-		return strconv.Quote(s[:max]) + "..."
+	q := strconv.Quote(s)
+	if len(q) <= max+2 {
+		return q
 	}
-	return strconv.Quote(s)
+	for cut := min(len(s), max); ; cut-- {
+		if q := strconv.Quote(s[:cut]); len(q) <= max+2 {
+			return q + "..."
+		}
+	}
 }
 
 // taskOf rebuilds the checkpoint's task from its run config and checks that
