@@ -21,6 +21,7 @@ import (
 // options are the command's flags.
 type options struct {
 	configs []size
+	paths   []layers.Path // the Go side runs each config once per path
 	rounds  int
 	reps    int
 	steps   int
@@ -59,7 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	threads := fs.String("threads", "1,2,1/2,2/1", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
-	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
+	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
+	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -78,10 +80,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *worker == "peak" {
 		return runPeakWorker(stdout)
 	}
-	if *worker != "" {
-		return runWorker(*worker, *steps, *warmup, *reps, stdout)
+	var goPaths []layers.Path
+	for _, name := range strings.Split(*paths, ",") {
+		p, err := layers.ParsePath(strings.TrimSpace(name))
+		if err != nil || strings.TrimSpace(name) == "" {
+			return errors.Errorf("-paths %q: want a comma-separated list of %s and %s", *paths, layers.Fused, layers.Gorgonia)
+		}
+		goPaths = append(goPaths, p)
 	}
-	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly}
+	if *worker != "" {
+		if len(goPaths) != 1 {
+			return errors.Errorf("-worker runs one path, -paths %q names %d", *paths, len(goPaths))
+		}
+		return runWorker(*worker, goPaths[0], *steps, *warmup, *reps, stdout)
+	}
+	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, paths: goPaths}
 	for _, name := range strings.Split(*configs, ",") {
 		s, err := sizeNamed(strings.TrimSpace(name))
 		if err != nil {
@@ -186,11 +199,14 @@ func (m *measurement) add(rates []float64, rss int64, cpuWall, loss float64) {
 	m.loss = loss
 }
 
-// row is one config's line of the table.
+// row is one config's line of the table on one Go path. The rows of one
+// config share their PyTorch measurements; the first of them takes them.
 type row struct {
-	size  size
-	goRes measurement
-	torch map[torchThreads]*measurement
+	size      size
+	path      layers.Path
+	goRes     measurement
+	torch     map[torchThreads]*measurement
+	takeTorch bool
 }
 
 func compare(opts options, stdout, stderr io.Writer) error {
@@ -205,9 +221,12 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		}
 	}
 	goPeak := 0.0
-	rows := make([]*row, len(opts.configs))
-	for i, s := range opts.configs {
-		rows[i] = &row{size: s, torch: map[torchThreads]*measurement{}}
+	var rows []*row
+	for _, s := range opts.configs {
+		torch := map[torchThreads]*measurement{}
+		for i, p := range opts.paths {
+			rows = append(rows, &row{size: s, path: p, torch: torch, takeTorch: i == 0})
+		}
 	}
 	load0 := loadAvg()
 	for round := 1; round <= opts.rounds; round++ {
@@ -227,11 +246,11 @@ func compare(opts options, stdout, stderr io.Writer) error {
 			peak.GFLOPs = max(peak.GFLOPs, again.GFLOPs)
 		}
 		for _, r := range rows {
-			fmt.Fprintf(stderr, "round %d/%d, %s: Go", round, opts.rounds, r.size.Name)
+			fmt.Fprintf(stderr, "round %d/%d, %s: Go %s", round, opts.rounds, r.size.Name, r.path)
 			if err := r.runGo(exe, opts); err != nil {
 				return err
 			}
-			if opts.goOnly {
+			if opts.goOnly || !r.takeTorch {
 				fmt.Fprintln(stderr)
 				continue
 			}
@@ -290,11 +309,11 @@ func runGoPeak(exe string, env []string) (float64, error) {
 }
 
 func (r *row) runGo(exe string, opts options) error {
-	args := []string{"-worker", r.size.Name, "-reps", fmt.Sprint(opts.reps),
+	args := []string{"-worker", r.size.Name, "-paths", string(r.path), "-reps", fmt.Sprint(opts.reps),
 		"-steps", fmt.Sprint(opts.steps), "-warmup", fmt.Sprint(opts.warmup)}
 	out, rss, err := runChild(exe, args, opts.env)
 	if err != nil {
-		return errors.Wrapf(err, "Go worker for %s", r.size.Name)
+		return errors.Wrapf(err, "Go worker for %s on the %s path", r.size.Name, r.path)
 	}
 	var res workerResult
 	if err := json.Unmarshal(out, &res); err != nil {

@@ -23,6 +23,9 @@ func TestFlagErrors(t *testing.T) {
 		{"-nosuchflag"},
 		{"extra"},
 		{"-worker", "XL"},
+		{"-paths", "native"},
+		{"-paths", "fused,"},
+		{"-worker", "S"}, // two paths for one worker
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(args, &out, &errOut); err == nil {
@@ -143,13 +146,25 @@ func TestChooseCoretype(t *testing.T) {
 func TestPrintTable(t *testing.T) {
 	s, _ := sizeNamed("S")
 	two := torchThreads{2, 2}
-	r := &row{size: s, goRes: measurement{rates: []float64{700, 800, 900}, peakRSS: 30 << 20, bytes: 2048, allocs: 12, cpuWall: 1},
-		torch: map[torchThreads]*measurement{{1, 1}: {rates: []float64{400}, cpuWall: 1}, two: {rates: []float64{200}, cpuWall: 1.1}}}
+	torch := map[torchThreads]*measurement{{1, 1}: {rates: []float64{400}, cpuWall: 1}, two: {rates: []float64{200}, cpuWall: 1.1}}
+	r := &row{size: s, path: layers.Fused, takeTorch: true, torch: torch,
+		goRes: measurement{rates: []float64{700, 800, 900}, peakRSS: 30 << 20, bytes: 2048, allocs: 12, cpuWall: 1}}
+	gr := &row{size: s, path: layers.Gorgonia, torch: torch,
+		goRes: measurement{rates: []float64{100}, peakRSS: 40 << 20, bytes: 1 << 20, allocs: 900, cpuWall: 1}}
 	var out bytes.Buffer
-	printTable(&out, []*row{r}, options{threads: []torchThreads{{1, 1}, two}}, 100)
+	printTable(&out, []*row{r, gr}, options{threads: []torchThreads{{1, 1}, two}}, 100)
 	text := out.String()
+	// the gorgonia row: 100 steps/s against the same PyTorch best, 0.25x
+	for _, want := range []string{"S gorgonia  100.0", "0.25x", "900 (1.0 MiB)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "PyTorch 2t got"); n != 1 {
+		t.Errorf("the PyTorch CPU note appears %d times, want once per config:\n%s", n, text)
+	}
 	// 800 steps/s * 15.925248 MFLOP = 12.7 GFLOP/s, 12.7% of a 100 GFLOP/s peak
-	for _, want := range []string{"S ", "800.0", "400.0 (400.0 / 200.0)", "2.00x", "12.7  ", "12.7%", "12 (2.0 KiB)", "30.0 MiB", "PyTorch 2t got 1.10 CPUs of 2"} {
+	for _, want := range []string{"S fused", "800.0", "400.0 (400.0 / 200.0)", "2.00x", "12.7  ", "12.7%", "12 (2.0 KiB)", "30.0 MiB", "PyTorch 2t got 1.10 CPUs of 2"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}

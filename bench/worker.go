@@ -115,8 +115,8 @@ type goTrainer struct {
 	mask    []float64
 }
 
-func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
-	m, err := model.New(s.modelConfig(layers.Fused), tensor.Float32, seed)
+func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTrainer, error) {
+	m, err := model.New(s.modelConfig(path), tensor.Float32, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +143,8 @@ func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
 
 // measureGo runs warmup untimed steps, then reps repetitions of steps timed
 // steps, on one machine, and reports the rates and the allocation per step.
-func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
-	tr, err := newGoTrainer(s, warmup+reps*steps, 1)
+func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult, error) {
+	tr, err := newGoTrainer(s, path, warmup+reps*steps, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
 }
 
 // runWorker is the body of a worker process: one measurement, one JSON line.
-func runWorker(name string, steps, warmup, reps int, stdout io.Writer) error {
+func runWorker(name string, path layers.Path, steps, warmup, reps int, stdout io.Writer) error {
 	s, err := sizeNamed(name)
 	if err != nil {
 		return err
@@ -208,9 +208,9 @@ func runWorker(name string, steps, warmup, reps int, stdout io.Writer) error {
 	if warmup == 0 {
 		warmup = steps
 	}
-	res, err := measureGo(s, steps, warmup, reps)
+	res, err := measureGo(s, path, steps, warmup, reps)
 	if err != nil {
-		return errors.Wrapf(err, "config %s", name)
+		return errors.Wrapf(err, "config %s, %s path", name, path)
 	}
 	return json.NewEncoder(stdout).Encode(res)
 }

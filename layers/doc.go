@@ -16,6 +16,17 @@
 //     parameters, the checkpoint name such as "blocks.0.attn.qkv.weight"),
 //     because Gorgonia merges nodes whose dtype, shape and name hash alike.
 //     Constants are named inputs, never gorgonia.NewConstant.
+//   - Every layer has a Path: Fused (the zero value, this package's ops
+//     below) or Gorgonia (gorgonia.go: Gorgonia's own Mul, Transpose,
+//     Reshape, Slice, BatchedMatMul, ByIndices and element-wise arithmetic,
+//     gradients derived by gorgonia.Grad). Both compute the same function of
+//     the same weights; tests hold outputs and gradients equal. The Gorgonia
+//     path keeps this package's op only where Gorgonia's is wrong (the masked
+//     softmax; LayerNorm avoids InverseSqrt), each upstream bug pinned in
+//     upstream_test.go.
+//   - Every node Forward adds is named after its layer, from the weights'
+//     checkpoint names ("blocks.0.attn.qkv.weight" gives "blocks.0.attn.qkv",
+//     "blocks.0.attn.scores", ...), helper nodes included (NameAs).
 //   - Ops Gorgonia gets wrong are replaced by ops of this package with exact
 //     gradients: MaskedSoftmax (the built-in last-axis SoftMax subtracts the
 //     tensor's first element, not each row's max), CrossEntropy (LogSoftMax

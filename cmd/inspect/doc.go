@@ -6,7 +6,8 @@
 //
 //	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
 //	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
-//	        [-samples N] [-seed S] [-all-rows]
+//	        [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+//	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 //
 // Conventions:
 //   - The task comes from the checkpoint's run config ("task" member), the
@@ -39,6 +40,12 @@
 //     (checkpoint, task, step), then each layer's heads in rows of as many
 //     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
+//   - -path runs the checkpoint on the fused or the gorgonia attention path
+//     (default: its own model.attention); both give the same view. -graph
+//     prints the expression graph instead of the heads (model.Graph.Summary:
+//     op nodes in execution order, name, op, shape, parameters, totals; -train
+//     for the training graph of the run's batch), -dot writes Gorgonia's
+//     ToDot atomically, never over the checkpoint.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a

@@ -111,13 +111,13 @@ func showGraph(o options, stdout io.Writer) error {
 // op, output shape, parameters first read there), then the totals.
 func writeSummary(w io.Writer, s model.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tnode\top\tshape\tparams\t")
+	fmt.Fprintln(tw, "#\tnode\top\tshape\tparams")
 	for i, r := range s.Rows {
 		op := r.Op
 		if !r.Builtin {
 			op += " *"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", i+1, r.Name, op, shapeText(r.Shape), paramText(r.Params))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Name, op, shapeText(r.Shape), paramText(r.Params))
 	}
 	if err := tw.Flush(); err != nil {
 		return errors.Wrap(err, "writing output")
