@@ -476,7 +476,7 @@ func TestStopSignals(t *testing.T) {
 			if strings.Contains(out, "steps 1-3000 of 3000") {
 				t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
 			}
-			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
+			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with:\n  go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
 			if err != nil || m == nil || stderr.Len() > 0 {
 				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
 			}

@@ -175,9 +175,10 @@ func summarize(w io.Writer, res *train.Result) {
 	secs := res.Elapsed.Seconds()
 	switch {
 	case res.Interrupted && ran > 0:
-		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with: go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
+		// The command on a line of its own: it fits 80 columns and copies whole.
+		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with:\n  go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
 	case res.Interrupted:
-		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with: go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
+		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with:\n  go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
 	case ran <= 0:
 		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
 	}
