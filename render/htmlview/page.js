@@ -154,7 +154,7 @@
   }
   function drawThumbs() {
     const ex = examples[state.ex], T = ex.tokens.length;
-    const cell = Math.max(2, Math.floor(120 / T)), size = cell * T;
+    const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
     for (let l = 0; l < layers; l++) for (let h = 0; h < headsPerLayer; h++) {
       const c = thumbs[l][h].canvas;
       c.width = size; c.height = size;
