@@ -98,9 +98,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	LastEval    *EvalRecord   // the last evaluation of this call, nil if none
-	BestLoss    float64       // lowest eval_loss of the run so far (+Inf if none)
-	BestStep    int
+	LastEval           *EvalRecord // the last evaluation of this call, nil if none
+	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	BestStep           int
 }
 
 // Run trains cfg in opts.Dir until cfg.Train.Steps, or until ctx is cancelled,
