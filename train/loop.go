@@ -194,7 +194,7 @@ func (r *runner) build() error {
 	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
 		return err
 	}
-	r.vm = r.graph.NewMachine()
+	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
 		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
 	}
