@@ -18,6 +18,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/train"
@@ -118,6 +119,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+	}
+	if err := kernels.Check(); err != nil {
+		return err
 	}
 	if o.checkpoint == "" {
 		return errors.New("-checkpoint is required")

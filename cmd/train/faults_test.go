@@ -493,3 +493,29 @@ func TestStopSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelEnvRefused: an ATTNSCOPE_KERNEL value internal/kernels does not
+// know makes the command exit 1 with one line naming the variable, the value
+// and the allowed paths, before anything is written.
+func TestKernelEnvRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", out)
+	cmd.Env = append(cmd.Env, "ATTNSCOPE_KERNEL=sse")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("%v, want exit status 1", err)
+	}
+	want := `train: ATTNSCOPE_KERNEL="sse": unknown kernel path (allowed here: auto, generic`
+	if !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() > 0 {
+		t.Errorf("stderr %q, stdout %q; want one line starting %q", stderr.String(), stdout.String(), want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("run directory %s exists after the refusal: %v", out, err)
+	}
+}

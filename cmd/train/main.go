@@ -21,6 +21,7 @@ import (
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -70,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
+	}
+	if err := kernels.Check(); err != nil {
+		return err
 	}
 	dir, cfg, err := resolve(*configPath, *out, *resume, overrides)
 	if err != nil {
