@@ -8,6 +8,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // LayerNormEps is PyTorch's nn.LayerNorm default.
@@ -135,7 +137,7 @@ func rowStats[T float](row []T, eps float64) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt((s0+s1+s2+s3)/float64(len(row))+eps)
 }
 
-// layerNormCost is parallelFor's work per element of a row loop (the two
+// layerNormCost is kernels.ParallelFor's work per element of a row loop (the two
 // statistics passes and the output pass).
 const layerNormCost = 4
 
@@ -145,7 +147,7 @@ const layerNormCost = 4
 func layerNorm[T float](args []*tensor.Dense, y *tensor.Dense, eps float64) {
 	x, g, b, yd := args[0].Data().([]T), args[1].Data().([]T), args[2].Data().([]T), y.Data().([]T)
 	d := len(g)
-	parallelFor(len(x)/d, float64(layerNormCost*d), func(lo, hi int) {
+	kernels.ParallelFor(len(x)/d, float64(layerNormCost*d), func(lo, hi int) {
 		for off := lo * d; off < hi*d; off += d {
 			xr, yr := x[off:off+d], yd[off:off+d]
 			mean, rstd := rowStats(xr, eps)
@@ -238,7 +240,7 @@ func layerNormGrad[T float](args []*tensor.Dense, out *tensor.Dense, eps float64
 		}
 		return
 	}
-	parallelFor(len(x)/d, float64(layerNormCost*d), func(lo, hi int) {
+	kernels.ParallelFor(len(x)/d, float64(layerNormCost*d), func(lo, hi int) {
 		for off := lo * d; off < hi*d; off += d {
 			xr, dyr, or := x[off:off+d], dy[off:off+d], o[off:off+d]
 			mean, rstd := rowStats(xr, eps)
