@@ -114,6 +114,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	var d struct {
 		Inspect  pageExample `json:"inspect"`
 		Examples []pageExample
+		Graph    struct{ Rows []any }
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
 		t.Fatal(err)
@@ -146,6 +147,13 @@ func TestHTMLInBrowser(t *testing.T) {
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
 	); err != nil {
 		t.Fatal(err)
+	}
+	var graphRows int
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelectorAll("#graph-table tr").length - 1`, &graphRows)); err != nil {
+		t.Fatal(err)
+	}
+	if graphRows != len(d.Graph.Rows) || graphRows == 0 {
+		t.Errorf("the graph table has %d rows, the summary %d", graphRows, len(d.Graph.Rows))
 	}
 	if thumbs != layers*heads {
 		t.Errorf("the grid shows %d heads, want %d x %d", thumbs, layers, heads)

@@ -73,6 +73,19 @@ func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlvie
 	return out, nil
 }
 
+// forwardSummary is the summary of the forward graph -graph prints.
+func forwardSummary(m *model.Model, info *model.CheckpointInfo) (*model.Summary, error) {
+	g, err := graphOf(m, info, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.Summary()
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // numbers is a pass's attention and logits as -json prints them: float32 for
 // a Float32 model.
 func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
@@ -210,7 +223,7 @@ func (r report) writeHTML(path string) error {
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(),
 		Dtype: r.dtype.String(), Params: r.params, Model: r.cfg, Inspect: inspect,
 		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed),
-		Examples: r.pageExamples, Training: r.training,
+		Examples: r.pageExamples, Training: r.training, Graph: r.graph,
 	}
 	return safetensors.WriteFileAtomic(path, func(w io.Writer) error { return htmlview.Write(w, d) })
 }

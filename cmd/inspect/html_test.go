@@ -44,6 +44,12 @@ func runDirWithCheckpoint(t *testing.T) string {
 // pageData is the page's JSON blob, decoded generically (numbers as
 // json.Number, so nothing is rounded on the way).
 type pageData struct {
+	Graph *struct {
+		Rows []struct {
+			Name string `json:"name"`
+		} `json:"rows"`
+		Params int `json:"params"`
+	} `json:"graph"`
 	Inspect  map[string]any     `json:"inspect"`
 	Examples []map[string]any   `json:"examples"`
 	Training *htmlview.Training `json:"training"`
@@ -107,6 +113,23 @@ func TestHTMLCarriesJSON(t *testing.T) {
 		// out 16x16 + 16, LM head 9x16.
 		if want := 9*16 + 8*16 + 2*(48*16+16*16+16) + 9*16; page.Params != want {
 			t.Errorf("%q: %d parameters, want %d", extra, page.Params, want)
+		}
+		// The graph summary names the nodes -graph prints, in its order.
+		var names []string
+		for _, line := range strings.Split(string(runOK(t, "-checkpoint", testCheckpoint, "-graph")), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && regexp.MustCompile(`^[0-9]+$`).MatchString(f[0]) {
+				names = append(names, f[1])
+			}
+		}
+		if page.Graph == nil {
+			t.Fatalf("%q: no graph summary", extra)
+		}
+		var got []string
+		for _, r := range page.Graph.Rows {
+			got = append(got, r.Name)
+		}
+		if len(names) == 0 || !reflect.DeepEqual(got, names) || page.Graph.Params != page.Params {
+			t.Errorf("%q: graph nodes %q (%d parameters), -graph prints %q (%d)", extra, got, page.Graph.Params, names, page.Params)
 		}
 	}
 }

@@ -236,6 +236,9 @@ func prepare(o options) (report, error) {
 		if r.pageExamples, err = heldOut(m, task, info.RunConfig, pageExamples(cfg, task.SeqLen(), o.samples)); err != nil {
 			return report{}, err
 		}
+		if r.graph, err = forwardSummary(m, info); err != nil {
+			return report{}, err
+		}
 	}
 	return r, nil
 }

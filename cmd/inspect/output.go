@@ -36,6 +36,7 @@ type report struct {
 	params       int                // weights in the checkpoint
 	pageExamples []htmlview.Example // held-out examples for -html
 	training     *htmlview.Training // the run's metrics for -html, or nil
+	graph        *model.Summary     // the forward graph for -html
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is

@@ -24,6 +24,9 @@ type Data struct {
 	RoleNote string    `json:"role_note"`
 	Examples []Example `json:"examples"` // after the one in Inspect
 	Training *Training `json:"training,omitempty"`
+	// Graph is the forward graph's summary as `inspect -graph` prints it
+	// (model.Summary: path, rows of name, op, shape, params, builtin, totals).
+	Graph any `json:"graph,omitempty"`
 }
 
 // Example is one sequence run through the model; its fields mean what the

@@ -68,7 +68,22 @@
       ["parameters", D.params.toLocaleString("en-US") + " (" + D.dtype + ")"],
     ];
     for (const [k, v] of rows) { el("dt", {}, card, k); el("dd", {}, card, v); }
-    if (D.graph) { $("graph").hidden = false; $("graph-summary").textContent = D.graph; }
+    if (D.graph) drawGraph(D.graph);
+  }
+  function drawGraph(g) {
+    $("graph").hidden = false;
+    $("graph-title").textContent = "Expression graph (" + g.path + " path, batch 1, length " + D.model.context + "): " + g.op_nodes +
+      " op nodes, " + g.builtin_ops + " Gorgonia's own, " + g.project_ops + " attnscope's (orange)";
+    const tb = $("graph-table"), head = el("tr", {}, tb);
+    ["#", "node", "op", "shape", "params"].forEach((h) => el("th", {}, head, h));
+    g.rows.forEach((r, i) => {
+      const tr = el("tr", {class: r.builtin ? "builtin" : "project"}, tb);
+      el("td", {class: "num"}, tr, String(i + 1));
+      el("td", {}, tr, r.name);
+      el("td", {}, tr, r.op);
+      el("td", {}, tr, "(" + r.shape.join(", ") + ")");
+      el("td", {class: "num"}, tr, r.params ? r.params.toLocaleString("en-US") : "");
+    });
   }
 
   // ---- examples and predictions ----
@@ -139,7 +154,7 @@
   }
   function drawThumbs() {
     const ex = examples[state.ex], T = ex.tokens.length;
-    const cell = Math.max(2, Math.floor(120 / T)), size = cell * T;
+    const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
     for (let l = 0; l < layers; l++) for (let h = 0; h < headsPerLayer; h++) {
       const c = thumbs[l][h].canvas;
       c.width = size; c.height = size;
