@@ -15,6 +15,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -73,6 +74,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := kernels.Check(); err != nil {
+		return err
 	}
 	if *rounds < 1 || *reps < 1 || *steps < 0 || *warmup < 0 {
 		return errors.New("-rounds and -reps must be >= 1, -steps and -warmup >= 0")
@@ -264,7 +268,7 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 GEMM: %s; load average %.2f before, %.2f after\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), layers.GemmBackend(), load0, loadAvg())
+		runtime.Version(), runtime.GOMAXPROCS(0), kernels.Backend(), load0, loadAvg())
 	machinePeak := goPeak
 	if peak != nil {
 		fmt.Fprintf(stdout, "PyTorch %s on OpenBLAS core %s (%s); its sgemm: %.1f GFLOP/s (2 threads, %d^3, best of every round)\n",

@@ -15,6 +15,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
@@ -148,7 +149,7 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 	if err != nil {
 		return nil, err
 	}
-	vm := tr.g.NewMachine()
+	vm := tr.g.NewLeanMachine() // as train.Run's
 	defer vm.Close()
 	i := 0
 	var loss float64
@@ -173,7 +174,7 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 			return nil, errors.Wrap(err, "warmup step")
 		}
 	}
-	res := &workerResult{Config: s.Name, BLAS: layers.GemmBackend(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	res := &workerResult{Config: s.Name, BLAS: kernels.Backend(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cpu0, wall0 := cpuTime(), time.Now()

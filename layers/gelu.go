@@ -7,6 +7,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // geluC is sqrt(2/pi) of the tanh form of GELU.
@@ -50,12 +52,12 @@ func (op geluOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		gelu(x.Float64s(), y.Float64s())
 	} else {
 		xs, ys := x.Float32s(), y.Float32s()
-		parallelFor(len(xs), geluCost, func(lo, hi int) { geluFloat32(xs[lo:hi], ys[lo:hi]) })
+		kernels.ParallelFor(len(xs), geluCost, func(lo, hi int) { kernels.GELU(xs[lo:hi], ys[lo:hi]) })
 	}
 	return y, nil
 }
 
-// geluCost is parallelFor's work per element of the float32 kernels, in
+// geluCost is kernels.ParallelFor's work per element of the float32 kernels, in
 // multiply-adds: about 25 flops with the exp.
 const geluCost = 25
 
@@ -117,7 +119,7 @@ func (op geluGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		geluGrad(x.Float64s(), dy.Float64s(), dx.Float64s())
 	} else {
 		xs, dys, dxs := x.Float32s(), dy.Float32s(), dx.Float32s()
-		parallelFor(len(xs), geluCost, func(lo, hi int) { geluGradFloat32(xs[lo:hi], dys[lo:hi], dxs[lo:hi]) })
+		kernels.ParallelFor(len(xs), geluCost, func(lo, hi int) { kernels.GELUGrad(xs[lo:hi], dys[lo:hi], dxs[lo:hi]) })
 	}
 	return dx, nil
 }

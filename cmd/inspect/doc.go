@@ -5,7 +5,8 @@
 // next-larger or diffuse) with its score.
 //
 //	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
-//	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
+//	        [-layer L] [-head H] [-json] [-png FILE] [-html FILE [-run DIR]]
+//	        [-color auto|always|never]
 //	        [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
 //	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 //
@@ -40,6 +41,14 @@
 //     (checkpoint, task, step), then each layer's heads in rows of as many
 //     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
+//   - -html writes one self-contained interactive page atomically (see
+//     package render/htmlview): its "inspect" data is the -json object, then
+//     the first min(-samples, 16) rows of the run's held-out set
+//     (data.EvalSet of the run config's seed; fewer for a model whose
+//     attention would make the page large), the forward graph's summary, and
+//     the curves of metrics.jsonl from -run DIR or, when it has one, the
+//     checkpoint's directory. It refuses a path that is the checkpoint, the
+//     metrics it reads or not a regular file, before anything is computed.
 //   - -path runs the checkpoint on the fused or the gorgonia attention path
 //     (default: its own model.attention); both give the same view. -graph
 //     prints the expression graph instead of the heads (model.Graph.Summary:

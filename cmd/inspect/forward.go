@@ -25,18 +25,25 @@ func forward(m *model.Model, s sequence) (pass, error) {
 	if err != nil {
 		return pass{}, err
 	}
-	p := pass{logits: rows(logits, m.Config.Vocab), predictions: make([]int, t)}
+	p := pass{logits: rows(logits, m.Config.Vocab)}
 	for _, a := range att {
 		p.attention = append(p.attention, a[0])
 	}
-	for i, row := range p.logits {
+	p.predictions = argmax(p.logits)
+	return p, nil
+}
+
+// argmax is the index of each row's largest value (the first on a tie).
+func argmax(m [][]float64) []int {
+	out := make([]int, len(m))
+	for i, row := range m {
 		for v, x := range row {
-			if x > row[p.predictions[i]] {
-				p.predictions[i] = v
+			if x > row[out[i]] {
+				out[i] = v
 			}
 		}
 	}
-	return p, nil
+	return out
 }
 
 // pooled is what the -samples examples give: every head's role and its

@@ -18,7 +18,9 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -37,6 +39,8 @@ type options struct {
 	head       int // -1: every head
 	json       bool
 	png        string
+	html       string
+	run        string
 	color      string
 	samples    int
 	seed       uint64
@@ -62,14 +66,15 @@ const (
 )
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
-               [-color auto|always|never] [-samples N] [-seed S] [-all-rows] [-mean]
-               [-path fused|gorgonia]
+               [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
+               [-all-rows] [-mean] [-path fused|gorgonia]
        inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
 head's role (previous-token, offset k, induction, ...) scored over -samples
-examples of the task. -json and -png write the same as data and as an image.
+examples of the task. -json and -png write the same as data and as an image;
+-html writes it all as one interactive page that opens offline.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz.
 
@@ -89,8 +94,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.head, "head", -1, "show only this head; -1 shows all")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
+	fs.StringVar(&o.run, "run", "", "run directory whose metrics.jsonl the -html page plots (default: the checkpoint's directory, if it has one)")
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
-	fs.IntVar(&o.samples, "samples", 64, "task examples the head roles are averaged over")
+	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
@@ -113,6 +120,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
+	if err := kernels.Check(); err != nil {
+		return err
+	}
 	if o.checkpoint == "" {
 		return errors.New("-checkpoint is required")
 	}
@@ -126,6 +136,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.run != "" && o.html == "" {
+		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
+	}
+	if o.html != "" {
+		if err := checkOutput("-html", o.html, o.checkpoint, filepath.Join(runDir(o), metricsFile)); err != nil {
+			return err
+		}
+	}
 	r, err := prepare(o)
 	if err != nil {
 		return err
@@ -135,15 +153,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.html != "" {
+		if err := r.writeHTML(o.html); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		return r.writeJSON(stdout)
 	}
 	if err := r.writeText(stdout, mode, width(stdout)); err != nil {
 		return err
 	}
-	if o.png != "" {
-		_, err := fmt.Fprintf(stdout, "wrote %s\n", o.png)
-		return errors.Wrap(err, "writing output")
+	for _, path := range []string{o.png, o.html} {
+		if path != "" {
+			if _, err := fmt.Fprintf(stdout, "wrote %s\n", path); err != nil {
+				return errors.Wrap(err, "writing output")
+			}
+		}
 	}
 	return nil
 }
@@ -157,6 +183,13 @@ func prepare(o options) (report, error) {
 	}
 	if err := checkCheckpointPath(o.checkpoint); err != nil {
 		return report{}, err
+	}
+	var training *htmlview.Training
+	if o.html != "" {
+		var err error
+		if training, err = readTraining(o); err != nil {
+			return report{}, err
+		}
 	}
 	m, info, err := model.Load(o.checkpoint)
 	if err != nil {
@@ -195,7 +228,19 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool}, nil
+	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training}
+	for _, p := range m.Params {
+		r.params += p.Value.Shape().TotalSize()
+	}
+	if o.html != "" {
+		if r.pageExamples, err = heldOut(m, task, info.RunConfig, pageExamples(cfg, task.SeqLen(), o.samples)); err != nil {
+			return report{}, err
+		}
+		if r.graph, err = forwardSummary(m, info); err != nil {
+			return report{}, err
+		}
+	}
+	return r, nil
 }
 
 // tokenNames maps the task's non-numeric labels ("SEP") to their ids, so

@@ -18,6 +18,7 @@ import (
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/render/htmlview"
 )
 
 // report is everything the outputs draw from.
@@ -31,6 +32,11 @@ type report struct {
 	fw    pass
 	roles [][]heads.Result // [layer][head], pooled over opts.samples examples
 	pool  pooled
+
+	params       int                // weights in the checkpoint
+	pageExamples []htmlview.Example // held-out examples for -html
+	training     *htmlview.Training // the run's metrics for -html, or nil
+	graph        *model.Summary     // the forward graph for -html
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is
@@ -92,10 +98,13 @@ func (r report) selected() (layers, hs []int) {
 	return layers, hs
 }
 
-func (r report) labels() []string {
-	out := make([]string, len(r.ex.tokens))
-	for i, id := range r.ex.tokens {
-		out[i] = r.task.Label(id)
+func (r report) labels() []string { return labels(r.task, r.ex.tokens) }
+
+// labels names each token of a sequence.
+func labels(task data.Task, tokens []int) []string {
+	out := make([]string, len(tokens))
+	for i, id := range tokens {
+		out[i] = task.Label(id)
 	}
 	return out
 }
@@ -350,22 +359,28 @@ type jsonReport struct {
 // -head do not filter it, so indices always mean the model's own layer and
 // head numbers.
 func (r report) writeJSON(w io.Writer) error {
+	return errors.Wrap(json.NewEncoder(w).Encode(r.jsonObject()), "writing JSON")
+}
+
+// jsonObject is what -json prints (and the -html page embeds).
+func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
-		Tokens: r.ex.tokens, Labels: r.labels(), Predictions: r.fw.predictions, Heads: r.roles,
-		Attention: r.fw.attention, Logits: r.fw.logits,
+		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.predictions, Heads: r.roles,
 	}
-	for i := range r.ex.tokens {
-		var t *int
-		if r.ex.scored[i] != 0 {
-			t = &r.ex.targets[i]
+	j.Attention, j.Logits = numbers(r.dtype, r.fw)
+	return j
+}
+
+// scoredTargets is each position's target, nil where the task does not score it.
+func scoredTargets(s sequence) []*int {
+	out := make([]*int, len(s.tokens))
+	for i := range s.tokens {
+		if s.scored[i] != 0 {
+			out[i] = &s.targets[i]
 		}
-		j.Targets = append(j.Targets, t)
 	}
-	if r.dtype == tensor.Float32 {
-		j.Attention, j.Logits = attention32(r.fw.attention), rows32(r.fw.logits)
-	}
-	return errors.Wrap(json.NewEncoder(w).Encode(j), "writing JSON")
+	return out
 }
 
 func attention32(a [][][][]float64) [][][][]float32 {

@@ -476,7 +476,7 @@ func TestStopSignals(t *testing.T) {
 			if strings.Contains(out, "steps 1-3000 of 3000") {
 				t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
 			}
-			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
+			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with:\n  go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
 			if err != nil || m == nil || stderr.Len() > 0 {
 				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
 			}
@@ -491,5 +491,31 @@ func TestStopSignals(t *testing.T) {
 			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
 			checkRunFiles(t, dir, 3000)
 		})
+	}
+}
+
+// TestKernelEnvRefused: an ATTNSCOPE_KERNEL value internal/kernels does not
+// know makes the command exit 1 with one line naming the variable, the value
+// and the allowed paths, before anything is written.
+func TestKernelEnvRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", out)
+	cmd.Env = append(cmd.Env, "ATTNSCOPE_KERNEL=sse")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("%v, want exit status 1", err)
+	}
+	want := `train: ATTNSCOPE_KERNEL="sse": unknown kernel path (allowed here: auto, generic`
+	if !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() > 0 {
+		t.Errorf("stderr %q, stdout %q; want one line starting %q", stderr.String(), stdout.String(), want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("run directory %s exists after the refusal: %v", out, err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -70,6 +71,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
+	}
+	if err := kernels.Check(); err != nil {
+		return err
 	}
 	dir, cfg, err := resolve(*configPath, *out, *resume, overrides)
 	if err != nil {
@@ -171,9 +175,10 @@ func summarize(w io.Writer, res *train.Result) {
 	secs := res.Elapsed.Seconds()
 	switch {
 	case res.Interrupted && ran > 0:
-		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with: go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
+		// The command on a line of its own: it fits 80 columns and copies whole.
+		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with:\n  go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
 	case res.Interrupted:
-		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with: go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
+		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with:\n  go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
 	case ran <= 0:
 		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
 	}
@@ -183,6 +188,10 @@ func summarize(w io.Writer, res *train.Result) {
 			rate = float64(ran) / secs
 		}
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
+		if secs > 0 {
+			fmt.Fprintf(w, "of which evaluation %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
+				res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.SaveTime).Seconds()/secs)
+		}
 	}
 	if e := res.LastEval; e != nil {
 		// Two lines, so that each fits in 80 columns.

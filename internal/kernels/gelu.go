@@ -1,4 +1,4 @@
-package layers
+package kernels
 
 import "math"
 
@@ -11,7 +11,7 @@ import "math"
 // sigmoid is formed from e = exp(-|2u|) <= 1 (never overflows): s = 1/(1+e)
 // for u >= 0 and e/(1+e) below, and s (1 - s) = e/(1+e)^2 either way.
 // math.Tanh in float64 cost 15-60 ns an element, growing as training moved
-// the inputs out of its polynomial range (see cmd/bench's notes); this is
+// the inputs out of its polynomial range (see bench/NOTES.md); this is
 // one vector exp and two short loops per block of geluBlock elements.
 
 // geluBlock is the number of elements done per exp call: the scratch lives
@@ -24,14 +24,14 @@ const (
 	geluA332 = float32(3 * 0.044715)
 )
 
-// geluFloat32 sets y = GELU(x), len(y) >= len(x).
-func geluFloat32(x, y []float32) {
+// GELU sets y = GELU(x), len(y) >= len(x).
+func GELU(x, y []float32) {
 	var e [geluBlock]float32
 	for lo := 0; lo < len(x); lo += geluBlock {
 		xs := x[lo:min(lo+geluBlock, len(x))]
 		ys := y[lo : lo+len(xs)]
 		negAbs2u(xs, e[:len(xs)])
-		expShift(e[:len(xs)], e[:len(xs)], 1, 0)
+		ExpShift(e[:len(xs)], e[:len(xs)], 1, 0)
 		for i, v := range xs {
 			ei := e[i]
 			ys[i] = v * negPick(v, ei, 1) / (1 + ei)
@@ -39,14 +39,14 @@ func geluFloat32(x, y []float32) {
 	}
 }
 
-// geluGradFloat32 sets dx = dy * GELU'(x).
-func geluGradFloat32(x, dy, dx []float32) {
+// GELUGrad sets dx = dy * GELU'(x).
+func GELUGrad(x, dy, dx []float32) {
 	var e [geluBlock]float32
 	for lo := 0; lo < len(x); lo += geluBlock {
 		xs := x[lo:min(lo+geluBlock, len(x))]
 		dys, dxs := dy[lo:lo+len(xs)], dx[lo:lo+len(xs)]
 		negAbs2u(xs, e[:len(xs)])
-		expShift(e[:len(xs)], e[:len(xs)], 1, 0)
+		ExpShift(e[:len(xs)], e[:len(xs)], 1, 0)
 		for i, v := range xs {
 			ei := e[i]
 			r := 1 / (1 + ei)

@@ -3,6 +3,8 @@ package layers
 import (
 	"math"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // TestGELUFloat32MatchesFloat64: the float32 kernels (vector exp, sigmoid
@@ -17,7 +19,7 @@ func TestGELUFloat32MatchesFloat64(t *testing.T) {
 		x = append(x, float32(v))
 	}
 	x = append(x, -1e4, -100, -30, -10.5, 30, 100, 1e4, 1e12, 0, float32(math.Copysign(0, -1)), 1e-20, -1e-20)
-	x = append(x, x[:37]...) // a length that is no multiple of 8 or of geluBlock
+	x = append(x, x[:37]...) // a length that is no multiple of 8 or of the kernel's 256-element block
 	x64, dy64 := make([]float64, len(x)), make([]float64, len(x))
 	dy := make([]float32, len(x))
 	for i, v := range x {
@@ -27,8 +29,8 @@ func TestGELUFloat32MatchesFloat64(t *testing.T) {
 	}
 	y, dx := make([]float32, len(x)), make([]float32, len(x))
 	y64, dx64 := make([]float64, len(x)), make([]float64, len(x))
-	geluFloat32(x, y)
-	geluGradFloat32(x, dy, dx)
+	kernels.GELU(x, y)
+	kernels.GELUGrad(x, dy, dx)
 	gelu(x64, y64)
 	geluGrad(x64, dy64, dx64)
 	worst := func(got []float32, want []float64) (float64, int) {
@@ -49,10 +51,10 @@ func TestGELUFloat32MatchesFloat64(t *testing.T) {
 	}
 	nan := []float32{float32(math.NaN())}
 	out := []float32{0}
-	if geluFloat32(nan, out); !math.IsNaN(float64(out[0])) {
+	if kernels.GELU(nan, out); !math.IsNaN(float64(out[0])) {
 		t.Errorf("GELU(NaN) = %v, want NaN", out[0])
 	}
-	if geluGradFloat32(nan, []float32{1}, out); !math.IsNaN(float64(out[0])) {
+	if kernels.GELUGrad(nan, []float32{1}, out); !math.IsNaN(float64(out[0])) {
 		t.Errorf("GELU'(NaN) = %v, want NaN", out[0])
 	}
 }
