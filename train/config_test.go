@@ -128,7 +128,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"scalar for section", "model: 4\n", []string{"x.yaml:1:8: model: want a mapping with keys d_model, heads", "got a value"}},
 		{"list key", "? [a]\n: 1\n", []string{"a key must be a plain name, got a list"}},
 		{"alias to a mapping", "task: &t {name: copy}\nseed: *t\n", []string{"seed: want an integer >= 0, got a mapping"}},
-		{"unknown task", "task:\n  name: copyy\n", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"unknown task", "task:\n  name: copyy\n", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
 		{"zero length", "task:\n  length: 0\n", []string{"task.length = 0: must be in [1, 512]"}},
 		{"one symbol", "task:\n  symbols: 1\n", []string{"task.symbols = 1: must be in [2, 65536]"}},
 		{"not divisible", "model:\n  d_model: 30\n", []string{"x.yaml: model.d_model = 30 is not divisible by model.heads = 4"}},
@@ -342,7 +342,7 @@ func TestSetErrors(t *testing.T) {
 		{"train.lr=[", []string{"-set train.lr=[: YAML syntax:"}},
 		{"model={heads: x}", []string{`-set model={heads: x}: model.heads = "x": want an integer`}},
 		{"model={n_heads: 2}", []string{"-set model={n_heads: 2}: unknown key model.n_heads"}},
-		{"task.name=copyy", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"task.name=copyy", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
 		{"model.heads=7", []string{"x.yaml: model.d_model = 32 is not divisible by model.heads = 7"}},
 		{"train.schedule=cosin", []string{`train.schedule = "cosin": unknown schedule`}},
 	}
