@@ -49,7 +49,9 @@ func ExampleMultiHeadSelfAttention() {
 func ExampleMultiHeadSelfAttention_gorgonia() {
 	const b, t, d, h = 1, 4, 8, 2
 	g := gorgonia.NewGraph()
-	zeros := func(shape ...int) *tensor.Dense { return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64)) }
+	zeros := func(shape ...int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64))
+	}
 	x := layers.NewParam(g, "x", zeros(b*t, d))
 	qkv, _ := layers.NewLinear(layers.NewParam(g, "attn.qkv.weight", zeros(3*d, d)), nil)
 	out, _ := layers.NewLinear(layers.NewParam(g, "attn.out.weight", zeros(d, d)), nil)

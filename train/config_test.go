@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pkg/errors"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -258,42 +257,6 @@ func TestSyntaxErrorPositionInExample(t *testing.T) {
 		if !strings.HasPrefix(at, c.culprit) {
 			t.Errorf("%s: %v points at %q, want %q", c.name, err, at, c.culprit)
 		}
-	}
-}
-
-// TestPositionCountsLikeYAML checks position, which turns a byte offset into
-// the line and column of a syntax error, against the positions yaml.v3 gives
-// the nodes it parses, across every line break YAML knows, multi-byte
-// characters and a byte order mark.
-func TestPositionCountsLikeYAML(t *testing.T) {
-	src := "\uFEFFa: 1\r\nbé: [x, ψy]\rc: 'z'\u0085d: {e: f}\u2028g: 2\u2029h: 3\n  # ü\ni: 4\n"
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	var walk func(n *yaml.Node)
-	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode {
-			// Each scalar's text occurs once in src, after the BOM; a
-			// quoted scalar starts at its quote.
-			text := n.Value
-			if n.Style == yaml.SingleQuotedStyle {
-				text = "'" + text + "'"
-			}
-			i := strings.Index(src[3:], text) + 3
-			if line, column := position([]byte(src), i); line != n.Line || column != n.Column {
-				t.Errorf("scalar %q at byte %d: position says %d:%d, yaml.v3 %d:%d", n.Value, i, line, column, n.Line, n.Column)
-			}
-			checked++
-		}
-		for _, c := range n.Content {
-			walk(c)
-		}
-	}
-	walk(&doc)
-	if checked != 16 {
-		t.Errorf("checked %d scalars, want 16", checked)
 	}
 }
 

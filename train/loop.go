@@ -568,7 +568,10 @@ func flatten(c Config) map[string]any {
 	walk = func(prefix string, v any) {
 		if m, ok := v.(map[string]any); ok {
 			for k, x := range m {
-				walk(join(prefix, k), x)
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				walk(k, x)
 			}
 			return
 		}
