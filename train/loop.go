@@ -25,8 +25,8 @@ import (
 
 // Files of a run directory.
 const (
-	ConfigFile     = "config.yaml"            // the resolved config (Config.YAML)
-	MetricsFile    = "metrics.jsonl"          // one JSON object per line (TrainRecord, EvalRecord)
+	ConfigFile     = "config.yaml"        // the resolved config (Config.YAML)
+	MetricsFile    = "metrics.jsonl"      // one JSON object per line (TrainRecord, EvalRecord)
 	CheckpointFile = model.CheckpointFile // the latest weights, with the run config and step
 	BestFile       = model.BestFile       // the weights of the lowest eval_loss so far
 )
