@@ -149,7 +149,7 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 	if err != nil {
 		return nil, err
 	}
-	vm := tr.g.NewMachine()
+	vm := tr.g.NewLeanMachine() // as train.Run's
 	defer vm.Close()
 	i := 0
 	var loss float64

@@ -16,6 +16,16 @@ type MultiHeadSelfAttention struct {
 	QKV                     *Linear // D -> 3D, output columns [q | k | v], head h at [h*d, (h+1)*d) of each
 	Out                     *Linear // D -> D
 	Path                    Path    // which ops Forward writes; "" is Fused (QKV and Out have their own)
+	// HeadMask and HeadFill, when both are set, ablate heads: the head
+	// outputs y (B, H, T, d) become y*HeadMask + HeadFill before the head
+	// merge. A mask of ones and a fill of zeros leave the output unchanged;
+	// mask 0 with fill 0 removes a head (zero ablation), mask 0 with the
+	// head's mean output puts that in its place (mean ablation). Both are
+	// (B, H, T, d) inputs the caller sets before each run.
+	HeadMask, HeadFill *gorgonia.Node
+	// Context is set by Forward: the head outputs (B, H, T, d) before the
+	// head mask, for callers that average them (mean ablation).
+	Context *gorgonia.Node
 }
 
 // name is the attention's node-name prefix, from its weights' checkpoint
@@ -76,6 +86,14 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 			return nil, nil, errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", s, b, h, t, t)
 		}
 	}
+	if (a.HeadMask == nil) != (a.HeadFill == nil) {
+		return nil, nil, errors.New("attention: head mask and head fill are set together or not at all")
+	}
+	for _, in := range []*gorgonia.Node{a.HeadMask, a.HeadFill} {
+		if in != nil && !in.Shape().Eq(tensor.Shape{b, h, t, dh}) {
+			return nil, nil, errors.Errorf("attention: head mask or fill shape %v, want (B, H, T, d) = (%d, %d, %d, %d)", in.Shape(), b, h, t, dh)
+		}
+	}
 	p := a.name()
 	if a.Path == Gorgonia {
 		return a.forwardGorgonia(p, x, keyMask, dropMask)
@@ -105,6 +123,9 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "attention")
 	}
+	if y, err = a.ablate(p, y); err != nil { // (B, H, T, d)
+		return nil, nil, err
+	}
 	if y, err = NameAs(p + ".merged")(mergeHeads(y)); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "attention")
 	}
@@ -112,4 +133,19 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 		return nil, nil, err
 	}
 	return out, weights, nil
+}
+
+// ablate records the head outputs y (B, H, T, d) in a.Context and, when the
+// attention has a head mask, returns y*HeadMask + HeadFill with Gorgonia's
+// own element-wise ops (the same nodes on both paths).
+func (a *MultiHeadSelfAttention) ablate(p string, y *gorgonia.Node) (*gorgonia.Node, error) {
+	a.Context = y
+	if a.HeadMask == nil {
+		return y, nil
+	}
+	kept, err := NameAs(p + ".head_masked")(gorgonia.HadamardProd(y, a.HeadMask)) // (B, H, T, d)
+	if err != nil {
+		return nil, errors.Wrap(err, "attention: head mask")
+	}
+	return NameAs(p + ".head_ablated")(gorgonia.Add(kept, a.HeadFill)) // (B, H, T, d)
 }

@@ -173,6 +173,9 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(p string, x, keyMask, dropMask 
 	if err != nil {
 		return nil, nil, err
 	}
+	if y, err = a.ablate(p, y); err != nil { // (B, H, T, d)
+		return nil, nil, err
+	}
 	if y, err = NameAs(p + ".context_bthd")(gorgonia.Transpose(y, 0, 2, 1, 3)); err != nil { // (B, T, H, d)
 		return nil, nil, err
 	}

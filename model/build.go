@@ -15,6 +15,10 @@ type BuildOptions struct {
 	SeqLen     int  // T, 1 <= T <= Config.Context
 	Train      bool // also builds gradients (gorgonia.Grad) and, when Config.Dropout > 0, dropout mask inputs
 	KeyPadding bool // adds a (B, T) key padding mask input (1 keep, 0 padded)
+	// HeadMask adds, per layer, a head mask and a head fill input (B, H, T, d)
+	// applied to the head outputs before the head merge (see
+	// layers.MultiHeadSelfAttention and ablation.go).
+	HeadMask bool
 }
 
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
@@ -31,6 +35,9 @@ type Graph struct {
 	Attention    []*gorgonia.Node // one per layer, (B, H, T, T), rows = queries, cols = keys
 	DropoutMasks []*gorgonia.Node // one per layer (B, H, T, T) when Train && Dropout > 0, else nil
 	KeyMask      *gorgonia.Node   // (B, T) when KeyPadding, else nil
+	HeadMasks    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
+	HeadFills    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
+	HeadOutputs  []*gorgonia.Node // one per layer (B, H, T, d): the head outputs before the head mask
 	Params       []*gorgonia.Node // in Model.Params order, bound to the model's own tensors
 	Path         layers.Path      // the ops the graph is written with (Model.Config.Attention)
 
@@ -51,6 +58,10 @@ const (
 	EmbedName = "embed"
 	LossName  = "loss"
 )
+
+// HeadMaskName and HeadFillName name layer i's head ablation inputs.
+func HeadMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.head_mask", layer) }
+func HeadFillName(layer int) string { return fmt.Sprintf("blocks.%d.attn.head_fill", layer) }
 
 // DropoutMaskName is the name of layer i's attention dropout mask input.
 func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.dropout_mask", layer) }
@@ -82,6 +93,14 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 	gr.LossMask = layers.NewParam(g, LossMaskName, newDense(m.Dtype, []int{n}, ones(n)))
 	if opts.KeyPadding {
 		gr.KeyMask = layers.NewParam(g, KeyMaskName, newDense(m.Dtype, []int{b, t}, ones(n)))
+	}
+	if opts.HeadMask {
+		size := b * cfg.Heads * t * (cfg.DModel / cfg.Heads)
+		shape := []int{b, cfg.Heads, t, cfg.DModel / cfg.Heads}
+		for i := 0; i < cfg.Layers; i++ {
+			gr.HeadMasks = append(gr.HeadMasks, layers.NewParam(g, HeadMaskName(i), newDense(m.Dtype, shape, ones(size))))
+			gr.HeadFills = append(gr.HeadFills, layers.NewParam(g, HeadFillName(i), newDense(m.Dtype, shape, make([]float64, size))))
+		}
 	}
 	if opts.Train && cfg.Dropout > 0 {
 		h := cfg.Heads
@@ -163,6 +182,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 			return nil, errors.Wrapf(err, "build: block %d", i)
 		}
 		gr.Attention = append(gr.Attention, weights)
+		gr.HeadOutputs = append(gr.HeadOutputs, block.Attn.Context)
 	}
 	if !cfg.MLP {
 		return x, nil
@@ -191,6 +211,9 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) (*layers.Block, 
 	attn, err := layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, true, qkv, out)
 	if err != nil {
 		return nil, err
+	}
+	if gr.HeadMasks != nil {
+		attn.HeadMask, attn.HeadFill = gr.HeadMasks[i], gr.HeadFills[i]
 	}
 	if !cfg.MLP {
 		return newBlock(gr.Path, nil, attn, nil, nil)
@@ -309,20 +332,26 @@ func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
 // that the machine ADDS each run's gradient into those dual values
 // (Params[i].Grad() accumulates until a solver zeroes it), whereas Gradients
 // returns the last run's gradient alone. The machine keeps its own copies of
-// Logits, Loss and Attention after each run (TraceExec on those nodes only),
+// Logits, Loss and Attention (and HeadOutputs on a HeadMask graph) after each run (TraceExec on those nodes only),
 // so a later op reusing their buffers cannot change what callers read.
 func (gr *Graph) NewMachine() gorgonia.VM { return gr.newMachine(true) }
 
-// NewScoringMachine is NewMachine for callers that read only Logits and Loss
-// (evaluation): it keeps no copies of the attention weights, which at
-// B1000 T16 H4 are 8 MB copied per run for nobody.
-func (gr *Graph) NewScoringMachine() gorgonia.VM { return gr.newMachine(false) }
+// NewLeanMachine is NewMachine for callers that read only Logits, Loss and
+// the gradients (training, evaluation): it keeps no copies of the attention
+// weights, which cost a copy of every layer's (B, H, T, T) per run (at
+// B16 T64 H8 L4, 8 MB and 8% of a training step's CPU time).
+func (gr *Graph) NewLeanMachine() gorgonia.VM { return gr.newMachine(false) }
 
 func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
 	if keepAttention {
 		for _, a := range gr.Attention {
 			watch = append(watch, a)
+		}
+	}
+	if gr.HeadMasks != nil {
+		for _, y := range gr.HeadOutputs {
+			watch = append(watch, y)
 		}
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}

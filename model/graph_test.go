@@ -192,3 +192,51 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		}
 	})
 }
+
+// TestLeanMachineMatchesNewMachine: the machine train.Run uses (no copies
+// of the attention weights) gives the same loss, logits and gradients, bit
+// for bit, as NewMachine on a float32 model with full blocks, over two runs.
+func TestLeanMachineMatchesNewMachine(t *testing.T) {
+	cfg := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
+	m, err := New(cfg, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomize(m, 5, 0.5)
+	var outs [2][]float32
+	for i, lean := range []bool{false, true} {
+		g, err := Build(m, BuildOptions{Batch: 3, SeqLen: 6, Train: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := g.NewMachine()
+		if lean {
+			vm = g.NewLeanMachine()
+		}
+		for step := 0; step < 2; step++ {
+			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(uint64(step), 8)), 18, cfg.Vocab)
+			if err := g.Feed(tokens, targets, mask); err != nil {
+				t.Fatal(err)
+			}
+			run(t, vm)
+			outs[i] = append(outs[i], g.Loss.Value().Data().(float32))
+			outs[i] = append(outs[i], g.Logits.Value().Data().([]float32)...)
+			grads, err := g.Gradients()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, gr := range grads {
+				outs[i] = append(outs[i], gr.Float32s()...)
+			}
+		}
+		vm.Close()
+	}
+	if len(outs[0]) != len(outs[1]) {
+		t.Fatalf("%d values vs %d", len(outs[0]), len(outs[1]))
+	}
+	for i := range outs[0] {
+		if outs[0][i] != outs[1][i] {
+			t.Fatalf("value %d: NewMachine %v, NewLeanMachine %v", i, outs[0][i], outs[1][i])
+		}
+	}
+}

@@ -27,7 +27,7 @@ func newEvaluator(m *model.Model, task data.Task, size, batch int, seed uint64) 
 	if err != nil {
 		return nil, errors.Wrap(err, "evaluation graph")
 	}
-	return &evaluator{graph: g, vm: g.NewScoringMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
+	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
 }
 
 // run evaluates the whole set in chunks of the graph's batch. The last chunk

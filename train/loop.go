@@ -95,9 +95,12 @@ type Result struct {
 	Steps       int
 	Interrupted bool          // ctx was cancelled; a checkpoint of Step was saved
 	Elapsed     time.Duration // wall time of this call's steps
-	LastEval    *EvalRecord   // the last evaluation of this call, nil if none
-	BestLoss    float64       // lowest eval_loss of the run so far (+Inf if none)
-	BestStep    int
+	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
+	// writing files (checkpoints, optimizer states, best.safetensors).
+	EvalTime, SaveTime time.Duration
+	LastEval           *EvalRecord // the last evaluation of this call, nil if none
+	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	BestStep           int
 }
 
 // Run trains cfg in opts.Dir until cfg.Train.Steps, or until ctx is cancelled,
@@ -191,7 +194,7 @@ func (r *runner) build() error {
 	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
 		return err
 	}
-	r.vm = r.graph.NewMachine()
+	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
 		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
 	}
@@ -337,7 +340,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 		}
 		if r.eval != nil && (s%t.EvalEvery == 0 || last) {
+			evalStart := time.Now()
 			rec, err := r.eval.run(s)
+			res.EvalTime += time.Since(evalStart)
 			if err != nil {
 				return nil, errors.Wrapf(err, "step %d: evaluation", s)
 			}
@@ -347,13 +352,19 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
-				if err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s); err != nil {
+				saveStart := time.Now()
+				err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s)
+				res.SaveTime += time.Since(saveStart)
+				if err != nil {
 					return nil, err
 				}
 			}
 		}
 		if (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || last {
-			if err := r.checkpoint(s); err != nil {
+			saveStart := time.Now()
+			err := r.checkpoint(s)
+			res.SaveTime += time.Since(saveStart)
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -363,7 +374,10 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		}
 	}
 	if res.Interrupted && res.Step > r.saved {
-		if err := r.checkpoint(res.Step); err != nil {
+		saveStart := time.Now()
+		err := r.checkpoint(res.Step)
+		res.SaveTime += time.Since(saveStart)
+		if err != nil {
 			return nil, errors.Wrap(err, "saving on interrupt")
 		}
 	}
@@ -554,7 +568,10 @@ func flatten(c Config) map[string]any {
 	walk = func(prefix string, v any) {
 		if m, ok := v.(map[string]any); ok {
 			for k, x := range m {
-				walk(join(prefix, k), x)
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				walk(k, x)
 			}
 			return
 		}

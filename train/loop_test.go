@@ -118,6 +118,11 @@ func TestDeterministic(t *testing.T) {
 	if res.Step != 24 || res.FirstStep != 1 || res.Interrupted || res.LastEval == nil || res.LastEval.Step != 24 {
 		t.Errorf("result %+v", res)
 	}
+	// Four evaluations and four saves (checkpoints at 8, 16, 24, plus best
+	// files) took time, within the run's.
+	if res.EvalTime <= 0 || res.SaveTime <= 0 || res.EvalTime+res.SaveTime > res.Elapsed {
+		t.Errorf("evaluation %v and saving %v of %v", res.EvalTime, res.SaveTime, res.Elapsed)
+	}
 	lines := withoutTiming(t, a)
 	evals := 0
 	for _, l := range lines {

@@ -24,7 +24,9 @@
 //     every example has it) and the PNG then shows no predictions.
 //   - Head roles are pooled over -samples examples drawn from
 //     rand.NewPCG(seed, 2), at the query positions the task scores (all
-//     positions with -all-rows); see package heads for the scores. They
+//     positions with -all-rows, and always for induction, whose
+//     previous-token head works at unscored positions); see package heads
+//     for the scores. They
 //     describe the head on the task, not on the one sequence shown.
 //   - Colour: -color never or auto with NO_COLOR set or stdout not a
 //     terminal gives the plain ramp; otherwise 24-bit cells when COLORTERM is

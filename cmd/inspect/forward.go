@@ -57,7 +57,8 @@ type pooled struct {
 
 // scoreHeads draws n examples of the task from seed and pools every head's
 // pattern scores over them: over the query rows the task scores, or over
-// every row when allRows is set. It also averages each head's weights.
+// every row when allRows is set or the task asks for it
+// (data.RolesOnEveryRow). It also averages each head's weights.
 func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (pooled, error) {
 	cfg := m.Config
 	t := task.SeqLen()
@@ -69,6 +70,7 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 	if err != nil {
 		return pooled{}, err
 	}
+	allRows = allRows || data.RolesOnEveryRow(task)
 	sepID := separator(task)
 	out := pooled{roles: make([][]heads.Result, cfg.Layers), mean: make([][][][]float64, cfg.Layers), sep: make([]bool, t), scored: make([]bool, t)}
 	for j := range t {

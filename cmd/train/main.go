@@ -188,6 +188,10 @@ func summarize(w io.Writer, res *train.Result) {
 			rate = float64(ran) / secs
 		}
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
+		if secs > 0 {
+			fmt.Fprintf(w, "of which evaluation %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
+				res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.SaveTime).Seconds()/secs)
+		}
 	}
 	if e := res.LastEval; e != nil {
 		// Two lines, so that each fits in 80 columns.

@@ -103,7 +103,7 @@ func TestRunWritesRun(t *testing.T) {
 	for _, want := range []string{
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
 		"step 5/40  loss ", "step 40/40  eval_loss ",
-		"steps 1-40 of 40 in ", "eval at step 40: eval_loss ",
+		"steps 1-40 of 40 in ", "\nof which evaluation ", ", saving ", "eval at step 40: eval_loss ",
 		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl checkpoint.safetensors best.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
