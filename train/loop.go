@@ -25,10 +25,10 @@ import (
 
 // Files of a run directory.
 const (
-	ConfigFile     = "config.yaml"            // the resolved config (Config.YAML)
-	MetricsFile    = "metrics.jsonl"          // one JSON object per line (TrainRecord, EvalRecord)
-	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
-	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
+	ConfigFile     = "config.yaml"        // the resolved config (Config.YAML)
+	MetricsFile    = "metrics.jsonl"      // one JSON object per line (TrainRecord, EvalRecord)
+	CheckpointFile = model.CheckpointFile // the latest weights, with the run config and step
+	BestFile       = model.BestFile       // the weights of the lowest eval_loss so far
 )
 
 // modelDtype is the element type of the models Run trains: float32, as

@@ -21,7 +21,6 @@ import (
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
-	"github.com/attnscope/attnscope/train"
 )
 
 func main() {
@@ -336,13 +335,13 @@ func taskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
 
 // checkMemory refuses a -samples whose scoring batch would not fit: the
 // inference graph holds about 4 (samples, H, T, T) tensors per layer, and
-// scoreHeads a float64 copy of the attention. train's estimate of a training
+// scoreHeads a float64 copy of the attention. The estimate of a training
 // step of that batch (forward and backward, so twice the graph) bounds both.
 func checkMemory(cfg model.Config, samples int) error {
-	est := train.Config{Model: cfg, Train: train.TrainConfig{BatchSize: samples}}.EstimateBytes()
-	if est > train.MaxMemory {
+	est := cfg.EstimateBytes(samples, 0)
+	if est > model.MaxMemory {
 		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
-			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(train.MaxMemory)/(1<<30))
+			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(model.MaxMemory)/(1<<30))
 	}
 	return nil
 }
@@ -367,12 +366,12 @@ func checkCheckpointPath(path string) error {
 	if err != nil || !info.IsDir() {
 		return nil // model.Load reports anything else
 	}
-	for _, name := range []string{train.CheckpointFile, train.BestFile} {
+	for _, name := range []string{model.CheckpointFile, model.BestFile} {
 		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
 			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
 		}
 	}
-	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, train.CheckpointFile)
+	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, model.CheckpointFile)
 }
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.
