@@ -21,12 +21,14 @@ import (
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Files of a run directory.
 const (
 	ConfigFile     = "config.yaml"        // the resolved config (Config.YAML)
-	MetricsFile    = "metrics.jsonl"      // one JSON object per line (TrainRecord, EvalRecord)
+	MetricsFile    = runlog.MetricsFile   // one JSON object per line (TrainRecord, EvalRecord)
+	RolesFile      = runlog.RolesFile     // one runlog.RolesRecord per evaluation
 	CheckpointFile = model.CheckpointFile // the latest weights, with the run config and step
 	BestFile       = model.BestFile       // the weights of the lowest eval_loss so far
 )
@@ -98,8 +100,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	LastEval           *EvalRecord // the last evaluation of this call, nil if none
-	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration // scoring the head roles at each evaluation
+	LastEval           *EvalRecord   // the last evaluation of this call, nil if none
+	BestLoss           float64       // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -136,7 +139,9 @@ type runner struct {
 	model    *model.Model
 	graph    *model.Graph
 	vm       gorgonia.VM
-	eval     *evaluator // nil when evaluation is off
+	eval     *evaluator  // nil when evaluation is off
+	roles    *rolesProbe // nil when evaluation is off
+	rolesLog *metricsLog
 	state    runState
 	sched    LRSchedule
 	metrics  *metricsLog
@@ -184,6 +189,12 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 		r.close()
 		return nil, err
 	}
+	if r.roles != nil {
+		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, RolesFile)); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -196,7 +207,10 @@ func (r *runner) build() error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+		if r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+			return err
+		}
+		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
 	}
 	return err
 }
@@ -264,8 +278,10 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
-		return err
+	for _, name := range []string{MetricsFile, RolesFile} {
+		if err := truncateMetrics(filepath.Join(r.dir, name), r.start); err != nil {
+			return err
+		}
 	}
 	if r.cfg.Train.Steps != saved.Train.Steps {
 		// The run is extended: config.yaml records the new length before any
@@ -298,9 +314,14 @@ func (r *runner) close() {
 	if r.eval != nil {
 		r.eval.vm.Close()
 	}
-	if r.metrics != nil {
-		// The log was written line by line; a close error cannot lose any.
-		_ = r.metrics.close()
+	if r.roles != nil {
+		r.roles.vm.Close()
+	}
+	// The logs were written line by line; a close error cannot lose any.
+	for _, l := range []*metricsLog{r.metrics, r.rolesLog} {
+		if l != nil {
+			_ = l.close()
+		}
 	}
 }
 
@@ -348,6 +369,15 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			ev.Eval, res.LastEval = &rec, &rec
 			if err := r.metrics.write(rec); err != nil {
+				return nil, err
+			}
+			rolesStart := time.Now()
+			roles, err := r.roles.run(s)
+			res.RolesTime += time.Since(rolesStart)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: head roles", s)
+			}
+			if err := r.rolesLog.write(roles); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {
@@ -478,7 +508,7 @@ func holdsRun(dir string) (bool, error) {
 	}
 	for _, e := range entries {
 		switch name := e.Name(); {
-		case name == ConfigFile, name == MetricsFile, name == CheckpointFile, name == BestFile, stateFilePattern.MatchString(name):
+		case name == ConfigFile, name == MetricsFile, name == RolesFile, name == CheckpointFile, name == BestFile, stateFilePattern.MatchString(name):
 			return true, nil
 		}
 	}
