@@ -15,6 +15,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
 )
@@ -91,6 +92,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {
 		return err
+	}
+	if o.png != "" {
+		// Refused before the work; writePNG checks again when it writes.
+		if err := rundir.CheckOutput(o.png, []string{o.checkpoint}); err != nil {
+			return errors.Wrap(err, "-png")
+		}
 	}
 	r, err := prepare(o)
 	if err != nil {
