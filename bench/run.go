@@ -15,12 +15,14 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 )
 
 // options are the command's flags.
 type options struct {
 	configs []size
+	paths   []layers.Path // the Go side runs each config once per path
 	rounds  int
 	reps    int
 	steps   int
@@ -33,28 +35,48 @@ type options struct {
 	env []string
 }
 
+const usage = `usage: bench [-configs S,M] [-go-only] [flags]
+
+Trains the lesson model side by side in Go and in PyTorch (bench/torch_ref.py)
+and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
+Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
+
+flags:
+`
+
 // run parses args and either runs the whole comparison or, with -worker, one
 // Go measurement in this process (the comparison starts one worker process
 // per Go measurement, so each has its own peak RSS).
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configs := fs.String("configs", "S,M", "comma-separated configurations to run (S, M)")
+	// A bad flag is the one line main prints; -h prints the usage and exits 0.
+	fs.SetOutput(io.Discard)
+	configs := fs.String("configs", "S,M,sort,L4", "comma-separated configurations to run ("+sizeNames()+")")
 	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
 	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
-	steps := fs.Int("steps", 0, "timed steps per repetition (default S 200, M 10)")
+	steps := fs.Int("steps", 0, "timed steps per repetition (default "+defaultSteps()+")")
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
 	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
 	threads := fs.String("threads", "1,2,1/2,2/1", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
-	worker := fs.String("worker", "", "internal: run one Go measurement of this config and print JSON")
+	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
+	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return errors.Wrap(err, "bad flags (see -h)")
 	}
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := kernels.Check(); err != nil {
+		return err
 	}
 	if *rounds < 1 || *reps < 1 || *steps < 0 || *warmup < 0 {
 		return errors.New("-rounds and -reps must be >= 1, -steps and -warmup >= 0")
@@ -62,10 +84,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *worker == "peak" {
 		return runPeakWorker(stdout)
 	}
-	if *worker != "" {
-		return runWorker(*worker, *steps, *warmup, *reps, stdout)
+	var goPaths []layers.Path
+	for _, name := range strings.Split(*paths, ",") {
+		p, err := layers.ParsePath(strings.TrimSpace(name))
+		if err != nil || strings.TrimSpace(name) == "" {
+			return errors.Errorf("-paths %q: want a comma-separated list of %s and %s", *paths, layers.Fused, layers.Gorgonia)
+		}
+		goPaths = append(goPaths, p)
 	}
-	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly}
+	if *worker != "" {
+		if len(goPaths) != 1 {
+			return errors.Errorf("-worker runs one path, -paths %q names %d", *paths, len(goPaths))
+		}
+		return runWorker(*worker, goPaths[0], *steps, *warmup, *reps, stdout)
+	}
+	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, paths: goPaths}
 	for _, name := range strings.Split(*configs, ",") {
 		s, err := sizeNamed(strings.TrimSpace(name))
 		if err != nil {
@@ -170,11 +203,14 @@ func (m *measurement) add(rates []float64, rss int64, cpuWall, loss float64) {
 	m.loss = loss
 }
 
-// row is one config's line of the table.
+// row is one config's line of the table on one Go path. The rows of one
+// config share their PyTorch measurements; the first of them takes them.
 type row struct {
-	size  size
-	goRes measurement
-	torch map[torchThreads]*measurement
+	size      size
+	path      layers.Path
+	goRes     measurement
+	torch     map[torchThreads]*measurement
+	takeTorch bool
 }
 
 func compare(opts options, stdout, stderr io.Writer) error {
@@ -189,9 +225,12 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		}
 	}
 	goPeak := 0.0
-	rows := make([]*row, len(opts.configs))
-	for i, s := range opts.configs {
-		rows[i] = &row{size: s, torch: map[torchThreads]*measurement{}}
+	var rows []*row
+	for _, s := range opts.configs {
+		torch := map[torchThreads]*measurement{}
+		for i, p := range opts.paths {
+			rows = append(rows, &row{size: s, path: p, torch: torch, takeTorch: i == 0})
+		}
 	}
 	load0 := loadAvg()
 	for round := 1; round <= opts.rounds; round++ {
@@ -211,11 +250,11 @@ func compare(opts options, stdout, stderr io.Writer) error {
 			peak.GFLOPs = max(peak.GFLOPs, again.GFLOPs)
 		}
 		for _, r := range rows {
-			fmt.Fprintf(stderr, "round %d/%d, %s: Go", round, opts.rounds, r.size.Name)
+			fmt.Fprintf(stderr, "round %d/%d, %s: Go %s", round, opts.rounds, r.size.Name, r.path)
 			if err := r.runGo(exe, opts); err != nil {
 				return err
 			}
-			if opts.goOnly {
+			if opts.goOnly || !r.takeTorch {
 				fmt.Fprintln(stderr)
 				continue
 			}
@@ -229,7 +268,7 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 GEMM: %s; load average %.2f before, %.2f after\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), layers.GemmBackend(), load0, loadAvg())
+		runtime.Version(), runtime.GOMAXPROCS(0), kernels.Backend(), load0, loadAvg())
 	machinePeak := goPeak
 	if peak != nil {
 		fmt.Fprintf(stdout, "PyTorch %s on OpenBLAS core %s (%s); its sgemm: %.1f GFLOP/s (2 threads, %d^3, best of every round)\n",
@@ -240,6 +279,15 @@ func compare(opts options, stdout, stderr io.Writer) error {
 		goPeak, peakN, machinePeak)
 	printTable(stdout, rows, opts, machinePeak)
 	return nil
+}
+
+// defaultSteps lists each size's default timed steps: "S 200, M 10, ...".
+func defaultSteps() string {
+	var each []string
+	for _, s := range sizes {
+		each = append(each, fmt.Sprintf("%s %d", s.Name, s.Steps))
+	}
+	return strings.Join(each, ", ")
 }
 
 func coreNote(env []string) string {
@@ -265,11 +313,11 @@ func runGoPeak(exe string, env []string) (float64, error) {
 }
 
 func (r *row) runGo(exe string, opts options) error {
-	args := []string{"-worker", r.size.Name, "-reps", fmt.Sprint(opts.reps),
+	args := []string{"-worker", r.size.Name, "-paths", string(r.path), "-reps", fmt.Sprint(opts.reps),
 		"-steps", fmt.Sprint(opts.steps), "-warmup", fmt.Sprint(opts.warmup)}
 	out, rss, err := runChild(exe, args, opts.env)
 	if err != nil {
-		return errors.Wrapf(err, "Go worker for %s", r.size.Name)
+		return errors.Wrapf(err, "Go worker for %s on the %s path", r.size.Name, r.path)
 	}
 	var res workerResult
 	if err := json.Unmarshal(out, &res); err != nil {

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/train"
 )
 
 // TestFlagErrors: bad flags and values are refused before anything runs.
@@ -18,11 +23,31 @@ func TestFlagErrors(t *testing.T) {
 		{"-nosuchflag"},
 		{"extra"},
 		{"-worker", "XL"},
+		{"-paths", "native"},
+		{"-paths", "fused,"},
+		{"-worker", "S"}, // two paths for one worker
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(args, &out, &errOut); err == nil {
 			t.Errorf("run(%q) succeeded", args)
 		}
+	}
+}
+
+// TestHelp: -h prints the usage with a description and succeeds (it used
+// to exit 1 with "flag: help requested"); a bad flag is one line, no usage.
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-h"}, &out, &errOut); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	if !strings.Contains(out.String(), "usage: bench") || !strings.Contains(out.String(), "side by side in Go and in PyTorch") || !strings.Contains(out.String(), "-go-only") {
+		t.Errorf("-h printed %q", out.String())
+	}
+	out.Reset()
+	err := run([]string{"-nosuchflag"}, &out, &errOut)
+	if err == nil || strings.Contains(err.Error(), "\n") || out.Len()+errOut.Len() > 0 {
+		t.Errorf("bad flag: %v, printed %q %q", err, out.String(), errOut.String())
 	}
 }
 
@@ -50,6 +75,39 @@ func TestStepFLOPs(t *testing.T) {
 	m, _ := sizeNamed("M") // N 4096, D 128: 2*4096*128*(384+128+64) = 603979776; 4*64*4096*128 = 134217728
 	if got, want := m.stepFLOPs(), 3.0*(603979776+134217728); got != want {
 		t.Errorf("M: %v FLOP, want %v", got, want)
+	}
+	// Full blocks add the MLP's two products, 2*N*D*F each, per layer.
+	// sort, N 512, D 64, F 256, per layer: 2*512*64*(192+64+512) = 50331648,
+	// attention 4*32*16*16*64 = 2097152; two layers; LM head 2*512*64*17 = 1114112.
+	srt, _ := sizeNamed("sort")
+	if got, want := srt.stepFLOPs(), 3.0*(2*(50331648+2097152)+1114112); got != want {
+		t.Errorf("sort: %v FLOP, want %v", got, want)
+	}
+	// L4, N 1024, D 128, F 512, per layer: 2*1024*128*(384+128+1024) = 402653184,
+	// attention 4*16*64*64*128 = 33554432; four layers; LM head 2*1024*128*64 = 16777216:
+	// 5.28 GFLOP, the issue's "about 5.2".
+	l4, _ := sizeNamed("L4")
+	if got, want := l4.stepFLOPs(), 3.0*(4*(402653184+33554432)+16777216); got != want {
+		t.Errorf("L4: %v FLOP, want %v", got, want)
+	}
+}
+
+// TestSizesMatchTorchRef: every Go size has the same numbers in
+// torch_ref.py's CONFIGS and DEFAULT_STEPS, so the two sides time one model.
+func TestSizesMatchTorchRef(t *testing.T) {
+	src, err := os.ReadFile("torch_ref.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sizes {
+		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d)`,
+			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF)
+		steps := fmt.Sprintf(`%q: %d`, s.Name, s.Steps)
+		for _, want := range []string{cfg, steps} {
+			if !strings.Contains(string(src), want) {
+				t.Errorf("torch_ref.py lacks %s", want)
+			}
+		}
 	}
 }
 
@@ -88,15 +146,43 @@ func TestChooseCoretype(t *testing.T) {
 func TestPrintTable(t *testing.T) {
 	s, _ := sizeNamed("S")
 	two := torchThreads{2, 2}
-	r := &row{size: s, goRes: measurement{rates: []float64{700, 800, 900}, peakRSS: 30 << 20, bytes: 2048, allocs: 12, cpuWall: 1},
-		torch: map[torchThreads]*measurement{{1, 1}: {rates: []float64{400}, cpuWall: 1}, two: {rates: []float64{200}, cpuWall: 1.1}}}
+	torch := map[torchThreads]*measurement{{1, 1}: {rates: []float64{400}, cpuWall: 1}, two: {rates: []float64{200}, cpuWall: 1.1}}
+	r := &row{size: s, path: layers.Fused, takeTorch: true, torch: torch,
+		goRes: measurement{rates: []float64{700, 800, 900}, peakRSS: 30 << 20, bytes: 2048, allocs: 12, cpuWall: 1}}
+	gr := &row{size: s, path: layers.Gorgonia, torch: torch,
+		goRes: measurement{rates: []float64{100}, peakRSS: 40 << 20, bytes: 1 << 20, allocs: 900, cpuWall: 1}}
 	var out bytes.Buffer
-	printTable(&out, []*row{r}, options{threads: []torchThreads{{1, 1}, two}}, 100)
+	printTable(&out, []*row{r, gr}, options{threads: []torchThreads{{1, 1}, two}}, 100)
 	text := out.String()
-	// 800 steps/s * 15.925248 MFLOP = 12.7 GFLOP/s, 12.7% of a 100 GFLOP/s peak
-	for _, want := range []string{"S ", "800.0", "400.0 (400.0 / 200.0)", "2.00x", "12.7  ", "12.7%", "12 (2.0 KiB)", "30.0 MiB", "PyTorch 2t got 1.10 CPUs of 2"} {
+	// the gorgonia row: 100 steps/s against the same PyTorch best, 0.25x
+	for _, want := range []string{"S gorgonia  100.0", "0.25x", "900 (1.0 MiB)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
+	}
+	if n := strings.Count(text, "PyTorch 2t got"); n != 1 {
+		t.Errorf("the PyTorch CPU note appears %d times, want once per config:\n%s", n, text)
+	}
+	// 800 steps/s * 15.925248 MFLOP = 12.7 GFLOP/s, 12.7% of a 100 GFLOP/s peak
+	for _, want := range []string{"S fused", "800.0", "400.0 (400.0 / 200.0)", "2.00x", "12.7  ", "12.7%", "12 (2.0 KiB)", "30.0 MiB", "PyTorch 2t got 1.10 CPUs of 2"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestSortIsTheSortConfig: the sort size is configs/sort.yaml's model and
+// batch, so its figure is the step the README's sort timing runs.
+func TestSortIsTheSortConfig(t *testing.T) {
+	cfg, err := train.LoadConfig("../configs/sort.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sizeNamed("sort")
+	if got := s.modelConfig(layers.Fused); got != cfg.Model {
+		t.Errorf("bench sort model %+v, configs/sort.yaml %+v", got, cfg.Model)
+	}
+	if s.Batch != cfg.Train.BatchSize {
+		t.Errorf("bench sort batch %d, configs/sort.yaml %d", s.Batch, cfg.Train.BatchSize)
 	}
 }

@@ -33,7 +33,7 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 				each = append(each, fmt.Sprintf("%.1f", rate))
 				best = max(best, rate)
 				torchRSS = max(torchRSS, m.peakRSS)
-				if want := max(t.torch, t.blas); m.cpuWall < 0.85*float64(want) {
+				if want := max(t.torch, t.blas); r.takeTorch && m.cpuWall < 0.85*float64(want) {
 					notes = append(notes, fmt.Sprintf("%s PyTorch %v got %.2f CPUs of %d: another load shared the machine, or the threads idled", r.size.Name, t, m.cpuWall, want))
 				}
 			}
@@ -46,10 +46,10 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 		if peak > 0 {
 			ofPeak = fmt.Sprintf("%.1f%%", 100*gflops/peak)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, goRate, torchCells, ratio,
+		fmt.Fprintf(tw, "%s %s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, r.path, goRate, torchCells, ratio,
 			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))
-		notes = append(notes, fmt.Sprintf("%s: B%d T%d D%d H%d V%d, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
-			r.size.Name, r.size.Batch, r.size.SeqLen, r.size.DModel, r.size.Heads, r.size.V, r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
+		notes = append(notes, fmt.Sprintf("%s %s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
+			r.size.Name, r.path, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
 	}
 	_ = tw.Flush() // the writer's own errors surface on w's next write
 	for _, n := range notes {

@@ -5,9 +5,12 @@
     /usr/bin/python3 bench/torch_ref.py --config M --threads 2 --steps 10 --reps 5
     /usr/bin/python3 bench/torch_ref.py --config S --checkpoint run/ckpt.safetensors
 
-Model (the same as the Go benchmark): token + position embedding, one
-attention-only block x = x + attn(x) (fused QKV without bias, output projection
-with bias, causal softmax, scores / sqrt(d_head)), LM head without bias;
+Model (the same as the Go benchmark): token + position embedding, blocks
+(fused QKV without bias, output projection with bias, causal softmax, scores /
+sqrt(d_head)), LM head without bias. S and M have one attention-only block
+x = x + attn(x); sort and L4 have full pre-LN blocks
+x = x + attn(ln1(x)); x = x + mlp(ln2(x)) with mlp = proj(gelu_tanh(fc(x)))
+(both with bias) and a final LayerNorm (eps 1e-5) before the LM head.
 loss = mean cross-entropy over all B*T positions; Adam (lr 3e-3, betas
 0.9/0.999, eps 1e-8, no weight decay); float32. Parameter names follow
 DESIGN.md, so --checkpoint loads one of our safetensors files.
@@ -31,11 +34,13 @@ import sys
 import time
 
 CONFIGS = {
-    # name: batch, seq_len, d_model, heads, vocab
-    "S": dict(batch=32, seq_len=12, d_model=32, heads=4, vocab=64),
-    "M": dict(batch=64, seq_len=64, d_model=128, heads=8, vocab=64),
+    # name: batch, seq_len, d_model, heads, vocab, layers, d_ff (0: attention-only blocks)
+    "S": dict(batch=32, seq_len=12, d_model=32, heads=4, vocab=64, layers=1, d_ff=0),
+    "M": dict(batch=64, seq_len=64, d_model=128, heads=8, vocab=64, layers=1, d_ff=0),
+    "sort": dict(batch=32, seq_len=16, d_model=64, heads=4, vocab=17, layers=2, d_ff=256),
+    "L4": dict(batch=16, seq_len=64, d_model=128, heads=8, vocab=64, layers=4, d_ff=512),
 }
-DEFAULT_STEPS = {"S": 200, "M": 10}
+DEFAULT_STEPS = {"S": 200, "M": 10, "sort": 50, "L4": 5}
 
 
 def die(msg):
@@ -48,7 +53,8 @@ def parse_args(argv):
     p.add_argument("--config", choices=sorted(CONFIGS), required=True)
     p.add_argument("--threads", type=int, default=1, help="torch intra-op (OpenMP) threads")
     p.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS/MKL threads (default: --threads)")
-    p.add_argument("--steps", type=int, default=0, help="timed steps per repetition (default S 200, M 10)")
+    p.add_argument("--steps", type=int, default=0, help="timed steps per repetition (default %s)"
+                   % ", ".join("%s %d" % kv for kv in DEFAULT_STEPS.items()))
     p.add_argument("--warmup", type=int, default=0, help="untimed steps first (default: --steps)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions")
     p.add_argument("--seed", type=int, default=1, help="seed of the weights and batches")
@@ -150,21 +156,43 @@ class Attention(nn.Module):
         return self.out(y)                                                  # (B, T, D)
 
 
-class Block(nn.Module):
-    def __init__(self, d_model, heads, seq_len):
+class MLP(nn.Module):
+    def __init__(self, d_model, d_ff):
         super().__init__()
-        self.attn = Attention(d_model, heads, seq_len)
+        self.fc = nn.Linear(d_model, d_ff)
+        self.proj = nn.Linear(d_ff, d_model)
 
     def forward(self, x):
-        return x + self.attn(x)
+        return self.proj(F.gelu(self.fc(x), approximate="tanh"))  # (B, T, D)
+
+
+class Block(nn.Module):
+    """Attention-only (d_ff 0): x + attn(x). Otherwise pre-LN with an MLP."""
+
+    def __init__(self, d_model, heads, seq_len, d_ff):
+        super().__init__()
+        self.full = d_ff > 0
+        if self.full:
+            self.ln1 = nn.LayerNorm(d_model)
+        self.attn = Attention(d_model, heads, seq_len)
+        if self.full:
+            self.ln2 = nn.LayerNorm(d_model)
+            self.mlp = MLP(d_model, d_ff)
+
+    def forward(self, x):
+        if not self.full:
+            return x + self.attn(x)
+        x = x + self.attn(self.ln1(x))    # (B, T, D)
+        return x + self.mlp(self.ln2(x))  # (B, T, D)
 
 
 class AttnLM(nn.Module):
-    def __init__(self, batch, seq_len, d_model, heads, vocab):
+    def __init__(self, batch, seq_len, d_model, heads, vocab, layers, d_ff):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab, d_model)
         self.pos_emb = nn.Embedding(seq_len, d_model)
-        self.blocks = nn.ModuleList([Block(d_model, heads, seq_len)])
+        self.blocks = nn.ModuleList([Block(d_model, heads, seq_len, d_ff) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d_model) if d_ff > 0 else None
         self.lm_head = nn.Linear(d_model, vocab, bias=False)
         self.register_buffer("pos", torch.arange(seq_len), persistent=False)
 
@@ -173,15 +201,20 @@ class AttnLM(nn.Module):
         x = self.tok_emb(tokens) + self.pos_emb(self.pos[:T])[None]  # (B, T, D)
         for block in self.blocks:
             x = block(x)
+        if self.ln_f is not None:
+            x = self.ln_f(x)                                           # (B, T, D)
         return self.lm_head(x)                                         # (B, T, V)
 
 
 def init_like_model_new(model, gen):
-    """model.New's init kinds: weights N(0, 0.02^2), biases zero."""
+    """model.New's init kinds: weights N(0, 0.02^2), biases zero, LayerNorm
+    weights one."""
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("bias"):
                 p.zero_()
+            elif ".ln" in "." + name:
+                p.fill_(1.0)
             else:
                 p.copy_(0.02 * torch.randn(p.shape, generator=gen))
 
@@ -300,6 +333,7 @@ def main():
         "threads": args.threads,
         "blas_threads": args.blas_threads,
         "batch": B, "seq_len": T, "d_model": cfg["d_model"], "heads": cfg["heads"], "vocab": V,
+        "layers": cfg["layers"], "d_ff": cfg["d_ff"],
         "dtype": "float32",
         "steps": args.steps, "warmup": args.warmup, "reps": args.reps,
         "steps_per_s_median": round(median, 3),

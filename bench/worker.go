@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -13,21 +15,57 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
 )
 
 // size is one benchmark configuration, the same as torch_ref.py's CONFIGS.
+// Layers == 1 and DFF == 0 is the attention-only lesson model (x = x +
+// attn(x)); DFF > 0 makes full pre-LN blocks with a GELU MLP of width DFF and
+// a final LayerNorm.
 type size struct {
 	Name                            string
 	Batch, SeqLen, DModel, Heads, V int
+	Layers, DFF                     int
 	Steps                           int // default timed steps per repetition (torch_ref.py's DEFAULT_STEPS)
 }
 
 var sizes = []size{
-	{Name: "S", Batch: 32, SeqLen: 12, DModel: 32, Heads: 4, V: 64, Steps: 200},
-	{Name: "M", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Steps: 10},
+	{Name: "S", Batch: 32, SeqLen: 12, DModel: 32, Heads: 4, V: 64, Layers: 1, Steps: 200},
+	{Name: "M", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10},
+	// configs/sort.yaml's model and batch.
+	{Name: "sort", Batch: 32, SeqLen: 16, DModel: 64, Heads: 4, V: 17, Layers: 2, DFF: 256, Steps: 50},
+	{Name: "L4", Batch: 16, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 4, DFF: 512, Steps: 5},
+}
+
+// sizeNames lists the configurations for error messages.
+func sizeNames() string {
+	var names []string
+	for _, s := range sizes {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// modelConfig is the attnscope model of the size: the biases are those of
+// torch_ref.py (QKV without, attention output with, LM head without),
+// written with the ops of path.
+func (s size) modelConfig(path layers.Path) model.Config {
+	return model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: s.Layers,
+		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true, Attention: string(path)}
+}
+
+// describe is the size in one line: "B32 T16 D64 H4 L2 V17 d_ff 256".
+func (s size) describe() string {
+	text := fmt.Sprintf("B%d T%d D%d H%d L%d V%d", s.Batch, s.SeqLen, s.DModel, s.Heads, s.Layers, s.V)
+	if s.DFF > 0 {
+		text += fmt.Sprintf(" d_ff %d (pre-LN, GELU tanh, final LN)", s.DFF)
+	} else {
+		text += " attention-only"
+	}
+	return text
 }
 
 func sizeNamed(name string) (size, error) {
@@ -36,18 +74,19 @@ func sizeNamed(name string) (size, error) {
 			return s, nil
 		}
 	}
-	return size{}, errors.Errorf("unknown config %q (want S or M)", name)
+	return size{}, errors.Errorf("unknown config %q (want one of %s)", name, sizeNames())
 }
 
 // stepFLOPs is the nominal floating-point work of one training step: the
 // matrix products only (2 flops per multiply-add), dense (the causal upper
 // triangle counted, as PyTorch computes it), backward = 2 x forward.
-// Forward: QKV 2N*D*3D, out 2N*D*D, LM head 2N*D*V, q k^T and a v
-// 2*B*T*T*D each, with N = B*T.
+// Forward, per layer: QKV 2N*D*3D, out 2N*D*D, MLP 2N*D*F twice, q k^T and
+// a v 2*B*T*T*D each; then the LM head 2N*D*V; with N = B*T.
 func (s size) stepFLOPs() float64 {
-	n, d, v := float64(s.Batch*s.SeqLen), float64(s.DModel), float64(s.V)
+	n, d, v, f := float64(s.Batch*s.SeqLen), float64(s.DModel), float64(s.V), float64(s.DFF)
 	t, b := float64(s.SeqLen), float64(s.Batch)
-	fwd := 2*n*d*(3*d+d+v) + 2*2*b*t*t*d
+	layer := 2*n*d*(3*d+d+2*f) + 2*2*b*t*t*d
+	fwd := float64(s.Layers)*layer + 2*n*d*v
 	return 3 * fwd
 }
 
@@ -64,7 +103,7 @@ type workerResult struct {
 	GOMAXPROCS    int       `json:"gomaxprocs"`
 }
 
-// goTrainer is one training step of the lesson model as train.Run takes it:
+// goTrainer is one training step of the benchmark model as train.Run takes it:
 // feed a batch, forward and backward on the reused TapeMachine, read the
 // gradients, Adam update (lr 3e-3, no clipping and no weight decay, as
 // torch_ref.py), reset the machine.
@@ -77,9 +116,8 @@ type goTrainer struct {
 	mask    []float64
 }
 
-func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
-	cfg := model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: 1, OutBias: true}
-	m, err := model.New(cfg, tensor.Float32, seed)
+func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTrainer, error) {
+	m, err := model.New(s.modelConfig(path), tensor.Float32, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -106,12 +144,12 @@ func newGoTrainer(s size, batches int, seed uint64) (*goTrainer, error) {
 
 // measureGo runs warmup untimed steps, then reps repetitions of steps timed
 // steps, on one machine, and reports the rates and the allocation per step.
-func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
-	tr, err := newGoTrainer(s, warmup+reps*steps, 1)
+func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult, error) {
+	tr, err := newGoTrainer(s, path, warmup+reps*steps, 1)
 	if err != nil {
 		return nil, err
 	}
-	vm := tr.g.NewMachine()
+	vm := tr.g.NewLeanMachine() // as train.Run's
 	defer vm.Close()
 	i := 0
 	var loss float64
@@ -136,7 +174,7 @@ func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
 			return nil, errors.Wrap(err, "warmup step")
 		}
 	}
-	res := &workerResult{Config: s.Name, BLAS: layers.GemmBackend(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	res := &workerResult{Config: s.Name, BLAS: kernels.Backend(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cpu0, wall0 := cpuTime(), time.Now()
@@ -160,7 +198,7 @@ func measureGo(s size, steps, warmup, reps int) (*workerResult, error) {
 }
 
 // runWorker is the body of a worker process: one measurement, one JSON line.
-func runWorker(name string, steps, warmup, reps int, stdout io.Writer) error {
+func runWorker(name string, path layers.Path, steps, warmup, reps int, stdout io.Writer) error {
 	s, err := sizeNamed(name)
 	if err != nil {
 		return err
@@ -171,9 +209,9 @@ func runWorker(name string, steps, warmup, reps int, stdout io.Writer) error {
 	if warmup == 0 {
 		warmup = steps
 	}
-	res, err := measureGo(s, steps, warmup, reps)
+	res, err := measureGo(s, path, steps, warmup, reps)
 	if err != nil {
-		return errors.Wrapf(err, "config %s", name)
+		return errors.Wrapf(err, "config %s, %s path", name, path)
 	}
 	return json.NewEncoder(stdout).Encode(res)
 }

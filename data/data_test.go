@@ -35,6 +35,7 @@ func TestSizes(t *testing.T) {
 		{"copy", 8, 16, 17, 16},
 		{"reverse", 5, 10, 11, 10},
 		{"sort", 1, 2, 3, 2},
+		{"induction", 24, 32, 32, 24},
 	}
 	for _, c := range cases {
 		task := mustTask(t, c.name, c.length, c.symbols)
@@ -126,6 +127,65 @@ func TestHalvesLayout(t *testing.T) {
 		if unsorted < 50 {
 			t.Errorf("%s: only %d of 100 first halves are unsorted", name, unsorted)
 		}
+	}
+}
+
+// TestInductionLayout checks every drawn row against the task's definition:
+// one block of length L in InductionBlockRange occurs twice, every other
+// symbol occurs once, and exactly the second copy's symbols 2..L are
+// scored, each the symbol after its earlier occurrence.
+func TestInductionLayout(t *testing.T) {
+	task := mustTask(t, "induction", 24, 32)
+	lo, hi := InductionBlockRange(24)
+	if lo != 6 || hi != 12 {
+		t.Fatalf("InductionBlockRange(24) = %d, %d, want 6, 12", lo, hi)
+	}
+	b := filled(t, task, 500, StepRNG(2, 0))
+	lengths, starts := map[int]bool{}, map[int]bool{}
+	for r := range b.Size {
+		tokens, targets, mask := b.Row(r)
+		seq := append(slices.Clone(tokens), targets[len(targets)-1])
+		for i := range len(tokens) - 1 {
+			if targets[i] != tokens[i+1] {
+				t.Fatalf("row %d: target %d is not the next token", r, i)
+			}
+		}
+		first := map[int]int{} // symbol -> position of its first occurrence
+		second := -1           // first position of the second copy
+		for i, s := range seq {
+			j, seen := first[s]
+			if !seen {
+				first[s] = i
+				continue
+			}
+			if second < 0 {
+				second = i
+			}
+			// A repeated symbol continues the copy: the same distance back.
+			if i-j != second-first[seq[second]] {
+				t.Fatalf("row %d: symbol %d repeats at %d from %d, off the copy", r, s, i, j)
+			}
+		}
+		if second < 0 {
+			t.Fatalf("row %d: no repeated symbol: %v", r, seq)
+		}
+		l := 0
+		for second+l < len(seq) && seq[second+l] == seq[first[seq[second]]+l] {
+			l++
+		}
+		if l < lo || l > hi || first[seq[second]]+l > second {
+			t.Fatalf("row %d: block of %d at %d and %d, want length in [%d, %d] without overlap", r, l, first[seq[second]], second, lo, hi)
+		}
+		lengths[l], starts[second] = true, true
+		for i, m := range mask {
+			want := i >= second && i < second+l-1
+			if (m == 1) != want || (m != 0 && m != 1) {
+				t.Fatalf("row %d: mask[%d] = %v, want %v (copy at %d, length %d)", r, i, m, boolInt(want), second, l)
+			}
+		}
+	}
+	if len(lengths) != hi-lo+1 || len(starts) < 10 {
+		t.Errorf("500 rows drew %d block lengths (want %d) and %d second-copy starts", len(lengths), hi-lo+1, len(starts))
 	}
 }
 
@@ -239,7 +299,9 @@ func TestValidate(t *testing.T) {
 		cfg  TaskConfig
 		want string
 	}{
-		{TaskConfig{"copyy", 8, 16}, `task.name = "copyy": unknown task (want one of: copy, repeat, reverse, sort)`},
+		{TaskConfig{"copyy", 8, 16}, `task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`},
+		{TaskConfig{"induction", 2, 16}, "task.length = 2: induction needs at least 3 positions"},
+		{TaskConfig{"induction", 24, 18}, "task.symbols = 18: induction of length 24 draws 19 distinct symbols"},
 		{TaskConfig{"", 8, 16}, `task.name = "": unknown task`},
 		{TaskConfig{"copy", 0, 16}, "task.length = 0: must be in [1, 512]"},
 		{TaskConfig{"copy", 513, 16}, "task.length = 513: must be in [1, 512]"},

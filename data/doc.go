@@ -6,7 +6,7 @@
 //   - Vocabulary: ids 0..symbols-1 are the task's symbols and print as their
 //     number ("0", "7", ...). Tasks with two halves (copy, reverse, sort) add one
 //     separator id = symbols that prints as "SEP"; their Vocab() is symbols+1.
-//     repeat has no separator and Vocab() = symbols.
+//     repeat and induction have no separator and Vocab() = symbols.
 //   - Sequence layout: each task defines a full sequence seq of SeqLen()+1
 //     tokens. The model reads tokens = seq[:T] and is trained to predict
 //     targets = seq[1:T+1] (next token), with T = SeqLen(), which is also the
@@ -15,10 +15,18 @@
 //     copy, reverse, sort (length L, T = 2L): L random symbols x (drawn
 //     independently, repeats allowed), SEP, then f(x): x itself for copy, x
 //     reversed for reverse, x sorted ascending for sort. seq has 2L+1 tokens.
+//     induction (length T): seq has T+1 symbols. A block of L symbols, L
+//     drawn from InductionBlockRange(T), occurs twice at random places (the
+//     second copy after the first, not overlapping); every other symbol is
+//     drawn distinct from all the others, so a symbol occurs twice only in
+//     the block. The answer at a second-copy symbol is therefore the symbol
+//     after its earlier occurrence, which no fixed offset or position finds.
 //   - What is scored: the loss mask is 1 where the target is a token the model
 //     can know. For repeat that is every position. For the two-half tasks it
 //     is positions L..2L-1, whose targets are the L tokens after SEP; the
-//     random first half and the SEP itself are never scored.
+//     random first half and the SEP itself are never scored. For induction
+//     it is the second copy from its second symbol on: positions
+//     second..second+L-2.
 //   - Batches are flat (Size*SeqLen) vectors in row-major (row, position)
 //     order, as model.Graph.Feed takes them.
 //   - Randomness: a training batch comes from whatever generator the caller

@@ -36,10 +36,11 @@ type Task interface {
 
 // makers maps task names to constructors of valid configs.
 var makers = map[string]func(TaskConfig) Task{
-	"repeat":  func(c TaskConfig) Task { return repeatTask{c.Length, c.Symbols} },
-	"copy":    func(c TaskConfig) Task { return halvesTask{"copy", c.Length, c.Symbols, copyHalf} },
-	"reverse": func(c TaskConfig) Task { return halvesTask{"reverse", c.Length, c.Symbols, reverseHalf} },
-	"sort":    func(c TaskConfig) Task { return halvesTask{"sort", c.Length, c.Symbols, sortHalf} },
+	"repeat":    func(c TaskConfig) Task { return repeatTask{c.Length, c.Symbols} },
+	"copy":      func(c TaskConfig) Task { return halvesTask{"copy", c.Length, c.Symbols, copyHalf} },
+	"reverse":   func(c TaskConfig) Task { return halvesTask{"reverse", c.Length, c.Symbols, reverseHalf} },
+	"sort":      func(c TaskConfig) Task { return halvesTask{"sort", c.Length, c.Symbols, sortHalf} },
+	"induction": func(c TaskConfig) Task { return inductionTask{c.Length, c.Symbols} },
 }
 
 // Names lists the known task names in alphabetical order.
@@ -63,6 +64,15 @@ func (c TaskConfig) Validate() error {
 	}
 	if c.Symbols < 2 || c.Symbols > MaxSymbols {
 		return errors.Errorf("task.symbols = %d: must be in [2, %d]", c.Symbols, MaxSymbols)
+	}
+	if c.Name == "induction" {
+		if c.Length < minInductionLength {
+			return errors.Errorf("task.length = %d: induction needs at least %d positions (two blocks of 2)", c.Length, minInductionLength)
+		}
+		if lo, _ := InductionBlockRange(c.Length); c.Symbols < c.Length+1-lo {
+			return errors.Errorf("task.symbols = %d: induction of length %d draws %d distinct symbols (all but the second copy of a block of %d); use at least that many",
+				c.Symbols, c.Length, c.Length+1-lo, lo)
+		}
 	}
 	return nil
 }
@@ -147,4 +157,79 @@ func (t halvesTask) Sample(rng *rand.Rand, tokens, targets []int, mask []float64
 			mask[i] = 1
 		}
 	}
+}
+
+// inductionTask: distinct random symbols in which one block of random length
+// appears twice, at random places; the second copy is scored from its second
+// token on. See the package comment for the layout.
+type inductionTask struct{ length, symbols int }
+
+// minInductionLength is the shortest context that holds two blocks of
+// minInductionBlock tokens (the sequence has length+1 tokens).
+const (
+	minInductionBlock  = 2
+	minInductionLength = 2*minInductionBlock - 1
+)
+
+// InductionBlockRange is the range [lo, hi] the block length is drawn from
+// for an induction task of context length: from a quarter to half of the
+// length+1 symbols of the sequence (at least 2), so that every sequence has
+// several scored positions and both copies fit.
+func InductionBlockRange(length int) (lo, hi int) {
+	return max(minInductionBlock, (length+1)/4), max(minInductionBlock, (length+1)/2)
+}
+
+func (t inductionTask) Name() string        { return "induction" }
+func (t inductionTask) Vocab() int          { return t.symbols }
+func (t inductionTask) SeqLen() int         { return t.length }
+func (t inductionTask) Label(id int) string { return symbolLabel(id, t.symbols) }
+
+func (t inductionTask) Sample(rng *rand.Rand, tokens, targets []int, mask []float64) {
+	n := t.length + 1 // the full sequence seq
+	lo, hi := InductionBlockRange(t.length)
+	l := lo + rng.IntN(hi-lo+1)
+	// Free positions outside the blocks: n-2l, split at random into the
+	// stretch before the first copy, between the copies and after the second.
+	free := n - 2*l
+	first := rng.IntN(free + 1)
+	gap := rng.IntN(free - first + 1)
+	second := first + l + gap
+	// n-l distinct symbols: the first n-l of a random permutation (a
+	// partial Fisher-Yates shuffle), laid out skipping the second copy.
+	perm := make([]int, t.symbols)
+	for i := range perm {
+		perm[i] = i
+	}
+	seq := make([]int, n)
+	k := 0
+	for i := range n {
+		if i >= second && i < second+l {
+			seq[i] = seq[first+i-second]
+			continue
+		}
+		j := k + rng.IntN(t.symbols-k)
+		perm[k], perm[j] = perm[j], perm[k]
+		seq[i] = perm[k]
+		k++
+	}
+	copy(tokens, seq[:n-1])
+	copy(targets, seq[1:])
+	for i := range mask {
+		// Position i predicts seq[i+1]: scored for the second copy's
+		// tokens 1..l-1, i.e. i in [second, second+l-2].
+		mask[i] = 0
+		if i >= second && i <= second+l-2 {
+			mask[i] = 1
+		}
+	}
+}
+
+// RolesOnEveryRow reports whether the head roles of a model trained on task
+// should be scored over every query position rather than only the scored
+// ones. It is true for induction: its previous-token head does its work at
+// the first copy (the keys the induction head matches), where nothing is
+// scored, so scored rows alone would hide it.
+func RolesOnEveryRow(task Task) bool {
+	_, ok := task.(inductionTask)
+	return ok
 }

@@ -9,7 +9,12 @@
 //     causal keys 0..i (previous-token: {i-1}; self: {i}; first-token: {0};
 //     separator: the separator positions; offset k: {i-k}; duplicate-token:
 //     earlier positions holding the same token; induction: the positions just
-//     after an earlier occurrence of the current token).
+//     after an earlier occurrence of the current token). Two patterns read
+//     token values, as a sorting head does: smallest-remaining (from the
+//     first separator on, the positions before it holding the smallest
+//     symbol not yet written after it) and next-larger (earlier positions
+//     holding the smallest symbol larger than the query's, the separator
+//     aside).
 //   - The row score is (m - u) / (1 - u), where m is the attention mass on
 //     S(i) and u = |S(i)| / (i+1) is the mass a uniform row over the same
 //     causal keys would put there. It is 1 for a row that puts all its mass on

@@ -3,6 +3,7 @@ package heads
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 )
@@ -19,12 +20,16 @@ const (
 	Offset        Pattern = "offset"
 	Duplicate     Pattern = "duplicate-token"
 	Induction     Pattern = "induction"
+	// SmallestRemaining and NextLarger read token values, not positions:
+	// the patterns of a sorting head.
+	SmallestRemaining Pattern = "smallest-remaining"
+	NextLarger        Pattern = "next-larger"
 	// Diffuse is the role of a head no pattern explains well enough.
 	Diffuse Pattern = "diffuse"
 )
 
 // Patterns lists the scored patterns in tie-break order.
-var Patterns = []Pattern{PreviousToken, Self, FirstToken, Separator, Offset, Duplicate, Induction}
+var Patterns = []Pattern{PreviousToken, Self, FirstToken, Separator, Offset, Duplicate, Induction, SmallestRemaining, NextLarger}
 
 // DefaultThreshold is the score a pattern needs to name the head.
 const DefaultThreshold = 0.4
@@ -135,6 +140,10 @@ func (a *Accumulator) Add(w [][]float64, tokens []int, queries []float64) error 
 	}
 	a.sequence++
 	targets := make([]int, 0, a.t)
+	firstSep := slices.Index(tokens, a.opts.Separator)
+	if a.opts.Separator == NoSeparator {
+		firstSep = -1
+	}
 	for i := range w {
 		if queries != nil && queries[i] == 0 {
 			continue
@@ -179,8 +188,56 @@ func (a *Accumulator) Add(w [][]float64, tokens []int, queries []float64) error 
 			}
 		}
 		score(a.tallies[Induction], targets)
+		score(a.tallies[SmallestRemaining], smallestRemaining(targets[:0], tokens, i, firstSep))
+		score(a.tallies[NextLarger], nextLarger(targets[:0], tokens, i, a.opts.Separator))
 	}
 	return nil
+}
+
+// smallestRemaining returns, for a query at or after the first separator
+// sep, the positions before sep holding the smallest symbol not yet written
+// after it: the symbols before sep, less one of each symbol at positions
+// sep+1..i. That is where a sorting head finds the next output. None when
+// there is no separator, the query is before it, or nothing remains.
+func smallestRemaining(buf, tokens []int, i, sep int) []int {
+	if sep < 0 || i < sep {
+		return buf
+	}
+	left := map[int]int{}
+	for _, v := range tokens[:sep] {
+		left[v]++
+	}
+	for _, v := range tokens[sep+1 : i+1] {
+		if left[v] > 0 {
+			left[v]--
+		}
+	}
+	return holding(buf, tokens[:sep], func(v int) bool { return left[v] > 0 })
+}
+
+// nextLarger returns the earlier positions (j < i) holding the smallest
+// symbol larger than the query's, the separator aside: what a head reading
+// "the next one up" from the current token attends to. None when no
+// earlier symbol is larger.
+func nextLarger(buf, tokens []int, i, sep int) []int {
+	return holding(buf, tokens[:i], func(v int) bool { return v != sep && v > tokens[i] })
+}
+
+// holding appends the positions in tokens of the smallest value that
+// qualifies, or nothing when none does.
+func holding(buf, tokens []int, qualifies func(v int) bool) []int {
+	smallest, found := 0, false
+	for _, v := range tokens {
+		if qualifies(v) && (!found || v < smallest) {
+			smallest, found = v, true
+		}
+	}
+	for j, v := range tokens {
+		if found && v == smallest {
+			buf = append(buf, j)
+		}
+	}
+	return buf
 }
 
 // Result scores the pooled sequences.

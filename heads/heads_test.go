@@ -2,6 +2,7 @@ package heads
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -89,11 +90,60 @@ func TestPureHeads(t *testing.T) {
 			}
 			t.Logf("%s: %v (k=%d)", c.name, r.Scores, r.OffsetK)
 			for p, s := range r.Scores {
-				if p != c.role && s >= 0.25 {
+				if p != c.role && !valueBased[p] && s >= 0.25 {
 					t.Errorf("%s scores %v on %s, want < 0.25", c.name, s, p)
 				}
 			}
 		})
+	}
+}
+
+// valueBased are the patterns that read token values. This fixture's
+// first half is three symbols, so the smallest remaining one is often the
+// first token; TestPureContentHeads checks them on a sort example instead.
+var valueBased = map[Pattern]bool{SmallestRemaining: true, NextLarger: true}
+
+// TestPureContentHeads: on a sort example (8 symbols, SEP, the sorted
+// output), a head reading the smallest remaining symbol, or the next larger
+// one, scores 1 on its pattern, takes it as its role, and below 0.25 on
+// every positional pattern. The two value patterns agree after SEP (without
+// repeats the next larger symbol is the smallest remaining one), so the
+// next-larger head is told apart by the first half and the SEP row.
+func TestPureContentHeads(t *testing.T) {
+	const sepID = 16
+	seq := []int{7, 2, 12, 5, 9, 0, 14, 3, sepID, 0, 2, 3, 5, 7, 9, 12}
+	for _, c := range []struct {
+		role    Pattern
+		targets func(i int) []int
+	}{
+		{SmallestRemaining, func(i int) []int { return smallestRemaining(nil, seq, i, 8) }},
+		{NextLarger, func(i int) []int { return nextLarger(nil, seq, i, sepID) }},
+	} {
+		w := make([][]float64, len(seq))
+		for i := range w {
+			w[i] = make([]float64, len(seq))
+			keys := c.targets(i)
+			if len(keys) == 0 {
+				for j := 0; j <= i; j++ {
+					keys = append(keys, j)
+				}
+			}
+			for _, j := range keys {
+				w[i][j] += 1 / float64(len(keys))
+			}
+		}
+		r, err := Score(w, seq, Options{Separator: sepID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Role != c.role || math.Abs(r.Score-1) > 1e-12 {
+			t.Errorf("%s head: role %s score %v; scores %v", c.role, r.Role, r.Score, r.Scores)
+		}
+		for p, s := range r.Scores {
+			if !valueBased[p] && s >= 0.25 {
+				t.Errorf("%s head scores %v on %s, want < 0.25", c.role, s, p)
+			}
+		}
 	}
 }
 
@@ -243,5 +293,38 @@ func TestQueryMask(t *testing.T) {
 	r := a.Result()
 	if r.Role != PreviousToken || math.Abs(r.Score-1) > 1e-12 || r.Scores[Self] != 0 {
 		t.Errorf("got %+v, want previous-token 1 and self 0", r)
+	}
+}
+
+// TestContentTargets pins the target keys of the value-based patterns on a
+// sort example by hand: symbols 3 1 3 0, SEP (id 9), then the sorted output
+// 0 1 3 3.
+func TestContentTargets(t *testing.T) {
+	seq := []int{3, 1, 3, 0, 9, 0, 1, 3, 3}
+	const sepID, sepAt = 9, 4
+	remaining := map[int][]int{
+		4: {3},    // nothing written yet: 0 is at position 3
+		5: {1},    // 0 written: 1 is next, at position 1
+		6: {0, 2}, // 0 1 written: both 3s
+		7: {0, 2}, // one 3 written, one 3 left (both positions hold a 3)
+		8: nil,    // everything written
+	}
+	for i := range seq {
+		got := smallestRemaining(nil, seq, i, sepAt)
+		if want := remaining[i]; !slices.Equal(got, want) {
+			t.Errorf("smallest-remaining at query %d: %v, want %v", i, got, want)
+		}
+	}
+	larger := map[int][]int{
+		1: {0},    // query 1: the only earlier symbol, 3, is larger
+		3: {1},    // query 0: earlier 3 1 3, smallest larger is 1
+		5: {1},    // query 0 again (SEP at 4 is not a symbol)
+		6: {0, 2}, // query 1: the 3s
+		8: nil,    // query 3: nothing earlier is larger
+	}
+	for _, i := range []int{0, 1, 3, 5, 6, 8} {
+		if got, want := nextLarger(nil, seq, i, sepID), larger[i]; !slices.Equal(got, want) {
+			t.Errorf("next-larger at query %d: %v, want %v", i, got, want)
+		}
 	}
 }

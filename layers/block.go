@@ -41,7 +41,7 @@ func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gor
 	if err != nil {
 		return nil, nil, err
 	}
-	if x, err = Add(x, a); err != nil { // (B*T, D)
+	if x, err = bl.residual(x, a, "attn_residual"); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "block: attention residual")
 	}
 	if bl.MLP == nil {
@@ -53,8 +53,18 @@ func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gor
 	if h, err = bl.MLP.Forward(h); err != nil { // (B*T, D)
 		return nil, nil, err
 	}
-	if x, err = Add(x, h); err != nil { // (B*T, D)
+	if x, err = bl.residual(x, h, "mlp_residual"); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "block: mlp residual")
 	}
 	return x, weights, nil
+}
+
+// residual is x + y, on the attention's path, named after the block
+// ("blocks.0.attn_residual").
+func (bl *Block) residual(x, y *gorgonia.Node, what string) (*gorgonia.Node, error) {
+	name := parentOf(bl.Attn.name()) + "." + what
+	if bl.Attn.Path == Gorgonia {
+		return NameAs(name)(gorgonia.Add(x, y))
+	}
+	return NameAs(name)(Add(x, y))
 }

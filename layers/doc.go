@@ -16,6 +16,17 @@
 //     parameters, the checkpoint name such as "blocks.0.attn.qkv.weight"),
 //     because Gorgonia merges nodes whose dtype, shape and name hash alike.
 //     Constants are named inputs, never gorgonia.NewConstant.
+//   - Every layer has a Path: Fused (the zero value, this package's ops
+//     below) or Gorgonia (gorgonia.go: Gorgonia's own Mul, Transpose,
+//     Reshape, Slice, BatchedMatMul, ByIndices and element-wise arithmetic,
+//     gradients derived by gorgonia.Grad). Both compute the same function of
+//     the same weights; tests hold outputs and gradients equal. The Gorgonia
+//     path keeps this package's op only where Gorgonia's is wrong (the masked
+//     softmax; LayerNorm avoids InverseSqrt), each upstream bug pinned in
+//     upstream_test.go.
+//   - Every node Forward adds is named after its layer, from the weights'
+//     checkpoint names ("blocks.0.attn.qkv.weight" gives "blocks.0.attn.qkv",
+//     "blocks.0.attn.scores", ...), helper nodes included (NameAs).
 //   - Ops Gorgonia gets wrong are replaced by ops of this package with exact
 //     gradients: MaskedSoftmax (the built-in last-axis SoftMax subtracts the
 //     tensor's first element, not each row's max), CrossEntropy (LogSoftMax
@@ -33,13 +44,9 @@
 //     TapeMachine would allocate every output on every step). So a node's
 //     value is only valid until the next run of its graph: copy what must
 //     outlive it (model.Graph's machine does for Logits, Loss, Attention).
-//   - float32 GEMMs run on this package's assembly kernel (sgemm.go: AVX-512
-//     or AVX2 + FMA, chosen at start-up from the CPU) unless the binary is
-//     built with the openblas tag, which sends them to OpenBLAS; float64
-//     GEMMs go to the BLAS Gorgonia is configured with (gonum by default).
-//     float32 exponentials (softmax, cross-entropy) go through a vector
-//     kernel accurate to a few float32 ulps (vexp_amd64.s). CPUs without
-//     AVX2 + FMA, and other architectures, use gonum and math.Exp.
+//   - The numerical loops (GEMM, the vector exponential, the parallel row
+//     loops) are internal/kernels'; this package only builds graphs and
+//     defines the ops.
 //   - Kernels accept float32 and float64 and accumulate reductions in
 //     float64, except where a vector kernel keeps float32 lanes (GEMM
 //     accumulation, as any BLAS does, and the softmax row sum).

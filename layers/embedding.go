@@ -13,6 +13,7 @@ import (
 type Embedding struct {
 	Vocab, D int
 	Table    *gorgonia.Node // (V, D)
+	Path     Path           // which ops Forward writes; "" is Fused
 }
 
 // NewEmbedding checks the table is a matrix.
@@ -32,8 +33,11 @@ func (e *Embedding) Forward(ids *gorgonia.Node) (*gorgonia.Node, error) {
 	if ids.Dims() != 1 || ids.Dtype() != tensor.Int {
 		return nil, errors.Errorf("embedding %s: ids %v of %v, want an Int vector", e.Table.Name(), ids.Shape(), ids.Dtype())
 	}
+	if e.Path == Gorgonia {
+		return e.forwardGorgonia(ids)
+	}
 	op := embeddingOp{opBase{fmt.Sprintf("Embedding{V=%d,D=%d}", e.Vocab, e.D)}, e.Vocab, e.D, newBuffer()}
-	return gorgonia.ApplyOp(op, e.Table, ids) // (N, D)
+	return NameAs(prefixOf(e.Table))(gorgonia.ApplyOp(op, e.Table, ids)) // (N, D)
 }
 
 // embeddingOp gathers rows of a (V, D) table by Int ids.

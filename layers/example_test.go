@@ -43,3 +43,47 @@ func ExampleMultiHeadSelfAttention() {
 	// x (10, 8) -> y (10, 8) weights (2, 2, 5, 5)
 	// attention: d_model 8 is not divisible by heads 3
 }
+
+// The same attention written in Gorgonia's own ops (SetPath(layers.Gorgonia)):
+// every node is named after the layer, so the graph reads like the formula.
+func ExampleMultiHeadSelfAttention_gorgonia() {
+	const b, t, d, h = 1, 4, 8, 2
+	g := gorgonia.NewGraph()
+	zeros := func(shape ...int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64))
+	}
+	x := layers.NewParam(g, "x", zeros(b*t, d))
+	qkv, _ := layers.NewLinear(layers.NewParam(g, "attn.qkv.weight", zeros(3*d, d)), nil)
+	out, _ := layers.NewLinear(layers.NewParam(g, "attn.out.weight", zeros(d, d)), nil)
+	attn, err := layers.NewMultiHeadSelfAttention(b, t, h, true, qkv, out)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	attn.SetPath(layers.Gorgonia)
+	if _, _, err := attn.Forward(x, nil, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	sorted, _ := gorgonia.Sort(g)
+	for i := len(sorted) - 1; i >= 0; i-- {
+		if n := sorted[i]; n.Op() != nil {
+			fmt.Printf("%-24s %v\n", n.Name(), n.Shape())
+		}
+	}
+	// Output:
+	// attn.qkv.weight_t        (8, 24)
+	// attn.qkv                 (4, 24)
+	// attn.qkv_5d              (1, 4, 3, 2, 4)
+	// attn.heads               (3, 1, 2, 4, 4)
+	// attn.q                   (1, 2, 4, 4)
+	// attn.k                   (1, 2, 4, 4)
+	// attn.v                   (1, 2, 4, 4)
+	// attn.scores              (1, 2, 4, 4)
+	// attn.weights             (1, 2, 4, 4)
+	// attn.context             (1, 2, 4, 4)
+	// attn.context_bthd        (1, 4, 2, 4)
+	// attn.merged              (4, 8)
+	// attn.out.weight_t        (8, 8)
+	// attn.out                 (4, 8)
+}

@@ -185,3 +185,22 @@ func refAttention(x []float64, b, tt, h int, causal bool, keyMask []float64, p m
 	}
 	return refLinear(concat, b*tt, p.outW, p.outB), weights
 }
+
+// eachPath runs f once per path, as a subtest named after it.
+func eachPath(t *testing.T, f func(t *testing.T, path Path)) {
+	for _, path := range Paths {
+		t.Run(string(path), func(t *testing.T) { f(t, path) })
+	}
+}
+
+// checkRelative fails unless max |got - want| <= tol * max(1, max |want|).
+func checkRelative(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	scale := 1.0
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if e := maxAbsDiff(t, got, want); e > tol*scale {
+		t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
+	}
+}

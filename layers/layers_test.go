@@ -27,42 +27,45 @@ func TestGELUMatchesPyTorch(t *testing.T) {
 // torch.nn.LayerNorm(4) (eps 1e-5) in float64 with the weights below
 // (PyTorch 1.13). Tolerance 1e-12 absolute.
 func TestLayerNormMatchesPyTorch(t *testing.T) {
-	g := gorgonia.NewGraph()
-	dense := func(name string, v []float64, shape ...int) *gorgonia.Node {
-		return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
-	}
-	x := dense("x", []float64{1, 2, 4, -1, 0.5, -0.25, 0.75, 0.125}, 2, 4)
-	w := dense("ln.weight", []float64{1, 0.5, -2, 1.5}, 4)
-	b := dense("ln.bias", []float64{0, 0.125, 0.25, -0.375}, 4)
-	c := dense("c", []float64{1, -2, 0.5, 3, 0.25, 1, -1, 2}, 2, 4)
-	ln, err := NewLayerNorm(w, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := must(t)(ln.Forward(x))
-	loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
-	grads, err := gorgonia.Grad(loss, x, w, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runGraph(t, g)
-	checks := []struct {
-		name string
-		node *gorgonia.Node
-		want []float64
-	}{
-		{"y", y, []float64{-0.2773496714211404, 0.2636748357105704, -2.523496714211406, -2.455122535658554,
-			0.5773301611695607, -0.5760437671344667, -2.224272119298117, -0.9935680298245294}},
-		{"dx", grads[0], []float64{-0.24534681799797542, -0.7253770319760163, 0.5333599114370267, 0.43736393853696587,
-			-3.3932694226565614, -1.8448072788778205, 0.9291531182668433, 4.308923583267539}},
-		{"dweight", grads[1], []float64{-0.13301713112875024, -1.956786877111215, -0.543761881096207, -4.985002444416481}},
-		{"dbias", grads[2], []float64{1.25, -1, -0.5, 5}},
-	}
-	for _, ch := range checks {
-		if e := maxAbsDiff(t, values(t, ch.node), ch.want); e > 1e-12 {
-			t.Errorf("%s differs from PyTorch by %.3g: %v", ch.name, e, values(t, ch.node))
+	eachPath(t, func(t *testing.T, path Path) {
+		g := gorgonia.NewGraph()
+		dense := func(name string, v []float64, shape ...int) *gorgonia.Node {
+			return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
 		}
-	}
+		x := dense("x", []float64{1, 2, 4, -1, 0.5, -0.25, 0.75, 0.125}, 2, 4)
+		w := dense("ln.weight", []float64{1, 0.5, -2, 1.5}, 4)
+		b := dense("ln.bias", []float64{0, 0.125, 0.25, -0.375}, 4)
+		c := dense("c", []float64{1, -2, 0.5, 3, 0.25, 1, -1, 2}, 2, 4)
+		ln, err := NewLayerNorm(w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Path = path
+		y := must(t)(ln.Forward(x))
+		loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
+		grads, err := gorgonia.Grad(loss, x, w, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		checks := []struct {
+			name string
+			node *gorgonia.Node
+			want []float64
+		}{
+			{"y", y, []float64{-0.2773496714211404, 0.2636748357105704, -2.523496714211406, -2.455122535658554,
+				0.5773301611695607, -0.5760437671344667, -2.224272119298117, -0.9935680298245294}},
+			{"dx", grads[0], []float64{-0.24534681799797542, -0.7253770319760163, 0.5333599114370267, 0.43736393853696587,
+				-3.3932694226565614, -1.8448072788778205, 0.9291531182668433, 4.308923583267539}},
+			{"dweight", grads[1], []float64{-0.13301713112875024, -1.956786877111215, -0.543761881096207, -4.985002444416481}},
+			{"dbias", grads[2], []float64{1.25, -1, -0.5, 5}},
+		}
+		for _, ch := range checks {
+			if e := maxAbsDiff(t, values(t, ch.node), ch.want); e > 1e-12 {
+				t.Errorf("%s differs from PyTorch by %.3g: %v", ch.name, e, values(t, ch.node))
+			}
+		}
+	})
 }
 
 // TestLinearGradients: y = x W^T + b against a plain-Go reference (forward
@@ -119,28 +122,32 @@ func TestLinearGradients(t *testing.T) {
 }
 
 // TestEmbeddingLookup: rows come back in id order and the table gradient
-// accumulates repeated ids (exact).
+// accumulates repeated ids (exact), on both paths (the Gorgonia path is
+// ByIndices).
 func TestEmbeddingLookup(t *testing.T) {
-	g := gorgonia.NewGraph()
-	table := NewParam(g, "emb", tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6})))
-	ids := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(4), gorgonia.WithName("ids"),
-		gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking([]int{2, 0, 2, 1}))))
-	emb, err := NewEmbedding(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := must(t)(emb.Forward(ids))
-	grads, err := gorgonia.Grad(must(t)(gorgonia.Sum(rows)), table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runGraph(t, g)
-	if e := maxAbsDiff(t, values(t, rows), []float64{5, 6, 1, 2, 5, 6, 3, 4}); e != 0 {
-		t.Errorf("rows %v", values(t, rows))
-	}
-	if e := maxAbsDiff(t, values(t, grads[0]), []float64{1, 1, 1, 1, 2, 2}); e != 0 {
-		t.Errorf("table gradient %v, want counts of each id", values(t, grads[0]))
-	}
+	eachPath(t, func(t *testing.T, path Path) {
+		g := gorgonia.NewGraph()
+		table := NewParam(g, "emb", tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6})))
+		ids := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(4), gorgonia.WithName("ids"),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking([]int{2, 0, 2, 1}))))
+		emb, err := NewEmbedding(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emb.Path = path
+		rows := must(t)(emb.Forward(ids))
+		grads, err := gorgonia.Grad(must(t)(gorgonia.Sum(rows)), table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runGraph(t, g)
+		if e := maxAbsDiff(t, values(t, rows), []float64{5, 6, 1, 2, 5, 6, 3, 4}); e != 0 {
+			t.Errorf("rows %v", values(t, rows))
+		}
+		if e := maxAbsDiff(t, values(t, grads[0]), []float64{1, 1, 1, 1, 2, 2}); e != 0 {
+			t.Errorf("table gradient %v, want counts of each id", values(t, grads[0]))
+		}
+	})
 }
 
 // TestBlockShapesAndErrors: a full pre-LN block maps (B*T, D) to (B*T, D)

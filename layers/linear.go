@@ -5,9 +5,10 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/pkg/errors"
-	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // Linear is y = x W^T + b with W stored (out, in) as PyTorch's nn.Linear.
@@ -15,6 +16,7 @@ type Linear struct {
 	In, Out int
 	Weight  *gorgonia.Node // (Out, In)
 	Bias    *gorgonia.Node // (Out) or nil
+	Path    Path           // which ops Forward writes; "" is Fused
 }
 
 // NewLinear checks the weight is a matrix and the bias, when given, matches
@@ -36,11 +38,14 @@ func (l *Linear) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[1] != l.In {
 		return nil, errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In)
 	}
+	if l.Path == Gorgonia {
+		return l.forwardGorgonia(x)
+	}
 	op := linearOp{opBase{fmt.Sprintf("Linear{bias=%t}", l.Bias != nil)}, l.Bias != nil, newBuffer()}
 	if l.Bias != nil {
-		return gorgonia.ApplyOp(op, x, l.Weight, l.Bias) // (N, Out)
+		return NameAs(prefixOf(l.Weight))(gorgonia.ApplyOp(op, x, l.Weight, l.Bias)) // (N, Out)
 	}
-	return gorgonia.ApplyOp(op, x, l.Weight) // (N, Out)
+	return NameAs(prefixOf(l.Weight))(gorgonia.ApplyOp(op, x, l.Weight)) // (N, Out)
 }
 
 func nodeShape(n *gorgonia.Node) tensor.Shape {
@@ -128,7 +133,7 @@ func linearKernel[T float](args []*tensor.Dense, y *tensor.Dense, n, in, out int
 		}
 		beta = 1
 	}
-	gemm(false, true, n, out, in, args[0].Data().([]T), in, args[1].Data().([]T), in, beta, yd, out)
+	kernels.Gemm(false, true, n, out, in, args[0].Data().([]T), in, args[1].Data().([]T), in, beta, yd, out)
 }
 
 func (op linearOp) DiffWRT(inputs int) []bool {
@@ -228,9 +233,9 @@ func (op matMulOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	c := op.out.get(a.Dtype(), m, n)
 	if a.Dtype() == tensor.Float64 {
-		gemm(op.transA, op.transB, m, n, k, a.Float64s(), a.Shape()[1], b.Float64s(), b.Shape()[1], 0, c.Float64s(), n)
+		kernels.Gemm(op.transA, op.transB, m, n, k, a.Float64s(), a.Shape()[1], b.Float64s(), b.Shape()[1], 0, c.Float64s(), n)
 	} else {
-		gemm(op.transA, op.transB, m, n, k, a.Float32s(), a.Shape()[1], b.Float32s(), b.Shape()[1], 0, c.Float32s(), n)
+		kernels.Gemm(op.transA, op.transB, m, n, k, a.Float32s(), a.Shape()[1], b.Float32s(), b.Shape()[1], 0, c.Float32s(), n)
 	}
 	return c, nil
 }
@@ -280,30 +285,5 @@ func colSum[T float](a, c []T) {
 		for j, v := range a[i : i+m] {
 			c[j] += v
 		}
-	}
-}
-
-// gemm is C = op(A) op(B) + beta C in row-major layout. float32 goes to
-// this package's sgemm (an AVX2/FMA kernel, see sgemm.go) when the CPU has
-// it and the build did not choose a BLAS (the openblas tag); everything else
-// goes through the BLAS Gorgonia is configured with (gonum by default,
-// OpenBLAS with the openblas tag).
-func gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if a32, ok := any(a).([]float32); ok && useSgemm() {
-		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-		return
-	}
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if transA {
-		ta = blas.Trans
-	}
-	if transB {
-		tb = blas.Trans
-	}
-	switch a := any(a).(type) {
-	case []float64:
-		gorgonia.WhichBLAS().Dgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	case []float32:
-		blasSgemm(ta, tb, m, n, k, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	}
 }

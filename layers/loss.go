@@ -7,6 +7,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // CrossEntropy returns the scalar mean over scored positions of
@@ -98,9 +100,9 @@ func (op crossEntropyOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 // log-sum-exps are computed on all cores into rows, then summed in order.
 func crossEntropy[T float](logits []T, targets []int, mask []T, rows []float64) float64 {
 	v := len(logits) / len(targets)
-	parallelFor(len(targets), float64(4*v), func(lo, hi int) {
-		scratch := getScratch(v)
-		defer sgemmScratch.Put(scratch)
+	kernels.ParallelFor(len(targets), float64(4*v), func(lo, hi int) {
+		scratch := kernels.Scratch(v)
+		defer kernels.PutScratch(scratch)
 		for n := lo; n < hi; n++ {
 			if mask[n] == 0 {
 				continue
@@ -127,8 +129,8 @@ func crossEntropy[T float](logits []T, targets []int, mask []T, rows []float64) 
 // exponentials, len(row) long).
 func logSumExp[T float](row []T, scratch []float32) float64 {
 	if r32, ok := any(row).([]float32); ok {
-		m := maxOf(r32)
-		return float64(m) + math.Log(float64(expShift(r32, scratch, 1, m)))
+		m := kernels.MaxOf(r32)
+		return float64(m) + math.Log(float64(kernels.ExpShift(r32, scratch, 1, m)))
 	}
 	maxv := row[0]
 	for _, x := range row[1:] {
@@ -213,7 +215,7 @@ func crossEntropyGrad[T float](logits []T, targets []int, mask []T, dy float64, 
 		clear(dl)
 		return
 	}
-	parallelFor(len(targets), float64(4*v), func(lo, hi int) {
+	kernels.ParallelFor(len(targets), float64(4*v), func(lo, hi int) {
 		for n := lo; n < hi; n++ {
 			row, out := logits[n*v:(n+1)*v], dl[n*v:(n+1)*v]
 			if mask[n] == 0 {
@@ -223,7 +225,7 @@ func crossEntropyGrad[T float](logits []T, targets []int, mask []T, dy float64, 
 			w := dy * float64(mask[n]) / count
 			softmaxRow(row, out, 1)
 			if o32, ok := any(out).([]float32); ok {
-				scaleBy(o32, float32(w))
+				kernels.ScaleBy(o32, float32(w))
 			} else {
 				for j := range out {
 					out[j] = T(w * float64(out[j]))

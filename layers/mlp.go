@@ -8,6 +8,7 @@ import (
 // MLP is the transformer feed-forward block: FC (D -> F), GELU, Proj (F -> D).
 type MLP struct {
 	FC, Proj *Linear
+	Path     Path // which ops the GELU is written with; "" is Fused (FC and Proj have their own)
 }
 
 // NewMLP checks the two projections chain back to the input width.
@@ -24,7 +25,13 @@ func (m *MLP) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err = GELU(h); err != nil { // (N, F)
+	gelu := parentOf(prefixOf(m.FC.Weight)) + ".gelu"
+	if m.Path == Gorgonia {
+		h, err = geluGorgonia(h, gelu) // (N, F)
+	} else {
+		h, err = NameAs(gelu)(GELU(h)) // (N, F)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return m.Proj.Forward(h) // (N, D)

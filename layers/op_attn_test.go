@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -10,34 +9,11 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// decomposedAttention is the attention graph on Gorgonia's own ops
-// (Reshape, Transpose, Slice, BatchedMatMul), the reference the fused head
-// and product ops must equal, outputs and gradients.
-func decomposedAttention(t *testing.T, a *MultiHeadSelfAttention, x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node) {
-	t.Helper()
-	b, tt, d, h := a.Batch, a.SeqLen, a.D, a.Heads
-	dh := d / h
-	m := must(t)
-	qkv := m(a.QKV.Forward(x))                                    // (B*T, 3D)
-	qkv = m(gorgonia.Reshape(qkv, tensor.Shape{b, tt, 3, h, dh})) // (B, T, 3, H, d)
-	heads := m(gorgonia.Transpose(qkv, 2, 0, 3, 1, 4))            // (3, B, H, T, d)
-	q, k, v := m(gorgonia.Slice(heads, gorgonia.S(0))), m(gorgonia.Slice(heads, gorgonia.S(1))), m(gorgonia.Slice(heads, gorgonia.S(2)))
-	scores := m(gorgonia.BatchedMatMul(q, k, false, true)) // (B, H, T, T)
-	weights = m(MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh))))
-	applied := weights
-	if dropMask != nil {
-		applied = m(gorgonia.HadamardProd(weights, dropMask))
-	}
-	y := m(gorgonia.BatchedMatMul(applied, v))          // (B, H, T, d)
-	y = m(gorgonia.Transpose(y, 0, 2, 1, 3))            // (B, T, H, d)
-	y = m(gorgonia.Reshape(y, tensor.Shape{b * tt, d})) // (B*T, D)
-	return m(a.Out.Forward(y)), weights
-}
-
-// TestAttentionEqualsDecomposed: Forward, on splitHeads, attnScores,
-// attnApply and mergeHeads, gives the outputs, weights and
+// TestAttentionEqualsDecomposed: Forward on the Fused path (splitHeads,
+// attnScores, attnApply, mergeHeads, linearOp) gives the outputs, weights and
 // gradients (of sum(c * out) with respect to x and every weight, c random)
-// of the same attention on Gorgonia's Reshape/Transpose/BatchedMatMul, for
+// of the same attention on the Gorgonia path (Mul, Reshape, Transpose,
+// Slice, BatchedMatMul), for
 // float64 (tolerance 1e-12) and float32 (1e-5), both relative to the
 // largest entry when it exceeds 1, causal or not, with key padding and a
 // dropout mask, at a toy size and at one large enough for every kernel's
@@ -91,14 +67,12 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 				}
 				cp := mhsaParams{conv(p.qkvW), conv(p.qkvB), conv(p.outW), conv(p.outB)}
 				a := cp.build(t, g, "attn", b, tt, h, c.causal)
-				var out, w *gorgonia.Node
-				if fused {
-					var err error
-					if out, w, err = a.Forward(x, km, dm); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					out, w = decomposedAttention(t, a, x, km, dm)
+				if !fused {
+					a.SetPath(Gorgonia)
+				}
+				out, w, err := a.Forward(x, km, dm)
+				if err != nil {
+					t.Fatal(err)
 				}
 				cost := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
 				wrt := gorgonia.Nodes{x, a.QKV.Weight, a.QKV.Bias, a.Out.Weight, a.Out.Bias}
@@ -124,16 +98,7 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 			want, got := build(false), build(true)
 			// the tolerance is relative to the largest entry (float32 sums of
 			// 64 terms in another order differ by a few ulps of the largest)
-			check := func(what string, got, want []float64) {
-				t.Helper()
-				scale := 1.0
-				for _, v := range want {
-					scale = math.Max(scale, math.Abs(v))
-				}
-				if e := maxAbsDiff(t, got, want); e > tol*scale {
-					t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
-				}
-			}
+			check := func(what string, got, want []float64) { t.Helper(); checkRelative(t, what, got, want, tol) }
 			check("output", got.out, want.out)
 			check("weights", got.w, want.w)
 			for i, name := range []string{"x", "qkv.weight", "qkv.bias", "out.weight", "out.bias"} {

@@ -7,6 +7,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // The two batched products of attention, on the q, k, v heads packed as
@@ -164,20 +166,20 @@ func attnMM[T float](op attnMMOp, a, b, c []T) {
 	if op.kind == mmApplyGradV {
 		clear(c[:v]) // the q and k parts of the w v gradient are zero
 	}
-	parallelFor(pairs, float64(2*t*t*d), func(lo, hi int) {
+	kernels.ParallelFor(pairs, float64(2*t*t*d), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			switch op.kind {
 			case mmScores: // S = q k^T
-				gemm(false, true, t, t, d, a[q+p*hd:], d, a[k+p*hd:], d, 0, c[p*sq:], t)
+				kernels.Gemm(false, true, t, t, d, a[q+p*hd:], d, a[k+p*hd:], d, 0, c[p*sq:], t)
 			case mmApply: // Y = W v
-				gemm(false, false, t, d, t, a[p*sq:], t, b[v+p*hd:], d, 0, c[p*hd:], d)
+				kernels.Gemm(false, false, t, d, t, a[p*sq:], t, b[v+p*hd:], d, 0, c[p*hd:], d)
 			case mmScoresGrad: // dq = dS k, dk = dS^T q
-				gemm(false, false, t, d, t, b[p*sq:], t, a[k+p*hd:], d, 0, c[q+p*hd:], d)
-				gemm(true, false, t, d, t, b[p*sq:], t, a[q+p*hd:], d, 0, c[k+p*hd:], d)
+				kernels.Gemm(false, false, t, d, t, b[p*sq:], t, a[k+p*hd:], d, 0, c[q+p*hd:], d)
+				kernels.Gemm(true, false, t, d, t, b[p*sq:], t, a[q+p*hd:], d, 0, c[k+p*hd:], d)
 			case mmApplyGradW: // dW = dY v^T
-				gemm(false, true, t, t, d, b[p*hd:], d, a[v+p*hd:], d, 0, c[p*sq:], t)
+				kernels.Gemm(false, true, t, t, d, b[p*hd:], d, a[v+p*hd:], d, 0, c[p*sq:], t)
 			case mmApplyGradV: // dv = W^T dY
-				gemm(true, false, t, d, t, a[p*sq:], t, b[p*hd:], d, 0, c[v+p*hd:], d)
+				kernels.Gemm(true, false, t, d, t, a[p*sq:], t, b[p*hd:], d, 0, c[v+p*hd:], d)
 			}
 		}
 	})

@@ -1,10 +1,6 @@
 package layers
 
-import (
-	"runtime"
-
-	"gorgonia.org/tensor"
-)
+import "gorgonia.org/tensor"
 
 // buffer is an output tensor an op owns and overwrites on every run instead
 // of allocating a new one. Gorgonia's TapeMachine forgets every register in
@@ -54,21 +50,3 @@ func sameShape(s tensor.Shape, shape []int) bool {
 	}
 	return true
 }
-
-// parallelFor calls f on disjoint chunks [lo, hi) covering [0, n), on up to
-// GOMAXPROCS goroutines when the work (n * cost, in rough multiply-adds) is
-// large enough to pay for them, else in the caller.
-func parallelFor(n int, cost float64, f func(lo, hi int)) {
-	workers := 1
-	if float64(n)*cost >= parallelMinWork {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	chunks(n, workers, f)
-}
-
-// parallelMinWork is the work (multiply-adds) below which a second goroutine
-// costs more than it saves. Waking an idle core goes through futex calls
-// costing several microseconds a side: at the S benchmark size (B32 T12 D32)
-// runtime.futex was 10% of the profile and a step took twice the CPU time
-// with the threshold at 200k as at 1M.
-const parallelMinWork = 1_000_000

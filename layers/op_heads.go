@@ -8,6 +8,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // splitHeads maps x (B*T, P*D), rows (b, t) and columns [part p | head h |
@@ -132,7 +134,7 @@ func permuteHeads[T float](op headsOp, src, dst []T) {
 		d *= 2
 	}
 	t, width := op.seqLen, op.parts*op.heads*d
-	parallelFor(op.batch, float64(t*width), func(lo, hi int) {
+	kernels.ParallelFor(op.batch, float64(t*width), func(lo, hi int) {
 		permuteBatchRows(op, words, out, d, lo, hi)
 	})
 }

@@ -83,3 +83,99 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNormMultiCore: at N = 4096 rows of D = 64 (above
+// parallelMinWork, so rows are split over the cores) the float32 LayerNorm
+// and the gradients of sum(c * ln(x)) equal plain float64 loops over the
+// same float32 inputs: y within 2e-5 absolute (entries are O(1)), dx within
+// 1e-6 of 1 + |dx| (rows of spread 0.01 have dx ~100; measured 6e-8; a mean
+// rounded to float32 before x - mean gave 8e-4), dweight and dbias
+// (float32 sums over 4096 rows) within 2e-5 of the sum of their terms'
+// magnitudes. Rows have
+// means up to 10 and spreads from 0.01 to 10, so a one-pass variance would
+// fail the tolerance.
+func TestLayerNormMultiCore(t *testing.T) {
+	const n, d = 4096, 64
+	rng := rand.New(rand.NewPCG(27, 28))
+	x32 := make([]float32, n*d)
+	for r := 0; r < n; r++ {
+		mean, spread := 20*rng.Float64()-10, math.Pow(10, 3*rng.Float64()-2)
+		for j := 0; j < d; j++ {
+			x32[r*d+j] = float32(mean + spread*rng.NormFloat64())
+		}
+	}
+	w32, b32, c32 := make([]float32, d), make([]float32, d), make([]float32, n*d)
+	for j := range w32 {
+		w32[j], b32[j] = float32(1+0.5*rng.NormFloat64()), float32(0.5*rng.NormFloat64())
+	}
+	for i := range c32 {
+		c32[i] = float32(rng.NormFloat64())
+	}
+	g := gorgonia.NewGraph()
+	dense := func(name string, v []float32, shape ...int) *gorgonia.Node {
+		return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+	}
+	x, w, b, c := dense("x", x32, n, d), dense("ln.weight", w32, d), dense("ln.bias", b32, d), dense("c", c32, n, d)
+	ln, err := NewLayerNorm(w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := must(t)(ln.Forward(x))
+	loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
+	grads, err := gorgonia.Grad(loss, x, w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+
+	wantY, wantDX := make([]float64, n*d), make([]float64, n*d)
+	wantDW, wantDB := make([]float64, d), make([]float64, d)
+	absDW, absDB := make([]float64, d), make([]float64, d) // sums of |term|: float32 sums over rows round relative to these
+	for r := 0; r < n; r++ {
+		row := x32[r*d : (r+1)*d]
+		var mean, variance float64
+		for _, v := range row {
+			mean += float64(v) / d
+		}
+		for _, v := range row {
+			variance += (float64(v) - mean) * (float64(v) - mean) / d
+		}
+		rstd := 1 / math.Sqrt(variance+LayerNormEps)
+		xhat, gy := make([]float64, d), make([]float64, d)
+		var m1, m2 float64
+		for j, v := range row {
+			xhat[j] = (float64(v) - mean) * rstd
+			wantY[r*d+j] = xhat[j]*float64(w32[j]) + float64(b32[j])
+			dy := float64(c32[r*d+j])
+			wantDW[j] += dy * xhat[j]
+			wantDB[j] += dy
+			absDW[j] += math.Abs(dy * xhat[j])
+			absDB[j] += math.Abs(dy)
+			gy[j] = dy * float64(w32[j])
+			m1 += gy[j] / d
+			m2 += gy[j] * xhat[j] / d
+		}
+		for j := range row {
+			wantDX[r*d+j] = rstd * (gy[j] - m1 - xhat[j]*m2)
+		}
+	}
+	if e := maxAbsDiff(t, values(t, y), wantY); e > 2e-5 {
+		t.Errorf("y differs from float64 loops by %.3g", e)
+	}
+	dx := values(t, grads[0])
+	worst := 0.0
+	for i, want := range wantDX {
+		worst = max(worst, math.Abs(dx[i]-want)/(1+math.Abs(want)))
+	}
+	if worst > 1e-6 {
+		t.Errorf("dx differs from float64 loops by %.3g of 1 + |dx|", worst)
+	}
+	for i, want := range [][]float64{wantDW, wantDB} {
+		got, abs := values(t, grads[i+1]), [][]float64{absDW, absDB}[i]
+		for j := range want {
+			if math.Abs(got[j]-want[j]) > 2e-5*abs[j] {
+				t.Errorf("grad %d [%d] = %v, float64 loops %v (sum of |terms| %v)", i+1, j, got[j], want[j], abs[j])
+			}
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // MaskedSoftmax returns softmax over the last axis of scale*scores for
@@ -111,7 +113,7 @@ func maskedSoftmax[T float](op maskedSoftmaxOp, args []*tensor.Dense, y *tensor.
 	if len(args) == 2 {
 		mask = args[1].Data().([]T)
 	}
-	parallelFor(len(xd)/t, float64(4*t), func(lo, hi int) {
+	kernels.ParallelFor(len(xd)/t, float64(4*t), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			i := r % t // query position; r / (h*t) is the batch row
 			row, out := xd[r*t:(r+1)*t], yd[r*t:(r+1)*t]
@@ -137,8 +139,8 @@ func maskedSoftmax[T float](op maskedSoftmaxOp, args []*tensor.Dense, y *tensor.
 func softmaxRow[T float](row, out []T, scale float64) {
 	if r32, ok := any(row).([]float32); ok {
 		o32 := any(out).([]float32)
-		sum := expShift(r32, o32, float32(scale), maxOf(r32))
-		scaleBy(o32, 1/sum)
+		sum := kernels.ExpShift(r32, o32, float32(scale), kernels.MaxOf(r32))
+		kernels.ScaleBy(o32, 1/sum)
 		return
 	}
 	maxv := row[0]
@@ -263,7 +265,7 @@ func (op softmaxGradOp) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 // cores. The row dot product is accumulated in float64, except for float32
 // rows, which go through the vector kernels (float32 lanes).
 func softmaxGrad[T float](y, dy, dx []T, t int, causal bool, scale float64) {
-	parallelFor(len(y)/t, float64(2*t), func(lo, hi int) {
+	kernels.ParallelFor(len(y)/t, float64(2*t), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			keys := t
 			if causal {
@@ -273,7 +275,7 @@ func softmaxGrad[T float](y, dy, dx []T, t int, causal bool, scale float64) {
 			yr, dyr, dxr := y[off:off+keys], dy[off:off+keys], dx[off:off+keys]
 			clear(dx[off+keys : off+t])
 			if y32, ok := any(yr).([]float32); ok {
-				softmaxGradRow(y32, any(dyr).([]float32), any(dxr).([]float32), float32(scale))
+				kernels.SoftmaxGradRow(y32, any(dyr).([]float32), any(dxr).([]float32), float32(scale))
 				continue
 			}
 			var dot float64

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/attnscope/attnscope/layers"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -11,9 +12,16 @@ import (
 	"gorgonia.org/tensor"
 )
 
-func testConfig(mlp bool) Config {
+func testConfig(mlp bool, path layers.Path) Config {
 	return Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: mlp, DFF: 12,
-		QKVBias: true, OutBias: true, LMBias: true, Dropout: 0.1}
+		QKVBias: true, OutBias: true, LMBias: true, Dropout: 0.1, Attention: string(path)}
+}
+
+// eachPath runs f once per attention path, as a subtest named after it.
+func eachPath(t *testing.T, f func(t *testing.T, path layers.Path)) {
+	for _, path := range layers.Paths {
+		t.Run(string(path), func(t *testing.T) { f(t, path) })
+	}
 }
 
 // floats returns a node's value as float64s (a copy).
@@ -63,319 +71,333 @@ func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
 // eval and Train graphs, down to B = T = 1 (dropout masks left at 1), over two runs of one
 // machine with different batches (so a reused buffer would show).
 func TestBuildMatchesReference(t *testing.T) {
-	for ci, c := range []struct {
-		b, tt              int
-		mlp, keyPad, train bool
-	}{
-		{3, 5, false, false, false}, {3, 5, true, false, false}, {3, 5, false, true, true}, {3, 5, true, true, true},
-		{3, 5, true, false, true}, {1, 1, true, false, true}, {1, 6, false, false, false},
-	} {
-		b, tt := c.b, c.tt
-		t.Run(fmt.Sprintf("B%dT%d,mlp=%t,keypad=%t,train=%t", b, tt, c.mlp, c.keyPad, c.train), func(t *testing.T) {
-			m, err := New(testConfig(c.mlp), tensor.Float64, 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			randomize(m, uint64(ci), 0.5)
-			g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: c.train, KeyPadding: c.keyPad})
-			vm := g.NewMachine()
-			defer vm.Close()
-			rng := rand.New(rand.NewPCG(5, uint64(ci)))
-			for step := 0; step < 2; step++ {
-				tokens, targets, mask := randomBatch(rng, b*tt, m.Config.Vocab)
-				if err := g.Feed(tokens, targets, mask); err != nil {
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		for ci, c := range []struct {
+			b, tt              int
+			mlp, keyPad, train bool
+		}{
+			{3, 5, false, false, false}, {3, 5, true, false, false}, {3, 5, false, true, true}, {3, 5, true, true, true},
+			{3, 5, true, false, true}, {1, 1, true, false, true}, {1, 6, false, false, false},
+		} {
+			b, tt := c.b, c.tt
+			t.Run(fmt.Sprintf("B%dT%d,mlp=%t,keypad=%t,train=%t", b, tt, c.mlp, c.keyPad, c.train), func(t *testing.T) {
+				m, err := New(testConfig(c.mlp, path), tensor.Float64, 5)
+				if err != nil {
 					t.Fatal(err)
 				}
-				var km []float64
-				if c.keyPad {
-					km = g.KeyMask.Value().Data().([]float64)
-					for i := range km {
-						km[i] = 1
-						if rng.IntN(4) == 0 {
-							km[i] = 0
+				randomize(m, uint64(ci), 0.5)
+				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: c.train, KeyPadding: c.keyPad})
+				vm := g.NewMachine()
+				defer vm.Close()
+				rng := rand.New(rand.NewPCG(5, uint64(ci)))
+				for step := 0; step < 2; step++ {
+					tokens, targets, mask := randomBatch(rng, b*tt, m.Config.Vocab)
+					if err := g.Feed(tokens, targets, mask); err != nil {
+						t.Fatal(err)
+					}
+					var km []float64
+					if c.keyPad {
+						km = g.KeyMask.Value().Data().([]float64)
+						for i := range km {
+							km[i] = 1
+							if rng.IntN(4) == 0 {
+								km[i] = 0
+							}
 						}
 					}
-				}
-				run(t, vm)
-				logits, attention, loss := refForward(m, b, tt, tokens, targets, mask, km, nil)
-				if e := maxDiff(floats(t, g.Logits), logits); e > 1e-12 {
-					t.Errorf("step %d: logits differ from reference by %.3g", step, e)
-				}
-				for l, a := range g.Attention {
-					if e := maxDiff(floats(t, a), attention[l]); e > 1e-12 {
-						t.Errorf("step %d: layer %d attention differs from reference by %.3g", step, l, e)
+					run(t, vm)
+					logits, attention, loss := refForward(m, b, tt, tokens, targets, mask, km, nil)
+					if e := maxDiff(floats(t, g.Logits), logits); e > 1e-12 {
+						t.Errorf("step %d: logits differ from reference by %.3g", step, e)
+					}
+					for l, a := range g.Attention {
+						if e := maxDiff(floats(t, a), attention[l]); e > 1e-12 {
+							t.Errorf("step %d: layer %d attention differs from reference by %.3g", step, l, e)
+						}
+					}
+					if e := math.Abs(lossOf(t, g) - loss); e > 1e-12 {
+						t.Errorf("step %d: loss %v, reference %v", step, lossOf(t, g), loss)
 					}
 				}
-				if e := math.Abs(lossOf(t, g) - loss); e > 1e-12 {
-					t.Errorf("step %d: loss %v, reference %v", step, lossOf(t, g), loss)
-				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // TestModelCausality: changing the tokens at positions > t leaves the logits
 // and every layer's attention weights of positions <= t bitwise unchanged.
 func TestModelCausality(t *testing.T) {
-	const b, tt = 2, 6
-	m, err := New(testConfig(true), tensor.Float64, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	randomize(m, 9, 0.5)
-	g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
-	vm := g.NewMachine()
-	defer vm.Close()
-	rng := rand.New(rand.NewPCG(9, 9))
-	tokens, targets, mask := randomBatch(rng, b*tt, m.Config.Vocab)
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	run(t, vm)
-	baseLogits := floats(t, g.Logits)
-	var baseAtt [][]float64
-	for _, a := range g.Attention {
-		baseAtt = append(baseAtt, floats(t, a))
-	}
-	v, h := m.Config.Vocab, m.Config.Heads
-	for cut := 0; cut < tt-1; cut++ {
-		changed := append([]int(nil), tokens...)
-		for bi := 0; bi < b; bi++ {
-			for pos := cut + 1; pos < tt; pos++ {
-				changed[bi*tt+pos] = (changed[bi*tt+pos] + 1 + rng.IntN(v-1)) % v
-			}
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		const b, tt = 2, 6
+		m, err := New(testConfig(true, path), tensor.Float64, 9)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := g.Feed(changed, targets, mask); err != nil {
+		randomize(m, 9, 0.5)
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
+		vm := g.NewMachine()
+		defer vm.Close()
+		rng := rand.New(rand.NewPCG(9, 9))
+		tokens, targets, mask := randomBatch(rng, b*tt, m.Config.Vocab)
+		if err := g.Feed(tokens, targets, mask); err != nil {
 			t.Fatal(err)
 		}
 		run(t, vm)
-		logits := floats(t, g.Logits)
-		for bi := 0; bi < b; bi++ {
-			for pos := 0; pos <= cut; pos++ {
-				r := bi*tt + pos
-				for j := 0; j < v; j++ {
-					if logits[r*v+j] != baseLogits[r*v+j] {
-						t.Fatalf("cut %d: logits of (b %d, t %d) changed", cut, bi, pos)
-					}
+		baseLogits := floats(t, g.Logits)
+		var baseAtt [][]float64
+		for _, a := range g.Attention {
+			baseAtt = append(baseAtt, floats(t, a))
+		}
+		v, h := m.Config.Vocab, m.Config.Heads
+		for cut := 0; cut < tt-1; cut++ {
+			changed := append([]int(nil), tokens...)
+			for bi := 0; bi < b; bi++ {
+				for pos := cut + 1; pos < tt; pos++ {
+					changed[bi*tt+pos] = (changed[bi*tt+pos] + 1 + rng.IntN(v-1)) % v
 				}
-				for l, a := range g.Attention {
-					w := floats(t, a)
-					for hi := 0; hi < h; hi++ {
-						for k := 0; k < tt; k++ {
-							if i := ((bi*h+hi)*tt+pos)*tt + k; w[i] != baseAtt[l][i] {
-								t.Fatalf("cut %d: layer %d attention (b %d, h %d, q %d, k %d) changed", cut, l, bi, hi, pos, k)
+			}
+			if err := g.Feed(changed, targets, mask); err != nil {
+				t.Fatal(err)
+			}
+			run(t, vm)
+			logits := floats(t, g.Logits)
+			for bi := 0; bi < b; bi++ {
+				for pos := 0; pos <= cut; pos++ {
+					r := bi*tt + pos
+					for j := 0; j < v; j++ {
+						if logits[r*v+j] != baseLogits[r*v+j] {
+							t.Fatalf("cut %d: logits of (b %d, t %d) changed", cut, bi, pos)
+						}
+					}
+					for l, a := range g.Attention {
+						w := floats(t, a)
+						for hi := 0; hi < h; hi++ {
+							for k := 0; k < tt; k++ {
+								if i := ((bi*h+hi)*tt+pos)*tt + k; w[i] != baseAtt[l][i] {
+									t.Fatalf("cut %d: layer %d attention (b %d, h %d, q %d, k %d) changed", cut, l, bi, hi, pos, k)
+								}
 							}
 						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestWeightsBoundByReference: changing a model tensor in place changes the
 // next run of an already-built machine, to exactly the reference output for
 // the new weights (1e-12).
 func TestWeightsBoundByReference(t *testing.T) {
-	const b, tt = 2, 4
-	m, err := New(testConfig(false), tensor.Float64, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
-	vm := g.NewMachine()
-	defer vm.Close()
-	tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(4, 4)), b*tt, m.Config.Vocab)
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	run(t, vm)
-	before := floats(t, g.Logits)
-	w := m.Param("lm_head.weight").Float64s()
-	for i := range w {
-		w[i] += 0.5
-	}
-	run(t, vm)
-	after := floats(t, g.Logits)
-	if maxDiff(before, after) == 0 {
-		t.Fatal("logits did not change after the model's lm_head.weight was changed in place")
-	}
-	want, _, _ := refForward(m, b, tt, tokens, targets, mask, nil, nil)
-	if e := maxDiff(after, want); e > 1e-12 {
-		t.Errorf("logits after the in-place change differ from the reference by %.3g", e)
-	}
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		const b, tt = 2, 4
+		m, err := New(testConfig(false, path), tensor.Float64, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
+		vm := g.NewMachine()
+		defer vm.Close()
+		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(4, 4)), b*tt, m.Config.Vocab)
+		if err := g.Feed(tokens, targets, mask); err != nil {
+			t.Fatal(err)
+		}
+		run(t, vm)
+		before := floats(t, g.Logits)
+		w := m.Param("lm_head.weight").Float64s()
+		for i := range w {
+			w[i] += 0.5
+		}
+		run(t, vm)
+		after := floats(t, g.Logits)
+		if maxDiff(before, after) == 0 {
+			t.Fatal("logits did not change after the model's lm_head.weight was changed in place")
+		}
+		want, _, _ := refForward(m, b, tt, tokens, targets, mask, nil, nil)
+		if e := maxDiff(after, want); e > 1e-12 {
+			t.Errorf("logits after the in-place change differ from the reference by %.3g", e)
+		}
+	})
 }
 
 // TestDeterminism: the same seed gives bitwise identical weights and first
 // training-step loss and gradients; another seed gives different weights.
 func TestDeterminism(t *testing.T) {
-	cfg := testConfig(true)
-	firstStep := func(seed uint64) (*Model, float64, []float64) {
-		m, err := New(cfg, tensor.Float32, seed)
-		if err != nil {
-			t.Fatal(err)
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		cfg := testConfig(true, path)
+		firstStep := func(seed uint64) (*Model, float64, []float64) {
+			m, err := New(cfg, tensor.Float32, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true})
+			vm := g.NewMachine()
+			defer vm.Close()
+			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(seed, 1)), 12, cfg.Vocab)
+			if err := g.Feed(tokens, targets, mask); err != nil {
+				t.Fatal(err)
+			}
+			run(t, vm)
+			grads, err := g.Gradients()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flat []float64
+			for _, gr := range grads {
+				flat = append(flat, f64(gr)...)
+			}
+			return m, lossOf(t, g), flat
 		}
-		g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true})
-		vm := g.NewMachine()
-		defer vm.Close()
-		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(seed, 1)), 12, cfg.Vocab)
-		if err := g.Feed(tokens, targets, mask); err != nil {
-			t.Fatal(err)
-		}
-		run(t, vm)
-		grads, err := g.Gradients()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var flat []float64
-		for _, gr := range grads {
-			flat = append(flat, f64(gr)...)
-		}
-		return m, lossOf(t, g), flat
-	}
-	m1, loss1, g1 := firstStep(42)
-	m2, loss2, g2 := firstStep(42)
-	m3, _, _ := firstStep(43)
-	for i := range m1.Params {
-		a, b := f64(m1.Params[i].Value), f64(m2.Params[i].Value)
-		for j := range a {
-			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
-				t.Fatalf("seed 42 twice: %s[%d] differs", m1.Params[i].Name, j)
+		m1, loss1, g1 := firstStep(42)
+		m2, loss2, g2 := firstStep(42)
+		m3, _, _ := firstStep(43)
+		for i := range m1.Params {
+			a, b := f64(m1.Params[i].Value), f64(m2.Params[i].Value)
+			for j := range a {
+				if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+					t.Fatalf("seed 42 twice: %s[%d] differs", m1.Params[i].Name, j)
+				}
 			}
 		}
-	}
-	if math.Float64bits(loss1) != math.Float64bits(loss2) {
-		t.Errorf("seed 42 twice: first-step loss %v vs %v", loss1, loss2)
-	}
-	for j := range g1 {
-		if math.Float64bits(g1[j]) != math.Float64bits(g2[j]) {
-			t.Fatalf("seed 42 twice: gradient entry %d differs", j)
+		if math.Float64bits(loss1) != math.Float64bits(loss2) {
+			t.Errorf("seed 42 twice: first-step loss %v vs %v", loss1, loss2)
 		}
-	}
-	if maxDiff(f64(m1.Params[0].Value), f64(m3.Params[0].Value)) == 0 {
-		t.Error("seeds 42 and 43 give the same tok_emb.weight")
-	}
+		for j := range g1 {
+			if math.Float64bits(g1[j]) != math.Float64bits(g2[j]) {
+				t.Fatalf("seed 42 twice: gradient entry %d differs", j)
+			}
+		}
+		if maxDiff(f64(m1.Params[0].Value), f64(m3.Params[0].Value)) == 0 {
+			t.Error("seeds 42 and 43 give the same tok_emb.weight")
+		}
+	})
 }
 
 // TestInitialLoss: an untrained model (std 0.02 weights) on uniformly random
 // targets has loss ln(V) within 0.1, in float32 and float64.
 func TestInitialLoss(t *testing.T) {
-	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-		for _, mlp := range []bool{false, true} {
-			cfg := testConfig(mlp)
-			cfg.Vocab, cfg.Context = 16, 8
-			m, err := New(cfg, dt, 1)
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			for _, mlp := range []bool{false, true} {
+				cfg := testConfig(mlp, path)
+				cfg.Vocab, cfg.Context = 16, 8
+				m, err := New(cfg, dt, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g := mustBuild(t, m, BuildOptions{Batch: 8, SeqLen: 8})
+				rng := rand.New(rand.NewPCG(2, 3))
+				tokens, targets, _ := randomBatch(rng, 64, cfg.Vocab)
+				mask := ones(64)
+				if err := g.Feed(tokens, targets, mask); err != nil {
+					t.Fatal(err)
+				}
+				vm := g.NewMachine()
+				run(t, vm)
+				vm.Close()
+				if loss := lossOf(t, g); math.Abs(loss-math.Log(16)) > 0.1 {
+					t.Errorf("%v mlp=%t: initial loss %v, want ln 16 = %v within 0.1", dt, mlp, loss, math.Log(16))
+				}
+			}
+		}
+	})
+}
+
+// TestFloat32MatchesFloat64: the same seed in float32 and float64 gives loss
+// within 1e-5 and gradients within 1e-4 relative (per tensor, L2 norm).
+func TestFloat32MatchesFloat64(t *testing.T) {
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		cfg := testConfig(true, path)
+		var losses []float64
+		var grads [][]*tensor.Dense
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			m, err := New(cfg, dt, 8)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := mustBuild(t, m, BuildOptions{Batch: 8, SeqLen: 8})
-			rng := rand.New(rand.NewPCG(2, 3))
-			tokens, targets, _ := randomBatch(rng, 64, cfg.Vocab)
-			mask := ones(64)
+			randomize(m, 8, 0.3)
+			g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true, KeyPadding: true})
+			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(8, 8)), 12, cfg.Vocab)
 			if err := g.Feed(tokens, targets, mask); err != nil {
 				t.Fatal(err)
 			}
 			vm := g.NewMachine()
 			run(t, vm)
 			vm.Close()
-			if loss := lossOf(t, g); math.Abs(loss-math.Log(16)) > 0.1 {
-				t.Errorf("%v mlp=%t: initial loss %v, want ln 16 = %v within 0.1", dt, mlp, loss, math.Log(16))
+			gr, err := g.Gradients()
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, lossOf(t, g))
+			grads = append(grads, gr)
+		}
+		if e := math.Abs(losses[0] - losses[1]); e > 1e-5 {
+			t.Errorf("float32 loss differs from float64 by %.3g", e)
+		}
+		for i := range grads[0] {
+			a, b := f64(grads[0][i]), f64(grads[1][i])
+			var diff, norm float64
+			for j := range a {
+				diff += (a[j] - b[j]) * (a[j] - b[j])
+				norm += a[j] * a[j]
+			}
+			if rel := math.Sqrt(diff / math.Max(norm, 1e-300)); rel > 1e-4 {
+				t.Errorf("tensor %d: float32 gradient differs by %.3g relative", i, rel)
 			}
 		}
-	}
-}
-
-// TestFloat32MatchesFloat64: the same seed in float32 and float64 gives loss
-// within 1e-5 and gradients within 1e-4 relative (per tensor, L2 norm).
-func TestFloat32MatchesFloat64(t *testing.T) {
-	cfg := testConfig(true)
-	var losses []float64
-	var grads [][]*tensor.Dense
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		m, err := New(cfg, dt, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomize(m, 8, 0.3)
-		g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true, KeyPadding: true})
-		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(8, 8)), 12, cfg.Vocab)
-		if err := g.Feed(tokens, targets, mask); err != nil {
-			t.Fatal(err)
-		}
-		vm := g.NewMachine()
-		run(t, vm)
-		vm.Close()
-		gr, err := g.Gradients()
-		if err != nil {
-			t.Fatal(err)
-		}
-		losses = append(losses, lossOf(t, g))
-		grads = append(grads, gr)
-	}
-	if e := math.Abs(losses[0] - losses[1]); e > 1e-5 {
-		t.Errorf("float32 loss differs from float64 by %.3g", e)
-	}
-	for i := range grads[0] {
-		a, b := f64(grads[0][i]), f64(grads[1][i])
-		var diff, norm float64
-		for j := range a {
-			diff += (a[j] - b[j]) * (a[j] - b[j])
-			norm += a[j] * a[j]
-		}
-		if rel := math.Sqrt(diff / math.Max(norm, 1e-300)); rel > 1e-4 {
-			t.Errorf("tensor %d: float32 gradient differs by %.3g relative", i, rel)
-		}
-	}
+	})
 }
 
 // TestTrainAttentionIsBeforeDropout: on a Train graph with a dropout mask
 // containing zeros, the Attention outputs are the softmax weights (causal
 // rows sum to 1 within 1e-12, above-diagonal exactly 0), not the dropped ones.
 func TestTrainAttentionIsBeforeDropout(t *testing.T) {
-	const b, tt = 2, 5
-	cfg := testConfig(false)
-	cfg.Dropout = 0.5
-	m, err := New(cfg, tensor.Float64, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true})
-	rng := rand.New(rand.NewPCG(6, 6))
-	for _, dm := range g.DropoutMasks {
-		d := dm.Value().Data().([]float64)
-		for i := range d {
-			d[i] = float64(rng.IntN(2)) * 2
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		const b, tt = 2, 5
+		cfg := testConfig(false, path)
+		cfg.Dropout = 0.5
+		m, err := New(cfg, tensor.Float64, 6)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	tokens, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	run(t, vm)
-	for l, a := range g.Attention {
-		w := floats(t, a)
-		for row := 0; row < len(w)/tt; row++ {
-			i := row % tt
-			var sum float64
-			for j := 0; j < tt; j++ {
-				if j > i && w[row*tt+j] != 0 {
-					t.Fatalf("layer %d row %d: future key %d has weight %v", l, row, j, w[row*tt+j])
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true})
+		rng := rand.New(rand.NewPCG(6, 6))
+		for _, dm := range g.DropoutMasks {
+			d := dm.Value().Data().([]float64)
+			for i := range d {
+				d[i] = float64(rng.IntN(2)) * 2
+			}
+		}
+		tokens, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
+		if err := g.Feed(tokens, targets, mask); err != nil {
+			t.Fatal(err)
+		}
+		vm := g.NewMachine()
+		defer vm.Close()
+		run(t, vm)
+		for l, a := range g.Attention {
+			w := floats(t, a)
+			for row := 0; row < len(w)/tt; row++ {
+				i := row % tt
+				var sum float64
+				for j := 0; j < tt; j++ {
+					if j > i && w[row*tt+j] != 0 {
+						t.Fatalf("layer %d row %d: future key %d has weight %v", l, row, j, w[row*tt+j])
+					}
+					sum += w[row*tt+j]
 				}
-				sum += w[row*tt+j]
-			}
-			if math.Abs(sum-1) > 1e-12 {
-				t.Fatalf("layer %d row %d sums to %v", l, row, sum)
+				if math.Abs(sum-1) > 1e-12 {
+					t.Fatalf("layer %d row %d sums to %v", l, row, sum)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestFeedErrors: wrong lengths and ids outside [0, V) are rejected with the
 // id, position and vocabulary named, and nothing is copied.
 func TestFeedErrors(t *testing.T) {
-	m, err := New(testConfig(false), tensor.Float64, 1)
+	m, err := New(testConfig(false, layers.Fused), tensor.Float64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +429,7 @@ func TestFeedErrors(t *testing.T) {
 // TestBuildErrors: impossible options or models fail before anything is
 // built, naming the numbers; Gradients needs a Train graph.
 func TestBuildErrors(t *testing.T) {
-	m, err := New(testConfig(false), tensor.Float64, 1)
+	m, err := New(testConfig(false, layers.Fused), tensor.Float64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,38 +467,40 @@ func TestBuildErrors(t *testing.T) {
 // bitwise over repeated runs on the same batch, while the dual values bound
 // for gorgonia solvers accumulate (pinned: 3 runs give 3x, within 1e-15).
 func TestGradientsArePerRun(t *testing.T) {
-	m, err := New(testConfig(false), tensor.Float64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3, Train: true})
-	if err := g.Feed([]int{1, 2, 3}, []int{2, 3, 4}, ones(3)); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	var first []float64
-	for i := 0; i < 3; i++ {
-		run(t, vm)
-		grads, err := g.Gradients()
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		m, err := New(testConfig(false, path), tensor.Float64, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := f64(grads[0])
-		if first == nil {
-			first = got
-		} else if maxDiff(first, got) != 0 {
-			t.Fatalf("run %d: gradient changed by %.3g", i, maxDiff(first, got))
+		g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3, Train: true})
+		if err := g.Feed([]int{1, 2, 3}, []int{2, 3, 4}, ones(3)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	dv, err := g.Params[0].Grad()
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc := dv.Data().([]float64)
-	for j := range first {
-		if math.Abs(acc[j]-3*first[j]) > 1e-15 {
-			t.Fatalf("dual value %v after 3 runs, want 3 x %v", acc[j], first[j])
+		vm := g.NewMachine()
+		defer vm.Close()
+		var first []float64
+		for i := 0; i < 3; i++ {
+			run(t, vm)
+			grads, err := g.Gradients()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := f64(grads[0])
+			if first == nil {
+				first = got
+			} else if maxDiff(first, got) != 0 {
+				t.Fatalf("run %d: gradient changed by %.3g", i, maxDiff(first, got))
+			}
 		}
-	}
+		dv, err := g.Params[0].Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := dv.Data().([]float64)
+		for j := range first {
+			if math.Abs(acc[j]-3*first[j]) > 1e-15 {
+				t.Fatalf("dual value %v after 3 runs, want 3 x %v", acc[j], first[j])
+			}
+		}
+	})
 }

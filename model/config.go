@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/attnscope/attnscope/layers"
 	"github.com/pkg/errors"
 )
 
@@ -23,6 +24,20 @@ type Config struct {
 	OutBias bool    `json:"out_bias" yaml:"out_bias"`         // bias on the attention output projection
 	LMBias  bool    `json:"lm_head_bias" yaml:"lm_head_bias"` // bias on the LM head
 	Dropout float64 `json:"dropout" yaml:"dropout"`           // attention-weight dropout probability in training
+	// Attention picks the ops the graph is written with: "fused" (this
+	// project's ops, the default; "" reads as fused) or "gorgonia"
+	// (Gorgonia's own ops). Both compute the same function from the same
+	// weights, so a checkpoint runs on either.
+	Attention string `json:"attention,omitempty" yaml:"attention"`
+}
+
+// Path is the layers.Path that Attention names ("" is fused).
+func (c Config) Path() (layers.Path, error) {
+	p, err := layers.ParsePath(c.Attention)
+	if err != nil {
+		return "", errors.Errorf("model.attention = %q: want %s or %s", c.Attention, layers.Fused, layers.Gorgonia)
+	}
+	return p, nil
 }
 
 // DHead is the width of one attention head.
@@ -44,6 +59,9 @@ func (c Config) Validate() error {
 	}
 	if c.MLP && c.DFF <= 0 {
 		return errors.Errorf("model.d_ff = %d: must be positive when model.mlp is true", c.DFF)
+	}
+	if _, err := c.Path(); err != nil {
+		return err
 	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
 		return errors.Errorf("model.dropout = %v: must be in [0, 1)", c.Dropout)

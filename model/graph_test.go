@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/attnscope/attnscope/layers"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -98,94 +99,144 @@ func lossOf(t *testing.T, g *Graph) float64 {
 // ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6; the weights are random with
 // std 0.5 so that no gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
-	cases := []struct {
-		name                         string
-		mlp, keyPad, dropout, noBias bool
-	}{
-		{"attention-only", false, false, false, false},
-		{"attention-only/keypad+dropout", false, true, true, false},
-		{"attention-only/no-bias", false, false, false, true},
-		{"mlp", true, false, false, false},
-		{"mlp/keypad+dropout", true, true, true, false},
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		cases := []struct {
+			name                         string
+			mlp, keyPad, dropout, noBias bool
+		}{
+			{"attention-only", false, false, false, false},
+			{"attention-only/keypad+dropout", false, true, true, false},
+			{"attention-only/no-bias", false, false, false, true},
+			{"mlp", true, false, false, false},
+			{"mlp/keypad+dropout", true, true, true, false},
+		}
+		for ci, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
+					QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias, Attention: string(path)}
+				if c.dropout {
+					cfg.Dropout = 0.25
+				}
+				m, err := New(cfg, tensor.Float64, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				randomize(m, uint64(ci), 0.5)
+				const b, T = 2, 4
+				g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true, KeyPadding: c.keyPad})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(7, uint64(ci)))
+				tokens, targets, mask := randomBatch(rng, b*T, cfg.Vocab)
+				if err := g.Feed(tokens, targets, mask); err != nil {
+					t.Fatal(err)
+				}
+				var km []float64
+				if c.keyPad {
+					// pad the first key of batch 0 (query 0 then sees nothing) and the last two of batch 1
+					km = g.KeyMask.Value().Data().([]float64)
+					km[0], km[T+2], km[T+3] = 0, 0, 0
+				}
+				var drops [][]float64
+				if c.dropout {
+					if len(g.DropoutMasks) != cfg.Layers {
+						t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
+					}
+					for _, dm := range g.DropoutMasks {
+						d := dm.Value().Data().([]float64)
+						for i := range d {
+							d[i] = 0
+							if rng.Float64() >= cfg.Dropout {
+								d[i] = 1 / (1 - cfg.Dropout)
+							}
+						}
+						drops = append(drops, d)
+					}
+				}
+				vm := g.NewMachine()
+				defer vm.Close()
+				run(t, vm)
+				grads, err := g.Gradients()
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _, refLoss := refForward(m, b, T, tokens, targets, mask, km, drops)
+				if e := math.Abs(lossOf(t, g) - refLoss); e > 1e-12 {
+					t.Fatalf("graph loss %v, reference loss %v", lossOf(t, g), refLoss)
+				}
+				const h = 1e-5
+				worst := 0.0
+				for i, p := range m.Params {
+					var diff, gn, fn float64
+					for j, gj := range grads[i].Float64s() {
+						w := at(p.Value, j)
+						setAt(p.Value, j, w+h)
+						_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
+						setAt(p.Value, j, w-h)
+						_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
+						setAt(p.Value, j, w)
+						fd := (up - down) / (2 * h)
+						diff += (gj - fd) * (gj - fd)
+						gn += gj * gj
+						fn += fd * fd
+					}
+					rel := math.Sqrt(diff) / math.Max(math.Sqrt(math.Max(gn, fn)), 1e-300)
+					if rel > 1e-6 || math.IsNaN(rel) {
+						t.Errorf("%s: relative gradient error %.3g (|g| %.3g, |fd| %.3g)", p.Name, rel, math.Sqrt(gn), math.Sqrt(fn))
+					}
+					worst = math.Max(worst, rel)
+				}
+				t.Logf("worst relative error %.2g", worst)
+			})
+		}
+	})
+}
+
+// TestLeanMachineMatchesNewMachine: the machine train.Run uses (no copies
+// of the attention weights) gives the same loss, logits and gradients, bit
+// for bit, as NewMachine on a float32 model with full blocks, over two runs.
+func TestLeanMachineMatchesNewMachine(t *testing.T) {
+	cfg := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
+	m, err := New(cfg, tensor.Float32, 4)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for ci, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
-				QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias}
-			if c.dropout {
-				cfg.Dropout = 0.25
-			}
-			m, err := New(cfg, tensor.Float64, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			randomize(m, uint64(ci), 0.5)
-			const b, T = 2, 4
-			g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true, KeyPadding: c.keyPad})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(7, uint64(ci)))
-			tokens, targets, mask := randomBatch(rng, b*T, cfg.Vocab)
+	randomize(m, 5, 0.5)
+	var outs [2][]float32
+	for i, lean := range []bool{false, true} {
+		g, err := Build(m, BuildOptions{Batch: 3, SeqLen: 6, Train: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := g.NewMachine()
+		if lean {
+			vm = g.NewLeanMachine()
+		}
+		for step := 0; step < 2; step++ {
+			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(uint64(step), 8)), 18, cfg.Vocab)
 			if err := g.Feed(tokens, targets, mask); err != nil {
 				t.Fatal(err)
 			}
-			var km []float64
-			if c.keyPad {
-				// pad the first key of batch 0 (query 0 then sees nothing) and the last two of batch 1
-				km = g.KeyMask.Value().Data().([]float64)
-				km[0], km[T+2], km[T+3] = 0, 0, 0
-			}
-			var drops [][]float64
-			if c.dropout {
-				if len(g.DropoutMasks) != cfg.Layers {
-					t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
-				}
-				for _, dm := range g.DropoutMasks {
-					d := dm.Value().Data().([]float64)
-					for i := range d {
-						d[i] = 0
-						if rng.Float64() >= cfg.Dropout {
-							d[i] = 1 / (1 - cfg.Dropout)
-						}
-					}
-					drops = append(drops, d)
-				}
-			}
-			vm := g.NewMachine()
-			defer vm.Close()
 			run(t, vm)
+			outs[i] = append(outs[i], g.Loss.Value().Data().(float32))
+			outs[i] = append(outs[i], g.Logits.Value().Data().([]float32)...)
 			grads, err := g.Gradients()
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, refLoss := refForward(m, b, T, tokens, targets, mask, km, drops)
-			if e := math.Abs(lossOf(t, g) - refLoss); e > 1e-12 {
-				t.Fatalf("graph loss %v, reference loss %v", lossOf(t, g), refLoss)
+			for _, gr := range grads {
+				outs[i] = append(outs[i], gr.Float32s()...)
 			}
-			const h = 1e-5
-			worst := 0.0
-			for i, p := range m.Params {
-				var diff, gn, fn float64
-				for j, gj := range grads[i].Float64s() {
-					w := at(p.Value, j)
-					setAt(p.Value, j, w+h)
-					_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
-					setAt(p.Value, j, w-h)
-					_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
-					setAt(p.Value, j, w)
-					fd := (up - down) / (2 * h)
-					diff += (gj - fd) * (gj - fd)
-					gn += gj * gj
-					fn += fd * fd
-				}
-				rel := math.Sqrt(diff) / math.Max(math.Sqrt(math.Max(gn, fn)), 1e-300)
-				if rel > 1e-6 || math.IsNaN(rel) {
-					t.Errorf("%s: relative gradient error %.3g (|g| %.3g, |fd| %.3g)", p.Name, rel, math.Sqrt(gn), math.Sqrt(fn))
-				}
-				worst = math.Max(worst, rel)
-			}
-			t.Logf("worst relative error %.2g", worst)
-		})
+		}
+		vm.Close()
+	}
+	if len(outs[0]) != len(outs[1]) {
+		t.Fatalf("%d values vs %d", len(outs[0]), len(outs[1]))
+	}
+	for i := range outs[0] {
+		if outs[0][i] != outs[1][i] {
+			t.Fatalf("value %d: NewMachine %v, NewLeanMachine %v", i, outs[0][i], outs[1][i])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/attnscope/attnscope/layers"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,30 +101,33 @@ func TestTorchFixturesMatchParamSpecs(t *testing.T) {
 // batch and compares logits, attention weights, loss and gradients with
 // PyTorch's float64 results.
 func TestBuildMatchesPyTorch(t *testing.T) {
-	type tolerance struct {
-		out  float64 // |got - want| for logits, attention, loss
-		grad float64 // |got - want| <= grad * (1 + |want|)
-	}
-	dtypes := []struct {
-		dtype tensor.Dtype
-		tol   tolerance
-	}{
-		{tensor.Float64, tolerance{out: 1e-5, grad: 1e-6}},
-		// float32 rounding of weights and activations: ~1e-7 relative per op.
-		{tensor.Float32, tolerance{out: 1e-4, grad: 1e-4}},
-	}
-	for _, name := range torchFixtures {
-		f := loadTorchFixture(t, name)
-		for _, dt := range dtypes {
-			t.Run(fmt.Sprintf("%s/%v", name, dt.dtype), func(t *testing.T) {
-				checkAgainstTorch(t, f, dt.dtype, dt.tol.out, dt.tol.grad)
-			})
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		type tolerance struct {
+			out  float64 // |got - want| for logits, attention, loss
+			grad float64 // |got - want| <= grad * (1 + |want|)
 		}
-	}
+		dtypes := []struct {
+			dtype tensor.Dtype
+			tol   tolerance
+		}{
+			{tensor.Float64, tolerance{out: 1e-5, grad: 1e-6}},
+			// float32 rounding of weights and activations: ~1e-7 relative per op.
+			{tensor.Float32, tolerance{out: 1e-4, grad: 1e-4}},
+		}
+		for _, name := range torchFixtures {
+			f := loadTorchFixture(t, name)
+			for _, dt := range dtypes {
+				t.Run(fmt.Sprintf("%s/%v", name, dt.dtype), func(t *testing.T) {
+					checkAgainstTorch(t, f, path, dt.dtype, dt.tol.out, dt.tol.grad)
+				})
+			}
+		}
+	})
 }
 
-func checkAgainstTorch(t *testing.T, f *torchFixture, dtype tensor.Dtype, outTol, gradTol float64) {
+func checkAgainstTorch(t *testing.T, f *torchFixture, path layers.Path, dtype tensor.Dtype, outTol, gradTol float64) {
 	m := torchModel(t, f, dtype)
+	m.Config.Attention = string(path)
 	B, T, V, H := f.Batch, f.SeqLen, f.Config.Vocab, f.Config.Heads
 	g, err := Build(m, BuildOptions{Batch: B, SeqLen: T, Train: true})
 	if err != nil {

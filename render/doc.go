@@ -5,13 +5,18 @@
 //   - A Panel is one head's (T, T) weight matrix, rows = queries, columns =
 //     keys, with a label per row and per column. When Panel.Causal is set,
 //     cells above the diagonal (keys after the query) are drawn as masked:
-//     blank on a terminal, light grey in a PNG, so that "masked" and "weight
-//     0" stay distinguishable.
+//     a single "·" on the terminal's background (a weight always fills its
+//     whole cell), light grey in a PNG, so that "masked" and "weight 0" stay
+//     distinguishable in every mode.
 //   - Weights map linearly onto the scale: 0 is the first ramp character
 //     (a space) or the darkest colour, 1 the last ramp character '@' or the
 //     brightest colour. The colour map is a fixed 5-stop approximation of
 //     matplotlib's "inferno" (black, purple, red, orange, pale yellow), the
 //     same on a terminal and in a PNG.
+//   - A PNG is a Figure: title lines over the panels, each layer's heads in
+//     rows of as many as fit MaxWidth pixels. Its panels number the
+//     positions on both axes and draw the optional marks (scored rows,
+//     separator, predictions) a Panel carries.
 //   - Plain mode writes no escape sequences at all; colour modes write SGR
 //     background colours and reset after every cell run.
 //   - Nothing here decides whether colour is wanted or how wide the terminal

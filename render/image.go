@@ -4,6 +4,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
@@ -20,41 +21,72 @@ const (
 	minCell  = 20 // smallest heatmap cell, px
 	pad      = 12 // margin around everything in a panel
 	barW     = 14 // colour scale bar width
-	barGap   = 10 // between the heatmap and the scale bar
+	barGap   = 10 // between the heatmap (or the predictions) and the scale bar
 	spacing  = 4  // between text lines and the heatmap
 	barTicks = 3  // characters reserved for the bar's tick labels ("0.5")
 	titleGap = 8  // between the title block and the key labels
+	markW    = 10 // the scored-row mark (">") left of a row label
+	predGap  = 8  // between the heatmap and the predictions column
 )
 
 var (
 	white  = color.RGBA{255, 255, 255, 255}
 	ink    = color.RGBA{20, 20, 20, 255}
+	grey   = color.RGBA{120, 120, 120, 255}
 	masked = color.RGBA{228, 228, 228, 255}
+	// sepInk draws the labels of separator positions.
+	sepInk = color.RGBA{30, 90, 200, 255}
+	right  = color.RGBA{0, 130, 60, 255}
+	wrong  = color.RGBA{200, 30, 30, 255}
 )
 
-// Layout is the pixel geometry of a PNG grid: every panel has the same size.
+// Figure is a PNG: title lines over a grid of panels, Grid[layer][head].
+// Each layer starts a new row of panels, and its heads wrap into rows of as
+// many panels as fit in MaxWidth pixels (0: one row per layer).
+type Figure struct {
+	Title    []string
+	Grid     [][]Panel
+	MaxWidth int
+}
+
+// FigureLegend explains the marks a PNG panel can carry.
+const FigureLegend = "rows: queries, columns: keys, both numbered by position; > marks the scored rows; " +
+	"SEP in blue; pred: the prediction at each position, green right, red wrong, grey not scored"
+
+// Layout is the pixel geometry of a PNG figure: every panel has the same
+// size.
 type Layout struct {
 	Layers, Heads int
+	Cols          int         // panels per row
 	T             int         // sequence length (heatmap cells per side)
 	CellPx        int         // heatmap cell side, px
 	Panel         image.Point // size of one panel, px
+	TitleH        int         // height of the figure's title block, px
 	titleLines    int
+	posW          int // the position numbers left of the rows
 	rowLabelW     int
+	predW         int // the predictions column; 0 when no panel has predictions
 }
 
-// Size is the whole image's size: Heads panels across, Layers down.
-func (l Layout) Size() image.Point { return image.Pt(l.Heads*l.Panel.X, l.Layers*l.Panel.Y) }
+// rowsPerLayer is how many rows of panels one layer takes.
+func (l Layout) rowsPerLayer() int { return (l.Heads + l.Cols - 1) / l.Cols }
+
+// Size is the whole image's size.
+func (l Layout) Size() image.Point {
+	return image.Pt(l.Cols*l.Panel.X, l.TitleH+l.Layers*l.rowsPerLayer()*l.Panel.Y)
+}
 
 // PanelRect is the rectangle of panel (layer, head).
 func (l Layout) PanelRect(layer, head int) image.Rectangle {
-	at := image.Pt(head*l.Panel.X, layer*l.Panel.Y)
+	row := layer*l.rowsPerLayer() + head/l.Cols
+	at := image.Pt(head%l.Cols*l.Panel.X, l.TitleH+row*l.Panel.Y)
 	return image.Rectangle{Min: at, Max: at.Add(l.Panel)}
 }
 
 // Heatmap is the rectangle of the heatmap cells of panel (layer, head).
 func (l Layout) Heatmap(layer, head int) image.Rectangle {
 	p := l.PanelRect(layer, head).Min
-	at := p.Add(image.Pt(pad+l.rowLabelW, pad+titleGap+(l.titleLines+1)*(lineH+spacing)))
+	at := p.Add(image.Pt(pad+l.posW+markW+l.rowLabelW, pad+titleGap+(l.titleLines+2)*(lineH+spacing)))
 	return image.Rectangle{Min: at, Max: at.Add(image.Pt(l.T*l.CellPx, l.T*l.CellPx))}
 }
 
@@ -64,9 +96,17 @@ func (l Layout) Cell(layer, head, query, key int) image.Rectangle {
 	return image.Rectangle{Min: at, Max: at.Add(image.Pt(l.CellPx, l.CellPx))}
 }
 
-// GridLayout measures a grid of panels, grid[layer][head]. Every panel must
-// have the same T and every layer the same number of heads.
-func GridLayout(grid [][]Panel) (Layout, error) {
+// Prediction is the rectangle of the prediction of query row query.
+func (l Layout) Prediction(layer, head, query int) image.Rectangle {
+	hm := l.Heatmap(layer, head)
+	at := image.Pt(hm.Max.X+predGap, hm.Min.Y+query*l.CellPx)
+	return image.Rectangle{Min: at, Max: at.Add(image.Pt(l.predW, l.CellPx))}
+}
+
+// GridLayout measures a figure. Every panel must have the same T and every
+// layer the same number of heads.
+func GridLayout(f Figure) (Layout, error) {
+	grid := f.Grid
 	if len(grid) == 0 || len(grid[0]) == 0 {
 		return Layout{}, errors.New("png grid: no panels")
 	}
@@ -83,11 +123,20 @@ func GridLayout(grid [][]Panel) (Layout, error) {
 			if len(p.Weights) != l.T {
 				return Layout{}, errors.Errorf("png grid: panel %q has T = %d, want %d", p.Title, len(p.Weights), l.T)
 			}
+			if err := p.checkMarks(); err != nil {
+				return Layout{}, err
+			}
 			for _, c := range p.Cols {
 				l.CellPx = max(l.CellPx, labelWidth(c)*charW+6)
 			}
 			for _, r := range p.Rows {
 				l.rowLabelW = max(l.rowLabelW, labelWidth(r)*charW+6)
+			}
+			if p.Predicted != nil {
+				l.predW = max(l.predW, len("pred")*charW)
+				for _, s := range p.Predicted {
+					l.predW = max(l.predW, labelWidth(s)*charW)
+				}
 			}
 			l.titleLines = max(l.titleLines, 1+len(p.Notes))
 			textW = max(textW, utf8.RuneCountInString(p.Title)*charW)
@@ -96,22 +145,52 @@ func GridLayout(grid [][]Panel) (Layout, error) {
 			}
 		}
 	}
-	mapW := l.rowLabelW + l.T*l.CellPx + barGap + barW + spacing + barTicks*charW
-	l.Panel = image.Pt(2*pad+max(mapW, textW), 2*pad+titleGap+(l.titleLines+1)*(lineH+spacing)+l.T*l.CellPx)
+	l.CellPx = max(l.CellPx, len(strconv.Itoa(l.T-1))*charW+6) // position numbers over the columns
+	l.posW = len(strconv.Itoa(l.T-1))*charW + 4
+	mapW := l.posW + markW + l.rowLabelW + l.T*l.CellPx + barGap + barW + spacing + barTicks*charW
+	if l.predW > 0 {
+		mapW += predGap + l.predW
+	}
+	l.Panel = image.Pt(2*pad+max(mapW, textW), 2*pad+titleGap+(l.titleLines+2)*(lineH+spacing)+l.T*l.CellPx)
+	l.Cols = l.Heads
+	if f.MaxWidth > 0 {
+		l.Cols = max(1, min(l.Heads, f.MaxWidth/l.Panel.X))
+	}
+	if len(f.Title) > 0 {
+		l.TitleH = pad + len(f.Title)*(lineH+spacing)
+	}
 	return l, nil
 }
 
-// Grid draws grid[layer][head] as one image: per panel its title and notes,
-// key labels above the heatmap, query labels to its left, and a colour scale
-// bar to its right.
-func Grid(grid [][]Panel) (*image.RGBA, Layout, error) {
-	l, err := GridLayout(grid)
+// checkMarks checks the optional per-position slices against T.
+func (p Panel) checkMarks() error {
+	t := len(p.Weights)
+	for _, m := range []struct {
+		name string
+		n    int
+	}{{"scored", len(p.Scored)}, {"separator", len(p.Separator)}, {"predicted", len(p.Predicted)}, {"correct", len(p.Correct)}} {
+		if m.n != 0 && m.n != t {
+			return errors.Errorf("panel %q: %d %s marks for %d positions", p.Title, m.n, m.name, t)
+		}
+	}
+	return nil
+}
+
+// Grid draws a figure: its title lines, then per panel its title and notes,
+// position numbers and key labels above the heatmap, position numbers, the
+// scored-row mark and query labels to its left, the predictions and a
+// colour scale bar to its right.
+func Grid(f Figure) (*image.RGBA, Layout, error) {
+	l, err := GridLayout(f)
 	if err != nil {
 		return nil, Layout{}, err
 	}
 	img := image.NewRGBA(image.Rectangle{Max: l.Size()})
 	draw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, draw.Src)
-	for li, row := range grid {
+	for i, s := range f.Title {
+		text(img, image.Pt(pad, pad+i*(lineH+spacing)), s, ink)
+	}
+	for li, row := range f.Grid {
 		for hi, p := range row {
 			drawPanel(img, l, li, hi, p)
 		}
@@ -119,21 +198,39 @@ func Grid(grid [][]Panel) (*image.RGBA, Layout, error) {
 	return img, l, nil
 }
 
+// at reports marks[i], false when marks is nil.
+func at(marks []bool, i int) bool { return marks != nil && marks[i] }
+
 func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 	origin := l.PanelRect(layer, head).Min.Add(image.Pt(pad, pad))
 	for i, s := range append([]string{p.Title}, p.Notes...) {
-		text(img, origin.Add(image.Pt(0, i*(lineH+spacing))), s)
+		text(img, origin.Add(image.Pt(0, i*(lineH+spacing))), s, ink)
 	}
 	hm := l.Heatmap(layer, head)
+	labelInk := func(i int) color.RGBA {
+		if at(p.Separator, i) {
+			return sepInk
+		}
+		return ink
+	}
+	centred := func(s string, x0, w int) int { return x0 + (w-utf8.RuneCountInString(s)*charW)/2 }
 	for j, c := range p.Cols {
 		c = cut(c)
-		x := hm.Min.X + j*l.CellPx + (l.CellPx-labelWidth(c)*charW)/2
-		text(img, image.Pt(x, hm.Min.Y-lineH-spacing), c)
+		x := hm.Min.X + j*l.CellPx
+		pos := strconv.Itoa(j)
+		text(img, image.Pt(centred(pos, x, l.CellPx), hm.Min.Y-2*(lineH+spacing)), pos, grey)
+		text(img, image.Pt(centred(c, x, l.CellPx), hm.Min.Y-lineH-spacing), c, labelInk(j))
 	}
 	for i, r := range p.Rows {
 		r = cut(r)
-		x := hm.Min.X - labelWidth(r)*charW - 4
-		text(img, image.Pt(x, hm.Min.Y+i*l.CellPx+(l.CellPx-lineH)/2), r)
+		y := hm.Min.Y + i*l.CellPx + (l.CellPx-lineH)/2
+		pos := strconv.Itoa(i)
+		left := hm.Min.X - l.rowLabelW - markW - l.posW
+		text(img, image.Pt(left+l.posW-4-len(pos)*charW, y), pos, grey)
+		if at(p.Scored, i) {
+			text(img, image.Pt(left+l.posW+1, y), ">", ink)
+		}
+		text(img, image.Pt(hm.Min.X-labelWidth(r)*charW-4, y), r, labelInk(i))
 	}
 	for i, row := range p.Weights {
 		for j, v := range row {
@@ -147,19 +244,37 @@ func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 			draw.Draw(img, r, image.NewUniform(c), image.Point{}, draw.Src)
 		}
 	}
-	bar := image.Rect(hm.Max.X+barGap, hm.Min.Y, hm.Max.X+barGap+barW, hm.Max.Y)
+	barLeft := hm.Max.X + barGap
+	if p.Predicted != nil {
+		text(img, image.Pt(hm.Max.X+predGap, hm.Min.Y-lineH-spacing), "pred", grey)
+		for i, s := range p.Predicted {
+			c := grey
+			if at(p.Scored, i) {
+				c = wrong
+				if at(p.Correct, i) {
+					c = right
+				}
+			}
+			r := l.Prediction(layer, head, i)
+			text(img, image.Pt(r.Min.X, r.Min.Y+(l.CellPx-lineH)/2), cut(s), c)
+		}
+	}
+	if l.predW > 0 {
+		barLeft += predGap + l.predW
+	}
+	bar := image.Rect(barLeft, hm.Min.Y, barLeft+barW, hm.Max.Y)
 	for y := bar.Min.Y; y < bar.Max.Y; y++ {
 		v := 1 - float64(y-bar.Min.Y)/float64(max(1, bar.Dy()-1))
 		draw.Draw(img, image.Rect(bar.Min.X, y, bar.Max.X, y+1), image.NewUniform(Color(v)), image.Point{}, draw.Src)
 	}
 	tx := bar.Max.X + spacing
-	text(img, image.Pt(tx, bar.Min.Y), "1")
-	text(img, image.Pt(tx, bar.Min.Y+(bar.Dy()-lineH)/2), "0.5")
-	text(img, image.Pt(tx, bar.Max.Y-lineH), "0")
+	text(img, image.Pt(tx, bar.Min.Y), "1", ink)
+	text(img, image.Pt(tx, bar.Min.Y+(bar.Dy()-lineH)/2), "0.5", ink)
+	text(img, image.Pt(tx, bar.Max.Y-lineH), "0", ink)
 }
 
-// text draws s with its top-left corner at p.
-func text(img *image.RGBA, p image.Point, s string) {
-	d := font.Drawer{Dst: img, Src: image.NewUniform(ink), Face: basicfont.Face7x13, Dot: fixed.P(p.X, p.Y+ascent)}
+// text draws s in colour c with its top-left corner at p.
+func text(img *image.RGBA, p image.Point, s string, c color.RGBA) {
+	d := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(p.X, p.Y+ascent)}
 	d.DrawString(s)
 }

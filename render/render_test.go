@@ -69,17 +69,21 @@ func TestPlainGolden(t *testing.T) {
 }
 
 // TestPlainCells checks the drawn cells against the ramp directly: in the
-// previous-token panel, row i has "@@@@" under key i-1, blanks elsewhere.
+// previous-token panel, row i has "@@@@" under key i-1, the masked glyph
+// after the diagonal (keys j > i) and blanks (weight 0) elsewhere.
 func TestPlainCells(t *testing.T) {
 	lines := fixture()[0].lines(Plain, false)
 	// lines: title, key labels, 5 rows, 1 note; a row is "%3s " + 5 cells of 4
 	for i := 0; i < 5; i++ {
-		row := lines[2+i]
+		row := []rune(lines[2+i])
 		for j := 0; j < 5; j++ {
-			got := row[4+4*j : 8+4*j]
+			got := string(row[4+4*j : 8+4*j])
 			want := "    "
-			if j == max(0, i-1) {
+			switch {
+			case j == max(0, i-1):
 				want = "@@@@"
+			case j > i:
+				want = "   ·"
 			}
 			if got != want {
 				t.Errorf("row %d key %d: %q, want %q (line %q)", i, j, got, want, row)
@@ -145,6 +149,12 @@ func TestColorModes(t *testing.T) {
 		if strings.Contains(b.String(), "@@") {
 			t.Errorf("%v output contains ramp cells", c.mode)
 		}
+		// Masked cells carry the glyph (5*4/2 = 10 per panel, one in the
+		// legend), not the terminal's bare background, which a near-zero
+		// (near-black) weight would look like on a dark terminal.
+		if n := strings.Count(b.String(), MaskedGlyph); n != 2*10+1 {
+			t.Errorf("%v: %d masked glyphs, want 21", c.mode, n)
+		}
 	}
 }
 
@@ -157,8 +167,8 @@ func TestSideBySideOrStacked(t *testing.T) {
 	for _, c := range []struct {
 		width, lines int
 	}{
-		{need, height + 1}, // side by side + legend
-		{need - 1, len(p[0].lines(Plain, false)) + 1 + height + 1}, // stacked, blank line between, legend
+		{need, height + 2}, // side by side + legend (two lines)
+		{need - 1, len(p[0].lines(Plain, false)) + 1 + height + 2}, // stacked, blank line between, legend
 	} {
 		var b bytes.Buffer
 		if err := Terminal(&b, p, Plain, c.width); err != nil {
@@ -172,6 +182,46 @@ func TestSideBySideOrStacked(t *testing.T) {
 			if visibleWidth(l) > c.width {
 				t.Errorf("width %d: line %q is %d wide", c.width, l, visibleWidth(l))
 			}
+		}
+	}
+}
+
+// TestHeadRows: five panels wrap into rows of as many as fit side by side:
+// at a width for two, rows of 2, 2 and 1 heads, every line within the width.
+func TestHeadRows(t *testing.T) {
+	var panels []Panel
+	for range 5 {
+		panels = append(panels, fixture()[0])
+	}
+	one := visibleWidth(panels[0].lines(Plain, false)[0])
+	for _, c := range []struct{ width, rows, perRow int }{
+		{2*one + len(gap), 3, 2},
+		{3*one + 2*len(gap) + 1, 2, 3},
+		{5*one + 4*len(gap), 1, 5},
+		{0, 1, 5},
+	} {
+		var b bytes.Buffer
+		if err := Terminal(&b, panels, Plain, c.width); err != nil {
+			t.Fatal(err)
+		}
+		titles := 0
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		for i, l := range lines {
+			if n := strings.Count(l, "layer 0 head 0"); n > 0 {
+				titles++
+				if want := min(c.perRow, 5-(titles-1)*c.perRow); n != want {
+					t.Errorf("width %d: row %d has %d heads, want %d", c.width, titles, n, want)
+				}
+				if titles > 1 && lines[i-1] != "" {
+					t.Errorf("width %d: no blank line before row %d", c.width, titles)
+				}
+			}
+			if c.width > 0 && visibleWidth(l) > c.width {
+				t.Errorf("width %d: line %q is %d wide", c.width, l, visibleWidth(l))
+			}
+		}
+		if titles != c.rows {
+			t.Errorf("width %d: %d rows of heads, want %d:\n%s", c.width, titles, c.rows, b.String())
 		}
 	}
 }
@@ -192,7 +242,7 @@ func TestCompact(t *testing.T) {
 			t.Errorf("line %q is %d wide, want <= %d", l, visibleWidth(l), wide-1)
 		}
 	}
-	if !strings.Contains(b.String(), "  3 @@\n") {
+	if !strings.Contains(b.String(), "  3 @@ · · · ·\n") {
 		t.Errorf("no two-character cell in:\n%s", b.String())
 	}
 }
@@ -229,7 +279,7 @@ func TestBadPanels(t *testing.T) {
 		if err := Terminal(&bytes.Buffer{}, []Panel{bad}, Plain, 0); err == nil {
 			t.Errorf("panel %+v accepted", bad)
 		}
-		if _, _, err := Grid([][]Panel{{bad}}); err == nil {
+		if _, _, err := Grid(Figure{Grid: [][]Panel{{bad}}}); err == nil {
 			t.Errorf("png panel %+v accepted", bad)
 		}
 	}
@@ -241,12 +291,15 @@ func TestBadPanels(t *testing.T) {
 func TestGridPNG(t *testing.T) {
 	p := fixture()
 	grid := [][]Panel{p, p}
-	img, l, err := Grid(grid)
+	img, l, err := Grid(Figure{Title: []string{"a title", FigureLegend}, Grid: grid})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img.Bounds().Size() != l.Size() || l.Size() != image.Pt(2*l.Panel.X, 2*l.Panel.Y) {
-		t.Fatalf("image %v, layout %v, panel %v", img.Bounds(), l.Size(), l.Panel)
+	if img.Bounds().Size() != l.Size() || l.Size() != image.Pt(2*l.Panel.X, l.TitleH+2*l.Panel.Y) || l.TitleH < 2*lineH {
+		t.Fatalf("image %v, layout %v, panel %v, title %d px", img.Bounds(), l.Size(), l.Panel, l.TitleH)
+	}
+	if !hasColour(img, image.Rect(0, 0, l.Size().X, l.TitleH), ink) {
+		t.Error("no title text above the panels")
 	}
 	if l.CellPx < 16 {
 		t.Errorf("cells are %d px, want >= 16", l.CellPx)
@@ -303,4 +356,112 @@ func samePixels(img *image.RGBA, a, b image.Rectangle) bool {
 		}
 	}
 	return true
+}
+
+// hasColour reports whether any pixel of r is exactly c.
+func hasColour(img *image.RGBA, r image.Rectangle, c color.RGBA) bool {
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if img.RGBAAt(x, y) == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestFigureWraps: eight heads of one layer in at most four panels' width
+// wrap into two rows of four (not an 8-panel strip), each panel inside the
+// image and none overlapping; a second layer starts its own rows.
+func TestFigureWraps(t *testing.T) {
+	one, err := GridLayout(Figure{Grid: [][]Panel{fixture()[:1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heads []Panel
+	for range 8 {
+		heads = append(heads, fixture()[0])
+	}
+	for _, c := range []struct {
+		layers, cols, rows int
+	}{{1, 4, 2}, {2, 4, 4}} {
+		grid := make([][]Panel, c.layers)
+		for i := range grid {
+			grid[i] = heads
+		}
+		img, l, err := Grid(Figure{Grid: grid, MaxWidth: 4*one.Panel.X + one.Panel.X/2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Cols != c.cols || img.Bounds().Size() != image.Pt(c.cols*l.Panel.X, c.rows*l.Panel.Y) {
+			t.Errorf("%d layers: %d columns, image %v; want %d columns of %d rows of %v", c.layers, l.Cols, img.Bounds().Size(), c.cols, c.rows, l.Panel)
+		}
+		seen := map[image.Point]bool{}
+		for layer := range c.layers {
+			for head := range 8 {
+				r := l.PanelRect(layer, head)
+				if !r.In(img.Bounds()) || seen[r.Min] {
+					t.Errorf("%d layers: panel %d,%d at %v: outside the image or on another panel", c.layers, layer, head, r)
+				}
+				seen[r.Min] = true
+				cell := l.Cell(layer, head, 1, 0)
+				if got := img.RGBAAt(cell.Min.X+cell.Dx()/2, cell.Min.Y+cell.Dy()/2); got != Color(1) {
+					t.Errorf("%d layers: panel %d,%d cell (1, 0) is %v, want %v", c.layers, layer, head, got, Color(1))
+				}
+			}
+		}
+		if c.layers == 2 && l.PanelRect(1, 0).Min.Y != 2*l.Panel.Y {
+			t.Errorf("layer 1 starts at y %d, want its own row at %d", l.PanelRect(1, 0).Min.Y, 2*l.Panel.Y)
+		}
+	}
+}
+
+// TestFigureMarks: position numbers over the columns and beside the rows
+// (grey), ">" on the scored rows only, SEP's labels in blue, and the
+// predictions coloured right (green), wrong (red) or not scored (grey).
+func TestFigureMarks(t *testing.T) {
+	p := fixture()[0]
+	p.Scored = []bool{false, false, true, true, true}
+	p.Separator = []bool{false, false, true, false, false}
+	p.Predicted = []string{"1", "SEP", "1", "9", "4"}
+	p.Correct = []bool{false, false, true, false, true}
+	img, l, err := Grid(Figure{Grid: [][]Panel{{p}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm := l.Heatmap(0, 0)
+	rowBand := func(i int) image.Rectangle {
+		return image.Rect(l.PanelRect(0, 0).Min.X, hm.Min.Y+i*l.CellPx, hm.Min.X, hm.Min.Y+(i+1)*l.CellPx)
+	}
+	for i := range 5 {
+		mark := image.Rect(hm.Min.X-l.rowLabelW-markW, hm.Min.Y+i*l.CellPx, hm.Min.X-l.rowLabelW, hm.Min.Y+(i+1)*l.CellPx)
+		if got := hasColour(img, mark, ink); got != p.Scored[i] {
+			t.Errorf("row %d: scored mark drawn %v, want %v", i, got, p.Scored[i])
+		}
+		if !hasColour(img, rowBand(i), grey) {
+			t.Errorf("row %d: no position number", i)
+		}
+		if got := hasColour(img, rowBand(i), sepInk); got != p.Separator[i] {
+			t.Errorf("row %d: blue label %v, want %v", i, got, p.Separator[i])
+		}
+		want := grey
+		switch {
+		case p.Scored[i] && p.Correct[i]:
+			want = right
+		case p.Scored[i]:
+			want = wrong
+		}
+		if !hasColour(img, l.Prediction(0, 0, i), want) {
+			t.Errorf("row %d: prediction %q not drawn in %v", i, p.Predicted[i], want)
+		}
+	}
+	header := image.Rect(hm.Min.X, hm.Min.Y-2*(lineH+spacing), hm.Max.X, hm.Min.Y-lineH-spacing)
+	if !hasColour(img, header, grey) {
+		t.Error("no position numbers over the columns")
+	}
+	bad := p
+	bad.Scored = []bool{true}
+	if _, _, err := Grid(Figure{Grid: [][]Panel{{bad}}}); err == nil || !strings.Contains(err.Error(), "1 scored marks for 5 positions") {
+		t.Errorf("mismatched marks: %v", err)
+	}
 }

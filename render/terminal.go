@@ -38,6 +38,13 @@ type Panel struct {
 	Cols    []string    // T key labels
 	Causal  bool        // draw keys after the query (j > i) as masked
 	Notes   []string    // lines printed under the heatmap
+
+	// Marks drawn in a PNG (the terminal view shows the predictions in its
+	// own table). Each is nil or has one entry per position.
+	Scored    []bool   // query rows the task scores: a ">" before the row label
+	Separator []bool   // positions holding the separator: labels in blue
+	Predicted []string // the model's prediction at each position, right of the map
+	Correct   []bool   // at scored rows: the prediction is right (green) or wrong (red)
 }
 
 // maxLabel is the widest label shown; longer labels are cut.
@@ -115,10 +122,16 @@ func (p Panel) lines(mode Mode, compact bool) []string {
 	return padAll(out)
 }
 
+// MaskedGlyph marks a masked cell (a key after the query), drawn once at
+// the right of the cell on the terminal's background in every mode. A weight
+// fills its whole cell (ramp characters or a colour), so neither a weight
+// below 0.1 (blank in plain mode) nor a near-black colour reads as masked.
+const MaskedGlyph = "·"
+
 // cell is one weight drawn w characters wide.
 func cell(v float64, masked bool, mode Mode, w int) string {
 	if masked {
-		return strings.Repeat(" ", w)
+		return padLeft(MaskedGlyph, w)
 	}
 	switch mode {
 	case TrueColor:
@@ -145,10 +158,15 @@ func Legend(mode Mode) string {
 	return b.String()
 }
 
-// Terminal writes the panels side by side when they fit in width columns
-// (width <= 0: no limit), else one under another, then the scale legend.
-// When even one panel is wider than width, every panel is drawn compact
-// (two-character cells, key labels written downwards).
+// maskedLegend explains the masked glyph, on its own line so that it fits
+// under the narrowest panel.
+const maskedLegend = MaskedGlyph + " = masked"
+
+// Terminal writes the panels in rows of as many as fit side by side in
+// width columns (width <= 0: no limit, one row), a blank line between rows,
+// then the scale legend and the masked glyph. When even one panel is wider than width, every
+// panel is drawn compact (two-character cells, key labels written
+// downwards).
 func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 	drawn := make([][]string, len(panels))
 	compact := false
@@ -159,25 +177,25 @@ func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 		drawn[i] = p.lines(mode, false)
 		compact = compact || (width > 0 && visibleWidth(drawn[i][0]) > width)
 	}
-	total := len(gap) * max(0, len(panels)-1)
-	for i, p := range panels {
-		if compact {
+	if compact {
+		for i, p := range panels {
 			drawn[i] = p.lines(mode, true)
 		}
-		total += visibleWidth(drawn[i][0])
 	}
 	var out []string
-	if width <= 0 || total <= width {
-		out = joinSideBySide(drawn)
-	} else {
-		for i, d := range drawn {
-			if i > 0 {
-				out = append(out, "")
-			}
-			out = append(out, d...)
+	for start := 0; start < len(drawn); {
+		end, used := start+1, visibleWidth(drawn[start][0])
+		for end < len(drawn) && (width <= 0 || used+len(gap)+visibleWidth(drawn[end][0]) <= width) {
+			used += len(gap) + visibleWidth(drawn[end][0])
+			end++
 		}
+		if start > 0 {
+			out = append(out, "")
+		}
+		out = append(out, joinSideBySide(drawn[start:end])...)
+		start = end
 	}
-	out = append(out, Legend(mode))
+	out = append(out, Legend(mode), maskedLegend)
 	for _, l := range out {
 		if _, err := fmt.Fprintln(w, strings.TrimRight(l, " ")); err != nil {
 			return errors.Wrap(err, "writing heatmap")

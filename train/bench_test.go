@@ -8,20 +8,29 @@ import (
 )
 
 // BenchmarkStep times one training step (batch, forward, backward, clip,
-// Adam) at the two sizes of shared/GORGONIA.md's reference table: S is the
-// lesson's repeat setting, M a wider and longer one.
+// Adam) at the benchmark's sizes (cmd/bench): S and M, attention-only one
+// layer models on the repeat task; sort, configs/sort.yaml itself (two pre-LN
+// blocks with GELU MLPs); L4, four such blocks of width 128 on repeat.
 func BenchmarkStep(b *testing.B) {
 	for _, size := range []struct {
-		name               string
-		b, t, d, h, layers int
+		name string
+		yml  string
 	}{
-		{"S_B32_T12_D32_H4", 32, 12, 32, 4, 1},
-		{"M_B64_T64_D128_H8", 64, 64, 128, 8, 1},
+		{"S_B32_T12_D32_H4", attnOnly(32, 12, 32, 4)},
+		{"M_B64_T64_D128_H8", attnOnly(64, 64, 128, 8)},
+		{"sort_B32_T16_D64_H4_L2", ""},
+		{"L4_B16_T64_D128_H8_L4", "task: {name: repeat, length: 64, symbols: 64}\n" +
+			"model: {d_model: 128, heads: 8, layers: 4, mlp: true, d_ff: 512, out_bias: true}\n" +
+			"train: {batch_size: 16, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n"},
 	} {
 		b.Run(size.name, func(b *testing.B) {
-			yml := fmt.Sprintf("task: {name: repeat, length: %d, symbols: 64}\nmodel: {d_model: %d, heads: %d, layers: %d}\n"+
-				"train: {batch_size: %d, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n", size.t, size.d, size.h, size.layers, size.b)
-			cfg, err := ParseConfig("bench.yaml", []byte(yml), nil)
+			var cfg Config
+			var err error
+			if size.yml == "" {
+				cfg, err = LoadConfig("../configs/sort.yaml", []string{"train.steps=1000000", "train.eval_every=0", "train.checkpoint_every=0"})
+			} else {
+				cfg, err = ParseConfig("bench.yaml", []byte(size.yml), nil)
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -30,7 +39,8 @@ func BenchmarkStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.close()
-			batch := data.NewBatch(size.b, size.t)
+			batch := data.NewBatch(cfg.Train.BatchSize, r.task.SeqLen())
+			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				if err := data.Fill(r.task, batch, data.StepRNG(cfg.Seed, i+1)); err != nil {
@@ -46,4 +56,11 @@ func BenchmarkStep(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 		})
 	}
+}
+
+// attnOnly is the config of a one-layer attention-only model on the repeat
+// task (T = length).
+func attnOnly(batch, t, d, h int) string {
+	return fmt.Sprintf("task: {name: repeat, length: %d, symbols: 64}\nmodel: {d_model: %d, heads: %d, layers: 1}\n"+
+		"train: {batch_size: %d, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n", t, d, h, batch)
 }

@@ -11,7 +11,8 @@ import (
 
 // evaluator scores the model on a fixed held-out set with its own
 // forward-only graph, which shares the model's weight tensors with the
-// training graph.
+// training graph. The graph, its machine and the batch buffers are made once;
+// a call only copies rows in and reads the logits.
 type evaluator struct {
 	graph *model.Graph
 	vm    gorgonia.VM
@@ -26,7 +27,7 @@ func newEvaluator(m *model.Model, task data.Task, size, batch int, seed uint64) 
 	if err != nil {
 		return nil, errors.Wrap(err, "evaluation graph")
 	}
-	return &evaluator{graph: g, vm: g.NewMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
+	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
 }
 
 // run evaluates the whole set in chunks of the graph's batch. The last chunk
@@ -65,12 +66,18 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 			e.vm.Reset()
 			return EvalRecord{}, errors.New("the evaluation graph produced no logits")
 		}
-		logits, err := float64s(out)
-		e.vm.Reset()
-		if err != nil {
-			return EvalRecord{}, err
+		var predict func(p int) int // argmax of position p's logits
+		switch logits := out.Data().(type) {
+		case []float32:
+			v := len(logits) / (chunk.Size * t)
+			predict = func(p int) int { return argmax(logits[p*v : (p+1)*v]) }
+		case []float64:
+			v := len(logits) / (chunk.Size * t)
+			predict = func(p int) int { return argmax(logits[p*v : (p+1)*v]) }
+		default:
+			e.vm.Reset()
+			return EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
 		}
-		v := len(logits) / (chunk.Size * t)
 		for r := 0; r < rows; r++ {
 			right, scoredRow := true, false
 			for p := r * t; p < (r+1)*t; p++ {
@@ -78,7 +85,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 					continue
 				}
 				scoredRow = true
-				if argmax(logits[p*v:(p+1)*v]) == chunk.Targets[p] {
+				if predict(p) == chunk.Targets[p] {
 					correct++
 				} else {
 					right = false
@@ -91,6 +98,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 				}
 			}
 		}
+		e.vm.Reset()
 		scored += n
 	}
 	if scored == 0 || seqs == 0 {
@@ -100,7 +108,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 }
 
 // argmax returns the index of the largest value (the first on ties).
-func argmax(row []float64) int {
+func argmax[T float32 | float64](row []T) int {
 	best := 0
 	for i, x := range row {
 		if x > row[best] {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/attnscope/attnscope/layers"
 )
 
 // TestLearnsRepeat is the lesson's reference setting (seeds/004): repeat with
@@ -41,19 +43,27 @@ train: {batch_size: 32, steps: 300, lr: 3.0e-3, log_every: 1, eval_every: 0, che
 // TestLearnsCopy: copy (L=8, 16 symbols, one attention-only layer, D=32,
 // H=4) reaches exact-match accuracy >= 0.99 on 256 held-out sequences within
 // 600 steps (seed 1 gets there at about step 500, after a plateau at ln 16
-// that lasts ~200 steps while the position-offset attention forms).
+// that lasts ~200 steps while the position-offset attention forms), on both
+// the fused and the gorgonia path.
 func TestLearnsCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("600 training steps")
 	}
-	cfg := parse(t, `
+	for _, path := range layers.Paths {
+		t.Run(string(path), func(t *testing.T) {
+			cfg := parse(t, `
 task: {name: copy, length: 8, symbols: 16}
 model: {d_model: 32, heads: 4, layers: 1}
 train: {batch_size: 32, steps: 600, lr: 3.0e-3, log_every: 100, eval_every: 100, eval_size: 256, checkpoint_every: 0}
-`)
-	res := runOK(t, cfg, Options{Dir: filepath.Join(t.TempDir(), "copy")})
-	if res.LastEval == nil || res.LastEval.SeqAcc < 0.99 {
-		t.Fatalf("final evaluation %+v, want seq_acc >= 0.99", res.LastEval)
+`, "model.attention="+string(path))
+			if cfg.Model.Attention != string(path) {
+				t.Fatalf("-set model.attention=%s gave %q", path, cfg.Model.Attention)
+			}
+			res := runOK(t, cfg, Options{Dir: filepath.Join(t.TempDir(), "copy")})
+			if res.LastEval == nil || res.LastEval.SeqAcc < 0.99 {
+				t.Fatalf("final evaluation %+v, want seq_acc >= 0.99", res.LastEval)
+			}
+			t.Logf("after 600 steps: %+v", *res.LastEval)
+		})
 	}
-	t.Logf("after 600 steps: %+v", *res.LastEval)
 }

@@ -43,8 +43,24 @@ var modelDtype = tensor.Float32
 const DropoutStream uint64 = 0x6472_6f70_0000_0000 // "drop" in the high bytes
 
 // MaxEvalBatch caps the batch of the evaluation graph; a larger held-out set
-// is evaluated in chunks of this many rows.
+// is evaluated in equal chunks of at most this many rows (EvalBatch). At 256
+// rows every op of the graph is past the size where its per-call costs
+// matter: on configs/sort.yaml's 1000 rows, one chunk of 1000 was no faster
+// than four of 250 (its activations outgrow the caches), and a larger cap
+// would only raise the memory estimate (EstimateBytes) of big models.
 const MaxEvalBatch = 256
+
+// EvalBatch is the batch of the evaluation graph for a held-out set of size
+// rows: the set in the fewest chunks of at most MaxEvalBatch rows, cut as
+// evenly as possible, so the last chunk carries as few padding rows as can be
+// (none when the chunk count divides size).
+func EvalBatch(size int) int {
+	if size <= 0 {
+		return 0
+	}
+	chunks := (size + MaxEvalBatch - 1) / MaxEvalBatch
+	return (size + chunks - 1) / chunks
+}
 
 // ErrRunExists is returned (wrapped) when a fresh run is pointed at a
 // directory that already holds one.
@@ -80,9 +96,12 @@ type Result struct {
 	Steps       int
 	Interrupted bool          // ctx was cancelled; a checkpoint of Step was saved
 	Elapsed     time.Duration // wall time of this call's steps
-	LastEval    *EvalRecord   // the last evaluation of this call, nil if none
-	BestLoss    float64       // lowest eval_loss of the run so far (+Inf if none)
-	BestStep    int
+	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
+	// writing files (checkpoints, optimizer states, best.safetensors).
+	EvalTime, SaveTime time.Duration
+	LastEval           *EvalRecord // the last evaluation of this call, nil if none
+	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	BestStep           int
 }
 
 // Run trains cfg in opts.Dir until cfg.Train.Steps, or until ctx is cancelled,
@@ -124,7 +143,7 @@ type runner struct {
 	metrics  *metricsLog
 	lock     *rundir.Lock // held from the first look at the directory to the end
 	start    int          // last completed step before this call
-	saved    int // step of the checkpoint on disk
+	saved    int          // step of the checkpoint on disk
 }
 
 func prepare(cfg Config, opts Options) (*runner, error) {
@@ -182,9 +201,9 @@ func (r *runner) build() error {
 	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
 		return err
 	}
-	r.vm = r.graph.NewMachine()
+	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, min(t.EvalSize, MaxEvalBatch), r.cfg.Seed)
+		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
 	}
 	return err
 }
@@ -260,18 +279,11 @@ func (r *runner) resume() error {
 	if err != nil {
 		return err
 	}
-	if diff := configDiff(saved, r.cfg, "saved", "given"); diff != "" {
-		return errors.Errorf("cannot resume %s with a different config (%s)", r.dir, diff)
+	if err := CheckResumeConfig(saved, r.cfg); err != nil {
+		return errors.Wrapf(err, "cannot resume %s", r.dir)
 	}
 	ckpt := filepath.Join(r.dir, CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
-		// A checkpoint copied in from another run would pair with the wrong
-		// metrics and optimizer state.
-		if yml, err := LoadConfig(filepath.Join(r.dir, ConfigFile), nil); err != nil {
-			return err
-		} else if diff := configDiff(yml, saved, ConfigFile, "checkpoint"); diff != "" {
-			return errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, r.dir, diff)
-		}
 		m, info, err := model.Load(ckpt)
 		if err != nil {
 			return err
@@ -295,6 +307,17 @@ func (r *runner) resume() error {
 	}
 	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
 		return err
+	}
+	if r.cfg.Train.Steps != saved.Train.Steps {
+		// The run is extended: config.yaml records the new length before any
+		// step of it runs, so a run killed now resumes to the new length.
+		yml, err := r.cfg.YAML()
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
+			return err
+		}
 	}
 	// State files of later steps were written by a run killed before their
 	// checkpoint, temporary files by one killed mid-write: neither is needed.
@@ -362,7 +385,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 		}
 		if r.eval != nil && (s%t.EvalEvery == 0 || last) {
+			evalStart := time.Now()
 			rec, err := r.eval.run(s)
+			res.EvalTime += time.Since(evalStart)
 			if err != nil {
 				return nil, errors.Wrapf(err, "step %d: evaluation", s)
 			}
@@ -372,13 +397,19 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
-				if err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s); err != nil {
+				saveStart := time.Now()
+				err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s)
+				res.SaveTime += time.Since(saveStart)
+				if err != nil {
 					return nil, err
 				}
 			}
 		}
 		if (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || last {
-			if err := r.checkpoint(s); err != nil {
+			saveStart := time.Now()
+			err := r.checkpoint(s)
+			res.SaveTime += time.Since(saveStart)
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -388,7 +419,10 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		}
 	}
 	if res.Interrupted && res.Step > r.saved {
-		if err := r.checkpoint(res.Step); err != nil {
+		saveStart := time.Now()
+		err := r.checkpoint(res.Step)
+		res.SaveTime += time.Since(saveStart)
+		if err != nil {
 			return nil, errors.Wrap(err, "saving on interrupt")
 		}
 	}
@@ -481,20 +515,61 @@ func scalar(v gorgonia.Value) float64 {
 // SavedConfig returns the config of the run in dir: the one inside its
 // checkpoint, or its config.yaml if it was stopped before the first
 // checkpoint.
+//
+// A run extended on resume (train.steps raised) records its new length in
+// config.yaml before its first new step, so train.steps comes from
+// config.yaml when it is larger than the checkpoint's; every other key must
+// agree, else the checkpoint was copied in from another run (it would pair
+// with the wrong metrics and optimizer state) and SavedConfig refuses it.
 func SavedConfig(dir string) (Config, error) {
 	ckpt := filepath.Join(dir, CheckpointFile)
-	if _, err := os.Stat(ckpt); err == nil {
-		_, info, err := model.Load(ckpt)
-		if err != nil {
-			return Config{}, err
-		}
-		return ParseConfigJSON(ckpt, info.RunConfig)
-	}
 	yml := filepath.Join(dir, ConfigFile)
-	if _, err := os.Stat(yml); err != nil {
-		return Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, CheckpointFile, ConfigFile)
+	if _, err := os.Stat(ckpt); err != nil {
+		if _, err := os.Stat(yml); err != nil {
+			return Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, CheckpointFile, ConfigFile)
+		}
+		return LoadConfig(yml, nil)
 	}
-	return LoadConfig(yml, nil)
+	_, info, err := model.Load(ckpt)
+	if err != nil {
+		return Config{}, err
+	}
+	fromCkpt, err := ParseConfigJSON(ckpt, info.RunConfig)
+	if err != nil {
+		return Config{}, err
+	}
+	fromYAML, err := LoadConfig(yml, nil)
+	if err != nil {
+		return Config{}, err
+	}
+	if fromYAML.Train.Steps > fromCkpt.Train.Steps {
+		fromCkpt.Train.Steps = fromYAML.Train.Steps
+	}
+	if diff := configDiff(fromYAML, fromCkpt, ConfigFile, "checkpoint"); diff != "" {
+		return Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
+	}
+	return fromCkpt, nil
+}
+
+// CheckResumeConfig says whether a run saved with config saved may be
+// resumed with config given. They must be equal except that train.steps may
+// be raised, to extend a run (finished or not). The learning rate of every
+// step is the schedule's with the steps in force when the step runs: with
+// schedule constant an extended run is bit-identical to one started with
+// the larger train.steps; with schedule cosine the remaining decay is
+// stretched to end at the new last step, so the rate steps up at the first
+// new step. Every other key, the schedule's included (schedule,
+// warmup_steps, min_lr, lr), stays fixed.
+func CheckResumeConfig(saved, given Config) error {
+	if given.Train.Steps < saved.Train.Steps {
+		return errors.Errorf("train.steps = %d is below the saved %d: on resume train.steps may only be raised", given.Train.Steps, saved.Train.Steps)
+	}
+	raised := given
+	raised.Train.Steps = saved.Train.Steps
+	if diff := configDiff(saved, raised, "saved", "given"); diff != "" {
+		return errors.Errorf("the config differs (%s); on resume only train.steps may change, and only upward", diff)
+	}
+	return nil
 }
 
 // configDiff lists the keys whose values differ between a and b, as
@@ -520,7 +595,10 @@ func flatten(c Config) map[string]any {
 	walk = func(prefix string, v any) {
 		if m, ok := v.(map[string]any); ok {
 			for k, x := range m {
-				walk(join(prefix, k), x)
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				walk(k, x)
 			}
 			return
 		}

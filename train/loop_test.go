@@ -15,8 +15,8 @@ import (
 
 // smallYAML is a run that exercises every piece of state a resume must
 // restore: two full blocks, attention dropout (per-step masks), decoupled
-// weight decay, warmup + cosine, clipping, an evaluation set that needs a
-// padded second chunk (300 rows in chunks of 256), and best.safetensors.
+// weight decay, warmup + cosine, clipping, an evaluation set of 300 rows (two
+// chunks of 150: EvalBatch), and best.safetensors.
 const smallYAML = `
 seed: 5
 task: {name: reverse, length: 3, symbols: 5}
@@ -117,6 +117,11 @@ func TestDeterministic(t *testing.T) {
 	sameRun(t, a, b)
 	if res.Step != 24 || res.FirstStep != 1 || res.Interrupted || res.LastEval == nil || res.LastEval.Step != 24 {
 		t.Errorf("result %+v", res)
+	}
+	// Four evaluations and four saves (checkpoints at 8, 16, 24, plus best
+	// files) took time, within the run's.
+	if res.EvalTime <= 0 || res.SaveTime <= 0 || res.EvalTime+res.SaveTime > res.Elapsed {
+		t.Errorf("evaluation %v and saving %v of %v", res.EvalTime, res.SaveTime, res.Elapsed)
 	}
 	lines := withoutTiming(t, a)
 	evals := 0
@@ -249,12 +254,13 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), ckpt, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// As with -resume and no -config: the config comes from the checkpoint.
-	fromCheckpoint, err := SavedConfig(dir)
-	if err != nil {
-		t.Fatal(err)
+	// As with -resume and no -config: the config comes from the checkpoint,
+	// and SavedConfig finds it at odds with config.yaml. Resuming with the
+	// run's own config meets the same refusal.
+	if _, err := SavedConfig(dir); err == nil || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
+		t.Errorf("SavedConfig with a foreign checkpoint: %v", err)
 	}
-	_, err = Run(context.Background(), fromCheckpoint, Options{Dir: dir, Resume: true})
+	_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "does not belong to the run") || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
 		t.Errorf("resume onto a foreign checkpoint: %v", err)
 	}
@@ -283,6 +289,25 @@ func TestNonFiniteStops(t *testing.T) {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				t.Fatalf("%s holds %v", p.Name, v)
 			}
+		}
+	}
+}
+
+// TestEvalBatch: the held-out set goes in the fewest chunks of at most
+// MaxEvalBatch rows, cut evenly: hand-computed cases, then for every size up
+// to 3000 the chunk fits the cap, the chunks cover the set, and fewer than one
+// row per chunk is padding.
+func TestEvalBatch(t *testing.T) {
+	for size, want := range map[int]int{1: 1, 250: 250, 256: 256, 257: 129, 300: 150, 513: 171, 1000: 250} {
+		if got := EvalBatch(size); got != want {
+			t.Errorf("EvalBatch(%d) = %d, want %d", size, got, want)
+		}
+	}
+	for size := 1; size <= 3000; size++ {
+		b := EvalBatch(size)
+		chunks := (size + b - 1) / b
+		if b > MaxEvalBatch || chunks != (size+MaxEvalBatch-1)/MaxEvalBatch || chunks*b-size >= chunks {
+			t.Fatalf("EvalBatch(%d) = %d: %d chunks, %d padded rows", size, b, chunks, chunks*b-size)
 		}
 	}
 }
@@ -395,5 +420,106 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 	}
 	if want.TokenAcc == 0 || want.SeqAcc == 0 || want.SeqAcc == 1 {
 		t.Fatalf("degenerate reference %+v", want)
+	}
+}
+
+// TestResumeExtendsSteps: a finished constant-schedule run of 12 steps,
+// resumed with train.steps raised to 24, ends bit-identical (weights, best,
+// config.yaml, metrics) to a run configured with 24 steps from the start.
+// So does one killed after the extension rewrote config.yaml, resumed
+// without naming the new length (SavedConfig takes it from config.yaml).
+func TestResumeExtendsSteps(t *testing.T) {
+	constant := []string{"train.schedule=constant", "train.min_lr=0"}
+	long := parse(t, smallYAML, append(constant, "train.steps=24")...)
+	short := parse(t, smallYAML, append(constant, "train.steps=12")...)
+	want := filepath.Join(t.TempDir(), "want")
+	runOK(t, long, Options{Dir: want})
+
+	dir := filepath.Join(t.TempDir(), "extended")
+	runOK(t, short, Options{Dir: dir})
+	res := runOK(t, long, Options{Dir: dir, Resume: true})
+	if res.FirstStep != 13 || res.Step != 24 || res.Steps != 24 {
+		t.Errorf("extended run: steps %d..%d of %d, want 13..24 of 24", res.FirstStep, res.Step, res.Steps)
+	}
+	sameRun(t, want, dir)
+
+	killed := filepath.Join(t.TempDir(), "killed")
+	runOK(t, short, Options{Dir: killed})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the simulated crash did not happen")
+			}
+		}()
+		_, _ = Run(context.Background(), long, Options{Dir: killed, Resume: true, Observer: func(e Event) {
+			if e.Step == 14 {
+				panic("crash")
+			}
+		}})
+	}()
+	saved, err := SavedConfig(killed)
+	if err != nil || saved.Train.Steps != 24 {
+		t.Fatalf("SavedConfig after a kill mid-extension: steps %d, %v", saved.Train.Steps, err)
+	}
+	runOK(t, saved, Options{Dir: killed, Resume: true})
+	sameRun(t, want, killed)
+}
+
+// TestResumeExtendsCosine: raising train.steps of a cosine run stretches
+// the rest of the decay to the new last step: the learning rate logged at
+// each new step is the schedule's with the new train.steps.
+func TestResumeExtendsCosine(t *testing.T) {
+	dir := t.TempDir()
+	runOK(t, parse(t, smallYAML, "train.steps=12", "train.eval_every=0"), Options{Dir: dir})
+	long := parse(t, smallYAML, "train.steps=24", "train.eval_every=0")
+	runOK(t, long, Options{Dir: dir, Resume: true})
+	sched := LRSchedule{Peak: 1e-2, Min: 1e-3, Warmup: 4, Steps: 24, Cosine: true}
+	shortSched := sched
+	shortSched.Steps = 12
+	lines := withoutTiming(t, dir)
+	if len(lines) != 24 {
+		t.Fatalf("%d metrics lines, want 24", len(lines))
+	}
+	for _, l := range lines {
+		step := int(l["step"].(float64))
+		want := sched.At(step)
+		if step <= 12 {
+			want = shortSched.At(step)
+		}
+		if got := l["lr"].(float64); math.Abs(got-want) > 1e-15 {
+			t.Errorf("step %d: lr %v, want %v", step, got, want)
+		}
+	}
+}
+
+// TestResumeRefusesOtherChanges: lowering train.steps, or changing any other
+// key (a schedule key included), is refused with the rule in the message,
+// and leaves the run as it was.
+func TestResumeRefusesOtherChanges(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"train.steps=6", "train.eval_every=0"}
+	runOK(t, parse(t, smallYAML, base...), Options{Dir: dir})
+	before, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"train.steps=5"}, "train.steps = 5 is below the saved 6: on resume train.steps may only be raised"},
+		{[]string{"train.steps=12", "train.schedule=constant"}, "train.schedule: saved cosine, given constant); on resume only train.steps may change, and only upward"},
+		{[]string{"train.steps=12", "train.warmup_steps=2"}, "train.warmup_steps: saved 4, given 2)"},
+		{[]string{"train.lr=0.5"}, "train.lr: saved 0.01, given 0.5)"},
+	}
+	for _, c := range cases {
+		_, err := Run(context.Background(), parse(t, smallYAML, append(base, c.sets...)...), Options{Dir: dir, Resume: true})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.sets, err, c.want)
+		}
+	}
+	after, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("config.yaml changed by refused resumes (%v)", err)
 	}
 }

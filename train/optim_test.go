@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -58,23 +59,30 @@ func randomValues(rng *rand.Rand, n int, scale float64) []float64 {
 // 1e-4..1 (so eps matters), against refAdam. Tolerance: 1e-13 relative for
 // float64 (only summation order differs); for float32 the reference is fed
 // the same float32-rounded weights each step and must agree within 2 ulp of
-// float32 (the update is computed in float64 and rounded once).
+// float32 (the update is computed in float64 and rounded once). The large
+// case (76,805 values, above adamParallelMin) runs on every core, each taking
+// a slice of both tensors.
 func TestAdamMatchesReference(t *testing.T) {
-	for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		t.Run(dtype.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		dtype tensor.Dtype
+		rows  int
+		cols  int
+	}{{tensor.Float64, 3, 5}, {tensor.Float32, 3, 5}, {tensor.Float64, 300, 256}, {tensor.Float32, 300, 256}} {
+		dtype := c.dtype
+		t.Run(fmt.Sprintf("%v_%dx%d", dtype, c.rows, c.cols), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			shapes := [][]int{{3, 5}, {5}}
+			shapes := [][]int{{c.rows, c.cols}, {c.cols}}
 			params := []model.Param{
-				{Name: "w", Value: denseOf(dtype, shapes[0], randomValues(rng, 15, 1))},
-				{Name: "b", Value: denseOf(dtype, shapes[1], randomValues(rng, 5, 1))},
+				{Name: "w", Value: denseOf(dtype, shapes[0], randomValues(rng, c.rows*c.cols, 1))},
+				{Name: "b", Value: denseOf(dtype, shapes[1], randomValues(rng, c.cols, 1))},
 			}
 			const b1, b2, eps, wd = 0.9, 0.95, 1e-8, 0.1
 			adam := NewAdam(params, b1, b2, eps, wd)
 			if !adam.Decay[0] || adam.Decay[1] {
 				t.Fatalf("Decay = %v, want [true false] (matrix decayed, bias not)", adam.Decay)
 			}
-			m := [][]float64{make([]float64, 15), make([]float64, 5)}
-			v := [][]float64{make([]float64, 15), make([]float64, 5)}
+			m := [][]float64{make([]float64, c.rows*c.cols), make([]float64, c.cols)}
+			v := [][]float64{make([]float64, c.rows*c.cols), make([]float64, c.cols)}
 			for step, lr := range []float64{1e-3, 1e-2, 3e-2, 1e-2, 5e-3} {
 				grads := make([]*tensor.Dense, 2)
 				refW := make([][]float64, 2)

@@ -1,34 +1,62 @@
 // Command inspect shows what every attention head of a trained checkpoint
 // does: heatmaps of its weights on one sequence, the model's predictions at
 // each position, and each head's role (previous-token, self, first-token,
-// separator, offset k, duplicate-token, induction or diffuse) with its score.
+// separator, offset k, duplicate-token, induction, smallest-remaining,
+// next-larger or diffuse) with its score.
 //
 //	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
-//	        [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never]
-//	        [-samples N] [-seed S] [-all-rows]
+//	        [-layer L] [-head H] [-json] [-png FILE] [-html FILE [-run DIR]]
+//	        [-color auto|always|never]
+//	        [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+//	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 //
 // Conventions:
 //   - The task comes from the checkpoint's run config ("task" member), the
 //     model from its tensors; nothing else is read.
 //   - Without -tokens the sequence shown is one example of the task drawn from
-//     rand.NewPCG(seed, 1). With -tokens the target at position t is token
-//     t+1 and a position is scored where the task would score it; the last
-//     position has no target.
+//     rand.NewPCG(seed, 1). -tokens takes ids or the names inspect prints
+//     ("SEP", any case). With -tokens the target at position t is token t+1
+//     and a position is scored where the task would score it; the last
+//     position has no target. The text view says so when no position is
+//     scored, and notes an input whose SEP is not where the task puts it.
+//   - -mean draws each head's weights averaged over the -samples examples
+//     instead of on the one sequence; its axes are positions (SEP where
+//     every example has it) and the PNG then shows no predictions.
 //   - Head roles are pooled over -samples examples drawn from
 //     rand.NewPCG(seed, 2), at the query positions the task scores (all
-//     positions with -all-rows); see package heads for the scores. They
+//     positions with -all-rows, and always for induction, whose
+//     previous-token head works at unscored positions); see package heads
+//     for the scores. They
 //     describe the head on the task, not on the one sequence shown.
 //   - Colour: -color never or auto with NO_COLOR set or stdout not a
 //     terminal gives the plain ramp; otherwise 24-bit cells when COLORTERM is
 //     truecolor or 24bit, else 256-colour cells. Heads of a layer sit side by
-//     side when they fit in COLUMNS (else the terminal's width, else 80).
+//     side in rows of as many as fit in COLUMNS (else the terminal's width,
+//     else 80), and prose lines wrap to it.
 //   - -json prints one object and nothing else: tokens, labels, targets (null
 //     where not scored), attention [layer][head][query][key], logits
 //     [position][vocab], predictions [position], heads [layer][head] {role,
 //     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
 //     sequences}. -layer and -head do not filter it. Values of a float32
 //     model print at float32 precision.
-//   - -png writes a layers x heads grid (the selected ones) atomically.
+//   - -png writes the selected heads atomically as one image: a title
+//     (checkpoint, task, step), then each layer's heads in rows of as many
+//     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
+//     SEP and the predictions marked.
+//   - -html writes one self-contained interactive page atomically (see
+//     package render/htmlview): its "inspect" data is the -json object, then
+//     the first min(-samples, 16) rows of the run's held-out set
+//     (data.EvalSet of the run config's seed; fewer for a model whose
+//     attention would make the page large), the forward graph's summary, and
+//     the curves of metrics.jsonl from -run DIR or, when it has one, the
+//     checkpoint's directory. It refuses a path that is the checkpoint, the
+//     metrics it reads or not a regular file, before anything is computed.
+//   - -path runs the checkpoint on the fused or the gorgonia attention path
+//     (default: its own model.attention); both give the same view. -graph
+//     prints the expression graph instead of the heads (model.Graph.Summary:
+//     op nodes in execution order, name, op, shape, parameters, totals; -train
+//     for the training graph of the run's batch), -dot writes Gorgonia's
+//     ToDot atomically, never over the checkpoint.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a

@@ -207,7 +207,7 @@ func TestPNGNeverOverwrites(t *testing.T) {
 	}
 	runDir := t.TempDir()
 	ckpt := filepath.Join(runDir, "checkpoint.safetensors")
-	files := map[string][]byte{"checkpoint.safetensors": good, "best.safetensors": good, "config.yaml": []byte("seed: 1\n"), "metrics.jsonl": []byte("{\"step\":1}\n")}
+	files := map[string][]byte{"checkpoint.safetensors": good, "best.safetensors": good, "state-5.safetensors": good, "config.yaml": []byte("seed: 1\n"), "metrics.jsonl": []byte("{\"step\":1}\n")}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(runDir, name), content, 0o644); err != nil {
 			t.Fatal(err)
@@ -227,7 +227,8 @@ func TestPNGNeverOverwrites(t *testing.T) {
 		{"the checkpoint by another name", filepath.Join(runDir, ".", "..", filepath.Base(runDir), "checkpoint.safetensors"), "it is the input " + ckpt},
 		{"the run's best weights", filepath.Join(runDir, "best.safetensors"), "best.safetensors is a file of a training run"},
 		{"the run's config", filepath.Join(runDir, "config.yaml"), "config.yaml is a file of a training run"},
-		{"the run's metrics", filepath.Join(runDir, "metrics.jsonl"), "metrics.jsonl is a file of a training run"},
+		{"the run's metrics (an input of -html)", filepath.Join(runDir, "metrics.jsonl"), "it is the input " + filepath.Join(runDir, "metrics.jsonl")},
+		{"a run's state", filepath.Join(runDir, "state-5.safetensors"), "state-5.safetensors is a file of a training run"},
 		{"a named pipe", pipe, "it is a named pipe, not a regular file"},
 		{"a symlink", link, "it is a symlink, not a regular file"},
 	} {
@@ -360,8 +361,9 @@ func TestParseTokens(t *testing.T) {
 		{"5,2,,7", []int{5, 2, 7}},
 		{" 5\t2\r\n7 ", []int{5, 2, 7}},
 		{"+3 007 -0", []int{3, 7, 0}},
+		{"1 SEP 1 sep", []int{1, 16, 1, 16}},
 	} {
-		got, err := parseTokens(c.in)
+		got, err := parseTokens(c.in, map[string]int{"SEP": 16})
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || (got == nil) != (c.want == nil) {
 			t.Errorf("parseTokens(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
@@ -373,7 +375,7 @@ func TestParseTokens(t *testing.T) {
 // same ids, one per non-empty field.
 func FuzzParseTokens(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := parseTokens(s)
+		ids, err := parseTokens(s, map[string]int{"SEP": 16})
 		if err != nil {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "-tokens") || strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
@@ -386,7 +388,7 @@ func FuzzParseTokens(f *testing.F) {
 			t.Fatalf("parseTokens(%q) = %v from %d fields", s, ids, len(fields))
 		}
 		printed := strings.Trim(fmt.Sprint(ids), "[]")
-		again, err := parseTokens(printed)
+		again, err := parseTokens(printed, nil)
 		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
 			t.Fatalf("parseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
 		}

@@ -25,40 +25,72 @@ func forward(m *model.Model, s sequence) (pass, error) {
 	if err != nil {
 		return pass{}, err
 	}
-	p := pass{logits: rows(logits, m.Config.Vocab), predictions: make([]int, t)}
+	p := pass{logits: rows(logits, m.Config.Vocab)}
 	for _, a := range att {
 		p.attention = append(p.attention, a[0])
 	}
-	for i, row := range p.logits {
+	p.predictions = argmax(p.logits)
+	return p, nil
+}
+
+// argmax is the index of each row's largest value (the first on a tie).
+func argmax(m [][]float64) []int {
+	out := make([]int, len(m))
+	for i, row := range m {
 		for v, x := range row {
-			if x > row[p.predictions[i]] {
-				p.predictions[i] = v
+			if x > row[out[i]] {
+				out[i] = v
 			}
 		}
 	}
-	return p, nil
+	return out
+}
+
+// pooled is what the -samples examples give: every head's role and its
+// attention averaged over the examples.
+type pooled struct {
+	roles  [][]heads.Result // [layer][head]
+	mean   [][][][]float64  // [layer][head][query][key], the mean over the examples
+	sep    []bool           // positions that hold the separator in every example
+	scored []bool           // positions every example scores (the task's mask)
 }
 
 // scoreHeads draws n examples of the task from seed and pools every head's
 // pattern scores over them: over the query rows the task scores, or over
-// every row when allRows is set.
-func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) ([][]heads.Result, error) {
+// every row when allRows is set or the task asks for it
+// (data.RolesOnEveryRow). It also averages each head's weights.
+func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (pooled, error) {
 	cfg := m.Config
-	b := data.NewBatch(n, task.SeqLen())
+	t := task.SeqLen()
+	b := data.NewBatch(n, t)
 	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, samplesStream))); err != nil {
-		return nil, err
+		return pooled{}, err
 	}
-	att, _, err := runGraph(m, n, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
+	att, _, err := runGraph(m, n, t, b.Tokens, b.Targets, b.Mask)
 	if err != nil {
-		return nil, err
+		return pooled{}, err
 	}
-	opts := heads.Options{Separator: separator(task)}
-	out := make([][]heads.Result, cfg.Layers)
+	allRows = allRows || data.RolesOnEveryRow(task)
+	sepID := separator(task)
+	out := pooled{roles: make([][]heads.Result, cfg.Layers), mean: make([][][][]float64, cfg.Layers), sep: make([]bool, t), scored: make([]bool, t)}
+	for j := range t {
+		out.sep[j], out.scored[j] = sepID != heads.NoSeparator, true
+		for i := range n {
+			tokens, _, mask := b.Row(i)
+			out.sep[j] = out.sep[j] && tokens[j] == sepID
+			out.scored[j] = out.scored[j] && mask[j] != 0
+		}
+	}
+	opts := heads.Options{Separator: sepID}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
-			acc, err := heads.NewAccumulator(task.SeqLen(), opts)
+			acc, err := heads.NewAccumulator(t, opts)
 			if err != nil {
-				return nil, err
+				return pooled{}, err
+			}
+			mean := make([][]float64, t)
+			for q := range mean {
+				mean[q] = make([]float64, t)
 			}
 			for i := range n {
 				tokens, _, mask := b.Row(i)
@@ -66,10 +98,16 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 					mask = nil
 				}
 				if err := acc.Add(att[l][i][h], tokens, mask); err != nil {
-					return nil, err
+					return pooled{}, err
+				}
+				for q, row := range att[l][i][h] {
+					for k, w := range row {
+						mean[q][k] += w / float64(n)
+					}
 				}
 			}
-			out[l] = append(out[l], acc.Result())
+			out.roles[l] = append(out.roles[l], acc.Result())
+			out.mean[l] = append(out.mean[l], mean)
 		}
 	}
 	return out, nil

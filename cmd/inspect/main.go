@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,8 +18,10 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -35,10 +40,17 @@ type options struct {
 	head       int // -1: every head
 	json       bool
 	png        string
+	html       string
+	run        string
 	color      string
 	samples    int
 	seed       uint64
 	allRows    bool
+	mean       bool
+	path       string // attention path to run on; "" keeps the checkpoint's
+	graph      bool   // print the expression graph's summary instead of the heads
+	dot        string // write the expression graph as DOT to this file
+	trainGraph bool   // -graph and -dot show the training graph
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -54,6 +66,22 @@ const (
 	samplesStream uint64 = 2
 )
 
+const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
+               [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
+               [-all-rows] [-mean] [-path fused|gorgonia]
+       inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
+
+Shows what every attention head of a checkpoint written by train does:
+heatmaps of its weights on one sequence, the model's predictions, and each
+head's role (previous-token, offset k, induction, ...) scored over -samples
+examples of the task. -json and -png write the same as data and as an image;
+-html writes it all as one interactive page that opens offline.
+-graph prints the model's expression graph instead, one node a line; -dot
+writes it for graphviz.
+
+flags:
+`
+
 // run is the whole command: flags in args, output on stdout, usage on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
@@ -67,12 +95,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.head, "head", -1, "show only this head; -1 shows all")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
+	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
+	fs.StringVar(&o.run, "run", "", "run directory whose metrics.jsonl the -html page plots (default: the checkpoint's directory, if it has one)")
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
-	fs.IntVar(&o.samples, "samples", 64, "task examples the head roles are averaged over")
+	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
+	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
+	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
+	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
+	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
+	fs.BoolVar(&o.trainGraph, "train", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE] [-color auto|always|never] [-samples N] [-seed S] [-all-rows]")
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,17 +121,31 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
 	}
+	if err := kernels.Check(); err != nil {
+		return err
+	}
 	if o.checkpoint == "" {
 		return errors.New("-checkpoint is required")
+	}
+	if o.trainGraph && !o.graph && o.dot == "" {
+		return errors.New("-train needs -graph or -dot")
+	}
+	if o.graph || o.dot != "" {
+		return showGraph(o, stdout)
 	}
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {
 		return err
 	}
-	if o.png != "" {
-		// Refused before the work; writePNG checks again when it writes.
-		if err := rundir.CheckOutput(o.png, []string{o.checkpoint}); err != nil {
-			return errors.Wrap(err, "-png")
+	if o.run != "" && o.html == "" {
+		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
+	}
+	// Output paths are refused before the work; each write checks again.
+	for _, out := range []struct{ flag, path string }{{"-png", o.png}, {"-html", o.html}} {
+		if out.path != "" {
+			if err := rundir.CheckOutput(out.path, o.inputs()); err != nil {
+				return errors.Wrap(err, out.flag)
+			}
 		}
 	}
 	r, err := prepare(o)
@@ -108,15 +157,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.html != "" {
+		if err := r.writeHTML(o.html); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		return r.writeJSON(stdout)
 	}
 	if err := r.writeText(stdout, mode, width(stdout)); err != nil {
 		return err
 	}
-	if o.png != "" {
-		_, err := fmt.Fprintf(stdout, "wrote %s\n", o.png)
-		return errors.Wrap(err, "writing output")
+	for _, path := range []string{o.png, o.html} {
+		if path != "" {
+			if _, err := fmt.Fprintf(stdout, "wrote %s\n", path); err != nil {
+				return errors.Wrap(err, "writing output")
+			}
+		}
 	}
 	return nil
 }
@@ -128,26 +185,39 @@ func prepare(o options) (report, error) {
 	if o.samples < 1 || o.samples > maxSamples {
 		return report{}, errors.Errorf("-samples %d: must be in [1, %d]", o.samples, maxSamples)
 	}
-	userTokens, err := parseTokens(o.tokens)
-	if err != nil {
+	if err := checkCheckpointPath(o.checkpoint); err != nil {
 		return report{}, err
+	}
+	var training *htmlview.Training
+	if o.html != "" {
+		var err error
+		if training, err = readTraining(o); err != nil {
+			return report{}, err
+		}
 	}
 	m, info, err := model.Load(o.checkpoint)
 	if err != nil {
+		return report{}, err
+	}
+	if err := applyPath(m, o.path); err != nil {
 		return report{}, err
 	}
 	task, err := taskOf(info.RunConfig, m.Config)
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
+	userTokens, err := parseTokens(o.tokens, tokenNames(task))
+	if err != nil {
+		return report{}, err
+	}
 	cfg := m.Config
 	if err := checkMemory(cfg, o.samples); err != nil {
 		return report{}, err
 	}
-	if err := checkIndex("-layer", o.layer, cfg.Layers, "layers"); err != nil {
+	if err := checkIndex("-layer", o.layer, cfg.Layers, "layer", ""); err != nil {
 		return report{}, err
 	}
-	if err := checkIndex("-head", o.head, cfg.Heads, "heads per layer"); err != nil {
+	if err := checkIndex("-head", o.head, cfg.Heads, "head", " per layer"); err != nil {
 		return report{}, err
 	}
 	ex, err := example(task, cfg, userTokens, o.seed)
@@ -158,17 +228,42 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	roles, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
-	return report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: roles}, nil
+	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training}
+	for _, p := range m.Params {
+		r.params += p.Value.Shape().TotalSize()
+	}
+	if o.html != "" {
+		if r.pageExamples, err = heldOut(m, task, info.RunConfig, pageExamples(cfg, task.SeqLen(), o.samples)); err != nil {
+			return report{}, err
+		}
+		if r.graph, err = forwardSummary(m, info); err != nil {
+			return report{}, err
+		}
+	}
+	return r, nil
 }
 
-// parseTokens reads whitespace- or comma-separated decimal ids; "" gives nil.
-// Ranges are checked against the model later (example); the message quotes
-// at most a few dozen bytes of a bad token, so it stays one readable line.
-func parseTokens(s string) ([]int, error) {
+// tokenNames maps the task's non-numeric labels ("SEP") to their ids, so
+// that -tokens accepts what inspect prints.
+func tokenNames(task data.Task) map[string]int {
+	names := map[string]int{}
+	for id := range task.Vocab() {
+		if l := task.Label(id); l != strconv.Itoa(id) {
+			names[strings.ToUpper(l)] = id
+		}
+	}
+	return names
+}
+
+// parseTokens reads whitespace- or comma-separated decimal ids or token
+// names (names, case-insensitive: "SEP"); "" gives nil. Ranges are checked
+// against the model later (example); the message quotes at most a few dozen
+// bytes of a bad token, so it stays one readable line.
+func parseTokens(s string, names map[string]int) ([]int, error) {
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
 	if len(fields) == 0 {
 		if strings.TrimSpace(s) != "" {
@@ -182,24 +277,42 @@ func parseTokens(s string) ([]int, error) {
 		if errors.Is(err, strconv.ErrRange) && decimal.MatchString(f) {
 			return nil, errors.Errorf("-tokens: %s (token %d) is too large to be a token id", quoteShort(f), i)
 		}
+		if named, ok := names[strings.ToUpper(f)]; ok && err != nil {
+			id, err = named, nil
+		}
 		if err != nil {
-			return nil, errors.Errorf("-tokens: %s (token %d) is not a number", quoteShort(f), i)
+			return nil, errors.Errorf("-tokens: %s (token %d) is not a number%s", quoteShort(f), i, orNames(names))
 		}
 		ids[i] = id
 	}
 	return ids, nil
 }
 
+// orNames is " or a token name (SEP)" for the error of an unknown token.
+func orNames(names map[string]int) string {
+	if len(names) == 0 {
+		return ""
+	}
+	list := slices.Sorted(maps.Keys(names))
+	return " or a token name (" + strings.Join(list, ", ") + ")"
+}
+
 // decimal matches what strconv.Atoi would read but for its range.
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
 
-// quoteShort quotes s for a message, cut to 40 bytes.
+// quoteShort quotes s for a message, cut so that the quoted text is at
+// most 42 characters (bytes that are not UTF-8 quote as four: \x82).
 func quoteShort(s string) string {
 	const max = 40
-	if len(s) > max {
-		return strconv.Quote(s[:max]) + "..."
+	q := strconv.Quote(s)
+	if len(q) <= max+2 {
+		return q
 	}
-	return strconv.Quote(s)
+	for cut := min(len(s), max); ; cut-- {
+		if q := strconv.Quote(s[:cut]); len(q) <= max+2 {
+			return q + "..."
+		}
+	}
 }
 
 // taskOf rebuilds the checkpoint's task from its run config and checks that
@@ -238,11 +351,32 @@ func checkMemory(cfg model.Config, samples int) error {
 	return nil
 }
 
-func checkIndex(flagName string, v, n int, what string) error {
-	if v < -1 || v >= n {
-		return errors.Errorf("%s %d does not exist: the model has %d %s (0..%d)", flagName, v, n, what, n-1)
+// checkIndex refuses a -layer or -head outside the model, naming the valid
+// ones: "the model has 2 layers (0..1)", "1 head per layer (only head 0)".
+func checkIndex(flagName string, v, n int, noun, per string) error {
+	if v >= -1 && v < n {
+		return nil
 	}
-	return nil
+	valid := fmt.Sprintf("0..%d", n-1)
+	if n == 1 {
+		valid = "only " + noun + " 0"
+	}
+	return errors.Errorf("%s %d does not exist: the model has %s%s (%s)", flagName, v, count(n, noun), per, valid)
+}
+
+// checkCheckpointPath catches a run directory given as -checkpoint and
+// names the file inside it to use instead.
+func checkCheckpointPath(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.IsDir() {
+		return nil // model.Load reports anything else
+	}
+	for _, name := range []string{train.CheckpointFile, train.BestFile} {
+		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
+		}
+	}
+	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, train.CheckpointFile)
 }
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.
@@ -261,6 +395,13 @@ type sequence struct {
 	targets []int     // next token; meaningless where scored is 0
 	scored  []float64 // 1 where the prediction is scored (the task's mask), else 0
 	drawn   bool      // drawn from the task rather than given with -tokens
+	// taskScored is the task's own mask (length SeqLen), for saying which
+	// positions it scores when -tokens is shorter.
+	taskScored []float64
+	// misplacedSep is the first position where -tokens has SEP and the task
+	// has not, or the reverse; -1 when the separators sit where the task's
+	// do (or the task has none).
+	misplacedSep int
 }
 
 // example returns the user's tokens (validated against the model) or one
@@ -272,7 +413,7 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 	s := sequence{tokens: make([]int, t), targets: make([]int, t), scored: make([]float64, t)}
 	task.Sample(rand.New(rand.NewPCG(seed, exampleStream)), s.tokens, s.targets, s.scored)
 	if user == nil {
-		s.drawn = true
+		s.drawn, s.misplacedSep = true, -1
 		return s, nil
 	}
 	if len(user) > cfg.Context {
@@ -283,12 +424,20 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 			return sequence{}, errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, cfg.Vocab)
 		}
 	}
-	mask := s.scored
-	s = sequence{tokens: user, targets: make([]int, len(user)), scored: make([]float64, len(user))}
+	drawn := s
+	s = sequence{tokens: user, targets: make([]int, len(user)), scored: make([]float64, len(user)), taskScored: drawn.scored, misplacedSep: -1}
 	for i := 0; i+1 < len(user); i++ {
 		s.targets[i] = user[i+1]
-		if i < len(mask) {
-			s.scored[i] = mask[i]
+		if i < len(drawn.scored) {
+			s.scored[i] = drawn.scored[i]
+		}
+	}
+	if sep := separator(task); sep != heads.NoSeparator {
+		for i, id := range user {
+			if (id == sep) != (drawn.tokens[i] == sep) {
+				s.misplacedSep = i
+				break
+			}
 		}
 	}
 	return s, nil

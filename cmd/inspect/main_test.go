@@ -9,11 +9,13 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 )
@@ -86,9 +88,17 @@ func TestPlainGolden(t *testing.T) {
 // second half is wrong at its last position). Every key, string and integer
 // must match exactly; numbers within 1e-5 absolute plus 1e-5 relative, because
 // float32 kernels may legitimately round the last digit differently (a change
-// of GEMM summation order is not a change of the output).
+// of GEMM summation order is not a change of the output). The checkpoint was
+// trained on the fused path; run on the gorgonia path (-path) it must give
+// the same object.
 func TestJSONGolden(t *testing.T) {
-	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6")
+	for _, path := range []string{"fused", "gorgonia"} {
+		t.Run(path, func(t *testing.T) { checkJSONGolden(t, "-path", path) })
+	}
+}
+
+func checkJSONGolden(t *testing.T, extra ...string) {
+	out := runOK(t, append([]string{"-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6"}, extra...)...)
 	if *update {
 		golden(t, "copy.json", out)
 		return
@@ -293,7 +303,7 @@ func TestPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := render.GridLayout(r.pngGrid())
+	l, err := render.GridLayout(r.pngFigure())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,8 +322,16 @@ func TestPNG(t *testing.T) {
 
 	one := filepath.Join(dir, "one.png")
 	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
-	if got := readPNG(t, one).Bounds().Size(); got != l.Panel {
-		t.Errorf("-layer 1 -head 0 image is %v, want one panel %v", got, l.Panel)
+	if got, want := readPNG(t, one).Bounds().Size(), l.Panel.Add(image.Pt(0, l.TitleH)); got != want {
+		t.Errorf("-layer 1 -head 0 image is %v, want one panel under the title %v", got, want)
+	}
+	title := r.pngFigure().Title
+	if len(title) < 2 || !strings.Contains(title[0], testCheckpoint+"  task copy  step 400") || !strings.Contains(title[1], "correct at scored positions: 4/4") {
+		t.Errorf("PNG title %q", title)
+	}
+	p := r.pngFigure().Grid[0][0]
+	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.task.Label(r.fw.predictions[4]) {
+		t.Errorf("panel marks: scored %v, separator %v, predicted %v", p.Scored, p.Separator, p.Predicted)
 	}
 }
 
@@ -419,13 +437,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-checkpoint", filepath.Join(dir, "missing.safetensors")}, "no such file"},
 		{[]string{"-checkpoint", corrupt}, "corrupt.safetensors"},
 		{[]string{"-checkpoint", truncated}, "truncated.safetensors"},
-		{append(ck, "-tokens", "3 1 four"), `"four" (token 2) is not a number`},
+		{append(ck, "-tokens", "3 1 four"), `"four" (token 2) is not a number or a token name (SEP)`},
 		{append(ck, "-tokens", "3 1 -1"), "token -1 at position 2 is outside the vocabulary [0, 9)"},
 		{append(ck, "-tokens", "3 1 9"), "token 9 at position 2 is outside the vocabulary [0, 9)"},
 		{append(ck, "-tokens", "1 2 3 4 5 6 7 0 1"), "9 tokens is longer than the model's context of 8"},
 		{append(ck, "-tokens", " , "), "no token ids"},
-		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers"},
-		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads"},
+		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers (0..1)"},
+		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads per layer (0..1)"},
 		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
 		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
 		{append(ck, "-samples", "0"), "-samples 0"},
@@ -448,7 +466,167 @@ func TestHelp(t *testing.T) {
 	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
 		t.Errorf("-h: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "-checkpoint") {
+	if !strings.Contains(stderr.String(), "-checkpoint") || !strings.Contains(stderr.String(), "\nShows what every attention head of a checkpoint written by train does") {
 		t.Errorf("-h printed %q", stderr.String())
+	}
+}
+
+// TestPlain80Golden pins the default output at 80 columns: every line,
+// prose included, fits without the terminal wrapping it.
+func TestPlain80Golden(t *testing.T) {
+	plainEnv(t, "80")
+	out := runOK(t, "-checkpoint", testCheckpoint)
+	golden(t, "copy80.txt", out)
+	for _, l := range strings.Split(string(out), "\n") {
+		if n := len([]rune(l)); n >= 80 {
+			t.Errorf("line of %d characters at 80 columns: %q", n, l)
+		}
+	}
+}
+
+// TestTokensByName: -tokens accepts the separator by the name inspect
+// prints (any case), giving the same output as its id; an input laid out as
+// the task's examples are is scored at the task's positions with no note.
+func TestTokensByName(t *testing.T) {
+	plainEnv(t, "100")
+	byID := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 7")
+	for _, spelling := range []string{"5 2 7 2 SEP 5 2 7", "5,2,7,2,sep,5,2,7"} {
+		if byName := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", spelling); !bytes.Equal(byID, byName) {
+			t.Errorf("-tokens %q and the same ids by number give different output", spelling)
+		}
+	}
+	text := string(runOK(t, "-checkpoint", testCheckpoint, "-tokens", "5 2 7 2 SEP 5 2 7"))
+	if !strings.Contains(text, "scored at the positions task copy scores: 4-7") || !strings.Contains(text, "correct at scored positions: ") {
+		t.Errorf("header or score line missing:\n%s", text)
+	}
+	if strings.Contains(text, "do not follow") {
+		t.Errorf("an input laid out as the task's has a note:\n%s", text)
+	}
+}
+
+// TestTokensOffTask: an input too short to reach the scored positions says
+// there is nothing to score and which positions the task scores (instead of
+// "0/0"); one with SEP elsewhere says it does not follow the task.
+func TestTokensOffTask(t *testing.T) {
+	plainEnv(t, "100")
+	short := string(runOK(t, "-checkpoint", testCheckpoint, "-tokens", "5 2 SEP 5"))
+	for _, want := range []string{
+		"no position of these 4 tokens is one task copy scores (4-7), so there is nothing to score",
+		"note: these tokens do not follow task copy,",
+		"which has SEP only at position 4 (this input differs at position 2);",
+	} {
+		if !strings.Contains(short, want) {
+			t.Errorf("output lacks %q:\n%s", want, short)
+		}
+	}
+	if strings.Contains(short, "0/0") {
+		t.Errorf("output still claims 0/0:\n%s", short)
+	}
+}
+
+// TestCheckIndexWording: one layer or head is "1 layer (only layer 0)", not
+// "1 layers (0..0)".
+func TestCheckIndexWording(t *testing.T) {
+	for _, c := range []struct {
+		n         int
+		noun, per string
+		want      string
+	}{
+		{1, "layer", "", "-x 3 does not exist: the model has 1 layer (only layer 0)"},
+		{1, "head", " per layer", "-x 3 does not exist: the model has 1 head per layer (only head 0)"},
+		{3, "layer", "", "-x 3 does not exist: the model has 3 layers (0..2)"},
+	} {
+		if err := checkIndex("-x", 3, c.n, c.noun, c.per); err == nil || err.Error() != c.want {
+			t.Errorf("checkIndex(%d %s) = %v, want %q", c.n, c.noun, err, c.want)
+		}
+	}
+}
+
+// TestCheckpointDirectory: a run directory given as -checkpoint names the
+// file inside it.
+func TestCheckpointDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"-checkpoint", dir}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "checkpoint "+dir+": is a directory (a run directory holds checkpoint.safetensors)") {
+		t.Errorf("empty directory: %v", err)
+	}
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoint.safetensors"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{"-checkpoint", dir}, &stdout, &stderr)
+	if want := "checkpoint " + dir + ": is a directory; did you mean -checkpoint " + filepath.Join(dir, "checkpoint.safetensors") + "?"; err == nil || err.Error() != want {
+		t.Errorf("run directory: %v, want %q", err, want)
+	}
+}
+
+// TestMeanHeatmaps: with -mean each panel is the mean of the head's weights
+// over the -samples examples, checked against the examples run one at a
+// time (a batch-1 graph per example, averaged here; float32, so 1e-5), and
+// its axes are positions with SEP where every example has it.
+func TestMeanHeatmaps(t *testing.T) {
+	const n = 3
+	r, err := prepare(options{checkpoint: testCheckpoint, layer: -1, head: -1, samples: n, seed: 7, mean: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := model.Load(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := r.task.SeqLen()
+	b := data.NewBatch(n, tl)
+	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, samplesStream))); err != nil {
+		t.Fatal(err)
+	}
+	want := make([][][][]float64, r.cfg.Layers)
+	for i := range n {
+		tokens, targets, mask := b.Row(i)
+		fw, err := forward(m, sequence{tokens: tokens, targets: targets, scored: mask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range r.cfg.Layers {
+			if i == 0 {
+				want[l] = make([][][]float64, r.cfg.Heads)
+			}
+			for h := range r.cfg.Heads {
+				if i == 0 {
+					want[l][h] = make([][]float64, tl)
+					for q := range want[l][h] {
+						want[l][h][q] = make([]float64, tl)
+					}
+				}
+				for q, row := range fw.attention[l][h] {
+					for k, w := range row {
+						want[l][h][q][k] += w / n
+					}
+				}
+			}
+		}
+	}
+	for l := range r.cfg.Layers {
+		for h := range r.cfg.Heads {
+			p := r.panel(l, h, nil)
+			for q := range tl {
+				for k := range tl {
+					if d := math.Abs(p.Weights[q][k] - want[l][h][q][k]); d > 1e-5 {
+						t.Fatalf("layer %d head %d (%d, %d): mean %v, want %v", l, h, q, k, p.Weights[q][k], want[l][h][q][k])
+					}
+				}
+			}
+			if strings.Join(p.Cols, " ") != "0 1 2 3 SEP 5 6 7" {
+				t.Errorf("mean panel labels %q", p.Cols)
+			}
+		}
+	}
+	plainEnv(t, "100")
+	out := string(runOK(t, "-checkpoint", testCheckpoint, "-mean", "-samples", "3", "-seed", "7"))
+	if !strings.Contains(out, "heatmaps: the mean over 3 examples of copy (seed 7)") {
+		t.Errorf("-mean output lacks its header:\n%s", out)
 	}
 }

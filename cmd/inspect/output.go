@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pkg/errors"
 	"golang.org/x/term"
@@ -17,6 +20,7 @@ import (
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/render/htmlview"
 )
 
 // report is everything the outputs draw from.
@@ -29,6 +33,12 @@ type report struct {
 	ex    sequence
 	fw    pass
 	roles [][]heads.Result // [layer][head], pooled over opts.samples examples
+	pool  pooled
+
+	params       int                // weights in the checkpoint
+	pageExamples []htmlview.Example // held-out examples for -html
+	training     *htmlview.Training // the run's metrics for -html, or nil
+	graph        *model.Summary     // the forward graph for -html
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is
@@ -90,10 +100,13 @@ func (r report) selected() (layers, hs []int) {
 	return layers, hs
 }
 
-func (r report) labels() []string {
-	out := make([]string, len(r.ex.tokens))
-	for i, id := range r.ex.tokens {
-		out[i] = r.task.Label(id)
+func (r report) labels() []string { return labels(r.task, r.ex.tokens) }
+
+// labels names each token of a sequence.
+func labels(task data.Task, tokens []int) []string {
+	out := make([]string, len(tokens))
+	for i, id := range tokens {
+		out[i] = task.Label(id)
 	}
 	return out
 }
@@ -109,22 +122,38 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
 	p.printf("model: %s x %s, d_model %d, %s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks)
-	source := fmt.Sprintf("one example of task %s drawn with seed %d", r.task.Name(), r.opts.seed)
-	if !r.ex.drawn {
-		source = "tokens from -tokens; target = the next token"
+	if r.ex.drawn {
+		p.para(width, "sequence (one example of task %s drawn with seed %d):", r.task.Name(), r.opts.seed)
+	} else {
+		p.para(width, "sequence (from -tokens; the target of each position is the next token (none at the last), scored at the positions task %s scores: %s):",
+			r.task.Name(), positions(r.ex.taskScored))
 	}
-	p.printf("sequence (%s):\n", source)
 	if p.err == nil {
 		p.err = render.Table(w, r.predictionRows(), width)
 	}
 	correct, scored := r.accuracy()
-	p.printf("correct at scored positions: %d/%d\n\n", correct, scored)
+	if scored > 0 {
+		p.printf("correct at scored positions: %d/%d\n", correct, scored)
+	} else {
+		p.para(width, "no position of these %d tokens is one task %s scores (%s), so there is nothing to score",
+			len(r.ex.tokens), r.task.Name(), positions(r.ex.taskScored))
+	}
+	if at := r.ex.misplacedSep; at >= 0 {
+		p.para(width, "note: these tokens do not follow task %s, which has SEP only at position %s (this input differs at position %d); the model never saw such input, so its predictions are not what it learned",
+			r.task.Name(), sepPositions(r), at)
+	}
+	p.printf("\n")
 	rowsUsed := "at the positions the task scores"
 	if r.opts.allRows {
 		rowsUsed = "at every position"
 	}
-	p.printf("heatmaps: the sequence above; rows = queries, columns = keys, blank = masked\n")
-	p.printf("roles: pooled over %d examples of %s (seed %d), %s\n", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	if r.opts.mean {
+		p.para(width, "heatmaps: the mean over %d examples of %s (seed %d); rows = query positions, columns = key positions, %s = masked",
+			r.opts.samples, r.task.Name(), r.opts.seed, render.MaskedGlyph)
+	} else {
+		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", render.MaskedGlyph)
+	}
+	p.para(width, "roles: pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
 	layers, hs := r.selected()
 	for _, l := range layers {
 		var panels []render.Panel
@@ -136,9 +165,11 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 			p.err = render.Terminal(w, panels, mode, width)
 		}
 	}
-	p.printf("\nprev = previous-token, first = first-token, sep = separator, off k = offset k,\n")
-	p.printf("dup = duplicate-token, ind = induction; scores in [0,1], 0 = no better than\n")
-	p.printf("uniform; H = mean row entropy in nats (as a share of uniform's)\n")
+	p.printf("\n")
+	p.para(width, "prev = previous-token, first = first-token, sep = separator, off k = offset k, "+
+		"dup = duplicate-token, ind = induction, min = smallest-remaining (the smallest symbol before SEP not yet written after it), "+
+		"next> = next-larger (earlier positions holding the smallest symbol above the query's); "+
+		"scores in [0,1], 0 = no better than uniform; H = mean row entropy in nats (as a share of uniform's)")
 	return p.err
 }
 
@@ -163,6 +194,43 @@ func (r report) predictionRows() []render.Row {
 	return rows
 }
 
+// positions lists the positions a mask scores, as ranges: "8-14".
+func positions(mask []float64) string {
+	var parts []string
+	for i := 0; i < len(mask); i++ {
+		if mask[i] == 0 {
+			continue
+		}
+		j := i
+		for j+1 < len(mask) && mask[j+1] != 0 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
+		} else {
+			parts = append(parts, strconv.Itoa(i))
+		}
+		i = j
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sepPositions lists where the task's own example has its separator.
+func sepPositions(r report) string {
+	ex := make([]int, len(r.ex.taskScored))
+	r.task.Sample(rand.New(rand.NewPCG(r.opts.seed, exampleStream)), ex, make([]int, len(ex)), make([]float64, len(ex)))
+	var at []string
+	for i, id := range ex {
+		if id == separator(r.task) {
+			at = append(at, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(at, ", ")
+}
+
 func (r report) accuracy() (correct, scored int) {
 	for i, s := range r.ex.scored {
 		if s != 0 {
@@ -175,12 +243,22 @@ func (r report) accuracy() (correct, scored int) {
 	return correct, scored
 }
 
-// panel is head (l, h) on the displayed sequence.
+// panel is head (l, h) on the displayed sequence, or with -mean its mean
+// over the examples, labelled by position (SEP where every example has it).
 func (r report) panel(l, h int, notes []string) render.Panel {
-	labels := r.labels()
+	labels, weights := r.labels(), r.fw.attention[l][h]
+	if r.opts.mean {
+		weights, labels = r.pool.mean[l][h], make([]string, len(r.pool.sep))
+		for i, sep := range r.pool.sep {
+			labels[i] = strconv.Itoa(i)
+			if sep {
+				labels[i] = "SEP"
+			}
+		}
+	}
 	return render.Panel{
 		Title:   fmt.Sprintf("layer %d head %d", l, h),
-		Weights: r.fw.attention[l][h],
+		Weights: weights,
 		Rows:    labels,
 		Cols:    labels,
 		Causal:  true,
@@ -199,6 +277,7 @@ func textNotes(res heads.Result) []string {
 		fmt.Sprintf("first %s  sep %s", f(s[heads.FirstToken]), f(s[heads.Separator])),
 		fmt.Sprintf("off %d %s  dup %s", res.OffsetK, f(s[heads.Offset]), f(s[heads.Duplicate])),
 		fmt.Sprintf("ind %s  H %s (%s)", f(s[heads.Induction]), f(res.Entropy), f(res.EntropyNorm)),
+		fmt.Sprintf("min %s  next> %s", f(s[heads.SmallestRemaining]), f(s[heads.NextLarger])),
 	}
 }
 
@@ -206,7 +285,7 @@ func textNotes(res heads.Result) []string {
 // output rule (rundir.WriteOutput): never over the checkpoint, a run file or
 // anything but a regular file.
 func (r report) writePNG(path string) error {
-	img, _, err := render.Grid(r.pngGrid())
+	img, _, err := render.Grid(r.pngFigure())
 	if err != nil {
 		return err
 	}
@@ -216,23 +295,54 @@ func (r report) writePNG(path string) error {
 	return errors.Wrap(err, "-png")
 }
 
-// pngGrid is the selected heads as PNG panels [layer][head], each titled
-// with its role and entropy.
-func (r report) pngGrid() [][]render.Panel {
+// pngMaxWidth is the widest PNG in pixels: the heads of a layer wrap into
+// rows of as many panels as fit (four of a 16-token copy model).
+const pngMaxWidth = 2400
+
+// pngFigure is the selected heads as PNG panels [layer][head], each titled
+// with its role and entropy and marked with the scored rows, the separator
+// and the predictions, under a title naming the checkpoint, task and step.
+func (r report) pngFigure() render.Figure {
 	layers, hs := r.selected()
-	grid := make([][]render.Panel, 0, len(layers))
+	sep := separator(r.task)
+	t := len(r.ex.tokens)
+	scored, seps, predicted, correct := make([]bool, t), make([]bool, t), make([]string, t), make([]bool, t)
+	for i := range t {
+		scored[i] = r.ex.scored[i] != 0
+		seps[i] = r.ex.tokens[i] == sep
+		predicted[i] = r.task.Label(r.fw.predictions[i])
+		correct[i] = r.fw.predictions[i] == r.ex.targets[i]
+	}
+	ok, n := r.accuracy()
+	source := fmt.Sprintf("one example of task %s drawn with seed %d; correct at scored positions: %d/%d", r.task.Name(), r.opts.seed, ok, n)
+	if !r.ex.drawn {
+		source = fmt.Sprintf("tokens from -tokens; correct at scored positions: %d/%d", ok, n)
+	}
+	if r.opts.mean {
+		// The mean has no one sequence: no predictions, SEP where every
+		// example has it, and the scored rows the task's.
+		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", r.opts.samples, r.task.Name(), r.opts.seed)
+		scored, seps, predicted, correct = r.pool.scored, r.pool.sep, nil, nil
+	}
+	f := render.Figure{
+		Title: []string{
+			fmt.Sprintf("%s  task %s  step %d  (%s x %s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head")),
+			"heatmaps: " + source,
+			render.FigureLegend,
+		},
+		MaxWidth: pngMaxWidth,
+	}
 	for _, l := range layers {
 		var row []render.Panel
 		for _, h := range hs {
 			res := r.roles[l][h]
-			note := fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)
-			p := r.panel(l, h, []string{note})
-			p.Title += "  (rows: queries, columns: keys)"
+			p := r.panel(l, h, []string{fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)})
+			p.Scored, p.Separator, p.Predicted, p.Correct = scored, seps, predicted, correct
 			row = append(row, p)
 		}
-		grid = append(grid, row)
+		f.Grid = append(f.Grid, row)
 	}
-	return grid
+	return f
 }
 
 // jsonReport is the -json object. Attention and logits are float32 for a
@@ -256,22 +366,28 @@ type jsonReport struct {
 // -head do not filter it, so indices always mean the model's own layer and
 // head numbers.
 func (r report) writeJSON(w io.Writer) error {
+	return errors.Wrap(json.NewEncoder(w).Encode(r.jsonObject()), "writing JSON")
+}
+
+// jsonObject is what -json prints (and the -html page embeds).
+func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
-		Tokens: r.ex.tokens, Labels: r.labels(), Predictions: r.fw.predictions, Heads: r.roles,
-		Attention: r.fw.attention, Logits: r.fw.logits,
+		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.predictions, Heads: r.roles,
 	}
-	for i := range r.ex.tokens {
-		var t *int
-		if r.ex.scored[i] != 0 {
-			t = &r.ex.targets[i]
+	j.Attention, j.Logits = numbers(r.dtype, r.fw)
+	return j
+}
+
+// scoredTargets is each position's target, nil where the task does not score it.
+func scoredTargets(s sequence) []*int {
+	out := make([]*int, len(s.tokens))
+	for i := range s.tokens {
+		if s.scored[i] != 0 {
+			out[i] = &s.targets[i]
 		}
-		j.Targets = append(j.Targets, t)
 	}
-	if r.dtype == tensor.Float32 {
-		j.Attention, j.Logits = attention32(r.fw.attention), rows32(r.fw.logits)
-	}
-	return errors.Wrap(json.NewEncoder(w).Encode(j), "writing JSON")
+	return out
 }
 
 func attention32(a [][][][]float64) [][][][]float32 {
@@ -313,4 +429,41 @@ func (p *printer) printf(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
+}
+
+// para prints a paragraph wrapped to width columns (at most width-1
+// characters a line, so no terminal wraps it), continuation lines indented
+// by two spaces. It breaks after ", " and "; " where it can, so that
+// "dup = duplicate-token" stays together, and between words where a clause
+// is too long for a line.
+func (p *printer) para(width int, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	var clauses []string
+	for start, i := 0, 0; i < len(text); i++ {
+		if (text[i] == ',' || text[i] == ';') && i+1 < len(text) && text[i+1] == ' ' || i == len(text)-1 {
+			clauses = append(clauses, text[start:i+1])
+			start = i + 2
+		}
+	}
+	line := ""
+	add := func(piece string) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width-1 {
+			p.printf("%s\n", line)
+			line = " "
+		}
+		if line != "" {
+			line += " "
+		}
+		line += piece
+	}
+	for _, c := range clauses {
+		if utf8.RuneCountInString(c)+2 <= width-1 {
+			add(c)
+			continue
+		}
+		for _, word := range strings.Fields(c) {
+			add(word)
+		}
+	}
+	p.printf("%s\n", line)
 }

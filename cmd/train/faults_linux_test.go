@@ -38,7 +38,7 @@ func init() {
 	}
 }
 
-// temporary matches the files safetensors.WriteFileAtomic writes before its
+// temporary matches the files safefile.WriteFileAtomic writes before its
 // rename: ".<name>.tmp-<digits>".
 var temporary = regexp.MustCompile(`^\.(.+)\.tmp-[0-9]+$`)
 

@@ -161,7 +161,7 @@ func TestBadConfigs(t *testing.T) {
 		{"zero heads", "model:\n  heads: 0\n", nil, []string{"bad.yaml: model.heads = 0: must be positive"}},
 		{"zero batch", "train:\n  batch_size: 0\n", nil, []string{"bad.yaml: train.batch_size = 0: must be positive"}},
 		{"d_model not divisible", "model:\n  d_model: 10\n  heads: 4\n", nil, []string{"bad.yaml: model.d_model = 10 is not divisible by model.heads = 4"}},
-		{"unknown task", "task:\n  name: rotate\n", nil, []string{`bad.yaml: task.name = "rotate": unknown task (want one of: copy, repeat, reverse, sort)`}},
+		{"unknown task", "task:\n  name: rotate\n", nil, []string{`bad.yaml: task.name = "rotate": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
 		{"unknown schedule", "train:\n  schedule: linear\n", nil, []string{`bad.yaml: train.schedule = "linear": unknown schedule (want one of: constant, cosine)`}},
 		{"context too long for the task", "task:\n  length: 100000\n", nil, []string{"bad.yaml: task.length = 100000: must be in [1, 512]"}},
 		{"context set by hand", "model:\n  context: 64\n", nil, []string{"bad.yaml:2:3: model.context cannot be set: it is the task's sequence length"}},
@@ -329,7 +329,7 @@ func TestCorruptResume(t *testing.T) {
 	}
 	dir := copyDir(t, base)
 	refusedIn(t, "-config of another task", dir, []string{"-resume", dir, "-config", otherYAML},
-		"cannot resume "+dir+" with a different config (task.name: saved copy, given reverse)")
+		"cannot resume "+dir+": the config differs (task.name: saved copy, given reverse); on resume only train.steps may change")
 	if err := os.Remove(filepath.Join(dir, ck)); err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestStopSignals(t *testing.T) {
 			if strings.Contains(out, "steps 1-3000 of 3000") {
 				t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
 			}
-			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with: go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
+			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with:\n  go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
 			if err != nil || m == nil || stderr.Len() > 0 {
 				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
 			}
@@ -491,5 +491,31 @@ func TestStopSignals(t *testing.T) {
 			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
 			checkRunFiles(t, dir, 3000)
 		})
+	}
+}
+
+// TestKernelEnvRefused: an ATTNSCOPE_KERNEL value internal/kernels does not
+// know makes the command exit 1 with one line naming the variable, the value
+// and the allowed paths, before anything is written.
+func TestKernelEnvRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", out)
+	cmd.Env = append(cmd.Env, "ATTNSCOPE_KERNEL=sse")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("%v, want exit status 1", err)
+	}
+	want := `train: ATTNSCOPE_KERNEL="sse": unknown kernel path (allowed here: auto, generic`
+	if !strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() > 0 {
+		t.Errorf("stderr %q, stdout %q; want one line starting %q", stderr.String(), stdout.String(), want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("run directory %s exists after the refusal: %v", out, err)
 	}
 }

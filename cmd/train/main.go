@@ -21,6 +21,7 @@ import (
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -38,11 +39,13 @@ func (s *sets) String() string     { return strings.Join(*s, " ") }
 func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
 
 const usage = `usage: train -config FILE [-out DIR] [-set key=value ...]
-       train -resume DIR [-config FILE] [-set key=value ...]
+       train -resume DIR [-config FILE] [-set train.steps=N]
 
 Trains a model on a toy task and writes DIR/config.yaml, metrics.jsonl,
 checkpoint.safetensors, best.safetensors and state-<step>.safetensors.
 Ctrl-C saves a checkpoint; -resume DIR continues it bit for bit.
+-resume DIR -set train.steps=N extends a run (finished or not) to N steps;
+no other key may change on resume.
 
 flags:
 `
@@ -69,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return errors.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
 	}
+	if err := kernels.Check(); err != nil {
+		return err
+	}
 	dir, cfg, err := resolve(*configPath, *out, *resume, overrides)
 	if err != nil {
 		return err
@@ -82,12 +88,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		<-ctx.Done()
 		stop()
 	}()
-	rep := newReporter(stdout, isTerminal(stdout))
-	if *resume != "" {
-		rep.header = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
-	} else {
-		rep.header = fmt.Sprintf("training %s: task %s, %d steps, writing %s", describe(*configPath), cfg.Task.Name, cfg.Train.Steps, dir)
+	rep := newReporter(stdout, isTerminal(stdout), defaultWidth)
+	if f, ok := stdout.(*os.File); ok && rep.terminal {
+		rep.width = terminalWidth(f)
+		defer watchResize(f, rep.resize)()
 	}
+	rep.header = header(dir, *configPath, *resume != "", cfg, overrides)
 	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe})
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
@@ -108,9 +114,16 @@ func resolve(configPath, out, resume string, overrides []string) (string, train.
 	case resume != "":
 		if configPath == "" {
 			cfg, err := train.SavedConfig(resume)
-			if err == nil && len(overrides) > 0 {
-				return "", train.Config{}, errors.New("-set needs -config when resuming (the config must equal the saved one)")
+			if err != nil || len(overrides) == 0 {
+				return resume, cfg, err
 			}
+			// -set applies over the saved config; train.Run then refuses any
+			// change but a raised train.steps.
+			yml, err := cfg.YAML()
+			if err != nil {
+				return "", train.Config{}, err
+			}
+			cfg, err = train.ParseConfig(filepath.Join(resume, train.ConfigFile), yml, overrides)
 			return resume, cfg, err
 		}
 		cfg, err := train.LoadConfig(configPath, overrides)
@@ -128,6 +141,27 @@ func resolve(configPath, out, resume string, overrides []string) (string, train.
 	return out, cfg, nil
 }
 
+// header is the line printed before the first step: what runs, where, the
+// -set overrides applied, and on resume whether the run is being extended.
+func header(dir, configPath string, resuming bool, cfg train.Config, overrides []string) string {
+	var h string
+	if resuming {
+		h = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
+		if saved, err := train.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
+			h = fmt.Sprintf("resuming %s (task %s), extended from %d to %d steps", dir, cfg.Task.Name, saved.Train.Steps, cfg.Train.Steps)
+			if cfg.Train.Schedule == "cosine" {
+				h += fmt.Sprintf("\nschedule cosine: the rest of the decay is stretched to end at step %d", cfg.Train.Steps)
+			}
+		}
+	} else {
+		h = fmt.Sprintf("training %s: task %s, %d steps, writing %s", describe(configPath), cfg.Task.Name, cfg.Train.Steps, dir)
+	}
+	if len(overrides) > 0 {
+		h += "\nwith -set " + strings.Join(overrides, " -set ")
+	}
+	return h
+}
+
 func describe(configPath string) string {
 	if configPath == "" {
 		return "the saved config"
@@ -141,9 +175,10 @@ func summarize(w io.Writer, res *train.Result) {
 	secs := res.Elapsed.Seconds()
 	switch {
 	case res.Interrupted && ran > 0:
-		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with: go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
+		// The command on a line of its own: it fits 80 columns and copies whole.
+		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with:\n  go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
 	case res.Interrupted:
-		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with: go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
+		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with:\n  go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
 	case ran <= 0:
 		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
 	}
@@ -153,10 +188,15 @@ func summarize(w io.Writer, res *train.Result) {
 			rate = float64(ran) / secs
 		}
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
+		if secs > 0 {
+			fmt.Fprintf(w, "of which evaluation %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
+				res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.SaveTime).Seconds()/secs)
+		}
 	}
 	if e := res.LastEval; e != nil {
-		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f (best eval_loss %.4f at step %d)\n",
-			e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc, res.BestLoss, res.BestStep)
+		// Two lines, so that each fits in 80 columns.
+		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f\n", e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc)
+		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string
 	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile} {
@@ -164,7 +204,18 @@ func summarize(w io.Writer, res *train.Result) {
 			files = append(files, f)
 		}
 	}
-	fmt.Fprintf(w, "files: %s/{%s}\n", res.Dir, strings.Join(files, ","))
+	// The directory on a line of its own keeps the file list within 80
+	// columns.
+	fmt.Fprintf(w, "run directory: %s\nfiles: %s\n", res.Dir, strings.Join(files, " "))
+}
+
+// terminalWidth is f's width in columns, or defaultWidth when it cannot be
+// read.
+func terminalWidth(f *os.File) int {
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+		return w
+	}
+	return defaultWidth
 }
 
 // isTerminal reports whether w is a terminal (progress bar) rather than a

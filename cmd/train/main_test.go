@@ -65,7 +65,8 @@ func TestRunErrors(t *testing.T) {
 		{"existing run", []string{"-config", cfg, "-out", done}, done + " already holds a run (use -resume " + done + " or another -out)"},
 		{"resume nothing", []string{"-resume", t.TempDir()}, "holds no run to resume"},
 		{"resume other config", []string{"-resume", done, "-config", cfg, "-set", "model.heads=4"}, "model.heads: saved 2, given 4"},
-		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "-set needs -config"},
+		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "the config differs (model.heads: saved 2, given 4); on resume only train.steps may change, and only upward"},
+		{"resume lowering steps", []string{"-resume", done, "-set", "train.steps=20"}, "train.steps = 20 is below the saved 40: on resume train.steps may only be raised"},
 		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
 	}
 	for _, c := range cases {
@@ -102,8 +103,8 @@ func TestRunWritesRun(t *testing.T) {
 	for _, want := range []string{
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
 		"step 5/40  loss ", "step 40/40  eval_loss ",
-		"steps 1-40 of 40 in ", "eval at step 40: eval_loss ",
-		"files: runs/tiny/{config.yaml,metrics.jsonl,checkpoint.safetensors,best.safetensors}",
+		"steps 1-40 of 40 in ", "\nof which evaluation ", ", saving ", "eval at step 40: eval_loss ",
+		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl checkpoint.safetensors best.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -112,9 +113,34 @@ func TestRunWritesRun(t *testing.T) {
 	if strings.Contains(out, "\r") || stderr != "" {
 		t.Errorf("progress bar drawn on a non-terminal, or stderr %q", stderr)
 	}
+	// The summary fits an 80-column terminal.
+	for _, line := range strings.Split(out[strings.Index(out, "steps 1-40"):], "\n") {
+		if n := len([]rune(line)); n >= 80 {
+			t.Errorf("summary line of %d characters: %q", n, line)
+		}
+	}
 	out, _, err = runCmd("-resume", dir)
 	if err != nil || !strings.Contains(out, "already complete (step 40/40)") {
 		t.Errorf("resuming a finished run: %v\n%s", err, out)
+	}
+	// Extending the finished run, without -config: the header says what
+	// changed and which overrides were applied.
+	out, _, err = runCmd("-resume", dir, "-set", "train.steps=50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"resuming runs/tiny (task copy), extended from 40 to 50 steps\n" +
+			"schedule cosine: the rest of the decay is stretched to end at step 50\n" +
+			"with -set train.steps=50\n",
+		"steps 41-50 of 50 in ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("extending the run: stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
+		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
 }
 

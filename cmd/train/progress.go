@@ -3,18 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attnscope/attnscope/train"
 )
 
 // reporter turns training events into output: a single redrawn progress line
-// on a terminal, or plain log lines (one per logged step and evaluation) when
-// stdout is a pipe or a file, so CI logs stay readable.
+// on a terminal, fitted to its width, or plain log lines (one per logged step
+// and evaluation) when stdout is a pipe or a file, so CI logs stay readable.
 type reporter struct {
+	mu       sync.Mutex // observe runs on the training goroutine, resize on the signal one
 	w        io.Writer
 	terminal bool
+	width    int // terminal columns; <= 0 means unknown (defaultWidth)
+	now      func() time.Time
 	// header is printed before the first step's output, so a run refused
 	// before it starts prints nothing but its error.
 	header   string
@@ -22,22 +27,30 @@ type reporter struct {
 	first    int       // step the process started from (resume)
 	lastDraw time.Time
 	drawn    bool
+	last     train.Event // the newest event, redrawn on resize
 	lastEval *train.EvalRecord
+	rate     rateMeter
 }
 
-func newReporter(w io.Writer, terminal bool) *reporter {
-	return &reporter{w: w, terminal: terminal}
+// defaultWidth is the terminal width assumed when the size cannot be read.
+const defaultWidth = 80
+
+func newReporter(w io.Writer, terminal bool, width int) *reporter {
+	return &reporter{w: w, terminal: terminal, width: width, now: time.Now}
 }
 
 // observe is the train.Observer.
 func (r *reporter) observe(ev train.Event) {
-	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
 	if r.start.IsZero() {
 		r.start, r.first = now, ev.Step-1
 		if r.header != "" {
 			fmt.Fprintln(r.w, r.header)
 		}
 	}
+	r.rate.observe(now, ev.Step)
 	if ev.Eval != nil {
 		r.lastEval = ev.Eval
 	}
@@ -50,39 +63,186 @@ func (r *reporter) observe(ev train.Event) {
 		}
 		return
 	}
+	r.last = ev
 	// Redrawing a terminal line costs more than a toy step: 10 times a second
 	// is enough for the eye, and the last step is always drawn.
 	if now.Sub(r.lastDraw) < 100*time.Millisecond && ev.Step != ev.Steps && ev.Eval == nil {
 		return
 	}
 	r.lastDraw = now
-	r.drawn = true
-	fmt.Fprint(r.w, "\r"+r.line(ev, now)+"\x1b[K")
+	r.draw()
 }
 
-// line renders: step 120/1000 [=====>    ] loss 0.1234 seq_acc 0.98 12.3 steps/s ETA 1m10s
-func (r *reporter) line(ev train.Event, now time.Time) string {
-	const width = 24
-	filled := width * ev.Step / max(ev.Steps, 1)
-	bar := strings.Repeat("=", filled)
-	if filled < width {
-		bar += ">" + strings.Repeat(" ", width-filled-1)
+// resize takes a new terminal width (SIGWINCH) and redraws the line at once,
+// so a narrowed terminal does not wrap it until the next step.
+func (r *reporter) resize(width int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.width = width
+	if r.terminal && r.drawn {
+		r.draw()
 	}
-	s := fmt.Sprintf("step %d/%d [%s] loss %.4f", ev.Step, ev.Steps, bar, ev.Loss)
-	if r.lastEval != nil {
-		s += fmt.Sprintf(" tok_acc %.3f seq_acc %.3f", r.lastEval.TokenAcc, r.lastEval.SeqAcc)
+}
+
+func (r *reporter) draw() {
+	r.drawn = true
+	fmt.Fprint(r.w, "\r"+r.line(r.last)+"\x1b[K")
+}
+
+// Field widths of the progress line.
+const (
+	maxBar = 24 // widest progress bar, brackets excluded
+	minBar = 5  // narrower than this, the bar is dropped
+)
+
+// line renders the progress line for the terminal width, e.g.
+//
+//	step 120/1000 [===>       ] loss 0.1234 tok_acc 0.912 seq_acc 0.875 12.3 steps/s ETA 1m10s
+//
+// It is at most width-1 characters (a line filling the last column wraps on
+// some terminals). When everything does not fit, fields are dropped least
+// important first: tok_acc, then the bar shrinks and goes, then steps/s,
+// seq_acc, loss and the ETA; the step count always stays.
+func (r *reporter) line(ev train.Event) string {
+	width := r.width
+	if width <= 0 {
+		width = defaultWidth
 	}
-	done := ev.Step - r.first
-	if elapsed := now.Sub(r.start).Seconds(); done > 1 && elapsed > 0 {
-		rate := float64(done-1) / elapsed
-		eta := time.Duration(float64(ev.Steps-ev.Step) / rate * float64(time.Second)).Round(time.Second)
-		s += fmt.Sprintf(" %.1f steps/s ETA %s", rate, eta)
+	room := width - 1
+	type field struct {
+		text string
+		drop int // order of dropping, 1 first; 0 never
+	}
+	fields := []field{{text: fmt.Sprintf("step %d/%d", ev.Step, ev.Steps)}, {text: "BAR", drop: 2}, {text: fmt.Sprintf("loss %.4f", ev.Loss), drop: 5}}
+	if e := r.lastEval; e != nil {
+		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), 1}, field{fmt.Sprintf("seq_acc %.3f", e.SeqAcc), 4})
+	}
+	if rate, ok := r.rate.perSecond(); ok {
+		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + formatETA(float64(ev.Steps-ev.Step)/rate), 6})
+	}
+	length := func() (n int) {
+		for _, f := range fields {
+			if f.text == "BAR" {
+				n += 2 + minBar
+			} else {
+				n += len(f.text)
+			}
+		}
+		return n + len(fields) - 1
+	}
+	for rank := 1; length() > room && rank <= 6; rank++ {
+		for i, f := range fields {
+			if f.drop == rank {
+				fields = append(fields[:i], fields[i+1:]...)
+				break
+			}
+		}
+	}
+	bar := min(maxBar, minBar+room-length())
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.text
+		if f.text == "BAR" {
+			parts[i] = "[" + progressBar(ev.Step, ev.Steps, bar) + "]"
+		}
+	}
+	s := strings.Join(parts, " ")
+	if len(s) > room {
+		s = s[:max(0, room)]
 	}
 	return s
 }
 
+// progressBar is a bar of width characters, "=" for the steps done.
+func progressBar(step, steps, width int) string {
+	filled := int(int64(width) * int64(step) / int64(max(steps, 1)))
+	bar := strings.Repeat("=", filled)
+	if filled < width {
+		bar += ">" + strings.Repeat(" ", width-filled-1)
+	}
+	return bar
+}
+
+// formatETA writes a number of seconds the way a person reads a wait:
+// "42s", "3m05s", "2h07m", "3d04h", and "> 999d" for anything longer
+// (including +Inf) instead of an overflowed duration.
+func formatETA(secs float64) string {
+	switch {
+	case math.IsNaN(secs) || secs < 0:
+		return "?"
+	case secs >= 1000*86400:
+		return "> 999d"
+	}
+	s := int64(math.Round(secs))
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
+}
+
+// rateMeter estimates steps per second for the ETA. It keeps two views: the
+// average since the first step (which includes the evaluations and
+// checkpoints met so far) and an exponentially smoothed rate over windows of
+// at least rateWindow (which follows a machine that slows down). The ETA
+// uses the slower of the two, so that early on, before the first evaluation
+// has been paid for, it is not optimistic, and it moves smoothly rather than
+// jumping with every window.
+type rateMeter struct {
+	began       time.Time
+	firstStep   int
+	windowStart time.Time
+	windowStep  int
+	lastStep    int
+	lastTime    time.Time
+	smoothed    float64 // steps/s, 0 before the first full window
+}
+
+const (
+	rateWindow = 500 * time.Millisecond
+	// rateSmoothing is the weight of the newest window in the smoothed rate.
+	rateSmoothing = 0.2
+)
+
+func (m *rateMeter) observe(now time.Time, step int) {
+	if m.began.IsZero() {
+		// The first step builds caches and warms up; time from its end.
+		m.began, m.firstStep, m.windowStart, m.windowStep = now, step, now, step
+	}
+	m.lastStep = step
+	if dt := now.Sub(m.windowStart); dt >= rateWindow {
+		window := float64(step-m.windowStep) / dt.Seconds()
+		if m.smoothed == 0 {
+			m.smoothed = window
+		} else {
+			m.smoothed += rateSmoothing * (window - m.smoothed)
+		}
+		m.windowStart, m.windowStep = now, step
+	}
+	m.lastTime = now
+}
+
+// perSecond is the rate the ETA uses, and false until there is one.
+func (m *rateMeter) perSecond() (float64, bool) {
+	elapsed := m.lastTime.Sub(m.began).Seconds()
+	if m.lastStep <= m.firstStep || elapsed <= 0 {
+		return 0, false
+	}
+	rate := float64(m.lastStep-m.firstStep) / elapsed
+	if m.smoothed > 0 {
+		rate = min(rate, m.smoothed)
+	}
+	return rate, rate > 0
+}
+
 // finish ends the progress line so that what follows starts on a new line.
 func (r *reporter) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.terminal && r.drawn {
 		fmt.Fprintln(r.w)
 	}

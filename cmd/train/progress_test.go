@@ -2,18 +2,176 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attnscope/attnscope/train"
 )
 
+// fakeClock is a reporter clock that advances by hand.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// midRun is a reporter after 501 of 4000 steps at a steady 25 steps/s, with
+// an evaluation at step 500.
+func midRun(width int) (*reporter, train.Event) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r := newReporter(&bytes.Buffer{}, true, width)
+	r.now = clock.now
+	for s := 1; s <= 500; s++ {
+		ev := train.Event{Step: s, Steps: 4000, Loss: 0.5}
+		if s == 500 {
+			ev.Eval = &train.EvalRecord{Step: 500, TokenAcc: 0.9876, SeqAcc: 0.875}
+		}
+		r.observe(ev)
+		clock.t = clock.t.Add(40 * time.Millisecond)
+	}
+	ev := train.Event{Step: 501, Steps: 4000, Loss: 0.123456}
+	r.observe(ev)
+	return r, ev
+}
+
+// TestProgressLineWidths is the golden progress line at several terminal
+// widths: it never reaches the last column (so it never wraps), and fields
+// go least important first.
+func TestProgressLineWidths(t *testing.T) {
+	cases := []struct {
+		width int
+		want  string
+	}{
+		{200, "step 501/4000 [===>                    ] loss 0.1235 tok_acc 0.988 seq_acc 0.875 25.0 steps/s ETA 2m20s"},
+		{100, "step 501/4000 [==>                 ] loss 0.1235 tok_acc 0.988 seq_acc 0.875 25.0 steps/s ETA 2m20s"},
+		{80, "step 501/4000 [=>            ] loss 0.1235 seq_acc 0.875 25.0 steps/s ETA 2m20s"},
+		{60, "step 501/4000 loss 0.1235 seq_acc 0.875 ETA 2m20s"},
+		{40, "step 501/4000 loss 0.1235 ETA 2m20s"},
+		{20, "step 501/4000"},
+		{10, "step 501/"},
+		{0, "step 501/4000 [=>            ] loss 0.1235 seq_acc 0.875 25.0 steps/s ETA 2m20s"}, // unknown: 80
+	}
+	for _, c := range cases {
+		r, ev := midRun(c.width)
+		got := r.line(ev)
+		if got != c.want {
+			t.Errorf("width %d:\n got %q\nwant %q", c.width, got, c.want)
+		}
+		if w := max(c.width, defaultWidth*btoi(c.width <= 0)); len(got) >= w {
+			t.Errorf("width %d: line is %d characters, would reach the last column", c.width, len(got))
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestProgressResize: a SIGWINCH (resize) redraws the last line at once at
+// the new width.
+func TestProgressResize(t *testing.T) {
+	r, _ := midRun(200)
+	var out bytes.Buffer
+	r.w = &out
+	r.resize(40)
+	if want := "\rstep 501/4000 loss 0.1235 ETA 2m20s\x1b[K"; out.String() != want {
+		t.Errorf("resize drew %q, want %q", out.String(), want)
+	}
+}
+
+// TestProgressETASmoothed: after a steady 100 steps/s the machine slows to
+// 20 steps/s. The ETA follows the slowdown gradually, never jumping by more
+// than a third from one redraw to the next, and ends near the true rate.
+func TestProgressETASmoothed(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	r := newReporter(&bytes.Buffer{}, true, 200)
+	r.now = clock.now
+	prev := 0.0
+	for s := 1; s <= 3000; s++ {
+		r.observe(train.Event{Step: s, Steps: 100000})
+		if s <= 1000 {
+			clock.t = clock.t.Add(10 * time.Millisecond)
+		} else {
+			clock.t = clock.t.Add(50 * time.Millisecond)
+		}
+		rate, ok := r.rate.perSecond()
+		if !ok {
+			continue
+		}
+		if prev != 0 && math.Abs(rate-prev)/prev > 1.0/3 {
+			t.Fatalf("step %d: rate jumped from %.1f to %.1f steps/s", s, prev, rate)
+		}
+		prev = rate
+	}
+	if prev < 19 || prev > 22 {
+		t.Errorf("rate after 2000 slow steps = %.2f steps/s, want about 20", prev)
+	}
+}
+
+// TestProgressETAEarlyNotOptimistic: steps run at 100/s, but every 100th
+// step carries a 2 s evaluation. Before the first evaluation the ETA cannot
+// know; once one has been paid for, the ETA must account for it (the true
+// rate is 100 steps / 3 s = 33 steps/s), not report the raw 100 steps/s.
+func TestProgressETAEarlyNotOptimistic(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	r := newReporter(&bytes.Buffer{}, true, 200)
+	r.now = clock.now
+	for s := 1; s <= 250; s++ {
+		clock.t = clock.t.Add(10 * time.Millisecond)
+		if s%100 == 0 {
+			clock.t = clock.t.Add(2 * time.Second)
+		}
+		r.observe(train.Event{Step: s, Steps: 1000})
+	}
+	rate, _ := r.rate.perSecond()
+	if rate > 50 {
+		t.Errorf("rate at step 250 = %.1f steps/s; with the evaluations the run makes about 33", rate)
+	}
+}
+
+// TestFormatETA covers each unit and the overflow of issue 11 (defect 9):
+// an ETA longer than time.Duration can hold printed as
+// "ETA -2562047h47m16.85s".
+func TestFormatETA(t *testing.T) {
+	cases := []struct {
+		secs float64
+		want string
+	}{
+		{0, "0s"}, {41.6, "42s"}, {185, "3m05s"}, {3599.4, "59m59s"}, {7620, "2h07m"},
+		{3*86400 + 4*3600 + 59, "3d04h"}, {999*86400 + 1, "999d00h"},
+		{1000 * 86400, "> 999d"}, {1e30, "> 999d"}, {math.Inf(1), "> 999d"},
+		{math.NaN(), "?"}, {-1, "?"},
+	}
+	for _, c := range cases {
+		if got := formatETA(c.secs); got != c.want {
+			t.Errorf("formatETA(%v) = %q, want %q", c.secs, got, c.want)
+		}
+	}
+}
+
+// TestProgressHugeRun: a run of a billion steps at a crawl shows a bounded
+// ETA, not a negative overflowed duration.
+func TestProgressHugeRun(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	r := newReporter(&bytes.Buffer{}, true, 200)
+	r.now = clock.now
+	r.observe(train.Event{Step: 1, Steps: 2_000_000_000})
+	clock.t = clock.t.Add(time.Hour)
+	ev := train.Event{Step: 2, Steps: 2_000_000_000}
+	r.observe(ev)
+	if line := r.line(ev); !strings.HasSuffix(line, "ETA > 999d") || strings.Contains(line, "-") {
+		t.Errorf("line %q, want it to end in ETA > 999d", line)
+	}
+}
+
 // TestReporterTerminal: on a terminal the reporter redraws one line (carriage
-// return, erase to end of line) with the step, a bar, the loss, the last
-// evaluation's accuracies, a rate and an ETA, and ends it with a newline.
+// return, erase to end of line) and ends it with a newline.
 func TestReporterTerminal(t *testing.T) {
 	var out bytes.Buffer
-	r := newReporter(&out, true)
+	r := newReporter(&out, true, 200)
 	r.observe(train.Event{Step: 1, Steps: 4, Loss: 2})
 	r.observe(train.Event{Step: 2, Steps: 4, Loss: 1.5})
 	r.observe(train.Event{Step: 4, Steps: 4, Loss: 0.25, Eval: &train.EvalRecord{Step: 4, TokenAcc: 0.5, SeqAcc: 0.125}})
@@ -34,7 +192,7 @@ func TestReporterTerminal(t *testing.T) {
 // one line each.
 func TestReporterPlain(t *testing.T) {
 	var out bytes.Buffer
-	r := newReporter(&out, false)
+	r := newReporter(&out, false, 0)
 	r.observe(train.Event{Step: 1, Steps: 10, Loss: 2})
 	r.observe(train.Event{Step: 5, Steps: 10, Loss: 1, Train: &train.TrainRecord{Step: 5, Loss: 1, LR: 0.003, TokensPerS: 1000}})
 	r.observe(train.Event{Step: 5, Steps: 10, Eval: &train.EvalRecord{Step: 5, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25}})

@@ -74,7 +74,11 @@ func Kind(mode fs.FileMode) string {
 func ReadLimit(path string, limit int64, what string) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
-		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, errors.Wrapf(err, "%s", path)
 	}
 	defer f.Close()
 	info, err := f.Stat()

@@ -33,4 +33,3 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 		}
 	}
 }
-

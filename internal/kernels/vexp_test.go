@@ -1,4 +1,4 @@
-package layers
+package kernels
 
 import (
 	"math"
@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// TestExpShift compares expShift with math.Exp in float64 for every length
+// TestExpShift compares ExpShift on every path with math.Exp in float64 for every length
 // from 0 to 40 (whole groups of eight and masked tails), arguments a from
 // -90 to 10: relative error <= 4e-7 + |a| 1.2e-7 (a few float32 ulps, plus
 // the float32 rounding of a itself) where exp >= 1e-37, absolute <= 2e-38
 // below that; the returned sum within 1e-6 relative of the float64 sum; and
 // y past len(x) untouched. A NaN argument gives NaN, -Inf gives 0.
-func TestExpShift(t *testing.T) {
+func TestExpShift(t *testing.T) { forEachPath(t, testExpShift) }
+
+func testExpShift(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const scale, shift = 0.75, 3.5
 	for n := 0; n <= 40; n++ {
@@ -24,7 +26,7 @@ func TestExpShift(t *testing.T) {
 		for i := range y {
 			y[i] = -1
 		}
-		sum := expShift(x, y[:n], scale, shift)
+		sum := ExpShift(x, y[:n], scale, shift)
 		var want float64
 		for i, v := range x {
 			a := float64(scale) * (float64(v) - float64(shift))
@@ -43,7 +45,7 @@ func TestExpShift(t *testing.T) {
 			if n == 1 {
 				x[0] = float32(math.NaN())
 			}
-			expShift(x, y[:n], scale, shift)
+			ExpShift(x, y[:n], scale, shift)
 			if !math.IsNaN(float64(y[0])) || n > 1 && y[n-1] != 0 {
 				t.Fatalf("n %d: exp(NaN) = %v, exp(-Inf) = %v", n, y[0], y[n-1])
 			}
@@ -56,11 +58,13 @@ func TestExpShift(t *testing.T) {
 	}
 }
 
-// TestRowKernels compares maxOf, scaleBy and softmaxGradRow with plain
+// TestRowKernels compares MaxOf, ScaleBy and SoftmaxGradRow on every path with plain
 // float64 loops for every length from 1 to 40 (vector part and tail):
 // max and scale exact, the gradient within 1e-6 relative to sum |y dy| +
 // |y dy| (float32 rounding of the dot product and the products).
-func TestRowKernels(t *testing.T) {
+func TestRowKernels(t *testing.T) { forEachPath(t, testRowKernels) }
+
+func testRowKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for n := 1; n <= 40; n++ {
 		y, dy, dx := make([]float32, n), make([]float32, n), make([]float32, n)
@@ -74,10 +78,10 @@ func TestRowKernels(t *testing.T) {
 		for _, v := range y {
 			want = max(want, v)
 		}
-		if got := maxOf(y); got != want {
-			t.Fatalf("n %d: maxOf = %v, want %v", n, got, want)
+		if got := MaxOf(y); got != want {
+			t.Fatalf("n %d: MaxOf = %v, want %v", n, got, want)
 		}
-		softmaxGradRow(y, dy, dx, 0.5)
+		SoftmaxGradRow(y, dy, dx, 0.5)
 		for i := range y {
 			ref := 0.5 * float64(y[i]) * (float64(dy[i]) - dot)
 			if math.Abs(float64(dx[i])-ref) > 1e-6*(scale+math.Abs(float64(y[i]*dy[i]))) {
@@ -85,10 +89,10 @@ func TestRowKernels(t *testing.T) {
 			}
 		}
 		scaled := append([]float32(nil), y...)
-		scaleBy(scaled, 3)
+		ScaleBy(scaled, 3)
 		for i, v := range scaled {
 			if v != y[i]*3 {
-				t.Fatalf("n %d: scaleBy gives %v at %d, want %v", n, v, i, y[i]*3)
+				t.Fatalf("n %d: ScaleBy gives %v at %d, want %v", n, v, i, y[i]*3)
 			}
 		}
 	}

@@ -1,46 +1,48 @@
 //go:build !amd64
 
-package layers
+package kernels
 
-// The assembly kernels exist only on amd64; cpuAVX2FMA stays false
-// elsewhere, so these stubs are never called.
+// The assembly kernels exist only on amd64; elsewhere only the generic path
+// is detected, so these stubs are never called.
+
+func detectPath() Path { return Generic }
 
 func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int) {
-	panic("layers: no assembly GEMM kernel on this architecture")
+	panic("kernels: no assembly GEMM kernel on this architecture")
 }
 
 func sgemmKernel6x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int) {
-	panic("layers: no assembly GEMM kernel on this architecture")
+	panic("kernels: no assembly GEMM kernel on this architecture")
 }
 
 func sgemmKernel12x32(kc int, a *float32, rs, ps int, b0, b1 *float32, bs int, c *float32, ldc int, add int) {
-	panic("layers: no assembly GEMM kernel on this architecture")
+	panic("kernels: no assembly GEMM kernel on this architecture")
 }
 
 func sgemmKernel12x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int) {
-	panic("layers: no assembly GEMM kernel on this architecture")
+	panic("kernels: no assembly GEMM kernel on this architecture")
 }
 
 func sgemmKernel6x16Masked(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int, mask uint16) {
-	panic("layers: no assembly GEMM kernel on this architecture")
+	panic("kernels: no assembly GEMM kernel on this architecture")
 }
 
 func expShifted(n int, x *float32, scale, shift float32, y *float32) float32 {
-	panic("layers: no assembly exp kernel on this architecture")
+	panic("kernels: no assembly exp kernel on this architecture")
 }
 
 func maxFloat32s(n int, x *float32) float32 {
-	panic("layers: no assembly kernels on this architecture")
+	panic("kernels: no assembly kernels on this architecture")
 }
 
 func scaleFloat32s(n int, x *float32, s float32) {
-	panic("layers: no assembly kernels on this architecture")
+	panic("kernels: no assembly kernels on this architecture")
 }
 
 func dotFloat32s(n int, x, y *float32) float32 {
-	panic("layers: no assembly kernels on this architecture")
+	panic("kernels: no assembly kernels on this architecture")
 }
 
 func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32) {
-	panic("layers: no assembly kernels on this architecture")
+	panic("kernels: no assembly kernels on this architecture")
 }

@@ -1,4 +1,4 @@
-package layers
+package kernels
 
 // expShifted sets y[i] = exp(scale*(x[i] - shift)) for i < n and returns their
 // sum (AVX2 + FMA, vexp_amd64.s; relative error a few float32 ulps).

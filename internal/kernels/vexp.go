@@ -1,17 +1,17 @@
-package layers
+package kernels
 
 import "math"
 
-// expShift sets y[i] = exp(scale*(x[i] - shift)) for every i < len(x) and
+// ExpShift sets y[i] = exp(scale*(x[i] - shift)) for every i < len(x) and
 // returns their sum: eight lanes at a time with the AVX2 kernel of
-// vexp_amd64.s when the CPU has it (relative error a few float32 ulps,
+// vexp_amd64.s on the AVX2 and AVX-512 paths (relative error a few float32 ulps,
 // inputs below -87 give ~1e-38 instead of 0), else with math.Exp.
-func expShift(x, y []float32, scale, shift float32) float32 {
+func ExpShift(x, y []float32, scale, shift float32) float32 {
 	if len(x) == 0 {
 		return 0
 	}
 	y = y[:len(x)]
-	if cpuAVX2FMA {
+	if useAVX2 {
 		return expShifted(len(x), &x[0], scale, shift, &y[0])
 	}
 	var sum float32
@@ -22,11 +22,11 @@ func expShift(x, y []float32, scale, shift float32) float32 {
 	return sum
 }
 
-// maxOf returns the largest entry of a non-empty x.
-func maxOf(x []float32) float32 {
+// MaxOf returns the largest entry of a non-empty x.
+func MaxOf(x []float32) float32 {
 	n := len(x) &^ 7
 	m := x[0]
-	if cpuAVX2FMA && n > 0 {
+	if useAVX2 && n > 0 {
 		m = maxFloat32s(n, &x[0])
 	} else {
 		n = 0
@@ -39,10 +39,10 @@ func maxOf(x []float32) float32 {
 	return m
 }
 
-// scaleBy multiplies x by s in place.
-func scaleBy(x []float32, s float32) {
+// ScaleBy multiplies x by s in place.
+func ScaleBy(x []float32, s float32) {
 	n := len(x) &^ 7
-	if cpuAVX2FMA && n > 0 {
+	if useAVX2 && n > 0 {
 		scaleFloat32s(n, &x[0], s)
 	} else {
 		n = 0
@@ -52,12 +52,12 @@ func scaleBy(x []float32, s float32) {
 	}
 }
 
-// softmaxGradRow sets dx = scale * y * (dy - sum(y*dy)) for one row, the
+// SoftmaxGradRow sets dx = scale * y * (dy - sum(y*dy)) for one row, the
 // sum in float32 (eight lanes, then the tail).
-func softmaxGradRow(y, dy, dx []float32, scale float32) {
+func SoftmaxGradRow(y, dy, dx []float32, scale float32) {
 	dy, dx = dy[:len(y)], dx[:len(y)]
 	n := len(y) &^ 7
-	if !cpuAVX2FMA {
+	if !useAVX2 {
 		n = 0
 	}
 	var dot float32

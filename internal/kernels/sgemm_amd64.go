@@ -1,4 +1,4 @@
-package layers
+package kernels
 
 // Implemented in sgemm_amd64.s.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -51,7 +51,13 @@ func haveAVX512() bool {
 	return ebx7&(1<<16) != 0 // AVX512F
 }
 
-func init() {
-	cpuAVX2FMA = haveAVX2FMA()
-	cpuAVX512 = haveAVX512()
+// detectPath returns the best path this CPU and OS run.
+func detectPath() Path {
+	switch {
+	case haveAVX512():
+		return AVX512
+	case haveAVX2FMA():
+		return AVX2
+	}
+	return Generic
 }

@@ -1,13 +1,6 @@
-package layers
+package kernels
 
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-
-	"gonum.org/v1/gonum/blas"
-	"gorgonia.org/gorgonia"
-)
+import "runtime"
 
 // A float32 GEMM in Go around assembly micro-kernels (sgemm_amd64.s),
 // organised as in BLIS / GotoBLAS: C is computed in tiles of 6 (or 12) rows
@@ -19,49 +12,15 @@ import (
 // pure-Go default build multiplies float32 with; gonum's Sgemm (SSE axpy/dot
 // loops) reaches a small fraction of the machine's peak.
 
-// cpuAVX2FMA is true when the CPU can run the assembly kernels (set at init
-// on amd64).
-var cpuAVX2FMA bool
-
-// cpuAVX512 is true when the CPU can also run the AVX-512 kernels.
-var cpuAVX512 bool
-
-// sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
-// the configured BLAS instead.
-var sgemmPreferBLAS bool
-
-// blasSplitRows is set by the openblas build, which runs OpenBLAS on one
-// thread: large float32 GEMMs are then split by rows over the cores here, so
-// Go schedules every thread (OpenBLAS's own idle workers spin, and took CPU
-// from the Go code between GEMMs).
-var blasSplitRows bool
-
 const (
 	sgemmMR = 6    // rows of a kernel tile (the AVX-512 12-row kernels take two panels)
 	sgemmNR = 16   // columns of a kernel tile (two YMM or one ZMM register)
 	sgemmKC = 256  // depth of one block: a 12x256 A panel and a 256x32 B panel fit in L1
 	sgemmNC = 2048 // columns of B packed at once (a multiple of NR)
 	// sgemmParallelMin is the size m*n*k from which the row blocks are
-	// spread over the cores (see parallelMinWork for why not lower).
+	// spread over the cores (see ParallelMinWork for why not lower).
 	sgemmParallelMin = 1 << 22
 )
-
-// useSgemm reports whether float32 GEMMs go to sgemm.
-func useSgemm() bool { return cpuAVX2FMA && !sgemmPreferBLAS }
-
-var sgemmScratch = sync.Pool{New: func() any { return new([]float32) }}
-
-func getScratch(n int) *[]float32 {
-	p := sgemmScratch.Get().(*[]float32)
-	if cap(*p) < n {
-		*p = make([]float32, n)
-	}
-	*p = (*p)[:n]
-	return p
-}
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
-func roundUp(a, b int) int { return ceilDiv(a, b) * b }
 
 // sgemm computes C = op(A) op(B) + beta C for row-major A, B, C, where op
 // transposes when its flag is set: op(A) is m x k, op(B) k x n.
@@ -94,7 +53,7 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 			return
 		}
 	}
-	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
+	pb := Scratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
@@ -103,7 +62,7 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 			macroKernel(transA, transB, a, lda, b, ldb, 0, jc, pc, m, nc, kc, *pb, c[jc:], ldc, beta == 1 || pc > 0)
 		}
 	}
-	sgemmScratch.Put(pb)
+	PutScratch(pb)
 }
 
 // sgemmParallel is sgemm with the rows of C split into blocks of a multiple
@@ -114,7 +73,7 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mc := roundUp(ceilDiv(m, workers*chunksPerWorker), sgemmMR)
 	blocks := ceilDiv(m, mc)
-	pb := getScratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
+	pb := Scratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
@@ -127,7 +86,7 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 			})
 		}
 	}
-	sgemmScratch.Put(pb)
+	PutScratch(pb)
 }
 
 // macroKernel multiplies rows x kc of op(A), starting at row i0 and depth
@@ -155,7 +114,7 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		mr := min(sgemmMR, rows-ir)
 		// With AVX-512, two full panels are taken together where that helps:
 		// 16-column tiles then use the 12-row kernel.
-		pair := cpuAVX512 && rows-ir >= 2*sgemmMR
+		pair := useAVX512 && rows-ir >= 2*sgemmMR
 		var edge *[]float32
 		ap, ap2, ars, aps := (*float32)(nil), (*float32)(nil), rs, ps
 		if mr == sgemmMR {
@@ -164,7 +123,7 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 				ap2 = &a[(i0+ir+sgemmMR)*rs+p0*ps]
 			}
 		} else {
-			edge = getScratch(sgemmMR * kc)
+			edge = Scratch(sgemmMR * kc)
 			packA(transA, a, lda, i0+ir, p0, mr, kc, *edge)
 			ap, ars, aps = &(*edge)[0], 1, sgemmMR
 		}
@@ -172,11 +131,11 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
 			bp, bs := &pb[jr*kc], sgemmNR
-			if !transB && (nr == sgemmNR || cpuAVX512) {
+			if !transB && (nr == sgemmNR || useAVX512) {
 				bp, bs = &b[p0*ldb+j0+jr], ldb
 			}
 			switch {
-			case cpuAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR:
+			case useAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR:
 				bp2 := &pb[(jr+sgemmNR)*kc]
 				if !transB {
 					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
@@ -191,13 +150,13 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 				sgemmKernel12x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
 			case mr == sgemmMR && nr == sgemmNR:
 				sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag)
-			case cpuAVX512 && mr == sgemmMR:
+			case useAVX512 && mr == sgemmMR:
 				sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &c[ir*ldc+jr], ldc, flag, 1<<nr-1)
 				if pair {
 					sgemmKernel6x16Masked(kc, ap2, ars, aps, bp, bs, &c[c2+jr], ldc, flag, 1<<nr-1)
 				}
 			default:
-				if cpuAVX512 {
+				if useAVX512 {
 					sgemmKernel6x16Masked(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0, 1<<nr-1)
 				} else {
 					sgemmKernel6x16(kc, ap, ars, aps, bp, bs, &tile[0], sgemmNR, 0)
@@ -220,7 +179,7 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 			ir += sgemmMR
 		}
 		if edge != nil {
-			sgemmScratch.Put(edge)
+			PutScratch(edge)
 		}
 	}
 }
@@ -249,7 +208,7 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
 		if !trans { // op(B)[p][j] = b[p*ldb+j]: each step is a contiguous run
-			if nr == sgemmNR || cpuAVX512 { // read in place (masked when narrower)
+			if nr == sgemmNR || useAVX512 { // read in place (masked when narrower)
 				continue
 			}
 			for p := 0; p < kc; p++ {
@@ -271,67 +230,4 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			}
 		}
 	}
-}
-
-// chunks calls f on disjoint ranges [lo, hi) covering [0, n), on up to
-// workers goroutines (the caller's included). The range is cut into up to
-// chunksPerWorker pieces per worker, handed out in order as workers become
-// free, so a worker that loses its core for a while (the machine is shared)
-// does not hold the others up at the join.
-func chunks(n, workers int, f func(lo, hi int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		f(0, n)
-		return
-	}
-	pieces := min(n, workers*chunksPerWorker)
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= pieces {
-				return
-			}
-			f(i*n/pieces, (i+1)*n/pieces)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
-}
-
-// chunksPerWorker is how finely chunks cuts its range.
-const chunksPerWorker = 4
-
-// blasSgemm is C = op(A) op(B) + beta C through the BLAS Gorgonia uses,
-// split by rows over the cores when blasSplitRows and the product is large.
-func blasSgemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if !blasSplitRows || m < 2*sgemmMR || float64(m)*float64(n)*float64(k) < sgemmParallelMin {
-		gorgonia.WhichBLAS().Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
-		return
-	}
-	blasSgemmRows(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
-}
-
-// blasSgemmRows is blasSgemm's multi-core path, a function of its own so
-// that the closure's captured variables are heap-allocated only here, not
-// on every per-head product.
-func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	workers := runtime.GOMAXPROCS(0)
-	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
-	chunks(blocks, workers, func(lo, hi int) {
-		i0, i1 := lo*m/blocks, hi*m/blocks
-		ai := i0 * lda // first element of row i0 of op(A)
-		if ta == blas.Trans {
-			ai = i0
-		}
-		gorgonia.WhichBLAS().Sgemm(ta, tb, i1-i0, n, k, 1, a[ai:], lda, b, ldb, beta, c[i0*ldc:], ldc)
-	})
 }

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// browser finds Chromium. A developer machine without it skips the browser
+// test; under CI=true that is a failure (.ci/run installs Debian's chromium).
+func browser(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium on PATH (chromium, chromium-browser or google-chrome); .ci/run installs Debian's chromium")
+	}
+	t.Skip("no Chromium on PATH; install Debian's chromium to run the browser test")
+	return ""
+}
+
+// pageEvents collects what the page must not do: log an error, throw, or
+// request anything but its own file.
+type pageEvents struct {
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+func (p *pageEvents) listen(ev any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning || ev.Type == runtime.APITypeAssert {
+			var args []string
+			for _, a := range ev.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			p.errors = append(p.errors, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
+		}
+	case *runtime.EventExceptionThrown:
+		p.errors = append(p.errors, "exception: "+ev.ExceptionDetails.Error())
+	case *cdplog.EventEntryAdded:
+		if ev.Entry.Level == cdplog.LevelError || ev.Entry.Level == cdplog.LevelWarning {
+			p.errors = append(p.errors, fmt.Sprintf("log %s: %s %s", ev.Entry.Level, ev.Entry.Text, ev.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		p.requests = append(p.requests, ev.Request.URL)
+	}
+}
+
+// point is a viewport position.
+type point struct{ X, Y float64 }
+
+// centre scrolls the first element matching selector into view and returns
+// its centre in viewport coordinates.
+func centre(selector string, p *point) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q);
+		e.scrollIntoView({block: "center", inline: "center"});
+		const r = e.getBoundingClientRect();
+		return {X: r.left + r.width / 2, Y: r.top + r.height / 2};
+	})()`, selector), p)
+}
+
+// hover moves the mouse onto the element as a person would.
+func hover(selector string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		var p point
+		if err := centre(selector, &p).Do(ctx); err != nil {
+			return err
+		}
+		return chromedp.MouseEvent(input.MouseMoved, p.X, p.Y).Do(ctx)
+	})
+}
+
+// TestHTMLInBrowser opens the -html page of the test checkpoint (in a run
+// directory) in headless Chromium and uses it as a person would: the page
+// logs no error and requests nothing but itself; the grid has every layer x
+// head with its role; clicking a thumbnail opens that head large; hovering a
+// cell shows the query, the key and the weight to 3 decimals as in the
+// page's data; hovering a query in the head view highlights exactly its
+// lines; the example selector redraws the heatmap with that example's
+// weights. A full-page screenshot goes to the test's artifact directory
+// (go test -run InBrowser -artifacts ./cmd/inspect/ keeps it).
+func TestHTMLInBrowser(t *testing.T) {
+	chromium := browser(t)
+	start := time.Now()
+	path := filepath.Join(t.TempDir(), "page.html")
+	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-html", path)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Inspect  pageExample `json:"inspect"`
+		Examples []pageExample
+		Graph    struct{ Rows []any }
+	}
+	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
+		t.Fatal(err)
+	}
+	layers, heads, T := len(d.Inspect.Attention), len(d.Inspect.Attention[0]), len(d.Inspect.Tokens)
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	var events pageEvents
+	chromedp.ListenTarget(bctx, events.listen)
+
+	url := "file://" + path
+	var thumbs int
+	var roles []string
+	if err := chromedp.Run(bctx,
+		network.Enable(), cdplog.Enable(),
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#grid .thumb").length`, &thumbs),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
+	); err != nil {
+		t.Fatal(err)
+	}
+	var graphRows int
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelectorAll("#graph-table tr").length - 1`, &graphRows)); err != nil {
+		t.Fatal(err)
+	}
+	if graphRows != len(d.Graph.Rows) || graphRows == 0 {
+		t.Errorf("the graph table has %d rows, the summary %d", graphRows, len(d.Graph.Rows))
+	}
+	if thumbs != layers*heads {
+		t.Errorf("the grid shows %d heads, want %d x %d", thumbs, layers, heads)
+	}
+	for i, r := range roles {
+		l, h := i/heads, i%heads
+		if want := fmt.Sprintf("%d,%d role role-%s", l, h, d.Inspect.Heads[l][h].Role); r != want {
+			t.Errorf("thumbnail %d is %q, want %q", i, r, want)
+		}
+	}
+
+	// Click the last head open.
+	l, h := layers-1, heads-1
+	var title, selected string
+	var cells int
+	if err := chromedp.Run(bctx,
+		chromedp.Click(fmt.Sprintf(`.thumb[data-layer="%d"][data-head="%d"]`, l, h), chromedp.ByQuery),
+		chromedp.Text("#focus-title", &title, chromedp.ByID),
+		chromedp.Evaluate(`(() => { const s = document.querySelector(".thumb.selected"); return s.dataset.layer + "," + s.dataset.head; })()`, &selected),
+		chromedp.Evaluate(`document.querySelectorAll("#large rect.cell").length`, &cells),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("Layer %d, head %d", l, h); title != want || selected != fmt.Sprintf("%d,%d", l, h) {
+		t.Errorf("after clicking layer %d head %d: title %q, selected thumbnail %s", l, h, title, selected)
+	}
+	if cells != T*T {
+		t.Errorf("the large view has %d cells, want %d", cells, T*T)
+	}
+
+	// Hover the cell whose weight is nearest 0.5 (the most telling to round).
+	tooltip := func(ex pageExample) (string, string) {
+		q, k := 0, 0
+		for i, row := range ex.Attention[l][h] {
+			for j, w := range row[:i+1] {
+				if math.Abs(w-0.5) < math.Abs(ex.Attention[l][h][q][k]-0.5) {
+					q, k = i, j
+				}
+			}
+		}
+		want := fmt.Sprintf("query %d %s → key %d %s\nweight %s", q, ex.Labels[q], k, ex.Labels[k], strconv.FormatFloat(ex.Attention[l][h][q][k], 'f', 3, 64))
+		var got string
+		var hidden bool
+		if err := chromedp.Run(bctx,
+			hover(fmt.Sprintf(`#large rect.cell[data-q="%d"][data-k="%d"]`, q, k)),
+			chromedp.Evaluate(`document.getElementById("tooltip").hidden`, &hidden),
+			chromedp.Text("#tooltip", &got, chromedp.ByID),
+		); err != nil {
+			t.Fatal(err)
+		}
+		if hidden {
+			got = "(hidden) " + got
+		}
+		return got, want
+	}
+	if got, want := tooltip(d.Inspect); got != want {
+		t.Errorf("tooltip %q, want %q", got, want)
+	}
+
+	// Hover the last query in the head view: its lines, and only those, light up.
+	q := T - 1
+	wantLines := 0
+	for _, w := range d.Inspect.Attention[l][h][q] {
+		if w >= 0.01 {
+			wantLines++
+		}
+	}
+	var lit int
+	var from []string
+	if err := chromedp.Run(bctx,
+		hover(fmt.Sprintf(`#lines text[data-q="%d"]`, q)),
+		chromedp.Evaluate(`document.querySelectorAll("#lines.active .link.hl").length`, &lit),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#lines .tok.hl")).map((e) => e.dataset.q)`, &from),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if lit != wantLines || len(from) != 1 || from[0] != strconv.Itoa(q) {
+		t.Errorf("hovering query %d lit %d lines and tokens %q, want %d lines from it alone", q, lit, from, wantLines)
+	}
+
+	// Switch to the third held-out example.
+	fills := `Array.from(document.querySelectorAll("#large rect.cell")).map((r) => r.getAttribute("fill") || "masked")`
+	var before, after []string
+	var note string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(fills, &before),
+		chromedp.SetValue("#example", "3", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("example").dispatchEvent(new Event("change"))`, nil),
+		chromedp.Evaluate(fills, &after),
+		chromedp.Text("#example-note", &note, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(before, " ") == strings.Join(after, " ") {
+		t.Error("choosing example 3 left the heatmap as it was")
+	}
+	if !strings.Contains(note, "held-out 2") {
+		t.Errorf("after choosing example 3 the note says %q, want held-out 2", note)
+	}
+	if got, want := tooltip(d.Examples[2]); got != want {
+		t.Errorf("example 3: tooltip %q, want %q", got, want)
+	}
+
+	var shot []byte
+	if err := chromedp.Run(bctx, chromedp.FullScreenshot(&shot, 90)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "inspect-html.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	events.mu.Lock()
+	defer events.mu.Unlock()
+	for _, e := range events.errors {
+		t.Errorf("the page logged %s", e)
+	}
+	for _, r := range events.requests {
+		if r != url {
+			t.Errorf("the page requested %s", r)
+		}
+	}
+	if len(events.requests) == 0 {
+		t.Error("saw no request at all, not even the page's own: the network listener is not working")
+	}
+	t.Logf("browser test: %v (page %d bytes)", time.Since(start).Round(time.Millisecond), len(raw))
+}
+
+// pageExample is the part of an embedded example the browser test checks.
+type pageExample struct {
+	Tokens    []int            `json:"tokens"`
+	Labels    []string         `json:"labels"`
+	Attention [][][][]float64  `json:"attention"`
+	Heads     [][]headRoleOnly `json:"heads"`
+}
+
+type headRoleOnly struct {
+	Role string `json:"role"`
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/train"
+)
+
+// applyPath puts m on the -path flag's attention path; "" keeps the
+// checkpoint's own (its config's model.attention).
+func applyPath(m *model.Model, flagValue string) error {
+	if flagValue == "" {
+		return nil
+	}
+	p, err := layers.ParsePath(flagValue)
+	if err != nil {
+		return errors.Errorf("-path %q: want %s or %s", flagValue, layers.Fused, layers.Gorgonia)
+	}
+	m.Config.Attention = string(p)
+	return nil
+}
+
+// graphOf builds the graph -graph and -dot show: the forward graph inspect
+// runs (batch 1, the full context), or with -train the training graph of
+// the checkpoint's run (its batch size, gradients and dropout masks).
+func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*model.Graph, error) {
+	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
+	if trainGraph {
+		var run train.Config
+		if err := json.Unmarshal(info.RunConfig, &run); err != nil {
+			return nil, errors.Wrap(err, "metadata config")
+		}
+		if run.Train.BatchSize < 1 {
+			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", run.Train.BatchSize)
+		}
+		est := train.Config{Model: m.Config, Train: train.TrainConfig{BatchSize: run.Train.BatchSize}}.EstimateBytes()
+		if est > train.MaxMemory {
+			return nil, errors.Errorf("-train: the training graph of batch %d needs an estimated %.1f GiB (limit %.1f GiB)",
+				run.Train.BatchSize, est/(1<<30), float64(train.MaxMemory)/(1<<30))
+		}
+		opts.Batch, opts.Train = run.Train.BatchSize, true
+	}
+	return model.Build(m, opts)
+}
+
+// showGraph is -graph and -dot: the checkpoint's expression graph as a
+// summary on stdout and as Gorgonia's DOT in a file.
+func showGraph(o options, stdout io.Writer) error {
+	if err := checkCheckpointPath(o.checkpoint); err != nil {
+		return err
+	}
+	if o.dot != "" {
+		if err := rundir.CheckOutput(o.dot, o.inputs()); err != nil {
+			return errors.Wrap(err, "-dot")
+		}
+	}
+	m, info, err := model.Load(o.checkpoint)
+	if err != nil {
+		return err
+	}
+	if err := applyPath(m, o.path); err != nil {
+		return err
+	}
+	g, err := graphOf(m, info, o.trainGraph)
+	if err != nil {
+		return err
+	}
+	if o.dot != "" {
+		if err := rundir.WriteOutput(o.dot, o.inputs(), func(w io.Writer) error {
+			_, err := io.WriteString(w, g.G.ToDot())
+			return err
+		}); err != nil {
+			return errors.Wrap(err, "-dot")
+		}
+	}
+	if o.graph {
+		s, err := g.Summary()
+		if err != nil {
+			return err
+		}
+		what := "forward graph"
+		if o.trainGraph {
+			what = "training graph (forward, then the gradients Gorgonia derived)"
+		}
+		if _, err := fmt.Fprintf(stdout, "%s, %s path, batch %d, length %d: %s\n",
+			o.checkpoint, s.Path, g.Opts.Batch, g.Opts.SeqLen, what); err != nil {
+			return errors.Wrap(err, "writing output")
+		}
+		if err := writeSummary(stdout, s); err != nil {
+			return err
+		}
+	}
+	if o.dot != "" {
+		_, err := fmt.Fprintf(stdout, "wrote %s\n", o.dot)
+		return errors.Wrap(err, "writing output")
+	}
+	return nil
+}
+
+// writeSummary prints one op node a line in execution order (number, name,
+// op, output shape, parameters first read there), then the totals.
+func writeSummary(w io.Writer, s model.Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tnode\top\tshape\tparams")
+	for i, r := range s.Rows {
+		op := r.Op
+		if !r.Builtin {
+			op += " *"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Name, op, shapeText(r.Shape), paramText(r.Params))
+	}
+	if err := tw.Flush(); err != nil {
+		return errors.Wrap(err, "writing output")
+	}
+	_, err := fmt.Fprintf(w, "op nodes: %d (Gorgonia's own %d, attnscope's %d, marked *); input nodes: %d; parameters: %s\n",
+		s.OpNodes, s.BuiltinOps, s.ProjectOps, s.Inputs, paramText(s.Params))
+	return errors.Wrap(err, "writing output")
+}
+
+// shapeText prints a shape as "(1, 16, 32)"; a scalar is "()".
+func shapeText(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// paramText prints a count with thousands separators, "-" for none.
+func paramText(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

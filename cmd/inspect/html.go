@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render/htmlview"
+)
+
+// maxPageExamples caps the held-out examples the -html page embeds besides
+// the displayed sequence, and pageValueBudget the attention and logit values
+// they add (each prints as up to ~12 bytes of JSON), so that a large model
+// still gives a page of a few megabytes at most.
+const (
+	maxPageExamples = 16
+	pageValueBudget = 120_000
+)
+
+// maxMetricsBytes bounds the metrics.jsonl -html reads: far more than any
+// run logs (a line is under 200 bytes), far less than would hurt.
+const maxMetricsBytes = 64 << 20
+
+// maxCurvePoints caps the training lines the page plots; a longer log is
+// thinned to every k-th line (evaluation lines are all kept up to the cap too).
+const maxCurvePoints = 2000
+
+// pageExamples is how many held-out examples the page embeds for a model of
+// config cfg on sequences of length t, given -samples.
+func pageExamples(cfg model.Config, t, samples int) int {
+	perExample := cfg.Layers*cfg.Heads*t*t + t*cfg.Vocab
+	return max(1, min(samples, maxPageExamples, pageValueBudget/perExample))
+}
+
+// heldOut runs the model on the first n examples of the run's held-out set
+// (data.EvalSet of the run config's seed: sequences training never drew).
+func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlview.Example, error) {
+	var run struct {
+		Seed *uint64 `json:"seed"`
+	}
+	if err := json.Unmarshal(runConfig, &run); err != nil || run.Seed == nil {
+		return nil, errors.New(`metadata config has no numeric "seed" member for the held-out examples`)
+	}
+	t := task.SeqLen()
+	set := data.EvalSet(task, n, *run.Seed)
+	att, logits, err := runGraph(m, n, t, set.Tokens, set.Targets, set.Mask)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]htmlview.Example, n)
+	for i := range n {
+		tokens, targets, mask := set.Row(i)
+		s := sequence{tokens: tokens, targets: targets, scored: mask}
+		fw := pass{logits: rows(logits[i*t*m.Config.Vocab:(i+1)*t*m.Config.Vocab], m.Config.Vocab)}
+		for l := range att {
+			fw.attention = append(fw.attention, att[l][i])
+		}
+		fw.predictions = argmax(fw.logits)
+		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.predictions, Targets: scoredTargets(s)}
+		ex.Labels = labels(task, tokens)
+		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
+		out[i] = ex
+	}
+	return out, nil
+}
+
+// forwardSummary is the summary of the forward graph -graph prints.
+func forwardSummary(m *model.Model, info *model.CheckpointInfo) (*model.Summary, error) {
+	g, err := graphOf(m, info, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.Summary()
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// numbers is a pass's attention and logits as -json prints them: float32 for
+// a Float32 model.
+func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
+	if dtype == tensor.Float32 {
+		return attention32(fw.attention), rows32(fw.logits)
+	}
+	return fw.attention, fw.logits
+}
+
+// readTraining reads the run directory's metrics.jsonl for the page: the
+// directory given with -run (where it must exist), else the checkpoint's
+// directory when one is there. nil means there is nothing to plot.
+func readTraining(o options) (*htmlview.Training, error) {
+	dir := runDir(o)
+	if o.run == "" {
+		if _, err := os.Lstat(filepath.Join(dir, metricsFile)); errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	raw, err := safefile.ReadLimit(filepath.Join(dir, metricsFile), maxMetricsBytes, "a run's metrics may take")
+	if err != nil {
+		return nil, err
+	}
+	tr := &htmlview.Training{Dir: dir, Stride: 1}
+	path := filepath.Join(dir, metricsFile)
+	for n, line := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec struct {
+			Step     *int     `json:"step"`
+			Loss     *float64 `json:"loss"`
+			LR       float64  `json:"lr"`
+			EvalLoss *float64 `json:"eval_loss"`
+			TokenAcc float64  `json:"token_acc"`
+			SeqAcc   float64  `json:"seq_acc"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil || rec.Step == nil {
+			return nil, errors.Errorf("%s line %d is not a metrics record: %.80q", path, n+1, line)
+		}
+		switch {
+		case rec.EvalLoss != nil:
+			tr.Eval = append(tr.Eval, htmlview.EvalPoint{Step: *rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
+		case rec.Loss != nil:
+			tr.Train = append(tr.Train, htmlview.TrainPoint{Step: *rec.Step, Loss: *rec.Loss, LR: rec.LR})
+		}
+	}
+	if len(tr.Train) > maxCurvePoints {
+		tr.Stride = (len(tr.Train) + maxCurvePoints - 1) / maxCurvePoints
+		kept := tr.Train[:0]
+		for i := 0; i < len(tr.Train); i += tr.Stride {
+			kept = append(kept, tr.Train[i])
+		}
+		tr.Train = kept
+	}
+	if len(tr.Eval) > maxCurvePoints {
+		tr.Eval = tr.Eval[len(tr.Eval)-maxCurvePoints:]
+	}
+	return tr, nil
+}
+
+// runDir is -run, or else the checkpoint's directory.
+func runDir(o options) string {
+	if o.run != "" {
+		return o.run
+	}
+	return filepath.Dir(o.checkpoint)
+}
+
+// metricsFile is the run directory's metrics log (see package train).
+const metricsFile = "metrics.jsonl"
+
+// inputs are the files inspect reads, which no output may replace: the
+// checkpoint and, for -html, the run's metrics.
+func (o options) inputs() []string {
+	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile)}
+}
+
+// writeHTML writes the interactive page atomically.
+func (r report) writeHTML(path string) error {
+	inspect, err := json.Marshal(r.jsonObject())
+	if err != nil {
+		return errors.Wrap(err, "encoding the page's data")
+	}
+	rowsUsed := "at the positions the task scores"
+	if r.opts.allRows {
+		rowsUsed = "at every position"
+	}
+	d := htmlview.Data{
+		Title:      fmt.Sprintf("attnscope: %s, step %d", r.task.Name(), r.info.Step),
+		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(),
+		Dtype: r.dtype.String(), Params: r.params, Model: r.cfg, Inspect: inspect,
+		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed),
+		Examples: r.pageExamples, Training: r.training, Graph: r.graph,
+	}
+	err = rundir.WriteOutput(path, r.opts.inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
+	return errors.Wrap(err, "-html")
+}

@@ -1,0 +1,32 @@
+// Package kernels holds the numerical inner loops the custom ops run on:
+// GEMM, the vector exponential and row kernels of the softmax, and the
+// parallel loop that spreads rows over the cores. It knows nothing of
+// Gorgonia: it works on row-major float32/float64 slices.
+//
+// API:
+//   - Gemm: C = op(A) op(B) + beta C, row-major, float32 or float64.
+//   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
+//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift.
+//   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
+//     goroutine); Scratch and PutScratch, a pool of float32 buffers.
+//   - Active, Check, Backend: which path is in use.
+//
+// Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
+// At start-up the best the CPU runs is chosen: AVX512 (the AVX-512 GEMM
+// tiles plus the AVX2 ones), AVX2 (AVX2 + FMA: 6x16 GEMM tiles, 8-lane exp)
+// or Generic (gonum's Sgemm/Dgemm and math.Exp). The environment variable
+// ATTNSCOPE_KERNEL=generic|avx2|avx512 forces one (auto or empty: the
+// default); a path the CPU lacks or an unknown value keeps the default and
+// makes Check return an error naming the value and the paths allowed, which
+// the commands report. CI runs this package's and the layers' tests once
+// per path. Other architectures have only the generic path.
+//
+// float64 GEMMs always go to the BLAS. With the openblas build tag every GEMM
+// goes to OpenBLAS (by cgo, internal/openblas), on one thread, large
+// products split by rows over the cores here.
+//
+// Accuracy: the assembly GEMM accumulates in float32 lanes, as any BLAS
+// does; ExpShift is accurate to a few float32 ulps (see its tests). A
+// kernel's result may differ between paths in the last bits, never more than
+// the tolerances the tests state.
+package kernels

@@ -1,0 +1,84 @@
+package kernels
+
+import (
+	"runtime"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// float is the element type of the generic kernels.
+type float interface{ float32 | float64 }
+
+// blasImpl is the BLAS behind float64 GEMMs and the generic path's float32
+// ones: gonum's pure Go, or OpenBLAS with the openblas build tag.
+var blasImpl interface {
+	blas.Float32Level3
+	blas.Float64Level3
+} = gonum.Implementation{}
+
+// sgemmPreferBLAS is set by the openblas build, where every GEMM goes to
+// the BLAS instead of sgemm.
+var sgemmPreferBLAS bool
+
+// blasSplitRows is set by the openblas build, which runs OpenBLAS on one
+// thread: large float32 GEMMs are then split by rows over the cores here, so
+// Go schedules every thread (OpenBLAS's own idle workers spin, and took CPU
+// from the Go code between GEMMs).
+var blasSplitRows bool
+
+// useSgemm reports whether float32 GEMMs go to sgemm.
+func useSgemm() bool { return useAVX2 && !sgemmPreferBLAS }
+
+// Gemm is C = op(A) op(B) + beta C for row-major A, B, C, where op
+// transposes when its flag is set: op(A) is m x k, op(B) k x n; leading
+// dimensions are at least max(1, columns), as BLAS requires. float32 goes
+// to this package's sgemm (the assembly kernels) on the AVX2 and AVX-512
+// paths unless the build chose a BLAS (the openblas tag); everything else
+// goes to the BLAS (gonum by default, OpenBLAS with the openblas tag).
+func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok && useSgemm() {
+		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	ta, tb := trans(transA), trans(transB)
+	switch a := any(a).(type) {
+	case []float64:
+		blasImpl.Dgemm(ta, tb, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	case []float32:
+		blasSgemm(ta, tb, m, n, k, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	}
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// blasSgemm is C = op(A) op(B) + beta C through the BLAS,
+// split by rows over the cores when blasSplitRows and the product is large.
+func blasSgemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if !blasSplitRows || m < 2*sgemmMR || float64(m)*float64(n)*float64(k) < sgemmParallelMin {
+		blasImpl.Sgemm(ta, tb, m, n, k, 1, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	blasSgemmRows(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// blasSgemmRows is blasSgemm's multi-core path, a function of its own so
+// that the closure's captured variables are heap-allocated only here, not
+// on every per-head product.
+func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	workers := runtime.GOMAXPROCS(0)
+	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
+	chunks(blocks, workers, func(lo, hi int) {
+		i0, i1 := lo*m/blocks, hi*m/blocks
+		ai := i0 * lda // first element of row i0 of op(A)
+		if ta == blas.Trans {
+			ai = i0
+		}
+		blasImpl.Sgemm(ta, tb, i1-i0, n, k, 1, a[ai:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+	})
+}

@@ -1,0 +1,135 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refGemm is C = op(A) op(B) + beta C in float64, the plain triple loop; it
+// also returns sum |op(A)| |op(B)| per entry, the scale of the rounding error.
+func refGemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) (want, scale []float64) {
+	want, scale = make([]float64, m*n), make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s, abs float64
+			for p := 0; p < k; p++ {
+				var x, y T
+				if transA {
+					x = a[p*lda+i]
+				} else {
+					x = a[i*lda+p]
+				}
+				if transB {
+					y = b[j*ldb+p]
+				} else {
+					y = b[p*ldb+j]
+				}
+				s += float64(x) * float64(y)
+				abs += math.Abs(float64(x) * float64(y))
+			}
+			want[i*n+j] = s + float64(beta)*float64(c[i*ldc+j])
+			scale[i*n+j] = abs + math.Abs(float64(beta)*float64(c[i*ldc+j]))
+		}
+	}
+	return want, scale
+}
+
+// TestSgemmMatchesReference checks the float32 Gemm on every path (see
+// forEachPath) against the float64 triple loop for every transpose
+// combination, beta 0, 1 and 0.5, sizes that are and are not multiples of
+// the 6x16 tile and of the 256-deep block, leading dimensions wider than the
+// matrices, sizes large enough to run on several goroutines, the edges k = 0
+// (C = beta C), m or n = 0 (nothing to do) and n > 2048 (more than one
+// packed block of B columns, serial and parallel), and that it leaves C
+// outside its m x n block alone. Tolerance: 1e-6 times sum |a||b| per entry
+// (float32 rounding of a k-term sum).
+func TestSgemmMatchesReference(t *testing.T) {
+	forEachPath(t, testSgemm)
+}
+
+func testSgemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	dims := [][3]int{{1, 1, 1}, {6, 16, 8}, {7, 17, 3}, {12, 12, 8}, {24, 16, 20}, {64, 16, 64}, {64, 48, 64}, {64, 64, 16}, {5, 33, 300}, {130, 70, 520}, {200, 300, 40}, {37, 5, 1},
+		{4, 7, 0}, {13, 20, 0}, {0, 9, 5}, {8, 0, 5}, {0, 0, 0}, {7, 2100, 9}, {3, 4200, 2}, {24, 2100, 100}}
+	for _, mnk := range dims {
+		m, n, k := mnk[0], mnk[1], mnk[2]
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, beta := range []float32{0, 1, 0.5} {
+					t.Run(fmt.Sprintf("%dx%dx%d,tA=%t,tB=%t,beta=%v", m, n, k, ta, tb, beta), func(t *testing.T) {
+						ar, ac := m, k
+						if ta {
+							ar, ac = k, m
+						}
+						br, bc := k, n
+						if tb {
+							br, bc = n, k
+						}
+						lda, ldb, ldc := ac+3, bc+1, n+2
+						fill := func(rows, ld int) []float32 {
+							v := make([]float32, rows*ld)
+							for i := range v {
+								v[i] = float32(rng.NormFloat64())
+							}
+							return v
+						}
+						a, b, c := fill(ar, lda), fill(br, ldb), fill(m, ldc)
+						orig := append([]float32(nil), c...)
+						want, scale := refGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+						Gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < ldc; j++ {
+								got := float64(c[i*ldc+j])
+								if j >= n {
+									if c[i*ldc+j] != orig[i*ldc+j] {
+										t.Fatalf("C[%d][%d] outside the %dx%d block changed", i, j, m, n)
+									}
+									continue
+								}
+								if e := math.Abs(got - want[i*n+j]); e > 1e-6*scale[i*n+j]+1e-30 {
+									t.Fatalf("C[%d][%d] = %v, want %v (error %.3g, scale %.3g)", i, j, got, want[i*n+j], e, scale[i*n+j])
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestDgemmMatchesReference checks the float64 Gemm (always the BLAS)
+// against the triple loop on a few shapes, both transposes and beta 0 and
+// 0.5, within 1e-12 times sum |a||b| per entry.
+func TestDgemmMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, mnk := range [][3]int{{1, 1, 1}, {7, 17, 3}, {64, 48, 64}, {5, 2100, 3}, {4, 6, 0}} {
+		m, n, k := mnk[0], mnk[1], mnk[2]
+		for _, tr := range []bool{false, true} {
+			for _, beta := range []float64{0, 0.5} {
+				ar, ac, br, bc := m, k, k, n
+				if tr {
+					ar, ac, br, bc = k, m, n, k
+				}
+				ac, bc = max(1, ac), max(1, bc) // BLAS's least leading dimensions
+				fill := func(rows, cols int) []float64 {
+					v := make([]float64, rows*cols)
+					for i := range v {
+						v[i] = rng.NormFloat64()
+					}
+					return v
+				}
+				a, b, c := fill(ar, ac), fill(br, bc), fill(m, n)
+				want, scale := refGemm(tr, tr, m, n, k, a, ac, b, bc, beta, c, n)
+				Gemm(tr, tr, m, n, k, a, ac, b, bc, beta, c, n)
+				for i, w := range want {
+					if math.Abs(c[i]-w) > 1e-12*scale[i]+1e-300 {
+						t.Fatalf("%dx%dx%d trans %t beta %v: C[%d] = %v, want %v", m, n, k, tr, beta, i, c[i], w)
+					}
+				}
+			}
+		}
+	}
+}

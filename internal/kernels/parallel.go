@@ -1,0 +1,81 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// ParallelFor calls f on disjoint chunks [lo, hi) covering [0, n), on up to
+// GOMAXPROCS goroutines when the work (n * cost, in rough multiply-adds) is
+// at least ParallelMinWork, else in the caller.
+func ParallelFor(n int, cost float64, f func(lo, hi int)) {
+	workers := 1
+	if float64(n)*cost >= ParallelMinWork {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	chunks(n, workers, f)
+}
+
+// ParallelMinWork is the work (multiply-adds) below which a second goroutine
+// costs more than it saves. Waking an idle core goes through futex calls
+// costing several microseconds a side: at the S benchmark size (B32 T12 D32)
+// runtime.futex was 10% of the profile and a step took twice the CPU time
+// with the threshold at 200k as at 1M.
+const ParallelMinWork = 1_000_000
+
+// chunks calls f on disjoint ranges [lo, hi) covering [0, n), on up to
+// workers goroutines (the caller's included). The range is cut into up to
+// chunksPerWorker pieces per worker, handed out in order as workers become
+// free, so a worker that loses its core for a while (the machine is shared)
+// does not hold the others up at the join.
+func chunks(n, workers int, f func(lo, hi int)) {
+	workers = min(workers, n)
+	if workers <= 1 {
+		f(0, n)
+		return
+	}
+	pieces := min(n, workers*chunksPerWorker)
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= pieces {
+				return
+			}
+			f(i*n/pieces, (i+1)*n/pieces)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+// chunksPerWorker is how finely chunks cuts its range.
+const chunksPerWorker = 4
+
+var scratchPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// Scratch returns a float32 buffer of length n from a pool, contents
+// undefined; hand it back with PutScratch when done.
+func Scratch(n int) *[]float32 {
+	p := scratchPool.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+// PutScratch returns a buffer from Scratch to the pool.
+func PutScratch(p *[]float32) { scratchPool.Put(p) }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }

@@ -1,0 +1,147 @@
+package layers
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Path says which ops a layer writes into the graph. Both paths compute the
+// same function from the same weights (tests hold outputs and gradients
+// equal), so a model may be trained on one and run on the other.
+type Path string
+
+const (
+	// Fused writes this package's ops: one node per layer (one GEMM for a
+	// Linear, one permuting copy for the head split), each with a
+	// hand-written gradient and reused output buffers. The zero Path is Fused.
+	Fused Path = "fused"
+	// Gorgonia writes Gorgonia's own ops (Mul, Reshape, Transpose, Slice,
+	// BatchedMatMul, ByIndices, element-wise arithmetic) and lets Gorgonia
+	// derive every gradient: the readable definition. Only the masked
+	// softmax and the cross-entropy stay this package's ops, because
+	// Gorgonia's SoftMax and LogSoftMax are wrong along the last axis.
+	Gorgonia Path = "gorgonia"
+)
+
+// Paths lists every path, in the order errors and help texts name them.
+var Paths = []Path{Fused, Gorgonia}
+
+// ParsePath reads a path name; the empty string is Fused (checkpoints
+// written before paths existed).
+func ParsePath(s string) (Path, error) {
+	switch Path(s) {
+	case "", Fused:
+		return Fused, nil
+	case Gorgonia:
+		return Gorgonia, nil
+	}
+	return "", errors.Errorf("attention path %q: want %s or %s", s, Fused, Gorgonia)
+}
+
+// String returns the path's name, "fused" for the zero Path.
+func (p Path) String() string {
+	if p == "" {
+		return string(Fused)
+	}
+	return string(p)
+}
+
+// NameAs gives the node returned by a graph-building call a name that says
+// what it is ("blocks.0.attn.scores"), for graph summaries, DOT files and
+// error messages. The unnamed op nodes the call made on the way (the
+// Reshape, SizeOf and Repeat behind a BroadcastAdd) are named after it:
+// "blocks.0.attn.out.repeat". Op nodes hash on their op and children, never
+// their name, so naming one cannot merge or split nodes.
+func NameAs(name string) func(*gorgonia.Node, error) (*gorgonia.Node, error) {
+	return func(n *gorgonia.Node, err error) (*gorgonia.Node, error) {
+		if err != nil {
+			return nil, errors.Wrap(err, name)
+		}
+		gorgonia.WithName(name)(n)
+		nameHelpers(n, name, map[string]int{})
+		return n, nil
+	}
+}
+
+// nameHelpers names n's unnamed op-node descendants (stopping at named
+// nodes and inputs) name.<op kind>, numbered from the second of a kind.
+func nameHelpers(n *gorgonia.Node, name string, seen map[string]int) {
+	for children := n.Graph().From(n.ID()); children.Next(); {
+		c, ok := children.Node().(*gorgonia.Node)
+		if !ok || c.Op() == nil || c.Name() != defaultName(c) {
+			continue
+		}
+		kind := strings.TrimSuffix(reflect.TypeOf(c.Op()).Name(), "Op")
+		if reflect.TypeOf(c.Op()).Kind() == reflect.Pointer {
+			kind = strings.TrimSuffix(reflect.TypeOf(c.Op()).Elem().Name(), "Op")
+		}
+		seen[kind]++
+		if seen[kind] > 1 {
+			kind += strconv.Itoa(seen[kind])
+		}
+		gorgonia.WithName(name + "." + kind)(c)
+		nameHelpers(c, name, seen)
+	}
+}
+
+// defaultName is the name Gorgonia prints for an op node nobody named:
+// its op and its children's ids, "Reshape(1, 32)(%8)".
+func defaultName(n *gorgonia.Node) string {
+	var ids []string
+	for children := n.Graph().From(n.ID()); children.Next(); {
+		ids = append(ids, fmt.Sprintf("%%%x", children.Node().ID()))
+	}
+	return fmt.Sprintf("%s(%s)", n.Op(), strings.Join(ids, ", "))
+}
+
+// prefixOf is the layer name a parameter's checkpoint name implies:
+// "blocks.0.attn.qkv.weight" -> "blocks.0.attn.qkv".
+func prefixOf(param *gorgonia.Node) string {
+	name := param.Name()
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// parentOf drops the last component of a dotted name:
+// "blocks.0.attn.qkv" -> "blocks.0.attn"; a name without a dot is its own
+// parent.
+func parentOf(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// scalar is a named scalar input of x's dtype holding v. Its name carries
+// the value, so equal constants share one node (Gorgonia merges inputs by
+// dtype, shape and name) and different ones never do.
+func scalar(g *gorgonia.ExprGraph, dt tensor.Dtype, v float64) *gorgonia.Node {
+	var val interface{} = v
+	if dt == tensor.Float32 {
+		val = float32(v)
+	}
+	return gorgonia.NewScalar(g, dt, gorgonia.WithName(fmt.Sprintf("const(%v)", val)), gorgonia.WithValue(val))
+}
+
+// SetPath puts the attention and both its projections on path p.
+func (a *MultiHeadSelfAttention) SetPath(p Path) { a.Path, a.QKV.Path, a.Out.Path = p, p, p }
+
+// SetPath puts the MLP and both its projections on path p.
+func (m *MLP) SetPath(p Path) { m.Path, m.FC.Path, m.Proj.Path = p, p, p }
+
+// SetPath puts every layer of the block on path p.
+func (bl *Block) SetPath(p Path) {
+	bl.Attn.SetPath(p)
+	if bl.MLP != nil {
+		bl.LN1.Path, bl.LN2.Path = p, p
+		bl.MLP.SetPath(p)
+	}
+}

@@ -1,0 +1,92 @@
+package model
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+)
+
+// SummaryRow is one op node of a graph summary, like a line of a Keras or
+// torchinfo summary.
+type SummaryRow struct {
+	Name    string `json:"name"`    // the node's name ("blocks.0.attn.scores")
+	Op      string `json:"op"`      // the op as Gorgonia prints it ("BatchedMatMul", "MaskedSoftmax{...}")
+	Shape   []int  `json:"shape"`   // the output shape; [] for a scalar
+	Params  int    `json:"params"`  // parameters this node is the first to read, in execution order
+	Builtin bool   `json:"builtin"` // Gorgonia's own op, not one of this project's
+}
+
+// Summary is a graph's op nodes in execution order with totals.
+type Summary struct {
+	Path       string       `json:"path"` // the attention path the graph is written with
+	Rows       []SummaryRow `json:"rows"`
+	Inputs     int          `json:"inputs"`      // input nodes: parameters, ids, masks, constants
+	OpNodes    int          `json:"op_nodes"`    // len(Rows)
+	BuiltinOps int          `json:"builtin_ops"` // rows with Gorgonia's own ops
+	ProjectOps int          `json:"project_ops"` // rows with this project's ops
+	Params     int          `json:"params"`      // parameter entries, each tensor counted once
+}
+
+// Summary lists the graph's op nodes in the order a TapeMachine runs them
+// (Gorgonia's topological sort, reversed, as its compiler does). On a Train
+// graph the gradient nodes follow the forward ones.
+func (gr *Graph) Summary() (Summary, error) {
+	sorted, err := gorgonia.Sort(gr.G)
+	if err != nil {
+		return Summary{}, errors.Wrap(err, "summary: sorting the graph")
+	}
+	params := make(map[*gorgonia.Node]bool, len(gr.Params))
+	for _, p := range gr.Params {
+		params[p] = true
+	}
+	s := Summary{Path: gr.Path.String()}
+	for i := len(sorted) - 1; i >= 0; i-- {
+		n := sorted[i]
+		if n.Op() == nil {
+			s.Inputs++
+			continue
+		}
+		row := SummaryRow{Name: displayName(n), Op: n.Op().String(), Shape: append([]int{}, n.Shape()...), Builtin: isBuiltin(n.Op())}
+		for children := gr.G.From(n.ID()); children.Next(); {
+			c, ok := children.Node().(*gorgonia.Node)
+			if ok && params[c] {
+				row.Params += c.Shape().TotalSize()
+				delete(params, c) // counted at its first reader only
+			}
+		}
+		if row.Builtin {
+			s.BuiltinOps++
+		} else {
+			s.ProjectOps++
+		}
+		s.Params += row.Params
+		s.Rows = append(s.Rows, row)
+	}
+	s.OpNodes = len(s.Rows)
+	return s, nil
+}
+
+// displayName is the node's name; a gradient node nobody named (Grad makes
+// them) is called after what it is the gradient of, "grad(blocks.0.attn.qkv)".
+func displayName(n *gorgonia.Node) string {
+	if of := n.DerivOf(); len(of) > 0 && strings.HasSuffix(n.Name(), ")") && strings.Contains(n.Name(), "(%") {
+		names := make([]string, len(of))
+		for i, o := range of {
+			names[i] = o.Name()
+		}
+		return "grad(" + strings.Join(names, ", ") + ")"
+	}
+	return n.Name()
+}
+
+// isBuiltin tells Gorgonia's own ops from this project's by the package the
+// op's type is declared in.
+func isBuiltin(op gorgonia.Op) bool {
+	t := reflect.TypeOf(op)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.HasPrefix(t.PkgPath(), "gorgonia.org/")
+}

@@ -1,0 +1,24 @@
+// Package htmlview writes the one-file interactive report of a model that
+// `inspect -html` produces: the model's config, a grid of every layer x head
+// as a thumbnail heatmap labelled with its role, a large view of the chosen
+// head with token axes, a hover tooltip and a colour scale, a head view with
+// lines from each query to its keys, an example selector with predictions
+// against targets, and the training curves of the run.
+//
+// Conventions:
+//   - The page is self-contained: its style, script and data are inline and
+//     it loads nothing (no http://, https:// or protocol-relative URL), so a
+//     double click opens it offline. Heatmaps and charts are hand-written
+//     canvas and SVG; no library is vendored.
+//   - The data is one JSON blob, <script id="data" type="application/json">,
+//     holding Data. Its "inspect" member is the `inspect -json` object
+//     verbatim (the first example and the head roles), so the page and -json
+//     carry the same numbers. Data.Examples follow it in the selector.
+//   - Attention is [layer][head][query][key] with causal zeros above the
+//     diagonal; the page draws key > query as masked, not as weight 0.
+//   - Optional sections (training curves, head roles over training, the
+//     ablation table, the graph summary) render only when their member is
+//     present.
+//   - Write only renders; where the bytes go (atomically, never over an
+//     input) is the caller's business.
+package htmlview

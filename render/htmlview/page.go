@@ -1,0 +1,104 @@
+package htmlview
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"html/template"
+	"io"
+
+	"github.com/pkg/errors"
+)
+
+// Data is everything the page shows, embedded as its JSON blob.
+type Data struct {
+	Title      string          `json:"title"`
+	Checkpoint string          `json:"checkpoint"`
+	Step       int             `json:"step"`
+	Task       string          `json:"task"`
+	Dtype      string          `json:"dtype"`
+	Params     int             `json:"params"` // weights in the checkpoint
+	Model      any             `json:"model"`  // the model config as a JSON object
+	Inspect    json.RawMessage `json:"inspect"`
+	// RoleNote says what the head roles were pooled over, for the page's caption.
+	RoleNote string    `json:"role_note"`
+	Examples []Example `json:"examples"` // after the one in Inspect
+	Training *Training `json:"training,omitempty"`
+	// Graph is the forward graph's summary as `inspect -graph` prints it
+	// (model.Summary: path, rows of name, op, shape, params, builtin, totals).
+	Graph any `json:"graph,omitempty"`
+}
+
+// Example is one sequence run through the model; its fields mean what the
+// same fields of `inspect -json` mean.
+type Example struct {
+	Source      string   `json:"source"` // e.g. "held-out 3"
+	Tokens      []int    `json:"tokens"`
+	Labels      []string `json:"labels"`
+	Targets     []*int   `json:"targets"` // nil where the position is not scored
+	Attention   any      `json:"attention"`
+	Logits      any      `json:"logits"`
+	Predictions []int    `json:"predictions"`
+}
+
+// Training is what the run directory recorded.
+type Training struct {
+	Dir string `json:"dir"`
+	// Train holds the training lines of metrics.jsonl (step, loss, lr) and
+	// Eval its evaluation lines (step, eval_loss, token_acc, seq_acc).
+	Train []TrainPoint `json:"train"`
+	Eval  []EvalPoint  `json:"eval"`
+	// Stride is 1 when every training line is here, k when every k-th is.
+	Stride int `json:"stride"`
+}
+
+// TrainPoint is one training line of metrics.jsonl.
+type TrainPoint struct {
+	Step int     `json:"step"`
+	Loss float64 `json:"loss"`
+	LR   float64 `json:"lr"`
+}
+
+// EvalPoint is one evaluation line of metrics.jsonl.
+type EvalPoint struct {
+	Step     int     `json:"step"`
+	EvalLoss float64 `json:"eval_loss"`
+	TokenAcc float64 `json:"token_acc"`
+	SeqAcc   float64 `json:"seq_acc"`
+}
+
+var (
+	//go:embed page.html
+	pageHTML string
+	//go:embed page.css
+	pageCSS string
+	//go:embed page.js
+	pageJS string
+)
+
+var page = template.Must(template.New("page").Parse(pageHTML))
+
+// Write renders the page for d.
+func Write(w io.Writer, d Data) error {
+	if len(d.Inspect) == 0 {
+		return errors.New("html page: no inspect data")
+	}
+	blob, err := json.Marshal(d)
+	if err != nil {
+		return errors.Wrap(err, "html page: encoding the data")
+	}
+	// json.Marshal escapes <, > and & as \u003c..., so the blob cannot close
+	// its script element; template.JS stops html/template re-escaping it.
+	var buf bytes.Buffer
+	err = page.Execute(&buf, struct {
+		Title string
+		CSS   template.CSS
+		JS    template.JS
+		Data  template.JS
+	}{d.Title, template.CSS(pageCSS), template.JS(pageJS), template.JS(blob)})
+	if err != nil {
+		return errors.Wrap(err, "html page")
+	}
+	_, err = w.Write(buf.Bytes())
+	return errors.Wrap(err, "writing the html page")
+}

@@ -1,0 +1,368 @@
+"use strict";
+// The page's whole behaviour: it reads the JSON blob and draws every view
+// from it; nothing is fetched.
+(function () {
+  const D = JSON.parse(document.getElementById("data").textContent);
+  const I = D.inspect;
+  const examples = [Object.assign({source: "the sequence inspect shows"}, I)].concat(D.examples || []);
+  const layers = I.attention.length, headsPerLayer = I.attention[0].length;
+  const state = {ex: 0, layer: 0, head: 0};
+
+  // ---- small helpers ----
+  const $ = (id) => document.getElementById(id);
+  // The SVG namespace, taken from an inline <svg> so the page holds no URL.
+  const SVG = $("large").namespaceURI;
+  function el(tag, attrs, parent, text) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function sv(tag, attrs, parent, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
+  const fmt3 = (w) => Number(w).toFixed(3);
+  const fmt2 = (w) => Number(w).toFixed(2);
+
+  // Sequential colour scale (light = 0, dark = 1), interpolated in RGB
+  // between the stops of ColorBrewer's YlGnBu.
+  const STOPS = ["#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58"]
+    .map((h) => [1, 3, 5].map((i) => parseInt(h.substr(i, 2), 16)));
+  function color(w) {
+    const x = Math.min(1, Math.max(0, w)) * (STOPS.length - 1);
+    const i = Math.min(STOPS.length - 2, Math.floor(x)), f = x - i;
+    const c = STOPS[i].map((v, k) => Math.round(v + (STOPS[i + 1][k] - v) * f));
+    return "rgb(" + c.join(",") + ")";
+  }
+  const ink = (w) => (w > 0.55 ? "#fff" : "#1d2330");
+
+  function roleText(r) {
+    if (r.role === "offset") return "offset k=" + r.offset_k + " " + fmt2(r.score);
+    if (r.role === "diffuse") return "diffuse (best " + fmt2(r.score) + ")";
+    return r.role + " " + fmt2(r.score);
+  }
+  const tokenLabel = (ex, i) => ex.labels[i];
+  const isSep = (s) => s === "SEP";
+
+  // ---- the model card ----
+  function drawModel() {
+    $("title-task").textContent = "· " + D.task + " · step " + D.step;
+    $("title-sub").textContent = D.checkpoint;
+    const m = D.model, card = $("model-card");
+    const rows = [
+      ["task", D.task],
+      ["checkpoint", D.checkpoint],
+      ["step", String(D.step)],
+      ["layers × heads", m.layers + " × " + m.heads],
+      ["d_model / d_head", m.d_model + " / " + (m.d_model / m.heads)],
+      ["blocks", m.mlp ? "pre-LN, attention + MLP (d_ff " + m.d_ff + ")" : "attention only, x + attn(x)"],
+      ["vocabulary / context", m.vocab + " / " + m.context],
+      ["biases", ["qkv_bias", "out_bias", "lm_head_bias"].filter((k) => m[k]).join(", ") || "none"],
+      ["dropout", String(m.dropout)],
+      ["parameters", D.params.toLocaleString("en-US") + " (" + D.dtype + ")"],
+    ];
+    for (const [k, v] of rows) { el("dt", {}, card, k); el("dd", {}, card, v); }
+    if (D.graph) drawGraph(D.graph);
+  }
+  function drawGraph(g) {
+    $("graph").hidden = false;
+    $("graph-title").textContent = "Expression graph (" + g.path + " path, batch 1, length " + D.model.context + "): " + g.op_nodes +
+      " op nodes, " + g.builtin_ops + " Gorgonia's own, " + g.project_ops + " attnscope's (orange)";
+    const tb = $("graph-table"), head = el("tr", {}, tb);
+    ["#", "node", "op", "shape", "params"].forEach((h) => el("th", {}, head, h));
+    g.rows.forEach((r, i) => {
+      const tr = el("tr", {class: r.builtin ? "builtin" : "project"}, tb);
+      el("td", {class: "num"}, tr, String(i + 1));
+      el("td", {}, tr, r.name);
+      el("td", {}, tr, r.op);
+      el("td", {}, tr, "(" + r.shape.join(", ") + ")");
+      el("td", {class: "num"}, tr, r.params ? r.params.toLocaleString("en-US") : "");
+    });
+  }
+
+  // ---- examples and predictions ----
+  function correct(ex) {
+    let ok = 0, n = 0;
+    ex.targets.forEach((t, i) => { if (t !== null) { n++; if (ex.predictions[i] === t) ok++; } });
+    return [ok, n];
+  }
+  function drawSelector() {
+    const sel = $("example");
+    examples.forEach((ex, i) => {
+      const [ok, n] = correct(ex);
+      el("option", {value: String(i)}, sel, (i === 0 ? "shown by inspect" : ex.source) + " · " + ok + "/" + n + " correct");
+    });
+    sel.addEventListener("change", () => { state.ex = Number(sel.value); drawExample(); });
+  }
+  function softmax(row) {
+    const mx = Math.max.apply(null, row);
+    const e = row.map((v) => Math.exp(v - mx)), s = e.reduce((a, b) => a + b, 0);
+    return e.map((v) => v / s);
+  }
+  function drawPredictions() {
+    const ex = examples[state.ex], tb = clear($("predictions"));
+    const [ok, n] = correct(ex);
+    $("example-note").textContent = "Example " + state.ex + " of " + examples.length + " (" + ex.source + "): " +
+      ok + " of " + n + " scored positions predicted right. Shaded columns are scored; p is the model's probability of its prediction.";
+    const rows = ["position", "token", "target", "predicted", "p"].map((name) => { const r = el("tr", {}, tb); el("th", {}, r, name); return r; });
+    ex.tokens.forEach((_, i) => {
+      const t = ex.targets[i], scored = t !== null, cls = scored ? "scored" : "";
+      const p = softmax(ex.logits[i])[ex.predictions[i]];
+      el("td", {class: cls}, rows[0], String(i));
+      el("td", {class: cls + (isSep(ex.labels[i]) ? " sep" : "")}, rows[1], tokenLabel(ex, i));
+      el("td", {class: cls}, rows[2], scored ? labelOf(t) : "");
+      const good = ex.predictions[i] === t;
+      el("td", {class: cls + (scored ? (good ? " ok" : " wrong") : ""), title: scored ? (good ? "right" : "wrong") : "not scored"},
+        rows[3], labelOf(ex.predictions[i]) + (scored ? (good ? " ✓" : " ✗") : ""));
+      el("td", {class: cls}, rows[4], fmt2(p));
+    });
+  }
+  // labelOf names a token id from any example that holds it.
+  const labels = {};
+  examples.forEach((ex) => ex.tokens.forEach((id, i) => { labels[id] = ex.labels[i]; }));
+  const labelOf = (id) => (id in labels ? labels[id] : String(id));
+
+  // ---- the grid of thumbnails ----
+  const thumbs = [];
+  function drawGrid() {
+    const grid = $("grid");
+    grid.style.gridTemplateColumns = "auto repeat(" + headsPerLayer + ", auto)";
+    $("roles-note").textContent = "Click a head to open it below. Roles: " + D.role_note + ".";
+    for (let l = 0; l < layers; l++) {
+      el("div", {class: "layer-label"}, grid, "layer " + l);
+      thumbs[l] = [];
+      for (let h = 0; h < headsPerLayer; h++) {
+        const fig = el("figure", {class: "thumb", role: "listitem", "data-layer": l, "data-head": h, tabindex: "0"}, grid);
+        const c = el("canvas", {}, fig);
+        const cap = el("figcaption", {}, fig);
+        el("b", {}, cap, "L" + l + " H" + h);
+        el("br", {}, cap);
+        const r = I.heads[l][h];
+        el("span", {class: "role role-" + r.role, title: "entropy " + fmt2(r.entropy) + " nats"}, cap, roleText(r));
+        const pick = () => { state.layer = l; state.head = h; drawFocus(); };
+        fig.addEventListener("click", pick);
+        fig.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") pick(); });
+        thumbs[l][h] = {fig: fig, canvas: c};
+      }
+    }
+  }
+  function drawThumbs() {
+    const ex = examples[state.ex], T = ex.tokens.length;
+    const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
+    for (let l = 0; l < layers; l++) for (let h = 0; h < headsPerLayer; h++) {
+      const c = thumbs[l][h].canvas;
+      c.width = size; c.height = size;
+      const g = c.getContext("2d"), a = ex.attention[l][h];
+      for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
+        g.fillStyle = k > q ? "#eceef2" : color(a[q][k]);
+        g.fillRect(k * cell, q * cell, cell, cell);
+      }
+      thumbs[l][h].fig.classList.toggle("selected", l === state.layer && h === state.head);
+    }
+  }
+
+  // ---- the large view ----
+  const tip = $("tooltip");
+  function showTip(e, html) {
+    tip.innerHTML = html; tip.hidden = false;
+    const pad = 14, w = tip.offsetWidth, h = tip.offsetHeight;
+    let x = e.clientX + pad, y = e.clientY + pad;
+    if (x + w > window.innerWidth) x = e.clientX - w - pad;
+    if (y + h > window.innerHeight) y = e.clientY - h - pad;
+    tip.style.left = x + "px"; tip.style.top = y + "px";
+  }
+  function hideTip() { tip.hidden = true; }
+  function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"}[c])); }
+
+  function drawLarge() {
+    const ex = examples[state.ex], T = ex.tokens.length, a = ex.attention[state.layer][state.head];
+    const svg = clear($("large"));
+    const cell = Math.max(10, Math.min(30, Math.floor(480 / T)));
+    const left = 74, top = 62, size = cell * T;
+    svg.setAttribute("width", left + size + 8); svg.setAttribute("height", top + size + 8);
+    sv("text", {x: left + size / 2, y: 12, "text-anchor": "middle", class: "axis-title"}, svg, "key (position · token) →");
+    sv("text", {x: 10, y: top + size / 2, "text-anchor": "middle", class: "axis-title", transform: "rotate(-90 10 " + (top + size / 2) + ")"}, svg, "query ↓");
+    for (let i = 0; i < T; i++) {
+      const x = left + i * cell + cell / 2;
+      sv("text", {x: x, y: top - 26, "text-anchor": "middle", class: "axis-title"}, svg, String(i));
+      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+      const y = top + i * cell + cell / 2 + 4;
+      sv("text", {x: left - 40, y: y, "text-anchor": "end", class: "axis-title"}, svg, String(i));
+      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+    }
+    const g = sv("g", {}, svg);
+    for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
+      const masked = k > q, w = a[q][k];
+      const r = sv("rect", {x: left + k * cell, y: top + q * cell, width: cell, height: cell,
+        class: "cell" + (masked ? " masked" : ""), "data-q": q, "data-k": k}, g);
+      if (!masked) r.setAttribute("fill", color(w));
+      r.addEventListener("mousemove", (e) => {
+        const head = "query " + q + " <b>" + esc(ex.labels[q]) + "</b> → key " + k + " <b>" + esc(ex.labels[k]) + "</b>";
+        showTip(e, head + "<br>" + (masked ? "masked (a key after the query)" : "weight <b class=\"weight\">" + fmt3(w) + "</b>"));
+        highlightQuery(q);
+      });
+      r.addEventListener("mouseleave", () => { hideTip(); highlightQuery(-1); });
+      if (!masked && cell >= 22 && w >= 0.005) {
+        sv("text", {x: left + k * cell + cell / 2, y: top + q * cell + cell / 2 + 4, "text-anchor": "middle",
+          "pointer-events": "none", style: "font-size:9.5px;fill:" + ink(w)}, g, w >= 0.995 ? "1" : fmt2(w).slice(1));
+      }
+    }
+    largeRow = sv("rect", {class: "row-hl", x: left, y: top, width: size, height: cell, visibility: "hidden"}, svg);
+    largeGeom = {top: top, cell: cell};
+  }
+  let largeRow = null, largeGeom = null;
+
+  function drawScale() {
+    const svg = clear($("scale")), w = 260;
+    svg.setAttribute("width", w + 150); svg.setAttribute("height", 40);
+    const grad = sv("linearGradient", {id: "scale-gradient"}, sv("defs", {}, svg));
+    for (let i = 0; i <= 16; i++) sv("stop", {offset: (i / 16), "stop-color": color(i / 16)}, grad);
+    sv("rect", {x: 8, y: 4, width: w, height: 12, fill: "url(#scale-gradient)", stroke: "#e4e7ec"}, svg);
+    [0, 0.25, 0.5, 0.75, 1].forEach((v) => sv("text", {x: 8 + v * w, y: 30, "text-anchor": "middle", class: "axis-title"}, svg, String(v)));
+    sv("rect", {x: w + 30, y: 4, width: 12, height: 12, fill: "#eceef2"}, svg);
+    sv("text", {x: w + 48, y: 14, class: "axis-title"}, svg, "masked");
+  }
+
+  // ---- the head view ----
+  let highlightQuery = () => {};
+  function drawLines() {
+    const ex = examples[state.ex], T = ex.tokens.length, a = ex.attention[state.layer][state.head];
+    const svg = clear($("lines"));
+    const row = Math.max(14, Math.min(24, Math.floor(520 / T))), top = 24, xl = 84, xr = 276;
+    svg.setAttribute("width", 360); svg.setAttribute("height", top + row * T + 8);
+    svg.classList.remove("active");
+    sv("text", {x: xl, y: 12, "text-anchor": "end", class: "axis-title"}, svg, "query");
+    sv("text", {x: xr, y: 12, class: "axis-title"}, svg, "key");
+    const yOf = (i) => top + i * row + row / 2;
+    const links = [], weights = [];
+    for (let q = 0; q < T; q++) for (let k = 0; k <= q; k++) {
+      const w = a[q][k];
+      if (w < 0.01) continue;
+      const p = sv("path", {class: "link", d: "M" + (xl + 6) + "," + yOf(q) + " C" + ((xl + xr) / 2) + "," + yOf(q) + " " + ((xl + xr) / 2) + "," + yOf(k) + " " + (xr - 6) + "," + yOf(k),
+        "stroke-opacity": Math.min(1, 0.15 + 0.85 * w), "stroke-width": 0.5 + 3.5 * w}, svg);
+      links.push({q: q, k: k, w: w, el: p});
+    }
+    const left = [], right = [];
+    for (let i = 0; i < T; i++) {
+      const c = "tok" + (isSep(ex.labels[i]) ? " sep" : "");
+      left[i] = sv("text", {x: xl, y: yOf(i) + 4, "text-anchor": "end", class: c, "data-q": i}, svg, i + " · " + ex.labels[i]);
+      right[i] = sv("text", {x: xr, y: yOf(i) + 4, class: c, "data-k": i}, svg, ex.labels[i] + " · " + i);
+      weights[i] = sv("text", {x: xr + 46, y: yOf(i) + 4, class: "w"}, svg, "");
+    }
+    const reset = () => {
+      svg.classList.remove("active");
+      links.forEach((l) => l.el.classList.remove("hl"));
+      left.concat(right).forEach((t) => t.classList.remove("hl"));
+      weights.forEach((t) => { t.textContent = ""; });
+    };
+    const onQuery = (q) => {
+      reset();
+      if (q < 0) return;
+      svg.classList.add("active"); left[q].classList.add("hl");
+      links.forEach((l) => { if (l.q === q) l.el.classList.add("hl"); });
+      for (let k = 0; k <= q; k++) weights[k].textContent = fmt3(a[q][k]);
+    };
+    const onKey = (k) => {
+      reset();
+      svg.classList.add("active"); right[k].classList.add("hl");
+      links.forEach((l) => { if (l.k === k) { l.el.classList.add("hl"); left[l.q].classList.add("hl"); } });
+    };
+    left.forEach((t, q) => { t.addEventListener("mouseenter", () => onQuery(q)); t.addEventListener("mouseleave", reset); });
+    right.forEach((t, k) => { t.addEventListener("mouseenter", () => onKey(k)); t.addEventListener("mouseleave", reset); });
+    highlightQuery = (q) => {
+      onQuery(q);
+      if (largeRow) {
+        largeRow.setAttribute("visibility", q < 0 ? "hidden" : "visible");
+        if (q >= 0) largeRow.setAttribute("y", largeGeom.top + q * largeGeom.cell);
+      }
+    };
+  }
+
+  function drawFocus() {
+    const r = I.heads[state.layer][state.head];
+    $("focus-title").textContent = "Layer " + state.layer + ", head " + state.head;
+    const scores = Object.keys(r.scores).map((k) => k + " " + fmt2(r.scores[k])).join(" · ");
+    $("focus-role").textContent = "Role: " + roleText(r) + ". Scores: " + scores + ". Mean row entropy " + fmt2(r.entropy) +
+      " nats (" + fmt2(r.entropy_norm) + " of uniform). Example " + state.ex + ": " + examples[state.ex].source + ".";
+    drawThumbs(); drawLarge(); drawLines();
+  }
+  function drawExample() { drawPredictions(); drawFocus(); }
+
+  // ---- training curves ----
+  function chart(svg, series, opts) {
+    const W = 540, Hh = 240, m = {l: 52, r: 14, t: 12, b: 52};
+    svg.setAttribute("width", W); svg.setAttribute("height", Hh); svg.classList.add("chart");
+    const all = series.flatMap((s) => s.points);
+    if (all.length === 0) return;
+    const x0 = Math.min.apply(null, all.map((p) => p[0])), x1 = Math.max.apply(null, all.map((p) => p[0]));
+    let ys = all.map((p) => p[1]);
+    const log = opts.log && ys.every((v) => v > 0);
+    const tf = log ? Math.log10 : (v) => v;
+    let y0 = opts.y0 !== undefined ? opts.y0 : Math.min.apply(null, ys.map(tf));
+    let y1 = opts.y1 !== undefined ? opts.y1 : Math.max.apply(null, ys.map(tf));
+    if (log) { y0 = Math.floor(y0); y1 = Math.ceil(y1); }
+    if (y1 === y0) y1 = y0 + 1;
+    const X = (v) => m.l + (x1 === x0 ? 0.5 : (v - x0) / (x1 - x0)) * (W - m.l - m.r);
+    const Y = (v) => Hh - m.b - (tf(v) - y0) / (y1 - y0) * (Hh - m.t - m.b);
+    const grid = sv("g", {class: "grid"}, svg);
+    const yt = log ? range(y0, y1, 1).map((e) => Math.pow(10, e)) : range(0, 4, 1).map((i) => y0 + (y1 - y0) * i / 4);
+    yt.forEach((v) => {
+      sv("line", {x1: m.l, x2: W - m.r, y1: Y(v), y2: Y(v)}, grid);
+      sv("text", {x: m.l - 6, y: Y(v) + 4, "text-anchor": "end", class: "axis-title"}, svg, log ? ("1e" + Math.round(Math.log10(v))) : fmt2(v));
+    });
+    niceSteps(x0, x1).forEach((v) => sv("text", {x: X(v), y: Hh - m.b + 16, "text-anchor": "middle", class: "axis-title"}, svg, String(v)));
+    sv("text", {x: W - m.r, y: Hh - m.b + 30, "text-anchor": "end", class: "axis-title"}, svg, "step →");
+    if (D.step >= x0 && D.step <= x1) {
+      sv("line", {x1: X(D.step), x2: X(D.step), y1: m.t, y2: Hh - m.b, stroke: "#98a2b3", "stroke-dasharray": "3 3"}, svg);
+    }
+    series.forEach((s, i) => {
+      if (s.points.length === 0) return;
+      sv("polyline", {class: "series", stroke: s.color, "stroke-width": s.width || 1.6,
+        points: s.points.map((p) => X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join(" ")}, svg);
+      if (s.dots) s.points.forEach((p) => {
+        const c = sv("circle", {cx: X(p[0]), cy: Y(p[1]), r: 2.6, fill: s.color}, svg);
+        sv("title", {}, c, s.name + " at step " + p[0] + ": " + Number(p[1]).toPrecision(4));
+      });
+      const lx = m.l + i * 150;
+      sv("rect", {x: lx, y: Hh - 14, width: 14, height: 3, fill: s.color}, svg);
+      sv("text", {x: lx + 20, y: Hh - 9, class: "legend"}, svg, s.name);
+    });
+  }
+  function range(a, b, step) { const r = []; for (let v = a; v <= b + 1e-9; v += step) r.push(v); return r; }
+  function niceSteps(a, b) {
+    const span = b - a || 1, raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => span / s <= 6);
+    const out = [];
+    for (let v = Math.ceil(a / step) * step; v <= b; v += step) out.push(v);
+    return out;
+  }
+  function drawTraining() {
+    const T = D.training;
+    if (!T) return;
+    $("training").hidden = false;
+    $("training-note").textContent = "From " + T.dir + "/metrics.jsonl: " + T.train.length + " training lines" +
+      (T.stride > 1 ? " (every " + T.stride + "th)" : "") + ", " + T.eval.length + " evaluations on the held-out set. The dashed line is this checkpoint's step.";
+    chart($("loss-chart"), [
+      {name: "training loss (batch)", color: "#98a2b3", points: T.train.map((p) => [p.step, p.loss]), width: 1.2},
+      {name: "held-out loss", color: "#2456c7", points: T.eval.map((p) => [p.step, p.eval_loss]), dots: true, width: 2},
+    ], {log: true});
+    chart($("acc-chart"), [
+      {name: "token accuracy", color: "#1a7f37", points: T.eval.map((p) => [p.step, p.token_acc]), dots: true, width: 2},
+      {name: "exact match", color: "#b35c00", points: T.eval.map((p) => [p.step, p.seq_acc]), dots: true, width: 2},
+    ], {y0: 0, y1: 1});
+  }
+
+  drawModel();
+  drawSelector();
+  drawGrid();
+  drawScale();
+  drawExample();
+  drawTraining();
+  document.body.setAttribute("data-ready", "1");
+})();

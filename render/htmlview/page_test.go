@@ -1,0 +1,133 @@
+package htmlview
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// small is a one-layer, one-head model on a two-token sequence, with a label
+// that tries to close the data script.
+func small() Data {
+	one := 1
+	return Data{
+		Title: "attnscope: t, step 3", Checkpoint: "c.safetensors", Step: 3, Task: "t", Dtype: "float32", Params: 10,
+		Model:    map[string]any{"layers": 1, "heads": 1},
+		Inspect:  json.RawMessage(`{"tokens":[0,1],"labels":["a","</script><script>alert(1)</script>"],"attention":[[[[1,0],[0.25,0.75]]]]}`),
+		RoleNote: "pooled over 1 example",
+		Examples: []Example{{Source: "held-out 0", Tokens: []int{1, 0}, Labels: []string{"b", "a"}, Targets: []*int{nil, &one},
+			Attention: [][][][]float64{{{{1, 0}, {0.5, 0.5}}}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
+		Graph:    map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
+		Training: &Training{Dir: "run", Stride: 1, Train: []TrainPoint{{Step: 1, Loss: 2, LR: 0.1}}, Eval: []EvalPoint{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}}},
+	}
+}
+
+func render(t *testing.T, d Data) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+var (
+	styleBody  = regexp.MustCompile(`(?s)<style>.*?</style>`)
+	dataBody   = regexp.MustCompile(`(?s)(<script id="data" type="application/json">)(.*?)(</script>)`)
+	scriptBody = regexp.MustCompile(`(?s)<script>.*?</script>`)
+)
+
+// skeleton is the page with its style and script bodies elided and its data
+// reduced to the data's top-level keys: the element structure the script
+// draws into.
+func skeleton(t *testing.T, page string) []byte {
+	t.Helper()
+	m := dataBody.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no data script")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(m[2]), &top); err != nil {
+		t.Fatalf("the data script is not one JSON object: %v", err)
+	}
+	var keys []string
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := dataBody.ReplaceAllString(page, "${1}{"+strings.Join(keys, " ")+"}${3}")
+	s = styleBody.ReplaceAllString(s, "<style>(page.css)</style>")
+	s = scriptBody.ReplaceAllString(s, "<script>(page.js)</script>")
+	return []byte(s)
+}
+
+// TestSkeletonGolden pins the page's structure (go test -update rewrites it).
+func TestSkeletonGolden(t *testing.T) {
+	got := skeleton(t, render(t, small()))
+	path := filepath.Join("testdata", "skeleton.html")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./render/htmlview/ -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the page skeleton differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestDataStaysData: a label holding "</script>" cannot end the data script;
+// the page has exactly its two scripts, and the blob decodes back to the label.
+func TestDataStaysData(t *testing.T) {
+	page := render(t, small())
+	if n := strings.Count(page, "</script>"); n != 2 {
+		t.Errorf("%d </script> tags, want 2", n)
+	}
+	m := dataBody.FindStringSubmatch(page)
+	var d struct {
+		Inspect struct {
+			Labels []string `json:"labels"`
+		} `json:"inspect"`
+	}
+	if err := json.Unmarshal([]byte(m[2]), &d); err != nil {
+		t.Fatal(err)
+	}
+	if want := "</script><script>alert(1)</script>"; len(d.Inspect.Labels) != 2 || d.Inspect.Labels[1] != want {
+		t.Errorf("labels %q, want the second to be %q", d.Inspect.Labels, want)
+	}
+}
+
+// TestScriptFindsItsElements: every element the script looks up by id
+// ($("...")) exists in the page, so a renamed element fails here and not only
+// in a browser.
+func TestScriptFindsItsElements(t *testing.T) {
+	page := render(t, small())
+	ids := regexp.MustCompile(`\$\("([^"]+)"\)`).FindAllStringSubmatch(pageJS, -1)
+	if len(ids) < 10 {
+		t.Fatalf("found only %d element lookups in page.js", len(ids))
+	}
+	for _, m := range ids {
+		if !strings.Contains(page, `id="`+m[1]+`"`) {
+			t.Errorf("page.js looks up #%s, which the page does not have", m[1])
+		}
+	}
+}
+
+func TestWriteNeedsInspectData(t *testing.T) {
+	d := small()
+	d.Inspect = nil
+	if err := Write(&bytes.Buffer{}, d); err == nil || !strings.Contains(err.Error(), "no inspect data") {
+		t.Errorf("Write without inspect data: %v", err)
+	}
+}
