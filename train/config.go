@@ -51,9 +51,8 @@ type TrainConfig struct {
 var Schedules = []string{"constant", "cosine"}
 
 // MaxMemory is the largest estimated footprint (EstimateBytes) a config may
-// have. It keeps a typo such as batch_size: 32000 from swapping a laptop to a
-// halt after the graph is half built.
-const MaxMemory = 8 << 30
+// have: model.MaxMemory.
+const MaxMemory = model.MaxMemory
 
 // DefaultConfig is the configuration every file is decoded over: a key the
 // file leaves out keeps the value given here.
@@ -256,54 +255,17 @@ func (t TrainConfig) validate() error {
 	return errors.Errorf("train.schedule = %q: unknown schedule (want one of: %s)", t.Schedule, strings.Join(Schedules, ", "))
 }
 
-// EstimateBytes is a rough upper estimate of the memory a run takes, in
-// bytes, for Run's float32 models (modelDtype) and a TapeMachine that keeps
-// the value of every node: per weight, its value, its gradient and the two
-// float64 Adam moments; the forward and backward activations of the training
-// graph; and the forward-only evaluation graph of up to MaxEvalBatch rows.
-// Per block a graph holds about 12 (B·T, D) tensors for attention
-// (projections, head split, transposes, output, residual) plus 4 (B, H, T, T)
-// ones (scores, scaled, softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F)
-// more with an MLP (LayerNorms, GELU's intermediates); embeddings and the LM
-// head add 4 (B·T, D) and 4 (B·T, V). The backward pass is counted as big as
-// the forward. The config must have been resolved (Vocab and Context set).
+// EstimateBytes is model.Config.EstimateBytes for this run: its training
+// batch, and its evaluation batch when it evaluates (EvalEvery > 0). The
+// config must have been resolved (Vocab and Context set).
 func (c Config) EstimateBytes() float64 {
-	m := c.Model
-	// Every block has the same tensors, so the count is linear in Layers;
-	// listing the specs of 0 and 1 layers avoids a slice per block for an
-	// absurd layer count.
-	size := func(layers int) float64 {
-		one := m
-		one.Layers = layers
-		total := 0.0
-		for _, spec := range one.ParamSpecs() {
-			n := 1.0
-			for _, s := range spec.Shape {
-				n *= float64(s)
-			}
-			total += n
-		}
-		return total
-	}
-	params := size(0) + float64(m.Layers)*(size(1)-size(0))
-	t, d, h, f, v := float64(m.Context), float64(m.DModel), float64(m.Heads), float64(m.DFF), float64(m.Vocab)
-	forward := func(batch int) float64 {
-		b := float64(batch)
-		block := 12*b*t*d + 4*b*h*t*t
-		if m.MLP {
-			block += 8*b*t*d + 8*b*t*f
-		}
-		return float64(m.Layers)*block + 4*b*t*d + 4*b*t*v
-	}
-	activations := 2 * forward(c.Train.BatchSize)
+	evalBatch := 0
 	if c.Train.EvalEvery > 0 {
-		activations += forward(c.evalBatch())
+		evalBatch = c.evalBatch()
 	}
-	elem := float64(modelDtype.Size())
-	return params*(2*elem+16) + activations*elem
+	return c.Model.EstimateBytes(c.Train.BatchSize, evalBatch)
 }
 
-// evalBatch is the batch of Run's evaluation graph.
 func (c Config) evalBatch() int { return EvalBatch(c.Train.EvalSize) }
 
 func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }

@@ -37,6 +37,28 @@ func browser(t *testing.T) string {
 	return ""
 }
 
+// profileDir is a fresh Chromium profile directory, removed after the test.
+// Chromium's helper processes can outlive the browser by a moment and still
+// write there, so removal is retried for a few seconds (t.TempDir would fail
+// the test instead).
+func profileDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "attnscope-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove the Chromium profile %s", dir)
+	})
+	return dir
+}
+
 // pageEvents collects what the page must not do: log an error, throw, or
 // request anything but its own file.
 type pageEvents struct {
@@ -115,6 +137,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		Inspect  pageExample `json:"inspect"`
 		Examples []pageExample
 		Graph    struct{ Rows []any }
+		Training struct{ Eval []any }
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
 		t.Fatal(err)
@@ -123,7 +146,8 @@ func TestHTMLInBrowser(t *testing.T) {
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-breakpad", true), chromedp.Flag("disable-crash-reporter", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 	}
@@ -148,9 +172,18 @@ func TestHTMLInBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	var graphRows int
-	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelectorAll("#graph-table tr").length - 1`, &graphRows)); err != nil {
+	var graphRows, evalDots int
+	var trainingHidden bool
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`document.querySelectorAll("#graph-table tr").length - 1`, &graphRows),
+		chromedp.Evaluate(`document.getElementById("training").hidden`, &trainingHidden),
+		chromedp.Evaluate(`document.querySelectorAll("#acc-chart circle").length`, &evalDots),
+	); err != nil {
 		t.Fatal(err)
+	}
+	// Two accuracy curves, a dot per evaluation line of the run's metrics.
+	if trainingHidden || evalDots != 2*len(d.Training.Eval) || evalDots == 0 {
+		t.Errorf("training section hidden %v with %d accuracy dots, want 2 x %d evaluations", trainingHidden, evalDots, len(d.Training.Eval))
 	}
 	if graphRows != len(d.Graph.Rows) || graphRows == 0 {
 		t.Errorf("the graph table has %d rows, the summary %d", graphRows, len(d.Graph.Rows))

@@ -60,6 +60,6 @@
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a
-//     -samples whose scoring batch would need more than train.MaxMemory by
+//     -samples whose scoring batch would need more than model.MaxMemory by
 //     train's estimate. Nothing is printed or written before that check.
 package main

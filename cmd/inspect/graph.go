@@ -12,7 +12,6 @@ import (
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/train"
 )
 
 // applyPath puts m on the -path flag's attention path; "" keeps the
@@ -35,17 +34,21 @@ func applyPath(m *model.Model, flagValue string) error {
 func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*model.Graph, error) {
 	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
 	if trainGraph {
-		var run train.Config
+		var run struct { // the part of train.Config this needs
+			Train struct {
+				BatchSize int `json:"batch_size"`
+			} `json:"train"`
+		}
 		if err := json.Unmarshal(info.RunConfig, &run); err != nil {
 			return nil, errors.Wrap(err, "metadata config")
 		}
 		if run.Train.BatchSize < 1 {
 			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", run.Train.BatchSize)
 		}
-		est := train.Config{Model: m.Config, Train: train.TrainConfig{BatchSize: run.Train.BatchSize}}.EstimateBytes()
-		if est > train.MaxMemory {
+		est := m.Config.EstimateBytes(run.Train.BatchSize, 0)
+		if est > model.MaxMemory {
 			return nil, errors.Errorf("-train: the training graph of batch %d needs an estimated %.1f GiB (limit %.1f GiB)",
-				run.Train.BatchSize, est/(1<<30), float64(train.MaxMemory)/(1<<30))
+				run.Train.BatchSize, est/(1<<30), float64(model.MaxMemory)/(1<<30))
 		}
 		opts.Batch, opts.Train = run.Train.BatchSize, true
 	}

@@ -16,13 +16,13 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
-	"github.com/attnscope/attnscope/train"
 )
 
 func main() {
@@ -51,6 +51,8 @@ type options struct {
 	graph      bool   // print the expression graph's summary instead of the heads
 	dot        string // write the expression graph as DOT to this file
 	trainGraph bool   // -graph and -dot show the training graph
+	ablate     bool   // also score the held-out set with each head removed
+	ablation   string // how a removed head is replaced: zero or mean
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -68,14 +70,16 @@ const (
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
-               [-all-rows] [-mean] [-path fused|gorgonia]
+               [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
        inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
 head's role (previous-token, offset k, induction, ...) scored over -samples
 examples of the task. -json and -png write the same as data and as an image;
--html writes it all as one interactive page that opens offline.
+-html writes it all as one interactive page that opens offline. -ablate
+also runs the run's held-out set once per head with that head removed and
+lists the heads by how much the loss rises.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz.
 
@@ -102,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
+	fs.BoolVar(&o.ablate, "ablate", false, "also run the run's held-out set once per head with that head removed and print the heads by importance")
+	fs.StringVar(&o.ablation, "ablation", "zero", "with -ablate: replace a removed head's output by zero or by its mean over the set (mean)")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
@@ -137,6 +143,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ablationMode, err := ablation.ParseMode(o.ablation)
+	if err != nil {
+		return errors.Wrap(err, "-ablation")
+	}
+	o.ablation = string(ablationMode)
 	if o.run != "" && o.html == "" {
 		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
 	}
@@ -233,6 +244,11 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training}
+	if o.ablate {
+		if r.ablation, err = ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.roles); err != nil {
+			return report{}, err
+		}
+	}
 	for _, p := range m.Params {
 		r.params += p.Value.Shape().TotalSize()
 	}
@@ -340,13 +356,13 @@ func taskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
 
 // checkMemory refuses a -samples whose scoring batch would not fit: the
 // inference graph holds about 4 (samples, H, T, T) tensors per layer, and
-// scoreHeads a float64 copy of the attention. train's estimate of a training
+// scoreHeads a float64 copy of the attention. The estimate of a training
 // step of that batch (forward and backward, so twice the graph) bounds both.
 func checkMemory(cfg model.Config, samples int) error {
-	est := train.Config{Model: cfg, Train: train.TrainConfig{BatchSize: samples}}.EstimateBytes()
-	if est > train.MaxMemory {
+	est := cfg.EstimateBytes(samples, 0)
+	if est > model.MaxMemory {
 		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
-			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(train.MaxMemory)/(1<<30))
+			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(model.MaxMemory)/(1<<30))
 	}
 	return nil
 }
@@ -371,12 +387,12 @@ func checkCheckpointPath(path string) error {
 	if err != nil || !info.IsDir() {
 		return nil // model.Load reports anything else
 	}
-	for _, name := range []string{train.CheckpointFile, train.BestFile} {
+	for _, name := range []string{model.CheckpointFile, model.BestFile} {
 		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
 			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
 		}
 	}
-	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, train.CheckpointFile)
+	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, model.CheckpointFile)
 }
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.
