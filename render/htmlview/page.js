@@ -158,7 +158,10 @@
     if (!a) return;
     const box = $("ablation");
     box.hidden = false;
-    $("heads").classList.add("wide"); // room for the table beside the thumbnails
+    // Room for the table beside the thumbnails; the model card then spans
+    // the page too, in two columns of rows.
+    $("heads").classList.add("wide");
+    $("model").classList.add("wide");
     el("h3", {}, box, "Each head removed (" + (a.mode === "mean" ? "replaced by its mean" : "zeroed") + ")");
     el("p", {class: "note"}, box, "On " + a.examples + " held-out examples; intact loss " + a.intact.loss.toFixed(4) +
       ", exact match " + fmt3(a.intact.exact_match) + ". Most important first; click a row to open the head.");
