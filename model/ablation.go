@@ -56,11 +56,14 @@ func (gr *Graph) AblateHead(l, h int, fill []float64) error {
 }
 
 // MeanHeadOutputs returns, from the last run of a machine of this graph, each
-// head's output averaged over the batch: [layer][head] (T*d) row-major
-// (t, channel), the fill of mean ablation.
-func (gr *Graph) MeanHeadOutputs() ([][][]float64, error) {
+// head's output averaged over the batch's first rows rows: [layer][head]
+// (T*d) row-major (t, channel), the fill of mean ablation.
+func (gr *Graph) MeanHeadOutputs(rows int) ([][][]float64, error) {
 	cfg := gr.Model.Config
 	b, t, d := gr.Opts.Batch, gr.Opts.SeqLen, cfg.DModel/cfg.Heads
+	if rows < 1 || rows > b {
+		return nil, errors.Errorf("mean head outputs: %d rows, want 1..%d (the batch)", rows, b)
+	}
 	out := make([][][]float64, len(gr.HeadOutputs))
 	for l, node := range gr.HeadOutputs {
 		v, ok := node.Value().(*tensor.Dense)
@@ -70,14 +73,14 @@ func (gr *Graph) MeanHeadOutputs() ([][][]float64, error) {
 		out[l] = make([][]float64, cfg.Heads)
 		for h := range cfg.Heads {
 			mean := make([]float64, t*d)
-			for row := range b {
-				off := (row*cfg.Heads + h) * t * d
+			for row := range rows {
+				off := (row*cfg.Heads + h) * t * d // (row, h) block of (T, d)
 				for i := range mean {
 					mean[i] += valueAt(v, off+i)
 				}
 			}
 			for i := range mean {
-				mean[i] /= float64(b)
+				mean[i] /= float64(rows)
 			}
 			out[l][h] = mean
 		}

@@ -153,7 +153,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 		defer vm.Close()
 		run(t, vm)
 		intact := floats(t, g.Logits)
-		means, err := g.MeanHeadOutputs()
+		means, err := g.MeanHeadOutputs(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,10 @@ func TestAblationErrors(t *testing.T) {
 			t.Errorf("error %v, want one containing %q", c.err, c.want)
 		}
 	}
-	if _, err := masked.MeanHeadOutputs(); err == nil || !strings.Contains(err.Error(), "run the machine first") {
+	if _, err := masked.MeanHeadOutputs(2); err == nil || !strings.Contains(err.Error(), "2 rows, want 1..1") {
+		t.Errorf("MeanHeadOutputs of more rows than the batch: %v", err)
+	}
+	if _, err := masked.MeanHeadOutputs(1); err == nil || !strings.Contains(err.Error(), "run the machine first") {
 		t.Errorf("MeanHeadOutputs before a run: %v", err)
 	}
 }

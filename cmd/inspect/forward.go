@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
@@ -180,4 +182,35 @@ func rows(flat []float64, width int) [][]float64 {
 		out = append(out, flat[i:i+width])
 	}
 	return out
+}
+
+// defaultAblationExamples is the held-out set -ablate scores when the run
+// config evaluates nothing (train.eval_size 0).
+const defaultAblationExamples = 1000
+
+// ablate scores the run's held-out set (data.EvalSet of its seed and
+// train.eval_size) intact and with each head removed, and names each row's
+// head by its role.
+func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
+	var run struct {
+		Seed  *uint64 `json:"seed"`
+		Train struct {
+			EvalSize int `json:"eval_size"`
+		} `json:"train"`
+	}
+	if err := json.Unmarshal(runConfig, &run); err != nil || run.Seed == nil {
+		return nil, errors.New(`metadata config has no numeric "seed" member for the held-out set`)
+	}
+	n := run.Train.EvalSize
+	if n <= 0 {
+		n = defaultAblationExamples
+	}
+	table, err := ablation.Run(m, data.EvalSet(task, n, *run.Seed), mode)
+	if err != nil {
+		return nil, err
+	}
+	for i, row := range table.Rows {
+		table.Rows[i].Role = roles[row.Layer][row.Head].String()
+	}
+	return &table, nil
 }

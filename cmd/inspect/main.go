@@ -16,6 +16,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/kernels"
@@ -49,6 +50,8 @@ type options struct {
 	graph      bool   // print the expression graph's summary instead of the heads
 	dot        string // write the expression graph as DOT to this file
 	trainGraph bool   // -graph and -dot show the training graph
+	ablate     bool   // also score the held-out set with each head removed
+	ablation   string // how a removed head is replaced: zero or mean
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -66,14 +69,16 @@ const (
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
-               [-all-rows] [-mean] [-path fused|gorgonia]
+               [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
        inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
 head's role (previous-token, offset k, induction, ...) scored over -samples
 examples of the task. -json and -png write the same as data and as an image;
--html writes it all as one interactive page that opens offline.
+-html writes it all as one interactive page that opens offline. -ablate
+also runs the run's held-out set once per head with that head removed and
+lists the heads by how much the loss rises.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz.
 
@@ -100,6 +105,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
+	fs.BoolVar(&o.ablate, "ablate", false, "also run the run's held-out set once per head with that head removed and print the heads by importance")
+	fs.StringVar(&o.ablation, "ablation", "zero", "with -ablate: replace a removed head's output by zero or by its mean over the set (mean)")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
@@ -135,6 +142,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ablationMode, err := ablation.ParseMode(o.ablation)
+	if err != nil {
+		return errors.Wrap(err, "-ablation")
+	}
+	o.ablation = string(ablationMode)
 	if o.run != "" && o.html == "" {
 		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
 	}
@@ -228,6 +240,11 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training}
+	if o.ablate {
+		if r.ablation, err = ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.roles); err != nil {
+			return report{}, err
+		}
+	}
 	for _, p := range m.Params {
 		r.params += p.Value.Shape().TotalSize()
 	}

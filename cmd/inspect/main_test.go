@@ -447,6 +447,7 @@ func TestBadInput(t *testing.T) {
 		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
 		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
 		{append(ck, "-samples", "0"), "-samples 0"},
+		{append(ck, "-ablate", "-ablation", "half"), `-ablation: ablation mode "half": want zero or mean`},
 		{append(ck, "stray"), `unexpected argument "stray"`},
 	} {
 		var stdout, stderr bytes.Buffer

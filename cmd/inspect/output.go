@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
@@ -37,6 +38,7 @@ type report struct {
 	pageExamples []htmlview.Example // held-out examples for -html
 	training     *htmlview.Training // the run's metrics for -html, or nil
 	graph        *model.Summary     // the forward graph for -html
+	ablation     *ablation.Table    // -ablate's table, or nil
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is
@@ -142,7 +144,7 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("\n")
 	rowsUsed := "at the positions the task scores"
-	if r.opts.allRows {
+	if r.opts.allRows || data.RolesOnEveryRow(r.task) {
 		rowsUsed = "at every position"
 	}
 	if r.opts.mean {
@@ -168,7 +170,24 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 		"dup = duplicate-token, ind = induction, min = smallest-remaining (the smallest symbol before SEP not yet written after it), "+
 		"next> = next-larger (earlier positions holding the smallest symbol above the query's); "+
 		"scores in [0,1], 0 = no better than uniform; H = mean row entropy in nats (as a share of uniform's)")
+	if r.ablation != nil {
+		p.printf("\n")
+		r.writeAblation(p, width)
+	}
 	return p.err
+}
+
+// writeAblation prints -ablate's table: the intact scores, then one row per
+// head, most important first.
+func (r report) writeAblation(p *printer, width int) {
+	a := r.ablation
+	in := a.Intact
+	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f, exact match %.4f",
+		a.Mode, map[ablation.Mode]string{ablation.Zero: "zeros", ablation.Mean: "its mean over them"}[a.Mode], a.Examples, in.Loss, in.TokenAcc, in.ExactMatch)
+	p.printf("%5s %4s  %-24s %8s %9s %9s %9s\n", "layer", "head", "role", "loss", "Δloss", "Δtoken", "Δexact")
+	for _, row := range a.Rows {
+		p.printf("%5d %4d  %-24s %8.4f %+9.4f %+9.4f %+9.4f\n", row.Layer, row.Head, row.Role, row.Loss, row.DeltaLoss, row.DeltaTokenAcc, row.DeltaExactMatch)
+	}
 }
 
 // predictionRows is the position / token / target / prediction table; a
@@ -353,6 +372,7 @@ type jsonReport struct {
 	Logits      any              `json:"logits"`
 	Predictions []int            `json:"predictions"`
 	Heads       [][]heads.Result `json:"heads"`
+	Ablation    *ablation.Table  `json:"ablation,omitempty"` // with -ablate
 }
 
 // writeJSON prints the whole model output as one JSON object. -layer and
@@ -367,6 +387,7 @@ func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
 		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.predictions, Heads: r.roles,
+		Ablation: r.ablation,
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
 	return j

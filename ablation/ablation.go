@@ -1,0 +1,265 @@
+package ablation
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Mode is how a removed head's output is replaced.
+type Mode string
+
+const (
+	Zero Mode = "zero" // by zeros
+	Mean Mode = "mean" // by its mean output over the set, per position
+)
+
+// ParseMode reads "zero" or "mean".
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case Zero, Mean:
+		return Mode(s), nil
+	}
+	return "", errors.Errorf("ablation mode %q: want %s or %s", s, Zero, Mean)
+}
+
+// Score is a model's result on the set.
+type Score struct {
+	Loss       float64 `json:"loss"`
+	TokenAcc   float64 `json:"token_acc"`
+	ExactMatch float64 `json:"exact_match"`
+}
+
+// Row is the result with one head removed.
+type Row struct {
+	Layer int    `json:"layer"`
+	Head  int    `json:"head"`
+	Role  string `json:"role,omitempty"` // filled by the caller (package heads)
+	Score
+	DeltaLoss       float64 `json:"delta_loss"`        // Loss - intact Loss
+	DeltaTokenAcc   float64 `json:"delta_token_acc"`   // TokenAcc - intact TokenAcc
+	DeltaExactMatch float64 `json:"delta_exact_match"` // ExactMatch - intact ExactMatch
+}
+
+// Table is every head's ablation, most important first.
+type Table struct {
+	Mode     Mode  `json:"mode"`
+	Examples int   `json:"examples"`
+	Intact   Score `json:"intact"`
+	Rows     []Row `json:"rows"`
+}
+
+// maxChunk bounds the rows run through the graph at once.
+const maxChunk = 256
+
+// Run scores m on set intact and with each head removed in turn.
+func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
+	if _, err := ParseMode(string(mode)); err != nil {
+		return Table{}, err
+	}
+	if set.Size == 0 {
+		return Table{}, errors.New("ablation: empty set")
+	}
+	r, err := newRunner(m, set)
+	if err != nil {
+		return Table{}, err
+	}
+	defer r.vm.Close()
+	cfg := m.Config
+	var fills [][][]float64 // [layer][head] (T*d), mean ablation only
+	intact, err := r.score(func() error { return r.g.ResetHeads() }, mode == Mean)
+	if err != nil {
+		return Table{}, err
+	}
+	if mode == Mean {
+		fills = r.means
+	}
+	t := Table{Mode: mode, Examples: set.Size, Intact: intact}
+	for l := range cfg.Layers {
+		for h := range cfg.Heads {
+			var fill []float64
+			if fills != nil {
+				fill = fills[l][h]
+			}
+			s, err := r.score(func() error {
+				if err := r.g.ResetHeads(); err != nil {
+					return err
+				}
+				return r.g.AblateHead(l, h, fill)
+			}, false)
+			if err != nil {
+				return Table{}, errors.Wrapf(err, "ablating layer %d head %d", l, h)
+			}
+			t.Rows = append(t.Rows, Row{Layer: l, Head: h, Score: s,
+				DeltaLoss: s.Loss - intact.Loss, DeltaTokenAcc: s.TokenAcc - intact.TokenAcc, DeltaExactMatch: s.ExactMatch - intact.ExactMatch})
+		}
+	}
+	slices.SortStableFunc(t.Rows, func(a, b Row) int { return cmp.Compare(b.DeltaLoss, a.DeltaLoss) })
+	return t, nil
+}
+
+// runner holds one HeadMask graph of a chunk of the set and its machine.
+type runner struct {
+	g     *model.Graph
+	vm    gorgonia.VM
+	set   *data.Batch
+	chunk *data.Batch
+	means [][][]float64 // mean head outputs over the set, after a score with keepMeans
+}
+
+func newRunner(m *model.Model, set *data.Batch) (*runner, error) {
+	size := min(set.Size, maxChunk)
+	g, err := model.Build(m, model.BuildOptions{Batch: size, SeqLen: set.SeqLen, HeadMask: true})
+	if err != nil {
+		return nil, errors.Wrap(err, "ablation graph")
+	}
+	return &runner{g: g, vm: g.NewLeanMachine(), set: set, chunk: data.NewBatch(size, set.SeqLen)}, nil
+}
+
+// score sets the masks with setMasks before each chunk and scores the whole
+// set. With keepMeans it also averages each head's output over the set's
+// rows into r.means (padding rows of the last chunk left out).
+func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
+	set, chunk, t := r.set, r.chunk, r.set.SeqLen
+	var lossSum, scored, correct float64
+	var seqs, seqsRight int
+	if keepMeans {
+		r.means = nil
+	}
+	for lo := 0; lo < set.Size; lo += chunk.Size {
+		rows := min(chunk.Size, set.Size-lo)
+		copy(chunk.Tokens, set.Tokens[lo*t:(lo+rows)*t])
+		copy(chunk.Targets, set.Targets[lo*t:(lo+rows)*t])
+		copy(chunk.Mask, set.Mask[lo*t:(lo+rows)*t])
+		// Padding rows repeat the set's first row and score nothing.
+		for p := rows; p < chunk.Size; p++ {
+			copy(chunk.Tokens[p*t:(p+1)*t], set.Tokens[:t])
+			copy(chunk.Targets[p*t:(p+1)*t], set.Targets[:t])
+			clear(chunk.Mask[p*t : (p+1)*t])
+		}
+		if err := setMasks(); err != nil {
+			return Score{}, err
+		}
+		if err := r.g.Feed(chunk.Tokens, chunk.Targets, chunk.Mask); err != nil {
+			return Score{}, err
+		}
+		r.vm.Reset()
+		if err := r.vm.RunAll(); err != nil {
+			return Score{}, errors.Wrap(err, "running the ablation graph")
+		}
+		n := 0.0
+		for _, m := range chunk.Mask {
+			n += m
+		}
+		if n > 0 {
+			lossSum += lossValue(r.g.Loss.Value()) * n
+		}
+		scored += n
+		logits, err := floats(r.g.Logits.Value())
+		if err != nil {
+			return Score{}, err
+		}
+		v := len(logits) / (chunk.Size * t)
+		for row := range rows {
+			right, any := true, false
+			for p := row * t; p < (row+1)*t; p++ {
+				if chunk.Mask[p] == 0 {
+					continue
+				}
+				any = true
+				if argmax(logits[p*v:(p+1)*v]) == chunk.Targets[p] {
+					correct++
+				} else {
+					right = false
+				}
+			}
+			if any {
+				seqs++
+				if right {
+					seqsRight++
+				}
+			}
+		}
+		if keepMeans {
+			if err := r.addMeans(rows, set.Size); err != nil {
+				return Score{}, err
+			}
+		}
+	}
+	if scored == 0 || seqs == 0 {
+		return Score{}, errors.New("ablation: the set scores no position")
+	}
+	return Score{Loss: lossSum / scored, TokenAcc: correct / scored, ExactMatch: float64(seqsRight) / float64(seqs)}, nil
+}
+
+// addMeans adds the mean head outputs of the last run's first rows rows,
+// weighted by their share rows/total of the set, to r.means.
+func (r *runner) addMeans(rows, total int) error {
+	means, err := r.g.MeanHeadOutputs(rows)
+	if err != nil {
+		return err
+	}
+	if r.means == nil {
+		r.means = make([][][]float64, len(means))
+		for l, layer := range means {
+			for _, head := range layer {
+				r.means[l] = append(r.means[l], make([]float64, len(head)))
+			}
+		}
+	}
+	w := float64(rows) / float64(total)
+	for l, layer := range means {
+		for h, head := range layer {
+			for i, x := range head {
+				r.means[l][h][i] += x * w
+			}
+		}
+	}
+	return nil
+}
+
+func lossValue(v gorgonia.Value) float64 {
+	switch x := v.Data().(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return 0
+}
+
+// floats copies a Float32 or Float64 tensor's data into float64.
+func floats(v gorgonia.Value) ([]float64, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, errors.New("ablation: the graph produced no value (run it first)")
+	}
+	switch data := d.Data().(type) {
+	case []float64:
+		return data, nil
+	case []float32:
+		out := make([]float64, len(data))
+		for i, x := range data {
+			out[i] = float64(x)
+		}
+		return out, nil
+	}
+	return nil, errors.Errorf("ablation: unexpected %v values", d.Dtype())
+}
+
+// argmax is the index of the largest value, the first on a tie.
+func argmax(row []float64) int {
+	best := 0
+	for i, x := range row {
+		if x > row[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -1,0 +1,19 @@
+// Package ablation measures how much each attention head matters: it runs a
+// held-out set once with every head intact and once per head with that
+// head's output removed, and reports the loss and accuracy each time.
+//
+// Conventions:
+//   - A head is removed through the graph's head mask (model.BuildOptions
+//     HeadMask): its output (B, H, T, d) is multiplied by 0 before the head
+//     merge and a fill is added. Zero ablation fills zeros; mean ablation
+//     fills the head's output averaged over the set's examples, position by
+//     position, from the intact run. Nothing is recomputed outside the
+//     graph, and the same graph serves both attention paths.
+//   - Scores are over the positions the set's loss mask scores: loss is the
+//     mean cross-entropy there, token accuracy the share of them whose argmax
+//     is the target, exact match the share of examples (with at least one
+//     scored position) right at every scored position.
+//   - Table.Rows is sorted by importance: the change in loss, largest
+//     first; ties by layer then head. The JSON tags are what inspect -json
+//     prints under "ablation".
+package ablation
