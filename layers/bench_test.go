@@ -7,7 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// attnBenchSizes are the attention layers of bench/torch_ref.py's S and M.
+// attnBenchSizes are the attention layers of cmd/bench/torch_ref.py's S and M.
 var attnBenchSizes = []struct {
 	name           string
 	b, t, d, heads int

@@ -18,7 +18,7 @@ import (
 // [0, V), otherwise running the graph fails naming the position.
 //
 // It is one fused op because gorgonia.LogSoftMax shares SoftMax's wrong
-// last-axis kernel (see GORGONIA.md); its gradient is exact:
+// last-axis kernel (see docs/gorgonia.md); its gradient is exact:
 // (softmax(logits) - onehot(targets)) * mask / sum(mask).
 func CrossEntropy(logits, targets, mask *gorgonia.Node) (*gorgonia.Node, error) {
 	ls := logits.Shape()

@@ -20,7 +20,7 @@ import (
 // and a row with every key hidden is all zeros rather than NaN.
 //
 // It replaces gorgonia.SoftMax, whose last-axis kernel subtracts the
-// tensor's first element instead of each row's max (see GORGONIA.md).
+// tensor's first element instead of each row's max (see docs/gorgonia.md).
 func MaskedSoftmax(scores, keyMask *gorgonia.Node, causal bool, scale float64) (*gorgonia.Node, error) {
 	s := scores.Shape()
 	if len(s) != 4 || s[2] != s[3] {

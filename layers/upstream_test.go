@@ -1,9 +1,9 @@
 package layers
 
-// Tests pinning Gorgonia v0.9.18 behaviour this package designs around (see
-// /work/shared/GORGONIA.md). Each asserts the CURRENT upstream behaviour, so a
-// failure after an upgrade means the workaround may no longer be needed (or
-// needs a second look), not that this package broke.
+// Tests pinning Gorgonia v0.9.18 behaviour this package designs around
+// (docs/gorgonia.md lists each with its test). Each asserts the CURRENT
+// upstream behaviour, so a failure after an upgrade means the workaround may
+// no longer be needed (or needs a second look), not that this package broke.
 
 import (
 	"math"
@@ -43,7 +43,7 @@ func builtinSoftmaxRows(t *testing.T, log bool) []float64 {
 func TestUpstreamSoftmaxLastAxisBug(t *testing.T) {
 	y := builtinSoftmaxRows(t, false)
 	if !math.IsNaN(y[3]) || y[4] != 0 || y[5] != 0 {
-		t.Errorf("gorgonia.SoftMax row [95 0 0] = %v: the upstream NaN bug changed; re-check GORGONIA.md", y[3:])
+		t.Errorf("gorgonia.SoftMax row [95 0 0] = %v: the upstream NaN bug changed; re-check docs/gorgonia.md", y[3:])
 	}
 	scores := tensor.New(tensor.WithShape(1, 1, 3, 3), tensor.WithBacking([]float32{0, 0, 0, 95, 0, 0, 0, 0, 0}))
 	ours := softmaxOf(t, scores, nil, false, 1)
@@ -59,7 +59,7 @@ func TestUpstreamLogSoftmaxLastAxisBug(t *testing.T) {
 	y := builtinSoftmaxRows(t, true)
 	for _, v := range y[3:] {
 		if !math.IsInf(v, -1) {
-			t.Errorf("gorgonia.LogSoftMax row [95 0 0] = %v: the upstream bug changed; re-check GORGONIA.md", y[3:])
+			t.Errorf("gorgonia.LogSoftMax row [95 0 0] = %v: the upstream bug changed; re-check docs/gorgonia.md", y[3:])
 			break
 		}
 	}
@@ -73,7 +73,7 @@ func TestUpstreamUnnamedInputsMerge(t *testing.T) {
 	a := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3))
 	b := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3))
 	if a != b {
-		t.Error("unnamed same-shape NewMatrix nodes no longer merge: re-check GORGONIA.md")
+		t.Error("unnamed same-shape NewMatrix nodes no longer merge: re-check docs/gorgonia.md")
 	}
 	c := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("wq"))
 	d := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(3, 3), gorgonia.WithName("wk"))
@@ -97,7 +97,7 @@ func TestUpstreamByIndicesOutOfRange(t *testing.T) {
 	vm := gorgonia.NewTapeMachine(g)
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
-		t.Errorf("ByIndices with id 7 of 3 now fails (%v): upstream changed; re-check GORGONIA.md", err)
+		t.Errorf("ByIndices with id 7 of 3 now fails (%v): upstream changed; re-check docs/gorgonia.md", err)
 		return
 	}
 	got, want := values(t, rows), []float64{5, 6, 1, 2}

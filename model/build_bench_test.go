@@ -10,7 +10,7 @@ import (
 )
 
 // BenchmarkTrainStep runs forward + backward of one float32 training step
-// (no optimizer) at the sizes of GORGONIA.md's performance table: S is
+// (no optimizer) at the sizes of docs/gorgonia.md's performance table: S is
 // B32 T12 D32 H4 V64, M is B64 T64 D128 H8 V64, one attention-only layer
 // with fused QKV (no bias) and biased output projection; on each attention
 // path.

@@ -7,8 +7,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// refForward is a plain-Go float64 forward pass of m written from DESIGN.md's
-// formulas, one position and one head at a time. keyMask (B*T) may be nil;
+// refForward is a plain-Go float64 forward pass of m written from the README's
+// formulas ("The model, exactly"), one position and one head at a time. keyMask (B*T) may be nil;
 // dropMasks, when non-nil, holds one (B, H, T, T) mask per layer that
 // multiplies the attention weights before they are applied to the values.
 // It returns logits (B*T, V), attention [layer] (B, H, T, T) flattened (before

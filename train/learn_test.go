@@ -8,7 +8,7 @@ import (
 	"github.com/attnscope/attnscope/layers"
 )
 
-// TestLearnsRepeat is the lesson's reference setting (seeds/004): repeat with
+// TestLearnsRepeat is the lesson's reference setting: repeat with
 // H=4, D=32, T=12, 64 symbols, batches of 32, one attention-only layer. The
 // first loss must be within 0.15 of ln 64 (an untrained model is close to
 // uniform), and some loss within the first 300 steps must be below 0.05.

@@ -11,7 +11,7 @@ import "math"
 // sigmoid is formed from e = exp(-|2u|) <= 1 (never overflows): s = 1/(1+e)
 // for u >= 0 and e/(1+e) below, and s (1 - s) = e/(1+e)^2 either way.
 // math.Tanh in float64 cost 15-60 ns an element, growing as training moved
-// the inputs out of its polynomial range (see bench/NOTES.md); this is
+// the inputs out of its polynomial range (see cmd/bench/NOTES.md); this is
 // one vector exp and two short loops per block of geluBlock elements.
 
 // geluBlock is the number of elements done per exp call: the scratch lives

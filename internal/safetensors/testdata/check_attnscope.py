@@ -7,7 +7,7 @@ It parses the file with nothing but struct/json (the `safetensors` pip package
 is not installed here), checks the layout rules the reference implementation
 enforces, builds torch tensors, and loads them with
 load_state_dict(strict=True) into a PyTorch module whose parameter names and
-shapes are written out from DESIGN.md, not from the Go code.
+shapes are written out from the README's "Checkpoint format", not from the Go code.
 """
 import json
 import struct

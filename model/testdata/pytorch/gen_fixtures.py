@@ -8,7 +8,7 @@ Regenerate (byte-identical output) from the repository root with:
 Only /usr/bin/python3 has torch here (Debian python3-torch 1.13); the pyenv
 python3 on PATH does not.
 
-AttnLM below is written from the formulas in DESIGN.md, independently of the Go
+AttnLM below is written from the formulas in the README ("The model, exactly"), independently of the Go
 code, with the parameter names and nn.Linear (out, in) layouts of
 model.Config.ParamSpecs:
 

@@ -174,7 +174,7 @@ func TestPrintTable(t *testing.T) {
 // TestSortIsTheSortConfig: the sort size is configs/sort.yaml's model and
 // batch, so its figure is the step the README's sort timing runs.
 func TestSortIsTheSortConfig(t *testing.T) {
-	cfg, err := train.LoadConfig("../configs/sort.yaml", nil)
+	cfg, err := train.LoadConfig("../../configs/sort.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

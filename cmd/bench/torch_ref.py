@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """PyTorch side of the attnscope side-by-side training benchmark.
 
-    /usr/bin/python3 bench/torch_ref.py --config S --threads 1
-    /usr/bin/python3 bench/torch_ref.py --config M --threads 2 --steps 10 --reps 5
-    /usr/bin/python3 bench/torch_ref.py --config S --checkpoint run/ckpt.safetensors
+    /usr/bin/python3 cmd/bench/torch_ref.py --config S --threads 1
+    /usr/bin/python3 cmd/bench/torch_ref.py --config M --threads 2 --steps 10 --reps 5
+    /usr/bin/python3 cmd/bench/torch_ref.py --config S --checkpoint run/ckpt.safetensors
 
 Model (the same as the Go benchmark): token + position embedding, blocks
 (fused QKV without bias, output projection with bias, causal softmax, scores /
@@ -13,7 +13,7 @@ x = x + attn(ln1(x)); x = x + mlp(ln2(x)) with mlp = proj(gelu_tanh(fc(x)))
 (both with bias) and a final LayerNorm (eps 1e-5) before the LM head.
 loss = mean cross-entropy over all B*T positions; Adam (lr 3e-3, betas
 0.9/0.999, eps 1e-8, no weight decay); float32. Parameter names follow
-DESIGN.md, so --checkpoint loads one of our safetensors files.
+the README's "Checkpoint format", so --checkpoint loads one of our safetensors files.
 
 Unless OPENBLAS_CORETYPE is set, it is chosen from the CPU flags (SkylakeX with
 AVX-512, else Haswell with AVX2): OpenBLAS 0.3.21's own detection picks slow

@@ -37,7 +37,7 @@ type options struct {
 
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
 
-Trains the lesson model side by side in Go and in PyTorch (bench/torch_ref.py)
+Trains the lesson model side by side in Go and in PyTorch (cmd/bench/torch_ref.py)
 and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
 Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
 
@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 0, "timed steps per repetition (default "+defaultSteps()+")")
 	warmup := fs.Int("warmup", 0, "untimed steps before timing (default: -steps)")
 	python := fs.String("python", "/usr/bin/python3", "Python with torch (Debian python3-torch)")
-	torch := fs.String("torch", "bench/torch_ref.py", "the PyTorch side")
+	torch := fs.String("torch", "cmd/bench/torch_ref.py", "the PyTorch side")
 	threads := fs.String("threads", "1,2,1/2,2/1", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
