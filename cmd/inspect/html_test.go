@@ -321,9 +321,9 @@ func TestHTMLRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-checkpoint", ck, "-html", ck}, "that is the input"},
-		{[]string{"-checkpoint", ck, "-html", sameFile}, "that is the input"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "that is the input"},
+		{[]string{"-checkpoint", ck, "-html", ck}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", sameFile}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", os.DevNull}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2 is not a metrics record"},
