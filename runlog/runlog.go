@@ -10,12 +10,13 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/rundir"
 )
 
 // Files of a run directory read here.
 const (
-	MetricsFile = "metrics.jsonl"
-	RolesFile   = "roles.jsonl"
+	MetricsFile = rundir.MetricsFile
+	RolesFile   = rundir.RolesFile
 )
 
 // MaxFileBytes bounds each file Read reads: far more than any run logs.

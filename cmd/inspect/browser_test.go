@@ -118,7 +118,9 @@ func hover(selector string) chromedp.Action {
 // TestHTMLInBrowser opens the -html page of the test checkpoint (in a run
 // directory) in headless Chromium and uses it as a person would: the page
 // logs no error and requests nothing but itself; the grid has every layer x
-// head with its role; clicking a thumbnail opens that head large; hovering a
+// head with its role; the graph summary, the training curves and the
+// ablation table (-ablate) are drawn, and a click on the table's first row
+// opens that head; clicking a thumbnail opens that head large; hovering a
 // cell shows the query, the key and the weight to 3 decimals as in the
 // page's data; hovering a query in the head view highlights exactly its
 // lines; the example selector redraws the heatmap with that example's
@@ -128,7 +130,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	chromium := browser(t)
 	start := time.Now()
 	path := filepath.Join(t.TempDir(), "page.html")
-	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-html", path)
+	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-ablate", "-html", path)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +198,25 @@ func TestHTMLInBrowser(t *testing.T) {
 		if want := fmt.Sprintf("%d,%d role role-%s", l, h, d.Inspect.Heads[l][h].Role); r != want {
 			t.Errorf("thumbnail %d is %q, want %q", i, r, want)
 		}
+	}
+
+	// The ablation table lists every head; clicking its first row (the most
+	// important head) opens that head.
+	var ablationRows int
+	var opened string
+	first := d.Inspect.Ablation.Rows[0]
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`document.querySelectorAll("#ablation tr[data-layer]").length`, &ablationRows),
+		chromedp.Click(`#ablation tr[data-layer]`, chromedp.ByQuery),
+		chromedp.Text("#focus-title", &opened, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if ablationRows != layers*heads {
+		t.Errorf("the ablation table has %d rows, want %d", ablationRows, layers*heads)
+	}
+	if want := fmt.Sprintf("Layer %d, head %d", first.Layer, first.Head); opened != want {
+		t.Errorf("clicking the ablation table's first row opened %q, want %q", opened, want)
 	}
 
 	// Click the last head open.
@@ -316,6 +337,9 @@ func TestHTMLInBrowser(t *testing.T) {
 
 // pageExample is the part of an embedded example the browser test checks.
 type pageExample struct {
+	Ablation struct {
+		Rows []struct{ Layer, Head int }
+	} `json:"ablation"`
 	Tokens    []int            `json:"tokens"`
 	Labels    []string         `json:"labels"`
 	Attention [][][][]float64  `json:"attention"`

@@ -128,7 +128,11 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err := vm.RunAll(); err != nil {
 		return nil, nil, errors.Wrap(err, "running the model")
 	}
-	logits, err := values(g.Logits.Value())
+	out, err := g.LogitsValue()
+	if err != nil {
+		return nil, nil, err
+	}
+	logits, err := values(out)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "logits")
 	}

@@ -95,9 +95,10 @@ func writePage(t *testing.T, args ...string) []byte {
 
 // TestHTMLCarriesJSON: the page's "inspect" member is exactly the object
 // -json prints for the same flags (every number, compared as its decimal
-// text), with -tokens and with a drawn example.
+// text), with a drawn example, and with -tokens and -ablate (the ablation
+// table).
 func TestHTMLCarriesJSON(t *testing.T) {
-	for _, extra := range [][]string{nil, {"-tokens", "5 2 7 2 8 5 2 6", "-seed", "3", "-samples", "9"}} {
+	for _, extra := range [][]string{nil, {"-tokens", "5 2 7 2 8 5 2 6", "-seed", "3", "-samples", "9", "-ablate"}} {
 		args := append([]string{"-checkpoint", testCheckpoint}, extra...)
 		page := decodePage(t, writePage(t, args...))
 		var want map[string]any
@@ -108,6 +109,9 @@ func TestHTMLCarriesJSON(t *testing.T) {
 		}
 		if !reflect.DeepEqual(page.Inspect, want) {
 			t.Errorf("%q: the page's inspect data differs from -json", extra)
+		}
+		if _, ok := page.Inspect["ablation"]; ok != (extra != nil) {
+			t.Errorf("%q: the page has an ablation table: %v", extra, ok)
 		}
 		// Parameters by hand: embeddings 9x16 + 8x16, per layer qkv 48x16 and
 		// out 16x16 + 16, LM head 9x16.
@@ -317,9 +321,9 @@ func TestHTMLRefuses(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-checkpoint", ck, "-html", ck}, "that is the input"},
-		{[]string{"-checkpoint", ck, "-html", sameFile}, "that is the input"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "that is the input"},
+		{[]string{"-checkpoint", ck, "-html", ck}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", sameFile}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", os.DevNull}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2 is not a metrics record"},
