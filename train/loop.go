@@ -20,7 +20,6 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
-	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -366,7 +365,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		if err := fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
+		if err := r.graph.DrawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
 		loss, norm, err := r.step(s)
@@ -438,7 +437,9 @@ func (r *runner) step(s int) (loss, norm float64, err error) {
 	if err := r.vm.RunAll(); err != nil {
 		return 0, 0, errors.Wrap(err, "running the training graph")
 	}
-	loss = scalar(r.graph.Loss.Value())
+	if loss, err = r.graph.LossValue(); err != nil {
+		return 0, 0, err
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, errors.Errorf("the training loss is %v; stopping (%s)", loss, r.untouched())
 	}
@@ -479,37 +480,6 @@ func (r *runner) checkpoint(s int) error {
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
-}
-
-// fillDropout draws the attention dropout masks of one step (see
-// layers.FillDropoutMask: 0 with probability p, else 1/(1-p)), layer by
-// layer from one stream.
-func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) error {
-	for _, node := range masks {
-		mask, ok := node.Value().(*tensor.Dense)
-		if !ok {
-			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
-		}
-		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scalar reads a scalar value of either float dtype.
-func scalar(v gorgonia.Value) float64 {
-	switch x := v.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	case []float32:
-		return float64(x[0])
-	case []float64:
-		return x[0]
-	}
-	return math.NaN()
 }
 
 // SavedConfig returns the config of the run in dir: the one inside its

@@ -131,14 +131,22 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err := vm.RunAll(); err != nil {
 		return nil, nil, errors.Wrap(err, "running the model")
 	}
-	logits, err := values(g.Logits.Value())
+	out, err := g.LogitsValue()
+	if err != nil {
+		return nil, nil, err
+	}
+	logits, err := values(out)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "logits")
 	}
 	h := m.Config.Heads
 	att := make([][][][][]float64, len(g.Attention))
-	for l, node := range g.Attention {
-		flat, err := values(node.Value())
+	for l := range g.Attention {
+		a, err := g.AttentionValue(l)
+		if err != nil {
+			return nil, nil, err
+		}
+		flat, err := values(a)
 		if err != nil {
 			return nil, nil, errors.Wrapf(err, "attention of layer %d", l)
 		}
