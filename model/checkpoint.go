@@ -14,6 +14,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
@@ -36,7 +37,7 @@ type CheckpointInfo struct {
 }
 
 // Save writes m as a safetensors checkpoint at path, replacing any file there
-// atomically (see safetensors.WriteFileAtomic). Tensors are named and shaped
+// atomically (see safefile.WriteFileAtomic). Tensors are named and shaped
 // as Config.ParamSpecs says, F32 or F64 after m.Dtype. runConfig must be a
 // JSON object whose "model" member equals m.Config; it is stored verbatim as
 // metadata "config", next to "step" and "format". Non-finite weights are
@@ -46,7 +47,7 @@ func Save(path string, m *Model, runConfig []byte, step int) error {
 	if err != nil {
 		return errors.Wrapf(err, "save checkpoint %s", path)
 	}
-	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
 		return safetensors.Write(w, tensors, metadata)
 	})
 }

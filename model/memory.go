@@ -1,10 +1,12 @@
 package model
 
+import "github.com/attnscope/attnscope/internal/rundir"
+
 // The checkpoint files of a run directory (package train writes them; inspect
 // names them when given the directory).
 const (
-	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
-	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
+	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
+	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
 )
 
 // MaxMemory is the largest estimated footprint (EstimateBytes) train and

@@ -4,9 +4,6 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
-	"image/png"
-	"os"
-	"path/filepath"
 	"strconv"
 	"unicode/utf8"
 
@@ -280,39 +277,4 @@ func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 func text(img *image.RGBA, p image.Point, s string, c color.RGBA) {
 	d := font.Drawer{Dst: img, Src: image.NewUniform(c), Face: basicfont.Face7x13, Dot: fixed.P(p.X, p.Y+ascent)}
 	d.DrawString(s)
-}
-
-// WritePNG encodes img to path atomically: a temporary file in the same
-// directory, synced, then renamed over path, so a reader never sees half an
-// image and a failed write leaves any old file intact.
-func WritePNG(path string, img image.Image) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return errors.Wrapf(err, "writing %s", path)
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return errors.Wrapf(err, "writing %s", path)
-	}
-	if err := png.Encode(f, img); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "writing %s", path)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "writing %s", path)
-	}
-	return nil
 }

@@ -18,17 +18,18 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/internal/safetensors"
-	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 )
 
 // Files of a run directory.
 const (
-	ConfigFile     = "config.yaml"        // the resolved config (Config.YAML)
-	MetricsFile    = "metrics.jsonl"      // one JSON object per line (TrainRecord, EvalRecord)
-	CheckpointFile = model.CheckpointFile // the latest weights, with the run config and step
-	BestFile       = model.BestFile       // the weights of the lowest eval_loss so far
+	ConfigFile     = rundir.ConfigFile     // the resolved config (Config.YAML)
+	MetricsFile    = rundir.MetricsFile    // one JSON object per line (TrainRecord, EvalRecord)
+	RolesFile      = rundir.RolesFile      // one runlog.RolesRecord per evaluation
+	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
+	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
 )
 
 // modelDtype is the element type of the models Run trains: float32, as
@@ -98,8 +99,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	LastEval           *EvalRecord // the last evaluation of this call, nil if none
-	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration // scoring the head roles at each evaluation
+	LastEval           *EvalRecord   // the last evaluation of this call, nil if none
+	BestLoss           float64       // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -136,12 +138,15 @@ type runner struct {
 	model    *model.Model
 	graph    *model.Graph
 	vm       gorgonia.VM
-	eval     *evaluator // nil when evaluation is off
+	eval     *evaluator  // nil when evaluation is off
+	roles    *rolesProbe // nil when evaluation is off
+	rolesLog *metricsLog
 	state    runState
 	sched    LRSchedule
 	metrics  *metricsLog
-	start    int // last completed step before this call
-	saved    int // step of the checkpoint on disk
+	lock     *rundir.Lock // held from the first look at the directory to the end
+	start    int          // last completed step before this call
+	saved    int          // step of the checkpoint on disk
 }
 
 func prepare(cfg Config, opts Options) (*runner, error) {
@@ -161,7 +166,12 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	t := cfg.Train
 	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
 	if opts.Resume {
-		err = r.resume()
+		if r.lock, err = lockRun(r.dir); err != nil {
+			return nil, err
+		}
+		if err = r.resume(); err != nil {
+			r.close()
+		}
 	} else {
 		err = r.fresh()
 	}
@@ -184,6 +194,12 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 		r.close()
 		return nil, err
 	}
+	if r.roles != nil {
+		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, RolesFile)); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -196,16 +212,28 @@ func (r *runner) build() error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+		if r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+			return err
+		}
+		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
 	}
 	return err
 }
 
 // fresh starts a new run from the seed, refusing a directory that holds one.
 func (r *runner) fresh() error {
-	if held, err := holdsRun(r.dir); err != nil {
+	if err := rundir.CheckDir(r.dir); err != nil {
+		return err
+	}
+	if held, err := rundir.HoldsRun(r.dir); err != nil {
 		return err
 	} else if held {
+		// A run being written says so, rather than that it exists.
+		if lock, err := rundir.Acquire(r.dir); errors.Is(err, rundir.ErrInUse) {
+			return err
+		} else if err == nil {
+			_ = lock.Release() // held for a moment only to ask; nothing was written
+		}
 		return errors.Wrapf(ErrRunExists, "%s", r.dir)
 	}
 	m, err := model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
@@ -217,10 +245,24 @@ func (r *runner) fresh() error {
 	return nil
 }
 
-// createDir writes a fresh run's config and empty metrics log.
+// createDir locks a fresh run's directory and writes its config and empty
+// metrics log. The check that no run is there is repeated under the lock: a
+// run started at the same moment may have written its files since fresh.
 func (r *runner) createDir() error {
+	if err := rundir.CheckDir(r.dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return errors.Wrap(err, "creating the run directory")
+	}
+	var err error
+	if r.lock, err = lockRun(r.dir); err != nil {
+		return err
+	}
+	if held, err := rundir.HoldsRun(r.dir); err != nil {
+		return err
+	} else if held {
+		return errors.Wrapf(ErrRunExists, "%s", r.dir)
 	}
 	yml, err := r.cfg.YAML()
 	if err != nil {
@@ -230,6 +272,17 @@ func (r *runner) createDir() error {
 		return err
 	}
 	return writeFile(filepath.Join(r.dir, MetricsFile), nil)
+}
+
+// lockRun makes this process the only writer of the run in dir until
+// runner.close (or its death: the kernel drops the lock, so a killed run
+// never blocks a resume).
+func lockRun(dir string) (*rundir.Lock, error) {
+	lock, err := rundir.Acquire(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errors.Errorf("%s holds no run to resume (no such directory)", dir)
+	}
+	return lock, err
 }
 
 // resume restores the run in r.dir at its checkpoint's step.
@@ -264,8 +317,10 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
-		return err
+	for _, name := range []string{MetricsFile, RolesFile} {
+		if err := truncateMetrics(filepath.Join(r.dir, name), r.start); err != nil {
+			return err
+		}
 	}
 	if r.cfg.Train.Steps != saved.Train.Steps {
 		// The run is extended: config.yaml records the new length before any
@@ -298,9 +353,18 @@ func (r *runner) close() {
 	if r.eval != nil {
 		r.eval.vm.Close()
 	}
-	if r.metrics != nil {
-		// The log was written line by line; a close error cannot lose any.
-		_ = r.metrics.close()
+	if r.roles != nil {
+		r.roles.vm.Close()
+	}
+	// The logs were written line by line; a close error cannot lose any.
+	for _, l := range []*metricsLog{r.metrics, r.rolesLog} {
+		if l != nil {
+			_ = l.close()
+		}
+	}
+	if r.lock != nil {
+		// Closing the lock file cannot fail in a way that keeps the lock.
+		_ = r.lock.Release()
 	}
 }
 
@@ -321,7 +385,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		if err := fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
+		if err := r.graph.DrawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
 		loss, norm, err := r.step(s)
@@ -348,6 +412,15 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			ev.Eval, res.LastEval = &rec, &rec
 			if err := r.metrics.write(rec); err != nil {
+				return nil, err
+			}
+			rolesStart := time.Now()
+			roles, err := r.roles.run(s)
+			res.RolesTime += time.Since(rolesStart)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: head roles", s)
+			}
+			if err := r.rolesLog.write(roles); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {
@@ -393,7 +466,9 @@ func (r *runner) step(s int) (loss, norm float64, err error) {
 	if err := r.vm.RunAll(); err != nil {
 		return 0, 0, errors.Wrap(err, "running the training graph")
 	}
-	loss = scalar(r.graph.Loss.Value())
+	if loss, err = r.graph.LossValue(); err != nil {
+		return 0, 0, err
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, errors.Errorf("the training loss is %v; stopping (%s)", loss, r.untouched())
 	}
@@ -434,55 +509,6 @@ func (r *runner) checkpoint(s int) error {
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
-}
-
-// fillDropout draws the attention dropout masks of one step (see
-// layers.FillDropoutMask: 0 with probability p, else 1/(1-p)), layer by
-// layer from one stream.
-func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) error {
-	for _, node := range masks {
-		mask, ok := node.Value().(*tensor.Dense)
-		if !ok {
-			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
-		}
-		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scalar reads a scalar value of either float dtype.
-func scalar(v gorgonia.Value) float64 {
-	switch x := v.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	case []float32:
-		return float64(x[0])
-	case []float64:
-		return x[0]
-	}
-	return math.NaN()
-}
-
-// holdsRun reports whether dir has any of a run's files.
-func holdsRun(dir string) (bool, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, errors.Wrap(err, "reading the run directory")
-	}
-	for _, e := range entries {
-		switch name := e.Name(); {
-		case name == ConfigFile, name == MetricsFile, name == CheckpointFile, name == BestFile, stateFilePattern.MatchString(name):
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // SavedConfig returns the config of the run in dir: the one inside its
@@ -598,7 +624,7 @@ func sortedKeys(maps ...map[string]any) []string {
 
 // writeFile replaces path with content atomically.
 func writeFile(path string, content []byte) error {
-	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(content)
 		return err
 	})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/safefile"
 )
 
 // TrainRecord is a training line of metrics.jsonl. Loss is the mean
@@ -126,7 +126,7 @@ func truncateMetrics(path string, step int) error {
 			kept.Write(line)
 		}
 	}
-	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(kept.Bytes())
 		return err
 	})

@@ -1,17 +1,17 @@
 package train
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
 )
@@ -34,13 +34,7 @@ type runState struct {
 // state-<step> before checkpoint.safetensors of that step and deletes older
 // state files only afterwards, so whatever moment a run is killed at, the
 // state file of the checkpoint's step exists.
-func stateFile(step int) string { return fmt.Sprintf("state-%d.safetensors", step) }
-
-var stateFilePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
-
-// temporaryPattern matches the temporary files safetensors.WriteFileAtomic
-// leaves behind when the process dies before its rename.
-var temporaryPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
+func stateFile(step int) string { return rundir.StateFile(step) }
 
 // saveState writes the state of step into dir (atomically).
 func saveState(dir string, step int, st runState, params []model.Param) error {
@@ -66,7 +60,7 @@ func saveState(dir string, step int, st runState, params []model.Param) error {
 		"best_step":      strconv.Itoa(st.BestStep),
 	}
 	path := filepath.Join(dir, stateFile(step))
-	return safetensors.WriteFileAtomic(path, func(w io.Writer) error {
+	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
 		return safetensors.Write(w, tensors, meta)
 	})
 }
@@ -149,7 +143,7 @@ func removeStates(dir string, drop func(step int) bool) error {
 		return errors.Wrap(err, "listing the run directory")
 	}
 	for _, e := range entries {
-		m := stateFilePattern.FindStringSubmatch(e.Name())
+		m := rundir.StatePattern.FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}
@@ -169,7 +163,7 @@ func removeTemporaries(dir string) error {
 		return errors.Wrap(err, "listing the run directory")
 	}
 	for _, e := range entries {
-		if temporaryPattern.MatchString(e.Name()) {
+		if rundir.TemporaryPattern.MatchString(e.Name()) {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return errors.Wrap(err, "removing a temporary file")
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -187,8 +188,68 @@ func TestCorruptCheckpoints(t *testing.T) {
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
-	if _, err := os.Stat("/dev/zero"); err == nil {
-		refused(t, "/dev/zero", []string{"-checkpoint", "/dev/zero"}, "checkpoint /dev/zero: header does not start with '{' (not a safetensors file?)")
+	refused(t, "/dev/zero", []string{"-checkpoint", "/dev/zero"}, "checkpoint /dev/zero: is a character device, not a regular file")
+	pipe := filepath.Join(dir, "pipe.safetensors")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "a named pipe", []string{"-checkpoint", pipe}, "checkpoint "+pipe+": is a named pipe, not a regular file")
+}
+
+// TestPNGNeverOverwrites: -png refuses the checkpoint being inspected, the
+// files of its run and of any run, and an existing path that is not a regular
+// file (a named pipe, a symlink), before doing any work, and leaves each as
+// it was.
+func TestPNGNeverOverwrites(t *testing.T) {
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDir := t.TempDir()
+	ckpt := filepath.Join(runDir, "checkpoint.safetensors")
+	files := map[string][]byte{"checkpoint.safetensors": good, "best.safetensors": good, "state-5.safetensors": good, "config.yaml": []byte("seed: 1\n"), "metrics.jsonl": []byte("{\"step\":1}\n")}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(runDir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := t.TempDir()
+	pipe := filepath.Join(other, "heads.png")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(other, "link.png")
+	if err := os.Symlink(filepath.Join(runDir, "best.safetensors"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, png, want string }{
+		{"the checkpoint itself", ckpt, "it is the input " + ckpt},
+		{"the checkpoint by another name", filepath.Join(runDir, ".", "..", filepath.Base(runDir), "checkpoint.safetensors"), "it is the input " + ckpt},
+		{"the run's best weights", filepath.Join(runDir, "best.safetensors"), "best.safetensors is a file of a training run"},
+		{"the run's config", filepath.Join(runDir, "config.yaml"), "config.yaml is a file of a training run"},
+		{"the run's metrics (an input of -html)", filepath.Join(runDir, "metrics.jsonl"), "it is the input " + filepath.Join(runDir, "metrics.jsonl")},
+		{"a run's state", filepath.Join(runDir, "state-5.safetensors"), "state-5.safetensors is a file of a training run"},
+		{"a named pipe", pipe, "it is a named pipe, not a regular file"},
+		{"a symlink", link, "it is a symlink, not a regular file"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-checkpoint", ckpt, "-png", c.png}, &stdout, &stderr)
+		if want := "-png: refusing to write " + c.png + ": " + c.want; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", c.name, err, want)
+		}
+		if stdout.Len() > 0 {
+			t.Errorf("%s: wrote %q to stdout before refusing", c.name, stdout.String())
+		}
+	}
+	for name, content := range files {
+		if got, err := os.ReadFile(filepath.Join(runDir, name)); err != nil || !bytes.Equal(got, content) {
+			t.Errorf("%s changed (%v)", name, err)
+		}
+	}
+	for _, p := range []string{pipe, link} {
+		if info, err := os.Lstat(p); err != nil || info.Mode().IsRegular() {
+			t.Errorf("%s was replaced by a regular file (%v)", p, err)
+		}
 	}
 }
 

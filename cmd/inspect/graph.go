@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
@@ -63,8 +62,8 @@ func showGraph(o options, stdout io.Writer) error {
 		return err
 	}
 	if o.dot != "" {
-		if err := checkOutputPath(o.dot, o.checkpoint); err != nil {
-			return err
+		if err := rundir.CheckOutput(o.dot, o.inputs()); err != nil {
+			return errors.Wrap(err, "-dot")
 		}
 	}
 	m, info, err := model.Load(o.checkpoint)
@@ -79,11 +78,11 @@ func showGraph(o options, stdout io.Writer) error {
 		return err
 	}
 	if o.dot != "" {
-		if err := safetensors.WriteFileAtomic(o.dot, func(w io.Writer) error {
+		if err := rundir.WriteOutput(o.dot, o.inputs(), func(w io.Writer) error {
 			_, err := io.WriteString(w, g.G.ToDot())
 			return err
 		}); err != nil {
-			return err
+			return errors.Wrap(err, "-dot")
 		}
 	}
 	if o.graph {
@@ -149,20 +148,4 @@ func paramText(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-// checkOutputPath refuses to write over the checkpoint being read, or to a
-// path that exists and is not a regular file.
-func checkOutputPath(path, checkpoint string) error {
-	out, err := os.Stat(path)
-	if err != nil {
-		return nil // a new file: WriteFileAtomic reports a missing directory
-	}
-	if !out.Mode().IsRegular() {
-		return errors.Errorf("-dot %s: not a regular file", path)
-	}
-	if in, err := os.Stat(checkpoint); err == nil && os.SameFile(in, out) {
-		return errors.Errorf("-dot %s: is the checkpoint being read; choose another file", path)
-	}
-	return nil
 }

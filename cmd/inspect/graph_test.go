@@ -65,7 +65,7 @@ func TestDot(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	err = run([]string{"-checkpoint", ck, "-dot", ck}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "is the checkpoint being read") {
+	if err == nil || !strings.Contains(err.Error(), "-dot: refusing to write "+ck+": it is the input "+ck) {
 		t.Errorf("-dot onto the checkpoint: error %v, want a refusal", err)
 	}
 	if after, _ := os.ReadFile(ck); !bytes.Equal(after, orig) || stdout.Len() > 0 {

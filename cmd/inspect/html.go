@@ -12,7 +12,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 )
@@ -105,7 +106,7 @@ func readTraining(o options) (*htmlview.Training, error) {
 			return nil, nil
 		}
 	}
-	raw, err := readSmallFile(filepath.Join(dir, metricsFile), maxMetricsBytes)
+	raw, err := safefile.ReadLimit(filepath.Join(dir, metricsFile), maxMetricsBytes, "a run's metrics may take")
 	if err != nil {
 		return nil, err
 	}
@@ -158,54 +159,10 @@ func runDir(o options) string {
 // metricsFile is the run directory's metrics log (see package train).
 const metricsFile = "metrics.jsonl"
 
-// readSmallFile reads a regular file of at most limit bytes; anything else
-// (a FIFO, a device, a directory, a larger file) is refused before it is read.
-func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.Wrap(err, "reading the run's metrics")
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, errors.Wrapf(err, "reading %s", path)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.Errorf("%s is not a regular file", path)
-	}
-	if info.Size() > limit {
-		return nil, errors.Errorf("%s is %d bytes, more than the %d a run's metrics may take", path, info.Size(), limit)
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, errors.Wrapf(err, "reading %s", path)
-	}
-	if int64(len(raw)) > limit {
-		return nil, errors.Errorf("%s grew past %d bytes while being read", path, limit)
-	}
-	return raw, nil
-}
-
-// checkOutput refuses an output path that names one of the inputs (the same
-// file, however spelled) or exists and is not a regular file. It runs before
-// anything is computed, so a refused path costs nothing.
-func checkOutput(flagName, path string, inputs ...string) error {
-	out, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return errors.Wrapf(err, "%s %s", flagName, path)
-	}
-	if !out.Mode().IsRegular() {
-		return errors.Errorf("%s %s: exists and is not a regular file; refusing to replace it", flagName, path)
-	}
-	for _, in := range inputs {
-		if info, err := os.Stat(in); err == nil && os.SameFile(out, info) {
-			return errors.Errorf("%s %s: that is the input %s; refusing to overwrite it", flagName, path, in)
-		}
-	}
-	return nil
+// inputs are the files inspect reads, which no output may replace: the
+// checkpoint and, for -html, the run's metrics.
+func (o options) inputs() []string {
+	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile)}
 }
 
 // writeHTML writes the interactive page atomically.
@@ -225,5 +182,6 @@ func (r report) writeHTML(path string) error {
 		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed),
 		Examples: r.pageExamples, Training: r.training, Graph: r.graph,
 	}
-	return safetensors.WriteFileAtomic(path, func(w io.Writer) error { return htmlview.Write(w, d) })
+	err = rundir.WriteOutput(path, r.opts.inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
+	return errors.Wrap(err, "-html")
 }

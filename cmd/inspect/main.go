@@ -20,6 +20,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 )
@@ -150,9 +151,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.run != "" && o.html == "" {
 		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
 	}
-	if o.html != "" {
-		if err := checkOutput("-html", o.html, o.checkpoint, filepath.Join(runDir(o), metricsFile)); err != nil {
-			return err
+	// Output paths are refused before the work; each write checks again.
+	for _, out := range []struct{ flag, path string }{{"-png", o.png}, {"-html", o.html}} {
+		if out.path != "" {
+			if err := rundir.CheckOutput(out.path, o.inputs()); err != nil {
+				return errors.Wrap(err, out.flag)
+			}
 		}
 	}
 	r, err := prepare(o)
@@ -393,10 +397,8 @@ func checkCheckpointPath(path string) error {
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.
 func separator(task data.Task) int {
-	for id := range task.Vocab() {
-		if task.Label(id) == "SEP" {
-			return id
-		}
+	if id, ok := data.Separator(task); ok {
+		return id
 	}
 	return heads.NoSeparator
 }

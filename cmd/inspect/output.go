@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -298,13 +300,18 @@ func textNotes(res heads.Result) []string {
 	}
 }
 
-// writePNG draws the selected layers x heads as one image.
+// writePNG draws the selected layers x heads as one image, written by the
+// output rule (rundir.WriteOutput): never over the checkpoint, a run file or
+// anything but a regular file.
 func (r report) writePNG(path string) error {
 	img, _, err := render.Grid(r.pngFigure())
 	if err != nil {
 		return err
 	}
-	return render.WritePNG(path, img)
+	err = rundir.WriteOutput(path, []string{r.opts.checkpoint}, func(w io.Writer) error {
+		return png.Encode(w, img)
+	})
+	return errors.Wrap(err, "-png")
 }
 
 // pngMaxWidth is the widest PNG in pixels: the heads of a layer wrap into

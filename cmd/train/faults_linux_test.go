@@ -38,7 +38,7 @@ func init() {
 	}
 }
 
-// temporary matches the files safetensors.WriteFileAtomic writes before its
+// temporary matches the files safefile.WriteFileAtomic writes before its
 // rename: ".<name>.tmp-<digits>".
 var temporary = regexp.MustCompile(`^\.(.+)\.tmp-[0-9]+$`)
 
@@ -195,7 +195,7 @@ func TestKilledDuringWrites(t *testing.T) {
 				if err != nil {
 					t.Fatalf("attempt %d: %v: %s", attempt, err, stderr.String())
 				}
-				sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile)
+				sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile)
 				checkRunFiles(t, dir, 60)
 				t.Logf("finished after %d kills; temporaries left by kills: %v", kills, midWrite)
 				if midWrite[train.CheckpointFile] == 0 || midWrite["state"] == 0 {
@@ -359,7 +359,7 @@ func TestWriteFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(file, "run")
-		refusedIn(t, "-out below a file", filepath.Dir(file), []string{"-config", writeConfig(t, yml), "-out", out}, "reading the run directory: open "+out+": not a directory")
+		refusedIn(t, "-out below a file", filepath.Dir(file), []string{"-config", writeConfig(t, yml), "-out", out}, "reading the run directory: lstat "+out+": not a directory")
 	})
 
 	t.Run("read-only disk", func(t *testing.T) {
@@ -395,7 +395,7 @@ func TestWriteFailures(t *testing.T) {
 		if os.Geteuid() != 0 {
 			reason = "permission denied"
 		}
-		refusedIn(t, "-resume on a read-only disk", dir, []string{"-resume", dir}, "write "+filepath.Join(dir, train.MetricsFile)+": creating temporary file: open: "+reason)
+		refusedIn(t, "-resume on a read-only disk", dir, []string{"-resume", dir}, "locking the run directory: open "+filepath.Join(dir, "train.lock")+": "+reason)
 		fresh := filepath.Join(dir, "fresh")
 		refusedIn(t, "a new run on a read-only disk", dir, []string{"-config", writeConfig(t, yml), "-out", fresh}, "creating the run directory: mkdir "+fresh+": "+reason)
 		fix()

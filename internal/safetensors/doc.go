@@ -21,11 +21,12 @@
 //     anything ambiguous (duplicate names or keys, null values, gaps, trailing
 //     bytes, unknown fields), is an error naming the tensor and the problem in
 //     one line. No input makes it panic (see FuzzRead).
-//   - ReadFile and ReadFileLimit read no more than the header describes plus
-//     one byte, and refuse a file over a size limit, so a pipe, /dev/zero or
-//     a huge file is an error, not a read that never ends.
+//   - ReadFile and ReadFileLimit refuse a path that is not a regular file
+//     before opening can block on it, refuse a file over a size limit, and
+//     read no more than the header describes plus one byte, so a pipe,
+//     /dev/zero or a huge file is an error, not a read that never ends.
+//     ReadFileChecked lets the caller refuse a file from its header alone,
+//     before any tensor data is read.
 //   - Tensors come back in data order (which for files this package wrote is
 //     the order they were written in), and their Data slices alias the input.
-//   - WriteFileAtomic replaces a file so that a crash or an error leaves either
-//     the complete old file or the complete new one, never a mixture.
 package safetensors

@@ -3,56 +3,33 @@
 package safetensors
 
 import (
-	"os"
+	"errors"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/safefile"
 )
 
-// TestReadFileFIFO: a named pipe has no size, so ReadFile reads what the
-// header describes: it accepts a writer that stops there and refuses one
-// that keeps writing, without waiting for it to stop (the writer then gets
-// EPIPE).
-func TestReadFileFIFO(t *testing.T) {
-	valid := file(`{"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}`, []byte{1, 2, 3})
+// TestReadFileRefusesNonRegular: a named pipe with no writer (open() would
+// wait for one forever), a device that never ends and a directory are each
+// refused before anything is read, with a message saying what the path is.
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
 	for _, c := range []struct {
-		name    string
-		endless bool
-		want    string // error after "safetensors file PATH: ", "" for none
+		path, want string
 	}{
-		{"writer stops after the data", false, ""},
-		{"writer never stops", true, "data bytes from 3 on at the end of the file are covered by no tensor"},
+		{pipe, "safetensors file " + pipe + ": open: is a named pipe, not a regular file"},
+		{"/dev/zero", "safetensors file /dev/zero: open: is a character device, not a regular file"},
+		{t.TempDir(), "is a directory, not a regular file"},
 	} {
-		path := filepath.Join(t.TempDir(), "pipe")
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-		done := make(chan error, 1)
-		go func() {
-			f, err := os.OpenFile(path, os.O_WRONLY, 0)
-			if err != nil {
-				done <- err
-				return
-			}
-			defer f.Close()
-			_, err = f.Write(valid)
-			for err == nil && c.endless {
-				_, err = f.Write(make([]byte, 4096))
-			}
-			if c.endless && err != nil {
-				err = nil // EPIPE once ReadFile closed its end
-			}
-			done <- err
-		}()
-		tensors, _, err := ReadFile(path)
-		if c.want == "" && (err != nil || len(tensors) != 1 || string(tensors[0].Data) != "\x01\x02\x03") {
-			t.Errorf("%s: %v, %v", c.name, tensors, err)
-		}
-		if want := "safetensors file " + path + ": " + c.want; c.want != "" && (err == nil || err.Error() != want) {
-			t.Errorf("%s: error %v, want %s", c.name, err, want)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("%s: writer: %v", c.name, err)
+		_, _, err := ReadFile(c.path)
+		if err == nil || !errors.Is(err, safefile.ErrNotRegular) || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("ReadFile(%s): %v, want %q", c.path, err, c.want)
 		}
 	}
 }

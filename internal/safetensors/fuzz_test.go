@@ -78,7 +78,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tensors, metadata, err := Read(data)
-		streamed, streamedMeta, streamErr := readFrom(bytes.NewReader(data), -1, MaxFileLen)
+		streamed, streamedMeta, streamErr := readFrom(bytes.NewReader(data), -1, MaxFileLen, nil)
 		if (err == nil) != (streamErr == nil) || !reflect.DeepEqual(streamed, tensors) || !reflect.DeepEqual(streamedMeta, metadata) {
 			t.Fatalf("Read: %v; from a stream: %v", err, streamErr)
 		}

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/safefile"
 )
 
 // Tensor is one named tensor: row-major little-endian Data of the given DType
@@ -201,18 +203,27 @@ func unwrapPath(err error) error {
 }
 
 // ReadFileLimit reads and validates the safetensors file at path, refusing a
-// file of more than limit bytes, with the checks and messages of Read. It
-// never reads more than the file's header describes plus one byte, so a
-// pipe, a device such as /dev/zero or a growing file cannot keep it reading:
-// it reads the 8-byte header length, checks it, reads the header, checks
-// the tensors it lists (against the file's size when the file is regular,
-// against limit otherwise), reads exactly the data they cover and then makes
-// sure nothing follows.
+// file of more than limit bytes, with the checks and messages of Read. A path
+// that is not a regular file (a pipe, a device such as /dev/zero) is refused
+// before anything is read (safefile.OpenRegular). It never reads more than
+// the file's header describes plus one byte, so a file that grows while it is
+// read cannot keep it reading: it reads the 8-byte header length, checks it,
+// reads the header, checks the tensors it lists against the file's size,
+// reads exactly the data they cover and then makes sure nothing follows.
 //
 // Errors do not name the file. One from the file system (open, stat, read)
 // is returned as os gave it, an *os.PathError, for the caller to word.
 func ReadFileLimit(path string, limit int64) ([]Tensor, map[string]string, error) {
-	f, err := os.Open(path)
+	return ReadFileChecked(path, limit, nil)
+}
+
+// ReadFileChecked is ReadFileLimit with a check of the header: once the
+// header is read and its layout validated, check (if not nil) sees the
+// tensors it lists, with nil Data, and the metadata; an error from check is
+// returned before any tensor data is read, so a file that does not hold what
+// the caller expects costs no more than its header.
+func ReadFileChecked(path string, limit int64, check func(header []Tensor, metadata map[string]string) error) ([]Tensor, map[string]string, error) {
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,12 +236,12 @@ func ReadFileLimit(path string, limit int64) ([]Tensor, map[string]string, error
 	if info.Mode().IsRegular() {
 		size = info.Size()
 	}
-	return readFrom(f, size, limit)
+	return readFrom(f, size, limit, check)
 }
 
 // readFrom reads one safetensors file from r (see ReadFileLimit). size is
 // the file's length when known (a regular file), or -1.
-func readFrom(r io.Reader, size, limit int64) ([]Tensor, map[string]string, error) {
+func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]string) error) ([]Tensor, map[string]string, error) {
 	if size > limit {
 		return nil, nil, errors.Errorf("file is %d bytes, larger than the %d-byte limit", size, limit)
 	}
@@ -274,6 +285,11 @@ func readFrom(r io.Reader, size, limit int64) ([]Tensor, map[string]string, erro
 	}
 	if end > limit-8-n {
 		return nil, nil, errors.Errorf("the header describes %d bytes of tensor data, which with the header exceeds the %d-byte file limit", end, limit)
+	}
+	if check != nil {
+		if err := check(tensorsIn(entries, nil), metadata); err != nil {
+			return nil, nil, err
+		}
 	}
 	section, err := readUpTo(r, end, known)
 	if err != nil {

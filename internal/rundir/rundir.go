@@ -1,0 +1,95 @@
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/pkg/errors"
+)
+
+// Files of a run directory.
+const (
+	ConfigFile     = "config.yaml"            // the resolved config
+	MetricsFile    = "metrics.jsonl"          // one JSON object per line
+	RolesFile      = "roles.jsonl"            // the head roles at each evaluation, one JSON object per line
+	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
+	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
+	LockFile       = "train.lock"             // flocked by the process writing the run
+)
+
+// StateFile is the name of the optimizer state saved with the checkpoint of
+// step.
+func StateFile(step int) string { return fmt.Sprintf("state-%d.safetensors", step) }
+
+// StatePattern matches StateFile names; its group is the step.
+var StatePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
+
+// TemporaryPattern matches the temporary files safefile.WriteFileAtomic
+// leaves behind when the process dies before its rename.
+var TemporaryPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
+
+// dataFiles are the names whose presence means a directory holds a run.
+var dataFiles = []string{ConfigFile, MetricsFile, RolesFile, CheckpointFile, BestFile}
+
+// IsRunFile reports whether name (a base name) is one a run directory uses.
+func IsRunFile(name string) bool {
+	for _, f := range dataFiles {
+		if name == f {
+			return true
+		}
+	}
+	return name == LockFile || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
+}
+
+// HoldsRun reports whether dir has any of a run's data files (the lock file
+// alone, left by a run that failed before writing anything, does not count).
+// A missing dir holds no run.
+func HoldsRun(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, errors.Wrap(err, "reading the run directory")
+	}
+	for _, e := range entries {
+		if name := e.Name(); name != LockFile && !TemporaryPattern.MatchString(name) && IsRunFile(name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// CheckDir refuses a run directory path that cannot be one: a dangling
+// symlink (MkdirAll would only say "file exists") or something that is not
+// a directory. A missing path is fine.
+func CheckDir(dir string) error {
+	info, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "reading the run directory")
+	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		target, _ := os.Readlink(dir)
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return errors.Errorf("run directory %s is a dangling symlink (to %s, which does not exist)", dir, target)
+		}
+		info, err = os.Stat(dir)
+		if err != nil {
+			return errors.Wrapf(err, "run directory %s", dir)
+		}
+	}
+	if !info.IsDir() {
+		return errors.Errorf("run directory %s exists and is not a directory", dir)
+	}
+	return nil
+}
+
+// inDir is path's directory, "." for a bare name.
+func inDir(path string) string {
+	return filepath.Dir(filepath.Clean(path))
+}

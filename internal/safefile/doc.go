@@ -1,0 +1,16 @@
+// Package safefile opens, reads and writes files so that no input can make a
+// command hang, exhaust memory or destroy a file by accident.
+//
+// Conventions:
+//   - Every reader opens through OpenRegular: a path that is not a regular
+//     file once symlinks are followed (a named pipe, a device such as
+//     /dev/zero, a directory, a socket) is refused with an error naming what
+//     it is, before anything could block on it. The open itself never waits
+//     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
+//   - ReadLimit reads a whole file only if it is no larger than a limit the
+//     caller derives from what the file can legitimately hold.
+//   - WriteFileAtomic replaces a file so that a crash or an error leaves either
+//     the complete old file or the complete new one, never a mixture.
+//   - Errors name the path once and carry the os error (errors.Is with
+//     fs.ErrNotExist still holds).
+package safefile

@@ -1,0 +1,113 @@
+package safefile
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/pkg/errors"
+)
+
+// ErrNotRegular is wrapped by the error for a path that must be a regular
+// file and is not.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens path for reading if it is a regular file (after
+// following symlinks). Anything else is refused with an *os.PathError whose
+// message says what the path is ("open PATH: is a named pipe, not a regular
+// file"; errors.Is(err, ErrNotRegular) holds). The open does not block: it
+// asks for O_NONBLOCK, which a regular file ignores, so a named pipe without
+// a writer is refused rather than waited on; the type is checked on the
+// opened file, so a path swapped between a check and the open cannot slip
+// through. Errors from the file system are returned as os gives them.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: notRegular{Kind(info.Mode())}}
+	}
+	return f, nil
+}
+
+// notRegular says what a path is instead of a regular file.
+type notRegular struct{ kind string }
+
+func (e notRegular) Error() string        { return "is " + e.kind + ", not a regular file" }
+func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
+
+// Kind names the type of a file mode for a message: "a directory", "a named
+// pipe", "a device", "a socket", "a symlink", "a regular file".
+func Kind(mode fs.FileMode) string {
+	switch t := mode.Type(); {
+	case t == 0:
+		return "a regular file"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSymlink != 0:
+		return "a symlink"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + mode.Type().String() + ")"
+}
+
+// ReadLimit returns the contents of the regular file at path (see
+// OpenRegular), refusing one of more than limit bytes before reading it.
+// what names the limit in the error ("a run of 100 steps writes at most
+// 25600 bytes of metrics"). It never reads more than limit+1 bytes, so a file
+// that grows while it is read is refused too.
+func ReadLimit(path string, limit int64, what string) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, errors.Wrapf(err, "%s", path)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+	}
+	if info.Size() > limit {
+		return nil, tooLarge(path, info.Size(), limit, what)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+	}
+	if int64(len(raw)) > limit {
+		return nil, tooLarge(path, int64(len(raw)), limit, what)
+	}
+	return raw, nil
+}
+
+func tooLarge(path string, size, limit int64, what string) error {
+	return errors.Errorf("%s is %d bytes, more than the %d bytes %s", path, size, limit, what)
+}
+
+// unwrapPath drops the *os.PathError around err so a message names the path
+// once; errors.Is(err, fs.ErrNotExist) still holds.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return errors.WithMessage(pe.Err, pe.Op)
+	}
+	return err
+}
