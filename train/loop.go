@@ -305,7 +305,7 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
+	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start, saved.Train.Steps); err != nil {
 		return err
 	}
 	if r.cfg.Train.Steps != saved.Train.Steps {
