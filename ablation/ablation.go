@@ -158,10 +158,18 @@ func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
 			n += m
 		}
 		if n > 0 {
-			lossSum += lossValue(r.g.Loss.Value()) * n
+			loss, err := r.g.LossValue()
+			if err != nil {
+				return Score{}, errors.Wrap(err, "ablation")
+			}
+			lossSum += loss * n
 		}
 		scored += n
-		logits, err := floats(r.g.Logits.Value())
+		out, err := r.g.LogitsValue()
+		if err != nil {
+			return Score{}, errors.Wrap(err, "ablation")
+		}
+		logits, err := floats(out)
 		if err != nil {
 			return Score{}, err
 		}
@@ -224,22 +232,8 @@ func (r *runner) addMeans(rows, total int) error {
 	return nil
 }
 
-func lossValue(v gorgonia.Value) float64 {
-	switch x := v.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	}
-	return 0
-}
-
 // floats copies a Float32 or Float64 tensor's data into float64.
-func floats(v gorgonia.Value) ([]float64, error) {
-	d, ok := v.(*tensor.Dense)
-	if !ok {
-		return nil, errors.New("ablation: the graph produced no value (run it first)")
-	}
+func floats(d *tensor.Dense) ([]float64, error) {
 	switch data := d.Data().(type) {
 	case []float64:
 		return data, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/attnscope/attnscope/layers"
 	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -109,7 +110,10 @@ func ckSameWeights(t *testing.T, got, want *Model) {
 
 // TestCheckpointRoundTrip: New -> Save -> Load gives the same config, step,
 // run config bytes and bit-identical weights, and saving the loaded model
-// again reproduces the file byte for byte.
+// again reproduces the file byte for byte. A checkpoint written by a model
+// of either path runs on both: the loaded model's logits and loss on each
+// path equal the saved model's on its own (1e-12 in float64, 1e-5 in
+// float32, relative to the largest logit).
 func TestCheckpointRoundTrip(t *testing.T) {
 	eachPath(t, func(t *testing.T, attention layers.Path) {
 		for _, c := range ckConfigs {
@@ -117,8 +121,11 @@ func TestCheckpointRoundTrip(t *testing.T) {
 				t.Run(c.name+"/"+dtype.String(), func(t *testing.T) {
 					dir := t.TempDir()
 					path := filepath.Join(dir, "checkpoint.safetensors")
-					m := ckNew(t, c.cfg, dtype, 11)
-					run := ckRunConfig(t, c.cfg)
+					cfg := c.cfg
+					cfg.Attention = string(attention)
+					m := ckNew(t, cfg, dtype, 11)
+					randomize(m, 5, 0.5)
+					run := ckRunConfig(t, cfg)
 					if err := Save(path, m, run, 1234); err != nil {
 						t.Fatal(err)
 					}
@@ -126,8 +133,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got.Config != c.cfg {
-						t.Errorf("config %+v, want %+v", got.Config, c.cfg)
+					if got.Config != cfg {
+						t.Errorf("config %+v, want %+v", got.Config, cfg)
 					}
 					if info.Step != 1234 || info.Format != "attnscope/1" || !bytes.Equal(info.RunConfig, run) {
 						t.Errorf("info %+v (run config %s), want step 1234, format attnscope/1, run config %s", info, info.RunConfig, run)
@@ -143,10 +150,48 @@ func TestCheckpointRoundTrip(t *testing.T) {
 					if !bytes.Equal(a, b) {
 						t.Error("saving the loaded model does not reproduce the file")
 					}
+					ckRunsOnEveryPath(t, m, got)
 				})
 			}
 		}
 	})
+}
+
+// ckRunsOnEveryPath runs loaded on each path and saved on its own, on one
+// random batch, and fails unless the logits and loss agree within 1e-12
+// (float64) or 1e-5 (float32) of the largest logit.
+func ckRunsOnEveryPath(t *testing.T, saved, loaded *Model) {
+	t.Helper()
+	const b = 2
+	seqLen := saved.Config.Context
+	tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(3, 4)), b*seqLen, saved.Config.Vocab)
+	forward := func(m *Model) (logits []float64, loss float64) {
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: seqLen})
+		if err := g.Feed(tokens, targets, mask); err != nil {
+			t.Fatal(err)
+		}
+		vm := g.NewMachine()
+		defer vm.Close()
+		run(t, vm)
+		return floats(t, g.Logits), lossOf(t, g)
+	}
+	wantLogits, wantLoss := forward(saved)
+	tol := 1e-12
+	if saved.Dtype == tensor.Float32 {
+		tol = 1e-5
+	}
+	for _, p := range layers.Paths {
+		loaded.Config.Attention = string(p)
+		logits, loss := forward(loaded)
+		scale := 1.0
+		for _, v := range wantLogits {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		if e := maxDiff(logits, wantLogits); !(e <= tol*scale) || !(math.Abs(loss-wantLoss) <= tol*scale) {
+			t.Errorf("saved on the %s path, run on %s: logits differ by %.3g, loss %v, want %v (tolerance %.3g)",
+				saved.Config.Attention, p, e, loss, wantLoss, tol*scale)
+		}
+	}
 }
 
 // TestCheckpointLayout reads a saved file with nothing but encoding/binary and

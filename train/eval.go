@@ -3,7 +3,6 @@ package train
 import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -59,12 +58,17 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 			return EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
 		}
 		if n > 0 {
-			lossSum += scalar(e.graph.Loss.Value()) * n
+			loss, err := e.graph.LossValue()
+			if err != nil {
+				e.vm.Reset()
+				return EvalRecord{}, errors.Wrap(err, "the evaluation graph")
+			}
+			lossSum += loss * n
 		}
-		out, ok := e.graph.Logits.Value().(*tensor.Dense)
-		if !ok {
+		out, err := e.graph.LogitsValue()
+		if err != nil {
 			e.vm.Reset()
-			return EvalRecord{}, errors.New("the evaluation graph produced no logits")
+			return EvalRecord{}, errors.Wrap(err, "the evaluation graph")
 		}
 		var predict func(p int) int // argmax of position p's logits
 		switch logits := out.Data().(type) {

@@ -20,7 +20,6 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
-	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -28,6 +27,7 @@ import (
 const (
 	ConfigFile     = rundir.ConfigFile     // the resolved config (Config.YAML)
 	MetricsFile    = rundir.MetricsFile    // one JSON object per line (TrainRecord, EvalRecord)
+	RolesFile      = rundir.RolesFile      // one runlog.RolesRecord per evaluation
 	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
 	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
 )
@@ -99,8 +99,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	LastEval           *EvalRecord // the last evaluation of this call, nil if none
-	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration // scoring the head roles at each evaluation
+	LastEval           *EvalRecord   // the last evaluation of this call, nil if none
+	BestLoss           float64       // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -137,7 +138,9 @@ type runner struct {
 	model    *model.Model
 	graph    *model.Graph
 	vm       gorgonia.VM
-	eval     *evaluator // nil when evaluation is off
+	eval     *evaluator  // nil when evaluation is off
+	roles    *rolesProbe // nil when evaluation is off
+	rolesLog *metricsLog
 	state    runState
 	sched    LRSchedule
 	metrics  *metricsLog
@@ -191,6 +194,12 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 		r.close()
 		return nil, err
 	}
+	if r.roles != nil {
+		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, RolesFile)); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -203,7 +212,10 @@ func (r *runner) build() error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+		if r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+			return err
+		}
+		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
 	}
 	return err
 }
@@ -305,8 +317,18 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start, saved.Train.Steps); err != nil {
-		return err
+	// Both logs were written by a run of the saved length, which bounds them.
+	logs := []struct {
+		name  string
+		limit int64
+	}{
+		{MetricsFile, MaxMetricsBytes(saved.Train.Steps)},
+		{RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+	}
+	for _, l := range logs {
+		if err := truncateMetrics(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
+			return err
+		}
 	}
 	if r.cfg.Train.Steps != saved.Train.Steps {
 		// The run is extended: config.yaml records the new length before any
@@ -339,9 +361,14 @@ func (r *runner) close() {
 	if r.eval != nil {
 		r.eval.vm.Close()
 	}
-	if r.metrics != nil {
-		// The log was written line by line; a close error cannot lose any.
-		_ = r.metrics.close()
+	if r.roles != nil {
+		r.roles.vm.Close()
+	}
+	// The logs were written line by line; a close error cannot lose any.
+	for _, l := range []*metricsLog{r.metrics, r.rolesLog} {
+		if l != nil {
+			_ = l.close()
+		}
 	}
 	if r.lock != nil {
 		// Closing the lock file cannot fail in a way that keeps the lock.
@@ -366,7 +393,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		if err := fillDropout(r.graph.DropoutMasks, r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
+		if err := r.graph.DrawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
 		loss, norm, err := r.step(s)
@@ -393,6 +420,15 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			ev.Eval, res.LastEval = &rec, &rec
 			if err := r.metrics.write(rec); err != nil {
+				return nil, err
+			}
+			rolesStart := time.Now()
+			roles, err := r.roles.run(s)
+			res.RolesTime += time.Since(rolesStart)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: head roles", s)
+			}
+			if err := r.rolesLog.write(roles); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {
@@ -438,7 +474,9 @@ func (r *runner) step(s int) (loss, norm float64, err error) {
 	if err := r.vm.RunAll(); err != nil {
 		return 0, 0, errors.Wrap(err, "running the training graph")
 	}
-	loss = scalar(r.graph.Loss.Value())
+	if loss, err = r.graph.LossValue(); err != nil {
+		return 0, 0, err
+	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, errors.Errorf("the training loss is %v; stopping (%s)", loss, r.untouched())
 	}
@@ -479,37 +517,6 @@ func (r *runner) checkpoint(s int) error {
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
-}
-
-// fillDropout draws the attention dropout masks of one step (see
-// layers.FillDropoutMask: 0 with probability p, else 1/(1-p)), layer by
-// layer from one stream.
-func fillDropout(masks []*gorgonia.Node, p float64, rng *rand.Rand) error {
-	for _, node := range masks {
-		mask, ok := node.Value().(*tensor.Dense)
-		if !ok {
-			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
-		}
-		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scalar reads a scalar value of either float dtype.
-func scalar(v gorgonia.Value) float64 {
-	switch x := v.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	case []float32:
-		return float64(x[0])
-	case []float64:
-		return x[0]
-	}
-	return math.NaN()
 }
 
 // SavedConfig returns the config of the run in dir: the one inside its

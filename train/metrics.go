@@ -110,16 +110,17 @@ func MaxMetricsBytes(steps int) int64 { return 2 * int64(max(steps, 0)+1) * maxM
 // whose step is at most step, so a resumed run from a checkpoint of that step
 // appends exactly what the interrupted run had logged after it. An unfinished
 // last line (no newline, from a kill mid-write) is dropped; a missing file is
-// left missing. The log was written by a run of steps steps: a larger file,
-// or one that is not a regular file (a pipe, a symlink to /dev/zero), is
-// refused before it is read (safefile.ReadLimit).
-func truncateMetrics(path string, step, steps int) error {
+// left missing. The log was written by a run of steps steps, which bounds it
+// to limit bytes (MaxMetricsBytes, MaxRolesBytes): a larger file, or one that
+// is not a regular file (a pipe, a symlink to /dev/zero), is refused before
+// it is read (safefile.ReadLimit).
+func truncateMetrics(path string, step, steps int, limit int64) error {
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	raw, err := safefile.ReadLimit(path, MaxMetricsBytes(steps), fmt.Sprintf("a run of %d steps writes at most", steps))
+	raw, err := safefile.ReadLimit(path, limit, fmt.Sprintf("a run of %d steps writes at most", steps))
 	if err != nil {
-		return errors.Wrap(err, "reading the metrics log")
+		return errors.Wrap(err, "cannot resume")
 	}
 	var kept bytes.Buffer
 	for n := 1; len(raw) > 0; n++ {

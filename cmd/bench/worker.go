@@ -166,7 +166,9 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 		if err != nil {
 			return err
 		}
-		loss = scalar(tr.g.Loss.Value())
+		if loss, err = tr.g.LossValue(); err != nil {
+			return err
+		}
 		return tr.adam.Update(tr.m.Params, grads, 3e-3)
 	}
 	for range warmup {
@@ -223,21 +225,6 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func scalar(v any) float64 {
-	type dataer interface{ Data() any }
-	d, ok := v.(dataer)
-	if !ok {
-		return 0
-	}
-	switch x := d.Data().(type) {
-	case float32:
-		return float64(x)
-	case float64:
-		return x
-	}
-	return 0
 }
 
 // peakN is the size of the square product runPeakWorker times.

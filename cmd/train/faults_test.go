@@ -315,9 +315,12 @@ func TestCorruptResume(t *testing.T) {
 		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
 		{"metrics larger than the run can write", me, bytes.Repeat([]byte("{\"step\":5,\"loss\":1}\n"), 2000),
-			[]string{"reading the metrics log: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
-		{"metrics a named pipe", me, nil, []string{"reading the metrics log: ", "metrics.jsonl: is a named pipe, not a regular file"}},
-		{"metrics a symlink to /dev/zero", me, nil, []string{"reading the metrics log: ", "metrics.jsonl: is a character device, not a regular file"}},
+			[]string{"cannot resume: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
+		{"roles larger than the run can write", train.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 3000),
+			[]string{"cannot resume: ", "roles.jsonl is 66000 bytes, more than the 63632 bytes a run of 40 steps writes at most"}},
+		{"roles a named pipe", train.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
+		{"metrics a named pipe", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a named pipe, not a regular file"}},
+		{"metrics a symlink to /dev/zero", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a character device, not a regular file"}},
 		{"checkpoint a named pipe", ck, nil, []string{"is a named pipe, not a regular file"}},
 		{"state a named pipe", st, nil, []string{"state-7.safetensors", "is a named pipe, not a regular file"}},
 		{"config.yaml broken", co, []byte("seed: [\n"), []string{"config.yaml:1:7: YAML syntax: did not find expected node content"}},
@@ -327,7 +330,7 @@ func TestCorruptResume(t *testing.T) {
 	fifo := func(path string) error { return syscall.Mkfifo(path, 0o644) }
 	devZero := func(path string) error { return os.Symlink("/dev/zero", path) }
 	special := map[string]func(path string) error{
-		"metrics a named pipe": fifo, "metrics a symlink to /dev/zero": devZero,
+		"metrics a named pipe": fifo, "metrics a symlink to /dev/zero": devZero, "roles a named pipe": fifo,
 		"checkpoint a named pipe": fifo, "state a named pipe": fifo,
 	}
 	for _, c := range cases {
@@ -476,7 +479,7 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		case train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
 		default:
 			t.Errorf("%s holds a stray %s", dir, e.Name())
 		}
@@ -534,7 +537,7 @@ func TestStopSignals(t *testing.T) {
 			if _, _, err := runCmd("-resume", dir); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile, train.RolesFile)
 			checkRunFiles(t, dir, 3000)
 		})
 	}

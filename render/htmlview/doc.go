@@ -16,9 +16,10 @@
 //     carry the same numbers. Data.Examples follow it in the selector.
 //   - Attention is [layer][head][query][key] with causal zeros above the
 //     diagonal; the page draws key > query as masked, not as weight 0.
-//   - Optional sections (training curves, head roles over training, the
-//     ablation table, the graph summary) render only when their member is
-//     present.
+//   - Optional sections render only when their data is present: the graph
+//     summary (Data.Graph), the training curves (Data.Training) and the
+//     ablation table beside the thumbnails (the -json object's "ablation",
+//     from inspect -ablate).
 //   - Write only renders; where the bytes go (atomically, never over an
 //     input) is the caller's business.
 package htmlview

@@ -152,6 +152,36 @@
       }
     }
   }
+  // ---- the ablation table (inspect -ablate) ----
+  function drawAblation() {
+    const a = I.ablation;
+    if (!a) return;
+    const box = $("ablation");
+    box.hidden = false;
+    // Room for the table beside the thumbnails; the model card then spans
+    // the page too, in two columns of rows.
+    $("heads").classList.add("wide");
+    $("model").classList.add("wide");
+    el("h3", {}, box, "Each head removed (" + (a.mode === "mean" ? "replaced by its mean" : "zeroed") + ")");
+    el("p", {class: "note"}, box, "On " + a.examples + " held-out examples; intact loss " + a.intact.loss.toFixed(4) +
+      ", exact match " + fmt3(a.intact.exact_match) + ". Most important first; click a row to open the head.");
+    const tb = el("table", {class: "ablation"}, box), head = el("tr", {}, tb);
+    ["layer", "head", "role", "loss", "Δloss", "Δexact match"].forEach((h) => el("th", {}, head, h));
+    const most = Math.max.apply(null, a.rows.map((r) => Math.abs(r.delta_loss))) || 1;
+    a.rows.forEach((r) => {
+      const tr = el("tr", {"data-layer": r.layer, "data-head": r.head}, tb);
+      el("td", {}, tr, String(r.layer));
+      el("td", {}, tr, String(r.head));
+      el("td", {}, tr, r.role || "");
+      el("td", {}, tr, r.loss.toFixed(4));
+      const d = el("td", {class: "delta"}, tr);
+      el("span", {class: "bar", style: "width:" + Math.round(60 * Math.abs(r.delta_loss) / most) + "px"}, d);
+      el("span", {}, d, (r.delta_loss >= 0 ? "+" : "") + r.delta_loss.toFixed(4));
+      el("td", {}, tr, (r.delta_exact_match >= 0 ? "+" : "") + fmt3(r.delta_exact_match));
+      tr.addEventListener("click", () => { state.layer = r.layer; state.head = r.head; drawFocus(); });
+    });
+  }
+
   function drawThumbs() {
     const ex = examples[state.ex], T = ex.tokens.length;
     const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
@@ -165,6 +195,8 @@
       }
       thumbs[l][h].fig.classList.toggle("selected", l === state.layer && h === state.head);
     }
+    document.querySelectorAll("#ablation tr[data-layer]").forEach((tr) =>
+      tr.classList.toggle("selected", Number(tr.dataset.layer) === state.layer && Number(tr.dataset.head) === state.head));
   }
 
   // ---- the large view ----
@@ -191,10 +223,10 @@
     for (let i = 0; i < T; i++) {
       const x = left + i * cell + cell / 2;
       sv("text", {x: x, y: top - 26, "text-anchor": "middle", class: "axis-title"}, svg, String(i));
-      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "key"}, svg, tokenLabel(ex, i));
       const y = top + i * cell + cell / 2 + 4;
       sv("text", {x: left - 40, y: y, "text-anchor": "end", class: "axis-title"}, svg, String(i));
-      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "query"}, svg, tokenLabel(ex, i));
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
@@ -361,6 +393,7 @@
   drawModel();
   drawSelector();
   drawGrid();
+  drawAblation();
   drawScale();
   drawExample();
   drawTraining();

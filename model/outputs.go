@@ -1,0 +1,124 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/layers"
+)
+
+// The per-step inputs and outputs of a built graph, so callers (train,
+// inspect) never reach into node values. Feed (build.go) sets the tokens,
+// targets and loss mask; DrawDropout the dropout masks. The readers return
+// what the last run of the graph's machine left: a tensor stays valid until
+// the next run, and belongs to the graph (copy what must outlive the run).
+
+// DrawDropout fills every layer's attention dropout mask for one step from
+// rng (see layers.FillDropoutMask: 0 with probability p, else 1/(1-p)),
+// layer by layer from the one stream. A graph without dropout masks (not
+// Train, or Dropout 0) has nothing to fill.
+func (gr *Graph) DrawDropout(p float64, rng *rand.Rand) error {
+	for _, node := range gr.DropoutMasks {
+		mask, ok := node.Value().(*tensor.Dense)
+		if !ok {
+			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
+		}
+		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LossValue is the loss of the last run.
+func (gr *Graph) LossValue() (float64, error) {
+	switch x := nodeData(gr.Loss).(type) {
+	case float32:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case []float32:
+		if len(x) == 1 {
+			return float64(x[0]), nil
+		}
+	case []float64:
+		if len(x) == 1 {
+			return x[0], nil
+		}
+	}
+	return 0, errors.New("loss: no value (run the machine first)")
+}
+
+// LogitsValue is the (B*T, V) logits of the last run, in the model's dtype.
+func (gr *Graph) LogitsValue() (*tensor.Dense, error) {
+	return denseValue(gr.Logits, "logits")
+}
+
+// AttentionValue is layer l's attention weights (B, H, T, T) of the last
+// run, in the model's dtype: rows are queries, columns keys.
+func (gr *Graph) AttentionValue(l int) (*tensor.Dense, error) {
+	if l < 0 || l >= len(gr.Attention) {
+		return nil, errors.Errorf("attention: layer %d, the model has %d", l, len(gr.Attention))
+	}
+	return denseValue(gr.Attention[l], fmt.Sprintf("attention of layer %d", l))
+}
+
+func nodeData(n *gorgonia.Node) any {
+	if v := n.Value(); v != nil {
+		return v.Data()
+	}
+	return nil
+}
+
+func denseValue(n *gorgonia.Node, what string) (*tensor.Dense, error) {
+	d, ok := n.Value().(*tensor.Dense)
+	if !ok || d == nil {
+		return nil, errors.Errorf("%s: no value (run the machine first)", what)
+	}
+	return d, nil
+}
+
+// AttentionRows is every layer's attention weights of the last run (of a
+// machine from NewMachine), copied to float64 as
+// [layer][batch][head][query][key].
+func (gr *Graph) AttentionRows() ([][][][][]float64, error) {
+	b, h, t := gr.Opts.Batch, gr.Model.Config.Heads, gr.Opts.SeqLen
+	att := make([][][][][]float64, len(gr.Attention))
+	for l := range gr.Attention {
+		d, err := gr.AttentionValue(l)
+		if err != nil {
+			return nil, err
+		}
+		flat := make([]float64, d.Shape().TotalSize())
+		switch data := d.Data().(type) {
+		case []float32:
+			for i, x := range data {
+				flat[i] = float64(x)
+			}
+		case []float64:
+			copy(flat, data)
+		default:
+			return nil, errors.Errorf("attention of layer %d holds %v, want float32 or float64", l, d.Dtype())
+		}
+		if len(flat) != b*h*t*t {
+			return nil, errors.Errorf("attention of layer %d has %d values, want (B, H, T, T) = (%d, %d, %d, %d)", l, len(flat), b, h, t, t)
+		}
+		att[l] = make([][][][]float64, b)
+		for row := range b {
+			att[l][row] = make([][][]float64, h)
+			for hd := range h {
+				block := flat[(row*h+hd)*t*t:][:t*t] // the (row, hd) (T, T) block
+				rows := make([][]float64, t)
+				for q := range t {
+					rows[q] = block[q*t : (q+1)*t : (q+1)*t]
+				}
+				att[l][row][hd] = rows
+			}
+		}
+	}
+	return att, nil
+}
