@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/rundir"
-	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // maxPageExamples caps the held-out examples the -html page embeds besides
@@ -26,10 +25,6 @@ const (
 	maxPageExamples = 16
 	pageValueBudget = 120_000
 )
-
-// maxMetricsBytes bounds the metrics.jsonl -html reads: far more than any
-// run logs (a line is under 200 bytes), far less than would hurt.
-const maxMetricsBytes = 64 << 20
 
 // maxCurvePoints caps the training lines the page plots; a longer log is
 // thinned to every k-th line (evaluation lines are all kept up to the cap too).
@@ -106,33 +101,16 @@ func readTraining(o options) (*htmlview.Training, error) {
 			return nil, nil
 		}
 	}
-	raw, err := safefile.ReadLimit(filepath.Join(dir, metricsFile), maxMetricsBytes, "a run's metrics may take")
+	run, err := runlog.ReadMetrics(dir)
 	if err != nil {
 		return nil, err
 	}
 	tr := &htmlview.Training{Dir: dir, Stride: 1}
-	path := filepath.Join(dir, metricsFile)
-	for n, line := range bytes.Split(raw, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var rec struct {
-			Step     *int     `json:"step"`
-			Loss     *float64 `json:"loss"`
-			LR       float64  `json:"lr"`
-			EvalLoss *float64 `json:"eval_loss"`
-			TokenAcc float64  `json:"token_acc"`
-			SeqAcc   float64  `json:"seq_acc"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil || rec.Step == nil {
-			return nil, errors.Errorf("%s line %d is not a metrics record: %.80q", path, n+1, line)
-		}
-		switch {
-		case rec.EvalLoss != nil:
-			tr.Eval = append(tr.Eval, htmlview.EvalPoint{Step: *rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
-		case rec.Loss != nil:
-			tr.Train = append(tr.Train, htmlview.TrainPoint{Step: *rec.Step, Loss: *rec.Loss, LR: rec.LR})
-		}
+	for _, p := range run.Train {
+		tr.Train = append(tr.Train, htmlview.TrainPoint(p))
+	}
+	for _, p := range run.Eval {
+		tr.Eval = append(tr.Eval, htmlview.EvalPoint(p))
 	}
 	if len(tr.Train) > maxCurvePoints {
 		tr.Stride = (len(tr.Train) + maxCurvePoints - 1) / maxCurvePoints
