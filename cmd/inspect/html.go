@@ -105,13 +105,7 @@ func readTraining(o options) (*htmlview.Training, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := &htmlview.Training{Dir: dir, Stride: 1}
-	for _, p := range run.Train {
-		tr.Train = append(tr.Train, htmlview.TrainPoint(p))
-	}
-	for _, p := range run.Eval {
-		tr.Eval = append(tr.Eval, htmlview.EvalPoint(p))
-	}
+	tr := &htmlview.Training{Dir: dir, Train: run.Train, Eval: run.Eval, Stride: 1}
 	if len(tr.Train) > maxCurvePoints {
 		tr.Stride = (len(tr.Train) + maxCurvePoints - 1) / maxCurvePoints
 		kept := tr.Train[:0]

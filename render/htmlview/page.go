@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Data is everything the page shows, embedded as its JSON blob.
@@ -53,19 +55,10 @@ type Training struct {
 }
 
 // TrainPoint is one training line of metrics.jsonl.
-type TrainPoint struct {
-	Step int     `json:"step"`
-	Loss float64 `json:"loss"`
-	LR   float64 `json:"lr"`
-}
+type TrainPoint = runlog.TrainPoint
 
 // EvalPoint is one evaluation line of metrics.jsonl.
-type EvalPoint struct {
-	Step     int     `json:"step"`
-	EvalLoss float64 `json:"eval_loss"`
-	TokenAcc float64 `json:"token_acc"`
-	SeqAcc   float64 `json:"seq_acc"`
-}
+type EvalPoint = runlog.EvalPoint
 
 var (
 	//go:embed page.html
