@@ -26,8 +26,9 @@ const (
 	pageValueBudget = 120_000
 )
 
-// maxCurvePoints caps the training lines the page plots; a longer log is
-// thinned to every k-th line (evaluation lines are all kept up to the cap too).
+// maxCurvePoints caps the training lines the page plots and the points of
+// each head's role through training; a longer log is thinned to every k-th
+// point (the last maxCurvePoints evaluation lines are kept).
 const maxCurvePoints = 2000
 
 // pageExamples is how many held-out examples the page embeds for a model of
@@ -91,9 +92,10 @@ func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
 	return fw.attention, fw.logits
 }
 
-// readTraining reads the run directory's metrics.jsonl for the page: the
-// directory given with -run (where it must exist), else the checkpoint's
-// directory when one is there. nil means there is nothing to plot.
+// readTraining reads the run directory's metrics.jsonl and roles.jsonl (if
+// the run recorded head roles) for the page: the directory given with -run
+// (where metrics.jsonl must exist), else the checkpoint's directory when it
+// holds one. nil means there is nothing to plot.
 func readTraining(o options) (*htmlview.Training, error) {
 	dir := runDir(o)
 	if o.run == "" {
@@ -101,23 +103,35 @@ func readTraining(o options) (*htmlview.Training, error) {
 			return nil, nil
 		}
 	}
-	run, err := runlog.ReadMetrics(dir)
+	run, err := runlog.Read(dir)
 	if err != nil {
 		return nil, err
 	}
-	tr := &htmlview.Training{Dir: dir, Train: run.Train, Eval: run.Eval, Stride: 1}
-	if len(tr.Train) > maxCurvePoints {
-		tr.Stride = (len(tr.Train) + maxCurvePoints - 1) / maxCurvePoints
-		kept := tr.Train[:0]
-		for i := 0; i < len(tr.Train); i += tr.Stride {
-			kept = append(kept, tr.Train[i])
-		}
-		tr.Train = kept
-	}
+	tr := &htmlview.Training{Dir: dir, Eval: run.Eval, Heads: run.Heads}
+	tr.Train, tr.Stride = thin(run.Train, maxCurvePoints)
 	if len(tr.Eval) > maxCurvePoints {
 		tr.Eval = tr.Eval[len(tr.Eval)-maxCurvePoints:]
 	}
+	for _, layer := range tr.Heads {
+		for h := range layer {
+			layer[h].Steps, _ = thin(layer[h].Steps, maxCurvePoints)
+			layer[h].Scores, _ = thin(layer[h].Scores, maxCurvePoints)
+		}
+	}
 	return tr, nil
+}
+
+// thin keeps every stride-th of xs (from the first), stride the smallest
+// that leaves at most n.
+func thin[T any](xs []T, n int) (kept []T, stride int) {
+	if len(xs) <= n {
+		return xs, 1
+	}
+	stride = (len(xs) + n - 1) / n
+	for i := 0; i < len(xs); i += stride {
+		kept = append(kept, xs[i])
+	}
+	return kept, stride
 }
 
 // runDir is -run, or else the checkpoint's directory.
@@ -132,9 +146,9 @@ func runDir(o options) string {
 const metricsFile = "metrics.jsonl"
 
 // inputs are the files inspect reads, which no output may replace: the
-// checkpoint and, for -html, the run's metrics.
+// checkpoint and, for -html, the run's metrics and head roles.
 func (o options) inputs() []string {
-	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile)}
+	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile), filepath.Join(runDir(o), runlog.RolesFile)}
 }
 
 // writeHTML writes the interactive page atomically.

@@ -43,22 +43,19 @@ type Example struct {
 	Predictions []int    `json:"predictions"`
 }
 
-// Training is what the run directory recorded.
+// Training is what the run directory recorded, as package runlog reads it.
 type Training struct {
 	Dir string `json:"dir"`
-	// Train holds the training lines of metrics.jsonl (step, loss, lr) and
-	// Eval its evaluation lines (step, eval_loss, token_acc, seq_acc).
-	Train []TrainPoint `json:"train"`
-	Eval  []EvalPoint  `json:"eval"`
+	// Train holds the training lines of metrics.jsonl and Eval its
+	// evaluation lines.
+	Train []runlog.TrainPoint `json:"train"`
+	Eval  []runlog.EvalPoint  `json:"eval"`
 	// Stride is 1 when every training line is here, k when every k-th is.
 	Stride int `json:"stride"`
+	// Heads is each head's strongest role through training, from
+	// roles.jsonl; absent when the run recorded none.
+	Heads [][]runlog.HeadHistory `json:"heads,omitempty"`
 }
-
-// TrainPoint is one training line of metrics.jsonl.
-type TrainPoint = runlog.TrainPoint
-
-// EvalPoint is one evaluation line of metrics.jsonl.
-type EvalPoint = runlog.EvalPoint
 
 var (
 	//go:embed page.html
