@@ -233,3 +233,12 @@ func RolesOnEveryRow(task Task) bool {
 	_, ok := task.(inductionTask)
 	return ok
 }
+
+// Separator returns the task's separator id ("SEP") and true, or false for
+// a task without one.
+func Separator(task Task) (int, bool) {
+	if t, ok := task.(halvesTask); ok {
+		return t.symbols, true
+	}
+	return 0, false
+}

@@ -45,6 +45,10 @@ type Options struct {
 	// Threshold is the score the best pattern needs to become the role;
 	// 0 means DefaultThreshold.
 	Threshold float64
+	// SkipEntropy leaves Result.Entropy and EntropyNorm at 0, for a caller
+	// that wants only the pattern scores: the logarithms are half the cost
+	// of Add.
+	SkipEntropy bool
 }
 
 // Result is what a head does, pooled over every sequence added.
@@ -149,7 +153,7 @@ func (a *Accumulator) Add(w [][]float64, tokens []int, queries []float64) error 
 			continue
 		}
 		row := w[i][:i+1] // causal keys 0..i
-		if i >= 1 {
+		if i >= 1 && !a.opts.SkipEntropy {
 			h := Entropy(row)
 			a.entropy.add(h)
 			a.entNorm.add(h / math.Log(float64(i+1)))
@@ -318,3 +322,36 @@ func Entropy(row []float64) float64 {
 }
 
 func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
+
+// Pool scores every head of every layer over a batch: att[l][b][h] is head
+// h of layer l's (T, T) weights on sequence b, tokens[b] that sequence's ids
+// and queries[b] the query rows that count (nil queries, or a nil entry,
+// counts every row). The result is [layer][head].
+func Pool(att [][][][][]float64, tokens [][]int, queries [][]float64, opts Options) ([][]Result, error) {
+	out := make([][]Result, len(att))
+	for l, layer := range att {
+		if len(layer) != len(tokens) {
+			return nil, errors.Errorf("layer %d has %d sequences of weights for %d token sequences", l, len(layer), len(tokens))
+		}
+		if len(layer) == 0 {
+			continue
+		}
+		for h := range layer[0] {
+			acc, err := NewAccumulator(len(tokens[0]), opts)
+			if err != nil {
+				return nil, err
+			}
+			for b, seq := range layer {
+				var q []float64
+				if queries != nil {
+					q = queries[b]
+				}
+				if err := acc.Add(seq[h], tokens[b], q); err != nil {
+					return nil, errors.Wrapf(err, "layer %d head %d sequence %d", l, h, b)
+				}
+			}
+			out[l] = append(out[l], acc.Result())
+		}
+	}
+	return out, nil
+}

@@ -328,3 +328,44 @@ func TestContentTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestPool: Pool scores each layer's heads over the batch as one
+// Accumulator per head would, query selectors per sequence included (head
+// 0 is previous-token on the first sequence and uniform on the second,
+// whose rows are not counted, so it scores exactly 1); SkipEntropy leaves
+// the scores as they are and the entropies at 0.
+func TestPool(t *testing.T) {
+	prev := build(func(i int) []int { return one(i - 1) })
+	dup := build(func(i int) []int { return earlier(i, 0) })
+	unif := build(func(int) []int { return nil })
+	// att[layer][sequence][head]: one layer of two heads over two sequences.
+	att := [][][][][]float64{{{prev, dup}, {unif, unif}}}
+	none := make([]float64, len(tokens))
+	for _, skip := range []bool{false, true} {
+		got, err := Pool(att, [][]int{tokens, tokens}, [][]float64{nil, none}, Options{Separator: NoSeparator, SkipEntropy: skip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || len(got[0]) != 2 {
+			t.Fatalf("skip %v: %d layers, want 1 of 2 heads", skip, len(got))
+		}
+		if r := got[0][0]; r.Role != PreviousToken || r.Score != 1 || r.Sequences != 2 {
+			t.Errorf("skip %v: head 0 %+v, want previous-token 1 over 2 sequences", skip, r)
+		}
+		want, err := Score(dup, tokens, Options{Separator: NoSeparator})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range Patterns {
+			if got[0][1].Scores[p] != want.Scores[p] {
+				t.Errorf("skip %v: head 1 %s = %v, one Accumulator %v", skip, p, got[0][1].Scores[p], want.Scores[p])
+			}
+		}
+		if zero := got[0][1].Entropy == 0 && got[0][1].EntropyNorm == 0; zero != skip {
+			t.Errorf("skip %v: entropy %v (%v)", skip, got[0][1].Entropy, got[0][1].EntropyNorm)
+		}
+	}
+	if _, err := Pool(att, [][]int{tokens}, nil, Options{}); err == nil {
+		t.Error("two sequences of weights for one of tokens accepted")
+	}
+}

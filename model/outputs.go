@@ -81,3 +81,44 @@ func denseValue(n *gorgonia.Node, what string) (*tensor.Dense, error) {
 	}
 	return d, nil
 }
+
+// AttentionRows is every layer's attention weights of the last run (of a
+// machine from NewMachine), copied to float64 as
+// [layer][batch][head][query][key].
+func (gr *Graph) AttentionRows() ([][][][][]float64, error) {
+	b, h, t := gr.Opts.Batch, gr.Model.Config.Heads, gr.Opts.SeqLen
+	att := make([][][][][]float64, len(gr.Attention))
+	for l := range gr.Attention {
+		d, err := gr.AttentionValue(l)
+		if err != nil {
+			return nil, err
+		}
+		flat := make([]float64, d.Shape().TotalSize())
+		switch data := d.Data().(type) {
+		case []float32:
+			for i, x := range data {
+				flat[i] = float64(x)
+			}
+		case []float64:
+			copy(flat, data)
+		default:
+			return nil, errors.Errorf("attention of layer %d holds %v, want float32 or float64", l, d.Dtype())
+		}
+		if len(flat) != b*h*t*t {
+			return nil, errors.Errorf("attention of layer %d has %d values, want (B, H, T, T) = (%d, %d, %d, %d)", l, len(flat), b, h, t, t)
+		}
+		att[l] = make([][][][]float64, b)
+		for row := range b {
+			att[l][row] = make([][][]float64, h)
+			for hd := range h {
+				block := flat[(row*h+hd)*t*t:][:t*t] // the (row, hd) (T, T) block
+				rows := make([][]float64, t)
+				for q := range t {
+					rows[q] = block[q*t : (q+1)*t : (q+1)*t]
+				}
+				att[l][row][hd] = rows
+			}
+		}
+	}
+	return att, nil
+}

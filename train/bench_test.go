@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/attnscope/attnscope/data"
 )
@@ -63,4 +64,37 @@ func BenchmarkStep(b *testing.B) {
 func attnOnly(batch, t, d, h int) string {
 	return fmt.Sprintf("task: {name: repeat, length: %d, symbols: 64}\nmodel: {d_model: %d, heads: %d, layers: 1}\n"+
 		"train: {batch_size: %d, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n", t, d, h, batch)
+}
+
+// BenchmarkEvaluation times what cmd/train does at each evaluation of
+// configs/induction.yaml, the two parts interleaved so that both see the
+// same machine load: the held-out loss and accuracies on its 1000 rows
+// (eval-ms), and the head roles on RolesSamples of those rows (forward with
+// the attention kept, copy, scoring: roles-ms), the cost roles.jsonl adds.
+// roles/eval-% is their ratio.
+func BenchmarkEvaluation(b *testing.B) {
+	cfg, err := LoadConfig("../configs/induction.yaml", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := prepare(cfg, Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.close()
+	var eval, roles time.Duration
+	for range b.N {
+		start := time.Now()
+		if _, err := r.eval.run(1); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := r.roles.run(1); err != nil {
+			b.Fatal(err)
+		}
+		eval, roles = eval+mid.Sub(start), roles+time.Since(mid)
+	}
+	b.ReportMetric(eval.Seconds()*1e3/float64(b.N), "eval-ms")
+	b.ReportMetric(roles.Seconds()*1e3/float64(b.N), "roles-ms")
+	b.ReportMetric(100*roles.Seconds()/eval.Seconds(), "roles/eval-%")
 }

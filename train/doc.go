@@ -27,4 +27,8 @@
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and
 //     the initial weights from model.New. A resumed run therefore needs only
 //     the weights, the optimizer state and the step.
+//   - Every evaluation also scores each head's roles (package heads) on the
+//     first RolesSamples rows of the held-out set and appends them to
+//     roles.jsonl (runlog.RolesRecord); resume cuts it back to the
+//     checkpoint's step as it does metrics.jsonl.
 package train

@@ -27,6 +27,7 @@ import (
 const (
 	ConfigFile     = rundir.ConfigFile     // the resolved config (Config.YAML)
 	MetricsFile    = rundir.MetricsFile    // one JSON object per line (TrainRecord, EvalRecord)
+	RolesFile      = rundir.RolesFile      // one runlog.RolesRecord per evaluation
 	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
 	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
 )
@@ -98,8 +99,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	LastEval           *EvalRecord // the last evaluation of this call, nil if none
-	BestLoss           float64     // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration // scoring the head roles at each evaluation
+	LastEval           *EvalRecord   // the last evaluation of this call, nil if none
+	BestLoss           float64       // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -136,7 +138,9 @@ type runner struct {
 	model    *model.Model
 	graph    *model.Graph
 	vm       gorgonia.VM
-	eval     *evaluator // nil when evaluation is off
+	eval     *evaluator  // nil when evaluation is off
+	roles    *rolesProbe // nil when evaluation is off
+	rolesLog *metricsLog
 	state    runState
 	sched    LRSchedule
 	metrics  *metricsLog
@@ -190,6 +194,12 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 		r.close()
 		return nil, err
 	}
+	if r.roles != nil {
+		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, RolesFile)); err != nil {
+			r.close()
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -202,7 +212,10 @@ func (r *runner) build() error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+		if r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+			return err
+		}
+		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
 	}
 	return err
 }
@@ -304,8 +317,10 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	if err := truncateMetrics(filepath.Join(r.dir, MetricsFile), r.start); err != nil {
-		return err
+	for _, name := range []string{MetricsFile, RolesFile} {
+		if err := truncateMetrics(filepath.Join(r.dir, name), r.start); err != nil {
+			return err
+		}
 	}
 	if r.cfg.Train.Steps != saved.Train.Steps {
 		// The run is extended: config.yaml records the new length before any
@@ -338,9 +353,14 @@ func (r *runner) close() {
 	if r.eval != nil {
 		r.eval.vm.Close()
 	}
-	if r.metrics != nil {
-		// The log was written line by line; a close error cannot lose any.
-		_ = r.metrics.close()
+	if r.roles != nil {
+		r.roles.vm.Close()
+	}
+	// The logs were written line by line; a close error cannot lose any.
+	for _, l := range []*metricsLog{r.metrics, r.rolesLog} {
+		if l != nil {
+			_ = l.close()
+		}
 	}
 	if r.lock != nil {
 		// Closing the lock file cannot fail in a way that keeps the lock.
@@ -392,6 +412,15 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			ev.Eval, res.LastEval = &rec, &rec
 			if err := r.metrics.write(rec); err != nil {
+				return nil, err
+			}
+			rolesStart := time.Now()
+			roles, err := r.roles.run(s)
+			res.RolesTime += time.Since(rolesStart)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: head roles", s)
+			}
+			if err := r.rolesLog.write(roles); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {

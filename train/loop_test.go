@@ -68,7 +68,7 @@ func withoutTiming(t *testing.T, dir string) []map[string]any {
 }
 
 // sameRun requires two run directories to hold the same metrics (minus
-// timing) and byte-identical checkpoint, best and config files.
+// timing) and byte-identical head roles, checkpoint, best and config files.
 func sameRun(t *testing.T, want, got string) {
 	t.Helper()
 	a, b := withoutTiming(t, want), withoutTiming(t, got)
@@ -85,7 +85,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("metrics line %d: %v vs %v", i+1, a[i], b[i])
 		}
 	}
-	for _, name := range []string{CheckpointFile, BestFile, ConfigFile} {
+	for _, name := range []string{RolesFile, CheckpointFile, BestFile, ConfigFile} {
 		x, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
 			t.Fatal(err)

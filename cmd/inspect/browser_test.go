@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,13 +119,14 @@ func hover(selector string) chromedp.Action {
 // TestHTMLInBrowser opens the -html page of the test checkpoint (in a run
 // directory) in headless Chromium and uses it as a person would: the page
 // logs no error and requests nothing but itself; the grid has every layer x
-// head with its role; the graph summary, the training curves and the
-// ablation table (-ablate) are drawn, and a click on the table's first row
-// opens that head; clicking a thumbnail opens that head large; hovering a
-// cell shows the query, the key and the weight to 3 decimals as in the
+// head labelled with its role and score; the graph summary, the training
+// curves and the ablation table (-ablate) are drawn, and a click on the
+// table's first row opens that head; clicking a thumbnail opens that head
+// large, its axes labelled with the tokens, beside a colour scale; hovering
+// a cell shows the query, the key and the weight to 3 decimals as in the
 // page's data; hovering a query in the head view highlights exactly its
 // lines; the example selector redraws the heatmap with that example's
-// weights. A full-page screenshot goes to the test's artifact directory
+// weights and shows its predictions against its targets. A full-page screenshot goes to the test's artifact directory
 // (go test -run InBrowser -artifacts ./cmd/inspect/ keeps it).
 func TestHTMLInBrowser(t *testing.T) {
 	chromium := browser(t)
@@ -164,13 +166,14 @@ func TestHTMLInBrowser(t *testing.T) {
 
 	url := "file://" + path
 	var thumbs int
-	var roles []string
+	var roles, captions []string
 	if err := chromedp.Run(bctx,
 		network.Enable(), cdplog.Enable(),
 		chromedp.Navigate(url),
 		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#grid .thumb").length`, &thumbs),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb figcaption")).map((c) => c.innerText)`, &captions),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +201,9 @@ func TestHTMLInBrowser(t *testing.T) {
 		if want := fmt.Sprintf("%d,%d role role-%s", l, h, d.Inspect.Heads[l][h].Role); r != want {
 			t.Errorf("thumbnail %d is %q, want %q", i, r, want)
 		}
+		if want := fmt.Sprintf("L%d H%d\n%s", l, h, d.Inspect.Heads[l][h].caption()); i < len(captions) && captions[i] != want {
+			t.Errorf("thumbnail %d is labelled %q, want %q", i, captions[i], want)
+		}
 	}
 
 	// The ablation table lists every head; clicking its first row (the most
@@ -222,12 +228,17 @@ func TestHTMLInBrowser(t *testing.T) {
 	// Click the last head open.
 	l, h := layers-1, heads-1
 	var title, selected string
-	var cells int
+	var cells, scaleStops int
+	var keyAxis, queryAxis, scaleTicks []string
 	if err := chromedp.Run(bctx,
 		chromedp.Click(fmt.Sprintf(`.thumb[data-layer="%d"][data-head="%d"]`, l, h), chromedp.ByQuery),
 		chromedp.Text("#focus-title", &title, chromedp.ByID),
 		chromedp.Evaluate(`(() => { const s = document.querySelector(".thumb.selected"); return s.dataset.layer + "," + s.dataset.head; })()`, &selected),
 		chromedp.Evaluate(`document.querySelectorAll("#large rect.cell").length`, &cells),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('#large text[data-axis="key"]')).map((e) => e.textContent)`, &keyAxis),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('#large text[data-axis="query"]')).map((e) => e.textContent)`, &queryAxis),
+		chromedp.Evaluate(`document.querySelectorAll("#scale linearGradient stop").length`, &scaleStops),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#scale text")).map((e) => e.textContent)`, &scaleTicks),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +247,12 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if cells != T*T {
 		t.Errorf("the large view has %d cells, want %d", cells, T*T)
+	}
+	if !slices.Equal(keyAxis, d.Inspect.Labels) || !slices.Equal(queryAxis, d.Inspect.Labels) {
+		t.Errorf("the large view's axes read keys %q, queries %q; want the tokens %q", keyAxis, queryAxis, d.Inspect.Labels)
+	}
+	if want := []string{"0", "0.25", "0.5", "0.75", "1", "masked"}; scaleStops < 2 || !slices.Equal(scaleTicks, want) {
+		t.Errorf("the colour scale has %d gradient stops and labels %q, want at least 2 and %q", scaleStops, scaleTicks, want)
 	}
 
 	// Hover the cell whose weight is nearest 0.5 (the most telling to round).
@@ -292,14 +309,39 @@ func TestHTMLInBrowser(t *testing.T) {
 	fills := `Array.from(document.querySelectorAll("#large rect.cell")).map((r) => r.getAttribute("fill") || "masked")`
 	var before, after []string
 	var note string
+	var table [][]string
 	if err := chromedp.Run(bctx,
 		chromedp.Evaluate(fills, &before),
 		chromedp.SetValue("#example", "3", chromedp.ByID),
 		chromedp.Evaluate(`document.getElementById("example").dispatchEvent(new Event("change"))`, nil),
 		chromedp.Evaluate(fills, &after),
 		chromedp.Text("#example-note", &note, chromedp.ByID),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#predictions tr")).map((r) => Array.from(r.querySelectorAll("td")).map((c) => c.textContent))`, &table),
 	); err != nil {
 		t.Fatal(err)
+	}
+	// Its predictions against its targets: the rows target and predicted
+	// (the third and fourth) name each scored position's tokens, with a tick
+	// or a cross.
+	if ex := d.Examples[2]; len(table) != 5 || len(table[2]) != T || len(table[3]) != T {
+		t.Errorf("the predictions table after choosing example 3 is %q", table)
+	} else {
+		label := map[int]string{}
+		for _, e := range append([]pageExample{d.Inspect}, d.Examples...) {
+			for i, id := range e.Tokens {
+				label[id] = e.Labels[i]
+			}
+		}
+		for i, target := range ex.Targets {
+			wantTarget, wantPred := "", label[ex.Predictions[i]]
+			if target != nil {
+				wantTarget = label[*target]
+				wantPred += map[bool]string{true: " ✓", false: " ✗"}[ex.Predictions[i] == *target]
+			}
+			if table[2][i] != wantTarget || table[3][i] != wantPred {
+				t.Errorf("example 3 position %d shows target %q, predicted %q; want %q and %q", i, table[2][i], table[3][i], wantTarget, wantPred)
+			}
+		}
 	}
 	if strings.Join(before, " ") == strings.Join(after, " ") {
 		t.Error("choosing example 3 left the heatmap as it was")
@@ -340,12 +382,28 @@ type pageExample struct {
 	Ablation struct {
 		Rows []struct{ Layer, Head int }
 	} `json:"ablation"`
-	Tokens    []int            `json:"tokens"`
-	Labels    []string         `json:"labels"`
-	Attention [][][][]float64  `json:"attention"`
-	Heads     [][]headRoleOnly `json:"heads"`
+	Tokens      []int           `json:"tokens"`
+	Labels      []string        `json:"labels"`
+	Targets     []*int          `json:"targets"`
+	Predictions []int           `json:"predictions"`
+	Attention   [][][][]float64 `json:"attention"`
+	Heads       [][]headRole    `json:"heads"`
 }
 
-type headRoleOnly struct {
-	Role string `json:"role"`
+// headRole is a head's role as -json gives it.
+type headRole struct {
+	Role    string  `json:"role"`
+	Score   float64 `json:"score"`
+	OffsetK int     `json:"offset_k"`
+}
+
+// caption is how the page labels a thumbnail with the head's role and score.
+func (r headRole) caption() string {
+	switch r.Role {
+	case "offset":
+		return fmt.Sprintf("offset k=%d %.2f", r.OffsetK, r.Score)
+	case "diffuse":
+		return fmt.Sprintf("diffuse (best %.2f)", r.Score)
+	}
+	return fmt.Sprintf("%s %.2f", r.Role, r.Score)
 }

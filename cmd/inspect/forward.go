@@ -74,7 +74,7 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 	}
 	allRows = allRows || data.RolesOnEveryRow(task)
 	sepID := separator(task)
-	out := pooled{roles: make([][]heads.Result, cfg.Layers), mean: make([][][][]float64, cfg.Layers), sep: make([]bool, t), scored: make([]bool, t)}
+	out := pooled{mean: make([][][][]float64, cfg.Layers), sep: make([]bool, t), scored: make([]bool, t)}
 	for j := range t {
 		out.sep[j], out.scored[j] = sepID != heads.NoSeparator, true
 		for i := range n {
@@ -83,32 +83,29 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 			out.scored[j] = out.scored[j] && mask[j] != 0
 		}
 	}
-	opts := heads.Options{Separator: sepID}
+	toks, queries := make([][]int, n), make([][]float64, n)
+	for i := range n {
+		toks[i], _, queries[i] = b.Row(i)
+		if allRows {
+			queries[i] = nil
+		}
+	}
+	if out.roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID}); err != nil {
+		return pooled{}, err
+	}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
-			acc, err := heads.NewAccumulator(t, opts)
-			if err != nil {
-				return pooled{}, err
-			}
 			mean := make([][]float64, t)
 			for q := range mean {
 				mean[q] = make([]float64, t)
 			}
 			for i := range n {
-				tokens, _, mask := b.Row(i)
-				if allRows {
-					mask = nil
-				}
-				if err := acc.Add(att[l][i][h], tokens, mask); err != nil {
-					return pooled{}, err
-				}
 				for q, row := range att[l][i][h] {
 					for k, w := range row {
 						mean[q][k] += w / float64(n)
 					}
 				}
 			}
-			out.roles[l] = append(out.roles[l], acc.Result())
 			out.mean[l] = append(out.mean[l], mean)
 		}
 	}
@@ -139,28 +136,9 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "logits")
 	}
-	h := m.Config.Heads
-	att := make([][][][][]float64, len(g.Attention))
-	for l := range g.Attention {
-		a, err := g.AttentionValue(l)
-		if err != nil {
-			return nil, nil, err
-		}
-		flat, err := values(a)
-		if err != nil {
-			return nil, nil, errors.Wrapf(err, "attention of layer %d", l)
-		}
-		if len(flat) != batch*h*t*t {
-			return nil, nil, errors.Errorf("attention of layer %d has %d values, want %d (B=%d, H=%d, T=%d)", l, len(flat), batch*h*t*t, batch, h, t)
-		}
-		att[l] = make([][][][]float64, batch)
-		for b := range batch {
-			att[l][b] = make([][][]float64, h)
-			for hd := range h {
-				off := (b*h + hd) * t * t
-				att[l][b][hd] = rows(flat[off:off+t*t], t)
-			}
-		}
+	att, err := g.AttentionRows()
+	if err != nil {
+		return nil, nil, err
 	}
 	return att, logits, nil
 }

@@ -138,21 +138,25 @@ func TestHTMLCarriesJSON(t *testing.T) {
 	}
 }
 
-// TestHTMLHeldOutExamples: the page embeds min(-samples, 16) examples, the
-// first rows of the run's held-out set (data.EvalSet of the checkpoint's
-// seed 7), and each one's attention and predictions equal what -json gives
-// for those tokens on their own (1e-6: graphs of batch n and batch 1).
+// TestHTMLHeldOutExamples: the page embeds min(-samples, 16) examples (16 at
+// the default -samples 64), the first rows of the run's held-out set
+// (data.EvalSet of the checkpoint's seed 7), and each one's attention and
+// predictions equal what -json gives for those tokens on their own (1e-6:
+// graphs of batch n and batch 1).
 func TestHTMLHeldOutExamples(t *testing.T) {
 	m, _, err := model.Load(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ samples, want int }{{3, 3}, {64, maxPageExamples}} {
-		page := decodePage(t, writePage(t, "-checkpoint", testCheckpoint, "-samples", strconv.Itoa(c.samples)))
+	for _, c := range []struct {
+		samples []string
+		want    int
+	}{{[]string{"-samples", "3"}, 3}, {[]string{"-samples", "300"}, maxPageExamples}, {nil, maxPageExamples}} {
+		page := decodePage(t, writePage(t, append([]string{"-checkpoint", testCheckpoint}, c.samples...)...))
 		if len(page.Examples) != c.want {
-			t.Errorf("-samples %d: %d examples, want %d", c.samples, len(page.Examples), c.want)
+			t.Errorf("%q: %d examples, want %d", c.samples, len(page.Examples), c.want)
 		}
-		if c.samples != 3 {
+		if c.want != 3 {
 			continue
 		}
 		task, err := data.New(data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
@@ -302,8 +306,9 @@ func TestHTMLSizeAtDefaults(t *testing.T) {
 	}
 }
 
-// TestHTMLRefuses: -html never replaces an input or a non-regular file, and
-// says so before computing anything; a bad metrics file is one error naming
+// TestHTMLRefuses: -html never replaces an input, a file of the run or a
+// non-regular file (a symlink, a device, a directory), and says so before
+// computing anything; a bad metrics file is one error naming
 // its line; -run without -html is an error.
 func TestHTMLRefuses(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
@@ -313,6 +318,16 @@ func TestHTMLRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFile := filepath.Join(dir, ".", "..", filepath.Base(dir), "checkpoint.safetensors")
+	runFiles := map[string][]byte{"config.yaml": []byte("seed: 7\n"), "best.safetensors": before, "state-400.safetensors": before}
+	for name, content := range runFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "page.html")
+	if err := os.Symlink(filepath.Join(dir, "best.safetensors"), link); err != nil {
+		t.Fatal(err)
+	}
 	badRun := t.TempDir()
 	if err := os.WriteFile(filepath.Join(badRun, metricsFile), []byte("{\"step\":1,\"loss\":2}\nnot json\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -324,6 +339,10 @@ func TestHTMLRefuses(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-html", ck}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", sameFile}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "config.yaml")}, "config.yaml is a file of a training run"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "best.safetensors")}, "best.safetensors is a file of a training run"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "state-400.safetensors")}, "state-400.safetensors is a file of a training run"},
+		{[]string{"-checkpoint", ck, "-html", link}, "it is a symlink, not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", os.DevNull}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2 is not a metrics record"},
@@ -342,6 +361,14 @@ func TestHTMLRefuses(t *testing.T) {
 	after, err := os.ReadFile(ck)
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("the checkpoint changed (%v)", err)
+	}
+	for name, content := range runFiles {
+		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, content) {
+			t.Errorf("%s changed (%v)", name, err)
+		}
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink %s was replaced (%v)", link, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out.html")); !os.IsNotExist(err) {
 		t.Errorf("a refused run left out.html behind (%v)", err)

@@ -397,10 +397,8 @@ func checkCheckpointPath(path string) error {
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.
 func separator(task data.Task) int {
-	for id := range task.Vocab() {
-		if task.Label(id) == "SEP" {
-			return id
-		}
+	if id, ok := data.Separator(task); ok {
+		return id
 	}
 	return heads.NoSeparator
 }

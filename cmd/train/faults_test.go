@@ -431,7 +431,7 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		case train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
 		default:
 			t.Errorf("%s holds a stray %s", dir, e.Name())
 		}
@@ -488,7 +488,7 @@ func TestStopSignals(t *testing.T) {
 			if _, _, err := runCmd("-resume", dir); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile)
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile, train.RolesFile)
 			checkRunFiles(t, dir, 3000)
 		})
 	}

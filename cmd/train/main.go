@@ -36,7 +36,8 @@ const usage = `usage: train -config FILE [-out DIR] [-set key=value ...]
        train -resume DIR [-config FILE] [-set train.steps=N]
 
 Trains a model on a toy task and writes DIR/config.yaml, metrics.jsonl,
-checkpoint.safetensors, best.safetensors and state-<step>.safetensors.
+roles.jsonl, checkpoint.safetensors, best.safetensors and
+state-<step>.safetensors.
 Ctrl-C saves a checkpoint; -resume DIR continues it bit for bit.
 -resume DIR -set train.steps=N extends a run (finished or not) to N steps;
 no other key may change on resume.
@@ -183,8 +184,8 @@ func summarize(w io.Writer, res *train.Result) {
 		}
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
 		if secs > 0 {
-			fmt.Fprintf(w, "of which evaluation %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
-				res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.SaveTime).Seconds()/secs)
+			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
+				res.RolesTime.Round(10*time.Millisecond), res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
 		}
 	}
 	if e := res.LastEval; e != nil {
@@ -193,14 +194,19 @@ func summarize(w io.Writer, res *train.Result) {
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile} {
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
 			files = append(files, f)
 		}
 	}
-	// The directory on a line of its own keeps the file list within 80
-	// columns.
-	fmt.Fprintf(w, "run directory: %s\nfiles: %s\n", res.Dir, strings.Join(files, " "))
+	// The directory on a line of its own, and the files on two, keep the
+	// summary within 80 columns.
+	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
+	if len(files) > 3 {
+		fmt.Fprintf(w, "files: %s\n       %s\n", strings.Join(files[:3], " "), strings.Join(files[3:], " "))
+	} else {
+		fmt.Fprintf(w, "files: %s\n", strings.Join(files, " "))
+	}
 }
 
 // terminalWidth is f's width in columns, or defaultWidth when it cannot be

@@ -5,7 +5,7 @@
 // never replace its input or a run's file.
 //
 // Conventions:
-//   - A run directory holds ConfigFile, MetricsFile, CheckpointFile,
+//   - A run directory holds ConfigFile, MetricsFile, RolesFile, CheckpointFile,
 //     BestFile, state-<step>.safetensors (StateFile), LockFile, and the
 //     temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).

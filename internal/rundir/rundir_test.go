@@ -51,6 +51,7 @@ func TestWriteOutputRefuses(t *testing.T) {
 		{"another input", filepath.Join(other, "input.bin"), "it is the input"},
 		{"a run's config", filepath.Join(run, ConfigFile), "config.yaml is a file of a training run"},
 		{"a run's metrics", filepath.Join(run, MetricsFile), "metrics.jsonl is a file of a training run"},
+		{"a run's head roles, not written yet", filepath.Join(run, RolesFile), "roles.jsonl is a file of a training run"},
 		{"a run's state", filepath.Join(run, StateFile(7)), "state-7.safetensors is a file of a training run"},
 		{"a new best file in a run", filepath.Join(run, BestFile), "best.safetensors is a file of a training run"},
 		{"a symlink", symlink, "it is a symlink, not a regular file"},

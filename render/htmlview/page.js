@@ -223,10 +223,10 @@
     for (let i = 0; i < T; i++) {
       const x = left + i * cell + cell / 2;
       sv("text", {x: x, y: top - 26, "text-anchor": "middle", class: "axis-title"}, svg, String(i));
-      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "key"}, svg, tokenLabel(ex, i));
       const y = top + i * cell + cell / 2 + 4;
       sv("text", {x: left - 40, y: y, "text-anchor": "end", class: "axis-title"}, svg, String(i));
-      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : "")}, svg, tokenLabel(ex, i));
+      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "query"}, svg, tokenLabel(ex, i));
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {

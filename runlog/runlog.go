@@ -1,0 +1,182 @@
+package runlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/rundir"
+)
+
+// Files of a run directory read here.
+const (
+	MetricsFile = rundir.MetricsFile
+	RolesFile   = rundir.RolesFile
+)
+
+// MaxFileBytes bounds each file Read reads: far more than any run logs.
+const MaxFileBytes = 64 << 20
+
+// FormedAt is the score above which a head's role counts as formed.
+const FormedAt = 0.5
+
+// RolesRecord is one line of roles.jsonl.
+type RolesRecord struct {
+	Step  int                           `json:"step"`
+	Heads [][]map[heads.Pattern]float64 `json:"heads"` // [layer][head] pattern -> score
+}
+
+// TrainPoint is a training line of metrics.jsonl.
+type TrainPoint struct {
+	Step int     `json:"step"`
+	Loss float64 `json:"loss"`
+}
+
+// EvalPoint is an evaluation line of metrics.jsonl.
+type EvalPoint struct {
+	Step     int     `json:"step"`
+	EvalLoss float64 `json:"eval_loss"`
+	TokenAcc float64 `json:"token_acc"`
+	SeqAcc   float64 `json:"seq_acc"`
+}
+
+// HeadHistory is one head's strongest role through training.
+type HeadHistory struct {
+	Layer int           `json:"layer"`
+	Head  int           `json:"head"`
+	Role  heads.Pattern `json:"role"` // the best pattern at the last evaluation
+	// Formed is the first step whose Role score is above FormedAt, nil if none.
+	Formed *int      `json:"formed_step"`
+	Steps  []int     `json:"steps"`  // every evaluation's step
+	Scores []float64 `json:"scores"` // Role's score at each of Steps
+}
+
+// Run is what Read finds in a run directory.
+type Run struct {
+	Dir   string          `json:"dir"`
+	Train []TrainPoint    `json:"train"`
+	Eval  []EvalPoint     `json:"eval"`
+	Heads [][]HeadHistory `json:"heads"` // [layer][head]; empty without roles.jsonl
+}
+
+// Read reads dir's metrics.jsonl (required) and roles.jsonl (optional: runs
+// without evaluation, and older runs, have none).
+func Read(dir string) (*Run, error) {
+	r := &Run{Dir: dir}
+	err := readLines(filepath.Join(dir, MetricsFile), func(line []byte) error {
+		var rec struct {
+			Step     int      `json:"step"`
+			Loss     *float64 `json:"loss"`
+			EvalLoss *float64 `json:"eval_loss"`
+			TokenAcc float64  `json:"token_acc"`
+			SeqAcc   float64  `json:"seq_acc"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		switch {
+		case rec.Loss != nil:
+			r.Train = append(r.Train, TrainPoint{Step: rec.Step, Loss: *rec.Loss})
+		case rec.EvalLoss != nil:
+			r.Eval = append(r.Eval, EvalPoint{Step: rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var roles []RolesRecord
+	err = readLines(filepath.Join(dir, RolesFile), func(line []byte) error {
+		var rec RolesRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		if len(roles) > 0 && !sameShape(rec.Heads, roles[0].Heads) {
+			return errors.New("a different number of layers or heads than the first line")
+		}
+		roles = append(roles, rec)
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	r.Heads = histories(roles)
+	return r, nil
+}
+
+// histories follows each head's strongest role (at the last record).
+func histories(roles []RolesRecord) [][]HeadHistory {
+	if len(roles) == 0 {
+		return nil
+	}
+	last := roles[len(roles)-1]
+	out := make([][]HeadHistory, len(last.Heads))
+	for l, layer := range last.Heads {
+		for h, scores := range layer {
+			hist := HeadHistory{Layer: l, Head: h, Role: heads.Diffuse}
+			best := 0.0
+			for _, p := range heads.Patterns {
+				if s := scores[p]; s > best {
+					hist.Role, best = p, s
+				}
+			}
+			for _, rec := range roles {
+				s := rec.Heads[l][h][hist.Role]
+				hist.Steps = append(hist.Steps, rec.Step)
+				hist.Scores = append(hist.Scores, s)
+				if hist.Formed == nil && s > FormedAt {
+					step := rec.Step
+					hist.Formed = &step
+				}
+			}
+			out[l] = append(out[l], hist)
+		}
+	}
+	return out
+}
+
+func sameShape(a, b [][]map[heads.Pattern]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for l := range a {
+		if len(a[l]) != len(b[l]) {
+			return false
+		}
+	}
+	return true
+}
+
+// readLines calls each with every complete line of the file at path, naming
+// the file and line in an error; a torn last line is skipped.
+func readLines(path string, each func(line []byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return errors.Wrap(err, "reading the run")
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return errors.Wrapf(err, "reading %s", path)
+	}
+	if len(raw) > MaxFileBytes {
+		return errors.Errorf("%s is more than the %d bytes a run's log may take", path, MaxFileBytes)
+	}
+	for n := 1; len(raw) > 0; n++ {
+		end := bytes.IndexByte(raw, '\n')
+		if end < 0 {
+			break
+		}
+		line := raw[:end]
+		raw = raw[end+1:]
+		if err := each(line); err != nil {
+			return errors.Errorf("%s line %d: %v: %.80q", path, n, err, line)
+		}
+	}
+	return nil
+}

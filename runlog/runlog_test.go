@@ -1,0 +1,89 @@
+package runlog
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeRun(t *testing.T, metrics, roles string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, MetricsFile), []byte(metrics), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if roles != "" {
+		if err := os.WriteFile(filepath.Join(dir, RolesFile), []byte(roles), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestRead: training and evaluation lines are told apart by their keys, a
+// torn last line is skipped, and each head follows the pattern that is
+// strongest at the last evaluation, formed at the first step whose score
+// is above 0.5 (0.5 itself is not).
+func TestRead(t *testing.T) {
+	metrics := `{"step":10,"loss":3.2,"lr":0.01}
+{"step":10,"eval_loss":3.1,"token_acc":0.1,"seq_acc":0}
+{"step":20,"loss":0.5,"lr":0.01}
+{"step":20,"eval_loss":0.4,"token_acc":0.9,"seq_acc":0.5}
+{"step":30,"loss":0.`
+	roles := `{"step":10,"heads":[[{"previous-token":0.1,"self":0.3},{"induction":0.0,"self":0.2}]]}
+{"step":20,"heads":[[{"previous-token":0.5,"self":0.1},{"induction":0.9,"self":0.0}]]}
+{"step":30,"heads":[[{"previous-token":0.7,"self":0.1},{"induction":0.95,"self":0.0}]]}
+{"step":40,"heads":[[{"previous-token":0.`
+	r, err := Read(writeRun(t, metrics, roles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []TrainPoint{{10, 3.2}, {20, 0.5}}; !reflect.DeepEqual(r.Train, want) {
+		t.Errorf("train %v, want %v", r.Train, want)
+	}
+	if want := []EvalPoint{{10, 3.1, 0.1, 0}, {20, 0.4, 0.9, 0.5}}; !reflect.DeepEqual(r.Eval, want) {
+		t.Errorf("eval %v, want %v", r.Eval, want)
+	}
+	thirty, twenty := 30, 20
+	want := [][]HeadHistory{{
+		{Layer: 0, Head: 0, Role: "previous-token", Formed: &thirty, Steps: []int{10, 20, 30}, Scores: []float64{0.1, 0.5, 0.7}},
+		{Layer: 0, Head: 1, Role: "induction", Formed: &twenty, Steps: []int{10, 20, 30}, Scores: []float64{0, 0.9, 0.95}},
+	}}
+	if !reflect.DeepEqual(r.Heads, want) {
+		t.Errorf("heads %+v, want %+v", r.Heads, want)
+	}
+}
+
+// TestReadWithoutRoles: a run without roles.jsonl (evaluation off, or
+// older runs) has no head histories and no error; a head that never passes
+// 0.5 has no formation step.
+func TestReadWithoutRoles(t *testing.T) {
+	r, err := Read(writeRun(t, `{"step":1,"loss":1}`+"\n", ""))
+	if err != nil || len(r.Train) != 1 || r.Heads != nil {
+		t.Fatalf("%+v %v", r, err)
+	}
+	r, err = Read(writeRun(t, "", `{"step":5,"heads":[[{"self":0.3}]]}`+"\n"))
+	if err != nil || len(r.Heads) != 1 || r.Heads[0][0].Role != "self" || r.Heads[0][0].Formed != nil {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// TestReadErrors: each bad input is one error naming the file and what is
+// wrong with it.
+func TestReadErrors(t *testing.T) {
+	for _, c := range []struct{ name, metrics, roles, want string }{
+		{"not JSON", "{\"step\":1,\"loss\":1}\nnot json\n", "", "metrics.jsonl line 2: invalid character"},
+		{"roles not JSON", "", "{\"step\":1,\"heads\":[[{}]]}\n[1]\n", "roles.jsonl line 2: json: cannot unmarshal array"},
+		{"other shape", "", "{\"step\":1,\"heads\":[[{}]]}\n{\"step\":2,\"heads\":[[{},{}]]}\n", "roles.jsonl line 2: a different number of layers or heads than the first line"},
+	} {
+		_, err := Read(writeRun(t, c.metrics, c.roles))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Read(t.TempDir()); err == nil || !strings.Contains(err.Error(), "metrics.jsonl: no such file") {
+		t.Errorf("a directory without metrics.jsonl: %v", err)
+	}
+}
