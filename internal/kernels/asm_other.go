@@ -46,3 +46,11 @@ func dotFloat32s(n int, x, y *float32) float32 {
 func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func geluFloat32s(n int, x, y *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func geluGradFloat32s(n int, x, dy, dx *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}

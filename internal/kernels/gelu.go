@@ -12,7 +12,9 @@ import "math"
 // for u >= 0 and e/(1+e) below, and s (1 - s) = e/(1+e)^2 either way.
 // math.Tanh in float64 cost 15-60 ns an element, growing as training moved
 // the inputs out of its polynomial range (see cmd/bench/NOTES.md); this is
-// one vector exp and two short loops per block of geluBlock elements.
+// one vector exp and two short loops per block of geluBlock elements, and on
+// the AVX2 and AVX-512 paths the same steps in one assembly loop over eight
+// lanes (vexp_amd64.s), the Go loops doing only the last len%8 elements.
 
 // geluBlock is the number of elements done per exp call: the scratch lives
 // on the stack and stays in L1.
@@ -26,6 +28,23 @@ const (
 
 // GELU sets y = GELU(x), len(y) >= len(x).
 func GELU(x, y []float32) {
+	n := vectorPart(len(x))
+	if n > 0 {
+		geluFloat32s(n, &x[0], &y[0])
+	}
+	geluBlocks(x[n:], y[n:])
+}
+
+// vectorPart is how many of n elements the eight-lane assembly loops take:
+// a multiple of 8 on the AVX2 and AVX-512 paths, else none.
+func vectorPart(n int) int {
+	if !useAVX2 {
+		return 0
+	}
+	return n &^ 7
+}
+
+func geluBlocks(x, y []float32) {
 	var e [geluBlock]float32
 	for lo := 0; lo < len(x); lo += geluBlock {
 		xs := x[lo:min(lo+geluBlock, len(x))]
@@ -41,6 +60,14 @@ func GELU(x, y []float32) {
 
 // GELUGrad sets dx = dy * GELU'(x).
 func GELUGrad(x, dy, dx []float32) {
+	n := vectorPart(len(x))
+	if n > 0 {
+		geluGradFloat32s(n, &x[0], &dy[0], &dx[0])
+	}
+	geluGradBlocks(x[n:], dy[n:], dx[n:])
+}
+
+func geluGradBlocks(x, dy, dx []float32) {
 	var e [geluBlock]float32
 	for lo := 0; lo < len(x); lo += geluBlock {
 		xs := x[lo:min(lo+geluBlock, len(x))]

@@ -19,3 +19,12 @@ func dotFloat32s(n int, x, y *float32) float32
 
 //go:noescape
 func softmaxGradFloat32s(n int, y, dy, dx *float32, scale, dot float32)
+
+// geluFloat32s and geluGradFloat32s are GELU and GELUGrad's loops over eight
+// lanes, n a multiple of 8.
+
+//go:noescape
+func geluFloat32s(n int, x, y *float32)
+
+//go:noescape
+func geluGradFloat32s(n int, x, dy, dx *float32)

@@ -341,3 +341,132 @@ gradloop:
 graddone:
 	VZEROUPPER
 	RET
+
+DATA geluA<>+0(SB)/4, $0x3d372713
+DATA geluA<>+4(SB)/4, $0x3d372713
+DATA geluA<>+8(SB)/4, $0x3d372713
+DATA geluA<>+12(SB)/4, $0x3d372713
+DATA geluA<>+16(SB)/4, $0x3d372713
+DATA geluA<>+20(SB)/4, $0x3d372713
+DATA geluA<>+24(SB)/4, $0x3d372713
+DATA geluA<>+28(SB)/4, $0x3d372713
+GLOBL geluA<>(SB), RODATA|NOPTR, $32
+
+DATA geluA3<>+0(SB)/4, $0x3e095d4f
+DATA geluA3<>+4(SB)/4, $0x3e095d4f
+DATA geluA3<>+8(SB)/4, $0x3e095d4f
+DATA geluA3<>+12(SB)/4, $0x3e095d4f
+DATA geluA3<>+16(SB)/4, $0x3e095d4f
+DATA geluA3<>+20(SB)/4, $0x3e095d4f
+DATA geluA3<>+24(SB)/4, $0x3e095d4f
+DATA geluA3<>+28(SB)/4, $0x3e095d4f
+GLOBL geluA3<>(SB), RODATA|NOPTR, $32
+
+DATA geluC<>+0(SB)/4, $0x3f4c422a
+DATA geluC<>+4(SB)/4, $0x3f4c422a
+DATA geluC<>+8(SB)/4, $0x3f4c422a
+DATA geluC<>+12(SB)/4, $0x3f4c422a
+DATA geluC<>+16(SB)/4, $0x3f4c422a
+DATA geluC<>+20(SB)/4, $0x3f4c422a
+DATA geluC<>+24(SB)/4, $0x3f4c422a
+DATA geluC<>+28(SB)/4, $0x3f4c422a
+GLOBL geluC<>(SB), RODATA|NOPTR, $32
+
+DATA geluSign<>+0(SB)/4, $0x80000000
+DATA geluSign<>+4(SB)/4, $0x80000000
+DATA geluSign<>+8(SB)/4, $0x80000000
+DATA geluSign<>+12(SB)/4, $0x80000000
+DATA geluSign<>+16(SB)/4, $0x80000000
+DATA geluSign<>+20(SB)/4, $0x80000000
+DATA geluSign<>+24(SB)/4, $0x80000000
+DATA geluSign<>+28(SB)/4, $0x80000000
+GLOBL geluSign<>(SB), RODATA|NOPTR, $32
+
+// GELUE sets, from x in Y7, Y0 = e = exp(-|2u|) with u = sqrt(2/pi) (x +
+// 0.044715 x^3) and Y10 = negPick(x, e, 1) (e where x's sign bit is set,
+// else 1), Y9 = 1 + e, as kernels.GELU's Go loop. Needs Y4, Y5 as EXP8,
+// Y14 = 1, Y15 = 0, Y13 = 1; uses Y1-Y3, Y6, Y8.
+#define GELUE \
+	VMULPS      Y7, Y7, Y8 \
+	VMULPS      Y7, Y8, Y8 \
+	VFMADD132PS geluA<>(SB), Y7, Y8 \
+	VMULPS      geluC<>(SB), Y8, Y8 \
+	VADDPS      Y8, Y8, Y8 \
+	VORPS       geluSign<>(SB), Y8, Y0 \
+	EXP8 \
+	VBLENDVPS   Y7, Y0, Y13, Y10 \
+	VADDPS      Y13, Y0, Y9
+
+// func geluFloat32s(n int, x, y *float32)
+//
+// y[i] = GELU(x[i]) = x s with s = sigmoid(2u) = negPick(x, e, 1) / (1 + e),
+// for 0 <= i < n, n a multiple of 8.
+TEXT ·geluFloat32s(SB), NOSPLIT, $0-24
+	MOVQ    n+0(FP), CX
+	MOVQ    x+8(FP), SI
+	MOVQ    y+16(FP), DI
+	VMOVUPS expHi<>(SB), Y4
+	VMOVUPS expLo<>(SB), Y5
+	VMOVUPS expOne<>(SB), Y13
+	VMOVUPS Y13, Y14
+	VXORPS  Y15, Y15, Y15
+
+geluloop:
+	CMPQ    CX, $8
+	JL      geludone
+	VMOVUPS (SI), Y7
+	GELUE
+	VMULPS  Y7, Y10, Y10
+	VDIVPS  Y9, Y10, Y10
+	VMOVUPS Y10, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     geluloop
+
+geludone:
+	VZEROUPPER
+	RET
+
+// func geluGradFloat32s(n int, x, dy, dx *float32)
+//
+// dx[i] = dy[i] (s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 * 0.044715 x^2)) with
+// r = 1 / (1 + e), s = negPick(x, e, 1) r, s (1 - s) = e r r, for
+// 0 <= i < n, n a multiple of 8.
+TEXT ·geluGradFloat32s(SB), NOSPLIT, $0-32
+	MOVQ    n+0(FP), CX
+	MOVQ    x+8(FP), SI
+	MOVQ    dy+16(FP), BX
+	MOVQ    dx+24(FP), DI
+	VMOVUPS expHi<>(SB), Y4
+	VMOVUPS expLo<>(SB), Y5
+	VMOVUPS expOne<>(SB), Y13
+	VMOVUPS Y13, Y14
+	VXORPS  Y15, Y15, Y15
+
+gradloop:
+	CMPQ        CX, $8
+	JL          graddone
+	VMOVUPS     (SI), Y7
+	GELUE
+	VDIVPS      Y9, Y13, Y9
+	VMULPS      Y9, Y10, Y10
+	VMULPS      Y9, Y0, Y0
+	VMULPS      Y9, Y0, Y0
+	VADDPS      Y7, Y7, Y11
+	VMULPS      Y0, Y11, Y11
+	VMULPS      geluC<>(SB), Y11, Y11
+	VMULPS      geluA3<>(SB), Y7, Y12
+	VFMADD213PS Y13, Y7, Y12
+	VFMADD213PS Y10, Y12, Y11
+	VMULPS      (BX), Y11, Y11
+	VMOVUPS     Y11, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, BX
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         gradloop
+
+graddone:
+	VZEROUPPER
+	RET
