@@ -6,6 +6,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // MultiHeadSelfAttention is multi-head scaled dot-product self-attention over
@@ -64,7 +66,7 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, causal bool, qkv, out *
 // On the Gorgonia path (a.Path, see gorgonia.go) the nodes are Gorgonia's
 // own: Mul and BroadcastAdd for the projections, Reshape, Transpose and
 // Slice for the heads, BatchedMatMul for both products, HadamardProd for
-// dropout; only the masked softmax is this package's op. Nodes are named
+// dropout; only the masked softmax is internal/ops'. Nodes are named
 // after the layer: "blocks.0.attn.qkv", ".heads", ".scores", ".weights",
 // ".context", ".merged", ".out".
 //
@@ -72,9 +74,9 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, causal bool, qkv, out *
 // (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), q k^T per
 // (batch, head) pair, the masked softmax, the weighted sum of v per pair,
 // the head merge (permute back and reshape) and the output projection. The
-// split, merge and products are this package's ops (op_heads.go,
-// op_attnmm.go): equal to Reshape/Transpose/BatchedMatMul, gradients
-// included, but without their per-step allocations and iterator copies.
+// split, merge and products are internal/ops': equal to
+// Reshape/Transpose/BatchedMatMul, gradients included, but without their
+// per-step allocations and iterator copies.
 func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node, err error) {
 	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
 	dh := d / h
@@ -102,15 +104,15 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 	if err != nil {
 		return nil, nil, err
 	}
-	heads, err := NameAs(p + ".heads")(splitHeads(qkv, b, t, h, 3)) // (3, B, H, T, d): q, k, v
+	heads, err := NameAs(p + ".heads")(ops.SplitHeads(qkv, ops.Heads{B: b, T: t, H: h, D: dh}, 3)) // (3, B, H, T, d): q, k, v
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "attention")
 	}
-	scores, err := NameAs(p + ".scores")(attnScores(heads)) // (B, H, T, T) = q k^T
+	scores, err := NameAs(p + ".scores")(ops.AttnScores(heads)) // (B, H, T, T) = q k^T
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "attention")
 	}
-	if weights, err = NameAs(p + ".weights")(MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh)))); err != nil { // (B, H, T, T)
+	if weights, err = NameAs(p + ".weights")(ops.MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh)))); err != nil { // (B, H, T, T)
 		return nil, nil, err
 	}
 	applied := weights
@@ -119,14 +121,14 @@ func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (o
 			return nil, nil, errors.Wrap(err, "attention: dropout")
 		}
 	}
-	y, err := NameAs(p + ".context")(attnApply(applied, heads)) // (B, H, T, d) = w v
+	y, err := NameAs(p + ".context")(ops.AttnApply(applied, heads)) // (B, H, T, d) = w v
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "attention")
 	}
 	if y, err = a.ablate(p, y); err != nil { // (B, H, T, d)
 		return nil, nil, err
 	}
-	if y, err = NameAs(p + ".merged")(mergeHeads(y)); err != nil { // (B*T, D)
+	if y, err = NameAs(p + ".merged")(ops.MergeHeads(y)); err != nil { // (B*T, D)
 		return nil, nil, errors.Wrap(err, "attention")
 	}
 	if out, err = a.Out.Forward(y); err != nil { // (B*T, D)

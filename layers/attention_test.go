@@ -8,6 +8,9 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // TestAttentionShapes: x (B*T, D) gives out (B*T, D) and weights
@@ -17,13 +20,13 @@ func TestAttentionShapes(t *testing.T) {
 		t.Run(fmt.Sprintf("B%dT%dD%dH%d", c.b, c.t, c.d, c.h), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			g := gorgonia.NewGraph()
-			x := NewParam(g, "x", randDense(rng, 1, c.b*c.t, c.d))
+			x := NewParam(g, "x", graphtest.RandDense(rng, 1, c.b*c.t, c.d))
 			a := newMHSAParams(rng, c.d, true).build(t, g, "attn", c.b, c.t, c.h, true)
 			out, w, err := a.Forward(x, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			runGraph(t, g)
+			graphtest.Run(t, g)
 			wantOut, wantW := tensor.Shape{c.b * c.t, c.d}, tensor.Shape{c.b, c.h, c.t, c.t}
 			if !out.Shape().Eq(wantOut) || !out.Value().Shape().Eq(wantOut) {
 				t.Errorf("out shape %v / value %v, want %v", out.Shape(), out.Value().Shape(), wantOut)
@@ -46,7 +49,7 @@ func TestAttentionMatchesPerHeadReference(t *testing.T) {
 	}{{true, false, false}, {true, true, false}, {false, true, false}, {true, true, true}, {false, false, true}} {
 		t.Run(fmt.Sprintf("causal=%t,bias=%t,keypad=%t", c.causal, c.bias, c.keyPad), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(3, 4))
-			xv := randDense(rng, 1, b*tt, d)
+			xv := graphtest.RandDense(rng, 1, b*tt, d)
 			p := newMHSAParams(rng, d, c.bias)
 			g := gorgonia.NewGraph()
 			x := NewParam(g, "x", xv)
@@ -61,12 +64,12 @@ func TestAttentionMatchesPerHeadReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runGraph(t, g)
+			graphtest.Run(t, g)
 			refOut, refW := refAttention(xv.Float64s(), b, tt, h, c.causal, kmv, p)
-			if e := maxAbsDiff(t, values(t, out), refOut); e > 1e-12 {
+			if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, out), refOut); e > 1e-12 {
 				t.Errorf("output differs from per-head reference by %.3g", e)
 			}
-			if e := maxAbsDiff(t, values(t, w), refW); e > 1e-12 {
+			if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, w), refW); e > 1e-12 {
 				t.Errorf("weights differ from per-head reference by %.3g", e)
 			}
 		})
@@ -81,7 +84,7 @@ func TestFusedQKVEqualsSeparate(t *testing.T) {
 	const b, tt, d, h = 2, 4, 8, 2
 	dh := d / h
 	rng := rand.New(rand.NewPCG(5, 6))
-	xv := randDense(rng, 1, b*tt, d)
+	xv := graphtest.RandDense(rng, 1, b*tt, d)
 	p := newMHSAParams(rng, d, true)
 
 	g := gorgonia.NewGraph()
@@ -101,39 +104,28 @@ func TestFusedQKVEqualsSeparate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := must(t)(lin.Forward(xs))                                // (B*T, D)
-		y = must(t)(gorgonia.Reshape(y, tensor.Shape{b, tt, h, dh})) // (B, T, H, d)
-		heads[i] = must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))        // (B, H, T, d)
+		y := graphtest.Must(t)(lin.Forward(xs))                                // (B*T, D)
+		y = graphtest.Must(t)(gorgonia.Reshape(y, tensor.Shape{b, tt, h, dh})) // (B, T, H, d)
+		heads[i] = graphtest.Must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))        // (B, H, T, d)
 	}
-	scores := must(t)(gorgonia.BatchedMatMul(heads[0], heads[1], false, true)) // (B, H, T, T)
-	sepW := must(t)(MaskedSoftmax(scores, nil, true, 1/2.0))                   // (B, H, T, T), 1/sqrt(4)
-	y := must(t)(gorgonia.BatchedMatMul(sepW, heads[2]))                       // (B, H, T, d)
-	y = must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))                             // (B, T, H, d)
-	y = must(t)(gorgonia.Reshape(y, tensor.Shape{b * tt, d}))                  // (B*T, D)
+	scores := graphtest.Must(t)(gorgonia.BatchedMatMul(heads[0], heads[1], false, true)) // (B, H, T, T)
+	sepW := graphtest.Must(t)(ops.MaskedSoftmax(scores, nil, true, 1/2.0))               // (B, H, T, T), 1/sqrt(4)
+	y := graphtest.Must(t)(gorgonia.BatchedMatMul(sepW, heads[2]))                       // (B, H, T, d)
+	y = graphtest.Must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))                             // (B, T, H, d)
+	y = graphtest.Must(t)(gorgonia.Reshape(y, tensor.Shape{b * tt, d}))                  // (B*T, D)
 	outLin, err := NewLinear(NewParam(sep, "out.weight", p.outW), NewParam(sep, "out.bias", p.outB))
 	if err != nil {
 		t.Fatal(err)
 	}
-	separate := must(t)(outLin.Forward(y)) // (B*T, D)
+	separate := graphtest.Must(t)(outLin.Forward(y)) // (B*T, D)
 
-	runGraph(t, g)
-	runGraph(t, sep)
-	if e := maxAbsDiff(t, values(t, fused), values(t, separate)); e > 1e-12 {
+	graphtest.Run(t, g)
+	graphtest.Run(t, sep)
+	if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, fused), graphtest.Values(t, separate)); e > 1e-12 {
 		t.Errorf("fused output differs from separate projections by %.3g", e)
 	}
-	if e := maxAbsDiff(t, values(t, fusedW), values(t, sepW)); e > 1e-12 {
+	if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, fusedW), graphtest.Values(t, sepW)); e > 1e-12 {
 		t.Errorf("fused weights differ from separate projections by %.3g", e)
-	}
-}
-
-// must unwraps (node, error) pairs in tests.
-func must(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
-	return func(n *gorgonia.Node, err error) *gorgonia.Node {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
 	}
 }
 
@@ -144,7 +136,7 @@ func TestAttentionCausality(t *testing.T) {
 	const b, tt, d, h = 2, 6, 8, 2
 	rng := rand.New(rand.NewPCG(7, 8))
 	p := newMHSAParams(rng, d, true)
-	xv := randDense(rng, 1, b*tt, d)
+	xv := graphtest.RandDense(rng, 1, b*tt, d)
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", xv)
 	out, w, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, nil, nil)
@@ -156,7 +148,7 @@ func TestAttentionCausality(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	baseOut, baseW := append([]float64(nil), values(t, out)...), append([]float64(nil), values(t, w)...)
+	baseOut, baseW := append([]float64(nil), graphtest.Values(t, out)...), append([]float64(nil), graphtest.Values(t, w)...)
 	for cut := 0; cut < tt-1; cut++ {
 		xd := xv.Float64s()
 		saved := append([]float64(nil), xd...)
@@ -171,7 +163,7 @@ func TestAttentionCausality(t *testing.T) {
 		if err := vm.RunAll(); err != nil {
 			t.Fatal(err)
 		}
-		o, wv := values(t, out), values(t, w)
+		o, wv := graphtest.Values(t, out), graphtest.Values(t, w)
 		for bi := 0; bi < b; bi++ {
 			for pos := 0; pos <= cut; pos++ {
 				for c := 0; c < d; c++ {
@@ -198,7 +190,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 	g := gorgonia.NewGraph()
 	rng := rand.New(rand.NewPCG(9, 9))
 	lin := func(name string, out, in int) *Linear {
-		l, err := NewLinear(NewParam(g, name, randDense(rng, 1, out, in)), nil)
+		l, err := NewLinear(NewParam(g, name, graphtest.RandDense(rng, 1, out, in)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +222,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, _, err = a.Forward(NewParam(g, "x", randDense(rng, 1, 5, 6)), nil, nil)
+			_, _, err = a.Forward(NewParam(g, "x", graphtest.RandDense(rng, 1, 5, 6)), nil, nil)
 			return err
 		}, "input shape (5, 6), want (B*T, D) = (6, 6)"},
 		{"dropout mask", func() error {
@@ -238,7 +230,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, _, err = a.Forward(NewParam(g, "x2", randDense(rng, 1, 6, 6)), nil, NewParam(g, "m", randDense(rng, 1, 2, 2, 3, 2)))
+			_, _, err = a.Forward(NewParam(g, "x2", graphtest.RandDense(rng, 1, 6, 6)), nil, NewParam(g, "m", graphtest.RandDense(rng, 1, 2, 2, 3, 2)))
 			return err
 		}, "dropout mask shape (2, 2, 3, 2), want (2, 2, 3, 3)"},
 		{"key mask", func() error {
@@ -246,7 +238,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, _, err = a.Forward(NewParam(g, "x3", randDense(rng, 1, 6, 6)), NewParam(g, "km", randDense(rng, 1, 3, 2)), nil)
+			_, _, err = a.Forward(NewParam(g, "x3", graphtest.RandDense(rng, 1, 6, 6)), NewParam(g, "km", graphtest.RandDense(rng, 1, 3, 2)), nil)
 			return err
 		}, "key mask shape (3, 2), want (2, 3)"},
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // attnBenchSizes are the attention layers of cmd/bench/torch_ref.py's S and M.
@@ -24,14 +26,14 @@ func benchAttention(b *testing.B, bt, t, d, heads int, backward bool) gorgonia.V
 	b.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	g := gorgonia.NewGraph()
-	x := NewParam(g, "x", toF32(randDense(rng, 1, bt*t, d)))
+	x := NewParam(g, "x", graphtest.ToF32(graphtest.RandDense(rng, 1, bt*t, d)))
 	p := newMHSAParams(rng, d, false)
-	p.outB = randDense(rng, 0.5, d)
-	qkv, err := NewLinear(NewParam(g, "qkv.weight", toF32(p.qkvW)), nil)
+	p.outB = graphtest.RandDense(rng, 0.5, d)
+	qkv, err := NewLinear(NewParam(g, "qkv.weight", graphtest.ToF32(p.qkvW)), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out, err := NewLinear(NewParam(g, "out.weight", toF32(p.outW)), NewParam(g, "out.bias", toF32(p.outB)))
+	out, err := NewLinear(NewParam(g, "out.weight", graphtest.ToF32(p.outW)), NewParam(g, "out.bias", graphtest.ToF32(p.outB)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,18 +83,3 @@ func BenchmarkAttentionForward(b *testing.B) { benchmarkAttention(b, false) }
 
 // BenchmarkAttentionForwardBackward times forward and backward together.
 func BenchmarkAttentionForwardBackward(b *testing.B) { benchmarkAttention(b, true) }
-
-// BenchmarkSplitHeads times the head split of the S and M training graphs
-// (B*T rows of 3D floats into (3, B, H, T, d)).
-func BenchmarkSplitHeads(b *testing.B) {
-	for _, s := range attnBenchSizes {
-		b.Run(s.name, func(b *testing.B) {
-			op := newHeadsOp(true, s.b, s.t, s.heads, s.d/s.heads, 3)
-			src := make([]float32, s.b*s.t*3*s.d)
-			dst := make([]float32, len(src))
-			for b.Loop() {
-				permuteHeads(op, src, dst)
-			}
-		})
-	}
-}

@@ -62,9 +62,5 @@ func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gor
 // residual is x + y, on the attention's path, named after the block
 // ("blocks.0.attn_residual").
 func (bl *Block) residual(x, y *gorgonia.Node, what string) (*gorgonia.Node, error) {
-	name := parentOf(bl.Attn.name()) + "." + what
-	if bl.Attn.Path == Gorgonia {
-		return NameAs(name)(gorgonia.Add(x, y))
-	}
-	return NameAs(name)(Add(x, y))
+	return NameAs(parentOf(bl.Attn.name()) + "." + what)(bl.Attn.Path.Add(x, y))
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // rowwise and colwise are BroadcastX patterns: a (N) vector spread along
@@ -160,7 +162,7 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(p string, x, keyMask, dropMask 
 		return nil, nil, err
 	}
 	// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
-	if weights, err = NameAs(p + ".weights")(MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh)))); err != nil { // (B, H, T, T)
+	if weights, err = NameAs(p + ".weights")(ops.MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh)))); err != nil { // (B, H, T, T)
 		return nil, nil, err
 	}
 	applied := weights

@@ -7,74 +7,9 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
-
-// randDense returns a float64 tensor of N(0, std^2) entries from rng.
-func randDense(rng *rand.Rand, std float64, shape ...int) *tensor.Dense {
-	n := tensor.Shape(shape).TotalSize()
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = rng.NormFloat64() * std
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
-}
-
-// toF32 converts a float64 tensor to float32.
-func toF32(t *tensor.Dense) *tensor.Dense {
-	f := make([]float32, t.Shape().TotalSize())
-	for i, v := range t.Float64s() {
-		f[i] = float32(v)
-	}
-	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(f))
-}
-
-// runGraph runs g once on a fresh TapeMachine.
-func runGraph(t *testing.T, g *gorgonia.ExprGraph) {
-	t.Helper()
-	vm := gorgonia.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// values returns a node's value as float64s.
-func values(t *testing.T, n *gorgonia.Node) []float64 {
-	t.Helper()
-	switch d := n.Value().Data().(type) {
-	case []float64:
-		return d
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case float64:
-		return []float64{d}
-	case float32:
-		return []float64{float64(d)}
-	}
-	t.Fatalf("node %v holds %T", n, n.Value())
-	return nil
-}
-
-// maxAbsDiff is max_i |a_i - b_i|; lengths must match.
-func maxAbsDiff(t *testing.T, a, b []float64) float64 {
-	t.Helper()
-	if len(a) != len(b) {
-		t.Fatalf("lengths %d and %d differ", len(a), len(b))
-	}
-	var m float64
-	for i := range a {
-		d := math.Abs(a[i] - b[i])
-		if math.IsNaN(d) {
-			return math.Inf(1)
-		}
-		m = math.Max(m, d)
-	}
-	return m
-}
 
 // mhsaParams are the weights of one attention layer in PyTorch layout.
 type mhsaParams struct {
@@ -82,9 +17,9 @@ type mhsaParams struct {
 }
 
 func newMHSAParams(rng *rand.Rand, d int, bias bool) mhsaParams {
-	p := mhsaParams{qkvW: randDense(rng, 0.5, 3*d, d), outW: randDense(rng, 0.5, d, d)}
+	p := mhsaParams{qkvW: graphtest.RandDense(rng, 0.5, 3*d, d), outW: graphtest.RandDense(rng, 0.5, d, d)}
 	if bias {
-		p.qkvB, p.outB = randDense(rng, 0.5, 3*d), randDense(rng, 0.5, d)
+		p.qkvB, p.outB = graphtest.RandDense(rng, 0.5, 3*d), graphtest.RandDense(rng, 0.5, d)
 	}
 	return p
 }
@@ -190,17 +125,5 @@ func refAttention(x []float64, b, tt, h int, causal bool, keyMask []float64, p m
 func eachPath(t *testing.T, f func(t *testing.T, path Path)) {
 	for _, path := range Paths {
 		t.Run(string(path), func(t *testing.T) { f(t, path) })
-	}
-}
-
-// checkRelative fails unless max |got - want| <= tol * max(1, max |want|).
-func checkRelative(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	scale := 1.0
-	for _, v := range want {
-		scale = math.Max(scale, math.Abs(v))
-	}
-	if e := maxAbsDiff(t, got, want); e > tol*scale {
-		t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
 	}
 }

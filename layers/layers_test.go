@@ -3,25 +3,14 @@ package layers
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-)
 
-// TestGELUMatchesPyTorch: values of torch.nn.functional.gelu(x,
-// approximate="tanh") in float64 (PyTorch 1.13), tolerance 1e-15 absolute.
-func TestGELUMatchesPyTorch(t *testing.T) {
-	x := []float64{-3, -1, -0.5, 0, 0.5, 1, 3}
-	want := []float64{-0.0036373920817729943, -0.15880800939172324, -0.15428599017485606, 0,
-		0.34571400982514394, 0.8411919906082768, 2.996362607918227}
-	g := gorgonia.NewGraph()
-	y := must(t)(GELU(NewParam(g, "x", tensor.New(tensor.WithShape(1, len(x)), tensor.WithBacking(x)))))
-	runGraph(t, g)
-	if e := maxAbsDiff(t, values(t, y), want); e > 1e-15 {
-		t.Errorf("GELU differs from PyTorch by %.3g: %v", e, values(t, y))
-	}
-}
+	"github.com/attnscope/attnscope/internal/graphtest"
+)
 
 // TestLayerNormMatchesPyTorch: forward and gradients of sum(c * ln(x)) for
 // torch.nn.LayerNorm(4) (eps 1e-5) in float64 with the weights below
@@ -41,13 +30,13 @@ func TestLayerNormMatchesPyTorch(t *testing.T) {
 			t.Fatal(err)
 		}
 		ln.Path = path
-		y := must(t)(ln.Forward(x))
-		loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
+		y := graphtest.Must(t)(ln.Forward(x))
+		loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, c))))
 		grads, err := gorgonia.Grad(loss, x, w, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		runGraph(t, g)
+		graphtest.Run(t, g)
 		checks := []struct {
 			name string
 			node *gorgonia.Node
@@ -61,8 +50,8 @@ func TestLayerNormMatchesPyTorch(t *testing.T) {
 			{"dbias", grads[2], []float64{1.25, -1, -0.5, 5}},
 		}
 		for _, ch := range checks {
-			if e := maxAbsDiff(t, values(t, ch.node), ch.want); e > 1e-12 {
-				t.Errorf("%s differs from PyTorch by %.3g: %v", ch.name, e, values(t, ch.node))
+			if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, ch.node), ch.want); e > 1e-12 {
+				t.Errorf("%s differs from PyTorch by %.3g: %v", ch.name, e, graphtest.Values(t, ch.node))
 			}
 		}
 	})
@@ -75,7 +64,7 @@ func TestLayerNormMatchesPyTorch(t *testing.T) {
 func TestLinearGradients(t *testing.T) {
 	const n, in, out = 5, 4, 3
 	rng := rand.New(rand.NewPCG(31, 32))
-	xv, wv, bv, cv := randDense(rng, 1, n, in), randDense(rng, 1, out, in), randDense(rng, 1, out), randDense(rng, 1, n, out)
+	xv, wv, bv, cv := graphtest.RandDense(rng, 1, n, in), graphtest.RandDense(rng, 1, out, in), graphtest.RandDense(rng, 1, out), graphtest.RandDense(rng, 1, n, out)
 	build := func(conv func(*tensor.Dense) *tensor.Dense) (*gorgonia.ExprGraph, *gorgonia.Node, gorgonia.Nodes) {
 		g := gorgonia.NewGraph()
 		x, w, b := NewParam(g, "x", conv(xv)), NewParam(g, "w", conv(wv)), NewParam(g, "b", conv(bv))
@@ -83,8 +72,8 @@ func TestLinearGradients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := must(t)(lin.Forward(x))
-		loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
+		y := graphtest.Must(t)(lin.Forward(x))
+		loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
 		grads, err := gorgonia.Grad(loss, x, w, b)
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +81,7 @@ func TestLinearGradients(t *testing.T) {
 		return g, y, grads
 	}
 	g, y, grads := build(func(d *tensor.Dense) *tensor.Dense { return d })
-	runGraph(t, g)
+	graphtest.Run(t, g)
 	x, w, c := xv.Float64s(), wv.Float64s(), cv.Float64s()
 	dx, dw, db := make([]float64, n*in), make([]float64, out*in), make([]float64, out)
 	for r := 0; r < n; r++ {
@@ -107,15 +96,15 @@ func TestLinearGradients(t *testing.T) {
 	want := [][]float64{refLinear(x, n, wv, bv), dx, dw, db}
 	got := []*gorgonia.Node{y, grads[0], grads[1], grads[2]}
 	for i, name := range []string{"y", "dx", "dW", "db"} {
-		if e := maxAbsDiff(t, values(t, got[i]), want[i]); e > 1e-12 {
+		if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, got[i]), want[i]); e > 1e-12 {
 			t.Errorf("float64 %s differs from reference by %.3g", name, e)
 		}
 	}
-	g32, y32, grads32 := build(toF32)
-	runGraph(t, g32)
+	g32, y32, grads32 := build(graphtest.ToF32)
+	graphtest.Run(t, g32)
 	got32 := []*gorgonia.Node{y32, grads32[0], grads32[1], grads32[2]}
 	for i, name := range []string{"y", "dx", "dW", "db"} {
-		if e := maxAbsDiff(t, values(t, got32[i]), want[i]); e > 1e-5 {
+		if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, got32[i]), want[i]); e > 1e-5 {
 			t.Errorf("float32 %s differs from float64 reference by %.3g", name, e)
 		}
 	}
@@ -135,17 +124,17 @@ func TestEmbeddingLookup(t *testing.T) {
 			t.Fatal(err)
 		}
 		emb.Path = path
-		rows := must(t)(emb.Forward(ids))
-		grads, err := gorgonia.Grad(must(t)(gorgonia.Sum(rows)), table)
+		rows := graphtest.Must(t)(emb.Forward(ids))
+		grads, err := gorgonia.Grad(graphtest.Must(t)(gorgonia.Sum(rows)), table)
 		if err != nil {
 			t.Fatal(err)
 		}
-		runGraph(t, g)
-		if e := maxAbsDiff(t, values(t, rows), []float64{5, 6, 1, 2, 5, 6, 3, 4}); e != 0 {
-			t.Errorf("rows %v", values(t, rows))
+		graphtest.Run(t, g)
+		if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, rows), []float64{5, 6, 1, 2, 5, 6, 3, 4}); e != 0 {
+			t.Errorf("rows %v", graphtest.Values(t, rows))
 		}
-		if e := maxAbsDiff(t, values(t, grads[0]), []float64{1, 1, 1, 1, 2, 2}); e != 0 {
-			t.Errorf("table gradient %v, want counts of each id", values(t, grads[0]))
+		if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, grads[0]), []float64{1, 1, 1, 1, 2, 2}); e != 0 {
+			t.Errorf("table gradient %v, want counts of each id", graphtest.Values(t, grads[0]))
 		}
 	})
 }
@@ -168,11 +157,11 @@ func TestBlockShapesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, err := NewLinear(NewParam(g, "fc.weight", randDense(rng, 1, f, d)), NewParam(g, "fc.bias", randDense(rng, 1, f)))
+	fc, err := NewLinear(NewParam(g, "fc.weight", graphtest.RandDense(rng, 1, f, d)), NewParam(g, "fc.bias", graphtest.RandDense(rng, 1, f)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	proj, err := NewLinear(NewParam(g, "proj.weight", randDense(rng, 1, d, f)), nil)
+	proj, err := NewLinear(NewParam(g, "proj.weight", graphtest.RandDense(rng, 1, d, f)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,17 +179,37 @@ func TestBlockShapesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, w, err := block.Forward(NewParam(g, "x", randDense(rng, 1, b*tt, d)), nil, nil)
+	out, w, err := block.Forward(NewParam(g, "x", graphtest.RandDense(rng, 1, b*tt, d)), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGraph(t, g)
+	graphtest.Run(t, g)
 	if !out.Shape().Eq(tensor.Shape{b * tt, d}) || !w.Shape().Eq(tensor.Shape{b, h, tt, tt}) {
 		t.Errorf("block shapes %v, %v", out.Shape(), w.Shape())
 	}
-	for _, v := range values(t, out) {
+	for _, v := range graphtest.Values(t, out) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			t.Fatalf("block output not finite: %v", values(t, out))
+			t.Fatalf("block output not finite: %v", graphtest.Values(t, out))
 		}
+	}
+}
+
+// TestEmbeddingRejectsOutOfRangeID: unlike gorgonia.ByIndices, an id
+// outside the table fails the run and the error names it and its position.
+func TestEmbeddingRejectsOutOfRangeID(t *testing.T) {
+	g := gorgonia.NewGraph()
+	table := NewParam(g, "emb", tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6})))
+	ids := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(3), gorgonia.WithName("ids"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(3), tensor.WithBacking([]int{2, 7, 0}))))
+	emb, err := NewEmbedding(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphtest.Must(t)(emb.Forward(ids))
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	err = vm.RunAll()
+	if err == nil || !strings.Contains(err.Error(), "id 7 at position 1") {
+		t.Errorf("error %v, want one naming id 7 at position 1", err)
 	}
 }

@@ -3,6 +3,8 @@ package layers
 import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // MLP is the transformer feed-forward block: FC (D -> F), GELU, Proj (F -> D).
@@ -29,7 +31,7 @@ func (m *MLP) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if m.Path == Gorgonia {
 		h, err = geluGorgonia(h, gelu) // (N, F)
 	} else {
-		h, err = NameAs(gelu)(GELU(h)) // (N, F)
+		h, err = NameAs(gelu)(ops.GELU(h)) // (N, F)
 	}
 	if err != nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // Path says which ops a layer writes into the graph. Both paths compute the
@@ -17,14 +19,14 @@ import (
 type Path string
 
 const (
-	// Fused writes this package's ops: one node per layer (one GEMM for a
+	// Fused writes internal/ops' ops: one node per layer (one GEMM for a
 	// Linear, one permuting copy for the head split), each with a
 	// hand-written gradient and reused output buffers. The zero Path is Fused.
 	Fused Path = "fused"
 	// Gorgonia writes Gorgonia's own ops (Mul, Reshape, Transpose, Slice,
 	// BatchedMatMul, ByIndices, element-wise arithmetic) and lets Gorgonia
 	// derive every gradient: the readable definition. Only the masked
-	// softmax and the cross-entropy stay this package's ops, because
+	// softmax and the cross-entropy stay internal/ops' ops, because
 	// Gorgonia's SoftMax and LogSoftMax are wrong along the last axis.
 	Gorgonia Path = "gorgonia"
 )
@@ -50,6 +52,15 @@ func (p Path) String() string {
 		return string(Fused)
 	}
 	return string(p)
+}
+
+// Add is a + b (a residual connection, token plus position embedding):
+// ops.Add on the fused path, gorgonia.Add on the Gorgonia path.
+func (p Path) Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+	if p == Gorgonia {
+		return gorgonia.Add(a, b)
+	}
+	return ops.Add(a, b)
 }
 
 // NameAs gives the node returned by a graph-building call a name that says

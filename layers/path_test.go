@@ -8,6 +8,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // pathCase builds one layer on a path: it returns the output node and the
@@ -29,12 +31,12 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 	const n, d, f = 6, 8, 12
 	rng := rand.New(rand.NewPCG(31, 32))
 	weights := map[string]*tensor.Dense{
-		"l.weight": randDense(rng, 0.5, d, d), "l.bias": randDense(rng, 0.5, d),
-		"ln.weight": randDense(rng, 0.5, d), "ln.bias": randDense(rng, 0.5, d),
-		"mlp.fc.weight": randDense(rng, 0.5, f, d), "mlp.fc.bias": randDense(rng, 0.5, f),
-		"mlp.proj.weight": randDense(rng, 0.5, d, f), "mlp.proj.bias": randDense(rng, 0.5, d),
+		"l.weight": graphtest.RandDense(rng, 0.5, d, d), "l.bias": graphtest.RandDense(rng, 0.5, d),
+		"ln.weight": graphtest.RandDense(rng, 0.5, d), "ln.bias": graphtest.RandDense(rng, 0.5, d),
+		"mlp.fc.weight": graphtest.RandDense(rng, 0.5, f, d), "mlp.fc.bias": graphtest.RandDense(rng, 0.5, f),
+		"mlp.proj.weight": graphtest.RandDense(rng, 0.5, d, f), "mlp.proj.bias": graphtest.RandDense(rng, 0.5, d),
 	}
-	xv, cv := randDense(rng, 1, n, d), randDense(rng, 1, n, d)
+	xv, cv := graphtest.RandDense(rng, 1, n, d), graphtest.RandDense(rng, 1, n, d)
 	linear := func(t *testing.T, g *gorgonia.ExprGraph, p map[string]*tensor.Dense, name string, path Path) *Linear {
 		l, err := NewLinear(NewParam(g, name+".weight", p[name+".weight"]), NewParam(g, name+".bias", p[name+".bias"]))
 		if err != nil {
@@ -46,7 +48,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 	cases := []pathCase{
 		{"linear", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
 			l := linear(t, g, p, "l", path)
-			return must(t)(l.Forward(x)), gorgonia.Nodes{x, l.Weight, l.Bias}
+			return graphtest.Must(t)(l.Forward(x)), gorgonia.Nodes{x, l.Weight, l.Bias}
 		}},
 		{"layernorm", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
 			ln, err := NewLayerNorm(NewParam(g, "ln.weight", p["ln.weight"]), NewParam(g, "ln.bias", p["ln.bias"]))
@@ -54,7 +56,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			ln.Path = path
-			return must(t)(ln.Forward(x)), gorgonia.Nodes{x, ln.Weight, ln.Bias}
+			return graphtest.Must(t)(ln.Forward(x)), gorgonia.Nodes{x, ln.Weight, ln.Bias}
 		}},
 		{"mlp", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
 			m, err := NewMLP(linear(t, g, p, "mlp.fc", path), linear(t, g, p, "mlp.proj", path))
@@ -62,7 +64,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			m.Path = path
-			return must(t)(m.Forward(x)), gorgonia.Nodes{x, m.FC.Weight, m.FC.Bias, m.Proj.Weight, m.Proj.Bias}
+			return graphtest.Must(t)(m.Forward(x)), gorgonia.Nodes{x, m.FC.Weight, m.FC.Bias, m.Proj.Weight, m.Proj.Bias}
 		}},
 	}
 	for _, c := range cases {
@@ -71,7 +73,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 				tol := 1e-12
 				conv := func(v *tensor.Dense) *tensor.Dense { return v.Clone().(*tensor.Dense) }
 				if dt == tensor.Float32 {
-					tol, conv = 1e-5, toF32
+					tol, conv = 1e-5, graphtest.ToF32
 				}
 				type run struct {
 					out   []float64
@@ -86,7 +88,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					g := gorgonia.NewGraph()
 					x := NewParam(g, "x", conv(xv))
 					y, wrt := c.build(t, g, x, p, path)
-					cost := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
+					cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
 					grads, err := gorgonia.Grad(cost, wrt...)
 					if err != nil {
 						t.Fatal(err)
@@ -98,12 +100,12 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 						if err := vm.RunAll(); err != nil {
 							t.Fatal(err)
 						}
-						return values(t, cost)[0]
+						return graphtest.Values(t, cost)[0]
 					}
 					eval()
-					r := run{out: append([]float64(nil), values(t, y)...)}
+					r := run{out: append([]float64(nil), graphtest.Values(t, y)...)}
 					for _, gr := range grads {
-						r.grads = append(r.grads, append([]float64(nil), values(t, gr)...))
+						r.grads = append(r.grads, append([]float64(nil), graphtest.Values(t, gr)...))
 					}
 					results[path] = r
 					if path == Gorgonia && dt == tensor.Float64 {
@@ -111,7 +113,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					}
 				}
 				want, got := results[Fused], results[Gorgonia]
-				check := func(what string, got, want []float64) { t.Helper(); checkRelative(t, what, got, want, tol) }
+				check := func(what string, got, want []float64) { t.Helper(); graphtest.CheckRelative(t, what, got, want, tol) }
 				check("output", got.out, want.out)
 				for i := range want.grads {
 					check(fmt.Sprintf("gradient %d", i), got.grads[i], want.grads[i])

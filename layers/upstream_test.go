@@ -11,6 +11,9 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // builtinSoftmaxRows runs gorgonia's SoftMax (or LogSoftMax) along the last
@@ -32,8 +35,8 @@ func builtinSoftmaxRows(t *testing.T, log bool) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGraph(t, g)
-	return values(t, y)
+	graphtest.Run(t, g)
+	return graphtest.Values(t, y)
 }
 
 // TestUpstreamSoftmaxLastAxisBug pins that the built-in last-axis SoftMax
@@ -46,7 +49,10 @@ func TestUpstreamSoftmaxLastAxisBug(t *testing.T) {
 		t.Errorf("gorgonia.SoftMax row [95 0 0] = %v: the upstream NaN bug changed; re-check docs/gorgonia.md", y[3:])
 	}
 	scores := tensor.New(tensor.WithShape(1, 1, 3, 3), tensor.WithBacking([]float32{0, 0, 0, 95, 0, 0, 0, 0, 0}))
-	ours := softmaxOf(t, scores, nil, false, 1)
+	g := gorgonia.NewGraph()
+	w := graphtest.Must(t)(ops.MaskedSoftmax(NewParam(g, "scores", scores), nil, false, 1))
+	graphtest.Run(t, g)
+	ours := graphtest.Values(t, w)
 	if ours[3] != 1 || ours[4] > 1e-40 || ours[5] > 1e-40 {
 		t.Errorf("MaskedSoftmax row [95 0 0] = %v, want [1 ~0 ~0]", ours[3:6])
 	}
@@ -100,8 +106,8 @@ func TestUpstreamByIndicesOutOfRange(t *testing.T) {
 		t.Errorf("ByIndices with id 7 of 3 now fails (%v): upstream changed; re-check docs/gorgonia.md", err)
 		return
 	}
-	got, want := values(t, rows), []float64{5, 6, 1, 2}
-	if maxAbsDiff(t, got, want) != 0 {
+	got, want := graphtest.Values(t, rows), []float64{5, 6, 1, 2}
+	if graphtest.MaxAbsDiff(t, got, want) != 0 {
 		t.Errorf("ByIndices(ids [2 7]) = %v, pinned upstream behaviour %v", got, want)
 	}
 }
@@ -113,13 +119,13 @@ func TestUpstreamByIndicesOutOfRange(t *testing.T) {
 func TestUpstreamInverseSqrtGradient(t *testing.T) {
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{4})))
-	y := must(t)(gorgonia.Sum(must(t)(gorgonia.InverseSqrt(x))))
+	y := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.InverseSqrt(x))))
 	grads, err := gorgonia.Grad(y, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGraph(t, g)
-	if got := values(t, grads[0])[0]; got != -4 {
+	graphtest.Run(t, g)
+	if got := graphtest.Values(t, grads[0])[0]; got != -4 {
 		t.Errorf("d InverseSqrt(x)/dx at 4 = %v, pinned upstream value -4 (true -0.0625): the bug changed; re-check the Gorgonia-path LayerNorm", got)
 	}
 }

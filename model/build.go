@@ -171,11 +171,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if err != nil {
 		return nil, err
 	}
-	add := layers.Add
-	if gr.Path == layers.Gorgonia {
-		add = gorgonia.Add
-	}
-	x, err := layers.NameAs(EmbedName)(add(tok, pos)) // (B*T, D)
+	x, err := layers.NameAs(EmbedName)(gr.Path.Add(tok, pos)) // (B*T, D)
 	if err != nil {
 		return nil, errors.Wrap(err, "build: embeddings")
 	}

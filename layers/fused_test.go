@@ -7,6 +7,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // TestAttentionEqualsDecomposed: Forward on the Fused path (splitHeads,
@@ -39,15 +41,15 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(21, 22))
 			p := newMHSAParams(rng, d, true)
-			xv, cv := randDense(rng, 1, b*tt, d), randDense(rng, 1, b*tt, d)
+			xv, cv := graphtest.RandDense(rng, 1, b*tt, d), graphtest.RandDense(rng, 1, b*tt, d)
 			kmv := tensor.New(tensor.WithShape(2, 5), tensor.WithBacking([]float64{0, 1, 1, 1, 1, 1, 1, 1, 0, 0}))
-			dmv := randDense(rng, 1, b, h, tt, tt)
+			dmv := graphtest.RandDense(rng, 1, b, h, tt, tt)
 			for i, v := range dmv.Float64s() {
 				dmv.Float64s()[i] = float64(map[bool]int{true: 2, false: 0}[v > 0])
 			}
 			conv := func(v *tensor.Dense) *tensor.Dense {
 				if c.dtype == tensor.Float32 {
-					return toF32(v)
+					return graphtest.ToF32(v)
 				}
 				return v.Clone().(*tensor.Dense)
 			}
@@ -74,7 +76,7 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cost := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
+				cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
 				wrt := gorgonia.Nodes{x, a.QKV.Weight, a.QKV.Bias, a.Out.Weight, a.Out.Bias}
 				grads, err := gorgonia.Grad(cost, wrt...)
 				if err != nil {
@@ -88,9 +90,9 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 					if err := vm.RunAll(); err != nil {
 						t.Fatal(err)
 					}
-					r = result{out: append([]float64(nil), values(t, out)...), w: append([]float64(nil), values(t, w)...)}
+					r = result{out: append([]float64(nil), graphtest.Values(t, out)...), w: append([]float64(nil), graphtest.Values(t, w)...)}
 					for _, gr := range grads {
-						r.grads = append(r.grads, append([]float64(nil), values(t, gr)...))
+						r.grads = append(r.grads, append([]float64(nil), graphtest.Values(t, gr)...))
 					}
 				}
 				return r
@@ -98,51 +100,12 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 			want, got := build(false), build(true)
 			// the tolerance is relative to the largest entry (float32 sums of
 			// 64 terms in another order differ by a few ulps of the largest)
-			check := func(what string, got, want []float64) { t.Helper(); checkRelative(t, what, got, want, tol) }
+			check := func(what string, got, want []float64) { t.Helper(); graphtest.CheckRelative(t, what, got, want, tol) }
 			check("output", got.out, want.out)
 			check("weights", got.w, want.w)
 			for i, name := range []string{"x", "qkv.weight", "qkv.bias", "out.weight", "out.bias"} {
 				check("gradient of "+name, got.grads[i], want.grads[i])
 			}
 		})
-	}
-}
-
-// TestSplitHeadsLayout: splitHeads puts x[(b*T+t), p*D + h*d + c] at
-// [p, b, h, t, c], checked entry by entry against that formula at a size
-// large enough to be split over the cores, and mergeHeads of each part
-// gives back its columns of x.
-func TestSplitHeadsLayout(t *testing.T) {
-	const b, tt, h, d = 96, 16, 4, 16 // B*T*3*H*d = 1.2M floats: above parallelMinWork
-	rng := rand.New(rand.NewPCG(23, 24))
-	xv := toF32(randDense(rng, 1, b*tt, 3*h*d))
-	g := gorgonia.NewGraph()
-	x := NewParam(g, "x", xv)
-	heads := must(t)(splitHeads(x, b, tt, h, 3))
-	q := must(t)(gorgonia.Slice(heads, gorgonia.S(0)))
-	merged := must(t)(mergeHeads(q))
-	runGraph(t, g)
-	got, src := values(t, heads), xv.Float32s()
-	for p := 0; p < 3; p++ {
-		for bi := 0; bi < b; bi++ {
-			for hi := 0; hi < h; hi++ {
-				for ti := 0; ti < tt; ti++ {
-					for c := 0; c < d; c++ {
-						want := src[(bi*tt+ti)*3*h*d+p*h*d+hi*d+c]
-						if v := got[(((p*b+bi)*h+hi)*tt+ti)*d+c]; v != float64(want) {
-							t.Fatalf("heads[%d,%d,%d,%d,%d] = %v, want x[%d, %d] = %v", p, bi, hi, ti, c, v, bi*tt+ti, p*h*d+hi*d+c, want)
-						}
-					}
-				}
-			}
-		}
-	}
-	back := values(t, merged)
-	for r := 0; r < b*tt; r++ {
-		for j := 0; j < h*d; j++ {
-			if back[r*h*d+j] != float64(src[r*3*h*d+j]) {
-				t.Fatalf("merge(split(x))[%d, %d] = %v, want %v", r, j, back[r*h*d+j], src[r*3*h*d+j])
-			}
-		}
 	}
 }

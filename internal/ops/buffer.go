@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import "gorgonia.org/tensor"
 
@@ -8,35 +8,21 @@ import "gorgonia.org/tensor"
 // 130 MB per training step at B64 T64 D128) plus the garbage collection that
 // follows. Reuse is safe because a node runs at most once per run, a graph
 // runs on one goroutine at a time, and a node's value is only valid until the
-// next run anyway (model.Graph's machine copies what it hands out).
+// next run anyway.
 //
 // Each op node gets its own buffer (ops are built per ApplyOp call), so two
 // nodes never share memory, and neither do two graphs.
 type buffer struct{ t *tensor.Dense }
 
-func newBuffer() *buffer { return &buffer{} }
-
 // get returns the buffer as a tensor of dtype dt and the given shape,
 // allocating it on first use or when the shape or dtype changes. The
-// contents are whatever the last run left: callers write every element, or
-// use zeroed.
+// contents are whatever the last run left: kernels write every element
+// (those that accumulate clear it first).
 func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
 	if b.t == nil || b.t.Dtype() != dt || !sameShape(b.t.Shape(), shape) {
 		b.t = tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
 	}
 	return b.t
-}
-
-// zeroed is get with every element set to 0.
-func (b *buffer) zeroed(dt tensor.Dtype, shape ...int) *tensor.Dense {
-	t := b.get(dt, shape...)
-	switch d := t.Data().(type) {
-	case []float32:
-		clear(d)
-	case []float64:
-		clear(d)
-	}
-	return t
 }
 
 func sameShape(s tensor.Shape, shape []int) bool {

@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // TestCrossEntropyMultiCore: at N = 8192 rows of V = 64 (above
@@ -18,7 +20,7 @@ import (
 func TestCrossEntropyMultiCore(t *testing.T) {
 	const n, v = 8192, 64
 	rng := rand.New(rand.NewPCG(25, 26))
-	logits := randDense(rng, 3, n, v)
+	logits := graphtest.RandDense(rng, 3, n, v)
 	targets, mask := make([]int, n), make([]float64, n)
 	var count float64
 	for i := range targets {
@@ -29,11 +31,11 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 		}
 	}
 	g := gorgonia.NewGraph()
-	l := NewParam(g, "logits", toF32(logits))
+	l := graphtest.Param(g, "logits", graphtest.ToF32(logits))
 	tg := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(n), gorgonia.WithName("targets"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(targets))))
-	m := NewParam(g, "mask", toF32(tensor.New(tensor.WithShape(n), tensor.WithBacking(mask))))
-	loss := must(t)(CrossEntropy(l, tg, m))
+	m := graphtest.Param(g, "mask", graphtest.ToF32(tensor.New(tensor.WithShape(n), tensor.WithBacking(mask))))
+	loss := graphtest.Must(t)(CrossEntropy(l, tg, m))
 	grads, err := gorgonia.Grad(loss, l)
 	if err != nil {
 		t.Fatal(err)
@@ -46,14 +48,14 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 		if err := vm.RunAll(); err != nil {
 			t.Fatal(err)
 		}
-		got := values(t, loss)[0]
+		got := graphtest.Values(t, loss)[0]
 		if run == 0 {
 			first = got
 		} else if got != first {
 			t.Errorf("second run's loss %v differs from the first's %v", got, first)
 		}
 	}
-	lv := toF32(logits) // the float32 logits the graph saw, as float64
+	lv := graphtest.ToF32(logits) // the float32 logits the graph saw, as float64
 	l64 := make([]float64, n*v)
 	for i, x := range lv.Float32s() {
 		l64[i] = float64(x)
@@ -61,7 +63,7 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 	if want := refCE(l64, v, targets, mask); math.Abs(first-want) > 1e-5*math.Abs(want) {
 		t.Errorf("loss %v, reference %v", first, want)
 	}
-	dl := values(t, grads[0])
+	dl := graphtest.Values(t, grads[0])
 	for r := 0; r < n; r++ {
 		row := l64[r*v : (r+1)*v]
 		maxv := math.Inf(-1)
@@ -95,7 +97,7 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 // means up to 10 and spreads from 0.01 to 10, so a one-pass variance would
 // fail the tolerance.
 func TestLayerNormMultiCore(t *testing.T) {
-	const n, d = 4096, 64
+	const n, d, eps = 4096, 64, 1e-5
 	rng := rand.New(rand.NewPCG(27, 28))
 	x32 := make([]float32, n*d)
 	for r := 0; r < n; r++ {
@@ -113,20 +115,16 @@ func TestLayerNormMultiCore(t *testing.T) {
 	}
 	g := gorgonia.NewGraph()
 	dense := func(name string, v []float32, shape ...int) *gorgonia.Node {
-		return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+		return graphtest.Param(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
 	}
 	x, w, b, c := dense("x", x32, n, d), dense("ln.weight", w32, d), dense("ln.bias", b32, d), dense("c", c32, n, d)
-	ln, err := NewLayerNorm(w, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := must(t)(ln.Forward(x))
-	loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, c))))
+	y := graphtest.Must(t)(LayerNorm(x, w, b, eps))
+	loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, c))))
 	grads, err := gorgonia.Grad(loss, x, w, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGraph(t, g)
+	graphtest.Run(t, g)
 
 	wantY, wantDX := make([]float64, n*d), make([]float64, n*d)
 	wantDW, wantDB := make([]float64, d), make([]float64, d)
@@ -140,7 +138,7 @@ func TestLayerNormMultiCore(t *testing.T) {
 		for _, v := range row {
 			variance += (float64(v) - mean) * (float64(v) - mean) / d
 		}
-		rstd := 1 / math.Sqrt(variance+LayerNormEps)
+		rstd := 1 / math.Sqrt(variance+eps)
 		xhat, gy := make([]float64, d), make([]float64, d)
 		var m1, m2 float64
 		for j, v := range row {
@@ -159,10 +157,10 @@ func TestLayerNormMultiCore(t *testing.T) {
 			wantDX[r*d+j] = rstd * (gy[j] - m1 - xhat[j]*m2)
 		}
 	}
-	if e := maxAbsDiff(t, values(t, y), wantY); e > 2e-5 {
+	if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, y), wantY); e > 2e-5 {
 		t.Errorf("y differs from float64 loops by %.3g", e)
 	}
-	dx := values(t, grads[0])
+	dx := graphtest.Values(t, grads[0])
 	worst := 0.0
 	for i, want := range wantDX {
 		worst = max(worst, math.Abs(dx[i]-want)/(1+math.Abs(want)))
@@ -171,7 +169,7 @@ func TestLayerNormMultiCore(t *testing.T) {
 		t.Errorf("dx differs from float64 loops by %.3g of 1 + |dx|", worst)
 	}
 	for i, want := range [][]float64{wantDW, wantDB} {
-		got, abs := values(t, grads[i+1]), [][]float64{absDW, absDB}[i]
+		got, abs := graphtest.Values(t, grads[i+1]), [][]float64{absDW, absDB}[i]
 		for j := range want {
 			if math.Abs(got[j]-want[j]) > 2e-5*abs[j] {
 				t.Errorf("grad %d [%d] = %v, float64 loops %v (sum of |terms| %v)", i+1, j, got[j], want[j], abs[j])

@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import (
 	"math"
@@ -8,6 +8,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // ceGraph builds CrossEntropy on named inputs and returns the graph, the
@@ -15,10 +17,10 @@ import (
 func ceGraph(t *testing.T, logits *tensor.Dense, targets []int, mask *tensor.Dense) (*gorgonia.ExprGraph, *gorgonia.Node, *gorgonia.Node) {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	l := NewParam(g, "logits", logits)
+	l := graphtest.Param(g, "logits", logits)
 	tg := gorgonia.NewVector(g, tensor.Int, gorgonia.WithShape(len(targets)), gorgonia.WithName("targets"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(len(targets)), tensor.WithBacking(targets))))
-	loss, err := CrossEntropy(l, tg, NewParam(g, "mask", mask))
+	loss, err := CrossEntropy(l, tg, graphtest.Param(g, "mask", mask))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,19 +55,19 @@ func TestCrossEntropyMatchesReference(t *testing.T) {
 	mask := []float64{1, 0, 1, 1, 0, 1}
 	for _, std := range []float64{1, 1e3} {
 		rng := rand.New(rand.NewPCG(21, uint64(std)))
-		lv := randDense(rng, std, n, v)
+		lv := graphtest.RandDense(rng, std, n, v)
 		want := refCE(lv.Float64s(), v, targets, mask)
 		maskT := tensor.New(tensor.WithShape(n), tensor.WithBacking(mask))
 		g, _, loss := ceGraph(t, lv, targets, maskT)
-		runGraph(t, g)
-		if got := values(t, loss)[0]; math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
+		graphtest.Run(t, g)
+		if got := graphtest.Values(t, loss)[0]; math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
 			t.Errorf("std %g float64: loss %v, reference %v", std, got, want)
 		}
-		l32 := toF32(lv)
+		l32 := graphtest.ToF32(lv)
 		want32 := refCE(float64s(l32), v, targets, mask)
-		g, _, loss = ceGraph(t, l32, targets, toF32(maskT))
-		runGraph(t, g)
-		if got := values(t, loss)[0]; math.IsNaN(got) || math.Abs(got-want32) > 1e-5*math.Max(1, math.Abs(want32)) {
+		g, _, loss = ceGraph(t, l32, targets, graphtest.ToF32(maskT))
+		graphtest.Run(t, g)
+		if got := graphtest.Values(t, loss)[0]; math.IsNaN(got) || math.Abs(got-want32) > 1e-5*math.Max(1, math.Abs(want32)) {
 			t.Errorf("std %g float32: loss %v, reference %v", std, got, want32)
 		}
 	}
@@ -77,7 +79,7 @@ func TestCrossEntropyMatchesReference(t *testing.T) {
 func TestCrossEntropyGradient(t *testing.T) {
 	const n, v = 4, 6
 	rng := rand.New(rand.NewPCG(22, 23))
-	lv := randDense(rng, 2, n, v)
+	lv := graphtest.RandDense(rng, 2, n, v)
 	targets := []int{5, 0, 3, 3}
 	mask := []float64{1, 1, 0, 1}
 	g, l, loss := ceGraph(t, lv, targets, tensor.New(tensor.WithShape(n), tensor.WithBacking(mask)))
@@ -90,7 +92,7 @@ func TestCrossEntropyGradient(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	analytic := append([]float64(nil), values(t, grads[0])...)
+	analytic := append([]float64(nil), graphtest.Values(t, grads[0])...)
 	const step = 1e-6
 	ld := lv.Float64s()
 	fd := make([]float64, len(ld))
@@ -103,7 +105,7 @@ func TestCrossEntropyGradient(t *testing.T) {
 		ld[i] = w
 		fd[i] = (up - down) / (2 * step)
 	}
-	if e := maxAbsDiff(t, analytic, fd); e > 1e-9 {
+	if e := graphtest.MaxAbsDiff(t, analytic, fd); e > 1e-9 {
 		t.Errorf("cross-entropy gradient differs from finite differences by %.3g", e)
 	}
 	for j := 2 * v; j < 3*v; j++ {
@@ -118,8 +120,8 @@ func TestCrossEntropyGradient(t *testing.T) {
 func TestCrossEntropyEdgeCases(t *testing.T) {
 	lv := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))
 	g, _, loss := ceGraph(t, lv, []int{0, 1}, tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{0, 0})))
-	runGraph(t, g)
-	if got := values(t, loss)[0]; got != 0 {
+	graphtest.Run(t, g)
+	if got := graphtest.Values(t, loss)[0]; got != 0 {
 		t.Errorf("loss with nothing scored = %v, want 0", got)
 	}
 	g, _, _ = ceGraph(t, lv, []int{0, 3}, tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 1})))

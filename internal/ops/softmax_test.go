@@ -1,4 +1,4 @@
-package layers
+package ops
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // softmaxOf builds and runs MaskedSoftmax on scores (B, H, T, T) and an
@@ -17,14 +19,14 @@ func softmaxOf(t *testing.T, scores, keyMask *tensor.Dense, causal bool, scale f
 	g := gorgonia.NewGraph()
 	var km *gorgonia.Node
 	if keyMask != nil {
-		km = NewParam(g, "key_mask", keyMask)
+		km = graphtest.Param(g, "key_mask", keyMask)
 	}
-	y, err := MaskedSoftmax(NewParam(g, "scores", scores), km, causal, scale)
+	y, err := MaskedSoftmax(graphtest.Param(g, "scores", scores), km, causal, scale)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGraph(t, g)
-	return values(t, y)
+	graphtest.Run(t, g)
+	return graphtest.Values(t, y)
 }
 
 // TestMaskedSoftmaxRows checks, for float64 and float32, on logits of
@@ -46,15 +48,15 @@ func TestMaskedSoftmaxRows(t *testing.T) {
 				for _, masked := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%v/std=%g/causal=%t/keymask=%t", dt, std, causal, masked), func(t *testing.T) {
 						rng := rand.New(rand.NewPCG(11, uint64(std)))
-						scores := randDense(rng, std, b, h, tt, tt)
+						scores := graphtest.RandDense(rng, std, b, h, tt, tt)
 						var km *tensor.Dense
 						if masked {
 							km = tensor.New(tensor.WithShape(b, tt), tensor.WithBacking(append([]float64(nil), keyMask...)))
 						}
 						if dt == tensor.Float32 {
-							scores = toF32(scores)
+							scores = graphtest.ToF32(scores)
 							if km != nil {
-								km = toF32(km)
+								km = graphtest.ToF32(km)
 							}
 						}
 						s := float64s(scores)
@@ -126,13 +128,13 @@ func TestMaskedSoftmaxFullyMaskedRow(t *testing.T) {
 func TestMaskedSoftmaxGradient(t *testing.T) {
 	const b, h, tt, scale = 2, 2, 4, 0.7
 	rng := rand.New(rand.NewPCG(12, 13))
-	sv := randDense(rng, 1, b, h, tt, tt)
-	cv := randDense(rng, 1, b, h, tt, tt)
+	sv := graphtest.RandDense(rng, 1, b, h, tt, tt)
+	cv := graphtest.RandDense(rng, 1, b, h, tt, tt)
 	km := tensor.New(tensor.WithShape(b, tt), tensor.WithBacking([]float64{1, 0, 1, 1, 0, 1, 1, 1}))
 	g := gorgonia.NewGraph()
-	s := NewParam(g, "scores", sv)
-	y := must(t)(MaskedSoftmax(s, NewParam(g, "key_mask", km), true, scale))
-	loss := must(t)(gorgonia.Sum(must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", cv)))))
+	s := graphtest.Param(g, "scores", sv)
+	y := graphtest.Must(t)(MaskedSoftmax(s, graphtest.Param(g, "key_mask", km), true, scale))
+	loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, graphtest.Param(g, "c", cv)))))
 	grads, err := gorgonia.Grad(loss, s)
 	if err != nil {
 		t.Fatal(err)
@@ -142,13 +144,13 @@ func TestMaskedSoftmaxGradient(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	analytic := append([]float64(nil), values(t, grads[0])...)
+	analytic := append([]float64(nil), graphtest.Values(t, grads[0])...)
 	lossAt := func() float64 {
 		vm.Reset()
 		if err := vm.RunAll(); err != nil {
 			t.Fatal(err)
 		}
-		return values(t, loss)[0]
+		return graphtest.Values(t, loss)[0]
 	}
 	const step = 1e-6
 	sd := sv.Float64s()
@@ -162,7 +164,7 @@ func TestMaskedSoftmaxGradient(t *testing.T) {
 		sd[i] = w
 		fd[i] = (up - down) / (2 * step)
 	}
-	if e := maxAbsDiff(t, analytic, fd); e > 1e-8 {
+	if e := graphtest.MaxAbsDiff(t, analytic, fd); e > 1e-8 {
 		t.Errorf("softmax gradient differs from finite differences by %.3g", e)
 	}
 }
@@ -171,16 +173,16 @@ func TestMaskedSoftmaxGradient(t *testing.T) {
 func TestMaskedSoftmaxErrors(t *testing.T) {
 	g := gorgonia.NewGraph()
 	rng := rand.New(rand.NewPCG(1, 1))
-	if _, err := MaskedSoftmax(NewParam(g, "a", randDense(rng, 1, 2, 3, 4)), nil, true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "a", graphtest.RandDense(rng, 1, 2, 3, 4)), nil, true, 1); err == nil {
 		t.Error("3-D scores accepted")
 	}
-	if _, err := MaskedSoftmax(NewParam(g, "b", randDense(rng, 1, 1, 1, 3, 4)), nil, true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "b", graphtest.RandDense(rng, 1, 1, 1, 3, 4)), nil, true, 1); err == nil {
 		t.Error("non-square scores accepted")
 	}
-	if _, err := MaskedSoftmax(NewParam(g, "c", randDense(rng, 1, 1, 1, 3, 3)), nil, true, math.NaN()); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "c", graphtest.RandDense(rng, 1, 1, 1, 3, 3)), nil, true, math.NaN()); err == nil {
 		t.Error("NaN scale accepted")
 	}
-	if _, err := MaskedSoftmax(NewParam(g, "d", randDense(rng, 1, 2, 1, 3, 3)), NewParam(g, "e", randDense(rng, 1, 3)), true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "d", graphtest.RandDense(rng, 1, 2, 1, 3, 3)), graphtest.Param(g, "e", graphtest.RandDense(rng, 1, 3)), true, 1); err == nil {
 		t.Error("1-D key mask accepted")
 	}
 }

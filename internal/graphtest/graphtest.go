@@ -1,0 +1,110 @@
+// Package graphtest holds the helpers the tests of layers and internal/ops
+// share: random tensors, running a graph, reading node values as float64
+// and comparing them. It is imported by tests only.
+package graphtest
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Param adds an input node called name bound to value (as layers.NewParam).
+func Param(g *gorgonia.ExprGraph, name string, value *tensor.Dense) *gorgonia.Node {
+	return gorgonia.NewTensor(g, value.Dtype(), value.Dims(),
+		gorgonia.WithShape(value.Shape().Clone()...), gorgonia.WithName(name), gorgonia.WithValue(value))
+}
+
+// RandDense returns a float64 tensor of N(0, std^2) entries from rng.
+func RandDense(rng *rand.Rand, std float64, shape ...int) *tensor.Dense {
+	n := tensor.Shape(shape).TotalSize()
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64() * std
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+}
+
+// ToF32 converts a float64 tensor to float32.
+func ToF32(t *tensor.Dense) *tensor.Dense {
+	f := make([]float32, t.Shape().TotalSize())
+	for i, v := range t.Float64s() {
+		f[i] = float32(v)
+	}
+	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(f))
+}
+
+// Run runs g once on a fresh TapeMachine.
+func Run(t *testing.T, g *gorgonia.ExprGraph) {
+	t.Helper()
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Must fails the test on a graph-building error.
+func Must(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+}
+
+// Values returns a node's value as float64s (the backing slice itself for
+// float64 tensors).
+func Values(t *testing.T, n *gorgonia.Node) []float64 {
+	t.Helper()
+	switch d := n.Value().Data().(type) {
+	case []float64:
+		return d
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	case float64:
+		return []float64{d}
+	case float32:
+		return []float64{float64(d)}
+	}
+	t.Fatalf("node %v holds %T", n, n.Value())
+	return nil
+}
+
+// MaxAbsDiff is max_i |a_i - b_i| (+Inf for a NaN); lengths must match.
+func MaxAbsDiff(t *testing.T, a, b []float64) float64 {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("lengths %d and %d differ", len(a), len(b))
+	}
+	var m float64
+	for i := range a {
+		d := math.Abs(a[i] - b[i])
+		if math.IsNaN(d) {
+			return math.Inf(1)
+		}
+		m = math.Max(m, d)
+	}
+	return m
+}
+
+// CheckRelative fails unless max |got - want| <= tol * max(1, max |want|).
+func CheckRelative(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	scale := 1.0
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if e := MaxAbsDiff(t, got, want); e > tol*scale {
+		t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
+	}
+}

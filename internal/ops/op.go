@@ -1,0 +1,309 @@
+package ops
+
+import (
+	"hash"
+	"hash/fnv"
+	"io"
+
+	"github.com/chewxy/hm"
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// float is the element type of every kernel in this package.
+type float interface{ float32 | float64 }
+
+// A def is one op: its name, inputs, output shape and kernel. Everything
+// else gorgonia.Op asks for (arity, type, shape inference, argument checks,
+// the output buffer, the dtype dispatch, the hash) is op's, written once.
+type def interface {
+	// String names the op and every size or flag that changes its result:
+	// Gorgonia merges nodes whose op hash and children are equal.
+	String() string
+	// signature lists the inputs in order and the output's rank.
+	signature() signature
+	// shape is the output shape for input shapes whose ranks already match
+	// the signature; it reports sizes that do not fit together. Do calls it
+	// on the actual inputs too, so kernels may trust every size.
+	shape(in []tensor.Shape) (tensor.Shape, error)
+	// run writes every element of a.y (a reused buffer) or, for a scalar
+	// output, sets a.scalar.
+	run(a *args) error
+}
+
+// A grad is a def with a gradient. diff in each input of its signature says
+// which inputs it is taken with respect to.
+type grad interface {
+	def
+	// grad returns one node per input (nil where not diff) for the output's
+	// gradient dy.
+	grad(in gorgonia.Nodes, out, dy *gorgonia.Node) (gorgonia.Nodes, error)
+}
+
+type argKind int
+
+const (
+	floats argKind = iota // a float tensor in the op's dtype
+	ints                  // an Int vector: token ids or targets
+	scalar                // a scalar gradient of the op's dtype
+)
+
+type input struct {
+	kind argKind
+	rank int  // for floats; ints are rank 1, scalars rank 0
+	diff bool // the op's gradient flows to this input
+}
+
+// floatIn is a float tensor input of the given rank, differentiable or not.
+func floatIn(rank int, diff bool) input { return input{kind: floats, rank: rank, diff: diff} }
+
+var (
+	intsIn   = input{kind: ints, rank: 1}
+	scalarIn = input{kind: scalar}
+)
+
+type signature struct {
+	in  []input
+	out int // the output's rank; 0 is a scalar
+}
+
+// args is what a kernel sees: inputs checked and contiguous, all of one
+// float dtype, and the output buffer in that dtype.
+type args struct {
+	in     []*tensor.Dense // by position; nil for an ints or scalar input
+	ids    []int           // the ints input, if any
+	dy     float64         // the scalar input, if any
+	y      *tensor.Dense   // the output; nil for a scalar output
+	scalar float64         // the scalar output
+}
+
+// data is input i's backing slice (nil when i is not a float tensor).
+func data[T float](a *args, i int) []T {
+	if a.in[i] == nil {
+		return nil
+	}
+	return a.in[i].Data().([]T)
+}
+
+// out is the output's backing slice.
+func out[T float](a *args) []T { return a.y.Data().([]T) }
+
+// byDtype runs k64 or k32, the float64 and float32 instantiations of one
+// generic kernel, by the output's dtype (or the first input's for a scalar
+// output): the one place an op's element type is chosen.
+func byDtype[D any](d D, a *args, k64 func(D, *args), k32 func(D, *args)) error {
+	var dt tensor.Dtype
+	if a.y != nil {
+		dt = a.y.Dtype()
+	} else {
+		dt = a.in[0].Dtype()
+	}
+	if dt == tensor.Float64 {
+		k64(d, a)
+	} else {
+		k32(d, a)
+	}
+	return nil
+}
+
+// apply adds a node computing d of inputs to their graph.
+func apply(d def, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
+	o := op{def: d, out: new(buffer)}
+	if g, ok := d.(grad); ok {
+		return gorgonia.ApplyOp(diffOp{o, g}, inputs...)
+	}
+	return gorgonia.ApplyOp(o, inputs...)
+}
+
+// op implements gorgonia.Op for any def.
+type op struct {
+	def
+	out *buffer
+}
+
+func (o op) Arity() int            { return len(o.signature().in) }
+func (o op) ReturnsPtr() bool      { return false }
+func (o op) CallsExtern() bool     { return false }
+func (o op) OverwritesInput() int  { return -1 }
+func (o op) WriteHash(h hash.Hash) { _, _ = io.WriteString(h, o.String()) }
+
+func (o op) Hashcode() uint32 {
+	h := fnv.New32a()
+	o.WriteHash(h)
+	return h.Sum32()
+}
+
+// Type: every float argument and the output share the type variable, so
+// dtypes cannot be mixed.
+func (o op) Type() hm.Type {
+	sig := o.signature()
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, 0, len(sig.in)+1)
+	for _, in := range append(sig.in, floatIn(sig.out, false)) {
+		switch {
+		case in.kind == ints:
+			ts = append(ts, gorgonia.TensorType{Dims: 1, Of: tensor.Int})
+		case in.kind == scalar || in.rank == 0:
+			ts = append(ts, a)
+		default:
+			ts = append(ts, gorgonia.TensorType{Dims: in.rank, Of: a})
+		}
+	}
+	return hm.NewFnType(ts...)
+}
+
+func (o op) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
+	in := o.signature().in
+	if len(ds) != len(in) {
+		return nil, errors.Errorf("%s: %d input shapes, want %d", o, len(ds), len(in))
+	}
+	s, err := gorgonia.DimSizersToShapes(ds)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkRanks(s); err != nil {
+		return nil, err
+	}
+	return o.shape(s)
+}
+
+func (o op) checkRanks(s []tensor.Shape) error {
+	for i, in := range o.signature().in {
+		if in.kind != scalar && len(s[i]) != in.rank {
+			return errors.Errorf("%s: input %d has shape %v, want rank %d", o, i, s[i], in.rank)
+		}
+	}
+	return nil
+}
+
+func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
+	sig := o.signature()
+	if len(inputs) != len(sig.in) {
+		return nil, errors.Errorf("%s: %d inputs, want %d", o, len(inputs), len(sig.in))
+	}
+	a := &args{in: make([]*tensor.Dense, len(inputs))}
+	shapes := make([]tensor.Shape, len(inputs))
+	dt := tensor.Dtype{}
+	for i, in := range sig.in {
+		if in.kind == scalar {
+			v, err := scalarArg(inputs[i])
+			if err != nil {
+				return nil, errors.Wrap(err, o.String())
+			}
+			a.dy = v
+			continue
+		}
+		t, err := denseArg(inputs[i])
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s: input %d", o, i)
+		}
+		shapes[i] = t.Shape()
+		if in.kind == ints {
+			if t.Dtype() != tensor.Int {
+				return nil, errors.Errorf("%s: input %d holds %v, want Int", o, i, t.Dtype())
+			}
+			a.ids = t.Ints()
+			continue
+		}
+		if t.Dtype() != tensor.Float64 && t.Dtype() != tensor.Float32 {
+			return nil, errors.Errorf("%s: input %d holds %v, want float32 or float64", o, i, t.Dtype())
+		}
+		if dt == (tensor.Dtype{}) {
+			dt = t.Dtype()
+		} else if t.Dtype() != dt {
+			return nil, errors.Errorf("%s: input %d holds %v, an earlier input %v", o, i, t.Dtype(), dt)
+		}
+		a.in[i] = t
+	}
+	if err := o.checkRanks(shapes); err != nil {
+		return nil, err
+	}
+	y, err := o.shape(shapes)
+	if err != nil {
+		return nil, err
+	}
+	if sig.out > 0 {
+		a.y = o.out.get(dt, y...)
+	}
+	if err := o.run(a); err != nil {
+		return nil, err
+	}
+	switch {
+	case a.y != nil:
+		return a.y, nil
+	case dt == tensor.Float64:
+		return gorgonia.NewF64(a.scalar), nil
+	default:
+		return gorgonia.NewF32(float32(a.scalar)), nil
+	}
+}
+
+// diffOp is an op with a gradient (gorgonia.SDOp).
+type diffOp struct {
+	op
+	g grad
+}
+
+func (o diffOp) DiffWRT(inputs int) []bool {
+	diff := make([]bool, inputs)
+	for i, in := range o.signature().in[:min(inputs, len(o.signature().in))] {
+		diff[i] = in.diff
+	}
+	return diff
+}
+
+func (o diffOp) SymDiff(inputs gorgonia.Nodes, output, dy *gorgonia.Node) (gorgonia.Nodes, error) {
+	grads, err := o.g.grad(inputs, output, dy)
+	return grads, errors.Wrapf(err, "%s gradient", o)
+}
+
+// denseArg returns v as a contiguous row-major *tensor.Dense, materialising
+// views so kernels may index the backing slice.
+func denseArg(v gorgonia.Value) (*tensor.Dense, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, errors.Errorf("%T, want *tensor.Dense", v)
+	}
+	if d.IsView() || !d.DataOrder().IsRowMajor() {
+		if d, ok = d.Materialize().(*tensor.Dense); !ok {
+			return nil, errors.New("cannot materialise a view")
+		}
+	}
+	return d, nil
+}
+
+// scalarArg reads a scalar gradient input as float64.
+func scalarArg(v gorgonia.Value) (float64, error) {
+	switch s := v.(type) {
+	case *gorgonia.F64:
+		return float64(*s), nil
+	case *gorgonia.F32:
+		return float64(*s), nil
+	case *tensor.Dense:
+		if s.Shape().TotalSize() != 1 {
+			return 0, errors.Errorf("gradient has shape %v, want a scalar", s.Shape())
+		}
+		switch data := s.Data().(type) {
+		case []float64:
+			return data[0], nil
+		case []float32:
+			return float64(data[0]), nil
+		case float64:
+			return data, nil
+		case float32:
+			return float64(data), nil
+		}
+	}
+	return 0, errors.Errorf("unsupported scalar gradient %T", v)
+}
+
+// same checks that every shape equals the first and returns it.
+func same(what string, s ...tensor.Shape) (tensor.Shape, error) {
+	for _, x := range s[1:] {
+		if !x.Eq(s[0]) {
+			return nil, errors.Errorf("%s: shapes %v differ", what, s)
+		}
+	}
+	return s[0].Clone(), nil
+}
