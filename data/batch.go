@@ -15,6 +15,11 @@ type Batch struct {
 	Mask         []float64 // (Size*SeqLen) 1 where scored, else 0
 }
 
+// BytesPerPosition is the memory a Batch takes per position: a token and a
+// target (int, 8 bytes on the 64-bit systems this project runs on) and a mask
+// value (float64).
+const BytesPerPosition = 8 + 8 + 8
+
 // NewBatch allocates a zeroed batch; a negative size or seqLen counts as 0.
 func NewBatch(size, seqLen int) *Batch {
 	size, seqLen = max(size, 0), max(seqLen, 0)

@@ -243,11 +243,16 @@ const MaxCheckpointLen = 4 << 30
 // check failure is one line naming the file and the problem: file size (at
 // most MaxCheckpointLen), layout, format version, run config, each expected
 // tensor present with the exact shape, one dtype throughout, no extra
-// tensors, every value finite. It reads no more than the header describes
-// plus one byte (safetensors.ReadFileLimit), so a pipe or a device such as
-// /dev/zero is refused rather than read forever.
+// tensors, every value finite. Names, dtypes and shapes are checked from the
+// header before any tensor data is read (safetensors.ReadFileChecked), so a
+// huge file that does not hold its config's model costs only its header; it
+// reads no more than the header describes plus one byte, and a pipe or a
+// device such as /dev/zero is refused rather than read forever.
 func Load(path string) (*Model, *CheckpointInfo, error) {
-	tensors, metadata, err := safetensors.ReadFileLimit(path, MaxCheckpointLen)
+	tensors, metadata, err := safetensors.ReadFileChecked(path, MaxCheckpointLen, func(header []safetensors.Tensor, metadata map[string]string) error {
+		_, _, _, err := checkLayout(header, metadata)
+		return err
+	})
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -272,60 +277,79 @@ func decodeCheckpoint(data []byte) (*Model, *CheckpointInfo, error) {
 }
 
 // decodeTensors validates a checkpoint's tensors and metadata against each
-// other and builds the model.
+// other (checkLayout) and builds the model.
 func decodeTensors(tensors []safetensors.Tensor, metadata map[string]string) (*Model, *CheckpointInfo, error) {
-	info, cfg, err := decodeMetadata(metadata)
+	info, cfg, dtype, err := checkLayout(tensors, metadata)
 	if err != nil {
 		return nil, nil, err
-	}
-	// Every block has tensors of its own, so a file with fewer tensors than
-	// blocks cannot match; checking first keeps a corrupt layer count from
-	// making ParamSpecs list billions of names.
-	if cfg.Layers > len(tensors) {
-		return nil, nil, errors.Errorf("config has model.layers=%d but the file holds only %d tensors", cfg.Layers, len(tensors))
 	}
 	byName := make(map[string]safetensors.Tensor, len(tensors))
 	for _, t := range tensors {
 		byName[t.Name] = t
 	}
 	specs := cfg.ParamSpecs()
-	m := &Model{Config: cfg, Params: make([]Param, 0, len(specs))}
-	var first, firstDType string
+	m := &Model{Config: cfg, Dtype: dtype, Params: make([]Param, 0, len(specs))}
 	for _, spec := range specs {
-		t, ok := byName[spec.Name]
-		if !ok {
-			return nil, nil, errors.Errorf("tensor %q is missing (%s)", spec.Name, explainPresence(cfg, spec.Name))
-		}
-		delete(byName, spec.Name)
-		dtype, ok := modelDTypes[t.DType]
-		if !ok {
-			return nil, nil, errors.Errorf("tensor %q has dtype %s, want F32 or F64", spec.Name, t.DType)
-		}
-		if first == "" {
-			m.Dtype, first, firstDType = dtype, spec.Name, t.DType
-		} else if dtype != m.Dtype {
-			return nil, nil, errors.Errorf("tensor %q has dtype %s but %q has %s; all tensors must share one dtype",
-				spec.Name, t.DType, first, firstDType)
-		}
-		if !equalInts(t.Shape, spec.Shape) {
-			return nil, nil, errors.Errorf("tensor %q has shape %v, want %v%s",
-				spec.Name, t.Shape, spec.Shape, explainShape(cfg, spec, t.Shape))
-		}
-		value, err := denseFromBytes(dtype, spec.Shape, t.Data)
+		value, err := denseFromBytes(dtype, spec.Shape, byName[spec.Name].Data)
 		if err != nil {
 			return nil, nil, errors.Wrapf(err, "tensor %q", spec.Name)
 		}
 		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
 	}
+	return m, info, nil
+}
+
+// checkLayout validates the metadata of a checkpoint and the names, dtypes
+// and shapes of its tensors against the config the metadata holds, without
+// looking at tensor data, so Load can refuse a file from its header alone.
+// It returns the model dtype the tensors share.
+func checkLayout(tensors []safetensors.Tensor, metadata map[string]string) (*CheckpointInfo, Config, tensor.Dtype, error) {
+	info, cfg, err := decodeMetadata(metadata)
+	if err != nil {
+		return nil, Config{}, tensor.Dtype{}, err
+	}
+	// Every block has tensors of its own, so a file with fewer tensors than
+	// blocks cannot match; checking first keeps a corrupt layer count from
+	// making ParamSpecs list billions of names.
+	if cfg.Layers > len(tensors) {
+		return nil, Config{}, tensor.Dtype{}, errors.Errorf("config has model.layers=%d but the file holds only %d tensors", cfg.Layers, len(tensors))
+	}
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	var dtype tensor.Dtype
+	var first, firstDType string
+	for _, spec := range cfg.ParamSpecs() {
+		t, ok := byName[spec.Name]
+		if !ok {
+			return nil, Config{}, tensor.Dtype{}, errors.Errorf("tensor %q is missing (%s)", spec.Name, explainPresence(cfg, spec.Name))
+		}
+		delete(byName, spec.Name)
+		dt, ok := modelDTypes[t.DType]
+		if !ok {
+			return nil, Config{}, tensor.Dtype{}, errors.Errorf("tensor %q has dtype %s, want F32 or F64", spec.Name, t.DType)
+		}
+		if first == "" {
+			dtype, first, firstDType = dt, spec.Name, t.DType
+		} else if dt != dtype {
+			return nil, Config{}, tensor.Dtype{}, errors.Errorf("tensor %q has dtype %s but %q has %s; all tensors must share one dtype",
+				spec.Name, t.DType, first, firstDType)
+		}
+		if !equalInts(t.Shape, spec.Shape) {
+			return nil, Config{}, tensor.Dtype{}, errors.Errorf("tensor %q has shape %v, want %v%s",
+				spec.Name, t.Shape, spec.Shape, explainShape(cfg, spec, t.Shape))
+		}
+	}
 	if len(byName) > 0 {
 		for _, t := range tensors {
 			if _, extra := byName[t.Name]; extra {
-				return nil, nil, errors.Errorf("unexpected tensor %q: not a parameter of the model its config describes (%d unexpected in all)",
+				return nil, Config{}, tensor.Dtype{}, errors.Errorf("unexpected tensor %q: not a parameter of the model its config describes (%d unexpected in all)",
 					t.Name, len(byName))
 			}
 		}
 	}
-	return m, info, nil
+	return info, cfg, dtype, nil
 }
 
 func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error) {

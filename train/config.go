@@ -199,8 +199,12 @@ func (c Config) Validate() error {
 		return err
 	}
 	if est := c.EstimateBytes(); est > MaxMemory {
-		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, evaluation graph of %d rows; limit %s): reduce train.batch_size, task.length or the model size",
-			gib(est), c.Train.BatchSize, task.SeqLen(), c.evalBatch(), gib(MaxMemory))
+		eval := "no evaluation"
+		if c.Train.EvalEvery > 0 {
+			eval = fmt.Sprintf("evaluation graph of %d rows, held-out set of %d rows taking %s", c.evalBatch(), c.Train.EvalSize, humanBytes(c.heldOutBytes()))
+		}
+		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, %s; limit %s): reduce train.batch_size, train.eval_size, task.length or the model size",
+			humanBytes(est), c.Train.BatchSize, task.SeqLen(), eval, humanBytes(MaxMemory))
 	}
 	return nil
 }
@@ -256,19 +260,31 @@ func (t TrainConfig) validate() error {
 }
 
 // EstimateBytes is model.Config.EstimateBytes for this run: its training
-// batch, and its evaluation batch when it evaluates (EvalEvery > 0). The
-// config must have been resolved (Vocab and Context set).
+// batch, and when it evaluates (EvalEvery > 0) its evaluation batch plus the
+// held-out set, which stays in memory for the whole run (EvalSize rows of
+// Context positions). The config must have been resolved (Vocab and Context
+// set).
 func (c Config) EstimateBytes() float64 {
-	evalBatch := 0
-	if c.Train.EvalEvery > 0 {
-		evalBatch = c.evalBatch()
+	if c.Train.EvalEvery == 0 {
+		return c.Model.EstimateBytes(c.Train.BatchSize, 0)
 	}
-	return c.Model.EstimateBytes(c.Train.BatchSize, evalBatch)
+	return c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch()) + c.heldOutBytes()
+}
+
+// heldOutBytes is the memory of the held-out set (data.EvalSet).
+func (c Config) heldOutBytes() float64 {
+	return float64(c.Train.EvalSize) * float64(c.Model.Context) * data.BytesPerPosition
 }
 
 func (c Config) evalBatch() int { return EvalBatch(c.Train.EvalSize) }
 
-func gib(bytes float64) string { return fmt.Sprintf("%.1f GiB", bytes/(1<<30)) }
+// humanBytes writes a size in GiB, or in MiB below 1 GiB.
+func humanBytes(bytes float64) string {
+	if bytes < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", bytes/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", bytes/(1<<30))
+}
 
 // YAML renders the resolved config; LoadConfig reads it back to an equal
 // Config. The derived sizes appear in a leading comment, not as keys.

@@ -157,7 +157,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
 		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
 		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
-		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.3 GiB (training graph of 32 x 1024 positions, evaluation graph of 250 rows; limit 8.0 GiB)"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run needs an estimated 20.3 GiB (training graph of 32 x 1024 positions, evaluation graph of 250 rows, held-out set of 1000 rows taking 23.4 MiB; limit 8.0 GiB)"}},
 		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"the run needs an estimated", "reduce train.batch_size"}},
 		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"the run needs an estimated"}},
 		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"the run needs an estimated"}},
@@ -440,13 +440,15 @@ func TestParseConfigJSON(t *testing.T) {
 // 4·512·32 + 4·512·17 = 100352, twice for backward = 856064; evaluation
 // forward at 250 rows (1000 held-out rows in four equal chunks, B·T = 4000):
 // 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000;
-// activations 4 bytes each.
+// activations 4 bytes each; the held-out set, 1000 rows of 16 positions at
+// 24 bytes each = 384000 (issue 11: it was not counted, and eval_size=1e9
+// died of a fatal out-of-memory instead of being refused).
 func TestEstimateBytes(t *testing.T) {
 	cfg := DefaultConfig()
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2560000+784000.0); got != want {
+	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2560000+784000.0)+384000; got != want {
 		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
 	}
 	cfg.Train.EvalEvery = 0

@@ -317,8 +317,16 @@ func (r *runner) resume() error {
 			return err
 		}
 	}
-	for _, name := range []string{MetricsFile, RolesFile} {
-		if err := truncateMetrics(filepath.Join(r.dir, name), r.start); err != nil {
+	// Both logs were written by a run of the saved length, which bounds them.
+	logs := []struct {
+		name  string
+		limit int64
+	}{
+		{MetricsFile, MaxMetricsBytes(saved.Train.Steps)},
+		{RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+	}
+	for _, l := range logs {
+		if err := truncateMetrics(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
 			return err
 		}
 	}

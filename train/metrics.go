@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -95,18 +96,31 @@ func (l *metricsLog) close() error {
 	return errors.Wrapf(l.f.Close(), "closing %s", l.path)
 }
 
+// maxMetricsLine bounds one line of metrics.jsonl: a TrainRecord, the longer
+// record, is about 50 bytes of keys and punctuation, a step of at most 19
+// digits and four numbers of at most 24 characters each (Go writes
+// "-1.2345678901234567e-300" at worst), under 170 bytes in all.
+const maxMetricsLine = 256
+
+// MaxMetricsBytes is the most a run of steps steps writes to metrics.jsonl:
+// at most a training line and an evaluation line per step.
+func MaxMetricsBytes(steps int) int64 { return 2 * int64(max(steps, 0)+1) * maxMetricsLine }
+
 // truncateMetrics atomically rewrites the log at path keeping only the lines
 // whose step is at most step, so a resumed run from a checkpoint of that step
 // appends exactly what the interrupted run had logged after it. An unfinished
 // last line (no newline, from a kill mid-write) is dropped; a missing file is
-// left missing.
-func truncateMetrics(path string, step int) error {
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// left missing. The log was written by a run of steps steps, which bounds it
+// to limit bytes (MaxMetricsBytes, MaxRolesBytes): a larger file, or one that
+// is not a regular file (a pipe, a symlink to /dev/zero), is refused before
+// it is read (safefile.ReadLimit).
+func truncateMetrics(path string, step, steps int, limit int64) error {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	raw, err := safefile.ReadLimit(path, limit, fmt.Sprintf("a run of %d steps writes at most", steps))
 	if err != nil {
-		return errors.Wrap(err, "reading the metrics log")
+		return errors.Wrap(err, "cannot resume")
 	}
 	var kept bytes.Buffer
 	for n := 1; len(raw) > 0; n++ {

@@ -73,3 +73,16 @@ func (p *rolesProbe) run(step int) (runlog.RolesRecord, error) {
 	}
 	return rec, nil
 }
+
+// maxRoleBytes bounds one pattern's score in a line of roles.jsonl: its
+// quoted name (at most 20 characters), a colon, a number of at most 24
+// characters and a comma.
+const maxRoleBytes = 64
+
+// MaxRolesBytes is the most a run of steps steps of a model of headCount heads
+// (all layers) writes to roles.jsonl: at most one line per step, each a step
+// and, per head, a score for every pattern (heads.Patterns, and one spare).
+func MaxRolesBytes(steps, headCount int) int64 {
+	perHead := int64(len(heads.Patterns)+1)*maxRoleBytes + 8
+	return int64(max(steps, 0)+1) * (maxMetricsLine + int64(max(headCount, 0))*perHead)
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // browser finds Chromium. A developer machine without it skips the browser
@@ -120,14 +122,15 @@ func hover(selector string) chromedp.Action {
 // directory) in headless Chromium and uses it as a person would: the page
 // logs no error and requests nothing but itself; the grid has every layer x
 // head labelled with its role and score; the graph summary, the training
-// curves and the ablation table (-ablate) are drawn, and a click on the
-// table's first row opens that head; clicking a thumbnail opens that head
-// large, its axes labelled with the tokens, beside a colour scale; hovering
-// a cell shows the query, the key and the weight to 3 decimals as in the
-// page's data; hovering a query in the head view highlights exactly its
-// lines; the example selector redraws the heatmap with that example's
-// weights and shows its predictions against its targets. A full-page screenshot goes to the test's artifact directory
-// (go test -run InBrowser -artifacts ./cmd/inspect/ keeps it).
+// curves, the head roles through training and the ablation table (-ablate)
+// are drawn, and a click on a row of either table opens that head; clicking
+// a thumbnail opens that head large, its axes labelled with the tokens,
+// beside a colour scale; hovering a cell shows the query, the key and the
+// weight to 3 decimals as in the page's data; hovering a query in the head
+// view highlights exactly its lines; the example selector redraws the
+// heatmap with that example's weights and shows its predictions against its
+// targets. A full-page screenshot goes to the test's artifact directory (go
+// test -run InBrowser -artifacts ./cmd/inspect/ keeps it).
 func TestHTMLInBrowser(t *testing.T) {
 	chromium := browser(t)
 	start := time.Now()
@@ -141,7 +144,10 @@ func TestHTMLInBrowser(t *testing.T) {
 		Inspect  pageExample `json:"inspect"`
 		Examples []pageExample
 		Graph    struct{ Rows []any }
-		Training struct{ Eval []any }
+		Training struct {
+			Eval  []any
+			Heads [][]runlog.HeadHistory
+		}
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
 		t.Fatal(err)
@@ -204,6 +210,39 @@ func TestHTMLInBrowser(t *testing.T) {
 		if want := fmt.Sprintf("L%d H%d\n%s", l, h, d.Inspect.Heads[l][h].caption()); i < len(captions) && captions[i] != want {
 			t.Errorf("thumbnail %d is labelled %q, want %q", i, captions[i], want)
 		}
+	}
+
+	// The head roles through training: a row per head with its role, the
+	// step it formed and a dot per evaluation; clicking a row opens it.
+	var roleRows []string
+	var dots []int
+	var openedFromRoles string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#roles-table tr[data-layer]")).map((r) => Array.from(r.cells).slice(0, 3).map((c) => c.textContent).join(" "))`, &roleRows),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#roles-table tr[data-layer]")).map((r) => r.querySelectorAll("circle").length)`, &dots),
+		chromedp.Click(`#roles-table tr[data-layer]:last-child`, chromedp.ByQuery),
+		chromedp.Text("#focus-title", &openedFromRoles, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	var wantRows []string
+	for _, layer := range d.Training.Heads {
+		for _, hist := range layer {
+			formed := "never"
+			if hist.Formed != nil {
+				formed = strconv.Itoa(*hist.Formed)
+			}
+			wantRows = append(wantRows, fmt.Sprintf("L%d H%d %s %s", hist.Layer, hist.Head, hist.Role, formed))
+			if i := len(wantRows) - 1; i < len(dots) && dots[i] != len(d.Training.Eval) {
+				t.Errorf("head roles row %d has %d dots, want one per evaluation (%d)", i, dots[i], len(d.Training.Eval))
+			}
+		}
+	}
+	if len(wantRows) != layers*heads || !slices.Equal(roleRows, wantRows) {
+		t.Errorf("the head roles through training read %q, want %q", roleRows, wantRows)
+	}
+	if want := fmt.Sprintf("Layer %d, head %d", layers-1, heads-1); openedFromRoles != want {
+		t.Errorf("clicking the last head roles row opened %q, want %q", openedFromRoles, want)
 	}
 
 	// The ablation table lists every head; clicking its first row (the most

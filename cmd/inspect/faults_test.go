@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,6 +186,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 			t.Errorf("%s: the file changed (%v)", c.name, err)
 		}
 	}
+	hugeMismatch(t, good, dir)
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
@@ -194,6 +196,50 @@ func TestCorruptCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(t, "a named pipe", []string{"-checkpoint", pipe}, "checkpoint "+pipe+": is a named pipe, not a regular file")
+}
+
+// hugeMismatch: a sparse 3.5 GiB checkpoint whose tok_emb.weight has 56 Mi
+// rows where its config wants 9 is refused from its header, naming the shape,
+// without reading the tensor data (issue 11: it was read in full first, 23 s
+// and 3.6 GB, and died of a fatal out-of-memory under a 4 GiB ulimit). The
+// proof it was not read: the command allocates far less than the file holds.
+func hugeMismatch(t *testing.T, good []byte, dir string) {
+	t.Helper()
+	const rows = 56 << 20 // of 16 float32s: 3.5 GiB
+	var grow float64
+	file := editHeader(t, good, func(h map[string]any) {
+		begin, end := offsets(h, "tok_emb.weight")
+		grow = rows*64 - (end - begin)
+		for name := range h {
+			if name == "__metadata__" {
+				continue
+			}
+			if b, e := offsets(h, name); b >= end {
+				tensorEntry(h, name)["data_offsets"] = []float64{b + grow, e + grow}
+			}
+		}
+		tensorEntry(h, "tok_emb.weight")["shape"] = []int{rows, 16}
+		tensorEntry(h, "tok_emb.weight")["data_offsets"] = []float64{begin, begin + rows*64}
+	})
+	path := filepath.Join(dir, "huge.safetensors")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(file)) + int64(grow)
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	refused(t, "huge file of the wrong shape", []string{"-checkpoint", path, "-json"}, "checkpoint "+path+": ",
+		fmt.Sprintf(`tensor "tok_emb.weight" has shape [%d 16], want [9 16] (dim 0 is model.vocab=9)`, rows))
+	runtime.ReadMemStats(&after)
+	if read := after.TotalAlloc - before.TotalAlloc; read > 64<<20 {
+		t.Errorf("refusing a %d-byte file from its header allocated %d bytes: its data was read", size, read)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() != size {
+		t.Errorf("the file changed: %v", err)
+	}
 }
 
 // TestPNGNeverOverwrites: -png refuses the checkpoint being inspected, the

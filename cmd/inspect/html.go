@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,9 +12,9 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/rundir"
-	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // maxPageExamples caps the held-out examples the -html page embeds besides
@@ -27,12 +26,9 @@ const (
 	pageValueBudget = 120_000
 )
 
-// maxMetricsBytes bounds the metrics.jsonl -html reads: far more than any
-// run logs (a line is under 200 bytes), far less than would hurt.
-const maxMetricsBytes = 64 << 20
-
-// maxCurvePoints caps the training lines the page plots; a longer log is
-// thinned to every k-th line (evaluation lines are all kept up to the cap too).
+// maxCurvePoints caps the training lines the page plots and the points of
+// each head's role through training; a longer log is thinned to every k-th
+// point (the last maxCurvePoints evaluation lines are kept).
 const maxCurvePoints = 2000
 
 // pageExamples is how many held-out examples the page embeds for a model of
@@ -96,9 +92,10 @@ func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
 	return fw.attention, fw.logits
 }
 
-// readTraining reads the run directory's metrics.jsonl for the page: the
-// directory given with -run (where it must exist), else the checkpoint's
-// directory when one is there. nil means there is nothing to plot.
+// readTraining reads the run directory's metrics.jsonl and roles.jsonl (if
+// the run recorded head roles) for the page: the directory given with -run
+// (where metrics.jsonl must exist), else the checkpoint's directory when it
+// holds one. nil means there is nothing to plot.
 func readTraining(o options) (*htmlview.Training, error) {
 	dir := runDir(o)
 	if o.run == "" {
@@ -106,46 +103,35 @@ func readTraining(o options) (*htmlview.Training, error) {
 			return nil, nil
 		}
 	}
-	raw, err := safefile.ReadLimit(filepath.Join(dir, metricsFile), maxMetricsBytes, "a run's metrics may take")
+	run, err := runlog.Read(dir)
 	if err != nil {
 		return nil, err
 	}
-	tr := &htmlview.Training{Dir: dir, Stride: 1}
-	path := filepath.Join(dir, metricsFile)
-	for n, line := range bytes.Split(raw, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var rec struct {
-			Step     *int     `json:"step"`
-			Loss     *float64 `json:"loss"`
-			LR       float64  `json:"lr"`
-			EvalLoss *float64 `json:"eval_loss"`
-			TokenAcc float64  `json:"token_acc"`
-			SeqAcc   float64  `json:"seq_acc"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil || rec.Step == nil {
-			return nil, errors.Errorf("%s line %d is not a metrics record: %.80q", path, n+1, line)
-		}
-		switch {
-		case rec.EvalLoss != nil:
-			tr.Eval = append(tr.Eval, htmlview.EvalPoint{Step: *rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
-		case rec.Loss != nil:
-			tr.Train = append(tr.Train, htmlview.TrainPoint{Step: *rec.Step, Loss: *rec.Loss, LR: rec.LR})
-		}
-	}
-	if len(tr.Train) > maxCurvePoints {
-		tr.Stride = (len(tr.Train) + maxCurvePoints - 1) / maxCurvePoints
-		kept := tr.Train[:0]
-		for i := 0; i < len(tr.Train); i += tr.Stride {
-			kept = append(kept, tr.Train[i])
-		}
-		tr.Train = kept
-	}
+	tr := &htmlview.Training{Dir: dir, Eval: run.Eval, Heads: run.Heads}
+	tr.Train, tr.Stride = thin(run.Train, maxCurvePoints)
 	if len(tr.Eval) > maxCurvePoints {
 		tr.Eval = tr.Eval[len(tr.Eval)-maxCurvePoints:]
 	}
+	for _, layer := range tr.Heads {
+		for h := range layer {
+			layer[h].Steps, _ = thin(layer[h].Steps, maxCurvePoints)
+			layer[h].Scores, _ = thin(layer[h].Scores, maxCurvePoints)
+		}
+	}
 	return tr, nil
+}
+
+// thin keeps every stride-th of xs (from the first), stride the smallest
+// that leaves at most n.
+func thin[T any](xs []T, n int) (kept []T, stride int) {
+	if len(xs) <= n {
+		return xs, 1
+	}
+	stride = (len(xs) + n - 1) / n
+	for i := 0; i < len(xs); i += stride {
+		kept = append(kept, xs[i])
+	}
+	return kept, stride
 }
 
 // runDir is -run, or else the checkpoint's directory.
@@ -160,9 +146,9 @@ func runDir(o options) string {
 const metricsFile = "metrics.jsonl"
 
 // inputs are the files inspect reads, which no output may replace: the
-// checkpoint and, for -html, the run's metrics.
+// checkpoint and, for -html, the run's metrics and head roles.
 func (o options) inputs() []string {
-	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile)}
+	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile), filepath.Join(runDir(o), runlog.RolesFile)}
 }
 
 // writeHTML writes the interactive page atomically.

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,19 +19,27 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/runlog"
 )
 
-// testRun is a real metrics.jsonl of a run of the test checkpoint's config
-// (cmd/train with seed 7, copy of 4 symbols of 8, 2 layers of 2 heads, width
-// 16, 400 steps at lr 1e-2, evaluation every 50 steps on 200 rows).
-const testRun = "testdata/run/metrics.jsonl"
+// testRun and testRoles are the real metrics.jsonl and roles.jsonl of a run
+// of the test checkpoint's config: go run ./cmd/train -config
+// configs/copy.yaml -set seed=7 -set task.length=4 -set task.symbols=8 -set
+// model.d_model=16 -set model.heads=2 -set model.layers=2 -set
+// train.steps=400 -set train.lr=1e-2 -set train.eval_every=50 -set
+// train.eval_size=200.
+const (
+	testRun   = "testdata/run/metrics.jsonl"
+	testRoles = "testdata/run/roles.jsonl"
+)
 
 // runDirWithCheckpoint copies the test checkpoint and the test run's metrics
-// into a fresh run directory and returns the checkpoint's path there.
+// and head roles into a fresh run directory and returns the checkpoint's
+// path there.
 func runDirWithCheckpoint(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: metricsFile} {
+	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: metricsFile, testRoles: runlog.RolesFile} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -200,13 +210,15 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 }
 
 // TestHTMLTraining: beside a run's metrics.jsonl the page carries every
-// training and evaluation line's numbers; -run names the directory
-// explicitly; without one there is no training member.
+// training and evaluation line's numbers and, from roles.jsonl, each head's
+// strongest role through training; -run names the directory explicitly;
+// without one there is no training member, and without roles.jsonl no head
+// roles.
 func TestHTMLTraining(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
 	var train, eval int
-	var first htmlview.TrainPoint
-	var last htmlview.EvalPoint
+	var first runlog.TrainPoint // decoded by encoding/json alone
+	var last runlog.EvalPoint
 	raw, err := os.ReadFile(testRun)
 	if err != nil {
 		t.Fatal(err)
@@ -218,16 +230,26 @@ func TestHTMLTraining(t *testing.T) {
 		}
 		if _, ok := rec["eval_loss"]; ok {
 			eval++
-			last = htmlview.EvalPoint{Step: int(rec["step"]), EvalLoss: rec["eval_loss"], TokenAcc: rec["token_acc"], SeqAcc: rec["seq_acc"]}
+			if err := json.Unmarshal([]byte(line), &last); err != nil {
+				t.Fatal(err)
+			}
 		} else {
 			if train == 0 {
-				first = htmlview.TrainPoint{Step: int(rec["step"]), Loss: rec["loss"], LR: rec["lr"]}
+				if err := json.Unmarshal([]byte(line), &first); err != nil {
+					t.Fatal(err)
+				}
 			}
 			train++
 		}
 	}
+	want, err := runlog.Read(filepath.Dir(ck))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastRoles := lastRolesLine(t)
 	for _, args := range [][]string{{"-checkpoint", ck}, {"-checkpoint", testCheckpoint, "-run", filepath.Dir(ck)}} {
-		tr := decodePage(t, writePage(t, args...)).Training
+		page := writePage(t, args...)
+		tr := decodePage(t, page).Training
 		if tr == nil {
 			t.Fatalf("%q: no training data", args)
 		}
@@ -238,10 +260,68 @@ func TestHTMLTraining(t *testing.T) {
 		if tr.Train[0] != first || tr.Eval[eval-1] != last {
 			t.Errorf("%q: first training point %+v, last evaluation %+v; want %+v and %+v", args, tr.Train[0], tr.Eval[eval-1], first, last)
 		}
+		// The head roles through training: runlog's reading of roles.jsonl,
+		// a point per evaluation, each head ending on its best score of the
+		// file's last line.
+		got := pageRoleHistories(t, page)
+		if !reflect.DeepEqual(got, want.Heads) {
+			t.Errorf("%q: the page's head roles through training differ from runlog.Read's", args)
+		}
+		if len(got) != 2 || len(got[0]) != 2 {
+			t.Fatalf("%q: head roles of %d layers, want 2 x 2 heads", args, len(got))
+		}
+		for l, layer := range got {
+			for h, hist := range layer {
+				best := slices.Max(slices.Collect(maps.Values(lastRoles[l][h])))
+				if len(hist.Steps) != eval || hist.Scores[eval-1] != best {
+					t.Errorf("%q: layer %d head %d has %d points ending at %v, want %d ending at the best last score %v", args, l, h, len(hist.Steps), hist.Scores[len(hist.Scores)-1], eval, best)
+				}
+			}
+		}
 	}
 	if tr := decodePage(t, writePage(t, "-checkpoint", testCheckpoint)).Training; tr != nil {
 		t.Errorf("no run directory, but the page has training data %+v", tr)
 	}
+	// A run without roles.jsonl (no evaluation, or an older run) has curves
+	// and no head roles.
+	noRoles := filepath.Dir(runDirWithCheckpoint(t))
+	if err := os.Remove(filepath.Join(noRoles, runlog.RolesFile)); err != nil {
+		t.Fatal(err)
+	}
+	page := writePage(t, "-checkpoint", filepath.Join(noRoles, "checkpoint.safetensors"))
+	if tr := decodePage(t, page).Training; tr == nil || len(tr.Eval) != eval || pageRoleHistories(t, page) != nil {
+		t.Errorf("a run without roles: training %+v", tr)
+	}
+}
+
+// pageRoleHistories is the page's training.heads.
+func pageRoleHistories(t *testing.T, page []byte) [][]runlog.HeadHistory {
+	t.Helper()
+	var d struct {
+		Training struct {
+			Heads [][]runlog.HeadHistory `json:"heads"`
+		} `json:"training"`
+	}
+	if err := json.Unmarshal(blob(t, page), &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Training.Heads
+}
+
+// lastRolesLine is the last record of the test run's roles.jsonl, decoded
+// here without package runlog.
+func lastRolesLine(t *testing.T) [][]map[string]float64 {
+	t.Helper()
+	raw, err := os.ReadFile(testRoles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var rec struct{ Heads [][]map[string]float64 }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Heads
 }
 
 // TestHTMLIsSelfContained: nothing in the page names a URL or loads a file:
@@ -270,8 +350,9 @@ func TestHTMLIsSelfContained(t *testing.T) {
 // TestHTMLSizeAtDefaults: the pages of models of the copy and sort configs
 // (configs/*.yaml at their defaults) are under 2 MB. The size follows from
 // the config (how many values are embedded); the weights change only how long
-// each number prints (the trained copy model's page measured 222 KB against
-// this untrained one's 216 KB).
+// each number prints (the trained copy model's page, with its run's curves
+// and head roles, measured 225 KB against this untrained one's 219 KB
+// without them).
 func TestHTMLSizeAtDefaults(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -345,7 +426,7 @@ func TestHTMLRefuses(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-html", link}, "it is a symlink, not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", os.DevNull}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2 is not a metrics record"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", t.TempDir()}, "metrics.jsonl: no such file"},
 		{[]string{"-checkpoint", ck, "-run", dir}, "-run: only the -html page"},
 	} {

@@ -36,6 +36,13 @@ func snapshot(t *testing.T, dir string) map[string][]byte {
 			files[rel+"/"] = nil
 			return nil
 		}
+		if !info.Mode().IsRegular() {
+			// A pipe or a symlink to a device is never read: that could
+			// block or never end. Its type and target stand for it.
+			target, _ := os.Readlink(path)
+			files[rel] = []byte(info.Mode().Type().String() + " " + target)
+			return nil
+		}
 		b, err := os.ReadFile(path)
 		files[rel] = b
 		return err
@@ -177,6 +184,7 @@ func TestBadConfigs(t *testing.T) {
 		{"-set newline", tinyYAML, []string{"seed=1\n2"}, []string{`-set "seed=1\n2"`}},
 		{"-set invalid result", tinyYAML, []string{"model.heads=3"}, []string{"bad.yaml: model.d_model = 8 is not divisible by model.heads = 3"}},
 		{"-set absurd", tinyYAML, []string{"train.batch_size=1e9"}, []string{"the run needs an estimated"}},
+		{"-set absurd eval_size", tinyYAML, []string{"train.eval_size=1e9"}, []string{"bad.yaml: the run needs an estimated 134.1 GiB (training graph of 4 x 6 positions, evaluation graph of 256 rows, held-out set of 1000000000 rows taking 134.1 GiB; limit 8.0 GiB): reduce train.batch_size, train.eval_size,"}},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "bad.yaml")
@@ -306,8 +314,24 @@ func TestCorruptResume(t *testing.T) {
 		{"state NaN moment", st, setBits(t, state, "adam.m.pos_emb.weight", 2, f64(math.NaN())), []string{"state-7.safetensors: adam.m.pos_emb.weight holds NaN at flat index 2; the optimizer state is corrupt"}},
 		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
+		{"metrics larger than the run can write", me, bytes.Repeat([]byte("{\"step\":5,\"loss\":1}\n"), 2000),
+			[]string{"cannot resume: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
+		{"roles larger than the run can write", train.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 3000),
+			[]string{"cannot resume: ", "roles.jsonl is 66000 bytes, more than the 63632 bytes a run of 40 steps writes at most"}},
+		{"roles a named pipe", train.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
+		{"metrics a named pipe", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a named pipe, not a regular file"}},
+		{"metrics a symlink to /dev/zero", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a character device, not a regular file"}},
+		{"checkpoint a named pipe", ck, nil, []string{"is a named pipe, not a regular file"}},
+		{"state a named pipe", st, nil, []string{"state-7.safetensors", "is a named pipe, not a regular file"}},
 		{"config.yaml broken", co, []byte("seed: [\n"), []string{"config.yaml:1:7: YAML syntax: did not find expected node content"}},
 		{"config.yaml of another run", co, []byte(strings.Replace(tinyYAML, "seed: 3", "seed: 4", 1)), []string{"checkpoint.safetensors does not belong to the run in", "(seed: config.yaml 4, checkpoint 3)"}},
+	}
+	// These cases remove the file and put a special one in its place.
+	fifo := func(path string) error { return syscall.Mkfifo(path, 0o644) }
+	devZero := func(path string) error { return os.Symlink("/dev/zero", path) }
+	special := map[string]func(path string) error{
+		"metrics a named pipe": fifo, "metrics a symlink to /dev/zero": devZero, "roles a named pipe": fifo,
+		"checkpoint a named pipe": fifo, "state a named pipe": fifo,
 	}
 	for _, c := range cases {
 		dir := copyDir(t, base)
@@ -315,6 +339,11 @@ func TestCorruptResume(t *testing.T) {
 		if c.content == nil {
 			if err := os.Remove(path); err != nil {
 				t.Fatal(err)
+			}
+			if makeFile := special[c.name]; makeFile != nil {
+				if err := makeFile(path); err != nil {
+					t.Fatal(err)
+				}
 			}
 		} else if err := os.WriteFile(path, c.content, 0o644); err != nil {
 			t.Fatal(err)
@@ -369,6 +398,25 @@ func TestMainExitCode(t *testing.T) {
 			t.Errorf("%q: stderr %q, stdout %q; want stderr %q", c.args, stderr.String(), stdout.String(), c.want)
 		}
 	}
+
+	// Output that cannot be written (issue 11: exit 0 on /dev/full): the run
+	// still trains and saves to the end, then exits 1 naming the failure.
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	dir := filepath.Join(t.TempDir(), "full")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", dir)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	want := "train: writing to stdout: write /dev/stdout: no space left on device\n"
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stderr.String() != want {
+		t.Errorf("stdout /dev/full: %v, stderr %q; want exit status 1 and %q", err, stderr.String(), want)
+	}
+	checkRunFiles(t, dir, 40)
 }
 
 // TestNaNLossStops: an absurd learning rate makes the loss NaN at step 2; the
@@ -438,8 +486,9 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 }
 
-// TestStopSignals: SIGINT (Ctrl-C) and SIGTERM (what kill, systemd and
-// container runtimes send) each make the command save a checkpoint of the
+// TestStopSignals: SIGINT (Ctrl-C), SIGTERM (what kill, systemd and
+// container runtimes send) and SIGHUP (a closed terminal or ssh session;
+// issue 11: it killed the run without a checkpoint) each make the command save a checkpoint of the
 // last completed step beside its optimizer state and exit 0 saying how to
 // resume; -resume then finishes bit-identical to an uninterrupted run.
 func TestStopSignals(t *testing.T) {
@@ -452,7 +501,7 @@ func TestStopSignals(t *testing.T) {
 	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "stopped")
 			cmd := helper(t, "-config", cfg, "-out", dir)

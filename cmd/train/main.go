@@ -75,7 +75,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (a closed terminal or ssh session) stops the run like Ctrl-C:
+	// with a checkpoint, not the loss of every step since the last one.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
 		// After the first signal the default handling returns, so a second
@@ -83,7 +85,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		<-ctx.Done()
 		stop()
 	}()
-	rep := newReporter(stdout, isTerminal(stdout), defaultWidth)
+	output := &outputWriter{w: stdout}
+	rep := newReporter(output, isTerminal(stdout), defaultWidth)
 	if f, ok := stdout.(*os.File); ok && rep.terminal {
 		rep.width = terminalWidth(f)
 		defer watchResize(f, rep.resize)()
@@ -97,8 +100,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	summarize(stdout, res)
-	return nil
+	summarize(output, res)
+	return errors.Wrap(output.err, "writing to stdout")
+}
+
+// outputWriter remembers the first failed write, so that a run whose output
+// went nowhere (a full disk, /dev/full, a closed terminal) still trains and
+// saves to the end, then exits non-zero rather than 0.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	o.err = err
+	return n, err
 }
 
 // resolve works out the run directory and the config from the flags.

@@ -396,7 +396,8 @@ func layout(header []byte, sectionLen int64) ([]entry, map[string]string, int64,
 	return entries, metadata, pos, nil
 }
 
-// tensorsIn returns the tensors of entries (from layout) over section.
+// tensorsIn returns the tensors of entries (from layout) over section; a nil
+// section (the header alone) gives tensors with nil Data.
 func tensorsIn(entries []entry, section []byte) []Tensor {
 	tensors := make([]Tensor, len(entries))
 	for i, e := range entries {
@@ -404,7 +405,10 @@ func tensorsIn(entries []entry, section []byte) []Tensor {
 		for j, d := range e.shape {
 			shape[j] = int(d)
 		}
-		tensors[i] = Tensor{Name: e.name, DType: e.dtype, Shape: shape, Data: section[e.begin:e.end:e.end]}
+		tensors[i] = Tensor{Name: e.name, DType: e.dtype, Shape: shape}
+		if section != nil {
+			tensors[i].Data = section[e.begin:e.end:e.end]
+		}
 	}
 	return tensors
 }

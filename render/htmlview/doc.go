@@ -3,7 +3,8 @@
 // as a thumbnail heatmap labelled with its role, a large view of the chosen
 // head with token axes, a hover tooltip and a colour scale, a head view with
 // lines from each query to its keys, an example selector with predictions
-// against targets, and the training curves of the run.
+// against targets, and the training curves and head roles through training
+// of the run.
 //
 // Conventions:
 //   - The page is self-contained: its style, script and data are inline and
@@ -17,7 +18,8 @@
 //   - Attention is [layer][head][query][key] with causal zeros above the
 //     diagonal; the page draws key > query as masked, not as weight 0.
 //   - Optional sections render only when their data is present: the graph
-//     summary (Data.Graph), the training curves (Data.Training) and the
+//     summary (Data.Graph), the training curves (Data.Training), the head
+//     roles through training (Training.Heads, from roles.jsonl) and the
 //     ablation table beside the thumbnails (the -json object's "ablation",
 //     from inspect -ablate).
 //   - Write only renders; where the bytes go (atomically, never over an

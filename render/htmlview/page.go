@@ -8,6 +8,8 @@ import (
 	"io"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Data is everything the page shows, embedded as its JSON blob.
@@ -41,30 +43,18 @@ type Example struct {
 	Predictions []int    `json:"predictions"`
 }
 
-// Training is what the run directory recorded.
+// Training is what the run directory recorded, as package runlog reads it.
 type Training struct {
 	Dir string `json:"dir"`
-	// Train holds the training lines of metrics.jsonl (step, loss, lr) and
-	// Eval its evaluation lines (step, eval_loss, token_acc, seq_acc).
-	Train []TrainPoint `json:"train"`
-	Eval  []EvalPoint  `json:"eval"`
+	// Train holds the training lines of metrics.jsonl and Eval its
+	// evaluation lines.
+	Train []runlog.TrainPoint `json:"train"`
+	Eval  []runlog.EvalPoint  `json:"eval"`
 	// Stride is 1 when every training line is here, k when every k-th is.
 	Stride int `json:"stride"`
-}
-
-// TrainPoint is one training line of metrics.jsonl.
-type TrainPoint struct {
-	Step int     `json:"step"`
-	Loss float64 `json:"loss"`
-	LR   float64 `json:"lr"`
-}
-
-// EvalPoint is one evaluation line of metrics.jsonl.
-type EvalPoint struct {
-	Step     int     `json:"step"`
-	EvalLoss float64 `json:"eval_loss"`
-	TokenAcc float64 `json:"token_acc"`
-	SeqAcc   float64 `json:"seq_acc"`
+	// Heads is each head's strongest role through training, from
+	// roles.jsonl; absent when the run recorded none.
+	Heads [][]runlog.HeadHistory `json:"heads,omitempty"`
 }
 
 var (

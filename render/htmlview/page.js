@@ -195,7 +195,7 @@
       }
       thumbs[l][h].fig.classList.toggle("selected", l === state.layer && h === state.head);
     }
-    document.querySelectorAll("#ablation tr[data-layer]").forEach((tr) =>
+    document.querySelectorAll("#ablation tr[data-layer], #roles-table tr[data-layer]").forEach((tr) =>
       tr.classList.toggle("selected", Number(tr.dataset.layer) === state.layer && Number(tr.dataset.head) === state.head));
   }
 
@@ -374,19 +374,48 @@
     for (let v = Math.ceil(a / step) * step; v <= b; v += step) out.push(v);
     return out;
   }
+  // Each head's strongest role (at the last evaluation) through training, a
+  // sparkline a head, with the step it first passed the formed mark.
+  function drawRoleHistory(hist) {
+    $("roles-history").hidden = false;
+    const tb = $("roles-table"), head = el("tr", {}, tb);
+    ["head", "role at the last evaluation", "formed at step", "score over training (dashed: " + fmt2(FORMED_AT) + ")"].forEach((h) => el("th", {}, head, h));
+    const W = 300, H = 36, pad = 3;
+    hist.flat().forEach((r) => {
+      const tr = el("tr", {"data-layer": r.layer, "data-head": r.head}, tb);
+      el("td", {}, tr, "L" + r.layer + " H" + r.head);
+      el("span", {class: "role role-" + r.role}, el("td", {}, tr), r.role);
+      el("td", {class: "num formed"}, tr, r.formed_step === null ? "never" : String(r.formed_step));
+      const svg = sv("svg", {width: W, height: H, class: "spark"}, el("td", {}, tr));
+      const x0 = r.steps[0], x1 = r.steps[r.steps.length - 1];
+      const X = (v) => pad + (x1 === x0 ? 0.5 : (v - x0) / (x1 - x0)) * (W - 2 * pad);
+      const Y = (v) => H - pad - Math.min(1, Math.max(0, v)) * (H - 2 * pad);
+      sv("line", {x1: pad, x2: W - pad, y1: Y(FORMED_AT), y2: Y(FORMED_AT), class: "mark"}, svg);
+      if (r.formed_step !== null) sv("line", {x1: X(r.formed_step), x2: X(r.formed_step), y1: pad, y2: H - pad, class: "mark"}, svg);
+      sv("polyline", {class: "series", points: r.steps.map((st, i) => X(st).toFixed(1) + "," + Y(r.scores[i]).toFixed(1)).join(" ")}, svg);
+      r.steps.forEach((st, i) => sv("title", {}, sv("circle", {cx: X(st), cy: Y(r.scores[i]), r: 2}, svg), r.role + " at step " + st + ": " + fmt3(r.scores[i])));
+      tr.addEventListener("click", () => { state.layer = r.layer; state.head = r.head; drawFocus(); });
+    });
+  }
+  // FORMED_AT is the score above which a role counts as formed (runlog.FormedAt).
+  const FORMED_AT = 0.5;
+
   function drawTraining() {
     const T = D.training;
     if (!T) return;
+    if (T.heads && T.heads.length) drawRoleHistory(T.heads);
+    // A log with no line of a kind has null for it.
+    const train = T.train || [], evals = T.eval || [];
     $("training").hidden = false;
-    $("training-note").textContent = "From " + T.dir + "/metrics.jsonl: " + T.train.length + " training lines" +
-      (T.stride > 1 ? " (every " + T.stride + "th)" : "") + ", " + T.eval.length + " evaluations on the held-out set. The dashed line is this checkpoint's step.";
+    $("training-note").textContent = "From " + T.dir + "/metrics.jsonl: " + train.length + " training lines" +
+      (T.stride > 1 ? " (every " + T.stride + "th)" : "") + ", " + evals.length + " evaluations on the held-out set. The dashed line is this checkpoint's step.";
     chart($("loss-chart"), [
-      {name: "training loss (batch)", color: "#98a2b3", points: T.train.map((p) => [p.step, p.loss]), width: 1.2},
-      {name: "held-out loss", color: "#2456c7", points: T.eval.map((p) => [p.step, p.eval_loss]), dots: true, width: 2},
+      {name: "training loss (batch)", color: "#98a2b3", points: train.map((p) => [p.step, p.loss]), width: 1.2},
+      {name: "held-out loss", color: "#2456c7", points: evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2},
     ], {log: true});
     chart($("acc-chart"), [
-      {name: "token accuracy", color: "#1a7f37", points: T.eval.map((p) => [p.step, p.token_acc]), dots: true, width: 2},
-      {name: "exact match", color: "#b35c00", points: T.eval.map((p) => [p.step, p.seq_acc]), dots: true, width: 2},
+      {name: "token accuracy", color: "#1a7f37", points: evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2},
+      {name: "exact match", color: "#b35c00", points: evals.map((p) => [p.step, p.seq_acc]), dots: true, width: 2},
     ], {y0: 0, y1: 1});
   }
 

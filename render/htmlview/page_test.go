@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/runlog"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -25,8 +27,9 @@ func small() Data {
 		RoleNote: "pooled over 1 example",
 		Examples: []Example{{Source: "held-out 0", Tokens: []int{1, 0}, Labels: []string{"b", "a"}, Targets: []*int{nil, &one},
 			Attention: [][][][]float64{{{{1, 0}, {0.5, 0.5}}}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
-		Graph:    map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
-		Training: &Training{Dir: "run", Stride: 1, Train: []TrainPoint{{Step: 1, Loss: 2, LR: 0.1}}, Eval: []EvalPoint{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}}},
+		Graph: map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
+		Training: &Training{Dir: "run", Stride: 1, Train: []runlog.TrainPoint{{Step: 1, Loss: 2}}, Eval: []runlog.EvalPoint{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}},
+			Heads: [][]runlog.HeadHistory{{{Layer: 0, Head: 0, Role: "self", Steps: []int{1}, Scores: []float64{0.25}}}}},
 	}
 }
 
