@@ -1,5 +1,6 @@
 // Package render draws attention weights: heatmaps on a terminal (24-bit or
-// 256-colour ANSI cells, or a plain character ramp) and a PNG grid.
+// 256-colour ANSI cells, or a plain character ramp) and a PNG grid; and
+// training curves, as terminal sparklines and PNG line charts.
 //
 // Conventions:
 //   - A Panel is one head's (T, T) weight matrix, rows = queries, columns =
@@ -17,6 +18,10 @@
 //     rows of as many as fit MaxWidth pixels. Its panels number the
 //     positions on both axes and draw the optional marks (scored rows,
 //     separator, predictions) a Panel carries.
+//   - Curves: Sparkline bins points by x onto a fixed axis, so several
+//     curves logged at different steps line up column by column; Chart
+//     stacks line plots sharing one x axis, values clamped to each panel's
+//     y range.
 //   - Plain mode writes no escape sequences at all; colour modes write SGR
 //     background colours and reset after every cell run.
 //   - Nothing here decides whether colour is wanted or how wide the terminal

@@ -3,14 +3,14 @@ package runlog
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/internal/safefile"
 )
 
 // Files of a run directory read here.
@@ -35,6 +35,7 @@ type RolesRecord struct {
 type TrainPoint struct {
 	Step int     `json:"step"`
 	Loss float64 `json:"loss"`
+	LR   float64 `json:"lr"`
 }
 
 // EvalPoint is an evaluation line of metrics.jsonl.
@@ -67,31 +68,12 @@ type Run struct {
 // Read reads dir's metrics.jsonl (required) and roles.jsonl (optional: runs
 // without evaluation, and older runs, have none).
 func Read(dir string) (*Run, error) {
-	r := &Run{Dir: dir}
-	err := readLines(filepath.Join(dir, MetricsFile), func(line []byte) error {
-		var rec struct {
-			Step     int      `json:"step"`
-			Loss     *float64 `json:"loss"`
-			EvalLoss *float64 `json:"eval_loss"`
-			TokenAcc float64  `json:"token_acc"`
-			SeqAcc   float64  `json:"seq_acc"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return err
-		}
-		switch {
-		case rec.Loss != nil:
-			r.Train = append(r.Train, TrainPoint{Step: rec.Step, Loss: *rec.Loss})
-		case rec.EvalLoss != nil:
-			r.Eval = append(r.Eval, EvalPoint{Step: rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
-		}
-		return nil
-	})
+	r, err := ReadMetrics(dir)
 	if err != nil {
 		return nil, err
 	}
 	var roles []RolesRecord
-	err = readLines(filepath.Join(dir, RolesFile), func(line []byte) error {
+	err = readLines(filepath.Join(dir, RolesFile), "head roles record", func(line []byte) error {
 		var rec RolesRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return err
@@ -102,10 +84,39 @@ func Read(dir string) (*Run, error) {
 		roles = append(roles, rec)
 		return nil
 	})
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	r.Heads = histories(roles)
+	return r, nil
+}
+
+// ReadMetrics reads dir's metrics.jsonl alone (Run.Heads stays empty).
+func ReadMetrics(dir string) (*Run, error) {
+	r := &Run{Dir: dir}
+	err := readLines(filepath.Join(dir, MetricsFile), "metrics record", func(line []byte) error {
+		var rec struct {
+			Step     int      `json:"step"`
+			Loss     *float64 `json:"loss"`
+			LR       float64  `json:"lr"`
+			EvalLoss *float64 `json:"eval_loss"`
+			TokenAcc float64  `json:"token_acc"`
+			SeqAcc   float64  `json:"seq_acc"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		switch {
+		case rec.Loss != nil:
+			r.Train = append(r.Train, TrainPoint{Step: rec.Step, Loss: *rec.Loss, LR: rec.LR})
+		case rec.EvalLoss != nil:
+			r.Eval = append(r.Eval, EvalPoint{Step: rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -152,20 +163,13 @@ func sameShape(a, b [][]map[heads.Pattern]float64) bool {
 	return true
 }
 
-// readLines calls each with every complete line of the file at path, naming
-// the file and line in an error; a torn last line is skipped.
-func readLines(path string, each func(line []byte) error) error {
-	f, err := os.Open(path)
+// readLines calls each with every complete line of the file at path; a line
+// without a "step" is refused, a torn last line skipped. An error names the
+// file, the line and what it should have been.
+func readLines(path, what string, each func(line []byte) error) error {
+	raw, err := safefile.ReadLimit(path, MaxFileBytes, "a run's log may take")
 	if err != nil {
-		return errors.Wrap(err, "reading the run")
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return errors.Wrapf(err, "reading %s", path)
-	}
-	if len(raw) > MaxFileBytes {
-		return errors.Errorf("%s is more than the %d bytes a run's log may take", path, MaxFileBytes)
+		return err
 	}
 	for n := 1; len(raw) > 0; n++ {
 		end := bytes.IndexByte(raw, '\n')
@@ -174,8 +178,18 @@ func readLines(path string, each func(line []byte) error) error {
 		}
 		line := raw[:end]
 		raw = raw[end+1:]
-		if err := each(line); err != nil {
-			return errors.Errorf("%s line %d: %v: %.80q", path, n, err, line)
+		var rec struct {
+			Step *int `json:"step"`
+		}
+		err := json.Unmarshal(line, &rec)
+		if err == nil && rec.Step == nil {
+			err = errors.New("no step")
+		}
+		if err == nil {
+			err = each(line)
+		}
+		if err != nil {
+			return errors.Errorf("%s line %d is not a %s: %v: %.80q", path, n, what, err, line)
 		}
 	}
 	return nil

@@ -40,7 +40,7 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []TrainPoint{{10, 3.2}, {20, 0.5}}; !reflect.DeepEqual(r.Train, want) {
+	if want := []TrainPoint{{10, 3.2, 0.01}, {20, 0.5, 0.01}}; !reflect.DeepEqual(r.Train, want) {
 		t.Errorf("train %v, want %v", r.Train, want)
 	}
 	if want := []EvalPoint{{10, 3.1, 0.1, 0}, {20, 0.4, 0.9, 0.5}}; !reflect.DeepEqual(r.Eval, want) {
@@ -74,9 +74,10 @@ func TestReadWithoutRoles(t *testing.T) {
 // wrong with it.
 func TestReadErrors(t *testing.T) {
 	for _, c := range []struct{ name, metrics, roles, want string }{
-		{"not JSON", "{\"step\":1,\"loss\":1}\nnot json\n", "", "metrics.jsonl line 2: invalid character"},
-		{"roles not JSON", "", "{\"step\":1,\"heads\":[[{}]]}\n[1]\n", "roles.jsonl line 2: json: cannot unmarshal array"},
-		{"other shape", "", "{\"step\":1,\"heads\":[[{}]]}\n{\"step\":2,\"heads\":[[{},{}]]}\n", "roles.jsonl line 2: a different number of layers or heads than the first line"},
+		{"not JSON", "{\"step\":1,\"loss\":1}\nnot json\n", "", "metrics.jsonl line 2 is not a metrics record: invalid character"},
+		{"roles not JSON", "", "{\"step\":1,\"heads\":[[{}]]}\n[1]\n", "roles.jsonl line 2 is not a head roles record: json: cannot unmarshal array"},
+		{"no step", "{\"loss\":1}\n", "", "metrics.jsonl line 1 is not a metrics record: no step"},
+		{"other shape", "", "{\"step\":1,\"heads\":[[{}]]}\n{\"step\":2,\"heads\":[[{},{}]]}\n", "roles.jsonl line 2 is not a head roles record: a different number of layers or heads than the first line"},
 	} {
 		_, err := Read(writeRun(t, c.metrics, c.roles))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

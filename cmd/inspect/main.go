@@ -72,6 +72,7 @@ const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H
                [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
        inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
+       inspect -run DIR [-json] [-png FILE]
 
 Shows what every attention head of a checkpoint written by train does:
 heatmaps of its weights on one sequence, the model's predictions, and each
@@ -81,7 +82,9 @@ examples of the task. -json and -png write the same as data and as an image;
 also runs the run's held-out set once per head with that head removed and
 lists the heads by how much the loss rises.
 -graph prints the model's expression graph instead, one node a line; -dot
-writes it for graphviz.
+writes it for graphviz. -run DIR alone shows a training run: its loss and
+accuracy curves, and each head's strongest role through training with the
+step it formed (roles.jsonl).
 
 flags:
 `
@@ -100,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
-	fs.StringVar(&o.run, "run", "", "run directory whose metrics.jsonl the -html page plots (default: the checkpoint's directory, if it has one)")
+	fs.StringVar(&o.run, "run", "", "alone: show this run directory's curves and head roles through training; with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)")
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
@@ -130,8 +133,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := kernels.Check(); err != nil {
 		return err
 	}
+	if o.checkpoint == "" && o.run != "" {
+		return showRun(o, fs, stdout)
+	}
 	if o.checkpoint == "" {
-		return errors.New("-checkpoint is required")
+		return errors.New("-checkpoint is required (or -run DIR to show a training run)")
 	}
 	if o.trainGraph && !o.graph && o.dot == "" {
 		return errors.New("-train needs -graph or -dot")
@@ -149,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	o.ablation = string(ablationMode)
 	if o.run != "" && o.html == "" {
-		return errors.New("-run: only the -html page uses the run directory; add -html FILE")
+		return errors.New("-run: only the -html page uses the run directory next to -checkpoint; add -html FILE, or drop -checkpoint to show the run")
 	}
 	// Output paths are refused before the work; each write checks again.
 	for _, out := range []struct{ flag, path string }{{"-png", o.png}, {"-html", o.html}} {

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/rundir"
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/runlog"
+)
+
+// runViewFlags are the flags inspect -run DIR takes without -checkpoint.
+var runViewFlags = map[string]bool{"run": true, "json": true, "png": true}
+
+// Text layout of the run view: every curve's sparkline starts at column
+// runLabelW and is as wide as fits the terminal, within these bounds, so
+// that the columns of all curves stand for the same steps.
+const (
+	runLabelW      = 26
+	runSuffixW     = 26
+	minSparkWidth  = 20
+	maxSparkWidth  = 100
+	runPNGSubtitle = "heads: strongest role at the last evaluation, its score at each evaluation"
+)
+
+// showRun is inspect -run DIR: the run's loss and accuracy curves and each
+// head's strongest role through training, as text, -json or -png.
+func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
+	var other []string
+	fs.Visit(func(f *flag.Flag) {
+		if !runViewFlags[f.Name] {
+			other = append(other, "-"+f.Name)
+		}
+	})
+	if len(other) > 0 {
+		return errors.Errorf("%s: needs -checkpoint (-run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
+	}
+	inputs := []string{filepath.Join(o.run, runlog.MetricsFile), filepath.Join(o.run, runlog.RolesFile)}
+	if o.png != "" {
+		if err := rundir.CheckOutput(o.png, inputs); err != nil {
+			return errors.Wrap(err, "-png")
+		}
+	}
+	r, err := runlog.Read(o.run)
+	if err != nil {
+		return err
+	}
+	if len(r.Train) == 0 && len(r.Eval) == 0 {
+		return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(o.run, runlog.MetricsFile))
+	}
+	if o.png != "" {
+		img, _, err := render.Chart(runTitle(r), "step", firstStep(r), lastStep(r), runPanels(r))
+		if err != nil {
+			return err
+		}
+		if err := rundir.WriteOutput(o.png, inputs, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
+			return errors.Wrap(err, "-png")
+		}
+	}
+	if o.json {
+		return errors.Wrap(json.NewEncoder(stdout).Encode(r), "writing JSON")
+	}
+	if err := writeRunText(stdout, r, width(stdout)); err != nil {
+		return errors.Wrap(err, "writing output")
+	}
+	if o.png != "" {
+		_, err := fmt.Fprintf(stdout, "wrote %s\n", o.png)
+		return errors.Wrap(err, "writing output")
+	}
+	return nil
+}
+
+func firstStep(r *runlog.Run) float64 {
+	first := math.Inf(1)
+	if len(r.Train) > 0 {
+		first = float64(r.Train[0].Step)
+	}
+	if len(r.Eval) > 0 {
+		first = math.Min(first, float64(r.Eval[0].Step))
+	}
+	return first
+}
+
+func lastStep(r *runlog.Run) float64 {
+	last := math.Inf(-1)
+	if len(r.Train) > 0 {
+		last = float64(r.Train[len(r.Train)-1].Step)
+	}
+	if len(r.Eval) > 0 {
+		last = math.Max(last, float64(r.Eval[len(r.Eval)-1].Step))
+	}
+	// A run of one logged step still gets an axis.
+	return math.Max(last, firstStep(r)+1)
+}
+
+// curve is one line of the run view: its name, points, and the scale shown.
+type curve struct {
+	name   string
+	xs, ys []float64
+	lo, hi float64
+}
+
+// runCurves are the metrics curves: training and held-out loss on one scale
+// from 0 to the highest loss, the accuracies from 0 to 1.
+func runCurves(r *runlog.Run) []curve {
+	var trainLoss, evalLoss, tokenAcc, seqAcc curve
+	trainLoss.name, evalLoss.name, tokenAcc.name, seqAcc.name = "train loss", "held-out loss", "token accuracy", "exact match"
+	for _, p := range r.Train {
+		trainLoss.xs, trainLoss.ys = append(trainLoss.xs, float64(p.Step)), append(trainLoss.ys, p.Loss)
+	}
+	for _, p := range r.Eval {
+		x := float64(p.Step)
+		evalLoss.xs, evalLoss.ys = append(evalLoss.xs, x), append(evalLoss.ys, p.EvalLoss)
+		tokenAcc.xs, tokenAcc.ys = append(tokenAcc.xs, x), append(tokenAcc.ys, p.TokenAcc)
+		seqAcc.xs, seqAcc.ys = append(seqAcc.xs, x), append(seqAcc.ys, p.SeqAcc)
+	}
+	maxLoss := 0.0
+	for _, c := range []curve{trainLoss, evalLoss} {
+		for _, y := range c.ys {
+			maxLoss = math.Max(maxLoss, y)
+		}
+	}
+	trainLoss.hi, evalLoss.hi, tokenAcc.hi, seqAcc.hi = maxLoss, maxLoss, 1, 1
+	var out []curve
+	for _, c := range []curve{trainLoss, evalLoss, tokenAcc, seqAcc} {
+		if len(c.xs) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// headName names a head and its role, as in "L1 H3 induction".
+func headName(h runlog.HeadHistory) string {
+	return fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, h.Role)
+}
+
+// formed says when a head's role first passed runlog.FormedAt.
+func formed(h runlog.HeadHistory) string {
+	if h.Formed == nil {
+		return fmt.Sprintf("never above %.1f", runlog.FormedAt)
+	}
+	return fmt.Sprintf("formed at step %d", *h.Formed)
+}
+
+// writeRunText prints the curves and the heads' roles as sparklines sharing
+// one step axis, fitted to width columns.
+func writeRunText(w io.Writer, r *runlog.Run, width int) error {
+	x0, x1 := firstStep(r), lastStep(r)
+	spark := max(minSparkWidth, min(maxSparkWidth, width-runLabelW-runSuffixW))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", strings.Join(runTitle(r), "\n"))
+	from, to := fmt.Sprintf("step %d", int(x0)), fmt.Sprintf("%d", int(x1))
+	fmt.Fprintf(&b, "%-*s%s%*s\n", runLabelW, "", from, spark-len(from), to)
+	for _, c := range runCurves(r) {
+		label := fmt.Sprintf("%s (0-%s)", c.name, short(c.hi))
+		fmt.Fprintf(&b, "%-*s%s  %s -> %s\n", runLabelW, label, render.Sparkline(c.xs, c.ys, x0, x1, spark, c.lo, c.hi), short(c.ys[0]), short(c.ys[len(c.ys)-1]))
+	}
+	if r.Heads == nil {
+		fmt.Fprintf(&b, "\nno %s: the run has no head roles (evaluation off, or written before they were recorded)\n", runlog.RolesFile)
+	} else {
+		fmt.Fprintf(&b, "\nheads: strongest role at the last evaluation, its score (0-1) at each evaluation\n")
+		for _, layer := range r.Heads {
+			for _, h := range layer {
+				xs := make([]float64, len(h.Steps))
+				for i, s := range h.Steps {
+					xs[i] = float64(s)
+				}
+				fmt.Fprintf(&b, "%-*s%s  %.2f %s\n", runLabelW, headName(h), render.Sparkline(xs, h.Scores, x0, x1, spark, 0, 1), h.Scores[len(h.Scores)-1], formed(h))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// runTitle names the run, its steps and its evaluations.
+func runTitle(r *runlog.Run) []string {
+	return []string{fmt.Sprintf("run %s: steps %d-%d, %d evaluations", r.Dir, int(firstStep(r)), int(lastStep(r)), len(r.Eval))}
+}
+
+// short prints a curve value in at most 5 significant digits.
+func short(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// runPanels are the -png view: the losses, the accuracies and, when the
+// run has roles.jsonl, one line per head with a guide at runlog.FormedAt.
+func runPanels(r *runlog.Run) []render.ChartPanel {
+	grey := color.RGBA{150, 150, 150, 255}
+	loss := render.ChartPanel{Title: "loss"}
+	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
+	for i, c := range runCurves(r) {
+		s := render.Series{Name: c.name, X: c.xs, Y: c.ys, Color: render.Palette[i%len(render.Palette)]}
+		if strings.HasSuffix(c.name, "loss") {
+			if c.name == "train loss" {
+				s.Color = grey
+			}
+			loss.Series, loss.YMax = append(loss.Series, s), c.hi
+		} else {
+			acc.Series = append(acc.Series, s)
+		}
+	}
+	var panels []render.ChartPanel
+	if loss.YMax > 0 {
+		panels = append(panels, loss)
+	}
+	if len(acc.Series) > 0 {
+		panels = append(panels, acc)
+	}
+	if r.Heads != nil {
+		roles := render.ChartPanel{Title: runPNGSubtitle, YMax: 1, Guides: []float64{runlog.FormedAt}}
+		n := 0
+		for _, layer := range r.Heads {
+			for _, h := range layer {
+				s := render.Series{Name: headName(h) + ", " + formed(h), Y: h.Scores, Color: render.Palette[n%len(render.Palette)]}
+				for _, step := range h.Steps {
+					s.X = append(s.X, float64(step))
+				}
+				roles.Series = append(roles.Series, s)
+				n++
+			}
+		}
+		panels = append(panels, roles)
+	}
+	return panels
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/attnscope/attnscope/runlog"
+)
+
+// inductionRun is the committed run of configs/induction.yaml (see package
+// ablation's test for how to regenerate it).
+const inductionRun = "../../testdata/induction"
+
+// formationSteps recomputes, straight from roles.jsonl, each head's
+// strongest pattern at the last line and the first step its score is above
+// 0.5 (-1 if never), keyed "L1 H3 induction".
+func formationSteps(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "roles.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []struct {
+		Step  int                    `json:"step"`
+		Heads [][]map[string]float64 `json:"heads"`
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, struct {
+			Step  int                    `json:"step"`
+			Heads [][]map[string]float64 `json:"heads"`
+		}{})
+		if err := json.Unmarshal(sc.Bytes(), &lines[len(lines)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := map[string]int{}
+	last := lines[len(lines)-1]
+	for l, layer := range last.Heads {
+		for h, scores := range layer {
+			best, bestScore := "", -1.0
+			for p, s := range scores {
+				if s > bestScore || s == bestScore && p < best {
+					best, bestScore = p, s
+				}
+			}
+			step := -1
+			for _, line := range lines {
+				if line.Heads[l][h][best] > 0.5 {
+					step = line.Step
+					break
+				}
+			}
+			out[fmt.Sprintf("L%d H%d %s", l, h, best)] = step
+		}
+	}
+	return out
+}
+
+// TestRunView: inspect -run on the committed induction run prints the four
+// curves and one line per head (8), every sparkline starting at the same
+// column with the same width (one step axis); each head's role and
+// formation step are those recomputed from roles.jsonl; a layer-0 head is
+// previous-token and a layer-1 head induction, both formed; and the
+// induction head formed at the end of the evaluation interval with the
+// largest drop of the held-out loss (the README's claim).
+func TestRunView(t *testing.T) {
+	plainEnv(t, "100")
+	text := string(runOK(t, "-run", inductionRun))
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	var sparks []string
+	heads := map[string]string{} // "L1 H3 induction" -> the rest of its line
+	for _, line := range lines {
+		if utf8.RuneCountInString(line) < runLabelW || !strings.ContainsAny(line, "▁▂▃▄▅▆▇█") {
+			continue
+		}
+		label := []rune(line)[:runLabelW]
+		rest := []rune(line)[runLabelW:]
+		end := strings.IndexFunc(string(rest), func(r rune) bool { return !strings.ContainsRune("▁▂▃▄▅▆▇█", r) })
+		sparks = append(sparks, string(rest)[:end])
+		if name := strings.TrimSpace(string(label)); strings.HasPrefix(name, "L") {
+			heads[name] = string(rest)[end:]
+		}
+	}
+	if len(sparks) != 4+8 {
+		t.Fatalf("%d sparkline rows, want 4 curves and 8 heads:\n%s", len(sparks), text)
+	}
+	for i, s := range sparks {
+		if n := utf8.RuneCountInString(s); n != 100-runLabelW-runSuffixW {
+			t.Errorf("sparkline %d is %d columns, want %d", i, n, 100-runLabelW-runSuffixW)
+		}
+	}
+	want := formationSteps(t, inductionRun)
+	var prev, ind string
+	for name, step := range want {
+		rest, ok := heads[name]
+		if !ok {
+			t.Errorf("no line for %s in:\n%s", name, text)
+			continue
+		}
+		phrase := fmt.Sprintf("formed at step %d", step)
+		if step < 0 {
+			phrase = "never above 0.5"
+		}
+		if !strings.HasSuffix(rest, phrase) {
+			t.Errorf("%s: %q, want it to end %q", name, rest, phrase)
+		}
+		if strings.HasPrefix(name, "L0") && strings.HasSuffix(name, "previous-token") && step > 0 {
+			prev = name
+		}
+		if strings.HasPrefix(name, "L1") && strings.HasSuffix(name, "induction") && (ind == "" || step > 0 && step < want[ind]) {
+			ind = name
+		}
+	}
+	if prev == "" || ind == "" || want[ind] < 0 {
+		t.Fatalf("no formed layer-0 previous-token and layer-1 induction heads in %v", want)
+	}
+	r, err := runlog.Read(inductionRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop, at := 0.0, 0
+	for i := 1; i < len(r.Eval); i++ {
+		if d := r.Eval[i-1].EvalLoss - r.Eval[i].EvalLoss; d > drop {
+			drop, at = d, r.Eval[i].Step
+		}
+	}
+	if at != want[ind] {
+		t.Errorf("%s formed at step %d, the held-out loss fell most (by %.3f) up to step %d", ind, want[ind], drop, at)
+	}
+}
+
+// TestRunViewJSONAndPNG: -json prints exactly what package runlog reads
+// (curves and head histories), -png writes a decodable chart, and neither
+// may replace the run's own files.
+func TestRunViewJSONAndPNG(t *testing.T) {
+	var got runlog.Run
+	if err := json.Unmarshal(runOK(t, "-run", inductionRun, "-json"), &got); err != nil {
+		t.Fatal(err)
+	}
+	want, err := runlog.Read(inductionRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(want)
+	b, _ := json.Marshal(got)
+	if !bytes.Equal(a, b) || len(got.Heads) != 2 || len(got.Heads[1]) != 4 || len(got.Eval) != 60 {
+		t.Errorf("-json differs from runlog.Read, or lacks the 2x4 heads and 60 evaluations")
+	}
+	out := filepath.Join(t.TempDir(), "run.png")
+	text := string(runOK(t, "-run", inductionRun, "-png", out))
+	if !strings.HasSuffix(text, "wrote "+out+"\n") {
+		t.Errorf("no 'wrote' line:\n%s", text)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three panels of 200 px plots, wider than the plot.
+	if b := img.Bounds(); b.Dx() < 720 || b.Dy() < 3*200 {
+		t.Errorf("chart of %v, want three stacked plots", b)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"metrics.jsonl", "roles.jsonl"} {
+		raw, err := os.ReadFile(filepath.Join(inductionRun, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"roles.jsonl", "metrics.jsonl", "best.safetensors"} {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-run", dir, "-png", filepath.Join(dir, name)}, &stdout, &stderr)
+		if err == nil || !strings.HasPrefix(err.Error(), "-png: refusing to write") || stdout.Len() > 0 {
+			t.Errorf("-png over %s: %v, printed %q", name, err, stdout.String())
+		}
+	}
+}
+
+// TestRunViewErrors: each bad use is one line: a flag of the checkpoint
+// view, a directory with no run, a bad line in roles.jsonl; a run without
+// roles.jsonl still shows its curves and says why there are no heads.
+func TestRunViewErrors(t *testing.T) {
+	noRoles := t.TempDir()
+	if err := os.WriteFile(filepath.Join(noRoles, "metrics.jsonl"), []byte(`{"step":1,"loss":2,"lr":0.1}`+"\n"+`{"step":2,"loss":1,"lr":0.1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := string(runOK(t, "-run", noRoles))
+	if !strings.Contains(text, "train loss (0-2)") || !strings.Contains(text, "no roles.jsonl") {
+		t.Errorf("a run without roles.jsonl:\n%s", text)
+	}
+	badRoles := t.TempDir()
+	for name, content := range map[string]string{"metrics.jsonl": `{"step":1,"loss":2}` + "\n", "roles.jsonl": "{\"step\":1,\"heads\":[[{}]]}\n{\"step\":2}x\n"} {
+		if err := os.WriteFile(filepath.Join(badRoles, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "metrics.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: needs -checkpoint"},
+		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: needs -checkpoint"},
+		{[]string{"-run", t.TempDir()}, "metrics.jsonl: no such file or directory"},
+		{[]string{"-run", empty}, "no training or evaluation lines yet"},
+		{[]string{"-run", badRoles}, "roles.jsonl line 2 is not a head roles record"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(c.args, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || stdout.Len() > 0 {
+			t.Errorf("run %q: %v (printed %q), want one line containing %q", c.args, err, stdout.String(), c.want)
+		}
+	}
+}
