@@ -121,13 +121,18 @@ func byDtype[D any](d D, a *args, k64 func(D, *args), k32 func(D, *args)) error 
 
 // apply adds a node computing d of inputs to their graph.
 func apply(d def, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
-	sig := d.signature()
-	n := len(sig.in)
-	o := op{def: d, sig: sig, st: &state{args: args{in: make([]*tensor.Dense, n)}, shapes: make([]tensor.Shape, n)}}
+	o := newOp(d)
 	if g, ok := d.(grad); ok {
 		return gorgonia.ApplyOp(diffOp{o, g}, inputs...)
 	}
 	return gorgonia.ApplyOp(o, inputs...)
+}
+
+// newOp is the gorgonia.Op of d, with its own output buffer and state.
+func newOp(d def) op {
+	sig := d.signature()
+	n := len(sig.in)
+	return op{def: d, sig: sig, st: &state{args: args{in: make([]*tensor.Dense, n)}, shapes: make([]tensor.Shape, n)}}
 }
 
 // op implements gorgonia.Op for any def.
