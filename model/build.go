@@ -136,6 +136,16 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 		if gr.grads, err = gorgonia.Grad(gr.Loss, gr.Params...); err != nil {
 			return nil, errors.Wrap(err, "build: gradients")
 		}
+		// Grad also differentiates each op it passes through with respect
+		// to its other inputs (the scalar constants of the gorgonia path's
+		// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
+		// but a TapeMachine runs every node of its graph: keep only what the
+		// outputs and the gradients need.
+		roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
+		gr.G = g.ExactSubgraphRoots(append(roots, gr.grads...)...)
+		if err := nameGradients(gr.G); err != nil {
+			return nil, err
+		}
 	}
 	return gr, nil
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -48,7 +49,7 @@ func (gr *Graph) Summary() (Summary, error) {
 			s.Inputs++
 			continue
 		}
-		row := SummaryRow{Name: displayName(n), Op: n.Op().String(), Shape: append([]int{}, n.Shape()...), Builtin: isBuiltin(n.Op())}
+		row := SummaryRow{Name: n.Name(), Op: n.Op().String(), Shape: append([]int{}, n.Shape()...), Builtin: isBuiltin(n.Op())}
 		for children := gr.G.From(n.ID()); children.Next(); {
 			c, ok := children.Node().(*gorgonia.Node)
 			if ok && params[c] {
@@ -68,17 +69,58 @@ func (gr *Graph) Summary() (Summary, error) {
 	return s, nil
 }
 
-// displayName is the node's name; a gradient node nobody named (Grad makes
-// them) is called after what it is the gradient of, "grad(blocks.0.attn.qkv)".
-func displayName(n *gorgonia.Node) string {
-	if of := n.DerivOf(); len(of) > 0 && strings.HasSuffix(n.Name(), ")") && strings.Contains(n.Name(), "(%") {
-		names := make([]string, len(of))
-		for i, o := range of {
-			names[i] = o.Name()
-		}
-		return "grad(" + strings.Join(names, ", ") + ")"
+// nameGradients names the op nodes gorgonia.Grad added, which Gorgonia
+// names only by their op and children ("A × Bᵀ(%3a, %d)"): a gradient node
+// after what it is the gradient of, "grad(blocks.0.attn.qkv)"; a node that
+// holds one contribution to a gradient Grad then sums (a parameter read
+// twice, q, k and v sliced from one tensor) after that gradient,
+// "grad(embed).part1". Names are for summaries, DOT files and error
+// messages: op nodes hash on their op and children, never their name, so
+// naming cannot merge or split nodes.
+func nameGradients(g *gorgonia.ExprGraph) error {
+	sorted, err := gorgonia.Sort(g) // every node before its children
+	if err != nil {
+		return errors.Wrap(err, "naming gradients: sorting the graph")
 	}
-	return n.Name()
+	parts := map[string][]*gorgonia.Node{} // contributions to a gradient, last run first
+	for _, n := range sorted {
+		if n.Op() == nil || !unnamed(n) {
+			continue
+		}
+		if of := n.DerivOf(); len(of) > 0 {
+			names := make([]string, len(of))
+			for i, o := range of {
+				names[i] = o.Name()
+			}
+			gorgonia.WithName("grad(" + strings.Join(names, ", ") + ")")(n)
+			continue
+		}
+		for parents := g.To(n.ID()); parents.Next(); {
+			p, ok := parents.Node().(*gorgonia.Node)
+			if !ok || !strings.HasPrefix(p.Name(), "grad(") {
+				continue
+			}
+			whole := p.Name()
+			if i := strings.LastIndex(whole, ").part"); i >= 0 {
+				whole = whole[:i+1] // a part of a part is a part of the whole
+			}
+			parts[whole] = append(parts[whole], n)
+			gorgonia.WithName(whole + ".part")(n) // so that the parts it sums find whole
+			break
+		}
+	}
+	for whole, nodes := range parts {
+		for i, n := range nodes {
+			gorgonia.WithName(fmt.Sprintf("%s.part%d", whole, len(nodes)-i))(n) // numbered in execution order
+		}
+	}
+	return nil
+}
+
+// unnamed tells an op node that kept the name Gorgonia gives it, its op
+// and its children's ids: "Reshape(1, 32)(%8)".
+func unnamed(n *gorgonia.Node) bool {
+	return strings.HasSuffix(n.Name(), ")") && strings.Contains(n.Name(), "(%")
 }
 
 // isBuiltin tells Gorgonia's own ops from this project's by the package the

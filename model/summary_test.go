@@ -1,0 +1,70 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/layers"
+)
+
+// TestEveryNodeNamed: on both paths, in forward and training graphs with
+// MLP blocks, key padding and dropout, every op node carries a name that
+// says what it is: no node keeps Gorgonia's own "op(%children)" name, the
+// forward nodes are named after their layer and the nodes gorgonia.Grad
+// adds after the gradient they are (or are a part of). The summary counts
+// each op node once, as Gorgonia's or this project's. No op node of a
+// training graph feeds nothing but the outputs and the gradients: Grad's
+// gradients with respect to constants and masks are pruned, not run.
+func TestEveryNodeNamed(t *testing.T) {
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		for _, mlp := range []bool{false, true} {
+			m, err := New(testConfig(mlp, path), tensor.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, train := range []bool{false, true} {
+				g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 4, Train: train, KeyPadding: true})
+				s, err := g.Summary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				grads, parts := 0, 0
+				for _, r := range s.Rows {
+					switch {
+					case unnamedForm(r.Name):
+						t.Errorf("mlp=%t train=%t: node %q (%s) has Gorgonia's default name", mlp, train, r.Name, r.Op)
+					case strings.HasPrefix(r.Name, "grad("):
+						grads++
+						if strings.Contains(r.Name, ").part") {
+							parts++
+						}
+					}
+				}
+				if train != (grads > 0) || (train && parts == 0) {
+					t.Errorf("mlp=%t train=%t: %d gradient nodes, %d of them parts", mlp, train, grads, parts)
+				}
+				outputs := map[*gorgonia.Node]bool{g.Loss: true, g.Logits: true}
+				for _, n := range append(append(append([]*gorgonia.Node{}, g.Attention...), g.HeadOutputs...), g.grads...) {
+					outputs[n] = true
+				}
+				for _, n := range g.G.AllNodes() {
+					if n.Op() != nil && g.G.To(n.ID()).Len() == 0 && !outputs[n] {
+						t.Errorf("mlp=%t train=%t: node %q (%s) feeds nothing", mlp, train, n.Name(), n.Op())
+					}
+				}
+				if s.OpNodes != len(s.Rows) || s.BuiltinOps+s.ProjectOps != s.OpNodes {
+					t.Errorf("mlp=%t train=%t: totals %+v disagree with %d rows", mlp, train, s, len(s.Rows))
+				}
+			}
+		}
+	})
+}
+
+// unnamedForm is Gorgonia's name for an op node nobody named: the op, then
+// its children's ids in brackets.
+func unnamedForm(name string) bool {
+	return strings.HasSuffix(name, ")") && strings.Contains(name, "(%")
+}
