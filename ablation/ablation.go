@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -26,7 +27,7 @@ func ParseMode(s string) (Mode, error) {
 	case Zero, Mean:
 		return Mode(s), nil
 	}
-	return "", errors.Errorf("ablation mode %q: want %s or %s", s, Zero, Mean)
+	return "", errors.Errorf("ablation mode %s: want %s or %s", msg.Quote(s), Zero, Mean)
 }
 
 // Score is a model's result on the set.

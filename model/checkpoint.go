@@ -14,6 +14,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
@@ -344,8 +345,8 @@ func checkLayout(tensors []safetensors.Tensor, metadata map[string]string) (*Che
 	if len(byName) > 0 {
 		for _, t := range tensors {
 			if _, extra := byName[t.Name]; extra {
-				return nil, Config{}, tensor.Dtype{}, errors.Errorf("unexpected tensor %q: not a parameter of the model its config describes (%d unexpected in all)",
-					t.Name, len(byName))
+				return nil, Config{}, tensor.Dtype{}, errors.Errorf("unexpected tensor %s: not a parameter of the model its config describes (%d unexpected in all)",
+					msg.Quote(t.Name), len(byName))
 			}
 		}
 	}
@@ -358,11 +359,11 @@ func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error)
 		return nil, Config{}, errors.Errorf("no %q metadata: not an attnscope checkpoint", metaFormat)
 	}
 	if format != CheckpointFormat {
-		return nil, Config{}, errors.Errorf("format %q is not supported (want %q)", format, CheckpointFormat)
+		return nil, Config{}, errors.Errorf("format %s is not supported (want %q)", msg.Quote(format), CheckpointFormat)
 	}
 	for key := range metadata {
 		if key != metaFormat && key != metaStep && key != metaConfig {
-			return nil, Config{}, errors.Errorf("unexpected metadata key %q", key)
+			return nil, Config{}, errors.Errorf("unexpected metadata key %s", msg.Quote(key))
 		}
 	}
 	stepText, ok := metadata[metaStep]
@@ -371,7 +372,7 @@ func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error)
 	}
 	step, err := strconv.Atoi(stepText)
 	if err != nil || step < 0 || strconv.Itoa(step) != stepText {
-		return nil, Config{}, errors.Errorf("metadata step %q is not a non-negative decimal integer", stepText)
+		return nil, Config{}, errors.Errorf("metadata step %s is not a non-negative decimal integer", msg.Quote(stepText))
 	}
 	runConfig, ok := metadata[metaConfig]
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/model"
 )
@@ -256,7 +257,7 @@ func (t TrainConfig) validate() error {
 			return nil
 		}
 	}
-	return errors.Errorf("train.schedule = %q: unknown schedule (want one of: %s)", t.Schedule, strings.Join(Schedules, ", "))
+	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)", msg.Quote(t.Schedule), strings.Join(Schedules, ", "))
 }
 
 // EstimateBytes is model.Config.EstimateBytes for this run: its training

@@ -35,6 +35,10 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	if strings.ContainsAny(msg, "\n\r") {
 		t.Errorf("%s: message spans lines: %q", name, msg)
 	}
+	// A message quotes at most about 80 characters of any one value.
+	if len(msg) > 600 {
+		t.Errorf("%s: message of %d bytes: %.300s...", name, len(msg), msg)
+	}
 	for _, w := range want {
 		if !strings.Contains(msg, w) {
 			t.Errorf("%s: error %q does not contain %q", name, msg, w)
@@ -375,6 +379,21 @@ func TestBadFlags(t *testing.T) {
 	refused(t, "bad -samples", append(ck, "-samples", "many"), `bad flags (see -h): invalid value "many" for flag -samples`)
 	refused(t, "bad -seed", append(ck, "-seed", "-1"), `invalid value "-1" for flag -seed`)
 	refused(t, "-samples too many", append(ck, "-samples", "100000"), "-samples 100000: must be in [1, 4096]")
+
+	// A long value is quoted to 80 bytes and its length (issue 11: messages
+	// echoed whole values, 100 KB and more).
+	huge := strings.Repeat("z", 100_000)
+	short := `"` + huge[:80] + `"... (100000 bytes)`
+	for _, c := range []struct{ flag, want string }{
+		{"-color", "-color " + short + ": want auto, always or never"},
+		{"-path", "-path " + short + ": want fused or gorgonia"},
+		{"-ablation", "-ablation: ablation mode " + short + ": want zero or mean"},
+		{"-seed", "bad flags (see -h): invalid value " + short + " for flag -seed: parse error"},
+	} {
+		refused(t, "long "+c.flag, append(ck, c.flag, huge), c.want)
+	}
+	refused(t, "long unknown flag", []string{"-" + huge}, "bad flags (see -h): flag provided but not defined: -"+huge[:79]+"... (100001 bytes)")
+	refused(t, "long argument", append(ck, huge), "unexpected argument "+short+" (flags only; see -h)")
 
 	// A model of the longest copy task (T = 1024) fits in training memory,
 	// but 4096 scoring sequences of it would need hundreds of GiB.

@@ -88,6 +88,10 @@ func refusedIn(t *testing.T, name, dir string, args []string, want ...string) {
 	if strings.ContainsAny(msg, "\n\r") {
 		t.Errorf("%s: message spans lines: %q", name, msg)
 	}
+	// A message quotes at most about 80 characters of any one value.
+	if len(msg) > 600 {
+		t.Errorf("%s: message of %d bytes: %.300s...", name, len(msg), msg)
+	}
 	for _, w := range want {
 		if !strings.Contains(msg, w) {
 			t.Errorf("%s: error %q does not contain %q", name, msg, w)
@@ -143,10 +147,15 @@ func copyInto(t *testing.T, src, dst string) string {
 	return dir
 }
 
+// nines is n nines: a number too large for any integer key.
+func nines(n int) string { return strings.Repeat("9", n) }
+
 // TestBadConfigs: every kind of bad config file and -set is refused through
 // run() with one line naming the file (or -set), the key and the value;
 // nothing is printed, a fresh -out directory is not created, and an existing
-// run given the bad config with -resume is left byte-identical.
+// run given the bad config with -resume is left byte-identical. A long value
+// is quoted to about 80 characters and its length (issue 11: a
+// 100,000-digit seed gave a 100 KB error line).
 func TestBadConfigs(t *testing.T) {
 	prev := stoppedRun(t, tinyYAML, 7)
 	cases := []struct {
@@ -184,6 +193,13 @@ func TestBadConfigs(t *testing.T) {
 		{"-set newline", tinyYAML, []string{"seed=1\n2"}, []string{`-set "seed=1\n2"`}},
 		{"-set invalid result", tinyYAML, []string{"model.heads=3"}, []string{"bad.yaml: model.d_model = 8 is not divisible by model.heads = 3"}},
 		{"-set absurd", tinyYAML, []string{"train.batch_size=1e9"}, []string{"the run needs an estimated"}},
+		{"100,000-digit seed", "seed: " + nines(100_000) + "\n", nil, []string{`bad.yaml:1:7: seed = "` + nines(80) + `"... (100000 bytes): want an integer >= 0`}},
+		{"500 KB task name", "task: {name: " + strings.Repeat("x", 500_000) + "}\n", nil,
+			[]string{`bad.yaml: task.name = "` + strings.Repeat("x", 80) + `"... (500000 bytes): unknown task (want one of: copy,`}},
+		{"-set 100,000-digit seed", tinyYAML, []string{"seed=" + nines(100_000)},
+			[]string{"-set seed=" + nines(75) + `... (100005 bytes): seed = "` + nines(80) + `"... (100000 bytes): want an integer >= 0`}},
+		{"-set 3000-byte key", tinyYAML, []string{strings.Repeat("k", 3000) + "=1"},
+			[]string{"-set " + strings.Repeat("k", 80) + "... (3002 bytes): unknown key " + strings.Repeat("k", 80) + "... (3000 bytes) (allowed: seed, task, model, train)"}},
 		{"-set absurd eval_size", tinyYAML, []string{"train.eval_size=1e9"}, []string{"bad.yaml: the run needs an estimated 134.1 GiB (training graph of 4 x 6 positions, evaluation graph of 256 rows, held-out set of 1000000000 rows taking 134.1 GiB; limit 8.0 GiB): reduce train.batch_size, train.eval_size,"}},
 	}
 	for _, c := range cases {

@@ -3,6 +3,7 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -174,6 +175,25 @@ func TestLayerNormMultiCore(t *testing.T) {
 			if math.Abs(got[j]-want[j]) > 2e-5*abs[j] {
 				t.Errorf("grad %d [%d] = %v, float64 loops %v (sum of |terms| %v)", i+1, j, got[j], want[j], abs[j])
 			}
+		}
+	}
+}
+
+// TestLayerNormGradientNeedsItsForward: the gradient parts read the row
+// statistics their forward kept, so run without a forward of the same rows
+// they fail with an error naming both row counts instead of reading stale
+// or missing rows.
+func TestLayerNormGradientNeedsItsForward(t *testing.T) {
+	x := tensor.New(tensor.WithShape(3, 4), tensor.WithBacking(make([]float64, 12)))
+	w := tensor.New(tensor.WithShape(4), tensor.WithBacking([]float64{1, 1, 1, 1}))
+	dy := tensor.New(tensor.WithShape(3, 4), tensor.WithBacking(make([]float64, 12)))
+	stats := &rowStatsBuf{}
+	stats.resize(2) // a forward of 2 rows
+	for _, part := range []lnPart{lnGradX, lnGradW} {
+		o := op{def: layerNormDef{part, 1e-5, stats}, out: new(buffer)}
+		_, err := o.Do(x, w, dy)
+		if err == nil || !strings.Contains(err.Error(), "statistics of 2 rows, x has 3") {
+			t.Errorf("%v: err %v, want both row counts named", o.def, err)
 		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pkg/errors"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // Decoder decodes YAML into a struct strictly (see the package doc).
@@ -380,22 +382,18 @@ func describe(n *yaml.Node) string {
 	return "a value"
 }
 
-// show prints a scalar the way the user wrote it, quoting strings.
+// show prints a scalar the way the user wrote it, quoting strings, and
+// shortened past msg.MaxShown bytes.
 func show(n *yaml.Node) string {
 	if n.ShortTag() == "!!str" {
-		return strconv.Quote(n.Value)
+		return msg.Quote(n.Value)
 	}
 	return clean(n.Value)
 }
 
 // clean returns s, or s quoted when it holds a character (a newline, say)
-// that would garble a one-line message.
-func clean(s string) string {
-	if q := strconv.Quote(s); q[1:len(q)-1] != s {
-		return q
-	}
-	return s
-}
+// that would garble a one-line message, shortened past msg.MaxShown bytes.
+func clean(s string) string { return msg.Clean(s) }
 
 // assign decodes n into v, the value at key path. Sections must be mappings
 // of known keys, each at most once (a null section keeps its defaults);
