@@ -140,7 +140,7 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 		// to its other inputs (the scalar constants of the gorgonia path's
 		// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
 		// but a TapeMachine runs every node of its graph: keep only what the
-		// outputs and the gradients need.
+		// outputs and the gradients need (TestUpstreamGradDifferentiatesConstants).
 		roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
 		gr.G = g.ExactSubgraphRoots(append(roots, gr.grads...)...)
 		if err := nameGradients(gr.G); err != nil {

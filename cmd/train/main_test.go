@@ -142,6 +142,11 @@ func TestRunWritesRun(t *testing.T) {
 	if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
 		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
+	// And with -config naming the run's own file.
+	out, _, err = runCmd("-resume", dir, "-config", cfg, "-set", "train.steps=60")
+	if err != nil || !strings.Contains(out, "extended from 50 to 60 steps\n") || !strings.Contains(out, "steps 51-60 of 60 in ") {
+		t.Errorf("extending with -config: %v\n%s", err, out)
+	}
 }
 
 // helper runs this test binary as the train command.
