@@ -190,7 +190,7 @@ func TestLayerNormGradientNeedsItsForward(t *testing.T) {
 	stats := &rowStatsBuf{}
 	stats.resize(2) // a forward of 2 rows
 	for _, part := range []lnPart{lnGradX, lnGradW} {
-		o := op{def: layerNormDef{part, 1e-5, stats}, out: new(buffer)}
+		o := newOp(layerNormDef{part, 1e-5, stats})
 		_, err := o.Do(x, w, dy)
 		if err == nil || !strings.Contains(err.Error(), "statistics of 2 rows, x has 3") {
 			t.Errorf("%v: err %v, want both row counts named", o.def, err)
