@@ -389,8 +389,9 @@ func TestHTMLSizeAtDefaults(t *testing.T) {
 
 // TestHTMLRefuses: -html never replaces an input, a file of the run or a
 // non-regular file (a symlink, a device, a directory), and says so before
-// computing anything; a bad metrics file is one error naming
-// its line; -run without -html is an error.
+// computing anything; a bad metrics file is one error naming its line, the
+// head roles of another model's run one naming both shapes; -run without
+// -html is an error.
 func TestHTMLRefuses(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
 	dir := filepath.Dir(ck)
@@ -428,6 +429,7 @@ func TestHTMLRefuses(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", t.TempDir()}, "metrics.jsonl: no such file"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", filepath.Join("..", "..", "testdata", "induction")}, "roles.jsonl: head roles of 2 layers x 4 heads, but the checkpoint has 2 x 2"},
 		{[]string{"-checkpoint", ck, "-run", dir}, "-run: only the -html page"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -229,6 +229,9 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	cfg := m.Config
+	if err := checkRunHeads(training, cfg); err != nil {
+		return report{}, err
+	}
 	if err := checkMemory(cfg, o.samples); err != nil {
 		return report{}, err
 	}
