@@ -247,7 +247,7 @@ func prepare(o options) (report, error) {
 	}
 	fw, err := forward(m, ex)
 	if err != nil {
-		return report{}, err
+		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
 	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
