@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
