@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
-	"gorgonia.org/tensor"
 )
 
 // ablationRun is what one run of a graph gives: logits, loss and, on a
