@@ -166,6 +166,8 @@ func TestBadConfigs(t *testing.T) {
 		{"empty file", "", nil, []string{"bad.yaml: empty config"}},
 		{"only comments", "# seed: 1\n", nil, []string{"bad.yaml: empty config"}},
 		{"YAML syntax", "seed: 3\nmodel: {d_model: 8, heads: 2\n", nil, []string{"bad.yaml:2:28: YAML syntax: did not find expected ',' or '}'"}},
+		{"bad UTF-8 in a comment on line 2", "seed: 1\n# caf\xe9\ntask: {name: copy}\n", nil, []string{"bad.yaml:2:6: YAML syntax: invalid trailing UTF-8 octet"}},
+		{"bad UTF-8 in a value on line 3", "seed: 1\n\ntask: {name: c\xffopy}\n", nil, []string{"bad.yaml:3:15: YAML syntax: invalid leading UTF-8 octet"}},
 		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1:1: YAML syntax: control characters are not allowed"}},
 		{"unknown key", "seed: 3\nmodel:\n  d_modle: 8\n", nil, []string{"bad.yaml:3:3: unknown key model.d_modle (allowed: d_model, heads,"}},
 		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
