@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -14,9 +13,9 @@ import (
 // TestGradientsMatchFiniteDifferences: for every op of the package, the
 // gradient its grad method builds, of cost = sum(c * op(inputs)) with c
 // random (the scalar output itself for CrossEntropy), with respect to every
-// differentiable input, against central differences (cost(v+h) -
-// cost(v-h)) / 2h, h = 1e-5, entry by entry, in float64. Tolerance: per
-// input, ||g - fd||_2 <= 1e-7 * max(1, ||fd||_2). Causal and key masks
+// differentiable input, against central differences entry by entry, in
+// float64 (graphtest.FiniteDifferences: h = 1e-6, per input
+// ||g - fd||_2 < 1e-7 ||fd||_2). Causal and key masks
 // hide entries, Embedding repeats an id, CrossEntropy weights positions
 // 0, 0.5 and 1, so every branch of every gradient kernel is taken.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
@@ -103,12 +102,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := gorgonia.NewGraph()
-			values := map[*gorgonia.Node]*tensor.Dense{}
-			p := func(name string, v *tensor.Dense) *gorgonia.Node {
-				n := graphtest.Param(g, name, v)
-				values[n] = v
-				return n
-			}
+			p := func(name string, v *tensor.Dense) *gorgonia.Node { return graphtest.Param(g, name, v) }
 			y, wrt, err := c.build(g, p)
 			if err != nil {
 				t.Fatal(err)
@@ -123,40 +117,13 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			}
 			vm := gorgonia.NewTapeMachine(g)
 			defer vm.Close()
-			eval := func() float64 {
-				vm.Reset()
-				if err := vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				return graphtest.Values(t, cost)[0]
-			}
+			eval := graphtest.Eval(t, vm, cost)
 			eval()
 			analytic := make([][]float64, len(wrt))
 			for i, gr := range grads {
 				analytic[i] = append([]float64(nil), graphtest.Values(t, gr)...)
 			}
-			const h = 1e-5
-			for i, n := range wrt {
-				v := values[n].Float64s()
-				fd := make([]float64, len(v))
-				for j := range v {
-					orig := v[j]
-					v[j] = orig + h
-					plus := eval()
-					v[j] = orig - h
-					minus := eval()
-					v[j] = orig
-					fd[j] = (plus - minus) / (2 * h)
-				}
-				var diff, norm float64
-				for j := range fd {
-					diff += (analytic[i][j] - fd[j]) * (analytic[i][j] - fd[j])
-					norm += fd[j] * fd[j]
-				}
-				if math.Sqrt(diff) > 1e-7*max(1, math.Sqrt(norm)) {
-					t.Errorf("gradient of %s: ||g - fd|| = %.3g, ||fd|| = %.3g\n g  %.6v\n fd %.6v", n.Name(), math.Sqrt(diff), math.Sqrt(norm), analytic[i], fd)
-				}
-			}
+			graphtest.FiniteDifferences(t, wrt, analytic, eval)
 		})
 	}
 }
