@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -95,13 +94,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					}
 					vm := gorgonia.NewTapeMachine(g)
 					defer vm.Close()
-					eval := func() float64 {
-						vm.Reset()
-						if err := vm.RunAll(); err != nil {
-							t.Fatal(err)
-						}
-						return graphtest.Values(t, cost)[0]
-					}
+					eval := graphtest.Eval(t, vm, cost)
 					eval()
 					r := run{out: append([]float64(nil), graphtest.Values(t, y)...)}
 					for _, gr := range grads {
@@ -109,7 +102,7 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					}
 					results[path] = r
 					if path == Gorgonia && dt == tensor.Float64 {
-						checkFiniteDifferences(t, wrt, r.grads, eval)
+						graphtest.FiniteDifferences(t, wrt, r.grads, eval)
 					}
 				}
 				want, got := results[Fused], results[Gorgonia]
@@ -119,31 +112,6 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					check(fmt.Sprintf("gradient %d", i), got.grads[i], want.grads[i])
 				}
 			})
-		}
-	}
-}
-
-// checkFiniteDifferences compares grads[i] (of the cost eval returns) with
-// central differences, perturbing each float64 node value in place.
-func checkFiniteDifferences(t *testing.T, wrt gorgonia.Nodes, grads [][]float64, eval func() float64) {
-	t.Helper()
-	const h = 1e-6
-	for i, n := range wrt {
-		v := n.Value().Data().([]float64)
-		var diff, norm float64
-		for j := range v {
-			w := v[j]
-			v[j] = w + h
-			up := eval()
-			v[j] = w - h
-			down := eval()
-			v[j] = w
-			fd := (up - down) / (2 * h)
-			diff += (fd - grads[i][j]) * (fd - grads[i][j])
-			norm += fd * fd
-		}
-		if rel := math.Sqrt(diff / math.Max(norm, 1e-300)); !(rel < 1e-7) {
-			t.Errorf("%s: gradient differs from finite differences by %.3g relative", n.Name(), rel)
 		}
 	}
 }

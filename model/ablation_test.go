@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attnscope/attnscope/layers"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/layers"
 )
 
 // ablationRun is what one run of a graph gives: logits, loss and, on a
@@ -116,7 +118,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})
 				ablateRun(t, ref, tokens, targets, mask)
-				if diff := maxDiff(got, floats(t, ref.Logits)); diff > 1e-12 {
+				if diff := graphtest.MaxAbsDiff(t, got, floats(t, ref.Logits)); diff > 1e-12 {
 					t.Errorf("layer %d head %d: ablated logits differ from zeroed out-weight logits by %g", l, h, diff)
 				}
 			}
@@ -170,7 +172,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 				}
 			}
 			run(t, vm)
-			diff := maxDiff(floats(t, g.Logits), intact)
+			diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), intact)
 			if fill == "mean" && diff > 1e-12 {
 				t.Errorf("mean ablation of identical rows changed the logits by %g", diff)
 			}
@@ -182,7 +184,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		run(t, vm)
-		if diff := maxDiff(floats(t, g.Logits), intact); diff != 0 {
+		if diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), intact); diff != 0 {
 			t.Errorf("after ResetHeads the logits differ from the intact run by %g", diff)
 		}
 	})

@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,6 +104,28 @@ func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tenso
 		metaFormat: CheckpointFormat,
 	}
 	return tensors, metadata, nil
+}
+
+// WeightsDigest is the hex SHA-256 of m's weights as Save writes them: each
+// parameter's name, dtype, shape and little-endian bytes, in ParamSpecs
+// order. Equal digests mean bit-identical weights; train stores it in an
+// optimizer state file to bind the state to its checkpoint.
+func WeightsDigest(m *Model) (string, error) {
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, p := range m.Params {
+		shape := []int(p.Value.Shape())
+		data, err := tensorBytes(p.Value, shape)
+		if err != nil {
+			return "", errors.Wrapf(err, "tensor %q", p.Name)
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", p.Name, dtype, shape, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // tensorBytes returns the little-endian bytes of t in row-major order,

@@ -19,6 +19,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
@@ -187,7 +188,7 @@ func ckRunsOnEveryPath(t *testing.T, saved, loaded *Model) {
 		for _, v := range wantLogits {
 			scale = math.Max(scale, math.Abs(v))
 		}
-		if e := maxDiff(logits, wantLogits); !(e <= tol*scale) || !(math.Abs(loss-wantLoss) <= tol*scale) {
+		if e := graphtest.MaxAbsDiff(t, logits, wantLogits); !(e <= tol*scale) || !(math.Abs(loss-wantLoss) <= tol*scale) {
 			t.Errorf("saved on the %s path, run on %s: logits differ by %.3g, loss %v, want %v (tolerance %.3g)",
 				saved.Config.Attention, p, e, loss, wantLoss, tol*scale)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -38,7 +39,7 @@ func TestOutputsMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			masks[l] = d.Data().([]float64)
-			if e := maxDiff(floats(t, g.DropoutMasks[l]), masks[l]); e != 0 {
+			if e := graphtest.MaxAbsDiff(t, floats(t, g.DropoutMasks[l]), masks[l]); e != 0 {
 				t.Fatalf("layer %d: DrawDropout's mask differs from FillDropoutMask's by %v", l, e)
 			}
 			for i, v := range masks[l] {
@@ -67,7 +68,7 @@ func TestOutputsMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := maxDiff(f64(out), logits); e > 1e-12 {
+		if e := graphtest.MaxAbsDiff(t, f64(out), logits); e > 1e-12 {
 			t.Errorf("LogitsValue differs from the reference by %.3g", e)
 		}
 		for l := range cfg.Layers {
@@ -75,7 +76,7 @@ func TestOutputsMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e := maxDiff(f64(a), attention[l]); e > 1e-12 {
+			if e := graphtest.MaxAbsDiff(t, f64(a), attention[l]); e > 1e-12 {
 				t.Errorf("AttentionValue(%d) differs from the reference by %.3g", l, e)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 	"gorgonia.org/tensor"
 )
@@ -84,7 +85,7 @@ func TestPathsAgree(t *testing.T) {
 				for _, v := range want {
 					scale = math.Max(scale, math.Abs(v))
 				}
-				if e := maxDiff(got, want); !(e <= tol*scale) {
+				if e := graphtest.MaxAbsDiff(t, got, want); !(e <= tol*scale) {
 					t.Errorf("%s: gorgonia path differs from fused by %.3g (largest entry %.3g)", what, e, scale)
 				}
 			}

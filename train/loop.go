@@ -313,7 +313,7 @@ func (r *runner) resume() error {
 	r.saved = r.start
 	r.state.Adam = r.newAdam()
 	if r.start > 0 {
-		if err := loadState(r.dir, r.start, &r.state, r.model.Params); err != nil {
+		if err := loadState(r.dir, r.start, &r.state, r.model); err != nil {
 			return err
 		}
 	}
@@ -509,7 +509,7 @@ func (r *runner) untouched() string {
 // drops older states: at every moment the directory holds a checkpoint and
 // the state of that checkpoint's step.
 func (r *runner) checkpoint(s int) error {
-	if err := saveState(r.dir, s, r.state, r.model.Params); err != nil {
+	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
 	if err := model.Save(filepath.Join(r.dir, CheckpointFile), r.model, r.cfgJSON, s); err != nil {

@@ -246,6 +246,39 @@ func hugeMismatch(t *testing.T, good []byte, dir string) {
 	}
 }
 
+// TestNonFiniteActivations: a checkpoint of finite but huge weights (3e38)
+// whose forward pass overflows is refused in every output mode (text, -json,
+// -png, -html) naming the layer and head where the first NaN appears and the
+// weight behind it, and writes no file (issue 11: the text view exited 0
+// showing NaN and blank heatmaps, -json failed on "unsupported value: NaN").
+func TestNonFiniteActivations(t *testing.T) {
+	file, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := splitFile(t, file)
+	begin, end := offsets(h, "blocks.0.attn.qkv.weight")
+	for i := range int(end-begin) / 4 {
+		file = setFloat32(t, file, "blocks.0.attn.qkv.weight", i, 3e38)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.safetensors")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "checkpoint " + path + ": non-finite activations: layer 0 head 0: attention weight (query 0, key 0) of example 0 is NaN; " +
+		"the forward pass overflows float32 (largest |weight| 3e+38, in blocks.0.attn.qkv.weight)"
+	png, page := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.html")
+	for _, mode := range [][]string{nil, {"-json"}, {"-png", png}, {"-html", page}, {"-mean"}} {
+		refused(t, fmt.Sprintf("mode %q", mode), append([]string{"-checkpoint", path}, mode...), want)
+	}
+	for _, out := range []string{png, page} {
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s was written: %v", out, err)
+		}
+	}
+}
+
 // TestPNGNeverOverwrites: -png refuses the checkpoint being inspected, the
 // files of its run and of any run, and an existing path that is not a regular
 // file (a named pipe, a symlink), before doing any work, and leaves each as

@@ -229,6 +229,9 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	cfg := m.Config
+	if err := checkRunHeads(training, cfg); err != nil {
+		return report{}, err
+	}
 	if err := checkMemory(cfg, o.samples); err != nil {
 		return report{}, err
 	}
@@ -244,7 +247,7 @@ func prepare(o options) (report, error) {
 	}
 	fw, err := forward(m, ex)
 	if err != nil {
-		return report{}, err
+		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
 	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {

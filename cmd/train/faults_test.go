@@ -166,6 +166,8 @@ func TestBadConfigs(t *testing.T) {
 		{"empty file", "", nil, []string{"bad.yaml: empty config"}},
 		{"only comments", "# seed: 1\n", nil, []string{"bad.yaml: empty config"}},
 		{"YAML syntax", "seed: 3\nmodel: {d_model: 8, heads: 2\n", nil, []string{"bad.yaml:2:28: YAML syntax: did not find expected ',' or '}'"}},
+		{"bad UTF-8 in a comment on line 2", "seed: 1\n# caf\xe9\ntask: {name: copy}\n", nil, []string{"bad.yaml:2:6: YAML syntax: invalid trailing UTF-8 octet"}},
+		{"bad UTF-8 in a value on line 3", "seed: 1\n\ntask: {name: c\xffopy}\n", nil, []string{"bad.yaml:3:15: YAML syntax: invalid leading UTF-8 octet"}},
 		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1:1: YAML syntax: control characters are not allowed"}},
 		{"unknown key", "seed: 3\nmodel:\n  d_modle: 8\n", nil, []string{"bad.yaml:3:3: unknown key model.d_modle (allowed: d_model, heads,"}},
 		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
@@ -292,6 +294,10 @@ func TestCorruptResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	otherState, err := os.ReadFile(filepath.Join(stoppedRun(t, tinyYAML, 7, "seed=4"), "state-7.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	otherYAML := writeConfig(t, strings.Replace(tinyYAML, "name: copy", "name: reverse", 1))
 	headerLen := int(binary.LittleEndian.Uint64(ckpt))
 	f32 := func(v float64) []byte { return safetensors.EncodeFloat32([]float32{float32(v)}) }
@@ -327,6 +333,7 @@ func TestCorruptResume(t *testing.T) {
 		{"checkpoint of another task", ck, otherCkpt, []string{"checkpoint.safetensors does not belong to the run in", "its config differs (task.name: config.yaml copy, checkpoint reverse"}},
 		{"state missing", st, nil, []string{"state-7.safetensors is missing: the checkpoint of step 7 has no optimizer state beside it"}},
 		{"state truncated", st, state[:len(state)/2], []string{"safetensors file ", "state-7.safetensors: ", "(truncated file?)"}},
+		{"state of another run at the same step", st, otherState, []string{"state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights (weights_sha256 "}},
 		{"state NaN moment", st, setBits(t, state, "adam.m.pos_emb.weight", 2, f64(math.NaN())), []string{"state-7.safetensors: adam.m.pos_emb.weight holds NaN at flat index 2; the optimizer state is corrupt"}},
 		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},

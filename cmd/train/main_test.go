@@ -52,11 +52,17 @@ func TestRunErrors(t *testing.T) {
 	if _, _, err := runCmd("-config", cfg, "-out", done); err != nil {
 		t.Fatal(err)
 	}
+	dangling := filepath.Join(t.TempDir(), "out")
+	if err := os.Symlink(filepath.Join(filepath.Dir(dangling), "gone"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
+		// issue 11: it said "mkdir ...: file exists".
+		{"dangling symlink -out", []string{"-config", cfg, "-out", dangling}, "run directory " + dangling + " is a dangling symlink (to " + filepath.Join(filepath.Dir(dangling), "gone") + ", which does not exist)"},
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra"`},
 		{"no config", nil, "missing -config"},

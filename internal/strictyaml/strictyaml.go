@@ -65,10 +65,30 @@ func (e *syntaxError) where(name string) string {
 // one. A syntax error carries the line and column of its culprit (locate).
 func parseYAML(src []byte) (*yaml.Node, *syntaxError) {
 	root, err := decodeYAML(src, "")
+	if err != nil && strings.Contains(err.msg, "UTF-8") {
+		// yaml.v3 reports a bad byte at the line its scanner was on, which
+		// can be lines before it (a bad byte in a comment): the byte itself
+		// says where it is.
+		err.line, err.column = position(src, firstInvalidUTF8(src))
+		return root, err
+	}
 	if err != nil && err.column == 0 {
 		locate(src, err)
 	}
 	return root, err
+}
+
+// firstInvalidUTF8 returns the offset of the first byte of src that does not
+// start a valid UTF-8 sequence, or len(src).
+func firstInvalidUTF8(src []byte) int {
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(src)
 }
 
 // decodeYAML is parseYAML without the column of a syntax error: it parses
