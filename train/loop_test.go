@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -110,9 +111,20 @@ func sameRun(t *testing.T, want, got string) {
 }
 
 // TestDeterministic: the same config twice gives identical metrics apart
-// from tokens_per_s, and byte-identical checkpoints (weights and metadata).
-func TestDeterministic(t *testing.T) {
-	cfg := parse(t, smallYAML)
+// from tokens_per_s, and byte-identical checkpoints (weights and metadata),
+// on each attention path.
+func TestDeterministic(t *testing.T) { eachPath(t, testDeterministic) }
+
+// eachPath runs f once per attention path, as a subtest named after it,
+// with the -set that selects the path.
+func eachPath(t *testing.T, f func(t *testing.T, set string)) {
+	for _, path := range layers.Paths {
+		t.Run(string(path), func(t *testing.T) { f(t, "model.attention="+string(path)) })
+	}
+}
+
+func testDeterministic(t *testing.T, path string) {
+	cfg := parse(t, smallYAML, path)
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	runOK(t, cfg, Options{Dir: a})
 	res := runOK(t, cfg, Options{Dir: b})
@@ -137,7 +149,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	// Dropout really is on: a run without it learns something else.
 	c := filepath.Join(t.TempDir(), "c")
-	runOK(t, parse(t, smallYAML, "model.dropout=0"), Options{Dir: c})
+	runOK(t, parse(t, smallYAML, path, "model.dropout=0"), Options{Dir: c})
 	if withoutTiming(t, c)[1]["loss"] == lines[1]["loss"] {
 		t.Error("dropout 0 and 0.1 gave the same second-step loss")
 	}
@@ -145,10 +157,13 @@ func TestDeterministic(t *testing.T) {
 
 // TestResumeAfterCrash: a run that dies at step 19 (after checkpoints at 8
 // and 16, with metrics logged past them) and is resumed ends bit-identical to
-// an uninterrupted run. A stray state file of a later step, as left by a kill
-// between writing a state and its checkpoint, must not be picked up.
-func TestResumeAfterCrash(t *testing.T) {
-	cfg := parse(t, smallYAML)
+// an uninterrupted run, on each attention path. A stray state file of a
+// later step, as left by a kill between writing a state and its checkpoint,
+// must not be picked up.
+func TestResumeAfterCrash(t *testing.T) { eachPath(t, testResumeAfterCrash) }
+
+func testResumeAfterCrash(t *testing.T, path string) {
+	cfg := parse(t, smallYAML, path)
 	want := filepath.Join(t.TempDir(), "want")
 	runOK(t, cfg, Options{Dir: want})
 
