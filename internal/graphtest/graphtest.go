@@ -1,6 +1,3 @@
-// Package graphtest holds the helpers the tests of layers and internal/ops
-// share: random tensors, running a graph, reading node values as float64
-// and comparing them. It is imported by tests only.
 package graphtest
 
 import (
