@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/model"
 )
@@ -92,22 +91,12 @@ func LoadConfig(path string, sets []string) (Config, error) {
 const MaxConfigBytes = 1 << 20
 
 // readConfig returns the bytes of the config file at path, refusing
-// anything longer than MaxConfigBytes. A directory fails to read ("read
-// PATH: is a directory").
+// anything longer than MaxConfigBytes and anything that is not a regular file
+// (a directory, a named pipe that would block the open, a device) before
+// reading it (safefile.ReadLimit).
 func readConfig(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.Wrap(err, "reading config")
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, errors.Wrap(err, "reading config")
-	}
-	if len(src) > MaxConfigBytes {
-		return nil, errors.Errorf("%s: config is larger than %d MiB", path, MaxConfigBytes>>20)
-	}
-	return src, nil
+	src, err := safefile.ReadLimit(path, MaxConfigBytes, "a config may take")
+	return src, errors.Wrap(err, "reading config")
 }
 
 // ParseConfig is LoadConfig on the bytes src; name is used in messages.

@@ -77,9 +77,9 @@ func TestLoadConfigSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct{ name, path, want string }{
-		{"one byte too many", big, big + ": config is larger than 1 MiB"},
-		{"a directory", dir, "reading config: read " + dir + ": is a directory"},
-		{"/dev/zero", "/dev/zero", "/dev/zero: config is larger than 1 MiB"},
+		{"one byte too many", big, "reading config: " + big + " is 1048577 bytes, more than the 1048576 bytes a config may take"},
+		{"a directory", dir, "reading config: " + dir + ": is a directory, not a regular file"},
+		{"/dev/zero", "/dev/zero", "reading config: /dev/zero: is a character device, not a regular file"},
 	}
 	for _, c := range cases {
 		if _, err := os.Stat(c.path); err != nil {

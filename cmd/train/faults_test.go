@@ -222,10 +222,16 @@ func TestBadConfigs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.yaml")
-	refusedIn(t, "missing config", dir, []string{"-config", missing, "-out", filepath.Join(dir, "out")}, "reading config: open "+missing+": no such file or directory")
-	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-out", filepath.Join(dir, "out")}, "reading config: read "+dir+": is a directory")
+	refusedIn(t, "missing config", dir, []string{"-config", missing, "-out", filepath.Join(dir, "out")}, "reading config: "+missing+": no such file or directory")
+	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-out", filepath.Join(dir, "out")}, "reading config: "+dir+": is a directory, not a regular file")
+	// issue 11: a named pipe blocked the open forever.
+	pipe := filepath.Join(t.TempDir(), "pipe.yaml")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refusedIn(t, "config is a named pipe", dir, []string{"-config", pipe, "-out", filepath.Join(dir, "out")}, "reading config: "+pipe+": is a named pipe, not a regular file")
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		refusedIn(t, "config is /dev/zero", dir, []string{"-config", "/dev/zero", "-out", filepath.Join(dir, "out")}, "/dev/zero: config is larger than 1 MiB")
+		refusedIn(t, "config is /dev/zero", dir, []string{"-config", "/dev/zero", "-out", filepath.Join(dir, "out")}, "reading config: /dev/zero: is a character device, not a regular file")
 	}
 	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
 }
