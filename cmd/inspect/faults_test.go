@@ -314,7 +314,12 @@ func TestPNGNeverOverwrites(t *testing.T) {
 		{"a run's state", filepath.Join(runDir, "state-5.safetensors"), "state-5.safetensors is a file of a training run"},
 		{"a named pipe", pipe, "it is a named pipe, not a regular file"},
 		{"a symlink", link, "it is a symlink, not a regular file"},
+		// issue 11: as root, -png /dev/full replaced the device node.
+		{"a device", "/dev/full", "it is a character device, not a regular file"},
 	} {
+		if _, err := os.Lstat(c.png); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		var stdout, stderr bytes.Buffer
 		err := run([]string{"-checkpoint", ckpt, "-png", c.png}, &stdout, &stderr)
 		if want := "-png: refusing to write " + c.png + ": " + c.want; err == nil || err.Error() != want {
@@ -329,7 +334,7 @@ func TestPNGNeverOverwrites(t *testing.T) {
 			t.Errorf("%s changed (%v)", name, err)
 		}
 	}
-	for _, p := range []string{pipe, link} {
+	for _, p := range []string{pipe, link, "/dev/full"} {
 		if info, err := os.Lstat(p); err != nil || info.Mode().IsRegular() {
 			t.Errorf("%s was replaced by a regular file (%v)", p, err)
 		}
