@@ -88,18 +88,8 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					x := NewParam(g, "x", conv(xv))
 					y, wrt := c.build(t, g, x, p, path)
 					cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
-					grads, err := gorgonia.Grad(cost, wrt...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					vm := gorgonia.NewTapeMachine(g)
-					defer vm.Close()
-					eval := graphtest.Eval(t, vm, cost)
-					eval()
-					r := run{out: append([]float64(nil), graphtest.Values(t, y)...)}
-					for _, gr := range grads {
-						r.grads = append(r.grads, append([]float64(nil), graphtest.Values(t, gr)...))
-					}
+					eval, grads := graphtest.Gradients(t, g, cost, wrt)
+					r := run{out: append([]float64(nil), graphtest.Values(t, y)...), grads: grads}
 					results[path] = r
 					if path == Gorgonia && dt == tensor.Float64 {
 						graphtest.FiniteDifferences(t, wrt, r.grads, eval)

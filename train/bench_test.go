@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func BenchmarkStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r, err := prepare(cfg, Options{Dir: b.TempDir()})
+			r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,7 +78,7 @@ func BenchmarkEvaluation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := prepare(cfg, Options{Dir: b.TempDir()})
+	r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}

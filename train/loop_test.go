@@ -3,9 +3,11 @@ package train
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -340,11 +342,11 @@ func TestEvalChunksAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunked, err := newEvaluator(m, task, 300, 256, 9)
+	chunked, err := newEvaluator(context.Background(), m, task, 300, 256, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := newEvaluator(m, task, 300, 300, 9)
+	whole, err := newEvaluator(context.Background(), m, task, 300, 300, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +395,7 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := newEvaluator(m, task, 300, 256, 11)
+	ev, err := newEvaluator(context.Background(), m, task, 300, 256, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,5 +538,57 @@ func TestResumeRefusesOtherChanges(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("config.yaml changed by refused resumes (%v)", err)
+	}
+}
+
+// countdownCtx is a context whose Err is nil for its first left calls and
+// context.Canceled after: a signal arriving at a known moment.
+type countdownCtx struct {
+	context.Context
+	left int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left == 0 {
+		return context.Canceled
+	}
+	c.left--
+	return nil
+}
+
+// TestSignalBeforeFirstStep: a signal while the run is being prepared ends
+// it there (issue 11: drawing a huge held-out set ignored SIGTERM for about
+// 100 s). The held-out set drawn in chunks is data.EvalSet bit for bit; a
+// context cancelled after two chunks stops the drawing there; and a Run whose
+// context is cancelled before its first step returns ErrInterruptedEarly
+// without creating its directory.
+func TestSignalBeforeFirstStep(t *testing.T) {
+	cfg := parse(t, smallYAML)
+	task, err := data.New(cfg.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 2*evalSetChunk + 100
+	got, err := evalSet(context.Background(), task, size, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := data.EvalSet(task, size, 9)
+	if !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Targets, want.Targets) || !slices.Equal(got.Mask, want.Mask) {
+		t.Error("the held-out set drawn in chunks differs from data.EvalSet")
+	}
+	ctx := &countdownCtx{Context: context.Background(), left: 2}
+	if _, err := evalSet(ctx, task, 100*evalSetChunk, 9); !errors.Is(err, context.Canceled) || ctx.left != 0 {
+		t.Errorf("cancelled after two chunks: %v, %d looks left", err, ctx.left)
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Run(cancelled, cfg, Options{Dir: dir}); !errors.Is(err, ErrInterruptedEarly) {
+		t.Errorf("Run with a cancelled context: %v, want %v", err, ErrInterruptedEarly)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the interrupted run created %s", dir)
 	}
 }

@@ -118,6 +118,25 @@ func Eval(t *testing.T, vm gorgonia.VM, cost *gorgonia.Node) func() float64 {
 	}
 }
 
+// Gradients adds the gradients of the scalar node cost with respect to wrt,
+// runs g once on a new TapeMachine (closed when the test ends) and returns
+// eval (see Eval) and copies of the gradients' values.
+func Gradients(t *testing.T, g *gorgonia.ExprGraph, cost *gorgonia.Node, wrt gorgonia.Nodes) (eval func() float64, grads [][]float64) {
+	t.Helper()
+	nodes, err := gorgonia.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	t.Cleanup(func() { vm.Close() })
+	eval = Eval(t, vm, cost)
+	eval()
+	for _, n := range nodes {
+		grads = append(grads, append([]float64(nil), Values(t, n)...))
+	}
+	return eval, grads
+}
+
 // FiniteDifferences compares grads[i], the gradient of the cost eval
 // returns with respect to wrt[i], with central differences (h = 1e-6),
 // perturbing each float64 node value in place. Tolerance: per node,

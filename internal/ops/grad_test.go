@@ -111,19 +111,8 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			if y.Dims() > 0 {
 				cost = graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, p("c", rnd(y.Shape()...))))))
 			}
-			grads, err := gorgonia.Grad(cost, wrt...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vm := gorgonia.NewTapeMachine(g)
-			defer vm.Close()
-			eval := graphtest.Eval(t, vm, cost)
-			eval()
-			analytic := make([][]float64, len(wrt))
-			for i, gr := range grads {
-				analytic[i] = append([]float64(nil), graphtest.Values(t, gr)...)
-			}
-			graphtest.FiniteDifferences(t, wrt, analytic, eval)
+			eval, grads := graphtest.Gradients(t, g, cost, wrt)
+			graphtest.FiniteDifferences(t, wrt, grads, eval)
 		})
 	}
 }
