@@ -24,7 +24,7 @@ type BuildOptions struct {
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
 // Run it with the machine from NewMachine after Feed.
 type Graph struct {
-	G            *gorgonia.ExprGraph
+	G            *gorgonia.ExprGraph // what NewMachine runs; a Train graph keeps only what the outputs and gradients need
 	Model        *Model
 	Opts         BuildOptions
 	Tokens       *gorgonia.Node   // (B*T) Int token ids, row-major (b, t)
