@@ -191,6 +191,14 @@ func TestCorruptCheckpoints(t *testing.T) {
 		}
 	}
 	hugeMismatch(t, good, dir)
+	hugeSet := filepath.Join(dir, "huge-eval-set.safetensors")
+	if err := os.WriteFile(hugeSet, editConfig(t, good, func(run map[string]any) {
+		run["train"].(map[string]any)["eval_size"] = 1e9
+	}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "-ablate of an edited eval_size", []string{"-checkpoint", hugeSet, "-ablate"},
+		"-ablate: the run's held-out set (train.eval_size = 1000000000 rows of 8 positions) would take 178.8 GiB (limit 8.0 GiB)")
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")

@@ -243,6 +243,12 @@ func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode
 	if n <= 0 {
 		n = defaultAblationExamples
 	}
+	// train refuses a set beyond its memory limit, so only an edited
+	// checkpoint asks for more; it must not be allocated.
+	if need := float64(n) * float64(task.SeqLen()) * data.BytesPerPosition; need > model.MaxMemory {
+		return nil, errors.Errorf("-ablate: the run's held-out set (train.eval_size = %d rows of %d positions) would take %.1f GiB (limit %.1f GiB)",
+			n, task.SeqLen(), need/(1<<30), float64(model.MaxMemory)/(1<<30))
+	}
 	table, err := ablation.Run(m, data.EvalSet(task, n, *run.Seed), mode)
 	if err != nil {
 		return nil, err
