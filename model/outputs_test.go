@@ -142,3 +142,27 @@ func TestOutputsErrors(t *testing.T) {
 		t.Errorf("DrawDropout(1): error %v, want one naming [0, 1)", err)
 	}
 }
+
+// TestFloat64s: float32 and float64 values come back as equal float64 copies
+// that do not share the value's memory; other data and no value are errors.
+func TestFloat64s(t *testing.T) {
+	for _, v := range []*tensor.Dense{
+		tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{1.5, -2, 0.25})),
+		tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1.5, -2, 0.25})),
+	} {
+		got, err := Float64s(v)
+		if err != nil || len(got) != 3 || got[0] != 1.5 || got[1] != -2 || got[2] != 0.25 {
+			t.Fatalf("%v: Float64s = %v, %v; want [1.5 -2 0.25]", v.Dtype(), got, err)
+		}
+		got[0] = 9
+		if v.Dtype() == tensor.Float64 && v.Data().([]float64)[0] != 1.5 {
+			t.Errorf("Float64s shares the float64 value's memory")
+		}
+	}
+	if _, err := Float64s(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))); err == nil {
+		t.Error("Float64s of int data: no error")
+	}
+	if _, err := Float64s(nil); err == nil {
+		t.Error("Float64s(nil): no error")
+	}
+}

@@ -69,15 +69,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 	var lossSum, scored, correct float64
 	var seqs, seqsRight int
 	for lo := 0; lo < set.Size; lo += chunk.Size {
-		rows := min(chunk.Size, set.Size-lo)
-		copy(chunk.Tokens, set.Tokens[lo*t:(lo+rows)*t])
-		copy(chunk.Targets, set.Targets[lo*t:(lo+rows)*t])
-		copy(chunk.Mask, set.Mask[lo*t:(lo+rows)*t])
-		for r := rows; r < chunk.Size; r++ {
-			copy(chunk.Tokens[r*t:(r+1)*t], set.Tokens[:t])
-			copy(chunk.Targets[r*t:(r+1)*t], set.Targets[:t])
-			clear(chunk.Mask[r*t : (r+1)*t])
-		}
+		rows := chunk.LoadChunk(set, lo)
 		n := 0.0
 		for _, m := range chunk.Mask {
 			n += m

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
@@ -134,7 +133,7 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err != nil {
 		return nil, nil, err
 	}
-	logits, err := values(out)
+	logits, err := model.Float64s(out)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "logits")
 	}
@@ -182,7 +181,7 @@ func checkFinite(m *model.Model, att [][][][][]float64, logits []float64, t int)
 func largestWeight(m *model.Model) string {
 	name, largest := "", 0.0
 	for _, p := range m.Params {
-		vals, err := values(p.Value)
+		vals, err := model.Float64s(p.Value)
 		if err != nil {
 			continue
 		}
@@ -193,24 +192,6 @@ func largestWeight(m *model.Model) string {
 		}
 	}
 	return fmt.Sprintf("the forward pass overflows %v (largest |weight| %.3g, in %s)", m.Dtype, largest, name)
-}
-
-// values copies a Float32 or Float64 value's data into float64.
-func values(v gorgonia.Value) ([]float64, error) {
-	if v == nil {
-		return nil, errors.New("no value")
-	}
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...), nil
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	return nil, errors.Errorf("unexpected value type %T", v.Data())
 }
 
 // rows splits a flat (N, width) slice into N rows.
