@@ -427,25 +427,6 @@ func TestMainExitCode(t *testing.T) {
 			t.Errorf("%q: stderr %q, stdout %q; want stderr %q", c.args, stderr.String(), stdout.String(), c.want)
 		}
 	}
-
-	// Output that cannot be written (issue 11: exit 0 on /dev/full): the run
-	// still trains and saves to the end, then exits 1 naming the failure.
-	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
-	}
-	defer full.Close()
-	dir := filepath.Join(t.TempDir(), "full")
-	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", dir)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = full, &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	want := "train: writing to stdout: write /dev/stdout: no space left on device\n"
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stderr.String() != want {
-		t.Errorf("stdout /dev/full: %v, stderr %q; want exit status 1 and %q", err, stderr.String(), want)
-	}
-	checkRunFiles(t, dir, 40)
 }
 
 // TestNaNLossStops: an absurd learning rate makes the loss NaN at step 2; the
