@@ -112,12 +112,35 @@ func ParseConfig(name string, src []byte, sets []string) (Config, error) {
 		}
 	}
 	if err := cfg.Resolve(); err != nil {
-		return Config{}, errors.Wrap(err, name)
+		return Config{}, errors.Wrap(err, source(name, sets, err))
 	}
 	if err := cfg.Validate(); err != nil {
-		return Config{}, errors.Wrap(err, name)
+		return Config{}, errors.Wrap(err, source(name, sets, err))
 	}
 	return cfg, nil
+}
+
+// source names where the setting that err is about came from, so that a
+// value given on the command line is not blamed on the file: the last -set
+// of the key (or section) the message starts with, else the file, with the -set of any
+// other key the message names.
+func source(name string, sets []string, err error) string {
+	text := err.Error()
+	var named []string
+	for i := len(sets) - 1; i >= 0; i-- {
+		key, _, _ := strings.Cut(sets[i], "=")
+		switch {
+		case key == "":
+		case strings.HasPrefix(text, key+" ") || strings.HasPrefix(text, key+":") || strings.HasPrefix(text, key+"."):
+			return "-set " + msg.Clean(sets[i])
+		case strings.Contains(text, key+" "):
+			named = append([]string{"-set " + msg.Clean(sets[i])}, named...)
+		}
+	}
+	if len(named) == 0 {
+		return name
+	}
+	return name + " with " + strings.Join(named, ", ")
 }
 
 // ParseConfigJSON decodes a resolved config as stored in a checkpoint's

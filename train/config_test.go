@@ -305,8 +305,9 @@ func TestSetErrors(t *testing.T) {
 		{"train.lr=[", []string{"-set train.lr=[: YAML syntax:"}},
 		{"model={heads: x}", []string{`-set model={heads: x}: model.heads = "x": want an integer`}},
 		{"model={n_heads: 2}", []string{"-set model={n_heads: 2}: unknown key model.n_heads"}},
-		{"task.name=copyy", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
-		{"model.heads=7", []string{"x.yaml: model.d_model = 32 is not divisible by model.heads = 7"}},
+		{"task.name=copyy", []string{`-set task.name=copyy: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
+		{"model={heads: 0}", []string{"-set model={heads: 0}: model.heads = 0: must be positive"}},
+		{"model.heads=7", []string{"x.yaml with -set model.heads=7: model.d_model = 32 is not divisible by model.heads = 7"}},
 		{"train.schedule=cosin", []string{`train.schedule = "cosin": unknown schedule`}},
 	}
 	for _, c := range cases {
