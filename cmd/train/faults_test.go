@@ -343,6 +343,7 @@ func TestCorruptResume(t *testing.T) {
 		{"checkpoint of another task", ck, otherCkpt, []string{"checkpoint.safetensors does not belong to the run in", "its config differs (task.name: config.yaml copy, checkpoint reverse"}},
 		{"state missing", st, nil, []string{"state-7.safetensors is missing: the checkpoint of step 7 has no optimizer state beside it"}},
 		{"state truncated", st, state[:len(state)/2], []string{"safetensors file ", "state-7.safetensors: ", "(truncated file?)"}},
+		{"state larger than its weights need", st, append(append([]byte(nil), state...), make([]byte, 2<<20)...), []string{"state-7.safetensors: file is ", "larger than the ", "-byte limit"}},
 		{"state of another run at the same step", st, otherState, []string{"state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights (weights_sha256 "}},
 		{"state NaN moment", st, setBits(t, state, "adam.m.pos_emb.weight", 2, f64(math.NaN())), []string{"state-7.safetensors: adam.m.pos_emb.weight holds NaN at flat index 2; the optimizer state is corrupt"}},
 		{"state negative second moment", st, setBits(t, state, "adam.v.tok_emb.weight", 0, f64(-1)), []string{"state-7.safetensors: adam.v.tok_emb.weight holds -1 at flat index 0; the optimizer state is corrupt"}},
