@@ -82,12 +82,16 @@ func saveState(dir string, step int, st runState, m *model.Model) error {
 func loadState(dir string, step int, st *runState, m *model.Model) error {
 	params := m.Params
 	path := filepath.Join(dir, stateFile(step))
-	tensors, meta, err := safetensors.ReadFile(path)
+	tensors, meta, err := safetensors.ReadFileLimit(path, maxStateBytes(params))
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
 	}
 	if err != nil {
-		return err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return errors.Wrapf(err, "safetensors file %s", path)
 	}
 	if meta["format"] != stateFormat {
 		return errors.Errorf("%s: format %q, want %q", path, meta["format"], stateFormat)
@@ -155,6 +159,18 @@ func loadState(dir string, step int, st *runState, m *model.Model) error {
 	st.Adam.Step = ints["adam_step"]
 	st.BestLoss, st.BestStep = best, ints["best_step"]
 	return nil
+}
+
+// maxStateBytes bounds the state file of params: two float64 moments per
+// weight, and a header of at most 1 MiB (names, shapes, offsets and five
+// metadata values take a few hundred bytes per parameter). A larger file is
+// refused before it is read.
+func maxStateBytes(params []model.Param) int64 {
+	n := int64(0)
+	for _, p := range params {
+		n += int64(p.Value.Shape().TotalSize())
+	}
+	return 8 + 1<<20 + 16*n
 }
 
 // removeStates deletes the state files whose step drop selects.

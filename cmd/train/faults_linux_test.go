@@ -416,3 +416,27 @@ func TestWriteFailures(t *testing.T) {
 		sameFiles(t, want, dir, train.CheckpointFile, train.ConfigFile, train.MetricsFile)
 	})
 }
+
+// TestStdoutFull: with stdout on /dev/full (issue 11: it exited 0) the run
+// still trains and saves to the end, then exits 1 naming the failure.
+func TestStdoutFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	dir := filepath.Join(t.TempDir(), "full")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", dir)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	want := "train: writing to stdout: write /dev/stdout: no space left on device\n"
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stderr.String() != want {
+		t.Errorf("stdout /dev/full: %v, stderr %q; want exit status 1 and %q", err, stderr.String(), want)
+	}
+	checkRunFiles(t, dir, 40)
+}
