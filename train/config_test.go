@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -164,7 +165,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
-		checkError(t, c.name, err, c.want)
+		msgtest.Refusal(t, c.name, err, c.want...)
 	}
 }
 
@@ -271,23 +272,6 @@ func TestLocateGivesUpOnHugeInput(t *testing.T) {
 	}
 }
 
-func checkError(t *testing.T, name string, err error, want []string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error, want one containing %q", name, want)
-		return
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: message spans lines: %q", name, msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not contain %q", name, msg, w)
-		}
-	}
-}
-
 func TestSetErrors(t *testing.T) {
 	cases := []struct {
 		set  string
@@ -312,7 +296,7 @@ func TestSetErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := ParseConfig("x.yaml", []byte("seed: 1\n"), []string{c.set})
-		checkError(t, "-set "+c.set, err, c.want)
+		msgtest.Refusal(t, "-set "+c.set, err, c.want...)
 	}
 }
 
@@ -429,9 +413,9 @@ func TestParseConfigJSON(t *testing.T) {
 	}
 	bad := strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)
 	_, err = ParseConfigJSON("ckpt", []byte(bad))
-	checkError(t, "inconsistent vocab", err, []string{"ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)"})
+	msgtest.Refusal(t, "inconsistent vocab", err, "ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)")
 	_, err = ParseConfigJSON("ckpt", []byte(`{"seed": 1, "colour": "red"}`))
-	checkError(t, "unknown JSON field", err, []string{"ckpt: run config", "colour"})
+	msgtest.Refusal(t, "unknown JSON field", err, "ckpt: run config", "colour")
 }
 
 // TestEstimateBytes pins the estimate for the default config, counted by hand:

@@ -15,6 +15,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
 )
@@ -26,23 +27,8 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	t.Helper()
 	png := filepath.Join(t.TempDir(), "never.png")
 	var stdout, stderr bytes.Buffer
-	err := run(append(args, "-png", png), &stdout, &stderr)
-	if err == nil {
-		t.Errorf("%s: run %q succeeded", name, args)
+	if !msgtest.Refusal(t, name, run(append(args, "-png", png), &stdout, &stderr), want...) {
 		return
-	}
-	msg := err.Error()
-	if strings.ContainsAny(msg, "\n\r") {
-		t.Errorf("%s: message spans lines: %q", name, msg)
-	}
-	// A message quotes at most about 80 characters of any one value.
-	if len(msg) > 600 {
-		t.Errorf("%s: message of %d bytes: %.300s...", name, len(msg), msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not contain %q", name, msg, w)
-		}
 	}
 	if stdout.Len() > 0 || stderr.Len() > 0 {
 		t.Errorf("%s: stdout %q, stderr %q, want both empty", name, stdout.String(), stderr.String())

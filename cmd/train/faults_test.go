@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
@@ -80,22 +81,8 @@ func refusedIn(t *testing.T, name, dir string, args []string, want ...string) {
 	t.Helper()
 	before := snapshot(t, dir)
 	stdout, stderr, err := runCmd(args...)
-	if err == nil {
-		t.Errorf("%s: run %q succeeded", name, args)
+	if !msgtest.Refusal(t, name, err, want...) {
 		return
-	}
-	msg := err.Error()
-	if strings.ContainsAny(msg, "\n\r") {
-		t.Errorf("%s: message spans lines: %q", name, msg)
-	}
-	// A message quotes at most about 80 characters of any one value.
-	if len(msg) > 600 {
-		t.Errorf("%s: message of %d bytes: %.300s...", name, len(msg), msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not contain %q", name, msg, w)
-		}
 	}
 	if stdout != "" || stderr != "" {
 		t.Errorf("%s: stdout %q, stderr %q, want both empty", name, stdout, stderr)
