@@ -53,11 +53,7 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 				t.Run(fmt.Sprintf("%v,mlp=%t", dtype, mlp), func(t *testing.T) {
 					cfg := testConfig(mlp, path)
 					cfg.Dropout = 0
-					m, err := New(cfg, dtype, 5)
-					if err != nil {
-						t.Fatal(err)
-					}
-					randomize(m, 3, 0.5)
+					m := randomModel(t, cfg, dtype)
 					const b, tt = 3, 6
 					tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 					plain := ablationRun(t, mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true}), tokens, targets, mask)
@@ -88,11 +84,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		cfg := testConfig(false, path)
 		cfg.Dropout = 0
-		m, err := New(cfg, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomize(m, 3, 0.5)
+		m := randomModel(t, cfg, tensor.Float64)
 		const b, tt = 3, 6
 		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 		d := cfg.DModel / cfg.Heads
@@ -105,11 +97,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				ablateRun(t, g, tokens, targets, mask)
 				got := floats(t, g.Logits)
 
-				zeroed, err := New(cfg, tensor.Float64, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				randomize(zeroed, 3, 0.5)
+				zeroed := randomModel(t, cfg, tensor.Float64)
 				w := param(t, zeroed, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, D) = (out, in)
 				for o := range cfg.DModel {
 					for c := h * d; c < (h+1)*d; c++ {
@@ -135,11 +123,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		cfg := testConfig(true, path)
 		cfg.Dropout = 0
-		m, err := New(cfg, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomize(m, 3, 0.5)
+		m := randomModel(t, cfg, tensor.Float64)
 		const b, tt = 4, 6
 		row, rowTargets, rowMask := randomBatch(rand.New(rand.NewPCG(1, 2)), tt, cfg.Vocab)
 		var tokens, targets []int

@@ -10,6 +10,18 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// randomModel is New(cfg, dtype, 5) with the weights of randomize(m, 3,
+// 0.5), the model most tests run.
+func randomModel(t *testing.T, cfg Config, dtype tensor.Dtype) *Model {
+	t.Helper()
+	m, err := New(cfg, dtype, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomize(m, 3, 0.5)
+	return m
+}
+
 // randomize overwrites every weight of m in place with values drawn from
 // seed: N(0, std^2) for matrices, 1 + N(0, 0.1^2) for LayerNorm weights and
 // N(0, 0.1^2) for biases, so that no gradient is tiny or structurally zero.

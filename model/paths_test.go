@@ -41,11 +41,7 @@ func TestPathsAgree(t *testing.T) {
 				if !c.dropout {
 					cfg.Dropout = 0
 				}
-				m, err := New(cfg, c.dtype, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				randomize(m, 3, 0.5)
+				m := randomModel(t, cfg, c.dtype)
 				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true, KeyPadding: c.keyPad})
 				if c.dropout && len(g.DropoutMasks) != cfg.Layers {
 					t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
