@@ -17,12 +17,7 @@ import (
 // Train graph, every gradient, as float64 bit patterns.
 func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) []uint64 {
 	t.Helper()
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	run(t, vm)
+	ablateRun(t, g, tokens, targets, mask)
 	var bits []uint64
 	for _, v := range floats(t, g.Logits) {
 		bits = append(bits, math.Float64bits(v))
@@ -206,6 +201,8 @@ func TestAblationErrors(t *testing.T) {
 	}
 }
 
+// ablateRun feeds the batch to g and runs it once (the values stay on the
+// nodes after the machine is closed).
 func ablateRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
 	t.Helper()
 	if err := g.Feed(tokens, targets, mask); err != nil {

@@ -177,14 +177,7 @@ func TestKilledDuringWrites(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, train.ConfigFile)); err == nil {
 			args = []string{"-resume", dir}
 		}
-		cmd := helper(t, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		cmd, stderr, exited := startHelper(t, args...)
 		point := killPoints[attempt%len(killPoints)]
 		var trigger <-chan time.Time
 		if point.event == "" {

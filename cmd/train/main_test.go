@@ -163,6 +163,20 @@ func helper(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// startHelper starts the command in a subprocess, its stderr kept in a
+// buffer; exited delivers cmd.Wait's result, so a test can kill it meanwhile.
+func startHelper(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *bytes.Buffer, exited <-chan error) {
+	t.Helper()
+	cmd, stderr = helper(t, args...), new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, stderr, done
+}
+
 func sameFiles(t *testing.T, want, got string, names ...string) {
 	t.Helper()
 	for _, name := range names {
@@ -218,14 +232,7 @@ func TestKilledAndResumed(t *testing.T) {
 		if attempt == 50 {
 			t.Fatal("the run did not finish after 50 attempts")
 		}
-		cmd := helper(t, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		cmd, stderr, exited := startHelper(t, args...)
 		select {
 		case err := <-exited:
 			if err != nil {
