@@ -37,6 +37,15 @@ func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) 
 	return bits
 }
 
+// ablationModel is the random model of testConfig(mlp, path) without
+// dropout, so that a graph's runs are comparable.
+func ablationModel(t *testing.T, mlp bool, path layers.Path, dtype tensor.Dtype) (Config, *Model) {
+	t.Helper()
+	cfg := testConfig(mlp, path)
+	cfg.Dropout = 0
+	return cfg, randomModel(t, cfg, dtype)
+}
+
 // TestHeadMaskOnesIsNoMask: a graph with the head mask inputs at their
 // defaults (ones, fill zeros) gives logits, loss and gradients bitwise
 // identical to a graph without them, on both paths, float32 and float64,
@@ -46,9 +55,7 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 		for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			for _, mlp := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%v,mlp=%t", dtype, mlp), func(t *testing.T) {
-					cfg := testConfig(mlp, path)
-					cfg.Dropout = 0
-					m := randomModel(t, cfg, dtype)
+					cfg, m := ablationModel(t, mlp, path, dtype)
 					const b, tt = 3, 6
 					tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 					plain := ablationRun(t, mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true}), tokens, targets, mask)
@@ -77,9 +84,7 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 // on the weights instead of the graph, within 1e-12 (float64). Both paths.
 func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cfg := testConfig(false, path)
-		cfg.Dropout = 0
-		m := randomModel(t, cfg, tensor.Float64)
+		cfg, m := ablationModel(t, false, path, tensor.Float64)
 		const b, tt = 3, 6
 		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 		d := cfg.DModel / cfg.Heads
@@ -116,9 +121,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 // MeanHeadOutputs' layout and AblateHead's fill. Both paths.
 func TestMeanAblationOfIdenticalRows(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cfg := testConfig(true, path)
-		cfg.Dropout = 0
-		m := randomModel(t, cfg, tensor.Float64)
+		cfg, m := ablationModel(t, true, path, tensor.Float64)
 		const b, tt = 4, 6
 		row, rowTargets, rowMask := randomBatch(rand.New(rand.NewPCG(1, 2)), tt, cfg.Vocab)
 		var tokens, targets []int
