@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
 )
@@ -227,45 +227,11 @@ func TestBadConfigs(t *testing.T) {
 	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
 }
 
-// splitFile returns a safetensors file's header as generic JSON and its data
-// section.
-func splitFile(t *testing.T, file []byte) (map[string]any, []byte) {
-	t.Helper()
-	n := binary.LittleEndian.Uint64(file)
-	var header map[string]any
-	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
-		t.Fatal(err)
-	}
-	return header, file[8+n:]
-}
-
-// editHeader applies edit to a copy of file's header.
-func editHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
-	t.Helper()
-	h, data := splitFile(t, file)
-	edit(h)
-	b, err := json.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for len(b)%8 != 0 {
-		b = append(b, ' ')
-	}
-	return append(append(binary.LittleEndian.AppendUint64(nil, uint64(len(b))), b...), data...)
-}
-
-func entry(h map[string]any, name string) map[string]any { return h[name].(map[string]any) }
-
-func dataOffsets(h map[string]any, name string) (float64, float64) {
-	o := entry(h, name)["data_offsets"].([]any)
-	return o[0].(float64), o[1].(float64)
-}
-
 // setBits overwrites the element bytes at element i of the named tensor.
 func setBits(t *testing.T, file []byte, name string, i int, bits []byte) []byte {
 	t.Helper()
-	h, data := splitFile(t, file)
-	begin, _ := dataOffsets(h, name)
+	h, data := sttest.Split(t, file)
+	begin, _ := sttest.Offsets(h, name)
 	out := append([]byte(nil), file...)
 	copy(out[len(file)-len(data)+int(begin)+i*len(bits):], bits)
 	return out
@@ -314,16 +280,16 @@ func TestCorruptResume(t *testing.T) {
 		{"header length beyond the file", ck, append(binary.LittleEndian.AppendUint64(nil, uint64(len(ckpt))), ckpt[8:]...), []string{"header length", "exceeds the", "(truncated file?)"}},
 		{"header not JSON", ck, append(binary.LittleEndian.AppendUint64(nil, uint64(headerLen)), append(bytes.Repeat([]byte("nojson!!"), headerLen/8), ckpt[8+headerLen:]...)...),
 			[]string{"header does not start with '{'"}},
-		{"overlapping offsets", ck, editHeader(t, ckpt, func(h map[string]any) {
-			b, e := dataOffsets(h, "pos_emb.weight")
-			entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 8, e - 8}
+		{"overlapping offsets", ck, sttest.EditHeader(t, ckpt, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "pos_emb.weight")
+			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 8, e - 8}
 		}), []string{`tensor "pos_emb.weight": data_offsets`, `overlap tensor "tok_emb.weight"`}},
-		{"offsets out of range", ck, editHeader(t, ckpt, func(h map[string]any) {
-			b, e := dataOffsets(h, "lm_head.weight")
-			entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 1e6, e + 1e6}
+		{"offsets out of range", ck, sttest.EditHeader(t, ckpt, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "lm_head.weight")
+			sttest.Entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 1e6, e + 1e6}
 		}), []string{`tensor "lm_head.weight": data_offsets`, "run past the end of the"}},
-		{"unknown dtype", ck, editHeader(t, ckpt, func(h map[string]any) { entry(h, "tok_emb.weight")["dtype"] = "Q4" }), []string{`tensor "tok_emb.weight": unknown dtype "Q4"`}},
-		{"shape disagrees with the config", ck, editHeader(t, ckpt, func(h map[string]any) { entry(h, "tok_emb.weight")["shape"] = []int{8, 5} }),
+		{"unknown dtype", ck, sttest.EditHeader(t, ckpt, func(h map[string]any) { sttest.Entry(h, "tok_emb.weight")["dtype"] = "Q4" }), []string{`tensor "tok_emb.weight": unknown dtype "Q4"`}},
+		{"shape disagrees with the config", ck, sttest.EditHeader(t, ckpt, func(h map[string]any) { sttest.Entry(h, "tok_emb.weight")["shape"] = []int{8, 5} }),
 			[]string{`tensor "tok_emb.weight" has shape [8 5], want [5 8] (dim 0 is model.vocab=5)`}},
 		{"NaN weight", ck, setBits(t, ckpt, "blocks.0.attn.qkv.weight", 3, f32(math.NaN())), []string{`tensor "blocks.0.attn.qkv.weight": value NaN at index [0 3] (flat 3) is not finite`}},
 		{"Inf weight", ck, setBits(t, ckpt, "lm_head.weight", 9, f32(math.Inf(-1))), []string{`tensor "lm_head.weight": value -Inf at index [1 1] (flat 9) is not finite`}},
