@@ -101,7 +101,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				w := param(t, zeroed, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, D) = (out, in)
 				for o := range cfg.DModel {
 					for c := h * d; c < (h+1)*d; c++ {
-						setAt(w, o*cfg.DModel+c, 0)
+						set(w, o*cfg.DModel+c, 0)
 					}
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})

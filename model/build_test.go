@@ -29,18 +29,7 @@ func eachPath(t *testing.T, f func(t *testing.T, path layers.Path)) {
 // floats returns a node's value as float64s (a copy).
 func floats(t *testing.T, n *gorgonia.Node) []float64 {
 	t.Helper()
-	switch d := n.Value().Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	t.Fatalf("%v holds %T", n, n.Value())
-	return nil
+	return append([]float64(nil), graphtest.Values(t, n)...)
 }
 
 func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {

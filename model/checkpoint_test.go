@@ -403,7 +403,7 @@ func TestSaveRejects(t *testing.T) {
 	}
 	setWeight := func(name string, i int, v float64) mutation {
 		return func(m *Model) ([]byte, int) {
-			ckSetAt(m.Param(name), i, v)
+			set(m.Param(name), i, v)
 			return run, 1
 		}
 	}
@@ -466,7 +466,7 @@ func TestSaveRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(path)
-		ckSetAt(m.Param("tok_emb.weight"), 0, math.NaN())
+		set(m.Param("tok_emb.weight"), 0, math.NaN())
 		if err := Save(path, m, run, 2); err == nil {
 			t.Fatal("Save accepted a NaN weight")
 		}
@@ -722,16 +722,6 @@ func TestLoadBoundedRead(t *testing.T) {
 	_, _, err = Load(path)
 	if want := fmt.Sprintf("checkpoint %s: file is 4294967297 bytes, larger than the 4294967296-byte limit", path); err == nil || err.Error() != want {
 		t.Errorf("huge file: error %v, want %s", err, want)
-	}
-}
-
-// ckSetAt overwrites flat element i of a float32 or float64 tensor.
-func ckSetAt(d *tensor.Dense, i int, v float64) {
-	switch data := d.Data().(type) {
-	case []float32:
-		data[i] = float32(v)
-	case []float64:
-		data[i] = v
 	}
 }
 
