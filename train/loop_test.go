@@ -329,6 +329,21 @@ func TestEvalBatch(t *testing.T) {
 	}
 }
 
+// evaluate scores m at step on the held-out set of size rows drawn from
+// seed, in chunks of batch rows.
+func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) EvalRecord {
+	t.Helper()
+	ev, err := newEvaluator(context.Background(), m, task, size, batch, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ev.run(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // TestEvalChunksAgree: evaluating 300 rows in chunks of 256 (the second one
 // padded) equals evaluating them in one batch of 300 (loss within 1e-6,
 // float32 sums in another order; accuracies exactly).
@@ -342,22 +357,8 @@ func TestEvalChunksAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunked, err := newEvaluator(context.Background(), m, task, 300, 256, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := newEvaluator(context.Background(), m, task, 300, 300, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := chunked.run(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := whole.run(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := evaluate(t, m, task, 300, 256, 9, 1)
+	b := evaluate(t, m, task, 300, 300, 9, 1)
 	if math.Abs(a.EvalLoss-b.EvalLoss) > 1e-6 || a.TokenAcc != b.TokenAcc || a.SeqAcc != b.SeqAcc {
 		t.Fatalf("chunked %+v, whole %+v", a, b)
 	}
@@ -395,14 +396,7 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := newEvaluator(context.Background(), m, task, 300, 256, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ev.run(7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := evaluate(t, m, task, 300, 256, 11, 7)
 
 	lse := 0.0
 	for _, b := range bias {
