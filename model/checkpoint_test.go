@@ -202,15 +202,8 @@ func TestCheckpointLayout(t *testing.T) {
 	cfg := ckConfigs[1].cfg
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		m := ckNew(t, cfg, dtype, 3)
-		path := filepath.Join(t.TempDir(), "c.safetensors")
 		run := ckRunConfig(t, cfg)
-		if err := Save(path, m, run, 9); err != nil {
-			t.Fatal(err)
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw := ckSaved(t, m, run, 9)
 		n := binary.LittleEndian.Uint64(raw)
 		var header map[string]json.RawMessage
 		if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
@@ -322,14 +315,7 @@ func TestCheckpointGolden(t *testing.T) {
 	golden := filepath.Join("testdata", "checkpoint_tiny.safetensors")
 	cfg, run := ckGoldenConfig()
 	m := ckNew(t, cfg, tensor.Float32, 1)
-	path := filepath.Join(t.TempDir(), "c.safetensors")
-	if err := Save(path, m, run, 42); err != nil {
-		t.Fatal(err)
-	}
-	saved, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := ckSaved(t, m, run, 42)
 	seedDir := filepath.Join("testdata", "fuzz", "FuzzLoad")
 	if *updateCheckpointGolden {
 		if err := os.WriteFile(golden, saved, 0o644); err != nil {
@@ -480,6 +466,20 @@ func TestSaveRejects(t *testing.T) {
 	})
 }
 
+// ckSaved is the file Save writes for m at step.
+func ckSaved(t *testing.T, m *Model, run []byte, step int) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := Save(path, m, run, step); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // ckParts reads a file back into tensors and metadata so a test can change
 // one thing and write it out again with ckAssemble.
 func ckParts(t *testing.T, file []byte) ([]safetensors.Tensor, map[string]string) {
@@ -534,18 +534,8 @@ func TestLoadRejects(t *testing.T) {
 	cfg := ckConfigs[1].cfg // 7 vocab, 5 context, d_model 8, d_ff 12, 2 layers, all biases
 	run := ckRunConfig(t, cfg)
 	m := ckNew(t, cfg, tensor.Float32, 4)
-	base, meta0 := func() ([]byte, map[string]string) {
-		path := filepath.Join(t.TempDir(), "base.safetensors")
-		if err := Save(path, m, run, 77); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, meta := ckParts(t, b)
-		return b, meta
-	}()
+	base := ckSaved(t, m, run, 77)
+	_, meta0 := ckParts(t, base)
 	headerLen := int(binary.LittleEndian.Uint64(base))
 	editTensors := func(edit func([]safetensors.Tensor) []safetensors.Tensor) []byte {
 		tensors, meta := ckParts(t, base)
