@@ -6,9 +6,9 @@ import (
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -26,7 +26,7 @@ func ParseMode(s string) (Mode, error) {
 	case Zero, Mean:
 		return Mode(s), nil
 	}
-	return "", errors.Errorf("ablation mode %q: want %s or %s", s, Zero, Mean)
+	return "", errors.Errorf("ablation mode %s: want %s or %s", msg.Quote(s), Zero, Mean)
 }
 
 // Score is a model's result on the set.
@@ -133,16 +133,8 @@ func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
 		r.means = nil
 	}
 	for lo := 0; lo < set.Size; lo += chunk.Size {
-		rows := min(chunk.Size, set.Size-lo)
-		copy(chunk.Tokens, set.Tokens[lo*t:(lo+rows)*t])
-		copy(chunk.Targets, set.Targets[lo*t:(lo+rows)*t])
-		copy(chunk.Mask, set.Mask[lo*t:(lo+rows)*t])
 		// Padding rows repeat the set's first row and score nothing.
-		for p := rows; p < chunk.Size; p++ {
-			copy(chunk.Tokens[p*t:(p+1)*t], set.Tokens[:t])
-			copy(chunk.Targets[p*t:(p+1)*t], set.Targets[:t])
-			clear(chunk.Mask[p*t : (p+1)*t])
-		}
+		rows := chunk.LoadChunk(set, lo)
 		if err := setMasks(); err != nil {
 			return Score{}, err
 		}
@@ -169,7 +161,7 @@ func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
 		if err != nil {
 			return Score{}, errors.Wrap(err, "ablation")
 		}
-		logits, err := floats(out)
+		logits, err := model.Float64s(out)
 		if err != nil {
 			return Score{}, err
 		}
@@ -230,21 +222,6 @@ func (r *runner) addMeans(rows, total int) error {
 		}
 	}
 	return nil
-}
-
-// floats copies a Float32 or Float64 tensor's data into float64.
-func floats(d *tensor.Dense) ([]float64, error) {
-	switch data := d.Data().(type) {
-	case []float64:
-		return data, nil
-	case []float32:
-		out := make([]float64, len(data))
-		for i, x := range data {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	return nil, errors.Errorf("ablation: unexpected %v values", d.Dtype())
 }
 
 // argmax is the index of the largest value, the first on a tie.

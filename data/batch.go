@@ -33,6 +33,24 @@ func (b *Batch) Row(i int) (tokens, targets []int, mask []float64) {
 	return b.Tokens[lo:hi], b.Targets[lo:hi], b.Mask[lo:hi]
 }
 
+// LoadChunk copies rows lo.. of set into b, as many as b holds or set has
+// left, and returns how many it copied. The rows past them repeat set's first
+// row with a zero mask, so a graph of b's fixed size can score the last,
+// short chunk of a set: the padding adds nothing to a masked loss.
+func (b *Batch) LoadChunk(set *Batch, lo int) (rows int) {
+	t := set.SeqLen
+	rows = min(b.Size, set.Size-lo)
+	copy(b.Tokens, set.Tokens[lo*t:(lo+rows)*t])
+	copy(b.Targets, set.Targets[lo*t:(lo+rows)*t])
+	copy(b.Mask, set.Mask[lo*t:(lo+rows)*t])
+	for r := rows; r < b.Size; r++ {
+		copy(b.Tokens[r*t:(r+1)*t], set.Tokens[:t])
+		copy(b.Targets[r*t:(r+1)*t], set.Targets[:t])
+		clear(b.Mask[r*t : (r+1)*t])
+	}
+	return rows
+}
+
 // Fill draws every row of b from task, in row order, using rng.
 func Fill(task Task, b *Batch, rng *rand.Rand) error {
 	if b.SeqLen != task.SeqLen() {

@@ -318,3 +318,33 @@ func TestValidate(t *testing.T) {
 		t.Errorf("largest allowed task rejected: %v", err)
 	}
 }
+
+// TestLoadChunk: a full chunk is rows lo.. of the set; the last, short chunk
+// holds the set's remaining rows, then copies of its first row with a zero
+// mask, whatever the chunk held before.
+func TestLoadChunk(t *testing.T) {
+	set := EvalSet(mustTask(t, "copy", 3, 5), 5, 1)
+	chunk := NewBatch(3, set.SeqLen)
+	for lo, wantRows := range map[int]int{0: 3, 3: 2} {
+		for i := range chunk.Mask {
+			chunk.Tokens[i], chunk.Targets[i], chunk.Mask[i] = -1, -1, 7
+		}
+		if rows := chunk.LoadChunk(set, lo); rows != wantRows {
+			t.Fatalf("LoadChunk(set, %d) copied %d rows, want %d", lo, rows, wantRows)
+		}
+		for r := range chunk.Size {
+			from := lo + r
+			if r >= wantRows {
+				from = 0
+			}
+			wantTokens, wantTargets, wantMask := set.Row(from)
+			if r >= wantRows {
+				wantMask = make([]float64, set.SeqLen)
+			}
+			tokens, targets, mask := chunk.Row(r)
+			if !slices.Equal(tokens, wantTokens) || !slices.Equal(targets, wantTargets) || !slices.Equal(mask, wantMask) {
+				t.Errorf("lo %d row %d: %v %v %v, want set row %d with mask %v", lo, r, tokens, targets, mask, from, wantMask)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // Limits on TaskConfig. They keep sequences and vocabularies in the range a
@@ -57,7 +59,7 @@ func Names() []string {
 // key, the value and the allowed range.
 func (c TaskConfig) Validate() error {
 	if _, ok := makers[c.Name]; !ok {
-		return errors.Errorf("task.name = %q: unknown task (want one of: %s)", c.Name, strings.Join(Names(), ", "))
+		return errors.Errorf("task.name = %s: unknown task (want one of: %s)", msg.Quote(c.Name), strings.Join(Names(), ", "))
 	}
 	if c.Length < 1 || c.Length > MaxLength {
 		return errors.Errorf("task.length = %d: must be in [1, %d]", c.Length, MaxLength)

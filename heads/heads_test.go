@@ -32,6 +32,22 @@ func build(targets func(i int) []int) [][]float64 {
 	return w
 }
 
+// accumulate adds the head weights ws to a new accumulator, each on the
+// sequence tokens with the query weights queries (nil: every query).
+func accumulate(t *testing.T, opts Options, queries []float64, ws ...[][]float64) *Accumulator {
+	t.Helper()
+	a, err := NewAccumulator(len(tokens), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if err := a.Add(w, tokens, queries); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
 func one(j int) []int {
 	if j < 0 {
 		return nil
@@ -152,13 +168,7 @@ func TestPureContentHeads(t *testing.T) {
 // diffuse, and has row entropy log(#keys), i.e. EntropyNorm 1.
 func TestUniformHeadScoresNothing(t *testing.T) {
 	w := build(func(int) []int { return nil })
-	a, err := NewAccumulator(len(tokens), Options{Separator: sep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Add(w, tokens, nil); err != nil {
-		t.Fatal(err)
-	}
+	a := accumulate(t, Options{Separator: sep}, nil, w)
 	r := a.Result()
 	for _, p := range Patterns {
 		if s, ok := r.Scores[p]; !ok || s > 1e-12 {
@@ -231,16 +241,7 @@ func TestMixture(t *testing.T) {
 func TestPooling(t *testing.T) {
 	dup := build(func(i int) []int { return earlier(i, 0) })
 	unif := build(func(int) []int { return nil })
-	a, err := NewAccumulator(len(tokens), Options{Separator: NoSeparator})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range [][][]float64{dup, unif} {
-		if err := a.Add(w, tokens, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r := a.Result()
+	r := accumulate(t, Options{Separator: NoSeparator}, nil, dup, unif).Result()
 	if math.Abs(r.Scores[Duplicate]-0.5) > 1e-12 || r.Sequences != 2 || r.Role != Duplicate {
 		t.Errorf("got %+v, want duplicate-token 0.5 over 2 sequences", r)
 	}
@@ -283,14 +284,7 @@ func TestQueryMask(t *testing.T) {
 	for i := half; i < len(tokens); i++ {
 		queries[i] = 1
 	}
-	a, err := NewAccumulator(len(tokens), Options{Separator: NoSeparator})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Add(w, tokens, queries); err != nil {
-		t.Fatal(err)
-	}
-	r := a.Result()
+	r := accumulate(t, Options{Separator: NoSeparator}, queries, w).Result()
 	if r.Role != PreviousToken || math.Abs(r.Score-1) > 1e-12 || r.Scores[Self] != 0 {
 		t.Errorf("got %+v, want previous-token 1 and self 0", r)
 	}

@@ -196,51 +196,40 @@ func TestAttentionBuildErrors(t *testing.T) {
 		}
 		return l
 	}
+	// build makes a layer of batch 2, T = 3, D = 6 from qkv and out.
+	build := func(batch, heads int, qkv, out *Linear) func() error {
+		return func() error {
+			_, err := NewMultiHeadSelfAttention(batch, 3, heads, true, qkv, out)
+			return err
+		}
+	}
+	// forward runs a valid layer of batch 2, T = 3, D = 6, 2 heads on x and
+	// the masks (either may be nil).
+	forward := func(x, keyMask, dropMask *gorgonia.Node) func() error {
+		return func() error {
+			a, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin(x.Name()+".qkv", 18, 6), lin(x.Name()+".out", 6, 6))
+			if err != nil {
+				return err
+			}
+			_, _, err = a.Forward(x, keyMask, dropMask)
+			return err
+		}
+	}
+	x := func(name string, shape ...int) *gorgonia.Node {
+		return NewParam(g, name, graphtest.RandDense(rng, 1, shape...))
+	}
 	cases := []struct {
 		name string
 		make func() error
 		want string
 	}{
-		{"heads do not divide d", func() error {
-			_, err := NewMultiHeadSelfAttention(2, 3, 4, true, lin("a", 18, 6), lin("b", 6, 6))
-			return err
-		}, "d_model 6 is not divisible by heads 4"},
-		{"qkv not 3D", func() error {
-			_, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin("c", 12, 6), lin("d", 6, 6))
-			return err
-		}, "qkv projection is 6 -> 12, want 6 -> 18"},
-		{"out not D", func() error {
-			_, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin("e", 18, 6), lin("f", 5, 6))
-			return err
-		}, "out projection is 6 -> 5, want 6 -> 6"},
-		{"zero batch", func() error {
-			_, err := NewMultiHeadSelfAttention(0, 3, 2, true, lin("g", 18, 6), lin("h", 6, 6))
-			return err
-		}, "batch 0"},
-		{"input rows", func() error {
-			a, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin("i", 18, 6), lin("j", 6, 6))
-			if err != nil {
-				return err
-			}
-			_, _, err = a.Forward(NewParam(g, "x", graphtest.RandDense(rng, 1, 5, 6)), nil, nil)
-			return err
-		}, "input shape (5, 6), want (B*T, D) = (6, 6)"},
-		{"dropout mask", func() error {
-			a, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin("k", 18, 6), lin("l", 6, 6))
-			if err != nil {
-				return err
-			}
-			_, _, err = a.Forward(NewParam(g, "x2", graphtest.RandDense(rng, 1, 6, 6)), nil, NewParam(g, "m", graphtest.RandDense(rng, 1, 2, 2, 3, 2)))
-			return err
-		}, "dropout mask shape (2, 2, 3, 2), want (2, 2, 3, 3)"},
-		{"key mask", func() error {
-			a, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin("n", 18, 6), lin("o", 6, 6))
-			if err != nil {
-				return err
-			}
-			_, _, err = a.Forward(NewParam(g, "x3", graphtest.RandDense(rng, 1, 6, 6)), NewParam(g, "km", graphtest.RandDense(rng, 1, 3, 2)), nil)
-			return err
-		}, "key mask shape (3, 2), want (2, 3)"},
+		{"heads do not divide d", build(2, 4, lin("a", 18, 6), lin("b", 6, 6)), "d_model 6 is not divisible by heads 4"},
+		{"qkv not 3D", build(2, 2, lin("c", 12, 6), lin("d", 6, 6)), "qkv projection is 6 -> 12, want 6 -> 18"},
+		{"out not D", build(2, 2, lin("e", 18, 6), lin("f", 5, 6)), "out projection is 6 -> 5, want 6 -> 6"},
+		{"zero batch", build(0, 2, lin("g", 18, 6), lin("h", 6, 6)), "batch 0"},
+		{"input rows", forward(x("x", 5, 6), nil, nil), "input shape (5, 6), want (B*T, D) = (6, 6)"},
+		{"dropout mask", forward(x("x2", 6, 6), nil, x("m", 2, 2, 3, 2)), "dropout mask shape (2, 2, 3, 2), want (2, 2, 3, 3)"},
+		{"key mask", forward(x("x3", 6, 6), x("km", 3, 2), nil), "key mask shape (3, 2), want (2, 3)"},
 	}
 	for _, c := range cases {
 		err := c.make()

@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -89,27 +88,11 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 					x := NewParam(g, "x", conv(xv))
 					y, wrt := c.build(t, g, x, p, path)
 					cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
-					grads, err := gorgonia.Grad(cost, wrt...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					vm := gorgonia.NewTapeMachine(g)
-					defer vm.Close()
-					eval := func() float64 {
-						vm.Reset()
-						if err := vm.RunAll(); err != nil {
-							t.Fatal(err)
-						}
-						return graphtest.Values(t, cost)[0]
-					}
-					eval()
-					r := run{out: append([]float64(nil), graphtest.Values(t, y)...)}
-					for _, gr := range grads {
-						r.grads = append(r.grads, append([]float64(nil), graphtest.Values(t, gr)...))
-					}
+					eval, grads := graphtest.Gradients(t, g, cost, wrt)
+					r := run{out: append([]float64(nil), graphtest.Values(t, y)...), grads: grads}
 					results[path] = r
 					if path == Gorgonia && dt == tensor.Float64 {
-						checkFiniteDifferences(t, wrt, r.grads, eval)
+						graphtest.FiniteDifferences(t, wrt, r.grads, eval)
 					}
 				}
 				want, got := results[Fused], results[Gorgonia]
@@ -123,27 +106,101 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 	}
 }
 
-// checkFiniteDifferences compares grads[i] (of the cost eval returns) with
-// central differences, perturbing each float64 node value in place.
-func checkFiniteDifferences(t *testing.T, wrt gorgonia.Nodes, grads [][]float64, eval func() float64) {
-	t.Helper()
-	const h = 1e-6
-	for i, n := range wrt {
-		v := n.Value().Data().([]float64)
-		var diff, norm float64
-		for j := range v {
-			w := v[j]
-			v[j] = w + h
-			up := eval()
-			v[j] = w - h
-			down := eval()
-			v[j] = w
-			fd := (up - down) / (2 * h)
-			diff += (fd - grads[i][j]) * (fd - grads[i][j])
-			norm += fd * fd
-		}
-		if rel := math.Sqrt(diff / math.Max(norm, 1e-300)); !(rel < 1e-7) {
-			t.Errorf("%s: gradient differs from finite differences by %.3g relative", n.Name(), rel)
-		}
+// TestAttentionEqualsDecomposed: Forward on the Fused path (splitHeads,
+// attnScores, attnApply, mergeHeads, linearOp) gives the outputs, weights and
+// gradients (of sum(c * out) with respect to x and every weight, c random)
+// of the same attention on the Gorgonia path (Mul, Reshape, Transpose,
+// Slice, BatchedMatMul), for
+// float64 (tolerance 1e-12) and float32 (1e-5), both relative to the
+// largest entry when it exceeds 1, causal or not, with key padding and a
+// dropout mask, at a toy size and at one large enough for every kernel's
+// multi-core path. The graph is run twice, so reused output buffers must not
+// leak one run into the next.
+func TestAttentionEqualsDecomposed(t *testing.T) {
+	for _, c := range []struct {
+		dtype             tensor.Dtype
+		causal, pad, drop bool
+		b, tt, d, h       int
+	}{
+		{tensor.Float64, true, false, false, 2, 5, 12, 3}, {tensor.Float64, false, true, true, 2, 5, 12, 3},
+		{tensor.Float64, true, true, true, 2, 5, 12, 3},
+		{tensor.Float32, true, false, false, 2, 5, 12, 3}, {tensor.Float32, false, true, true, 2, 5, 12, 3},
+		// large enough for every kernel's multi-core path (rows, pairs, GEMM blocks)
+		{tensor.Float32, true, false, false, 16, 64, 64, 4}, {tensor.Float64, true, false, false, 16, 64, 64, 4},
+	} {
+		b, tt, d, h := c.b, c.tt, c.d, c.h
+		t.Run(fmt.Sprintf("%v,causal=%t,pad=%t,drop=%t,B%dT%dD%dH%d", c.dtype, c.causal, c.pad, c.drop, b, tt, d, h), func(t *testing.T) {
+			tol := 1e-12
+			if c.dtype == tensor.Float32 {
+				tol = 1e-5
+			}
+			rng := rand.New(rand.NewPCG(21, 22))
+			p := newMHSAParams(rng, d, true)
+			xv, cv := graphtest.RandDense(rng, 1, b*tt, d), graphtest.RandDense(rng, 1, b*tt, d)
+			kmv := tensor.New(tensor.WithShape(2, 5), tensor.WithBacking([]float64{0, 1, 1, 1, 1, 1, 1, 1, 0, 0}))
+			dmv := graphtest.RandDense(rng, 1, b, h, tt, tt)
+			for i, v := range dmv.Float64s() {
+				dmv.Float64s()[i] = float64(map[bool]int{true: 2, false: 0}[v > 0])
+			}
+			conv := func(v *tensor.Dense) *tensor.Dense {
+				if c.dtype == tensor.Float32 {
+					return graphtest.ToF32(v)
+				}
+				return v.Clone().(*tensor.Dense)
+			}
+			type result struct {
+				out, w []float64
+				grads  [][]float64
+			}
+			build := func(fused bool) result {
+				g := gorgonia.NewGraph()
+				x := NewParam(g, "x", conv(xv))
+				var km, dm *gorgonia.Node
+				if c.pad {
+					km = NewParam(g, "key_mask", conv(kmv))
+				}
+				if c.drop {
+					dm = NewParam(g, "drop_mask", conv(dmv))
+				}
+				cp := mhsaParams{conv(p.qkvW), conv(p.qkvB), conv(p.outW), conv(p.outB)}
+				a := cp.build(t, g, "attn", b, tt, h, c.causal)
+				if !fused {
+					a.SetPath(Gorgonia)
+				}
+				out, w, err := a.Forward(x, km, dm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
+				wrt := gorgonia.Nodes{x, a.QKV.Weight, a.QKV.Bias, a.Out.Weight, a.Out.Bias}
+				grads, err := gorgonia.Grad(cost, wrt...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vm := gorgonia.NewTapeMachine(g)
+				defer vm.Close()
+				var r result
+				for run := 0; run < 2; run++ {
+					vm.Reset()
+					if err := vm.RunAll(); err != nil {
+						t.Fatal(err)
+					}
+					r = result{out: append([]float64(nil), graphtest.Values(t, out)...), w: append([]float64(nil), graphtest.Values(t, w)...)}
+					for _, gr := range grads {
+						r.grads = append(r.grads, append([]float64(nil), graphtest.Values(t, gr)...))
+					}
+				}
+				return r
+			}
+			want, got := build(false), build(true)
+			// the tolerance is relative to the largest entry (float32 sums of
+			// 64 terms in another order differ by a few ulps of the largest)
+			check := func(what string, got, want []float64) { t.Helper(); graphtest.CheckRelative(t, what, got, want, tol) }
+			check("output", got.out, want.out)
+			check("weights", got.w, want.w)
+			for i, name := range []string{"x", "qkv.weight", "qkv.bias", "out.weight", "out.bias"} {
+				check("gradient of "+name, got.grads[i], want.grads[i])
+			}
+		})
 	}
 }

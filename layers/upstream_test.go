@@ -129,3 +129,41 @@ func TestUpstreamInverseSqrtGradient(t *testing.T) {
 		t.Errorf("d InverseSqrt(x)/dx at 4 = %v, pinned upstream value -4 (true -0.0625): the bug changed; re-check the Gorgonia-path LayerNorm", got)
 	}
 }
+
+// TestUpstreamGradDifferentiatesConstants pins that Grad(Sum(x ⊙ c), x) also
+// adds the gradient with respect to the input c (an op node that nothing
+// reads), and that a TapeMachine on the whole graph runs it, while one on
+// ExactSubgraphRoots(y, dy/dx) does not. That is why model.Build keeps only the subgraph the
+// outputs and gradients need.
+func TestUpstreamGradDifferentiatesConstants(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := NewParam(g, "x", tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2})))
+	c := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithName("c"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{3, 4}))))
+	y := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(x, c))))
+	grads, err := gorgonia.Grad(y, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []*gorgonia.Node
+	for _, n := range g.AllNodes() {
+		if n.Op() != nil && n != y && n != grads[0] && g.To(n.ID()).Len() == 0 {
+			dead = append(dead, n)
+		}
+	}
+	if len(dead) != 1 {
+		t.Fatalf("op nodes nothing reads besides y and dy/dx: %v; pinned upstream behaviour: one, dy/dc", dead)
+	}
+	sub := gorgonia.NewTapeMachine(g.ExactSubgraphRoots(y, grads[0]))
+	defer sub.Close()
+	if err := sub.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := graphtest.Values(t, grads[0]); got[0] != 3 || got[1] != 4 || dead[0].Value() != nil {
+		t.Errorf("on the pruned subgraph dy/dx = %v, want [3 4], and dy/dc = %v, want not run", got, dead[0].Value())
+	}
+	graphtest.Run(t, g)
+	if got := graphtest.Values(t, dead[0]); got[0] != 1 || got[1] != 2 {
+		t.Errorf("a TapeMachine on the whole graph: dy/dc = %v, pinned upstream behaviour: run, [1 2]", got)
+	}
+}

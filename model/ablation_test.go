@@ -7,20 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attnscope/attnscope/layers"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/layers"
 )
 
 // ablationRun is what one run of a graph gives: logits, loss and, on a
 // Train graph, every gradient, as float64 bit patterns.
 func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) []uint64 {
 	t.Helper()
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	run(t, vm)
+	ablateRun(t, g, tokens, targets, mask)
 	var bits []uint64
 	for _, v := range floats(t, g.Logits) {
 		bits = append(bits, math.Float64bits(v))
@@ -40,6 +37,15 @@ func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) 
 	return bits
 }
 
+// ablationModel is the random model of testConfig(mlp, path) without
+// dropout, so that a graph's runs are comparable.
+func ablationModel(t *testing.T, mlp bool, path layers.Path, dtype tensor.Dtype) (Config, *Model) {
+	t.Helper()
+	cfg := testConfig(mlp, path)
+	cfg.Dropout = 0
+	return cfg, randomModel(t, cfg, dtype)
+}
+
 // TestHeadMaskOnesIsNoMask: a graph with the head mask inputs at their
 // defaults (ones, fill zeros) gives logits, loss and gradients bitwise
 // identical to a graph without them, on both paths, float32 and float64,
@@ -49,13 +55,7 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 		for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			for _, mlp := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%v,mlp=%t", dtype, mlp), func(t *testing.T) {
-					cfg := testConfig(mlp, path)
-					cfg.Dropout = 0
-					m, err := New(cfg, dtype, 5)
-					if err != nil {
-						t.Fatal(err)
-					}
-					randomize(m, 3, 0.5)
+					cfg, m := ablationModel(t, mlp, path, dtype)
 					const b, tt = 3, 6
 					tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 					plain := ablationRun(t, mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true}), tokens, targets, mask)
@@ -84,13 +84,7 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 // on the weights instead of the graph, within 1e-12 (float64). Both paths.
 func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cfg := testConfig(false, path)
-		cfg.Dropout = 0
-		m, err := New(cfg, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomize(m, 3, 0.5)
+		cfg, m := ablationModel(t, false, path, tensor.Float64)
 		const b, tt = 3, 6
 		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 		d := cfg.DModel / cfg.Heads
@@ -103,20 +97,16 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				ablateRun(t, g, tokens, targets, mask)
 				got := floats(t, g.Logits)
 
-				zeroed, err := New(cfg, tensor.Float64, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				randomize(zeroed, 3, 0.5)
+				zeroed := randomModel(t, cfg, tensor.Float64)
 				w := param(t, zeroed, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, D) = (out, in)
 				for o := range cfg.DModel {
 					for c := h * d; c < (h+1)*d; c++ {
-						setAt(w, o*cfg.DModel+c, 0)
+						set(w, o*cfg.DModel+c, 0)
 					}
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})
 				ablateRun(t, ref, tokens, targets, mask)
-				if diff := maxDiff(got, floats(t, ref.Logits)); diff > 1e-12 {
+				if diff := graphtest.MaxAbsDiff(t, got, floats(t, ref.Logits)); diff > 1e-12 {
 					t.Errorf("layer %d head %d: ablated logits differ from zeroed out-weight logits by %g", l, h, diff)
 				}
 			}
@@ -131,13 +121,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 // MeanHeadOutputs' layout and AblateHead's fill. Both paths.
 func TestMeanAblationOfIdenticalRows(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cfg := testConfig(true, path)
-		cfg.Dropout = 0
-		m, err := New(cfg, tensor.Float64, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomize(m, 3, 0.5)
+		cfg, m := ablationModel(t, true, path, tensor.Float64)
 		const b, tt = 4, 6
 		row, rowTargets, rowMask := randomBatch(rand.New(rand.NewPCG(1, 2)), tt, cfg.Vocab)
 		var tokens, targets []int
@@ -170,7 +154,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 				}
 			}
 			run(t, vm)
-			diff := maxDiff(floats(t, g.Logits), intact)
+			diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), intact)
 			if fill == "mean" && diff > 1e-12 {
 				t.Errorf("mean ablation of identical rows changed the logits by %g", diff)
 			}
@@ -182,7 +166,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		run(t, vm)
-		if diff := maxDiff(floats(t, g.Logits), intact); diff != 0 {
+		if diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), intact); diff != 0 {
 			t.Errorf("after ResetHeads the logits differ from the intact run by %g", diff)
 		}
 	})
@@ -220,6 +204,8 @@ func TestAblationErrors(t *testing.T) {
 	}
 }
 
+// ablateRun feeds the batch to g and runs it once (the values stay on the
+// nodes after the machine is closed).
 func ablateRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
 	t.Helper()
 	if err := g.Feed(tokens, targets, mask); err != nil {

@@ -24,7 +24,7 @@ type BuildOptions struct {
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
 // Run it with the machine from NewMachine after Feed.
 type Graph struct {
-	G            *gorgonia.ExprGraph
+	G            *gorgonia.ExprGraph // what NewMachine runs; a Train graph keeps only what the outputs and gradients need
 	Model        *Model
 	Opts         BuildOptions
 	Tokens       *gorgonia.Node   // (B*T) Int token ids, row-major (b, t)
@@ -140,7 +140,7 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 		// to its other inputs (the scalar constants of the gorgonia path's
 		// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
 		// but a TapeMachine runs every node of its graph: keep only what the
-		// outputs and the gradients need.
+		// outputs and the gradients need (TestUpstreamGradDifferentiatesConstants).
 		roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
 		gr.G = g.ExactSubgraphRoots(append(roots, gr.grads...)...)
 		if err := nameGradients(gr.G); err != nil {

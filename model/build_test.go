@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"github.com/attnscope/attnscope/layers"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -10,6 +9,9 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/layers"
 )
 
 func testConfig(mlp bool, path layers.Path) Config {
@@ -27,33 +29,7 @@ func eachPath(t *testing.T, f func(t *testing.T, path layers.Path)) {
 // floats returns a node's value as float64s (a copy).
 func floats(t *testing.T, n *gorgonia.Node) []float64 {
 	t.Helper()
-	switch d := n.Value().Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...)
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	t.Fatalf("%v holds %T", n, n.Value())
-	return nil
-}
-
-func maxDiff(a, b []float64) float64 {
-	if len(a) != len(b) {
-		return math.Inf(1)
-	}
-	var m float64
-	for i := range a {
-		d := math.Abs(a[i] - b[i])
-		if math.IsNaN(d) {
-			return math.Inf(1)
-		}
-		m = math.Max(m, d)
-	}
-	return m
+	return append([]float64(nil), graphtest.Values(t, n)...)
 }
 
 func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
@@ -107,11 +83,11 @@ func TestBuildMatchesReference(t *testing.T) {
 					}
 					run(t, vm)
 					logits, attention, loss := refForward(m, b, tt, tokens, targets, mask, km, nil)
-					if e := maxDiff(floats(t, g.Logits), logits); e > 1e-12 {
+					if e := graphtest.MaxAbsDiff(t, floats(t, g.Logits), logits); e > 1e-12 {
 						t.Errorf("step %d: logits differ from reference by %.3g", step, e)
 					}
 					for l, a := range g.Attention {
-						if e := maxDiff(floats(t, a), attention[l]); e > 1e-12 {
+						if e := graphtest.MaxAbsDiff(t, floats(t, a), attention[l]); e > 1e-12 {
 							t.Errorf("step %d: layer %d attention differs from reference by %.3g", step, l, e)
 						}
 					}
@@ -210,11 +186,11 @@ func TestWeightsBoundByReference(t *testing.T) {
 		}
 		run(t, vm)
 		after := floats(t, g.Logits)
-		if maxDiff(before, after) == 0 {
+		if graphtest.MaxAbsDiff(t, before, after) == 0 {
 			t.Fatal("logits did not change after the model's lm_head.weight was changed in place")
 		}
 		want, _, _ := refForward(m, b, tt, tokens, targets, mask, nil, nil)
-		if e := maxDiff(after, want); e > 1e-12 {
+		if e := graphtest.MaxAbsDiff(t, after, want); e > 1e-12 {
 			t.Errorf("logits after the in-place change differ from the reference by %.3g", e)
 		}
 	})
@@ -267,7 +243,7 @@ func TestDeterminism(t *testing.T) {
 				t.Fatalf("seed 42 twice: gradient entry %d differs", j)
 			}
 		}
-		if maxDiff(f64(m1.Params[0].Value), f64(m3.Params[0].Value)) == 0 {
+		if graphtest.MaxAbsDiff(t, f64(m1.Params[0].Value), f64(m3.Params[0].Value)) == 0 {
 			t.Error("seeds 42 and 43 give the same tok_emb.weight")
 		}
 	})
@@ -488,8 +464,8 @@ func TestGradientsArePerRun(t *testing.T) {
 			got := f64(grads[0])
 			if first == nil {
 				first = got
-			} else if maxDiff(first, got) != 0 {
-				t.Fatalf("run %d: gradient changed by %.3g", i, maxDiff(first, got))
+			} else if graphtest.MaxAbsDiff(t, first, got) != 0 {
+				t.Fatalf("run %d: gradient changed by %.3g", i, graphtest.MaxAbsDiff(t, first, got))
 			}
 		}
 		dv, err := g.Params[0].Grad()

@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
@@ -101,6 +104,28 @@ func encodeCheckpoint(m *Model, runConfig []byte, step int) ([]safetensors.Tenso
 		metaFormat: CheckpointFormat,
 	}
 	return tensors, metadata, nil
+}
+
+// WeightsDigest is the hex SHA-256 of m's weights as Save writes them: each
+// parameter's name, dtype, shape and little-endian bytes, in ParamSpecs
+// order. Equal digests mean bit-identical weights; train stores it in an
+// optimizer state file to bind the state to its checkpoint.
+func WeightsDigest(m *Model) (string, error) {
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, p := range m.Params {
+		shape := []int(p.Value.Shape())
+		data, err := tensorBytes(p.Value, shape)
+		if err != nil {
+			return "", errors.Wrapf(err, "tensor %q", p.Name)
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", p.Name, dtype, shape, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // tensorBytes returns the little-endian bytes of t in row-major order,
@@ -344,8 +369,8 @@ func checkLayout(tensors []safetensors.Tensor, metadata map[string]string) (*Che
 	if len(byName) > 0 {
 		for _, t := range tensors {
 			if _, extra := byName[t.Name]; extra {
-				return nil, Config{}, tensor.Dtype{}, errors.Errorf("unexpected tensor %q: not a parameter of the model its config describes (%d unexpected in all)",
-					t.Name, len(byName))
+				return nil, Config{}, tensor.Dtype{}, errors.Errorf("unexpected tensor %s: not a parameter of the model its config describes (%d unexpected in all)",
+					msg.Quote(t.Name), len(byName))
 			}
 		}
 	}
@@ -358,11 +383,11 @@ func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error)
 		return nil, Config{}, errors.Errorf("no %q metadata: not an attnscope checkpoint", metaFormat)
 	}
 	if format != CheckpointFormat {
-		return nil, Config{}, errors.Errorf("format %q is not supported (want %q)", format, CheckpointFormat)
+		return nil, Config{}, errors.Errorf("format %s is not supported (want %q)", msg.Quote(format), CheckpointFormat)
 	}
 	for key := range metadata {
 		if key != metaFormat && key != metaStep && key != metaConfig {
-			return nil, Config{}, errors.Errorf("unexpected metadata key %q", key)
+			return nil, Config{}, errors.Errorf("unexpected metadata key %s", msg.Quote(key))
 		}
 	}
 	stepText, ok := metadata[metaStep]
@@ -371,7 +396,7 @@ func decodeMetadata(metadata map[string]string) (*CheckpointInfo, Config, error)
 	}
 	step, err := strconv.Atoi(stepText)
 	if err != nil || step < 0 || strconv.Itoa(step) != stepText {
-		return nil, Config{}, errors.Errorf("metadata step %q is not a non-negative decimal integer", stepText)
+		return nil, Config{}, errors.Errorf("metadata step %s is not a non-negative decimal integer", msg.Quote(stepText))
 	}
 	runConfig, ok := metadata[metaConfig]
 	if !ok {

@@ -19,6 +19,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
@@ -187,7 +188,7 @@ func ckRunsOnEveryPath(t *testing.T, saved, loaded *Model) {
 		for _, v := range wantLogits {
 			scale = math.Max(scale, math.Abs(v))
 		}
-		if e := maxDiff(logits, wantLogits); !(e <= tol*scale) || !(math.Abs(loss-wantLoss) <= tol*scale) {
+		if e := graphtest.MaxAbsDiff(t, logits, wantLogits); !(e <= tol*scale) || !(math.Abs(loss-wantLoss) <= tol*scale) {
 			t.Errorf("saved on the %s path, run on %s: logits differ by %.3g, loss %v, want %v (tolerance %.3g)",
 				saved.Config.Attention, p, e, loss, wantLoss, tol*scale)
 		}
@@ -201,15 +202,8 @@ func TestCheckpointLayout(t *testing.T) {
 	cfg := ckConfigs[1].cfg
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		m := ckNew(t, cfg, dtype, 3)
-		path := filepath.Join(t.TempDir(), "c.safetensors")
 		run := ckRunConfig(t, cfg)
-		if err := Save(path, m, run, 9); err != nil {
-			t.Fatal(err)
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		raw := ckSaved(t, m, run, 9)
 		n := binary.LittleEndian.Uint64(raw)
 		var header map[string]json.RawMessage
 		if err := json.Unmarshal(raw[8:8+n], &header); err != nil {
@@ -321,14 +315,7 @@ func TestCheckpointGolden(t *testing.T) {
 	golden := filepath.Join("testdata", "checkpoint_tiny.safetensors")
 	cfg, run := ckGoldenConfig()
 	m := ckNew(t, cfg, tensor.Float32, 1)
-	path := filepath.Join(t.TempDir(), "c.safetensors")
-	if err := Save(path, m, run, 42); err != nil {
-		t.Fatal(err)
-	}
-	saved, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := ckSaved(t, m, run, 42)
 	seedDir := filepath.Join("testdata", "fuzz", "FuzzLoad")
 	if *updateCheckpointGolden {
 		if err := os.WriteFile(golden, saved, 0o644); err != nil {
@@ -402,7 +389,7 @@ func TestSaveRejects(t *testing.T) {
 	}
 	setWeight := func(name string, i int, v float64) mutation {
 		return func(m *Model) ([]byte, int) {
-			ckSetAt(m.Param(name), i, v)
+			set(m.Param(name), i, v)
 			return run, 1
 		}
 	}
@@ -465,7 +452,7 @@ func TestSaveRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(path)
-		ckSetAt(m.Param("tok_emb.weight"), 0, math.NaN())
+		set(m.Param("tok_emb.weight"), 0, math.NaN())
 		if err := Save(path, m, run, 2); err == nil {
 			t.Fatal("Save accepted a NaN weight")
 		}
@@ -477,6 +464,20 @@ func TestSaveRejects(t *testing.T) {
 			t.Errorf("directory holds %q, want only the checkpoint", names)
 		}
 	})
+}
+
+// ckSaved is the file Save writes for m at step.
+func ckSaved(t *testing.T, m *Model, run []byte, step int) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := Save(path, m, run, step); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // ckParts reads a file back into tensors and metadata so a test can change
@@ -533,18 +534,8 @@ func TestLoadRejects(t *testing.T) {
 	cfg := ckConfigs[1].cfg // 7 vocab, 5 context, d_model 8, d_ff 12, 2 layers, all biases
 	run := ckRunConfig(t, cfg)
 	m := ckNew(t, cfg, tensor.Float32, 4)
-	base, meta0 := func() ([]byte, map[string]string) {
-		path := filepath.Join(t.TempDir(), "base.safetensors")
-		if err := Save(path, m, run, 77); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, meta := ckParts(t, b)
-		return b, meta
-	}()
+	base := ckSaved(t, m, run, 77)
+	_, meta0 := ckParts(t, base)
 	headerLen := int(binary.LittleEndian.Uint64(base))
 	editTensors := func(edit func([]safetensors.Tensor) []safetensors.Tensor) []byte {
 		tensors, meta := ckParts(t, base)
@@ -721,16 +712,6 @@ func TestLoadBoundedRead(t *testing.T) {
 	_, _, err = Load(path)
 	if want := fmt.Sprintf("checkpoint %s: file is 4294967297 bytes, larger than the 4294967296-byte limit", path); err == nil || err.Error() != want {
 		t.Errorf("huge file: error %v, want %s", err, want)
-	}
-}
-
-// ckSetAt overwrites flat element i of a float32 or float64 tensor.
-func ckSetAt(d *tensor.Dense, i int, v float64) {
-	switch data := d.Data().(type) {
-	case []float32:
-		data[i] = float32(v)
-	case []float64:
-		data[i] = v
 	}
 }
 

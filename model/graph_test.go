@@ -10,6 +10,18 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// randomModel is New(cfg, dtype, 5) with the weights of randomize(m, 3,
+// 0.5), the model most tests run.
+func randomModel(t *testing.T, cfg Config, dtype tensor.Dtype) *Model {
+	t.Helper()
+	m, err := New(cfg, dtype, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomize(m, 3, 0.5)
+	return m
+}
+
 // randomize overwrites every weight of m in place with values drawn from
 // seed: N(0, std^2) for matrices, 1 + N(0, 0.1^2) for LayerNorm weights and
 // N(0, 0.1^2) for biases, so that no gradient is tiny or structurally zero.
@@ -27,7 +39,7 @@ func randomize(m *Model, seed uint64, std float64) {
 			default:
 				v = rng.NormFloat64() * 0.1
 			}
-			setAt(p.Value, i, v)
+			set(p.Value, i, v)
 		}
 	}
 }
@@ -35,15 +47,6 @@ func randomize(m *Model, seed uint64, std float64) {
 func isLNWeight(name string) bool {
 	n := len(name)
 	return n > 10 && name[n-7:] == ".weight" && (name[n-10:n-7] == "ln1" || name[n-10:n-7] == "ln2" || name[n-11:n-7] == "ln_f")
-}
-
-func setAt(t *tensor.Dense, i int, v float64) {
-	switch d := t.Data().(type) {
-	case []float64:
-		d[i] = v
-	case []float32:
-		d[i] = float32(v)
-	}
 }
 
 func at(t *tensor.Dense, i int) float64 {
@@ -171,11 +174,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					var diff, gn, fn float64
 					for j, gj := range grads[i].Float64s() {
 						w := at(p.Value, j)
-						setAt(p.Value, j, w+h)
+						set(p.Value, j, w+h)
 						_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
-						setAt(p.Value, j, w-h)
+						set(p.Value, j, w-h)
 						_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
-						setAt(p.Value, j, w)
+						set(p.Value, j, w)
 						fd := (up - down) / (2 * h)
 						diff += (gj - fd) * (gj - fd)
 						gn += gj * gj

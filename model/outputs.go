@@ -17,6 +17,25 @@ import (
 // what the last run of the graph's machine left: a tensor stays valid until
 // the next run, and belongs to the graph (copy what must outlive the run).
 
+// Float64s copies a Float32 or Float64 value's data (logits, a parameter)
+// into a new float64 slice, which outlives the next run.
+func Float64s(v gorgonia.Value) ([]float64, error) {
+	if v == nil {
+		return nil, errors.New("no value")
+	}
+	switch d := v.Data().(type) {
+	case []float64:
+		return append([]float64(nil), d...), nil
+	case []float32:
+		out := make([]float64, len(d))
+		for i, x := range d {
+			out[i] = float64(x)
+		}
+		return out, nil
+	}
+	return nil, errors.Errorf("unexpected value type %T: want float32 or float64 data", v.Data())
+}
+
 // DrawDropout fills every layer's attention dropout mask for one step from
 // rng (see layers.FillDropoutMask: 0 with probability p, else 1/(1-p)),
 // layer by layer from the one stream. A graph without dropout masks (not

@@ -8,6 +8,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -38,7 +39,7 @@ func TestOutputsMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			masks[l] = d.Data().([]float64)
-			if e := maxDiff(floats(t, g.DropoutMasks[l]), masks[l]); e != 0 {
+			if e := graphtest.MaxAbsDiff(t, floats(t, g.DropoutMasks[l]), masks[l]); e != 0 {
 				t.Fatalf("layer %d: DrawDropout's mask differs from FillDropoutMask's by %v", l, e)
 			}
 			for i, v := range masks[l] {
@@ -67,7 +68,7 @@ func TestOutputsMatchReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := maxDiff(f64(out), logits); e > 1e-12 {
+		if e := graphtest.MaxAbsDiff(t, f64(out), logits); e > 1e-12 {
 			t.Errorf("LogitsValue differs from the reference by %.3g", e)
 		}
 		for l := range cfg.Layers {
@@ -75,7 +76,7 @@ func TestOutputsMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e := maxDiff(f64(a), attention[l]); e > 1e-12 {
+			if e := graphtest.MaxAbsDiff(t, f64(a), attention[l]); e > 1e-12 {
 				t.Errorf("AttentionValue(%d) differs from the reference by %.3g", l, e)
 			}
 		}
@@ -139,5 +140,29 @@ func TestOutputsErrors(t *testing.T) {
 	train := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3, Train: true})
 	if err := train.DrawDropout(1, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "[0, 1)") {
 		t.Errorf("DrawDropout(1): error %v, want one naming [0, 1)", err)
+	}
+}
+
+// TestFloat64s: float32 and float64 values come back as equal float64 copies
+// that do not share the value's memory; other data and no value are errors.
+func TestFloat64s(t *testing.T) {
+	for _, v := range []*tensor.Dense{
+		tensor.New(tensor.WithShape(3), tensor.WithBacking([]float32{1.5, -2, 0.25})),
+		tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{1.5, -2, 0.25})),
+	} {
+		got, err := Float64s(v)
+		if err != nil || len(got) != 3 || got[0] != 1.5 || got[1] != -2 || got[2] != 0.25 {
+			t.Fatalf("%v: Float64s = %v, %v; want [1.5 -2 0.25]", v.Dtype(), got, err)
+		}
+		got[0] = 9
+		if v.Dtype() == tensor.Float64 && v.Data().([]float64)[0] != 1.5 {
+			t.Errorf("Float64s shares the float64 value's memory")
+		}
+	}
+	if _, err := Float64s(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{1, 2}))); err == nil {
+		t.Error("Float64s of int data: no error")
+	}
+	if _, err := Float64s(nil); err == nil {
+		t.Error("Float64s(nil): no error")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 	"gorgonia.org/tensor"
 )
@@ -40,11 +41,7 @@ func TestPathsAgree(t *testing.T) {
 				if !c.dropout {
 					cfg.Dropout = 0
 				}
-				m, err := New(cfg, c.dtype, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				randomize(m, 3, 0.5)
+				m := randomModel(t, cfg, c.dtype)
 				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true, KeyPadding: c.keyPad})
 				if c.dropout && len(g.DropoutMasks) != cfg.Layers {
 					t.Fatalf("%d dropout masks, want %d", len(g.DropoutMasks), cfg.Layers)
@@ -84,7 +81,7 @@ func TestPathsAgree(t *testing.T) {
 				for _, v := range want {
 					scale = math.Max(scale, math.Abs(v))
 				}
-				if e := maxDiff(got, want); !(e <= tol*scale) {
+				if e := graphtest.MaxAbsDiff(t, got, want); !(e <= tol*scale) {
 					t.Errorf("%s: gorgonia path differs from fused by %.3g (largest entry %.3g)", what, e, scale)
 				}
 			}

@@ -71,7 +71,8 @@ func (gr *Graph) Summary() (Summary, error) {
 
 // nameGradients names the op nodes gorgonia.Grad added, which Gorgonia
 // names only by their op and children ("A × Bᵀ(%3a, %d)"): a gradient node
-// after what it is the gradient of, "grad(blocks.0.attn.qkv)"; a node that
+// after what it is the gradient of, "grad(blocks.0.attn.qkv)" (the constant
+// 1 Grad starts from is "grad(loss)"); a node that
 // holds one contribution to a gradient Grad then sums (a parameter read
 // twice, q, k and v sliced from one tensor) after that gradient,
 // "grad(embed).part1". Names are for summaries, DOT files and error
@@ -84,7 +85,8 @@ func nameGradients(g *gorgonia.ExprGraph) error {
 	}
 	parts := map[string][]*gorgonia.Node{} // contributions to a gradient, last run first
 	for _, n := range sorted {
-		if n.Op() == nil || !unnamed(n) {
+		seed := len(n.DerivOf()) > 0 && g.From(n.ID()).Len() == 0 // the constant 1 Grad starts from, named "1"
+		if n.Op() == nil || !unnamed(n) && !seed {
 			continue
 		}
 		if of := n.DerivOf(); len(of) > 0 {

@@ -2,35 +2,14 @@ package render
 
 import (
 	"bytes"
-	"flag"
 	"image"
 	"image/color"
 	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render/ -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 var labels = []string{"3", "1", "SEP", "1", "4"}
 
@@ -62,7 +41,7 @@ func TestPlainGolden(t *testing.T) {
 	if err := Terminal(&b, fixture(), Plain, 0); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plain.golden", b.Bytes())
+	golden.Check(t, "plain.golden", b.Bytes())
 	if bytes.ContainsRune(b.Bytes(), 0x1b) {
 		t.Error("plain output contains an escape character")
 	}
@@ -236,7 +215,7 @@ func TestCompact(t *testing.T) {
 	if err := Terminal(&b, p, Plain, wide-1); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "compact.golden", b.Bytes())
+	golden.Check(t, "compact.golden", b.Bytes())
 	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		if visibleWidth(l) > wide-1 {
 			t.Errorf("line %q is %d wide, want <= %d", l, visibleWidth(l), wide-1)

@@ -4,9 +4,12 @@
 // package owns the roles record and reads without importing train.
 //
 // Conventions:
-//   - Both files hold one JSON object per line, each with a "step"; a torn
-//     last line (no newline, from a killed run) is ignored. A file larger
-//     than MaxFileBytes is refused rather than read.
+//   - Both files hold one JSON object per line, each with a "step" (a line
+//     without one is an error naming the file and line); a torn last line
+//     (no newline, from a run killed or still writing) is ignored. A file
+//     larger than MaxFileBytes, or not a regular file, is refused rather
+//     than read. Read reads both (roles.jsonl may be missing), ReadMetrics
+//     only metrics.jsonl.
 //   - metrics.jsonl: training lines have "loss", evaluation lines
 //     "eval_loss", "token_acc" and "seq_acc" (see package train).
 //   - roles.jsonl: one RolesRecord per evaluation: the step and, for every

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -35,11 +36,7 @@ func BenchmarkStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			r, err := prepare(cfg, Options{Dir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer r.close()
+			r := prepareBench(b, cfg)
 			batch := data.NewBatch(cfg.Train.BatchSize, r.task.SeqLen())
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -57,6 +54,18 @@ func BenchmarkStep(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 		})
 	}
+}
+
+// prepareBench prepares a run of cfg in a temporary directory, closed when
+// the benchmark ends.
+func prepareBench(b *testing.B, cfg Config) *runner {
+	b.Helper()
+	r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.close)
+	return r
 }
 
 // attnOnly is the config of a one-layer attention-only model on the repeat
@@ -77,11 +86,7 @@ func BenchmarkEvaluation(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := prepare(cfg, Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.close()
+	r := prepareBench(b, cfg)
 	var eval, roles time.Duration
 	for range b.N {
 		start := time.Now()

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/pkg/errors"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/model"
 )
@@ -91,22 +91,12 @@ func LoadConfig(path string, sets []string) (Config, error) {
 const MaxConfigBytes = 1 << 20
 
 // readConfig returns the bytes of the config file at path, refusing
-// anything longer than MaxConfigBytes. A directory fails to read ("read
-// PATH: is a directory").
+// anything longer than MaxConfigBytes and anything that is not a regular file
+// (a directory, a named pipe that would block the open, a device) before
+// reading it (safefile.ReadLimit).
 func readConfig(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.Wrap(err, "reading config")
-	}
-	defer f.Close()
-	src, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, errors.Wrap(err, "reading config")
-	}
-	if len(src) > MaxConfigBytes {
-		return nil, errors.Errorf("%s: config is larger than %d MiB", path, MaxConfigBytes>>20)
-	}
-	return src, nil
+	src, err := safefile.ReadLimit(path, MaxConfigBytes, "a config may take")
+	return src, errors.Wrap(err, "reading config")
 }
 
 // ParseConfig is LoadConfig on the bytes src; name is used in messages.
@@ -122,12 +112,35 @@ func ParseConfig(name string, src []byte, sets []string) (Config, error) {
 		}
 	}
 	if err := cfg.Resolve(); err != nil {
-		return Config{}, errors.Wrap(err, name)
+		return Config{}, errors.Wrap(err, source(name, sets, err))
 	}
 	if err := cfg.Validate(); err != nil {
-		return Config{}, errors.Wrap(err, name)
+		return Config{}, errors.Wrap(err, source(name, sets, err))
 	}
 	return cfg, nil
+}
+
+// source names where the setting that err is about came from, so that a
+// value given on the command line is not blamed on the file: the last -set
+// of the key (or section) the message starts with, else the file, with the -set of any
+// other key the message names.
+func source(name string, sets []string, err error) string {
+	text := err.Error()
+	var named []string
+	for i := len(sets) - 1; i >= 0; i-- {
+		key, _, _ := strings.Cut(sets[i], "=")
+		switch {
+		case key == "":
+		case strings.HasPrefix(text, key+" ") || strings.HasPrefix(text, key+":") || strings.HasPrefix(text, key+"."):
+			return "-set " + msg.Clean(sets[i])
+		case strings.Contains(text, key+" "):
+			named = append([]string{"-set " + msg.Clean(sets[i])}, named...)
+		}
+	}
+	if len(named) == 0 {
+		return name
+	}
+	return name + " with " + strings.Join(named, ", ")
 }
 
 // ParseConfigJSON decodes a resolved config as stored in a checkpoint's
@@ -256,7 +269,7 @@ func (t TrainConfig) validate() error {
 			return nil
 		}
 	}
-	return errors.Errorf("train.schedule = %q: unknown schedule (want one of: %s)", t.Schedule, strings.Join(Schedules, ", "))
+	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)", msg.Quote(t.Schedule), strings.Join(Schedules, ", "))
 }
 
 // EstimateBytes is model.Config.EstimateBytes for this run: its training

@@ -12,6 +12,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -77,9 +78,9 @@ func TestLoadConfigSizeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct{ name, path, want string }{
-		{"one byte too many", big, big + ": config is larger than 1 MiB"},
-		{"a directory", dir, "reading config: read " + dir + ": is a directory"},
-		{"/dev/zero", "/dev/zero", "/dev/zero: config is larger than 1 MiB"},
+		{"one byte too many", big, "reading config: " + big + " is 1048577 bytes, more than the 1048576 bytes a config may take"},
+		{"a directory", dir, "reading config: " + dir + ": is a directory, not a regular file"},
+		{"/dev/zero", "/dev/zero", "reading config: /dev/zero: is a character device, not a regular file"},
 	}
 	for _, c := range cases {
 		if _, err := os.Stat(c.path); err != nil {
@@ -164,7 +165,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
-		checkError(t, c.name, err, c.want)
+		msgtest.Refusal(t, c.name, err, c.want...)
 	}
 }
 
@@ -271,23 +272,6 @@ func TestLocateGivesUpOnHugeInput(t *testing.T) {
 	}
 }
 
-func checkError(t *testing.T, name string, err error, want []string) {
-	t.Helper()
-	if err == nil {
-		t.Errorf("%s: no error, want one containing %q", name, want)
-		return
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("%s: message spans lines: %q", name, msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not contain %q", name, msg, w)
-		}
-	}
-}
-
 func TestSetErrors(t *testing.T) {
 	cases := []struct {
 		set  string
@@ -305,13 +289,14 @@ func TestSetErrors(t *testing.T) {
 		{"train.lr=[", []string{"-set train.lr=[: YAML syntax:"}},
 		{"model={heads: x}", []string{`-set model={heads: x}: model.heads = "x": want an integer`}},
 		{"model={n_heads: 2}", []string{"-set model={n_heads: 2}: unknown key model.n_heads"}},
-		{"task.name=copyy", []string{`x.yaml: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
-		{"model.heads=7", []string{"x.yaml: model.d_model = 32 is not divisible by model.heads = 7"}},
+		{"task.name=copyy", []string{`-set task.name=copyy: task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
+		{"model={heads: 0}", []string{"-set model={heads: 0}: model.heads = 0: must be positive"}},
+		{"model.heads=7", []string{"x.yaml with -set model.heads=7: model.d_model = 32 is not divisible by model.heads = 7"}},
 		{"train.schedule=cosin", []string{`train.schedule = "cosin": unknown schedule`}},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig("x.yaml", []byte("seed: 1\n"), []string{c.set})
-		checkError(t, "-set "+c.set, err, c.want)
+		msgtest.Refusal(t, "-set "+c.set, err, c.want...)
 	}
 }
 
@@ -428,9 +413,9 @@ func TestParseConfigJSON(t *testing.T) {
 	}
 	bad := strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)
 	_, err = ParseConfigJSON("ckpt", []byte(bad))
-	checkError(t, "inconsistent vocab", err, []string{"ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)"})
+	msgtest.Refusal(t, "inconsistent vocab", err, "ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)")
 	_, err = ParseConfigJSON("ckpt", []byte(`{"seed": 1, "colour": "red"}`))
-	checkError(t, "unknown JSON field", err, []string{"ckpt: run config", "colour"})
+	msgtest.Refusal(t, "unknown JSON field", err, "ckpt: run config", "colour")
 }
 
 // TestEstimateBytes pins the estimate for the default config, counted by hand:

@@ -1,6 +1,9 @@
 package train
 
 import (
+	"context"
+	"math/rand/v2"
+
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 
@@ -20,13 +23,42 @@ type evaluator struct {
 }
 
 // newEvaluator builds the graph for chunks of batch rows of the held-out set
-// of size rows drawn from seed.
-func newEvaluator(m *model.Model, task data.Task, size, batch int, seed uint64) (*evaluator, error) {
+// of size rows drawn from seed. Drawing a large set takes a while; a
+// cancelled ctx stops it (evalSet).
+func newEvaluator(ctx context.Context, m *model.Model, task data.Task, size, batch int, seed uint64) (*evaluator, error) {
+	set, err := evalSet(ctx, task, size, seed)
+	if err != nil {
+		return nil, err
+	}
 	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: task.SeqLen()})
 	if err != nil {
 		return nil, errors.Wrap(err, "evaluation graph")
 	}
-	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: data.EvalSet(task, size, seed), chunk: data.NewBatch(batch, task.SeqLen())}, nil
+	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: set, chunk: data.NewBatch(batch, task.SeqLen())}, nil
+}
+
+// evalSetChunk is how many rows evalSet draws between looks at its context.
+const evalSetChunk = 4096
+
+// evalSet is data.EvalSet drawn evalSetChunk rows at a time, returning
+// ctx's error as soon as it is cancelled: the rows come from one generator in
+// order, so the set is the same. The largest set the memory limit allows
+// takes tens of seconds to draw, which a signal must be able to cut short.
+func evalSet(ctx context.Context, task data.Task, size int, seed uint64) (*data.Batch, error) {
+	set := data.NewBatch(size, task.SeqLen())
+	rng := rand.New(rand.NewPCG(seed, data.EvalStream))
+	t := set.SeqLen
+	for lo := 0; lo < set.Size; lo += evalSetChunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+evalSetChunk, set.Size)
+		rows := &data.Batch{Size: hi - lo, SeqLen: t, Tokens: set.Tokens[lo*t : hi*t], Targets: set.Targets[lo*t : hi*t], Mask: set.Mask[lo*t : hi*t]}
+		if err := data.Fill(task, rows, rng); err != nil {
+			return nil, err
+		}
+	}
+	return set, nil
 }
 
 // run evaluates the whole set in chunks of the graph's batch. The last chunk
@@ -37,15 +69,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 	var lossSum, scored, correct float64
 	var seqs, seqsRight int
 	for lo := 0; lo < set.Size; lo += chunk.Size {
-		rows := min(chunk.Size, set.Size-lo)
-		copy(chunk.Tokens, set.Tokens[lo*t:(lo+rows)*t])
-		copy(chunk.Targets, set.Targets[lo*t:(lo+rows)*t])
-		copy(chunk.Mask, set.Mask[lo*t:(lo+rows)*t])
-		for r := rows; r < chunk.Size; r++ {
-			copy(chunk.Tokens[r*t:(r+1)*t], set.Tokens[:t])
-			copy(chunk.Targets[r*t:(r+1)*t], set.Targets[:t])
-			clear(chunk.Mask[r*t : (r+1)*t])
-		}
+		rows := chunk.LoadChunk(set, lo)
 		n := 0.0
 		for _, m := range chunk.Mask {
 			n += m

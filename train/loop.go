@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r, err := prepare(cfg, opts)
+	r, err := prepare(ctx, cfg, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,12 @@ type runner struct {
 	saved    int          // step of the checkpoint on disk
 }
 
-func prepare(cfg Config, opts Options) (*runner, error) {
+// ErrInterruptedEarly is returned by Run when its context is cancelled
+// before the first step: nothing of the run was trained or saved (a fresh
+// run's directory is not created).
+var ErrInterruptedEarly = errors.New("interrupted before the first step; nothing was trained or saved")
+
+func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("no run directory given")
 	}
@@ -178,8 +183,11 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.build(); err != nil {
+	if err := r.build(ctx); err != nil {
 		r.close()
+		if ctx.Err() != nil {
+			return nil, ErrInterruptedEarly
+		}
 		return nil, err
 	}
 	// A fresh run's directory is created only once everything else has
@@ -203,8 +211,9 @@ func prepare(cfg Config, opts Options) (*runner, error) {
 	return r, nil
 }
 
-// build makes the training graph and machine, and the evaluator.
-func (r *runner) build() error {
+// build makes the training graph and machine, and the evaluator; a
+// cancelled ctx stops it while it draws the held-out set.
+func (r *runner) build(ctx context.Context) error {
 	t := r.cfg.Train
 	var err error
 	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
@@ -212,7 +221,7 @@ func (r *runner) build() error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
 			return err
 		}
 		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
@@ -313,7 +322,7 @@ func (r *runner) resume() error {
 	r.saved = r.start
 	r.state.Adam = r.newAdam()
 	if r.start > 0 {
-		if err := loadState(r.dir, r.start, &r.state, r.model.Params); err != nil {
+		if err := loadState(r.dir, r.start, &r.state, r.model); err != nil {
 			return err
 		}
 	}
@@ -509,7 +518,7 @@ func (r *runner) untouched() string {
 // drops older states: at every moment the directory holds a checkpoint and
 // the state of that checkpoint's step.
 func (r *runner) checkpoint(s int) error {
-	if err := saveState(r.dir, s, r.state, r.model.Params); err != nil {
+	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
 	if err := model.Save(filepath.Join(r.dir, CheckpointFile), r.model, r.cfgJSON, s); err != nil {

@@ -3,13 +3,16 @@ package train
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -108,9 +111,20 @@ func sameRun(t *testing.T, want, got string) {
 }
 
 // TestDeterministic: the same config twice gives identical metrics apart
-// from tokens_per_s, and byte-identical checkpoints (weights and metadata).
-func TestDeterministic(t *testing.T) {
-	cfg := parse(t, smallYAML)
+// from tokens_per_s, and byte-identical checkpoints (weights and metadata),
+// on each attention path.
+func TestDeterministic(t *testing.T) { eachPath(t, testDeterministic) }
+
+// eachPath runs f once per attention path, as a subtest named after it,
+// with the -set that selects the path.
+func eachPath(t *testing.T, f func(t *testing.T, set string)) {
+	for _, path := range layers.Paths {
+		t.Run(string(path), func(t *testing.T) { f(t, "model.attention="+string(path)) })
+	}
+}
+
+func testDeterministic(t *testing.T, path string) {
+	cfg := parse(t, smallYAML, path)
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	runOK(t, cfg, Options{Dir: a})
 	res := runOK(t, cfg, Options{Dir: b})
@@ -135,7 +149,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	// Dropout really is on: a run without it learns something else.
 	c := filepath.Join(t.TempDir(), "c")
-	runOK(t, parse(t, smallYAML, "model.dropout=0"), Options{Dir: c})
+	runOK(t, parse(t, smallYAML, path, "model.dropout=0"), Options{Dir: c})
 	if withoutTiming(t, c)[1]["loss"] == lines[1]["loss"] {
 		t.Error("dropout 0 and 0.1 gave the same second-step loss")
 	}
@@ -143,10 +157,13 @@ func TestDeterministic(t *testing.T) {
 
 // TestResumeAfterCrash: a run that dies at step 19 (after checkpoints at 8
 // and 16, with metrics logged past them) and is resumed ends bit-identical to
-// an uninterrupted run. A stray state file of a later step, as left by a kill
-// between writing a state and its checkpoint, must not be picked up.
-func TestResumeAfterCrash(t *testing.T) {
-	cfg := parse(t, smallYAML)
+// an uninterrupted run, on each attention path. A stray state file of a
+// later step, as left by a kill between writing a state and its checkpoint,
+// must not be picked up.
+func TestResumeAfterCrash(t *testing.T) { eachPath(t, testResumeAfterCrash) }
+
+func testResumeAfterCrash(t *testing.T, path string) {
+	cfg := parse(t, smallYAML, path)
 	want := filepath.Join(t.TempDir(), "want")
 	runOK(t, cfg, Options{Dir: want})
 
@@ -312,6 +329,21 @@ func TestEvalBatch(t *testing.T) {
 	}
 }
 
+// evaluate scores m at step on the held-out set of size rows drawn from
+// seed, in chunks of batch rows.
+func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) EvalRecord {
+	t.Helper()
+	ev, err := newEvaluator(context.Background(), m, task, size, batch, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ev.run(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // TestEvalChunksAgree: evaluating 300 rows in chunks of 256 (the second one
 // padded) equals evaluating them in one batch of 300 (loss within 1e-6,
 // float32 sums in another order; accuracies exactly).
@@ -325,22 +357,8 @@ func TestEvalChunksAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunked, err := newEvaluator(m, task, 300, 256, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := newEvaluator(m, task, 300, 300, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := chunked.run(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := whole.run(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := evaluate(t, m, task, 300, 256, 9, 1)
+	b := evaluate(t, m, task, 300, 300, 9, 1)
 	if math.Abs(a.EvalLoss-b.EvalLoss) > 1e-6 || a.TokenAcc != b.TokenAcc || a.SeqAcc != b.SeqAcc {
 		t.Fatalf("chunked %+v, whole %+v", a, b)
 	}
@@ -378,14 +396,7 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := newEvaluator(m, task, 300, 256, 11)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := ev.run(7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := evaluate(t, m, task, 300, 256, 11, 7)
 
 	lse := 0.0
 	for _, b := range bias {
@@ -521,5 +532,57 @@ func TestResumeRefusesOtherChanges(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("config.yaml changed by refused resumes (%v)", err)
+	}
+}
+
+// countdownCtx is a context whose Err is nil for its first left calls and
+// context.Canceled after: a signal arriving at a known moment.
+type countdownCtx struct {
+	context.Context
+	left int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left == 0 {
+		return context.Canceled
+	}
+	c.left--
+	return nil
+}
+
+// TestSignalBeforeFirstStep: a signal while the run is being prepared ends
+// it there (issue 11: drawing a huge held-out set ignored SIGTERM for about
+// 100 s). The held-out set drawn in chunks is data.EvalSet bit for bit; a
+// context cancelled after two chunks stops the drawing there; and a Run whose
+// context is cancelled before its first step returns ErrInterruptedEarly
+// without creating its directory.
+func TestSignalBeforeFirstStep(t *testing.T) {
+	cfg := parse(t, smallYAML)
+	task, err := data.New(cfg.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 2*evalSetChunk + 100
+	got, err := evalSet(context.Background(), task, size, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := data.EvalSet(task, size, 9)
+	if !slices.Equal(got.Tokens, want.Tokens) || !slices.Equal(got.Targets, want.Targets) || !slices.Equal(got.Mask, want.Mask) {
+		t.Error("the held-out set drawn in chunks differs from data.EvalSet")
+	}
+	ctx := &countdownCtx{Context: context.Background(), left: 2}
+	if _, err := evalSet(ctx, task, 100*evalSetChunk, 9); !errors.Is(err, context.Canceled) || ctx.left != 0 {
+		t.Errorf("cancelled after two chunks: %v, %d looks left", err, ctx.left)
+	}
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Run(cancelled, cfg, Options{Dir: dir}); !errors.Is(err, ErrInterruptedEarly) {
+		t.Errorf("Run with a cancelled context: %v, want %v", err, ErrInterruptedEarly)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the interrupted run created %s", dir)
 	}
 }

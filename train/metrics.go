@@ -147,9 +147,10 @@ func truncateMetrics(path string, step, steps int, limit int64) error {
 }
 
 // ReadMetrics returns the lines of a metrics.jsonl file as generic JSON
-// objects, in order.
+// objects, in order. A path that is not a regular file is refused
+// (safefile.OpenRegular).
 func ReadMetrics(path string) ([]map[string]any, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, errors.Wrap(err, "reading metrics")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
@@ -36,8 +37,11 @@ type runState struct {
 // state file of the checkpoint's step exists.
 func stateFile(step int) string { return rundir.StateFile(step) }
 
-// saveState writes the state of step into dir (atomically).
-func saveState(dir string, step int, st runState, params []model.Param) error {
+// saveState writes the state of step into dir (atomically), with the digest
+// of m's weights (model.WeightsDigest): the weights the checkpoint of that
+// step holds.
+func saveState(dir string, step int, st runState, m *model.Model) error {
+	params := m.Params
 	var tensors []safetensors.Tensor
 	for _, moment := range []struct {
 		prefix string
@@ -52,7 +56,12 @@ func saveState(dir string, step int, st runState, params []model.Param) error {
 			})
 		}
 	}
+	digest, err := model.WeightsDigest(m)
+	if err != nil {
+		return errors.Wrap(err, "saving the optimizer state")
+	}
 	meta := map[string]string{
+		"weights_sha256": digest,
 		"format":         stateFormat,
 		"step":           strconv.Itoa(step),
 		"adam_step":      strconv.Itoa(st.Adam.Step),
@@ -66,16 +75,23 @@ func saveState(dir string, step int, st runState, params []model.Param) error {
 }
 
 // loadState reads the state file of step from dir into st.Adam (which must
-// have been made for params) and returns the rest of the state. Every tensor
-// of params must be present with its shape, and nothing else.
-func loadState(dir string, step int, st *runState, params []model.Param) error {
+// have been made for m's parameters) and returns the rest of the state. Every
+// tensor of m must be present with its shape, and nothing else, and the
+// state's weights digest must be that of m, the checkpoint's weights: a state
+// of another run at the same step would otherwise be taken for this one's.
+func loadState(dir string, step int, st *runState, m *model.Model) error {
+	params := m.Params
 	path := filepath.Join(dir, stateFile(step))
-	tensors, meta, err := safetensors.ReadFile(path)
+	tensors, meta, err := safetensors.ReadFileLimit(path, maxStateBytes(params))
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
 	}
 	if err != nil {
-		return err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return errors.Wrapf(err, "safetensors file %s", path)
 	}
 	if meta["format"] != stateFormat {
 		return errors.Errorf("%s: format %q, want %q", path, meta["format"], stateFormat)
@@ -131,9 +147,30 @@ func loadState(dir string, step int, st *runState, params []model.Param) error {
 			copy(moment.values[i], values)
 		}
 	}
+	digest, err := model.WeightsDigest(m)
+	if err != nil {
+		return err
+	}
+	if got, ok := meta["weights_sha256"]; !ok {
+		return errors.Errorf("%s has no weights_sha256 metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, CheckpointFile)
+	} else if got != digest {
+		return errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (weights_sha256 %s, the checkpoint's %s)", path, CheckpointFile, msg.Quote(got), digest)
+	}
 	st.Adam.Step = ints["adam_step"]
 	st.BestLoss, st.BestStep = best, ints["best_step"]
 	return nil
+}
+
+// maxStateBytes bounds the state file of params: two float64 moments per
+// weight, and a header of at most 1 MiB (names, shapes, offsets and five
+// metadata values take a few hundred bytes per parameter). A larger file is
+// refused before it is read.
+func maxStateBytes(params []model.Param) int64 {
+	n := int64(0)
+	for _, p := range params {
+		n += int64(p.Value.Shape().TotalSize())
+	}
+	return 8 + 1<<20 + 16*n
 }
 
 // removeStates deletes the state files whose step drop selects.

@@ -21,6 +21,7 @@ func TestStateRoundTrip(t *testing.T) {
 		{Name: "w", Value: denseOf(tensor.Float32, []int{2, 3}, []float64{1, 2, 3, 4, 5, 6})},
 		{Name: "b", Value: denseOf(tensor.Float32, []int{3}, []float64{1, 2, 3})},
 	}
+	m := &model.Model{Dtype: tensor.Float32, Params: params}
 	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
 	for i := range adam.M {
 		for j := range adam.M[i] {
@@ -29,11 +30,11 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 	}
 	adam.Step = 7
-	if err := saveState(dir, 7, runState{Adam: adam, BestLoss: 0.1234567890123, BestStep: 5}, params); err != nil {
+	if err := saveState(dir, 7, runState{Adam: adam, BestLoss: 0.1234567890123, BestStep: 5}, m); err != nil {
 		t.Fatal(err)
 	}
 	fresh := runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0)}
-	if err := loadState(dir, 7, &fresh, params); err != nil {
+	if err := loadState(dir, 7, &fresh, m); err != nil {
 		t.Fatal(err)
 	}
 	if fresh.Adam.Step != 7 || fresh.BestLoss != 0.1234567890123 || fresh.BestStep != 5 {
@@ -47,24 +48,31 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 	}
 	inf := runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0), BestLoss: math.Inf(1)}
-	if err := saveState(dir, 9, inf, params); err != nil {
+	if err := saveState(dir, 9, inf, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := loadState(dir, 9, &fresh, params); err != nil || !math.IsInf(fresh.BestLoss, 1) {
+	if err := loadState(dir, 9, &fresh, m); err != nil || !math.IsInf(fresh.BestLoss, 1) {
 		t.Fatalf("state with no evaluation yet: %v, best %v", err, fresh.BestLoss)
 	}
 
-	if err := loadState(dir, 8, &fresh, params); err == nil || !strings.Contains(err.Error(), "state-8.safetensors is missing") {
+	if err := loadState(dir, 8, &fresh, m); err == nil || !strings.Contains(err.Error(), "state-8.safetensors is missing") {
 		t.Errorf("missing state file: %v", err)
 	}
 	other := []model.Param{params[0], {Name: "b", Value: denseOf(tensor.Float32, []int{4}, []float64{1, 2, 3, 4})}}
-	if err := loadState(dir, 7, &runState{Adam: NewAdam(other, 0.9, 0.999, 1e-8, 0)}, other); err == nil || !strings.Contains(err.Error(), "adam.m.b") {
+	if err := loadState(dir, 7, &runState{Adam: NewAdam(other, 0.9, 0.999, 1e-8, 0)}, &model.Model{Dtype: tensor.Float32, Params: other}); err == nil || !strings.Contains(err.Error(), "adam.m.b") {
 		t.Errorf("shape mismatch: %v", err)
+	}
+	// The same shapes with other weights: the state is another run's
+	// (issue 11: it was accepted on resume).
+	moved := []model.Param{params[0], {Name: "b", Value: denseOf(tensor.Float32, []int{3}, []float64{1, 2, 3.5})}}
+	err := loadState(dir, 7, &runState{Adam: NewAdam(moved, 0.9, 0.999, 1e-8, 0)}, &model.Model{Dtype: tensor.Float32, Params: moved})
+	if want := "state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("state of other weights: %v, want %s", err, want)
 	}
 	if err := os.Rename(filepath.Join(dir, stateFile(9)), filepath.Join(dir, stateFile(10))); err != nil {
 		t.Fatal(err)
 	}
-	if err := loadState(dir, 10, &fresh, params); err == nil || !strings.Contains(err.Error(), "step 9, not 10") {
+	if err := loadState(dir, 10, &fresh, m); err == nil || !strings.Contains(err.Error(), "step 9, not 10") {
 		t.Errorf("renamed state file: %v", err)
 	}
 

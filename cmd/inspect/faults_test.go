@@ -15,7 +15,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -26,19 +28,8 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	t.Helper()
 	png := filepath.Join(t.TempDir(), "never.png")
 	var stdout, stderr bytes.Buffer
-	err := run(append(args, "-png", png), &stdout, &stderr)
-	if err == nil {
-		t.Errorf("%s: run %q succeeded", name, args)
+	if !msgtest.Refusal(t, name, run(append(args, "-png", png), &stdout, &stderr), want...) {
 		return
-	}
-	msg := err.Error()
-	if strings.ContainsAny(msg, "\n\r") {
-		t.Errorf("%s: message spans lines: %q", name, msg)
-	}
-	for _, w := range want {
-		if !strings.Contains(msg, w) {
-			t.Errorf("%s: error %q does not contain %q", name, msg, w)
-		}
 	}
 	if stdout.Len() > 0 || stderr.Len() > 0 {
 		t.Errorf("%s: stdout %q, stderr %q, want both empty", name, stdout.String(), stderr.String())
@@ -48,54 +39,11 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	}
 }
 
-// splitFile returns a safetensors file's header as generic JSON and its data
-// section.
-func splitFile(t *testing.T, file []byte) (map[string]any, []byte) {
-	t.Helper()
-	n := binary.LittleEndian.Uint64(file)
-	var header map[string]any
-	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
-		t.Fatal(err)
-	}
-	return header, file[8+n:]
-}
-
-// joinFile writes header (padded to 8 bytes) and data back into one file.
-func joinFile(t *testing.T, header any, data []byte) []byte {
-	t.Helper()
-	h, err := json.Marshal(header)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for len(h)%8 != 0 {
-		h = append(h, ' ')
-	}
-	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
-	return append(append(out, h...), data...)
-}
-
-// editHeader applies edit to a copy of file's header.
-func editHeader(t *testing.T, file []byte, edit func(h map[string]any)) []byte {
-	t.Helper()
-	h, data := splitFile(t, file)
-	edit(h)
-	return joinFile(t, h, data)
-}
-
-// tensorEntry is the header record of the named tensor.
-func tensorEntry(h map[string]any, name string) map[string]any { return h[name].(map[string]any) }
-
-// offsets reads a tensor's data_offsets.
-func offsets(h map[string]any, name string) (float64, float64) {
-	o := tensorEntry(h, name)["data_offsets"].([]any)
-	return o[0].(float64), o[1].(float64)
-}
-
 // setFloat32 overwrites element i of the named F32 tensor in file.
 func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte {
 	t.Helper()
-	h, data := splitFile(t, file)
-	begin, _ := offsets(h, name)
+	h, data := sttest.Split(t, file)
+	begin, _ := sttest.Offsets(h, name)
 	out := append([]byte(nil), file...)
 	at := len(file) - len(data) + int(begin) + 4*i
 	binary.LittleEndian.PutUint32(out[at:], math.Float32bits(v))
@@ -105,7 +53,7 @@ func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte
 // editConfig rewrites the run config in the metadata.
 func editConfig(t *testing.T, file []byte, edit func(run map[string]any)) []byte {
 	t.Helper()
-	return editHeader(t, file, func(h map[string]any) {
+	return sttest.EditHeader(t, file, func(h map[string]any) {
 		meta := h["__metadata__"].(map[string]any)
 		var run map[string]any
 		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
@@ -129,7 +77,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	headerLen := int(binary.LittleEndian.Uint64(good))
-	_, section := splitFile(t, good)
+	_, section := sttest.Split(t, good)
 	cases := []struct {
 		name string
 		file []byte
@@ -145,24 +93,24 @@ func TestCorruptCheckpoints(t *testing.T) {
 		{"header length absurd", append(binary.LittleEndian.AppendUint64(nil, 1<<62), good[8:]...), "exceeds the 100000000-byte limit"},
 		{"header not JSON", append(binary.LittleEndian.AppendUint64(nil, uint64(headerLen)), append(bytes.Repeat([]byte("{oops!} "), headerLen/8), section...)...),
 			"header: invalid JSON: invalid character"},
-		{"header a JSON list", joinFile(t, []int{1, 2}, section), "header does not start with '{'"},
+		{"header a JSON list", sttest.Join(t, []int{1, 2}, section), "header does not start with '{'"},
 		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "header length"},
-		{"overlapping offsets", editHeader(t, good, func(h map[string]any) {
-			b, e := offsets(h, "pos_emb.weight")
-			tensorEntry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
+		{"overlapping offsets", sttest.EditHeader(t, good, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "pos_emb.weight")
+			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
 		}), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
-		{"offsets past the data", editHeader(t, good, func(h map[string]any) {
-			b, e := offsets(h, "lm_head.weight")
-			tensorEntry(h, "lm_head.weight")["data_offsets"] = []float64{b + 4, e + 4}
+		{"offsets past the data", sttest.EditHeader(t, good, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "lm_head.weight")
+			sttest.Entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 4, e + 4}
 		}), `tensor "lm_head.weight": data_offsets`},
-		{"negative offsets", editHeader(t, good, func(h map[string]any) {
-			tensorEntry(h, "tok_emb.weight")["data_offsets"] = []float64{-576, 0}
+		{"negative offsets", sttest.EditHeader(t, good, func(h map[string]any) {
+			sttest.Entry(h, "tok_emb.weight")["data_offsets"] = []float64{-576, 0}
 		}), `tensor "tok_emb.weight": data_offsets [-576 0] are not a range`},
-		{"unknown dtype", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "blocks.1.attn.out.bias")["dtype"] = "F33" }),
+		{"unknown dtype", sttest.EditHeader(t, good, func(h map[string]any) { sttest.Entry(h, "blocks.1.attn.out.bias")["dtype"] = "F33" }),
 			`tensor "blocks.1.attn.out.bias": unknown dtype "F33"`},
-		{"integer dtype", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "blocks.1.attn.out.bias")["dtype"] = "I32" }),
+		{"integer dtype", sttest.EditHeader(t, good, func(h map[string]any) { sttest.Entry(h, "blocks.1.attn.out.bias")["dtype"] = "I32" }),
 			`tensor "blocks.1.attn.out.bias" has dtype I32, want F32 or F64`},
-		{"shape disagrees with the config", editHeader(t, good, func(h map[string]any) { tensorEntry(h, "tok_emb.weight")["shape"] = []int{16, 9} }),
+		{"shape disagrees with the config", sttest.EditHeader(t, good, func(h map[string]any) { sttest.Entry(h, "tok_emb.weight")["shape"] = []int{16, 9} }),
 			`tensor "tok_emb.weight" has shape [16 9], want [9 16] (dim 0 is model.vocab=9)`},
 		{"config disagrees with the shapes", editConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
 			`tensor "tok_emb.weight" has shape [9 16], want [9 32] (dim 1 is model.d_model=32)`},
@@ -173,7 +121,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
 		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
 		{"-Inf weight", setFloat32(t, good, "pos_emb.weight", 127, float32(math.Inf(-1))), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
-		{"no attnscope metadata", editHeader(t, good, func(h map[string]any) { delete(h, "__metadata__") }), `no "format" metadata: not an attnscope checkpoint`},
+		{"no attnscope metadata", sttest.EditHeader(t, good, func(h map[string]any) { delete(h, "__metadata__") }), `no "format" metadata: not an attnscope checkpoint`},
 	}
 	dir := t.TempDir()
 	for _, c := range cases {
@@ -187,6 +135,14 @@ func TestCorruptCheckpoints(t *testing.T) {
 		}
 	}
 	hugeMismatch(t, good, dir)
+	hugeSet := filepath.Join(dir, "huge-eval-set.safetensors")
+	if err := os.WriteFile(hugeSet, editConfig(t, good, func(run map[string]any) {
+		run["train"].(map[string]any)["eval_size"] = 1e9
+	}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "-ablate of an edited eval_size", []string{"-checkpoint", hugeSet, "-ablate"},
+		"-ablate: the run's held-out set (train.eval_size = 1000000000 rows of 8 positions) would take 178.8 GiB (limit 8.0 GiB)")
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
@@ -207,19 +163,19 @@ func hugeMismatch(t *testing.T, good []byte, dir string) {
 	t.Helper()
 	const rows = 56 << 20 // of 16 float32s: 3.5 GiB
 	var grow float64
-	file := editHeader(t, good, func(h map[string]any) {
-		begin, end := offsets(h, "tok_emb.weight")
+	file := sttest.EditHeader(t, good, func(h map[string]any) {
+		begin, end := sttest.Offsets(h, "tok_emb.weight")
 		grow = rows*64 - (end - begin)
 		for name := range h {
 			if name == "__metadata__" {
 				continue
 			}
-			if b, e := offsets(h, name); b >= end {
-				tensorEntry(h, name)["data_offsets"] = []float64{b + grow, e + grow}
+			if b, e := sttest.Offsets(h, name); b >= end {
+				sttest.Entry(h, name)["data_offsets"] = []float64{b + grow, e + grow}
 			}
 		}
-		tensorEntry(h, "tok_emb.weight")["shape"] = []int{rows, 16}
-		tensorEntry(h, "tok_emb.weight")["data_offsets"] = []float64{begin, begin + rows*64}
+		sttest.Entry(h, "tok_emb.weight")["shape"] = []int{rows, 16}
+		sttest.Entry(h, "tok_emb.weight")["data_offsets"] = []float64{begin, begin + rows*64}
 	})
 	path := filepath.Join(dir, "huge.safetensors")
 	if err := os.WriteFile(path, file, 0o644); err != nil {
@@ -239,6 +195,39 @@ func hugeMismatch(t *testing.T, good []byte, dir string) {
 	}
 	if info, err := os.Stat(path); err != nil || info.Size() != size {
 		t.Errorf("the file changed: %v", err)
+	}
+}
+
+// TestNonFiniteActivations: a checkpoint of finite but huge weights (3e38)
+// whose forward pass overflows is refused in every output mode (text, -json,
+// -png, -html) naming the layer and head where the first NaN appears and the
+// weight behind it, and writes no file (issue 11: the text view exited 0
+// showing NaN and blank heatmaps, -json failed on "unsupported value: NaN").
+func TestNonFiniteActivations(t *testing.T) {
+	file, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := sttest.Split(t, file)
+	begin, end := sttest.Offsets(h, "blocks.0.attn.qkv.weight")
+	for i := range int(end-begin) / 4 {
+		file = setFloat32(t, file, "blocks.0.attn.qkv.weight", i, 3e38)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.safetensors")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "checkpoint " + path + ": non-finite activations: layer 0 head 0: attention weight (query 0, key 0) of example 0 is NaN; " +
+		"the forward pass overflows float32 (largest |weight| 3e+38, in blocks.0.attn.qkv.weight)"
+	png, page := filepath.Join(dir, "out.png"), filepath.Join(dir, "out.html")
+	for _, mode := range [][]string{nil, {"-json"}, {"-png", png}, {"-html", page}, {"-mean"}} {
+		refused(t, fmt.Sprintf("mode %q", mode), append([]string{"-checkpoint", path}, mode...), want)
+	}
+	for _, out := range []string{png, page} {
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s was written: %v", out, err)
+		}
 	}
 }
 
@@ -277,7 +266,12 @@ func TestPNGNeverOverwrites(t *testing.T) {
 		{"a run's state", filepath.Join(runDir, "state-5.safetensors"), "state-5.safetensors is a file of a training run"},
 		{"a named pipe", pipe, "it is a named pipe, not a regular file"},
 		{"a symlink", link, "it is a symlink, not a regular file"},
+		// issue 11: as root, -png /dev/full replaced the device node.
+		{"a device", "/dev/full", "it is a character device, not a regular file"},
 	} {
+		if _, err := os.Lstat(c.png); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		var stdout, stderr bytes.Buffer
 		err := run([]string{"-checkpoint", ckpt, "-png", c.png}, &stdout, &stderr)
 		if want := "-png: refusing to write " + c.png + ": " + c.want; err == nil || err.Error() != want {
@@ -292,7 +286,7 @@ func TestPNGNeverOverwrites(t *testing.T) {
 			t.Errorf("%s changed (%v)", name, err)
 		}
 	}
-	for _, p := range []string{pipe, link} {
+	for _, p := range []string{pipe, link, "/dev/full"} {
 		if info, err := os.Lstat(p); err != nil || info.Mode().IsRegular() {
 			t.Errorf("%s was replaced by a regular file (%v)", p, err)
 		}
@@ -309,7 +303,7 @@ func TestTruncatedAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, section := splitFile(t, good)
+	h, section := sttest.Split(t, good)
 	start := len(good) - len(section)
 	var cuts []int
 	for n := 0; n <= start; n++ {
@@ -320,7 +314,7 @@ func TestTruncatedAnywhere(t *testing.T) {
 	}
 	for name := range h {
 		if name != "__metadata__" {
-			b, e := offsets(h, name)
+			b, e := sttest.Offsets(h, name)
 			cuts = append(cuts, start+int(b)+1, start+int(e)-1)
 		}
 	}
@@ -375,6 +369,21 @@ func TestBadFlags(t *testing.T) {
 	refused(t, "bad -samples", append(ck, "-samples", "many"), `bad flags (see -h): invalid value "many" for flag -samples`)
 	refused(t, "bad -seed", append(ck, "-seed", "-1"), `invalid value "-1" for flag -seed`)
 	refused(t, "-samples too many", append(ck, "-samples", "100000"), "-samples 100000: must be in [1, 4096]")
+
+	// A long value is quoted to 80 bytes and its length (issue 11: messages
+	// echoed whole values, 100 KB and more).
+	huge := strings.Repeat("z", 100_000)
+	short := `"` + huge[:80] + `"... (100000 bytes)`
+	for _, c := range []struct{ flag, want string }{
+		{"-color", "-color " + short + ": want auto, always or never"},
+		{"-path", "-path " + short + ": want fused or gorgonia"},
+		{"-ablation", "-ablation: ablation mode " + short + ": want zero or mean"},
+		{"-seed", "bad flags (see -h): invalid value " + short + " for flag -seed: parse error"},
+	} {
+		refused(t, "long "+c.flag, append(ck, c.flag, huge), c.want)
+	}
+	refused(t, "long unknown flag", []string{"-" + huge}, "bad flags (see -h): flag provided but not defined: -"+huge[:79]+"... (100001 bytes)")
+	refused(t, "long argument", append(ck, huge), "unexpected argument "+short+" (flags only; see -h)")
 
 	// A model of the longest copy task (T = 1024) fits in training memory,
 	// but 4096 scoring sequences of it would need hundreds of GiB.
@@ -450,7 +459,7 @@ func TestEditHeaderKeepsValidFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "same.safetensors")
-	if err := os.WriteFile(path, editHeader(t, good, func(map[string]any) {}), 0o644); err != nil {
+	if err := os.WriteFile(path, sttest.EditHeader(t, good, func(map[string]any) {}), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := safetensors.ReadFile(path); err != nil {

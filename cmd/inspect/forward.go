@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
@@ -132,7 +133,7 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err != nil {
 		return nil, nil, err
 	}
-	logits, err := values(out)
+	logits, err := model.Float64s(out)
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "logits")
 	}
@@ -140,25 +141,57 @@ func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float6
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkFinite(m, att, logits, t); err != nil {
+		return nil, nil, err
+	}
 	return att, logits, nil
 }
 
-// values copies a Float32 or Float64 value's data into float64.
-func values(v gorgonia.Value) ([]float64, error) {
-	if v == nil {
-		return nil, errors.New("no value")
-	}
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...), nil
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
+// checkFinite refuses a pass with a NaN or infinite attention weight or
+// logit, naming the first layer and head (then position) where one appears:
+// weights that are finite but huge (3e38) overflow in the forward pass, and
+// every view of such a pass (heatmaps, scores, -json, -png, -html) would be
+// blank or meaningless.
+func checkFinite(m *model.Model, att [][][][][]float64, logits []float64, t int) error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	for l, layer := range att {
+		for b, example := range layer {
+			for h, head := range example {
+				for q, row := range head {
+					for k, w := range row {
+						if bad(w) {
+							return errors.Errorf("non-finite activations: layer %d head %d: attention weight (query %d, key %d) of example %d is %v; %s",
+								l, h, q, k, b, w, largestWeight(m))
+						}
+					}
+				}
+			}
 		}
-		return out, nil
 	}
-	return nil, errors.Errorf("unexpected value type %T", v.Data())
+	for i, v := range logits {
+		if bad(v) {
+			return errors.Errorf("non-finite activations: the logits at position %d are %v; %s", i/m.Config.Vocab%t, v, largestWeight(m))
+		}
+	}
+	return nil
+}
+
+// largestWeight names the checkpoint's largest weight in magnitude, the
+// likely cause of a non-finite forward pass.
+func largestWeight(m *model.Model) string {
+	name, largest := "", 0.0
+	for _, p := range m.Params {
+		vals, err := model.Float64s(p.Value)
+		if err != nil {
+			continue
+		}
+		for _, v := range vals {
+			if math.Abs(v) > largest {
+				name, largest = p.Name, math.Abs(v)
+			}
+		}
+	}
+	return fmt.Sprintf("the forward pass overflows %v (largest |weight| %.3g, in %s)", m.Dtype, largest, name)
 }
 
 // rows splits a flat (N, width) slice into N rows.
@@ -190,6 +223,12 @@ func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode
 	n := run.Train.EvalSize
 	if n <= 0 {
 		n = defaultAblationExamples
+	}
+	// train refuses a set beyond its memory limit, so only an edited
+	// checkpoint asks for more; it must not be allocated.
+	if need := float64(n) * float64(task.SeqLen()) * data.BytesPerPosition; need > model.MaxMemory {
+		return nil, errors.Errorf("-ablate: the run's held-out set (train.eval_size = %d rows of %d positions) would take %.1f GiB (limit %.1f GiB)",
+			n, task.SeqLen(), need/(1<<30), float64(model.MaxMemory)/(1<<30))
 	}
 	table, err := ablation.Run(m, data.EvalSet(task, n, *run.Seed), mode)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
@@ -22,7 +23,7 @@ func applyPath(m *model.Model, flagValue string) error {
 	}
 	p, err := layers.ParsePath(flagValue)
 	if err != nil {
-		return errors.Errorf("-path %q: want %s or %s", flagValue, layers.Fused, layers.Gorgonia)
+		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
 	}
 	m.Config.Attention = string(p)
 	return nil

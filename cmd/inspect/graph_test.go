@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/golden"
 )
 
 // TestGraphGolden pins -graph for the test checkpoint (two attention-only
@@ -15,7 +17,7 @@ func TestGraphGolden(t *testing.T) {
 	for _, path := range []string{"fused", "gorgonia"} {
 		t.Run(path, func(t *testing.T) {
 			out := runOK(t, "-checkpoint", testCheckpoint, "-graph", "-path", path)
-			golden(t, "graph_"+path+".txt", out)
+			golden.Check(t, "graph_"+path+".txt", out)
 		})
 	}
 }

@@ -121,6 +121,20 @@ func readTraining(o options) (*htmlview.Training, error) {
 	return tr, nil
 }
 
+// checkRunHeads refuses head roles through training recorded for another
+// shape of model (a -run of a different model): the page opens a head from
+// its row.
+func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
+	if tr == nil || len(tr.Heads) == 0 {
+		return nil
+	}
+	if len(tr.Heads) != cfg.Layers || len(tr.Heads[0]) != cfg.Heads {
+		return errors.Errorf("%s: head roles of %d layers x %d heads, but the checkpoint has %d x %d (is it a file of another run?)",
+			filepath.Join(tr.Dir, runlog.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
+	}
+	return nil
+}
+
 // thin keeps every stride-th of xs (from the first), stride the smallest
 // that leaves at most n.
 func thin[T any](xs []T, n int) (kept []T, stride int) {

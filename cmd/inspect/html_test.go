@@ -351,7 +351,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 // (configs/*.yaml at their defaults) are under 2 MB. The size follows from
 // the config (how many values are embedded); the weights change only how long
 // each number prints (the trained copy model's page, with its run's curves
-// and head roles, measured 225 KB against this untrained one's 219 KB
+// and head roles, measured 226 KB against this untrained one's 219 KB
 // without them).
 func TestHTMLSizeAtDefaults(t *testing.T) {
 	for _, c := range []struct {
@@ -389,8 +389,9 @@ func TestHTMLSizeAtDefaults(t *testing.T) {
 
 // TestHTMLRefuses: -html never replaces an input, a file of the run or a
 // non-regular file (a symlink, a device, a directory), and says so before
-// computing anything; a bad metrics file is one error naming
-// its line; -run without -html is an error.
+// computing anything; a bad metrics file is one error naming its line, the
+// head roles of another model's run one naming both shapes; -run without
+// -html is an error.
 func TestHTMLRefuses(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
 	dir := filepath.Dir(ck)
@@ -428,6 +429,7 @@ func TestHTMLRefuses(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", t.TempDir()}, "metrics.jsonl: no such file"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", filepath.Join("..", "..", "testdata", "induction")}, "roles.jsonl: head roles of 2 layers x 4 heads, but the checkpoint has 2 x 2"},
 		{[]string{"-checkpoint", ck, "-run", dir}, "-run: only the -html page"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -20,6 +20,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -125,10 +126,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			fs.Usage()
 			return nil
 		}
-		return errors.Wrap(err, "bad flags (see -h)")
+		return errors.Errorf("bad flags (see -h): %s", msg.Shorten(err.Error()))
 	}
 	if fs.NArg() > 0 {
-		return errors.Errorf("unexpected argument %q (flags only; see -h)", fs.Arg(0))
+		return errors.Errorf("unexpected argument %s (flags only; see -h)", msg.Quote(fs.Arg(0)))
 	}
 	if err := kernels.Check(); err != nil {
 		return err
@@ -228,6 +229,9 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	cfg := m.Config
+	if err := checkRunHeads(training, cfg); err != nil {
+		return report{}, err
+	}
 	if err := checkMemory(cfg, o.samples); err != nil {
 		return report{}, err
 	}
@@ -243,7 +247,7 @@ func prepare(o options) (report, error) {
 	}
 	fw, err := forward(m, ex)
 	if err != nil {
-		return report{}, err
+		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
 	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"image"
 	"image/color"
@@ -16,29 +15,10 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/golden"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/inspect/ -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // plainEnv fixes what colour and layout decisions read from the environment.
 func plainEnv(t *testing.T, columns string) {
@@ -75,7 +55,7 @@ func TestCheckpointIsSmall(t *testing.T) {
 func TestPlainGolden(t *testing.T) {
 	plainEnv(t, "100")
 	out := runOK(t, "-checkpoint", testCheckpoint)
-	golden(t, "copy.txt", out)
+	golden.Check(t, "copy.txt", out)
 	if bytes.ContainsRune(out, 0x1b) {
 		t.Error("plain output contains an escape character")
 	}
@@ -99,8 +79,8 @@ func TestJSONGolden(t *testing.T) {
 
 func checkJSONGolden(t *testing.T, extra ...string) {
 	out := runOK(t, append([]string{"-checkpoint", testCheckpoint, "-json", "-tokens", "5 2 7 2 8 5 2 6"}, extra...)...)
-	if *update {
-		golden(t, "copy.json", out)
+	if *golden.Update {
+		golden.Check(t, "copy.json", out)
 		return
 	}
 	want, err := os.ReadFile(filepath.Join("testdata", "copy.json"))
@@ -477,7 +457,7 @@ func TestHelp(t *testing.T) {
 func TestPlain80Golden(t *testing.T) {
 	plainEnv(t, "80")
 	out := runOK(t, "-checkpoint", testCheckpoint)
-	golden(t, "copy80.txt", out)
+	golden.Check(t, "copy80.txt", out)
 	for _, l := range strings.Split(string(out), "\n") {
 		if n := len([]rune(l)); n >= 80 {
 			t.Errorf("line of %d characters at 80 columns: %q", n, l)

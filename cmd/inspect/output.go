@@ -18,6 +18,7 @@ import (
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
@@ -56,7 +57,7 @@ func colorMode(flagValue string, stdout io.Writer) (render.Mode, error) {
 		}
 	case "always":
 	default:
-		return render.Plain, errors.Errorf("-color %q: want auto, always or never", flagValue)
+		return render.Plain, errors.Errorf("-color %s: want auto, always or never", msg.Quote(flagValue))
 	}
 	if ct := os.Getenv("COLORTERM"); ct == "truecolor" || ct == "24bit" {
 		return render.TrueColor, nil

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,15 +161,7 @@ func TestRunViewJSONAndPNG(t *testing.T) {
 	if !strings.HasSuffix(text, "wrote "+out+"\n") {
 		t.Errorf("no 'wrote' line:\n%s", text)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	img := readPNG(t, out)
 	// Three panels of 200 px plots, wider than the plot.
 	if b := img.Bounds(); b.Dx() < 720 || b.Dy() < 3*200 {
 		t.Errorf("chart of %v, want three stacked plots", b)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/train"
@@ -142,7 +143,9 @@ var killPoints = []struct {
 // byte-identical to an uninterrupted one (weights, best weights, config,
 // metrics but for tokens_per_s) with no leftovers; and kills must have left
 // temporary files of both checkpoints and states behind, proving they landed
-// mid-write.
+// mid-write. Kills must also have left lock files behind, which the resumes
+// met without being blocked (issue 11: a stale lock from a killed run must
+// never block a resume).
 func TestKilledDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in subprocesses")
@@ -162,7 +165,7 @@ func TestKilledDuringWrites(t *testing.T) {
 	}
 	events := watch(t, dir)
 	rng := rand.New(rand.NewPCG(3, 4))
-	kills, midWrite := 0, map[string]int{}
+	kills, midWrite, staleLocks := 0, map[string]int{}, 0
 	for attempt := 0; ; attempt++ {
 		if attempt == 300 {
 			t.Fatalf("the run did not finish after %d attempts", attempt)
@@ -174,14 +177,7 @@ func TestKilledDuringWrites(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, train.ConfigFile)); err == nil {
 			args = []string{"-resume", dir}
 		}
-		cmd := helper(t, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		cmd, stderr, exited := startHelper(t, args...)
 		point := killPoints[attempt%len(killPoints)]
 		var trigger <-chan time.Time
 		if point.event == "" {
@@ -201,6 +197,11 @@ func TestKilledDuringWrites(t *testing.T) {
 				if midWrite[train.CheckpointFile] == 0 || midWrite["state"] == 0 {
 					t.Errorf("no kill landed inside a checkpoint write and a state write: %v", midWrite)
 				}
+				// The killed runs' lock files (holding dead pids) were left
+				// behind and never blocked the -resume that followed.
+				if staleLocks == 0 {
+					t.Errorf("no kill left a lock file behind: the resumes never met a stale lock")
+				}
 				return
 			case ev := <-events:
 				if point.event != "" && strings.HasPrefix(ev, point.event) {
@@ -217,6 +218,9 @@ func TestKilledDuringWrites(t *testing.T) {
 		}
 		<-exited
 		kills++
+		if _, err := os.Stat(filepath.Join(dir, rundir.LockFile)); err == nil {
+			staleLocks++
+		}
 		for _, name := range temporaries(dir) {
 			if strings.HasPrefix(name, "state-") {
 				name = "state"
@@ -404,4 +408,28 @@ func TestWriteFailures(t *testing.T) {
 		}
 		sameFiles(t, want, dir, train.CheckpointFile, train.ConfigFile, train.MetricsFile)
 	})
+}
+
+// TestStdoutFull: with stdout on /dev/full (issue 11: it exited 0) the run
+// still trains and saves to the end, then exits 1 naming the failure.
+func TestStdoutFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	dir := filepath.Join(t.TempDir(), "full")
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", dir)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	want := "train: writing to stdout: write /dev/stdout: no space left on device\n"
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stderr.String() != want {
+		t.Errorf("stdout /dev/full: %v, stderr %q; want exit status 1 and %q", err, stderr.String(), want)
+	}
+	checkRunFiles(t, dir, 40)
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -62,10 +63,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			fs.PrintDefaults()
 			return nil
 		}
-		return errors.Wrap(err, "bad flags (see -h)")
+		return errors.Errorf("bad flags (see -h): %s", msg.Shorten(err.Error()))
 	}
 	if fs.NArg() > 0 {
-		return errors.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
+		return errors.Errorf("unexpected argument %s (see -h)", msg.Quote(fs.Arg(0)))
 	}
 	if err := kernels.Check(); err != nil {
 		return err

@@ -52,11 +52,17 @@ func TestRunErrors(t *testing.T) {
 	if _, _, err := runCmd("-config", cfg, "-out", done); err != nil {
 		t.Fatal(err)
 	}
+	dangling := filepath.Join(t.TempDir(), "out")
+	if err := os.Symlink(filepath.Join(filepath.Dir(dangling), "gone"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
+		// issue 11: it said "mkdir ...: file exists".
+		{"dangling symlink -out", []string{"-config", cfg, "-out", dangling}, "run directory " + dangling + " is a dangling symlink (to " + filepath.Join(filepath.Dir(dangling), "gone") + ", which does not exist)"},
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra"`},
 		{"no config", nil, "missing -config"},
@@ -142,6 +148,11 @@ func TestRunWritesRun(t *testing.T) {
 	if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
 		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
+	// And with -config naming the run's own file.
+	out, _, err = runCmd("-resume", dir, "-config", cfg, "-set", "train.steps=60")
+	if err != nil || !strings.Contains(out, "extended from 50 to 60 steps\n") || !strings.Contains(out, "steps 51-60 of 60 in ") {
+		t.Errorf("extending with -config: %v\n%s", err, out)
+	}
 }
 
 // helper runs this test binary as the train command.
@@ -150,6 +161,20 @@ func helper(t *testing.T, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "ATTNSCOPE_TRAIN_MAIN=1")
 	return cmd
+}
+
+// startHelper starts the command in a subprocess, its stderr kept in a
+// buffer; exited delivers cmd.Wait's result, so a test can kill it meanwhile.
+func startHelper(t *testing.T, args ...string) (cmd *exec.Cmd, stderr *bytes.Buffer, exited <-chan error) {
+	t.Helper()
+	cmd, stderr = helper(t, args...), new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, stderr, done
 }
 
 func sameFiles(t *testing.T, want, got string, names ...string) {
@@ -207,14 +232,7 @@ func TestKilledAndResumed(t *testing.T) {
 		if attempt == 50 {
 			t.Fatal("the run did not finish after 50 attempts")
 		}
-		cmd := helper(t, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		cmd, stderr, exited := startHelper(t, args...)
 		select {
 		case err := <-exited:
 			if err != nil {

@@ -1,6 +1,3 @@
-// Package graphtest holds the helpers the tests of layers and internal/ops
-// share: random tensors, running a graph, reading node values as float64
-// and comparing them. It is imported by tests only.
 package graphtest
 
 import (
@@ -106,5 +103,63 @@ func CheckRelative(t *testing.T, what string, got, want []float64, tol float64) 
 	}
 	if e := MaxAbsDiff(t, got, want); e > tol*scale {
 		t.Errorf("%s differs by %.3g (largest entry %.3g)", what, e, scale)
+	}
+}
+
+// Eval returns a function that reruns vm and returns the scalar node cost.
+func Eval(t *testing.T, vm gorgonia.VM, cost *gorgonia.Node) func() float64 {
+	return func() float64 {
+		t.Helper()
+		vm.Reset()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return Values(t, cost)[0]
+	}
+}
+
+// Gradients adds the gradients of the scalar node cost with respect to wrt,
+// runs g once on a new TapeMachine (closed when the test ends) and returns
+// eval (see Eval) and copies of the gradients' values.
+func Gradients(t *testing.T, g *gorgonia.ExprGraph, cost *gorgonia.Node, wrt gorgonia.Nodes) (eval func() float64, grads [][]float64) {
+	t.Helper()
+	nodes, err := gorgonia.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	t.Cleanup(func() { vm.Close() })
+	eval = Eval(t, vm, cost)
+	eval()
+	for _, n := range nodes {
+		grads = append(grads, append([]float64(nil), Values(t, n)...))
+	}
+	return eval, grads
+}
+
+// FiniteDifferences compares grads[i], the gradient of the cost eval
+// returns with respect to wrt[i], with central differences (h = 1e-6),
+// perturbing each float64 node value in place. Tolerance: per node,
+// ||grad - fd||_2 < 1e-7 ||fd||_2.
+func FiniteDifferences(t *testing.T, wrt gorgonia.Nodes, grads [][]float64, eval func() float64) {
+	t.Helper()
+	const h = 1e-6
+	for i, n := range wrt {
+		v := n.Value().Data().([]float64)
+		var diff, norm float64
+		for j := range v {
+			w := v[j]
+			v[j] = w + h
+			up := eval()
+			v[j] = w - h
+			down := eval()
+			v[j] = w
+			fd := (up - down) / (2 * h)
+			diff += (fd - grads[i][j]) * (fd - grads[i][j])
+			norm += fd * fd
+		}
+		if rel := math.Sqrt(diff / math.Max(norm, 1e-300)); !(rel < 1e-7) {
+			t.Errorf("%s: gradient differs from finite differences by %.3g relative", n.Name(), rel)
+		}
 	}
 }

@@ -119,12 +119,7 @@ func logSumExp[T float](row []T, scratch []float32) float64 {
 		m := kernels.MaxOf(r32)
 		return float64(m) + math.Log(float64(kernels.ExpShift(r32, scratch, 1, m)))
 	}
-	maxv := row[0]
-	for _, x := range row[1:] {
-		if x > maxv {
-			maxv = x
-		}
-	}
+	maxv := rowMax(row)
 	var sum float64
 	for _, x := range row {
 		sum += math.Exp(float64(x) - float64(maxv))

@@ -27,20 +27,26 @@ func ceGraph(t *testing.T, logits *tensor.Dense, targets []int, mask *tensor.Den
 	return g, l, loss
 }
 
+// refExpSum returns the row's max and sum_j exp(row[j] - max), so that
+// softmax(row)[j] = exp(row[j] - max) / sum.
+func refExpSum(row []float64) (maxv, sum float64) {
+	maxv = math.Inf(-1)
+	for _, x := range row {
+		maxv = math.Max(maxv, x)
+	}
+	for _, x := range row {
+		sum += math.Exp(x - maxv)
+	}
+	return maxv, sum
+}
+
 // refCE is the textbook masked mean of -log softmax(row)[target], with the
 // softmax taken through the row max.
 func refCE(logits []float64, v int, targets []int, mask []float64) float64 {
 	var total, count float64
 	for n, tg := range targets {
 		row := logits[n*v : (n+1)*v]
-		maxv := math.Inf(-1)
-		for _, x := range row {
-			maxv = math.Max(maxv, x)
-		}
-		var sum float64
-		for _, x := range row {
-			sum += math.Exp(x - maxv)
-		}
+		maxv, sum := refExpSum(row)
 		total += mask[n] * (maxv + math.Log(sum) - row[tg])
 		count += mask[n]
 	}

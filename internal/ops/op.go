@@ -4,6 +4,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"io"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/pkg/errors"
@@ -83,11 +84,22 @@ func data[T float](a *args, i int) []T {
 	if a.in[i] == nil {
 		return nil
 	}
-	return a.in[i].Data().([]T)
+	return backing[T](a.in[i])
 }
 
 // out is the output's backing slice.
-func out[T float](a *args) []T { return a.y.Data().([]T) }
+func out[T float](a *args) []T { return backing[T](a.y) }
+
+// backing is t's data as []T, T being t's dtype. Dense.Data would box the
+// slice in an interface: one allocation per call, per op, per step.
+func backing[T float](t *tensor.Dense) []T {
+	if unsafe.Sizeof(*new(T)) == 4 {
+		f := t.Float32s()
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+	}
+	f := t.Float64s()
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
 
 // byDtype runs k64 or k32, the float64 and float32 instantiations of one
 // generic kernel, by the output's dtype (or the first input's for a scalar
@@ -109,20 +121,39 @@ func byDtype[D any](d D, a *args, k64 func(D, *args), k32 func(D, *args)) error 
 
 // apply adds a node computing d of inputs to their graph.
 func apply(d def, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
-	o := op{def: d, out: new(buffer)}
+	o := newOp(d)
 	if g, ok := d.(grad); ok {
 		return gorgonia.ApplyOp(diffOp{o, g}, inputs...)
 	}
 	return gorgonia.ApplyOp(o, inputs...)
 }
 
+// newOp is the gorgonia.Op of d, with its own output buffer and state.
+func newOp(d def) op {
+	sig := d.signature()
+	n := len(sig.in)
+	return op{def: d, sig: sig, st: &state{args: args{in: make([]*tensor.Dense, n)}, shapes: make([]tensor.Shape, n)}}
+}
+
 // op implements gorgonia.Op for any def.
 type op struct {
 	def
-	out *buffer
+	sig signature // d.signature(), once
+	st  *state
 }
 
-func (o op) Arity() int            { return len(o.signature().in) }
+// state is what one op node reuses from run to run, as its output buffer:
+// a node runs at most once per run and a graph on one goroutine at a time.
+// With it, Do allocates nothing once the shapes are known.
+type state struct {
+	out    buffer
+	args   args
+	shapes []tensor.Shape // this run's input shapes
+	lastIn []tensor.Shape // the input shapes of the last run (copies)
+	lastY  tensor.Shape   // and the output shape they gave
+}
+
+func (o op) Arity() int            { return len(o.sig.in) }
 func (o op) ReturnsPtr() bool      { return false }
 func (o op) CallsExtern() bool     { return false }
 func (o op) OverwritesInput() int  { return -1 }
@@ -137,7 +168,7 @@ func (o op) Hashcode() uint32 {
 // Type: every float argument and the output share the type variable, so
 // dtypes cannot be mixed.
 func (o op) Type() hm.Type {
-	sig := o.signature()
+	sig := o.sig
 	a := hm.TypeVariable('a')
 	ts := make([]hm.Type, 0, len(sig.in)+1)
 	for _, in := range append(sig.in, floatIn(sig.out, false)) {
@@ -154,7 +185,7 @@ func (o op) Type() hm.Type {
 }
 
 func (o op) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
-	in := o.signature().in
+	in := o.sig.in
 	if len(ds) != len(in) {
 		return nil, errors.Errorf("%s: %d input shapes, want %d", o, len(ds), len(in))
 	}
@@ -169,7 +200,7 @@ func (o op) InferShape(ds ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (o op) checkRanks(s []tensor.Shape) error {
-	for i, in := range o.signature().in {
+	for i, in := range o.sig.in {
 		if in.kind != scalar && len(s[i]) != in.rank {
 			return errors.Errorf("%s: input %d has shape %v, want rank %d", o, i, s[i], in.rank)
 		}
@@ -178,12 +209,13 @@ func (o op) checkRanks(s []tensor.Shape) error {
 }
 
 func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
-	sig := o.signature()
+	sig, st := o.sig, o.st
 	if len(inputs) != len(sig.in) {
 		return nil, errors.Errorf("%s: %d inputs, want %d", o, len(inputs), len(sig.in))
 	}
-	a := &args{in: make([]*tensor.Dense, len(inputs))}
-	shapes := make([]tensor.Shape, len(inputs))
+	a, shapes := &st.args, st.shapes
+	clear(a.in)
+	a.ids, a.dy, a.y, a.scalar = nil, 0, nil, 0
 	dt := tensor.Dtype{}
 	for i, in := range sig.in {
 		if in.kind == scalar {
@@ -216,15 +248,12 @@ func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 		}
 		a.in[i] = t
 	}
-	if err := o.checkRanks(shapes); err != nil {
-		return nil, err
-	}
-	y, err := o.shape(shapes)
+	y, err := o.outShape(shapes)
 	if err != nil {
 		return nil, err
 	}
 	if sig.out > 0 {
-		a.y = o.out.get(dt, y...)
+		a.y = st.out.get(dt, y...)
 	}
 	if err := o.run(a); err != nil {
 		return nil, err
@@ -239,6 +268,34 @@ func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 }
 
+// outShape is shape(in) after checkRanks, or the last run's output shape
+// when the input shapes are the last run's.
+func (o op) outShape(in []tensor.Shape) (tensor.Shape, error) {
+	st := o.st
+	if st.lastY != nil && len(st.lastIn) == len(in) {
+		same := true
+		for i, s := range in {
+			same = same && s.Eq(st.lastIn[i])
+		}
+		if same {
+			return st.lastY, nil
+		}
+	}
+	if err := o.checkRanks(in); err != nil {
+		return nil, err
+	}
+	y, err := o.shape(in)
+	if err != nil {
+		return nil, err
+	}
+	st.lastIn = st.lastIn[:0]
+	for _, s := range in {
+		st.lastIn = append(st.lastIn, s.Clone())
+	}
+	st.lastY = y
+	return y, nil
+}
+
 // diffOp is an op with a gradient (gorgonia.SDOp).
 type diffOp struct {
 	op
@@ -247,7 +304,7 @@ type diffOp struct {
 
 func (o diffOp) DiffWRT(inputs int) []bool {
 	diff := make([]bool, inputs)
-	for i, in := range o.signature().in[:min(inputs, len(o.signature().in))] {
+	for i, in := range o.sig.in[:min(inputs, len(o.sig.in))] {
 		diff[i] = in.diff
 	}
 	return diff

@@ -67,14 +67,7 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 	dl := graphtest.Values(t, grads[0])
 	for r := 0; r < n; r++ {
 		row := l64[r*v : (r+1)*v]
-		maxv := math.Inf(-1)
-		for _, x := range row {
-			maxv = math.Max(maxv, x)
-		}
-		var sum float64
-		for _, x := range row {
-			sum += math.Exp(x - maxv)
-		}
+		maxv, sum := refExpSum(row)
 		for j, x := range row {
 			want := mask[r] * math.Exp(x-maxv) / sum / count
 			if j == targets[r] {
@@ -190,7 +183,7 @@ func TestLayerNormGradientNeedsItsForward(t *testing.T) {
 	stats := &rowStatsBuf{}
 	stats.resize(2) // a forward of 2 rows
 	for _, part := range []lnPart{lnGradX, lnGradW} {
-		o := op{def: layerNormDef{part, 1e-5, stats}, out: new(buffer)}
+		o := newOp(layerNormDef{part, 1e-5, stats})
 		_, err := o.Do(x, w, dy)
 		if err == nil || !strings.Contains(err.Error(), "statistics of 2 rows, x has 3") {
 			t.Errorf("%v: err %v, want both row counts named", o.def, err)

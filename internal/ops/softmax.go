@@ -124,12 +124,7 @@ func softmaxRow[T float](row, out []T, scale float64) {
 		kernels.ScaleBy(o32, 1/sum)
 		return
 	}
-	maxv := row[0]
-	for _, v := range row[1:] {
-		if v > maxv {
-			maxv = v
-		}
-	}
+	maxv := rowMax(row)
 	var sum float64
 	for j, v := range row {
 		e := math.Exp(scale * (float64(v) - float64(maxv)))
@@ -140,6 +135,17 @@ func softmaxRow[T float](row, out []T, scale float64) {
 	for j := range out {
 		out[j] = T(float64(out[j]) * inv)
 	}
+}
+
+// rowMax is the largest entry of a non-empty row.
+func rowMax[T float](row []T) T {
+	m := row[0]
+	for _, v := range row[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }
 
 // softmaxRowMasked is softmaxRow over the keys whose mask entry is not 0;

@@ -122,53 +122,6 @@ func TestMaskedSoftmaxFullyMaskedRow(t *testing.T) {
 	}
 }
 
-// TestMaskedSoftmaxGradient compares d sum(c * softmax(scale * s)) / ds with
-// central differences (h = 1e-6) for a causal, key-masked float64 input,
-// c random. Tolerance: max abs difference 1e-8 (gradients are O(1)).
-func TestMaskedSoftmaxGradient(t *testing.T) {
-	const b, h, tt, scale = 2, 2, 4, 0.7
-	rng := rand.New(rand.NewPCG(12, 13))
-	sv := graphtest.RandDense(rng, 1, b, h, tt, tt)
-	cv := graphtest.RandDense(rng, 1, b, h, tt, tt)
-	km := tensor.New(tensor.WithShape(b, tt), tensor.WithBacking([]float64{1, 0, 1, 1, 0, 1, 1, 1}))
-	g := gorgonia.NewGraph()
-	s := graphtest.Param(g, "scores", sv)
-	y := graphtest.Must(t)(MaskedSoftmax(s, graphtest.Param(g, "key_mask", km), true, scale))
-	loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, graphtest.Param(g, "c", cv)))))
-	grads, err := gorgonia.Grad(loss, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm := gorgonia.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	analytic := append([]float64(nil), graphtest.Values(t, grads[0])...)
-	lossAt := func() float64 {
-		vm.Reset()
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		return graphtest.Values(t, loss)[0]
-	}
-	const step = 1e-6
-	sd := sv.Float64s()
-	fd := make([]float64, len(sd))
-	for i := range sd {
-		w := sd[i]
-		sd[i] = w + step
-		up := lossAt()
-		sd[i] = w - step
-		down := lossAt()
-		sd[i] = w
-		fd[i] = (up - down) / (2 * step)
-	}
-	if e := graphtest.MaxAbsDiff(t, analytic, fd); e > 1e-8 {
-		t.Errorf("softmax gradient differs from finite differences by %.3g", e)
-	}
-}
-
 // TestMaskedSoftmaxErrors: wrong shapes and scales fail at build time.
 func TestMaskedSoftmaxErrors(t *testing.T) {
 	g := gorgonia.NewGraph()

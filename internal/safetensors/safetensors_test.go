@@ -196,9 +196,10 @@ func TestReadRejects(t *testing.T) {
 	}
 }
 
-// TestReadTruncatedEverywhere cuts a valid file at every length short of the
-// whole and expects an error each time, never a panic or a partial success.
-func TestReadTruncatedEverywhere(t *testing.T) {
+// smallFile is a valid file of two tensors (float32 and float64) and one
+// metadata entry, to cut short.
+func smallFile(t *testing.T) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	tensors := []Tensor{
 		{Name: "a", DType: F32, Shape: []int{2, 2}, Data: EncodeFloat32([]float32{1, 2, 3, 4})},
@@ -207,7 +208,13 @@ func TestReadTruncatedEverywhere(t *testing.T) {
 	if err := Write(&buf, tensors, map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
-	whole := buf.Bytes()
+	return buf.Bytes()
+}
+
+// TestReadTruncatedEverywhere cuts a valid file at every length short of the
+// whole and expects an error each time, never a panic or a partial success.
+func TestReadTruncatedEverywhere(t *testing.T) {
+	whole := smallFile(t)
 	for n := 0; n < len(whole); n++ {
 		if _, _, err := Read(whole[:n]); err == nil {
 			t.Errorf("Read accepted the first %d of %d bytes", n, len(whole))
@@ -330,15 +337,7 @@ func TestReadFile(t *testing.T) {
 // regular file) or not (a pipe), accepts what Read accepts and refuses every
 // truncation of a valid file with Read's own message.
 func TestReadFromMatchesRead(t *testing.T) {
-	var buf bytes.Buffer
-	tensors := []Tensor{
-		{Name: "a", DType: F32, Shape: []int{2, 2}, Data: EncodeFloat32([]float32{1, 2, 3, 4})},
-		{Name: "b", DType: F64, Shape: []int{1}, Data: EncodeFloat64([]float64{5})},
-	}
-	if err := Write(&buf, tensors, map[string]string{"k": "v"}); err != nil {
-		t.Fatal(err)
-	}
-	whole := buf.Bytes()
+	whole := smallFile(t)
 	for n := 0; n <= len(whole); n++ {
 		wantTensors, wantMeta, wantErr := Read(whole[:n])
 		for _, size := range []int64{int64(n), -1} {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/pkg/errors"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // Decoder decodes YAML into a struct strictly (see the package doc).
@@ -63,10 +65,30 @@ func (e *syntaxError) where(name string) string {
 // one. A syntax error carries the line and column of its culprit (locate).
 func parseYAML(src []byte) (*yaml.Node, *syntaxError) {
 	root, err := decodeYAML(src, "")
+	if err != nil && strings.Contains(err.msg, "UTF-8") {
+		// yaml.v3 reports a bad byte at the line its scanner was on, which
+		// can be lines before it (a bad byte in a comment): the byte itself
+		// says where it is.
+		err.line, err.column = position(src, firstInvalidUTF8(src))
+		return root, err
+	}
 	if err != nil && err.column == 0 {
 		locate(src, err)
 	}
 	return root, err
+}
+
+// firstInvalidUTF8 returns the offset of the first byte of src that does not
+// start a valid UTF-8 sequence, or len(src).
+func firstInvalidUTF8(src []byte) int {
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(src)
 }
 
 // decodeYAML is parseYAML without the column of a syntax error: it parses
@@ -380,22 +402,18 @@ func describe(n *yaml.Node) string {
 	return "a value"
 }
 
-// show prints a scalar the way the user wrote it, quoting strings.
+// show prints a scalar the way the user wrote it, quoting strings, and
+// shortened past msg.MaxShown bytes.
 func show(n *yaml.Node) string {
 	if n.ShortTag() == "!!str" {
-		return strconv.Quote(n.Value)
+		return msg.Quote(n.Value)
 	}
 	return clean(n.Value)
 }
 
 // clean returns s, or s quoted when it holds a character (a newline, say)
-// that would garble a one-line message.
-func clean(s string) string {
-	if q := strconv.Quote(s); q[1:len(q)-1] != s {
-		return q
-	}
-	return s
-}
+// that would garble a one-line message, shortened past msg.MaxShown bytes.
+func clean(s string) string { return msg.Clean(s) }
 
 // assign decodes n into v, the value at key path. Sections must be mappings
 // of known keys, each at most once (a null section keeps its defaults);

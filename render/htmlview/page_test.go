@@ -3,18 +3,14 @@ package htmlview
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/golden"
 	"github.com/attnscope/attnscope/runlog"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // small is a one-layer, one-head model on a two-token sequence, with a label
 // that tries to close the data script.
@@ -74,20 +70,7 @@ func skeleton(t *testing.T, page string) []byte {
 
 // TestSkeletonGolden pins the page's structure (go test -update rewrites it).
 func TestSkeletonGolden(t *testing.T) {
-	got := skeleton(t, render(t, small()))
-	path := filepath.Join("testdata", "skeleton.html")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./render/htmlview/ -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the page skeleton differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, "skeleton.html", skeleton(t, render(t, small())))
 }
 
 // TestDataStaysData: a label holding "</script>" cannot end the data script;

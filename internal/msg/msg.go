@@ -1,0 +1,67 @@
+package msg
+
+import (
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxShown is the most bytes of a value a message shows.
+const MaxShown = 80
+
+// Quote returns s quoted in Go syntax, shortened past MaxShown bytes as
+// "\"first 80 bytes\"... (100000 bytes)".
+func Quote(s string) string {
+	head, more := cut(s)
+	return strconv.Quote(head) + more
+}
+
+// Clean returns s as it is when it is short and holds nothing that needs
+// quoting (a newline, a control character, invalid UTF-8), else Quote(s);
+// past MaxShown bytes a plain s is shortened like Quote's, without quotes.
+func Clean(s string) string {
+	head, more := cut(s)
+	if q := strconv.Quote(head); q[1:len(q)-1] != head {
+		return q + more
+	}
+	return head + more
+}
+
+// cut splits a long s into its first MaxShown bytes (fewer, to end on a
+// character boundary) and the suffix saying how long it was.
+func cut(s string) (head, more string) {
+	if len(s) <= MaxShown {
+		return s, ""
+	}
+	n := MaxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// quoted matches a Go-quoted string in a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// word matches a run of characters without spaces or quotes.
+var word = regexp.MustCompile(`[^\s"]+`)
+
+// Shorten shortens every quoted string and every word of text longer than
+// MaxShown bytes, for a message made by other code (the flag package quotes a
+// bad value whole: `invalid value "..." for flag -seed`).
+func Shorten(text string) string {
+	text = quoted.ReplaceAllStringFunc(text, func(q string) string {
+		s, err := strconv.Unquote(q)
+		if err != nil || len(s) <= MaxShown {
+			return q
+		}
+		return Quote(s)
+	})
+	return word.ReplaceAllStringFunc(text, func(w string) string {
+		if len(w) <= MaxShown {
+			return w
+		}
+		head, more := cut(w)
+		return head + more
+	})
+}

@@ -1,0 +1,51 @@
+package sttest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"testing"
+)
+
+// Split returns a file's header as generic JSON and its data section.
+func Split(t testing.TB, file []byte) (header map[string]any, data []byte) {
+	t.Helper()
+	n := binary.LittleEndian.Uint64(file)
+	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	return header, file[8+n:]
+}
+
+// Join writes header (padded with spaces to a multiple of 8 bytes) and data
+// back into one file.
+func Join(t testing.TB, header any, data []byte) []byte {
+	t.Helper()
+	h, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(h)%8 != 0 {
+		h = append(h, ' ')
+	}
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	return append(append(out, h...), data...)
+}
+
+// EditHeader applies edit to a copy of file's header.
+func EditHeader(t testing.TB, file []byte, edit func(header map[string]any)) []byte {
+	t.Helper()
+	h, data := Split(t, file)
+	edit(h)
+	return Join(t, h, data)
+}
+
+// Entry is the header record of the named tensor.
+func Entry(header map[string]any, name string) map[string]any {
+	return header[name].(map[string]any)
+}
+
+// Offsets reads the named tensor's data_offsets.
+func Offsets(header map[string]any, name string) (begin, end float64) {
+	o := Entry(header, name)["data_offsets"].([]any)
+	return o[0].(float64), o[1].(float64)
+}
