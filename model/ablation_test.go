@@ -17,7 +17,7 @@ import (
 // Train graph, every gradient, as float64 bit patterns.
 func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) []uint64 {
 	t.Helper()
-	ablateRun(t, g, tokens, targets, mask)
+	feedRun(t, g, tokens, targets, mask)
 	var bits []uint64
 	for _, v := range floats(t, g.Logits) {
 		bits = append(bits, math.Float64bits(v))
@@ -94,7 +94,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				if err := g.AblateHead(l, h, nil); err != nil {
 					t.Fatal(err)
 				}
-				ablateRun(t, g, tokens, targets, mask)
+				feedRun(t, g, tokens, targets, mask)
 				got := floats(t, g.Logits)
 
 				zeroed := randomModel(t, cfg, tensor.Float64)
@@ -105,7 +105,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 					}
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})
-				ablateRun(t, ref, tokens, targets, mask)
+				feedRun(t, ref, tokens, targets, mask)
 				if diff := graphtest.MaxAbsDiff(t, got, floats(t, ref.Logits)); diff > 1e-12 {
 					t.Errorf("layer %d head %d: ablated logits differ from zeroed out-weight logits by %g", l, h, diff)
 				}
@@ -202,18 +202,6 @@ func TestAblationErrors(t *testing.T) {
 	if _, err := masked.MeanHeadOutputs(1); err == nil || !strings.Contains(err.Error(), "run the machine first") {
 		t.Errorf("MeanHeadOutputs before a run: %v", err)
 	}
-}
-
-// ablateRun feeds the batch to g and runs it once (the values stay on the
-// nodes after the machine is closed).
-func ablateRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
-	t.Helper()
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	run(t, vm)
 }
 
 func param(t *testing.T, m *Model, name string) *tensor.Dense {

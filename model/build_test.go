@@ -32,6 +32,18 @@ func floats(t *testing.T, n *gorgonia.Node) []float64 {
 	return append([]float64(nil), graphtest.Values(t, n)...)
 }
 
+// feedRun feeds the batch to g and runs it once on a new machine (the
+// values stay on the nodes after the machine is closed).
+func feedRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
+	t.Helper()
+	if err := g.Feed(tokens, targets, mask); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	run(t, vm)
+}
+
 func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
 	t.Helper()
 	g, err := Build(m, opts)
@@ -265,12 +277,7 @@ func TestInitialLoss(t *testing.T) {
 				rng := rand.New(rand.NewPCG(2, 3))
 				tokens, targets, _ := randomBatch(rng, 64, cfg.Vocab)
 				mask := ones(64)
-				if err := g.Feed(tokens, targets, mask); err != nil {
-					t.Fatal(err)
-				}
-				vm := g.NewMachine()
-				run(t, vm)
-				vm.Close()
+				feedRun(t, g, tokens, targets, mask)
 				if loss := lossOf(t, g); math.Abs(loss-math.Log(16)) > 0.1 {
 					t.Errorf("%v mlp=%t: initial loss %v, want ln 16 = %v within 0.1", dt, mlp, loss, math.Log(16))
 				}
@@ -294,12 +301,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			randomize(m, 8, 0.3)
 			g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true, KeyPadding: true})
 			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(8, 8)), 12, cfg.Vocab)
-			if err := g.Feed(tokens, targets, mask); err != nil {
-				t.Fatal(err)
-			}
-			vm := g.NewMachine()
-			run(t, vm)
-			vm.Close()
+			feedRun(t, g, tokens, targets, mask)
 			gr, err := g.Gradients()
 			if err != nil {
 				t.Fatal(err)
@@ -345,12 +347,7 @@ func TestTrainAttentionIsBeforeDropout(t *testing.T) {
 			}
 		}
 		tokens, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
-		if err := g.Feed(tokens, targets, mask); err != nil {
-			t.Fatal(err)
-		}
-		vm := g.NewMachine()
-		defer vm.Close()
-		run(t, vm)
+		feedRun(t, g, tokens, targets, mask)
 		for l, a := range g.Attention {
 			w := floats(t, a)
 			for row := 0; row < len(w)/tt; row++ {

@@ -168,12 +168,7 @@ func ckRunsOnEveryPath(t *testing.T, saved, loaded *Model) {
 	tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(3, 4)), b*seqLen, saved.Config.Vocab)
 	forward := func(m *Model) (logits []float64, loss float64) {
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: seqLen})
-		if err := g.Feed(tokens, targets, mask); err != nil {
-			t.Fatal(err)
-		}
-		vm := g.NewMachine()
-		defer vm.Close()
-		run(t, vm)
+		feedRun(t, g, tokens, targets, mask)
 		return floats(t, g.Logits), lossOf(t, g)
 	}
 	wantLogits, wantLoss := forward(saved)

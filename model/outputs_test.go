@@ -50,12 +50,7 @@ func TestOutputsMatchReference(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(3, 3))
 		tokens, targets, lossMask := randomBatch(rng, b*tt, cfg.Vocab)
-		if err := g.Feed(tokens, targets, lossMask); err != nil {
-			t.Fatal(err)
-		}
-		vm := g.NewMachine()
-		defer vm.Close()
-		run(t, vm)
+		feedRun(t, g, tokens, targets, lossMask)
 		logits, attention, loss := refForward(m, b, tt, tokens, targets, lossMask, nil, masks)
 		got, err := g.LossValue()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 )
@@ -49,8 +50,6 @@ flags:
 // per Go measurement, so each has its own peak RSS).
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	// A bad flag is the one line main prints; -h prints the usage and exits 0.
-	fs.SetOutput(io.Discard)
 	configs := fs.String("configs", "S,M,sort,L4", "comma-separated configurations to run ("+sizeNames()+")")
 	rounds := fs.Int("rounds", 2, "alternation rounds: each runs Go, then PyTorch at every thread count, per config")
 	reps := fs.Int("reps", 5, "timed repetitions per process (the figure is the median over every repetition of every round)")
@@ -63,17 +62,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return nil
-		}
-		return errors.Wrap(err, "bad flags (see -h)")
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("unexpected arguments %q", fs.Args())
+	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
+		return err
 	}
 	if err := kernels.Check(); err != nil {
 		return err

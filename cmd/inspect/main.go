@@ -19,8 +19,8 @@ import (
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
-	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -93,9 +93,6 @@ flags:
 // run is the whole command: flags in args, output on stdout, usage on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	// The flag package would print a bad flag's error and the whole usage;
-	// the returned error is the one line main prints, and -h prints the usage.
-	fs.SetOutput(io.Discard)
 	var o options
 	fs.StringVar(&o.checkpoint, "checkpoint", "", "checkpoint file written by train (required)")
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
@@ -116,20 +113,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
 	fs.BoolVar(&o.trainGraph, "train", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-			return nil
-		}
-		return errors.Errorf("bad flags (see -h): %s", msg.Shorten(err.Error()))
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("unexpected argument %s (flags only; see -h)", msg.Quote(fs.Arg(0)))
+	if helped, err := cli.Parse(fs, args, usage, stderr); helped || err != nil {
+		return err
 	}
 	if err := kernels.Check(); err != nil {
 		return err

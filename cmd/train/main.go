@@ -15,8 +15,8 @@ import (
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
-	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -50,23 +50,13 @@ flags:
 // Errors are returned for main to print as one line.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	configPath := fs.String("config", "", "YAML run config (e.g. configs/copy.yaml)")
 	out := fs.String("out", "", "run directory (default runs/<config name>)")
 	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
 	var overrides sets
 	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return nil
-		}
-		return errors.Errorf("bad flags (see -h): %s", msg.Shorten(err.Error()))
-	}
-	if fs.NArg() > 0 {
-		return errors.Errorf("unexpected argument %s (see -h)", msg.Quote(fs.Arg(0)))
+	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
+		return err
 	}
 	if err := kernels.Check(); err != nil {
 		return err

@@ -1,0 +1,5 @@
+// Package cli holds the command-line conventions cmd/train, cmd/inspect and
+// cmd/bench share: flags only (no positional arguments); -h prints the usage
+// text and the flag defaults and succeeds; a bad flag or a stray argument is
+// one short line ending in "see -h", never the usage.
+package cli
