@@ -8,26 +8,51 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // MultiHeadSelfAttention is multi-head scaled dot-product self-attention over
 // a batch of B sequences of T positions, with activations flat (B*T, D).
 type MultiHeadSelfAttention struct {
 	Batch, SeqLen, D, Heads int     // B, T, D, H
-	Causal                  bool    // query t sees only keys <= t
 	QKV                     *Linear // D -> 3D, output columns [q | k | v], head h at [h*d, (h+1)*d) of each
 	Out                     *Linear // D -> D
-	Path                    Path    // which ops Forward writes; "" is Fused (QKV and Out have their own)
-	// HeadMask and HeadFill, when both are set, ablate heads: the head
-	// outputs y (B, H, T, d) become y*HeadMask + HeadFill before the head
-	// merge. A mask of ones and a fill of zeros leave the output unchanged;
-	// mask 0 with fill 0 removes a head (zero ablation), mask 0 with the
-	// head's mean output puts that in its place (mean ablation). Both are
-	// (B, H, T, d) inputs the caller sets before each run.
+	AttentionOptions
+}
+
+// AttentionOptions are the choices of a MultiHeadSelfAttention. The zero
+// value is causal attention on the fused path.
+type AttentionOptions struct {
+	Path          Path // which ops Forward writes; "" is Fused (QKV and Out have their own)
+	Bidirectional bool // every query sees every key; false: query t sees only keys <= t
+}
+
+// AttentionInputs are the optional graph inputs of Forward; a nil field
+// leaves its step out.
+//
+//	KeyMask   (B, T)        1 keeps a key, 0 hides it (padding)
+//	Dropout   (B, H, T, T)  0 or 1/(1-p), multiplies the weights before they
+//	                        meet v (drawn by the caller from its own seeded
+//	                        RNG, see FillDropoutMask)
+//	HeadMask  (B, H, T, d)  with HeadFill: the head outputs y become
+//	HeadFill  (B, H, T, d)  y*HeadMask + HeadFill before the head merge
+//
+// A head mask of ones and a fill of zeros change nothing; mask 0 with fill 0
+// removes a head (zero ablation); mask 0 with the head's mean output puts
+// that in its place (mean ablation).
+type AttentionInputs struct {
+	KeyMask, Dropout   *gorgonia.Node
 	HeadMask, HeadFill *gorgonia.Node
-	// Context is set by Forward: the head outputs (B, H, T, d) before the
-	// head mask, for callers that average them (mean ablation).
-	Context *gorgonia.Node
+}
+
+// AttentionOutput is what Forward built.
+//
+//	Out      (B*T, D)      the layer's output, after the output projection
+//	Weights  (B, H, T, T)  softmax(q k^T / sqrt(d)) over allowed keys, rows =
+//	                       queries, columns = keys, before dropout
+//	Heads    (B, H, T, d)  each head's weighted sum of v, before the head mask
+type AttentionOutput struct {
+	Out, Weights, Heads *gorgonia.Node
 }
 
 // name is the attention's node-name prefix, from its weights' checkpoint
@@ -35,8 +60,9 @@ type MultiHeadSelfAttention struct {
 func (a *MultiHeadSelfAttention) name() string { return parentOf(prefixOf(a.QKV.Weight)) }
 
 // NewMultiHeadSelfAttention checks every size up front and names the numbers
-// when they do not fit together.
-func NewMultiHeadSelfAttention(batch, seqLen, heads int, causal bool, qkv, out *Linear) (*MultiHeadSelfAttention, error) {
+// when they do not fit together. QKV and Out keep the paths they have; use
+// SetPath to move the whole layer.
+func NewMultiHeadSelfAttention(batch, seqLen, heads int, qkv, out *Linear, opts AttentionOptions) (*MultiHeadSelfAttention, error) {
 	if batch <= 0 || seqLen <= 0 || heads <= 0 {
 		return nil, errors.Errorf("attention: batch %d, seq len %d, heads %d must all be positive", batch, seqLen, heads)
 	}
@@ -53,101 +79,80 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, causal bool, qkv, out *
 	if out.In != d || out.Out != d {
 		return nil, errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", out.In, out.Out, d, d)
 	}
-	return &MultiHeadSelfAttention{Batch: batch, SeqLen: seqLen, D: d, Heads: heads, Causal: causal, QKV: qkv, Out: out}, nil
+	return &MultiHeadSelfAttention{Batch: batch, SeqLen: seqLen, D: d, Heads: heads, QKV: qkv, Out: out, AttentionOptions: opts}, nil
 }
 
-// Forward maps x (B*T, D) to the attention output (B*T, D) and returns the
-// attention weights (B, H, T, T) (rows = queries, columns = keys) as well.
-// keyMask (B, T), when non-nil, hides keys whose entry is 0. dropMask
-// (B, H, T, T), when non-nil, multiplies the weights before they are applied
-// to the values (entries 0 or 1/(1-p), drawn by the caller from its own
-// seeded RNG); the returned weights are those before dropout.
+// Forward adds multi-head self-attention of x to the graph:
 //
-// On the Gorgonia path (a.Path, see gorgonia.go) the nodes are Gorgonia's
-// own: Mul and BroadcastAdd for the projections, Reshape, Transpose and
-// Slice for the heads, BatchedMatMul for both products, HadamardProd for
-// dropout; only the masked softmax is internal/ops'. Nodes are named
-// after the layer: "blocks.0.attn.qkv", ".heads", ".scores", ".weights",
-// ".context", ".merged", ".out".
+//	x        (B*T, D)      input rows, row-major (batch, position)
+//	q, k, v  (B, H, T, d)  x W_qkv^T + b_qkv split into heads, d = D/H
+//	Weights  (B, H, T, T)  softmax(q k^T / sqrt(d)) over the keys a query may
+//	                       see (causal: keys <= its position; KeyMask: keys
+//	                       not padded); hidden keys get exactly 0
+//	Heads    (B, H, T, d)  Weights (times Dropout) · v
+//	Out      (B*T, D)      Heads (masked by HeadMask/HeadFill) merged back
+//	                       to (B*T, D), then W_out, b_out
 //
-// The fused path's nodes: the fused projection, the head split (reshape to
-// (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), q k^T per
-// (batch, head) pair, the masked softmax, the weighted sum of v per pair,
-// the head merge (permute back and reshape) and the output projection. The
-// split, merge and products are internal/ops': equal to
-// Reshape/Transpose/BatchedMatMul, gradients included, but without their
-// per-step allocations and iterator copies.
-func (a *MultiHeadSelfAttention) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node, err error) {
-	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
-	dh := d / h
-	if s := x.Shape(); len(s) != 2 || s[0] != b*t || s[1] != d {
-		return nil, nil, errors.Errorf("attention: input shape %v, want (B*T, D) = (%d, %d)", s, b*t, d)
-	}
-	if dropMask != nil {
-		if s := dropMask.Shape(); !s.Eq(tensor.Shape{b, h, t, t}) {
-			return nil, nil, errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", s, b, h, t, t)
-		}
-	}
-	if (a.HeadMask == nil) != (a.HeadFill == nil) {
-		return nil, nil, errors.New("attention: head mask and head fill are set together or not at all")
-	}
-	for _, in := range []*gorgonia.Node{a.HeadMask, a.HeadFill} {
-		if in != nil && !in.Shape().Eq(tensor.Shape{b, h, t, dh}) {
-			return nil, nil, errors.Errorf("attention: head mask or fill shape %v, want (B, H, T, d) = (%d, %d, %d, %d)", in.Shape(), b, h, t, dh)
-		}
-	}
-	p := a.name()
+// Which nodes each path writes is in the package doc and gorgonia.go; both
+// compute the same function of the same weights.
+func (a *MultiHeadSelfAttention) Forward(x *gorgonia.Node, in AttentionInputs) (built AttentionOutput, err error) {
+	defer raise.Catch(&err)
+	return a.forward(x, in), nil
+}
+
+func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
+	a.check(x, in)
 	if a.Path == Gorgonia {
-		return a.forwardGorgonia(p, x, keyMask, dropMask)
+		return a.forwardGorgonia(x, in)
 	}
-	qkv, err := a.QKV.Forward(x) // (B*T, 3D)
-	if err != nil {
-		return nil, nil, err
-	}
-	heads, err := NameAs(p + ".heads")(ops.SplitHeads(qkv, ops.Heads{B: b, T: t, H: h, D: dh}, 3)) // (3, B, H, T, d): q, k, v
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention")
-	}
-	scores, err := NameAs(p + ".scores")(ops.AttnScores(heads)) // (B, H, T, T) = q k^T
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention")
-	}
-	if weights, err = NameAs(p + ".weights")(ops.MaskedSoftmax(scores, keyMask, a.Causal, 1/math.Sqrt(float64(dh)))); err != nil { // (B, H, T, T)
-		return nil, nil, err
-	}
-	applied := weights
-	if dropMask != nil {
-		if applied, err = NameAs(p + ".dropped")(gorgonia.HadamardProd(weights, dropMask)); err != nil { // (B, H, T, T)
-			return nil, nil, errors.Wrap(err, "attention: dropout")
-		}
-	}
-	y, err := NameAs(p + ".context")(ops.AttnApply(applied, heads)) // (B, H, T, d) = w v
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "attention")
-	}
-	if y, err = a.ablate(p, y); err != nil { // (B, H, T, d)
-		return nil, nil, err
-	}
-	if y, err = NameAs(p + ".merged")(ops.MergeHeads(y)); err != nil { // (B*T, D)
-		return nil, nil, errors.Wrap(err, "attention")
-	}
-	if out, err = a.Out.Forward(y); err != nil { // (B*T, D)
-		return nil, nil, err
-	}
-	return out, weights, nil
+	p, dh := a.name(), a.D/a.Heads
+	qkv := a.QKV.forward(x)                                                                                    // (B*T, 3D)
+	heads := node(p + ".heads")(ops.SplitHeads(qkv, ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: dh}, 3)) // (3, B, H, T, d): q, k, v
+	scores := node(p + ".scores")(ops.AttnScores(heads))                                                       // (B, H, T, T) = q k^T
+	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, !a.Bidirectional, a.scale()))        // (B, H, T, T)
+	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))                         // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                                          // (B*T, D)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}                             // (B*T, D)
 }
 
-// ablate records the head outputs y (B, H, T, d) in a.Context and, when the
-// attention has a head mask, returns y*HeadMask + HeadFill with Gorgonia's
-// own element-wise ops (the same nodes on both paths).
-func (a *MultiHeadSelfAttention) ablate(p string, y *gorgonia.Node) (*gorgonia.Node, error) {
-	a.Context = y
-	if a.HeadMask == nil {
-		return y, nil
+// scale is 1/sqrt(d), the scores' factor.
+func (a *MultiHeadSelfAttention) scale() float64 { return 1 / math.Sqrt(float64(a.D/a.Heads)) }
+
+// check raises an error naming the shapes when x or an input does not fit
+// the layer.
+func (a *MultiHeadSelfAttention) check(x *gorgonia.Node, in AttentionInputs) {
+	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
+	if s := x.Shape(); len(s) != 2 || s[0] != b*t || s[1] != d {
+		raise.If(errors.Errorf("attention: input shape %v, want (B*T, D) = (%d, %d)", s, b*t, d))
 	}
-	kept, err := NameAs(p + ".head_masked")(gorgonia.HadamardProd(y, a.HeadMask)) // (B, H, T, d)
-	if err != nil {
-		return nil, errors.Wrap(err, "attention: head mask")
+	if in.Dropout != nil && !in.Dropout.Shape().Eq(tensor.Shape{b, h, t, t}) {
+		raise.If(errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", in.Dropout.Shape(), b, h, t, t))
 	}
-	return NameAs(p + ".head_ablated")(gorgonia.Add(kept, a.HeadFill)) // (B, H, T, d)
+	if (in.HeadMask == nil) != (in.HeadFill == nil) {
+		raise.If(errors.New("attention: head mask and head fill are set together or not at all"))
+	}
+	for _, n := range []*gorgonia.Node{in.HeadMask, in.HeadFill} {
+		if n != nil && !n.Shape().Eq(tensor.Shape{b, h, t, d / h}) {
+			raise.If(errors.Errorf("attention: head mask or fill shape %v, want (B, H, T, d) = (%d, %d, %d, %d)", n.Shape(), b, h, t, d/h))
+		}
+	}
+}
+
+// dropout multiplies the weights by the dropout mask, when there is one,
+// with Gorgonia's own HadamardProd (the same node on both paths).
+func (a *MultiHeadSelfAttention) dropout(p string, weights, mask *gorgonia.Node) *gorgonia.Node {
+	if mask == nil {
+		return weights
+	}
+	return node(p + ".dropped")(gorgonia.HadamardProd(weights, mask)) // (B, H, T, T)
+}
+
+// ablate returns y*HeadMask + HeadFill when there is a head mask, with
+// Gorgonia's own element-wise ops (the same nodes on both paths).
+func (a *MultiHeadSelfAttention) ablate(p string, y *gorgonia.Node, in AttentionInputs) *gorgonia.Node {
+	if in.HeadMask == nil {
+		return y
+	}
+	kept := node(p + ".head_masked")(gorgonia.HadamardProd(y, in.HeadMask)) // (B, H, T, d)
+	return node(p + ".head_ablated")(gorgonia.Add(kept, in.HeadFill))       // (B, H, T, d)
 }

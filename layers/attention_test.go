@@ -22,10 +22,11 @@ func TestAttentionShapes(t *testing.T) {
 			g := gorgonia.NewGraph()
 			x := NewParam(g, "x", graphtest.RandDense(rng, 1, c.b*c.t, c.d))
 			a := newMHSAParams(rng, c.d, true).build(t, g, "attn", c.b, c.t, c.h, true)
-			out, w, err := a.Forward(x, nil, nil)
+			built, err := a.Forward(x, AttentionInputs{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			out, w := built.Out, built.Weights
 			graphtest.Run(t, g)
 			wantOut, wantW := tensor.Shape{c.b * c.t, c.d}, tensor.Shape{c.b, c.h, c.t, c.t}
 			if !out.Shape().Eq(wantOut) || !out.Value().Shape().Eq(wantOut) {
@@ -60,10 +61,11 @@ func TestAttentionMatchesPerHeadReference(t *testing.T) {
 				kmv = []float64{0, 1, 1, 1, 1, 1, 1, 1, 0, 0}
 				km = NewParam(g, "key_mask", tensor.New(tensor.WithShape(b, tt), tensor.WithBacking(kmv)))
 			}
-			out, w, err := p.build(t, g, "attn", b, tt, h, c.causal).Forward(x, km, nil)
+			built, err := p.build(t, g, "attn", b, tt, h, c.causal).Forward(x, AttentionInputs{KeyMask: km})
 			if err != nil {
 				t.Fatal(err)
 			}
+			out, w := built.Out, built.Weights
 			graphtest.Run(t, g)
 			refOut, refW := refAttention(xv.Float64s(), b, tt, h, c.causal, kmv, p)
 			if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, out), refOut); e > 1e-12 {
@@ -89,10 +91,11 @@ func TestFusedQKVEqualsSeparate(t *testing.T) {
 
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", xv)
-	fused, fusedW, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, nil, nil)
+	built, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, AttentionInputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fused, fusedW := built.Out, built.Weights
 
 	sep := gorgonia.NewGraph()
 	xs := NewParam(sep, "x", xv)
@@ -139,10 +142,11 @@ func TestAttentionCausality(t *testing.T) {
 	xv := graphtest.RandDense(rng, 1, b*tt, d)
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", xv)
-	out, w, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, nil, nil)
+	built, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, AttentionInputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, w := built.Out, built.Weights
 	vm := gorgonia.NewTapeMachine(g, gorgonia.TraceExec())
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
@@ -199,7 +203,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 	// build makes a layer of batch 2, T = 3, D = 6 from qkv and out.
 	build := func(batch, heads int, qkv, out *Linear) func() error {
 		return func() error {
-			_, err := NewMultiHeadSelfAttention(batch, 3, heads, true, qkv, out)
+			_, err := NewMultiHeadSelfAttention(batch, 3, heads, qkv, out, AttentionOptions{})
 			return err
 		}
 	}
@@ -207,11 +211,11 @@ func TestAttentionBuildErrors(t *testing.T) {
 	// the masks (either may be nil).
 	forward := func(x, keyMask, dropMask *gorgonia.Node) func() error {
 		return func() error {
-			a, err := NewMultiHeadSelfAttention(2, 3, 2, true, lin(x.Name()+".qkv", 18, 6), lin(x.Name()+".out", 6, 6))
+			a, err := NewMultiHeadSelfAttention(2, 3, 2, lin(x.Name()+".qkv", 18, 6), lin(x.Name()+".out", 6, 6), AttentionOptions{})
 			if err != nil {
 				return err
 			}
-			_, _, err = a.Forward(x, keyMask, dropMask)
+			_, err = a.Forward(x, AttentionInputs{KeyMask: keyMask, Dropout: dropMask})
 			return err
 		}
 	}

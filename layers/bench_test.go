@@ -37,14 +37,15 @@ func benchAttention(b *testing.B, bt, t, d, heads int, backward bool) gorgonia.V
 	if err != nil {
 		b.Fatal(err)
 	}
-	attn, err := NewMultiHeadSelfAttention(bt, t, heads, true, qkv, out)
+	attn, err := NewMultiHeadSelfAttention(bt, t, heads, qkv, out, AttentionOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	y, _, err := attn.Forward(x, nil, nil)
+	built, err := attn.Forward(x, AttentionInputs{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	y := built.Out
 	if backward {
 		cost, err := gorgonia.Sum(y)
 		if err != nil {

@@ -3,6 +3,8 @@ package layers
 import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // Block is one transformer block. With MLP == nil it is attention-only,
@@ -13,6 +15,13 @@ type Block struct {
 	Attn *MultiHeadSelfAttention
 	LN2  *LayerNorm
 	MLP  *MLP
+}
+
+// BlockOutput is what a Block's Forward built: its output (B*T, D) and what
+// its attention built.
+type BlockOutput struct {
+	Out  *gorgonia.Node
+	Attn AttentionOutput
 }
 
 // NewBlock checks that a full block has both LayerNorms of the right width.
@@ -28,39 +37,22 @@ func NewBlock(ln1 *LayerNorm, attn *MultiHeadSelfAttention, ln2 *LayerNorm, mlp 
 	return &Block{LN1: ln1, Attn: attn, LN2: ln2, MLP: mlp}, nil
 }
 
-// Forward maps x (B*T, D) to (B*T, D) and returns the attention weights
-// (B, H, T, T); keyMask and dropMask are passed to the attention.
-func (bl *Block) Forward(x, keyMask, dropMask *gorgonia.Node) (out, weights *gorgonia.Node, err error) {
-	h := x
-	if bl.MLP != nil {
-		if h, err = bl.LN1.Forward(x); err != nil { // (B*T, D)
-			return nil, nil, err
-		}
-	}
-	a, weights, err := bl.Attn.Forward(h, keyMask, dropMask) // (B*T, D), (B, H, T, T)
-	if err != nil {
-		return nil, nil, err
-	}
-	if x, err = bl.residual(x, a, "attn_residual"); err != nil { // (B*T, D)
-		return nil, nil, errors.Wrap(err, "block: attention residual")
-	}
+// Forward maps x (B*T, D) to the block's output (B*T, D); in goes to the
+// attention (see AttentionInputs).
+func (bl *Block) Forward(x *gorgonia.Node, in AttentionInputs) (built BlockOutput, err error) {
+	defer raise.Catch(&err)
 	if bl.MLP == nil {
-		return x, weights, nil
+		attn := bl.Attn.forward(x, in)                                           // (B*T, D)
+		return BlockOutput{bl.residual(x, attn.Out, "attn_residual"), attn}, nil // (B*T, D)
 	}
-	if h, err = bl.LN2.Forward(x); err != nil { // (B*T, D)
-		return nil, nil, err
-	}
-	if h, err = bl.MLP.Forward(h); err != nil { // (B*T, D)
-		return nil, nil, err
-	}
-	if x, err = bl.residual(x, h, "mlp_residual"); err != nil { // (B*T, D)
-		return nil, nil, errors.Wrap(err, "block: mlp residual")
-	}
-	return x, weights, nil
+	attn := bl.Attn.forward(bl.LN1.forward(x), in)                     // (B*T, D)
+	x = bl.residual(x, attn.Out, "attn_residual")                      // (B*T, D)
+	mlp := bl.MLP.forward(bl.LN2.forward(x))                           // (B*T, D)
+	return BlockOutput{bl.residual(x, mlp, "mlp_residual"), attn}, nil // (B*T, D)
 }
 
 // residual is x + y, on the attention's path, named after the block
 // ("blocks.0.attn_residual").
-func (bl *Block) residual(x, y *gorgonia.Node, what string) (*gorgonia.Node, error) {
-	return NameAs(parentOf(bl.Attn.name()) + "." + what)(bl.Attn.Path.Add(x, y))
+func (bl *Block) residual(x, y *gorgonia.Node, what string) *gorgonia.Node {
+	return node(parentOf(bl.Attn.name()) + "." + what)(bl.Attn.Path.Add(x, y))
 }

@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // Embedding looks rows of Table (V, D) up by id, as PyTorch's nn.Embedding.
@@ -26,12 +27,17 @@ func NewEmbedding(table *gorgonia.Node) (*Embedding, error) {
 // Forward maps Int ids (N) to rows (N, D): ops.Embedding on the fused path
 // (an id outside [0, V) fails the run naming its position), ByIndices on the
 // Gorgonia path.
-func (e *Embedding) Forward(ids *gorgonia.Node) (*gorgonia.Node, error) {
+func (e *Embedding) Forward(ids *gorgonia.Node) (rows *gorgonia.Node, err error) {
+	defer raise.Catch(&err)
+	return e.forward(ids), nil
+}
+
+func (e *Embedding) forward(ids *gorgonia.Node) *gorgonia.Node {
 	if ids.Dims() != 1 || ids.Dtype() != tensor.Int {
-		return nil, errors.Errorf("embedding %s: ids %v of %v, want an Int vector", e.Table.Name(), ids.Shape(), ids.Dtype())
+		raise.If(errors.Errorf("embedding %s: ids %v of %v, want an Int vector", e.Table.Name(), ids.Shape(), ids.Dtype()))
 	}
 	if e.Path == Gorgonia {
 		return e.forwardGorgonia(ids)
 	}
-	return NameAs(prefixOf(e.Table))(ops.Embedding(e.Table, ids)) // (N, D)
+	return node(prefixOf(e.Table))(ops.Embedding(e.Table, ids)) // (N, D)
 }

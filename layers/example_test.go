@@ -25,19 +25,20 @@ func ExampleMultiHeadSelfAttention() {
 	x := layers.NewParam(g, "x", normal(b*t, d))
 	qkv, _ := layers.NewLinear(layers.NewParam(g, "attn.qkv.weight", normal(3*d, d)), nil)
 	out, _ := layers.NewLinear(layers.NewParam(g, "attn.out.weight", normal(d, d)), layers.NewParam(g, "attn.out.bias", normal(d)))
-	attn, err := layers.NewMultiHeadSelfAttention(b, t, h, true, qkv, out)
+	attn, err := layers.NewMultiHeadSelfAttention(b, t, h, qkv, out, layers.AttentionOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	y, weights, err := attn.Forward(x, nil, nil)
+	built, err := attn.Forward(x, layers.AttentionInputs{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	y, weights := built.Out, built.Weights
 	fmt.Println("x", x.Shape(), "-> y", y.Shape(), "weights", weights.Shape())
 
-	_, err = layers.NewMultiHeadSelfAttention(b, t, 3, true, qkv, out)
+	_, err = layers.NewMultiHeadSelfAttention(b, t, 3, qkv, out, layers.AttentionOptions{})
 	fmt.Println(err)
 	// Output:
 	// x (10, 8) -> y (10, 8) weights (2, 2, 5, 5)
@@ -55,13 +56,13 @@ func ExampleMultiHeadSelfAttention_gorgonia() {
 	x := layers.NewParam(g, "x", zeros(b*t, d))
 	qkv, _ := layers.NewLinear(layers.NewParam(g, "attn.qkv.weight", zeros(3*d, d)), nil)
 	out, _ := layers.NewLinear(layers.NewParam(g, "attn.out.weight", zeros(d, d)), nil)
-	attn, err := layers.NewMultiHeadSelfAttention(b, t, h, true, qkv, out)
+	attn, err := layers.NewMultiHeadSelfAttention(b, t, h, qkv, out, layers.AttentionOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	attn.SetPath(layers.Gorgonia)
-	if _, _, err := attn.Forward(x, nil, nil); err != nil {
+	if _, err := attn.Forward(x, layers.AttentionInputs{}); err != nil {
 		fmt.Println(err)
 		return
 	}

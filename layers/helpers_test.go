@@ -42,7 +42,7 @@ func (p mhsaParams) build(t *testing.T, g *gorgonia.ExprGraph, name string, b, t
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewMultiHeadSelfAttention(b, tt, h, causal, qkv, out)
+	a, err := NewMultiHeadSelfAttention(b, tt, h, qkv, out, AttentionOptions{Bidirectional: !causal})
 	if err != nil {
 		t.Fatal(err)
 	}

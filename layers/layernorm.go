@@ -5,6 +5,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // LayerNormEps is PyTorch's nn.LayerNorm default.
@@ -30,12 +31,17 @@ func NewLayerNorm(weight, bias *gorgonia.Node) (*LayerNorm, error) {
 }
 
 // Forward normalises x (N, D) row by row.
-func (l *LayerNorm) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
+func (l *LayerNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
+	defer raise.Catch(&err)
+	return l.forward(x), nil
+}
+
+func (l *LayerNorm) forward(x *gorgonia.Node) *gorgonia.Node {
 	if x.Dims() != 2 || x.Shape()[1] != l.D {
-		return nil, errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D)
+		raise.If(errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D))
 	}
 	if l.Path == Gorgonia {
 		return l.forwardGorgonia(x)
 	}
-	return NameAs(prefixOf(l.Weight))(ops.LayerNorm(x, l.Weight, l.Bias, l.Eps)) // (N, D)
+	return node(prefixOf(l.Weight))(ops.LayerNorm(x, l.Weight, l.Bias, l.Eps)) // (N, D)
 }

@@ -179,10 +179,11 @@ func TestBlockShapesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, w, err := block.Forward(NewParam(g, "x", graphtest.RandDense(rng, 1, b*tt, d)), nil, nil)
+	built, err := block.Forward(NewParam(g, "x", graphtest.RandDense(rng, 1, b*tt, d)), AttentionInputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, w := built.Out, built.Attn.Weights
 	graphtest.Run(t, g)
 	if !out.Shape().Eq(tensor.Shape{b * tt, d}) || !w.Shape().Eq(tensor.Shape{b, h, tt, tt}) {
 		t.Errorf("block shapes %v, %v", out.Shape(), w.Shape())

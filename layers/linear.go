@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // Linear is y = x W^T + b with W stored (out, in) as PyTorch's nn.Linear.
@@ -29,16 +30,21 @@ func NewLinear(weight, bias *gorgonia.Node) (*Linear, error) {
 	return &Linear{In: in, Out: out, Weight: weight, Bias: bias}, nil
 }
 
-// Forward maps x (N, In) to (N, Out): ops.Linear, one GEMM with W read
+// Forward maps x (N, In) to y (N, Out): ops.Linear, one GEMM with W read
 // transposed in place, on the fused path.
-func (l *Linear) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
+func (l *Linear) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
+	defer raise.Catch(&err)
+	return l.forward(x), nil
+}
+
+func (l *Linear) forward(x *gorgonia.Node) *gorgonia.Node {
 	if x.Dims() != 2 || x.Shape()[1] != l.In {
-		return nil, errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In)
+		raise.If(errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In))
 	}
 	if l.Path == Gorgonia {
 		return l.forwardGorgonia(x)
 	}
-	return NameAs(prefixOf(l.Weight))(ops.Linear(x, l.Weight, l.Bias)) // (N, Out)
+	return node(prefixOf(l.Weight))(ops.Linear(x, l.Weight, l.Bias)) // (N, Out)
 }
 
 func nodeShape(n *gorgonia.Node) tensor.Shape {

@@ -5,6 +5,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // MLP is the transformer feed-forward block: FC (D -> F), GELU, Proj (F -> D).
@@ -21,20 +22,20 @@ func NewMLP(fc, proj *Linear) (*MLP, error) {
 	return &MLP{FC: fc, Proj: proj}, nil
 }
 
-// Forward maps x (N, D) to (N, D).
-func (m *MLP) Forward(x *gorgonia.Node) (*gorgonia.Node, error) {
-	h, err := m.FC.Forward(x) // (N, F)
-	if err != nil {
-		return nil, err
-	}
+// Forward maps x (N, D) to y = Proj(GELU(FC(x))) (N, D), GELU in its tanh
+// form.
+func (m *MLP) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
+	defer raise.Catch(&err)
+	return m.forward(x), nil
+}
+
+func (m *MLP) forward(x *gorgonia.Node) *gorgonia.Node {
+	h := m.FC.forward(x) // (N, F)
 	gelu := parentOf(prefixOf(m.FC.Weight)) + ".gelu"
 	if m.Path == Gorgonia {
-		h, err = geluGorgonia(h, gelu) // (N, F)
+		h = geluGorgonia(h, gelu) // (N, F)
 	} else {
-		h, err = NameAs(gelu)(ops.GELU(h)) // (N, F)
+		h = node(gelu)(ops.GELU(h)) // (N, F)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return m.Proj.Forward(h) // (N, D)
+	return m.Proj.forward(h) // (N, D)
 }

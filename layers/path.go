@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
 )
 
 // Path says which ops a layer writes into the graph. Both paths compute the
@@ -78,6 +79,13 @@ func NameAs(name string) func(*gorgonia.Node, error) (*gorgonia.Node, error) {
 		nameHelpers(n, name, map[string]int{})
 		return n, nil
 	}
+}
+
+// node is NameAs for this package's builders: it names the node a
+// graph-building call returned and returns it, or raises the call's error
+// (wrapped with the name) for the exported Forward to return.
+func node(name string) func(*gorgonia.Node, error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node { return raise.Must(NameAs(name)(n, err)) }
 }
 
 // nameHelpers names n's unnamed op-node descendants (stopping at named

@@ -167,10 +167,11 @@ func TestAttentionEqualsDecomposed(t *testing.T) {
 				if !fused {
 					a.SetPath(Gorgonia)
 				}
-				out, w, err := a.Forward(x, km, dm)
+				built, err := a.Forward(x, AttentionInputs{KeyMask: km, Dropout: dm})
 				if err != nil {
 					t.Fatal(err)
 				}
+				out, w := built.Out, built.Weights
 				cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(out, NewParam(g, "c", conv(cv))))))
 				wrt := gorgonia.Nodes{x, a.QKV.Weight, a.QKV.Bias, a.Out.Weight, a.Out.Bias}
 				grads, err := gorgonia.Grad(cost, wrt...)

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/attnscope/attnscope/internal/raise"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -69,32 +70,53 @@ func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.drop
 // Build binds m's weights (by reference) into a new graph for opts. Dropout
 // masks and the key mask start as all ones (no dropout, nothing padded); the
 // caller overwrites their values (node.Value()) before a run.
-func Build(m *Model, opts BuildOptions) (*Graph, error) {
+//
+//	Tokens, Targets  (B*T)        Int ids, row-major (b, t)
+//	LossMask         (B*T)        1 where the position is scored
+//	KeyMask          (B, T)       with KeyPadding: 0 hides a padded key
+//	Logits           (B*T, V)     lm_head(ln_f(blocks(tok_emb + pos_emb)))
+//	Loss             scalar       mean cross-entropy over scored positions
+//	Attention[l]     (B, H, T, T) layer l's weights, before dropout
+//	HeadOutputs[l]   (B, H, T, d) layer l's head outputs, before the head mask
+func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	if err := checkBuild(m, opts); err != nil {
 		return nil, err
 	}
-	cfg := m.Config
-	b, t := opts.Batch, opts.SeqLen
-	n := b * t
-	g := gorgonia.NewGraph()
 	path, err := m.Config.Path()
 	if err != nil {
 		return nil, errors.Wrap(err, "build")
 	}
-	gr := &Graph{G: g, Model: m, Opts: opts, Path: path}
+	defer raise.Catch(&err)
+	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path}
+	params, posIDs := gr.inputs()
+	x := gr.forward(params, posIDs)                                 // (B*T, D)
+	gr.Logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B*T, V)
+	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
+	gr.Loss = node(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)) // scalar
+	if opts.Train {
+		gr.gradients()
+	}
+	return gr, nil
+}
 
+// inputs adds the graph's inputs: tokens, targets, loss mask, the optional
+// masks, the position ids and the parameters (returned by name).
+func (gr *Graph) inputs() (params map[string]*gorgonia.Node, posIDs *gorgonia.Node) {
+	g, m, cfg := gr.G, gr.Model, gr.Model.Config
+	b, t := gr.Opts.Batch, gr.Opts.SeqLen
+	n := b * t
 	gr.Tokens = intInput(g, TokensName, make([]int, n))
 	gr.Targets = intInput(g, TargetsName, make([]int, n))
 	positions := make([]int, n)
 	for i := range positions {
 		positions[i] = i % t
 	}
-	posIDs := intInput(g, PositionsName, positions)
+	posIDs = intInput(g, PositionsName, positions)
 	gr.LossMask = layers.NewParam(g, LossMaskName, newDense(m.Dtype, []int{n}, ones(n)))
-	if opts.KeyPadding {
+	if gr.Opts.KeyPadding {
 		gr.KeyMask = layers.NewParam(g, KeyMaskName, newDense(m.Dtype, []int{b, t}, ones(n)))
 	}
-	if opts.HeadMask {
+	if gr.Opts.HeadMask {
 		size := b * cfg.Heads * t * (cfg.DModel / cfg.Heads)
 		shape := []int{b, cfg.Heads, t, cfg.DModel / cfg.Heads}
 		for i := 0; i < cfg.Layers; i++ {
@@ -102,159 +124,100 @@ func Build(m *Model, opts BuildOptions) (*Graph, error) {
 			gr.HeadFills = append(gr.HeadFills, layers.NewParam(g, HeadFillName(i), newDense(m.Dtype, shape, make([]float64, size))))
 		}
 	}
-	if opts.Train && cfg.Dropout > 0 {
+	if gr.Opts.Train && cfg.Dropout > 0 {
 		h := cfg.Heads
 		for i := 0; i < cfg.Layers; i++ {
 			mask := newDense(m.Dtype, []int{b, h, t, t}, ones(b*h*t*t))
 			gr.DropoutMasks = append(gr.DropoutMasks, layers.NewParam(g, DropoutMaskName(i), mask))
 		}
 	}
-	params := make(map[string]*gorgonia.Node, len(m.Params))
+	params = make(map[string]*gorgonia.Node, len(m.Params))
 	for _, p := range m.Params {
-		node := layers.NewParam(g, p.Name, p.Value)
-		gr.Params = append(gr.Params, node)
-		params[p.Name] = node
+		param := layers.NewParam(g, p.Name, p.Value)
+		gr.Params = append(gr.Params, param)
+		params[p.Name] = param
 	}
+	return params, posIDs
+}
 
-	x, err := gr.forward(params, posIDs)
-	if err != nil {
-		return nil, err
-	}
-	head, err := layers.NewLinear(params["lm_head.weight"], params["lm_head.bias"])
-	if err != nil {
-		return nil, err
-	}
-	head.Path = gr.Path
-	if gr.Logits, err = head.Forward(x); err != nil { // (B*T, V)
-		return nil, err
-	}
-	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
-	if gr.Loss, err = layers.NameAs(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)); err != nil { // scalar
-		return nil, err
-	}
-	if opts.Train {
-		if gr.grads, err = gorgonia.Grad(gr.Loss, gr.Params...); err != nil {
-			return nil, errors.Wrap(err, "build: gradients")
-		}
-		// Grad also differentiates each op it passes through with respect
-		// to its other inputs (the scalar constants of the gorgonia path's
-		// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
-		// but a TapeMachine runs every node of its graph: keep only what the
-		// outputs and the gradients need (TestUpstreamGradDifferentiatesConstants).
-		roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
-		gr.G = g.ExactSubgraphRoots(append(roots, gr.grads...)...)
-		if err := nameGradients(gr.G); err != nil {
-			return nil, err
-		}
-	}
-	return gr, nil
+// gradients adds d Loss / d Params and keeps only the part of the graph the
+// outputs and the gradients need.
+func (gr *Graph) gradients() {
+	gr.grads = raise.Must(gorgonia.Grad(gr.Loss, gr.Params...))
+	// Grad also differentiates each op it passes through with respect
+	// to its other inputs (the scalar constants of the gorgonia path's
+	// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
+	// but a TapeMachine runs every node of its graph: keep only what the
+	// outputs and the gradients need (TestUpstreamGradDifferentiatesConstants).
+	roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
+	gr.G = gr.G.ExactSubgraphRoots(append(roots, gr.grads...)...)
+	raise.If(nameGradients(gr.G))
 }
 
 // forward adds the embeddings and blocks and returns the final hidden state
 // (B*T, D), after ln_f when the model has one.
-func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) (*gorgonia.Node, error) {
+func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) *gorgonia.Node {
 	cfg := gr.Model.Config
-	tokEmb, err := layers.NewEmbedding(params["tok_emb.weight"])
-	if err != nil {
-		return nil, err
-	}
-	posEmb, err := layers.NewEmbedding(params["pos_emb.weight"])
-	if err != nil {
-		return nil, err
-	}
-	tokEmb.Path, posEmb.Path = gr.Path, gr.Path
-	tok, err := tokEmb.Forward(gr.Tokens) // (B*T, D)
-	if err != nil {
-		return nil, err
-	}
-	pos, err := posEmb.Forward(posIDs) // (B*T, D)
-	if err != nil {
-		return nil, err
-	}
-	x, err := layers.NameAs(EmbedName)(gr.Path.Add(tok, pos)) // (B*T, D)
-	if err != nil {
-		return nil, errors.Wrap(err, "build: embeddings")
-	}
+	tok := raise.Must(gr.embedding(params, "tok_emb").Forward(gr.Tokens)) // (B*T, D)
+	pos := raise.Must(gr.embedding(params, "pos_emb").Forward(posIDs))    // (B*T, D)
+	x := node(EmbedName)(gr.Path.Add(tok, pos))                           // (B*T, D)
 	for i := 0; i < cfg.Layers; i++ {
-		block, err := gr.block(params, i)
-		if err != nil {
-			return nil, errors.Wrapf(err, "build: block %d", i)
-		}
-		var drop, weights *gorgonia.Node
+		in := layers.AttentionInputs{KeyMask: gr.KeyMask}
 		if gr.DropoutMasks != nil {
-			drop = gr.DropoutMasks[i]
+			in.Dropout = gr.DropoutMasks[i]
 		}
-		if x, weights, err = block.Forward(x, gr.KeyMask, drop); err != nil { // (B*T, D), (B, H, T, T)
-			return nil, errors.Wrapf(err, "build: block %d", i)
+		if gr.HeadMasks != nil {
+			in.HeadMask, in.HeadFill = gr.HeadMasks[i], gr.HeadFills[i]
 		}
-		gr.Attention = append(gr.Attention, weights)
-		gr.HeadOutputs = append(gr.HeadOutputs, block.Attn.Context)
+		block, err := gr.block(params, i).Forward(x, in)
+		raise.If(errors.Wrapf(err, "build: block %d", i))
+		x = block.Out                                             // (B*T, D)
+		gr.Attention = append(gr.Attention, block.Attn.Weights)   // (B, H, T, T)
+		gr.HeadOutputs = append(gr.HeadOutputs, block.Attn.Heads) // (B, H, T, d)
 	}
 	if !cfg.MLP {
-		return x, nil
+		return x
 	}
-	lnf, err := layers.NewLayerNorm(params["ln_f.weight"], params["ln_f.bias"])
-	if err != nil {
-		return nil, err
-	}
-	lnf.Path = gr.Path
-	return lnf.Forward(x) // (B*T, D)
+	return raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B*T, D)
 }
 
-// block assembles layer i from its named parameters; absent optional biases
-// are nil nodes.
-func (gr *Graph) block(params map[string]*gorgonia.Node, i int) (*layers.Block, error) {
-	cfg := gr.Model.Config
-	p := func(name string) *gorgonia.Node { return params[fmt.Sprintf("blocks.%d.%s", i, name)] }
-	qkv, err := layers.NewLinear(p("attn.qkv.weight"), p("attn.qkv.bias"))
-	if err != nil {
-		return nil, err
+// block assembles layer i from its named parameters, every part on the
+// graph's path.
+func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
+	p := fmt.Sprintf("blocks.%d.", i)
+	attn := raise.Must(layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, gr.Model.Config.Heads,
+		gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), layers.AttentionOptions{Path: gr.Path}))
+	if !gr.Model.Config.MLP {
+		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
 	}
-	out, err := layers.NewLinear(p("attn.out.weight"), p("attn.out.bias"))
-	if err != nil {
-		return nil, err
-	}
-	attn, err := layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, true, qkv, out)
-	if err != nil {
-		return nil, err
-	}
-	if gr.HeadMasks != nil {
-		attn.HeadMask, attn.HeadFill = gr.HeadMasks[i], gr.HeadFills[i]
-	}
-	if !cfg.MLP {
-		return newBlock(gr.Path, nil, attn, nil, nil)
-	}
-	ln1, err := layers.NewLayerNorm(p("ln1.weight"), p("ln1.bias"))
-	if err != nil {
-		return nil, err
-	}
-	ln2, err := layers.NewLayerNorm(p("ln2.weight"), p("ln2.bias"))
-	if err != nil {
-		return nil, err
-	}
-	fc, err := layers.NewLinear(p("mlp.fc.weight"), p("mlp.fc.bias"))
-	if err != nil {
-		return nil, err
-	}
-	proj, err := layers.NewLinear(p("mlp.proj.weight"), p("mlp.proj.bias"))
-	if err != nil {
-		return nil, err
-	}
-	mlp, err := layers.NewMLP(fc, proj)
-	if err != nil {
-		return nil, err
-	}
-	return newBlock(gr.Path, ln1, attn, ln2, mlp)
+	mlp := raise.Must(layers.NewMLP(gr.linear(params, p+"mlp.fc"), gr.linear(params, p+"mlp.proj")))
+	mlp.Path = gr.Path
+	return raise.Must(layers.NewBlock(gr.layerNorm(params, p+"ln1"), attn, gr.layerNorm(params, p+"ln2"), mlp))
 }
 
-// newBlock is layers.NewBlock with every layer on path.
-func newBlock(path layers.Path, ln1 *layers.LayerNorm, attn *layers.MultiHeadSelfAttention, ln2 *layers.LayerNorm, mlp *layers.MLP) (*layers.Block, error) {
-	bl, err := layers.NewBlock(ln1, attn, ln2, mlp)
-	if err != nil {
-		return nil, err
-	}
-	bl.SetPath(path)
-	return bl, nil
+// linear, layerNorm and embedding make the layer whose parameters are
+// name.weight (and name.bias when the model has it), on the graph's path.
+func (gr *Graph) linear(params map[string]*gorgonia.Node, name string) *layers.Linear {
+	l := raise.Must(layers.NewLinear(params[name+".weight"], params[name+".bias"]))
+	l.Path = gr.Path
+	return l
+}
+
+func (gr *Graph) layerNorm(params map[string]*gorgonia.Node, name string) *layers.LayerNorm {
+	l := raise.Must(layers.NewLayerNorm(params[name+".weight"], params[name+".bias"]))
+	l.Path = gr.Path
+	return l
+}
+
+func (gr *Graph) embedding(params map[string]*gorgonia.Node, name string) *layers.Embedding {
+	e := raise.Must(layers.NewEmbedding(params[name+".weight"]))
+	e.Path = gr.Path
+	return e
+}
+
+// node names the node a graph-building call returned, or raises its error.
+func node(name string) func(*gorgonia.Node, error) *gorgonia.Node {
+	return func(n *gorgonia.Node, err error) *gorgonia.Node { return raise.Must(layers.NameAs(name)(n, err)) }
 }
 
 // checkBuild validates the model and the options before anything is built.
