@@ -27,6 +27,23 @@
 //   - Every node Forward adds is named after its layer, from the weights'
 //     checkpoint names ("blocks.0.attn.qkv.weight" gives "blocks.0.attn.qkv",
 //     "blocks.0.attn.scores", ...), helper nodes included (NameAs).
+//   - A build step that fails raises its error (internal/raise) and the
+//     exported Forward that started the build returns it: inside a builder
+//     each node is one line, node(name)(op(...)), with its shape comment.
+//     Options are structs whose zero value is the default
+//     (AttentionOptions: causal, fused); Forward returns what it built
+//     (AttentionOutput, BlockOutput) and stores nothing on the layer.
+//   - Attention nodes, named after the layer ("blocks.0.attn"): on the
+//     fused path ".qkv" (the projection), ".heads" (reshape to
+//     (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), ".scores"
+//     (q k^T per (batch, head)), ".weights" (the masked softmax),
+//     ".context" (w v), ".merged" (permute back and reshape) and ".out";
+//     on the Gorgonia path ".qkv.weight_t" and ".qkv" (Mul, BroadcastAdd),
+//     ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k", ".v" (Slice),
+//     ".scores" (BatchedMatMul), ".weights", ".context" (BatchedMatMul),
+//     ".context_bthd" (Transpose), ".merged" (Reshape) and ".out". Both
+//     add ".dropped" with a dropout mask and ".head_masked",
+//     ".head_ablated" with a head mask.
 //   - The fused path's ops are internal/ops' (one op per layer, exact
 //     hand-written gradients, reused output buffers: a node's value is only
 //     valid until the next run of its graph). This package only decides
