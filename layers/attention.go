@@ -109,7 +109,7 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	qkv := a.QKV.forward(x)                                                                                    // (B*T, 3D)
 	heads := node(p + ".heads")(ops.SplitHeads(qkv, ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: dh}, 3)) // (3, B, H, T, d): q, k, v
 	scores := node(p + ".scores")(ops.AttnScores(heads))                                                       // (B, H, T, T) = q k^T
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, !a.Bidirectional, a.scale()))        // (B, H, T, T)
+	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, ops.Mask{Causal: !a.Bidirectional}, a.scale()))        // (B, H, T, T)
 	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))                         // (B, H, T, d) = w v
 	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                                          // (B*T, D)
 	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}                             // (B*T, D)

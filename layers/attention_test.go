@@ -111,11 +111,11 @@ func TestFusedQKVEqualsSeparate(t *testing.T) {
 		y = graphtest.Must(t)(gorgonia.Reshape(y, tensor.Shape{b, tt, h, dh})) // (B, T, H, d)
 		heads[i] = graphtest.Must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))        // (B, H, T, d)
 	}
-	scores := graphtest.Must(t)(gorgonia.BatchedMatMul(heads[0], heads[1], false, true)) // (B, H, T, T)
-	sepW := graphtest.Must(t)(ops.MaskedSoftmax(scores, nil, true, 1/2.0))               // (B, H, T, T), 1/sqrt(4)
-	y := graphtest.Must(t)(gorgonia.BatchedMatMul(sepW, heads[2]))                       // (B, H, T, d)
-	y = graphtest.Must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))                             // (B, T, H, d)
-	y = graphtest.Must(t)(gorgonia.Reshape(y, tensor.Shape{b * tt, d}))                  // (B*T, D)
+	scores := graphtest.Must(t)(gorgonia.BatchedMatMul(heads[0], heads[1], false, true))     // (B, H, T, T)
+	sepW := graphtest.Must(t)(ops.MaskedSoftmax(scores, nil, ops.Mask{Causal: true}, 1/2.0)) // (B, H, T, T), 1/sqrt(4)
+	y := graphtest.Must(t)(gorgonia.BatchedMatMul(sepW, heads[2]))                           // (B, H, T, d)
+	y = graphtest.Must(t)(gorgonia.Transpose(y, 0, 2, 1, 3))                                 // (B, T, H, d)
+	y = graphtest.Must(t)(gorgonia.Reshape(y, tensor.Shape{b * tt, d}))                      // (B*T, D)
 	outLin, err := NewLinear(NewParam(sep, "out.weight", p.outW), NewParam(sep, "out.bias", p.outB))
 	if err != nil {
 		t.Fatal(err)

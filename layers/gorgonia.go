@@ -83,7 +83,7 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 	v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
 	scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
 	// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, !a.Bidirectional, a.scale())) // (B, H, T, T)
+	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, ops.Mask{Causal: !a.Bidirectional}, a.scale())) // (B, H, T, T)
 	y := node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v))             // (B, H, T, d) = w v
 	bthd := node(p + ".context_bthd")(gorgonia.Transpose(a.ablate(p, y, in), 0, 2, 1, 3))               // (B, T, H, d)
 	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, d}))                       // (B*T, D)

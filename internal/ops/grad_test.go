@@ -71,13 +71,34 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		}},
 		{"MaskedSoftmax/causal,keymask", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			s := p("scores", rnd(2, 2, 4, 4))
-			y, err := MaskedSoftmax(s, p("key_mask", dense([]int{2, 4}, 1, 0, 1, 1, 0, 1, 1, 0)), true, 0.7)
+			y, err := MaskedSoftmax(s, p("key_mask", dense([]int{2, 4}, 1, 0, 1, 1, 0, 1, 1, 0)), Mask{Causal: true}, 0.7)
 			return y, gorgonia.Nodes{s}, err
 		}},
 		{"MaskedSoftmax/full", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			s := p("scores", rnd(2, 2, 4, 4))
-			y, err := MaskedSoftmax(s, nil, false, 1.3)
+			y, err := MaskedSoftmax(s, nil, Mask{}, 1.3)
 			return y, gorgonia.Nodes{s}, err
+		}},
+		{"MaskedSoftmax/window,alibi,keymask", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			s := p("scores", rnd(2, 2, 5, 5))
+			y, err := MaskedSoftmax(s, p("key_mask", dense([]int{2, 5}, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1)), Mask{Causal: true, Window: 3, Slopes: []float64{0.5, 0.25}}, 0.7)
+			return y, gorgonia.Nodes{s}, err
+		}},
+		{"MaskedSoftmax/bidirectional window", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			s := p("scores", rnd(1, 2, 5, 5))
+			y, err := MaskedSoftmax(s, nil, Mask{Window: 2}, 1.1)
+			return y, gorgonia.Nodes{s}, err
+		}},
+		{"Rotary", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, heads.D))
+			y, err := Rotary(qkv, 10, 2)
+			return y, gorgonia.Nodes{qkv}, err
+		}},
+		{"SplitGroupedHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			s := Heads{B: 2, T: 3, H: 4, D: 2}
+			x := p("x", rnd(s.B*s.T, (s.H+2*2)*s.D))
+			y, err := SplitGroupedHeads(x, s, 2)
+			return y, gorgonia.Nodes{x}, err
 		}},
 		{"SplitHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			x := p("x", rnd(heads.B*heads.T, 3*heads.H*heads.D))

@@ -11,16 +11,50 @@ import (
 	"github.com/attnscope/attnscope/internal/kernels"
 )
 
-// MaskedSoftmax returns softmax over the last axis of scale*scores for
-// attention scores (B, H, T, T) (rows = queries, columns = keys). When
-// causal, query i sees only keys j <= i; when keyMask (B, T) is non-nil,
-// keys whose mask entry is 0 are hidden. Hidden entries are exactly 0, each
-// row's max is its own (so logits of any size are safe), and a row with
-// every key hidden is all zeros rather than NaN.
+// Mask says which keys each query of MaskedSoftmax sees and what is added
+// to their scores. The zero Mask lets every query see every key.
+type Mask struct {
+	Causal bool // query i sees only keys j <= i
+	// Window > 0 narrows each query to the keys within Window positions of
+	// it: with Causal, its last Window keys, itself included (j > i-Window);
+	// without, keys with |i-j| < Window.
+	Window int
+	// Slopes, one per head when not nil, add ALiBi's linear bias
+	// -Slopes[h]*|i-j| to the scaled score of query i and key j (Press et
+	// al. 2022; with Causal, |i-j| = i-j).
+	Slopes []float64
+}
+
+func (m Mask) String() string {
+	return fmt.Sprintf("causal=%t,window=%d,slopes=%v", m.Causal, m.Window, m.Slopes)
+}
+
+// keys is the range [lo, hi) of keys query i of a row of t may see.
+func (m Mask) keys(i, t int) (lo, hi int) {
+	lo, hi = 0, t
+	if m.Causal {
+		hi = i + 1
+	}
+	if m.Window > 0 {
+		lo = max(0, i-m.Window+1)
+		if !m.Causal {
+			hi = min(t, i+m.Window)
+		}
+	}
+	return lo, hi
+}
+
+// MaskedSoftmax returns softmax over the last axis of scale*scores (plus
+// ALiBi's bias when mask has slopes) for attention scores (B, H, T, T)
+// (rows = queries, columns = keys). mask says which keys each query sees;
+// when keyMask (B, T) is non-nil, keys whose mask entry is 0 are hidden too.
+// Hidden entries are exactly 0, each row's max is its own (so logits of any
+// size are safe), and a row with every key hidden is all zeros rather than
+// NaN.
 //
 // It replaces gorgonia.SoftMax, whose last-axis kernel subtracts the
 // tensor's first element instead of each row's max (see docs/gorgonia.md).
-func MaskedSoftmax(scores, keyMask *gorgonia.Node, causal bool, scale float64) (*gorgonia.Node, error) {
+func MaskedSoftmax(scores, keyMask *gorgonia.Node, mask Mask, scale float64) (*gorgonia.Node, error) {
 	s := scores.Shape()
 	if len(s) != 4 || s[2] != s[3] {
 		return nil, errors.Errorf("masked softmax: scores shape %v, want (B, H, T, T)", s)
@@ -28,7 +62,13 @@ func MaskedSoftmax(scores, keyMask *gorgonia.Node, causal bool, scale float64) (
 	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
 		return nil, errors.Errorf("masked softmax: scale %v must be positive and finite", scale)
 	}
-	d := softmaxDef{causal: causal, keyMask: keyMask != nil, scale: scale}
+	if mask.Window < 0 {
+		return nil, errors.Errorf("masked softmax: window %d must not be negative", mask.Window)
+	}
+	if mask.Slopes != nil && len(mask.Slopes) != s[1] {
+		return nil, errors.Errorf("masked softmax: %d ALiBi slopes for %d heads", len(mask.Slopes), s[1])
+	}
+	d := softmaxDef{mask: mask, keyMask: keyMask != nil, scale: scale}
 	if keyMask == nil {
 		return apply(d, scores) // (B, H, T, T)
 	}
@@ -40,18 +80,20 @@ func MaskedSoftmax(scores, keyMask *gorgonia.Node, causal bool, scale float64) (
 
 // softmaxDef is the masked softmax or, when backward, its gradient
 // (y, dy) -> scale * y * (dy - rowsum(y * dy)) over the last axis; hidden
-// entries have y = 0 and so get no gradient. When causal, entries above the
-// diagonal are set to 0 without being computed.
+// entries have y = 0 and so get no gradient (ALiBi's bias is a constant:
+// it changes y, not this formula). Entries outside a query's key range
+// (Mask.keys) are set to 0 without being computed.
 type softmaxDef struct {
-	backward, causal, keyMask bool
-	scale                     float64
+	backward, keyMask bool
+	mask              Mask
+	scale             float64
 }
 
 func (d softmaxDef) String() string {
 	if d.backward {
-		return fmt.Sprintf("MaskedSoftmaxGrad{causal=%t,scale=%v}", d.causal, d.scale)
+		return fmt.Sprintf("MaskedSoftmaxGrad{%v,scale=%v}", d.mask, d.scale)
 	}
-	return fmt.Sprintf("MaskedSoftmax{causal=%t,keymask=%t,scale=%v}", d.causal, d.keyMask, d.scale)
+	return fmt.Sprintf("MaskedSoftmax{%v,keymask=%t,scale=%v}", d.mask, d.keyMask, d.scale)
 }
 
 func (d softmaxDef) signature() signature {
@@ -96,21 +138,58 @@ func maskedSoftmax[T float](d softmaxDef, a *args) {
 	}
 	kernels.ParallelFor(len(x)/max(t, 1), float64(4*t), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			i := r % t // query position; r / (h*t) is the batch row
+			i := r % t // query position; r / (h*t) is the batch row, r / t % h the head
 			row, out := x[r*t:(r+1)*t], y[r*t:(r+1)*t]
-			keys := t
-			if d.causal {
-				keys = i + 1
-			}
-			clear(out[keys:])
+			first, end := d.mask.keys(i, t)
+			clear(out[:first])
+			clear(out[end:])
+			row, out = row[first:end], out[first:end]
+			var keep []T
 			if mask != nil {
 				bi := r / (h * t)
-				softmaxRowMasked(row[:keys], out[:keys], mask[bi*t:bi*t+keys], d.scale)
-				continue
+				keep = mask[bi*t+first : bi*t+end]
 			}
-			softmaxRow(row[:keys], out[:keys], d.scale)
+			switch {
+			case d.mask.Slopes != nil:
+				softmaxRowBiased(row, out, keep, d.scale, d.mask.Slopes[r/t%h], i-first)
+			case keep != nil:
+				softmaxRowMasked(row, out, keep, d.scale)
+			default:
+				softmaxRow(row, out, d.scale)
+			}
 		}
 	})
+}
+
+// softmaxRowBiased is softmaxRowMasked (keep may be nil: every key kept)
+// with ALiBi's bias: key j of the row, at distance |at-j| from the query,
+// scores scale*row[j] - slope*|at-j|. It works in float64 for both dtypes.
+func softmaxRowBiased[T float](row, out, keep []T, scale, slope float64, at int) {
+	maxv := math.Inf(-1)
+	for j, v := range row {
+		if keep == nil || keep[j] != 0 {
+			z := scale*float64(v) - slope*math.Abs(float64(at-j))
+			maxv = math.Max(maxv, z)
+		}
+	}
+	if math.IsInf(maxv, -1) {
+		clear(out)
+		return
+	}
+	var sum float64
+	for j, v := range row {
+		if keep != nil && keep[j] == 0 {
+			out[j] = 0
+			continue
+		}
+		e := math.Exp(scale*float64(v) - slope*math.Abs(float64(at-j)) - maxv)
+		out[j] = T(e)
+		sum += e
+	}
+	inv := 1 / sum
+	for j := range out {
+		out[j] = T(float64(out[j]) * inv)
+	}
 }
 
 // softmaxRow sets out = softmax(scale * row). float32 rows go through the
@@ -185,13 +264,11 @@ func softmaxGrad[T float](d softmaxDef, a *args) {
 	t := a.in[0].Shape()[3]
 	kernels.ParallelFor(len(y)/max(t, 1), float64(2*t), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			keys := t
-			if d.causal {
-				keys = r%t + 1
-			}
+			first, end := d.mask.keys(r%t, t)
 			off := r * t
-			yr, dyr, dxr := y[off:off+keys], dy[off:off+keys], dx[off:off+keys]
-			clear(dx[off+keys : off+t])
+			clear(dx[off : off+first])
+			clear(dx[off+end : off+t])
+			yr, dyr, dxr := y[off+first:off+end], dy[off+first:off+end], dx[off+first:off+end]
 			if y32, ok := any(yr).([]float32); ok {
 				kernels.SoftmaxGradRow(y32, any(dyr).([]float32), any(dxr).([]float32), float32(d.scale))
 				continue
@@ -213,7 +290,7 @@ func (d softmaxDef) grad(in gorgonia.Nodes, y, dy *gorgonia.Node) (gorgonia.Node
 	if d.backward {
 		return nil, errors.New("no second derivative")
 	}
-	dx, err := apply(softmaxDef{backward: true, causal: d.causal, scale: d.scale}, y, dy) // (B, H, T, T)
+	dx, err := apply(softmaxDef{backward: true, mask: Mask{Causal: d.mask.Causal, Window: d.mask.Window}, scale: d.scale}, y, dy) // (B, H, T, T)
 	grads := make(gorgonia.Nodes, len(in))
 	grads[0] = dx
 	return grads, err

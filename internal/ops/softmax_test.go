@@ -21,7 +21,7 @@ func softmaxOf(t *testing.T, scores, keyMask *tensor.Dense, causal bool, scale f
 	if keyMask != nil {
 		km = graphtest.Param(g, "key_mask", keyMask)
 	}
-	y, err := MaskedSoftmax(graphtest.Param(g, "scores", scores), km, causal, scale)
+	y, err := MaskedSoftmax(graphtest.Param(g, "scores", scores), km, Mask{Causal: causal}, scale)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,16 @@ func TestMaskedSoftmaxFullyMaskedRow(t *testing.T) {
 func TestMaskedSoftmaxErrors(t *testing.T) {
 	g := gorgonia.NewGraph()
 	rng := rand.New(rand.NewPCG(1, 1))
-	if _, err := MaskedSoftmax(graphtest.Param(g, "a", graphtest.RandDense(rng, 1, 2, 3, 4)), nil, true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "a", graphtest.RandDense(rng, 1, 2, 3, 4)), nil, Mask{Causal: true}, 1); err == nil {
 		t.Error("3-D scores accepted")
 	}
-	if _, err := MaskedSoftmax(graphtest.Param(g, "b", graphtest.RandDense(rng, 1, 1, 1, 3, 4)), nil, true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "b", graphtest.RandDense(rng, 1, 1, 1, 3, 4)), nil, Mask{Causal: true}, 1); err == nil {
 		t.Error("non-square scores accepted")
 	}
-	if _, err := MaskedSoftmax(graphtest.Param(g, "c", graphtest.RandDense(rng, 1, 1, 1, 3, 3)), nil, true, math.NaN()); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "c", graphtest.RandDense(rng, 1, 1, 1, 3, 3)), nil, Mask{Causal: true}, math.NaN()); err == nil {
 		t.Error("NaN scale accepted")
 	}
-	if _, err := MaskedSoftmax(graphtest.Param(g, "d", graphtest.RandDense(rng, 1, 2, 1, 3, 3)), graphtest.Param(g, "e", graphtest.RandDense(rng, 1, 3)), true, 1); err == nil {
+	if _, err := MaskedSoftmax(graphtest.Param(g, "d", graphtest.RandDense(rng, 1, 2, 1, 3, 3)), graphtest.Param(g, "e", graphtest.RandDense(rng, 1, 3)), Mask{Causal: true}, 1); err == nil {
 		t.Error("1-D key mask accepted")
 	}
 }
