@@ -12,19 +12,54 @@ import (
 )
 
 // MultiHeadSelfAttention is multi-head scaled dot-product self-attention over
-// a batch of B sequences of T positions, with activations flat (B*T, D).
+// a batch of B sequences of T positions, with activations flat (B*T, D). It
+// covers the family the options select: grouped- and multi-query heads,
+// sliding windows, rotary and ALiBi positions, and (with NewLatentAttention)
+// multi-head latent attention.
 type MultiHeadSelfAttention struct {
 	Batch, SeqLen, D, Heads int     // B, T, D, H
-	QKV                     *Linear // D -> 3D, output columns [q | k | v], head h at [h*d, (h+1)*d) of each
+	QKV                     *Linear // D -> D + 2*G*d, output columns [q | k | v], head h at [h*d, (h+1)*d) of each; nil with Latent
+	Latent                  *Latent // multi-head latent attention's projections, or nil
 	Out                     *Linear // D -> D
 	AttentionOptions
 }
 
+// Latent holds the projections of multi-head latent attention (DeepSeek-V2):
+// keys and values are up-projected, for every head, from one r-wide latent
+// per token, which is all a decoding cache has to keep.
+type Latent struct {
+	Q    *Linear // D -> D: the queries
+	Down *Linear // D -> r: the latent
+	Up   *Linear // r -> 2D: k and v of every head, output columns [k | v]
+}
+
 // AttentionOptions are the choices of a MultiHeadSelfAttention. The zero
-// value is causal attention on the fused path.
+// value is causal multi-head attention on the fused path, with no position
+// information inside the layer.
 type AttentionOptions struct {
-	Path          Path // which ops Forward writes; "" is Fused (QKV and Out have their own)
+	Path          Path // which ops Forward writes; "" is Fused (the projections have their own)
 	Bidirectional bool // every query sees every key; false: query t sees only keys <= t
+	// KVHeads is the number G of key and value heads: each serves H/G
+	// consecutive query heads (grouped-query attention; 1 is multi-query).
+	// 0 means H.
+	KVHeads int
+	// Window > 0 lets each query see only its last Window keys, itself
+	// included (a band in the mask).
+	Window int
+	// RotaryBase > 0 turns q and k by rotary position embeddings of that base
+	// (ops.Rotary: rotate-half pairs (i, i+d/2), as GPT-NeoX and Llama).
+	RotaryBase float64
+	// ALiBi adds Press et al.'s linear bias -m_h * (i - j) to the scaled
+	// scores, with the slopes m_h of ALiBiSlopes.
+	ALiBi bool
+}
+
+// kvHeads is G, the number of key and value heads.
+func (o AttentionOptions) kvHeads(heads int) int {
+	if o.KVHeads == 0 {
+		return heads
+	}
+	return o.KVHeads
 }
 
 // AttentionInputs are the optional graph inputs of Forward; a nil field
@@ -56,30 +91,118 @@ type AttentionOutput struct {
 }
 
 // name is the attention's node-name prefix, from its weights' checkpoint
-// names: "blocks.0.attn.qkv.weight" -> "blocks.0.attn".
-func (a *MultiHeadSelfAttention) name() string { return parentOf(prefixOf(a.QKV.Weight)) }
+// names: "blocks.0.attn.out.weight" -> "blocks.0.attn".
+func (a *MultiHeadSelfAttention) name() string { return parentOf(prefixOf(a.Out.Weight)) }
 
 // NewMultiHeadSelfAttention checks every size up front and names the numbers
 // when they do not fit together. QKV and Out keep the paths they have; use
 // SetPath to move the whole layer.
 func NewMultiHeadSelfAttention(batch, seqLen, heads int, qkv, out *Linear, opts AttentionOptions) (*MultiHeadSelfAttention, error) {
-	if batch <= 0 || seqLen <= 0 || heads <= 0 {
-		return nil, errors.Errorf("attention: batch %d, seq len %d, heads %d must all be positive", batch, seqLen, heads)
-	}
 	if qkv == nil || out == nil {
 		return nil, errors.New("attention: need both the qkv and the out projection")
 	}
-	d := qkv.In
-	if d%heads != 0 {
-		return nil, errors.Errorf("attention: d_model %d is not divisible by heads %d", d, heads)
+	a := &MultiHeadSelfAttention{Batch: batch, SeqLen: seqLen, D: qkv.In, Heads: heads, QKV: qkv, Out: out, AttentionOptions: opts}
+	if err := a.checkSizes(); err != nil {
+		return nil, err
 	}
-	if qkv.Out != 3*d {
-		return nil, errors.Errorf("attention: qkv projection is %d -> %d, want %d -> %d", qkv.In, qkv.Out, d, 3*d)
+	d, kv := a.D, a.kvHeads(heads)
+	if want := d + 2*kv*(d/heads); qkv.Out != want {
+		return nil, errors.Errorf("attention: qkv projection is %d -> %d, want %d -> %d", qkv.In, qkv.Out, d, want)
 	}
-	if out.In != d || out.Out != d {
-		return nil, errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", out.In, out.Out, d, d)
+	return a, nil
+}
+
+// NewLatentAttention is NewMultiHeadSelfAttention for multi-head latent
+// attention: queries from latent.Q, keys and values from latent.Up of
+// latent.Down. Rotary positions are refused: they need DeepSeek's decoupled
+// rotary key, which is not built here.
+func NewLatentAttention(batch, seqLen, heads int, latent Latent, out *Linear, opts AttentionOptions) (*MultiHeadSelfAttention, error) {
+	if latent.Q == nil || latent.Down == nil || latent.Up == nil || out == nil {
+		return nil, errors.New("attention: latent attention needs the q, down, up and out projections")
 	}
-	return &MultiHeadSelfAttention{Batch: batch, SeqLen: seqLen, D: d, Heads: heads, QKV: qkv, Out: out, AttentionOptions: opts}, nil
+	a := &MultiHeadSelfAttention{Batch: batch, SeqLen: seqLen, D: latent.Q.In, Heads: heads, Latent: &latent, Out: out, AttentionOptions: opts}
+	if err := a.checkSizes(); err != nil {
+		return nil, err
+	}
+	d, r := a.D, latent.Down.Out
+	switch {
+	case a.kvHeads(heads) != heads:
+		return nil, errors.Errorf("attention: latent attention has one key and value per head; kv heads %d must be %d", opts.KVHeads, heads)
+	case opts.RotaryBase != 0:
+		return nil, errors.New("attention: rotary positions with a latent need DeepSeek's decoupled rotary key, which is not built")
+	case latent.Q.Out != d:
+		return nil, errors.Errorf("attention: q projection is %d -> %d, want %d -> %d", latent.Q.In, latent.Q.Out, d, d)
+	case latent.Down.In != d || r <= 0:
+		return nil, errors.Errorf("attention: latent down projection is %d -> %d, want %d -> r", latent.Down.In, r, d)
+	case latent.Up.In != r || latent.Up.Out != 2*d:
+		return nil, errors.Errorf("attention: latent up projection is %d -> %d, want %d -> %d", latent.Up.In, latent.Up.Out, r, 2*d)
+	}
+	return a, nil
+}
+
+// checkSizes checks what every kind of attention needs.
+func (a *MultiHeadSelfAttention) checkSizes() error {
+	b, t, d, h, o := a.Batch, a.SeqLen, a.D, a.Heads, a.AttentionOptions
+	switch {
+	case b <= 0 || t <= 0 || h <= 0:
+		return errors.Errorf("attention: batch %d, seq len %d, heads %d must all be positive", b, t, h)
+	case d%h != 0:
+		return errors.Errorf("attention: d_model %d is not divisible by heads %d", d, h)
+	case o.KVHeads < 0 || o.KVHeads > 0 && h%o.KVHeads != 0:
+		return errors.Errorf("attention: kv heads %d must divide heads %d", o.KVHeads, h)
+	case o.Window < 0:
+		return errors.Errorf("attention: window %d must not be negative", o.Window)
+	case o.RotaryBase < 0 || o.RotaryBase > 0 && (o.RotaryBase <= 1 || math.IsInf(o.RotaryBase, 0)):
+		return errors.Errorf("attention: rotary base %v must be finite and > 1", o.RotaryBase)
+	case o.RotaryBase > 0 && (d/h)%2 != 0:
+		return errors.Errorf("attention: head size %d is odd; rotary positions pair channel i with i+d/2", d/h)
+	case a.Out.In != d || a.Out.Out != d:
+		return errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", a.Out.In, a.Out.Out, d, d)
+	}
+	return nil
+}
+
+// ALiBiSlopes are the per-head slopes of Press et al. (2022): for H a power
+// of two, the geometric sequence 2^(-8/H), 2^(-16/H), ..., 2^(-8); otherwise
+// the slopes of the largest power of two n < H, followed by every other
+// slope of 2n, the first H-n of them.
+func ALiBiSlopes(heads int) []float64 {
+	geometric := func(n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = math.Pow(2, -8*float64(i+1)/float64(n))
+		}
+		return s
+	}
+	n := 1
+	for n*2 <= heads {
+		n *= 2
+	}
+	slopes := geometric(n)
+	for i := 0; len(slopes) < heads; i += 2 {
+		slopes = append(slopes, geometric(2 * n)[i])
+	}
+	return slopes
+}
+
+// mask is what the masked softmax hides and adds.
+func (a *MultiHeadSelfAttention) mask() ops.Mask {
+	m := ops.Mask{Causal: !a.Bidirectional, Window: a.Window}
+	if a.ALiBi {
+		m.Slopes = ALiBiSlopes(a.Heads)
+	}
+	return m
+}
+
+// project is the fused projection x (B*T, D) -> [q | k | v] (B*T, D + 2*G*d);
+// with a latent, q and the up-projection of the latent, concatenated.
+func (a *MultiHeadSelfAttention) project(p string, x *gorgonia.Node) *gorgonia.Node {
+	if a.Latent == nil {
+		return a.QKV.forward(x) // (B*T, D + 2*G*d)
+	}
+	q := a.Latent.Q.forward(x)                          // (B*T, D)
+	kv := a.Latent.Up.forward(a.Latent.Down.forward(x)) // (B*T, 2D) from the latent (B*T, r)
+	return node(p + ".qkv")(gorgonia.Concat(1, q, kv))  // (B*T, 3D)
 }
 
 // Forward adds multi-head self-attention of x to the graph:
@@ -105,14 +228,22 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	if a.Path == Gorgonia {
 		return a.forwardGorgonia(x, in)
 	}
-	p, dh := a.name(), a.D/a.Heads
-	qkv := a.QKV.forward(x)                                                                                    // (B*T, 3D)
-	heads := node(p + ".heads")(ops.SplitHeads(qkv, ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: dh}, 3)) // (3, B, H, T, d): q, k, v
-	scores := node(p + ".scores")(ops.AttnScores(heads))                                                       // (B, H, T, T) = q k^T
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, ops.Mask{Causal: !a.Bidirectional}, a.scale()))        // (B, H, T, T)
-	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))                         // (B, H, T, d) = w v
-	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                                          // (B*T, D)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}                             // (B*T, D)
+	p, sizes, kv := a.name(), ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.D / a.Heads}, a.kvHeads(a.Heads)
+	qkv := a.project(p, x) // (B*T, D + 2*G*d)
+	var heads *gorgonia.Node
+	if kv == a.Heads {
+		heads = node(p + ".heads")(ops.SplitHeads(qkv, sizes, 3)) // (3, B, H, T, d): q, k, v
+	} else {
+		heads = node(p + ".heads")(ops.SplitGroupedHeads(qkv, sizes, kv)) // (3, B, H, T, d): k, v of head h from kv head h/(H/G)
+	}
+	if a.RotaryBase > 0 {
+		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryBase, 0)) // (3, B, H, T, d): q, k turned by position
+	}
+	scores := node(p + ".scores")(ops.AttnScores(heads))                                        // (B, H, T, T) = q k^T
+	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
+	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))          // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                           // (B*T, D)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}              // (B*T, D)
 }
 
 // scale is 1/sqrt(d), the scores' factor.

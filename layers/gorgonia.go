@@ -5,6 +5,7 @@ package layers
 // written in Gorgonia; the fused ops compute the same nodes faster.
 
 import (
+	"fmt"
 	"math"
 
 	"gorgonia.org/gorgonia"
@@ -75,17 +76,101 @@ func geluGorgonia(x *gorgonia.Node, name string) *gorgonia.Node {
 func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
 	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
 	p, dh := a.name(), d/h
-	qkv := a.QKV.forward(x)                                                          // (B*T, 3D) = x W_qkv^T + b_qkv
-	qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)
-	heads := node(p + ".heads")(gorgonia.Transpose(qkv5, 2, 0, 3, 1, 4))             // (3, B, H, T, d)
-	q := node(p + ".q")(gorgonia.Slice(heads, gorgonia.S(0)))                        // (B, H, T, d)
-	k := node(p + ".k")(gorgonia.Slice(heads, gorgonia.S(1)))                        // (B, H, T, d)
-	v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
-	scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
-	// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, ops.Mask{Causal: !a.Bidirectional}, a.scale())) // (B, H, T, T)
-	y := node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v))             // (B, H, T, d) = w v
-	bthd := node(p + ".context_bthd")(gorgonia.Transpose(a.ablate(p, y, in), 0, 2, 1, 3))               // (B, T, H, d)
-	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, d}))                       // (B*T, D)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}                      // (B*T, D) = merged W_out^T + b_out
+	qkv := a.project(p, x) // (B*T, D + 2*G*d) = x W_qkv^T + b_qkv
+	var weights, y *gorgonia.Node
+	if kv := a.kvHeads(h); kv == h {
+		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)
+		heads := node(p + ".heads")(gorgonia.Transpose(qkv5, 2, 0, 3, 1, 4))             // (3, B, H, T, d)
+		q := a.rotate(p+".q", node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0))))        // (B, H, T, d)
+		k := a.rotate(p+".k", node(p+".k")(gorgonia.Slice(heads, gorgonia.S(1))))        // (B, H, T, d)
+		v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
+		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
+		// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
+		weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
+		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v))     // (B, H, T, d) = w v
+	} else {
+		weights, y = a.groupedGorgonia(p, qkv, kv, in)
+	}
+	bthd := node(p + ".context_bthd")(gorgonia.Transpose(a.ablate(p, y, in), 0, 2, 1, 3)) // (B, T, H, d)
+	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, d}))         // (B*T, D)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}        // (B*T, D) = merged W_out^T + b_out
+}
+
+// groupedGorgonia is grouped-query attention with G = kv key and value
+// heads: the g = H/G query heads of a group are stacked as one (g*T, d)
+// matrix per (batch, group), so each product reads its group's one k or v
+// (B, G, T, d) and no key or value head is copied per query head.
+func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, kv int, in AttentionInputs) (weights, y *gorgonia.Node) {
+	b, t, h := a.Batch, a.SeqLen, a.Heads
+	dh, g := a.D/h, h/kv
+	heads4 := node(p + ".qkv_4d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, h + 2*kv, dh}))       // (B, T, H+2G, d)
+	heads := node(p + ".heads")(gorgonia.Transpose(heads4, 2, 0, 1, 3))                          // (H+2G, B, T, d)
+	q := a.rotate(p+".q", node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h))))                 // (H, B, T, d)
+	k := a.rotate(p+".k", a.kvSlice(p+".k", heads, h, kv))                                       // (G, B, T, d)
+	v := a.kvSlice(p+".v", heads, h+kv, kv)                                                      // (G, B, T, d)
+	q5 := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{kv, g, b, t, dh}))              // (G, g, B, T, d)
+	qg := node(p + ".q_bg")(gorgonia.Transpose(q5, 2, 0, 1, 3, 4))                               // (B, G, g, T, d)
+	qg = node(p + ".q_stacked")(gorgonia.Reshape(qg, tensor.Shape{b, kv, g * t, dh}))            // (B, G, g*T, d)
+	kb := node(p + ".k_bg")(gorgonia.Transpose(k, 1, 0, 2, 3))                                   // (B, G, T, d)
+	vb := node(p + ".v_bg")(gorgonia.Transpose(v, 1, 0, 2, 3))                                   // (B, G, T, d)
+	stacked := node(p + ".scores_stacked")(gorgonia.BatchedMatMul(qg, kb, false, true))          // (B, G, g*T, T) = q k^T
+	scores := node(p + ".scores")(gorgonia.Reshape(stacked, tensor.Shape{b, h, t, t}))           // (B, H, T, T)
+	weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale()))   // (B, H, T, T)
+	applied := a.dropout(p, weights, in.Dropout)                                                 // (B, H, T, T)
+	wg := node(p + ".weights_stacked")(gorgonia.Reshape(applied, tensor.Shape{b, kv, g * t, t})) // (B, G, g*T, T)
+	yg := node(p + ".context_stacked")(gorgonia.BatchedMatMul(wg, vb))                           // (B, G, g*T, d) = w v
+	return weights, node(p + ".context")(gorgonia.Reshape(yg, tensor.Shape{b, h, t, dh}))        // (B, H, T, d)
+}
+
+// kvSlice is heads[from:from+kv] (kv, B, T, d) of heads (H+2G, B, T, d);
+// Slice drops a range of one, which multi-query attention puts back.
+func (a *MultiHeadSelfAttention) kvSlice(name string, heads *gorgonia.Node, from, kv int) *gorgonia.Node {
+	part := node(name)(gorgonia.Slice(heads, gorgonia.S(from, from+kv))) // (G, B, T, d); (B, T, d) for G = 1
+	if kv > 1 {
+		return part
+	}
+	s := heads.Shape()
+	return node(name + "_1")(gorgonia.Reshape(part, tensor.Shape{1, s[1], s[2], s[3]})) // (1, B, T, d)
+}
+
+// rotate turns x (..., T, d) by rotary position embeddings when the layer
+// has them: x*cos + rotate_half(x)*sin, with cos and sin constant (T, d)
+// tables (each angle twice, for channels i and i+d/2) and rotate_half a
+// fixed (d, d) matrix R, x R = [-x2 | x1].
+func (a *MultiHeadSelfAttention) rotate(name string, x *gorgonia.Node) *gorgonia.Node {
+	if a.RotaryBase == 0 {
+		return x
+	}
+	s := x.Shape()
+	t, dh := s[len(s)-2], s[len(s)-1]
+	n := s.TotalSize() / (t * dh)
+	cos, sin, turn := rotaryConstants(x.Graph(), x.Dtype(), t, dh, a.RotaryBase)
+	x3 := node(name + ".rows")(gorgonia.Reshape(x, tensor.Shape{n, t, dh}))                   // (N, T, d)
+	flat := node(name + ".flat")(gorgonia.Reshape(x, tensor.Shape{n * t, dh}))                // (N*T, d)
+	half := node(name + ".rotate_half")(gorgonia.Mul(flat, turn))                             // (N*T, d) = [-x2 | x1]
+	half3 := node(name + ".rotate_half_rows")(gorgonia.Reshape(half, tensor.Shape{n, t, dh})) // (N, T, d)
+	xc := node(name + ".cos")(gorgonia.BroadcastHadamardProd(x3, cos, nil, []byte{0}))        // (N, T, d)
+	hs := node(name + ".sin")(gorgonia.BroadcastHadamardProd(half3, sin, nil, []byte{0}))     // (N, T, d)
+	turned := node(name + ".turned")(gorgonia.Add(xc, hs))                                    // (N, T, d)
+	return node(name + ".rotary")(gorgonia.Reshape(turned, s))                                // (..., T, d)
+}
+
+// rotaryConstants are the named constant inputs of rotate: cos and sin
+// (T, d) and the rotate-half matrix (d, d). Equal tables share one node.
+func rotaryConstants(g *gorgonia.ExprGraph, dt tensor.Dtype, t, dh int, base float64) (cos, sin, turn *gorgonia.Node) {
+	c, s := ops.RotaryAngles(t, dh, 0, base)
+	half := dh / 2
+	cosT, sinT, r := make([]float64, t*dh), make([]float64, t*dh), make([]float64, dh*dh)
+	for p := 0; p < t; p++ {
+		for i := 0; i < half; i++ {
+			cosT[p*dh+i], cosT[p*dh+i+half] = c[p*half+i], c[p*half+i]
+			sinT[p*dh+i], sinT[p*dh+i+half] = s[p*half+i], s[p*half+i]
+		}
+	}
+	for i := 0; i < half; i++ {
+		r[(i+half)*dh+i] = -1 // (x R)[i] = -x[i+d/2]
+		r[i*dh+i+half] = 1    // (x R)[i+d/2] = x[i]
+	}
+	tag := fmt.Sprintf("(T=%d,d=%d,base=%v)", t, dh, base)
+	return constant(g, dt, "rotary_cos"+tag, cosT, t, dh), constant(g, dt, "rotary_sin"+tag, sinT, t, dh), constant(g, dt, "rotate_half"+tag, r, dh, dh)
 }

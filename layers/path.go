@@ -150,8 +150,29 @@ func scalar(g *gorgonia.ExprGraph, dt tensor.Dtype, v float64) *gorgonia.Node {
 	return gorgonia.NewScalar(g, dt, gorgonia.WithName(fmt.Sprintf("const(%v)", val)), gorgonia.WithValue(val))
 }
 
-// SetPath puts the attention and both its projections on path p.
-func (a *MultiHeadSelfAttention) SetPath(p Path) { a.Path, a.QKV.Path, a.Out.Path = p, p, p }
+// constant is a named constant input of dtype dt holding v (row-major, of
+// the given shape). Its name must say what v is: equal names share a node.
+func constant(g *gorgonia.ExprGraph, dt tensor.Dtype, name string, v []float64, shape ...int) *gorgonia.Node {
+	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+	if dt == tensor.Float32 {
+		f := make([]float32, len(v))
+		for i, x := range v {
+			f[i] = float32(x)
+		}
+		t = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f))
+	}
+	return NewParam(g, name, t)
+}
+
+// SetPath puts the attention and all its projections on path p.
+func (a *MultiHeadSelfAttention) SetPath(p Path) {
+	a.Path, a.Out.Path = p, p
+	if a.Latent != nil {
+		a.Latent.Q.Path, a.Latent.Down.Path, a.Latent.Up.Path = p, p, p
+		return
+	}
+	a.QKV.Path = p
+}
 
 // SetPath puts the MLP and both its projections on path p.
 func (m *MLP) SetPath(p Path) { m.Path, m.FC.Path, m.Proj.Path = p, p, p }
