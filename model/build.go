@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/attnscope/attnscope/internal/raise"
 	"github.com/attnscope/attnscope/layers"
@@ -54,6 +55,9 @@ const (
 	// PositionsName is the (B*T) Int input holding t for row (b, t), used to
 	// look up the position embedding.
 	PositionsName = "positions"
+	// SinusoidalName is the constant input holding the sinusoidal position
+	// table (model.position sinusoidal).
+	SinusoidalName = "pos_sinusoidal"
 	// EmbedName names the token plus position embedding node, LossName the
 	// loss node.
 	EmbedName = "embed"
@@ -158,9 +162,11 @@ func (gr *Graph) gradients() {
 // (B*T, D), after ln_f when the model has one.
 func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) *gorgonia.Node {
 	cfg := gr.Model.Config
-	tok := raise.Must(gr.embedding(params, "tok_emb").Forward(gr.Tokens)) // (B*T, D)
-	pos := raise.Must(gr.embedding(params, "pos_emb").Forward(posIDs))    // (B*T, D)
-	x := node(EmbedName)(gr.Path.Add(tok, pos))                           // (B*T, D)
+	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens)) // (B*T, D)
+	if table := gr.positionTable(params); table != nil {
+		pos := raise.Must(gr.embedding(table).Forward(posIDs)) // (B*T, D)
+		x = node(EmbedName)(gr.Path.Add(x, pos))               // (B*T, D)
+	}
 	for i := 0; i < cfg.Layers; i++ {
 		in := layers.AttentionInputs{KeyMask: gr.KeyMask}
 		if gr.DropoutMasks != nil {
@@ -185,8 +191,15 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 // graph's path.
 func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	p := fmt.Sprintf("blocks.%d.", i)
-	attn := raise.Must(layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, gr.Model.Config.Heads,
-		gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), layers.AttentionOptions{Path: gr.Path}))
+	cfg := gr.Model.Config
+	var attn *layers.MultiHeadSelfAttention
+	if cfg.KVLatent > 0 {
+		latent := layers.Latent{Q: gr.linear(params, p+"attn.q"), Down: gr.linear(params, p+"attn.kv_down"), Up: gr.linear(params, p+"attn.kv_up")}
+		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
+	} else {
+		attn = raise.Must(layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads,
+			gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
+	}
 	if !gr.Model.Config.MLP {
 		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
 	}
@@ -209,10 +222,39 @@ func (gr *Graph) layerNorm(params map[string]*gorgonia.Node, name string) *layer
 	return l
 }
 
-func (gr *Graph) embedding(params map[string]*gorgonia.Node, name string) *layers.Embedding {
-	e := raise.Must(layers.NewEmbedding(params[name+".weight"]))
+func (gr *Graph) embedding(table *gorgonia.Node) *layers.Embedding {
+	e := raise.Must(layers.NewEmbedding(table))
 	e.Path = gr.Path
 	return e
+}
+
+// positionTable is the table of position vectors added to the token
+// embeddings: the learned pos_emb, the fixed sinusoidal table (a named
+// constant of the graph's T rows), or nil for positions inside the
+// attention (rope, alibi) or none.
+func (gr *Graph) positionTable(params map[string]*gorgonia.Node) *gorgonia.Node {
+	switch gr.Model.Config.PositionKind() {
+	case PositionLearned:
+		return params["pos_emb.weight"]
+	case PositionSinusoidal:
+		t, d := gr.Opts.SeqLen, gr.Model.Config.DModel
+		table := newDense(gr.Model.Dtype, []int{t, d}, Sinusoidal(t, d))
+		return layers.NewParam(gr.G, SinusoidalName, table)
+	}
+	return nil
+}
+
+// Sinusoidal is Vaswani et al.'s position table (T, D), row-major: row t
+// holds sin(t / 10000^(2i/D)) in column 2i and cos of the same in 2i+1.
+func Sinusoidal(t, d int) []float64 {
+	v := make([]float64, t*d)
+	for p := 0; p < t; p++ {
+		for i := 0; i < d/2; i++ {
+			angle := float64(p) / math.Pow(10000, 2*float64(i)/float64(d))
+			v[p*d+2*i], v[p*d+2*i+1] = math.Sin(angle), math.Cos(angle)
+		}
+	}
+	return v
 }
 
 // node names the node a graph-building call returned, or raises its error.
@@ -234,8 +276,8 @@ func checkBuild(m *Model, opts BuildOptions) error {
 	if opts.Batch <= 0 {
 		return errors.Errorf("build: batch %d must be positive", opts.Batch)
 	}
-	if opts.SeqLen <= 0 || opts.SeqLen > m.Config.Context {
-		return errors.Errorf("build: seq len %d must be in [1, context %d]", opts.SeqLen, m.Config.Context)
+	if limit := m.Config.MaxLength(); opts.SeqLen <= 0 || limit > 0 && opts.SeqLen > limit {
+		return errors.Errorf("build: seq len %d must be in [1, context %d]", opts.SeqLen, limit)
 	}
 	specs := m.Config.ParamSpecs()
 	if len(m.Params) != len(specs) {

@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/attnscope/attnscope/layers"
 	"github.com/pkg/errors"
@@ -29,6 +31,93 @@ type Config struct {
 	// (Gorgonia's own ops). Both compute the same function from the same
 	// weights, so a checkpoint runs on either.
 	Attention string `json:"attention,omitempty" yaml:"attention"`
+
+	// The attention family. Every zero value is the original design
+	// (learned positions, full causal multi-head attention), so configs and
+	// checkpoints written before these keys existed read as they were.
+
+	// Position says how the model knows where a token is: "learned" (the
+	// pos_emb table; "" reads as learned), "sinusoidal" (Vaswani et al.'s
+	// fixed table added to the embeddings), "rope" (rotary embeddings of q
+	// and k in every layer), "alibi" (Press et al.'s linear bias on the
+	// scores) or "none".
+	Position string `json:"position,omitempty" yaml:"position"`
+	// RopeBase is the rotary base with position rope; 0 reads as 10000.
+	RopeBase float64 `json:"rope_base,omitempty" yaml:"rope_base"`
+	// KVHeads is the number of key and value heads: 0 reads as Heads
+	// (multi-head), 1 is multi-query, any other divisor of Heads is
+	// grouped-query attention.
+	KVHeads int `json:"kv_heads,omitempty" yaml:"kv_heads"`
+	// Window > 0 lets each query see only its last Window keys (itself
+	// included); 0 is full causal attention.
+	Window int `json:"window,omitempty" yaml:"window"`
+	// KVLatent r > 0 is multi-head latent attention (DeepSeek-V2): each
+	// token is projected to an r-wide latent from which every head's k and
+	// v are up-projected.
+	KVLatent int `json:"kv_latent,omitempty" yaml:"kv_latent"`
+}
+
+// The position kinds of Config.Position.
+const (
+	PositionLearned    = "learned"
+	PositionSinusoidal = "sinusoidal"
+	PositionRope       = "rope"
+	PositionALiBi      = "alibi"
+	PositionNone       = "none"
+)
+
+// Positions lists the position kinds, in the order messages name them.
+var Positions = []string{PositionLearned, PositionSinusoidal, PositionRope, PositionALiBi, PositionNone}
+
+// DefaultRopeBase is the rotary base of RoFormer and Llama.
+const DefaultRopeBase = 10000
+
+// PositionKind is Position with "" read as learned.
+func (c Config) PositionKind() string {
+	if c.Position == "" {
+		return PositionLearned
+	}
+	return c.Position
+}
+
+// KVHeadCount is the number of key and value heads (KVHeads, 0 read as
+// Heads).
+func (c Config) KVHeadCount() int {
+	if c.KVHeads == 0 {
+		return c.Heads
+	}
+	return c.KVHeads
+}
+
+// MaxLength is the longest sequence the model can run: Context with a
+// learned position table, 0 (no limit) for every other position kind.
+func (c Config) MaxLength() int {
+	if c.PositionKind() == PositionLearned {
+		return c.Context
+	}
+	return 0
+}
+
+// KVPerToken is the number of values the model keeps per token per layer
+// for its keys and values (what a decoding cache stores): 2·H·d for
+// multi-head attention, 2·G·d with G key/value heads, r for a latent.
+func (c Config) KVPerToken() int {
+	if c.KVLatent > 0 {
+		return c.KVLatent
+	}
+	return 2 * c.KVHeadCount() * c.DHead()
+}
+
+// AttentionOptions are the layers' options for this config on path p.
+func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
+	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
+	if c.PositionKind() == PositionRope {
+		o.RotaryBase = c.RopeBase
+		if o.RotaryBase == 0 {
+			o.RotaryBase = DefaultRopeBase
+		}
+	}
+	return o
 }
 
 // Path is the layers.Path that Attention names ("" is fused).
@@ -63,8 +152,43 @@ func (c Config) Validate() error {
 	if _, err := c.Path(); err != nil {
 		return err
 	}
+	if err := c.validateFamily(); err != nil {
+		return err
+	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
 		return errors.Errorf("model.dropout = %v: must be in [0, 1)", c.Dropout)
+	}
+	return nil
+}
+
+// validateFamily checks the attention-family keys and their combinations.
+func (c Config) validateFamily() error {
+	kind := c.PositionKind()
+	known := false
+	for _, p := range Positions {
+		known = known || kind == p
+	}
+	switch {
+	case !known:
+		return errors.Errorf("model.position = %q: want one of %s", c.Position, strings.Join(Positions, ", "))
+	case c.RopeBase != 0 && kind != PositionRope:
+		return errors.Errorf("model.rope_base = %v is only used with model.position = rope (it is %s)", c.RopeBase, kind)
+	case c.RopeBase != 0 && !(c.RopeBase > 1 && !math.IsInf(c.RopeBase, 0)):
+		return errors.Errorf("model.rope_base = %v: must be finite and > 1", c.RopeBase)
+	case kind == PositionRope && c.DHead()%2 != 0:
+		return errors.Errorf("model.position = rope needs an even head size: d_model %d / heads %d = %d", c.DModel, c.Heads, c.DHead())
+	case kind == PositionSinusoidal && c.DModel%2 != 0:
+		return errors.Errorf("model.position = sinusoidal needs an even model.d_model, not %d", c.DModel)
+	case c.KVHeads < 0 || c.KVHeads > 0 && c.Heads%c.KVHeads != 0:
+		return errors.Errorf("model.kv_heads = %d must divide model.heads = %d", c.KVHeads, c.Heads)
+	case c.Window < 0:
+		return errors.Errorf("model.window = %d: must be 0 (full) or positive", c.Window)
+	case c.KVLatent < 0:
+		return errors.Errorf("model.kv_latent = %d: must be 0 (none) or positive", c.KVLatent)
+	case c.KVLatent > 0 && c.KVHeads != 0 && c.KVHeads != c.Heads:
+		return errors.Errorf("model.kv_latent = %d with model.kv_heads = %d: latent attention up-projects one key and value per head; leave kv_heads unset", c.KVLatent, c.KVHeads)
+	case c.KVLatent > 0 && kind == PositionRope:
+		return errors.Errorf("model.kv_latent = %d with model.position = rope: rotary keys need DeepSeek's decoupled rotary key, which is not built; use alibi, learned, sinusoidal or none", c.KVLatent)
 	}
 	return nil
 }
@@ -93,9 +217,9 @@ const InitStd = 0.02
 // that New, Build and checkpoints all follow.
 func (c Config) ParamSpecs() []ParamSpec {
 	d, f := c.DModel, c.DFF
-	specs := []ParamSpec{
-		{"tok_emb.weight", []int{c.Vocab, d}, InitNormal},
-		{"pos_emb.weight", []int{c.Context, d}, InitNormal},
+	specs := []ParamSpec{{"tok_emb.weight", []int{c.Vocab, d}, InitNormal}}
+	if c.PositionKind() == PositionLearned {
+		specs = append(specs, ParamSpec{"pos_emb.weight", []int{c.Context, d}, InitNormal})
 	}
 	norm := func(name string) []ParamSpec {
 		return []ParamSpec{{name + ".weight", []int{d}, InitOnes}, {name + ".bias", []int{d}, InitZeros}}
@@ -105,10 +229,7 @@ func (c Config) ParamSpecs() []ParamSpec {
 		if c.MLP {
 			specs = append(specs, norm(p+"ln1")...)
 		}
-		specs = append(specs, ParamSpec{p + "attn.qkv.weight", []int{3 * d, d}, InitNormal})
-		if c.QKVBias {
-			specs = append(specs, ParamSpec{p + "attn.qkv.bias", []int{3 * d}, InitZeros})
-		}
+		specs = append(specs, c.projectionSpecs(p+"attn.")...)
 		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, d}, InitNormal})
 		if c.OutBias {
 			specs = append(specs, ParamSpec{p + "attn.out.bias", []int{d}, InitZeros})
@@ -131,4 +252,23 @@ func (c Config) ParamSpecs() []ParamSpec {
 		specs = append(specs, ParamSpec{"lm_head.bias", []int{c.Vocab}, InitZeros})
 	}
 	return specs
+}
+
+// projectionSpecs are one attention layer's input projections: the fused
+// [q | k | v] (D + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
+// kv_up (2D, r) with rows [k | v]. Biases go with QKVBias (none on
+// kv_down).
+func (c Config) projectionSpecs(p string) []ParamSpec {
+	d := c.DModel
+	linear := func(name string, out, in int) []ParamSpec {
+		specs := []ParamSpec{{p + name + ".weight", []int{out, in}, InitNormal}}
+		if c.QKVBias && name != "kv_down" {
+			specs = append(specs, ParamSpec{p + name + ".bias", []int{out}, InitZeros})
+		}
+		return specs
+	}
+	if c.KVLatent > 0 {
+		return append(append(linear("q", d, d), linear("kv_down", c.KVLatent, d)...), linear("kv_up", 2*d, c.KVLatent)...)
+	}
+	return linear("qkv", d+2*c.KVHeadCount()*c.DHead(), d)
 }

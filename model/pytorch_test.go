@@ -39,7 +39,7 @@ type torchTensor struct {
 	Data  []float64 `json:"data"`
 }
 
-var torchFixtures = []string{"attn_only", "mlp_2layer"}
+var torchFixtures = []string{"attn_only", "mlp_2layer", "rope_gqa", "alibi_mqa_window", "sinusoidal", "mla_none"}
 
 func loadTorchFixture(t *testing.T, name string) *torchFixture {
 	t.Helper()

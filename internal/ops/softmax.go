@@ -25,8 +25,17 @@ type Mask struct {
 	Slopes []float64
 }
 
+// String names every setting that changes the result; a window and slopes
+// only when set, so the plain mask reads "causal=true".
 func (m Mask) String() string {
-	return fmt.Sprintf("causal=%t,window=%d,slopes=%v", m.Causal, m.Window, m.Slopes)
+	s := fmt.Sprintf("causal=%t", m.Causal)
+	if m.Window > 0 {
+		s += fmt.Sprintf(",window=%d", m.Window)
+	}
+	if m.Slopes != nil {
+		s += fmt.Sprintf(",alibi=%v", m.Slopes)
+	}
+	return s
 }
 
 // keys is the range [lo, hi) of keys query i of a row of t may see.

@@ -56,22 +56,85 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
+def alibi_slopes(n):
+    """Press et al.'s head slopes, as their reference code computes them."""
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rope(x, base):
+    """Rotary embeddings, GPT-NeoX/Llama convention: x (B, heads, T, d)."""
+    T, d = x.shape[-2], x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)  # (T, d/2)
+    emb = torch.cat((angles, angles), dim=-1)                            # (T, d)
+    return x * emb.cos() + rotate_half(x) * emb.sin()
+
+
+def sinusoidal(T, D):
+    pos = torch.arange(T, dtype=torch.float64)[:, None]
+    div = torch.pow(10000.0, torch.arange(0, D, 2, dtype=torch.float64) / D)
+    table = torch.zeros(T, D, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(pos / div)
+    table[:, 1::2] = torch.cos(pos / div)
+    return table
+
+
 class Attention(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d = cfg["d_model"]
         self.heads = cfg["heads"]
-        self.qkv = nn.Linear(d, 3 * d, bias=cfg["qkv_bias"])
+        self.kv_heads = cfg.get("kv_heads") or self.heads
+        self.position = cfg.get("position") or "learned"
+        self.rope_base = cfg.get("rope_base") or 10000.0
+        self.window = cfg.get("window") or 0
+        self.latent = cfg.get("kv_latent") or 0
+        dh = d // self.heads
+        if self.latent:
+            self.q = nn.Linear(d, d, bias=cfg["qkv_bias"])
+            self.kv_down = nn.Linear(d, self.latent, bias=False)
+            self.kv_up = nn.Linear(self.latent, 2 * d, bias=cfg["qkv_bias"])
+        else:
+            self.qkv = nn.Linear(d, d + 2 * self.kv_heads * dh, bias=cfg["qkv_bias"])
         self.out = nn.Linear(d, d, bias=cfg["out_bias"])
 
     def forward(self, x):
         B, T, D = x.shape
-        H = self.heads
+        H, G = self.heads, self.kv_heads
         d = D // H
-        q, k, v = self.qkv(x).view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)  # each (B, H, T, d)
-        s = q @ k.transpose(-2, -1) / math.sqrt(d)                          # (B, H, T, T)
-        causal = torch.ones(T, T, dtype=torch.bool).tril()
-        s = s.masked_fill(~causal, float("-inf"))
+        if self.latent:
+            q = self.q(x)
+            k, v = self.kv_up(self.kv_down(x)).split(D, dim=-1)
+        else:
+            q, k, v = self.qkv(x).split([D, G * d, G * d], dim=-1)
+        q = q.view(B, T, H, d).transpose(1, 2)                               # (B, H, T, d)
+        k = k.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
+        v = v.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
+        if self.position == "rope":
+            q, k = rope(q, self.rope_base), rope(k, self.rope_base)
+        k = k.repeat_interleave(H // k.shape[1], dim=1)                      # (B, H, T, d)
+        v = v.repeat_interleave(H // v.shape[1], dim=1)
+        s = q @ k.transpose(-2, -1) / math.sqrt(d)                           # (B, H, T, T)
+        i = torch.arange(T)[:, None]
+        j = torch.arange(T)[None, :]
+        if self.position == "alibi":
+            slopes = torch.tensor(alibi_slopes(H), dtype=torch.float64)[:, None, None]
+            s = s - slopes * (i - j).to(torch.float64).abs()
+        allowed = j <= i
+        if self.window:
+            allowed = allowed & (j > i - self.window)
+        s = s.masked_fill(~allowed, float("-inf"))
         a = torch.softmax(s, dim=-1)                                        # (B, H, T, T)
         y = (a @ v).transpose(1, 2).reshape(B, T, D)                        # (B, T, D)
         return self.out(y), a
@@ -111,8 +174,10 @@ class AttnLM(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
+        self.position = cfg.get("position") or "learned"
         self.tok_emb = nn.Embedding(cfg["vocab"], cfg["d_model"])
-        self.pos_emb = nn.Embedding(cfg["context"], cfg["d_model"])
+        if self.position == "learned":
+            self.pos_emb = nn.Embedding(cfg["context"], cfg["d_model"])
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg["layers"])])
         if cfg["mlp"]:
             self.ln_f = nn.LayerNorm(cfg["d_model"], eps=1e-5)
@@ -120,7 +185,11 @@ class AttnLM(nn.Module):
 
     def forward(self, tokens):
         B, T = tokens.shape
-        x = self.tok_emb(tokens) + self.pos_emb(torch.arange(T))[None]  # (B, T, D)
+        x = self.tok_emb(tokens)                                         # (B, T, D)
+        if self.position == "learned":
+            x = x + self.pos_emb(torch.arange(T))[None]
+        elif self.position == "sinusoidal":
+            x = x + sinusoidal(T, self.cfg["d_model"])[None]
         attention = []
         for block in self.blocks:
             x, a = block(x)
@@ -132,14 +201,21 @@ class AttnLM(nn.Module):
 
 def param_order(cfg):
     """The names of model.Config.ParamSpecs, in its order."""
-    names = ["tok_emb.weight", "pos_emb.weight"]
+    names = ["tok_emb.weight"]
+    if (cfg.get("position") or "learned") == "learned":
+        names.append("pos_emb.weight")
     for i in range(cfg["layers"]):
         p = "blocks.%d." % i
         if cfg["mlp"]:
             names += [p + "ln1.weight", p + "ln1.bias"]
-        names.append(p + "attn.qkv.weight")
-        if cfg["qkv_bias"]:
-            names.append(p + "attn.qkv.bias")
+        if cfg.get("kv_latent"):
+            names += [p + "attn.q.weight"] + ([p + "attn.q.bias"] if cfg["qkv_bias"] else [])
+            names.append(p + "attn.kv_down.weight")
+            names += [p + "attn.kv_up.weight"] + ([p + "attn.kv_up.bias"] if cfg["qkv_bias"] else [])
+        else:
+            names.append(p + "attn.qkv.weight")
+            if cfg["qkv_bias"]:
+                names.append(p + "attn.qkv.bias")
         names.append(p + "attn.out.weight")
         if cfg["out_bias"]:
             names.append(p + "attn.out.bias")
@@ -241,6 +317,19 @@ def main():
     make_case("mlp_2layer", config(vocab=9, context=8, d_model=16, heads=2, layers=2, mlp=True,
                                    d_ff=32, qkv_bias=False, out_bias=True, lm_head_bias=True),
               batch=2, seq_len=6, seed=5678)
+    # The attention family: each from the formulas above, independently of Go.
+    make_case("rope_gqa", config(vocab=11, context=7, d_model=16, heads=4, layers=2, mlp=True, d_ff=32,
+                                 qkv_bias=True, out_bias=True, position="rope", kv_heads=2),
+              batch=2, seq_len=7, seed=91)
+    make_case("alibi_mqa_window", config(vocab=9, context=7, d_model=16, heads=4, layers=2, qkv_bias=True,
+                                         out_bias=True, position="alibi", kv_heads=1, window=3),
+              batch=2, seq_len=7, seed=92)
+    make_case("sinusoidal", config(vocab=9, context=6, d_model=16, heads=2, layers=1, mlp=True, d_ff=32,
+                                   out_bias=True, lm_head_bias=True, position="sinusoidal"),
+              batch=2, seq_len=6, seed=93)
+    make_case("mla_none", config(vocab=10, context=7, d_model=16, heads=4, layers=2, mlp=True, d_ff=32,
+                                 qkv_bias=True, out_bias=True, position="none", kv_latent=6, window=4),
+              batch=2, seq_len=7, seed=94)
 
 
 if __name__ == "__main__":
