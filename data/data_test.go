@@ -299,14 +299,14 @@ func TestValidate(t *testing.T) {
 		cfg  TaskConfig
 		want string
 	}{
-		{TaskConfig{"copyy", 8, 16}, `task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`},
-		{TaskConfig{"induction", 2, 16}, "task.length = 2: induction needs at least 3 positions"},
-		{TaskConfig{"induction", 24, 18}, "task.symbols = 18: induction of length 24 draws 19 distinct symbols"},
-		{TaskConfig{"", 8, 16}, `task.name = "": unknown task`},
-		{TaskConfig{"copy", 0, 16}, "task.length = 0: must be in [1, 512]"},
-		{TaskConfig{"copy", 513, 16}, "task.length = 513: must be in [1, 512]"},
-		{TaskConfig{"sort", 8, 1}, "task.symbols = 1: must be in [2, 65536]"},
-		{TaskConfig{"sort", 8, 65537}, "task.symbols = 65537: must be in [2, 65536]"},
+		{TaskConfig{Name: "copyy", Length: 8, Symbols: 16}, `task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`},
+		{TaskConfig{Name: "induction", Length: 2, Symbols: 16}, "task.length = 2: induction needs at least 3 positions"},
+		{TaskConfig{Name: "induction", Length: 24, Symbols: 18}, "task.symbols = 18: induction of length 24 draws 19 distinct symbols"},
+		{TaskConfig{Name: "", Length: 8, Symbols: 16}, `task.name = "": unknown task`},
+		{TaskConfig{Name: "copy", Length: 0, Symbols: 16}, "task.length = 0: must be in [1, 512]"},
+		{TaskConfig{Name: "copy", Length: 513, Symbols: 16}, "task.length = 513: must be in [1, 512]"},
+		{TaskConfig{Name: "sort", Length: 8, Symbols: 1}, "task.symbols = 1: must be in [2, 65536]"},
+		{TaskConfig{Name: "sort", Length: 8, Symbols: 65537}, "task.symbols = 65537: must be in [2, 65536]"},
 	}
 	for _, c := range cases {
 		_, err := New(c.cfg)
@@ -314,7 +314,7 @@ func TestValidate(t *testing.T) {
 			t.Errorf("New(%+v) = %v, want error containing %q", c.cfg, err, c.want)
 		}
 	}
-	if _, err := New(TaskConfig{"repeat", 512, 65536}); err != nil {
+	if _, err := New(TaskConfig{Name: "repeat", Length: 512, Symbols: 65536}); err != nil {
 		t.Errorf("largest allowed task rejected: %v", err)
 	}
 }

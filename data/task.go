@@ -23,6 +23,11 @@ type TaskConfig struct {
 	Name    string `yaml:"name" json:"name"`       // one of Names()
 	Length  int    `yaml:"length" json:"length"`   // L: repeated length (repeat) or half length (copy, reverse, sort)
 	Symbols int    `yaml:"symbols" json:"symbols"` // number of distinct symbols, excluding the separator
+	// MinLength, when set below Length, mixes lengths: each training and
+	// held-out example has a length drawn uniformly from MinLength..Length,
+	// padded at the end to the longest (padding is never scored, and a causal
+	// query never sees it). 0 means Length.
+	MinLength int `yaml:"min_length,omitempty" json:"min_length,omitempty"`
 }
 
 // Task generates examples of one sequence task.
@@ -67,6 +72,16 @@ func (c TaskConfig) Validate() error {
 	if c.Symbols < 2 || c.Symbols > MaxSymbols {
 		return errors.Errorf("task.symbols = %d: must be in [2, %d]", c.Symbols, MaxSymbols)
 	}
+	if c.MinLength != 0 {
+		if c.MinLength < 1 || c.MinLength > c.Length {
+			return errors.Errorf("task.min_length = %d: must be in [1, task.length = %d]", c.MinLength, c.Length)
+		}
+		shortest := c
+		shortest.Length, shortest.MinLength = c.MinLength, 0
+		if err := shortest.Validate(); err != nil {
+			return errors.Wrapf(err, "task.min_length = %d", c.MinLength)
+		}
+	}
 	if c.Name == "induction" {
 		if c.Length < minInductionLength {
 			return errors.Errorf("task.length = %d: induction needs at least %d positions (two blocks of 2)", c.Length, minInductionLength)
@@ -84,7 +99,53 @@ func New(cfg TaskConfig) (Task, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return makers[cfg.Name](cfg), nil
+	if cfg.MinLength == 0 || cfg.MinLength == cfg.Length {
+		return makers[cfg.Name](cfg), nil
+	}
+	mixed := mixedTask{}
+	for l := cfg.MinLength; l <= cfg.Length; l++ {
+		one := cfg
+		one.Length, one.MinLength = l, 0
+		mixed.byLength = append(mixed.byLength, makers[cfg.Name](one))
+	}
+	return mixed, nil
+}
+
+// AtLength is the task of cfg with every example of length l (task.length
+// = l, no mixing): what a model trained on cfg is evaluated on at another
+// length.
+func AtLength(cfg TaskConfig, l int) (Task, error) {
+	cfg.Length, cfg.MinLength = l, 0
+	return New(cfg)
+}
+
+// mixedTask draws each example from one of byLength (lengths MinLength ..
+// Length, in order) with equal chance, and pads it at the end to the
+// longest's sequence length.
+type mixedTask struct{ byLength []Task }
+
+func (t mixedTask) longest() Task       { return t.byLength[len(t.byLength)-1] }
+func (t mixedTask) Name() string        { return t.longest().Name() }
+func (t mixedTask) Vocab() int          { return t.longest().Vocab() }
+func (t mixedTask) SeqLen() int         { return t.longest().SeqLen() }
+func (t mixedTask) Label(id int) string { return t.longest().Label(id) }
+
+func (t mixedTask) Sample(rng *rand.Rand, tokens, targets []int, mask []float64) {
+	one := t.byLength[rng.IntN(len(t.byLength))]
+	n := one.SeqLen()
+	one.Sample(rng, tokens[:n], targets[:n], mask[:n])
+	clear(tokens[n:])
+	clear(targets[n:])
+	clear(mask[n:])
+}
+
+// base is the task itself, or the longest of a mixed task: what decides
+// roles and separators.
+func base(task Task) Task {
+	if m, ok := task.(mixedTask); ok {
+		return m.longest()
+	}
+	return task
 }
 
 // symbolLabel prints a symbol id, or the id in angle brackets when it is not
@@ -232,14 +293,14 @@ func (t inductionTask) Sample(rng *rand.Rand, tokens, targets []int, mask []floa
 // the first copy (the keys the induction head matches), where nothing is
 // scored, so scored rows alone would hide it.
 func RolesOnEveryRow(task Task) bool {
-	_, ok := task.(inductionTask)
+	_, ok := base(task).(inductionTask)
 	return ok
 }
 
 // Separator returns the task's separator id ("SEP") and true, or false for
 // a task without one.
 func Separator(task Task) (int, bool) {
-	if t, ok := task.(halvesTask); ok {
+	if t, ok := base(task).(halvesTask); ok {
 		return t.symbols, true
 	}
 	return 0, false

@@ -41,20 +41,20 @@ type Config struct {
 	// fixed table added to the embeddings), "rope" (rotary embeddings of q
 	// and k in every layer), "alibi" (Press et al.'s linear bias on the
 	// scores) or "none".
-	Position string `json:"position,omitempty" yaml:"position"`
+	Position string `json:"position,omitempty" yaml:"position,omitempty"`
 	// RopeBase is the rotary base with position rope; 0 reads as 10000.
-	RopeBase float64 `json:"rope_base,omitempty" yaml:"rope_base"`
+	RopeBase float64 `json:"rope_base,omitempty" yaml:"rope_base,omitempty"`
 	// KVHeads is the number of key and value heads: 0 reads as Heads
 	// (multi-head), 1 is multi-query, any other divisor of Heads is
 	// grouped-query attention.
-	KVHeads int `json:"kv_heads,omitempty" yaml:"kv_heads"`
+	KVHeads int `json:"kv_heads,omitempty" yaml:"kv_heads,omitempty"`
 	// Window > 0 lets each query see only its last Window keys (itself
 	// included); 0 is full causal attention.
-	Window int `json:"window,omitempty" yaml:"window"`
+	Window int `json:"window,omitempty" yaml:"window,omitempty"`
 	// KVLatent r > 0 is multi-head latent attention (DeepSeek-V2): each
 	// token is projected to an r-wide latent from which every head's k and
 	// v are up-projected.
-	KVLatent int `json:"kv_latent,omitempty" yaml:"kv_latent"`
+	KVLatent int `json:"kv_latent,omitempty" yaml:"kv_latent,omitempty"`
 }
 
 // The position kinds of Config.Position.

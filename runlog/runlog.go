@@ -40,7 +40,10 @@ type TrainPoint struct {
 
 // EvalPoint is an evaluation line of metrics.jsonl.
 type EvalPoint struct {
-	Step     int     `json:"step"`
+	Step int `json:"step"`
+	// Length is the task length of a train.eval_lengths evaluation (in
+	// Run.AtLength); 0 for the evaluation at the trained length.
+	Length   int     `json:"eval_length,omitempty"`
 	EvalLoss float64 `json:"eval_loss"`
 	TokenAcc float64 `json:"token_acc"`
 	SeqAcc   float64 `json:"seq_acc"`
@@ -59,10 +62,13 @@ type HeadHistory struct {
 
 // Run is what Read finds in a run directory.
 type Run struct {
-	Dir   string          `json:"dir"`
-	Train []TrainPoint    `json:"train"`
-	Eval  []EvalPoint     `json:"eval"`
-	Heads [][]HeadHistory `json:"heads"` // [layer][head]; empty without roles.jsonl
+	Dir   string       `json:"dir"`
+	Train []TrainPoint `json:"train"`
+	Eval  []EvalPoint  `json:"eval"`
+	// AtLength are the evaluations at other lengths (train.eval_lengths),
+	// in file order.
+	AtLength []EvalPoint     `json:"eval_at_length,omitempty"`
+	Heads    [][]HeadHistory `json:"heads"` // [layer][head]; empty without roles.jsonl
 }
 
 // Read reads dir's metrics.jsonl (required) and roles.jsonl (optional: runs
@@ -100,6 +106,7 @@ func ReadMetrics(dir string) (*Run, error) {
 			Loss     *float64 `json:"loss"`
 			LR       float64  `json:"lr"`
 			EvalLoss *float64 `json:"eval_loss"`
+			Length   int      `json:"eval_length"`
 			TokenAcc float64  `json:"token_acc"`
 			SeqAcc   float64  `json:"seq_acc"`
 		}
@@ -109,6 +116,8 @@ func ReadMetrics(dir string) (*Run, error) {
 		switch {
 		case rec.Loss != nil:
 			r.Train = append(r.Train, TrainPoint{Step: rec.Step, Loss: *rec.Loss, LR: rec.LR})
+		case rec.EvalLoss != nil && rec.Length != 0:
+			r.AtLength = append(r.AtLength, EvalPoint{Step: rec.Step, Length: rec.Length, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
 		case rec.EvalLoss != nil:
 			r.Eval = append(r.Eval, EvalPoint{Step: rec.Step, EvalLoss: *rec.EvalLoss, TokenAcc: rec.TokenAcc, SeqAcc: rec.SeqAcc})
 		}

@@ -22,7 +22,8 @@ func writeRun(t *testing.T, metrics, roles string) string {
 	return dir
 }
 
-// TestRead: training and evaluation lines are told apart by their keys, a
+// TestRead: training and evaluation lines are told apart by their keys
+// (evaluations at other lengths by eval_length), a
 // torn last line is skipped, and each head follows the pattern that is
 // strongest at the last evaluation, formed at the first step whose score
 // is above 0.5 (0.5 itself is not).
@@ -31,6 +32,7 @@ func TestRead(t *testing.T) {
 {"step":10,"eval_loss":3.1,"token_acc":0.1,"seq_acc":0}
 {"step":20,"loss":0.5,"lr":0.01}
 {"step":20,"eval_loss":0.4,"token_acc":0.9,"seq_acc":0.5}
+{"step":20,"eval_length":16,"eval_loss":2.5,"token_acc":0.3,"seq_acc":0}
 {"step":30,"loss":0.`
 	roles := `{"step":10,"heads":[[{"previous-token":0.1,"self":0.3},{"induction":0.0,"self":0.2}]]}
 {"step":20,"heads":[[{"previous-token":0.5,"self":0.1},{"induction":0.9,"self":0.0}]]}
@@ -43,8 +45,11 @@ func TestRead(t *testing.T) {
 	if want := []TrainPoint{{10, 3.2, 0.01}, {20, 0.5, 0.01}}; !reflect.DeepEqual(r.Train, want) {
 		t.Errorf("train %v, want %v", r.Train, want)
 	}
-	if want := []EvalPoint{{10, 3.1, 0.1, 0}, {20, 0.4, 0.9, 0.5}}; !reflect.DeepEqual(r.Eval, want) {
+	if want := []EvalPoint{{Step: 10, EvalLoss: 3.1, TokenAcc: 0.1}, {Step: 20, EvalLoss: 0.4, TokenAcc: 0.9, SeqAcc: 0.5}}; !reflect.DeepEqual(r.Eval, want) {
 		t.Errorf("eval %v, want %v", r.Eval, want)
+	}
+	if want := []EvalPoint{{Step: 20, Length: 16, EvalLoss: 2.5, TokenAcc: 0.3}}; !reflect.DeepEqual(r.AtLength, want) {
+		t.Errorf("evaluations at other lengths %v, want %v", r.AtLength, want)
 	}
 	thirty, twenty := 30, 20
 	want := [][]HeadHistory{{

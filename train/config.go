@@ -45,6 +45,11 @@ type TrainConfig struct {
 	EvalEvery       int `yaml:"eval_every" json:"eval_every"`             // evaluation on the held-out set
 	EvalSize        int `yaml:"eval_size" json:"eval_size"`               // rows in the held-out set
 	CheckpointEvery int `yaml:"checkpoint_every" json:"checkpoint_every"` // checkpoint saves
+	// EvalLengths are extra task lengths (task.length values) the model is
+	// evaluated at, on a held-out set of eval_size rows each, at every
+	// evaluation: length generalisation. Each gives a metrics line with
+	// eval_length.
+	EvalLengths []int `yaml:"eval_lengths,omitempty" json:"eval_lengths,omitempty"`
 }
 
 // Schedules lists the allowed values of train.schedule.
@@ -211,6 +216,9 @@ func (c Config) Validate() error {
 	if err := c.Train.validate(); err != nil {
 		return err
 	}
+	if err := c.validateEvalLengths(); err != nil {
+		return err
+	}
 	if est := c.EstimateBytes(); est > MaxMemory {
 		eval := "no evaluation"
 		if c.Train.EvalEvery > 0 {
@@ -220,6 +228,42 @@ func (c Config) Validate() error {
 			humanBytes(est), c.Train.BatchSize, task.SeqLen(), eval, humanBytes(MaxMemory))
 	}
 	return nil
+}
+
+// validateEvalLengths checks each of train.eval_lengths: a length the task
+// allows, listed once, that the model's positions reach.
+func (c Config) validateEvalLengths() error {
+	seen := map[int]bool{}
+	for _, l := range c.Train.EvalLengths {
+		task, err := data.AtLength(c.Task, l)
+		switch {
+		case c.Train.EvalEvery == 0:
+			return errors.Errorf("train.eval_lengths = %v: needs train.eval_every > 0", c.Train.EvalLengths)
+		case seen[l]:
+			return errors.Errorf("train.eval_lengths: %d is listed twice", l)
+		case err != nil:
+			return errors.Wrapf(err, "train.eval_lengths: %d", l)
+		}
+		seen[l] = true
+		if limit := c.Model.MaxLength(); limit > 0 && task.SeqLen() > limit {
+			return errors.Errorf("train.eval_lengths: %d needs %d positions, beyond the %d of the learned position table (model.position = learned); sinusoidal, rope, alibi and none have no limit",
+				l, task.SeqLen(), limit)
+		}
+	}
+	return nil
+}
+
+// EvalLengthTasks are the tasks of train.eval_lengths, in order.
+func (c Config) EvalLengthTasks() ([]data.Task, error) {
+	var tasks []data.Task
+	for _, l := range c.Train.EvalLengths {
+		task, err := data.AtLength(c.Task, l)
+		if err != nil {
+			return nil, errors.Wrapf(err, "train.eval_lengths: %d", l)
+		}
+		tasks = append(tasks, task)
+	}
+	return tasks, nil
 }
 
 func (t TrainConfig) validate() error {
@@ -281,7 +325,17 @@ func (c Config) EstimateBytes() float64 {
 	if c.Train.EvalEvery == 0 {
 		return c.Model.EstimateBytes(c.Train.BatchSize, 0)
 	}
-	return c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch()) + c.heldOutBytes()
+	est := c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch()) + c.heldOutBytes()
+	for _, l := range c.Train.EvalLengths {
+		// Each eval length adds a forward graph and a held-out set at its
+		// sequence length (counting the weights again: an over-estimate).
+		if task, err := data.AtLength(c.Task, l); err == nil {
+			at := c.Model
+			at.Context = task.SeqLen()
+			est += at.EstimateBytes(0, c.evalBatch()) + float64(c.Train.EvalSize)*float64(at.Context)*data.BytesPerPosition
+		}
+	}
+	return est
 }
 
 // heldOutBytes is the memory of the held-out set (data.EvalSet).

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func roundTrip(t *testing.T, name string, cfg Config) {
 	if err != nil {
 		t.Fatalf("%s: re-parsing the rendered config: %v\n%s", name, err, src)
 	}
-	if back != cfg {
+	if !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("%s: round trip changed the config:\n got %+v\nwant %+v", name, back, cfg)
 	}
 }
@@ -111,7 +112,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, task, model, train, got a list"}},
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
-		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every)"}},
+		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths)"}},
 		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
 		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},
@@ -351,7 +352,7 @@ func TestDefaults(t *testing.T) {
 			LogEvery: 10, EvalEvery: 100, EvalSize: 1000, CheckpointEvery: 100,
 		},
 	}
-	if cfg != want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
 }
@@ -408,7 +409,7 @@ func TestParseConfigJSON(t *testing.T) {
 		t.Errorf("JSON lacks the derived sizes: %s", raw)
 	}
 	back, err := ParseConfigJSON("ckpt", raw)
-	if err != nil || back != cfg {
+	if err != nil || !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("ParseConfigJSON = %+v, %v; want %+v", back, err, cfg)
 	}
 	bad := strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)

@@ -16,10 +16,11 @@ import (
 // training graph. The graph, its machine and the batch buffers are made once;
 // a call only copies rows in and reads the logits.
 type evaluator struct {
-	graph *model.Graph
-	vm    gorgonia.VM
-	set   *data.Batch // the whole held-out set
-	chunk *data.Batch // one graph batch
+	graph  *model.Graph
+	vm     gorgonia.VM
+	set    *data.Batch // the whole held-out set
+	chunk  *data.Batch // one graph batch
+	length int         // the task length of a train.eval_lengths evaluator, else 0
 }
 
 // newEvaluator builds the graph for chunks of batch rows of the held-out set
@@ -132,7 +133,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 	if scored == 0 || seqs == 0 {
 		return EvalRecord{}, errors.New("the evaluation set scores no position")
 	}
-	return EvalRecord{Step: step, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}, nil
+	return EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}, nil
 }
 
 // argmax returns the index of the largest value (the first on ties).

@@ -138,8 +138,9 @@ type runner struct {
 	model    *model.Model
 	graph    *model.Graph
 	vm       gorgonia.VM
-	eval     *evaluator  // nil when evaluation is off
-	roles    *rolesProbe // nil when evaluation is off
+	eval     *evaluator   // nil when evaluation is off
+	atLength []*evaluator // one per train.eval_lengths entry
+	roles    *rolesProbe  // nil when evaluation is off
 	rolesLog *metricsLog
 	state    runState
 	sched    LRSchedule
@@ -225,6 +226,21 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
+		if err != nil {
+			return err
+		}
+		tasks, err := r.cfg.EvalLengthTasks()
+		if err != nil {
+			return err
+		}
+		for i, task := range tasks {
+			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+			if err != nil {
+				return errors.Wrapf(err, "evaluation at length %d", t.EvalLengths[i])
+			}
+			ev.length = t.EvalLengths[i]
+			r.atLength = append(r.atLength, ev)
+		}
 	}
 	return err
 }
@@ -370,6 +386,9 @@ func (r *runner) close() {
 	if r.eval != nil {
 		r.eval.vm.Close()
 	}
+	for _, ev := range r.atLength {
+		ev.vm.Close()
+	}
 	if r.roles != nil {
 		r.roles.vm.Close()
 	}
@@ -430,6 +449,17 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			ev.Eval, res.LastEval = &rec, &rec
 			if err := r.metrics.write(rec); err != nil {
 				return nil, err
+			}
+			for _, at := range r.atLength {
+				evalStart := time.Now()
+				rec, err := at.run(s)
+				res.EvalTime += time.Since(evalStart)
+				if err != nil {
+					return nil, errors.Wrapf(err, "step %d: evaluation at length %d", s, at.length)
+				}
+				if err := r.metrics.write(rec); err != nil {
+					return nil, err
+				}
 			}
 			rolesStart := time.Now()
 			roles, err := r.roles.run(s)

@@ -36,10 +36,13 @@ type TrainRecord struct {
 // prediction is the target, SeqAcc the fraction of sequences with every scored
 // position right (exact match).
 type EvalRecord struct {
-	Step     int     `json:"step"`
-	EvalLoss float64 `json:"eval_loss"`
-	TokenAcc float64 `json:"token_acc"`
-	SeqAcc   float64 `json:"seq_acc"`
+	Step int `json:"step"`
+	// EvalLength is the task length of a train.eval_lengths evaluation; 0
+	// (left out of the line) on the evaluation at the trained length.
+	EvalLength int     `json:"eval_length,omitempty"`
+	EvalLoss   float64 `json:"eval_loss"`
+	TokenAcc   float64 `json:"token_acc"`
+	SeqAcc     float64 `json:"seq_acc"`
 }
 
 // metricsLog appends one JSON object per line to metrics.jsonl. Each line goes

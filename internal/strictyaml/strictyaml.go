@@ -363,11 +363,17 @@ func join(path, key string) string {
 func keys(t reflect.Type) []string {
 	var names []string
 	for i := range t.NumField() {
-		if tag := t.Field(i).Tag.Get("yaml"); tag != "-" {
-			names = append(names, tag)
+		if name := yamlKey(t.Field(i)); name != "-" {
+			names = append(names, name)
 		}
 	}
 	return names
+}
+
+// yamlKey is a field's YAML key: its tag up to any option (",omitempty").
+func yamlKey(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
 }
 
 // lookup returns the field of struct v whose YAML key is name; path is v's
@@ -378,7 +384,7 @@ func (d Decoder) lookup(v reflect.Value, path, name string) (reflect.Value, erro
 		return reflect.Value{}, errors.Errorf("unknown key %s (%s is not a section)", full, path)
 	}
 	for i := range v.NumField() {
-		if v.Type().Field(i).Tag.Get("yaml") == name && name != "-" {
+		if yamlKey(v.Type().Field(i)) == name && name != "-" {
 			return v.Field(i), nil
 		}
 	}
@@ -426,6 +432,9 @@ func (d Decoder) assign(v reflect.Value, n *yaml.Node, path string, where func(*
 	if v.Kind() == reflect.Struct {
 		return d.assignSection(v, n, path, where)
 	}
+	if v.Kind() == reflect.Slice {
+		return d.assignList(v, n, path, where)
+	}
 	if n.Kind != yaml.ScalarNode || isNull(n) {
 		return errors.Errorf("%s: %s: %s, got %s", where(n), path, want(v.Kind()), describe(n))
 	}
@@ -448,6 +457,25 @@ func (d Decoder) assign(v reflect.Value, n *yaml.Node, path string, where func(*
 	if err != nil {
 		return errors.Errorf("%s: %s = %s: %s", where(n), path, show(n), want(v.Kind()))
 	}
+	return nil
+}
+
+// assignList decodes a sequence node (a null one keeps the default) into
+// the slice v, each element as a leaf of the element type.
+func (d Decoder) assignList(v reflect.Value, n *yaml.Node, path string, where func(*yaml.Node) string) error {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return errors.Errorf("%s: %s: want a list such as [12, 16] (%s each), got %s", where(n), path, strings.TrimPrefix(want(v.Type().Elem().Kind()), "want "), describe(n))
+	}
+	list := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		if err := d.assign(list.Index(i), item, fmt.Sprintf("%s[%d]", path, i), where); err != nil {
+			return err
+		}
+	}
+	v.Set(list)
 	return nil
 }
 
