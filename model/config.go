@@ -272,3 +272,36 @@ func (c Config) projectionSpecs(p string) []ParamSpec {
 	}
 	return linear("qkv", d+2*c.KVHeadCount()*c.DHead(), d)
 }
+
+// Family describes the attention variant in words, for headers: "" for the
+// original design (learned positions, full multi-head attention), else what
+// differs: "rope positions (base 10000), 2 kv heads (grouped-query),
+// window 4".
+func (c Config) Family() string {
+	var parts []string
+	switch kind := c.PositionKind(); kind {
+	case PositionLearned:
+	case PositionRope:
+		base := c.RopeBase
+		if base == 0 {
+			base = DefaultRopeBase
+		}
+		parts = append(parts, fmt.Sprintf("rope positions (base %v)", base))
+	case PositionNone:
+		parts = append(parts, "no positions")
+	default:
+		parts = append(parts, kind+" positions")
+	}
+	switch kv := c.KVHeadCount(); {
+	case c.KVLatent > 0:
+		parts = append(parts, fmt.Sprintf("latent attention (kv latent %d)", c.KVLatent))
+	case kv == 1 && c.Heads > 1:
+		parts = append(parts, "1 kv head (multi-query)")
+	case kv != c.Heads:
+		parts = append(parts, fmt.Sprintf("%d kv heads (grouped-query)", kv))
+	}
+	if c.Window > 0 {
+		parts = append(parts, fmt.Sprintf("window %d", c.Window))
+	}
+	return strings.Join(parts, ", ")
+}

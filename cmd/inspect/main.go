@@ -54,6 +54,7 @@ type options struct {
 	trainGraph bool   // -graph and -dot show the training graph
 	ablate     bool   // also score the held-out set with each head removed
 	ablation   string // how a removed head is replaced: zero or mean
+	length     int    // show an example of this task length; 0: the trained one
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -105,6 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
+	fs.IntVar(&o.length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
 	fs.BoolVar(&o.ablate, "ablate", false, "also run the run's held-out set once per head with that head removed and print the heads by importance")
@@ -226,7 +228,11 @@ func prepare(o options) (report, error) {
 	if err := checkIndex("-head", o.head, cfg.Heads, "head", " per layer"); err != nil {
 		return report{}, err
 	}
-	ex, err := example(task, cfg, userTokens, o.seed)
+	shown, err := lengthTask(task, info.RunConfig, cfg, o.length)
+	if err != nil {
+		return report{}, err
+	}
+	ex, err := example(shown, cfg, userTokens, o.seed)
 	if err != nil {
 		return report{}, err
 	}
@@ -349,6 +355,29 @@ func taskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
 	return task, nil
 }
 
+// lengthTask is the task whose example inspect shows: the checkpoint's, or
+// with -length the same task at that length, refused beyond a learned
+// position table.
+func lengthTask(task data.Task, runConfig []byte, cfg model.Config, length int) (data.Task, error) {
+	if length == 0 {
+		return task, nil
+	}
+	var run struct {
+		Task data.TaskConfig `json:"task"`
+	}
+	if err := json.Unmarshal(runConfig, &run); err != nil {
+		return nil, errors.Wrap(err, "metadata config")
+	}
+	at, err := data.AtLength(run.Task, length)
+	if err != nil {
+		return nil, errors.Wrapf(err, "-length %d", length)
+	}
+	if limit := cfg.MaxLength(); limit > 0 && at.SeqLen() > limit {
+		return nil, errors.Errorf("-length %d: the example has %d positions, beyond the model's learned position table of %d (only sinusoidal, rope, alibi and no positions run at any length)", length, at.SeqLen(), limit)
+	}
+	return at, nil
+}
+
 // checkMemory refuses a -samples whose scoring batch would not fit: the
 // inference graph holds about 4 (samples, H, T, T) tensors per layer, and
 // scoreHeads a float64 copy of the attention. The estimate of a training
@@ -425,8 +454,8 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 		s.drawn, s.misplacedSep = true, -1
 		return s, nil
 	}
-	if len(user) > cfg.Context {
-		return sequence{}, errors.Errorf("-tokens: %d tokens is longer than the model's context of %d", len(user), cfg.Context)
+	if limit := cfg.MaxLength(); limit > 0 && len(user) > limit {
+		return sequence{}, errors.Errorf("-tokens: %d tokens is longer than the model's context of %d", len(user), limit)
 	}
 	for i, id := range user {
 		if id < 0 || id >= cfg.Vocab {

@@ -124,7 +124,7 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 		blocks = "pre-LN blocks with MLP"
 	}
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
-	p.printf("model: %s x %s, d_model %d, %s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks)
+	p.printf("model: %s x %s, d_model %d, %s%s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks, familySuffix(c))
 	if r.ex.drawn {
 		p.para(width, "sequence (one example of task %s drawn with seed %d):", r.task.Name(), r.opts.seed)
 	} else {
@@ -346,7 +346,7 @@ func (r report) pngFigure() render.Figure {
 	}
 	f := render.Figure{
 		Title: []string{
-			fmt.Sprintf("%s  task %s  step %d  (%s x %s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head")),
+			fmt.Sprintf("%s  task %s  step %d  (%s x %s%s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head"), familySuffix(r.cfg)),
 			"heatmaps: " + source,
 			render.FigureLegend,
 		},
@@ -381,6 +381,18 @@ type jsonReport struct {
 	Predictions []int            `json:"predictions"`
 	Heads       [][]heads.Result `json:"heads"`
 	Ablation    *ablation.Table  `json:"ablation,omitempty"` // with -ablate
+	// Family is the attention variant (model.Config.Family), omitted for
+	// learned positions and full multi-head attention.
+	Family string `json:"family,omitempty"`
+}
+
+// familySuffix is ", " and the model's attention variant, or "" for the
+// original design.
+func familySuffix(c model.Config) string {
+	if f := c.Family(); f != "" {
+		return ", " + f
+	}
+	return ""
 }
 
 // writeJSON prints the whole model output as one JSON object. -layer and
@@ -395,7 +407,7 @@ func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
 		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.predictions, Heads: r.roles,
-		Ablation: r.ablation,
+		Ablation: r.ablation, Family: r.cfg.Family(),
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
 	return j
