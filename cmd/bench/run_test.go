@@ -92,14 +92,24 @@ func TestStepFLOPs(t *testing.T) {
 	}
 }
 
-// TestSizesMatchTorchRef: every Go size has the same numbers in
-// torch_ref.py's CONFIGS and DEFAULT_STEPS, so the two sides time one model.
+// TestSizesMatchTorchRef: every Go size both sides run has the same numbers
+// in torch_ref.py's CONFIGS and DEFAULT_STEPS, so the two sides time one
+// model; each attention-family variant has its base's sizes.
 func TestSizesMatchTorchRef(t *testing.T) {
 	src, err := os.ReadFile("torch_ref.py")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range sizes {
+		if s.Base != "" {
+			base, err := sizeNamed(s.Base)
+			same := err == nil && base.Batch == s.Batch && base.SeqLen == s.SeqLen && base.DModel == s.DModel &&
+				base.Heads == s.Heads && base.V == s.V && base.Layers == s.Layers && base.DFF == s.DFF && base.Steps == s.Steps
+			if !same || s.modelConfig(layers.Fused).Validate() != nil {
+				t.Errorf("%s: not a valid variant of %s's sizes", s.Name, s.Base)
+			}
+			continue
+		}
 		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d)`,
 			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF)
 		steps := fmt.Sprintf(`%q: %d`, s.Name, s.Steps)

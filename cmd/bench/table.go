@@ -25,7 +25,7 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 		goRate := median(r.goRes.rates)
 		gflops := goRate * r.size.stepFLOPs() / 1e9
 		torchCells, best, torchRSS := "-", 0.0, int64(0)
-		if !opts.goOnly {
+		if !opts.goOnly && len(r.torch) > 0 {
 			var each []string
 			for _, t := range threads {
 				m := r.torch[t]
@@ -50,6 +50,11 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))
 		notes = append(notes, fmt.Sprintf("%s %s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
 			r.size.Name, r.path, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
+		for _, base := range rows {
+			if r.size.Base != "" && base.size.Name == r.size.Base && base.path == r.path {
+				notes = append(notes, fmt.Sprintf("%s %s: %.2fx the time per step of %s %s", r.size.Name, r.path, median(base.goRes.rates)/goRate, base.size.Name, base.path))
+			}
+		}
 	}
 	_ = tw.Flush() // the writer's own errors surface on w's next write
 	for _, n := range notes {

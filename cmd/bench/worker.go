@@ -30,6 +30,13 @@ type size struct {
 	Batch, SeqLen, DModel, Heads, V int
 	Layers, DFF                     int
 	Steps                           int // default timed steps per repetition (torch_ref.py's DEFAULT_STEPS)
+	// Base names the size a variant of the attention family is measured
+	// against (Go only: torch_ref.py has no variants); "" for the sizes
+	// both sides run.
+	Base string
+	// The variant's model keys (see model.Config).
+	Position                  string
+	KVHeads, Window, KVLatent int
 }
 
 var sizes = []size{
@@ -38,6 +45,14 @@ var sizes = []size{
 	// configs/sort.yaml's model and batch.
 	{Name: "sort", Batch: 32, SeqLen: 16, DModel: 64, Heads: 4, V: 17, Layers: 2, DFF: 256, Steps: 50},
 	{Name: "L4", Batch: 16, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 4, DFF: 512, Steps: 5},
+	// The attention family at M's sizes, each against M (learned positions,
+	// multi-head): -configs M,M-rope,M-alibi,M-gqa,M-mqa,M-window,M-mla.
+	{Name: "M-rope", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", Position: "rope"},
+	{Name: "M-alibi", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", Position: "alibi"},
+	{Name: "M-gqa", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", KVHeads: 2},
+	{Name: "M-mqa", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", KVHeads: 1},
+	{Name: "M-window", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", Window: 16},
+	{Name: "M-mla", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", KVLatent: 32},
 }
 
 // sizeNames lists the configurations for error messages.
@@ -54,7 +69,8 @@ func sizeNames() string {
 // written with the ops of path.
 func (s size) modelConfig(path layers.Path) model.Config {
 	return model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: s.Layers,
-		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true, Attention: string(path)}
+		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true, Attention: string(path),
+		Position: s.Position, KVHeads: s.KVHeads, Window: s.Window, KVLatent: s.KVLatent}
 }
 
 // describe is the size in one line: "B32 T16 D64 H4 L2 V17 d_ff 256".
