@@ -67,15 +67,44 @@ type Result struct {
 	Sequences   int     `json:"sequences"` // how many sequences were pooled
 }
 
-// String names the role in words with its score, e.g. "offset k=3 (0.91)".
+// String names the role in words with its score, e.g. "offset k=3
+// (0.91)"; a head below the threshold is "diffuse" with its strongest
+// pattern, "diffuse (best: offset k=2 0.03)", the one wording every view
+// uses.
 func (r Result) String() string {
 	switch r.Role {
 	case Offset:
 		return fmt.Sprintf("offset k=%d (%.2f)", r.OffsetK, r.Score)
 	case Diffuse:
-		return fmt.Sprintf("diffuse (best %.2f)", r.Score)
+		return Below(r.patternName(r.Strongest()), r.Score)
 	}
 	return fmt.Sprintf("%s (%.2f)", r.Role, r.Score)
+}
+
+// Below is how a head whose strongest pattern scores under the threshold is
+// named: "diffuse (best: previous-token 0.37)".
+func Below(strongest string, score float64) string {
+	return fmt.Sprintf("diffuse (best: %s %.2f)", strongest, score)
+}
+
+// Strongest is the pattern with the highest score (the first in Patterns
+// order on a tie), the role when it reaches the threshold.
+func (r Result) Strongest() Pattern {
+	best, score := Diffuse, 0.0
+	for _, p := range Patterns {
+		if r.Scores[p] > score {
+			best, score = p, r.Scores[p]
+		}
+	}
+	return best
+}
+
+// patternName is p in words: "offset k=3" for the offset pattern.
+func (r Result) patternName(p Pattern) string {
+	if p == Offset {
+		return fmt.Sprintf("offset k=%d", r.OffsetK)
+	}
+	return string(p)
 }
 
 // tally pools row scores for one pattern.

@@ -38,6 +38,11 @@ type TrainPoint struct {
 	LR   float64 `json:"lr"`
 }
 
+// RoleRows is how many held-out rows each line of roles.jsonl scores the
+// heads on: the first RoleRows rows of the run's held-out set, the same
+// rows at every evaluation (train writes it so).
+const RoleRows = 32
+
 // EvalPoint is an evaluation line of metrics.jsonl.
 type EvalPoint struct {
 	Step int `json:"step"`

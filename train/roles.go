@@ -14,8 +14,9 @@ import (
 // evaluation are pooled over: the first RolesSamples rows of the evaluation
 // set (the same examples every time). Half inspect's default -samples keeps
 // the scores within a few hundredths of inspect's at a cost that stays small
-// next to the evaluation (BenchmarkEvaluation).
-const RolesSamples = 32
+// next to the evaluation (BenchmarkEvaluation). runlog, which reads the
+// file, owns the number.
+const RolesSamples = runlog.RoleRows
 
 // rolesProbe scores every head's roles on a fixed held-out sample with its
 // own forward graph (batch RolesSamples), sharing the model's weights.

@@ -232,7 +232,11 @@ func TestHTMLInBrowser(t *testing.T) {
 			if hist.Formed != nil {
 				formed = strconv.Itoa(*hist.Formed)
 			}
-			wantRows = append(wantRows, fmt.Sprintf("L%d H%d %s %s", hist.Layer, hist.Head, hist.Role, formed))
+			role := string(hist.Role)
+			if last := hist.Scores[len(hist.Scores)-1]; last < 0.4 {
+				role = fmt.Sprintf("diffuse (best: %s %.2f)", hist.Role, last)
+			}
+			wantRows = append(wantRows, fmt.Sprintf("L%d H%d %s %s", hist.Layer, hist.Head, role, formed))
 			if i := len(wantRows) - 1; i < len(dots) && dots[i] != len(d.Training.Eval) {
 				t.Errorf("head roles row %d has %d dots, want one per evaluation (%d)", i, dots[i], len(d.Training.Eval))
 			}
@@ -431,9 +435,10 @@ type pageExample struct {
 
 // headRole is a head's role as -json gives it.
 type headRole struct {
-	Role    string  `json:"role"`
-	Score   float64 `json:"score"`
-	OffsetK int     `json:"offset_k"`
+	Role    string             `json:"role"`
+	Score   float64            `json:"score"`
+	OffsetK int                `json:"offset_k"`
+	Scores  map[string]float64 `json:"scores"`
 }
 
 // caption is how the page labels a thumbnail with the head's role and score.
@@ -442,7 +447,16 @@ func (r headRole) caption() string {
 	case "offset":
 		return fmt.Sprintf("offset k=%d %.2f", r.OffsetK, r.Score)
 	case "diffuse":
-		return fmt.Sprintf("diffuse (best %.2f)", r.Score)
+		best, score := "", 0.0
+		for _, p := range []string{"previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger"} {
+			if r.Scores[p] > score {
+				best, score = p, r.Scores[p]
+			}
+		}
+		if best == "offset" {
+			best = fmt.Sprintf("offset k=%d", r.OffsetK)
+		}
+		return fmt.Sprintf("diffuse (best: %s %.2f)", best, r.Score)
 	}
 	return fmt.Sprintf("%s %.2f", r.Role, r.Score)
 }

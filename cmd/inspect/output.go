@@ -187,9 +187,13 @@ func (r report) writeAblation(p *printer, width int) {
 	in := a.Intact
 	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f, exact match %.4f",
 		a.Mode, map[ablation.Mode]string{ablation.Zero: "zeros", ablation.Mean: "its mean over them"}[a.Mode], a.Examples, in.Loss, in.TokenAcc, in.ExactMatch)
-	p.printf("%5s %4s  %-24s %8s %9s %9s %9s\n", "layer", "head", "role", "loss", "Δloss", "Δtoken", "Δexact")
+	roleW := 24 // the role column fits the longest role
 	for _, row := range a.Rows {
-		p.printf("%5d %4d  %-24s %8.4f %+9.4f %+9.4f %+9.4f\n", row.Layer, row.Head, row.Role, row.Loss, row.DeltaLoss, row.DeltaTokenAcc, row.DeltaExactMatch)
+		roleW = max(roleW, utf8.RuneCountInString(row.Role))
+	}
+	p.printf("%5s %4s  %-*s %8s %9s %9s %9s\n", "layer", "head", roleW, "role", "loss", "Δloss", "Δtoken", "Δexact")
+	for _, row := range a.Rows {
+		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f %+9.4f\n", row.Layer, row.Head, roleW, row.Role, row.Loss, row.DeltaLoss, row.DeltaTokenAcc, row.DeltaExactMatch)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/attnscope/attnscope/heads"
 	"image/color"
 	"image/png"
 	"io"
@@ -139,9 +140,29 @@ func runCurves(r *runlog.Run) []curve {
 	return out
 }
 
-// headName names a head and its role, as in "L1 H3 induction".
+// headName names a head and its role, as in "L1 H3 induction"; a head whose
+// strongest pattern ends under the role threshold is "diffuse", as every
+// other view names it.
 func headName(h runlog.HeadHistory) string {
+	if diffuse(h) {
+		return fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, heads.Diffuse)
+	}
 	return fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, h.Role)
+}
+
+// diffuse reports whether the head's last score is under the role threshold.
+func diffuse(h runlog.HeadHistory) bool {
+	return h.Scores[len(h.Scores)-1] < heads.DefaultThreshold
+}
+
+// headScore is the head's last score, with its strongest pattern when the
+// head is diffuse: "0.91", or "diffuse (best: offset 0.03)".
+func headScore(h runlog.HeadHistory) string {
+	last := h.Scores[len(h.Scores)-1]
+	if diffuse(h) {
+		return heads.Below(string(h.Role), last)
+	}
+	return fmt.Sprintf("%.2f", last)
 }
 
 // formed says when a head's role first passed runlog.FormedAt.
@@ -168,14 +189,14 @@ func writeRunText(w io.Writer, r *runlog.Run, width int) error {
 	if r.Heads == nil {
 		fmt.Fprintf(&b, "\nno %s: the run has no head roles (evaluation off, or written before they were recorded)\n", runlog.RolesFile)
 	} else {
-		fmt.Fprintf(&b, "\nheads: strongest role at the last evaluation, its score (0-1) at each evaluation\n")
+		fmt.Fprintf(&b, "\nheads: strongest role at the last evaluation, its score (0-1) at each evaluation,\n  on the run's first %d held-out rows (%s; inspect's heatmaps score -samples examples)\n", runlog.RoleRows, runlog.RolesFile)
 		for _, layer := range r.Heads {
 			for _, h := range layer {
 				xs := make([]float64, len(h.Steps))
 				for i, s := range h.Steps {
 					xs[i] = float64(s)
 				}
-				fmt.Fprintf(&b, "%-*s%s  %.2f %s\n", runLabelW, headName(h), render.Sparkline(xs, h.Scores, x0, x1, spark, 0, 1), h.Scores[len(h.Scores)-1], formed(h))
+				fmt.Fprintf(&b, "%-*s%s  %s %s\n", runLabelW, headName(h), render.Sparkline(xs, h.Scores, x0, x1, spark, 0, 1), headScore(h), formed(h))
 			}
 		}
 	}
@@ -220,7 +241,11 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 		n := 0
 		for _, layer := range r.Heads {
 			for _, h := range layer {
-				s := render.Series{Name: headName(h) + ", " + formed(h), Y: h.Scores, Color: render.Palette[n%len(render.Palette)]}
+				name := headName(h)
+				if diffuse(h) {
+					name = fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, headScore(h))
+				}
+				s := render.Series{Name: name + ", " + formed(h), Y: h.Scores, Color: render.Palette[n%len(render.Palette)]}
 				for _, step := range h.Steps {
 					s.X = append(s.X, float64(step))
 				}

@@ -60,6 +60,9 @@ func formationSteps(t *testing.T, dir string) map[string]int {
 					break
 				}
 			}
+			if bestScore < 0.4 { // under the role threshold: named diffuse, as in every view
+				best = "diffuse"
+			}
 			out[fmt.Sprintf("L%d H%d %s", l, h, best)] = step
 		}
 	}
@@ -69,7 +72,8 @@ func formationSteps(t *testing.T, dir string) map[string]int {
 // TestRunView: inspect -run on the committed induction run prints the four
 // curves and one line per head (8), every sparkline starting at the same
 // column with the same width (one step axis); each head's role and
-// formation step are those recomputed from roles.jsonl; a layer-0 head is
+// formation step are those recomputed from roles.jsonl (a head under the
+// role threshold named diffuse with its strongest pattern); a layer-0 head is
 // previous-token and a layer-1 head induction, both formed; and the
 // induction head formed at the end of the evaluation interval with the
 // largest drop of the held-out loss (the README's claim).
@@ -113,6 +117,9 @@ func TestRunView(t *testing.T) {
 		}
 		if !strings.HasSuffix(rest, phrase) {
 			t.Errorf("%s: %q, want it to end %q", name, rest, phrase)
+		}
+		if strings.HasSuffix(name, "diffuse") && !strings.Contains(rest, "diffuse (best: ") {
+			t.Errorf("%s: %q does not name its strongest pattern", name, rest)
 		}
 		if strings.HasPrefix(name, "L0") && strings.HasSuffix(name, "previous-token") && step > 0 {
 			prev = name

@@ -44,8 +44,17 @@
 
   function roleText(r) {
     if (r.role === "offset") return "offset k=" + r.offset_k + " " + fmt2(r.score);
-    if (r.role === "diffuse") return "diffuse (best " + fmt2(r.score) + ")";
+    if (r.role === "diffuse") return below(strongest(r), r.score);
     return r.role + " " + fmt2(r.score);
+  }
+  // below and strongest name a head under the role threshold as heads.Below
+  // and Result.Strongest do: "diffuse (best: offset k=2 0.03)".
+  const below = (pattern, score) => "diffuse (best: " + pattern + " " + fmt2(score) + ")";
+  const PATTERNS = ["previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger"];
+  function strongest(r) {
+    let best = "diffuse", score = 0;
+    PATTERNS.forEach((p) => { if ((r.scores[p] || 0) > score) { best = p; score = r.scores[p]; } });
+    return best === "offset" ? "offset k=" + r.offset_k : best;
   }
   const tokenLabel = (ex, i) => ex.labels[i];
   const isSep = (s) => s === "SEP";
@@ -384,7 +393,9 @@
     hist.flat().forEach((r) => {
       const tr = el("tr", {"data-layer": r.layer, "data-head": r.head}, tb);
       el("td", {}, tr, "L" + r.layer + " H" + r.head);
-      el("span", {class: "role role-" + r.role}, el("td", {}, tr), r.role);
+      const last = r.scores[r.scores.length - 1];
+      const diffuse = last < ROLE_AT;
+      el("span", {class: "role role-" + (diffuse ? "diffuse" : r.role)}, el("td", {}, tr), diffuse ? below(r.role, last) : r.role);
       el("td", {class: "num formed"}, tr, r.formed_step === null ? "never" : String(r.formed_step));
       const svg = sv("svg", {width: W, height: H, class: "spark"}, el("td", {}, tr));
       const x0 = r.steps[0], x1 = r.steps[r.steps.length - 1];
@@ -399,6 +410,8 @@
   }
   // FORMED_AT is the score above which a role counts as formed (runlog.FormedAt).
   const FORMED_AT = 0.5;
+  // ROLE_AT is the score a pattern needs to name a head (heads.DefaultThreshold).
+  const ROLE_AT = 0.4;
 
   function drawTraining() {
     const T = D.training;
