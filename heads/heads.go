@@ -72,13 +72,19 @@ type Result struct {
 // pattern, "diffuse (best: offset k=2 0.03)", the one wording every view
 // uses.
 func (r Result) String() string {
-	switch r.Role {
-	case Offset:
-		return fmt.Sprintf("offset k=%d (%.2f)", r.OffsetK, r.Score)
-	case Diffuse:
+	if r.Role == Diffuse {
 		return Below(r.patternName(r.Strongest()), r.Score)
 	}
-	return fmt.Sprintf("%s (%.2f)", r.Role, r.Score)
+	return fmt.Sprintf("%s (%.2f)", r.Name(), r.Score)
+}
+
+// Name names the role without its score: "offset k=3", "induction",
+// "diffuse (best: self)".
+func (r Result) Name() string {
+	if r.Role == Diffuse {
+		return fmt.Sprintf("%s (best: %s)", Diffuse, r.patternName(r.Strongest()))
+	}
+	return r.patternName(r.Role)
 }
 
 // Below is how a head whose strongest pattern scores under the threshold is

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,46 @@ func TestLengthAndFamily(t *testing.T) {
 	learned := familyCheckpoint(t, model.Config{})
 	refused(t, "-length beyond a learned table", []string{"-checkpoint", learned, "-length", "6"},
 		"-length 6: the example has 12 positions, beyond the model's learned position table of 8")
+}
+
+// TestSummary: -summary prints the model and one line per head, nothing
+// else, and each line's role, score and entropy are those of -json.
+func TestSummary(t *testing.T) {
+	text := string(runOK(t, "-checkpoint", testCheckpoint, "-summary", "-color", "never"))
+	var j struct {
+		Heads [][]struct {
+			Role    string  `json:"role"`
+			Score   float64 `json:"score"`
+			OffsetK int     `json:"offset_k"`
+			Entropy float64 `json:"entropy"`
+		} `json:"heads"`
+	}
+	if err := json.Unmarshal(runOK(t, "-checkpoint", testCheckpoint, "-json"), &j); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	var rows []string
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) >= 4 && f[0] != "layer" && strings.Trim(f[0], "0123456789") == "" {
+			rows = append(rows, l)
+		}
+	}
+	want := len(j.Heads) * len(j.Heads[0])
+	if len(rows) != want || len(lines) > want+5 || strings.Contains(text, "sequence") || strings.Contains(text, "@") {
+		t.Fatalf("-summary printed %d lines with %d head rows, want the model, the table and nothing else:\n%s", len(lines), len(rows), text)
+	}
+	for _, row := range rows {
+		var l, h int
+		if _, err := fmt.Sscan(row, &l, &h); err != nil {
+			t.Fatal(err)
+		}
+		r := j.Heads[l][h]
+		name := r.Role
+		if r.Role == "offset" {
+			name = fmt.Sprintf("offset k=%d", r.OffsetK)
+		}
+		if !strings.Contains(row, name) || !strings.HasSuffix(row, fmt.Sprintf("%5.2f %7.2f", r.Score, r.Entropy)) {
+			t.Errorf("row %q, want role %q, score %.2f, entropy %.2f", row, name, r.Score, r.Entropy)
+		}
+	}
 }

@@ -125,6 +125,11 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	}
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
 	p.printf("model: %s x %s, d_model %d, %s%s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks, familySuffix(c))
+	r.writeSummary(p, width)
+	if r.opts.summary {
+		return p.err
+	}
+	p.printf("\n")
 	if r.ex.drawn {
 		p.para(width, "sequence (one example of task %s drawn with seed %d):", r.task.Name(), r.opts.seed)
 	} else {
@@ -178,6 +183,30 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 		r.writeAblation(p, width)
 	}
 	return p.err
+}
+
+// writeSummary prints one line per selected head: its role, the score and
+// the mean row entropy, where the roles come from.
+func (r report) writeSummary(p *printer, width int) {
+	rowsUsed := "the positions the task scores"
+	if r.opts.allRows || data.RolesOnEveryRow(r.task) {
+		rowsUsed = "every position"
+	}
+	p.para(width, "heads: roles pooled over %d examples of %s (seed %d), at %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	layers, hs := r.selected()
+	roleW := len("role")
+	for _, l := range layers {
+		for _, h := range hs {
+			roleW = max(roleW, utf8.RuneCountInString(r.roles[l][h].Name()))
+		}
+	}
+	p.printf("%5s %4s  %-*s %5s %7s\n", "layer", "head", roleW, "role", "score", "entropy")
+	for _, l := range layers {
+		for _, h := range hs {
+			res := r.roles[l][h]
+			p.printf("%5d %4d  %-*s %5.2f %7.2f\n", l, h, roleW, res.Name(), res.Score, res.Entropy)
+		}
+	}
 }
 
 // writeAblation prints -ablate's table: the intact scores, then one row per
