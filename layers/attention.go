@@ -202,7 +202,10 @@ func (a *MultiHeadSelfAttention) project(p string, x *gorgonia.Node) *gorgonia.N
 	}
 	q := a.Latent.Q.forward(x)                          // (B*T, D)
 	kv := a.Latent.Up.forward(a.Latent.Down.forward(x)) // (B*T, 2D) from the latent (B*T, r)
-	return node(p + ".qkv")(gorgonia.Concat(1, q, kv))  // (B*T, 3D)
+	if a.Path == Gorgonia {
+		return node(p + ".qkv")(gorgonia.Concat(1, q, kv)) // (B*T, 3D)
+	}
+	return node(p + ".qkv")(ops.ConcatColumns(q, kv)) // (B*T, 3D)
 }
 
 // Forward adds multi-head self-attention of x to the graph:

@@ -46,8 +46,12 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 		if peak > 0 {
 			ofPeak = fmt.Sprintf("%.1f%%", 100*gflops/peak)
 		}
+		torchRSSCell := "-"
+		if torchRSS > 0 {
+			torchRSSCell = bytesText(float64(torchRSS))
+		}
 		fmt.Fprintf(tw, "%s %s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, r.path, goRate, torchCells, ratio,
-			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), bytesText(float64(torchRSS)))
+			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), torchRSSCell)
 		notes = append(notes, fmt.Sprintf("%s %s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
 			r.size.Name, r.path, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
 		for _, base := range rows {

@@ -100,6 +100,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := SplitGroupedHeads(x, s, 2)
 			return y, gorgonia.Nodes{x}, err
 		}},
+		{"ConcatColumns", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			a, b := p("a", rnd(3, 2)), p("b", rnd(3, 4))
+			y, err := ConcatColumns(a, b)
+			return y, gorgonia.Nodes{a, b}, err
+		}},
 		{"SplitHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			x := p("x", rnd(heads.B*heads.T, 3*heads.H*heads.D))
 			y, err := SplitHeads(x, heads, 3)

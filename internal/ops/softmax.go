@@ -172,8 +172,13 @@ func maskedSoftmax[T float](d softmaxDef, a *args) {
 
 // softmaxRowBiased is softmaxRowMasked (keep may be nil: every key kept)
 // with ALiBi's bias: key j of the row, at distance |at-j| from the query,
-// scores scale*row[j] - slope*|at-j|. It works in float64 for both dtypes.
+// scores scale*row[j] - slope*|at-j|. float32 rows go through the vector
+// exp kernel; float64 rows use math.Exp.
 func softmaxRowBiased[T float](row, out, keep []T, scale, slope float64, at int) {
+	if r32, ok := any(row).([]float32); ok {
+		softmaxRowBiased32(r32, any(out).([]float32), any(keep).([]float32), float32(scale), float32(slope), at)
+		return
+	}
 	maxv := math.Inf(-1)
 	for j, v := range row {
 		if keep == nil || keep[j] != 0 {
@@ -263,6 +268,37 @@ func softmaxRowMasked[T float](row, out, mask []T, scale float64) {
 	for j := range out {
 		out[j] = T(float64(out[j]) * inv)
 	}
+}
+
+// softmaxRowBiased32 is softmaxRowBiased for float32: the biased scores go
+// into out, then the vector kernel exponentiates them in place; hidden keys
+// are set to exactly 0 afterwards.
+func softmaxRowBiased32(row, out, keep []float32, scale, slope float32, at int) {
+	maxv := float32(math.Inf(-1))
+	for j, v := range row {
+		out[j] = scale*v - slope*float32(max(at-j, j-at))
+		if keep == nil || keep[j] != 0 {
+			maxv = max(maxv, out[j])
+		}
+	}
+	if math.IsInf(float64(maxv), -1) {
+		clear(out)
+		return
+	}
+	var hidden float32
+	for j := range out {
+		if keep != nil && keep[j] == 0 {
+			out[j] = maxv - 1e4 // exp underflows: not counted, zeroed below
+		}
+	}
+	sum := kernels.ExpShift(out, out, 1, maxv)
+	for j := range out {
+		if keep != nil && keep[j] == 0 {
+			hidden += out[j]
+			out[j] = 0
+		}
+	}
+	kernels.ScaleBy(out, 1/(sum-hidden))
 }
 
 // softmaxGrad fills dx row by row (every entry), the rows spread over the
