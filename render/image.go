@@ -235,7 +235,7 @@ func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 	for i, row := range p.Weights {
 		for j, v := range row {
 			c := Color(v)
-			if p.Causal && j > i {
+			if p.Masked(i, j) {
 				c = masked
 			}
 			// a 1px white grid line keeps neighbouring cells apart

@@ -444,3 +444,26 @@ func TestFigureMarks(t *testing.T) {
 		t.Errorf("mismatched marks: %v", err)
 	}
 }
+
+// TestWindowBand: a panel with a window draws the keys out of it as masked
+// as well as those after the query: for T = 5 and window 2, query i sees
+// keys i-1 and i, so 10 cells above the diagonal and 6 below the band are
+// masked; Masked agrees cell by cell.
+func TestWindowBand(t *testing.T) {
+	p := fixture()[0]
+	p.Window = 2
+	var b bytes.Buffer
+	if err := Terminal(&b, []Panel{p}, Plain, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), MaskedGlyph); n != 10+6+1 {
+		t.Errorf("%d masked glyphs, want 16 and one in the legend:\n%s", n, b.String())
+	}
+	for i := 0; i < 5; i++ {
+		for j := 0; j < 5; j++ {
+			if want := j > i || j < i-1; p.Masked(i, j) != want {
+				t.Errorf("Masked(%d, %d) = %t, want %t", i, j, p.Masked(i, j), want)
+			}
+		}
+	}
+}

@@ -37,6 +37,7 @@ type Panel struct {
 	Rows    []string    // T query labels
 	Cols    []string    // T key labels
 	Causal  bool        // draw keys after the query (j > i) as masked
+	Window  int         // > 0: draw keys at or before i-Window as masked too (a sliding window's band)
 	Notes   []string    // lines printed under the heatmap
 
 	// Marks drawn in a PNG (the terminal view shows the predictions in its
@@ -52,6 +53,12 @@ const maxLabel = 5
 
 // gap separates panels drawn side by side.
 const gap = "   "
+
+// Masked reports whether key j is hidden from query i: after it when the
+// panel is causal, or out of its window.
+func (p Panel) Masked(i, j int) bool {
+	return p.Causal && j > i || p.Window > 0 && j <= i-p.Window
+}
 
 func (p Panel) check() error {
 	t := len(p.Weights)
@@ -114,7 +121,7 @@ func (p Panel) lines(mode Mode, compact bool) []string {
 		b.WriteString(padLeft(cut(p.Rows[i]), rw))
 		b.WriteByte(' ')
 		for j, v := range row {
-			b.WriteString(cell(v, p.Causal && j > i, mode, cw))
+			b.WriteString(cell(v, p.Masked(i, j), mode, cw))
 		}
 		out = append(out, b.String())
 	}

@@ -315,6 +315,7 @@ func (r report) panel(l, h int, notes []string) render.Panel {
 		Rows:    labels,
 		Cols:    labels,
 		Causal:  true,
+		Window:  r.cfg.Window,
 		Notes:   notes,
 	}
 }

@@ -74,6 +74,7 @@
       ["vocabulary / context", m.vocab + " / " + m.context],
       ["biases", ["qkv_bias", "out_bias", "lm_head_bias"].filter((k) => m[k]).join(", ") || "none"],
       ["dropout", String(m.dropout)],
+      ["attention", I.family || "learned positions, multi-head"],
       ["parameters", D.params.toLocaleString("en-US") + " (" + D.dtype + ")"],
     ];
     for (const [k, v] of rows) { el("dt", {}, card, k); el("dd", {}, card, v); }
@@ -239,13 +240,13 @@
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-      const masked = k > q, w = a[q][k];
+      const masked = k > q || (D.model.window > 0 && k <= q - D.model.window), w = a[q][k];
       const r = sv("rect", {x: left + k * cell, y: top + q * cell, width: cell, height: cell,
         class: "cell" + (masked ? " masked" : ""), "data-q": q, "data-k": k}, g);
       if (!masked) r.setAttribute("fill", color(w));
       r.addEventListener("mousemove", (e) => {
         const head = "query " + q + " <b>" + esc(ex.labels[q]) + "</b> → key " + k + " <b>" + esc(ex.labels[k]) + "</b>";
-        showTip(e, head + "<br>" + (masked ? "masked (a key after the query)" : "weight <b class=\"weight\">" + fmt3(w) + "</b>"));
+        showTip(e, head + "<br>" + (masked ? (k > q ? "masked (a key after the query)" : "masked (outside the window)") : "weight <b class=\"weight\">" + fmt3(w) + "</b>"));
         highlightQuery(q);
       });
       r.addEventListener("mouseleave", () => { hideTip(); highlightQuery(-1); });
