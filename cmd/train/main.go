@@ -17,6 +17,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -55,7 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
 	var overrides sets
 	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
-	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
+	if helped, err := cli.Parse(fs, args, usage, stdout, strictyaml.Paths(train.Config{})...); helped || err != nil {
 		return err
 	}
 	if err := kernels.Check(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -12,8 +13,13 @@ import (
 
 // Parse parses args into fs. On -h (or -help) it writes usage and the flag
 // defaults to help and returns helped = true: the command has nothing more
-// to do. A bad flag or value and any positional argument are errors.
-func Parse(fs *flag.FlagSet, args []string, usage string, help io.Writer) (helped bool, err error) {
+// to do. A bad flag or value and any positional argument are errors, with a
+// suggestion where one is likely: the nearest flag ("did you mean
+// -config?"), or for a command with a -set flag and config keys, the -set of
+// a key named like the flag ("-steps 10": "did you mean -set
+// train.steps=10?") or the key=value the user split in two ("-set
+// model.heads 8": "did you mean -set model.heads=8?").
+func Parse(fs *flag.FlagSet, args []string, usage string, help io.Writer, keys ...string) (helped bool, err error) {
 	fs.SetOutput(io.Discard) // the flag package's own messages are multi-line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -22,10 +28,47 @@ func Parse(fs *flag.FlagSet, args []string, usage string, help io.Writer) (helpe
 			fs.PrintDefaults()
 			return true, nil
 		}
-		return false, errors.Errorf("bad flags (see -h): %s", msg.Shorten(err.Error()))
+		return false, errors.Errorf("bad flags (see -h): %s%s", msg.Shorten(err.Error()), suggestFlag(fs, err, args, keys))
 	}
 	if fs.NArg() > 0 {
-		return false, errors.Errorf("unexpected argument %s (flags only; see -h)", msg.Quote(fs.Arg(0)))
+		return false, errors.Errorf("unexpected argument %s (flags only; see -h)%s", msg.Quote(fs.Arg(0)), suggestSplit(fs, args))
 	}
 	return false, nil
+}
+
+// suggestFlag names the flag (or the -set) an undefined flag was probably
+// meant to be, or returns "".
+func suggestFlag(fs *flag.FlagSet, err error, args, keys []string) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimPrefix(name, "-")
+	var flags []string
+	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
+	if near := msg.Nearest(name, flags); near != "" {
+		return fmt.Sprintf(" (did you mean -%s?)", near)
+	}
+	for _, key := range keys {
+		if key == name || strings.HasSuffix(key, "."+name) {
+			value := "VALUE"
+			for i, a := range args {
+				if strings.TrimLeft(a, "-") == name && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					value = args[i+1]
+				}
+			}
+			return fmt.Sprintf(" (did you mean -set %s=%s?)", key, msg.Clean(value))
+		}
+	}
+	return ""
+}
+
+// suggestSplit recognises "-set key value", which leaves value as a stray
+// argument, and suggests "-set key=value".
+func suggestSplit(fs *flag.FlagSet, args []string) string {
+	at := len(args) - fs.NArg() // the first stray argument
+	if at < 2 || fs.Lookup("set") == nil || strings.TrimLeft(args[at-2], "-") != "set" || strings.Contains(args[at-1], "=") {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean -set %s=%s?)", msg.Clean(args[at-1]), msg.Clean(args[at]))
 }

@@ -40,3 +40,29 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestions: a mistyped flag names the nearest one; a config key
+// given as a flag, or a -set split at the space, names the -set that was
+// meant; nothing is suggested for a name unlike any flag or key.
+func TestSuggestions(t *testing.T) {
+	keys := []string{"model.heads", "train.steps", "train.lr"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-confg", "a.yaml"}, "bad flags (see -h): flag provided but not defined: -confg (did you mean -config?)"},
+		{[]string{"-steps", "10"}, "bad flags (see -h): flag provided but not defined: -steps (did you mean -set train.steps=10?)"},
+		{[]string{"--lr"}, "bad flags (see -h): flag provided but not defined: -lr (did you mean -set train.lr=VALUE?)"},
+		{[]string{"-set", "model.heads", "8"}, `unexpected argument "8" (flags only; see -h) (did you mean -set model.heads=8?)`},
+		{[]string{"-zzzzzz"}, "bad flags (see -h): flag provided but not defined: -zzzzzz"},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.String("config", "", "")
+		var sets []string
+		fs.Func("set", "", func(s string) error { sets = append(sets, s); return nil })
+		_, err := Parse(fs, c.args, "usage: x\n", &bytes.Buffer{}, keys...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

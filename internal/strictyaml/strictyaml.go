@@ -391,7 +391,39 @@ func (d Decoder) lookup(v reflect.Value, path, name string) (reflect.Value, erro
 	if why, ok := d.Fixed[full]; ok {
 		return reflect.Value{}, errors.Errorf("%s cannot be set: %s", full, why)
 	}
-	return reflect.Value{}, errors.Errorf("unknown key %s (allowed: %s)", full, strings.Join(keys(v.Type()), ", "))
+	allowed := keys(v.Type())
+	hint := ""
+	if near := msg.Nearest(name, allowed); near != "" {
+		hint = fmt.Sprintf("; did you mean %s?", join(path, near))
+	}
+	return reflect.Value{}, errors.Errorf("unknown key %s (allowed: %s)%s", full, strings.Join(allowed, ", "), hint)
+}
+
+// Paths lists the dotted keys of every leaf of the struct *dst (or dst),
+// in field order: "seed", "task.name", ..., for suggestions.
+func Paths(dst any) []string {
+	var out []string
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := yamlKey(f)
+			if name == "-" || name == "" {
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type, join(path, name))
+				continue
+			}
+			out = append(out, join(path, name))
+		}
+	}
+	t := reflect.TypeOf(dst)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	walk(t, "")
+	return out
 }
 
 // describe names the kind of a non-scalar node for messages.

@@ -78,7 +78,7 @@ func TestDecoder(t *testing.T) {
 		{"seed: -1\n", "", "s.yaml:1:7: seed = -1: want an integer >= 0"},
 		{"on: yes please\n", "", `s.yaml:1:5: on = "yes please": want true or false`},
 		{"rate: [1]\n", "", "s.yaml:1:7: rate: want a number, got a list"},
-		{"nme: x\n", "", "s.yaml:1:1: unknown key nme (allowed: name, count, seed, rate, on, inner)"},
+		{"nme: x\n", "", "s.yaml:1:1: unknown key nme (allowed: name, count, seed, rate, on, inner); did you mean name?"},
 		{"count: 1\ncount: 2\n", "", "s.yaml:2:1: duplicate key count (first set at line 1)"},
 		{"inner: 3\n", "", "s.yaml:1:8: inner: want a mapping with keys size, got a value"},
 		{"inner:\n  fixed: 1\n", "", "s.yaml:2:3: inner.fixed cannot be set: it is derived"},
