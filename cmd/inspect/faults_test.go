@@ -94,7 +94,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 		{"header not JSON", append(binary.LittleEndian.AppendUint64(nil, uint64(headerLen)), append(bytes.Repeat([]byte("{oops!} "), headerLen/8), section...)...),
 			"header: invalid JSON: invalid character"},
 		{"header a JSON list", sttest.Join(t, []int{1, 2}, section), "header does not start with '{'"},
-		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "header length"},
+		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "is a text file, not a checkpoint"},
 		{"overlapping offsets", sttest.EditHeader(t, good, func(h map[string]any) {
 			b, e := sttest.Offsets(h, "pos_emb.weight")
 			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
@@ -144,7 +144,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 	refused(t, "-ablate of an edited eval_size", []string{"-checkpoint", hugeSet, "-ablate"},
 		"-ablate: the run's held-out set (train.eval_size = 1000000000 rows of 8 positions) would take 178.8 GiB (limit 8.0 GiB)")
 	missing := filepath.Join(dir, "missing.safetensors")
-	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file or directory")
+	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file; train first", "-checkpoint testdata/induction/checkpoint.safetensors")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
 	refused(t, "/dev/zero", []string{"-checkpoint", "/dev/zero"}, "checkpoint /dev/zero: is a character device, not a regular file")
 	pipe := filepath.Join(dir, "pipe.safetensors")

@@ -98,6 +98,9 @@ func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
 // holds one. nil means there is nothing to plot.
 func readTraining(o options) (*htmlview.Training, error) {
 	dir := runDir(o)
+	if err := checkRunPath(o.run); o.run != "" && err != nil {
+		return nil, err
+	}
 	if o.run == "" {
 		if _, err := os.Lstat(filepath.Join(dir, metricsFile)); errors.Is(err, os.ErrNotExist) {
 			return nil, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -154,6 +155,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return errors.Wrap(err, out.flag)
 			}
 		}
+	}
+	if err := checkFlagUse(fs, o); err != nil {
+		return err
 	}
 	r, err := prepare(o)
 	if err != nil {
@@ -357,6 +361,25 @@ func taskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
 	return task, nil
 }
 
+// checkFlagUse refuses flags that would be ignored or cannot do what they
+// say: -ablation without -ablate, an empty -tokens, a -png file that is not
+// a .png.
+func checkFlagUse(fs *flag.FlagSet, o options) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["ablation"] && !o.ablate:
+		return errors.New("-ablation is used only with -ablate (add -ablate, or drop -ablation)")
+	case set["tokens"] && strings.TrimSpace(o.tokens) == "":
+		return errors.New(`-tokens is empty: give token ids or names, e.g. -tokens "3 1 4 SEP 3 1 4" (leave it out for an example of the task)`)
+	case o.png != "" && !strings.EqualFold(filepath.Ext(o.png), ".png"):
+		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
+	case set["summary"] && (o.json || o.png != "" || o.html != ""):
+		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
+	}
+	return nil
+}
+
 // lengthTask is the task whose example inspect shows: the checkpoint's, or
 // with -length the same task at that length, refused beyond a learned
 // position table.
@@ -410,6 +433,13 @@ func checkIndex(flagName string, v, n int, noun, per string) error {
 // names the file inside it to use instead.
 func checkCheckpointPath(path string) error {
 	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.Errorf("checkpoint %s: no such file; train first (%s), or look at a trained model right away: -checkpoint %s",
+			path, trainHint(path), shippedCheckpoint)
+	}
+	if err == nil && info.Mode().IsRegular() {
+		return checkNotConfig(path)
+	}
 	if err != nil || !info.IsDir() {
 		return nil // model.Load reports anything else
 	}
@@ -419,6 +449,46 @@ func checkCheckpointPath(path string) error {
 		}
 	}
 	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, model.CheckpointFile)
+}
+
+// shippedCheckpoint is the trained model the repository ships, for a
+// first look before any training (relative to the repository root).
+const shippedCheckpoint = "testdata/induction/checkpoint.safetensors"
+
+// trainHint is the command that writes a missing checkpoint: the config
+// named like its run directory when there is one (runs/copy: configs/copy.yaml).
+func trainHint(path string) string {
+	name := filepath.Base(filepath.Dir(path))
+	config := filepath.Join("configs", name+".yaml")
+	if _, err := os.Stat(config); err == nil {
+		return "go run ./cmd/train -config " + config
+	}
+	return "go run ./cmd/train -config configs/copy.yaml writes runs/copy"
+}
+
+// checkNotConfig refuses a text file given as a checkpoint (a run config, a
+// log) before the safetensors reader reads its first bytes as a header
+// length.
+func checkNotConfig(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // model.Load reports it
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	for _, c := range head[:n] {
+		if c < 0x09 || c > 0x7e {
+			return nil // binary: model.Load checks it
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
+		return errors.Errorf("checkpoint %s: is a run config, not a checkpoint; train from it (go run ./cmd/train -config %s) and inspect the run's checkpoint.safetensors", path, path)
+	}
+	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, shippedCheckpoint)
 }
 
 // separator is the task's separator id ("SEP"), or heads.NoSeparator.

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -44,6 +45,9 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	})
 	if len(other) > 0 {
 		return errors.Errorf("%s: needs -checkpoint (-run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
+	}
+	if err := checkRunPath(o.run); err != nil {
+		return err
 	}
 	inputs := []string{filepath.Join(o.run, runlog.MetricsFile), filepath.Join(o.run, runlog.RolesFile)}
 	if o.png != "" {
@@ -256,4 +260,17 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 		panels = append(panels, roles)
 	}
 	return panels
+}
+
+// checkRunPath refuses a file given as -run, saying what to pass instead: a
+// checkpoint's directory, or the checkpoint itself with -checkpoint.
+func checkRunPath(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() {
+		return nil // runlog.Read reports a missing directory
+	}
+	if strings.HasSuffix(path, ".safetensors") {
+		return errors.Errorf("-run %s: is a checkpoint file; -run takes its run directory (-run %s), and -checkpoint %s shows the model", path, filepath.Dir(path), path)
+	}
+	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, runlog.MetricsFile)
 }

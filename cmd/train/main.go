@@ -119,6 +119,9 @@ func resolve(configPath, out, resume string, overrides []string) (string, train.
 	case resume != "" && out != "" && filepath.Clean(out) != filepath.Clean(resume):
 		return "", train.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
 	case resume != "":
+		if info, err := os.Stat(resume); err == nil && !info.IsDir() {
+			return "", train.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
+		}
 		if configPath == "" {
 			cfg, err := train.SavedConfig(resume)
 			if err != nil || len(overrides) == 0 {

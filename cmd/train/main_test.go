@@ -74,6 +74,9 @@ func TestRunErrors(t *testing.T) {
 		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "the config differs (model.heads: saved 2, given 4); on resume only train.steps may change, and only upward"},
 		{"resume lowering steps", []string{"-resume", done, "-set", "train.steps=20"}, "train.steps = 20 is below the saved 40: on resume train.steps may only be raised"},
 		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
+		{"resume a file", []string{"-resume", filepath.Join(done, "checkpoint.safetensors")}, "is a file; -resume takes the run directory (-resume " + done + ")"},
+		{"a config key as a flag", []string{"-config", cfg, "-steps", "10"}, "(did you mean -set train.steps=10?)"},
+		{"-set split at the space", []string{"-config", cfg, "-set", "model.heads", "8"}, "(did you mean -set model.heads=8?)"},
 	}
 	for _, c := range cases {
 		out, _, err := runCmd(c.args...)
