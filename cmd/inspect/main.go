@@ -222,6 +222,9 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	cfg := m.Config
+	if err := checkRunConfig(training, info.RunConfig); err != nil {
+		return report{}, err
+	}
 	if err := checkRunHeads(training, cfg); err != nil {
 		return report{}, err
 	}
