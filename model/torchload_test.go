@@ -1,0 +1,129 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// python is Debian's Python, which has torch (python3-torch); the pyenv
+// python3 on PATH may not.
+const python = "/usr/bin/python3"
+
+// hasTorch reports whether python imports torch. Without it the test skips,
+// except under CI=true, where .ci/run installs it and its absence fails.
+func hasTorch(t *testing.T) bool {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s cannot import torch (apt-get install python3-torch libopenblas0-pthread): %v", python, err)
+		}
+		t.Skipf("%s cannot import torch: %v", python, err)
+		return false
+	}
+	return true
+}
+
+// TestPyTorchLoadsCheckpoint: python/attnscope_torch.py loads a checkpoint
+// that model.Save wrote (tensor names, layouts and the config from the
+// metadata, load_state_dict strict) and its PyTorch model gives the logits
+// of model.Build on the same tokens, within 1e-5 relative to the largest
+// logit (Go runs float32, PyTorch float64 of the same float32 weights),
+// for the original design and for
+// a rope + grouped-query + window model with full blocks.
+func TestPyTorchLoadsCheckpoint(t *testing.T) {
+	if !hasTorch(t) {
+		return
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"learned", Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}},
+		{"rope-gqa-window", Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, OutBias: true,
+			LMBias: true, Position: PositionRope, KVHeads: 2, Window: 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := New(c.cfg, tensor.Float32, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range m.Params { // std 0.4 instead of 0.02: logits far from 0, so a wrong formula shows
+				for i := range p.Value.Float32s() {
+					p.Value.Float32s()[i] *= 20
+				}
+			}
+			runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "repeat", "length": 9, "symbols": 11}, "model": c.cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
+			if err := Save(path, m, runConfig, 7); err != nil {
+				t.Fatal(err)
+			}
+			tokens := []int{3, 1, 4, 1, 5, 9, 2, 6, 5}
+			g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: len(tokens)})
+			feedRun(t, g, tokens, tokens, make([]float64, len(tokens)))
+			out, err := g.LogitsValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Float64s(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			script := `
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+import attnscope_torch
+model, info = attnscope_torch.load(sys.argv[2])
+tokens = torch.tensor([json.loads(sys.argv[3])])
+with torch.no_grad():
+    logits, _ = model(tokens)
+print(json.dumps({"step": info["step"], "logits": logits.reshape(-1).tolist()}))
+`
+			toks, _ := json.Marshal(tokens)
+			cmd := exec.Command(python, "-c", script, filepath.Join(root, "python"), path, string(toks))
+			raw, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("python: %v\n%s", err, errText(err))
+			}
+			var got struct {
+				Step   int       `json:"step"`
+				Logits []float64 `json:"logits"`
+			}
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatalf("python printed %q: %v", raw, err)
+			}
+			if got.Step != 7 || len(got.Logits) != len(want) {
+				t.Fatalf("python: step %d, %d logits; want 7 and %d", got.Step, len(got.Logits), len(want))
+			}
+			worst, scale := 0.0, 1.0
+			for i := range want {
+				worst = math.Max(worst, math.Abs(got.Logits[i]-want[i]))
+				scale = math.Max(scale, math.Abs(want[i]))
+			}
+			if worst > 1e-5*scale {
+				t.Errorf("PyTorch's logits differ from Go's by up to %.3g (largest logit %.3g; tolerance 1e-5 of it)", worst, scale)
+			}
+		})
+	}
+}
+
+// errText is the stderr an exec.ExitError carries, if any.
+func errText(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
+}
