@@ -19,13 +19,17 @@ var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 // dx = (x1 − x0)/width, the last column includes x1, and shows the mean of
 // the points in it, lo as the lowest block and hi (or more) as the highest.
 // A column with no point repeats the one before it, or is a space before
-// the first point, so curves logged at different steps line up by step.
+// the first point or after the last, so curves logged at different steps,
+// and runs of different lengths, line up by step.
 func Sparkline(xs, ys []float64, x0, x1 float64, width int, lo, hi float64) string {
 	var b strings.Builder
 	prev := ' '
 	i := 0
 	for c := range width {
-		end := x0 + (x1-x0)*float64(c+1)/float64(width)
+		start, end := x0+(x1-x0)*float64(c)/float64(width), x0+(x1-x0)*float64(c+1)/float64(width)
+		if len(xs) > 0 && start > xs[len(xs)-1] {
+			prev = ' '
+		}
 		var sum float64
 		n := 0
 		for ; i < len(xs) && (xs[i] < end || c == width-1); i++ {

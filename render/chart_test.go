@@ -22,7 +22,8 @@ func TestSparkline(t *testing.T) {
 	}{
 		{"ramp", []float64{0, 1, 2, 3, 4, 5, 6, 7}, []float64{0, 1, 2, 3, 4, 5, 6, 7}, 0, 7.5, 8, 0, 7, "▁▂▃▄▅▆▇█"},
 		{"carried", []float64{0, 10}, []float64{0, 1}, 0, 10, 5, 0, 1, "▁▁▁▁█"},
-		{"blank before the first point", []float64{5}, []float64{1}, 0, 10, 4, 0, 1, "  ██"},
+		{"blank before the first point and after the last", []float64{5}, []float64{1}, 0, 10, 4, 0, 1, "  █ "},
+		{"a run that ends early", []float64{0, 2}, []float64{1, 1}, 0, 10, 5, 0, 1, "██   "},
 		{"mean of a column", []float64{0, 1, 2, 3}, []float64{0, 1, 1, 1}, 0, 4, 2, 0, 1, "▅█"},
 		{"clamped", []float64{0, 1}, []float64{-5, 5}, 0, 2, 2, 0, 1, "▁█"},
 		{"flat scale", []float64{0, 1}, []float64{3, 3}, 0, 2, 2, 3, 3, "▁▁"},

@@ -43,7 +43,8 @@ type options struct {
 	json       bool
 	png        string
 	html       string
-	run        string
+	run        string   // the first -run
+	runs       []string // every -run, in order
 	color      string
 	samples    int
 	seed       uint64
@@ -104,7 +105,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
-	fs.StringVar(&o.run, "run", "", "alone: show this run directory's curves and head roles through training; with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)")
+	fs.Func("run", "alone: show this run directory's curves and head roles through training (repeat -run to draw several runs together); with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)", func(dir string) error {
+		o.runs = append(o.runs, dir)
+		o.run = o.runs[0]
+		return nil
+	})
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
@@ -145,6 +150,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.Wrap(err, "-ablation")
 	}
 	o.ablation = string(ablationMode)
+	if len(o.runs) > 1 {
+		return errors.New("-run: -checkpoint takes one run directory (several -run are compared only without -checkpoint)")
+	}
 	if o.run != "" && o.html == "" {
 		return errors.New("-run: only the -html page uses the run directory next to -checkpoint; add -html FILE, or drop -checkpoint to show the run")
 	}

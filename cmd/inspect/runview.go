@@ -46,6 +46,9 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	if len(other) > 0 {
 		return errors.Errorf("%s: needs -checkpoint (-run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
 	}
+	if len(o.runs) > 1 {
+		return compareRuns(o, stdout)
+	}
 	if err := checkRunPath(o.run); err != nil {
 		return err
 	}
@@ -273,4 +276,142 @@ func checkRunPath(path string) error {
 		return errors.Errorf("-run %s: is a checkpoint file; -run takes its run directory (-run %s), and -checkpoint %s shows the model", path, filepath.Dir(path), path)
 	}
 	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, runlog.MetricsFile)
+}
+
+// compareRuns is inspect -run A -run B ...: every run's curves on one step
+// axis and one scale per curve, each run tagged a, b, ... (text), one
+// coloured line per run and curve (-png), or the runs as a JSON array.
+func compareRuns(o options, stdout io.Writer) error {
+	var runs []*runlog.Run
+	var inputs []string
+	for _, dir := range o.runs {
+		if err := checkRunPath(dir); err != nil {
+			return err
+		}
+		r, err := runlog.Read(dir)
+		if err != nil {
+			return err
+		}
+		if len(r.Train) == 0 && len(r.Eval) == 0 {
+			return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, runlog.MetricsFile))
+		}
+		runs = append(runs, r)
+		inputs = append(inputs, filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile))
+	}
+	x0, x1 := math.Inf(1), math.Inf(-1)
+	for _, r := range runs {
+		x0, x1 = math.Min(x0, firstStep(r)), math.Max(x1, lastStep(r))
+	}
+	tags := make([]string, len(runs))
+	for i := range runs {
+		tags[i] = string(rune('a' + i%26))
+	}
+	if o.png != "" {
+		if err := rundir.CheckOutput(o.png, inputs); err != nil {
+			return errors.Wrap(err, "-png")
+		}
+		img, _, err := render.Chart(compareTitle(runs, tags), "step", x0, x1, comparePanels(runs, tags))
+		if err != nil {
+			return err
+		}
+		if err := rundir.WriteOutput(o.png, inputs, func(w io.Writer) error { return png.Encode(w, img) }); err != nil {
+			return errors.Wrap(err, "-png")
+		}
+	}
+	if o.json {
+		return errors.Wrap(json.NewEncoder(stdout).Encode(runs), "writing JSON")
+	}
+	if err := writeCompareText(stdout, runs, tags, x0, x1, width(stdout)); err != nil {
+		return errors.Wrap(err, "writing output")
+	}
+	if o.png != "" {
+		_, err := fmt.Fprintf(stdout, "wrote %s\n", o.png)
+		return errors.Wrap(err, "writing output")
+	}
+	return nil
+}
+
+// compareTitle names each run with its tag, steps and evaluations.
+func compareTitle(runs []*runlog.Run, tags []string) []string {
+	var title []string
+	for i, r := range runs {
+		title = append(title, fmt.Sprintf("%s: %s", tags[i], runTitle(r)[0]))
+	}
+	return title
+}
+
+// writeCompareText prints, for each curve, one sparkline per run on the
+// shared axis and scale, then each run's heads.
+func writeCompareText(w io.Writer, runs []*runlog.Run, tags []string, x0, x1 float64, width int) error {
+	spark := max(minSparkWidth, min(maxSparkWidth, width-runLabelW-runSuffixW))
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", strings.Join(compareTitle(runs, tags), "\n"))
+	from, to := fmt.Sprintf("step %d", int(x0)), fmt.Sprintf("%d", int(x1))
+	fmt.Fprintf(&b, "%-*s%s%*s\n", runLabelW, "", from, spark-len(from), to)
+	curves := make([][]curve, len(runs))
+	hi := map[string]float64{}
+	for i, r := range runs {
+		curves[i] = runCurves(r)
+		for _, c := range curves[i] {
+			hi[c.name] = math.Max(hi[c.name], c.hi)
+		}
+	}
+	for _, name := range []string{"train loss", "held-out loss", "token accuracy", "exact match"} {
+		for i := range runs {
+			for _, c := range curves[i] {
+				if c.name != name {
+					continue
+				}
+				label := fmt.Sprintf("%s %s (0-%s)", tags[i], c.name, short(hi[name]))
+				fmt.Fprintf(&b, "%-*s%s  %s -> %s\n", runLabelW, label, render.Sparkline(c.xs, c.ys, x0, x1, spark, c.lo, hi[name]), short(c.ys[0]), short(c.ys[len(c.ys)-1]))
+			}
+		}
+	}
+	for i, r := range runs {
+		if r.Heads == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s: heads, strongest role at the last evaluation, its score (0-1) at each evaluation\n", tags[i])
+		for _, layer := range r.Heads {
+			for _, h := range layer {
+				xs := make([]float64, len(h.Steps))
+				for j, s := range h.Steps {
+					xs[j] = float64(s)
+				}
+				fmt.Fprintf(&b, "%-*s%s  %s %s\n", runLabelW, tags[i]+" "+headName(h), render.Sparkline(xs, h.Scores, x0, x1, spark, 0, 1), headScore(h), formed(h))
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// comparePanels are the -png view of several runs: the held-out loss and
+// the held-out accuracies, one line per run (named by its tag and curve).
+func comparePanels(runs []*runlog.Run, tags []string) []render.ChartPanel {
+	loss := render.ChartPanel{Title: "held-out loss"}
+	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
+	n := 0
+	for i, r := range runs {
+		for _, c := range runCurves(r) {
+			s := render.Series{Name: tags[i] + " " + c.name, X: c.xs, Y: c.ys, Color: render.Palette[n%len(render.Palette)]}
+			switch c.name {
+			case "held-out loss":
+				loss.Series, loss.YMax = append(loss.Series, s), math.Max(loss.YMax, c.hi)
+			case "token accuracy", "exact match":
+				acc.Series = append(acc.Series, s)
+			default:
+				continue
+			}
+			n++
+		}
+	}
+	var panels []render.ChartPanel
+	if len(loss.Series) > 0 {
+		panels = append(panels, loss)
+	}
+	if len(acc.Series) > 0 {
+		panels = append(panels, acc)
+	}
+	return panels
 }

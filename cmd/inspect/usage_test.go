@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"os"
@@ -34,4 +36,48 @@ func TestWrongKinds(t *testing.T) {
 	refused(t, "a mistyped flag", []string{"-checkpont", testCheckpoint}, "(did you mean -checkpoint?)")
 	refused(t, "-html with another run's directory", []string{"-checkpoint", testCheckpoint, "-html", filepath.Join(dir, "x.html"), "-run", "../../testdata/induction"},
 		"-run ../../testdata/induction is another run: ../../testdata/induction/config.yaml differs from the checkpoint's config in model.d_model (16 in the checkpoint, 32 in the run)", "more")
+}
+
+// TestCompareRuns: several -run draw every run's curves on one step axis
+// and one scale per curve (each sparkline as wide as the others, tagged a
+// and b, both titles printed), -json prints one object per run, and
+// -checkpoint takes only one -run.
+func TestCompareRuns(t *testing.T) {
+	plainEnv(t, "100")
+	other := filepath.Join("testdata", "run")
+	text := string(runOK(t, "-run", inductionRun, "-run", other))
+	for _, want := range []string{"a: run " + inductionRun + ": steps", "b: run " + other + ": steps", "a held-out loss (0-", "b held-out loss (0-", "a: heads", "a L1 H3 induction"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in:\n%s", want, text)
+		}
+	}
+	// Every curve and head line has its sparkline in the same columns: the
+	// value after it starts right after the 48 columns and two spaces.
+	const spark = 100 - runLabelW - runSuffixW
+	lines := 0
+	for _, line := range strings.Split(text, "\n") {
+		r := []rune(line)
+		if !strings.HasPrefix(line, "a ") && !strings.HasPrefix(line, "b ") || len(r) < runLabelW+spark+3 {
+			continue
+		}
+		lines++
+		if string(r[runLabelW+spark:runLabelW+spark+2]) != "  " || r[runLabelW+spark+2] == ' ' {
+			t.Errorf("line %q: the sparkline is not %d columns from column %d", line, spark, runLabelW)
+		}
+	}
+	if lines < 8 {
+		t.Errorf("%d curve and head lines, want 8 curves and the heads", lines)
+	}
+	var runs []struct {
+		Dir  string `json:"dir"`
+		Eval []any  `json:"eval"`
+	}
+	if err := json.Unmarshal(runOK(t, "-run", inductionRun, "-run", other, "-json"), &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Dir != inductionRun || runs[1].Dir != other || len(runs[0].Eval) == 0 {
+		t.Errorf("-json: %d runs %+v", len(runs), runs)
+	}
+	refused(t, "-checkpoint with two runs", []string{"-checkpoint", testCheckpoint, "-html", filepath.Join(t.TempDir(), "x.html"), "-run", inductionRun, "-run", other},
+		"-checkpoint takes one run directory")
 }
