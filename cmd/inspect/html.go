@@ -111,6 +111,30 @@ func readTraining(o options) (*htmlview.Training, error) {
 			return nil, nil
 		}
 	}
+	return trainingOf(dir)
+}
+
+// compareTraining reads the runs given after the first -run, whose held-out
+// curves the page draws beside the checkpoint's run (no head roles).
+func compareTraining(o options) ([]htmlview.Training, error) {
+	var out []htmlview.Training
+	for _, dir := range o.runs[min(1, len(o.runs)):] {
+		if err := checkRunPath(dir); err != nil {
+			return nil, err
+		}
+		tr, err := trainingOf(dir)
+		if err != nil {
+			return nil, err
+		}
+		tr.Heads = nil
+		out = append(out, *tr)
+	}
+	return out, nil
+}
+
+// trainingOf reads a run directory's logs for the page, thinned to
+// maxCurvePoints.
+func trainingOf(dir string) (*htmlview.Training, error) {
 	run, err := runlog.Read(dir)
 	if err != nil {
 		return nil, err
@@ -255,7 +279,7 @@ func (r report) writeHTML(path string) error {
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(),
 		Dtype: r.dtype.String(), Params: r.params, Model: r.cfg, Inspect: inspect,
 		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed),
-		Examples: r.pageExamples, Training: r.training, Graph: r.graph,
+		Examples: r.pageExamples, Training: r.training, Compare: r.compare, Graph: r.graph,
 	}
 	err = rundir.WriteOutput(path, r.opts.inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
 	return errors.Wrap(err, "-html")

@@ -150,8 +150,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.Wrap(err, "-ablation")
 	}
 	o.ablation = string(ablationMode)
-	if len(o.runs) > 1 {
-		return errors.New("-run: -checkpoint takes one run directory (several -run are compared only without -checkpoint)")
+	if len(o.runs) > 1 && o.html == "" {
+		return errors.New("-run: with -checkpoint, several -run are drawn only on the -html page (add -html FILE, or drop -checkpoint to compare the runs)")
 	}
 	if o.run != "" && o.html == "" {
 		return errors.New("-run: only the -html page uses the run directory next to -checkpoint; add -html FILE, or drop -checkpoint to show the run")
@@ -208,9 +208,13 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	var training *htmlview.Training
+	var compare []htmlview.Training
 	if o.html != "" {
 		var err error
 		if training, err = readTraining(o); err != nil {
+			return report{}, err
+		}
+		if compare, err = compareTraining(o); err != nil {
 			return report{}, err
 		}
 	}
@@ -261,7 +265,7 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training}
+	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training, compare: compare}
 	if o.ablate {
 		if r.ablation, err = ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.roles); err != nil {
 			return report{}, err

@@ -37,11 +37,12 @@ type report struct {
 	roles [][]heads.Result // [layer][head], pooled over opts.samples examples
 	pool  pooled
 
-	params       int                // weights in the checkpoint
-	pageExamples []htmlview.Example // held-out examples for -html
-	training     *htmlview.Training // the run's metrics for -html, or nil
-	graph        *model.Summary     // the forward graph for -html
-	ablation     *ablation.Table    // -ablate's table, or nil
+	params       int                 // weights in the checkpoint
+	pageExamples []htmlview.Example  // held-out examples for -html
+	training     *htmlview.Training  // the run's metrics for -html, or nil
+	compare      []htmlview.Training // other runs whose curves -html draws beside it
+	graph        *model.Summary      // the forward graph for -html
+	ablation     *ablation.Table     // -ablate's table, or nil
 }
 
 // colorMode resolves -color: never is plain; always is colour; auto is

@@ -78,6 +78,27 @@ func TestCompareRuns(t *testing.T) {
 	if len(runs) != 2 || runs[0].Dir != inductionRun || runs[1].Dir != other || len(runs[0].Eval) == 0 {
 		t.Errorf("-json: %d runs %+v", len(runs), runs)
 	}
-	refused(t, "-checkpoint with two runs", []string{"-checkpoint", testCheckpoint, "-html", filepath.Join(t.TempDir(), "x.html"), "-run", inductionRun, "-run", other},
-		"-checkpoint takes one run directory")
+	refused(t, "-checkpoint with two runs and no page", []string{"-checkpoint", testCheckpoint, "-run", inductionRun, "-run", other},
+		"with -checkpoint, several -run are drawn only on the -html page")
+
+	// On the page: the checkpoint's run, and the other run's held-out curves.
+	page := filepath.Join(t.TempDir(), "x.html")
+	runOK(t, "-checkpoint", inductionCheckpoint, "-html", page, "-run", inductionRun, "-run", other)
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Training struct{ Dir string } `json:"training"`
+		Compare  []struct {
+			Dir  string `json:"dir"`
+			Eval []any  `json:"eval"`
+		} `json:"compare"`
+	}
+	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Training.Dir != inductionRun || len(d.Compare) != 1 || d.Compare[0].Dir != other || len(d.Compare[0].Eval) == 0 {
+		t.Errorf("page plots %q and compares %+v; want %s and %s", d.Training.Dir, d.Compare, inductionRun, other)
+	}
 }

@@ -26,6 +26,9 @@ type Data struct {
 	RoleNote string    `json:"role_note"`
 	Examples []Example `json:"examples"` // after the one in Inspect
 	Training *Training `json:"training,omitempty"`
+	// Compare are other runs (more -run) whose held-out curves the page
+	// draws beside Training's.
+	Compare []Training `json:"compare,omitempty"`
 	// Graph is the forward graph's summary as `inspect -graph` prints it
 	// (model.Summary: path, rows of name, op, shape, params, builtin, totals).
 	Graph any `json:"graph,omitempty"`

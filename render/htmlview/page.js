@@ -371,9 +371,11 @@
         const c = sv("circle", {cx: X(p[0]), cy: Y(p[1]), r: 2.6, fill: s.color}, svg);
         sv("title", {}, c, s.name + " at step " + p[0] + ": " + Number(p[1]).toPrecision(4));
       });
-      const lx = m.l + i * 150;
-      sv("rect", {x: lx, y: Hh - 14, width: 14, height: 3, fill: s.color}, svg);
-      sv("text", {x: lx + 20, y: Hh - 9, class: "legend"}, svg, s.name);
+      // Three legend entries a row; more runs add rows below the chart.
+      const lx = m.l + (i % 3) * 160, ly = Hh - 14 + Math.floor(i / 3) * 14;
+      if (ly + 6 > svg.getAttribute("height")) svg.setAttribute("height", ly + 6);
+      sv("rect", {x: lx, y: ly, width: 14, height: 3, fill: s.color}, svg);
+      sv("text", {x: lx + 20, y: ly + 5, class: "legend"}, svg, s.name);
     });
   }
   function range(a, b, step) { const r = []; for (let v = a; v <= b + 1e-9; v += step) r.push(v); return r; }
@@ -414,6 +416,7 @@
   // ROLE_AT is the score a pattern needs to name a head (heads.DefaultThreshold).
   const ROLE_AT = 0.4;
 
+  const COMPARE_COLORS = ["#9b2fae", "#c2410c", "#0e7490", "#4d7c0f"];
   function drawTraining() {
     const T = D.training;
     if (!T) return;
@@ -423,14 +426,18 @@
     $("training").hidden = false;
     $("training-note").textContent = "From " + T.dir + "/metrics.jsonl: " + train.length + " training lines" +
       (T.stride > 1 ? " (every " + T.stride + "th)" : "") + ", " + evals.length + " evaluations on the held-out set. The dashed line is this checkpoint's step.";
+    // Other runs (more -run): their held-out loss and token accuracy, one
+    // colour a run, named by their directory.
+    const others = (D.compare || []).map((c, i) => ({dir: c.dir, evals: c.eval || [], color: COMPARE_COLORS[i % COMPARE_COLORS.length]}));
+    if (others.length) $("training-note").textContent += " Compared with " + others.map((c) => c.dir).join(", ") + ".";
     chart($("loss-chart"), [
       {name: "training loss (batch)", color: "#98a2b3", points: train.map((p) => [p.step, p.loss]), width: 1.2},
       {name: "held-out loss", color: "#2456c7", points: evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2},
-    ], {log: true});
+    ].concat(others.map((c) => ({name: c.dir, color: c.color, points: c.evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2}))), {log: true});
     chart($("acc-chart"), [
       {name: "token accuracy", color: "#1a7f37", points: evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2},
       {name: "exact match", color: "#b35c00", points: evals.map((p) => [p.step, p.seq_acc]), dots: true, width: 2},
-    ], {y0: 0, y1: 1});
+    ].concat(others.map((c) => ({name: c.dir + " token", color: c.color, points: c.evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2}))), {y0: 0, y1: 1});
   }
 
   drawModel();
