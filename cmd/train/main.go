@@ -84,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer watchResize(f, rep.resize)()
 	}
 	rep.header = header(dir, *configPath, *resume != "", cfg, overrides)
+	rep.tokenMetric = cfg.Task.Name == "induction" // its target is token accuracy (configs/induction.yaml)
 	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe})
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
@@ -186,9 +187,9 @@ func summarize(w io.Writer, res *train.Result) {
 	switch {
 	case res.Interrupted && ran > 0:
 		// The command on a line of its own: it fits 80 columns and copies whole.
-		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with:\n  go run ./cmd/train -resume %s\n", res.Step, res.Steps, res.Dir)
+		fmt.Fprintf(w, "interrupted at step %d/%d; checkpoint saved. Continue with:\n  %s -resume %s\n", res.Step, res.Steps, selfCommand(), res.Dir)
 	case res.Interrupted:
-		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with:\n  go run ./cmd/train -resume %s\n", res.FirstStep, res.Dir)
+		fmt.Fprintf(w, "interrupted before step %d; nothing new to save. Continue with:\n  %s -resume %s\n", res.FirstStep, selfCommand(), res.Dir)
 	case ran <= 0:
 		fmt.Fprintf(w, "the run in %s was already complete (step %d/%d)\n", res.Dir, res.Step, res.Steps)
 	}
@@ -197,10 +198,10 @@ func summarize(w io.Writer, res *train.Result) {
 		if secs > 0 {
 			rate = float64(ran) / secs
 		}
-		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, res.Elapsed.Round(100*time.Millisecond), rate)
+		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, duration(res.Elapsed, 100*time.Millisecond), rate)
 		if secs > 0 {
-			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%%)\n", res.EvalTime.Round(10*time.Millisecond),
-				res.RolesTime.Round(10*time.Millisecond), res.SaveTime.Round(10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
+			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%%)\n", duration(res.EvalTime, 10*time.Millisecond),
+				duration(res.RolesTime, 10*time.Millisecond), duration(res.SaveTime, 10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
 		}
 	}
 	if e := res.LastEval; e != nil {
@@ -214,6 +215,10 @@ func summarize(w io.Writer, res *train.Result) {
 			files = append(files, f)
 		}
 	}
+	states, _ := filepath.Glob(filepath.Join(res.Dir, "state-*.safetensors"))
+	for _, s := range states {
+		files = append(files, filepath.Base(s)) // the optimizer state of the checkpoint, for -resume
+	}
 	// The directory on a line of its own, and the files on two, keep the
 	// summary within 80 columns.
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
@@ -222,6 +227,25 @@ func summarize(w io.Writer, res *train.Result) {
 	} else {
 		fmt.Fprintf(w, "files: %s\n", strings.Join(files, " "))
 	}
+}
+
+// duration rounds d to unit, or to the millisecond under a second, so that
+// a short run does not read "in 0s".
+func duration(d, unit time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(unit)
+}
+
+// selfCommand is how the user runs this command again: "go run ./cmd/train"
+// from go run (whose binary lives in a temporary go-build directory), else
+// the path of the binary as it was started.
+func selfCommand() string {
+	if strings.Contains(os.Args[0], "go-build") {
+		return "go run ./cmd/train"
+	}
+	return os.Args[0]
 }
 
 // terminalWidth is f's width in columns, or defaultWidth when it cannot be

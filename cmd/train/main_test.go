@@ -113,7 +113,7 @@ func TestRunWritesRun(t *testing.T) {
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
 		"step 5/40  loss ", "step 40/40  eval_loss ",
 		"steps 1-40 of 40 in ", "\nof which evaluation ", ", head roles ", ", saving ", "eval at step 40: eval_loss ",
-		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl roles.jsonl\n       checkpoint.safetensors best.safetensors\n",
+		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl roles.jsonl\n       checkpoint.safetensors best.safetensors state-40.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)

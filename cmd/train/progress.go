@@ -30,6 +30,10 @@ type reporter struct {
 	last     train.Event // the newest event, redrawn on resize
 	lastEval *train.EvalRecord
 	rate     rateMeter
+	// tokenMetric keeps tok_acc on the line longer than seq_acc, for a task
+	// whose target is token accuracy (induction); otherwise tok_acc goes
+	// first.
+	tokenMetric bool
 }
 
 // defaultWidth is the terminal width assumed when the size cannot be read.
@@ -101,8 +105,9 @@ const (
 //
 // It is at most width-1 characters (a line filling the last column wraps on
 // some terminals). When everything does not fit, fields are dropped least
-// important first: tok_acc, then the bar shrinks and goes, then steps/s,
-// seq_acc, loss and the ETA; the step count always stays.
+// important first: tok_acc (seq_acc for a task scored by token accuracy),
+// then the bar shrinks and goes, then steps/s, the other accuracy, loss and
+// the ETA; the step count always stays.
 func (r *reporter) line(ev train.Event) string {
 	width := r.width
 	if width <= 0 {
@@ -115,7 +120,11 @@ func (r *reporter) line(ev train.Event) string {
 	}
 	fields := []field{{text: fmt.Sprintf("step %d/%d", ev.Step, ev.Steps)}, {text: "BAR", drop: 2}, {text: fmt.Sprintf("loss %.4f", ev.Loss), drop: 5}}
 	if e := r.lastEval; e != nil {
-		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), 1}, field{fmt.Sprintf("seq_acc %.3f", e.SeqAcc), 4})
+		tok, seq := 1, 4
+		if r.tokenMetric {
+			tok, seq = seq, tok
+		}
+		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), tok}, field{fmt.Sprintf("seq_acc %.3f", e.SeqAcc), seq})
 	}
 	if rate, ok := r.rate.perSecond(); ok {
 		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + formatETA(float64(ev.Steps-ev.Step)/rate), 6})

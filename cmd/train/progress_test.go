@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,44 @@ func TestReporterPlain(t *testing.T) {
 	want := "step 5/10  loss 1.0000  lr 0.003  1000 tok/s\nstep 5/10  eval_loss 0.5000  token_acc 0.7500  seq_acc 0.2500\n"
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
+	}
+}
+
+// TestProgressKeepsTheTaskMetric: where fields must go, a run scored by
+// token accuracy (induction) drops seq_acc before tok_acc; other runs drop
+// tok_acc first.
+func TestProgressKeepsTheTaskMetric(t *testing.T) {
+	for _, tokenMetric := range []bool{false, true} {
+		r, ev := midRun(80)
+		r.tokenMetric = tokenMetric
+		line := r.line(ev)
+		kept, dropped := "seq_acc", "tok_acc"
+		if tokenMetric {
+			kept, dropped = dropped, kept
+		}
+		if !strings.Contains(line, kept) || strings.Contains(line, dropped) {
+			t.Errorf("token metric %t: %q, want %s kept and %s dropped", tokenMetric, line, kept, dropped)
+		}
+	}
+}
+
+// TestSummaryWording: a sub-second run reads in milliseconds, not "0s", and
+// the resume hint names the binary that ran when it was not go run.
+func TestSummaryWording(t *testing.T) {
+	if got := duration(13*time.Millisecond+400*time.Microsecond, 100*time.Millisecond); got != 13*time.Millisecond {
+		t.Errorf("13.4ms: %v", got)
+	}
+	if got := duration(2345*time.Millisecond, 100*time.Millisecond); got != 2300*time.Millisecond {
+		t.Errorf("2.345s: %v", got)
+	}
+	saved := os.Args[0]
+	defer func() { os.Args[0] = saved }()
+	os.Args[0] = "/usr/local/bin/train"
+	if got := selfCommand(); got != "/usr/local/bin/train" {
+		t.Errorf("from a binary: %q", got)
+	}
+	os.Args[0] = "/tmp/go-build123/b001/exe/train"
+	if got := selfCommand(); got != "go run ./cmd/train" {
+		t.Errorf("from go run: %q", got)
 	}
 }
