@@ -101,7 +101,8 @@ func (l ChartLayout) Point(p int, yMin, yMax, x, y float64) image.Point {
 }
 
 // Chart draws title lines over panels stacked vertically on the shared x
-// axis [x0, x1] (numbered at its two ends and middle, the first number
+// axis [x0, x1] (numbered at its two ends and a round number near its
+// middle, the first number
 // after xLabel), each
 // with its title, its y range at the left, and a legend line per series.
 func Chart(title []string, xLabel string, x0, x1 float64, panels []ChartPanel) (*image.RGBA, ChartLayout, error) {
@@ -145,6 +146,14 @@ func Chart(title []string, xLabel string, x0, x1 float64, panels []ChartPanel) (
 	return img, l, nil
 }
 
+// roundMiddle is the multiple of a round step (5·10^k, a tenth to a
+// twentieth of the span) nearest the middle of [x0, x1]: 1500 rather than
+// 1505 on the axis 10..3000.
+func roundMiddle(x0, x1 float64) float64 {
+	step := 5 * math.Pow(10, math.Floor(math.Log10(x1-x0))-1)
+	return math.Round((x0+x1)/2/step) * step
+}
+
 func drawChartPanel(img *image.RGBA, l ChartLayout, i int, p ChartPanel, xLabel string) {
 	r := l.Plots[i]
 	text(img, image.Pt(pad, r.Min.Y-lineH-spacing), p.Title, ink)
@@ -160,7 +169,7 @@ func drawChartPanel(img *image.RGBA, l ChartLayout, i int, p ChartPanel, xLabel 
 		at := l.Point(i, p.YMin, p.YMax, l.X0, v)
 		text(img, image.Pt(r.Min.X-spacing-len(s)*charW, min(max(at.Y-lineH/2, r.Min.Y), r.Max.Y-lineH)), s, ink)
 	}
-	for k, v := range []float64{l.X0, (l.X0 + l.X1) / 2, l.X1} {
+	for k, v := range []float64{l.X0, roundMiddle(l.X0, l.X1), l.X1} {
 		s := formatTick(v)
 		if k == 0 {
 			s = xLabel + " " + s

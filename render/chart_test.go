@@ -82,3 +82,12 @@ func TestChart(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundMiddle: the middle tick of the step axis is a round number.
+func TestRoundMiddle(t *testing.T) {
+	for _, c := range []struct{ x0, x1, want float64 }{{10, 3000, 1500}, {10, 400, 200}, {1, 11, 5}, {100, 1000, 550}} {
+		if got := roundMiddle(c.x0, c.x1); got != c.want {
+			t.Errorf("roundMiddle(%v, %v) = %v, want %v", c.x0, c.x1, got, c.want)
+		}
+	}
+}
