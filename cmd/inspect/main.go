@@ -184,6 +184,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.json {
 		return r.writeJSON(stdout)
 	}
+	// With a file written, the terminal gets the heads' table and where the
+	// file went, not every heatmap again.
+	r.opts.summary = r.opts.summary || o.png != "" || o.html != ""
 	if err := r.writeText(stdout, mode, width(stdout)); err != nil {
 		return err
 	}

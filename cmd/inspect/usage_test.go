@@ -102,3 +102,13 @@ func TestCompareRuns(t *testing.T) {
 		t.Errorf("page plots %q and compares %+v; want %s and %s", d.Training.Dir, d.Compare, inductionRun, other)
 	}
 }
+
+// TestFileOutputsPrintTheTable: with -png, the terminal gets the model, the
+// heads' table and where the file went, not the heatmaps again.
+func TestFileOutputsPrintTheTable(t *testing.T) {
+	png := filepath.Join(t.TempDir(), "heads.png")
+	text := string(runOK(t, "-checkpoint", testCheckpoint, "-png", png, "-color", "never"))
+	if !strings.Contains(text, "layer head  role") || !strings.HasSuffix(text, "wrote "+png+"\n") || strings.Contains(text, "sequence (") || strings.Contains(text, "@") {
+		t.Errorf("-png printed:\n%s", text)
+	}
+}
