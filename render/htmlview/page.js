@@ -30,17 +30,18 @@
   const fmt3 = (w) => Number(w).toFixed(3);
   const fmt2 = (w) => Number(w).toFixed(2);
 
-  // Sequential colour scale (light = 0, dark = 1), interpolated in RGB
-  // between the stops of ColorBrewer's YlGnBu.
-  const STOPS = ["#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58"]
-    .map((h) => [1, 3, 5].map((i) => parseInt(h.substr(i, 2), 16)));
+  // The colour scale of the terminal and PNG views (render.Color: the
+  // inferno map, black = 0, pale yellow = 1), interpolated in RGB between
+  // the same five stops, so a weight looks the same in every view and a zero
+  // is far from the masked grey.
+  const STOPS = [[0, 0, 4], [87, 16, 110], [188, 55, 84], [249, 142, 9], [252, 255, 164]];
   function color(w) {
     const x = Math.min(1, Math.max(0, w)) * (STOPS.length - 1);
     const i = Math.min(STOPS.length - 2, Math.floor(x)), f = x - i;
     const c = STOPS[i].map((v, k) => Math.round(v + (STOPS[i + 1][k] - v) * f));
     return "rgb(" + c.join(",") + ")";
   }
-  const ink = (w) => (w > 0.55 ? "#fff" : "#1d2330");
+  const ink = (w) => (w > 0.6 ? "#1d2330" : "#fff");
 
   function roleText(r) {
     if (r.role === "offset") return "offset k=" + r.offset_k + " " + fmt2(r.score);
@@ -294,7 +295,7 @@
     for (let i = 0; i < T; i++) {
       const c = "tok" + (isSep(ex.labels[i]) ? " sep" : "");
       left[i] = sv("text", {x: xl, y: yOf(i) + 4, "text-anchor": "end", class: c, "data-q": i}, svg, i + " · " + ex.labels[i]);
-      right[i] = sv("text", {x: xr, y: yOf(i) + 4, class: c, "data-k": i}, svg, ex.labels[i] + " · " + i);
+      right[i] = sv("text", {x: xr, y: yOf(i) + 4, class: c, "data-k": i}, svg, i + " · " + ex.labels[i]);
       weights[i] = sv("text", {x: xr + 46, y: yOf(i) + 4, class: "w"}, svg, "");
     }
     const reset = () => {
