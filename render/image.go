@@ -41,8 +41,8 @@ var (
 )
 
 // Figure is a PNG: title lines over a grid of panels, Grid[layer][head].
-// Each layer starts a new row of panels, and its heads wrap into rows of as
-// many panels as fit in MaxWidth pixels (0: one row per layer).
+// Each layer starts a new row of panels, and its heads wrap into as few rows
+// as fit in MaxWidth pixels, spread evenly (0: one row per layer).
 type Figure struct {
 	Title    []string
 	Grid     [][]Panel
@@ -154,7 +154,11 @@ func GridLayout(f Figure) (Layout, error) {
 	l.Panel = image.Pt(2*pad+max(mapW, textW), 2*pad+titleGap+(l.titleLines+2)*(lineH+spacing)+l.T*l.CellPx)
 	l.Cols = l.Heads
 	if f.MaxWidth > 0 {
-		l.Cols = max(1, min(l.Heads, f.MaxWidth/l.Panel.X))
+		fit := max(1, min(l.Heads, f.MaxWidth/l.Panel.X))
+		// As few rows as fit, then the heads spread evenly over them: 4
+		// heads three to a row make 2 + 2, not 3 + 1.
+		rows := (l.Heads + fit - 1) / fit
+		l.Cols = (l.Heads + rows - 1) / rows
 	}
 	if len(f.Title) > 0 {
 		l.TitleH = pad + len(f.Title)*(lineH+spacing)

@@ -467,3 +467,20 @@ func TestWindowBand(t *testing.T) {
 		}
 	}
 }
+
+// TestFigureBalancedRows: four heads where three fit a row are laid out
+// two and two, not three and one.
+func TestFigureBalancedRows(t *testing.T) {
+	one, err := GridLayout(Figure{Grid: [][]Panel{fixture()[:1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := []Panel{fixture()[0], fixture()[0], fixture()[0], fixture()[0]}
+	_, l, err := Grid(Figure{Grid: [][]Panel{heads}, MaxWidth: 3*one.Panel.X + one.Panel.X/2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Cols != 2 {
+		t.Errorf("4 heads, 3 fitting a row: %d columns, want 2 (two rows of two)", l.Cols)
+	}
+}
