@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/pkg/errors"
 
@@ -99,7 +100,7 @@ func showGraph(o options, stdout io.Writer) error {
 			o.checkpoint, s.Path, g.Opts.Batch, g.Opts.SeqLen, what); err != nil {
 			return errors.Wrap(err, "writing output")
 		}
-		if err := writeSummary(stdout, s); err != nil {
+		if err := writeSummary(stdout, s, width(stdout)); err != nil {
 			return err
 		}
 	}
@@ -111,16 +112,19 @@ func showGraph(o options, stdout io.Writer) error {
 }
 
 // writeSummary prints one op node a line in execution order (number, name,
-// op, output shape, parameters first read there), then the totals.
-func writeSummary(w io.Writer, s model.Summary) error {
+// op, output shape, parameters first read there), then the totals. Lines
+// fit width columns: a node name or op too long for its share is cut with
+// "…" (the op keeps its "*" mark).
+func writeSummary(w io.Writer, s model.Summary, width int) error {
+	nameW, opW := graphColumns(s, width)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tnode\top\tshape\tparams")
 	for i, r := range s.Rows {
-		op := r.Op
+		op, mark := r.Op, ""
 		if !r.Builtin {
-			op += " *"
+			mark = " *"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Name, op, shapeText(r.Shape), paramText(r.Params))
+		fmt.Fprintf(tw, "%d\t%s\t%s%s\t%s\t%s\n", i+1, cut(r.Name, nameW), cut(op, opW-len(mark)), mark, shapeText(r.Shape), paramText(r.Params))
 	}
 	if err := tw.Flush(); err != nil {
 		return errors.Wrap(err, "writing output")
@@ -128,6 +132,35 @@ func writeSummary(w io.Writer, s model.Summary) error {
 	_, err := fmt.Fprintf(w, "op nodes: %d (Gorgonia's own %d, attnscope's %d, marked *); input nodes: %d; parameters: %s\n",
 		s.OpNodes, s.BuiltinOps, s.ProjectOps, s.Inputs, paramText(s.Params))
 	return errors.Wrap(err, "writing output")
+}
+
+// graphColumns shares out what width leaves after the number, shape and
+// params columns (and the gaps) between the node and op columns: each gets
+// what it needs when both fit, else the room is split, at least 16 each.
+func graphColumns(s model.Summary, width int) (nameW, opW int) {
+	var numW, shapeW, paramW, needName, needOp int
+	for i, r := range s.Rows {
+		numW = max(numW, len(fmt.Sprint(i+1)))
+		shapeW = max(shapeW, len(shapeText(r.Shape)))
+		paramW = max(paramW, len(paramText(r.Params)))
+		needName = max(needName, utf8.RuneCountInString(r.Name))
+		needOp = max(needOp, utf8.RuneCountInString(r.Op)+2)
+	}
+	room := width - 1 - (numW + shapeW + max(paramW, len("params")) + 4*2)
+	if needName+needOp <= room {
+		return needName, needOp
+	}
+	nameW = max(16, min(needName, room-min(needOp, room/2)))
+	return nameW, max(16, room-nameW)
+}
+
+// cut shortens s to n runes, ending in "…", when it is longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n || n < 2 {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // shapeText prints a shape as "(1, 16, 32)"; a scalar is "()".
