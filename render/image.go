@@ -15,18 +15,18 @@ import (
 
 // Pixel geometry of a PNG panel. Text is basicfont's 7x13 fixed face.
 const (
-	charW    = 7  // advance of one character
-	lineH    = 13 // height of one text line
-	ascent   = 11 // baseline offset inside a text line
-	minCell  = 20 // smallest heatmap cell, px
-	pad      = 12 // margin around everything in a panel
-	barW     = 14 // colour scale bar width
-	barGap   = 10 // between the heatmap (or the predictions) and the scale bar
-	spacing  = 4  // between text lines and the heatmap
-	barTicks = 3  // characters reserved for the bar's tick labels ("0.5")
-	titleGap = 8  // between the title block and the key labels
-	markW    = 10 // the scored-row mark (">") left of a row label
-	predGap  = 8  // between the heatmap and the predictions column
+	charW    = 7         // advance of one character
+	lineH    = 13        // height of one text line
+	ascent   = 11        // baseline offset inside a text line
+	minCell  = 20        // smallest heatmap cell, px
+	pad      = 12        // margin around everything in a panel
+	barW     = 14        // colour scale bar width
+	barGap   = 10        // between the heatmap (or the predictions) and the scale bar
+	spacing  = 4         // between text lines and the heatmap
+	barTicks = 3         // characters reserved for the bar's tick labels ("0.5")
+	titleGap = 8         // between the title block and the key labels
+	markW    = 2 * charW // the scored-row mark (">") and a space, left of a row label
+	predGap  = 8         // between the heatmap and the predictions column
 )
 
 var (
