@@ -137,7 +137,10 @@ func runCurves(r *runlog.Run) []curve {
 			maxLoss = math.Max(maxLoss, y)
 		}
 	}
-	trainLoss.hi, evalLoss.hi, tokenAcc.hi, seqAcc.hi = maxLoss, maxLoss, 1, 1
+	// The loss scale tops out at a round number above the highest loss, so a
+	// flat curve shows at its height rather than as a full bar.
+	top := roundUp(maxLoss)
+	trainLoss.hi, evalLoss.hi, tokenAcc.hi, seqAcc.hi = top, top, 1, 1
 	var out []curve
 	for _, c := range []curve{trainLoss, evalLoss, tokenAcc, seqAcc} {
 		if len(c.xs) > 0 {
@@ -145,6 +148,21 @@ func runCurves(r *runlog.Run) []curve {
 		}
 	}
 	return out
+}
+
+// roundUp is the smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 times a power of ten
+// that is above v (v itself when it is not positive).
+func roundUp(v float64) float64 {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return v
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 1.5, 2, 3, 4, 5, 6, 8, 10} {
+		if m*scale > v {
+			return m * scale
+		}
+	}
+	return 10 * scale
 }
 
 // headName names a head and its role, as in "L1 H3 induction"; a head whose

@@ -201,7 +201,7 @@ func TestRunViewErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(runOK(t, "-run", noRoles))
-	if !strings.Contains(text, "train loss (0-2)") || !strings.Contains(text, "no roles.jsonl") {
+	if !strings.Contains(text, "train loss (0-3)") || !strings.Contains(text, "no roles.jsonl") {
 		t.Errorf("a run without roles.jsonl:\n%s", text)
 	}
 	badRoles := t.TempDir()

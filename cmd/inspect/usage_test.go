@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
@@ -110,5 +111,14 @@ func TestFileOutputsPrintTheTable(t *testing.T) {
 	text := string(runOK(t, "-checkpoint", testCheckpoint, "-png", png, "-color", "never"))
 	if !strings.Contains(text, "layer head  role") || !strings.HasSuffix(text, "wrote "+png+"\n") || strings.Contains(text, "sequence (") || strings.Contains(text, "@") {
 		t.Errorf("-png printed:\n%s", text)
+	}
+}
+
+// TestRoundUp: the loss scale's top is a round number above the highest loss.
+func TestRoundUp(t *testing.T) {
+	for _, c := range []struct{ v, want float64 }{{2.83, 3}, {3.473, 4}, {0.042, 0.05}, {1, 1.5}, {9.5, 10}} {
+		if got := roundUp(c.v); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("roundUp(%v) = %v, want %v", c.v, got, c.want)
+		}
 	}
 }
