@@ -303,6 +303,9 @@ func (r *runner) createDir() error {
 // runner.close (or its death: the kernel drops the lock, so a killed run
 // never blocks a resume).
 func lockRun(dir string) (*rundir.Lock, error) {
+	if err := rundir.CheckNoLinks(dir); err != nil {
+		return nil, err
+	}
 	lock, err := rundir.Acquire(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Errorf("%s holds no run to resume (no such directory)", dir)

@@ -54,7 +54,7 @@ type metricsLog struct {
 }
 
 func openMetrics(path string) (*metricsLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := safefile.OpenForWrite(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, errors.Wrap(err, "opening the metrics log")
 	}

@@ -261,3 +261,54 @@ func TestKilledAndResumed(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedLinks: a symlink planted as a run's lock or metrics file (to a
+// user's file, or dangling) makes train refuse, naming the link, and leaves
+// the target as it was: nothing is written through a link.
+func TestPlantedLinks(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	home := t.TempDir()
+	precious := filepath.Join(home, "precious.txt")
+	for _, c := range []struct {
+		name, file string
+		resume     bool
+		target     string
+	}{
+		{"lock to a file", "train.lock", false, precious},
+		{"lock dangling", "train.lock", false, filepath.Join(home, "created.txt")},
+		{"metrics to a file on resume", "metrics.jsonl", true, precious},
+	} {
+		if err := os.WriteFile(precious, []byte("keep me\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), "run")
+		if c.resume {
+			if _, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.steps=10"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(dir, c.file)); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, c.file)
+		if err := os.Symlink(c.target, link); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"-config", cfg, "-out", dir}
+		if c.resume {
+			args = []string{"-resume", dir, "-set", "train.steps=20"}
+		}
+		_, _, err := runCmd(args...)
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), c.file) {
+			t.Errorf("%s: error %v, want a refusal naming the link %s", c.name, err, c.file)
+		}
+		if got, _ := os.ReadFile(precious); string(got) != "keep me\n" {
+			t.Errorf("%s: the target now holds %q", c.name, got)
+		}
+		if _, err := os.Lstat(filepath.Join(home, "created.txt")); !os.IsNotExist(err) {
+			t.Errorf("%s: a dangling link's target was created", c.name)
+		}
+	}
+}

@@ -31,14 +31,13 @@ type Lock struct {
 func Acquire(dir string) (*Lock, error) {
 	path := filepath.Join(dir, LockFile)
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+		// Never through a link: a planted DIR/train.lock -> ~/file would get
+		// our pid written into its target.
+		f, err := safefile.OpenForWrite(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, errors.Wrap(err, "locking the run directory")
 		}
 		info, err := f.Stat()
-		if err == nil && !info.Mode().IsRegular() {
-			err = errors.Errorf("%s is %s, not a regular file", path, safefile.Kind(info.Mode()))
-		}
 		if err != nil {
 			f.Close()
 			return nil, errors.Wrap(err, "locking the run directory")

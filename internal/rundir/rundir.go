@@ -62,6 +62,25 @@ func HoldsRun(dir string) (bool, error) {
 	return false, nil
 }
 
+// CheckNoLinks refuses a run directory any of whose run files is a
+// symbolic link, naming it: a run reads and writes only its own files, never
+// through a link planted among them. A missing dir is fine.
+func CheckNoLinks(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "reading the run directory")
+	}
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 && IsRunFile(e.Name()) {
+			return errors.Errorf("%s is a symbolic link; a run's files are never read or written through a link (remove it and run again)", filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
 // CheckDir refuses a run directory path that cannot be one: a dangling
 // symlink (MkdirAll would only say "file exists") or something that is not
 // a directory. A missing path is fine.

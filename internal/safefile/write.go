@@ -1,0 +1,45 @@
+package safefile
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/pkg/errors"
+)
+
+// ErrLink is wrapped by the error for a path OpenForWrite refuses because it
+// is a symbolic link.
+var ErrLink = errors.New("a symbolic link")
+
+// OpenForWrite opens path with flag (os.O_WRONLY or os.O_RDWR, with
+// O_CREATE, O_APPEND, ... as needed) without following a symbolic link:
+// a link planted at path, dangling or not, is refused ("PATH is a symbolic
+// link; refusing to write through it"), so nothing is written to, or
+// created at, its target. Anything else that is not a regular file is
+// refused as OpenRegular refuses it. The open does not block.
+func OpenForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errors.WithStack(linkError{path})
+	}
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: notRegular{Kind(info.Mode())}}
+	}
+	return f, nil
+}
+
+type linkError struct{ path string }
+
+func (e linkError) Error() string {
+	return e.path + " is a symbolic link; refusing to write through it (remove it and run again)"
+}
+func (e linkError) Is(target error) bool { return target == ErrLink }
