@@ -52,6 +52,14 @@ type TrainConfig struct {
 	EvalLengths []int `yaml:"eval_lengths,omitempty" json:"eval_lengths,omitempty"`
 }
 
+// MaxSteps bounds train.steps: a trillion steps is more than any run here
+// takes, and keeps every size derived from it (the logs' limits on resume)
+// far inside an int64. MaxEvalLengths bounds train.eval_lengths likewise.
+const (
+	MaxSteps       = 1_000_000_000_000
+	MaxEvalLengths = 64
+)
+
 // Schedules lists the allowed values of train.schedule.
 var Schedules = []string{"constant", "cosine"}
 
@@ -275,6 +283,12 @@ func (t TrainConfig) validate() error {
 		if p.value <= 0 {
 			return errors.Errorf("%s = %d: must be positive", p.key, p.value)
 		}
+	}
+	if t.Steps > MaxSteps {
+		return errors.Errorf("train.steps = %d: must be at most %d", t.Steps, MaxSteps)
+	}
+	if len(t.EvalLengths) > MaxEvalLengths {
+		return errors.Errorf("train.eval_lengths: %d lengths, at most %d", len(t.EvalLengths), MaxEvalLengths)
 	}
 	nonNegative := []struct {
 		key   string

@@ -84,3 +84,18 @@ func TestEvalLengthsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLogLimitsDoNotOverflow: train.steps is bounded, and the log limits of
+// the largest run it allows stay positive (train.steps = 2e16 made them
+// wrap to negative numbers, so such a run could never resume).
+func TestLogLimitsDoNotOverflow(t *testing.T) {
+	if _, err := ParseConfig("test.yaml", []byte(smallYAML), []string{"train.steps=20000000000000000"}); err == nil || !strings.Contains(err.Error(), "train.steps = 20000000000000000: must be at most 1000000000000") {
+		t.Errorf("train.steps 2e16: %v", err)
+	}
+	if m := MaxMetricsBytes(MaxSteps, MaxEvalLengths); m <= 0 || m < int64(MaxSteps) {
+		t.Errorf("MaxMetricsBytes of the largest run: %d", m)
+	}
+	if r := MaxRolesBytes(MaxSteps, 4096); r <= 0 || r < int64(MaxSteps) {
+		t.Errorf("MaxRolesBytes of the largest run: %d", r)
+	}
+}

@@ -350,7 +350,7 @@ func (r *runner) resume() error {
 		name  string
 		limit int64
 	}{
-		{MetricsFile, MaxMetricsBytes(saved.Train.Steps)},
+		{MetricsFile, MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
 		{RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {

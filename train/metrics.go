@@ -105,9 +105,13 @@ func (l *metricsLog) close() error {
 // "-1.2345678901234567e-300" at worst), under 170 bytes in all.
 const maxMetricsLine = 256
 
-// MaxMetricsBytes is the most a run of steps steps writes to metrics.jsonl:
-// at most a training line and an evaluation line per step.
-func MaxMetricsBytes(steps int) int64 { return 2 * int64(max(steps, 0)+1) * maxMetricsLine }
+// MaxMetricsBytes is the most a run of steps steps writes to metrics.jsonl
+// with extra train.eval_lengths: at most a training line and 1+extra
+// evaluation lines per step. steps is at most MaxSteps, so it cannot
+// overflow.
+func MaxMetricsBytes(steps, extra int) int64 {
+	return int64(2+max(extra, 0)) * int64(max(steps, 0)+1) * maxMetricsLine
+}
 
 // truncateMetrics atomically rewrites the log at path keeping only the lines
 // whose step is at most step, so a resumed run from a checkpoint of that step

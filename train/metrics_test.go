@@ -11,7 +11,7 @@ import (
 func TestTruncateMetrics(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "metrics.jsonl")
-	if err := truncateMetrics(path, 3, 10, MaxMetricsBytes(10)); err != nil {
+	if err := truncateMetrics(path, 3, 10, MaxMetricsBytes(10, 0)); err != nil {
 		t.Fatalf("missing file: %v", err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -35,7 +35,7 @@ func TestTruncateMetrics(t *testing.T) {
 	if err := log.close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := truncateMetrics(path, 4, 10, MaxMetricsBytes(10)); err != nil {
+	if err := truncateMetrics(path, 4, 10, MaxMetricsBytes(10, 0)); err != nil {
 		t.Fatal(err)
 	}
 	lines, err := ReadMetrics(path)
@@ -45,7 +45,7 @@ func TestTruncateMetrics(t *testing.T) {
 	if len(lines) != 5 || lines[4]["eval_loss"] != 0.25 || lines[4]["step"] != 4.0 {
 		t.Fatalf("after truncating at 4: %v", lines)
 	}
-	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10)); err != nil {
+	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if lines, _ = ReadMetrics(path); len(lines) != 2 || lines[1]["step"] != 2.0 {
@@ -54,7 +54,7 @@ func TestTruncateMetrics(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{\"step\":1}\nnot json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10)); err == nil {
+	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10, 0)); err == nil {
 		t.Error("a corrupt complete line was accepted")
 	}
 }
