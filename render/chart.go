@@ -95,7 +95,7 @@ type ChartLayout struct {
 // Point is the pixel of (x, y) in panel p's plot area.
 func (l ChartLayout) Point(p int, yMin, yMax, x, y float64) image.Point {
 	r := l.Plots[p]
-	fx := (x - l.X0) / (l.X1 - l.X0)
+	fx := math.Max(0, math.Min(1, (x-l.X0)/(l.X1-l.X0))) // clamped: a point off the axis stays on the plot's edge
 	fy := (math.Max(yMin, math.Min(yMax, y)) - yMin) / (yMax - yMin)
 	return image.Pt(r.Min.X+int(math.Round(fx*float64(r.Dx()-1))), r.Max.Y-1-int(math.Round(fy*float64(r.Dy()-1))))
 }

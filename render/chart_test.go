@@ -1,6 +1,7 @@
 package render
 
 import (
+	"image"
 	"image/color"
 	"strings"
 	"testing"
@@ -89,5 +90,17 @@ func TestRoundMiddle(t *testing.T) {
 		if got := roundMiddle(c.x0, c.x1); got != c.want {
 			t.Errorf("roundMiddle(%v, %v) = %v, want %v", c.x0, c.x1, got, c.want)
 		}
+	}
+}
+
+// TestChartClampsPoints: a point outside the x axis lands on the plot's
+// edge, so a stray step cannot send a line thousands of pixels away.
+func TestChartClampsPoints(t *testing.T) {
+	l := ChartLayout{X0: 1, X1: 2, Plots: []image.Rectangle{image.Rect(10, 10, 110, 60)}}
+	if p := l.Point(0, 0, 1, 1e18, 0.5); p.X != 109 {
+		t.Errorf("x = 1e18 at %v, want the right edge 109", p)
+	}
+	if p := l.Point(0, 0, 1, -1e18, 0.5); p.X != 10 {
+		t.Errorf("x = -1e18 at %v, want the left edge 10", p)
 	}
 }

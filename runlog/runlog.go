@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"path/filepath"
 
 	"github.com/pkg/errors"
@@ -92,6 +93,9 @@ func Read(dir string) (*Run, error) {
 		if len(roles) > 0 && !sameShape(rec.Heads, roles[0].Heads) {
 			return errors.New("a different number of layers or heads than the first line")
 		}
+		if len(roles) > 0 && rec.Step <= roles[len(roles)-1].Step {
+			return errors.Errorf("step %d after step %d: the steps of a run's log increase", rec.Step, roles[len(roles)-1].Step)
+		}
 		roles = append(roles, rec)
 		return nil
 	})
@@ -116,6 +120,9 @@ func ReadMetrics(dir string) (*Run, error) {
 			SeqAcc   float64  `json:"seq_acc"`
 		}
 		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		if err := increasing(r, rec.Step, rec.Loss != nil, rec.Length); err != nil {
 			return err
 		}
 		switch {
@@ -163,6 +170,30 @@ func histories(roles []RolesRecord) [][]HeadHistory {
 		}
 	}
 	return out
+}
+
+// increasing refuses a metrics line whose step is not above the last one
+// of its kind (training lines, evaluations, evaluations at one eval
+// length): a log written by train never goes back, and a chart of one that
+// does would walk off its axis.
+func increasing(r *Run, step int, training bool, length int) error {
+	last := math.MinInt
+	switch {
+	case training && len(r.Train) > 0:
+		last = r.Train[len(r.Train)-1].Step
+	case !training && length == 0 && len(r.Eval) > 0:
+		last = r.Eval[len(r.Eval)-1].Step
+	case !training && length != 0:
+		for _, p := range r.AtLength {
+			if p.Length == length {
+				last = p.Step
+			}
+		}
+	}
+	if step <= last {
+		return errors.Errorf("step %d after step %d: the steps of a run's log increase", step, last)
+	}
+	return nil
 }
 
 func sameShape(a, b [][]map[heads.Pattern]float64) bool {

@@ -93,3 +93,26 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("a directory without metrics.jsonl: %v", err)
 	}
 }
+
+// TestStepsMustIncrease: a log whose steps leave the first-to-last order (a
+// stray step far ahead, a descending log, a repeated evaluation, a roles
+// line going back) is refused naming the steps; lines of other kinds and
+// evaluations at other lengths may share a step.
+func TestStepsMustIncrease(t *testing.T) {
+	for _, c := range []struct{ name, metrics, roles, want string }{
+		{"stray step", `{"step":1,"loss":1,"lr":0}` + "\n" + `{"step":1000000000,"loss":1,"lr":0}` + "\n" + `{"step":2,"loss":1,"lr":0}` + "\n", "", "step 2 after step 1000000000"},
+		{"descending", `{"step":11,"loss":1,"lr":0}` + "\n" + `{"step":10,"loss":1,"lr":0}` + "\n", "", "step 10 after step 11"},
+		{"evaluation twice", `{"step":10,"eval_loss":1,"token_acc":0,"seq_acc":0}` + "\n" + `{"step":10,"eval_loss":1,"token_acc":0,"seq_acc":0}` + "\n", "", "step 10 after step 10"},
+		{"roles back", `{"step":10,"loss":1,"lr":0}` + "\n", `{"step":10,"heads":[[{"self":1}]]}` + "\n" + `{"step":5,"heads":[[{"self":1}]]}` + "\n", "step 5 after step 10"},
+	} {
+		_, err := Read(writeRun(t, c.metrics, c.roles))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+	ok := `{"step":10,"loss":1,"lr":0}` + "\n" + `{"step":10,"eval_loss":1,"token_acc":0,"seq_acc":0}` + "\n" +
+		`{"step":10,"eval_length":12,"eval_loss":2,"token_acc":0,"seq_acc":0}` + "\n" + `{"step":10,"eval_length":16,"eval_loss":3,"token_acc":0,"seq_acc":0}` + "\n"
+	if _, err := Read(writeRun(t, ok, "")); err != nil {
+		t.Errorf("a training line, an evaluation and two lengths at one step: %v", err)
+	}
+}
