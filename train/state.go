@@ -1,10 +1,14 @@
 package train
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/pkg/errors"
@@ -68,10 +72,32 @@ func saveState(dir string, step int, st runState, m *model.Model) error {
 		"best_eval_loss": strconv.FormatFloat(st.BestLoss, 'g', -1, 64),
 		"best_step":      strconv.Itoa(st.BestStep),
 	}
+	meta[metaDigestKey] = metaDigest(meta)
 	path := filepath.Join(dir, stateFile(step))
 	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
 		return safetensors.Write(w, tensors, meta)
 	})
+}
+
+// metaDigestKey names the metadata entry that binds the others (steps, best
+// loss, the weights' digest): metaDigest of them.
+const metaDigestKey = "meta_sha256"
+
+// metaDigest is the SHA-256 of every metadata entry but metaDigestKey, in
+// key order, as hex.
+func metaDigest(meta map[string]string) string {
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		if k != metaDigestKey {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%q=%q\n", k, meta[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // loadState reads the state file of step from dir into st.Adam (which must
@@ -96,6 +122,9 @@ func loadState(dir string, step int, st *runState, m *model.Model) error {
 	if meta["format"] != stateFormat {
 		return errors.Errorf("%s: format %q, want %q", path, meta["format"], stateFormat)
 	}
+	if got := meta[metaDigestKey]; got != metaDigest(meta) {
+		return errors.Errorf("%s: its metadata (steps, best loss) does not match its %s: the file was edited, or written by an older attnscope", path, metaDigestKey)
+	}
 	ints := map[string]int{}
 	for _, key := range []string{"step", "adam_step", "best_step"} {
 		v, err := strconv.Atoi(meta[key])
@@ -110,6 +139,17 @@ func loadState(dir string, step int, st *runState, m *model.Model) error {
 	best, err := strconv.ParseFloat(meta["best_eval_loss"], 64)
 	if err != nil || math.IsNaN(best) {
 		return errors.Errorf("%s: metadata best_eval_loss = %q is not a loss", path, meta["best_eval_loss"])
+	}
+	// What the run implies: one Adam update a step, a best evaluation no
+	// later than now, and a best loss that is a loss (+Inf before any
+	// evaluation).
+	switch {
+	case ints["adam_step"] != step:
+		return errors.Errorf("%s: metadata adam_step = %d, but the run is at step %d (one update a step)", path, ints["adam_step"], step)
+	case ints["best_step"] > step:
+		return errors.Errorf("%s: metadata best_step = %d is after the run's step %d", path, ints["best_step"], step)
+	case best < 0 || math.IsInf(best, 1) && ints["best_step"] != 0:
+		return errors.Errorf("%s: metadata best_eval_loss = %v is not the loss of an evaluation (a cross-entropy is at least 0)", path, best)
 	}
 	byName := map[string]safetensors.Tensor{}
 	for _, t := range tensors {

@@ -48,6 +48,7 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 	}
 	inf := runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0), BestLoss: math.Inf(1)}
+	inf.Adam.Step = 9
 	if err := saveState(dir, 9, inf, m); err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +83,61 @@ func TestStateRoundTrip(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != stateFile(10) {
 		t.Errorf("after removing states before 10: %v", entries)
+	}
+}
+
+// TestStateMetadataChecked: optimizer-state metadata a run cannot have
+// written is refused on load, whether saved so (an Adam step other than the
+// run's, a best step in the future, a negative or -Inf best loss) or edited
+// in the file afterwards (the metadata digest no longer matches).
+func TestStateMetadataChecked(t *testing.T) {
+	params := []model.Param{{Name: "w", Value: denseOf(tensor.Float32, []int{2}, []float64{1, 2})}}
+	m := &model.Model{Dtype: tensor.Float32, Params: params}
+	for _, c := range []struct {
+		name     string
+		adamStep int
+		best     float64
+		bestStep int
+		want     string
+	}{
+		{"adam step 1", 1, 0.5, 3, "metadata adam_step = 1, but the run is at step 5"},
+		{"adam step 2^63-1", math.MaxInt64, 0.5, 3, "metadata adam_step = 9223372036854775807"},
+		{"best step ahead", 5, 0.5, 999999, "metadata best_step = 999999 is after the run's step 5"},
+		{"negative best loss", 5, -1, 3, "best_eval_loss = -1 is not the loss of an evaluation"},
+		{"-Inf best loss", 5, math.Inf(-1), 3, "best_eval_loss = -Inf is not the loss of an evaluation"},
+	} {
+		dir := t.TempDir()
+		adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
+		adam.Step = c.adamStep
+		if err := saveState(dir, 5, runState{Adam: adam, BestLoss: c.best, BestStep: c.bestStep}, m); err != nil {
+			t.Fatal(err)
+		}
+		err := loadState(dir, 5, &runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0)}, m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// A valid state whose metadata is edited in the file.
+	dir := t.TempDir()
+	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
+	adam.Step = 5
+	if err := saveState(dir, 5, runState{Adam: adam, BestLoss: 0.5, BestStep: 5}, m); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, stateFile(5))
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), `"best_step":"5"`, `"best_step":"4"`, 1)
+	if edited == string(raw) {
+		t.Fatal("the state's header has no best_step to edit")
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = loadState(dir, 5, &runState{Adam: NewAdam(params, 0.9, 0.999, 1e-8, 0)}, m)
+	if err == nil || !strings.Contains(err.Error(), "does not match its meta_sha256") {
+		t.Errorf("edited metadata: %v", err)
 	}
 }
