@@ -433,3 +433,32 @@ func TestStdoutFull(t *testing.T) {
 	}
 	checkRunFiles(t, dir, 40)
 }
+
+// TestClosedStdoutPipe: train whose stdout is a pipe closed by its reader
+// (train ... | head -2) is not killed by SIGPIPE: it trains and saves to
+// the end, then exits 1 naming the broken pipe; the run is complete.
+func TestClosedStdoutPipe(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := helper(t, "-config", cfg, "-out", dir)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first line
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Fatalf("exit %v, stderr %q; want exit status 1 naming the broken pipe (not death by SIGPIPE)", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); err != nil {
+		t.Errorf("no checkpoint after the run: %v", err)
+	}
+	if _, _, err := runCmd("-resume", dir); err != nil {
+		t.Errorf("resuming the finished run: %v", err)
+	}
+}

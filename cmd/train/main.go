@@ -4,10 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -69,6 +72,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	// SIGHUP (a closed terminal or ssh session) stops the run like Ctrl-C:
 	// with a checkpoint, not the loss of every step since the last one.
+	// A closed stdout (train ... | head) must not kill the run with SIGPIPE
+	// before it saves: ignored, a write fails with EPIPE instead, which the
+	// run reports at the end, as for a full disk (outputWriter).
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
@@ -164,6 +171,11 @@ func header(dir, configPath string, resuming bool, cfg train.Config, overrides [
 				h += fmt.Sprintf("\nschedule cosine: the rest of the decay is stretched to end at step %d", cfg.Train.Steps)
 			}
 		}
+		if step, ok := checkpointStep(dir); ok {
+			h += fmt.Sprintf("\nresuming from the checkpoint of step %d", step)
+		} else {
+			h += "\nno checkpoint yet, starting from step 1"
+		}
 	} else {
 		h = fmt.Sprintf("training %s: task %s, %d steps, writing %s", describe(configPath), cfg.Task.Name, cfg.Train.Steps, dir)
 	}
@@ -171,6 +183,22 @@ func header(dir, configPath string, resuming bool, cfg train.Config, overrides [
 		h += "\nwith -set " + strings.Join(overrides, " -set ")
 	}
 	return h
+}
+
+// checkpointStep is the step of the run's checkpoint, read from its header
+// alone, and whether there is one. train.Run checks the file in full.
+func checkpointStep(dir string) (int, bool) {
+	var step int
+	stop := errors.New("header read")
+	_, _, err := safetensors.ReadFileChecked(filepath.Join(dir, train.CheckpointFile), model.MaxCheckpointLen, func(_ []safetensors.Tensor, meta map[string]string) error {
+		n, err := strconv.Atoi(meta["step"])
+		if err != nil {
+			return err
+		}
+		step = n
+		return stop
+	})
+	return step, errors.Is(err, stop)
 }
 
 func describe(configPath string) string {

@@ -312,3 +312,30 @@ func TestPlantedLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeHeader: the resume header says where the run goes on from: the
+// checkpoint's step, or step 1 when no checkpoint was written yet.
+func TestResumeHeader(t *testing.T) {
+	cfg := writeConfig(t, tinyYAML)
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.steps=10"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd("-resume", dir, "-set", "train.steps=20")
+	if err != nil || !strings.Contains(out, "resuming from the checkpoint of step 10") {
+		t.Errorf("resume after step 10: %v\n%s", err, out)
+	}
+	fresh := filepath.Join(t.TempDir(), "run")
+	if _, _, err := runCmd("-config", cfg, "-out", fresh, "-set", "train.steps=10"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{train.CheckpointFile, train.BestFile, "state-10.safetensors"} {
+		if err := os.Remove(filepath.Join(fresh, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err = runCmd("-resume", fresh)
+	if err != nil || !strings.Contains(out, "no checkpoint yet, starting from step 1") {
+		t.Errorf("resume without a checkpoint: %v\n%s", err, out)
+	}
+}
