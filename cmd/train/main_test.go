@@ -141,6 +141,7 @@ func TestRunWritesRun(t *testing.T) {
 	for _, want := range []string{
 		"resuming runs/tiny (task copy), extended from 40 to 50 steps\n" +
 			"schedule cosine: the rest of the decay is stretched to end at step 50\n" +
+			"resuming from the checkpoint of step 40\n" +
 			"with -set train.steps=50\n",
 		"steps 41-50 of 50 in ",
 	} {
