@@ -55,9 +55,6 @@ type Table struct {
 	Rows     []Row `json:"rows"`
 }
 
-// maxChunk bounds the rows run through the graph at once.
-const maxChunk = 256
-
 // Run scores m on set intact and with each head removed in turn.
 func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
@@ -114,7 +111,7 @@ type runner struct {
 }
 
 func newRunner(m *model.Model, set *data.Batch) (*runner, error) {
-	size := min(set.Size, maxChunk)
+	size := model.EvalBatch(set.Size) // the chunks train's evaluation of the same set uses
 	g, err := model.Build(m, model.BuildOptions{Batch: size, SeqLen: set.SeqLen, HeadMask: true})
 	if err != nil {
 		return nil, errors.Wrap(err, "ablation graph")

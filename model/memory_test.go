@@ -34,3 +34,22 @@ func TestEstimateBytes(t *testing.T) {
 		t.Errorf("with an MLP: EstimateBytes(32, 0) = %v, want %v", got, want)
 	}
 }
+
+// TestEvalBatch: the held-out set goes in the fewest chunks of at most
+// MaxEvalBatch rows, cut evenly: hand-computed cases, then for every size up
+// to 3000 the chunk fits the cap, the chunks cover the set, and fewer than one
+// row per chunk is padding.
+func TestEvalBatch(t *testing.T) {
+	for size, want := range map[int]int{1: 1, 250: 250, 256: 256, 257: 129, 300: 150, 513: 171, 1000: 250} {
+		if got := EvalBatch(size); got != want {
+			t.Errorf("EvalBatch(%d) = %d, want %d", size, got, want)
+		}
+	}
+	for size := 1; size <= 3000; size++ {
+		b := EvalBatch(size)
+		chunks := (size + b - 1) / b
+		if b > MaxEvalBatch || chunks != (size+MaxEvalBatch-1)/MaxEvalBatch || chunks*b-size >= chunks {
+			t.Fatalf("EvalBatch(%d) = %d: %d chunks, %d padded rows", size, b, chunks, chunks*b-size)
+		}
+	}
+}

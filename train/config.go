@@ -357,7 +357,7 @@ func (c Config) heldOutBytes() float64 {
 	return float64(c.Train.EvalSize) * float64(c.Model.Context) * data.BytesPerPosition
 }
 
-func (c Config) evalBatch() int { return EvalBatch(c.Train.EvalSize) }
+func (c Config) evalBatch() int { return model.EvalBatch(c.Train.EvalSize) }
 
 // humanBytes writes a size in GiB, or in MiB below 1 GiB.
 func humanBytes(bytes float64) string {

@@ -42,26 +42,6 @@ var modelDtype = tensor.Float32
 // step s (data.StepRNG) and from the evaluation set (data.EvalStream).
 const DropoutStream uint64 = 0x6472_6f70_0000_0000 // "drop" in the high bytes
 
-// MaxEvalBatch caps the batch of the evaluation graph; a larger held-out set
-// is evaluated in equal chunks of at most this many rows (EvalBatch). At 256
-// rows every op of the graph is past the size where its per-call costs
-// matter: on configs/sort.yaml's 1000 rows, one chunk of 1000 was no faster
-// than four of 250 (its activations outgrow the caches), and a larger cap
-// would only raise the memory estimate (EstimateBytes) of big models.
-const MaxEvalBatch = 256
-
-// EvalBatch is the batch of the evaluation graph for a held-out set of size
-// rows: the set in the fewest chunks of at most MaxEvalBatch rows, cut as
-// evenly as possible, so the last chunk carries as few padding rows as can be
-// (none when the chunk count divides size).
-func EvalBatch(size int) int {
-	if size <= 0 {
-		return 0
-	}
-	chunks := (size + MaxEvalBatch - 1) / MaxEvalBatch
-	return (size + chunks - 1) / chunks
-}
-
 // ErrRunExists is returned (wrapped) when a fresh run is pointed at a
 // directory that already holds one.
 var ErrRunExists = errors.New("already holds a run")
@@ -222,7 +202,7 @@ func (r *runner) build(ctx context.Context) error {
 	}
 	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
 			return err
 		}
 		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
@@ -234,7 +214,7 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		for i, task := range tasks {
-			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, EvalBatch(t.EvalSize), r.cfg.Seed)
+			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed)
 			if err != nil {
 				return errors.Wrapf(err, "evaluation at length %d", t.EvalLengths[i])
 			}

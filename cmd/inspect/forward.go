@@ -230,6 +230,16 @@ func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode
 		return nil, errors.Errorf("-ablate: the run's held-out set (train.eval_size = %d rows of %d positions) would take %.1f GiB (limit %.1f GiB)",
 			n, task.SeqLen(), need/(1<<30), float64(model.MaxMemory)/(1<<30))
 	}
+	// The graph is train's evaluation graph (same chunks of the same set)
+	// plus a head mask and fill per layer: refused up front when train's
+	// estimate of it passes the limit.
+	cfg := m.Config
+	batch := model.EvalBatch(n)
+	masks := 2 * float64(cfg.Layers) * float64(batch) * float64(cfg.DModel) * float64(task.SeqLen()) * 4
+	if est := cfg.EstimateBytes(0, batch) + masks + float64(n)*float64(task.SeqLen())*data.BytesPerPosition; est > model.MaxMemory {
+		return nil, errors.Errorf("-ablate: scoring the held-out set of %d rows in chunks of %d needs an estimated %.1f GiB (limit %.1f GiB)",
+			n, batch, est/(1<<30), float64(model.MaxMemory)/(1<<30))
+	}
 	table, err := ablation.Run(m, data.EvalSet(task, n, *run.Seed), mode)
 	if err != nil {
 		return nil, err
