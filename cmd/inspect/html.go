@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,9 +71,73 @@ func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlvie
 		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.predictions, Targets: scoredTargets(s)}
 		ex.Labels = labels(task, tokens)
 		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
+		if cut := cutLogits(fw.logits, false); cut != nil {
+			ex.Logits, ex.LogitsTop, ex.LogitsLSE, ex.LogitsCut = nil, cut.top, cut.lse, cut.note
+		}
 		out[i] = ex
 	}
 	return out, nil
+}
+
+// maxLogitValues is the most logits -json and the page carry for one
+// sequence (positions x vocabulary) before they carry only each position's
+// top logitsTopK and its log-sum-exp: a 65536-symbol vocabulary would
+// otherwise put millions of numbers in the output.
+const (
+	maxLogitValues = 1 << 16
+	logitsTopK     = 16
+)
+
+// topLogit is one of a position's largest logits.
+type topLogit struct {
+	ID    int     `json:"id"`
+	Logit float64 `json:"logit"`
+}
+
+// logitsCut is a sequence's logits reduced to what the outputs need: each
+// position's top logits, and its log-sum-exp, so that p(id) = exp(logit - lse).
+type logitsCut struct {
+	top  [][]topLogit
+	lse  []float64
+	note string
+}
+
+// cutLogits reduces logits [position][vocab] when they exceed
+// maxLogitValues and all is false, else returns nil (keep them whole).
+func cutLogits(logits [][]float64, all bool) *logitsCut {
+	if all || len(logits) == 0 || len(logits)*len(logits[0]) <= maxLogitValues {
+		return nil
+	}
+	v := len(logits[0])
+	c := &logitsCut{note: fmt.Sprintf("the top %d of %d logits per position, with each position's log-sum-exp (logits_lse); -all-logits prints every one", logitsTopK, v)}
+	for _, row := range logits {
+		ids := make([]int, v)
+		for i := range ids {
+			ids[i] = i
+		}
+		slices.SortStableFunc(ids, func(a, b int) int { return cmpDesc(row[a], row[b]) })
+		top := make([]topLogit, logitsTopK)
+		for k := range top {
+			top[k] = topLogit{ID: ids[k], Logit: row[ids[k]]}
+		}
+		maxv, sum := row[ids[0]], 0.0
+		for _, x := range row {
+			sum += math.Exp(x - maxv)
+		}
+		c.top, c.lse = append(c.top, top), append(c.lse, maxv+math.Log(sum))
+	}
+	return c
+}
+
+// cmpDesc orders larger values first.
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
 }
 
 // forwardSummary is the summary of the forward graph -graph prints.

@@ -58,6 +58,7 @@ type options struct {
 	ablation   string // how a removed head is replaced: zero or mean
 	length     int    // show an example of this task length; 0: the trained one
 	summary    bool   // print only the model and the heads' table
+	allLogits  bool   // -json: every logit even for a wide vocabulary
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -113,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
+	fs.BoolVar(&o.allLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", maxLogitValues, logitsTopK))
 	fs.BoolVar(&o.summary, "summary", false, "print only the model and one line per head (layer, head, role, score, entropy)")
 	fs.IntVar(&o.length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")

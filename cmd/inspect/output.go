@@ -403,16 +403,22 @@ func (r report) pngFigure() render.Figure {
 // jsonReport is the -json object. Attention and logits are float32 for a
 // Float32 model so they print at float32 precision.
 type jsonReport struct {
-	Checkpoint  string           `json:"checkpoint"`
-	Step        int              `json:"step"`
-	Task        string           `json:"task"`
-	Seed        uint64           `json:"seed"`
-	Samples     int              `json:"samples"` // examples the head scores are pooled over
-	Tokens      []int            `json:"tokens"`
-	Labels      []string         `json:"labels"`
-	Targets     []*int           `json:"targets"` // null where the position is not scored
-	Attention   any              `json:"attention"`
-	Logits      any              `json:"logits"`
+	Checkpoint string   `json:"checkpoint"`
+	Step       int      `json:"step"`
+	Task       string   `json:"task"`
+	Seed       uint64   `json:"seed"`
+	Samples    int      `json:"samples"` // examples the head scores are pooled over
+	Tokens     []int    `json:"tokens"`
+	Labels     []string `json:"labels"`
+	Targets    []*int   `json:"targets"` // null where the position is not scored
+	Attention  any      `json:"attention"`
+	Logits     any      `json:"logits,omitempty"`
+	// For a wide vocabulary (more than maxLogitValues logits) without
+	// -all-logits: each position's top logits and log-sum-exp instead, and
+	// a note saying so.
+	LogitsTop   any              `json:"logits_top,omitempty"`
+	LogitsLSE   []float64        `json:"logits_lse,omitempty"`
+	LogitsCut   string           `json:"logits_cut,omitempty"`
 	Predictions []int            `json:"predictions"`
 	Heads       [][]heads.Result `json:"heads"`
 	Ablation    *ablation.Table  `json:"ablation,omitempty"` // with -ablate
@@ -445,6 +451,9 @@ func (r report) jsonObject() jsonReport {
 		Ablation: r.ablation, Family: r.cfg.Family(),
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
+	if cut := cutLogits(r.fw.logits, r.opts.allLogits); cut != nil {
+		j.Logits, j.LogitsTop, j.LogitsLSE, j.LogitsCut = nil, cut.top, cut.lse, cut.note
+	}
 	return j
 }
 

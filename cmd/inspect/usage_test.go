@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/attnscope/attnscope/model"
+	"gorgonia.org/tensor"
 	"math"
 	"strings"
 
@@ -119,6 +121,99 @@ func TestRoundUp(t *testing.T) {
 	for _, c := range []struct{ v, want float64 }{{2.83, 3}, {3.473, 4}, {0.042, 0.05}, {1, 1.5}, {9.5, 10}} {
 		if got := roundUp(c.v); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("roundUp(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+// TestAblateMemory: -ablate of a model whose held-out set fits but whose
+// ablation graph (train's evaluation chunks of 256 rows of 1024 positions)
+// would not is refused before anything is built.
+func TestAblateMemory(t *testing.T) {
+	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runConfig, err := json.Marshal(map[string]any{"seed": 1, "task": map[string]any{"name": "copy", "length": 512, "symbols": 8},
+		"model": cfg, "train": map[string]any{"eval_size": 1000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(t.TempDir(), "long.safetensors")
+	if err := model.Save(ck, m, runConfig, 0); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, "-ablate beyond memory", []string{"-checkpoint", ck, "-ablate", "-samples", "1"},
+		"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)")
+}
+
+// TestWideVocabularyLogits: past maxLogitValues logits a sequence's -json
+// carries each position's top 16 logits (largest first, the prediction
+// first) and its log-sum-exp instead of every logit, and says so; with
+// -all-logits it carries every one, and the cut's numbers are those of the
+// full logits (top values within float32 printing, 1e-5 relative;
+// log-sum-exp within 1e-4).
+func TestWideVocabularyLogits(t *testing.T) {
+	cfg := model.Config{Vocab: 5000, Context: 16, DModel: 8, Heads: 2, Layers: 1, OutBias: true}
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params { // spread the logits so the top is well defined
+		for i := range p.Value.Float32s() {
+			p.Value.Float32s()[i] *= 50
+		}
+	}
+	runConfig, err := json.Marshal(map[string]any{"seed": 1, "task": map[string]any{"name": "copy", "length": 8, "symbols": 4999}, "model": cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(t.TempDir(), "wide.safetensors")
+	if err := model.Save(ck, m, runConfig, 0); err != nil {
+		t.Fatal(err)
+	}
+	type entry struct {
+		ID    int     `json:"id"`
+		Logit float64 `json:"logit"`
+	}
+	var cut struct {
+		Logits      [][]float64 `json:"logits"`
+		Top         [][]entry   `json:"logits_top"`
+		LSE         []float64   `json:"logits_lse"`
+		Note        string      `json:"logits_cut"`
+		Predictions []int       `json:"predictions"`
+	}
+	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-samples", "1"), &cut); err != nil {
+		t.Fatal(err)
+	}
+	if cut.Logits != nil || len(cut.Top) != 16 || len(cut.Top[0]) != 16 || len(cut.LSE) != 16 || !strings.Contains(cut.Note, "the top 16 of 5000 logits per position") {
+		t.Fatalf("cut JSON: %d logit rows, %d top rows, %d lse, note %q", len(cut.Logits), len(cut.Top), len(cut.LSE), cut.Note)
+	}
+	var full struct {
+		Logits [][]float64 `json:"logits"`
+	}
+	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-samples", "1", "-all-logits"), &full); err != nil {
+		t.Fatal(err)
+	}
+	for p, row := range full.Logits {
+		if cut.Top[p][0].ID != cut.Predictions[p] {
+			t.Errorf("position %d: top logit id %d, prediction %d", p, cut.Top[p][0].ID, cut.Predictions[p])
+		}
+		maxv := row[0]
+		for _, v := range row {
+			maxv = math.Max(maxv, v)
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(v - maxv)
+		}
+		if lse := maxv + math.Log(sum); math.Abs(lse-cut.LSE[p]) > 1e-4 {
+			t.Errorf("position %d: log-sum-exp %v, want %v", p, cut.LSE[p], lse)
+		}
+		for k, e := range cut.Top[p] {
+			if math.Abs(row[e.ID]-e.Logit) > 1e-5*math.Abs(e.Logit) || k > 0 && e.Logit > cut.Top[p][k-1].Logit {
+				t.Errorf("position %d: top entry %d %+v (full logit %v)", p, k, e, row[e.ID])
+			}
 		}
 	}
 }

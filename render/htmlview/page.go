@@ -37,13 +37,18 @@ type Data struct {
 // Example is one sequence run through the model; its fields mean what the
 // same fields of `inspect -json` mean.
 type Example struct {
-	Source      string   `json:"source"` // e.g. "held-out 3"
-	Tokens      []int    `json:"tokens"`
-	Labels      []string `json:"labels"`
-	Targets     []*int   `json:"targets"` // nil where the position is not scored
-	Attention   any      `json:"attention"`
-	Logits      any      `json:"logits"`
-	Predictions []int    `json:"predictions"`
+	Source    string   `json:"source"` // e.g. "held-out 3"
+	Tokens    []int    `json:"tokens"`
+	Labels    []string `json:"labels"`
+	Targets   []*int   `json:"targets"` // nil where the position is not scored
+	Attention any      `json:"attention"`
+	Logits    any      `json:"logits,omitempty"`
+	// For a wide vocabulary, each position's top logits and log-sum-exp
+	// instead of every logit (LogitsCut says so).
+	LogitsTop   any       `json:"logits_top,omitempty"`
+	LogitsLSE   []float64 `json:"logits_lse,omitempty"`
+	LogitsCut   string    `json:"logits_cut,omitempty"`
+	Predictions []int     `json:"predictions"`
 }
 
 // Training is what the run directory recorded, as package runlog reads it.

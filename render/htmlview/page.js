@@ -124,7 +124,8 @@
     const rows = ["position", "token", "target", "predicted", "p"].map((name) => { const r = el("tr", {}, tb); el("th", {}, r, name); return r; });
     ex.tokens.forEach((_, i) => {
       const t = ex.targets[i], scored = t !== null, cls = scored ? "scored" : "";
-      const p = softmax(ex.logits[i])[ex.predictions[i]];
+      const p = ex.logits ? softmax(ex.logits[i])[ex.predictions[i]]
+        : Math.exp(ex.logits_top[i].find((e) => e.id === ex.predictions[i]).logit - ex.logits_lse[i]);
       el("td", {class: cls}, rows[0], String(i));
       el("td", {class: cls + (isSep(ex.labels[i]) ? " sep" : "")}, rows[1], tokenLabel(ex, i));
       el("td", {class: cls}, rows[2], scored ? labelOf(t) : "");
