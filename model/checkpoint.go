@@ -199,6 +199,9 @@ func safetensorsDType(dt tensor.Dtype) (string, error) {
 // modelConfigOf checks that runConfig is a JSON object with a "model" member
 // holding exactly a valid Config, and returns that Config.
 func modelConfigOf(runConfig []byte) (Config, error) {
+	if err := uniqueKeys(runConfig); err != nil {
+		return Config{}, errors.Wrap(err, "run config")
+	}
 	var run map[string]json.RawMessage
 	if err := json.Unmarshal(runConfig, &run); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -224,6 +227,49 @@ func modelConfigOf(runConfig []byte) (Config, error) {
 		return Config{}, errors.Wrap(err, "run config")
 	}
 	return cfg, nil
+}
+
+// uniqueKeys refuses JSON with a key twice in one object (at any depth), as
+// the safetensors header refuses a tensor named twice: encoding/json would
+// keep the last, so a checkpoint could say "copy" to one reader and
+// "reverse" to another. Invalid JSON is left for the decoder to report.
+func uniqueKeys(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				key, err := dec.Token()
+				if err != nil {
+					return nil
+				}
+				name, _ := key.(string)
+				if seen[name] {
+					return errors.Errorf("key %s appears twice in %s", msg.Quote(name), path)
+				}
+				seen[name] = true
+				if err := walk(path + "." + name); err != nil {
+					return err
+				}
+			}
+			_, _ = dec.Token() // '}'
+		case json.Delim('['):
+			for dec.More() {
+				if err := walk(path + "[]"); err != nil {
+					return err
+				}
+			}
+			_, _ = dec.Token() // ']'
+		}
+		return nil
+	}
+	return walk("the config")
 }
 
 // abbreviate shortens JSON for an error message, keeping it on one line.

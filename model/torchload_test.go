@@ -127,3 +127,17 @@ func errText(err error) string {
 	}
 	return ""
 }
+
+// TestConfigDuplicateKeys: a checkpoint whose config JSON names a key twice
+// (the last would win: a copy model shown as reverse) is refused, at the
+// top level and inside a member.
+func TestConfigDuplicateKeys(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`{"task":{"name":"copy"},"task":{"name":"reverse"},"model":{}}`, `key "task" appears twice in the config`},
+		{`{"model":{"heads":2,"heads":4}}`, `key "heads" appears twice in the config.model`},
+	} {
+		if _, err := modelConfigOf([]byte(c.raw)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.raw, err, c.want)
+		}
+	}
+}

@@ -39,6 +39,11 @@ type TrainPoint struct {
 	LR   float64 `json:"lr"`
 }
 
+// MaxRoleMaps bounds the head score maps Read keeps from roles.jsonl (the
+// heads of a line times its lines): a million, some hundred megabytes, far
+// beyond a run's (64 heads evaluated 10000 times).
+const MaxRoleMaps = 1 << 20
+
 // RoleRows is how many held-out rows each line of roles.jsonl scores the
 // heads on: the first RoleRows rows of the run's held-out set, the same
 // rows at every evaluation (train writes it so).
@@ -85,10 +90,19 @@ func Read(dir string) (*Run, error) {
 		return nil, err
 	}
 	var roles []RolesRecord
+	scores := 0
 	err = readLines(filepath.Join(dir, RolesFile), "head roles record", func(line []byte) error {
 		var rec RolesRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return err
+		}
+		// A head map costs far more in memory than its bytes ("{}" is two):
+		// bound the maps a log may make, not only its size.
+		for _, layer := range rec.Heads {
+			scores += len(layer)
+		}
+		if scores > MaxRoleMaps {
+			return errors.Errorf("more than %d head score maps in all: not a log train writes", MaxRoleMaps)
 		}
 		if len(roles) > 0 && !sameShape(rec.Heads, roles[0].Heads) {
 			return errors.New("a different number of layers or heads than the first line")

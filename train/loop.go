@@ -120,20 +120,24 @@ type runner struct {
 	vm       gorgonia.VM
 	eval     *evaluator   // nil when evaluation is off
 	atLength []*evaluator // one per train.eval_lengths entry
-	roles    *rolesProbe  // nil when evaluation is off
-	rolesLog *metricsLog
-	state    runState
-	sched    LRSchedule
-	metrics  *metricsLog
-	lock     *rundir.Lock // held from the first look at the directory to the end
-	start    int          // last completed step before this call
-	saved    int          // step of the checkpoint on disk
+	// extendedTo is the train.steps a resume wrote into config.yaml when it
+	// extended the run (0 when it did not): an interruption before the first
+	// step says so.
+	extendedTo int
+	roles      *rolesProbe // nil when evaluation is off
+	rolesLog   *metricsLog
+	state      runState
+	sched      LRSchedule
+	metrics    *metricsLog
+	lock       *rundir.Lock // held from the first look at the directory to the end
+	start      int          // last completed step before this call
+	saved      int          // step of the checkpoint on disk
 }
 
 // ErrInterruptedEarly is returned by Run when its context is cancelled
 // before the first step: nothing of the run was trained or saved (a fresh
 // run's directory is not created).
-var ErrInterruptedEarly = errors.New("interrupted before the first step; nothing was trained or saved")
+var ErrInterruptedEarly = errors.New("interrupted before the first step; nothing was trained")
 
 func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 	if opts.Dir == "" {
@@ -166,6 +170,9 @@ func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 	}
 	if err := r.build(ctx); err != nil {
 		r.close()
+		if ctx.Err() != nil && r.extendedTo > 0 {
+			return nil, errors.Wrapf(ErrInterruptedEarly, "%s records the extension to %d steps (-resume continues it)", ConfigFile, r.extendedTo)
+		}
 		if ctx.Err() != nil {
 			return nil, ErrInterruptedEarly
 		}
@@ -348,6 +355,7 @@ func (r *runner) resume() error {
 		if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
 			return err
 		}
+		r.extendedTo = r.cfg.Train.Steps
 	}
 	// State files of later steps were written by a run killed before their
 	// checkpoint, temporary files by one killed mid-write: neither is needed.

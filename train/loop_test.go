@@ -566,4 +566,14 @@ func TestSignalBeforeFirstStep(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the interrupted run created %s", dir)
 	}
+
+	// An extending resume rewrites config.yaml before it draws the held-out
+	// set: interrupted there, it says so instead of "nothing was saved".
+	done := filepath.Join(t.TempDir(), "done")
+	runOK(t, cfg, Options{Dir: done})
+	longer := parse(t, smallYAML, "train.steps=30")
+	_, err = Run(cancelled, longer, Options{Dir: done, Resume: true})
+	if !errors.Is(err, ErrInterruptedEarly) || !strings.Contains(err.Error(), "config.yaml records the extension to 30 steps (-resume continues it)") {
+		t.Errorf("an extending resume interrupted before its first step: %v", err)
+	}
 }

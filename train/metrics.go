@@ -70,6 +70,10 @@ func (l *metricsLog) write(record any) error {
 		return errors.Wrapf(err, "encoding a line of %s", l.path)
 	}
 	if _, err := l.f.Write(append(line, '\n')); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) { // "writing P: no space left", not "writing P: write P: ..."
+			err = pe.Err
+		}
 		return errors.Wrapf(err, "writing %s", l.path)
 	}
 	return nil

@@ -58,3 +58,18 @@ func TestTruncateMetrics(t *testing.T) {
 		t.Error("a corrupt complete line was accepted")
 	}
 }
+
+// TestMetricsWriteErrorNamesThePathOnce: a failed append reads "writing P:
+// no space left on device", not "writing P: write P: ...".
+func TestMetricsWriteErrorNamesThePathOnce(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	l := &metricsLog{f: f, path: "runs/x/metrics.jsonl"}
+	defer l.close()
+	err = l.write(TrainRecord{Step: 1})
+	if err == nil || err.Error() != "writing runs/x/metrics.jsonl: no space left on device" {
+		t.Errorf("error %v", err)
+	}
+}

@@ -106,8 +106,10 @@ func lastStep(r *runlog.Run) float64 {
 	if len(r.Eval) > 0 {
 		last = math.Max(last, float64(r.Eval[len(r.Eval)-1].Step))
 	}
-	// A run of one logged step still gets an axis.
-	return math.Max(last, firstStep(r)+1)
+	// A run of one logged step still gets an axis, even at steps so large
+	// that first+1 rounds back to first.
+	first := firstStep(r)
+	return math.Max(last, math.Max(first+1, math.Nextafter(first, math.Inf(1))))
 }
 
 // curve is one line of the run view: its name, points, and the scale shown.
@@ -255,7 +257,10 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 		}
 	}
 	var panels []render.ChartPanel
-	if loss.YMax > 0 {
+	if len(loss.Series) > 0 {
+		if !(loss.YMax > 0) {
+			loss.YMax = 1 // losses of 0 or below (a broken log) still draw, on a 0-1 scale
+		}
 		panels = append(panels, loss)
 	}
 	if len(acc.Series) > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/attnscope/attnscope/model"
 	"gorgonia.org/tensor"
 	"math"
@@ -216,4 +217,32 @@ func TestWideVocabularyLogits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRunViewEdges: a run whose losses are all 0 or below still draws
+// (-png), a run of one step at the largest int64 steps still gets an axis,
+// and a roles log of more head maps than any run writes is refused.
+func TestRunViewEdges(t *testing.T) {
+	write := func(metrics, roles string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "metrics.jsonl"), []byte(metrics), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if roles != "" {
+			if err := os.WriteFile(filepath.Join(dir, "roles.jsonl"), []byte(roles), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	zero := write(`{"step":1,"loss":0,"lr":0}`+"\n"+`{"step":2,"loss":-1,"lr":0}`+"\n", "")
+	runOK(t, "-run", zero, "-png", filepath.Join(t.TempDir(), "zero.png"))
+	edge := write(`{"step":9223372036854775806,"loss":1,"lr":0}`+"\n", "")
+	runOK(t, "-run", edge, "-png", filepath.Join(t.TempDir(), "edge.png"))
+	line := `{"step":1,"heads":[[` + strings.Repeat(`{},`, 4095) + `{}]]}` + "\n"
+	var many strings.Builder
+	for i := 0; i < 300; i++ {
+		many.WriteString(strings.Replace(line, `"step":1`, fmt.Sprintf(`"step":%d`, i+1), 1))
+	}
+	refused(t, "a roles log of too many head maps", []string{"-run", write(`{"step":1,"loss":1,"lr":0}`+"\n", many.String())}, "more than 1048576 head score maps in all")
 }

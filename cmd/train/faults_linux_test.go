@@ -256,8 +256,9 @@ func writeFaultRun(t *testing.T) (yml, want, base string) {
 func failedWrite(t *testing.T, dir, want string, before map[string][]byte, err error, file, reason string, fix func()) {
 	t.Helper()
 	t.Logf("error: %v", err)
-	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "write "+filepath.Join(dir, file)+": ") || !strings.HasSuffix(err.Error(), reason) || strings.Contains(err.Error(), ".tmp-") {
-		t.Fatalf("error %v: want one line naming %s (not its temporary file) and %q", err, file, reason)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "write "+filepath.Join(dir, file)+": ") || !strings.HasSuffix(err.Error(), reason) || strings.Contains(err.Error(), ".tmp-") ||
+		strings.Count(err.Error(), dir) != 1 {
+		t.Fatalf("error %v: want one line naming %s once (not its temporary file) and %q", err, file, reason)
 	}
 	for _, f := range []string{train.CheckpointFile, "state-7.safetensors", train.ConfigFile} {
 		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(b, before[f]) {

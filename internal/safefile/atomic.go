@@ -53,7 +53,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 		if fw.err != nil {
 			err = fw.err
 		}
-		return errors.Wrapf(err, "write %s", path)
+		return errors.Wrapf(unwrapPath(err), "write %s", path)
 	}
 	if err := bw.Flush(); err != nil {
 		return errors.Wrapf(unwrapPath(err), "write %s", path)
