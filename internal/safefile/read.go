@@ -26,6 +26,12 @@ func OpenRegular(path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regularOnly(f, path)
+}
+
+// regularOnly returns f when the file it opened is a regular file; else it
+// closes f and says what the path is.
+func regularOnly(f *os.File, path string) (*os.File, error) {
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

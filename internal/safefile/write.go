@@ -25,16 +25,7 @@ func OpenForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: notRegular{Kind(info.Mode())}}
-	}
-	return f, nil
+	return regularOnly(f, path)
 }
 
 type linkError struct{ path string }
