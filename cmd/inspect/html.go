@@ -72,7 +72,7 @@ func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlvie
 		ex.Labels = labels(task, tokens)
 		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
 		if cut := cutLogits(fw.logits, false); cut != nil {
-			ex.Logits, ex.LogitsTop, ex.LogitsLSE, ex.LogitsCut = nil, cut.top, cut.lse, cut.note
+			ex.Logits, ex.CutLogits = nil, *cut
 		}
 		out[i] = ex
 	}
@@ -94,22 +94,15 @@ type topLogit struct {
 	Logit float64 `json:"logit"`
 }
 
-// logitsCut is a sequence's logits reduced to what the outputs need: each
-// position's top logits, and its log-sum-exp, so that p(id) = exp(logit - lse).
-type logitsCut struct {
-	top  [][]topLogit
-	lse  []float64
-	note string
-}
-
 // cutLogits reduces logits [position][vocab] when they exceed
 // maxLogitValues and all is false, else returns nil (keep them whole).
-func cutLogits(logits [][]float64, all bool) *logitsCut {
+func cutLogits(logits [][]float64, all bool) *htmlview.CutLogits {
 	if all || len(logits) == 0 || len(logits)*len(logits[0]) <= maxLogitValues {
 		return nil
 	}
 	v := len(logits[0])
-	c := &logitsCut{note: fmt.Sprintf("the top %d of %d logits per position, with each position's log-sum-exp (logits_lse); -all-logits prints every one", logitsTopK, v)}
+	c := &htmlview.CutLogits{Note: fmt.Sprintf("the top %d of %d logits per position, with each position's log-sum-exp (logits_lse); -all-logits prints every one", logitsTopK, v)}
+	var tops [][]topLogit
 	for _, row := range logits {
 		ids := make([]int, v)
 		for i := range ids {
@@ -124,8 +117,10 @@ func cutLogits(logits [][]float64, all bool) *logitsCut {
 		for _, x := range row {
 			sum += math.Exp(x - maxv)
 		}
-		c.top, c.lse = append(c.top, top), append(c.lse, maxv+math.Log(sum))
+		tops = append(tops, top)
+		c.LSE = append(c.LSE, maxv+math.Log(sum))
 	}
+	c.Top = tops
 	return c
 }
 

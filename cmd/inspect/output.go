@@ -413,12 +413,8 @@ type jsonReport struct {
 	Targets    []*int   `json:"targets"` // null where the position is not scored
 	Attention  any      `json:"attention"`
 	Logits     any      `json:"logits,omitempty"`
-	// For a wide vocabulary (more than maxLogitValues logits) without
-	// -all-logits: each position's top logits and log-sum-exp instead, and
-	// a note saying so.
-	LogitsTop   any              `json:"logits_top,omitempty"`
-	LogitsLSE   []float64        `json:"logits_lse,omitempty"`
-	LogitsCut   string           `json:"logits_cut,omitempty"`
+	// Instead of Logits past maxLogitValues logits, without -all-logits.
+	htmlview.CutLogits
 	Predictions []int            `json:"predictions"`
 	Heads       [][]heads.Result `json:"heads"`
 	Ablation    *ablation.Table  `json:"ablation,omitempty"` // with -ablate
@@ -452,7 +448,7 @@ func (r report) jsonObject() jsonReport {
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
 	if cut := cutLogits(r.fw.logits, r.opts.allLogits); cut != nil {
-		j.Logits, j.LogitsTop, j.LogitsLSE, j.LogitsCut = nil, cut.top, cut.lse, cut.note
+		j.Logits, j.CutLogits = nil, *cut
 	}
 	return j
 }

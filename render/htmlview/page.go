@@ -37,18 +37,23 @@ type Data struct {
 // Example is one sequence run through the model; its fields mean what the
 // same fields of `inspect -json` mean.
 type Example struct {
-	Source    string   `json:"source"` // e.g. "held-out 3"
-	Tokens    []int    `json:"tokens"`
-	Labels    []string `json:"labels"`
-	Targets   []*int   `json:"targets"` // nil where the position is not scored
-	Attention any      `json:"attention"`
-	Logits    any      `json:"logits,omitempty"`
-	// For a wide vocabulary, each position's top logits and log-sum-exp
-	// instead of every logit (LogitsCut says so).
-	LogitsTop   any       `json:"logits_top,omitempty"`
-	LogitsLSE   []float64 `json:"logits_lse,omitempty"`
-	LogitsCut   string    `json:"logits_cut,omitempty"`
-	Predictions []int     `json:"predictions"`
+	Source      string   `json:"source"` // e.g. "held-out 3"
+	Tokens      []int    `json:"tokens"`
+	Labels      []string `json:"labels"`
+	Targets     []*int   `json:"targets"` // nil where the position is not scored
+	Attention   any      `json:"attention"`
+	Logits      any      `json:"logits,omitempty"`
+	CutLogits            // instead of Logits for a wide vocabulary
+	Predictions []int    `json:"predictions"`
+}
+
+// CutLogits stands for a sequence's logits when they are too many to carry:
+// each position's top logits and log-sum-exp, so p(id) = exp(logit - lse),
+// and a note saying so. The zero value (whole logits) adds nothing to JSON.
+type CutLogits struct {
+	Top  any       `json:"logits_top,omitempty"` // [position][]{id, logit}, largest first
+	LSE  []float64 `json:"logits_lse,omitempty"` // [position]
+	Note string    `json:"logits_cut,omitempty"`
 }
 
 // Training is what the run directory recorded, as package runlog reads it.
