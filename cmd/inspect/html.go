@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/attnscope/attnscope/analysis"
 	"io"
 	"math"
 	"os"
@@ -55,7 +56,7 @@ func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlvie
 	}
 	t := task.SeqLen()
 	set := data.EvalSet(task, n, *run.Seed)
-	att, logits, err := runGraph(m, n, t, set.Tokens, set.Targets, set.Mask)
+	att, logits, err := analysis.Run(m, n, t, set.Tokens, set.Targets, set.Mask)
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +64,15 @@ func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlvie
 	for i := range n {
 		tokens, targets, mask := set.Row(i)
 		s := sequence{tokens: tokens, targets: targets, scored: mask}
-		fw := pass{logits: rows(logits[i*t*m.Config.Vocab:(i+1)*t*m.Config.Vocab], m.Config.Vocab)}
+		fw := analysis.Pass{Logits: analysis.Rows(logits[i*t*m.Config.Vocab:(i+1)*t*m.Config.Vocab], m.Config.Vocab)}
 		for l := range att {
-			fw.attention = append(fw.attention, att[l][i])
+			fw.Attention = append(fw.Attention, att[l][i])
 		}
-		fw.predictions = argmax(fw.logits)
-		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.predictions, Targets: scoredTargets(s)}
+		fw.Predictions = analysis.Argmax(fw.Logits)
+		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(s)}
 		ex.Labels = labels(task, tokens)
 		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
-		if cut := cutLogits(fw.logits, false); cut != nil {
+		if cut := cutLogits(fw.Logits, false); cut != nil {
 			ex.Logits, ex.CutLogits = nil, *cut
 		}
 		out[i] = ex
@@ -150,11 +151,11 @@ func forwardSummary(m *model.Model, info *model.CheckpointInfo) (*model.Summary,
 
 // numbers is a pass's attention and logits as -json prints them: float32 for
 // a Float32 model.
-func numbers(dtype tensor.Dtype, fw pass) (attention, logits any) {
+func numbers(dtype tensor.Dtype, fw analysis.Pass) (attention, logits any) {
 	if dtype == tensor.Float32 {
-		return attention32(fw.attention), rows32(fw.logits)
+		return attention32(fw.Attention), rows32(fw.Logits)
 	}
-	return fw.attention, fw.logits
+	return fw.Attention, fw.Logits
 }
 
 // readTraining reads the run directory's metrics.jsonl and roles.jsonl (if

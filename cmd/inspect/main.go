@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/attnscope/attnscope/analysis"
 	"io"
 	"maps"
 	"math/rand/v2"
@@ -66,13 +67,10 @@ type options struct {
 // for gigabytes.
 const maxSamples = 4096
 
-// Streams of the -seed generator: the displayed example and the scoring batch
-// come from different PCG streams, so changing -samples never changes the
-// sequence shown.
-const (
-	exampleStream uint64 = 1
-	samplesStream uint64 = 2
-)
+// exampleStream is the PCG stream of the displayed example under -seed; the
+// scoring examples come from analysis.SamplesStream, so changing -samples
+// never changes the sequence shown.
+const exampleStream uint64 = 1
 
 const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
@@ -262,17 +260,17 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	fw, err := forward(m, ex)
+	fw, err := analysis.Forward(m, ex.tokens, ex.targets, ex.scored)
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
-	pool, err := scoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := analysis.ScoreHeads(m, task, o.samples, o.seed, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
-	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.roles, pool: pool, training: training, compare: compare}
+	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.Roles, pool: pool, training: training, compare: compare}
 	if o.ablate {
-		if r.ablation, err = ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.roles); err != nil {
+		if r.ablation, err = analysis.Ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.Roles); err != nil {
 			return report{}, err
 		}
 	}
@@ -511,14 +509,6 @@ func checkNotConfig(path string) error {
 	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, shippedCheckpoint)
 }
 
-// separator is the task's separator id ("SEP"), or heads.NoSeparator.
-func separator(task data.Task) int {
-	if id, ok := data.Separator(task); ok {
-		return id
-	}
-	return heads.NoSeparator
-}
-
 // sequence is the one sequence whose heatmaps are shown.
 type sequence struct {
 	tokens  []int
@@ -562,7 +552,7 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 			s.scored[i] = drawn.scored[i]
 		}
 	}
-	if sep := separator(task); sep != heads.NoSeparator {
+	if sep := analysis.Separator(task); sep != heads.NoSeparator {
 		for i, id := range user {
 			if (id == sep) != (drawn.tokens[i] == sep) {
 				s.misplacedSep = i

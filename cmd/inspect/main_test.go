@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/attnscope/attnscope/analysis"
 	"image"
 	"image/color"
 	"image/png"
@@ -290,7 +291,7 @@ func TestPNG(t *testing.T) {
 	if l.Layers != 2 || l.Heads != 2 || img.Bounds().Size() != l.Size() || l.CellPx < 16 {
 		t.Fatalf("image %v, layout %+v", img.Bounds(), l)
 	}
-	w := r.fw.attention[0][1]
+	w := r.fw.Attention[0][1]
 	c := l.Cell(0, 1, 5, 1)
 	centre := c.Min.Add(c.Size().Div(2))
 	if got, want := rgba(img, centre), render.Color(w[5][1]); got != want {
@@ -310,7 +311,7 @@ func TestPNG(t *testing.T) {
 		t.Errorf("PNG title %q", title)
 	}
 	p := r.pngFigure().Grid[0][0]
-	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.task.Label(r.fw.predictions[4]) {
+	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.task.Label(r.fw.Predictions[4]) {
 		t.Errorf("panel marks: scored %v, separator %v, predicted %v", p.Scored, p.Separator, p.Predicted)
 	}
 }
@@ -561,13 +562,13 @@ func TestMeanHeatmaps(t *testing.T) {
 	}
 	tl := r.task.SeqLen()
 	b := data.NewBatch(n, tl)
-	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, samplesStream))); err != nil {
+	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, analysis.SamplesStream))); err != nil {
 		t.Fatal(err)
 	}
 	want := make([][][][]float64, r.cfg.Layers)
 	for i := range n {
 		tokens, targets, mask := b.Row(i)
-		fw, err := forward(m, sequence{tokens: tokens, targets: targets, scored: mask})
+		fw, err := analysis.Forward(m, tokens, targets, mask)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -582,7 +583,7 @@ func TestMeanHeatmaps(t *testing.T) {
 						want[l][h][q] = make([]float64, tl)
 					}
 				}
-				for q, row := range fw.attention[l][h] {
+				for q, row := range fw.Attention[l][h] {
 					for k, w := range row {
 						want[l][h][q][k] += w / n
 					}

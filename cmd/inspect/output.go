@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/attnscope/attnscope/analysis"
 	"image/png"
 	"io"
 	"math/rand/v2"
@@ -33,9 +34,9 @@ type report struct {
 	cfg   model.Config
 	dtype tensor.Dtype
 	ex    sequence
-	fw    pass
+	fw    analysis.Pass
 	roles [][]heads.Result // [layer][head], pooled over opts.samples examples
-	pool  pooled
+	pool  analysis.Pooled
 
 	params       int                 // weights in the checkpoint
 	pageExamples []htmlview.Example  // held-out examples for -html
@@ -237,11 +238,11 @@ func (r report) predictionRows() []render.Row {
 		if r.ex.scored[i] != 0 {
 			target = r.task.Label(r.ex.targets[i])
 			mark = "✗"
-			if r.fw.predictions[i] == r.ex.targets[i] {
+			if r.fw.Predictions[i] == r.ex.targets[i] {
 				mark = "✓"
 			}
 		}
-		for k, cell := range []string{strconv.Itoa(i), r.task.Label(r.ex.tokens[i]), target, r.task.Label(r.fw.predictions[i]), mark} {
+		for k, cell := range []string{strconv.Itoa(i), r.task.Label(r.ex.tokens[i]), target, r.task.Label(r.fw.Predictions[i]), mark} {
 			rows[k].Cells = append(rows[k].Cells, cell)
 		}
 	}
@@ -278,7 +279,7 @@ func sepPositions(r report) string {
 	r.task.Sample(rand.New(rand.NewPCG(r.opts.seed, exampleStream)), ex, make([]int, len(ex)), make([]float64, len(ex)))
 	var at []string
 	for i, id := range ex {
-		if id == separator(r.task) {
+		if id == analysis.Separator(r.task) {
 			at = append(at, strconv.Itoa(i))
 		}
 	}
@@ -289,7 +290,7 @@ func (r report) accuracy() (correct, scored int) {
 	for i, s := range r.ex.scored {
 		if s != 0 {
 			scored++
-			if r.fw.predictions[i] == r.ex.targets[i] {
+			if r.fw.Predictions[i] == r.ex.targets[i] {
 				correct++
 			}
 		}
@@ -300,10 +301,10 @@ func (r report) accuracy() (correct, scored int) {
 // panel is head (l, h) on the displayed sequence, or with -mean its mean
 // over the examples, labelled by position (SEP where every example has it).
 func (r report) panel(l, h int, notes []string) render.Panel {
-	labels, weights := r.labels(), r.fw.attention[l][h]
+	labels, weights := r.labels(), r.fw.Attention[l][h]
 	if r.opts.mean {
-		weights, labels = r.pool.mean[l][h], make([]string, len(r.pool.sep))
-		for i, sep := range r.pool.sep {
+		weights, labels = r.pool.Mean[l][h], make([]string, len(r.pool.Sep))
+		for i, sep := range r.pool.Sep {
 			labels[i] = strconv.Itoa(i)
 			if sep {
 				labels[i] = "SEP"
@@ -359,14 +360,14 @@ const pngMaxWidth = 2400
 // and the predictions, under a title naming the checkpoint, task and step.
 func (r report) pngFigure() render.Figure {
 	layers, hs := r.selected()
-	sep := separator(r.task)
+	sep := analysis.Separator(r.task)
 	t := len(r.ex.tokens)
 	scored, seps, predicted, correct := make([]bool, t), make([]bool, t), make([]string, t), make([]bool, t)
 	for i := range t {
 		scored[i] = r.ex.scored[i] != 0
 		seps[i] = r.ex.tokens[i] == sep
-		predicted[i] = r.task.Label(r.fw.predictions[i])
-		correct[i] = r.fw.predictions[i] == r.ex.targets[i]
+		predicted[i] = r.task.Label(r.fw.Predictions[i])
+		correct[i] = r.fw.Predictions[i] == r.ex.targets[i]
 	}
 	ok, n := r.accuracy()
 	source := fmt.Sprintf("one example of task %s drawn with seed %d; correct at scored positions: %d/%d", r.task.Name(), r.opts.seed, ok, n)
@@ -377,7 +378,7 @@ func (r report) pngFigure() render.Figure {
 		// The mean has no one sequence: no predictions, SEP where every
 		// example has it, and the scored rows the task's.
 		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", r.opts.samples, r.task.Name(), r.opts.seed)
-		scored, seps, predicted, correct = r.pool.scored, r.pool.sep, nil, nil
+		scored, seps, predicted, correct = r.pool.Scored, r.pool.Sep, nil, nil
 	}
 	f := render.Figure{
 		Title: []string{
@@ -443,11 +444,11 @@ func (r report) writeJSON(w io.Writer) error {
 func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
-		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.predictions, Heads: r.roles,
+		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.Predictions, Heads: r.roles,
 		Ablation: r.ablation, Family: r.cfg.Family(),
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
-	if cut := cutLogits(r.fw.logits, r.opts.allLogits); cut != nil {
+	if cut := cutLogits(r.fw.Logits, r.opts.allLogits); cut != nil {
 		j.Logits, j.CutLogits = nil, *cut
 	}
 	return j

@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"encoding/json"
@@ -14,30 +14,31 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// pass is what one forward pass over the displayed sequence gives.
-type pass struct {
-	attention   [][][][]float64 // [layer][head][query][key]
-	logits      [][]float64     // [position][vocab]
-	predictions []int           // [position] argmax of the logits
+// Pass is what one forward pass over one sequence gives.
+type Pass struct {
+	Attention   [][][][]float64 // [layer][head][query][key]
+	Logits      [][]float64     // [position][vocab]
+	Predictions []int           // [position] argmax of the logits
 }
 
-// forward runs the model on one sequence (an inference graph with Batch 1).
-func forward(m *model.Model, s sequence) (pass, error) {
-	t := len(s.tokens)
-	att, logits, err := runGraph(m, 1, t, s.tokens, s.targets, s.scored)
+// Forward runs the model on one sequence (an inference graph with Batch 1):
+// tokens, their next-token targets and the scored mask, each of length T.
+func Forward(m *model.Model, tokens, targets []int, scored []float64) (Pass, error) {
+	t := len(tokens)
+	att, logits, err := Run(m, 1, t, tokens, targets, scored)
 	if err != nil {
-		return pass{}, err
+		return Pass{}, err
 	}
-	p := pass{logits: rows(logits, m.Config.Vocab)}
+	p := Pass{Logits: Rows(logits, m.Config.Vocab)}
 	for _, a := range att {
-		p.attention = append(p.attention, a[0])
+		p.Attention = append(p.Attention, a[0])
 	}
-	p.predictions = argmax(p.logits)
+	p.Predictions = Argmax(p.Logits)
 	return p, nil
 }
 
-// argmax is the index of each row's largest value (the first on a tie).
-func argmax(m [][]float64) []int {
+// Argmax is the index of each row's largest value (the first on a tie).
+func Argmax(m [][]float64) []int {
 	out := make([]int, len(m))
 	for i, row := range m {
 		for v, x := range row {
@@ -49,39 +50,44 @@ func argmax(m [][]float64) []int {
 	return out
 }
 
-// pooled is what the -samples examples give: every head's role and its
+// Pooled is what n examples of a task give: every head's role and its
 // attention averaged over the examples.
-type pooled struct {
-	roles  [][]heads.Result // [layer][head]
-	mean   [][][][]float64  // [layer][head][query][key], the mean over the examples
-	sep    []bool           // positions that hold the separator in every example
-	scored []bool           // positions every example scores (the task's mask)
+type Pooled struct {
+	Roles  [][]heads.Result // [layer][head]
+	Mean   [][][][]float64  // [layer][head][query][key], the mean over the examples
+	Sep    []bool           // positions that hold the separator in every example
+	Scored []bool           // positions every example scores (the task's mask)
 }
 
-// scoreHeads draws n examples of the task from seed and pools every head's
+// SamplesStream is the second PCG word of the examples ScoreHeads draws
+// from its seed (inspect shows its one sequence from stream 1, so changing
+// the number of examples never changes the sequence shown).
+const SamplesStream uint64 = 2
+
+// ScoreHeads draws n examples of the task from seed and pools every head's
 // pattern scores over them: over the query rows the task scores, or over
 // every row when allRows is set or the task asks for it
 // (data.RolesOnEveryRow). It also averages each head's weights.
-func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (pooled, error) {
+func ScoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (Pooled, error) {
 	cfg := m.Config
 	t := task.SeqLen()
 	b := data.NewBatch(n, t)
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, samplesStream))); err != nil {
-		return pooled{}, err
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+		return Pooled{}, err
 	}
-	att, _, err := runGraph(m, n, t, b.Tokens, b.Targets, b.Mask)
+	att, _, err := Run(m, n, t, b.Tokens, b.Targets, b.Mask)
 	if err != nil {
-		return pooled{}, err
+		return Pooled{}, err
 	}
 	allRows = allRows || data.RolesOnEveryRow(task)
-	sepID := separator(task)
-	out := pooled{mean: make([][][][]float64, cfg.Layers), sep: make([]bool, t), scored: make([]bool, t)}
+	sepID := Separator(task)
+	out := Pooled{Mean: make([][][][]float64, cfg.Layers), Sep: make([]bool, t), Scored: make([]bool, t)}
 	for j := range t {
-		out.sep[j], out.scored[j] = sepID != heads.NoSeparator, true
+		out.Sep[j], out.Scored[j] = sepID != heads.NoSeparator, true
 		for i := range n {
 			tokens, _, mask := b.Row(i)
-			out.sep[j] = out.sep[j] && tokens[j] == sepID
-			out.scored[j] = out.scored[j] && mask[j] != 0
+			out.Sep[j] = out.Sep[j] && tokens[j] == sepID
+			out.Scored[j] = out.Scored[j] && mask[j] != 0
 		}
 	}
 	toks, queries := make([][]int, n), make([][]float64, n)
@@ -91,8 +97,8 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 			queries[i] = nil
 		}
 	}
-	if out.roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID}); err != nil {
-		return pooled{}, err
+	if out.Roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID}); err != nil {
+		return Pooled{}, err
 	}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
@@ -107,16 +113,17 @@ func scoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 					}
 				}
 			}
-			out.mean[l] = append(out.mean[l], mean)
+			out.Mean[l] = append(out.Mean[l], mean)
 		}
 	}
 	return out, nil
 }
 
-// runGraph builds an inference graph for a (batch, t) input, runs it once and
+// Run builds an inference graph for a (batch, t) input, runs it once and
 // returns the attention weights [layer][batch][head][query][key] and the
-// logits as a flat (batch*t*V) slice.
-func runGraph(m *model.Model, batch, t int, tokens, targets []int, mask []float64) ([][][][][]float64, []float64, error) {
+// logits as a flat (batch*t*V) slice. A non-finite weight or logit is an
+// error naming where it appears.
+func Run(m *model.Model, batch, t int, tokens, targets []int, mask []float64) ([][][][][]float64, []float64, error) {
 	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: t})
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "building the inference graph")
@@ -194,8 +201,8 @@ func largestWeight(m *model.Model) string {
 	return fmt.Sprintf("the forward pass overflows %v (largest |weight| %.3g, in %s)", m.Dtype, largest, name)
 }
 
-// rows splits a flat (N, width) slice into N rows.
-func rows(flat []float64, width int) [][]float64 {
+// Rows splits a flat (N, width) slice into N rows.
+func Rows(flat []float64, width int) [][]float64 {
 	out := make([][]float64, 0, len(flat)/width)
 	for i := 0; i+width <= len(flat); i += width {
 		out = append(out, flat[i:i+width])
@@ -203,14 +210,14 @@ func rows(flat []float64, width int) [][]float64 {
 	return out
 }
 
-// defaultAblationExamples is the held-out set -ablate scores when the run
+// defaultAblationExamples is the held-out set Ablate scores when the run
 // config evaluates nothing (train.eval_size 0).
 const defaultAblationExamples = 1000
 
-// ablate scores the run's held-out set (data.EvalSet of its seed and
-// train.eval_size) intact and with each head removed, and names each row's
-// head by its role.
-func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
+// Ablate scores the run's held-out set (data.EvalSet of its seed and
+// train.eval_size, from the checkpoint's run config) intact and with each
+// head removed, and names each row's head by its role.
+func Ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
 	var run struct {
 		Seed  *uint64 `json:"seed"`
 		Train struct {
@@ -248,4 +255,12 @@ func ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode
 		table.Rows[i].Role = roles[row.Layer][row.Head].String()
 	}
 	return &table, nil
+}
+
+// Separator is the task's separator id ("SEP"), or heads.NoSeparator.
+func Separator(task data.Task) int {
+	if id, ok := data.Separator(task); ok {
+		return id
+	}
+	return heads.NoSeparator
 }
