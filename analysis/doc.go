@@ -1,8 +1,10 @@
 // Package analysis is what inspect computes, as a library a Go program can
 // call: running a checkpoint's model on sequences and reading its attention
 // and logits (Forward, Run), naming every head's role over examples of its
-// task (ScoreHeads, with package heads), and removing heads one at a time on
-// the run's held-out set (Ablate, with package ablation).
+// task (ScoreHeads, with package heads), removing heads one at a time on
+// the run's held-out set (Ablate, with package ablation), and the induction
+// papers' circuit metrics (Measure: prefix matching, copying scores from
+// each head's OV circuit, Q/K/V composition between consecutive layers).
 //
 // Conventions:
 //   - Attention is [layer][head][query][key] for one sequence and

@@ -60,6 +60,7 @@ type options struct {
 	length     int    // show an example of this task length; 0: the trained one
 	summary    bool   // print only the model and the heads' table
 	allLogits  bool   // -json: every logit even for a wide vocabulary
+	circuits   bool   // also the circuit metrics (prefix matching, copying, composition)
 }
 
 // maxSamples bounds -samples: the scoring batch holds Layers x samples x H x
@@ -113,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", maxPageExamples))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.allLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", maxLogitValues, logitsTopK))
+	fs.BoolVar(&o.circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
 	fs.BoolVar(&o.summary, "summary", false, "print only the model and one line per head (layer, head, role, score, entropy)")
 	fs.IntVar(&o.length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.allRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
@@ -269,6 +271,11 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.Roles, pool: pool, training: training, compare: compare}
+	if o.circuits {
+		if r.circuits, err = analysis.Measure(m, o.samples, o.seed); err != nil {
+			return report{}, err
+		}
+	}
 	if o.ablate {
 		if r.ablation, err = analysis.Ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.Roles); err != nil {
 			return report{}, err

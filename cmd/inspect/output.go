@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/attnscope/attnscope/analysis"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -42,6 +44,7 @@ type report struct {
 	pageExamples []htmlview.Example  // held-out examples for -html
 	training     *htmlview.Training  // the run's metrics for -html, or nil
 	compare      []htmlview.Training // other runs whose curves -html draws beside it
+	circuits     *analysis.Circuits  // with -circuits
 	graph        *model.Summary      // the forward graph for -html
 	ablation     *ablation.Table     // -ablate's table, or nil
 }
@@ -128,6 +131,9 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
 	p.printf("model: %s x %s, d_model %d, %s%s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks, familySuffix(c))
 	r.writeSummary(p, width)
+	if r.circuits != nil {
+		r.writeCircuits(p, width)
+	}
 	if r.opts.summary {
 		return p.err
 	}
@@ -208,6 +214,27 @@ func (r report) writeSummary(p *printer, width int) {
 			res := r.roles[l][h]
 			p.printf("%5d %4d  %-*s %5.2f %7.2f\n", l, h, roleW, res.Name(), res.Score, res.Entropy)
 		}
+	}
+}
+
+// writeCircuits prints -circuits: each head's prefix-matching and copying
+// scores, then the strongest compositions between consecutive layers.
+func (r report) writeCircuits(p *printer, width int) {
+	c := r.circuits
+	p.para(width, "circuits: prefix matching on %d sequences of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", r.opts.samples, r.opts.seed)
+	p.printf("%5s %4s  %9s %7s %9s\n", "layer", "head", "prefix", "copying", "diagonal")
+	for _, cp := range c.Copying {
+		p.printf("%5d %4d  %9.3f %7.3f %9.3f\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal)
+	}
+	if len(c.Composition) == 0 {
+		return
+	}
+	top := slices.Clone(c.Composition)
+	slices.SortStableFunc(top, func(a, b analysis.Composition) int { return cmp.Compare(b.K, a.K) })
+	p.para(width, "composition (Elhage et al.): ||W_B W_A||_F / (||W_B||_F ||W_A||_F) of head A's output read by head B's queries (Q), keys (K) or values (V), the %d strongest by K", min(5, len(top)))
+	p.printf("%-7s %-7s %6s %6s %6s\n", "from", "to", "Q", "K", "V")
+	for _, x := range top[:min(5, len(top))] {
+		p.printf("%-7s %-7s %6.3f %6.3f %6.3f\n", fmt.Sprintf("L%d H%d", x.From[0], x.From[1]), fmt.Sprintf("L%d H%d", x.To[0], x.To[1]), x.Q, x.K, x.V)
 	}
 }
 
@@ -416,9 +443,10 @@ type jsonReport struct {
 	Logits     any      `json:"logits,omitempty"`
 	// Instead of Logits past maxLogitValues logits, without -all-logits.
 	htmlview.CutLogits
-	Predictions []int            `json:"predictions"`
-	Heads       [][]heads.Result `json:"heads"`
-	Ablation    *ablation.Table  `json:"ablation,omitempty"` // with -ablate
+	Predictions []int              `json:"predictions"`
+	Heads       [][]heads.Result   `json:"heads"`
+	Ablation    *ablation.Table    `json:"ablation,omitempty"` // with -ablate
+	Circuits    *analysis.Circuits `json:"circuits,omitempty"` // with -circuits
 	// Family is the attention variant (model.Config.Family), omitted for
 	// learned positions and full multi-head attention.
 	Family string `json:"family,omitempty"`
@@ -445,7 +473,7 @@ func (r report) jsonObject() jsonReport {
 	j := jsonReport{
 		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
 		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.Predictions, Heads: r.roles,
-		Ablation: r.ablation, Family: r.cfg.Family(),
+		Ablation: r.ablation, Family: r.cfg.Family(), Circuits: r.circuits,
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
 	if cut := cutLogits(r.fw.Logits, r.opts.allLogits); cut != nil {

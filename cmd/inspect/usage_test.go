@@ -246,3 +246,31 @@ func TestRunViewEdges(t *testing.T) {
 	}
 	refused(t, "a roles log of too many head maps", []string{"-run", write(`{"step":1,"loss":1,"lr":0}`+"\n", many.String())}, "more than 1048576 head score maps in all")
 }
+
+// TestCircuitsView: -circuits prints each head's prefix-matching and
+// copying scores and the strongest compositions, the layer-0
+// previous-token head into the layer-1 induction head first; -json carries
+// the same numbers as analysis.Measure.
+func TestCircuitsView(t *testing.T) {
+	text := string(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-summary", "-color", "never"))
+	for _, want := range []string{"layer head     prefix copying  diagonal", "    1    3      0.850   1.000     1.000", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in:\n%s", want, text)
+		}
+	}
+	var j struct {
+		Circuits struct {
+			PrefixMatching [][]float64 `json:"prefix_matching"`
+			Copying        []struct {
+				Layer, Head int
+				Score       float64
+			} `json:"copying"`
+		} `json:"circuits"`
+	}
+	if err := json.Unmarshal(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-json"), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Circuits.PrefixMatching) != 2 || len(j.Circuits.Copying) != 8 || j.Circuits.PrefixMatching[1][3] < 0.8 {
+		t.Errorf("-json circuits: %+v", j.Circuits)
+	}
+}

@@ -1,0 +1,268 @@
+package analysis
+
+import (
+	"fmt"
+	"math/cmplx"
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// The circuit metrics of Elhage et al. (2021) and Olsson et al. (2022), read
+// from the weights (composition, copying) or from attention on repeated
+// random tokens (prefix matching). Weights are taken as column-vector maps
+// of the residual stream: head h reads q = W_Q x, k = W_K x, v = W_V x
+// (d x D each) and writes W_O y (W_O: D x d), so its query-key bilinear form
+// is W_QK = W_Q^T W_K and its output-value map W_OV = W_O W_V (both D x D).
+// LayerNorm and biases are left out, as in the papers.
+
+// Head holds one head's weights as those maps.
+type Head struct {
+	Layer, Index int
+	QK, OV       *mat.Dense // D x D
+}
+
+// Heads reads every head's W_QK and W_OV from the model. Grouped-query
+// heads share their key/value head's W_K and W_V; a latent's keys and values
+// are its up-projections of the down-projection.
+func Heads(m *model.Model) ([][]Head, error) {
+	cfg := m.Config
+	d, dm := cfg.DHead(), cfg.DModel
+	get := func(name string) (*mat.Dense, error) {
+		p := m.Param(name)
+		if p == nil {
+			return nil, errors.Errorf("the model has no tensor %s", name)
+		}
+		v, err := model.Float64s(p)
+		if err != nil {
+			return nil, err
+		}
+		s := p.Shape()
+		return mat.NewDense(s[0], s[1], v), nil
+	}
+	var out [][]Head
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("blocks.%d.attn.", l)
+		var wq, wk, wv *mat.Dense // (H*d, D), (G*d, D) or (H*d, D)
+		if cfg.KVLatent > 0 {
+			q, err := get(p + "q.weight")
+			if err != nil {
+				return nil, err
+			}
+			down, err := get(p + "kv_down.weight")
+			if err != nil {
+				return nil, err
+			}
+			up, err := get(p + "kv_up.weight")
+			if err != nil {
+				return nil, err
+			}
+			var kv mat.Dense
+			kv.Mul(up, down) // (2D, D)
+			wq, wk, wv = q, mat.DenseCopyOf(kv.Slice(0, dm, 0, dm)), mat.DenseCopyOf(kv.Slice(dm, 2*dm, 0, dm))
+		} else {
+			qkv, err := get(p + "qkv.weight")
+			if err != nil {
+				return nil, err
+			}
+			g := cfg.KVHeadCount()
+			wq = mat.DenseCopyOf(qkv.Slice(0, dm, 0, dm))
+			wk = mat.DenseCopyOf(qkv.Slice(dm, dm+g*d, 0, dm))
+			wv = mat.DenseCopyOf(qkv.Slice(dm+g*d, dm+2*g*d, 0, dm))
+		}
+		wo, err := get(p + "out.weight") // (D, H*d)
+		if err != nil {
+			return nil, err
+		}
+		per := cfg.Heads / max(1, wk.RawMatrix().Rows/d)
+		var layer []Head
+		for h := 0; h < cfg.Heads; h++ {
+			kv := h / per
+			q, k := wq.Slice(h*d, (h+1)*d, 0, dm), wk.Slice(kv*d, (kv+1)*d, 0, dm)
+			v, o := wv.Slice(kv*d, (kv+1)*d, 0, dm), wo.Slice(0, dm, h*d, (h+1)*d)
+			head := Head{Layer: l, Index: h, QK: mat.NewDense(dm, dm, nil), OV: mat.NewDense(dm, dm, nil)}
+			head.QK.Mul(q.T(), k)
+			head.OV.Mul(o, v)
+			layer = append(layer, head)
+		}
+		out = append(out, layer)
+	}
+	return out, nil
+}
+
+// Composition is how much head B of layer l+1 reads what head A of layer l
+// writes, each score ||W_A W_B||_F / (||W_A||_F ||W_B||_F) in [0, 1]
+// (Elhage et al.): through B's queries (Q: W_QK^B^T W_OV^A), keys
+// (K: W_QK^B W_OV^A) or values (V: W_OV^B W_OV^A).
+type Composition struct {
+	From, To [2]int // (layer, head) of A and of B
+	Q, K, V  float64
+}
+
+// Compositions scores every head pair of consecutive layers.
+func Compositions(hs [][]Head) []Composition {
+	var out []Composition
+	for l := 0; l+1 < len(hs); l++ {
+		for _, a := range hs[l] {
+			for _, b := range hs[l+1] {
+				out = append(out, Composition{
+					From: [2]int{a.Layer, a.Index}, To: [2]int{b.Layer, b.Index},
+					Q: composition(b.QK.T(), a.OV), K: composition(b.QK, a.OV), V: composition(b.OV, a.OV),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// composition is ||x y||_F / (||x||_F ||y||_F), 0 when either is zero.
+func composition(x, y mat.Matrix) float64 {
+	nx, ny := mat.Norm(x, 2), mat.Norm(y, 2)
+	if nx == 0 || ny == 0 {
+		return 0
+	}
+	var xy mat.Dense
+	xy.Mul(x, y)
+	return mat.Norm(&xy, 2) / (nx * ny)
+}
+
+// Copying reads a head's full OV circuit as the map from a token attended
+// to the logits it raises, C = W_U W_OV W_E^T (V x V, with W_E the token
+// embedding and W_U the LM head): Score is Σλ / Σ|λ| over its eigenvalues λ
+// (1: every direction copied, -1: every one suppressed), and Diagonal the
+// fraction of tokens whose column's largest entry is the token itself.
+type Copying struct {
+	Layer, Head     int
+	Score, Diagonal float64
+}
+
+// CopyingScores is Copying for every head.
+func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
+	emb, err := model.Float64s(m.Param("tok_emb.weight"))
+	if err != nil {
+		return nil, errors.Wrap(err, "tok_emb.weight")
+	}
+	unemb, err := model.Float64s(m.Param("lm_head.weight"))
+	if err != nil {
+		return nil, errors.Wrap(err, "lm_head.weight")
+	}
+	v, dm := m.Config.Vocab, m.Config.DModel
+	we, wu := mat.NewDense(v, dm, emb), mat.NewDense(v, dm, unemb) // (V, D) each
+	var out []Copying
+	for _, layer := range hs {
+		for _, h := range layer {
+			var ov, c mat.Dense
+			ov.Mul(wu, h.OV)   // (V, D)
+			c.Mul(&ov, we.T()) // (V, V): column t is what attending to token t adds to the logits
+			score, err := eigenScore(&c)
+			if err != nil {
+				return nil, errors.Wrapf(err, "layer %d head %d", h.Layer, h.Index)
+			}
+			out = append(out, Copying{Layer: h.Layer, Head: h.Index, Score: score, Diagonal: diagonalShare(&c)})
+		}
+	}
+	return out, nil
+}
+
+// eigenScore is Σλ / Σ|λ| (real part of the sum) over c's eigenvalues.
+func eigenScore(c *mat.Dense) (float64, error) {
+	var eig mat.Eigen
+	if !eig.Factorize(c, mat.EigenNone) {
+		return 0, errors.New("the OV circuit's eigenvalues did not converge")
+	}
+	var sum complex128
+	var abs float64
+	for _, l := range eig.Values(nil) {
+		sum += l
+		abs += cmplx.Abs(l)
+	}
+	if abs == 0 {
+		return 0, nil
+	}
+	return real(sum) / abs, nil
+}
+
+// diagonalShare is the fraction of columns of c whose largest entry is on
+// the diagonal.
+func diagonalShare(c *mat.Dense) float64 {
+	n, _ := c.Dims()
+	hits := 0
+	for t := 0; t < n; t++ {
+		best := 0
+		for r := 1; r < n; r++ {
+			if c.At(r, t) > c.At(best, t) {
+				best = r
+			}
+		}
+		if best == t {
+			hits++
+		}
+	}
+	return float64(hits) / float64(n)
+}
+
+// PrefixMatching is each head's mean attention, on n sequences of random
+// tokens repeated twice (the first half of the model's context, then the
+// same again), from every token of the repeat to the token after its
+// earlier occurrence (Olsson et al.): [layer][head], in [0, 1].
+func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
+	cfg := m.Config
+	half := cfg.Context / 2
+	if half < 2 {
+		return nil, errors.Errorf("prefix matching needs a context of at least 4 positions, the model has %d", cfg.Context)
+	}
+	t := 2 * half
+	rng := rand.New(rand.NewPCG(seed, SamplesStream))
+	tokens := make([]int, n*t)
+	for b := 0; b < n; b++ {
+		for i := 0; i < half; i++ {
+			tokens[b*t+i] = rng.IntN(cfg.Vocab)
+			tokens[b*t+half+i] = tokens[b*t+i]
+		}
+	}
+	att, _, err := Run(m, n, t, tokens, make([]int, n*t), make([]float64, n*t))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float64, cfg.Layers)
+	for l := range out {
+		out[l] = make([]float64, cfg.Heads)
+		for h := range out[l] {
+			var sum float64
+			for b := 0; b < n; b++ {
+				for i := 0; i+1 < half; i++ {
+					sum += att[l][b][h][half+i][i+1] // repeat of token i -> the token after its first occurrence
+				}
+			}
+			out[l][h] = sum / float64(n*(half-1))
+		}
+	}
+	return out, nil
+}
+
+// Circuits gathers the metrics for a view.
+type Circuits struct {
+	PrefixMatching [][]float64   `json:"prefix_matching"` // [layer][head]
+	Copying        []Copying     `json:"copying"`
+	Composition    []Composition `json:"composition"`
+}
+
+// Measure computes every circuit metric of m; prefix matching on n
+// sequences drawn from seed.
+func Measure(m *model.Model, n int, seed uint64) (*Circuits, error) {
+	hs, err := Heads(m)
+	if err != nil {
+		return nil, err
+	}
+	c := &Circuits{Composition: Compositions(hs)}
+	if c.Copying, err = CopyingScores(m, hs); err != nil {
+		return nil, err
+	}
+	if c.PrefixMatching, err = PrefixMatching(m, n, seed); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,107 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// TestEigenScoreMatchesNumpy: Σλ/Σ|λ| from gonum's eigenvalues equals
+// numpy's (testdata/eigen_scores.json) within 1e-10.
+func TestEigenScoreMatchesNumpy(t *testing.T) {
+	raw, err := os.ReadFile("testdata/eigen_scores.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		N      int       `json:"n"`
+		Matrix []float64 `json:"matrix"`
+		Score  float64   `json:"score"`
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		got, err := eigenScore(mat.NewDense(c.N, c.N, c.Matrix))
+		if err != nil || math.Abs(got-c.Score) > 1e-10 {
+			t.Errorf("%dx%d: %v (%v), numpy %v", c.N, c.N, got, err, c.Score)
+		}
+	}
+}
+
+// TestCompositionKnownValues: with W_OV^A = I (D = 4) and W_QK^B = I, every
+// composition is ||I||_F / ||I||_F^2 = 1/2; with A writing only directions
+// B's keys, queries and values never read (W_OV^A = e1 e1^T, W_QK^B =
+// W_OV^B = e2 e2^T) every one is 0; and K- but not Q-composition sees
+// W_QK^B = e1 e2^T (queries read e1, keys e2) when A writes e2.
+func TestCompositionKnownValues(t *testing.T) {
+	eye := func() *mat.Dense {
+		m := mat.NewDense(4, 4, nil)
+		for i := 0; i < 4; i++ {
+			m.Set(i, i, 1)
+		}
+		return m
+	}
+	outer := func(i, j int) *mat.Dense {
+		m := mat.NewDense(4, 4, nil)
+		m.Set(i, j, 1)
+		return m
+	}
+	check := func(name string, a, b Head, q, k, v float64) {
+		t.Helper()
+		c := Compositions([][]Head{{a}, {b}})[0]
+		if math.Abs(c.Q-q) > 1e-12 || math.Abs(c.K-k) > 1e-12 || math.Abs(c.V-v) > 1e-12 {
+			t.Errorf("%s: Q %v K %v V %v, want %v %v %v", name, c.Q, c.K, c.V, q, k, v)
+		}
+	}
+	check("identities", Head{OV: eye(), QK: eye()}, Head{Layer: 1, OV: eye(), QK: eye()}, 0.5, 0.5, 0.5)
+	check("orthogonal", Head{OV: outer(0, 0), QK: eye()}, Head{Layer: 1, OV: outer(1, 1), QK: outer(1, 1)}, 0, 0, 0)
+	check("keys only", Head{OV: outer(1, 1), QK: eye()}, Head{Layer: 1, OV: outer(0, 0), QK: outer(0, 1)}, 0, 1, 0)
+}
+
+// TestInductionCircuit: on the committed induction run the layer-1
+// induction head (L1 H3) has the highest prefix-matching score and a
+// positive copying score, and the K-composition of the layer-0
+// previous-token head (L0 H2) into it is the largest of every layer-0 ->
+// layer-1 pair.
+func TestInductionCircuit(t *testing.T) {
+	m, _, err := model.Load("../testdata/induction/checkpoint.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Measure(m, 64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := [2]int{}
+	for l, layer := range c.PrefixMatching {
+		for h, s := range layer {
+			if s > c.PrefixMatching[best[0]][best[1]] {
+				best = [2]int{l, h}
+			}
+		}
+	}
+	if best != [2]int{1, 3} {
+		t.Errorf("highest prefix matching at L%d H%d (%v), want L1 H3", best[0], best[1], c.PrefixMatching)
+	}
+	for _, cp := range c.Copying {
+		if cp.Layer == 1 && cp.Head == 3 && !(cp.Score > 0) {
+			t.Errorf("L1 H3 copying score %v, want positive", cp.Score)
+		}
+	}
+	top := c.Composition[0]
+	for _, comp := range c.Composition {
+		if comp.K > top.K {
+			top = comp
+		}
+	}
+	if top.From != [2]int{0, 2} || top.To != [2]int{1, 3} {
+		t.Errorf("largest K-composition %v -> %v (%v), want L0 H2 -> L1 H3", top.From, top.To, top.K)
+	}
+	t.Logf("prefix matching %v; K-composition L0H2->L1H3 %.3f", c.PrefixMatching, top.K)
+}
