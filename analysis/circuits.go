@@ -248,6 +248,9 @@ type Circuits struct {
 	PrefixMatching [][]float64   `json:"prefix_matching"` // [layer][head]
 	Copying        []Copying     `json:"copying"`
 	Composition    []Composition `json:"composition"`
+	// DirectLogit is direct logit attribution on the task's examples, nil
+	// for a model with MLP blocks.
+	DirectLogit *Attribution `json:"direct_logit,omitempty"`
 }
 
 // Measure computes every circuit metric of m; prefix matching on n

@@ -4,7 +4,8 @@
 // task (ScoreHeads, with package heads), removing heads one at a time on
 // the run's held-out set (Ablate, with package ablation), and the induction
 // papers' circuit metrics (Measure: prefix matching, copying scores from
-// each head's OV circuit, Q/K/V composition between consecutive layers).
+// each head's OV circuit, Q/K/V composition between consecutive layers) and
+// direct logit attribution (DirectLogitAttribution).
 //
 // Conventions:
 //   - Attention is [layer][head][query][key] for one sequence and

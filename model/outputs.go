@@ -101,6 +101,16 @@ func denseValue(n *gorgonia.Node, what string) (*tensor.Dense, error) {
 	return d, nil
 }
 
+// HeadOutputsValue is layer l's head outputs (B, H, T, d) of the last run,
+// before the head mask, in the model's dtype. Only a machine of a HeadMask
+// graph keeps them (NewMachine watches them there).
+func (gr *Graph) HeadOutputsValue(l int) (*tensor.Dense, error) {
+	if l < 0 || l >= len(gr.HeadOutputs) || gr.HeadMasks == nil {
+		return nil, errors.Errorf("head outputs: layer %d of a graph built with HeadMask (it has %d layers, head mask %t)", l, len(gr.HeadOutputs), gr.HeadMasks != nil)
+	}
+	return denseValue(gr.HeadOutputs[l], fmt.Sprintf("head outputs of layer %d", l))
+}
+
 // AttentionRows is every layer's attention weights of the last run (of a
 // machine from NewMachine), copied to float64 as
 // [layer][batch][head][query][key].

@@ -275,6 +275,11 @@ func prepare(o options) (report, error) {
 		if r.circuits, err = analysis.Measure(m, o.samples, o.seed); err != nil {
 			return report{}, err
 		}
+		if !cfg.MLP {
+			if r.circuits.DirectLogit, err = analysis.DirectLogitAttribution(m, task, o.samples, o.seed); err != nil {
+				return report{}, err
+			}
+		}
 	}
 	if o.ablate {
 		if r.ablation, err = analysis.Ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.Roles); err != nil {

@@ -222,9 +222,18 @@ func (r report) writeSummary(p *printer, width int) {
 func (r report) writeCircuits(p *printer, width int) {
 	c := r.circuits
 	p.para(width, "circuits: prefix matching on %d sequences of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", r.opts.samples, r.opts.seed)
-	p.printf("%5s %4s  %9s %7s %9s\n", "layer", "head", "prefix", "copying", "diagonal")
+	dla := c.DirectLogit
+	if dla != nil {
+		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through the LM head, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f)",
+			dla.Positions, r.opts.samples, dla.Logit, dla.Embeddings, dla.Biases)
+	}
+	p.printf("%5s %4s  %9s %7s %9s %9s\n", "layer", "head", "prefix", "copying", "diagonal", "logit")
 	for _, cp := range c.Copying {
-		p.printf("%5d %4d  %9.3f %7.3f %9.3f\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal)
+		logit := "-"
+		if dla != nil {
+			logit = fmt.Sprintf("%+.3f", dla.Heads[cp.Layer][cp.Head])
+		}
+		p.printf("%5d %4d  %9.3f %7.3f %9.3f %9s\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal, logit)
 	}
 	if len(c.Composition) == 0 {
 		return
