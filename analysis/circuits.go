@@ -251,6 +251,8 @@ type Circuits struct {
 	// DirectLogit is direct logit attribution on the task's examples, nil
 	// for a model with MLP blocks.
 	DirectLogit *Attribution `json:"direct_logit,omitempty"`
+	// Patching is activation patching, nil for a task other than induction.
+	Patching *Patching `json:"patching,omitempty"`
 }
 
 // Measure computes every circuit metric of m; prefix matching on n

@@ -165,3 +165,43 @@ func TestDirectLogitAttribution(t *testing.T) {
 	}
 	t.Logf("logit %.3f = embeddings %.3f + biases %.3f + heads %v", a.Logit, a.Embeddings, a.Biases, a.Heads)
 }
+
+// TestPatching: on the committed induction run, corrupting the first copy
+// of the block costs the correct token's logit (more than a nat), and
+// patching the layer-1 induction head (L1 H3) from the clean run restores
+// the largest share of it.
+func TestPatching(t *testing.T) {
+	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		Task data.TaskConfig `json:"task"`
+	}
+	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
+		t.Fatal(err)
+	}
+	task, err := data.New(run.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Patch(m, task, 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(p.CleanLogit > p.CorruptedLogit+1) {
+		t.Errorf("clean logit %v, corrupted %v: the corruption should cost more than a nat", p.CleanLogit, p.CorruptedLogit)
+	}
+	best := [2]int{}
+	for l, layer := range p.Restored {
+		for h, s := range layer {
+			if s > p.Restored[best[0]][best[1]] {
+				best = [2]int{l, h}
+			}
+		}
+	}
+	if best != [2]int{1, 3} {
+		t.Errorf("largest share restored by L%d H%d: %v", best[0], best[1], p.Restored)
+	}
+	t.Logf("clean %.3f corrupted %.3f restored %v", p.CleanLogit, p.CorruptedLogit, p.Restored)
+}

@@ -5,7 +5,8 @@
 // the run's held-out set (Ablate, with package ablation), and the induction
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
-// direct logit attribution (DirectLogitAttribution).
+// direct logit attribution (DirectLogitAttribution), and activation
+// patching on induction examples (Patch).
 //
 // Conventions:
 //   - Attention is [layer][head][query][key] for one sequence and

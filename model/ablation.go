@@ -55,6 +55,41 @@ func (gr *Graph) AblateHead(l, h int, fill []float64) error {
 	return nil
 }
 
+// PatchHead replaces head h of layer l by its output in another run (clean,
+// that layer's (B, H, T, d) head outputs, flat), in every row of the batch:
+// at every position when pos is -1, else at position pos alone (activation
+// patching). Other heads and positions keep their current mask and fill.
+func (gr *Graph) PatchHead(l, h, pos int, clean []float64) error {
+	cfg := gr.Model.Config
+	if gr.HeadMasks == nil {
+		return errors.New("patch head: the graph was built without HeadMask")
+	}
+	b, t, d := gr.Opts.Batch, gr.Opts.SeqLen, cfg.DModel/cfg.Heads
+	switch {
+	case l < 0 || l >= cfg.Layers || h < 0 || h >= cfg.Heads:
+		return errors.Errorf("patch head: layer %d head %d outside the model's %d layers of %d heads", l, h, cfg.Layers, cfg.Heads)
+	case pos < -1 || pos >= t:
+		return errors.Errorf("patch head: position %d outside 0..%d", pos, t-1)
+	case len(clean) != b*cfg.Heads*t*d:
+		return errors.Errorf("patch head: %d clean values, want B*H*T*d = %d", len(clean), b*cfg.Heads*t*d)
+	}
+	mask := gr.HeadMasks[l].Value().(*tensor.Dense)
+	filled := gr.HeadFills[l].Value().(*tensor.Dense)
+	for bi := range b {
+		for p := range t {
+			if pos >= 0 && p != pos {
+				continue
+			}
+			off := ((bi*cfg.Heads+h)*t + p) * d
+			for i := range d {
+				set(mask, off+i, 0)
+				set(filled, off+i, clean[off+i])
+			}
+		}
+	}
+	return nil
+}
+
 // MeanHeadOutputs returns, from the last run of a machine of this graph, each
 // head's output averaged over the batch's first rows rows: [layer][head]
 // (T*d) row-major (t, channel), the fill of mean ablation.

@@ -280,6 +280,11 @@ func prepare(o options) (report, error) {
 				return report{}, err
 			}
 		}
+		if task.Name() == "induction" {
+			if r.circuits.Patching, err = analysis.Patch(m, task, o.samples, o.seed); err != nil {
+				return report{}, err
+			}
+		}
 	}
 	if o.ablate {
 		if r.ablation, err = analysis.Ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.Roles); err != nil {

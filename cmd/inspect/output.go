@@ -227,13 +227,20 @@ func (r report) writeCircuits(p *printer, width int) {
 		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through the LM head, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f)",
 			dla.Positions, r.opts.samples, dla.Logit, dla.Embeddings, dla.Biases)
 	}
-	p.printf("%5s %4s  %9s %7s %9s %9s\n", "layer", "head", "prefix", "copying", "diagonal", "logit")
+	if pt := c.Patching; pt != nil {
+		p.para(width, "activation patching: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",
+			pt.CleanLogit, pt.CorruptedLogit)
+	}
+	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
 	for _, cp := range c.Copying {
-		logit := "-"
+		logit, patched := "-", "-"
 		if dla != nil {
 			logit = fmt.Sprintf("%+.3f", dla.Heads[cp.Layer][cp.Head])
 		}
-		p.printf("%5d %4d  %9.3f %7.3f %9.3f %9s\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal, logit)
+		if c.Patching != nil {
+			patched = fmt.Sprintf("%.3f", c.Patching.Restored[cp.Layer][cp.Head])
+		}
+		p.printf("%5d %4d  %9.3f %7.3f %9.3f %9s %8s\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal, logit, patched)
 	}
 	if len(c.Composition) == 0 {
 		return

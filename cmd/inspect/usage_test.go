@@ -253,7 +253,7 @@ func TestRunViewEdges(t *testing.T) {
 // the same numbers as analysis.Measure.
 func TestCircuitsView(t *testing.T) {
 	text := string(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-summary", "-color", "never"))
-	for _, want := range []string{"layer head     prefix copying  diagonal     logit", "    1    3      0.850   1.000     1.000   +13.", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
+	for _, want := range []string{"layer head     prefix copying  diagonal     logit  patched", "    1    3      0.850   1.000     1.000   +13.", "activation patching: ", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
