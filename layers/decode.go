@@ -1,0 +1,187 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
+)
+
+// DecodeInputs are the graph inputs of one decoding step of an attention
+// layer, whose cache has C slots (the layer's SeqLen), G key and value heads
+// and g = H/G query heads per group:
+//
+//	Keys, Values  (B, G, C, d)   the cached keys (rotated, with rotary
+//	                             positions) and values, slot t = position t
+//	Latent        (B, C, r)      latent attention's cache instead: the latent
+//	                             of each position, from which keys and values
+//	                             are up-projected
+//	Bias          (B, G, g, C+1) added to the scaled scores: column t < C is
+//	                             cache slot t, column C the new position
+//	                             itself; -Inf hides a key (an empty slot, a
+//	                             key outside the window), ALiBi's -m_h*(i-j)
+//	                             goes here too
+//	Cos, Sin      (B, d)         with rotary positions: each row's angles at
+//	                             its position, each angle twice (channels i
+//	                             and i+d/2), as ops.RotaryAngles
+type DecodeInputs struct {
+	Keys, Values, Latent *gorgonia.Node
+	Bias                 *gorgonia.Node
+	Cos, Sin             *gorgonia.Node
+}
+
+// DecodeOutput is what Decode built.
+//
+//	Out         (B, D)          the layer's output at the new position
+//	Key, Value  (B, G, d)       the new position's key (rotated) and value,
+//	                            for the caller to write into the cache
+//	Latent      (B, r)          latent attention's new latent instead
+//	Weights     (B, G, g, C+1)  the attention over cache slots and itself
+type DecodeOutput struct {
+	Out, Key, Value, Latent, Weights *gorgonia.Node
+}
+
+// Decode adds one decoding step: x (B, D) is one new position per sequence,
+// which attends to the cached keys and values and to itself. The
+// projections write the layer's path; the cache reads are Gorgonia's
+// Reshape, Slice, Concat and BatchedMatMul on both paths, and the softmax is
+// ops.BiasedSoftmax. With the cache holding a prefix's keys and values, the
+// output equals Forward's at the prefix's next position (TestDecodeMatchesForward).
+func (a *MultiHeadSelfAttention) Decode(x *gorgonia.Node, in DecodeInputs) (built DecodeOutput, err error) {
+	defer raise.Catch(&err)
+	return a.decode(x, in), nil
+}
+
+func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) DecodeOutput {
+	a.checkDecode(x, in)
+	if a.Latent != nil {
+		return a.decodeLatent(x, in)
+	}
+	p, b, h := a.name()+".decode", x.Shape()[0], a.Heads
+	dh, kv := a.D/h, a.kvHeads(h)
+	qkv := a.QKV.forward(x)                                                           // (B, D + 2*G*d)
+	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
+	q := a.decodeRotate(p+".q", a.headRange(p+".q", parts, 0, h), in)                 // (B, H, d)
+	k := a.decodeRotate(p+".k", a.headRange(p+".k", parts, h, kv), in)                // (B, G, d)
+	v := a.headRange(p+".v", parts, h+kv, kv)                                         // (B, G, d)
+	keys := node(p + ".keys")(gorgonia.Concat(2, in.Keys, a.asSlot(p+".k", k)))       // (B, G, C+1, d)
+	values := node(p + ".values")(gorgonia.Concat(2, in.Values, a.asSlot(p+".v", v))) // (B, G, C+1, d)
+	qg := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{b, kv, h / kv, dh})) // (B, G, g, d)
+	weights, out := a.decodeAttend(p, qg, keys, values, in)                           // (B, G, g, C+1), (B, D)
+	return DecodeOutput{Out: out, Key: k, Value: v, Weights: weights}
+}
+
+// decodeLatent is Decode for latent attention: the new latent joins the
+// cached ones, and keys and values are up-projected from all of them.
+func (a *MultiHeadSelfAttention) decodeLatent(x *gorgonia.Node, in DecodeInputs) DecodeOutput {
+	p, b, h := a.name()+".decode", x.Shape()[0], a.Heads
+	dh, c, r := a.D/h, a.SeqLen, a.Latent.Down.Out
+	q := a.Latent.Q.forward(x)                                                             // (B, D)
+	latent := a.Latent.Down.forward(x)                                                     // (B, r)
+	slot := node(p + ".latent_slot")(gorgonia.Reshape(latent, tensor.Shape{b, 1, r}))      // (B, 1, r)
+	all := node(p + ".latents")(gorgonia.Concat(1, in.Latent, slot))                       // (B, C+1, r)
+	flat := node(p + ".latents_flat")(gorgonia.Reshape(all, tensor.Shape{b * (c + 1), r})) // (B*(C+1), r)
+	kv := a.Latent.Up.forward(flat)                                                        // (B*(C+1), 2D)
+	kv5 := node(p + ".kv_5d")(gorgonia.Reshape(kv, tensor.Shape{b, c + 1, 2, h, dh}))      // (B, C+1, 2, H, d)
+	heads := node(p + ".kv_heads")(gorgonia.Transpose(kv5, 2, 0, 3, 1, 4))                 // (2, B, H, C+1, d)
+	keys := node(p + ".keys")(gorgonia.Slice(heads, gorgonia.S(0)))                        // (B, H, C+1, d)
+	values := node(p + ".values")(gorgonia.Slice(heads, gorgonia.S(1)))                    // (B, H, C+1, d)
+	qg := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{b, h, 1, dh}))            // (B, H, 1, d)
+	weights, out := a.decodeAttend(p, qg, keys, values, in)                                // (B, H, 1, C+1), (B, D)
+	return DecodeOutput{Out: out, Latent: latent, Weights: weights}
+}
+
+// decodeAttend is the attention of the new queries qg (B, G, g, d) over
+// keys and values (B, G, C+1, d), merged and projected out (B, D).
+func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgonia.Node, in DecodeInputs) (weights, out *gorgonia.Node) {
+	b := qg.Shape()[0]
+	scores := node(p + ".scores")(gorgonia.BatchedMatMul(qg, keys, false, true))  // (B, G, g, C+1) = q k^T
+	weights = node(p + ".weights")(ops.BiasedSoftmax(scores, in.Bias, a.scale())) // (B, G, g, C+1)
+	y := node(p + ".context")(gorgonia.BatchedMatMul(weights, values))            // (B, G, g, d) = w v
+	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{b, a.D}))      // (B, D): head h = group h/g, member h%g
+	return weights, a.Out.forward(merged)                                         // (B, D)
+}
+
+// headRange is heads [from, from+n) of parts (B, H+2G, d), as (B, n, d):
+// Slice drops an axis of one, which the Reshape puts back.
+func (a *MultiHeadSelfAttention) headRange(name string, parts *gorgonia.Node, from, n int) *gorgonia.Node {
+	s := parts.Shape()
+	part := node(name)(gorgonia.Slice(parts, nil, gorgonia.S(from, from+n)))       // (B, n, d); (B, d) for n = 1
+	return node(name + "_3d")(gorgonia.Reshape(part, tensor.Shape{s[0], n, s[2]})) // (B, n, d)
+}
+
+// asSlot is x (B, n, d) as one cache slot (B, n, 1, d).
+func (a *MultiHeadSelfAttention) asSlot(name string, x *gorgonia.Node) *gorgonia.Node {
+	s := x.Shape()
+	return node(name + "_slot")(gorgonia.Reshape(x, tensor.Shape{s[0], s[1], 1, s[2]})) // (B, n, 1, d)
+}
+
+// decodeRotate turns x (B, n, d) by each row's rotary angles when the layer
+// has rotary positions: x*cos + rotate_half(x)*sin, as rotate does for a
+// sequence.
+func (a *MultiHeadSelfAttention) decodeRotate(name string, x *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
+	if a.RotaryBase == 0 {
+		return x
+	}
+	s := x.Shape()
+	b, n, dh := s[0], s[1], s[2]
+	_, _, turn := rotaryConstants(x.Graph(), x.Dtype(), 1, dh, a.RotaryBase)
+	flat := node(name + ".flat")(gorgonia.Reshape(x, tensor.Shape{b * n, dh}))                // (B*n, d)
+	half := node(name + ".rotate_half")(gorgonia.Mul(flat, turn))                             // (B*n, d) = [-x2 | x1]
+	half3 := node(name + ".rotate_half_rows")(gorgonia.Reshape(half, tensor.Shape{b, n, dh})) // (B, n, d)
+	xc := node(name + ".cos")(gorgonia.BroadcastHadamardProd(x, in.Cos, nil, []byte{1}))      // (B, n, d)
+	hs := node(name + ".sin")(gorgonia.BroadcastHadamardProd(half3, in.Sin, nil, []byte{1}))  // (B, n, d)
+	return node(name + ".rotary")(gorgonia.Add(xc, hs))                                       // (B, n, d)
+}
+
+// checkDecode raises an error naming the shapes when x or an input does not
+// fit the layer's decoding step.
+func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) {
+	s := x.Shape()
+	if len(s) != 2 || s[1] != a.D {
+		raise.If(errors.Errorf("attention decode: input shape %v, want (B, D) with D = %d", s, a.D))
+	}
+	b, c, h, dh := s[0], a.SeqLen, a.Heads, a.D/a.Heads
+	kv := a.kvHeads(h)
+	type want struct {
+		name  string
+		n     *gorgonia.Node
+		shape tensor.Shape
+	}
+	wants := []want{{"bias", in.Bias, tensor.Shape{b, kv, h / kv, c + 1}}}
+	if a.Latent != nil {
+		wants = append(wants, want{"latent cache", in.Latent, tensor.Shape{b, c, a.Latent.Down.Out}})
+	} else {
+		wants = append(wants, want{"key cache", in.Keys, tensor.Shape{b, kv, c, dh}}, want{"value cache", in.Values, tensor.Shape{b, kv, c, dh}})
+	}
+	if a.RotaryBase > 0 {
+		wants = append(wants, want{"rotary cos", in.Cos, tensor.Shape{b, dh}}, want{"rotary sin", in.Sin, tensor.Shape{b, dh}})
+	}
+	for _, w := range wants {
+		if w.n == nil {
+			raise.If(errors.Errorf("attention decode: no %s input", w.name))
+		}
+		if !w.n.Shape().Eq(w.shape) {
+			raise.If(errors.Errorf("attention decode: %s shape %v, want %v", w.name, w.n.Shape(), w.shape))
+		}
+	}
+}
+
+// Decode is Forward for one decoding step of the block: x (B, D), one new
+// position per sequence, through the attention's Decode (no dropout: a
+// decoding step is inference).
+func (bl *Block) Decode(x *gorgonia.Node, in DecodeInputs) (built DecodeOutput, err error) {
+	defer raise.Catch(&err)
+	if bl.MLP == nil {
+		attn := bl.Attn.decode(x, in)                        // (B, D)
+		attn.Out = bl.residual(x, attn.Out, "attn_residual") // (B, D)
+		return attn, nil
+	}
+	attn := bl.Attn.decode(bl.LN1.forward(x), in)  // (B, D)
+	x = bl.residual(x, attn.Out, "attn_residual")  // (B, D)
+	mlp := bl.MLP.forward(bl.LN2.forward(x))       // (B, D)
+	attn.Out = bl.residual(x, mlp, "mlp_residual") // (B, D)
+	return attn, nil
+}

@@ -1,0 +1,266 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
+	"github.com/attnscope/attnscope/layers"
+)
+
+// Decoder runs a model one position at a time over a batch of B sequences,
+// keeping each layer's keys and values (or, with latent attention, its
+// latents) in a cache of Capacity positions, so a step costs one position's
+// projections and one row of attention rather than a forward pass over the
+// whole prefix. Every row advances together: step s feeds position s of
+// each row. Its logits equal those of a full forward (Build) of the same
+// prefix (TestDecoderMatchesForward).
+type Decoder struct {
+	Model    *Model
+	Batch    int // B
+	Capacity int // C: the positions a row may reach
+	Path     layers.Path
+
+	g                 *gorgonia.ExprGraph
+	vm                gorgonia.VM
+	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
+	bias              *gorgonia.Node // (B, G, g, C+1), see layers.DecodeInputs
+	cos, sin          *gorgonia.Node // (B, d) with rotary positions, else nil
+	layers            []cacheLayer
+	logits            *gorgonia.Node // (B, V)
+	pos               int            // positions written so far
+}
+
+// cacheLayer is one layer's cache inputs and what its step writes to them.
+type cacheLayer struct {
+	keys, values, latent *gorgonia.Node // (B, G, C, d) each, or the latent (B, C, r)
+	out                  layers.DecodeOutput
+}
+
+// NewDecoder builds the decoding graph of m for batch rows and a cache of
+// capacity positions (at most the learned position table's Context). It
+// runs on the model's path (Config.Attention) and binds m's weights by
+// reference.
+func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
+	if err := checkBuild(m, BuildOptions{Batch: batch, SeqLen: capacity}); err != nil {
+		return nil, errors.Wrap(err, "decoder")
+	}
+	path, err := m.Config.Path()
+	if err != nil {
+		return nil, errors.Wrap(err, "decoder")
+	}
+	defer raise.Catch(&err)
+	d = &Decoder{Model: m, Batch: batch, Capacity: capacity, Path: path, g: gorgonia.NewGraph()}
+	gr := &Graph{G: d.g, Model: m, Opts: BuildOptions{Batch: batch, SeqLen: capacity}, Path: path}
+	d.inputs()
+	params := map[string]*gorgonia.Node{}
+	for _, p := range m.Params {
+		params[p.Name] = layers.NewParam(d.g, p.Name, p.Value)
+	}
+	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens)) // (B, D)
+	if table := gr.positionTable(params); table != nil {
+		pos := raise.Must(gr.embedding(table).Forward(d.positions)) // (B, D)
+		x = node(EmbedName)(path.Add(x, pos))                       // (B, D)
+	}
+	for i := range d.layers {
+		l := &d.layers[i]
+		in := layers.DecodeInputs{Keys: l.keys, Values: l.values, Latent: l.latent, Bias: d.bias, Cos: d.cos, Sin: d.sin}
+		out, err := gr.block(params, i).Decode(x, in)
+		raise.If(errors.Wrapf(err, "decoder: block %d", i))
+		l.out, x = out, out.Out // (B, D)
+	}
+	if m.Config.MLP {
+		x = raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B, D)
+	}
+	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
+	watch := []interface{}{d.logits}
+	for _, l := range d.layers {
+		for _, n := range []*gorgonia.Node{l.out.Key, l.out.Value, l.out.Latent} {
+			if n != nil {
+				watch = append(watch, n)
+			}
+		}
+	}
+	d.vm = gorgonia.NewTapeMachine(d.g, gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...))
+	return d, nil
+}
+
+// inputs adds the token, position, bias, rotary and cache inputs.
+func (d *Decoder) inputs() {
+	cfg, b, c, dt := d.Model.Config, d.Batch, d.Capacity, d.Model.Dtype
+	kv, dh := cfg.KVHeadCount(), cfg.DHead()
+	d.tokens = intInput(d.g, "decode.tokens", make([]int, b))
+	d.positions = intInput(d.g, "decode.positions", make([]int, b))
+	d.bias = layers.NewParam(d.g, "decode.bias", newDense(dt, []int{b, kv, cfg.Heads / kv, c + 1}, make([]float64, b*cfg.Heads*(c+1))))
+	if cfg.PositionKind() == PositionRope {
+		d.cos = layers.NewParam(d.g, "decode.rotary_cos", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
+		d.sin = layers.NewParam(d.g, "decode.rotary_sin", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
+	}
+	d.layers = make([]cacheLayer, cfg.Layers)
+	for i := range d.layers {
+		cache := func(what string, shape ...int) *gorgonia.Node {
+			return layers.NewParam(d.g, fmt.Sprintf("blocks.%d.attn.cache.%s", i, what), newDense(dt, shape, make([]float64, product(shape))))
+		}
+		if cfg.KVLatent > 0 {
+			d.layers[i].latent = cache("latent", b, c, cfg.KVLatent)
+		} else {
+			d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, c, dh), cache("values", b, kv, c, dh)
+		}
+	}
+}
+
+// Len is the number of positions each row has written.
+func (d *Decoder) Len() int { return d.pos }
+
+// Reset empties the cache: the next Step writes position 0.
+func (d *Decoder) Reset() { d.pos = 0 }
+
+// Close releases the machine.
+func (d *Decoder) Close() error { return d.vm.Close() }
+
+// Step feeds tokens (B), each row's token at position Len(), writes their
+// keys and values into the cache and returns the logits of the next token,
+// (B*V) row-major, which belong to the caller.
+func (d *Decoder) Step(tokens []int) ([]float64, error) {
+	cfg := d.Model.Config
+	if len(tokens) != d.Batch {
+		return nil, errors.Errorf("decode: %d tokens, want one per row (%d)", len(tokens), d.Batch)
+	}
+	if d.pos >= d.Capacity {
+		return nil, errors.Errorf("decode: the cache holds %d positions, all written", d.Capacity)
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= cfg.Vocab {
+			return nil, errors.Errorf("decode: token id %d of row %d is outside the vocabulary [0, %d)", t, i, cfg.Vocab)
+		}
+	}
+	copy(d.tokens.Value().Data().([]int), tokens)
+	positions := d.positions.Value().Data().([]int)
+	for i := range positions {
+		positions[i] = d.pos
+	}
+	d.fillBias()
+	d.fillRotary()
+	d.vm.Reset()
+	if err := d.vm.RunAll(); err != nil {
+		return nil, errors.Wrap(err, "decode")
+	}
+	if err := d.writeCache(); err != nil {
+		return nil, err
+	}
+	d.pos++
+	logits, err := Float64s(d.logits.Value())
+	return logits, errors.Wrap(err, "decode: logits")
+}
+
+// fillBias writes which cache slots the new position sees: slots before it
+// (within the window, when there is one) and itself, with ALiBi's bias.
+func (d *Decoder) fillBias() {
+	cfg, c, i := d.Model.Config, d.Capacity, d.pos
+	var slopes []float64
+	if cfg.PositionKind() == PositionALiBi {
+		slopes = layers.ALiBiSlopes(cfg.Heads)
+	}
+	row := make([]float64, cfg.Heads*(c+1)) // one batch row: (H, C+1)
+	for h := 0; h < cfg.Heads; h++ {
+		for t := 0; t <= c; t++ {
+			j := t // the key's position: slot t, or the new position itself
+			if t == c {
+				j = i
+			}
+			v := math.Inf(-1)
+			if t == c || t < i && (cfg.Window == 0 || j > i-cfg.Window) {
+				v = 0
+				if slopes != nil {
+					v = -slopes[h] * float64(i-j)
+				}
+			}
+			row[h*(c+1)+t] = v
+		}
+	}
+	fill(d.bias, row)
+}
+
+// fillRotary writes the rotary angles of the new position into every row.
+func (d *Decoder) fillRotary() {
+	if d.cos == nil {
+		return
+	}
+	dh := d.Model.Config.DHead()
+	cos, sin := ops.RotaryAngles(1, dh, d.pos, d.Model.Config.AttentionOptions(d.Path).RotaryBase)
+	cosRow, sinRow := make([]float64, dh), make([]float64, dh)
+	for k := 0; k < dh/2; k++ {
+		cosRow[k], cosRow[k+dh/2] = cos[k], cos[k]
+		sinRow[k], sinRow[k+dh/2] = sin[k], sin[k]
+	}
+	fill(d.cos, cosRow)
+	fill(d.sin, sinRow)
+}
+
+// fill writes row into every batch row of n's value (n holds B copies of
+// len(row) values).
+func fill(n *gorgonia.Node, row []float64) {
+	switch v := n.Value().Data().(type) {
+	case []float64:
+		for o := 0; o < len(v); o += len(row) {
+			copy(v[o:], row)
+		}
+	case []float32:
+		for o := 0; o < len(v); o++ {
+			v[o] = float32(row[o%len(row)])
+		}
+	}
+}
+
+// writeCache copies each layer's new keys and values (or latent) into slot
+// Len() of its cache.
+func (d *Decoder) writeCache() error {
+	for i, l := range d.layers {
+		pairs := [][2]*gorgonia.Node{{l.out.Key, l.keys}, {l.out.Value, l.values}, {l.out.Latent, l.latent}}
+		for _, p := range pairs {
+			if p[0] == nil {
+				continue
+			}
+			if err := writeSlot(p[1], p[0].Value(), d.pos); err != nil {
+				return errors.Wrapf(err, "decode: layer %d cache", i)
+			}
+		}
+	}
+	return nil
+}
+
+// writeSlot copies the new entries (B, n, w) into slot pos of cache
+// (B, n, C, w), or (B, w) into (B, C, w) for a latent.
+func writeSlot(cache *gorgonia.Node, v gorgonia.Value, pos int) error {
+	s := cache.Shape()
+	c, w := s[len(s)-2], s[len(s)-1]
+	src, ok := v.(*tensor.Dense)
+	if !ok {
+		return errors.Errorf("no value for %s", cache.Name())
+	}
+	if src.IsView() {
+		src = src.Materialize().(*tensor.Dense)
+	}
+	rows := src.Shape().TotalSize() / w // B*n
+	if rows*c*w != s.TotalSize() {
+		return errors.Errorf("%s: new entries of shape %v do not fit a cache of shape %v", cache.Name(), src.Shape(), s)
+	}
+	switch dst := cache.Value().Data().(type) {
+	case []float64:
+		from := src.Float64s()
+		for r := 0; r < rows; r++ {
+			copy(dst[(r*c+pos)*w:(r*c+pos+1)*w], from[r*w:(r+1)*w])
+		}
+	case []float32:
+		from := src.Float32s()
+		for r := 0; r < rows; r++ {
+			copy(dst[(r*c+pos)*w:(r*c+pos+1)*w], from[r*w:(r+1)*w])
+		}
+	}
+	return nil
+}

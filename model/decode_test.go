@@ -1,0 +1,128 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
+
+// decodeVariants are one model of each attention kind, attention-only and
+// with full blocks (dropout configured: a decoding step never drops).
+func decodeVariants() map[string]Config {
+	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
+	edits := map[string]func(*Config){
+		"learned":    func(*Config) {},
+		"sinusoidal": func(c *Config) { c.Position = PositionSinusoidal },
+		"rope":       func(c *Config) { c.Position = PositionRope },
+		"alibi":      func(c *Config) { c.Position = PositionALiBi },
+		"none":       func(c *Config) { c.Position = PositionNone },
+		"gqa":        func(c *Config) { c.KVHeads = 2; c.Position = PositionRope },
+		"mqa":        func(c *Config) { c.KVHeads = 1 },
+		"window":     func(c *Config) { c.Window = 3; c.Position = PositionALiBi },
+		"mla":        func(c *Config) { c.KVLatent = 6 },
+	}
+	out := map[string]Config{}
+	for name, edit := range edits {
+		for _, mlp := range []bool{false, true} {
+			c := base
+			edit(&c)
+			if mlp {
+				c.MLP, c.DFF, c.Dropout = true, 24, 0.3
+				name += "+mlp"
+			}
+			out[name] = c
+		}
+	}
+	return out
+}
+
+// TestDecoderMatchesForward: at every step, the cached decoder's logits equal
+// a full forward of the same prefix (float64 1e-12, float32 1e-4), for
+// every attention kind, on both paths, over a batch of three sequences.
+func TestDecoderMatchesForward(t *testing.T) {
+	for name, cfg := range decodeVariants() {
+		for _, path := range []string{"fused", "gorgonia"} {
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				cfg := cfg
+				cfg.Attention = path
+				t.Run(fmt.Sprintf("%s/%s/%v", name, path, dt), func(t *testing.T) {
+					tol := 1e-12
+					if dt == tensor.Float32 {
+						tol = 1e-4
+					}
+					checkDecoder(t, cfg, dt, tol)
+				})
+			}
+		}
+	}
+}
+
+func checkDecoder(t *testing.T, cfg Config, dt tensor.Dtype, tol float64) {
+	m, err := New(cfg, dt, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const b = 3
+	tt, v := cfg.Context, cfg.Vocab
+	rng := rand.New(rand.NewPCG(3, 4))
+	tokens := make([]int, b*tt)
+	for i := range tokens {
+		tokens[i] = rng.IntN(v)
+	}
+	dec, err := NewDecoder(m, b, tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	for s := 0; s < tt; s++ {
+		step := make([]int, b)
+		for r := range step {
+			step[r] = tokens[r*tt+s]
+		}
+		got, err := dec.Step(step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := prefixLogits(t, m, tokens, b, tt, s+1)
+		for r := 0; r < b; r++ {
+			for k := 0; k < v; k++ {
+				g, w := got[r*v+k], want[(r*(s+1)+s)*v+k]
+				if math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
+					t.Fatalf("step %d row %d logit %d: cached %v, full forward %v", s, r, k, g, w)
+				}
+			}
+		}
+	}
+	if _, err := dec.Step(make([]int, b)); err == nil {
+		t.Error("a step beyond the cache's capacity succeeded")
+	}
+}
+
+// prefixLogits runs a full forward of the first n positions of each row.
+func prefixLogits(t *testing.T, m *Model, tokens []int, b, tt, n int) []float64 {
+	t.Helper()
+	g, err := Build(m, BuildOptions{Batch: b, SeqLen: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := make([]int, 0, b*n)
+	for r := 0; r < b; r++ {
+		prefix = append(prefix, tokens[r*tt:r*tt+n]...)
+	}
+	if err := g.Feed(prefix, prefix, ones(b*n)); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewLeanMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	logits, err := Float64s(g.Logits.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logits
+}
