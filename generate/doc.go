@@ -1,0 +1,18 @@
+// Package generate lets a trained model write: it feeds each sequence's
+// prompt one position at a time and appends the tokens it picks, with a
+// KV cache (model.Decoder) or by recomputing a full forward of the prefix
+// at every step (Recompute), which give the same tokens.
+//
+// Conventions:
+//   - Every row of a batch advances together, one position per step; a row
+//     still inside its prompt is fed its next prompt token, so prompts of
+//     different lengths share one batch.
+//   - Picking is greedy (the largest logit, the lowest id on a tie) at
+//     temperature 0 or with top-k 1; otherwise the logits divided by the
+//     temperature are cut to the top k and to the smallest set whose
+//     probability reaches top-p, and one token is drawn from what remains
+//     with the sampler's own seeded generator, rows in order.
+//   - A task example's answer is the span from its first to its last scored
+//     position: the prompt is the tokens up to and including the first
+//     scored position, and the model writes the span's targets.
+package generate
