@@ -404,52 +404,6 @@ func TestBadFlags(t *testing.T) {
 		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
 }
 
-// TestParseTokens pins the accepted spellings.
-func TestParseTokens(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want []int
-	}{
-		{"", nil},
-		{"   ", nil},
-		{"5 2 7", []int{5, 2, 7}},
-		{"5,2,,7", []int{5, 2, 7}},
-		{" 5\t2\r\n7 ", []int{5, 2, 7}},
-		{"+3 007 -0", []int{3, 7, 0}},
-		{"1 SEP 1 sep", []int{1, 16, 1, 16}},
-	} {
-		got, err := parseTokens(c.in, map[string]int{"SEP": 16})
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || (got == nil) != (c.want == nil) {
-			t.Errorf("parseTokens(%q) = %v, %v; want %v", c.in, got, err, c.want)
-		}
-	}
-}
-
-// FuzzParseTokens: no input panics the -tokens parser; an error is one short
-// line about -tokens; accepted ids print back to a string that parses to the
-// same ids, one per non-empty field.
-func FuzzParseTokens(f *testing.F) {
-	f.Fuzz(func(t *testing.T, s string) {
-		ids, err := parseTokens(s, map[string]int{"SEP": 16})
-		if err != nil {
-			msg := err.Error()
-			if !strings.HasPrefix(msg, "-tokens") || strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
-				t.Fatalf("parseTokens(%q): bad message %q", s, msg)
-			}
-			return
-		}
-		fields := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(", \t\n\r", r) })
-		if len(ids) != len(fields) {
-			t.Fatalf("parseTokens(%q) = %v from %d fields", s, ids, len(fields))
-		}
-		printed := strings.Trim(fmt.Sprint(ids), "[]")
-		again, err := parseTokens(printed, nil)
-		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
-			t.Fatalf("parseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
-		}
-	})
-}
-
 // TestEditHeaderKeepsValidFile: editHeader with no edit gives a checkpoint
 // that loads, so each corrupt file above is refused for its one edit, not for
 // the re-encoding.

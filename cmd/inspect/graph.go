@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/layers"
@@ -60,7 +61,7 @@ func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*mode
 // showGraph is -graph and -dot: the checkpoint's expression graph as a
 // summary on stdout and as Gorgonia's DOT in a file.
 func showGraph(o options, stdout io.Writer) error {
-	if err := checkCheckpointPath(o.checkpoint); err != nil {
+	if err := cli.CheckCheckpointPath(o.checkpoint); err != nil {
 		return err
 	}
 	if o.dot != "" {

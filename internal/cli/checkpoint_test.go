@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestParseTokens pins the accepted spellings.
+func TestParseTokens(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []int
+	}{
+		{"", nil},
+		{"   ", nil},
+		{"5 2 7", []int{5, 2, 7}},
+		{"5,2,,7", []int{5, 2, 7}},
+		{" 5\t2\r\n7 ", []int{5, 2, 7}},
+		{"+3 007 -0", []int{3, 7, 0}},
+		{"1 SEP 1 sep", []int{1, 16, 1, 16}},
+	} {
+		got, err := ParseTokens(c.in, map[string]int{"SEP": 16})
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(c.want) || (got == nil) != (c.want == nil) {
+			t.Errorf("ParseTokens(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// FuzzParseTokens: no input panics the -tokens parser; an error is one short
+// line about -tokens; accepted ids print back to a string that parses to the
+// same ids, one per non-empty field.
+func FuzzParseTokens(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := ParseTokens(s, map[string]int{"SEP": 16})
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "-tokens") || strings.ContainsAny(msg, "\n\r") || len(msg) > 200 {
+				t.Fatalf("ParseTokens(%q): bad message %q", s, msg)
+			}
+			return
+		}
+		fields := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(", \t\n\r", r) })
+		if len(ids) != len(fields) {
+			t.Fatalf("ParseTokens(%q) = %v from %d fields", s, ids, len(fields))
+		}
+		printed := strings.Trim(fmt.Sprint(ids), "[]")
+		again, err := ParseTokens(printed, nil)
+		if err != nil || fmt.Sprint(again) != fmt.Sprint(ids) {
+			t.Fatalf("ParseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
+		}
+	})
+}
