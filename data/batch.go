@@ -75,10 +75,10 @@ func StepRNG(seed uint64, step int) *rand.Rand {
 }
 
 // EvalSet draws n examples of task from the evaluation stream of seed (see
-// EvalStream). The same seed always gives the same set.
+// EvalStream), from the held-out part of a text (HeldOut). The same seed always gives the same set.
 func EvalSet(task Task, n int, seed uint64) *Batch {
 	b := NewBatch(n, task.SeqLen())
 	// Fill cannot fail: b was sized for task.
-	_ = Fill(task, b, rand.New(rand.NewPCG(seed, EvalStream)))
+	_ = Fill(HeldOut(task), b, rand.New(rand.NewPCG(seed, EvalStream)))
 	return b
 }

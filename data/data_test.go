@@ -299,7 +299,7 @@ func TestValidate(t *testing.T) {
 		cfg  TaskConfig
 		want string
 	}{
-		{TaskConfig{Name: "copyy", Length: 8, Symbols: 16}, `task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort)`},
+		{TaskConfig{Name: "copyy", Length: 8, Symbols: 16}, `task.name = "copyy": unknown task (want one of: copy, induction, repeat, reverse, sort, text)`},
 		{TaskConfig{Name: "induction", Length: 2, Symbols: 16}, "task.length = 2: induction needs at least 3 positions"},
 		{TaskConfig{Name: "induction", Length: 24, Symbols: 18}, "task.symbols = 18: induction of length 24 draws 19 distinct symbols"},
 		{TaskConfig{Name: "", Length: 8, Symbols: 16}, `task.name = "": unknown task`},

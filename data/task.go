@@ -20,7 +20,7 @@ const (
 
 // TaskConfig selects a task and its size.
 type TaskConfig struct {
-	Name    string `yaml:"name" json:"name"`       // one of Names()
+	Name    string `yaml:"name" json:"name"`       // one of Names(), or Text
 	Length  int    `yaml:"length" json:"length"`   // L: repeated length (repeat) or half length (copy, reverse, sort)
 	Symbols int    `yaml:"symbols" json:"symbols"` // number of distinct symbols, excluding the separator
 	// MinLength, when set below Length, mixes lengths: each training and
@@ -28,6 +28,12 @@ type TaskConfig struct {
 	// padded at the end to the longest (padding is never scored, and a causal
 	// query never sees it). 0 means Length.
 	MinLength int `yaml:"min_length,omitempty" json:"min_length,omitempty"`
+	// Path is the text task's UTF-8 file, relative to the working directory.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// Chars is the text task's vocabulary, the file's distinct characters in
+	// code point order. The run config fills it (train.Config.Resolve), so a
+	// checkpoint carries its characters and a changed file is caught.
+	Chars string `yaml:"-" json:"chars,omitempty"`
 }
 
 // Task generates examples of one sequence task.
@@ -50,7 +56,12 @@ var makers = map[string]func(TaskConfig) Task{
 	"induction": func(c TaskConfig) Task { return inductionTask{c.Length, c.Symbols} },
 }
 
-// Names lists the known task names in alphabetical order.
+// Text is the name of the task read from a file (data/text.go), which
+// makers does not hold: making it can fail.
+const Text = "text"
+
+// Names lists the generated tasks' names in alphabetical order (all but
+// text, which reads a file).
 func Names() []string {
 	names := make([]string, 0, len(makers))
 	for name := range makers {
@@ -63,8 +74,14 @@ func Names() []string {
 // Validate reports the first setting outside what the tasks allow, naming the
 // key, the value and the allowed range.
 func (c TaskConfig) Validate() error {
+	if c.Name == Text {
+		return c.validateText()
+	}
+	if c.Path != "" {
+		return errors.Errorf("task.path = %s is only read by task.name = text, not %s", msg.Quote(c.Path), msg.Quote(c.Name))
+	}
 	if _, ok := makers[c.Name]; !ok {
-		return errors.Errorf("task.name = %s: unknown task (want one of: %s)", msg.Quote(c.Name), strings.Join(Names(), ", "))
+		return errors.Errorf("task.name = %s: unknown task (want one of: %s)", msg.Quote(c.Name), strings.Join(append(Names(), Text), ", "))
 	}
 	if c.Length < 1 || c.Length > MaxLength {
 		return errors.Errorf("task.length = %d: must be in [1, %d]", c.Length, MaxLength)
@@ -98,6 +115,9 @@ func (c TaskConfig) Validate() error {
 func New(cfg TaskConfig) (Task, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Name == Text {
+		return newTextTask(cfg)
 	}
 	if cfg.MinLength == 0 || cfg.MinLength == cfg.Length {
 		return makers[cfg.Name](cfg), nil

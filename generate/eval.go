@@ -2,6 +2,7 @@ package generate
 
 import (
 	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -26,12 +27,16 @@ func AnswerSpan(mask []float64) (s Span, ok bool) {
 	return s, s.First >= 0
 }
 
-// Result is an autoregressive evaluation: how many rows the model wrote
-// exactly, and each row's tokens.
+// Result is an autoregressive evaluation beside the teacher-forced one of
+// the same rows: how many rows and scored tokens the model wrote right on
+// its own, and how many it predicts right when fed the true tokens.
 type Result struct {
-	Exact, Rows int
-	Written     [][]int // row i: the tokens written over its span
-	Spans       []Span
+	Rows, Tokens       int     // rows with a scored position, scored positions
+	Exact, TokensRight int     // written on its own: rows right at every scored position, scored positions right
+	TeacherExact       int     // teacher-forced: rows whose every scored prediction is right
+	TeacherTokensRight int     // teacher-forced: scored predictions right
+	Written            [][]int // row i: the tokens written over its span
+	Spans              []Span
 }
 
 // ExactMatch is Exact/Rows.
@@ -52,6 +57,13 @@ func Evaluate(m *model.Model, set *data.Batch, batch int, cached bool) (Result, 
 		return Result{}, err
 	}
 	defer st.Close()
+	forward, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: set.SeqLen})
+	if err != nil {
+		return Result{}, errors.Wrap(err, "teacher-forced evaluation")
+	}
+	vm := forward.NewLeanMachine()
+	defer vm.Close()
+	chunk := data.NewBatch(batch, set.SeqLen)
 	s, _ := NewSampler(Greedy)
 	res := Result{Written: make([][]int, set.Size), Spans: make([]Span, set.Size)}
 	for lo := 0; lo < set.Size; lo += batch {
@@ -72,6 +84,11 @@ func Evaluate(m *model.Model, set *data.Batch, batch int, cached bool) (Result, 
 		if err != nil {
 			return Result{}, errors.Wrap(err, "autoregressive evaluation")
 		}
+		chunk.LoadChunk(set, lo)
+		predicted, err := teacherForced(forward, vm, chunk)
+		if err != nil {
+			return Result{}, err
+		}
 		for r := range rows {
 			i := lo + r
 			_, targets, mask := set.Row(i)
@@ -81,15 +98,49 @@ func Evaluate(m *model.Model, set *data.Batch, batch int, cached bool) (Result, 
 				continue
 			}
 			res.Rows++
-			right := true
-			for k, id := range res.Written[i] {
-				p := span.First + k
-				right = right && (mask[p] == 0 || id == targets[p])
+			right, teacherRight := true, true
+			for p := span.First; p <= span.Last; p++ {
+				if mask[p] == 0 {
+					continue
+				}
+				res.Tokens++
+				ok, teacherOK := res.Written[i][p-span.First] == targets[p], predicted[r*set.SeqLen+p] == targets[p]
+				right, teacherRight = right && ok, teacherRight && teacherOK
+				res.TokensRight += b2i(ok)
+				res.TeacherTokensRight += b2i(teacherOK)
 			}
-			if right {
-				res.Exact++
-			}
+			res.Exact += b2i(right)
+			res.TeacherExact += b2i(teacherRight)
 		}
 	}
 	return res, nil
+}
+
+// teacherForced runs the forward graph on chunk and returns the argmax
+// prediction at every position, (B*T).
+func teacherForced(g *model.Graph, vm gorgonia.VM, chunk *data.Batch) ([]int, error) {
+	if err := g.Feed(chunk.Tokens, chunk.Targets, chunk.Mask); err != nil {
+		return nil, errors.Wrap(err, "teacher-forced evaluation")
+	}
+	vm.Reset()
+	if err := vm.RunAll(); err != nil {
+		return nil, errors.Wrap(err, "teacher-forced evaluation")
+	}
+	logits, err := model.Float64s(g.Logits.Value())
+	if err != nil {
+		return nil, errors.Wrap(err, "teacher-forced evaluation: logits")
+	}
+	v := g.Model.Config.Vocab
+	out := make([]int, len(logits)/v)
+	for i := range out {
+		out[i] = Argmax(logits[i*v : (i+1)*v])
+	}
+	return out, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -160,8 +160,8 @@ func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 			exact++
 		}
 	}
-	if res.Rows != set.Size || res.Exact != exact {
-		t.Errorf("autoregressive exact %d of %d rows, teacher-forced exact %d of %d", res.Exact, res.Rows, exact, set.Size)
+	if res.Rows != set.Size || res.Exact != exact || res.TeacherExact != exact {
+		t.Errorf("autoregressive exact %d of %d rows (%d tokens right), teacher-forced exact %d (its own count %d, %d tokens right) of %d", res.Exact, res.Rows, res.TokensRight, exact, res.TeacherExact, res.TeacherTokensRight, set.Size)
 	}
 	if exact == 0 || exact == set.Size {
 		t.Logf("teacher-forced exact %d of %d: the check cannot tell right from wrong rows apart", exact, set.Size)

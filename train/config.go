@@ -175,6 +175,13 @@ func ParseConfigJSON(name string, src []byte) (Config, error) {
 // and Model.Context from the task, and Model.DFF (4·DModel when the blocks
 // have an MLP and it is unset, 0 when they have none, since it is unused).
 func (c *Config) Resolve() error {
+	if c.Task.Name == data.Text && c.Task.Validate() == nil {
+		chars, err := data.TextChars(c.Task.Path)
+		if err != nil {
+			return err
+		}
+		c.Task.Chars = chars
+	}
 	task, err := data.New(c.Task)
 	if err != nil {
 		return err

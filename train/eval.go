@@ -55,7 +55,7 @@ func evalSet(ctx context.Context, task data.Task, size int, seed uint64) (*data.
 		}
 		hi := min(lo+evalSetChunk, set.Size)
 		rows := &data.Batch{Size: hi - lo, SeqLen: t, Tokens: set.Tokens[lo*t : hi*t], Targets: set.Targets[lo*t : hi*t], Mask: set.Mask[lo*t : hi*t]}
-		if err := data.Fill(task, rows, rng); err != nil {
+		if err := data.Fill(data.HeldOut(task), rows, rng); err != nil {
 			return nil, err
 		}
 	}

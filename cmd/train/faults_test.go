@@ -166,7 +166,7 @@ func TestBadConfigs(t *testing.T) {
 		{"zero heads", "model:\n  heads: 0\n", nil, []string{"bad.yaml: model.heads = 0: must be positive"}},
 		{"zero batch", "train:\n  batch_size: 0\n", nil, []string{"bad.yaml: train.batch_size = 0: must be positive"}},
 		{"d_model not divisible", "model:\n  d_model: 10\n  heads: 4\n", nil, []string{"bad.yaml: model.d_model = 10 is not divisible by model.heads = 4"}},
-		{"unknown task", "task:\n  name: rotate\n", nil, []string{`bad.yaml: task.name = "rotate": unknown task (want one of: copy, induction, repeat, reverse, sort)`}},
+		{"unknown task", "task:\n  name: rotate\n", nil, []string{`bad.yaml: task.name = "rotate": unknown task (want one of: copy, induction, repeat, reverse, sort, text)`}},
 		{"unknown schedule", "train:\n  schedule: linear\n", nil, []string{`bad.yaml: train.schedule = "linear": unknown schedule (want one of: constant, cosine)`}},
 		{"context too long for the task", "task:\n  length: 100000\n", nil, []string{"bad.yaml: task.length = 100000: must be in [1, 512]"}},
 		{"context set by hand", "model:\n  context: 64\n", nil, []string{"bad.yaml:2:3: model.context cannot be set: it is the task's sequence length"}},
