@@ -200,3 +200,13 @@ func (c TaskConfig) validateText() error {
 	}
 	return nil
 }
+
+// Char is the character of id in the text task; ok is false for any other
+// task or an id outside the vocabulary.
+func Char(task Task, id int) (r rune, ok bool) {
+	t, isText := base(task).(textTask)
+	if !isText || id < 0 || id >= len(t.chars) {
+		return utf8.RuneError, false
+	}
+	return t.chars[id], true
+}

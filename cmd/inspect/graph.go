@@ -11,25 +11,9 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/cli"
-	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/rundir"
-	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
-
-// applyPath puts m on the -path flag's attention path; "" keeps the
-// checkpoint's own (its config's model.attention).
-func applyPath(m *model.Model, flagValue string) error {
-	if flagValue == "" {
-		return nil
-	}
-	p, err := layers.ParsePath(flagValue)
-	if err != nil {
-		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
-	}
-	m.Config.Attention = string(p)
-	return nil
-}
 
 // graphOf builds the graph -graph and -dot show: the forward graph inspect
 // runs (batch 1, the full context), or with -train the training graph of
@@ -73,7 +57,7 @@ func showGraph(o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := applyPath(m, o.path); err != nil {
+	if err := cli.ApplyPath(m, o.path); err != nil {
 		return err
 	}
 	g, err := graphOf(m, info, o.trainGraph)

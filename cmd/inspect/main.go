@@ -223,7 +223,7 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	if err := applyPath(m, o.path); err != nil {
+	if err := cli.ApplyPath(m, o.path); err != nil {
 		return report{}, err
 	}
 	task, err := cli.TaskOf(info.RunConfig, m.Config)

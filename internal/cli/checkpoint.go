@@ -14,6 +14,8 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -168,4 +170,18 @@ func checkNotConfig(path string) error {
 		return errors.Errorf("checkpoint %s: is a run config, not a checkpoint; train from it (go run ./cmd/train -config %s) and inspect the run's checkpoint.safetensors", path, path)
 	}
 	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
+}
+
+// ApplyPath puts m on the -path flag's attention path; "" keeps the
+// checkpoint's own (its config's model.attention).
+func ApplyPath(m *model.Model, flagValue string) error {
+	if flagValue == "" {
+		return nil
+	}
+	p, err := layers.ParsePath(flagValue)
+	if err != nil {
+		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
+	}
+	m.Config.Attention = string(p)
+	return nil
 }
