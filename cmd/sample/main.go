@@ -60,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.pick.TopK, "top-k", 0, "draw only from the k most likely tokens; 0 is all, 1 is greedy")
 	fs.Float64Var(&o.pick.TopP, "top-p", 1, "draw only from the smallest set of tokens whose probability reaches p, in (0, 1]")
 	fs.Uint64Var(&o.pick.Seed, "seed", 1, "seed of the draws (the held-out examples come from the run's own seed)")
-	fs.IntVar(&o.samples, "samples", 4, "examples to show, or continuations of a prompt to write")
+	fs.IntVar(&o.samples, "samples", 4, "held-out examples to show, or continuations of a prompt to write (default 1 with a prompt)")
 	fs.BoolVar(&o.eval, "eval", false, "write the answer of every held-out example and print the exact match")
 	fs.BoolVar(&o.noCache, "no-cache", false, "recompute the whole prefix at every step instead of using the KV cache")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's)")
@@ -69,6 +69,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := check(fs, o); err != nil {
 		return err
+	}
+	samplesSet := false
+	fs.Visit(func(f *flag.Flag) { samplesSet = samplesSet || f.Name == "samples" })
+	if !samplesSet && (o.prompt != "" || o.tokens != "") {
+		o.samples = 1 // one continuation of a prompt unless -samples asks for more
 	}
 	if err := cli.CheckCheckpointPath(o.checkpoint); err != nil {
 		return err
