@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -8,7 +9,6 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/train"
 )
 
 // TestCacheAndRecomputeWriteTheSameTokens: over a batch of prompts of
@@ -120,8 +120,11 @@ func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := train.ParseConfigJSON("checkpoint", info.RunConfig)
-	if err != nil {
+	var run struct {
+		Seed uint64
+		Task data.TaskConfig
+	}
+	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
 		t.Fatal(err)
 	}
 	task, err := data.New(run.Task)

@@ -50,6 +50,10 @@ type TrainConfig struct {
 	// evaluation: length generalisation. Each gives a metrics line with
 	// eval_length.
 	EvalLengths []int `yaml:"eval_lengths,omitempty" json:"eval_lengths,omitempty"`
+	// EvalGenerate also writes every held-out answer greedily with the KV
+	// cache at each evaluation (package generate) and logs gen_seq_acc and
+	// gen_token_acc beside the teacher-forced seq_acc and token_acc.
+	EvalGenerate bool `yaml:"eval_generate,omitempty" json:"eval_generate,omitempty"`
 }
 
 // MaxSteps bounds train.steps: a trillion steps is more than any run here
@@ -312,6 +316,8 @@ func (t TrainConfig) validate() error {
 	switch {
 	case t.WarmupSteps > t.Steps:
 		return errors.Errorf("train.warmup_steps = %d: must not exceed train.steps = %d", t.WarmupSteps, t.Steps)
+	case t.EvalGenerate && t.EvalEvery == 0:
+		return errors.New("train.eval_generate = true: needs train.eval_every > 0 (it runs at each evaluation)")
 	case t.EvalEvery > 0 && t.EvalSize == 0:
 		return errors.Errorf("train.eval_size = 0: must be positive when train.eval_every = %d (set eval_every: 0 to turn evaluation off)", t.EvalEvery)
 	case t.LR <= 0:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -25,13 +26,45 @@ func TestConfigsLoad(t *testing.T) {
 		t.Fatalf("found %d configs (%v), want at least 4", len(paths), err)
 	}
 	for _, path := range paths {
-		cfg, err := LoadConfig(path, nil)
+		var sets []string
+		if filepath.Base(path) == "text.yaml" {
+			sets = []string{"task.path=" + goSourceText(t)}
+		}
+		cfg, err := LoadConfig(path, sets)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue
 		}
 		roundTrip(t, path, cfg)
 	}
+}
+
+// goSourceText writes what configs/text.yaml's comment makes (the strings
+// package's source, concatenated) to a temporary file and returns its path.
+func goSourceText(t *testing.T) string {
+	t.Helper()
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	root := strings.TrimSpace(string(goroot))
+	files, err := filepath.Glob(filepath.Join(root, "src", "strings", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go source under GOROOT %s: %v", root, err)
+	}
+	var text []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, b...)
+	}
+	path := filepath.Join(t.TempDir(), "strings.go.txt")
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func roundTrip(t *testing.T, name string, cfg Config) {
@@ -112,7 +145,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, task, model, train, got a list"}},
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
-		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths)"}},
+		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths, eval_generate)"}},
 		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
 		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},

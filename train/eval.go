@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -21,6 +22,7 @@ type evaluator struct {
 	set    *data.Batch // the whole held-out set
 	chunk  *data.Batch // one graph batch
 	length int         // the task length of a train.eval_lengths evaluator, else 0
+	write  bool        // also write every answer greedily (train.eval_generate)
 }
 
 // newEvaluator builds the graph for chunks of batch rows of the held-out set
@@ -133,7 +135,16 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 	if scored == 0 || seqs == 0 {
 		return EvalRecord{}, errors.New("the evaluation set scores no position")
 	}
-	return EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}, nil
+	rec := EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
+	if e.write {
+		res, err := generate.Evaluate(e.graph.Model, set, chunk.Size, true)
+		if err != nil {
+			return EvalRecord{}, err
+		}
+		seqAcc, tokAcc := res.ExactMatch(), float64(res.TokensRight)/float64(max(res.Tokens, 1))
+		rec.GenSeqAcc, rec.GenTokenAcc = &seqAcc, &tokAcc
+	}
+	return rec, nil
 }
 
 // argmax returns the index of the largest value (the first on ties).

@@ -212,6 +212,7 @@ func (r *runner) build(ctx context.Context) error {
 		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
 			return err
 		}
+		r.eval.write = t.EvalGenerate
 		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
 		if err != nil {
 			return err
@@ -225,7 +226,7 @@ func (r *runner) build(ctx context.Context) error {
 			if err != nil {
 				return errors.Wrapf(err, "evaluation at length %d", t.EvalLengths[i])
 			}
-			ev.length = t.EvalLengths[i]
+			ev.length, ev.write = t.EvalLengths[i], t.EvalGenerate
 			r.atLength = append(r.atLength, ev)
 		}
 	}

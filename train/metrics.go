@@ -43,6 +43,13 @@ type EvalRecord struct {
 	EvalLoss   float64 `json:"eval_loss"`
 	TokenAcc   float64 `json:"token_acc"`
 	SeqAcc     float64 `json:"seq_acc"`
+	// GenSeqAcc and GenTokenAcc are SeqAcc and TokenAcc of the answers the
+	// model writes on its own, greedily (train.eval_generate); nil otherwise.
+	// Exact match equals SeqAcc whenever each answer token's input is the
+	// previous target, as in every generated task; token accuracy is lower
+	// once an early mistake is fed back.
+	GenSeqAcc   *float64 `json:"gen_seq_acc,omitempty"`
+	GenTokenAcc *float64 `json:"gen_token_acc,omitempty"`
 }
 
 // metricsLog appends one JSON object per line to metrics.jsonl. Each line goes

@@ -160,7 +160,7 @@ func TestBadConfigs(t *testing.T) {
 		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
 		{"wrong type", "train:\n  lr: fast\n", nil, []string{`bad.yaml:2:7: train.lr = "fast": want a number`}},
 		{"fraction for an integer", "train:\n  steps: 2.5\n", nil, []string{"bad.yaml:2:10: train.steps = 2.5: want an integer"}},
-		{"number for a section", "task: 5\n", nil, []string{"bad.yaml:1:7: task: want a mapping with keys name, length, symbols, min_length, got a value"}},
+		{"number for a section", "task: 5\n", nil, []string{"bad.yaml:1:7: task: want a mapping with keys name, length, symbols, min_length, path, got a value"}},
 		{"list for a number", "model:\n  heads: [2, 4]\n", nil, []string{"bad.yaml:2:10: model.heads: want an integer, got a list"}},
 		{"negative size", "model:\n  d_model: -8\n", nil, []string{"bad.yaml: model.d_model = -8: must be positive"}},
 		{"zero heads", "model:\n  heads: 0\n", nil, []string{"bad.yaml: model.heads = 0: must be positive"}},

@@ -234,7 +234,7 @@ func summarize(w io.Writer, res *train.Result) {
 	}
 	if e := res.LastEval; e != nil {
 		// Two lines, so that each fits in 80 columns.
-		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f\n", e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc)
+		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f%s\n", e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc, generated(e))
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string

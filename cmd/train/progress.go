@@ -63,7 +63,7 @@ func (r *reporter) observe(ev train.Event) {
 			fmt.Fprintf(r.w, "step %d/%d  loss %.4f  lr %.3g  %.0f tok/s\n", ev.Step, ev.Steps, ev.Train.Loss, ev.Train.LR, ev.Train.TokensPerS)
 		}
 		if ev.Eval != nil {
-			fmt.Fprintf(r.w, "step %d/%d  eval_loss %.4f  token_acc %.4f  seq_acc %.4f\n", ev.Step, ev.Steps, ev.Eval.EvalLoss, ev.Eval.TokenAcc, ev.Eval.SeqAcc)
+			fmt.Fprintf(r.w, "step %d/%d  eval_loss %.4f  token_acc %.4f  seq_acc %.4f%s\n", ev.Step, ev.Steps, ev.Eval.EvalLoss, ev.Eval.TokenAcc, ev.Eval.SeqAcc, generated(ev.Eval))
 		}
 		return
 	}
@@ -255,4 +255,13 @@ func (r *reporter) finish() {
 	if r.terminal && r.drawn {
 		fmt.Fprintln(r.w)
 	}
+}
+
+// generated is the autoregressive figures of an evaluation line, when the
+// run writes its answers (train.eval_generate).
+func generated(e *train.EvalRecord) string {
+	if e.GenSeqAcc == nil {
+		return ""
+	}
+	return fmt.Sprintf("  gen_token_acc %.4f  gen_seq_acc %.4f", *e.GenTokenAcc, *e.GenSeqAcc)
 }
