@@ -18,37 +18,45 @@ import (
 //	Latent        (B, C, r)      latent attention's cache instead: the latent
 //	                             of each position, from which keys and values
 //	                             are up-projected
-//	Bias          (B, G, g, C+1) added to the scaled scores: column t < C is
-//	                             cache slot t, column C the new position
-//	                             itself; -Inf hides a key (an empty slot, a
-//	                             key outside the window), ALiBi's -m_h*(i-j)
-//	                             goes here too
+//	Spans         (2B) Int       the fused path's: row b sees cache slots
+//	                             [Spans[2b], Spans[2b+1]) and itself, at
+//	                             position Spans[2b+1]
+//	Bias          (B, G, g, C+1) the Gorgonia path's, added to the scaled
+//	                             scores: column t < C is cache slot t,
+//	                             column C the new position itself; -Inf
+//	                             hides a key (an empty slot, a key outside
+//	                             the window), ALiBi's -m_h*(i-j) goes here
 //	Cos, Sin      (B, d)         with rotary positions: each row's angles at
 //	                             its position, each angle twice (channels i
 //	                             and i+d/2), as ops.RotaryAngles
 type DecodeInputs struct {
 	Keys, Values, Latent *gorgonia.Node
-	Bias                 *gorgonia.Node
+	Spans, Bias          *gorgonia.Node
 	Cos, Sin             *gorgonia.Node
 }
 
 // DecodeOutput is what Decode built.
 //
-//	Out         (B, D)          the layer's output at the new position
-//	Key, Value  (B, G, d)       the new position's key (rotated) and value,
-//	                            for the caller to write into the cache
-//	Latent      (B, r)          latent attention's new latent instead
-//	Weights     (B, G, g, C+1)  the attention over cache slots and itself
+//	Out     (B, D)        the layer's output at the new position
+//	KV      (B, 2, G, d)  the new position's key (rotated) and value, for
+//	                      the caller to write into the cache
+//	Latent  (B, r)        latent attention's new latent instead of KV
 type DecodeOutput struct {
-	Out, Key, Value, Latent, Weights *gorgonia.Node
+	Out, KV, Latent *gorgonia.Node
 }
 
 // Decode adds one decoding step: x (B, D) is one new position per sequence,
-// which attends to the cached keys and values and to itself. The
-// projections write the layer's path; the cache reads are Gorgonia's
-// Reshape, Slice, Concat and BatchedMatMul on both paths, and the softmax is
-// ops.BiasedSoftmax. With the cache holding a prefix's keys and values, the
-// output equals Forward's at the prefix's next position (TestDecodeMatchesForward).
+// which attends to the cached keys and values and to itself. The fused path
+// goes from the projection to the merged heads in one op
+// (ops.CacheAttention, which reads the cache in place and visits only the
+// slots a query sees) and takes the new key and value with
+// ops.NewKeyValue. The Gorgonia path splits the heads with Reshape and
+// Slice, appends the new key and value to the cache (Concat) and attends
+// with BatchedMatMul and ops.BiasedSoftmax.
+// Latent attention up-projects every cached latent at each step, on both
+// paths. With the cache holding a prefix's keys and values, the output
+// equals Forward's at the prefix's next position
+// (model.TestDecoderMatchesForward).
 func (a *MultiHeadSelfAttention) Decode(x *gorgonia.Node, in DecodeInputs) (built DecodeOutput, err error) {
 	defer raise.Catch(&err)
 	return a.decode(x, in), nil
@@ -61,16 +69,29 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 	}
 	p, b, h := a.name()+".decode", x.Shape()[0], a.Heads
 	dh, kv := a.D/h, a.kvHeads(h)
-	qkv := a.QKV.forward(x)                                                           // (B, D + 2*G*d)
+	qkv := a.QKV.forward(x) // (B, D + 2*G*d)
+	if a.Path != Gorgonia {
+		layout := ops.Decode{H: h, G: kv, D: dh}
+		var slopes []float64
+		if a.ALiBi {
+			slopes = ALiBiSlopes(h)
+		}
+		y := node(p + ".context")(ops.CacheAttention(qkv, in.Keys, in.Values, in.Spans, in.Cos, in.Sin, layout, a.scale(), slopes)) // (B, D)
+		newKV := node(p + ".new_kv")(ops.NewKeyValue(qkv, in.Cos, in.Sin, layout))                                                  // (B, 2, G, d)
+		return DecodeOutput{Out: a.Out.forward(y), KV: newKV}                                                                       // (B, D)
+	}
 	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
 	q := a.decodeRotate(p+".q", a.headRange(p+".q", parts, 0, h), in)                 // (B, H, d)
 	k := a.decodeRotate(p+".k", a.headRange(p+".k", parts, h, kv), in)                // (B, G, d)
 	v := a.headRange(p+".v", parts, h+kv, kv)                                         // (B, G, d)
-	keys := node(p + ".keys")(gorgonia.Concat(2, in.Keys, a.asSlot(p+".k", k)))       // (B, G, C+1, d)
-	values := node(p + ".values")(gorgonia.Concat(2, in.Values, a.asSlot(p+".v", v))) // (B, G, C+1, d)
 	qg := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{b, kv, h / kv, dh})) // (B, G, g, d)
-	weights, out := a.decodeAttend(p, qg, keys, values, in)                           // (B, G, g, C+1), (B, D)
-	return DecodeOutput{Out: out, Key: k, Value: v, Weights: weights}
+	keys := a.appendSlot(p+".keys", in.Keys, k)                                       // (B, G, C+1, d)
+	values := a.appendSlot(p+".values", in.Values, v)                                 // (B, G, C+1, d)
+	pair := tensor.Shape{b, 1, kv, dh}
+	kPair := node(p + ".k_pair")(gorgonia.Reshape(k, pair))                      // (B, 1, G, d)
+	vPair := node(p + ".v_pair")(gorgonia.Reshape(v, pair))                      // (B, 1, G, d)
+	newKV := node(p + ".new_kv")(gorgonia.Concat(1, kPair, vPair))               // (B, 2, G, d)
+	return DecodeOutput{Out: a.decodeAttend(p, qg, keys, values, in), KV: newKV} // (B, D)
 }
 
 // decodeLatent is Decode for latent attention: the new latent joins the
@@ -89,19 +110,22 @@ func (a *MultiHeadSelfAttention) decodeLatent(x *gorgonia.Node, in DecodeInputs)
 	keys := node(p + ".keys")(gorgonia.Slice(heads, gorgonia.S(0)))                        // (B, H, C+1, d)
 	values := node(p + ".values")(gorgonia.Slice(heads, gorgonia.S(1)))                    // (B, H, C+1, d)
 	qg := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{b, h, 1, dh}))            // (B, H, 1, d)
-	weights, out := a.decodeAttend(p, qg, keys, values, in)                                // (B, H, 1, C+1), (B, D)
-	return DecodeOutput{Out: out, Latent: latent, Weights: weights}
+	return DecodeOutput{Out: a.decodeAttend(p, qg, keys, values, in), Latent: latent}      // (B, D)
 }
 
 // decodeAttend is the attention of the new queries qg (B, G, g, d) over
 // keys and values (B, G, C+1, d), merged and projected out (B, D).
-func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgonia.Node, in DecodeInputs) (weights, out *gorgonia.Node) {
-	b := qg.Shape()[0]
-	scores := node(p + ".scores")(gorgonia.BatchedMatMul(qg, keys, false, true))  // (B, G, g, C+1) = q k^T
-	weights = node(p + ".weights")(ops.BiasedSoftmax(scores, in.Bias, a.scale())) // (B, G, g, C+1)
-	y := node(p + ".context")(gorgonia.BatchedMatMul(weights, values))            // (B, G, g, d) = w v
-	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{b, a.D}))      // (B, D): head h = group h/g, member h%g
-	return weights, a.Out.forward(merged)                                         // (B, D)
+func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
+	scores := node(p + ".scores")(gorgonia.BatchedMatMul(qg, keys, false, true))   // (B, G, g, C+1) = q k^T
+	weights := node(p + ".weights")(ops.BiasedSoftmax(scores, in.Bias, a.scale())) // (B, G, g, C+1)
+	return a.merge(p, node(p+".context")(gorgonia.BatchedMatMul(weights, values))) // (B, D) from w v (B, G, g, d)
+}
+
+// merge is the heads y (B, G, g, d) side by side (B, D), head h = group
+// h/g, member h%g, through the output projection (B, D).
+func (a *MultiHeadSelfAttention) merge(p string, y *gorgonia.Node) *gorgonia.Node {
+	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{y.Shape()[0], a.D})) // (B, D)
+	return a.Out.forward(merged)                                                        // (B, D)
 }
 
 // headRange is heads [from, from+n) of parts (B, H+2G, d), as (B, n, d):
@@ -112,10 +136,14 @@ func (a *MultiHeadSelfAttention) headRange(name string, parts *gorgonia.Node, fr
 	return node(name + "_3d")(gorgonia.Reshape(part, tensor.Shape{s[0], n, s[2]})) // (B, n, d)
 }
 
-// asSlot is x (B, n, d) as one cache slot (B, n, 1, d).
-func (a *MultiHeadSelfAttention) asSlot(name string, x *gorgonia.Node) *gorgonia.Node {
-	s := x.Shape()
-	return node(name + "_slot")(gorgonia.Reshape(x, tensor.Shape{s[0], s[1], 1, s[2]})) // (B, n, 1, d)
+// appendSlot is cache (..., C, w) with the new entries x (any shape of
+// (...) x w values) as slot C: (..., C+1, w).
+func (a *MultiHeadSelfAttention) appendSlot(name string, cache, x *gorgonia.Node) *gorgonia.Node {
+	s := cache.Shape()
+	slot := append(tensor.Shape{}, s...)
+	slot[len(slot)-2] = 1
+	x = node(name + "_slot")(gorgonia.Reshape(x, slot))    // (..., 1, w)
+	return node(name)(gorgonia.Concat(len(s)-2, cache, x)) // (..., C+1, w)
 }
 
 // decodeRotate turns x (B, n, d) by each row's rotary angles when the layer
@@ -150,7 +178,12 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 		n     *gorgonia.Node
 		shape tensor.Shape
 	}
-	wants := []want{{"bias", in.Bias, tensor.Shape{b, kv, h / kv, c + 1}}}
+	var wants []want
+	if a.Path == Gorgonia || a.Latent != nil {
+		wants = append(wants, want{"bias", in.Bias, tensor.Shape{b, kv, h / kv, c + 1}})
+	} else {
+		wants = append(wants, want{"spans", in.Spans, tensor.Shape{2 * b}})
+	}
 	if a.Latent != nil {
 		wants = append(wants, want{"latent cache", in.Latent, tensor.Shape{b, c, a.Latent.Down.Out}})
 	} else {

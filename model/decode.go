@@ -29,7 +29,8 @@ type Decoder struct {
 	g                 *gorgonia.ExprGraph
 	vm                gorgonia.VM
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
-	bias              *gorgonia.Node // (B, G, g, C+1), see layers.DecodeInputs
+	spans             *gorgonia.Node // (2B) Int, the fused path's slots seen, see layers.DecodeInputs
+	bias              *gorgonia.Node // (B, G, g, C+1), the Gorgonia path's and latent attention's, or nil
 	cos, sin          *gorgonia.Node // (B, d) with rotary positions, else nil
 	layers            []cacheLayer
 	logits            *gorgonia.Node // (B, V)
@@ -69,7 +70,7 @@ func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	}
 	for i := range d.layers {
 		l := &d.layers[i]
-		in := layers.DecodeInputs{Keys: l.keys, Values: l.values, Latent: l.latent, Bias: d.bias, Cos: d.cos, Sin: d.sin}
+		in := layers.DecodeInputs{Keys: l.keys, Values: l.values, Latent: l.latent, Spans: d.spans, Bias: d.bias, Cos: d.cos, Sin: d.sin}
 		out, err := gr.block(params, i).Decode(x, in)
 		raise.If(errors.Wrapf(err, "decoder: block %d", i))
 		l.out, x = out, out.Out // (B, D)
@@ -80,7 +81,7 @@ func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
 	watch := []interface{}{d.logits}
 	for _, l := range d.layers {
-		for _, n := range []*gorgonia.Node{l.out.Key, l.out.Value, l.out.Latent} {
+		for _, n := range []*gorgonia.Node{l.out.KV, l.out.Latent} {
 			if n != nil {
 				watch = append(watch, n)
 			}
@@ -96,7 +97,11 @@ func (d *Decoder) inputs() {
 	kv, dh := cfg.KVHeadCount(), cfg.DHead()
 	d.tokens = intInput(d.g, "decode.tokens", make([]int, b))
 	d.positions = intInput(d.g, "decode.positions", make([]int, b))
-	d.bias = layers.NewParam(d.g, "decode.bias", newDense(dt, []int{b, kv, cfg.Heads / kv, c + 1}, make([]float64, b*cfg.Heads*(c+1))))
+	if d.Path == layers.Gorgonia || cfg.KVLatent > 0 {
+		d.bias = layers.NewParam(d.g, "decode.bias", newDense(dt, []int{b, kv, cfg.Heads / kv, c + 1}, make([]float64, b*cfg.Heads*(c+1))))
+	} else {
+		d.spans = intInput(d.g, "decode.spans", make([]int, 2*b))
+	}
 	if cfg.PositionKind() == PositionRope {
 		d.cos = layers.NewParam(d.g, "decode.rotary_cos", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
 		d.sin = layers.NewParam(d.g, "decode.rotary_sin", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
@@ -159,9 +164,21 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 }
 
 // fillBias writes which cache slots the new position sees: slots before it
-// (within the window, when there is one) and itself, with ALiBi's bias.
+// (within the window, when there is one) and itself, with ALiBi's bias in
+// the Gorgonia path's bias.
 func (d *Decoder) fillBias() {
 	cfg, c, i := d.Model.Config, d.Capacity, d.pos
+	if d.spans != nil {
+		first := 0
+		if cfg.Window > 0 {
+			first = max(0, i-cfg.Window+1)
+		}
+		spans := d.spans.Value().Data().([]int)
+		for r := 0; r < len(spans); r += 2 {
+			spans[r], spans[r+1] = first, i
+		}
+		return
+	}
 	var slopes []float64
 	if cfg.PositionKind() == PositionALiBi {
 		slopes = layers.ALiBiSlopes(cfg.Heads)
@@ -221,22 +238,25 @@ func fill(n *gorgonia.Node, row []float64) {
 // Len() of its cache.
 func (d *Decoder) writeCache() error {
 	for i, l := range d.layers {
-		pairs := [][2]*gorgonia.Node{{l.out.Key, l.keys}, {l.out.Value, l.values}, {l.out.Latent, l.latent}}
-		for _, p := range pairs {
-			if p[0] == nil {
-				continue
+		var err error
+		if l.out.Latent != nil {
+			err = writeSlot(l.latent, l.out.Latent.Value(), 0, 1, d.pos)
+		} else {
+			if err = writeSlot(l.keys, l.out.KV.Value(), 0, 2, d.pos); err == nil {
+				err = writeSlot(l.values, l.out.KV.Value(), 1, 2, d.pos)
 			}
-			if err := writeSlot(p[1], p[0].Value(), d.pos); err != nil {
-				return errors.Wrapf(err, "decode: layer %d cache", i)
-			}
+		}
+		if err != nil {
+			return errors.Wrapf(err, "decode: layer %d cache", i)
 		}
 	}
 	return nil
 }
 
-// writeSlot copies the new entries (B, n, w) into slot pos of cache
-// (B, n, C, w), or (B, w) into (B, C, w) for a latent.
-func writeSlot(cache *gorgonia.Node, v gorgonia.Value, pos int) error {
+// writeSlot copies part `part` of `parts` of the new entries (each batch
+// row holds parts x n x w values: (B, 2, G, d) for keys and values, (B, r)
+// for a latent) into slot pos of cache (B, n, C, w), or (B, C, w).
+func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int) error {
 	s := cache.Shape()
 	c, w := s[len(s)-2], s[len(s)-1]
 	src, ok := v.(*tensor.Dense)
@@ -246,21 +266,25 @@ func writeSlot(cache *gorgonia.Node, v gorgonia.Value, pos int) error {
 	if src.IsView() {
 		src = src.Materialize().(*tensor.Dense)
 	}
-	rows := src.Shape().TotalSize() / w // B*n
-	if rows*c*w != s.TotalSize() {
+	b := s[0]
+	n := s.TotalSize() / (b * c * w) // entries per row and part
+	if src.Shape().TotalSize() != b*parts*n*w {
 		return errors.Errorf("%s: new entries of shape %v do not fit a cache of shape %v", cache.Name(), src.Shape(), s)
 	}
 	switch dst := cache.Value().Data().(type) {
 	case []float64:
-		from := src.Float64s()
-		for r := 0; r < rows; r++ {
-			copy(dst[(r*c+pos)*w:(r*c+pos+1)*w], from[r*w:(r+1)*w])
-		}
+		copySlot(dst, src.Float64s(), b, n, c, w, part, parts, pos)
 	case []float32:
-		from := src.Float32s()
-		for r := 0; r < rows; r++ {
-			copy(dst[(r*c+pos)*w:(r*c+pos+1)*w], from[r*w:(r+1)*w])
-		}
+		copySlot(dst, src.Float32s(), b, n, c, w, part, parts, pos)
 	}
 	return nil
+}
+
+func copySlot[T float32 | float64](dst, src []T, b, n, c, w, part, parts, pos int) {
+	for r := 0; r < b; r++ {
+		for e := 0; e < n; e++ {
+			from := ((r*parts+part)*n + e) * w
+			copy(dst[((r*n+e)*c+pos)*w:((r*n+e)*c+pos+1)*w], src[from:from+w])
+		}
+	}
 }

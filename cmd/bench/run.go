@@ -61,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
+	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
 		return err
@@ -89,6 +90,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runWorker(*worker, goPaths[0], *steps, *warmup, *reps, stdout)
 	}
 	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, paths: goPaths}
+	if *decode {
+		if ct := chooseCoretype(*coretype); ct != "" {
+			opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
+		}
+		return compareDecode(opts, stdout)
+	}
 	for _, name := range strings.Split(*configs, ",") {
 		s, err := sizeNamed(strings.TrimSpace(name))
 		if err != nil {

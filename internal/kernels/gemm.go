@@ -37,6 +37,10 @@ func useSgemm() bool { return useAVX2 && !sgemmPreferBLAS }
 // paths unless the build chose a BLAS (the openblas tag); everything else
 // goes to the BLAS (gonum by default, OpenBLAS with the openblas tag).
 func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if m <= gemvRows && !transA {
+		gemv(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	if a32, ok := any(a).([]float32); ok && useSgemm() {
 		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 		return
@@ -81,4 +85,75 @@ func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b [
 		}
 		blasImpl.Sgemm(ta, tb, i1-i0, n, k, 1, a[ai:], lda, b, ldb, beta, c[i0*ldc:], ldc)
 	})
+}
+
+// gemvRows is the most rows of A that Gemm multiplies row by row (a
+// decoding step's one position per sequence): packing B for a blocked GEMM
+// costs more than the product then.
+const gemvRows = 4
+
+// gemv is Gemm for m <= gemvRows rows of A (not transposed), one row of C
+// at a time: with transB, dot products of A's row with B's rows (B read as
+// stored, (n, k)); otherwise A's row times B (k, n) as k scaled additions.
+func gemv[T float](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	for i := 0; i < m; i++ {
+		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
+		if transB {
+			for j := range ci {
+				ci[j] = dot(ai, b[j*ldb:j*ldb+k]) + beta*ci[j]
+			}
+			continue
+		}
+		if beta == 0 {
+			clear(ci)
+		} else {
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+		for p, x := range ai {
+			row := b[p*ldb : p*ldb+n]
+			for j, y := range row {
+				ci[j] += x * y
+			}
+		}
+	}
+}
+
+// dot is the dot product of two equal-length slices through gonum's
+// vector kernel (assembly on amd64).
+func dot[T float](x, y []T) T {
+	switch x := any(x).(type) {
+	case []float32:
+		return T(gonum.Implementation{}.Sdot(len(x), x, 1, any(y).([]float32), 1))
+	case []float64:
+		return T(gonum.Implementation{}.Ddot(len(x), x, 1, any(y).([]float64), 1))
+	}
+	return 0
+}
+
+// Gemv is y = A x (A (m, n) row-major, x (n), y (m)) or, with trans,
+// y = A^T x (x (m), y (n)), overwriting y, through gonum's vector kernels.
+func Gemv[T float](trans bool, m, n int, a, x, y []T) {
+	if m == 0 {
+		clear(y)
+		return
+	}
+	t := blas.NoTrans
+	if trans {
+		t = blas.Trans
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		gonum.Implementation{}.Sgemv(t, m, n, 1, a, n, any(x).([]float32), 1, 0, any(y).([]float32), 1)
+	case []float64:
+		gonum.Implementation{}.Dgemv(t, m, n, 1, a, n, any(x).([]float64), 1, 0, any(y).([]float64), 1)
+	}
+}
+
+// ScaleAdd sets x[i] = s*x[i] + b.
+func ScaleAdd[T float](x []T, s, b T) {
+	for i := range x {
+		x[i] = s*x[i] + b
+	}
 }

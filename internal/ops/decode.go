@@ -1,0 +1,264 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
+)
+
+// Decode is the layout of one decoding step's fused projection qkv
+// (B, (H+2G)*d): for each row, H query heads, then G key heads, then G
+// value heads, d wide each; query head h reads key and value head h/(H/G).
+type Decode struct{ H, G, D int }
+
+func (s Decode) String() string { return fmt.Sprintf("H=%d,G=%d,d=%d", s.H, s.G, s.D) }
+
+// width is the projection's columns, (H+2G)*d.
+func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
+
+// CacheAttention is one decoding step's attention on the fused path, from
+// the projection of the new position straight to the merged heads:
+//
+//	qkv           (B, (H+2G)*d)  the new position's projection (Decode)
+//	keys, values  (B, G, C, d)   the cache, slot t = position t (keys
+//	                             rotated when there are rotary positions)
+//	spans         (2B) Int       row b sees cache slots [spans[2b],
+//	                             spans[2b+1]) and itself, at position
+//	                             spans[2b+1]
+//	cos, sin      (B, d)         each row's rotary angles (each twice, for
+//	                             channels i and i+d/2), or both nil
+//	out           (B, H*d)       softmax(scale * q k^T - slope_h * (i-j)) v,
+//	                             heads side by side
+//
+// q and the new key are turned by the angles first; slopes, one per query
+// head when not nil, add ALiBi's bias. A step costs the slots a row sees,
+// not the cache's capacity, and the cache is read in place. It has no
+// gradient.
+func CacheAttention(qkv, keys, values, spans, cos, sin *gorgonia.Node, s Decode, scale float64, slopes []float64) (*gorgonia.Node, error) {
+	if math.IsNaN(scale) || math.IsInf(scale, 0) || scale <= 0 {
+		return nil, errors.Errorf("cache attention: scale %v must be positive and finite", scale)
+	}
+	if (cos == nil) != (sin == nil) {
+		return nil, errors.New("cache attention: cos and sin come together")
+	}
+	if slopes != nil && len(slopes) != s.H {
+		return nil, errors.Errorf("cache attention: %d ALiBi slopes for %d heads", len(slopes), s.H)
+	}
+	d := cacheAttnDef{Decode: s, scale: scale, rotary: cos != nil, slopes: slopes}
+	if d.rotary {
+		return apply(d, qkv, keys, values, spans, cos, sin) // (B, H*d)
+	}
+	return apply(d, qkv, keys, values, spans) // (B, H*d)
+}
+
+// NewKeyValue is the new position's key (turned by its rotary angles when
+// cos and sin are not nil) and value from the projection qkv, as
+// (B, 2, G, d): what a decoding step writes into the cache.
+func NewKeyValue(qkv, cos, sin *gorgonia.Node, s Decode) (*gorgonia.Node, error) {
+	if (cos == nil) != (sin == nil) {
+		return nil, errors.New("new key and value: cos and sin come together")
+	}
+	d := newKVDef{Decode: s, rotary: cos != nil}
+	if d.rotary {
+		return apply(d, qkv, cos, sin) // (B, 2, G, d)
+	}
+	return apply(d, qkv) // (B, 2, G, d)
+}
+
+type cacheAttnDef struct {
+	Decode
+	scale  float64
+	rotary bool
+	slopes []float64
+}
+
+func (d cacheAttnDef) String() string {
+	return fmt.Sprintf("CacheAttention{%v,scale=%v,rotary=%t,alibi=%v}", d.Decode, d.scale, d.rotary, d.slopes)
+}
+
+func (d cacheAttnDef) signature() signature {
+	in := []input{floatIn(2, false), floatIn(4, false), floatIn(4, false), intsIn}
+	if d.rotary {
+		in = append(in, floatIn(2, false), floatIn(2, false))
+	}
+	return signature{in: in, out: 2}
+}
+
+func (d cacheAttnDef) shape(s []tensor.Shape) (tensor.Shape, error) {
+	b, c := s[0][0], s[1][2]
+	want := []tensor.Shape{{b, d.width()}, {b, d.G, c, d.D}, {b, d.G, c, d.D}, {2 * b}}
+	if d.rotary {
+		want = append(want, tensor.Shape{b, d.D}, tensor.Shape{b, d.D})
+	}
+	for i, w := range want {
+		if !s[i].Eq(w) {
+			return nil, errors.Errorf("%v: input shapes %v, want %v", d, s, want)
+		}
+	}
+	return tensor.Shape{b, d.H * d.D}, nil
+}
+
+func (d cacheAttnDef) run(a *args) error {
+	c := a.in[1].Shape()[2]
+	for i := 0; i < len(a.ids); i += 2 {
+		if lo, hi := a.ids[i], a.ids[i+1]; lo < 0 || lo > hi || hi > c {
+			return errors.Errorf("%v: row %d sees slots [%d, %d) of a cache of %d", d, i/2, lo, hi, c)
+		}
+	}
+	return byDtype(d, a, cacheAttention[float64], cacheAttention[float32])
+}
+
+// turn sets y to x turned by one row's rotary angles (cos, sin of width d),
+// or copies x when cos is nil.
+func turn[T float](y, x, cos, sin []T) {
+	if cos == nil {
+		copy(y, x)
+		return
+	}
+	half := len(x) / 2
+	for i := 0; i < half; i++ {
+		x1, x2 := float64(x[i]), float64(x[i+half])
+		y[i] = T(x1*float64(cos[i]) - x2*float64(sin[i]))
+		y[i+half] = T(x2*float64(cos[i]) + x1*float64(sin[i]))
+	}
+}
+
+// cacheAttention works per (batch row, kv head), those spread over the
+// cores when there is enough work. The scores of a row's slots are one
+// matrix-vector product of its keys, their weighted sum one of its values
+// (gemv: gonum's vector kernels), with the new position's own key and value
+// added by hand.
+func cacheAttention[T float](d cacheAttnDef, a *args) {
+	s := a.in[1].Shape()
+	b, c, dh, g := s[0], s[2], d.D, d.H/d.G
+	qkv, keys, values, spans, y := data[T](a, 0), data[T](a, 1), data[T](a, 2), a.ids, out[T](a)
+	var cos, sin []T
+	if d.rotary {
+		cos, sin = data[T](a, 4), data[T](a, 5)
+	}
+	kernels.ParallelFor(b*d.G, float64(4*g*c*dh), func(lo, hi int) {
+		w, q, kNew := make([]T, c+1), make([]T, dh), make([]T, dh)
+		for bg := lo; bg < hi; bg++ {
+			row, grp := bg/d.G, bg%d.G
+			first, pos := spans[2*row], spans[2*row+1]
+			n := pos - first // cache slots seen
+			proj := qkv[row*d.width() : (row+1)*d.width()]
+			var rc, rs []T
+			if cos != nil {
+				rc, rs = cos[row*dh:(row+1)*dh], sin[row*dh:(row+1)*dh]
+			}
+			turn(kNew, proj[(d.H+grp)*dh:(d.H+grp+1)*dh], rc, rs)
+			vNew := proj[(d.H+d.G+grp)*dh : (d.H+d.G+grp+1)*dh]
+			kh, vh := keys[(bg*c+first)*dh:(bg*c+pos)*dh], values[(bg*c+first)*dh:(bg*c+pos)*dh]
+			for j := 0; j < g; j++ {
+				h := grp*g + j
+				turn(q, proj[h*dh:(h+1)*dh], rc, rs)
+				scores := w[:n+1]
+				kernels.Gemv(false, n, dh, kh, q, scores[:n]) // (n) = K q
+				scores[n] = dotT(q, kNew)                     // the new position's own key
+				kernels.ScaleAdd(scores, T(d.scale), 0)       // scaled
+				if d.slopes != nil {
+					for t := range scores[:n] {
+						scores[t] -= T(d.slopes[h] * float64(pos-first-t))
+					}
+				}
+				sum := expNormalize(scores)
+				yj := y[(row*d.H+h)*dh : (row*d.H+h+1)*dh]
+				kernels.Gemv(true, n, dh, vh, scores[:n], yj) // (d) = V^T w
+				inv := 1 / sum
+				for i, x := range vNew {
+					yj[i] = (yj[i] + scores[n]*x) * inv
+				}
+			}
+		}
+	})
+}
+
+type newKVDef struct {
+	Decode
+	rotary bool
+}
+
+func (d newKVDef) String() string {
+	return fmt.Sprintf("NewKeyValue{%v,rotary=%t}", d.Decode, d.rotary)
+}
+
+func (d newKVDef) signature() signature {
+	in := []input{floatIn(2, false)}
+	if d.rotary {
+		in = append(in, floatIn(2, false), floatIn(2, false))
+	}
+	return signature{in: in, out: 4}
+}
+
+func (d newKVDef) shape(s []tensor.Shape) (tensor.Shape, error) {
+	b := s[0][0]
+	if !s[0].Eq(tensor.Shape{b, d.width()}) || d.rotary && (!s[1].Eq(tensor.Shape{b, d.D}) || !s[2].Eq(tensor.Shape{b, d.D})) {
+		return nil, errors.Errorf("%v: input shapes %v", d, s)
+	}
+	return tensor.Shape{b, 2, d.G, d.D}, nil
+}
+
+func (d newKVDef) run(a *args) error {
+	return byDtype(d, a, newKeyValue[float64], newKeyValue[float32])
+}
+
+func newKeyValue[T float](d newKVDef, a *args) {
+	qkv, y, dh := data[T](a, 0), out[T](a), d.D
+	var cos, sin []T
+	if d.rotary {
+		cos, sin = data[T](a, 1), data[T](a, 2)
+	}
+	for row := 0; row < a.y.Shape()[0]; row++ {
+		proj, out := qkv[row*d.width():(row+1)*d.width()], y[row*2*d.G*dh:(row+1)*2*d.G*dh]
+		var rc, rs []T
+		if cos != nil {
+			rc, rs = cos[row*dh:(row+1)*dh], sin[row*dh:(row+1)*dh]
+		}
+		for grp := 0; grp < d.G; grp++ {
+			k := out[grp*dh : (grp+1)*dh]
+			turn(k, proj[(d.H+grp)*dh:(d.H+grp+1)*dh], rc, rs)
+		}
+		copy(out[d.G*dh:], proj[(d.H+d.G)*dh:])
+	}
+}
+
+// dotT is x·y, accumulated in float64 for float64 and in float32 lanes for
+// float32 (as the GEMMs do).
+func dotT[T float](x, y []T) T {
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// expNormalize sets w = exp(w - max w) and returns the sum: the vector exp
+// kernel for float32, math.Exp for float64.
+func expNormalize[T float](w []T) T {
+	if w32, ok := any(w).([]float32); ok {
+		return T(kernels.ExpShift(w32, w32, 1, kernels.MaxOf(w32)))
+	}
+	m := w[0]
+	for _, x := range w[1:] {
+		m = max(m, x)
+	}
+	var sum T
+	for i, x := range w {
+		w[i] = T(math.Exp(float64(x - m)))
+		sum += w[i]
+	}
+	return sum
+}
