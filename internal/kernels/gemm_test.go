@@ -52,7 +52,7 @@ func TestSgemmMatchesReference(t *testing.T) {
 func testSgemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	dims := [][3]int{{1, 1, 1}, {6, 16, 8}, {7, 17, 3}, {12, 12, 8}, {24, 16, 20}, {64, 16, 64}, {64, 48, 64}, {64, 64, 16}, {5, 33, 300}, {130, 70, 520}, {200, 300, 40}, {37, 5, 1},
-		{4, 7, 0}, {13, 20, 0}, {0, 9, 5}, {8, 0, 5}, {0, 0, 0}, {7, 2100, 9}, {3, 4200, 2}, {24, 2100, 100}}
+		{4, 7, 0}, {2, 64, 256}, {4, 17, 64}, {13, 20, 0}, {0, 9, 5}, {8, 0, 5}, {0, 0, 0}, {7, 2100, 9}, {3, 4200, 2}, {24, 2100, 100}}
 	for _, mnk := range dims {
 		m, n, k := mnk[0], mnk[1], mnk[2]
 		for _, ta := range []bool{false, true} {
@@ -132,4 +132,59 @@ func TestDgemmMatchesReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGemv: y = A x and y = A^T x against float64 loops, float32 at 1e-5
+// relative to sum |a||x|, float64 at 1e-12, including an empty A.
+func TestGemv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, mn := range [][2]int{{5, 16}, {1, 3}, {130, 16}, {0, 4}} {
+		m, n := mn[0], mn[1]
+		a := make([]float64, m*n)
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		for _, trans := range []bool{false, true} {
+			rows, cols := m, n // y has rows entries, x cols
+			if trans {
+				rows, cols = n, m
+			}
+			x := make([]float64, cols)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+			}
+			want, scale := make([]float64, rows), make([]float64, rows)
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					if trans {
+						want[j] += a[i*n+j] * x[i]
+						scale[j] += math.Abs(a[i*n+j] * x[i])
+					} else {
+						want[i] += a[i*n+j] * x[j]
+						scale[i] += math.Abs(a[i*n+j] * x[j])
+					}
+				}
+			}
+			y64 := make([]float64, rows)
+			for i := range y64 {
+				y64[i] = 99 // overwritten
+			}
+			Gemv(trans, m, n, a, x, y64)
+			a32, x32, y32 := f32s(a), f32s(x), make([]float32, rows)
+			Gemv(trans, m, n, a32, x32, y32)
+			for i := range want {
+				if math.Abs(y64[i]-want[i]) > 1e-12*(1+scale[i]) || math.Abs(float64(y32[i])-want[i]) > 1e-5*(1+scale[i]) {
+					t.Fatalf("m %d n %d trans %v: y[%d] = %v (float32 %v), want %v", m, n, trans, i, y64[i], y32[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func f32s(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
 }
