@@ -27,7 +27,8 @@ type Decoder struct {
 	Path     layers.Path
 
 	g                 *gorgonia.ExprGraph
-	vm                gorgonia.VM
+	vm                gorgonia.VM    // the Gorgonia path's and latent attention's, else nil
+	seq               *sequence      // the fused path's (its ops are all internal/ops'), else nil
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
 	spans             *gorgonia.Node // (2B) Int, the fused path's slots seen, see layers.DecodeInputs
 	bias              *gorgonia.Node // (B, G, g, C+1), the Gorgonia path's and latent attention's, or nil
@@ -87,7 +88,11 @@ func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 			}
 		}
 	}
-	d.vm = gorgonia.NewTapeMachine(d.g, gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...))
+	if path == layers.Gorgonia || m.Config.KVLatent > 0 {
+		d.vm = gorgonia.NewTapeMachine(d.g, gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...))
+		return d, nil
+	}
+	d.seq = raise.Must(newSequence(d.g))
 	return d, nil
 }
 
@@ -126,7 +131,29 @@ func (d *Decoder) Len() int { return d.pos }
 func (d *Decoder) Reset() { d.pos = 0 }
 
 // Close releases the machine.
-func (d *Decoder) Close() error { return d.vm.Close() }
+func (d *Decoder) Close() error {
+	if d.vm == nil {
+		return nil
+	}
+	return d.vm.Close()
+}
+
+// run computes the step's graph once.
+func (d *Decoder) run() error {
+	if d.seq != nil {
+		return d.seq.run()
+	}
+	d.vm.Reset()
+	return d.vm.RunAll()
+}
+
+// value is n's value after the last run.
+func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value {
+	if d.seq != nil {
+		return d.seq.value(n)
+	}
+	return n.Value()
+}
 
 // Step feeds tokens (B), each row's token at position Len(), writes their
 // keys and values into the cache and returns the logits of the next token,
@@ -151,15 +178,14 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 	}
 	d.fillBias()
 	d.fillRotary()
-	d.vm.Reset()
-	if err := d.vm.RunAll(); err != nil {
+	if err := d.run(); err != nil {
 		return nil, errors.Wrap(err, "decode")
 	}
 	if err := d.writeCache(); err != nil {
 		return nil, err
 	}
 	d.pos++
-	logits, err := Float64s(d.logits.Value())
+	logits, err := Float64s(d.value(d.logits))
 	return logits, errors.Wrap(err, "decode: logits")
 }
 
@@ -240,10 +266,10 @@ func (d *Decoder) writeCache() error {
 	for i, l := range d.layers {
 		var err error
 		if l.out.Latent != nil {
-			err = writeSlot(l.latent, l.out.Latent.Value(), 0, 1, d.pos)
+			err = writeSlot(l.latent, d.value(l.out.Latent), 0, 1, d.pos)
 		} else {
-			if err = writeSlot(l.keys, l.out.KV.Value(), 0, 2, d.pos); err == nil {
-				err = writeSlot(l.values, l.out.KV.Value(), 1, 2, d.pos)
+			if err = writeSlot(l.keys, d.value(l.out.KV), 0, 2, d.pos); err == nil {
+				err = writeSlot(l.values, d.value(l.out.KV), 1, 2, d.pos)
 			}
 		}
 		if err != nil {
