@@ -14,7 +14,9 @@ import (
 // and g = H/G query heads per group:
 //
 //	Keys, Values  (B, G, C, d)   the cached keys (rotated, with rotary
-//	                             positions) and values, slot t = position t
+//	                             positions) and values, slot t = position
+//	                             t; on the fused path transposed, (B, G, d,
+//	                             C), for ops.CacheAttention
 //	Latent        (B, C, r)      latent attention's cache instead: the latent
 //	                             of each position, from which keys and values
 //	                             are up-projected
@@ -187,7 +189,11 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 	if a.Latent != nil {
 		wants = append(wants, want{"latent cache", in.Latent, tensor.Shape{b, c, a.Latent.Down.Out}})
 	} else {
-		wants = append(wants, want{"key cache", in.Keys, tensor.Shape{b, kv, c, dh}}, want{"value cache", in.Values, tensor.Shape{b, kv, c, dh}})
+		cache := tensor.Shape{b, kv, c, dh}
+		if a.Path != Gorgonia {
+			cache = tensor.Shape{b, kv, dh, c}
+		}
+		wants = append(wants, want{"key cache", in.Keys, cache}, want{"value cache", in.Values, cache})
 	}
 	if a.RotaryBase > 0 {
 		wants = append(wants, want{"rotary cos", in.Cos, tensor.Shape{b, dh}}, want{"rotary sin", in.Sin, tensor.Shape{b, dh}})

@@ -119,7 +119,11 @@ func (d *Decoder) inputs() {
 		if cfg.KVLatent > 0 {
 			d.layers[i].latent = cache("latent", b, c, cfg.KVLatent)
 		} else {
-			d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, c, dh), cache("values", b, kv, c, dh)
+			if d.Path == layers.Gorgonia {
+				d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, c, dh), cache("values", b, kv, c, dh)
+			} else { // transposed for ops.CacheAttention
+				d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, dh, c), cache("values", b, kv, dh, c)
+			}
 		}
 	}
 }
@@ -266,10 +270,11 @@ func (d *Decoder) writeCache() error {
 	for i, l := range d.layers {
 		var err error
 		if l.out.Latent != nil {
-			err = writeSlot(l.latent, d.value(l.out.Latent), 0, 1, d.pos)
+			err = writeSlot(l.latent, d.value(l.out.Latent), 0, 1, d.pos, false)
 		} else {
-			if err = writeSlot(l.keys, d.value(l.out.KV), 0, 2, d.pos); err == nil {
-				err = writeSlot(l.values, d.value(l.out.KV), 1, 2, d.pos)
+			transposed := d.Path != layers.Gorgonia
+			if err = writeSlot(l.keys, d.value(l.out.KV), 0, 2, d.pos, transposed); err == nil {
+				err = writeSlot(l.values, d.value(l.out.KV), 1, 2, d.pos, transposed)
 			}
 		}
 		if err != nil {
@@ -281,10 +286,14 @@ func (d *Decoder) writeCache() error {
 
 // writeSlot copies part `part` of `parts` of the new entries (each batch
 // row holds parts x n x w values: (B, 2, G, d) for keys and values, (B, r)
-// for a latent) into slot pos of cache (B, n, C, w), or (B, C, w).
-func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int) error {
+// for a latent) into slot pos of cache (B, n, C, w), (B, C, w), or the
+// fused path's transposed (B, n, w, C) when transposed.
+func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int, transposed bool) error {
 	s := cache.Shape()
 	c, w := s[len(s)-2], s[len(s)-1]
+	if transposed {
+		c, w = w, c
+	}
 	src, ok := v.(*tensor.Dense)
 	if !ok {
 		return errors.Errorf("no value for %s", cache.Name())
@@ -297,20 +306,34 @@ func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int) err
 	if src.Shape().TotalSize() != b*parts*n*w {
 		return errors.Errorf("%s: new entries of shape %v do not fit a cache of shape %v", cache.Name(), src.Shape(), s)
 	}
+	layout := slotLayout{b: b, n: n, c: c, w: w, part: part, parts: parts, pos: pos, transposed: transposed}
 	switch dst := cache.Value().Data().(type) {
 	case []float64:
-		copySlot(dst, src.Float64s(), b, n, c, w, part, parts, pos)
+		copySlot(dst, src.Float64s(), layout)
 	case []float32:
-		copySlot(dst, src.Float32s(), b, n, c, w, part, parts, pos)
+		copySlot(dst, src.Float32s(), layout)
 	}
 	return nil
 }
 
-func copySlot[T float32 | float64](dst, src []T, b, n, c, w, part, parts, pos int) {
-	for r := 0; r < b; r++ {
-		for e := 0; e < n; e++ {
-			from := ((r*parts+part)*n + e) * w
-			copy(dst[((r*n+e)*c+pos)*w:((r*n+e)*c+pos+1)*w], src[from:from+w])
+// slotLayout says where writeSlot's entries go.
+type slotLayout struct {
+	b, n, c, w, part, parts, pos int
+	transposed                   bool
+}
+
+func copySlot[T float32 | float64](dst, src []T, l slotLayout) {
+	for r := 0; r < l.b; r++ {
+		for e := 0; e < l.n; e++ {
+			from := src[((r*l.parts+l.part)*l.n+e)*l.w:][:l.w]
+			block := (r*l.n + e) * l.c * l.w
+			if !l.transposed {
+				copy(dst[block+l.pos*l.w:][:l.w], from)
+				continue
+			}
+			for i, x := range from {
+				dst[block+i*l.c+l.pos] = x
+			}
 		}
 	}
 }

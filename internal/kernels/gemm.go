@@ -132,24 +132,18 @@ func dot[T float](x, y []T) T {
 	return 0
 }
 
-// Gemv is y = A x (A (m, n) row-major, x (n), y (m)) or, with trans,
-// y = A^T x (x (m), y (n)), overwriting y, through gonum's vector kernels.
-func Gemv[T float](trans bool, m, n int, a, x, y []T) {
-	if m == 0 {
-		clear(y)
-		return
-	}
-	t := blas.NoTrans
-	if trans {
-		t = blas.Trans
-	}
-	switch a := any(a).(type) {
+// Axpy is y += alpha x, through gonum's vector kernels.
+func Axpy[T float](alpha T, x, y []T) {
+	switch x := any(x).(type) {
 	case []float32:
-		gonum.Implementation{}.Sgemv(t, m, n, 1, a, n, any(x).([]float32), 1, 0, any(y).([]float32), 1)
+		gonum.Implementation{}.Saxpy(len(x), float32(alpha), x, 1, any(y).([]float32), 1)
 	case []float64:
-		gonum.Implementation{}.Dgemv(t, m, n, 1, a, n, any(x).([]float64), 1, 0, any(y).([]float64), 1)
+		gonum.Implementation{}.Daxpy(len(x), float64(alpha), x, 1, any(y).([]float64), 1)
 	}
 }
+
+// Dot is x·y for slices of one length, through gonum's vector kernels.
+func Dot[T float](x, y []T) T { return dot(x, y) }
 
 // ScaleAdd sets x[i] = s*x[i] + b.
 func ScaleAdd[T float](x []T, s, b T) {

@@ -134,48 +134,32 @@ func TestDgemmMatchesReference(t *testing.T) {
 	}
 }
 
-// TestGemv: y = A x and y = A^T x against float64 loops, float32 at 1e-5
-// relative to sum |a||x|, float64 at 1e-12, including an empty A.
-func TestGemv(t *testing.T) {
+// TestAxpyDot: y += a x and x·y against float64 loops (float32 at 1e-5,
+// float64 at 1e-12, relative to the sum of magnitudes).
+func TestAxpyDot(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, mn := range [][2]int{{5, 16}, {1, 3}, {130, 16}, {0, 4}} {
-		m, n := mn[0], mn[1]
-		a := make([]float64, m*n)
-		for i := range a {
-			a[i] = rng.NormFloat64()
+	for _, n := range []int{0, 1, 7, 16, 130} {
+		x, y := make([]float64, n), make([]float64, n)
+		for i := range x {
+			x[i], y[i] = rng.NormFloat64(), rng.NormFloat64()
 		}
-		for _, trans := range []bool{false, true} {
-			rows, cols := m, n // y has rows entries, x cols
-			if trans {
-				rows, cols = n, m
-			}
-			x := make([]float64, cols)
-			for i := range x {
-				x[i] = rng.NormFloat64()
-			}
-			want, scale := make([]float64, rows), make([]float64, rows)
-			for i := 0; i < m; i++ {
-				for j := 0; j < n; j++ {
-					if trans {
-						want[j] += a[i*n+j] * x[i]
-						scale[j] += math.Abs(a[i*n+j] * x[i])
-					} else {
-						want[i] += a[i*n+j] * x[j]
-						scale[i] += math.Abs(a[i*n+j] * x[j])
-					}
-				}
-			}
-			y64 := make([]float64, rows)
-			for i := range y64 {
-				y64[i] = 99 // overwritten
-			}
-			Gemv(trans, m, n, a, x, y64)
-			a32, x32, y32 := f32s(a), f32s(x), make([]float32, rows)
-			Gemv(trans, m, n, a32, x32, y32)
-			for i := range want {
-				if math.Abs(y64[i]-want[i]) > 1e-12*(1+scale[i]) || math.Abs(float64(y32[i])-want[i]) > 1e-5*(1+scale[i]) {
-					t.Fatalf("m %d n %d trans %v: y[%d] = %v (float32 %v), want %v", m, n, trans, i, y64[i], y32[i], want[i])
-				}
+		var want, scale float64
+		for i := range x {
+			want += x[i] * y[i]
+			scale += math.Abs(x[i] * y[i])
+		}
+		if got := Dot(x, y); math.Abs(got-want) > 1e-12*(1+scale) {
+			t.Errorf("n %d: Dot = %v, want %v", n, got, want)
+		}
+		if got := Dot(f32s(x), f32s(y)); math.Abs(float64(got)-want) > 1e-5*(1+scale) {
+			t.Errorf("n %d: float32 Dot = %v, want %v", n, got, want)
+		}
+		y0, y32 := append([]float64(nil), y...), f32s(y)
+		Axpy(1.5, x, y)
+		Axpy(1.5, f32s(x), y32)
+		for i := range y {
+			if w := y0[i] + 1.5*x[i]; math.Abs(y[i]-w) > 1e-12*(1+math.Abs(w)) || math.Abs(float64(y32[i])-w) > 1e-5*(1+math.Abs(w)) {
+				t.Fatalf("n %d: Axpy gave %v (float32 %v) at %d", n, y[i], y32[i], i)
 			}
 		}
 	}

@@ -25,8 +25,11 @@ func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
 // the projection of the new position straight to the merged heads:
 //
 //	qkv           (B, (H+2G)*d)  the new position's projection (Decode)
-//	keys, values  (B, G, C, d)   the cache, slot t = position t (keys
-//	                             rotated when there are rotary positions)
+//	keys, values  (B, G, d, C)   the cache, transposed: column t is
+//	                             position t (keys rotated when there are
+//	                             rotary positions), so that a row's scores
+//	                             and its weighted sum of values are d
+//	                             long-vector operations over the slots
 //	spans         (2B) Int       row b sees cache slots [spans[2b],
 //	                             spans[2b+1]) and itself, at position
 //	                             spans[2b+1]
@@ -90,8 +93,8 @@ func (d cacheAttnDef) signature() signature {
 }
 
 func (d cacheAttnDef) shape(s []tensor.Shape) (tensor.Shape, error) {
-	b, c := s[0][0], s[1][2]
-	want := []tensor.Shape{{b, d.width()}, {b, d.G, c, d.D}, {b, d.G, c, d.D}, {2 * b}}
+	b, c := s[0][0], s[1][3]
+	want := []tensor.Shape{{b, d.width()}, {b, d.G, d.D, c}, {b, d.G, d.D, c}, {2 * b}}
 	if d.rotary {
 		want = append(want, tensor.Shape{b, d.D}, tensor.Shape{b, d.D})
 	}
@@ -104,7 +107,7 @@ func (d cacheAttnDef) shape(s []tensor.Shape) (tensor.Shape, error) {
 }
 
 func (d cacheAttnDef) run(a *args) error {
-	c := a.in[1].Shape()[2]
+	c := a.in[1].Shape()[3]
 	for i := 0; i < len(a.ids); i += 2 {
 		if lo, hi := a.ids[i], a.ids[i+1]; lo < 0 || lo > hi || hi > c {
 			return errors.Errorf("%v: row %d sees slots [%d, %d) of a cache of %d", d, i/2, lo, hi, c)
@@ -129,13 +132,13 @@ func turn[T float](y, x, cos, sin []T) {
 }
 
 // cacheAttention works per (batch row, kv head), those spread over the
-// cores when there is enough work. The scores of a row's slots are one
-// matrix-vector product of its keys, their weighted sum one of its values
-// (gemv: gonum's vector kernels), with the new position's own key and value
-// added by hand.
+// cores when there is enough work. A query's scores over its n slots are d
+// scaled additions of the key cache's rows (Axpy), its output d dot
+// products of the value cache's rows with the weights (Dot), and the new
+// position's own key and value are added by hand.
 func cacheAttention[T float](d cacheAttnDef, a *args) {
 	s := a.in[1].Shape()
-	b, c, dh, g := s[0], s[2], d.D, d.H/d.G
+	b, c, dh, g := s[0], s[3], d.D, d.H/d.G
 	qkv, keys, values, spans, y := data[T](a, 0), data[T](a, 1), data[T](a, 2), a.ids, out[T](a)
 	var cos, sin []T
 	if d.rotary {
@@ -154,25 +157,26 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			}
 			turn(kNew, proj[(d.H+grp)*dh:(d.H+grp+1)*dh], rc, rs)
 			vNew := proj[(d.H+d.G+grp)*dh : (d.H+d.G+grp+1)*dh]
-			kh, vh := keys[(bg*c+first)*dh:(bg*c+pos)*dh], values[(bg*c+first)*dh:(bg*c+pos)*dh]
+			kt, vt := keys[bg*dh*c:(bg+1)*dh*c], values[bg*dh*c:(bg+1)*dh*c] // (d, C) each
 			for j := 0; j < g; j++ {
 				h := grp*g + j
 				turn(q, proj[h*dh:(h+1)*dh], rc, rs)
 				scores := w[:n+1]
-				kernels.Gemv(false, n, dh, kh, q, scores[:n]) // (n) = K q
-				scores[n] = dotT(q, kNew)                     // the new position's own key
-				kernels.ScaleAdd(scores, T(d.scale), 0)       // scaled
+				clear(scores)
+				for i, x := range q {
+					kernels.Axpy(x, kt[i*c+first:i*c+pos], scores[:n]) // (n) += q_i K[i, slots]
+				}
+				scores[n] = dotT(q, kNew) // the new position's own key
+				kernels.ScaleAdd(scores, T(d.scale), 0)
 				if d.slopes != nil {
 					for t := range scores[:n] {
 						scores[t] -= T(d.slopes[h] * float64(pos-first-t))
 					}
 				}
-				sum := expNormalize(scores)
+				inv := 1 / expNormalize(scores)
 				yj := y[(row*d.H+h)*dh : (row*d.H+h+1)*dh]
-				kernels.Gemv(true, n, dh, vh, scores[:n], yj) // (d) = V^T w
-				inv := 1 / sum
-				for i, x := range vNew {
-					yj[i] = (yj[i] + scores[n]*x) * inv
+				for i := range yj {
+					yj[i] = (kernels.Dot(vt[i*c+first:i*c+pos], scores[:n]) + scores[n]*vNew[i]) * inv
 				}
 			}
 		}
