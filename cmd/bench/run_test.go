@@ -196,3 +196,46 @@ func TestSortIsTheSortConfig(t *testing.T) {
 		t.Errorf("bench sort batch %d, configs/sort.yaml %d", s.Batch, cfg.Train.BatchSize)
 	}
 }
+
+// TestPrintDecode: medians, the cache's speed-up and the ratio against
+// PyTorch's better thread count.
+func TestPrintDecode(t *testing.T) {
+	rows := []*decodeRow{
+		{batch: 1, length: 64, cached: []float64{900, 1000, 1100}, none: []float64{100, 250}, torch: map[int][]float64{1: {400}, 2: {500, 600, 200}}},
+		{batch: 32, length: 256, cached: []float64{5000}, none: []float64{50}, torch: map[int][]float64{}},
+	}
+	var out bytes.Buffer
+	printDecode(&out, rows, options{rounds: 1, reps: 3})
+	text := out.String()
+	for _, want := range []string{"1000", "175", "5.7x", "500 (2)", "2.00x", "100.0x"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "32" && (len(f) != 7 || f[5] != "-" || f[6] != "-") {
+			t.Errorf("the row without PyTorch: %q", line)
+		}
+	}
+}
+
+// TestDecodeModelIsSortsModel: the decode rows time configs/sort.yaml's
+// model (the same sizes as torch_decode.py's D, H, FF, V, L).
+func TestDecodeModelIsSortsModel(t *testing.T) {
+	m, err := decodeModel(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sizeNamed("sort")
+	c := m.Config
+	if c.DModel != s.DModel || c.Heads != s.Heads || c.Layers != s.Layers || c.DFF != s.DFF || c.Vocab != s.V || c.Context != 64 {
+		t.Errorf("decode model %+v, sort size %+v", c, s)
+	}
+	src, err := os.ReadFile("torch_decode.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("D, H, FF, V, L = %d, %d, %d, %d, %d", c.DModel, c.Heads, c.DFF, c.Vocab, c.Layers); !strings.Contains(string(src), want) {
+		t.Errorf("torch_decode.py does not define %q", want)
+	}
+}
