@@ -97,7 +97,7 @@ func ScoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool
 			queries[i] = nil
 		}
 	}
-	if out.Roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID}); err != nil {
+	if out.Roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID, Brackets: data.Brackets(task)}); err != nil {
 		return Pooled{}, err
 	}
 	for l := range cfg.Layers {

@@ -210,3 +210,26 @@ func Char(task Task, id int) (r rune, ok bool) {
 	}
 	return t.chars[id], true
 }
+
+// Brackets maps the id of each closing bracket of the text task's
+// vocabulary to its opening bracket's (")" to "(", "]" to "[", "}" to
+// "{"), for the pairs whose both halves the text holds; nil for any other
+// task or a text without a pair.
+func Brackets(task Task) map[int]int {
+	t, ok := base(task).(textTask)
+	if !ok {
+		return nil
+	}
+	var pairs map[int]int
+	for _, p := range []string{"()", "[]", "{}"} {
+		open, okOpen := slices.BinarySearch(t.chars, rune(p[0]))
+		closing, okClose := slices.BinarySearch(t.chars, rune(p[1]))
+		if okOpen && okClose {
+			if pairs == nil {
+				pairs = map[int]int{}
+			}
+			pairs[closing] = open
+		}
+	}
+	return pairs
+}

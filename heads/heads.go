@@ -24,12 +24,16 @@ const (
 	// the patterns of a sorting head.
 	SmallestRemaining Pattern = "smallest-remaining"
 	NextLarger        Pattern = "next-larger"
+	// MatchingBracket reads the innermost bracket still open at the query:
+	// for a closing bracket, the one it closes. It is scored only with
+	// Options.Brackets (text).
+	MatchingBracket Pattern = "matching-bracket"
 	// Diffuse is the role of a head no pattern explains well enough.
 	Diffuse Pattern = "diffuse"
 )
 
 // Patterns lists the scored patterns in tie-break order.
-var Patterns = []Pattern{PreviousToken, Self, FirstToken, Separator, Offset, Duplicate, Induction, SmallestRemaining, NextLarger}
+var Patterns = []Pattern{PreviousToken, Self, FirstToken, Separator, Offset, Duplicate, Induction, SmallestRemaining, NextLarger, MatchingBracket}
 
 // DefaultThreshold is the score a pattern needs to name the head.
 const DefaultThreshold = 0.4
@@ -45,6 +49,10 @@ type Options struct {
 	// Threshold is the score the best pattern needs to become the role;
 	// 0 means DefaultThreshold.
 	Threshold float64
+	// Brackets maps each closing bracket's id to its opening bracket's
+	// ("}" to "{"): with it the matching-bracket pattern is scored; without
+	// it the pattern is left out of the result.
+	Brackets map[int]int
 	// SkipEntropy leaves Result.Entropy and EntropyNorm at 0, for a caller
 	// that wants only the pattern scores: the logarithms are half the cost
 	// of Add.
@@ -229,6 +237,9 @@ func (a *Accumulator) Add(w [][]float64, tokens []int, queries []float64) error 
 		score(a.tallies[Induction], targets)
 		score(a.tallies[SmallestRemaining], smallestRemaining(targets[:0], tokens, i, firstSep))
 		score(a.tallies[NextLarger], nextLarger(targets[:0], tokens, i, a.opts.Separator))
+		if a.opts.Brackets != nil {
+			score(a.tallies[MatchingBracket], openBracket(targets[:0], tokens, i, a.opts.Brackets))
+		}
 	}
 	return nil
 }
@@ -262,6 +273,29 @@ func nextLarger(buf, tokens []int, i, sep int) []int {
 	return holding(buf, tokens[:i], func(v int) bool { return v != sep && v > tokens[i] })
 }
 
+// openBracket returns the position of the innermost bracket open before the
+// query i (brackets matched as a stack over tokens[:i]; a closer that does
+// not match the innermost opener is ignored): for a closing bracket at i,
+// the bracket it closes. None when every bracket before i is closed.
+func openBracket(buf, tokens []int, i int, brackets map[int]int) []int {
+	openers := map[int]bool{}
+	for _, o := range brackets {
+		openers[o] = true
+	}
+	var stack []int
+	for j, v := range tokens[:i] {
+		if openers[v] {
+			stack = append(stack, j)
+		} else if o, ok := brackets[v]; ok && len(stack) > 0 && tokens[stack[len(stack)-1]] == o {
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) == 0 {
+		return buf
+	}
+	return append(buf, stack[len(stack)-1])
+}
+
 // holding appends the positions in tokens of the smallest value that
 // qualifies, or nothing when none does.
 func holding(buf, tokens []int, qualifies func(v int) bool) []int {
@@ -283,6 +317,9 @@ func holding(buf, tokens []int, qualifies func(v int) bool) []int {
 func (a *Accumulator) Result() Result {
 	r := Result{Scores: map[Pattern]float64{}, Sequences: a.sequence}
 	for _, p := range Patterns {
+		if p == MatchingBracket && a.opts.Brackets == nil {
+			continue
+		}
 		r.Scores[p] = a.tallies[p].mean()
 	}
 	for k := 2; k <= maxOffset(a.t); k++ {

@@ -168,7 +168,7 @@ func TestPureContentHeads(t *testing.T) {
 // diffuse, and has row entropy log(#keys), i.e. EntropyNorm 1.
 func TestUniformHeadScoresNothing(t *testing.T) {
 	w := build(func(int) []int { return nil })
-	a := accumulate(t, Options{Separator: sep}, nil, w)
+	a := accumulate(t, Options{Separator: sep, Brackets: map[int]int{1: 0}}, nil, w)
 	r := a.Result()
 	for _, p := range Patterns {
 		if s, ok := r.Scores[p]; !ok || s > 1e-12 {
@@ -361,5 +361,43 @@ func TestPool(t *testing.T) {
 	}
 	if _, err := Pool(att, [][]int{tokens}, nil, Options{}); err == nil {
 		t.Error("two sequences of weights for one of tokens accepted")
+	}
+}
+
+// TestMatchingBracket: a head that attends to the innermost open bracket
+// scores 1 on matching-bracket and is named so; brackets closed before the
+// query, and a closer that does not match, are skipped; without
+// Options.Brackets the pattern is absent.
+func TestMatchingBracket(t *testing.T) {
+	// ids: 0 "(", 1 ")", 2 "{", 3 "}", 4 "x"
+	tokens := []int{2, 4, 0, 4, 1, 4, 3, 0, 3, 4, 1}
+	want := []int{-1, 0, 0, 2, 2, 0, 0, -1, 7, 7, 7} // innermost open before each query; -1: none
+	n := len(tokens)
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		if want[i] >= 0 {
+			w[i][want[i]] = 1
+		} else {
+			w[i][i] = 1
+		}
+	}
+	brackets := map[int]int{1: 0, 3: 2}
+	for i := range tokens {
+		got := openBracket(nil, tokens, i, brackets)
+		if (want[i] < 0) != (len(got) == 0) || len(got) == 1 && got[0] != want[i] {
+			t.Errorf("query %d: innermost open bracket %v, want %d", i, got, want[i])
+		}
+	}
+	r, err := Score(w, tokens, Options{Separator: NoSeparator, Brackets: brackets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Role != MatchingBracket || r.Scores[MatchingBracket] < 0.999 {
+		t.Errorf("role %s, scores %v", r.Role, r.Scores)
+	}
+	plain, _ := Score(w, tokens, Options{Separator: NoSeparator})
+	if _, ok := plain.Scores[MatchingBracket]; ok || plain.Role == MatchingBracket {
+		t.Errorf("without brackets: role %s, scores %v", plain.Role, plain.Scores)
 	}
 }
