@@ -253,6 +253,11 @@ type Circuits struct {
 	DirectLogit *Attribution `json:"direct_logit,omitempty"`
 	// Patching is activation patching, nil for a task other than induction.
 	Patching *Patching `json:"patching,omitempty"`
+	// ICL is the in-context-learning score, nil for a task other than
+	// induction.
+	ICL *InContext `json:"icl,omitempty"`
+	// LogitLens reads the residual stream out at every depth.
+	LogitLens []Lens `json:"logit_lens,omitempty"`
 }
 
 // Measure computes every circuit metric of m; prefix matching on n

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"encoding/json"
-	"github.com/attnscope/attnscope/data"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -204,4 +205,111 @@ func TestPatching(t *testing.T) {
 		t.Errorf("largest share restored by L%d H%d: %v", best[0], best[1], p.Restored)
 	}
 	t.Logf("clean %.3f corrupted %.3f restored %v", p.CleanLogit, p.CorruptedLogit, p.Restored)
+}
+
+// TestInContextLearning: on the committed induction run the copy's
+// predictions lose far less than the same predictions at the block's first
+// occurrence (score below -2.5 nats, the late loss below 0.3); a model
+// whose logits are all zero
+// loses ln V at both, a score of exactly 0; a task other than induction is
+// refused.
+func TestInContextLearning(t *testing.T) {
+	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := cli.TaskOf(info.RunConfig, m.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	icl, err := ICL(m, task, 64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if icl.Score > -2.5 || icl.Late > 0.3 || icl.Early < 2 || icl.Pairs < 64*5 {
+		t.Errorf("induction run: %+v", icl)
+	}
+	t.Logf("ICL %+v", icl)
+	for _, p := range m.Params {
+		clear(p.Value.Float32s())
+	}
+	flat, err := ICL(m, task, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lnV := math.Log(float64(m.Config.Vocab))
+	if math.Abs(flat.Early-lnV) > 1e-6 || math.Abs(flat.Late-lnV) > 1e-6 || flat.Score != 0 {
+		t.Errorf("zero logits: %+v, want early = late = ln %d = %.6f and score 0", flat, m.Config.Vocab, lnV)
+	}
+	copyTask, err := data.New(data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ICL(m, copyTask, 4, 1); err == nil {
+		t.Error("ICL on a copy task succeeded")
+	}
+}
+
+// TestLogitLens: the last depth's lens is the model's own prediction (its
+// accuracy equals the argmax of the graph's logits, its mean target logit
+// within 1e-4), on the attention-only induction run and on a model with
+// full blocks (ln_f applied); the embeddings alone predict nearly nothing
+// on induction.
+func TestLogitLens(t *testing.T) {
+	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := cli.TaskOf(info.RunConfig, m.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := model.New(model.Config{Vocab: m.Config.Vocab, Context: m.Config.Context, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32, LMBias: true}, m.Dtype, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mm := range []*model.Model{m, full} {
+		lens, err := LogitLens(mm, task, 16, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lens) != mm.Config.Layers+1 {
+			t.Fatalf("%d depths, want %d", len(lens), mm.Config.Layers+1)
+		}
+		b := data.NewBatch(16, task.SeqLen())
+		if err := data.Fill(task, b, rand.New(rand.NewPCG(2, SamplesStream))); err != nil {
+			t.Fatal(err)
+		}
+		_, logits, err := Run(mm, 16, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := mm.Config.Vocab
+		var right, correct, scored float64
+		for p, s := range b.Mask {
+			if s == 0 {
+				continue
+			}
+			row := logits[p*v : (p+1)*v]
+			best := 0
+			for k := range row {
+				if row[k] > row[best] {
+					best = k
+				}
+			}
+			if best == b.Targets[p] {
+				right++
+			}
+			correct += row[b.Targets[p]]
+			scored++
+		}
+		last := lens[len(lens)-1]
+		if last.Accuracy != right/scored || math.Abs(last.Correct-correct/scored) > 1e-4*(1+math.Abs(correct/scored)) {
+			t.Errorf("last depth %+v, the model: accuracy %v, target logit %v", last, right/scored, correct/scored)
+		}
+		if mm == m && (lens[0].Accuracy > 0.1 || last.Accuracy < 0.95) {
+			t.Errorf("induction lens %+v: want the embeddings near 0 and the output near 1", lens)
+		}
+		t.Logf("lens %+v", lens)
+	}
 }

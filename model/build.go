@@ -21,6 +21,9 @@ type BuildOptions struct {
 	// applied to the head outputs before the head merge (see
 	// layers.MultiHeadSelfAttention and ablation.go).
 	HeadMask bool
+	// Residuals keeps the residual stream after the embeddings and after
+	// each block (Graph.Residuals), for the logit lens.
+	Residuals bool
 }
 
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
@@ -40,6 +43,7 @@ type Graph struct {
 	HeadMasks    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
 	HeadFills    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
 	HeadOutputs  []*gorgonia.Node // one per layer (B, H, T, d): the head outputs before the head mask
+	Residuals    []*gorgonia.Node // with Opts.Residuals: the embeddings, then each block's output (B*T, D)
 	Params       []*gorgonia.Node // in Model.Params order, bound to the model's own tensors
 	Path         layers.Path      // the ops the graph is written with (Model.Config.Attention)
 
@@ -167,6 +171,9 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 		pos := raise.Must(gr.embedding(table).Forward(posIDs)) // (B*T, D)
 		x = node(EmbedName)(gr.Path.Add(x, pos))               // (B*T, D)
 	}
+	if gr.Opts.Residuals {
+		gr.Residuals = append(gr.Residuals, x)
+	}
 	for i := 0; i < cfg.Layers; i++ {
 		in := layers.AttentionInputs{KeyMask: gr.KeyMask}
 		if gr.DropoutMasks != nil {
@@ -180,6 +187,9 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 		x = block.Out                                             // (B*T, D)
 		gr.Attention = append(gr.Attention, block.Attn.Weights)   // (B, H, T, T)
 		gr.HeadOutputs = append(gr.HeadOutputs, block.Attn.Heads) // (B, H, T, d)
+		if gr.Opts.Residuals {
+			gr.Residuals = append(gr.Residuals, x)
+		}
 	}
 	if !cfg.MLP {
 		return x
@@ -364,6 +374,9 @@ func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
 		for _, y := range gr.HeadOutputs {
 			watch = append(watch, y)
 		}
+	}
+	for _, x := range gr.Residuals {
+		watch = append(watch, x)
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
 	if gr.Opts.Train {

@@ -111,6 +111,16 @@ func (gr *Graph) HeadOutputsValue(l int) (*tensor.Dense, error) {
 	return denseValue(gr.HeadOutputs[l], fmt.Sprintf("head outputs of layer %d", l))
 }
 
+// ResidualValue is the residual stream (B*T, D) of the last run at depth
+// l: 0 after the embeddings, l after block l-1 (a graph built with
+// Residuals).
+func (gr *Graph) ResidualValue(l int) (*tensor.Dense, error) {
+	if l < 0 || l >= len(gr.Residuals) {
+		return nil, errors.Errorf("residual stream: depth %d of a graph built with Residuals (it has %d)", l, len(gr.Residuals))
+	}
+	return denseValue(gr.Residuals[l], fmt.Sprintf("residual stream at depth %d", l))
+}
+
 // AttentionRows is every layer's attention weights of the last run (of a
 // machine from NewMachine), copied to float64 as
 // [layer][batch][head][query][key].

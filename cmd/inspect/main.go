@@ -280,6 +280,12 @@ func prepare(o options) (report, error) {
 			if r.circuits.Patching, err = analysis.Patch(m, task, o.samples, o.seed); err != nil {
 				return report{}, err
 			}
+			if r.circuits.ICL, err = analysis.ICL(m, task, o.samples, o.seed); err != nil {
+				return report{}, err
+			}
+		}
+		if r.circuits.LogitLens, err = analysis.LogitLens(m, task, o.samples, o.seed); err != nil {
+			return report{}, err
 		}
 	}
 	if o.ablate {

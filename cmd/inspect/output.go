@@ -242,6 +242,21 @@ func (r report) writeCircuits(p *printer, width int) {
 		}
 		p.printf("%5d %4d  %9.3f %7.3f %9.3f %9s %8s\n", cp.Layer, cp.Head, c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal, logit, patched)
 	}
+	if icl := c.ICL; icl != nil {
+		p.para(width, "in-context learning: the copy's %d predictions lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
+			icl.Pairs, icl.Late, icl.Early, icl.Score)
+	}
+	if len(c.LogitLens) > 0 {
+		p.para(width, "logit lens: the residual stream read out through the LM head%s after the embeddings and after each block, at the scored positions", map[bool]string{true: " (and ln_f)", false: ""}[r.cfg.MLP])
+		p.printf("%-10s %8s %9s %9s\n", "depth", "accuracy", "log p", "logit")
+		for _, l := range c.LogitLens {
+			name := "embed"
+			if l.Depth > 0 {
+				name = fmt.Sprintf("block %d", l.Depth-1)
+			}
+			p.printf("%-10s %8.3f %9.3f %9.3f\n", name, l.Accuracy, l.LogProb, l.Correct)
+		}
+	}
 	if len(c.Composition) == 0 {
 		return
 	}

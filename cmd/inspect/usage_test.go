@@ -253,7 +253,7 @@ func TestRunViewEdges(t *testing.T) {
 // the same numbers as analysis.Measure.
 func TestCircuitsView(t *testing.T) {
 	text := string(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-summary", "-color", "never"))
-	for _, want := range []string{"layer head     prefix copying  diagonal     logit  patched", "    1    3      0.850   1.000     1.000   +13.", "activation patching: ", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
+	for _, want := range []string{"layer head     prefix copying  diagonal     logit  patched", "    1    3      0.850   1.000     1.000   +13.", "activation patching: ", "in-context learning: the copy's", "score -14.", "depth      accuracy     log p     logit\nembed ", "block 1       1.000", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
@@ -265,12 +265,22 @@ func TestCircuitsView(t *testing.T) {
 				Layer, Head int
 				Score       float64
 			} `json:"copying"`
+			ICL struct {
+				Score float64 `json:"score"`
+				Pairs int     `json:"pairs"`
+			} `json:"icl"`
+			Lens []struct {
+				Depth    int     `json:"depth"`
+				Accuracy float64 `json:"accuracy"`
+			} `json:"logit_lens"`
 		} `json:"circuits"`
 	}
 	if err := json.Unmarshal(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-json"), &j); err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Circuits.PrefixMatching) != 2 || len(j.Circuits.Copying) != 8 || j.Circuits.PrefixMatching[1][3] < 0.8 {
+	c := j.Circuits
+	if len(c.PrefixMatching) != 2 || len(c.Copying) != 8 || c.PrefixMatching[1][3] < 0.8 || c.ICL.Score > -2.5 || c.ICL.Pairs == 0 ||
+		len(c.Lens) != 3 || c.Lens[2].Depth != 2 || c.Lens[2].Accuracy < 0.95 {
 		t.Errorf("-json circuits: %+v", j.Circuits)
 	}
 }

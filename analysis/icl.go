@@ -1,0 +1,86 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+)
+
+// InContext is Olsson et al.'s in-context-learning score scaled to the
+// induction task's short contexts: each scored prediction of the block's
+// second copy (the token after the k-th symbol of the copy) is made twice
+// in a sequence, once early, at the block's first occurrence, where nothing
+// in the context predicts it, and once late, in the copy. Score is the mean
+// cross-entropy late minus early: negative when the model learns from its
+// context. The early loss can exceed ln V: a model trained on induction
+// learns that the next symbol is one not seen yet, and is confidently wrong
+// where the block begins.
+type InContext struct {
+	Early float64 `json:"early_loss"` // mean loss at the first occurrence's positions
+	Late  float64 `json:"late_loss"`  // mean loss at the scored positions of the copy
+	Score float64 `json:"score"`      // Late - Early
+	Pairs int     `json:"pairs"`      // predictions averaged
+}
+
+// ICL computes InContext on n examples of an induction task drawn from
+// seed (analysis.SamplesStream).
+func ICL(m *model.Model, task data.Task, n int, seed uint64) (*InContext, error) {
+	if task.Name() != "induction" {
+		return nil, errors.Errorf("the in-context-learning score reads induction examples; the model's task is %s", task.Name())
+	}
+	t := task.SeqLen()
+	b := data.NewBatch(n, t)
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+		return nil, err
+	}
+	return iclOf(m, b)
+}
+
+// iclOf is ICL on the examples of b.
+func iclOf(m *model.Model, b *data.Batch) (*InContext, error) {
+	t, v := b.SeqLen, m.Config.Vocab
+	_, logits, err := Run(m, b.Size, t, b.Tokens, b.Targets, b.Mask)
+	if err != nil {
+		return nil, err
+	}
+	loss := func(row, p int) float64 { // cross-entropy of position p's prediction of its target
+		l := logits[(row*t+p)*v : (row*t+p+1)*v]
+		top := slices.Max(l)
+		var z float64
+		for _, x := range l {
+			z += math.Exp(x - top)
+		}
+		_, targets, _ := b.Row(row)
+		return top + math.Log(z) - l[targets[p]]
+	}
+	var out InContext
+	for r := range b.Size {
+		tokens, targets, mask := b.Row(r)
+		for p := range t {
+			if mask[p] == 0 {
+				continue
+			}
+			// The copy's symbol at p occurred once before, at q; the same
+			// target follows it there.
+			q := slices.Index(tokens[:p], tokens[p])
+			if q < 0 || targets[q] != targets[p] {
+				return nil, errors.Errorf("example %d: scored position %d has no earlier occurrence followed by the same token", r, p)
+			}
+			out.Early += loss(r, q)
+			out.Late += loss(r, p)
+			out.Pairs++
+		}
+	}
+	if out.Pairs == 0 {
+		return nil, errors.New("no scored positions")
+	}
+	out.Early /= float64(out.Pairs)
+	out.Late /= float64(out.Pairs)
+	out.Score = out.Late - out.Early
+	return &out, nil
+}
