@@ -139,18 +139,19 @@ type Copying struct {
 	Score, Diagonal float64
 }
 
+// MaxCopyingVocab is the largest vocabulary CopyingScores builds the
+// V x V circuit for (its Diagonal needs every column).
+const MaxCopyingVocab = 4096
+
 // CopyingScores is Copying for every head.
 func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
-	emb, err := model.Float64s(m.Param("tok_emb.weight"))
-	if err != nil {
-		return nil, errors.Wrap(err, "tok_emb.weight")
+	if v := m.Config.Vocab; v > MaxCopyingVocab {
+		return nil, errors.Errorf("copying scores build each head's %d x %d OV circuit; at most %d tokens", v, v, MaxCopyingVocab)
 	}
-	unemb, err := model.Float64s(m.Param("lm_head.weight"))
+	we, wu, err := embeddings(m)
 	if err != nil {
-		return nil, errors.Wrap(err, "lm_head.weight")
+		return nil, err
 	}
-	v, dm := m.Config.Vocab, m.Config.DModel
-	we, wu := mat.NewDense(v, dm, emb), mat.NewDense(v, dm, unemb) // (V, D) each
 	var out []Copying
 	for _, layer := range hs {
 		for _, h := range layer {
@@ -165,6 +166,46 @@ func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
 		}
 	}
 	return out, nil
+}
+
+// CopyingEigen is each head's copying Score alone, [layer][head], from the
+// D x D matrix W_OV W_E^T W_U, whose eigenvalues are the V x V circuit's
+// non-zero ones (the eigenvalues of AB and BA agree but for zeros), so any
+// vocabulary costs what D does.
+func CopyingEigen(m *model.Model, hs [][]Head) ([][]float64, error) {
+	we, wu, err := embeddings(m)
+	if err != nil {
+		return nil, err
+	}
+	var eu mat.Dense
+	eu.Mul(we.T(), wu) // (D, D) = W_E^T W_U
+	out := make([][]float64, len(hs))
+	for l, layer := range hs {
+		for _, h := range layer {
+			var c mat.Dense
+			c.Mul(h.OV, &eu) // (D, D)
+			score, err := eigenScore(&c)
+			if err != nil {
+				return nil, errors.Wrapf(err, "layer %d head %d", h.Layer, h.Index)
+			}
+			out[l] = append(out[l], score)
+		}
+	}
+	return out, nil
+}
+
+// embeddings are W_E and W_U (V, D) in float64.
+func embeddings(m *model.Model) (we, wu *mat.Dense, err error) {
+	emb, err := model.Float64s(m.Param("tok_emb.weight"))
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "tok_emb.weight")
+	}
+	unemb, err := model.Float64s(m.Param("lm_head.weight"))
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "lm_head.weight")
+	}
+	v, dm := m.Config.Vocab, m.Config.DModel
+	return mat.NewDense(v, dm, emb), mat.NewDense(v, dm, unemb), nil
 }
 
 // eigenScore is Σλ / Σ|λ| (real part of the sum) over c's eigenvalues.

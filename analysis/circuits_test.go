@@ -313,3 +313,36 @@ func TestLogitLens(t *testing.T) {
 		t.Logf("lens %+v", lens)
 	}
 }
+
+// TestCopyingEigenMatchesFullCircuit: the D x D shortcut gives the V x V
+// circuit's score (within 1e-9), on the committed run and on a model whose
+// vocabulary (50) is wider than its residual stream (16), with grouped heads.
+func TestCopyingEigenMatchesFullCircuit(t *testing.T) {
+	m, _, err := model.Load("../testdata/induction/checkpoint.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide, err := model.New(model.Config{Vocab: 50, Context: 8, DModel: 16, Heads: 4, Layers: 2, KVHeads: 2}, m.Dtype, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mm := range []*model.Model{m, wide} {
+		hs, err := Heads(mm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := CopyingScores(mm, hs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, err := CopyingEigen(mm, hs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range full {
+			if got := short[c.Layer][c.Head]; math.Abs(got-c.Score) > 1e-9 {
+				t.Errorf("V %d: L%d H%d: D x D score %v, V x V %v", mm.Config.Vocab, c.Layer, c.Head, got, c.Score)
+			}
+		}
+	}
+}

@@ -16,8 +16,9 @@ import (
 
 // Files of a run directory read here.
 const (
-	MetricsFile = rundir.MetricsFile
-	RolesFile   = rundir.RolesFile
+	MetricsFile  = rundir.MetricsFile
+	RolesFile    = rundir.RolesFile
+	CircuitsFile = rundir.CircuitsFile
 )
 
 // MaxFileBytes bounds each file Read reads: far more than any run logs.
@@ -30,6 +31,20 @@ const FormedAt = 0.5
 type RolesRecord struct {
 	Step  int                           `json:"step"`
 	Heads [][]map[heads.Pattern]float64 `json:"heads"` // [layer][head] pattern -> score
+}
+
+// CircuitsRecord is one line of circuits.jsonl: the induction papers'
+// per-head metrics at one evaluation (see package analysis), on the same
+// sequences every time.
+type CircuitsRecord struct {
+	Step int `json:"step"`
+	// PrefixMatching is [layer][head] on RoleRows sequences of random
+	// tokens repeated twice; nil for a context under 4 positions.
+	PrefixMatching [][]float64 `json:"prefix_matching,omitempty"`
+	Copying        [][]float64 `json:"copying"` // [layer][head], Σλ/Σ|λ| of the OV circuit
+	// ICL is the in-context-learning score (late minus early loss) on
+	// RoleRows induction examples; nil for other tasks.
+	ICL *float64 `json:"icl,omitempty"`
 }
 
 // TrainPoint is a training line of metrics.jsonl.
@@ -80,6 +95,8 @@ type Run struct {
 	// in file order.
 	AtLength []EvalPoint     `json:"eval_at_length,omitempty"`
 	Heads    [][]HeadHistory `json:"heads"` // [layer][head]; empty without roles.jsonl
+	// Circuits are circuits.jsonl's lines, in order; empty without it.
+	Circuits []CircuitsRecord `json:"circuits,omitempty"`
 }
 
 // Read reads dir's metrics.jsonl (required) and roles.jsonl (optional: runs
@@ -117,7 +134,59 @@ func Read(dir string) (*Run, error) {
 		return nil, err
 	}
 	r.Heads = histories(roles)
+	if r.Circuits, err = readCircuits(dir); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// readCircuits reads circuits.jsonl, when there is one: every line of one
+// shape, steps increasing, and no more values than MaxRoleMaps.
+func readCircuits(dir string) ([]CircuitsRecord, error) {
+	var out []CircuitsRecord
+	values := 0
+	err := readLines(filepath.Join(dir, CircuitsFile), "circuits record", func(line []byte) error {
+		var rec CircuitsRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		for _, layer := range rec.Copying {
+			values += len(layer)
+		}
+		if values > MaxRoleMaps {
+			return errors.Errorf("more than %d head scores in all: not a log train writes", MaxRoleMaps)
+		}
+		if len(rec.PrefixMatching) > 0 && !sameGrid(rec.PrefixMatching, rec.Copying) {
+			return errors.New("prefix matching and copying cover different heads")
+		}
+		if len(out) > 0 {
+			last := out[len(out)-1]
+			if !sameGrid(rec.Copying, last.Copying) || (rec.ICL == nil) != (last.ICL == nil) || len(rec.PrefixMatching) != len(last.PrefixMatching) {
+				return errors.New("a different set of metrics or heads than the line before")
+			}
+			if rec.Step <= last.Step {
+				return errors.Errorf("step %d after step %d: the steps of a run's log increase", rec.Step, last.Step)
+			}
+		}
+		out = append(out, rec)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return out, nil
+}
+
+func sameGrid(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for l := range a {
+		if len(a[l]) != len(b[l]) {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadMetrics reads dir's metrics.jsonl alone (Run.Heads stays empty).

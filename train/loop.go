@@ -28,6 +28,7 @@ const (
 	ConfigFile     = rundir.ConfigFile     // the resolved config (Config.YAML)
 	MetricsFile    = rundir.MetricsFile    // one JSON object per line (TrainRecord, EvalRecord)
 	RolesFile      = rundir.RolesFile      // one runlog.RolesRecord per evaluation
+	CircuitsFile   = rundir.CircuitsFile   // one runlog.CircuitsRecord per evaluation
 	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
 	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
 )
@@ -123,15 +124,17 @@ type runner struct {
 	// extendedTo is the train.steps a resume wrote into config.yaml when it
 	// extended the run (0 when it did not): an interruption before the first
 	// step says so.
-	extendedTo int
-	roles      *rolesProbe // nil when evaluation is off
-	rolesLog   *metricsLog
-	state      runState
-	sched      LRSchedule
-	metrics    *metricsLog
-	lock       *rundir.Lock // held from the first look at the directory to the end
-	start      int          // last completed step before this call
-	saved      int          // step of the checkpoint on disk
+	extendedTo  int
+	roles       *rolesProbe // nil when evaluation is off
+	rolesLog    *metricsLog
+	circuits    *circuitsProbe // nil when evaluation is off
+	circuitsLog *metricsLog
+	state       runState
+	sched       LRSchedule
+	metrics     *metricsLog
+	lock        *rundir.Lock // held from the first look at the directory to the end
+	start       int          // last completed step before this call
+	saved       int          // step of the checkpoint on disk
 }
 
 // ErrInterruptedEarly is returned by Run when its context is cancelled
@@ -195,6 +198,10 @@ func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 			r.close()
 			return nil, err
 		}
+		if r.circuitsLog, err = openMetrics(filepath.Join(r.dir, CircuitsFile)); err != nil {
+			r.close()
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -217,6 +224,7 @@ func (r *runner) build(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		r.circuits = newCircuitsProbe(r.model, r.task, r.cfg.Seed)
 		tasks, err := r.cfg.EvalLengthTasks()
 		if err != nil {
 			return err
@@ -340,6 +348,7 @@ func (r *runner) resume() error {
 	}{
 		{MetricsFile, MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
 		{RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{CircuitsFile, MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {
 		if err := truncateMetrics(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
@@ -385,7 +394,7 @@ func (r *runner) close() {
 		r.roles.vm.Close()
 	}
 	// The logs were written line by line; a close error cannot lose any.
-	for _, l := range []*metricsLog{r.metrics, r.rolesLog} {
+	for _, l := range []*metricsLog{r.metrics, r.rolesLog, r.circuitsLog} {
 		if l != nil {
 			_ = l.close()
 		}
@@ -453,13 +462,20 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 					return nil, err
 				}
 			}
-			rolesStart := time.Now()
+			rolesStart := time.Now() // roles and circuit metrics
 			roles, err := r.roles.run(s)
-			res.RolesTime += time.Since(rolesStart)
 			if err != nil {
 				return nil, errors.Wrapf(err, "step %d: head roles", s)
 			}
 			if err := r.rolesLog.write(roles); err != nil {
+				return nil, err
+			}
+			circuits, err := r.circuits.run(s)
+			res.RolesTime += time.Since(rolesStart)
+			if err != nil {
+				return nil, errors.Wrapf(err, "step %d: circuit metrics", s)
+			}
+			if err := r.circuitsLog.write(circuits); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {

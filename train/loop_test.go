@@ -88,7 +88,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("metrics line %d: %v vs %v", i+1, a[i], b[i])
 		}
 	}
-	for _, name := range []string{RolesFile, CheckpointFile, BestFile, ConfigFile} {
+	for _, name := range []string{RolesFile, CircuitsFile, CheckpointFile, BestFile, ConfigFile} {
 		x, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
 			t.Fatal(err)

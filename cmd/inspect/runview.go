@@ -52,7 +52,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	if err := checkRunPath(o.run); err != nil {
 		return err
 	}
-	inputs := []string{filepath.Join(o.run, runlog.MetricsFile), filepath.Join(o.run, runlog.RolesFile)}
+	inputs := []string{filepath.Join(o.run, runlog.MetricsFile), filepath.Join(o.run, runlog.RolesFile), filepath.Join(o.run, runlog.CircuitsFile)}
 	if o.png != "" {
 		if err := rundir.CheckOutput(o.png, inputs); err != nil {
 			return errors.Wrap(err, "-png")
@@ -227,8 +227,58 @@ func writeRunText(w io.Writer, r *runlog.Run, width int) error {
 			}
 		}
 	}
+	writeCircuitsText(&b, r, x0, x1, spark)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// circuitSeries are circuits.jsonl's curves: each head's prefix-matching
+// score (0 to 1) and the ICL score (its lowest value to 0); nil without the
+// file.
+func circuitSeries(r *runlog.Run) (prefix []curve, icl *curve) {
+	if len(r.Circuits) == 0 {
+		return nil, nil
+	}
+	first := r.Circuits[0]
+	for l, layer := range first.PrefixMatching {
+		for h := range layer {
+			c := curve{name: fmt.Sprintf("L%d H%d", l, h), hi: 1}
+			for _, rec := range r.Circuits {
+				c.xs, c.ys = append(c.xs, float64(rec.Step)), append(c.ys, rec.PrefixMatching[l][h])
+			}
+			prefix = append(prefix, c)
+		}
+	}
+	if first.ICL != nil {
+		icl = &curve{name: "ICL score"}
+		for _, rec := range r.Circuits {
+			icl.xs, icl.ys = append(icl.xs, float64(rec.Step)), append(icl.ys, *rec.ICL)
+			icl.lo = math.Min(icl.lo, *rec.ICL)
+		}
+		if icl.lo == 0 {
+			icl.lo = -1
+		}
+	}
+	return prefix, icl
+}
+
+// writeCircuitsText adds circuits.jsonl's curves to the run's text view.
+func writeCircuitsText(b *strings.Builder, r *runlog.Run, x0, x1 float64, spark int) {
+	prefix, icl := circuitSeries(r)
+	if prefix == nil && icl == nil {
+		return
+	}
+	fmt.Fprintf(b, "\ncircuits (%s): each head's prefix-matching score (0-1) on %d sequences of\n  random tokens repeated twice", runlog.CircuitsFile, runlog.RoleRows)
+	if icl != nil {
+		fmt.Fprintf(b, ", and the ICL score (the copy's loss minus the same\n  predictions' at the block's first occurrence, nats)")
+	}
+	fmt.Fprintf(b, "\n")
+	for _, c := range prefix {
+		fmt.Fprintf(b, "%-*s%s  %s -> %s\n", runLabelW, c.name+" prefix", render.Sparkline(c.xs, c.ys, x0, x1, spark, 0, 1), short(c.ys[0]), short(c.ys[len(c.ys)-1]))
+	}
+	if icl != nil {
+		fmt.Fprintf(b, "%-*s%s  %s -> %s\n", runLabelW, fmt.Sprintf("ICL score (%s-0)", short(icl.lo)), render.Sparkline(icl.xs, icl.ys, x0, x1, spark, icl.lo, 0), short(icl.ys[0]), short(icl.ys[len(icl.ys)-1]))
+	}
 }
 
 // runTitle names the run, its steps and its evaluations.
@@ -284,6 +334,18 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 			}
 		}
 		panels = append(panels, roles)
+	}
+	prefix, icl := circuitSeries(r)
+	if prefix != nil {
+		p := render.ChartPanel{Title: "prefix matching of each head (circuits.jsonl)", YMax: 1}
+		for i, c := range prefix {
+			p.Series = append(p.Series, render.Series{Name: c.name, X: c.xs, Y: c.ys, Color: render.Palette[i%len(render.Palette)]})
+		}
+		panels = append(panels, p)
+	}
+	if icl != nil {
+		panels = append(panels, render.ChartPanel{Title: "in-context learning score: late minus early loss (nats)", YMin: icl.lo, YMax: 0,
+			Series: []render.Series{{Name: icl.name, X: icl.xs, Y: icl.ys, Color: render.Palette[0]}}})
 	}
 	return panels
 }

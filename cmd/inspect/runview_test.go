@@ -95,8 +95,8 @@ func TestRunView(t *testing.T) {
 			heads[name] = string(rest)[end:]
 		}
 	}
-	if len(sparks) != 4+8 {
-		t.Fatalf("%d sparkline rows, want 4 curves and 8 heads:\n%s", len(sparks), text)
+	if len(sparks) != 4+8+8+1 {
+		t.Fatalf("%d sparkline rows, want 4 curves, 8 heads' roles, 8 heads' prefix matching and the ICL score:\n%s", len(sparks), text)
 	}
 	for i, s := range sparks {
 		if n := utf8.RuneCountInString(s); n != 100-runLabelW-runSuffixW {
@@ -229,5 +229,47 @@ func TestRunViewErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") || stdout.Len() > 0 {
 			t.Errorf("run %q: %v (printed %q), want one line containing %q", c.args, err, stdout.String(), c.want)
 		}
+	}
+}
+
+// TestPrefixMatchingRisesAtLossDrop: in the committed induction run
+// (circuits.jsonl), the layer-1 induction head's prefix-matching score
+// first passes 0.5 within one evaluation of the held-out loss's steepest
+// fall, the ICL score falls with it, and inspect -run prints the head's
+// final score as the file holds it.
+func TestPrefixMatchingRisesAtLossDrop(t *testing.T) {
+	r, err := runlog.Read(inductionRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steep, drop := 0, 0.0
+	for i := 1; i < len(r.Eval); i++ {
+		if d := r.Eval[i-1].EvalLoss - r.Eval[i].EvalLoss; d > drop {
+			steep, drop = r.Eval[i].Step, d
+		}
+	}
+	passed, iclBefore, iclAfter := -1, 0.0, 0.0
+	for _, rec := range r.Circuits {
+		if passed < 0 && rec.PrefixMatching[1][3] > 0.5 {
+			passed = rec.Step
+		}
+		if rec.Step == steep-100 {
+			iclBefore = *rec.ICL
+		}
+		if rec.Step == steep+100 {
+			iclAfter = *rec.ICL
+		}
+	}
+	every := r.Eval[1].Step - r.Eval[0].Step
+	if passed < 0 || passed < steep-every || passed > steep+every {
+		t.Errorf("L1 H3's prefix matching passes 0.5 at step %d, the loss falls most at step %d (evaluations every %d)", passed, steep, every)
+	}
+	if !(iclAfter < iclBefore-2) {
+		t.Errorf("ICL score %v a hundred steps before the fall, %v after: want a drop of over 2 nats", iclBefore, iclAfter)
+	}
+	text := string(runOK(t, "-run", inductionRun))
+	last := r.Circuits[len(r.Circuits)-1].PrefixMatching[1][3]
+	if want := "-> " + short(last); !strings.Contains(text, want) {
+		t.Errorf("no %q in:\n%s", want, text)
 	}
 }

@@ -191,7 +191,7 @@ func TestKilledDuringWrites(t *testing.T) {
 				if err != nil {
 					t.Fatalf("attempt %d: %v: %s", attempt, err, stderr.String())
 				}
-				sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile)
+				sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile)
 				checkRunFiles(t, dir, 60)
 				t.Logf("finished after %d kills; temporaries left by kills: %v", kills, midWrite)
 				if midWrite[train.CheckpointFile] == 0 || midWrite["state"] == 0 {

@@ -303,9 +303,11 @@ func TestCorruptResume(t *testing.T) {
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
 		{"metrics larger than the run can write", me, bytes.Repeat([]byte("{\"step\":5,\"loss\":1}\n"), 2000),
 			[]string{"cannot resume: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
-		{"roles larger than the run can write", train.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 3000),
-			[]string{"cannot resume: ", "roles.jsonl is 66000 bytes, more than the 63632 bytes a run of 40 steps writes at most"}},
+		{"roles larger than the run can write", train.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 4000),
+			[]string{"cannot resume: ", "roles.jsonl is 88000 bytes, more than the 68880 bytes a run of 40 steps writes at most"}},
 		{"roles a named pipe", train.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
+		{"circuits larger than the run can write", train.CircuitsFile, bytes.Repeat([]byte("{\"step\":5,\"copying\":[]}\n"), 4000),
+			[]string{"cannot resume: ", "circuits.jsonl is 96000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
 		{"metrics a named pipe", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a named pipe, not a regular file"}},
 		{"metrics a symlink to /dev/zero", me, nil, []string{"metrics.jsonl is a symbolic link; a run's files are never read or written through a link"}},
 		{"checkpoint a named pipe", ck, nil, []string{"is a named pipe, not a regular file"}},
@@ -447,7 +449,7 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		case train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
 		default:
 			t.Errorf("%s holds a stray %s", dir, e.Name())
 		}
@@ -505,7 +507,7 @@ func TestStopSignals(t *testing.T) {
 			if _, _, err := runCmd("-resume", dir); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile, train.RolesFile)
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile, train.RolesFile, train.CircuitsFile)
 			checkRunFiles(t, dir, 3000)
 		})
 	}

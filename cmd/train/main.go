@@ -238,7 +238,7 @@ func summarize(w io.Writer, res *train.Result) {
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile} {
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
 			files = append(files, f)
 		}
@@ -250,8 +250,8 @@ func summarize(w io.Writer, res *train.Result) {
 	// The directory on a line of its own, and the files on two, keep the
 	// summary within 80 columns.
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
-	if len(files) > 3 {
-		fmt.Fprintf(w, "files: %s\n       %s\n", strings.Join(files[:3], " "), strings.Join(files[3:], " "))
+	if split := 3 + len(files)/7; len(files) > split {
+		fmt.Fprintf(w, "files: %s\n       %s\n", strings.Join(files[:split], " "), strings.Join(files[split:], " "))
 	} else {
 		fmt.Fprintf(w, "files: %s\n", strings.Join(files, " "))
 	}

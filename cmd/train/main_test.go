@@ -104,7 +104,7 @@ func TestRunWritesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("runs", "tiny")
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CheckpointFile, train.BestFile, "state-40.safetensors"} {
+	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile, "state-40.safetensors"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -113,7 +113,7 @@ func TestRunWritesRun(t *testing.T) {
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
 		"step 5/40  loss ", "step 40/40  eval_loss ",
 		"steps 1-40 of 40 in ", "\nof which evaluation ", ", head roles ", ", saving ", "eval at step 40: eval_loss ",
-		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl roles.jsonl\n       checkpoint.safetensors best.safetensors state-40.safetensors\n",
+		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl roles.jsonl circuits.jsonl\n       checkpoint.safetensors best.safetensors state-40.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -242,7 +242,7 @@ func TestKilledAndResumed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile)
+			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile)
 			t.Logf("finished after %d kills", kills)
 			return
 		// Kill delays double every 8 attempts, so a slow machine still
