@@ -484,3 +484,37 @@ func TestFigureBalancedRows(t *testing.T) {
 		t.Errorf("4 heads, 3 fitting a row: %d columns, want 2 (two rows of two)", l.Cols)
 	}
 }
+
+// TestScoresPNG: each cell is filled with the colour of its value on its
+// column's range, the table is as tall as its rows, bad shapes are refused,
+// and Stack puts images one under the other.
+func TestScoresPNG(t *testing.T) {
+	tab := ScoreTable{
+		Title:   []string{"scores"},
+		Rows:    []string{"L0 H0", "L1 H3"},
+		Columns: []ScoreColumn{{Name: "prefix", Lo: 0, Hi: 1}, {Name: "copying", Lo: -1, Hi: 1}},
+		Values:  [][]float64{{0, 1}, {1, -1}},
+	}
+	img, err := Scores(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0, y0 := pad+5*charW+charW, pad+(lineH+spacing)+scoreCellH
+	for i, row := range tab.Values {
+		for j, v := range row {
+			c := tab.Columns[j]
+			want := Color((v - c.Lo) / (c.Hi - c.Lo))
+			// the cell's top-left pixel: the number is drawn further in
+			if got := img.RGBAAt(x0+j*scoreCellW+1, y0+i*scoreCellH+1); got != want {
+				t.Errorf("cell (%d, %d) = %v, want %v", i, j, got, want)
+			}
+		}
+	}
+	if _, err := Scores(ScoreTable{Rows: []string{"a"}, Columns: tab.Columns, Values: [][]float64{{1}}}); err == nil {
+		t.Error("a row with too few values was drawn")
+	}
+	both := Stack(img, img)
+	if both.Bounds().Dy() != 2*img.Bounds().Dy() || both.RGBAAt(x0+1, img.Bounds().Dy()+y0+1) != img.RGBAAt(x0+1, y0+1) {
+		t.Errorf("stack of %v is %v", img.Bounds(), both.Bounds())
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/attnscope/attnscope/analysis"
+	"image"
 	"image/png"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -399,14 +401,104 @@ func textNotes(res heads.Result) []string {
 // output rule (rundir.WriteOutput): never over the checkpoint, a run file or
 // anything but a regular file.
 func (r report) writePNG(path string) error {
-	img, _, err := render.Grid(r.pngFigure())
+	grid, _, err := render.Grid(r.pngFigure())
 	if err != nil {
 		return err
+	}
+	var img image.Image = grid
+	if r.circuits != nil {
+		tables, err := r.circuitTables()
+		if err != nil {
+			return err
+		}
+		img = render.Stack(append([]image.Image{grid}, tables...)...)
 	}
 	err = rundir.WriteOutput(path, []string{r.opts.checkpoint}, func(w io.Writer) error {
 		return png.Encode(w, img)
 	})
 	return errors.Wrap(err, "-png")
+}
+
+// circuitTables are -circuits in the PNG: each head's metrics, the
+// K-composition of each pair of consecutive layers, and the logit lens.
+func (r report) circuitTables() ([]image.Image, error) {
+	c := r.circuits
+	heads := render.ScoreTable{
+		Title:   []string{"circuits: prefix matching, copying (sum of the OV circuit's eigenvalues over the sum of their sizes; diagonal share)" + map[bool]string{true: ", direct logit attribution", false: ""}[c.DirectLogit != nil] + map[bool]string{true: ", share restored by patching", false: ""}[c.Patching != nil]},
+		Columns: []render.ScoreColumn{{Name: "prefix", Lo: 0, Hi: 1, Format: "%.3f"}, {Name: "copying", Lo: -1, Hi: 1, Format: "%+.3f"}, {Name: "diagonal", Lo: 0, Hi: 1, Format: "%.3f"}},
+	}
+	if dla := c.DirectLogit; dla != nil {
+		lo, hi := 0.0, 0.0
+		for _, layer := range dla.Heads {
+			for _, v := range layer {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+		heads.Columns = append(heads.Columns, render.ScoreColumn{Name: "logit", Lo: lo, Hi: hi, Format: "%+.2f"})
+	}
+	if c.Patching != nil {
+		heads.Columns = append(heads.Columns, render.ScoreColumn{Name: "patched", Lo: 0, Hi: 1, Format: "%.3f"})
+	}
+	for _, cp := range c.Copying {
+		row := []float64{c.PrefixMatching[cp.Layer][cp.Head], cp.Score, cp.Diagonal}
+		if c.DirectLogit != nil {
+			row = append(row, c.DirectLogit.Heads[cp.Layer][cp.Head])
+		}
+		if c.Patching != nil {
+			row = append(row, c.Patching.Restored[cp.Layer][cp.Head])
+		}
+		heads.Rows = append(heads.Rows, fmt.Sprintf("L%d H%d", cp.Layer, cp.Head))
+		heads.Values = append(heads.Values, row)
+	}
+	if icl := c.ICL; icl != nil {
+		heads.Title = append(heads.Title, fmt.Sprintf("in-context learning: the copy's loss %.3f, at the block's first occurrence %.3f: score %+.3f", icl.Late, icl.Early, icl.Score))
+	}
+	tables := []render.ScoreTable{heads}
+	for l := 0; l+1 < r.cfg.Layers; l++ {
+		comp := render.ScoreTable{Title: []string{fmt.Sprintf("K-composition: layer %d's heads (rows) read by layer %d's keys (columns)", l, l+1)}}
+		hi := 0.0
+		for _, x := range c.Composition {
+			hi = math.Max(hi, x.K)
+		}
+		for h := range r.cfg.Heads {
+			comp.Columns = append(comp.Columns, render.ScoreColumn{Name: fmt.Sprintf("L%d H%d", l+1, h), Lo: 0, Hi: hi, Format: "%.3f"})
+		}
+		for from := range r.cfg.Heads {
+			row := make([]float64, r.cfg.Heads)
+			for _, x := range c.Composition {
+				if x.From == [2]int{l, from} && x.To[0] == l+1 {
+					row[x.To[1]] = x.K
+				}
+			}
+			comp.Rows, comp.Values = append(comp.Rows, fmt.Sprintf("L%d H%d", l, from)), append(comp.Values, row)
+		}
+		tables = append(tables, comp)
+	}
+	if len(c.LogitLens) > 0 {
+		lens := render.ScoreTable{Title: []string{"logit lens: the residual stream read out at each depth, scored positions"}}
+		lo := 0.0
+		for _, l := range c.LogitLens {
+			lo = math.Min(lo, l.LogProb)
+		}
+		lens.Columns = []render.ScoreColumn{{Name: "accuracy", Lo: 0, Hi: 1, Format: "%.3f"}, {Name: "log p", Lo: lo, Hi: 0, Format: "%.3f"}}
+		for _, l := range c.LogitLens {
+			name := "embed"
+			if l.Depth > 0 {
+				name = fmt.Sprintf("block %d", l.Depth-1)
+			}
+			lens.Rows, lens.Values = append(lens.Rows, name), append(lens.Values, []float64{l.Accuracy, l.LogProb})
+		}
+		tables = append(tables, lens)
+	}
+	var out []image.Image
+	for _, t := range tables {
+		img, err := render.Scores(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, img)
+	}
+	return out, nil
 }
 
 // pngMaxWidth is the widest PNG in pixels: the heads of a layer wrap into

@@ -4,15 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/attnscope/attnscope/model"
-	"gorgonia.org/tensor"
+	"image"
 	"math"
-	"strings"
-
-	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
+	"github.com/attnscope/attnscope/model"
 )
 
 // TestWrongKinds: a path of the wrong kind, and a flag that would be
@@ -283,4 +285,43 @@ func TestCircuitsView(t *testing.T) {
 		len(c.Lens) != 3 || c.Lens[2].Depth != 2 || c.Lens[2].Accuracy < 0.95 {
 		t.Errorf("-json circuits: %+v", j.Circuits)
 	}
+}
+
+// TestCircuitsPNG: with -circuits the PNG holds the heads' grid and, under
+// it, the circuit tables: exactly the grid's pixels on top and the tables
+// below, as tall as render.Scores draws them.
+func TestCircuitsPNG(t *testing.T) {
+	plainEnv(t, "100")
+	dir := t.TempDir()
+	plain, circ := filepath.Join(dir, "plain.png"), filepath.Join(dir, "circuits.png")
+	runOK(t, "-checkpoint", inductionCheckpoint, "-png", plain)
+	runOK(t, "-checkpoint", inductionCheckpoint, "-png", circ, "-circuits")
+	a, b := readPNG(t, plain), readPNG(t, circ)
+	r, err := prepare(options{checkpoint: inductionCheckpoint, layer: -1, head: -1, samples: 64, seed: 1, circuits: true, png: circ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := r.circuitTables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	below := 0
+	for _, tb := range tables {
+		below += tb.Bounds().Dy()
+	}
+	if len(tables) != 3 || b.Bounds().Dy() != a.Bounds().Dy()+below || !agreeIn(a, b, a.Bounds()) {
+		t.Errorf("%d tables; plain %v, with circuits %v (tables %d px)", len(tables), a.Bounds(), b.Bounds(), below)
+	}
+}
+
+// agreeIn reports whether two images have the same pixels inside rect.
+func agreeIn(a, b image.Image, rect image.Rectangle) bool {
+	for y := rect.Min.Y; y < rect.Max.Y; y++ {
+		for x := rect.Min.X; x < rect.Max.X; x++ {
+			if rgba(a, image.Pt(x, y)) != rgba(b, image.Pt(x, y)) {
+				return false
+			}
+		}
+	}
+	return true
 }
