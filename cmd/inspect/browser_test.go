@@ -135,7 +135,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	chromium := browser(t)
 	start := time.Now()
 	path := filepath.Join(t.TempDir(), "page.html")
-	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-ablate", "-html", path)
+	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-ablate", "-circuits", "-html", path)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +153,16 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	layers, heads, T := len(d.Inspect.Attention), len(d.Inspect.Attention[0]), len(d.Inspect.Tokens)
+	var circuits struct {
+		Inspect struct {
+			Circuits struct {
+				Prefix [][]float64 `json:"prefix_matching"`
+			} `json:"circuits"`
+		} `json:"inspect"`
+	}
+	if err := json.Unmarshal(blob(t, raw), &circuits); err != nil {
+		t.Fatal(err)
+	}
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -247,6 +257,27 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if want := fmt.Sprintf("Layer %d, head %d", layers-1, heads-1); openedFromRoles != want {
 		t.Errorf("clicking the last head roles row opened %q, want %q", openedFromRoles, want)
+	}
+
+	// The circuits table has a row per head whose prefix-matching cell is
+	// the JSON's number; clicking its first row opens that head.
+	var circuitRows []string
+	var openedFromCircuits string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#circuits-heads tr[data-layer]")).map((r) => r.cells[0].textContent + "," + r.cells[1].textContent + " " + r.cells[2].textContent)`, &circuitRows),
+		chromedp.Click(`#circuits-heads tr[data-layer]`, chromedp.ByQuery),
+		chromedp.Text("#focus-title", &openedFromCircuits, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	var wantCircuits []string
+	for l, layer := range circuits.Inspect.Circuits.Prefix {
+		for h, v := range layer {
+			wantCircuits = append(wantCircuits, fmt.Sprintf("%d,%d %.3f", l, h, v))
+		}
+	}
+	if len(wantCircuits) != layers*heads || !slices.Equal(circuitRows, wantCircuits) || openedFromCircuits != "Layer 0, head 0" {
+		t.Errorf("the circuits table reads %q and its first row opened %q; want %q and layer 0 head 0", circuitRows, openedFromCircuits, wantCircuits)
 	}
 
 	// The ablation table lists every head; clicking its first row (the most

@@ -51,7 +51,7 @@
   // below and strongest name a head under the role threshold as heads.Below
   // and Result.Strongest do: "diffuse (best: offset k=2 0.03)".
   const below = (pattern, score) => "diffuse (best: " + pattern + " " + fmt2(score) + ")";
-  const PATTERNS = ["previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger"];
+  const PATTERNS = ["previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger", "matching-bracket"];
   function strongest(r) {
     let best = "diffuse", score = 0;
     PATTERNS.forEach((p) => { if ((r.scores[p] || 0) > score) { best = p; score = r.scores[p]; } });
@@ -194,6 +194,80 @@
     });
   }
 
+  // ---- the circuit metrics (inspect -circuits) ----
+  // Each number sits in a cell coloured by where it falls in its column's
+  // range, on the heatmaps' scale.
+  function scoreCell(tr, v, lo, hi, text) {
+    const w = hi > lo ? (v - lo) / (hi - lo) : 0;
+    el("td", {class: "score", style: "background:" + color(w) + ";color:" + ink(w)}, tr, text);
+  }
+  function drawCircuits() {
+    const c = I.circuits;
+    if (!c) return;
+    const box = $("circuits");
+    box.hidden = false;
+    const notes = ["Prefix matching: each head's attention from a repeated token to the token after its first occurrence, on random tokens repeated twice. " +
+      "Copying: the eigenvalues of the head's OV circuit (1 copies, -1 suppresses) and the share of tokens it raises most."];
+    if (c.direct_logit) notes.push("Logit: what the head adds to the correct token's logit (of " + fmt3(c.direct_logit.logit) + ") at the scored positions.");
+    if (c.patching) notes.push("Patched: the share of the correct logit's fall (" + fmt3(c.patching.clean_logit) + " to " + fmt3(c.patching.corrupted_logit) +
+      ") that patching the head's clean output into a corrupted run restores.");
+    if (c.icl) notes.push("In-context learning: the copy's loss " + fmt3(c.icl.late_loss) + " against " + fmt3(c.icl.early_loss) +
+      " for the same predictions at the block's first occurrence, a score of " + fmt3(c.icl.score) + ".");
+    notes.forEach((n) => el("p", {class: "note"}, box, n));
+    const tb = el("table", {class: "ablation circuits", id: "circuits-heads"}, box), head = el("tr", {}, tb);
+    const cols = ["layer", "head", "prefix", "copying", "diagonal"];
+    if (c.direct_logit) cols.push("logit");
+    if (c.patching) cols.push("patched");
+    cols.forEach((h) => el("th", {}, head, h));
+    let lo = 0, hi = 0;
+    if (c.direct_logit) c.direct_logit.heads.forEach((l) => l.forEach((v) => { lo = Math.min(lo, v); hi = Math.max(hi, v); }));
+    c.copying.forEach((cp) => {
+      const tr = el("tr", {"data-layer": cp.Layer, "data-head": cp.Head}, tb);
+      el("td", {}, tr, String(cp.Layer));
+      el("td", {}, tr, String(cp.Head));
+      scoreCell(tr, c.prefix_matching[cp.Layer][cp.Head], 0, 1, fmt3(c.prefix_matching[cp.Layer][cp.Head]));
+      scoreCell(tr, cp.Score, -1, 1, (cp.Score >= 0 ? "+" : "") + fmt3(cp.Score));
+      scoreCell(tr, cp.Diagonal, 0, 1, fmt3(cp.Diagonal));
+      if (c.direct_logit) {
+        const v = c.direct_logit.heads[cp.Layer][cp.Head];
+        scoreCell(tr, v, lo, hi, (v >= 0 ? "+" : "") + fmt3(v));
+      }
+      if (c.patching) scoreCell(tr, c.patching.restored[cp.Layer][cp.Head], 0, 1, fmt3(c.patching.restored[cp.Layer][cp.Head]));
+      tr.addEventListener("click", () => { state.layer = cp.Layer; state.head = cp.Head; drawFocus(); });
+    });
+    if (c.composition && c.composition.length) {
+      el("h3", {}, box, "K-composition between consecutive layers");
+      const most = Math.max.apply(null, c.composition.map((x) => x.K)) || 1;
+      for (let l = 0; l + 1 < layers; l++) {
+        const t = el("table", {class: "ablation circuits"}, box), hr = el("tr", {}, t);
+        el("th", {}, hr, "from \\ to");
+        for (let h = 0; h < headsPerLayer; h++) el("th", {}, hr, "L" + (l + 1) + " H" + h);
+        for (let f = 0; f < headsPerLayer; f++) {
+          const tr = el("tr", {}, t);
+          el("td", {}, tr, "L" + l + " H" + f);
+          for (let h = 0; h < headsPerLayer; h++) {
+            const x = c.composition.find((x) => x.From[0] === l && x.From[1] === f && x.To[0] === l + 1 && x.To[1] === h);
+            scoreCell(tr, x ? x.K : 0, 0, most, x ? fmt3(x.K) : "");
+          }
+        }
+      }
+    }
+    if (c.logit_lens && c.logit_lens.length) {
+      el("h3", {}, box, "Logit lens");
+      el("p", {class: "note"}, box, "The residual stream read out through the LM head after the embeddings and after each block, at the scored positions.");
+      const t = el("table", {class: "ablation circuits", id: "circuits-lens"}, box), hr = el("tr", {}, t);
+      ["depth", "accuracy", "log p", "target logit"].forEach((h) => el("th", {}, hr, h));
+      const low = Math.min.apply(null, c.logit_lens.map((x) => x.log_prob).concat([0]));
+      c.logit_lens.forEach((x) => {
+        const tr = el("tr", {}, t);
+        el("td", {}, tr, x.depth === 0 ? "embed" : "block " + (x.depth - 1));
+        scoreCell(tr, x.accuracy, 0, 1, fmt3(x.accuracy));
+        scoreCell(tr, x.log_prob, low, 0, fmt3(x.log_prob));
+        el("td", {}, tr, fmt3(x.correct));
+      });
+    }
+  }
+
   function drawThumbs() {
     const ex = examples[state.ex], T = ex.tokens.length;
     const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
@@ -207,7 +281,7 @@
       }
       thumbs[l][h].fig.classList.toggle("selected", l === state.layer && h === state.head);
     }
-    document.querySelectorAll("#ablation tr[data-layer], #roles-table tr[data-layer]").forEach((tr) =>
+    document.querySelectorAll("#ablation tr[data-layer], #roles-table tr[data-layer], #circuits-heads tr[data-layer]").forEach((tr) =>
       tr.classList.toggle("selected", Number(tr.dataset.layer) === state.layer && Number(tr.dataset.head) === state.head));
   }
 
@@ -446,6 +520,7 @@
   drawSelector();
   drawGrid();
   drawAblation();
+  drawCircuits();
   drawScale();
   drawExample();
   drawTraining();
