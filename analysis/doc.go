@@ -5,8 +5,10 @@
 // the run's held-out set (Ablate, with package ablation), and the induction
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
-// direct logit attribution (DirectLogitAttribution), and activation
-// patching on induction examples (Patch).
+// direct logit attribution (DirectLogitAttribution), activation patching on
+// induction examples (Patch), the in-context-learning score (ICL) and the
+// logit lens (LogitLens). CopyingEigen is the copying score alone from the
+// D x D side, cheap enough for train to record at every evaluation.
 //
 // Conventions:
 //   - Attention is [layer][head][query][key] for one sequence and

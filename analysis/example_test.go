@@ -83,3 +83,35 @@ func ExampleForward() {
 	// 2 layers of 4 heads, 24 positions
 	// after 3 7 1 9 4 3 7 1 the model predicts 9
 }
+
+// Where the answer appears: the residual stream read out through the LM
+// head after the embeddings and after each block, on 64 induction examples.
+func ExampleLogitLens() {
+	m, task, _ := load()
+	lens, err := analysis.LogitLens(m, task, 64, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, l := range lens {
+		fmt.Printf("depth %d: accuracy %.2f\n", l.Depth, l.Accuracy)
+	}
+	// Output:
+	// depth 0: accuracy 0.02
+	// depth 1: accuracy 0.03
+	// depth 2: accuracy 1.00
+}
+
+// The in-context-learning score: the copy's predictions against the same
+// predictions at the block's first occurrence.
+func ExampleICL() {
+	m, task, _ := load()
+	icl, err := analysis.ICL(m, task, 64, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("late %.3f, early %.1f, score %.1f nats\n", icl.Late, icl.Early, icl.Score)
+	// Output:
+	// late 0.005, early 14.3, score -14.3 nats
+}
