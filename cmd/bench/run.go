@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
 
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
@@ -264,8 +265,8 @@ func compare(opts options, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr)
 		}
 	}
-	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 GEMM: %s; load average %.2f before, %.2f after\n",
-		runtime.Version(), runtime.GOMAXPROCS(0), kernels.Backend(), load0, loadAvg())
+	fmt.Fprintf(stdout, "Go %s, GOMAXPROCS %d, float32 GEMM: %s (Gorgonia's own ops: %T); load average %.2f before, %.2f after\n",
+		runtime.Version(), runtime.GOMAXPROCS(0), kernels.Backend(), gorgonia.WhichBLAS(), load0, loadAvg())
 	machinePeak := goPeak
 	if peak != nil {
 		fmt.Fprintf(stdout, "PyTorch %s on OpenBLAS core %s (%s); its sgemm: %.1f GFLOP/s (2 threads, %d^3, best of every round)\n",

@@ -100,7 +100,11 @@ func gemv[T float](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, bet
 		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
 		if transB {
 			for j := range ci {
-				ci[j] = dot(ai, b[j*ldb:j*ldb+k]) + beta*ci[j]
+				v := dot(ai, b[j*ldb:j*ldb+k])
+				if beta != 0 { // beta 0 never reads C, which may hold anything
+					v += beta * ci[j]
+				}
+				ci[j] = v
 			}
 			continue
 		}
