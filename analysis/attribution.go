@@ -2,43 +2,44 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
 // Attribution is direct logit attribution (as TransformerLens defines it):
 // the correct token's logit at the scored positions of n task examples,
-// split into what each part of the residual stream adds through the LM head.
-// For an attention-only model the split is exact: the embeddings (token and
-// position), each head's output W_O^h y_h, and the biases (the attention
-// output biases and the LM head's). Each figure is a mean over the scored
-// positions.
+// split into what each part of the residual stream adds through the LM head:
+// the embeddings (token and position), each head's output W_O^h y_h, each
+// MLP's output, and the biases (the attention output biases, the final
+// LayerNorm's shift and the LM head's). With full blocks the final
+// LayerNorm's scale is held fixed, as TransformerLens does: each part is
+// centred and divided by the position's own 1/σ, so the parts still add up
+// exactly to the logit. Each figure is a mean over the scored positions.
 type Attribution struct {
 	Embeddings float64     `json:"embeddings"`
-	Heads      [][]float64 `json:"heads"` // [layer][head]
+	Heads      [][]float64 `json:"heads"`          // [layer][head]
+	MLPs       []float64   `json:"mlps,omitempty"` // [layer], with full blocks
 	Biases     float64     `json:"biases"`
 	Logit      float64     `json:"logit"` // the mean correct-token logit, the sum of the above
 	Positions  int         `json:"positions"`
 }
 
 // DirectLogitAttribution computes Attribution on n examples of task drawn
-// from seed. Models with MLP blocks are refused: their logit passes
-// through ln_f and the MLPs, which this split does not model yet.
+// from seed.
 func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) (*Attribution, error) {
 	cfg := m.Config
-	if cfg.MLP {
-		return nil, errors.New("direct logit attribution is built for attention-only models (this one has MLP blocks and ln_f)")
-	}
 	t, d, dh := task.SeqLen(), cfg.DModel, cfg.DHead()
 	b := data.NewBatch(n, t)
 	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
 		return nil, err
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, HeadMask: true})
+	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, HeadMask: true, Residuals: true})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the attribution graph")
 	}
@@ -58,18 +59,25 @@ func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) 
 		x, _ := model.Float64s(p)
 		return x
 	}
-	tokEmb, posEmb, unemb, lmBias := param("tok_emb.weight"), param("pos_emb.weight"), param("lm_head.weight"), param("lm_head.bias")
-	if cfg.PositionKind() == model.PositionSinusoidal {
-		posEmb = model.Sinusoidal(t, d)
-	}
-	dot := func(c int, x []float64) float64 { // W_U[c] . x
-		var s float64
-		for i, xi := range x {
-			s += unemb[c*d+i] * xi
+	unemb, lmBias := param("lm_head.weight"), param("lm_head.bias")
+	lnW, lnB := param("ln_f.weight"), param("ln_f.bias")
+	residual := func(depth int) ([]float64, error) {
+		v, err := g.ResidualValue(depth)
+		if err != nil {
+			return nil, err
 		}
-		return s
+		return model.Float64s(v)
 	}
 	out := &Attribution{Heads: make([][]float64, cfg.Layers)}
+	if cfg.MLP {
+		out.MLPs = make([]float64, cfg.Layers)
+	}
+	res := make([][]float64, cfg.Layers+1) // the residual stream (B*T, D) at each depth
+	for depth := range res {
+		if res[depth], err = residual(depth); err != nil {
+			return nil, err
+		}
+	}
 	outs := make([][]float64, cfg.Layers)   // each layer's head outputs (B, H, T, d), flat
 	wos := make([][]float64, cfg.Layers)    // each layer's W_O (D, H*d)
 	biases := make([][]float64, cfg.Layers) // each layer's output bias (D), or nil
@@ -85,39 +93,67 @@ func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) 
 			return nil, err
 		}
 	}
-	for bi := 0; bi < n; bi++ {
-		for p := 0; p < t; p++ {
-			row := bi*t + p
-			if b.Mask[row] == 0 {
-				continue
+	for row := 0; row < n*t; row++ {
+		if b.Mask[row] == 0 {
+			continue
+		}
+		bi, p, c := row/t, row%t, b.Targets[row]
+		out.Positions++
+		// through is what a part x of the residual stream adds to the
+		// correct logit: W_U[c] . x, or with ln_f, W_U[c] . (γ ⊙ (x -
+		// mean x) / σ) with this position's σ.
+		through := func(x []float64) float64 {
+			var s float64
+			for i, xi := range x {
+				s += unemb[c*d+i] * xi
 			}
-			c := b.Targets[row]
-			out.Positions++
-			emb := append([]float64(nil), tokEmb[b.Tokens[row]*d:(b.Tokens[row]+1)*d]...)
-			if posEmb != nil {
-				for i := range emb {
-					emb[i] += posEmb[p*d+i]
+			return s
+		}
+		if cfg.MLP {
+			final := res[cfg.Layers][row*d : (row+1)*d]
+			sigma := math.Sqrt(variance(final) + layers.LayerNormEps)
+			through = func(x []float64) float64 {
+				mean := meanOf(x)
+				var s float64
+				for i, xi := range x {
+					s += unemb[c*d+i] * lnW[i] * (xi - mean) / sigma
 				}
+				return s
 			}
-			out.Embeddings += dot(c, emb)
-			if lmBias != nil {
-				out.Biases += lmBias[c]
+			var shift float64 // ln_f's β
+			for i, v := range lnB {
+				shift += unemb[c*d+i] * v
 			}
-			for l := 0; l < cfg.Layers; l++ {
-				wo := wos[l]
-				if biases[l] != nil {
-					out.Biases += dot(c, biases[l])
-				}
-				for h := 0; h < cfg.Heads; h++ {
-					y := outs[l][((bi*cfg.Heads+h)*t+p)*dh : ((bi*cfg.Heads+h)*t+p+1)*dh]
-					written := make([]float64, d) // W_O^h y
-					for i := 0; i < d; i++ {
-						for j := 0; j < dh; j++ {
-							written[i] += wo[i*d+h*dh+j] * y[j]
-						}
+			out.Biases += shift
+		}
+		out.Embeddings += through(res[0][row*d : (row+1)*d])
+		if lmBias != nil {
+			out.Biases += lmBias[c]
+		}
+		for l := 0; l < cfg.Layers; l++ {
+			wo := wos[l]
+			attn := make([]float64, d) // the layer's attention output, bias included
+			if biases[l] != nil {
+				out.Biases += through(biases[l])
+				copy(attn, biases[l])
+			}
+			for h := 0; h < cfg.Heads; h++ {
+				y := outs[l][((bi*cfg.Heads+h)*t+p)*dh : ((bi*cfg.Heads+h)*t+p+1)*dh]
+				written := make([]float64, d) // W_O^h y
+				for i := 0; i < d; i++ {
+					for j := 0; j < dh; j++ {
+						written[i] += wo[i*d+h*dh+j] * y[j]
 					}
-					out.Heads[l][h] += dot(c, written)
+					attn[i] += written[i]
 				}
+				out.Heads[l][h] += through(written)
+			}
+			if cfg.MLP { // what is left of the block's change of the stream
+				mlp := make([]float64, d)
+				for i := range mlp {
+					mlp[i] = res[l+1][row*d+i] - res[l][row*d+i] - attn[i]
+				}
+				out.MLPs[l] += through(mlp)
 			}
 		}
 	}
@@ -133,5 +169,27 @@ func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) 
 			out.Logit += out.Heads[l][h]
 		}
 	}
+	for l := range out.MLPs {
+		out.MLPs[l] /= k
+		out.Logit += out.MLPs[l]
+	}
 	return out, nil
+}
+
+func meanOf(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// variance is the population variance, as LayerNorm uses.
+func variance(x []float64) float64 {
+	m := meanOf(x)
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return s / float64(len(x))
 }

@@ -2,12 +2,14 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
@@ -343,6 +345,67 @@ func TestCopyingEigenMatchesFullCircuit(t *testing.T) {
 			if got := short[c.Layer][c.Head]; math.Abs(got-c.Score) > 1e-9 {
 				t.Errorf("V %d: L%d H%d: D x D score %v, V x V %v", mm.Config.Vocab, c.Layer, c.Head, got, c.Score)
 			}
+		}
+	}
+}
+
+// TestDirectLogitAttributionFullBlocks: with MLP blocks and ln_f (its
+// scale held fixed), the parts still add up to the graph's mean
+// correct-token logit (1e-4, float32 graph); and with every MLP's output
+// projection zeroed, the MLPs add nothing (1e-6) while the sum still holds.
+func TestDirectLogitAttributionFullBlocks(t *testing.T) {
+	task, err := data.New(data.TaskConfig{Name: "copy", Length: 5, Symbols: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{Vocab: task.Vocab(), Context: task.SeqLen(), DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32, OutBias: true, LMBias: true}
+	m, err := model.New(cfg, tensor.Float32, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params { // non-zero biases and LayerNorm shifts, so every term is exercised
+		if len(p.Value.Shape()) == 1 {
+			for i := range p.Value.Float32s() {
+				p.Value.Float32s()[i] += 0.05 * float32(i%3-1)
+			}
+		}
+	}
+	check := func(what string) *Attribution {
+		a, err := DirectLogitAttribution(m, task, 16, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := data.NewBatch(16, task.SeqLen())
+		if err := data.Fill(task, b, rand.New(rand.NewPCG(2, SamplesStream))); err != nil {
+			t.Fatal(err)
+		}
+		_, logits, err := Run(m, 16, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		var k int
+		for row, keep := range b.Mask {
+			if keep != 0 {
+				sum += logits[row*cfg.Vocab+b.Targets[row]]
+				k++
+			}
+		}
+		if want := sum / float64(k); k != a.Positions || len(a.MLPs) != 2 || math.Abs(a.Logit-want) > 1e-4*(1+math.Abs(want)) {
+			t.Errorf("%s: the parts add to %v over %d positions (MLPs %v), the graph's logit is %v over %d", what, a.Logit, a.Positions, a.MLPs, want, k)
+		}
+		return a
+	}
+	check("random weights")
+	for l := range cfg.Layers {
+		for _, name := range []string{fmt.Sprintf("blocks.%d.mlp.proj.weight", l), fmt.Sprintf("blocks.%d.mlp.proj.bias", l)} {
+			clear(m.Param(name).Float32s())
+		}
+	}
+	a := check("MLPs zeroed")
+	for l, x := range a.MLPs {
+		if math.Abs(x) > 1e-6 {
+			t.Errorf("layer %d's zeroed MLP adds %v", l, x)
 		}
 	}
 }

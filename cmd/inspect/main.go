@@ -271,10 +271,8 @@ func prepare(o options) (report, error) {
 		if r.circuits, err = analysis.Measure(m, o.samples, o.seed); err != nil {
 			return report{}, err
 		}
-		if !cfg.MLP {
-			if r.circuits.DirectLogit, err = analysis.DirectLogitAttribution(m, task, o.samples, o.seed); err != nil {
-				return report{}, err
-			}
+		if r.circuits.DirectLogit, err = analysis.DirectLogitAttribution(m, task, o.samples, o.seed); err != nil {
+			return report{}, err
 		}
 		if task.Name() == "induction" {
 			if r.circuits.Patching, err = analysis.Patch(m, task, o.samples, o.seed); err != nil {

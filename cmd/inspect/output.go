@@ -226,8 +226,17 @@ func (r report) writeCircuits(p *printer, width int) {
 	p.para(width, "circuits: prefix matching on %d sequences of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", r.opts.samples, r.opts.seed)
 	dla := c.DirectLogit
 	if dla != nil {
-		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through the LM head, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f)",
-			dla.Positions, r.opts.samples, dla.Logit, dla.Embeddings, dla.Biases)
+		through, mlps := "the LM head", ""
+		if len(dla.MLPs) > 0 {
+			through = "ln_f (its scale held fixed) and the LM head"
+			parts := make([]string, len(dla.MLPs))
+			for l, x := range dla.MLPs {
+				parts[l] = fmt.Sprintf("%+.3f", x)
+			}
+			mlps = ", MLPs by layer " + strings.Join(parts, " ")
+		}
+		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
+			through, dla.Positions, r.opts.samples, dla.Logit, dla.Embeddings, dla.Biases, mlps)
 	}
 	if pt := c.Patching; pt != nil {
 		p.para(width, "activation patching: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",

@@ -208,7 +208,8 @@
     box.hidden = false;
     const notes = ["Prefix matching: each head's attention from a repeated token to the token after its first occurrence, on random tokens repeated twice. " +
       "Copying: the eigenvalues of the head's OV circuit (1 copies, -1 suppresses) and the share of tokens it raises most."];
-    if (c.direct_logit) notes.push("Logit: what the head adds to the correct token's logit (of " + fmt3(c.direct_logit.logit) + ") at the scored positions.");
+    if (c.direct_logit) notes.push("Logit: what the head adds to the correct token's logit (of " + fmt3(c.direct_logit.logit) + ") at the scored positions" +
+      (c.direct_logit.mlps ? "; the MLPs add " + c.direct_logit.mlps.map((x) => (x >= 0 ? "+" : "") + fmt3(x)).join(", ") + " by layer." : "."));
     if (c.patching) notes.push("Patched: the share of the correct logit's fall (" + fmt3(c.patching.clean_logit) + " to " + fmt3(c.patching.corrupted_logit) +
       ") that patching the head's clean output into a corrupted run restores.");
     if (c.icl) notes.push("In-context learning: the copy's loss " + fmt3(c.icl.late_loss) + " against " + fmt3(c.icl.early_loss) +
