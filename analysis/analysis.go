@@ -264,3 +264,27 @@ func Separator(task data.Task) int {
 	}
 	return heads.NoSeparator
 }
+
+// runExamples draws n examples of task from seed (SamplesStream) and runs
+// them once through a graph built with opts (its Batch and SeqLen set
+// here). The graph's watched values stay readable until done is called.
+func runExamples(m *model.Model, task data.Task, n int, seed uint64, opts model.BuildOptions) (b *data.Batch, g *model.Graph, done func(), err error) {
+	t := task.SeqLen()
+	b = data.NewBatch(n, t)
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+		return nil, nil, nil, err
+	}
+	opts.Batch, opts.SeqLen = n, t
+	if g, err = model.Build(m, opts); err != nil {
+		return nil, nil, nil, errors.Wrap(err, "building the graph")
+	}
+	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
+		return nil, nil, nil, err
+	}
+	vm := g.NewMachine()
+	if err := vm.RunAll(); err != nil {
+		vm.Close()
+		return nil, nil, nil, errors.Wrap(err, "running the model")
+	}
+	return b, g, func() { vm.Close() }, nil
+}

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/pkg/errors"
 
@@ -35,22 +34,11 @@ type Attribution struct {
 func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) (*Attribution, error) {
 	cfg := m.Config
 	t, d, dh := task.SeqLen(), cfg.DModel, cfg.DHead()
-	b := data.NewBatch(n, t)
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		return nil, err
-	}
-	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, HeadMask: true, Residuals: true})
+	b, g, done, err := runExamples(m, task, n, seed, model.BuildOptions{HeadMask: true, Residuals: true})
 	if err != nil {
-		return nil, errors.Wrap(err, "building the attribution graph")
+		return nil, errors.Wrap(err, "direct logit attribution")
 	}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		return nil, err
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		return nil, errors.Wrap(err, "running the model")
-	}
+	defer done()
 	param := func(name string) []float64 {
 		p := m.Param(name)
 		if p == nil {

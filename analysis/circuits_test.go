@@ -135,24 +135,7 @@ func TestDirectLogitAttribution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The graph's own mean correct-token logit on the same examples.
-	b := data.NewBatch(32, task.SeqLen())
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(1, SamplesStream))); err != nil {
-		t.Fatal(err)
-	}
-	_, logits, err := Run(m, 32, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	var k int
-	for row, keep := range b.Mask {
-		if keep != 0 {
-			sum += logits[row*m.Config.Vocab+b.Targets[row]]
-			k++
-		}
-	}
-	if want := sum / float64(k); k != a.Positions || math.Abs(a.Logit-want) > 1e-4*math.Abs(want) {
+	if want, k := meanTargetLogit(t, m, task, 32, 1); k != a.Positions || math.Abs(a.Logit-want) > 1e-4*math.Abs(want) {
 		t.Errorf("the parts add to %v over %d positions, the graph's logit is %v over %d", a.Logit, a.Positions, want, k)
 	}
 	best := [2]int{}
@@ -375,23 +358,7 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := data.NewBatch(16, task.SeqLen())
-		if err := data.Fill(task, b, rand.New(rand.NewPCG(2, SamplesStream))); err != nil {
-			t.Fatal(err)
-		}
-		_, logits, err := Run(m, 16, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sum float64
-		var k int
-		for row, keep := range b.Mask {
-			if keep != 0 {
-				sum += logits[row*cfg.Vocab+b.Targets[row]]
-				k++
-			}
-		}
-		if want := sum / float64(k); k != a.Positions || len(a.MLPs) != 2 || math.Abs(a.Logit-want) > 1e-4*(1+math.Abs(want)) {
+		if want, k := meanTargetLogit(t, m, task, 16, 2); k != a.Positions || len(a.MLPs) != 2 || math.Abs(a.Logit-want) > 1e-4*(1+math.Abs(want)) {
 			t.Errorf("%s: the parts add to %v over %d positions (MLPs %v), the graph's logit is %v over %d", what, a.Logit, a.Positions, a.MLPs, want, k)
 		}
 		return a
@@ -408,4 +375,28 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 			t.Errorf("layer %d's zeroed MLP adds %v", l, x)
 		}
 	}
+}
+
+// meanTargetLogit is the graph's own mean correct-token logit over the
+// scored positions of the n examples an analysis draws from seed, and how
+// many positions that is.
+func meanTargetLogit(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) (float64, int) {
+	t.Helper()
+	b := data.NewBatch(n, task.SeqLen())
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+		t.Fatal(err)
+	}
+	_, logits, err := Run(m, n, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	var k int
+	for row, keep := range b.Mask {
+		if keep != 0 {
+			sum += logits[row*m.Config.Vocab+b.Targets[row]]
+			k++
+		}
+	}
+	return sum / float64(k), k
 }

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -28,22 +27,11 @@ type Lens struct {
 // depth is the model's own output.
 func LogitLens(m *model.Model, task data.Task, n int, seed uint64) ([]Lens, error) {
 	t, cfg := task.SeqLen(), m.Config
-	b := data.NewBatch(n, t)
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		return nil, err
-	}
-	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, Residuals: true})
+	b, g, done, err := runExamples(m, task, n, seed, model.BuildOptions{Residuals: true})
 	if err != nil {
-		return nil, errors.Wrap(err, "building the logit lens graph")
+		return nil, errors.Wrap(err, "logit lens")
 	}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		return nil, err
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		return nil, errors.Wrap(err, "running the model")
-	}
+	defer done()
 	head, err := readout(m)
 	if err != nil {
 		return nil, err
