@@ -315,25 +315,8 @@ func checkBuild(m *Model, opts BuildOptions) error {
 // are (B*T) ids in row-major (b, t) order, each in [0, Vocab); lossMask is
 // (B*T). Nothing is copied when any check fails.
 func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
-	n, v := gr.Opts.Batch*gr.Opts.SeqLen, gr.Model.Config.Vocab
-	for _, in := range []struct {
-		name string
-		len  int
-	}{{"tokens", len(tokens)}, {"targets", len(targets)}, {"loss mask", len(lossMask)}} {
-		if in.len != n {
-			return errors.Errorf("feed: %d %s, want B*T = %d*%d = %d", in.len, in.name, gr.Opts.Batch, gr.Opts.SeqLen, n)
-		}
-	}
-	for _, ids := range []struct {
-		name string
-		ids  []int
-	}{{"token", tokens}, {"target", targets}} {
-		for i, id := range ids.ids {
-			if id < 0 || id >= v {
-				return errors.Errorf("feed: %s id %d at position %d (batch %d, t %d) is outside the vocabulary [0, %d)",
-					ids.name, id, i, i/gr.Opts.SeqLen, i%gr.Opts.SeqLen, v)
-			}
-		}
+	if err := checkFeed(gr.Model.Config.Vocab, gr.Opts.Batch, gr.Opts.SeqLen, tokens, targets, lossMask); err != nil {
+		return err
 	}
 	copy(gr.Tokens.Value().Data().([]int), tokens)
 	copy(gr.Targets.Value().Data().([]int), targets)
@@ -343,6 +326,32 @@ func (gr *Graph) Feed(tokens, targets []int, lossMask []float64) error {
 	case []float32:
 		for i, x := range lossMask {
 			mask[i] = float32(x)
+		}
+	}
+	return nil
+}
+
+// checkFeed checks one batch of b rows of t positions for a vocabulary of
+// v ids: the lengths, and every id in range.
+func checkFeed(v, b, t int, tokens, targets []int, lossMask []float64) error {
+	n := b * t
+	for _, in := range []struct {
+		name string
+		len  int
+	}{{"tokens", len(tokens)}, {"targets", len(targets)}, {"loss mask", len(lossMask)}} {
+		if in.len != n {
+			return errors.Errorf("feed: %d %s, want B*T = %d*%d = %d", in.len, in.name, b, t, n)
+		}
+	}
+	for _, ids := range []struct {
+		name string
+		ids  []int
+	}{{"token", tokens}, {"target", targets}} {
+		for i, id := range ids.ids {
+			if id < 0 || id >= v {
+				return errors.Errorf("feed: %s id %d at position %d (batch %d, t %d) is outside the vocabulary [0, %d)",
+					ids.name, id, i, i/t, i%t, v)
+			}
 		}
 	}
 	return nil

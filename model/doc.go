@@ -8,6 +8,10 @@
 //     (out_features, in_features)); see ParamSpecs for the full list. The same
 //     tensors can be bound into any number of graphs (training, evaluation,
 //     inspection) by Build.
+//   - Training runs a batch as Replicas: ReplicaCount graphs of its rows run
+//     side by side, one per core, their losses and gradients combined into
+//     the whole batch's. The count is fixed, so a config trains to the same
+//     numbers on any machine.
 //   - Initial weights come only from the seed passed to New: same seed, same
 //     weights, bit for bit, on every machine.
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major

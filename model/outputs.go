@@ -41,16 +41,22 @@ func Float64s(v gorgonia.Value) ([]float64, error) {
 // layer by layer from the one stream. A graph without dropout masks (not
 // Train, or Dropout 0) has nothing to fill.
 func (gr *Graph) DrawDropout(p float64, rng *rand.Rand) error {
-	for _, node := range gr.DropoutMasks {
-		mask, ok := node.Value().(*tensor.Dense)
-		if !ok {
-			return errors.Errorf("dropout mask %s holds no tensor", node.Name())
-		}
-		if err := layers.FillDropoutMask(mask, p, rng); err != nil {
+	for l := range gr.DropoutMasks {
+		if err := gr.drawDropout(l, p, rng); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// drawDropout fills layer l's dropout mask from rng.
+func (gr *Graph) drawDropout(l int, p float64, rng *rand.Rand) error {
+	node := gr.DropoutMasks[l]
+	mask, ok := node.Value().(*tensor.Dense)
+	if !ok {
+		return errors.Errorf("dropout mask %s holds no tensor", node.Name())
+	}
+	return layers.FillDropoutMask(mask, p, rng)
 }
 
 // LossValue is the loss of the last run.

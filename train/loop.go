@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
-	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
@@ -117,10 +116,9 @@ type runner struct {
 	observer Observer
 	task     data.Task
 	model    *model.Model
-	graph    *model.Graph
-	vm       gorgonia.VM
-	eval     *evaluator   // nil when evaluation is off
-	atLength []*evaluator // one per train.eval_lengths entry
+	graph    *model.Replicas // the training step, its batch split over the cores
+	eval     *evaluator      // nil when evaluation is off
+	atLength []*evaluator    // one per train.eval_lengths entry
 	// extendedTo is the train.steps a resume wrote into config.yaml when it
 	// extended the run (0 when it did not): an interruption before the first
 	// step says so.
@@ -211,10 +209,9 @@ func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 func (r *runner) build(ctx context.Context) error {
 	t := r.cfg.Train
 	var err error
-	if r.graph, err = model.Build(r.model, model.BuildOptions{Batch: t.BatchSize, SeqLen: r.task.SeqLen(), Train: true}); err != nil {
+	if r.graph, err = model.BuildReplicas(r.model, t.BatchSize, r.task.SeqLen()); err != nil {
 		return err
 	}
-	r.vm = r.graph.NewLeanMachine()
 	if t.EvalEvery > 0 {
 		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
 			return err
@@ -381,8 +378,8 @@ func (r *runner) newAdam() *Adam {
 }
 
 func (r *runner) close() {
-	if r.vm != nil {
-		r.vm.Close()
+	if r.graph != nil {
+		r.graph.Close()
 	}
 	if r.eval != nil {
 		r.eval.vm.Close()
@@ -517,8 +514,8 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 // step runs forward and backward on the fed batch, clips, and updates the
 // weights. It checks the loss and the gradients before touching the weights.
 func (r *runner) step(s int) (loss, norm float64, err error) {
-	defer r.vm.Reset()
-	if err := r.vm.RunAll(); err != nil {
+	defer r.graph.Reset()
+	if err := r.graph.RunAll(); err != nil {
 		return 0, 0, errors.Wrap(err, "running the training graph")
 	}
 	if loss, err = r.graph.LossValue(); err != nil {

@@ -120,12 +120,12 @@ type workerResult struct {
 }
 
 // goTrainer is one training step of the benchmark model as train.Run takes it:
-// feed a batch, forward and backward on the reused TapeMachine, read the
-// gradients, Adam update (lr 3e-3, no clipping and no weight decay, as
-// torch_ref.py), reset the machine.
+// feed a batch, forward and backward on the reused machines of the batch's
+// parts (model.Replicas), read the gradients, Adam update (lr 3e-3, no
+// clipping and no weight decay, as torch_ref.py), reset the machines.
 type goTrainer struct {
 	m       *model.Model
-	g       *model.Graph
+	g       *model.Replicas
 	adam    *train.Adam
 	tokens  [][]int
 	targets [][]int
@@ -137,7 +137,7 @@ func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTraine
 	if err != nil {
 		return nil, err
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: s.Batch, SeqLen: s.SeqLen, Train: true})
+	g, err := model.BuildReplicas(m, s.Batch, s.SeqLen)
 	if err != nil {
 		return nil, err
 	}
@@ -165,17 +165,16 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 	if err != nil {
 		return nil, err
 	}
-	vm := tr.g.NewLeanMachine() // as train.Run's
-	defer vm.Close()
+	defer tr.g.Close()
 	i := 0
 	var loss float64
 	step := func() error {
-		defer vm.Reset()
+		defer tr.g.Reset()
 		if err := tr.g.Feed(tr.tokens[i], tr.targets[i], tr.mask); err != nil {
 			return err
 		}
 		i++
-		if err := vm.RunAll(); err != nil {
+		if err := tr.g.RunAll(); err != nil {
 			return err
 		}
 		grads, err := tr.g.Gradients()

@@ -8,7 +8,9 @@
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
 //     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift.
 //   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
-//     goroutine); Scratch and PutScratch, a pool of float32 buffers.
+//     goroutine); Concurrently, which runs parts side by side and meanwhile
+//     gives each part's loops its share of the cores (Workers); Scratch and
+//     PutScratch, a pool of float32 buffers.
 //   - Active, Check, Backend: which path is in use.
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.

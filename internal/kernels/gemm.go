@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"runtime"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -75,7 +73,7 @@ func blasSgemm(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []flo
 // that the closure's captured variables are heap-allocated only here, not
 // on every per-head product.
 func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := Workers()
 	blocks := min(ceilDiv(m, sgemmMR), workers*chunksPerWorker)
 	chunks(blocks, workers, func(lo, hi int) {
 		i0, i1 := lo*m/blocks, hi*m/blocks

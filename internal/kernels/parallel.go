@@ -7,14 +7,52 @@ import (
 )
 
 // ParallelFor calls f on disjoint chunks [lo, hi) covering [0, n), on up to
-// GOMAXPROCS goroutines when the work (n * cost, in rough multiply-adds) is
+// Workers() goroutines when the work (n * cost, in rough multiply-adds) is
 // at least ParallelMinWork, else in the caller.
 func ParallelFor(n int, cost float64, f func(lo, hi int)) {
 	workers := 1
 	if float64(n)*cost >= ParallelMinWork {
-		workers = runtime.GOMAXPROCS(0)
+		workers = Workers()
 	}
 	chunks(n, workers, f)
+}
+
+// Workers is how many goroutines a parallel loop may use: GOMAXPROCS, or
+// its share of them while Concurrently runs parts side by side. It takes
+// the scheduler lock (runtime.GOMAXPROCS), so callers ask only once they
+// know their work is large enough to split.
+func Workers() int {
+	return max(1, runtime.GOMAXPROCS(0)/(1+int(extraParts.Load())))
+}
+
+// extraParts is how many parts beyond the first Concurrently runs at once
+// (0 outside it).
+var extraParts atomic.Int32
+
+// Concurrently runs f(0), ..., f(n-1) at once, each on its own goroutine
+// (the caller's included), and returns when all have. While they run, the
+// parallel loops and GEMMs they call get Workers() = GOMAXPROCS/n
+// goroutines each, so the parts share the cores instead of each asking for
+// all of them. Calls must not nest.
+func Concurrently(n int, f func(i int)) {
+	if n <= 1 {
+		if n == 1 {
+			f(0)
+		}
+		return
+	}
+	extraParts.Store(int32(n - 1))
+	defer extraParts.Store(0)
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	f(0)
+	wg.Wait()
 }
 
 // ParallelMinWork is the work (multiply-adds) below which a second goroutine

@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -27,6 +29,37 @@ func TestChunksCoverOnce(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestConcurrentlySharesCores: Concurrently calls f once per part, runs
+// the parts at the same time (each waits for all to have started), gives
+// each part's loops GOMAXPROCS/n workers (at least 1) while they run, and
+// all of them again afterwards.
+func TestConcurrentlySharesCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, n := range []int{1, 2, 3, 8} {
+		var calls [8]atomic.Int32
+		var started sync.WaitGroup
+		started.Add(n)
+		workers := make([]int, n)
+		Concurrently(n, func(i int) {
+			calls[i].Add(1)
+			started.Done()
+			started.Wait() // deadlocks unless every part runs at once
+			workers[i] = Workers()
+		})
+		for i := range n {
+			if c := calls[i].Load(); c != 1 {
+				t.Errorf("n=%d: part %d called %d times", n, i, c)
+			}
+			if want := max(1, 4/n); workers[i] != want {
+				t.Errorf("n=%d: part %d had %d workers, want %d", n, i, workers[i], want)
+			}
+		}
+		if w := Workers(); w != 4 {
+			t.Errorf("after Concurrently(%d): %d workers, want 4", n, w)
 		}
 	}
 }

@@ -1,7 +1,5 @@
 package kernels
 
-import "runtime"
-
 // A float32 GEMM in Go around assembly micro-kernels (sgemm_amd64.s),
 // organised as in BLIS / GotoBLAS: C is computed in tiles of 6 (or 12) rows
 // by 16 (or 32) columns held in registers, over blocks of depth kc. The
@@ -45,10 +43,10 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 		}
 		return
 	}
-	// The size test comes first: runtime.GOMAXPROCS takes the scheduler
-	// lock, which per attention-head GEMM showed up in profiles.
+	// The size test comes first: Workers takes the scheduler lock, which
+	// per attention-head GEMM showed up in profiles.
 	if m >= 2*sgemmMR && float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
-		if workers := runtime.GOMAXPROCS(0); workers > 1 {
+		if workers := Workers(); workers > 1 {
 			sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 			return
 		}

@@ -1,0 +1,225 @@
+package model
+
+import (
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
+)
+
+// ReplicaCount is how many parts a training batch is split into: one per
+// core of the two-core machines this project is measured on. It is a
+// constant, not the machine's core count, so that a config trains to the
+// same numbers on every machine (the parts' sums are added in a fixed
+// order).
+const ReplicaCount = 2
+
+// Replicas is a training step whose batch is split by rows into parts, each
+// its own Train graph bound to the same weights, run at once on their own
+// goroutines (kernels.Concurrently): every op of the step, small ones
+// included, then has a core to itself, where a single graph keeps the
+// second core busy only inside the few ops large enough to split.
+//
+// The loss and gradients are the parts' weighted by their scored
+// positions, so they are those of one graph of the whole batch (the mean
+// over every scored position), up to float rounding: the parts' sums are
+// added in a different order. Dropout masks are drawn in the whole batch's
+// order, so they are the same values too.
+type Replicas struct {
+	Parts []*Graph // part i holds batch rows [rows[i], rows[i+1])
+	Model *Model
+
+	vms    []gorgonia.VM
+	rows   []int
+	seqLen int
+	counts []float64       // each part's scored positions (loss mask sum) in the last Feed
+	errs   []error         // each part's error of the last run
+	grads  []*tensor.Dense // the combined gradients, overwritten by each run
+	loss   float64
+	ran    bool // the last Feed was run
+}
+
+// BuildReplicas builds the training step of batch rows of seqLen positions
+// as min(ReplicaCount, batch) parts of about equal size, each with a lean
+// machine (NewLeanMachine).
+func BuildReplicas(m *Model, batch, seqLen int) (*Replicas, error) {
+	if batch < 1 {
+		return nil, errors.Errorf("build: batch %d, want >= 1", batch)
+	}
+	parts := min(ReplicaCount, batch)
+	r := &Replicas{Model: m, seqLen: seqLen, counts: make([]float64, parts), errs: make([]error, parts)}
+	for i := range parts {
+		lo, hi := i*batch/parts, (i+1)*batch/parts
+		g, err := Build(m, BuildOptions{Batch: hi - lo, SeqLen: seqLen, Train: true})
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.Parts, r.rows = append(r.Parts, g), append(r.rows, lo)
+		r.vms = append(r.vms, g.NewLeanMachine())
+	}
+	r.rows = append(r.rows, batch)
+	for _, p := range m.Params {
+		r.grads = append(r.grads, tensor.New(tensor.Of(m.Dtype), tensor.WithShape(p.Value.Shape().Clone()...)))
+	}
+	return r, nil
+}
+
+// Batch is the number of rows the parts hold together.
+func (r *Replicas) Batch() int { return r.rows[len(r.rows)-1] }
+
+// Feed splits one batch (as Graph.Feed takes it) by rows into the parts.
+// Nothing is copied when any check fails; an error names the position in
+// the whole batch.
+func (r *Replicas) Feed(tokens, targets []int, lossMask []float64) error {
+	if err := checkFeed(r.Model.Config.Vocab, r.Batch(), r.seqLen, tokens, targets, lossMask); err != nil {
+		return err
+	}
+	r.ran = false
+	for i, g := range r.Parts {
+		lo, hi := r.rows[i]*r.seqLen, r.rows[i+1]*r.seqLen
+		if err := g.Feed(tokens[lo:hi], targets[lo:hi], lossMask[lo:hi]); err != nil {
+			return err
+		}
+		// The sum of the mask as the loss op reads it, in the model's dtype.
+		r.counts[i] = 0
+		switch mask := g.LossMask.Value().Data().(type) {
+		case []float32:
+			for _, x := range mask {
+				r.counts[i] += float64(x)
+			}
+		case []float64:
+			for _, x := range mask {
+				r.counts[i] += x
+			}
+		}
+	}
+	return nil
+}
+
+// DrawDropout fills the parts' dropout masks from rng in the order
+// Graph.DrawDropout fills one graph's (layer by layer, each layer's rows in
+// batch order), so the split batch drops what the whole one would.
+func (r *Replicas) DrawDropout(p float64, rng *rand.Rand) error {
+	for l := range r.Parts[0].DropoutMasks {
+		for _, g := range r.Parts {
+			if err := g.drawDropout(l, p, rng); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// RunAll runs every part at once, then combines their losses and
+// gradients.
+func (r *Replicas) RunAll() error {
+	kernels.Concurrently(len(r.Parts), func(i int) { r.errs[i] = r.vms[i].RunAll() })
+	for i, err := range r.errs {
+		if err != nil {
+			return errors.Wrapf(err, "batch rows %d-%d", r.rows[i], r.rows[i+1]-1)
+		}
+	}
+	return r.combine()
+}
+
+// Reset readies every part's machine for the next run.
+func (r *Replicas) Reset() {
+	for _, vm := range r.vms {
+		vm.Reset()
+	}
+}
+
+// Close releases the parts' machines.
+func (r *Replicas) Close() {
+	for _, vm := range r.vms {
+		vm.Close()
+	}
+}
+
+// combine sets the loss and each gradient to the parts' mean weighted by
+// their scored positions (a part with none adds nothing; with none at all
+// the loss and gradients are 0, as one graph's).
+func (r *Replicas) combine() error {
+	total := 0.0
+	for _, c := range r.counts {
+		total += c
+	}
+	weights := make([]float64, len(r.Parts))
+	r.loss = 0
+	for i, g := range r.Parts {
+		if r.counts[i] == 0 {
+			continue
+		}
+		loss, err := g.LossValue()
+		if err != nil {
+			return err
+		}
+		weights[i] = r.counts[i] / total
+		r.loss += weights[i] * loss
+	}
+	parts := make([][]*tensor.Dense, len(r.Parts))
+	for i, g := range r.Parts {
+		var err error
+		if parts[i], err = g.Gradients(); err != nil {
+			return err
+		}
+	}
+	size := 0
+	for _, g := range r.grads {
+		size += g.Shape().TotalSize()
+	}
+	kernels.ParallelFor(len(r.grads), float64(size)/float64(len(r.grads)), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			switch dst := r.grads[j].Data().(type) {
+			case []float32:
+				weightedSum(dst, weights, parts, j)
+			case []float64:
+				weightedSum(dst, weights, parts, j)
+			}
+		}
+	})
+	r.ran = true
+	return nil
+}
+
+// weightedSum sets dst to the sum over parts i of weights[i] times part i's
+// gradient j, each element summed in float64 in part order and rounded once.
+func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j int) {
+	var ws []float64
+	var srcs [][]T
+	for i, w := range weights {
+		if w != 0 {
+			ws, srcs = append(ws, w), append(srcs, parts[i][j].Data().([]T))
+		}
+	}
+	for k := range dst {
+		sum := 0.0
+		for i, src := range srcs {
+			sum += ws[i] * float64(src[k])
+		}
+		dst[k] = T(sum)
+	}
+}
+
+// LossValue is the whole batch's loss of the last run: the mean
+// cross-entropy over its scored positions.
+func (r *Replicas) LossValue() (float64, error) {
+	if !r.ran {
+		return 0, errors.New("loss: no value (run the machine first)")
+	}
+	return r.loss, nil
+}
+
+// Gradients returns d Loss / d Params[i] of the whole batch of the last
+// run, in Params order. The tensors belong to r: read them before the next
+// run; the caller may scale them in place (gradient clipping).
+func (r *Replicas) Gradients() ([]*tensor.Dense, error) {
+	if !r.ran {
+		return nil, errors.New("gradients: no gradient yet (run the machine first)")
+	}
+	return r.grads, nil
+}
