@@ -54,3 +54,27 @@ func geluFloat32s(n int, x, y *float32) {
 func geluGradFloat32s(n int, x, dy, dx *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func sum4Float32s(n int, x *float32, lanes *[4]float64) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func sqDev4Float32s(n int, x *float32, mean float64, lanes *[4]float64) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func layerNormFloat32s(n int, x, w, b *float32, mean, rstd float64, y *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func layerNormGradSums(n int, x, w, dy *float32, mean, rstd float64, lanes *[8]float64) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func layerNormGradFloat32s(n int, x, w, dy *float32, mean, rstd, m1, m2 float64, dx *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}

@@ -28,3 +28,24 @@ func geluFloat32s(n int, x, y *float32)
 
 //go:noescape
 func geluGradFloat32s(n int, x, dy, dx *float32)
+
+// LayerNorm's row loops (layernorm_amd64.s) over four float64 lanes, n a
+// multiple of 4; see layernorm.go for what each computes.
+
+//go:noescape
+func sum4Float32s(n int, x *float32, lanes *[4]float64)
+
+//go:noescape
+func sqDev4Float32s(n int, x *float32, mean float64, lanes *[4]float64)
+
+//go:noescape
+func layerNormFloat32s(n int, x, w, b *float32, mean, rstd float64, y *float32)
+
+//go:noescape
+func layerNormGradSums(n int, x, w, dy *float32, mean, rstd float64, lanes *[8]float64)
+
+//go:noescape
+func layerNormGradFloat32s(n int, x, w, dy *float32, mean, rstd, m1, m2 float64, dx *float32)
+
+//go:noescape
+func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float32)

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -92,50 +91,14 @@ func (d layerNormDef) run(a *args) error {
 	return byDtype(d, a, layerNorm[float64], layerNorm[float32])
 }
 
-// rowStats returns the mean and 1/sqrt(var + eps) of one row, accumulated in
-// float64 over four independent sums: one chain of dependent adds ran at a
-// quarter of the adder's rate and was 7% of a sort training step.
-func rowStats[T float](row []T, eps float64) (mean, rstd float64) {
-	n := len(row) &^ 3
-	var s0, s1, s2, s3 float64
-	for j := 0; j < n; j += 4 {
-		r := row[j : j+4 : j+4]
-		s0 += float64(r[0])
-		s1 += float64(r[1])
-		s2 += float64(r[2])
-		s3 += float64(r[3])
-	}
-	for _, v := range row[n:] {
-		s0 += float64(v)
-	}
-	mean = (s0 + s1 + s2 + s3) / float64(len(row))
-	s0, s1, s2, s3 = 0, 0, 0, 0
-	for j := 0; j < n; j += 4 {
-		r := row[j : j+4 : j+4]
-		d0, d1, d2, d3 := float64(r[0])-mean, float64(r[1])-mean, float64(r[2])-mean, float64(r[3])-mean
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-	}
-	for _, v := range row[n:] {
-		d := float64(v) - mean
-		s0 += d * d
-	}
-	return mean, 1 / math.Sqrt((s0+s1+s2+s3)/float64(len(row))+eps)
-}
-
 // layerNormCost is kernels.ParallelFor's work per element of a row loop
 // (the forward's two statistics passes and its output pass; dx's two).
 const layerNormCost = 4
 
-// layerNorm runs one part over the rows, spread over the cores except for
-// dw, a sum over rows into one (D) vector: in row order, on one core; the
-// gradients take each row's statistics from the forward's. x -
-// mean is formed in float64: rounding the mean to float32 first shifts a
-// row of mean 10 and spread 0.01 by 1e-4 of its spread, which reached 1e-3
-// relative in dx. With xhat = (x - mean) * rstd and g = dy * w:
-// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), dw = colsum(dy * xhat).
+// layerNorm runs one part over the rows (kernels.LayerNorm*Row), spread
+// over the cores except for dw, a sum over rows into one (D) vector: in row
+// order, on one core; the gradients take each row's statistics from the
+// forward's.
 func layerNorm[T float](d layerNormDef, a *args) {
 	x, w, third, o := data[T](a, 0), data[T](a, 1), data[T](a, 2), out[T](a)
 	n := len(w)
@@ -146,11 +109,7 @@ func layerNorm[T float](d layerNormDef, a *args) {
 		clear(o)
 		for row := range len(x) / n {
 			off := row * n
-			xr, dyr := x[off:off+n], third[off:off+n]
-			mean, rstd := d.stats.mean[row], d.stats.rstd[row]
-			for j, v := range xr {
-				o[j] += T(float64(dyr[j]) * (float64(v) - mean) * rstd)
-			}
+			kernels.LayerNormGradWRow(x[off:off+n], third[off:off+n], d.stats.mean[row], d.stats.rstd[row], o)
 		}
 		return
 	}
@@ -159,27 +118,12 @@ func layerNorm[T float](d layerNormDef, a *args) {
 			off := row * n
 			xr, or := x[off:off+n], o[off:off+n]
 			if d.part == lnForward {
-				mean, rstd := rowStats(xr, d.eps)
+				mean, rstd := kernels.LayerNormStats(xr, d.eps)
 				d.stats.mean[row], d.stats.rstd[row] = mean, rstd
-				for j, v := range xr {
-					or[j] = T((float64(v)-mean)*rstd*float64(w[j]) + float64(third[j]))
-				}
+				kernels.LayerNormRow(xr, w, third, mean, rstd, or)
 				continue
 			}
-			mean, rstd := d.stats.mean[row], d.stats.rstd[row]
-			dyr := third[off : off+n]
-			var m1, m2 float64
-			for j, v := range xr {
-				g := float64(dyr[j]) * float64(w[j])
-				m1 += g
-				m2 += g * (float64(v) - mean) * rstd
-			}
-			m1 /= float64(n)
-			m2 /= float64(n)
-			for j, v := range xr {
-				g := float64(dyr[j]) * float64(w[j])
-				or[j] = T(rstd * (g - m1 - (float64(v)-mean)*rstd*m2))
-			}
+			kernels.LayerNormGradRow(xr, w, third[off:off+n], d.stats.mean[row], d.stats.rstd[row], or)
 		}
 	})
 }
