@@ -2,6 +2,7 @@ package model
 
 import (
 	"math/rand/v2"
+	"sync"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -36,7 +37,7 @@ type Replicas struct {
 	rows   []int
 	seqLen int
 	counts []float64       // each part's scored positions (loss mask sum) in the last Feed
-	errs   []error         // each part's error of the last run
+	errs   []error         // each part's error of the last run, then of its share of the combination
 	grads  []*tensor.Dense // the combined gradients, overwritten by each run
 	loss   float64
 	ran    bool // the last Feed was run
@@ -50,7 +51,7 @@ func BuildReplicas(m *Model, batch, seqLen int) (*Replicas, error) {
 		return nil, errors.Errorf("build: batch %d, want >= 1", batch)
 	}
 	parts := min(ReplicaCount, batch)
-	r := &Replicas{Model: m, seqLen: seqLen, counts: make([]float64, parts), errs: make([]error, parts)}
+	r := &Replicas{Model: m, seqLen: seqLen, counts: make([]float64, parts), errs: make([]error, 2*parts)}
 	for i := range parts {
 		lo, hi := i*batch/parts, (i+1)*batch/parts
 		g, err := Build(m, BuildOptions{Batch: hi - lo, SeqLen: seqLen, Train: true})
@@ -115,15 +116,35 @@ func (r *Replicas) DrawDropout(p float64, rng *rand.Rand) error {
 }
 
 // RunAll runs every part at once, then combines their losses and
-// gradients.
+// gradients, each part's goroutine combining its share of the gradients'
+// elements once every part has run (so the combination takes both cores
+// too).
 func (r *Replicas) RunAll() error {
-	kernels.Concurrently(len(r.Parts), func(i int) { r.errs[i] = r.vms[i].RunAll() })
+	r.ran = false
+	clear(r.errs)
+	n := len(r.Parts)
+	var ran sync.WaitGroup
+	ran.Add(n)
+	kernels.Concurrently(n, func(i int) {
+		r.errs[i] = r.vms[i].RunAll()
+		ran.Done()
+		ran.Wait()
+		for _, err := range r.errs[:n] {
+			if err != nil {
+				return
+			}
+		}
+		r.errs[n+i] = r.combineShare(i)
+	})
 	for i, err := range r.errs {
 		if err != nil {
+			if i >= n {
+				return err
+			}
 			return errors.Wrapf(err, "batch rows %d-%d", r.rows[i], r.rows[i+1]-1)
 		}
 	}
-	return r.combine()
+	return r.combineLoss()
 }
 
 // Reset readies every part's machine for the next run.
@@ -140,66 +161,89 @@ func (r *Replicas) Close() {
 	}
 }
 
-// combine sets the loss and each gradient to the parts' mean weighted by
-// their scored positions (a part with none adds nothing; with none at all
-// the loss and gradients are 0, as one graph's).
-func (r *Replicas) combine() error {
+// weights are the parts' shares of the scored positions (a part with none
+// adds nothing; with none at all the loss and gradients are 0, as one
+// graph's).
+func (r *Replicas) weights() []float64 {
 	total := 0.0
 	for _, c := range r.counts {
 		total += c
 	}
-	weights := make([]float64, len(r.Parts))
+	w := make([]float64, len(r.counts))
+	for i, c := range r.counts {
+		if c != 0 {
+			w[i] = c / total
+		}
+	}
+	return w
+}
+
+// combineLoss sets the loss to the parts' losses weighted by their scored
+// positions.
+func (r *Replicas) combineLoss() error {
 	r.loss = 0
-	for i, g := range r.Parts {
-		if r.counts[i] == 0 {
+	for i, w := range r.weights() {
+		if w == 0 {
 			continue
 		}
-		loss, err := g.LossValue()
+		loss, err := r.Parts[i].LossValue()
 		if err != nil {
 			return err
 		}
-		weights[i] = r.counts[i] / total
-		r.loss += weights[i] * loss
+		r.loss += w * loss
 	}
-	parts := make([][]*tensor.Dense, len(r.Parts))
-	for i, g := range r.Parts {
-		var err error
-		if parts[i], err = g.Gradients(); err != nil {
-			return err
-		}
-	}
-	size := 0
-	for _, g := range r.grads {
-		size += g.Shape().TotalSize()
-	}
-	kernels.ParallelFor(len(r.grads), float64(size)/float64(len(r.grads)), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			switch dst := r.grads[j].Data().(type) {
-			case []float32:
-				weightedSum(dst, weights, parts, j)
-			case []float64:
-				weightedSum(dst, weights, parts, j)
-			}
-		}
-	})
 	r.ran = true
 	return nil
 }
 
-// weightedSum sets dst to the sum over parts i of weights[i] times part i's
-// gradient j, each element summed in float64 in part order and rounded once.
-func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j int) {
+// combineShare sets share i (of len(Parts)) of the gradients' elements,
+// all parameters taken as one sequence, to the parts' gradients weighted by
+// their scored positions.
+func (r *Replicas) combineShare(i int) error {
+	parts := make([][]*tensor.Dense, len(r.Parts))
+	for p, g := range r.Parts {
+		var err error
+		if parts[p], err = g.Gradients(); err != nil {
+			return err
+		}
+	}
+	weights := r.weights()
+	size := 0
+	for _, g := range r.grads {
+		size += g.Shape().TotalSize()
+	}
+	lo, hi := i*size/len(r.Parts), (i+1)*size/len(r.Parts)
+	off := 0
+	for j, g := range r.grads {
+		n := g.Shape().TotalSize()
+		if from, to := max(lo, off)-off, min(hi, off+n)-off; from < to {
+			switch dst := g.Data().(type) {
+			case []float32:
+				weightedSum(dst[from:to], weights, parts, j, from)
+			case []float64:
+				weightedSum(dst[from:to], weights, parts, j, from)
+			}
+		}
+		off += n
+	}
+	return nil
+}
+
+// weightedSum sets dst to the sum over parts p of weights[p] times part p's
+// gradient j from element from on, each element summed in float64 in part
+// order and rounded once.
+func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j, from int) {
 	var ws []float64
 	var srcs [][]T
-	for i, w := range weights {
+	for p, w := range weights {
 		if w != 0 {
-			ws, srcs = append(ws, w), append(srcs, parts[i][j].Data().([]T))
+			ws, srcs = append(ws, w), append(srcs, parts[p][j].Data().([]T)[from:])
 		}
 	}
 	for k := range dst {
 		sum := 0.0
-		for i, src := range srcs {
-			sum += ws[i] * float64(src[k])
+		for p, src := range srcs {
+			sum += ws[p] * float64(src[k])
 		}
 		dst[k] = T(sum)
 	}
