@@ -240,6 +240,13 @@ func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*ten
 			ws, srcs = append(ws, w), append(srcs, parts[p][j].Data().([]T)[from:])
 		}
 	}
+	if len(srcs) == 2 { // the usual case, without the inner loop
+		w0, w1, a, b := ws[0], ws[1], srcs[0][:len(dst)], srcs[1][:len(dst)]
+		for k := range dst {
+			dst[k] = T(w0*float64(a[k]) + w1*float64(b[k]))
+		}
+		return
+	}
 	for k := range dst {
 		sum := 0.0
 		for p, src := range srcs {
