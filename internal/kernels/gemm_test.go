@@ -57,8 +57,12 @@ func testSgemm(t *testing.T) {
 		m, n, k := mnk[0], mnk[1], mnk[2]
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
-				for _, beta := range []float32{0, 1, 0.5} {
-					t.Run(fmt.Sprintf("%dx%dx%d,tA=%t,tB=%t,beta=%v", m, n, k, ta, tb, beta), func(t *testing.T) {
+				for _, c := range []struct {
+					beta  float32
+					spare int
+				}{{0, 0}, {1, 0}, {0.5, 0}, {0, 6}, {1, 6}} {
+					beta, spare := c.beta, c.spare
+					t.Run(fmt.Sprintf("%dx%dx%d,tA=%t,tB=%t,beta=%v,spare=%d", m, n, k, ta, tb, beta, spare), func(t *testing.T) {
 						ar, ac := m, k
 						if ta {
 							ar, ac = k, m
@@ -75,7 +79,9 @@ func testSgemm(t *testing.T) {
 							}
 							return v
 						}
-						a, b, c := fill(ar, lda), fill(br, ldb), fill(m, ldc)
+						// Six spare rows after A: a last partial panel of
+						// op(A) is then read in place, not packed.
+						a, b, c := fill(ar+spare, lda), fill(br, ldb), fill(m, ldc)
 						orig := append([]float32(nil), c...)
 						want, scale := refGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 						Gemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)

@@ -114,9 +114,10 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // pb by packB; with AVX-512, narrower panels of an untransposed B are read
 // in place too, tiles narrower than 16 columns are written straight to C
 // through lane masks, and tiles of two panels at once go to the 12-row
-// kernels. A last partial panel of A is packed with zero rows,
-// and its tiles go through a local tile, so no kernel reads or writes
-// outside A, B and C.
+// kernels. A last partial panel of A is read in place when the slice a
+// holds six full rows from it on, else packed with zero rows; either way its
+// tiles go through a local tile, so no kernel reads outside the slices
+// given or writes outside C's block.
 func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
 	flag := 0
 	if add {
@@ -134,7 +135,10 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		pair := useAVX512 && rows-ir >= 2*sgemmMR
 		var edge *[]float32
 		ap, ap2, ars, aps := (*float32)(nil), (*float32)(nil), rs, ps
-		if mr == sgemmMR {
+		// A last partial panel is read in place too when a's slice goes on
+		// past it (a per-head product inside a larger heads tensor): the
+		// kernel's rows beyond it land in the local tile and are dropped.
+		if last := (i0+ir+sgemmMR-1)*rs + (p0+kc-1)*ps; mr == sgemmMR || last < len(a) {
 			ap = &a[(i0+ir)*rs+p0*ps]
 			if pair {
 				ap2 = &a[(i0+ir+sgemmMR)*rs+p0*ps]
