@@ -39,6 +39,10 @@ func scaleFloat32s(n int, x *float32, s float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
 
+func addFloat32s(n int, x, y, z *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
 func dotFloat32s(n int, x, y *float32) float32 {
 	panic("kernels: no assembly kernels on this architecture")
 }

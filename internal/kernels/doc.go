@@ -6,7 +6,9 @@
 // API:
 //   - Gemm: C = op(A) op(B) + beta C, row-major, float32 or float64.
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
-//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift.
+//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; AddTo,
+//     a float32 sum of two vectors; LayerNormStats, LayerNormRow,
+//     LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows.
 //   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
 //     goroutine); Concurrently, which runs parts side by side and meanwhile
 //     gives each part's loops its share of the cores (Workers); Scratch and

@@ -283,6 +283,31 @@ scaledone:
 	VZEROUPPER
 	RET
 
+// func addFloat32s(n int, x, y, z *float32)
+//
+// z[i] = x[i] + y[i] for i < n, n a multiple of 8.
+TEXT ·addFloat32s(SB), NOSPLIT, $0-32
+	MOVQ n+0(FP), CX
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ z+24(FP), DX
+
+addloop:
+	TESTQ   CX, CX
+	JE      adddone
+	VMOVUPS (SI), Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	SUBQ    $8, CX
+	JMP     addloop
+
+adddone:
+	VZEROUPPER
+	RET
+
 // func dotFloat32s(n int, x, y *float32) float32
 //
 // sum x[i]*y[i] over i < n, n a multiple of 8, in eight float32 lanes.

@@ -58,9 +58,9 @@ func testExpShift(t *testing.T) {
 	}
 }
 
-// TestRowKernels compares MaxOf, ScaleBy and SoftmaxGradRow on every path with plain
+// TestRowKernels compares MaxOf, ScaleBy, AddTo and SoftmaxGradRow on every path with plain
 // float64 loops for every length from 1 to 40 (vector part and tail):
-// max and scale exact, the gradient within 1e-6 relative to sum |y dy| +
+// max, scale and sum exact, the gradient within 1e-6 relative to sum |y dy| +
 // |y dy| (float32 rounding of the dot product and the products).
 func TestRowKernels(t *testing.T) { forEachPath(t, testRowKernels) }
 
@@ -93,6 +93,13 @@ func testRowKernels(t *testing.T) {
 		for i, v := range scaled {
 			if v != y[i]*3 {
 				t.Fatalf("n %d: ScaleBy gives %v at %d, want %v", n, v, i, y[i]*3)
+			}
+		}
+		sum := make([]float32, n)
+		AddTo(y, dy, sum)
+		for i, v := range sum {
+			if v != y[i]+dy[i] {
+				t.Fatalf("n %d: AddTo gives %v at %d, want %v", n, v, i, y[i]+dy[i])
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
 )
 
 // Add returns a + b for two float tensors of the same shape (a residual
@@ -31,6 +33,10 @@ func (d addDef) run(a *args) error { return byDtype(d, a, add[float64], add[floa
 
 func add[T float](_ addDef, a *args) {
 	x, y, z := data[T](a, 0), data[T](a, 1), out[T](a)
+	if x32, ok := any(x).([]float32); ok {
+		kernels.AddTo(x32, any(y).([]float32), any(z).([]float32))
+		return
+	}
 	y, z = y[:len(x)], z[:len(x)]
 	for i, v := range x {
 		z[i] = v + y[i]
