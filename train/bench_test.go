@@ -3,10 +3,14 @@ package train
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
+	"gorgonia.org/tensor"
+
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
 )
 
 // BenchmarkStep times one training step (batch, forward, backward, clip,
@@ -21,9 +25,7 @@ func BenchmarkStep(b *testing.B) {
 		{"S_B32_T12_D32_H4", attnOnly(32, 12, 32, 4)},
 		{"M_B64_T64_D128_H8", attnOnly(64, 64, 128, 8)},
 		{"sort_B32_T16_D64_H4_L2", ""},
-		{"L4_B16_T64_D128_H8_L4", "task: {name: repeat, length: 64, symbols: 64}\n" +
-			"model: {d_model: 128, heads: 8, layers: 4, mlp: true, d_ff: 512, out_bias: true}\n" +
-			"train: {batch_size: 16, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n"},
+		{"L4_B16_T64_D128_H8_L4", l4YAML},
 	} {
 		b.Run(size.name, func(b *testing.B) {
 			var cfg Config
@@ -55,6 +57,11 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// l4YAML is the benchmark's L4 size: four full blocks of width 128 on repeat.
+const l4YAML = "task: {name: repeat, length: 64, symbols: 64}\n" +
+	"model: {d_model: 128, heads: 8, layers: 4, mlp: true, d_ff: 512, out_bias: true}\n" +
+	"train: {batch_size: 16, steps: 1000000, eval_every: 0, checkpoint_every: 0}\n"
 
 // prepareBench prepares a run of cfg in a temporary directory, closed when
 // the benchmark ends.
@@ -102,4 +109,87 @@ func BenchmarkEvaluation(b *testing.B) {
 	b.ReportMetric(eval.Seconds()*1e3/float64(b.N), "eval-ms")
 	b.ReportMetric(roles.Seconds()*1e3/float64(b.N), "roles-ms")
 	b.ReportMetric(100*roles.Seconds()/eval.Seconds(), "roles/eval-%")
+}
+
+// optimizerBench is a model of the sort config (~103k parameters) or of the
+// L4 benchmark size (~825k) with the dtype Run trains in, and gradients of
+// the same shapes whose values are drawn at the scale of a training step's.
+type optimizerBench struct {
+	name   string
+	params []model.Param
+	grads  []*tensor.Dense
+}
+
+func optimizerBenches(b *testing.B) []optimizerBench {
+	b.Helper()
+	var out []optimizerBench
+	for _, size := range []struct{ name, yml string }{{"sort", ""}, {"L4", l4YAML}} {
+		var cfg Config
+		var err error
+		if size.yml == "" {
+			cfg, err = LoadConfig("../configs/sort.yaml", nil)
+		} else {
+			cfg, err = ParseConfig("bench.yaml", []byte(size.yml), nil)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := model.New(cfg.Model, modelDtype, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		n := 0
+		var grads []*tensor.Dense
+		for _, p := range m.Params {
+			grads = append(grads, denseOf(modelDtype, p.Value.Shape(), randomValues(rng, p.Value.Shape().TotalSize(), 1e-3)))
+			n += p.Value.Shape().TotalSize()
+		}
+		out = append(out, optimizerBench{fmt.Sprintf("%s_%dk", size.name, n/1000), m.Params, grads})
+	}
+	return out
+}
+
+// BenchmarkAdam times one AdamW update of the sort and L4 models.
+func BenchmarkAdam(b *testing.B) {
+	for _, o := range optimizerBenches(b) {
+		b.Run(o.name, func(b *testing.B) {
+			adam := NewAdam(o.params, 0.9, 0.95, 1e-8, 0.01)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := adam.Update(o.params, o.grads, 3e-4); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkClipGlobalNorm times the global norm alone (norm: below the
+// limit) and with the scaling (clip: each call scales to 0.9999 of the last
+// norm, slowly enough that the values stay far from float32's subnormals).
+func BenchmarkClipGlobalNorm(b *testing.B) {
+	for _, o := range optimizerBenches(b) {
+		b.Run(o.name+"/norm", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ClipGlobalNorm(o.grads, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(o.name+"/clip", func(b *testing.B) {
+			limit, err := ClipGlobalNorm(o.grads, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				limit *= 0.9999
+				if _, err := ClipGlobalNorm(o.grads, limit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
