@@ -2,12 +2,12 @@ package train
 
 import (
 	"math"
-	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -32,8 +32,9 @@ type Adam struct {
 	Step  int         // number of updates applied so far
 	M, V  [][]float64 // first and second moments, one slice per parameter
 
-	grads [][]float64 // float64 copies of float32 gradients, reused every step
-	bad   []bool      // per worker and parameter: the update made it non-finite
+	// nonFinite is set by Update's parallel passes when one meets an
+	// infinite or NaN gradient (first pass) or new weight (second pass).
+	nonFinite atomic.Bool
 }
 
 // NewAdam returns an optimizer with zero moments for params.
@@ -58,74 +59,68 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 	if len(params) != len(a.M) || len(grads) != len(a.M) {
 		return errors.Errorf("adam: %d parameters and %d gradients for an optimizer of %d", len(params), len(grads), len(a.M))
 	}
-	if len(a.grads) != len(grads) {
-		a.grads = make([][]float64, len(grads))
-	}
-	gs := a.grads
-	for i, g := range grads {
-		values, err := float64sInto(gs[i], g)
+	total := 0
+	for i, p := range params {
+		n, err := valuesLen(grads[i])
 		if err != nil {
-			return errors.Wrapf(err, "gradient of %s", params[i].Name)
+			return errors.Wrapf(err, "gradient of %s", p.Name)
 		}
-		if len(values) != len(a.M[i]) {
-			return errors.Errorf("adam: gradient of %s has %d values, want %d", params[i].Name, len(values), len(a.M[i]))
+		if n != len(a.M[i]) {
+			return errors.Errorf("adam: gradient of %s has %d values, want %d", p.Name, n, len(a.M[i]))
 		}
-		for _, v := range values {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return errors.Errorf("non-finite gradient (%v) in %s", v, params[i].Name)
+		if n, err = valuesLen(p.Value); err != nil {
+			return errors.Errorf("adam: parameter %s has dtype %v", p.Name, p.Value.Dtype())
+		} else if n != len(a.M[i]) {
+			return errors.Errorf("adam: parameter %s has %d values, want %d", p.Name, n, len(a.M[i]))
+		}
+		total += n
+	}
+	// Every gradient must be known finite before the first element is
+	// written, so that a refused step leaves the weights and moments as
+	// they were: a read-only pass of its own comes first. It finds whether
+	// any value is non-finite; the error's details are looked for only then.
+	a.nonFinite.Store(false)
+	kernels.ParallelFor(total, finiteCost, func(from, to int) {
+		forSegments(grads, from, to, func(i, lo, hi int) {
+			if !finiteRange(grads[i], lo, hi) {
+				a.nonFinite.Store(true)
+			}
+		})
+	})
+	if a.nonFinite.Load() {
+		for i, g := range grads {
+			if x, ok := firstNonFinite(g); ok {
+				return errors.Errorf("non-finite gradient (%v) in %s", x, params[i].Name)
 			}
 		}
-		gs[i] = values
 	}
 	a.Step++
 	bias1 := 1 - math.Pow(a.Beta1, float64(a.Step))
-	bias2Sqrt := math.Sqrt(1 - math.Pow(a.Beta2, float64(a.Step)))
-	stepSize := lr / bias1
-	for _, p := range params {
-		if _, ok := p.Value.Data().([]float32); !ok {
-			if _, ok := p.Value.Data().([]float64); !ok {
-				return errors.Errorf("adam: parameter %s has dtype %v", p.Name, p.Value.Dtype())
-			}
-		}
+	s := adamStep{
+		beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps,
+		bias2Sqrt: math.Sqrt(1 - math.Pow(a.Beta2, float64(a.Step))),
+		stepSize:  lr / bias1,
 	}
-	// The update is element-wise, so each worker takes its own slice of every
-	// parameter and the result does not depend on the split.
-	total := 0
-	for _, m := range a.M {
-		total += len(m)
-	}
-	workers := 1
-	if total >= adamParallelMin {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if len(a.bad) != workers*len(params) {
-		a.bad = make([]bool, workers*len(params))
-	}
-	clear(a.bad)
-	work := func(w int) {
-		for i, p := range params {
-			n := len(a.M[i])
-			lo, hi := n*w/workers, n*(w+1)/workers
+	decayShrink := 1 - lr*a.WeightDecay
+	// The update is element-wise, so ParallelFor may cut the parameters,
+	// taken end to end as one range, anywhere: the result is the same.
+	a.nonFinite.Store(false)
+	kernels.ParallelFor(total, adamCost, func(from, to int) {
+		forSegments(grads, from, to, func(i, lo, hi int) {
 			shrink := 1.0
 			if a.Decay[i] {
-				shrink = 1 - lr*a.WeightDecay
+				shrink = decayShrink
 			}
-			a.bad[w*len(params)+i] = !a.updateRange(p.Value.Data(), i, gs[i], lo, hi, shrink, stepSize, bias2Sqrt)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(w)
-		}()
-	}
-	work(0)
-	wg.Wait()
-	for i, p := range params {
-		for w := range workers {
-			if a.bad[w*len(params)+i] {
+			if !updateSegment(params[i].Value, grads[i], a.M[i][lo:hi], a.V[i][lo:hi], lo, hi, shrink, s) {
+				a.nonFinite.Store(true)
+			}
+		})
+	})
+	if a.nonFinite.Load() {
+		// Each element was written, so the parameters now holding a
+		// non-finite value are exactly those the update made non-finite.
+		for _, p := range params {
+			if _, ok := firstNonFinite(p.Value); ok {
 				return errors.Errorf("the update made %s non-finite (lr %g)", p.Name, lr)
 			}
 		}
@@ -133,34 +128,61 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 	return nil
 }
 
-// adamParallelMin is the parameter count from which Update spreads its loop
-// over the cores (configs/sort.yaml has ~100k, the benchmark's L4 ~800k: a
-// few hundred microseconds to milliseconds of square roots and divisions).
-const adamParallelMin = 1 << 16
+// adamCost is kernels.ParallelFor's work per element of the update, in
+// multiply-adds: a dozen flops, a square root and two divisions, each of
+// those several multiplies' time. ParallelFor then spreads the update over
+// the cores from ~62k parameters (configs/sort.yaml has ~100k, the
+// benchmark's L4 ~800k: a few hundred microseconds to milliseconds).
+const adamCost = 16
 
-// updateRange applies the step to elements [lo, hi) of parameter i (data is
-// its []float32 or []float64) and reports whether they all stayed finite.
-func (a *Adam) updateRange(data any, i int, g []float64, lo, hi int, shrink, stepSize, bias2Sqrt float64) bool {
-	m, v := a.M[i], a.V[i]
-	update := func(j int, w float64) float64 {
-		m[j] = a.Beta1*m[j] + (1-a.Beta1)*g[j]
-		v[j] = a.Beta2*v[j] + (1-a.Beta2)*g[j]*g[j]
-		return w*shrink - stepSize*m[j]/(math.Sqrt(v[j])/bias2Sqrt+a.Eps)
+// finiteCost is ParallelFor's work per element of the finiteness check: a
+// subtraction and an addition.
+const finiteCost = 2
+
+// adamStep holds what the per-element update needs besides the slices.
+type adamStep struct {
+	beta1, beta2, eps, bias2Sqrt, stepSize float64
+}
+
+// updateSegment applies the step to elements [lo, hi) of a parameter w
+// whose gradient is g and moments there m and v (w and g being float32 or
+// float64), and reports whether they all stayed finite.
+func updateSegment(w, g *tensor.Dense, m, v []float64, lo, hi int, shrink float64, s adamStep) bool {
+	if w.Dtype() == tensor.Float32 {
+		return updateWith(w.Float32s()[lo:hi], g, m, v, lo, hi, shrink, s)
 	}
-	finite := true
-	switch data := data.(type) {
-	case []float32:
-		for j := lo; j < hi; j++ {
-			data[j] = float32(update(j, float64(data[j])))
-			finite = finite && !math.IsInf(float64(data[j]), 0) && data[j] == data[j]
-		}
-	case []float64:
-		for j := lo; j < hi; j++ {
-			data[j] = update(j, data[j])
-			finite = finite && !math.IsInf(data[j], 0) && data[j] == data[j]
-		}
+	return updateWith(w.Float64s()[lo:hi], g, m, v, lo, hi, shrink, s)
+}
+
+// updateWith is updateSegment once the weights' dtype is known.
+func updateWith[W float](w []W, g *tensor.Dense, m, v []float64, lo, hi int, shrink float64, s adamStep) bool {
+	if g.Dtype() == tensor.Float32 {
+		return adamElements(w, g.Float32s()[lo:hi], m, v, shrink, s)
 	}
-	return finite
+	return adamElements(w, g.Float64s()[lo:hi], m, v, shrink, s)
+}
+
+// adamElements is the update itself, in float64 whatever the dtypes of the
+// weights w and gradients g (of equal length with the moments m and v), the
+// new weight rounded once to W. It reports whether every new weight is
+// finite.
+func adamElements[W, G float](w []W, g []G, m, v []float64, shrink float64, s adamStep) bool {
+	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
+	b1, c1, b2, c2 := s.beta1, 1-s.beta1, s.beta2, 1-s.beta2
+	eps, bias2Sqrt, stepSize := s.eps, s.bias2Sqrt, s.stepSize
+	// x-x is 0 for a finite x and NaN for an infinite or NaN one, and a NaN
+	// stays in a sum: one addition an element instead of tests and branches.
+	var check W
+	for j, wj := range w {
+		gj := float64(g[j])
+		mj := b1*m[j] + c1*gj
+		vj := b2*v[j] + c2*gj*gj
+		m[j], v[j] = mj, vj
+		x := W(float64(wj)*shrink - stepSize*mj/(math.Sqrt(vj)/bias2Sqrt+eps))
+		w[j] = x
+		check += x - x
+	}
+	return check == 0
 }
 
 // ClipGlobalNorm returns the L2 norm of all gradients taken together and,
@@ -204,26 +226,76 @@ func ClipGlobalNorm(grads []*tensor.Dense, maxNorm float64) (float64, error) {
 	return norm, nil
 }
 
-// float64s returns a tensor's values as float64 (a copy for float32).
-func float64s(t *tensor.Dense) ([]float64, error) { return float64sInto(nil, t) }
+// float is the element type of the tensors Adam and ClipGlobalNorm handle.
+type float interface{ float32 | float64 }
 
-// float64sInto returns a tensor's values as float64: a float64 tensor's own
-// slice, or for float32 a converted copy in dst, which is grown only when too
-// small (so a caller that keeps dst allocates once, not every step).
-func float64sInto(dst []float64, t *tensor.Dense) ([]float64, error) {
-	switch data := t.Data().(type) {
-	case []float64:
-		return data, nil
-	case []float32:
-		if cap(dst) < len(data) {
-			dst = make([]float64, len(data))
-		}
-		dst = dst[:len(data)]
-		for i, v := range data {
-			dst[i] = float64(v)
-		}
-		return dst, nil
-	default:
-		return nil, errors.Errorf("tensor of dtype %v: want float32 or float64", t.Dtype())
+// valuesLen is the number of values of a float32 or float64 tensor.
+func valuesLen(t *tensor.Dense) (int, error) {
+	switch t.Dtype() {
+	case tensor.Float32:
+		return len(t.Float32s()), nil
+	case tensor.Float64:
+		return len(t.Float64s()), nil
 	}
+	return 0, errors.Errorf("tensor of dtype %v: want float32 or float64", t.Dtype())
+}
+
+// forSegments calls f(i, lo, hi) for each tensor i of ts (float32 or float64)
+// that has elements in the range [from, to) of all of them taken end to end,
+// [lo, hi) being those elements' indices in ts[i]. Cutting all the tensors
+// as one range gives ParallelFor even chunks however unequal the tensors.
+func forSegments(ts []*tensor.Dense, from, to int, f func(i, lo, hi int)) {
+	start := 0
+	for i, t := range ts {
+		if start >= to {
+			return
+		}
+		n, _ := valuesLen(t)
+		if lo, hi := max(from-start, 0), min(to-start, n); lo < hi {
+			f(i, lo, hi)
+		}
+		start += n
+	}
+}
+
+// finiteRange reports whether elements [lo, hi) of t are all finite.
+func finiteRange(t *tensor.Dense, lo, hi int) bool {
+	if t.Dtype() == tensor.Float32 {
+		return allFinite(t.Float32s()[lo:hi])
+	}
+	return allFinite(t.Float64s()[lo:hi])
+}
+
+// allFinite sums x-x (0, or NaN for an infinite or NaN x) in four chains,
+// so that the additions do not wait on one another.
+func allFinite[T float](x []T) bool {
+	var s0, s1, s2, s3 T
+	for ; len(x) >= 4; x = x[4:] {
+		s0 += x[0] - x[0]
+		s1 += x[1] - x[1]
+		s2 += x[2] - x[2]
+		s3 += x[3] - x[3]
+	}
+	for _, v := range x {
+		s0 += v - v
+	}
+	return s0+s1+s2+s3 == 0
+}
+
+// firstNonFinite returns the first infinite or NaN value of t, if any.
+func firstNonFinite(t *tensor.Dense) (float64, bool) {
+	if t.Dtype() == tensor.Float32 {
+		for _, v := range t.Float32s() {
+			if v-v != 0 {
+				return float64(v), true
+			}
+		}
+		return 0, false
+	}
+	for _, v := range t.Float64s() {
+		if v-v != 0 {
+			return v, true
+		}
+	}
+	return 0, false
 }

@@ -6,10 +6,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -60,8 +62,8 @@ func randomValues(rng *rand.Rand, n int, scale float64) []float64 {
 // float64 (only summation order differs); for float32 the reference is fed
 // the same float32-rounded weights each step and must agree within 2 ulp of
 // float32 (the update is computed in float64 and rounded once). The large
-// case (76,805 values, above adamParallelMin) runs on every core, each taking
-// a slice of both tensors.
+// case (76,805 values, above the parallel threshold ParallelMinWork/adamCost)
+// is cut by kernels.ParallelFor into chunks over both tensors.
 func TestAdamMatchesReference(t *testing.T) {
 	for _, c := range []struct {
 		dtype tensor.Dtype
@@ -176,6 +178,154 @@ func TestAdamRefusesNonFinite(t *testing.T) {
 	}
 }
 
+// TestAdamBitwise pins Update to the per-element formula, evaluated in
+// float64 and rounded once to the parameter's dtype, bit for bit on the
+// weights and both moments: four steps with changing learning rates, for
+// float32 and float64 weights and gradients (and the mixed pairs), on
+// parameter lists of 20, 2,631 and 85,442 values. GOMAXPROCS is 3 meanwhile,
+// so that the largest list, above the parallel threshold, is cut into chunks
+// that end inside tensors and the first chunk stays on the test's goroutine.
+func TestAdamBitwise(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	if total := 85442; float64(total)*adamCost < kernels.ParallelMinWork {
+		t.Fatalf("%d values no longer cross the parallel threshold", total)
+	}
+	sizes := [][][]int{
+		{{3, 5}, {5}},
+		{{40, 64}, {64}, {7}},
+		{{300, 256}, {256}, {129, 65}, {1}},
+	}
+	dtypes := []tensor.Dtype{tensor.Float32, tensor.Float64}
+	for _, shapes := range sizes {
+		for _, wType := range dtypes {
+			for _, gType := range dtypes {
+				total := 0
+				for _, shape := range shapes {
+					total += tensor.Shape(shape).TotalSize()
+				}
+				t.Run(fmt.Sprintf("%d_w%v_g%v", total, wType, gType), func(t *testing.T) {
+					adamBitwise(t, shapes, wType, gType)
+				})
+			}
+		}
+	}
+}
+
+func adamBitwise(t *testing.T, shapes [][]int, wType, gType tensor.Dtype) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Variables, not constants: 1-b1 of constants would be exact, not the
+	// float64 subtraction Update does.
+	b1, b2, eps, wd := 0.9, 0.95, 1e-8, 0.1
+	params := make([]model.Param, len(shapes))
+	// The reference's state: weights (holding values of wType), moments.
+	w, m, v := make([][]float64, len(shapes)), make([][]float64, len(shapes)), make([][]float64, len(shapes))
+	for i, shape := range shapes {
+		params[i] = model.Param{Name: fmt.Sprint("p", i), Value: denseOf(wType, shape, randomValues(rng, tensor.Shape(shape).TotalSize(), 1))}
+		w[i] = valuesOf(params[i].Value)
+		m[i] = make([]float64, len(w[i]))
+		v[i] = make([]float64, len(w[i]))
+	}
+	adam := NewAdam(params, b1, b2, eps, wd)
+	for step, lr := range []float64{1e-3, 3e-2, 1e-2, 5e-3} {
+		grads := make([]*tensor.Dense, len(shapes))
+		for i, shape := range shapes {
+			g := randomValues(rng, len(w[i]), math.Pow(10, -float64(rng.IntN(5))))
+			for j := range g {
+				if rng.IntN(10) == 0 {
+					g[j] = 0
+				}
+			}
+			grads[i] = denseOf(gType, shape, g)
+		}
+		if err := adam.Update(params, grads, lr); err != nil {
+			t.Fatal(err)
+		}
+		n := float64(step + 1)
+		bias1 := 1 - math.Pow(b1, n)
+		bias2Sqrt := math.Sqrt(1 - math.Pow(b2, n))
+		stepSize := lr / bias1
+		for i, shape := range shapes {
+			shrink := 1.0
+			if len(shape) >= 2 {
+				shrink = 1 - lr*wd
+			}
+			g := valuesOf(grads[i])
+			for j := range w[i] {
+				m[i][j] = b1*m[i][j] + (1-b1)*g[j]
+				v[i][j] = b2*v[i][j] + (1-b2)*g[j]*g[j]
+				w[i][j] = w[i][j]*shrink - stepSize*m[i][j]/(math.Sqrt(v[i][j])/bias2Sqrt+eps)
+				if wType == tensor.Float32 {
+					w[i][j] = float64(float32(w[i][j]))
+				}
+			}
+			got := valuesOf(params[i].Value)
+			for j := range w[i] {
+				for _, c := range []struct {
+					what      string
+					got, want float64
+				}{{"w", got[j], w[i][j]}, {"m", adam.M[i][j], m[i][j]}, {"v", adam.V[i][j], v[i][j]}} {
+					if math.Float64bits(c.got) != math.Float64bits(c.want) {
+						t.Fatalf("step %d: %s of %s[%d] = %.17g, reference %.17g", step+1, c.what, params[i].Name, j, c.got, c.want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAdamRefusesNonFiniteParallel: above the parallel threshold, a
+// non-finite gradient is refused naming the first parameter that has one,
+// leaving every weight and moment bit for bit as it was; and a weight made
+// non-finite by the update (here an infinite one, in the last chunk) is
+// reported by name.
+func TestAdamRefusesNonFiniteParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	rng := rand.New(rand.NewPCG(5, 6))
+	shapes := [][]int{{300, 256}, {256}, {40000}}
+	params := make([]model.Param, len(shapes))
+	grads := make([]*tensor.Dense, len(shapes))
+	for i, shape := range shapes {
+		n := tensor.Shape(shape).TotalSize()
+		params[i] = model.Param{Name: fmt.Sprint("p", i), Value: denseOf(tensor.Float32, shape, randomValues(rng, n, 1))}
+		grads[i] = denseOf(tensor.Float32, shape, randomValues(rng, n, 1))
+	}
+	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0.1)
+	if err := adam.Update(params, grads, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	before := make([][]float64, len(params))
+	moments := make([][]float64, 2*len(params))
+	for i := range params {
+		before[i] = valuesOf(params[i].Value)
+		moments[2*i] = append([]float64(nil), adam.M[i]...)
+		moments[2*i+1] = append([]float64(nil), adam.V[i]...)
+	}
+	grads[2].Float32s()[39999] = float32(math.NaN())
+	grads[1].Float32s()[255] = float32(math.Inf(-1))
+	err := adam.Update(params, grads, 1e-3)
+	if err == nil || err.Error() != "non-finite gradient (-Inf) in p1" {
+		t.Fatalf("error %v, want the -Inf gradient of p1", err)
+	}
+	for i := range params {
+		after := valuesOf(params[i].Value)
+		for j := range after {
+			if math.Float64bits(after[j]) != math.Float64bits(before[i][j]) ||
+				math.Float64bits(adam.M[i][j]) != math.Float64bits(moments[2*i][j]) ||
+				math.Float64bits(adam.V[i][j]) != math.Float64bits(moments[2*i+1][j]) {
+				t.Fatalf("refused update changed %s[%d]", params[i].Name, j)
+			}
+		}
+	}
+	if adam.Step != 1 {
+		t.Fatalf("refused update counted: Step %d", adam.Step)
+	}
+	grads[1].Float32s()[255], grads[2].Float32s()[39999] = 0, 0
+	params[2].Value.Float32s()[39990] = float32(math.Inf(1))
+	if err := adam.Update(params, grads, 1e-3); err == nil || err.Error() != "the update made p2 non-finite (lr 0.001)" {
+		t.Fatalf("error %v, want p2 made non-finite", err)
+	}
+}
+
 // TestClipGlobalNorm: a norm above the limit is scaled to exactly the limit
 // (within float rounding), directions are kept; below the limit or with the
 // limit 0, nothing changes.
@@ -212,4 +362,19 @@ func TestClipGlobalNorm(t *testing.T) {
 	if norm, _ := ClipGlobalNorm([]*tensor.Dense{nan}, 1); !math.IsInf(norm, 1) || valuesOf(nan)[1] != 1 {
 		t.Errorf("infinite gradient: norm %v, values %v", norm, valuesOf(nan))
 	}
+}
+
+// float64s returns a tensor's values as float64 (a copy for float32).
+func float64s(t *tensor.Dense) ([]float64, error) {
+	switch t.Dtype() {
+	case tensor.Float64:
+		return t.Float64s(), nil
+	case tensor.Float32:
+		out := make([]float64, len(t.Float32s()))
+		for i, v := range t.Float32s() {
+			out[i] = float64(v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("tensor of dtype %v: want float32 or float64", t.Dtype())
 }
