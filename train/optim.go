@@ -190,40 +190,93 @@ func adamElements[W, G float](w []W, g []G, m, v []float64, shrink float64, s ad
 // maxNorm/norm so that their joint norm becomes maxNorm (PyTorch's
 // clip_grad_norm_ without its 1e-6 guard). A non-finite norm is returned
 // without scaling anything; the caller decides to stop.
+//
+// The sum of squares is in float64. It is cut into normPieces pieces of the
+// gradients taken end to end, whatever the number of cores, each summed in
+// order into four accumulators, and the pieces' sums are added in order: the
+// norm depends on the gradients' values and shapes only, not on the machine.
 func ClipGlobalNorm(grads []*tensor.Dense, maxNorm float64) (float64, error) {
-	sum := 0.0
+	total := 0
 	for _, g := range grads {
-		switch data := g.Data().(type) {
-		case []float32:
-			for _, v := range data {
-				sum += float64(v) * float64(v)
-			}
-		case []float64:
-			for _, v := range data {
-				sum += v * v
-			}
-		default:
-			return 0, errors.Errorf("tensor of dtype %v: want float32 or float64", g.Dtype())
+		n, err := valuesLen(g)
+		if err != nil {
+			return 0, err
 		}
+		total += n
+	}
+	var sums [normPieces]float64
+	kernels.ParallelFor(normPieces, normCost*float64(total)/normPieces, func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			sums[p] = sumSquares(grads, p*total/normPieces, (p+1)*total/normPieces)
+		}
+	})
+	sum := 0.0
+	for _, s := range sums {
+		sum += s
 	}
 	norm := math.Sqrt(sum)
 	if maxNorm <= 0 || !(norm > maxNorm) || math.IsInf(norm, 0) {
 		return norm, nil
 	}
 	scale := maxNorm / norm
-	for _, g := range grads {
-		switch data := g.Data().(type) {
-		case []float32:
-			for j := range data {
-				data[j] = float32(float64(data[j]) * scale)
+	kernels.ParallelFor(total, normCost, func(from, to int) {
+		forSegments(grads, from, to, func(i, lo, hi int) {
+			if grads[i].Dtype() == tensor.Float32 {
+				scaleBy(grads[i].Float32s()[lo:hi], scale)
+			} else {
+				scaleBy(grads[i].Float64s()[lo:hi], scale)
 			}
-		case []float64:
-			for j := range data {
-				data[j] *= scale
-			}
-		}
-	}
+		})
+	})
 	return norm, nil
+}
+
+// normPieces is the number of pieces ClipGlobalNorm's sum is cut into: a
+// fixed number, so that the sum's order does not depend on the machine, and
+// enough for ParallelFor to balance the pieces over a few cores.
+const normPieces = 32
+
+// normCost is ParallelFor's work per element of the sum of squares and of
+// the scaling.
+const normCost = 2
+
+// sumSquares is the sum of the squares of elements [from, to) of grads
+// taken end to end.
+func sumSquares(grads []*tensor.Dense, from, to int) float64 {
+	var acc [4]float64
+	forSegments(grads, from, to, func(i, lo, hi int) {
+		if grads[i].Dtype() == tensor.Float32 {
+			addSquares(&acc, grads[i].Float32s()[lo:hi])
+		} else {
+			addSquares(&acc, grads[i].Float64s()[lo:hi])
+		}
+	})
+	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+// addSquares adds x[j]² to acc[j%4]. Four chains of additions, independent
+// of one another, run about three times as fast as a single one, whose every
+// addition waits for the previous one's result.
+func addSquares[T float](acc *[4]float64, x []T) {
+	s0, s1, s2, s3 := acc[0], acc[1], acc[2], acc[3]
+	for ; len(x) >= 4; x = x[4:] {
+		a, b, c, d := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+	}
+	acc[0], acc[1], acc[2], acc[3] = s0, s1, s2, s3
+	for j, v := range x {
+		acc[j] += float64(v) * float64(v)
+	}
+}
+
+// scaleBy multiplies x by scale in float64, rounding once to T.
+func scaleBy[T float](x []T, scale float64) {
+	for j, v := range x {
+		x[j] = T(float64(v) * scale)
+	}
 }
 
 // float is the element type of the tensors Adam and ClipGlobalNorm handle.
