@@ -82,3 +82,7 @@ func layerNormGradFloat32s(n int, x, w, dy *float32, mean, rstd, m1, m2 float64,
 func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32 {
+	panic("kernels: no assembly kernels on this architecture")
+}

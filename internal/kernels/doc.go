@@ -9,6 +9,10 @@
 //     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; AddTo,
 //     a float32 sum of two vectors; LayerNormStats, LayerNormRow,
 //     LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows.
+//   - Adam (with AdamStep): Adam's per-element update of weights and
+//     float64 moments, for train.Adam; float32 weights with float32
+//     gradients in four float64 lanes of AVX2 assembly, because its square
+//     root and two divisions per element were ~92% of the optimizer's time.
 //   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
 //     goroutine); Concurrently, which runs parts side by side and meanwhile
 //     gives each part's loops its share of the cores (Workers); Scratch and
@@ -32,5 +36,9 @@
 // Accuracy: the assembly GEMM accumulates in float32 lanes, as any BLAS
 // does; ExpShift is accurate to a few float32 ulps (see its tests). A
 // kernel's result may differ between paths in the last bits, never more than
-// the tolerances the tests state.
+// the tolerances the tests state. The LayerNorm rows and Adam are the
+// exceptions: their assembly does the Go loops' float64 operations in the
+// same order, none fused, so every path gives the same bits (as long as Go
+// itself does not fuse them: it does from GOAMD64=v3 on, not at the default
+// v1).
 package kernels

@@ -52,3 +52,10 @@ func layerNormGradFloat32s(n int, x, w, dy *float32, mean, rstd, m1, m2 float64,
 
 //go:noescape
 func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float32)
+
+// adamFloat32s is Adam's loop over four float64 lanes (adam_amd64.s) for
+// float32 weights and gradients, n a multiple of 4; it returns the float32
+// sum of w-w over the new weights (0, or NaN if one is not finite).
+//
+//go:noescape
+func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32
