@@ -96,10 +96,10 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 	}
 	a.Step++
 	bias1 := 1 - math.Pow(a.Beta1, float64(a.Step))
-	s := adamStep{
-		beta1: a.Beta1, beta2: a.Beta2, eps: a.Eps,
-		bias2Sqrt: math.Sqrt(1 - math.Pow(a.Beta2, float64(a.Step))),
-		stepSize:  lr / bias1,
+	s := kernels.AdamStep{
+		Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps,
+		Bias2Sqrt: math.Sqrt(1 - math.Pow(a.Beta2, float64(a.Step))),
+		StepSize:  lr / bias1,
 	}
 	decayShrink := 1 - lr*a.WeightDecay
 	// The update is element-wise, so ParallelFor may cut the parameters,
@@ -107,11 +107,12 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 	a.nonFinite.Store(false)
 	kernels.ParallelFor(total, adamCost, func(from, to int) {
 		forSegments(grads, from, to, func(i, lo, hi int) {
-			shrink := 1.0
+			s := s
+			s.Shrink = 1
 			if a.Decay[i] {
-				shrink = decayShrink
+				s.Shrink = decayShrink
 			}
-			if !updateSegment(params[i].Value, grads[i], a.M[i][lo:hi], a.V[i][lo:hi], lo, hi, shrink, s) {
+			if !updateSegment(params[i].Value, grads[i], a.M[i][lo:hi], a.V[i][lo:hi], lo, hi, s) {
 				a.nonFinite.Store(true)
 			}
 		})
@@ -132,57 +133,33 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 // multiply-adds: a dozen flops, a square root and two divisions, each of
 // those several multiplies' time. ParallelFor then spreads the update over
 // the cores from ~62k parameters (configs/sort.yaml has ~100k, the
-// benchmark's L4 ~800k: a few hundred microseconds to milliseconds).
+// benchmark's L4 ~800k: ~170 us and ~1.3 ms on one core with kernels.Adam's
+// AVX2 loop, ~560 us and ~4.5 ms in Go).
 const adamCost = 16
 
 // finiteCost is ParallelFor's work per element of the finiteness check: a
 // subtraction and an addition.
 const finiteCost = 2
 
-// adamStep holds what the per-element update needs besides the slices.
-type adamStep struct {
-	beta1, beta2, eps, bias2Sqrt, stepSize float64
-}
-
-// updateSegment applies the step to elements [lo, hi) of a parameter w
+// updateSegment applies the step s to elements [lo, hi) of a parameter w
 // whose gradient is g and moments there m and v (w and g being float32 or
-// float64), and reports whether they all stayed finite.
-func updateSegment(w, g *tensor.Dense, m, v []float64, lo, hi int, shrink float64, s adamStep) bool {
+// float64), and reports whether they all stayed finite. kernels.Adam is the
+// per-element update, in float64 for every dtype, the new weight rounded
+// once to w's; for float32 weights and gradients (training's) it runs in
+// AVX2 assembly when the CPU has it, with the same bits as its Go loop.
+func updateSegment(w, g *tensor.Dense, m, v []float64, lo, hi int, s kernels.AdamStep) bool {
 	if w.Dtype() == tensor.Float32 {
-		return updateWith(w.Float32s()[lo:hi], g, m, v, lo, hi, shrink, s)
+		return updateWith(w.Float32s()[lo:hi], g, m, v, lo, hi, s)
 	}
-	return updateWith(w.Float64s()[lo:hi], g, m, v, lo, hi, shrink, s)
+	return updateWith(w.Float64s()[lo:hi], g, m, v, lo, hi, s)
 }
 
 // updateWith is updateSegment once the weights' dtype is known.
-func updateWith[W float](w []W, g *tensor.Dense, m, v []float64, lo, hi int, shrink float64, s adamStep) bool {
+func updateWith[W float](w []W, g *tensor.Dense, m, v []float64, lo, hi int, s kernels.AdamStep) bool {
 	if g.Dtype() == tensor.Float32 {
-		return adamElements(w, g.Float32s()[lo:hi], m, v, shrink, s)
+		return kernels.Adam(w, g.Float32s()[lo:hi], m, v, s)
 	}
-	return adamElements(w, g.Float64s()[lo:hi], m, v, shrink, s)
-}
-
-// adamElements is the update itself, in float64 whatever the dtypes of the
-// weights w and gradients g (of equal length with the moments m and v), the
-// new weight rounded once to W. It reports whether every new weight is
-// finite.
-func adamElements[W, G float](w []W, g []G, m, v []float64, shrink float64, s adamStep) bool {
-	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	b1, c1, b2, c2 := s.beta1, 1-s.beta1, s.beta2, 1-s.beta2
-	eps, bias2Sqrt, stepSize := s.eps, s.bias2Sqrt, s.stepSize
-	// x-x is 0 for a finite x and NaN for an infinite or NaN one, and a NaN
-	// stays in a sum: one addition an element instead of tests and branches.
-	var check W
-	for j, wj := range w {
-		gj := float64(g[j])
-		mj := b1*m[j] + c1*gj
-		vj := b2*v[j] + c2*gj*gj
-		m[j], v[j] = mj, vj
-		x := W(float64(wj)*shrink - stepSize*mj/(math.Sqrt(vj)/bias2Sqrt+eps))
-		w[j] = x
-		check += x - x
-	}
-	return check == 0
+	return kernels.Adam(w, g.Float64s()[lo:hi], m, v, s)
 }
 
 // ClipGlobalNorm returns the L2 norm of all gradients taken together and,
