@@ -362,23 +362,13 @@ func checkFeed(v, b, t int, tokens, targets []int, lossMask []float64) error {
 // that the machine ADDS each run's gradient into those dual values
 // (Params[i].Grad() accumulates until a solver zeroes it), whereas Gradients
 // returns the last run's gradient alone. The machine keeps its own copies of
-// Logits, Loss and Attention (and HeadOutputs on a HeadMask graph) after each run (TraceExec on those nodes only),
-// so a later op reusing their buffers cannot change what callers read.
-func (gr *Graph) NewMachine() gorgonia.VM { return gr.newMachine(true) }
-
-// NewLeanMachine is NewMachine for callers that read only Logits, Loss and
-// the gradients (training, evaluation): it keeps no copies of the attention
-// weights, which cost a copy of every layer's (B, H, T, T) per run (at
-// B16 T64 H8 L4, 8 MB and 8% of a training step's CPU time), and on a Train
-// graph binds no dual values: read the gradients with Gradients.
-func (gr *Graph) NewLeanMachine() gorgonia.VM { return gr.newMachine(false) }
-
-func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
+// Logits, Loss and Attention (and HeadOutputs on a HeadMask graph, and the
+// Residuals) after each run (TraceExec on those nodes only), so a later op
+// reusing their buffers cannot change what callers read.
+func (gr *Graph) NewMachine() gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
-	if keepAttention {
-		for _, a := range gr.Attention {
-			watch = append(watch, a)
-		}
+	for _, a := range gr.Attention {
+		watch = append(watch, a)
 	}
 	if gr.HeadMasks != nil {
 		for _, y := range gr.HeadOutputs {
@@ -388,21 +378,32 @@ func (gr *Graph) newMachine(keepAttention bool) gorgonia.VM {
 	for _, x := range gr.Residuals {
 		watch = append(watch, x)
 	}
-	if gr.Opts.Train && !keepAttention {
-		// A lean machine is read through Gradients alone: the gradient
-		// nodes are watched instead of bound to the parameters' dual
-		// values, which the machine would add each run's gradient into (an
-		// element-wise add per parameter per step, 5% of an L4 step).
-		for _, g := range gr.grads {
-			watch = append(watch, g)
-		}
-		return gorgonia.NewTapeMachine(gr.G, gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...))
-	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
 	if gr.Opts.Train {
 		opts = append(opts, gorgonia.BindDualValues(gr.Params...))
 	}
 	return gorgonia.NewTapeMachine(gr.G, opts...)
+}
+
+// NewLeanMachine is the machine for callers that read Logits, Loss, the
+// gradients (Gradients), the Residuals and, on a HeadMask graph, the
+// HeadOutputs (training, evaluation, generation, ablation): this project's
+// machine (see machine in machine.go), which runs the program a TapeMachine
+// would but reuses every op's output from run to run, and binds those nodes
+// to its values instead of copying them. It binds no dual values, and the
+// Attention nodes are not kept. What it leaves belongs to it and stays
+// valid until its next run.
+func (gr *Graph) NewLeanMachine() gorgonia.VM {
+	outputs := append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...)
+	if gr.HeadMasks != nil {
+		outputs = append(outputs, gr.HeadOutputs...)
+	}
+	outputs = append(outputs, gr.Residuals...)
+	m, err := newMachine(gr.G, outputs...)
+	if err != nil {
+		return brokenMachine{errors.Wrap(err, "lean machine")}
+	}
+	return m
 }
 
 // Gradients returns d Loss / d Params[i] of the last run alone (never

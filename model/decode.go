@@ -27,8 +27,7 @@ type Decoder struct {
 	Path     layers.Path
 
 	g                 *gorgonia.ExprGraph
-	vm                gorgonia.VM    // the Gorgonia path's and latent attention's, else nil
-	seq               *sequence      // the fused path's (its ops are all internal/ops'), else nil
+	vm                *machine
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
 	spans             *gorgonia.Node // (2B) Int, the fused path's slots seen, see layers.DecodeInputs
 	bias              *gorgonia.Node // (B, G, g, C+1), the Gorgonia path's and latent attention's, or nil
@@ -80,19 +79,7 @@ func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 		x = raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B, D)
 	}
 	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
-	watch := []interface{}{d.logits}
-	for _, l := range d.layers {
-		for _, n := range []*gorgonia.Node{l.out.KV, l.out.Latent} {
-			if n != nil {
-				watch = append(watch, n)
-			}
-		}
-	}
-	if path == layers.Gorgonia || m.Config.KVLatent > 0 {
-		d.vm = gorgonia.NewTapeMachine(d.g, gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...))
-		return d, nil
-	}
-	d.seq = raise.Must(newSequence(d.g))
+	d.vm = raise.Must(newMachine(d.g))                             // read through d.vm.value
 	return d, nil
 }
 
@@ -135,29 +122,13 @@ func (d *Decoder) Len() int { return d.pos }
 func (d *Decoder) Reset() { d.pos = 0 }
 
 // Close releases the machine.
-func (d *Decoder) Close() error {
-	if d.vm == nil {
-		return nil
-	}
-	return d.vm.Close()
-}
+func (d *Decoder) Close() error { return d.vm.Close() }
 
 // run computes the step's graph once.
-func (d *Decoder) run() error {
-	if d.seq != nil {
-		return d.seq.run()
-	}
-	d.vm.Reset()
-	return d.vm.RunAll()
-}
+func (d *Decoder) run() error { return d.vm.RunAll() }
 
 // value is n's value after the last run.
-func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value {
-	if d.seq != nil {
-		return d.seq.value(n)
-	}
-	return n.Value()
-}
+func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value { return d.vm.value(n) }
 
 // Step feeds tokens (B), each row's token at position Len(), writes their
 // keys and values into the cache and returns the logits of the next token,
