@@ -38,10 +38,11 @@
 //     (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), ".scores"
 //     (q k^T per (batch, head)), ".weights" (the masked softmax),
 //     ".context" (w v), ".merged" (permute back and reshape) and ".out";
-//     on the Gorgonia path ".qkv.weight_t" and ".qkv" (Mul, BroadcastAdd),
-//     ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k", ".v" (Slice),
-//     ".scores" (BatchedMatMul), ".weights", ".context" (BatchedMatMul),
-//     ".context_bthd" (Transpose), ".merged" (Reshape) and ".out". Both
+//     on the Gorgonia path ".qkv" (BatchedMatMul with W's transpose flag,
+//     BroadcastAdd), ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k",
+//     ".v" (Slice), ".scores" (BatchedMatMul), ".weights", ".context"
+//     (BatchedMatMul), ".context_bthd" (Transpose), ".merged" (Reshape) and
+//     ".out". Both
 //     add ".dropped" with a dropout mask and ".head_masked",
 //     ".head_ablated" with a head mask.
 //   - The fused path's ops are internal/ops' (one op per layer, exact

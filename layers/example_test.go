@@ -73,7 +73,6 @@ func ExampleMultiHeadSelfAttention_gorgonia() {
 		}
 	}
 	// Output:
-	// attn.qkv.weight_t        (8, 24)
 	// attn.qkv                 (4, 24)
 	// attn.qkv_5d              (1, 4, 3, 2, 4)
 	// attn.heads               (3, 1, 2, 4, 4)
@@ -85,6 +84,5 @@ func ExampleMultiHeadSelfAttention_gorgonia() {
 	// attn.context             (1, 2, 4, 4)
 	// attn.context_bthd        (1, 4, 2, 4)
 	// attn.merged              (4, 8)
-	// attn.out.weight_t        (8, 8)
 	// attn.out                 (4, 8)
 }

@@ -6,7 +6,10 @@ package layers
 // no longer be needed (or needs a second look), not that this package broke.
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -165,5 +168,60 @@ func TestUpstreamGradDifferentiatesConstants(t *testing.T) {
 	graphtest.Run(t, g)
 	if got := graphtest.Values(t, dead[0]); got[0] != 1 || got[1] != 2 {
 		t.Errorf("a TapeMachine on the whole graph: dy/dc = %v, pinned upstream behaviour: run, [1 2]", got)
+	}
+}
+
+// TestUpstreamBatchedMatMul2D pins that BatchedMatMul takes 2-D operands
+// (no batch axes: one product) with its transpose flags, forward and
+// backward: y = x W^T with transB equals Mul(x, Transpose(W)), and the
+// gradients of Sum(y ⊙ y) with respect to x and W equal Mul's, with no
+// Transpose node in either direction. That is why the Gorgonia-path Linear
+// multiplies with BatchedMatMul(x, W, false, true) instead of copying W^T
+// every step (Mul has no transpose flags).
+func TestUpstreamBatchedMatMul2D(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	xv, wv := graphtest.RandDense(rng, 1, 5, 4), graphtest.RandDense(rng, 1, 3, 4)
+	type result struct {
+		y, dx, dw  []float64
+		transposes int
+	}
+	run := func(flag bool) result {
+		g := gorgonia.NewGraph()
+		x, w := NewParam(g, "x", xv.Clone().(*tensor.Dense)), NewParam(g, "w", wv.Clone().(*tensor.Dense))
+		must := graphtest.Must(t)
+		var y *gorgonia.Node
+		if flag {
+			y = must(gorgonia.BatchedMatMul(x, w, false, true)) // (5, 3)
+		} else {
+			y = must(gorgonia.Mul(x, must(gorgonia.Transpose(w)))) // (5, 3)
+		}
+		loss := must(gorgonia.Sum(must(gorgonia.HadamardProd(y, y))))
+		grads, err := gorgonia.Grad(loss, x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		graphtest.Run(t, g)
+		r := result{y: graphtest.Values(t, y), dx: graphtest.Values(t, grads[0]), dw: graphtest.Values(t, grads[1])}
+		for _, n := range g.AllNodes() {
+			if strings.HasPrefix(fmt.Sprint(n.Op()), "Aᵀ{") {
+				r.transposes++
+			}
+		}
+		if !y.Shape().Eq(tensor.Shape{5, 3}) || !grads[1].Shape().Eq(tensor.Shape{3, 4}) {
+			t.Fatalf("y %v, dW %v: want (5, 3) and (3, 4)", y.Shape(), grads[1].Shape())
+		}
+		return r
+	}
+	flag, mul := run(true), run(false)
+	if flag.transposes != 0 || mul.transposes != 2 {
+		t.Errorf("Transpose nodes: %d with BatchedMatMul's flag, %d with Mul; pinned 0 and 2", flag.transposes, mul.transposes)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []float64
+	}{{"x W^T", flag.y, mul.y}, {"d x", flag.dx, mul.dx}, {"d W", flag.dw, mul.dw}} {
+		if d := graphtest.MaxAbsDiff(t, c.got, c.want); d > 1e-12 {
+			t.Errorf("2-D BatchedMatMul with transB: %s differs from Mul's by %g; upstream changed, re-check the Gorgonia-path Linear", c.what, d)
+		}
 	}
 }
