@@ -28,17 +28,25 @@ func (gr *Graph) tapeMachine() gorgonia.VM {
 }
 
 // TestLeanMachineMatchesTapeMachine: on both paths, attention-only and
-// full blocks, float32 and float64, with key padding and dropout masks, the
+// full blocks (and full blocks with multi-query attention and rotary
+// positions), float32 and float64, with key padding and dropout masks, the
 // lean machine's loss, logits and every gradient equal those of a
 // TapeMachine on the same graph (built twice from one model) bit for bit,
 // over five runs whose tokens, masks and weights all change, so a reused
 // value that a run does not overwrite entirely would show.
 func TestLeanMachineMatchesTapeMachine(t *testing.T) {
 	for _, path := range layers.Paths {
-		for _, mlp := range []bool{false, true} {
+		for _, c := range []struct {
+			name string
+			cfg  Config
+		}{
+			{"attention-only", testConfig(false, path)},
+			{"mlp", testConfig(true, path)},
+			{"mlp,mqa,rope", func() Config { c := testConfig(true, path); c.KVHeads, c.Position = 1, "rope"; return c }()},
+		} {
 			for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				t.Run(fmt.Sprintf("%s,mlp=%t,%v", path, mlp, dtype), func(t *testing.T) {
-					testLeanMatchesTape(t, testConfig(mlp, path), dtype)
+				t.Run(fmt.Sprintf("%s,%s,%v", path, c.name, dtype), func(t *testing.T) {
+					testLeanMatchesTape(t, c.cfg, dtype)
 				})
 			}
 		}
