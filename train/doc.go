@@ -1,7 +1,7 @@
 // Package train turns a run config into a trained model: strict YAML loading
 // and validation (Config, LoadConfig), the Adam optimizer and learning-rate
-// schedule, the TapeMachine training loop with evaluation, metrics and
-// checkpoints, and exact resume (Run).
+// schedule, the training loop (on model's lean machine) with evaluation,
+// metrics and checkpoints, and exact resume (Run).
 //
 // Conventions:
 //   - A run is fully described by a Config: seed, task (package data), model
