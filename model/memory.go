@@ -14,9 +14,10 @@ const (
 // laptop to a halt after the graph is half built.
 const MaxMemory = 8 << 30
 
-// EstimateBytes is a rough upper estimate, in bytes, of the memory training
-// this model in float32 (as package train does) takes on a TapeMachine that
-// keeps the value of every node: per weight, its value, its gradient and the
+// EstimateBytes is a rough estimate, in bytes, of the memory training this
+// model in float32 (as package train does) takes on the fused path, whose
+// lean machine keeps the value of every node: per weight, its value, its
+// gradient and the
 // two float64 Adam moments; the forward and backward activations of a
 // training graph of trainBatch sequences; and a forward-only evaluation
 // graph of evalBatch sequences (0: none).
@@ -25,7 +26,10 @@ const MaxMemory = 8 << 30
 // ones (scores, scaled, softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F)
 // more with an MLP (LayerNorms, GELU's intermediates); embeddings and the LM
 // head add 4 (B·T, D) and 4 (B·T, V). The backward pass is counted as big as
-// the forward. Vocab and Context must be set.
+// the forward. Vocab and Context must be set. The gorgonia path writes
+// LayerNorm and GELU as chains of element-wise nodes, each keeping its value:
+// it takes up to about 1.5x this (L4 of cmd/bench: ~430 MiB of values
+// against the estimate's ~300 MB), which MaxMemory's margin covers.
 func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	m := c
 	// Every block has the same tensors, so the count is linear in Layers;
