@@ -86,3 +86,19 @@ func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float
 func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32 {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func mulFloat32s(n int, x, y, z *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func subFloat32s(n int, x, y, z *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func divFloat32s(n int, x, y, z *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func scaleToFloat32s(n int, x *float32, s float32, z *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
