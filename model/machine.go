@@ -20,6 +20,7 @@ import (
 // (RunAll, Reset, Close): NewLeanMachine's machine, and the decoder's.
 //
 // What it does differently from a TapeMachine, and why:
+//
 //   - The TapeMachine's Reset forgets every register, so every op allocates
 //     its output anew on every run: on the gorgonia path 19,500 allocations
 //     (3.5 MiB) per training step at bench size S, 87,000 (270 MiB) at L4.
@@ -28,6 +29,7 @@ import (
 //     left are BatchedMatMul's views and shapes for each (batch, head)
 //     product, and the outputs of the ops without UsePreallocDo (Transpose,
 //     Slice, the element-wise unary ops).
+//
 //   - Every op node keeps its own value, where the TapeMachine's register
 //     allocation lets nodes share memory within a run: at L4 the gorgonia
 //     path's values take 430 MiB (the fused path's 140 MiB), and the
@@ -37,25 +39,30 @@ import (
 //     the noise on both): the TapeMachine's sharing kept its working set
 //     small, and Gorgonia's ops spend their time in copies and iterators
 //     more than in allocating.
+//
 //   - An op's value is reused only when it is memory of its own: a
 //     contiguous *tensor.Dense that overlaps none of the op's inputs. An op
 //     whose Do returns a view of its input (Reshape's ShallowClone, a Repeat
 //     of 1 returns its input itself) runs Do every time, so a view always
 //     follows the current memory of what it views and no input is written.
+//
 //   - Gorgonia's element-wise ops, its matrix products (GEMM with beta 0
 //     never reads C) and Repeat write every element of the value they are
 //     handed (overwritesAll). Any other UsePreallocDoer gets its value
 //     zeroed first: a TapeMachine hands such ops a fresh zeroed tensor, and
 //     some add into it (the gradient of Slice, sliceIncrOp, does +=).
+//
 //   - When an op's UsePreallocDo fails, the op falls back to Do, as the
 //     TapeMachine does, and keeps to Do from then on (shapes are static,
 //     so it would fail again).
+//
 //   - No UnsafeDo: the TapeMachine lets an op overwrite an input whose
 //     register it inherits, which is why it must copy the values callers
 //     watch (TraceExec). Here no op writes into another node's value, so
 //     the nodes callers read (outputs) are bound to the machine's values
 //     with UnsafeLet, no copy (the lean TapeMachine copied every gradient
 //     and the logits: 3.5 MB per step at L4).
+//
 //   - RunAll runs the ops on the calling goroutine: the TapeMachine's
 //     locks its OS thread and starts a goroutine per run, and handing work
 //     between the two cost about 30% of a batch-1 decoding step. (The
@@ -109,7 +116,6 @@ var overwritesAll = map[string]bool{
 	"gorgonia.linAlgBinOp": true,
 	"*gorgonia.repeatOp":   true,
 }
-
 
 // reuseOf is how op is handed its previous value.
 func reuseOf(op gorgonia.Op) reuse {

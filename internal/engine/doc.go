@@ -5,20 +5,26 @@
 // Gorgonia's ops do their arithmetic through the engine of the tensors they
 // are handed (tensor.Engine: Transpose, Repeat, Add, ...), the way they do
 // their matrix products through the BLAS gorgonia.Use installs. Engine is
-// Gorgonia's StandardEngine with the two data movements the gorgonia
-// attention path spends most in outside its products done by loops that
-// copy whole runs:
+// Gorgonia's StandardEngine with what the gorgonia path spends most in
+// outside its products done a run or eight lanes at a time:
 //   - Transpose (the head split and merge, and their gradients), which the
 //     StandardEngine does one element at a time through tensor's
 //     FlatIterator;
 //   - Repeat and RepeatReuse (every broadcast: the biases, LayerNorm's row
 //     statistics and affine weights), which tensor's StdEng copies run by
-//     run down to single elements.
+//     run down to single elements;
+//   - float32 Add, Sub, Mul, Div and MulScalar (LayerNorm, GELU, the
+//     residuals and their gradients) in the eight-lane loops of package
+//     kernels, where StdEng does one element per iteration.
 //
 // Conventions: the ops, their graphs and their gradients stay Gorgonia's;
-// only how the data is moved changes, never a value. Each method takes the
-// fast loop only for what it was written for (a contiguous float32 or
-// float64 *tensor.Dense in row-major order, one repeat count) and hands
-// everything else to the StandardEngine; either way the result is the
-// StandardEngine's, element for element (TestEngineMatchesStandardEngine).
+// only how the loops run changes, never a value. Each method takes the
+// fast loop only for what it was written for (a contiguous *tensor.Dense in
+// row-major order: float32 or float64 for the copies, one repeat count;
+// float32 of one shape, or times a scalar, for the arithmetic, into a new
+// tensor, the reuse tensor or the first operand) and hands everything else
+// (incrementing, broadcasting, other types) to the StandardEngine. The
+// values are the StandardEngine's bit for bit
+// (TestEngineTransposeAndRepeat, TestEngineArithmeticMatchesStandardEngine),
+// except where tensor's own Repeat is wrong (TestUpstreamRepeatOfOne).
 package engine
