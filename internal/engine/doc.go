@@ -16,15 +16,21 @@
 //   - float32 Add, Sub, Mul, Div and MulScalar (LayerNorm, GELU, the
 //     residuals and their gradients) in the eight-lane loops of package
 //     kernels, where StdEng does one element per iteration.
+//   - MatMul, which BatchedMatMul calls once per (batch, head) pair: the
+//     same call into the BLAS Gorgonia uses, without StdEng's checks and
+//     its boxed copy of the first operand's slice header (two allocations
+//     per pair).
 //
 // Conventions: the ops, their graphs and their gradients stay Gorgonia's;
 // only how the loops run changes, never a value. Each method takes the
 // fast loop only for what it was written for (a contiguous *tensor.Dense in
 // row-major order: float32 or float64 for the copies, one repeat count;
 // float32 of one shape, or times a scalar, for the arithmetic, into a new
-// tensor, the reuse tensor or the first operand) and hands everything else
+// tensor, the reuse tensor or the first operand; float32 matrices read as
+// they are or transposed for MatMul) and hands everything else
 // (incrementing, broadcasting, other types) to the StandardEngine. The
 // values are the StandardEngine's bit for bit
-// (TestEngineTransposeAndRepeat, TestEngineArithmeticMatchesStandardEngine),
+// (TestEngineTransposeAndRepeat, TestEngineArithmeticMatchesStandardEngine,
+// TestEngineMatMul),
 // except where tensor's own Repeat is wrong (TestUpstreamRepeatOfOne).
 package engine
