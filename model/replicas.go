@@ -217,11 +217,10 @@ func (r *Replicas) combineShare(i int) error {
 	for j, g := range r.grads {
 		n := g.Shape().TotalSize()
 		if from, to := max(lo, off)-off, min(hi, off+n)-off; from < to {
-			switch dst := g.Data().(type) {
-			case []float32:
-				weightedSum(dst[from:to], weights, parts, j, from)
-			case []float64:
-				weightedSum(dst[from:to], weights, parts, j, from)
+			if g.Dtype() == tensor.Float32 { // typed slices: Dense.Data boxes one by reflection, two allocations a call
+				weightedSum(g.Float32s()[from:to], weights, parts, j, from, (*tensor.Dense).Float32s)
+			} else {
+				weightedSum(g.Float64s()[from:to], weights, parts, j, from, (*tensor.Dense).Float64s)
 			}
 		}
 		off += n
@@ -230,14 +229,14 @@ func (r *Replicas) combineShare(i int) error {
 }
 
 // weightedSum sets dst to the sum over parts p of weights[p] times part p's
-// gradient j from element from on, each element summed in float64 in part
-// order and rounded once.
-func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j, from int) {
+// gradient j (its elements read by elems) from element from on, each
+// element summed in float64 in part order and rounded once.
+func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j, from int, elems func(*tensor.Dense) []T) {
 	var ws []float64
 	var srcs [][]T
 	for p, w := range weights {
 		if w != 0 {
-			ws, srcs = append(ws, w), append(srcs, parts[p][j].Data().([]T)[from:])
+			ws, srcs = append(ws, w), append(srcs, elems(parts[p][j])[from:])
 		}
 	}
 	if len(srcs) == 2 { // the usual case, without the inner loop
