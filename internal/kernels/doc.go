@@ -7,8 +7,10 @@
 //   - Gemm: C = op(A) op(B) + beta C, row-major, float32 or float64.
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
 //     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; AddTo,
-//     a float32 sum of two vectors; LayerNormStats, LayerNormRow,
-//     LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows.
+//     SubTo, MulTo, DivTo, ScaleTo: float32 element-wise arithmetic of
+//     two vectors, or a vector and a scalar (the residual adds, and
+//     internal/engine's arithmetic for Gorgonia's own ops); LayerNormStats,
+//     LayerNormRow, LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows.
 //   - Adam (with AdamStep): Adam's per-element update of weights and
 //     float64 moments, for train.Adam; float32 weights with float32
 //     gradients in four float64 lanes of AVX2 assembly, because its square
@@ -36,9 +38,10 @@
 // Accuracy: the assembly GEMM accumulates in float32 lanes, as any BLAS
 // does; ExpShift is accurate to a few float32 ulps (see its tests). A
 // kernel's result may differ between paths in the last bits, never more than
-// the tolerances the tests state. The LayerNorm rows and Adam are the
-// exceptions: their assembly does the Go loops' float64 operations in the
-// same order, none fused, so every path gives the same bits (as long as Go
+// the tolerances the tests state. The exceptions give the same bits on
+// every path: the element-wise arithmetic (each lane the Go loop's one IEEE
+// operation), and the LayerNorm rows and Adam, whose assembly does the Go
+// loops' float64 operations in the same order, none fused (as long as Go
 // itself does not fuse them: it does from GOAMD64=v3 on, not at the default
 // v1).
 package kernels
