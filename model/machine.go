@@ -24,8 +24,9 @@ import (
 //   - The TapeMachine's Reset forgets every register, so every op allocates
 //     its output anew on every run: on the gorgonia path 19,500 allocations
 //     (3.5 MiB) per training step at bench size S, 87,000 (270 MiB) at L4.
-//     Here Reset does nothing and a reusing op allocates no output: 19,000
-//     (2.0 MiB) at S, 80,500 (85 MiB) at L4 (cmd/bench). Most allocations
+//     Here Reset does nothing and a reusing op allocates no output: 18,000
+//     (1.6 MiB) at S, 79,000 (57 MiB) at L4 (cmd/bench, on the project's
+//     engine). Most allocations
 //     left are BatchedMatMul's views and shapes for each (batch, head)
 //     product, and the outputs of the ops without UsePreallocDo (Transpose,
 //     Slice, the element-wise unary ops).

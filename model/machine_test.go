@@ -152,7 +152,7 @@ func fromBits(b uint64, dtype tensor.Dtype) float64 {
 // TestLeanMachineAllocs: on the gorgonia path a training run of the lean
 // machine allocates fewer objects and far fewer bytes than a TapeMachine on
 // the same graph (B 8, T 16, D 32, H 2, two full blocks, float32).
-// Measured: 7,800 objects and 1.4 MB per run against the TapeMachine's
+// Measured: 7,300 objects and 1.1 MB per run against the TapeMachine's
 // 10,900 and 3.9 MB; most objects left are BatchedMatMul's views and shapes
 // for each (batch, head) product. Bounds: at most 4/5 of the TapeMachine's
 // objects and 1/2 of its bytes.
