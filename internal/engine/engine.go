@@ -7,8 +7,9 @@ import (
 	"github.com/attnscope/attnscope/internal/kernels"
 )
 
-// Engine is gorgonia.StandardEngine with faster Transpose and Repeat (see the
-// package doc). The zero value is ready to use.
+// Engine is gorgonia.StandardEngine with faster Transpose, Repeat, float32
+// arithmetic and MatMul (see the package doc). The zero value is ready to
+// use.
 type Engine struct{ gorgonia.StandardEngine }
 
 var (
