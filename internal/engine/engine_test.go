@@ -34,7 +34,8 @@ func randomDense(rng *rand.Rand, dt tensor.Dtype, shape []int, e tensor.Engine) 
 	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing), tensor.WithEngine(e))
 }
 
-// sameTensor says how a differs from want: shape, strides or any element.
+// sameTensor says how a differs from want: shape, strides or any element
+// (bit for bit: %v prints each float in its shortest exact form).
 func sameTensor(a, want tensor.Tensor) error {
 	if !a.Shape().Eq(want.Shape()) {
 		return fmt.Errorf("shape %v, want %v", a.Shape(), want.Shape())

@@ -79,7 +79,7 @@ func TestEngineMatMul(t *testing.T) {
 		where := fmt.Sprintf("%v (%d, %d) x (%d, %d), transposed %v %v, sliced %v", dt, m, k, k, n, transA, transB, sliced)
 		got, av, bv := product(Engine{})
 		want, _, _ := product(gorgonia.StandardEngine{})
-		if err := sameValues(got, want); err != nil {
+		if err := sameTensor(got, want); err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
 		for i := range m {
