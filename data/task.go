@@ -31,7 +31,7 @@ type TaskConfig struct {
 	// Path is the text task's UTF-8 file, relative to the working directory.
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	// Chars is the text task's vocabulary, the file's distinct characters in
-	// code point order. The run config fills it (train.Config.Resolve), so a
+	// code point order. The run config fills it (rundir.Config.Resolve), so a
 	// checkpoint carries its characters and a changed file is caught.
 	Chars string `yaml:"-" json:"chars,omitempty"`
 }

@@ -305,7 +305,7 @@ func configDiff(got, want Config) string {
 }
 
 // MaxCheckpointLen is the largest checkpoint file Load reads (4 GiB). The
-// largest model train accepts (train.MaxMemory) saves to well under 2 GiB;
+// largest model train accepts (rundir.MaxMemory) saves to well under 2 GiB;
 // the limit keeps a wrong path from being read into memory.
 const MaxCheckpointLen = 4 << 30
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/attnscope/attnscope/layers"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -16,6 +15,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/tensor"
 

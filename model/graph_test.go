@@ -1,10 +1,11 @@
 package model
 
 import (
-	"github.com/attnscope/attnscope/layers"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"

@@ -1,14 +1,5 @@
 package model
 
-import "github.com/attnscope/attnscope/internal/rundir"
-
-// The checkpoint files of a run directory (package train writes them; inspect
-// names them when given the directory).
-const (
-	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
-	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
-)
-
 // MaxMemory is the largest estimated footprint (EstimateBytes) train and
 // inspect accept. It keeps a typo such as batch_size: 32000 from swapping a
 // laptop to a halt after the graph is half built.

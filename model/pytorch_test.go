@@ -3,12 +3,13 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/attnscope/attnscope/layers"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/tensor"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/heads"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // Files of a run directory read here.

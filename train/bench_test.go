@@ -11,6 +11,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // BenchmarkStep times one training step (batch, forward, backward, clip,
@@ -28,12 +29,12 @@ func BenchmarkStep(b *testing.B) {
 		{"L4_B16_T64_D128_H8_L4", l4YAML},
 	} {
 		b.Run(size.name, func(b *testing.B) {
-			var cfg Config
+			var cfg rundir.Config
 			var err error
 			if size.yml == "" {
-				cfg, err = LoadConfig("../configs/sort.yaml", []string{"train.steps=1000000", "train.eval_every=0", "train.checkpoint_every=0"})
+				cfg, err = rundir.LoadConfig("../configs/sort.yaml", []string{"train.steps=1000000", "train.eval_every=0", "train.checkpoint_every=0"})
 			} else {
-				cfg, err = ParseConfig("bench.yaml", []byte(size.yml), nil)
+				cfg, err = rundir.ParseConfig("bench.yaml", []byte(size.yml), nil)
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -65,7 +66,7 @@ const l4YAML = "task: {name: repeat, length: 64, symbols: 64}\n" +
 
 // prepareBench prepares a run of cfg in a temporary directory, closed when
 // the benchmark ends.
-func prepareBench(b *testing.B, cfg Config) *runner {
+func prepareBench(b *testing.B, cfg rundir.Config) *runner {
 	b.Helper()
 	r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir()})
 	if err != nil {
@@ -89,7 +90,7 @@ func attnOnly(batch, t, d, h int) string {
 // the attention kept, copy, scoring: roles-ms), the cost roles.jsonl adds.
 // roles/eval-% is their ratio.
 func BenchmarkEvaluation(b *testing.B) {
-	cfg, err := LoadConfig("../configs/induction.yaml", nil)
+	cfg, err := rundir.LoadConfig("../configs/induction.yaml", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,12 +125,12 @@ func optimizerBenches(b *testing.B) []optimizerBench {
 	b.Helper()
 	var out []optimizerBench
 	for _, size := range []struct{ name, yml string }{{"sort", ""}, {"L4", l4YAML}} {
-		var cfg Config
+		var cfg rundir.Config
 		var err error
 		if size.yml == "" {
-			cfg, err = LoadConfig("../configs/sort.yaml", nil)
+			cfg, err = rundir.LoadConfig("../configs/sort.yaml", nil)
 		} else {
-			cfg, err = ParseConfig("bench.yaml", []byte(size.yml), nil)
+			cfg, err = rundir.ParseConfig("bench.yaml", []byte(size.yml), nil)
 		}
 		if err != nil {
 			b.Fatal(err)

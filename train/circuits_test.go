@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -28,12 +29,12 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	runOK(t, cfg, Options{Dir: dir})
-	recs := readCircuits(t, filepath.Join(dir, CircuitsFile))
+	recs := readCircuits(t, filepath.Join(dir, rundir.CircuitsFile))
 	if len(recs) != 3 || recs[0].Step != 4 || recs[2].Step != 12 {
 		t.Fatalf("%d lines (%+v), want steps 4, 8, 12", len(recs), recs)
 	}
 	last := recs[2]
-	m, _, err := model.Load(filepath.Join(dir, CheckpointFile))
+	m, _, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	}
 	other := filepath.Join(t.TempDir(), "reverse")
 	runOK(t, parse(t, smallYAML, "train.steps=6"), Options{Dir: other})
-	for _, rec := range readCircuits(t, filepath.Join(other, CircuitsFile)) {
+	for _, rec := range readCircuits(t, filepath.Join(other, rundir.CircuitsFile)) {
 		if rec.ICL != nil || len(rec.Copying) != 2 {
 			t.Errorf("reverse run: %+v, want copying for 2 layers and no ICL", rec)
 		}

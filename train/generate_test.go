@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // TestEvalGenerate: with train.eval_generate every evaluation line carries
@@ -35,7 +37,7 @@ func TestEvalGenerate(t *testing.T) {
 			t.Errorf("gen_seq_acc without train.eval_generate: %v", l)
 		}
 	}
-	_, err := ParseConfig("x.yaml", []byte(smallYAML), []string{"train.eval_generate=true", "train.eval_every=0"})
+	_, err := rundir.ParseConfig("x.yaml", []byte(smallYAML), []string{"train.eval_generate=true", "train.eval_every=0"})
 	if err == nil || !strings.Contains(err.Error(), "train.eval_generate = true: needs train.eval_every > 0") {
 		t.Errorf("eval_generate without evaluations: %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // TestEvalLengths: with train.eval_lengths, every evaluation writes one
@@ -78,7 +80,7 @@ func TestEvalLengthsErrors(t *testing.T) {
 		{[]string{"model.position=none", "train.eval_every=0", "train.eval_lengths=[4]"}, "train.eval_lengths = [4]: needs train.eval_every > 0"},
 		{[]string{"train.eval_lengths=6"}, "train.eval_lengths: want a list such as [12, 16] (an integer each), got a value"},
 	} {
-		_, err := ParseConfig("test.yaml", []byte(smallYAML), c.sets)
+		_, err := rundir.ParseConfig("test.yaml", []byte(smallYAML), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want one line containing %q", c.sets, err, c.want)
 		}
@@ -89,13 +91,13 @@ func TestEvalLengthsErrors(t *testing.T) {
 // the largest run it allows stay positive (train.steps = 2e16 made them
 // wrap to negative numbers, so such a run could never resume).
 func TestLogLimitsDoNotOverflow(t *testing.T) {
-	if _, err := ParseConfig("test.yaml", []byte(smallYAML), []string{"train.steps=20000000000000000"}); err == nil || !strings.Contains(err.Error(), "train.steps = 20000000000000000: must be at most 1000000000000") {
+	if _, err := rundir.ParseConfig("test.yaml", []byte(smallYAML), []string{"train.steps=20000000000000000"}); err == nil || !strings.Contains(err.Error(), "train.steps = 20000000000000000: must be at most 1000000000000") {
 		t.Errorf("train.steps 2e16: %v", err)
 	}
-	if m := MaxMetricsBytes(MaxSteps, MaxEvalLengths); m <= 0 || m < int64(MaxSteps) {
+	if m := MaxMetricsBytes(rundir.MaxSteps, rundir.MaxEvalLengths); m <= 0 || m < int64(rundir.MaxSteps) {
 		t.Errorf("MaxMetricsBytes of the largest run: %d", m)
 	}
-	if r := MaxRolesBytes(MaxSteps, 4096); r <= 0 || r < int64(MaxSteps) {
+	if r := MaxRolesBytes(rundir.MaxSteps, 4096); r <= 0 || r < int64(rundir.MaxSteps) {
 		t.Errorf("MaxRolesBytes of the largest run: %d", r)
 	}
 }

@@ -17,19 +17,9 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
-)
-
-// Files of a run directory.
-const (
-	ConfigFile     = rundir.ConfigFile     // the resolved config (Config.YAML)
-	MetricsFile    = rundir.MetricsFile    // one JSON object per line (TrainRecord, EvalRecord)
-	RolesFile      = rundir.RolesFile      // one runlog.RolesRecord per evaluation
-	CircuitsFile   = rundir.CircuitsFile   // one runlog.CircuitsRecord per evaluation
-	CheckpointFile = rundir.CheckpointFile // the latest weights, with the run config and step
-	BestFile       = rundir.BestFile       // the weights of the lowest eval_loss so far
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // modelDtype is the element type of the models Run trains: float32, as
@@ -96,7 +86,7 @@ type Result struct {
 // checkpoint, then removal of older states) that leaves a resumable directory
 // whenever the process is killed; a resumed run ends bit-identical to an
 // uninterrupted one.
-func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
+func Run(ctx context.Context, cfg rundir.Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -110,7 +100,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Result, error) {
 
 // runner is one Run in progress.
 type runner struct {
-	cfg      Config
+	cfg      rundir.Config
 	cfgJSON  []byte
 	dir      string
 	observer Observer
@@ -140,7 +130,7 @@ type runner struct {
 // run's directory is not created).
 var ErrInterruptedEarly = errors.New("interrupted before the first step; nothing was trained")
 
-func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
+func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("no run directory given")
 	}
@@ -172,7 +162,7 @@ func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 	if err := r.build(ctx); err != nil {
 		r.close()
 		if ctx.Err() != nil && r.extendedTo > 0 {
-			return nil, errors.Wrapf(ErrInterruptedEarly, "%s records the extension to %d steps (-resume continues it)", ConfigFile, r.extendedTo)
+			return nil, errors.Wrapf(ErrInterruptedEarly, "%s records the extension to %d steps (-resume continues it)", rundir.ConfigFile, r.extendedTo)
 		}
 		if ctx.Err() != nil {
 			return nil, ErrInterruptedEarly
@@ -187,16 +177,16 @@ func prepare(ctx context.Context, cfg Config, opts Options) (*runner, error) {
 			return nil, err
 		}
 	}
-	if r.metrics, err = openMetrics(filepath.Join(r.dir, MetricsFile)); err != nil {
+	if r.metrics, err = openMetrics(filepath.Join(r.dir, rundir.MetricsFile)); err != nil {
 		r.close()
 		return nil, err
 	}
 	if r.roles != nil {
-		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, RolesFile)); err != nil {
+		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, rundir.RolesFile)); err != nil {
 			r.close()
 			return nil, err
 		}
-		if r.circuitsLog, err = openMetrics(filepath.Join(r.dir, CircuitsFile)); err != nil {
+		if r.circuitsLog, err = openMetrics(filepath.Join(r.dir, rundir.CircuitsFile)); err != nil {
 			r.close()
 			return nil, err
 		}
@@ -286,10 +276,10 @@ func (r *runner) createDir() error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
+	if err := writeFile(filepath.Join(r.dir, rundir.ConfigFile), yml); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(r.dir, MetricsFile), nil)
+	return writeFile(filepath.Join(r.dir, rundir.MetricsFile), nil)
 }
 
 // lockRun makes this process the only writer of the run in dir until
@@ -315,7 +305,7 @@ func (r *runner) resume() error {
 	if err := CheckResumeConfig(saved, r.cfg); err != nil {
 		return errors.Wrapf(err, "cannot resume %s", r.dir)
 	}
-	ckpt := filepath.Join(r.dir, CheckpointFile)
+	ckpt := filepath.Join(r.dir, rundir.CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
 		m, info, err := model.Load(ckpt)
 		if err != nil {
@@ -343,9 +333,9 @@ func (r *runner) resume() error {
 		name  string
 		limit int64
 	}{
-		{MetricsFile, MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
-		{RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
-		{CircuitsFile, MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{rundir.MetricsFile, MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
+		{rundir.RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{rundir.CircuitsFile, MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {
 		if err := truncateMetrics(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
@@ -359,7 +349,7 @@ func (r *runner) resume() error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(filepath.Join(r.dir, ConfigFile), yml); err != nil {
+		if err := writeFile(filepath.Join(r.dir, rundir.ConfigFile), yml); err != nil {
 			return err
 		}
 		r.extendedTo = r.cfg.Train.Steps
@@ -478,7 +468,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
 				saveStart := time.Now()
-				err := model.Save(filepath.Join(r.dir, BestFile), r.model, r.cfgJSON, s)
+				err := model.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfgJSON, s)
 				res.SaveTime += time.Since(saveStart)
 				if err != nil {
 					return nil, err
@@ -556,7 +546,7 @@ func (r *runner) checkpoint(s int) error {
 	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
-	if err := model.Save(filepath.Join(r.dir, CheckpointFile), r.model, r.cfgJSON, s); err != nil {
+	if err := model.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfgJSON, s); err != nil {
 		return err
 	}
 	r.saved = s
@@ -572,32 +562,32 @@ func (r *runner) checkpoint(s int) error {
 // config.yaml when it is larger than the checkpoint's; every other key must
 // agree, else the checkpoint was copied in from another run (it would pair
 // with the wrong metrics and optimizer state) and SavedConfig refuses it.
-func SavedConfig(dir string) (Config, error) {
-	ckpt := filepath.Join(dir, CheckpointFile)
-	yml := filepath.Join(dir, ConfigFile)
+func SavedConfig(dir string) (rundir.Config, error) {
+	ckpt := filepath.Join(dir, rundir.CheckpointFile)
+	yml := filepath.Join(dir, rundir.ConfigFile)
 	if _, err := os.Stat(ckpt); err != nil {
 		if _, err := os.Stat(yml); err != nil {
-			return Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, CheckpointFile, ConfigFile)
+			return rundir.Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, rundir.CheckpointFile, rundir.ConfigFile)
 		}
-		return LoadConfig(yml, nil)
+		return rundir.LoadConfig(yml, nil)
 	}
 	_, info, err := model.Load(ckpt)
 	if err != nil {
-		return Config{}, err
+		return rundir.Config{}, err
 	}
-	fromCkpt, err := ParseConfigJSON(ckpt, info.RunConfig)
+	fromCkpt, err := rundir.ParseConfigJSON(ckpt, info.RunConfig)
 	if err != nil {
-		return Config{}, err
+		return rundir.Config{}, err
 	}
-	fromYAML, err := LoadConfig(yml, nil)
+	fromYAML, err := rundir.LoadConfig(yml, nil)
 	if err != nil {
-		return Config{}, err
+		return rundir.Config{}, err
 	}
 	if fromYAML.Train.Steps > fromCkpt.Train.Steps {
 		fromCkpt.Train.Steps = fromYAML.Train.Steps
 	}
-	if diff := configDiff(fromYAML, fromCkpt, ConfigFile, "checkpoint"); diff != "" {
-		return Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
+	if diff := configDiff(fromYAML, fromCkpt, rundir.ConfigFile, "checkpoint"); diff != "" {
+		return rundir.Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
 	}
 	return fromCkpt, nil
 }
@@ -611,7 +601,7 @@ func SavedConfig(dir string) (Config, error) {
 // stretched to end at the new last step, so the rate steps up at the first
 // new step. Every other key, the schedule's included (schedule,
 // warmup_steps, min_lr, lr), stays fixed.
-func CheckResumeConfig(saved, given Config) error {
+func CheckResumeConfig(saved, given rundir.Config) error {
 	if given.Train.Steps < saved.Train.Steps {
 		return errors.Errorf("train.steps = %d is below the saved %d: on resume train.steps may only be raised", given.Train.Steps, saved.Train.Steps)
 	}
@@ -625,7 +615,7 @@ func CheckResumeConfig(saved, given Config) error {
 
 // configDiff lists the keys whose values differ between a and b, as
 // "key: <nameA> X, <nameB> Y", or returns "" when the configs are equal.
-func configDiff(a0, b0 Config, nameA, nameB string) string {
+func configDiff(a0, b0 rundir.Config, nameA, nameB string) string {
 	a, b := flatten(a0), flatten(b0)
 	var diffs []string
 	for _, k := range sortedKeys(a, b) {
@@ -637,8 +627,8 @@ func configDiff(a0, b0 Config, nameA, nameB string) string {
 }
 
 // flatten maps dotted JSON keys of a config to their values.
-func flatten(c Config) map[string]any {
-	raw, _ := json.Marshal(c) // a Config always encodes
+func flatten(c rundir.Config) map[string]any {
+	raw, _ := json.Marshal(c) // a rundir.Config always encodes
 	var tree map[string]any
 	_ = json.Unmarshal(raw, &tree)
 	flat := map[string]any{}

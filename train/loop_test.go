@@ -14,6 +14,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // smallYAML is a run that exercises every piece of state a resume must
@@ -39,16 +40,16 @@ train:
   checkpoint_every: 8
 `
 
-func parse(t *testing.T, yml string, sets ...string) Config {
+func parse(t *testing.T, yml string, sets ...string) rundir.Config {
 	t.Helper()
-	cfg, err := ParseConfig("test.yaml", []byte(yml), sets)
+	cfg, err := rundir.ParseConfig("test.yaml", []byte(yml), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
 
-func runOK(t *testing.T, cfg Config, opts Options) *Result {
+func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), cfg, opts)
 	if err != nil {
@@ -60,7 +61,7 @@ func runOK(t *testing.T, cfg Config, opts Options) *Result {
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	lines, err := ReadMetrics(filepath.Join(dir, MetricsFile))
+	lines, err := ReadMetrics(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("metrics line %d: %v vs %v", i+1, a[i], b[i])
 		}
 	}
-	for _, name := range []string{RolesFile, CircuitsFile, CheckpointFile, BestFile, ConfigFile} {
+	for _, name := range []string{rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile} {
 		x, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +102,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("%s differs between %s and %s", name, want, got)
 		}
 	}
-	m, info, err := model.Load(filepath.Join(got, CheckpointFile))
+	m, info, err := model.Load(filepath.Join(got, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func testResumeAfterCrash(t *testing.T, path string) {
 			}
 		}})
 	}()
-	if _, info, err := model.Load(filepath.Join(dir, CheckpointFile)); err != nil || info.Step != 16 {
+	if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != 16 {
 		t.Fatalf("after the crash: %v, step %v", err, info)
 	}
 	stray, err := os.ReadFile(filepath.Join(want, stateFile(24)))
@@ -227,12 +228,12 @@ func TestInterruptAndResume(t *testing.T) {
 		if err != nil || !res.Interrupted || res.Step != stopAt {
 			t.Fatalf("interrupted run: %v %+v", err, res)
 		}
-		if _, info, err := model.Load(filepath.Join(dir, CheckpointFile)); err != nil || info.Step != stopAt {
+		if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != stopAt {
 			t.Fatalf("checkpoint on interrupt: %v %+v", err, info)
 		}
 		if stopAt == 3 {
 			// As if killed before the checkpoint: only config.yaml and metrics remain.
-			for _, f := range []string{CheckpointFile, stateFile(3)} {
+			for _, f := range []string{rundir.CheckpointFile, stateFile(3)} {
 				if err := os.Remove(filepath.Join(dir, f)); err != nil {
 					t.Fatal(err)
 				}
@@ -264,11 +265,11 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	}
 	foreign := t.TempDir()
 	runOK(t, parse(t, smallYAML, "train.steps=4", "train.eval_every=0", "seed=6"), Options{Dir: foreign})
-	ckpt, err := os.ReadFile(filepath.Join(foreign, CheckpointFile))
+	ckpt, err := os.ReadFile(filepath.Join(foreign, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), ckpt, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.CheckpointFile), ckpt, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// As with -resume and no -config: the config comes from the checkpoint,
@@ -297,7 +298,7 @@ func TestNonFiniteStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	m, info, err := model.Load(filepath.Join(dir, CheckpointFile))
+	m, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil || info.Step != 1 {
 		t.Fatalf("checkpoint after the failure: %v, %+v", err, info)
 	}
@@ -491,7 +492,7 @@ func TestResumeRefusesOtherChanges(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"train.steps=6", "train.eval_every=0"}
 	runOK(t, parse(t, smallYAML, base...), Options{Dir: dir})
-	before, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	before, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +511,7 @@ func TestResumeRefusesOtherChanges(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.sets, err, c.want)
 		}
 	}
-	after, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	after, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("config.yaml changed by refused resumes (%v)", err)
 	}

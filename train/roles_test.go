@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -51,7 +52,7 @@ func TestRolesFile(t *testing.T) {
 	if res.RolesTime <= 0 || res.EvalTime+res.RolesTime+res.SaveTime > res.Elapsed {
 		t.Errorf("head roles took %v, evaluation %v, saving %v of %v", res.RolesTime, res.EvalTime, res.SaveTime, res.Elapsed)
 	}
-	recs := readRoles(t, filepath.Join(dir, RolesFile))
+	recs := readRoles(t, filepath.Join(dir, rundir.RolesFile))
 	if len(recs) != 4 {
 		t.Fatalf("%d lines, want one per evaluation (6, 12, 18, 24)", len(recs))
 	}
@@ -79,7 +80,7 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 
-	m, _, err := model.Load(filepath.Join(dir, CheckpointFile))
+	m, _, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestRolesFile(t *testing.T) {
 func TestNoRolesWithoutEval(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	runOK(t, parse(t, smallYAML, "train.eval_every=0", "train.steps=4"), Options{Dir: dir})
-	if _, err := os.Stat(filepath.Join(dir, RolesFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RolesFile)); !os.IsNotExist(err) {
 		t.Errorf("roles.jsonl with evaluation off: %v", err)
 	}
 }

@@ -15,10 +15,10 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // stateFormat is the "format" metadata of an optimizer state file.
@@ -192,9 +192,9 @@ func loadState(dir string, step int, st *runState, m *model.Model) error {
 		return err
 	}
 	if got, ok := meta["weights_sha256"]; !ok {
-		return errors.Errorf("%s has no weights_sha256 metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, CheckpointFile)
+		return errors.Errorf("%s has no weights_sha256 metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, rundir.CheckpointFile)
 	} else if got != digest {
-		return errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (weights_sha256 %s, the checkpoint's %s)", path, CheckpointFile, msg.Quote(got), digest)
+		return errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (weights_sha256 %s, the checkpoint's %s)", path, rundir.CheckpointFile, msg.Quote(got), digest)
 	}
 	st.Adam.Step = ints["adam_step"]
 	st.BestLoss, st.BestStep = best, ints["best_step"]

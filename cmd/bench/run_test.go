@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/layers"
-	"github.com/attnscope/attnscope/train"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // TestFlagErrors: bad flags and values are refused before anything runs.
@@ -184,7 +184,7 @@ func TestPrintTable(t *testing.T) {
 // TestSortIsTheSortConfig: the sort size is configs/sort.yaml's model and
 // batch, so its figure is the step the README's sort timing runs.
 func TestSortIsTheSortConfig(t *testing.T) {
-	cfg, err := train.LoadConfig("../../configs/sort.yaml", nil)
+	cfg, err := rundir.LoadConfig("../../configs/sort.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -33,7 +34,7 @@ func TestRegenerateCheckpoint(t *testing.T) {
 	if !*regen {
 		t.Skip("run with -regen to retrain " + testCheckpoint)
 	}
-	cfg := train.DefaultConfig()
+	cfg := rundir.DefaultConfig()
 	cfg.Seed = 7
 	cfg.Task = data.TaskConfig{Name: "copy", Length: 4, Symbols: 8}
 	cfg.Model = model.Config{DModel: 16, Heads: 2, Layers: 2, OutBias: true}

@@ -11,8 +11,8 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/cli"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // graphOf builds the graph -graph and -dot show: the forward graph inspect
@@ -21,7 +21,7 @@ import (
 func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*model.Graph, error) {
 	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
 	if trainGraph {
-		var run struct { // the part of train.Config this needs
+		var run struct { // the part of rundir.Config this needs
 			Train struct {
 				BatchSize int `json:"batch_size"`
 			} `json:"train"`

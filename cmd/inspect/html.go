@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/attnscope/attnscope/analysis"
 	"io"
 	"math"
 	"os"
@@ -11,16 +10,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/attnscope/attnscope/analysis"
+
 	"github.com/pkg/errors"
 	"go.yaml.in/yaml/v3"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 

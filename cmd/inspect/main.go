@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/attnscope/attnscope/analysis"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/attnscope/attnscope/analysis"
 
 	"github.com/pkg/errors"
 
@@ -19,9 +20,9 @@ import (
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 func main() {

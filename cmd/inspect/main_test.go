@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/attnscope/attnscope/analysis"
 	"image"
 	"image/color"
 	"image/png"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/analysis"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/golden"

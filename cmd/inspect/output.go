@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/attnscope/attnscope/analysis"
 	"image"
 	"image/png"
 	"io"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/attnscope/attnscope/analysis"
+
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 	"gorgonia.org/tensor"
@@ -24,10 +25,10 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // report is everything the outputs draw from.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -34,7 +35,7 @@ func readmeBlock(t *testing.T, first string) string {
 // induction run is configs/induction.yaml's). A change that moves either
 // output fails here until the README is updated.
 func TestREADMESamples(t *testing.T) {
-	cfg, err := train.LoadConfig(filepath.Join("..", "..", "configs", "copy.yaml"), nil)
+	cfg, err := rundir.LoadConfig(filepath.Join("..", "..", "configs", "copy.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

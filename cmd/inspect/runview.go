@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/attnscope/attnscope/heads"
 	"image/color"
 	"image/png"
 	"io"
@@ -13,10 +12,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/attnscope/attnscope/heads"
+
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 

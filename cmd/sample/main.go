@@ -16,7 +16,7 @@ import (
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/train"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 func main() {
@@ -85,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := cli.ApplyPath(m, o.path); err != nil {
 		return err
 	}
-	cfg, err := train.ParseConfigJSON(o.checkpoint, info.RunConfig)
+	cfg, err := rundir.ParseConfigJSON(o.checkpoint, info.RunConfig)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func check(fs *flag.FlagSet, o options) error {
 
 // evaluate writes every held-out answer and prints the exact match beside
 // the teacher-forced figures.
-func evaluate(w io.Writer, m *model.Model, task data.Task, cfg train.Config, cached bool) error {
+func evaluate(w io.Writer, m *model.Model, task data.Task, cfg rundir.Config, cached bool) error {
 	size := max(cfg.Train.EvalSize, 1)
 	set := data.EvalSet(task, size, cfg.Seed)
 	start := time.Now()
@@ -274,7 +274,7 @@ func decodeChar(task data.Task, id int) string {
 // examples writes the answers of the first -samples rows of the run's
 // held-out set (for text: the second half of held-out windows) and marks
 // every token.
-func examples(w io.Writer, m *model.Model, task data.Task, cfg train.Config, o options, s *generate.Sampler) error {
+func examples(w io.Writer, m *model.Model, task data.Task, cfg rundir.Config, o options, s *generate.Sampler) error {
 	set := data.EvalSet(task, o.samples, cfg.Seed)
 	prompts, ns, spans := make([][]int, set.Size), make([]int, set.Size), make([]generate.Span, set.Size)
 	for i := range set.Size {

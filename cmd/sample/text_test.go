@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -20,7 +21,7 @@ func TestTextPromptIsCharacters(t *testing.T) {
 	if err := os.WriteFile(text, []byte(strings.Repeat("func (b *Buffer) Len() int { return len(b.buf) }\n", 40)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := train.ParseConfig("text.yaml", []byte(`
+	cfg, err := rundir.ParseConfig("text.yaml", []byte(`
 task: {name: text, path: `+text+`, length: 16}
 model: {d_model: 16, heads: 2, layers: 1, position: alibi, window: 16}
 train: {batch_size: 8, steps: 30, log_every: 0, eval_every: 10, eval_size: 16, checkpoint_every: 30}

@@ -15,10 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attnscope/attnscope/internal/rundir"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/train"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // fsizeEnv makes the test binary, started as the train command, run under
@@ -102,8 +101,8 @@ func watch(t *testing.T, dir string) <-chan string {
 // if any, is complete too.
 func checkResumable(t *testing.T, dir string, kill int) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); err == nil {
-		_, info, err := model.Load(filepath.Join(dir, train.CheckpointFile))
+	if _, err := os.Stat(filepath.Join(dir, rundir.CheckpointFile)); err == nil {
+		_, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			t.Fatalf("after kill %d the checkpoint is broken: %v", kill, err)
 		}
@@ -111,8 +110,8 @@ func checkResumable(t *testing.T, dir string, kill int) {
 			t.Fatalf("after kill %d the checkpoint of step %d has no state: %v", kill, info.Step, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, train.BestFile)); err == nil {
-		if _, _, err := model.Load(filepath.Join(dir, train.BestFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.BestFile)); err == nil {
+		if _, _, err := model.Load(filepath.Join(dir, rundir.BestFile)); err != nil {
 			t.Fatalf("after kill %d best.safetensors is broken: %v", kill, err)
 		}
 	}
@@ -174,7 +173,7 @@ func TestKilledDuringWrites(t *testing.T) {
 			<-events
 		}
 		args := []string{"-config", cfg, "-out", dir}
-		if _, err := os.Stat(filepath.Join(dir, train.ConfigFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, rundir.ConfigFile)); err == nil {
 			args = []string{"-resume", dir}
 		}
 		cmd, stderr, exited := startHelper(t, args...)
@@ -191,10 +190,10 @@ func TestKilledDuringWrites(t *testing.T) {
 				if err != nil {
 					t.Fatalf("attempt %d: %v: %s", attempt, err, stderr.String())
 				}
-				sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile)
+				sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
 				checkRunFiles(t, dir, 60)
 				t.Logf("finished after %d kills; temporaries left by kills: %v", kills, midWrite)
-				if midWrite[train.CheckpointFile] == 0 || midWrite["state"] == 0 {
+				if midWrite[rundir.CheckpointFile] == 0 || midWrite["state"] == 0 {
 					t.Errorf("no kill landed inside a checkpoint write and a state write: %v", midWrite)
 				}
 				// The killed runs' lock files (holding dead pids) were left
@@ -260,7 +259,7 @@ func failedWrite(t *testing.T, dir, want string, before map[string][]byte, err e
 		strings.Count(err.Error(), dir) != 1 {
 		t.Fatalf("error %v: want one line naming %s once (not its temporary file) and %q", err, file, reason)
 	}
-	for _, f := range []string{train.CheckpointFile, "state-7.safetensors", train.ConfigFile} {
+	for _, f := range []string{rundir.CheckpointFile, "state-7.safetensors", rundir.ConfigFile} {
 		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || !bytes.Equal(b, before[f]) {
 			t.Errorf("%s changed or went missing: %v", f, err)
 		}
@@ -272,7 +271,7 @@ func failedWrite(t *testing.T, dir, want string, before map[string][]byte, err e
 	if _, _, err := runCmd("-resume", dir); err != nil {
 		t.Fatalf("resuming once the disk is fixed: %v", err)
 	}
-	sameFiles(t, want, dir, train.CheckpointFile, train.ConfigFile, train.MetricsFile)
+	sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
 	checkRunFiles(t, dir, 40)
 }
 
@@ -310,7 +309,7 @@ func TestWriteFailures(t *testing.T) {
 	yml, want, base := writeFaultRun(t)
 	before := snapshot(t, base)
 	state := len(before["state-7.safetensors"])
-	ckpt := len(before[train.CheckpointFile])
+	ckpt := len(before[rundir.CheckpointFile])
 
 	t.Run("file size limit", func(t *testing.T) {
 		dir := copyDir(t, base)
@@ -351,7 +350,7 @@ func TestWriteFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err = runCmd("-resume", dir)
-		failedWrite(t, dir, want, before, err, train.CheckpointFile, "no space left on device", func() {
+		failedWrite(t, dir, want, before, err, rundir.CheckpointFile, "no space left on device", func() {
 			if err := os.Remove(filler); err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +406,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, _, err := runCmd("-resume", dir); err != nil {
 			t.Fatal(err)
 		}
-		sameFiles(t, want, dir, train.CheckpointFile, train.ConfigFile, train.MetricsFile)
+		sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
 	})
 }
 
@@ -456,7 +455,7 @@ func TestClosedStdoutPipe(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr.String(), "broken pipe") {
 		t.Fatalf("exit %v, stderr %q; want exit status 1 naming the broken pipe (not death by SIGPIPE)", err, stderr.String())
 	}
-	if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.CheckpointFile)); err != nil {
 		t.Errorf("no checkpoint after the run: %v", err)
 	}
 	if _, _, err := runCmd("-resume", dir); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -95,7 +96,7 @@ func refusedIn(t *testing.T, name, dir string, args []string, want ...string) {
 // of step stop, and best.safetensors when an evaluation came before it.
 func stoppedRun(t *testing.T, yml string, stop int, sets ...string) string {
 	t.Helper()
-	cfg, err := train.ParseConfig("tiny.yaml", []byte(yml), sets)
+	cfg, err := rundir.ParseConfig("tiny.yaml", []byte(yml), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func setBits(t *testing.T, file []byte, name string, i int, bits []byte) []byte 
 // still works).
 func TestCorruptResume(t *testing.T) {
 	base := stoppedRun(t, tinyYAML, 7)
-	ckpt, err := os.ReadFile(filepath.Join(base, train.CheckpointFile))
+	ckpt, err := os.ReadFile(filepath.Join(base, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestCorruptResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := stoppedRun(t, strings.Replace(tinyYAML, "name: copy", "name: reverse", 1), 7)
-	otherCkpt, err := os.ReadFile(filepath.Join(other, train.CheckpointFile))
+	otherCkpt, err := os.ReadFile(filepath.Join(other, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestCorruptResume(t *testing.T) {
 	f32 := func(v float64) []byte { return safetensors.EncodeFloat32([]float32{float32(v)}) }
 	f64 := func(v float64) []byte { return safetensors.EncodeFloat64([]float64{v}) }
 
-	const ck, st, me, co = train.CheckpointFile, "state-7.safetensors", train.MetricsFile, train.ConfigFile
+	const ck, st, me, co = rundir.CheckpointFile, "state-7.safetensors", rundir.MetricsFile, rundir.ConfigFile
 	cases := []struct {
 		name, file string
 		content    []byte // nil removes the file
@@ -303,10 +304,10 @@ func TestCorruptResume(t *testing.T) {
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
 		{"metrics larger than the run can write", me, bytes.Repeat([]byte("{\"step\":5,\"loss\":1}\n"), 2000),
 			[]string{"cannot resume: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
-		{"roles larger than the run can write", train.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 4000),
+		{"roles larger than the run can write", rundir.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 4000),
 			[]string{"cannot resume: ", "roles.jsonl is 88000 bytes, more than the 68880 bytes a run of 40 steps writes at most"}},
-		{"roles a named pipe", train.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
-		{"circuits larger than the run can write", train.CircuitsFile, bytes.Repeat([]byte("{\"step\":5,\"copying\":[]}\n"), 4000),
+		{"roles a named pipe", rundir.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
+		{"circuits larger than the run can write", rundir.CircuitsFile, bytes.Repeat([]byte("{\"step\":5,\"copying\":[]}\n"), 4000),
 			[]string{"cannot resume: ", "circuits.jsonl is 96000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
 		{"metrics a named pipe", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a named pipe, not a regular file"}},
 		{"metrics a symlink to /dev/zero", me, nil, []string{"metrics.jsonl is a symbolic link; a run's files are never read or written through a link"}},
@@ -365,7 +366,7 @@ func TestMainExitCode(t *testing.T) {
 	}
 	bad := writeConfig(t, "model:\n  heads: [4]\n")
 	corrupt := copyDir(t, stoppedRun(t, tinyYAML, 2))
-	if err := os.WriteFile(filepath.Join(corrupt, train.CheckpointFile), []byte("garbage"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(corrupt, rundir.CheckpointFile), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -373,7 +374,7 @@ func TestMainExitCode(t *testing.T) {
 		want string
 	}{
 		{[]string{"-config", bad}, "train: " + bad + ":2:10: model.heads: want an integer, got a list\n"},
-		{[]string{"-resume", corrupt}, "train: checkpoint " + filepath.Join(corrupt, train.CheckpointFile) + ": file is 7 bytes, too short for the 8-byte header length\n"},
+		{[]string{"-resume", corrupt}, "train: checkpoint " + filepath.Join(corrupt, rundir.CheckpointFile) + ": file is 7 bytes, too short for the 8-byte header length\n"},
 	} {
 		cmd := helper(t, c.args...)
 		var stdout, stderr bytes.Buffer
@@ -403,7 +404,7 @@ func TestNaNLossStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	m, info, err := model.Load(filepath.Join(dir, train.CheckpointFile))
+	m, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil || info.Step != 1 {
 		t.Fatalf("checkpoint after the NaN: %v, %+v", err, info)
 	}
@@ -414,7 +415,7 @@ func TestNaNLossStops(t *testing.T) {
 			}
 		}
 	}
-	lines, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile))
+	lines, err := train.ReadMetrics(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil || len(lines) != 1 || lines[0]["step"] != 1.0 {
 		t.Errorf("metrics after the NaN: %v %v", lines, err)
 	}
@@ -428,10 +429,10 @@ func TestNaNLossStops(t *testing.T) {
 	if want := "step 1: eval_loss is NaN; stopping"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	if lines, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile)); err != nil || len(lines) != 1 || lines[0]["loss"] == nil {
+	if lines, err := train.ReadMetrics(filepath.Join(dir, rundir.MetricsFile)); err != nil || len(lines) != 1 || lines[0]["loss"] == nil {
 		t.Errorf("metrics after the NaN evaluation: %v %v, want the training line of step 1", lines, err)
 	}
-	for _, f := range []string{train.CheckpointFile, train.BestFile} {
+	for _, f := range []string{rundir.CheckpointFile, rundir.BestFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
 			t.Errorf("%s was written from diverged weights (%v)", f, err)
 		}
@@ -449,7 +450,7 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		case rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
 		default:
 			t.Errorf("%s holds a stray %s", dir, e.Name())
 		}
@@ -482,7 +483,7 @@ func TestStopSignals(t *testing.T) {
 			}
 			// The signal goes once training has begun (the first metrics line).
 			for {
-				if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); len(b) > 0 {
+				if b, _ := os.ReadFile(filepath.Join(dir, rundir.MetricsFile)); len(b) > 0 {
 					break
 				}
 				time.Sleep(2 * time.Millisecond)
@@ -500,14 +501,14 @@ func TestStopSignals(t *testing.T) {
 				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
 			}
 			step, _ := strconv.Atoi(m[1])
-			if _, info, err := model.Load(filepath.Join(dir, train.CheckpointFile)); err != nil || info.Step != step {
+			if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != step {
 				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, info)
 			}
 			checkRunFiles(t, dir, step)
 			if _, _, err := runCmd("-resume", dir); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.MetricsFile, train.ConfigFile, train.RolesFile, train.CircuitsFile)
+			sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.MetricsFile, rundir.ConfigFile, rundir.RolesFile, rundir.CircuitsFile)
 			checkRunFiles(t, dir, 3000)
 		})
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/attnscope/attnscope/internal/safetensors"
-	"github.com/attnscope/attnscope/model"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/pkg/errors"
 	"golang.org/x/term"
@@ -59,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
 	var overrides sets
 	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
-	if helped, err := cli.Parse(fs, args, usage, stdout, strictyaml.Paths(train.Config{})...); helped || err != nil {
+	if helped, err := cli.Parse(fs, args, usage, stdout, strictyaml.Paths(rundir.Config{})...); helped || err != nil {
 		return err
 	}
 	if err := kernels.Check(); err != nil {
@@ -122,13 +124,13 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 }
 
 // resolve works out the run directory and the config from the flags.
-func resolve(configPath, out, resume string, overrides []string) (string, train.Config, error) {
+func resolve(configPath, out, resume string, overrides []string) (string, rundir.Config, error) {
 	switch {
 	case resume != "" && out != "" && filepath.Clean(out) != filepath.Clean(resume):
-		return "", train.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
+		return "", rundir.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
 	case resume != "":
 		if info, err := os.Stat(resume); err == nil && !info.IsDir() {
-			return "", train.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
+			return "", rundir.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
 		}
 		if configPath == "" {
 			cfg, err := train.SavedConfig(resume)
@@ -139,19 +141,19 @@ func resolve(configPath, out, resume string, overrides []string) (string, train.
 			// change but a raised train.steps.
 			yml, err := cfg.YAML()
 			if err != nil {
-				return "", train.Config{}, err
+				return "", rundir.Config{}, err
 			}
-			cfg, err = train.ParseConfig(filepath.Join(resume, train.ConfigFile), yml, overrides)
+			cfg, err = rundir.ParseConfig(filepath.Join(resume, rundir.ConfigFile), yml, overrides)
 			return resume, cfg, err
 		}
-		cfg, err := train.LoadConfig(configPath, overrides)
+		cfg, err := rundir.LoadConfig(configPath, overrides)
 		return resume, cfg, err
 	case configPath == "":
-		return "", train.Config{}, errors.New("missing -config (e.g. -config configs/copy.yaml; see -h)")
+		return "", rundir.Config{}, errors.New("missing -config (e.g. -config configs/copy.yaml; see -h)")
 	}
-	cfg, err := train.LoadConfig(configPath, overrides)
+	cfg, err := rundir.LoadConfig(configPath, overrides)
 	if err != nil {
-		return "", train.Config{}, err
+		return "", rundir.Config{}, err
 	}
 	if out == "" {
 		out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(configPath), filepath.Ext(configPath)))
@@ -161,7 +163,7 @@ func resolve(configPath, out, resume string, overrides []string) (string, train.
 
 // header is the line printed before the first step: what runs, where, the
 // -set overrides applied, and on resume whether the run is being extended.
-func header(dir, configPath string, resuming bool, cfg train.Config, overrides []string) string {
+func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides []string) string {
 	var h string
 	if resuming {
 		h = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
@@ -190,7 +192,7 @@ func header(dir, configPath string, resuming bool, cfg train.Config, overrides [
 func checkpointStep(dir string) (int, bool) {
 	var step int
 	stop := errors.New("header read")
-	_, _, err := safetensors.ReadFileChecked(filepath.Join(dir, train.CheckpointFile), model.MaxCheckpointLen, func(_ []safetensors.Tensor, meta map[string]string) error {
+	_, _, err := safetensors.ReadFileChecked(filepath.Join(dir, rundir.CheckpointFile), model.MaxCheckpointLen, func(_ []safetensors.Tensor, meta map[string]string) error {
 		n, err := strconv.Atoi(meta["step"])
 		if err != nil {
 			return err
@@ -238,7 +240,7 @@ func summarize(w io.Writer, res *train.Result) {
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile} {
+	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
 			files = append(files, f)
 		}

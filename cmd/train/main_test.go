@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -104,7 +105,7 @@ func TestRunWritesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("runs", "tiny")
-	for _, f := range []string{train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile, train.CheckpointFile, train.BestFile, "state-40.safetensors"} {
+	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-40.safetensors"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -192,7 +193,7 @@ func sameFiles(t *testing.T, want, got string, names ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == train.MetricsFile {
+		if name == rundir.MetricsFile {
 			a, b = dropTiming(t, a), dropTiming(t, b)
 		}
 		if !bytes.Equal(a, b) {
@@ -242,7 +243,7 @@ func TestKilledAndResumed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
 			}
-			sameFiles(t, want, dir, train.CheckpointFile, train.BestFile, train.ConfigFile, train.MetricsFile, train.RolesFile, train.CircuitsFile)
+			sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
 			t.Logf("finished after %d kills", kills)
 			return
 		// Kill delays double every 8 attempts, so a slow machine still
@@ -254,7 +255,7 @@ func TestKilledAndResumed(t *testing.T) {
 			<-exited
 			kills++
 		}
-		if _, err := os.Stat(filepath.Join(dir, train.ConfigFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, rundir.ConfigFile)); err == nil {
 			args = []string{"-resume", dir}
 		} else {
 			// Killed before the run directory existed: start again.
@@ -330,7 +331,7 @@ func TestResumeHeader(t *testing.T) {
 	if _, _, err := runCmd("-config", cfg, "-out", fresh, "-set", "train.steps=10"); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{train.CheckpointFile, train.BestFile, "state-10.safetensors"} {
+	for _, name := range []string{rundir.CheckpointFile, rundir.BestFile, "state-10.safetensors"} {
 		if err := os.Remove(filepath.Join(fresh, name)); err != nil {
 			t.Fatal(err)
 		}

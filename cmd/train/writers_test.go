@@ -9,11 +9,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
 // runFiles are the files of a finished tiny run that must come from one run.
-var runFiles = []string{train.ConfigFile, train.MetricsFile, train.CheckpointFile, train.BestFile}
+var runFiles = []string{rundir.ConfigFile, rundir.MetricsFile, rundir.CheckpointFile, rundir.BestFile}
 
 // soloRun is the run directory tinyYAML with seed leaves when trained alone.
 func soloRun(t *testing.T, seed int) string {
@@ -38,7 +39,7 @@ func TestOneWriterPerRun(t *testing.T) {
 	// Deterministic overlap: the second train runs while the first is
 	// stopped in its observer at step 2, holding the directory.
 	dir := filepath.Join(t.TempDir(), "run")
-	cfgA, err := train.ParseConfig("tiny.yaml", []byte(tinyYAML), []string{"seed=3"})
+	cfgA, err := rundir.ParseConfig("tiny.yaml", []byte(tinyYAML), []string{"seed=3"})
 	if err != nil {
 		t.Fatal(err)
 	}

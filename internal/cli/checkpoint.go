@@ -17,6 +17,7 @@ import (
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // TokenNames maps the task's non-numeric labels ("SEP") to their ids, so
@@ -124,12 +125,12 @@ func CheckCheckpointPath(path string) error {
 	if err != nil || !info.IsDir() {
 		return nil // model.Load reports anything else
 	}
-	for _, name := range []string{model.CheckpointFile, model.BestFile} {
+	for _, name := range []string{rundir.CheckpointFile, rundir.BestFile} {
 		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
 			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
 		}
 	}
-	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, model.CheckpointFile)
+	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, rundir.CheckpointFile)
 }
 
 // ShippedCheckpoint is the trained model the repository ships, for a

@@ -1,6 +1,6 @@
 // Package strictyaml decodes a YAML config file, or one "-set key=value"
 // override, into a Go struct strictly, with one-line errors a person can act
-// on. It is what train.ParseConfig reads run configs with.
+// on. It is what rundir.ParseConfig reads run configs with.
 //
 // Conventions:
 //   - Fields are matched by their `yaml` struct tag; nested structs are

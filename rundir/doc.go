@@ -1,4 +1,6 @@
-// Package rundir owns the layout of a training run directory and the rules
+// Package rundir owns the files of a training run: the run config (Config,
+// read from YAML with -set overrides, or from a checkpoint's JSON, and
+// validated in one place), the layout of a run directory and the rules
 // that keep one safe: which file names belong to a run, the lock that makes
 // one process at a time its writer, and the one function every command uses
 // to write an output file (a PNG, a DOT graph, an HTML page) so that it can
