@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open/opentest"
 )
 
 // inductionRun is a run of configs/induction.yaml committed as test data
@@ -24,26 +25,9 @@ const inductionRun = "../testdata/induction"
 // loadInduction loads the committed checkpoint on path and its held-out set.
 func loadInduction(t *testing.T, path layers.Path) (*model.Model, *data.Batch) {
 	t.Helper()
-	m, info, err := model.Load(inductionRun + "/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Config.Attention = string(path)
-	var run struct {
-		Seed  uint64          `json:"seed"`
-		Task  data.TaskConfig `json:"task"`
-		Train struct {
-			EvalSize int `json:"eval_size"`
-		} `json:"train"`
-	}
-	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-		t.Fatal(err)
-	}
-	task, err := data.New(run.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, data.EvalSet(task, run.Train.EvalSize, run.Seed)
+	op := opentest.Induction(t)
+	op.Model.Config.Attention = string(path)
+	return op.Model, data.EvalSet(op.Task, op.Config.Train.EvalSize, op.Config.Seed)
 }
 
 // lastEval is the last evaluation line of the committed run's metrics.jsonl,

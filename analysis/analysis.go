@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -69,12 +68,18 @@ const SamplesStream uint64 = 2
 // every row when allRows is set or the task asks for it
 // (data.RolesOnEveryRow). It also averages each head's weights.
 func ScoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (Pooled, error) {
-	cfg := m.Config
-	t := task.SeqLen()
-	b := data.NewBatch(n, t)
+	b := data.NewBatch(n, task.SeqLen())
 	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
 		return Pooled{}, err
 	}
+	return ScoreBatch(m, task, b, allRows)
+}
+
+// ScoreBatch is ScoreHeads over the examples of b, of the model's task:
+// sequences of any length the model runs at.
+func ScoreBatch(m *model.Model, task data.Task, b *data.Batch, allRows bool) (Pooled, error) {
+	cfg := m.Config
+	n, t := b.Size, b.SeqLen
 	att, _, err := Run(m, n, t, b.Tokens, b.Targets, b.Mask)
 	if err != nil {
 		return Pooled{}, err
@@ -214,20 +219,11 @@ func Rows(flat []float64, width int) [][]float64 {
 // config evaluates nothing (train.eval_size 0).
 const defaultAblationExamples = 1000
 
-// Ablate scores the run's held-out set (data.EvalSet of its seed and
-// train.eval_size, from the checkpoint's run config) intact and with each
-// head removed, and names each row's head by its role.
-func Ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
-	var run struct {
-		Seed  *uint64 `json:"seed"`
-		Train struct {
-			EvalSize int `json:"eval_size"`
-		} `json:"train"`
-	}
-	if err := json.Unmarshal(runConfig, &run); err != nil || run.Seed == nil {
-		return nil, errors.New(`metadata config has no numeric "seed" member for the held-out set`)
-	}
-	n := run.Train.EvalSize
+// Ablate scores the run's held-out set (data.EvalSet of the run's seed and
+// train.eval_size, evalSize) intact and with each head removed, and names
+// each row's head by its role.
+func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
+	n := evalSize
 	if n <= 0 {
 		n = defaultAblationExamples
 	}
@@ -247,7 +243,7 @@ func Ablate(m *model.Model, task data.Task, runConfig []byte, mode ablation.Mode
 		return nil, errors.Errorf("-ablate: scoring the held-out set of %d rows in chunks of %d needs an estimated %.1f GiB (limit %.1f GiB)",
 			n, batch, est/(1<<30), float64(model.MaxMemory)/(1<<30))
 	}
-	table, err := ablation.Run(m, data.EvalSet(task, n, *run.Seed), mode)
+	table, err := ablation.Run(m, data.EvalSet(task, n, seed), mode)
 	if err != nil {
 		return nil, err
 	}

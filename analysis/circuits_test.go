@@ -12,8 +12,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open/opentest"
 )
 
 // TestEigenScoreMatchesNumpy: Σλ/Σ|λ| from gonum's eigenvalues equals
@@ -75,10 +75,7 @@ func TestCompositionKnownValues(t *testing.T) {
 // previous-token head (L0 H2) into it is the largest of every layer-0 ->
 // layer-1 pair.
 func TestInductionCircuit(t *testing.T) {
-	m, _, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := opentest.Induction(t).Model
 	c, err := Measure(m, 64, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -117,20 +114,8 @@ func TestInductionCircuit(t *testing.T) {
 // float64), and the layer-1 induction head (L1 H3) adds the most of any
 // head.
 func TestDirectLogitAttribution(t *testing.T) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run struct {
-		Task data.TaskConfig `json:"task"`
-	}
-	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-		t.Fatal(err)
-	}
-	task, err := data.New(run.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
 	a, err := DirectLogitAttribution(m, task, 32, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -157,20 +142,8 @@ func TestDirectLogitAttribution(t *testing.T) {
 // patching the layer-1 induction head (L1 H3) from the clean run restores
 // the largest share of it.
 func TestPatching(t *testing.T) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run struct {
-		Task data.TaskConfig `json:"task"`
-	}
-	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-		t.Fatal(err)
-	}
-	task, err := data.New(run.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
 	p, err := Patch(m, task, 32, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -199,14 +172,8 @@ func TestPatching(t *testing.T) {
 // loses ln V at both, a score of exactly 0; a task other than induction is
 // refused.
 func TestInContextLearning(t *testing.T) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := cli.TaskOf(info.RunConfig, m.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
 	icl, err := ICL(m, task, 64, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -241,14 +208,8 @@ func TestInContextLearning(t *testing.T) {
 // full blocks (ln_f applied); the embeddings alone predict nearly nothing
 // on induction.
 func TestLogitLens(t *testing.T) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := cli.TaskOf(info.RunConfig, m.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
 	full, err := model.New(model.Config{Vocab: m.Config.Vocab, Context: m.Config.Context, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32, LMBias: true}, m.Dtype, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -303,10 +264,7 @@ func TestLogitLens(t *testing.T) {
 // circuit's score (within 1e-9), on the committed run and on a model whose
 // vocabulary (50) is wider than its residual stream (16), with grouped heads.
 func TestCopyingEigenMatchesFullCircuit(t *testing.T) {
-	m, _, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := opentest.Induction(t).Model
 	wide, err := model.New(model.Config{Vocab: 50, Context: 8, DModel: 16, Heads: 4, Layers: 2, KVHeads: 2}, m.Dtype, 4)
 	if err != nil {
 		t.Fatal(err)

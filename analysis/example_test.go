@@ -1,32 +1,23 @@
 package analysis_test
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/rundir"
 )
 
-// load is the committed induction run's model and task.
-func load() (*model.Model, data.Task, []byte) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
+// load is the committed induction run: its model, task and run config.
+func load() (*model.Model, data.Task, rundir.Config) {
+	op, err := open.Open("../testdata/induction", open.Options{})
 	if err != nil {
 		panic(err)
 	}
-	var run struct {
-		Task data.TaskConfig `json:"task"`
-	}
-	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-		panic(err)
-	}
-	task, err := data.New(run.Task)
-	if err != nil {
-		panic(err)
-	}
-	return m, task, info.RunConfig
+	return op.Model, op.Task, op.Config
 }
 
 // The two heads of the induction circuit, named by their attention over 64
@@ -48,13 +39,13 @@ func ExampleScoreHeads() {
 // Removing one head at a time on the run's held-out set: the two circuit
 // heads cost the most.
 func ExampleAblate() {
-	m, task, runConfig := load()
+	m, task, run := load()
 	pool, err := analysis.ScoreHeads(m, task, 64, 1, false)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	table, err := analysis.Ablate(m, task, runConfig, ablation.Zero, pool.Roles)
+	table, err := analysis.Ablate(m, task, run.Train.EvalSize, run.Seed, ablation.Zero, pool.Roles)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -28,12 +28,18 @@ type TaskConfig struct {
 	// padded at the end to the longest (padding is never scored, and a causal
 	// query never sees it). 0 means Length.
 	MinLength int `yaml:"min_length,omitempty" json:"min_length,omitempty"`
-	// Path is the text task's UTF-8 file, relative to the working directory.
+	// Path is the text task's UTF-8 file as the config names it, relative to
+	// the directory train ran in; File records where that was and what it held.
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// File records the text file as training read it: its absolute path, size
+	// and SHA-256. The run config fills it (rundir.Config.Resolve), so a run
+	// finds its file again from any directory and refuses one whose content
+	// changed. Runs written before it was recorded have none.
+	File TextFile `yaml:"file,omitempty" json:"file,omitzero"`
 	// Chars is the text task's vocabulary, the file's distinct characters in
-	// code point order. The run config fills it (rundir.Config.Resolve), so a
-	// checkpoint carries its characters and a changed file is caught.
-	Chars string `yaml:"-" json:"chars,omitempty"`
+	// code point order. The run config fills it, so a checkpoint carries its
+	// characters: a text model prints and reads characters without its file.
+	Chars string `yaml:"chars,omitempty" json:"chars,omitempty"`
 }
 
 // Task generates examples of one sequence task.

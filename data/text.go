@@ -1,8 +1,11 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +69,9 @@ func CharLabel(r rune) string {
 }
 
 func (t textTask) Sample(rng *rand.Rand, tokens, targets []int, mask []float64) {
+	if t.ids == nil {
+		panic("data: a text task made by Vocabulary has no file to draw windows from (check HasWindows)")
+	}
 	lo, hi := 0, t.split
 	if t.heldOut {
 		lo, hi = t.split, len(t.ids)
@@ -112,37 +118,136 @@ func IsText(task Task) bool {
 	return ok
 }
 
-// newTextTask reads cfg.Path (cached while the file's size and time are
-// unchanged) and checks it against cfg.Chars when that is set.
+// TextFile is what a run records of the text task's file when training
+// reads it: where it was and what it held.
+type TextFile struct {
+	Path   string `yaml:"path" json:"path"`     // absolute: task.path resolved where train ran
+	Size   int64  `yaml:"size" json:"size"`     // bytes
+	SHA256 string `yaml:"sha256" json:"sha256"` // hex SHA-256 of the bytes
+}
+
+// Recorded reports whether the run recorded its text file (runs written
+// before the record was kept have none).
+func (f TextFile) Recorded() bool { return f.SHA256 != "" }
+
+// RecordText reads the text file at path (relative to the working
+// directory) and returns the record a run keeps of it and its vocabulary,
+// the distinct characters in code point order.
+func RecordText(path string) (TextFile, string, error) {
+	key := "task.path = " + msg.Quote(path)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return TextFile{}, "", errors.Wrap(err, key)
+	}
+	f, err := readText(abs)
+	if err != nil {
+		return TextFile{}, "", errors.Wrap(err, key)
+	}
+	return TextFile{Path: abs, Size: f.size, SHA256: f.sha256}, string(f.chars), nil
+}
+
+// Relocate is cfg with its text file read from path instead of where the
+// run recorded it (a copy of the file moved elsewhere; the content must
+// still match the record). A path of "" or any other task leaves cfg as it
+// is.
+func Relocate(cfg TaskConfig, path string) (TaskConfig, error) {
+	if cfg.Name != Text || path == "" {
+		return cfg, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return cfg, errors.Wrapf(err, "-data %s", msg.Quote(path))
+	}
+	if !cfg.File.Recorded() {
+		cfg.Path = abs
+		return cfg, nil
+	}
+	cfg.File.Path = abs
+	return cfg, nil
+}
+
+// TextLocation is the file the text task of cfg reads: the recorded
+// absolute path, or task.path as written for a run that recorded none.
+func TextLocation(cfg TaskConfig) string {
+	if cfg.File.Recorded() {
+		return cfg.File.Path
+	}
+	return cfg.Path
+}
+
+// newTextTask reads the file of cfg (TextLocation) and checks it against
+// what the run recorded: its size and SHA-256 (cfg.File) and its
+// characters (cfg.Chars), each when set.
 func newTextTask(cfg TaskConfig) (Task, error) {
+	path := TextLocation(cfg)
 	key := "task.path = " + msg.Quote(cfg.Path)
-	ids, chars, err := readText(cfg.Path)
+	if path != cfg.Path {
+		key += " (" + msg.Clean(path) + ")"
+	}
+	f, err := readText(path)
 	if err != nil {
 		return nil, errors.Wrap(err, key)
 	}
-	if cfg.Chars != "" && cfg.Chars != string(chars) {
-		return nil, errors.Errorf("%s: the file's %d distinct characters differ from the %d the model was trained on (the file changed since)", key, len(chars), utf8.RuneCountInString(cfg.Chars))
+	if r := cfg.File; r.Recorded() && (r.Size != f.size || r.SHA256 != f.sha256) {
+		return nil, errors.Errorf("%s: the file's content differs from what training read (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): give -data with a copy of the file training read, or start a new run",
+			key, r.Size, prefix(r.SHA256), f.size, prefix(f.sha256))
 	}
-	split := int(float64(len(ids)) * (1 - HeldOutFraction))
-	if need := cfg.Length + 2; split < need || len(ids)-split < need {
+	if cfg.Chars != "" && cfg.Chars != string(f.chars) {
+		return nil, errors.Errorf("%s: the file's %d distinct characters differ from the %d the model was trained on (the file changed since)", key, len(f.chars), utf8.RuneCountInString(cfg.Chars))
+	}
+	split := int(float64(len(f.ids)) * (1 - HeldOutFraction))
+	if need := cfg.Length + 2; split < need || len(f.ids)-split < need {
 		return nil, errors.Errorf("%s: %d characters is too short for task.length = %d: the held-out last 10%% (%d characters) and the rest (%d) must each hold a window of %d",
-			key, len(ids), cfg.Length, len(ids)-split, split, need)
+			key, len(f.ids), cfg.Length, len(f.ids)-split, split, need)
 	}
-	return textTask{length: cfg.Length, chars: chars, ids: ids, split: split}, nil
+	return textTask{length: cfg.Length, chars: f.chars, ids: f.ids, split: split}, nil
 }
 
-// TextChars is the vocabulary of the text file at path: its distinct
-// characters in code point order, what TaskConfig.Chars records.
-func TextChars(path string) (string, error) {
-	_, chars, err := readText(path)
-	return string(chars), errors.Wrapf(err, "task.path = %s", msg.Quote(path))
+// prefix is the first 12 hex digits of a digest, enough to tell two apart
+// in a message.
+func prefix(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12] + "..."
+	}
+	return digest
 }
 
+// Vocabulary is the task of cfg without its data: for the text task, the
+// characters the run recorded (cfg.Chars), with no file read, so a text
+// model prints and reads characters on any machine; it draws no windows
+// (HasWindows is false). Every other task is New(cfg), which reads nothing.
+func Vocabulary(cfg TaskConfig) (Task, error) {
+	if cfg.Name != Text {
+		return New(cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Chars == "" {
+		return nil, errors.New("the run config does not carry the text's characters (task.chars): name the text file it was trained on")
+	}
+	chars := []rune(cfg.Chars)
+	if !slices.IsSorted(chars) || len(slices.Compact(slices.Clone(chars))) != len(chars) {
+		return nil, errors.New("task.chars: not the distinct characters of a text in code point order")
+	}
+	return textTask{length: cfg.Length, chars: chars}, nil
+}
+
+// HasWindows reports whether task can draw examples: false only for a text
+// task made by Vocabulary, which has no file.
+func HasWindows(task Task) bool {
+	t, ok := base(task).(textTask)
+	return !ok || t.ids != nil
+}
+
+// textFile is a text file read and checked once: its ids over its sorted
+// distinct characters, and its size and SHA-256.
 type textFile struct {
-	size  int64
-	mtime time.Time
-	ids   []int
-	chars []rune
+	size   int64
+	mtime  time.Time
+	sha256 string
+	ids    []int
+	chars  []rune
 }
 
 var (
@@ -150,42 +255,44 @@ var (
 	textCache = map[string]textFile{}
 )
 
-// readText reads a UTF-8 text file into ids over its sorted distinct
-// characters, refusing what is not one: missing, empty, binary (a NUL
-// byte, invalid UTF-8), too large, or with more than MaxSymbols characters.
-func readText(path string) ([]int, []rune, error) {
+// readText reads a UTF-8 text file (cached while its size and time are
+// unchanged), refusing what is not one: missing, empty, binary (a NUL byte,
+// invalid UTF-8), too large, or with more than MaxSymbols characters.
+func readText(path string) (textFile, error) {
 	if path == "" {
-		return nil, nil, errors.New("the text task needs task.path, a UTF-8 text file")
+		return textFile{}, errors.New("the text task needs task.path, a UTF-8 text file")
 	}
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "reading the text")
+		return textFile{}, errors.Wrap(err, "reading the text")
 	}
 	textMu.Lock()
 	defer textMu.Unlock()
 	if f, ok := textCache[path]; ok && f.size == info.Size() && f.mtime.Equal(info.ModTime()) {
-		return f.ids, f.chars, nil
+		return f, nil
 	}
 	src, err := safefile.ReadLimit(path, MaxTextBytes, "the text task reads")
 	switch {
 	case err != nil:
-		return nil, nil, errors.Wrap(err, "reading the text")
+		return textFile{}, errors.Wrap(err, "reading the text")
 	case len(src) == 0:
-		return nil, nil, errors.New("the file is empty")
+		return textFile{}, errors.New("the file is empty")
 	case !utf8.Valid(src) || slices.Contains(src, 0):
-		return nil, nil, errors.New("not UTF-8 text (it holds a NUL byte or invalid UTF-8: a binary file?)")
+		return textFile{}, errors.New("not UTF-8 text (it holds a NUL byte or invalid UTF-8: a binary file?)")
 	}
 	text := []rune(string(src))
 	chars := slices.Compact(slices.Sorted(slices.Values(text)))
 	if len(chars) > MaxSymbols {
-		return nil, nil, errors.Errorf("%d distinct characters, more than the %d a vocabulary may hold", len(chars), MaxSymbols)
+		return textFile{}, errors.Errorf("%d distinct characters, more than the %d a vocabulary may hold", len(chars), MaxSymbols)
 	}
 	ids := make([]int, len(text))
 	for i, r := range text {
 		ids[i], _ = slices.BinarySearch(chars, r)
 	}
-	textCache[path] = textFile{info.Size(), info.ModTime(), ids, chars}
-	return ids, chars, nil
+	sum := sha256.Sum256(src)
+	f := textFile{size: int64(len(src)), mtime: info.ModTime(), sha256: hex.EncodeToString(sum[:]), ids: ids, chars: chars}
+	textCache[path] = f
+	return f, nil
 }
 
 // validateText checks the text task's keys; the file itself is read by New.

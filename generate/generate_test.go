@@ -1,7 +1,6 @@
 package generate
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open/opentest"
 )
 
 // TestCacheAndRecomputeWriteTheSameTokens: over a batch of prompts of
@@ -116,22 +116,9 @@ func TestGreedyMatchesReference(t *testing.T) {
 // written tokens equal the teacher-forced predictions of the rows it gets
 // right.
 func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
-	m, info, err := model.Load("../testdata/induction/checkpoint.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var run struct {
-		Seed uint64
-		Task data.TaskConfig
-	}
-	if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-		t.Fatal(err)
-	}
-	task, err := data.New(run.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := data.EvalSet(task, 64, run.Seed)
+	op := opentest.Induction(t)
+	m := op.Model
+	set := data.EvalSet(op.Task, 64, op.Config.Seed)
 	res, err := Evaluate(m, set, 16, true)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package rundir
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -118,8 +117,29 @@ func readConfig(path string) ([]byte, error) {
 
 // ParseConfig is LoadConfig on the bytes src; name is used in messages.
 func ParseConfig(name string, src []byte, sets []string) (Config, error) {
+	return parseConfig(name, src, sets, derivedKeys)
+}
+
+// LoadRunConfig reads a run directory's own config file (ConfigFile), as
+// train wrote it: LoadConfig, but the task's record of its text file
+// (task.file, task.chars) is read from the file rather than refused, and
+// no text file is read to resolve it.
+func LoadRunConfig(path string, sets []string) (Config, error) {
+	src, err := readConfig(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return ParseRunConfig(path, src, sets)
+}
+
+// ParseRunConfig is LoadRunConfig on the bytes src.
+func ParseRunConfig(name string, src []byte, sets []string) (Config, error) {
+	return parseConfig(name, src, sets, modelSizeKeys)
+}
+
+func parseConfig(name string, src []byte, sets []string, fixed map[string]string) (Config, error) {
 	cfg := DefaultConfig()
-	dec := strictyaml.Decoder{Fixed: derivedKeys}
+	dec := strictyaml.Decoder{Fixed: fixed}
 	if err := dec.File(&cfg, name, src); err != nil {
 		return Config{}, err
 	}
@@ -160,33 +180,21 @@ func source(name string, sets []string, err error) string {
 	return name + " with " + strings.Join(named, ", ")
 }
 
-// ParseConfigJSON decodes a resolved config as stored in a checkpoint's
-// metadata, over DefaultConfig, rejecting unknown keys, and validates it.
-func ParseConfigJSON(name string, src []byte) (Config, error) {
-	cfg := DefaultConfig()
-	dec := json.NewDecoder(bytes.NewReader(src))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, errors.Wrapf(err, "%s: run config", name)
-	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, errors.Wrapf(err, "%s: run config", name)
-	}
-	return cfg, nil
-}
-
-// Resolve fills what the task and the model's shape determine: Model.Vocab
-// and Model.Context from the task, and Model.DFF (4·DModel when the blocks
-// have an MLP and it is unset, 0 when they have none, since it is unused).
+// Resolve fills what the task and the model's shape determine: for the
+// text task, the record of its file (task.file: absolute path, size and
+// SHA-256) and its characters (task.chars), read from task.path unless the
+// config already records them; Model.Vocab and Model.Context from the task;
+// and Model.DFF (4·DModel when the blocks have an MLP and it is unset, 0 when
+// they have none, since it is unused).
 func (c *Config) Resolve() error {
-	if c.Task.Name == data.Text && c.Task.Validate() == nil {
-		chars, err := data.TextChars(c.Task.Path)
+	if c.Task.Name == data.Text && c.Task.Validate() == nil && !c.Task.File.Recorded() {
+		file, chars, err := data.RecordText(c.Task.Path)
 		if err != nil {
 			return err
 		}
-		c.Task.Chars = chars
+		c.Task.File, c.Task.Chars = file, chars
 	}
-	task, err := data.New(c.Task)
+	task, err := data.Vocabulary(c.Task)
 	if err != nil {
 		return err
 	}
@@ -222,15 +230,12 @@ func (c Config) Validate() error {
 	if err := c.Model.Validate(); err != nil {
 		return err
 	}
-	task, err := data.New(c.Task)
+	task, err := data.Vocabulary(c.Task)
 	if err != nil {
 		return err
 	}
-	if c.Model.Vocab != task.Vocab() {
-		return errors.Errorf("model.vocab = %d does not match the vocabulary of task %s (%d)", c.Model.Vocab, task.Name(), task.Vocab())
-	}
-	if c.Model.Context != task.SeqLen() {
-		return errors.Errorf("model.context = %d does not match the sequence length of task %s (%d)", c.Model.Context, task.Name(), task.SeqLen())
+	if err := c.checkTaskSizes(task); err != nil {
+		return err
 	}
 	if err := c.Train.validate(); err != nil {
 		return err
@@ -380,7 +385,7 @@ func humanBytes(bytes float64) string {
 	return fmt.Sprintf("%.1f GiB", bytes/(1<<30))
 }
 
-// YAML renders the resolved config; LoadConfig reads it back to an equal
+// YAML renders the resolved config; LoadRunConfig reads it back to an equal
 // Config. The derived sizes appear in a leading comment, not as keys.
 func (c Config) YAML() ([]byte, error) {
 	var out bytes.Buffer
@@ -396,9 +401,19 @@ func (c Config) YAML() ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// derivedKeys explains the model keys that Resolve fills, for the error a
+// modelSizeKeys explains the model keys that Resolve fills, for the error a
 // file setting them gets.
-var derivedKeys = map[string]string{
+var modelSizeKeys = map[string]string{
 	"model.vocab":   "it comes from the task (task.symbols, plus the separator for copy, reverse and sort)",
 	"model.context": "it is the task's sequence length (task.length, doubled for copy, reverse and sort)",
+}
+
+// derivedKeys are the keys a config file given to train may not set:
+// modelSizeKeys, and the text task's record of its file, which only a run's
+// own config file holds.
+var derivedKeys = map[string]string{
+	"model.vocab":   modelSizeKeys["model.vocab"],
+	"model.context": modelSizeKeys["model.context"],
+	"task.file":     "train records the text file there (its absolute path, size and SHA-256) when the run starts",
+	"task.chars":    "train records the text's characters there when the run starts",
 }

@@ -73,7 +73,7 @@ func roundTrip(t *testing.T, name string, cfg Config) {
 	if err != nil {
 		t.Fatalf("%s: YAML: %v", name, err)
 	}
-	back, err := ParseConfig(name+" (rendered)", src, nil)
+	back, err := ParseRunConfig(name+" (rendered)", src, nil)
 	if err != nil {
 		t.Fatalf("%s: re-parsing the rendered config: %v\n%s", name, err, src)
 	}
@@ -429,7 +429,10 @@ train:
 	roundTrip(t, "defaults", def)
 }
 
-func TestParseConfigJSON(t *testing.T) {
+// TestDecodeConfigJSON: a config as a checkpoint stores it reads back
+// equal; the model check a checkpoint's readers apply refuses sizes that
+// do not fit the task, and the decoder an unknown key.
+func TestDecodeConfigJSON(t *testing.T) {
 	cfg, err := LoadConfig("../configs/sort.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -441,15 +444,17 @@ func TestParseConfigJSON(t *testing.T) {
 	if !strings.Contains(string(raw), `"vocab":17`) || !strings.Contains(string(raw), `"context":16`) {
 		t.Errorf("JSON lacks the derived sizes: %s", raw)
 	}
-	back, err := ParseConfigJSON("ckpt", raw)
+	back, err := decodeConfigJSON(raw)
 	if err != nil || !reflect.DeepEqual(back, cfg) {
-		t.Fatalf("ParseConfigJSON = %+v, %v; want %+v", back, err, cfg)
+		t.Fatalf("decodeConfigJSON = %+v, %v; want %+v", back, err, cfg)
 	}
-	bad := strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)
-	_, err = ParseConfigJSON("ckpt", []byte(bad))
-	msgtest.Refusal(t, "inconsistent vocab", err, "ckpt: run config: model.vocab = 12 does not match the vocabulary of task sort (17)")
-	_, err = ParseConfigJSON("ckpt", []byte(`{"seed": 1, "colour": "red"}`))
-	msgtest.Refusal(t, "unknown JSON field", err, "ckpt: run config", "colour")
+	bad, err := decodeConfigJSON([]byte(strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgtest.Refusal(t, "inconsistent vocab", bad.ValidateModel(), "model.vocab = 12 does not match the vocabulary of task sort (17)")
+	_, err = decodeConfigJSON([]byte(`{"seed": 1, "colour": "red"}`))
+	msgtest.Refusal(t, "unknown JSON field", err, "run config", "colour")
 }
 
 // TestEstimateBytes pins the estimate for the default config, counted by hand:

@@ -10,7 +10,6 @@ import (
 
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -34,10 +33,11 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 		t.Fatalf("%d lines (%+v), want steps 4, 8, 12", len(recs), recs)
 	}
 	last := recs[2]
-	m, _, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := ck.Model
 	task, err := data.New(cfg.Task)
 	if err != nil {
 		t.Fatal(err)

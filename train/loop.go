@@ -2,15 +2,12 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/pkg/errors"
@@ -56,6 +53,13 @@ type Options struct {
 	// refuses a Dir that already holds a run.
 	Resume   bool
 	Observer Observer // may be nil
+	// Data, on resume, is where the text task's file is now when it moved
+	// since the run recorded it; its content must still be what the run
+	// recorded. "" reads it where the run recorded it.
+	Data string
+	// Notices receives notes for the user, one line each (stderr); nil
+	// drops them.
+	Notices io.Writer
 }
 
 // Result summarises a finished or interrupted Run.
@@ -101,7 +105,7 @@ func Run(ctx context.Context, cfg rundir.Config, opts Options) (*Result, error) 
 // runner is one Run in progress.
 type runner struct {
 	cfg      rundir.Config
-	cfgJSON  []byte
+	notices  io.Writer
 	dir      string
 	observer Observer
 	task     data.Task
@@ -134,15 +138,18 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 	if opts.Dir == "" {
 		return nil, errors.New("no run directory given")
 	}
-	cfgJSON, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, errors.Wrap(err, "encoding the run config")
+	if opts.Data != "" && !opts.Resume {
+		return nil, errors.New("a new run reads task.path; a moved text file is named (with -data) only on resume")
 	}
-	task, err := data.New(cfg.Task)
+	taskCfg, err := data.Relocate(cfg.Task, opts.Data)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, cfgJSON: cfgJSON, dir: opts.Dir, observer: opts.Observer, task: task,
+	task, err := data.New(taskCfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, task: task,
 		state: runState{BestLoss: math.Inf(1)}}
 	t := cfg.Train
 	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
@@ -298,26 +305,29 @@ func lockRun(dir string) (*rundir.Lock, error) {
 
 // resume restores the run in r.dir at its checkpoint's step.
 func (r *runner) resume() error {
-	saved, err := SavedConfig(r.dir)
+	saved, err := rundir.SavedConfig(r.dir)
 	if err != nil {
 		return err
 	}
-	if err := CheckResumeConfig(saved, r.cfg); err != nil {
+	if err := rundir.CheckResumeConfig(saved, r.cfg); err != nil {
 		return errors.Wrapf(err, "cannot resume %s", r.dir)
 	}
 	ckpt := filepath.Join(r.dir, rundir.CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
-		m, info, err := model.Load(ckpt)
+		ck, err := rundir.LoadCheckpoint(ckpt)
 		if err != nil {
 			return err
 		}
-		if info.Step < 0 || info.Step > r.cfg.Train.Steps {
-			return errors.Errorf("%s is at step %d, outside this run's 1..%d", ckpt, info.Step, r.cfg.Train.Steps)
+		if ck.Step < 0 || ck.Step > r.cfg.Train.Steps {
+			return errors.Errorf("%s is at step %d, outside this run's 1..%d", ckpt, ck.Step, r.cfg.Train.Steps)
 		}
-		if m.Dtype != modelDtype {
-			return errors.Errorf("%s holds %v weights, runs train %v", ckpt, m.Dtype, modelDtype)
+		if ck.Model.Dtype != modelDtype {
+			return errors.Errorf("%s holds %v weights, runs train %v", ckpt, ck.Model.Dtype, modelDtype)
 		}
-		r.model, r.start = m, info.Step
+		if err := r.recordText(ck.Config); err != nil {
+			return err
+		}
+		r.model, r.start = ck.Model, ck.Step
 	} else if r.model, err = model.New(r.cfg.Model, modelDtype, r.cfg.Seed); err != nil {
 		return err
 	}
@@ -360,6 +370,26 @@ func (r *runner) resume() error {
 		return err
 	}
 	return removeTemporaries(r.dir)
+}
+
+// recordText makes a run whose checkpoint predates the record of its text
+// file (ckpt) record it from now on, saying once that the content training
+// read cannot be checked: config.yaml is rewritten with the record of the
+// file as it is now, and so is every later checkpoint.
+func (r *runner) recordText(ckpt rundir.Config) error {
+	if ckpt.Task.Name != data.Text || ckpt.Task.File.Recorded() {
+		return nil
+	}
+	f := r.cfg.Task.File
+	if r.notices != nil {
+		fmt.Fprintf(r.notices, "note: %s recorded no SHA-256 of its text file, so the content of %s cannot be checked against what training read; the run records it from now on (%d bytes, sha256 %.12s...)\n",
+			r.dir, f.Path, f.Size, f.SHA256)
+	}
+	yml, err := r.cfg.YAML()
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(r.dir, rundir.ConfigFile), yml)
 }
 
 func (r *runner) newAdam() *Adam {
@@ -468,7 +498,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
 				saveStart := time.Now()
-				err := model.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfgJSON, s)
+				err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
 				res.SaveTime += time.Since(saveStart)
 				if err != nil {
 					return nil, err
@@ -546,122 +576,11 @@ func (r *runner) checkpoint(s int) error {
 	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
-	if err := model.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfgJSON, s); err != nil {
+	if err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
 		return err
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
-}
-
-// SavedConfig returns the config of the run in dir: the one inside its
-// checkpoint, or its config.yaml if it was stopped before the first
-// checkpoint.
-//
-// A run extended on resume (train.steps raised) records its new length in
-// config.yaml before its first new step, so train.steps comes from
-// config.yaml when it is larger than the checkpoint's; every other key must
-// agree, else the checkpoint was copied in from another run (it would pair
-// with the wrong metrics and optimizer state) and SavedConfig refuses it.
-func SavedConfig(dir string) (rundir.Config, error) {
-	ckpt := filepath.Join(dir, rundir.CheckpointFile)
-	yml := filepath.Join(dir, rundir.ConfigFile)
-	if _, err := os.Stat(ckpt); err != nil {
-		if _, err := os.Stat(yml); err != nil {
-			return rundir.Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, rundir.CheckpointFile, rundir.ConfigFile)
-		}
-		return rundir.LoadConfig(yml, nil)
-	}
-	_, info, err := model.Load(ckpt)
-	if err != nil {
-		return rundir.Config{}, err
-	}
-	fromCkpt, err := rundir.ParseConfigJSON(ckpt, info.RunConfig)
-	if err != nil {
-		return rundir.Config{}, err
-	}
-	fromYAML, err := rundir.LoadConfig(yml, nil)
-	if err != nil {
-		return rundir.Config{}, err
-	}
-	if fromYAML.Train.Steps > fromCkpt.Train.Steps {
-		fromCkpt.Train.Steps = fromYAML.Train.Steps
-	}
-	if diff := configDiff(fromYAML, fromCkpt, rundir.ConfigFile, "checkpoint"); diff != "" {
-		return rundir.Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
-	}
-	return fromCkpt, nil
-}
-
-// CheckResumeConfig says whether a run saved with config saved may be
-// resumed with config given. They must be equal except that train.steps may
-// be raised, to extend a run (finished or not). The learning rate of every
-// step is the schedule's with the steps in force when the step runs: with
-// schedule constant an extended run is bit-identical to one started with
-// the larger train.steps; with schedule cosine the remaining decay is
-// stretched to end at the new last step, so the rate steps up at the first
-// new step. Every other key, the schedule's included (schedule,
-// warmup_steps, min_lr, lr), stays fixed.
-func CheckResumeConfig(saved, given rundir.Config) error {
-	if given.Train.Steps < saved.Train.Steps {
-		return errors.Errorf("train.steps = %d is below the saved %d: on resume train.steps may only be raised", given.Train.Steps, saved.Train.Steps)
-	}
-	raised := given
-	raised.Train.Steps = saved.Train.Steps
-	if diff := configDiff(saved, raised, "saved", "given"); diff != "" {
-		return errors.Errorf("the config differs (%s); on resume only train.steps may change, and only upward", diff)
-	}
-	return nil
-}
-
-// configDiff lists the keys whose values differ between a and b, as
-// "key: <nameA> X, <nameB> Y", or returns "" when the configs are equal.
-func configDiff(a0, b0 rundir.Config, nameA, nameB string) string {
-	a, b := flatten(a0), flatten(b0)
-	var diffs []string
-	for _, k := range sortedKeys(a, b) {
-		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
-			diffs = append(diffs, fmt.Sprintf("%s: %s %v, %s %v", k, nameA, a[k], nameB, b[k]))
-		}
-	}
-	return strings.Join(diffs, "; ")
-}
-
-// flatten maps dotted JSON keys of a config to their values.
-func flatten(c rundir.Config) map[string]any {
-	raw, _ := json.Marshal(c) // a rundir.Config always encodes
-	var tree map[string]any
-	_ = json.Unmarshal(raw, &tree)
-	flat := map[string]any{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		if m, ok := v.(map[string]any); ok {
-			for k, x := range m {
-				if prefix != "" {
-					k = prefix + "." + k
-				}
-				walk(k, x)
-			}
-			return
-		}
-		flat[prefix] = v
-	}
-	walk("", tree)
-	return flat
-}
-
-func sortedKeys(maps ...map[string]any) []string {
-	seen := map[string]bool{}
-	var keys []string
-	for _, m := range maps {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // writeFile replaces path with content atomically.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,12 +103,13 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("%s differs between %s and %s", name, want, got)
 		}
 	}
-	m, info, err := model.Load(filepath.Join(got, rundir.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(filepath.Join(got, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Step != 24 || len(m.Params) == 0 {
-		t.Fatalf("final checkpoint at step %d", info.Step)
+	m := ck.Model
+	if ck.Step != 24 || len(m.Params) == 0 {
+		t.Fatalf("final checkpoint at step %d", ck.Step)
 	}
 }
 
@@ -181,8 +183,8 @@ func testResumeAfterCrash(t *testing.T, path string) {
 			}
 		}})
 	}()
-	if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != 16 {
-		t.Fatalf("after the crash: %v, step %v", err, info)
+	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 16 {
+		t.Fatalf("after the crash: %v, step %v", err, ck)
 	}
 	stray, err := os.ReadFile(filepath.Join(want, stateFile(24)))
 	if err != nil {
@@ -228,8 +230,8 @@ func TestInterruptAndResume(t *testing.T) {
 		if err != nil || !res.Interrupted || res.Step != stopAt {
 			t.Fatalf("interrupted run: %v %+v", err, res)
 		}
-		if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != stopAt {
-			t.Fatalf("checkpoint on interrupt: %v %+v", err, info)
+		if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != stopAt {
+			t.Fatalf("checkpoint on interrupt: %v %+v", err, ck)
 		}
 		if stopAt == 3 {
 			// As if killed before the checkpoint: only config.yaml and metrics remain.
@@ -259,9 +261,9 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "task.name: saved reverse, given copy") {
 		t.Fatalf("resume with another task: %v", err)
 	}
-	saved, err := SavedConfig(dir)
-	if err != nil || configDiff(saved, cfg, "a", "b") != "" {
-		t.Fatalf("SavedConfig: %v, diff %q", err, configDiff(saved, cfg, "a", "b"))
+	saved, err := rundir.SavedConfig(dir)
+	if err != nil || !reflect.DeepEqual(saved, cfg) {
+		t.Fatalf("SavedConfig: %v, %+v; want %+v", err, saved, cfg)
 	}
 	foreign := t.TempDir()
 	runOK(t, parse(t, smallYAML, "train.steps=4", "train.eval_every=0", "seed=6"), Options{Dir: foreign})
@@ -275,14 +277,14 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	// As with -resume and no -config: the config comes from the checkpoint,
 	// and SavedConfig finds it at odds with config.yaml. Resuming with the
 	// run's own config meets the same refusal.
-	if _, err := SavedConfig(dir); err == nil || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
+	if _, err := rundir.SavedConfig(dir); err == nil || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
 		t.Errorf("SavedConfig with a foreign checkpoint: %v", err)
 	}
 	_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "does not belong to the run") || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
 		t.Errorf("resume onto a foreign checkpoint: %v", err)
 	}
-	if _, err := SavedConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no run") {
+	if _, err := rundir.SavedConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no run") {
 		t.Errorf("SavedConfig of an empty directory: %v", err)
 	}
 }
@@ -298,10 +300,11 @@ func TestNonFiniteStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	m, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil || info.Step != 1 {
-		t.Fatalf("checkpoint after the failure: %v, %+v", err, info)
+	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	if err != nil || ck.Step != 1 {
+		t.Fatalf("checkpoint after the failure: %v, %+v", err, ck)
 	}
+	m := ck.Model
 	for _, p := range m.Params {
 		for _, v := range p.Value.Data().([]float32) {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -450,7 +453,7 @@ func TestResumeExtendsSteps(t *testing.T) {
 			}
 		}})
 	}()
-	saved, err := SavedConfig(killed)
+	saved, err := rundir.SavedConfig(killed)
 	if err != nil || saved.Train.Steps != 24 {
 		t.Fatalf("SavedConfig after a kill mid-extension: steps %d, %v", saved.Train.Steps, err)
 	}

@@ -80,10 +80,11 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 
-	m, _, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := ck.Model
 	task, err := data.New(cfg.Task)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"testing"
 
@@ -83,11 +82,19 @@ func TestRegenerateCheckpoint(t *testing.T) {
 		}
 		vm.Reset()
 	}
-	runConfig, err := json.Marshal(cfg)
-	if err != nil {
+	if err := rundir.SaveCheckpoint(testCheckpoint, m, cfg, regenSteps); err != nil {
 		t.Fatal(err)
 	}
-	if err := model.Save(testCheckpoint, m, runConfig, regenSteps); err != nil {
+}
+
+// saveCheckpoint saves m as a checkpoint at path, its run config the
+// defaults with task and m's config, and returns path.
+func saveCheckpoint(t *testing.T, path string, m *model.Model, task data.TaskConfig) string {
+	t.Helper()
+	run := rundir.DefaultConfig()
+	run.Task, run.Model = task, m.Config
+	if err := rundir.SaveCheckpoint(path, m, run, 0); err != nil {
 		t.Fatal(err)
 	}
+	return path
 }

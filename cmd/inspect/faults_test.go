@@ -15,10 +15,12 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // refused runs the command with args and requires what the issue asks of
@@ -116,7 +118,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 			`tensor "tok_emb.weight" has shape [9 16], want [9 32] (dim 1 is model.d_model=32)`},
 		{"config of another task", editConfig(t, good, func(run map[string]any) {
 			run["task"] = map[string]any{"name": "repeat", "length": 8, "symbols": 8}
-		}), "task repeat has vocabulary 8 and sequence length 8, but the model has vocab 9 and context 8"},
+		}), "metadata config: model.vocab = 9 does not match the vocabulary of task repeat (8)"},
 		{"NaN weight", setFloat32(t, good, "blocks.0.attn.qkv.weight", 17, float32(math.NaN())),
 			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
 		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
@@ -392,14 +394,7 @@ func TestBadFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "copy", "length": 512, "symbols": 8}, "model": cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := filepath.Join(t.TempDir(), "long.safetensors")
-	if err := model.Save(long, m, runConfig, 0); err != nil {
-		t.Fatal(err)
-	}
+	long := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
 	refused(t, "-samples beyond memory", []string{"-checkpoint", long, "-samples", "4096"},
 		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
 }
@@ -419,7 +414,7 @@ func TestEditHeaderKeepsValidFile(t *testing.T) {
 	if _, _, err := safetensors.ReadFile(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := model.Load(path); err != nil {
+	if _, err := rundir.LoadCheckpoint(path); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -12,32 +11,26 @@ import (
 
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/rundir"
 )
 
 // graphOf builds the graph -graph and -dot show: the forward graph inspect
 // runs (batch 1, the full context), or with -train the training graph of
 // the checkpoint's run (its batch size, gradients and dropout masks).
-func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*model.Graph, error) {
+func graphOf(m *model.Model, cfg rundir.Config, trainGraph bool) (*model.Graph, error) {
 	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
 	if trainGraph {
-		var run struct { // the part of rundir.Config this needs
-			Train struct {
-				BatchSize int `json:"batch_size"`
-			} `json:"train"`
+		batch := cfg.Train.BatchSize
+		if batch < 1 {
+			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", batch)
 		}
-		if err := json.Unmarshal(info.RunConfig, &run); err != nil {
-			return nil, errors.Wrap(err, "metadata config")
-		}
-		if run.Train.BatchSize < 1 {
-			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", run.Train.BatchSize)
-		}
-		est := m.Config.EstimateBytes(run.Train.BatchSize, 0)
+		est := m.Config.EstimateBytes(batch, 0)
 		if est > model.MaxMemory {
 			return nil, errors.Errorf("-train: the training graph of batch %d needs an estimated %.1f GiB (limit %.1f GiB)",
-				run.Train.BatchSize, est/(1<<30), float64(model.MaxMemory)/(1<<30))
+				batch, est/(1<<30), float64(model.MaxMemory)/(1<<30))
 		}
-		opts.Batch, opts.Train = run.Train.BatchSize, true
+		opts.Batch, opts.Train = batch, true
 	}
 	return model.Build(m, opts)
 }
@@ -45,22 +38,20 @@ func graphOf(m *model.Model, info *model.CheckpointInfo, trainGraph bool) (*mode
 // showGraph is -graph and -dot: the checkpoint's expression graph as a
 // summary on stdout and as Gorgonia's DOT in a file.
 func showGraph(o options, stdout io.Writer) error {
-	if err := cli.CheckCheckpointPath(o.checkpoint); err != nil {
-		return err
-	}
 	if o.dot != "" {
 		if err := rundir.CheckOutput(o.dot, o.inputs()); err != nil {
 			return errors.Wrap(err, "-dot")
 		}
 	}
-	m, info, err := model.Load(o.checkpoint)
+	op, err := open.Open(o.checkpoint, open.Options{})
 	if err != nil {
 		return err
 	}
+	m := op.Model
 	if err := cli.ApplyPath(m, o.path); err != nil {
 		return err
 	}
-	g, err := graphOf(m, info, o.trainGraph)
+	g, err := graphOf(m, op.Config, o.trainGraph)
 	if err != nil {
 		return err
 	}

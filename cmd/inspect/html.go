@@ -47,16 +47,10 @@ func pageExamples(cfg model.Config, t, samples int) int {
 }
 
 // heldOut runs the model on the first n examples of the run's held-out set
-// (data.EvalSet of the run config's seed: sequences training never drew).
-func heldOut(m *model.Model, task data.Task, runConfig []byte, n int) ([]htmlview.Example, error) {
-	var run struct {
-		Seed *uint64 `json:"seed"`
-	}
-	if err := json.Unmarshal(runConfig, &run); err != nil || run.Seed == nil {
-		return nil, errors.New(`metadata config has no numeric "seed" member for the held-out examples`)
-	}
+// (data.EvalSet of the run's seed: sequences training never drew).
+func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Example, error) {
 	t := task.SeqLen()
-	set := data.EvalSet(task, n, *run.Seed)
+	set := data.EvalSet(task, n, seed)
 	att, logits, err := analysis.Run(m, n, t, set.Tokens, set.Targets, set.Mask)
 	if err != nil {
 		return nil, err
@@ -138,8 +132,8 @@ func cmpDesc(a, b float64) int {
 }
 
 // forwardSummary is the summary of the forward graph -graph prints.
-func forwardSummary(m *model.Model, info *model.CheckpointInfo) (*model.Summary, error) {
-	g, err := graphOf(m, info, false)
+func forwardSummary(m *model.Model, cfg rundir.Config) (*model.Summary, error) {
+	g, err := graphOf(m, cfg, false)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +228,7 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 // differing keys. train.steps may differ: an extended run raises it after
 // earlier checkpoints were written. A run without config.yaml is not
 // checked.
-func checkRunConfig(tr *htmlview.Training, runConfig []byte) error {
+func checkRunConfig(tr *htmlview.Training, cfg rundir.Config) error {
 	if tr == nil {
 		return nil
 	}
@@ -249,6 +243,10 @@ func checkRunConfig(tr *htmlview.Training, runConfig []byte) error {
 	var run, saved map[string]any
 	if err := yaml.Unmarshal(src, &run); err != nil {
 		return errors.Wrapf(err, "%s", path)
+	}
+	runConfig, err := json.Marshal(cfg)
+	if err != nil {
+		return errors.Wrap(err, "the checkpoint's config")
 	}
 	if err := json.Unmarshal(runConfig, &saved); err != nil {
 		return errors.Wrap(err, "the checkpoint's config")
@@ -309,10 +307,14 @@ func thin[T any](xs []T, n int) (kept []T, stride int) {
 	return kept, stride
 }
 
-// runDir is -run, or else the checkpoint's directory.
+// runDir is -run, or else the run directory -checkpoint names or its
+// checkpoint lies in.
 func runDir(o options) string {
 	if o.run != "" {
 		return o.run
+	}
+	if info, err := os.Stat(o.checkpoint); err == nil && info.IsDir() {
+		return o.checkpoint
 	}
 	return filepath.Dir(o.checkpoint)
 }
@@ -337,8 +339,8 @@ func (r report) writeHTML(path string) error {
 		rowsUsed = "at every position"
 	}
 	d := htmlview.Data{
-		Title:      fmt.Sprintf("attnscope: %s, step %d", r.task.Name(), r.info.Step),
-		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(),
+		Title:      fmt.Sprintf("attnscope: %s, step %d", r.task.Name(), r.step),
+		Checkpoint: r.opts.checkpoint, Step: r.step, Task: r.task.Name(),
 		Dtype: r.dtype.String(), Params: r.params, Model: r.cfg, Inspect: inspect,
 		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed),
 		Examples: r.pageExamples, Training: r.training, Compare: r.compare, Graph: r.graph,

@@ -19,6 +19,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -154,10 +155,11 @@ func TestHTMLCarriesJSON(t *testing.T) {
 // predictions equal what -json gives for those tokens on their own (1e-6:
 // graphs of batch n and batch 1).
 func TestHTMLHeldOutExamples(t *testing.T) {
-	m, _, err := model.Load(testCheckpoint)
+	ck, err := rundir.LoadCheckpoint(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := ck.Model
 	for _, c := range []struct {
 		samples []string
 		want    int
@@ -371,14 +373,7 @@ func TestHTMLSizeAtDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runConfig, err := json.Marshal(map[string]any{"seed": 1, "task": c.task, "model": c.cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ck := filepath.Join(t.TempDir(), "checkpoint.safetensors")
-		if err := model.Save(ck, m, runConfig, 0); err != nil {
-			t.Fatal(err)
-		}
+		ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "checkpoint.safetensors"), m, c.task)
 		page := writePage(t, "-checkpoint", ck)
 		t.Logf("%s: %d bytes, %d held-out examples", c.name, len(page), len(decodePage(t, page).Examples))
 		if len(page) >= 2<<20 {

@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -22,15 +23,7 @@ func familyCheckpoint(t *testing.T, cfg model.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "copy", "length": 4, "symbols": 8}, "model": cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "family.safetensors")
-	if err := model.Save(path, m, runConfig, 0); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return saveCheckpoint(t, filepath.Join(t.TempDir(), "family.safetensors"), m, data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
 }
 
 // TestLengthAndFamily: -length shows an example of another task length on

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/open"
 
 	"github.com/pkg/errors"
 
@@ -36,8 +36,10 @@ func main() {
 type options struct {
 	checkpoint string
 	tokens     string
-	layer      int // -1: every layer
-	head       int // -1: every head
+	data       string    // -data: the text file a text model's windows come from
+	notices    io.Writer // where inspect names the files it reads (stderr)
+	layer      int       // -1: every layer
+	head       int       // -1: every head
 	json       bool
 	png        string
 	html       string
@@ -95,7 +97,8 @@ flags:
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "checkpoint file written by train (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train (required)")
+	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
 	fs.IntVar(&o.layer, "layer", -1, "show only this layer; -1 shows all")
 	fs.IntVar(&o.head, "head", -1, "show only this head; -1 shows all")
@@ -125,6 +128,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if helped, err := cli.Parse(fs, args, usage, stderr); helped || err != nil {
 		return err
 	}
+	o.notices = stderr
 	if err := kernels.Check(); err != nil {
 		return err
 	}
@@ -206,9 +210,6 @@ func prepare(o options) (report, error) {
 	if o.samples < 1 || o.samples > maxSamples {
 		return report{}, errors.Errorf("-samples %d: must be in [1, %d]", o.samples, maxSamples)
 	}
-	if err := cli.CheckCheckpointPath(o.checkpoint); err != nil {
-		return report{}, err
-	}
 	var training *htmlview.Training
 	var compare []htmlview.Training
 	if o.html != "" {
@@ -220,23 +221,20 @@ func prepare(o options) (report, error) {
 			return report{}, err
 		}
 	}
-	m, info, err := model.Load(o.checkpoint)
+	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: o.notices})
 	if err != nil {
 		return report{}, err
 	}
+	m, task := op.Model, op.Task
 	if err := cli.ApplyPath(m, o.path); err != nil {
 		return report{}, err
-	}
-	task, err := cli.TaskOf(info.RunConfig, m.Config)
-	if err != nil {
-		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
 	userTokens, err := cli.ParseTokens(o.tokens, cli.TokenNames(task))
 	if err != nil {
 		return report{}, err
 	}
 	cfg := m.Config
-	if err := checkRunConfig(training, info.RunConfig); err != nil {
+	if err := checkRunConfig(training, op.Config); err != nil {
 		return report{}, err
 	}
 	if err := checkRunHeads(training, cfg); err != nil {
@@ -251,7 +249,10 @@ func prepare(o options) (report, error) {
 	if err := checkIndex("-head", o.head, cfg.Heads, "head", " per layer"); err != nil {
 		return report{}, err
 	}
-	shown, err := lengthTask(task, info.RunConfig, cfg, o.length)
+	if err := checkWindows(task, userTokens, o); err != nil {
+		return report{}, err
+	}
+	shown, err := lengthTask(task, op.Config.Task, cfg, o.length)
 	if err != nil {
 		return report{}, err
 	}
@@ -263,11 +264,11 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
-	pool, err := analysis.ScoreHeads(m, task, o.samples, o.seed, o.allRows)
+	pool, err := scoreHeads(m, task, ex, o)
 	if err != nil {
 		return report{}, err
 	}
-	r := report{opts: o, info: info, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.Roles, pool: pool, training: training, compare: compare}
+	r := report{opts: o, step: op.Step, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.Roles, pool: pool, training: training, compare: compare}
 	if o.circuits {
 		if r.circuits, err = analysis.Measure(m, o.samples, o.seed); err != nil {
 			return report{}, err
@@ -288,7 +289,7 @@ func prepare(o options) (report, error) {
 		}
 	}
 	if o.ablate {
-		if r.ablation, err = analysis.Ablate(m, task, info.RunConfig, ablation.Mode(o.ablation), pool.Roles); err != nil {
+		if r.ablation, err = analysis.Ablate(m, task, op.Config.Train.EvalSize, op.Config.Seed, ablation.Mode(o.ablation), pool.Roles); err != nil {
 			return report{}, err
 		}
 	}
@@ -296,14 +297,55 @@ func prepare(o options) (report, error) {
 		r.params += p.Value.Shape().TotalSize()
 	}
 	if o.html != "" {
-		if r.pageExamples, err = heldOut(m, task, info.RunConfig, pageExamples(cfg, task.SeqLen(), o.samples)); err != nil {
+		if r.pageExamples, err = heldOut(m, task, op.Config.Seed, pageExamples(cfg, task.SeqLen(), o.samples)); err != nil {
 			return report{}, err
 		}
-		if r.graph, err = forwardSummary(m, info); err != nil {
+		if r.graph, err = forwardSummary(m, op.Config); err != nil {
 			return report{}, err
 		}
 	}
 	return r, nil
+}
+
+// checkWindows refuses what needs examples of the task when a text model
+// was opened without its text (a lone checkpoint without -data): only
+// the tokens the user gives can be shown.
+func checkWindows(task data.Task, userTokens []int, o options) error {
+	if data.HasWindows(task) {
+		return nil
+	}
+	need := ""
+	switch {
+	case userTokens == nil:
+		need = "the example shown (or give -tokens)"
+	case o.ablate:
+		need = "-ablate"
+	case o.circuits:
+		need = "-circuits"
+	case o.mean:
+		need = "-mean"
+	case o.html != "":
+		need = "the -html page's held-out examples"
+	case o.length != 0:
+		need = "-length"
+	default:
+		return nil
+	}
+	return errors.Errorf("%s draws windows of the text %s was trained on: name that file with -data FILE", need, o.checkpoint)
+}
+
+// scoreHeads scores every head's role: pooled over -samples examples of the
+// task, or on the sequence shown when the task draws none (a text model
+// opened without its text).
+func scoreHeads(m *model.Model, task data.Task, ex sequence, o options) (analysis.Pooled, error) {
+	if data.HasWindows(task) {
+		return analysis.ScoreHeads(m, task, o.samples, o.seed, o.allRows)
+	}
+	b := data.NewBatch(1, len(ex.tokens))
+	copy(b.Tokens, ex.tokens)
+	copy(b.Targets, ex.targets)
+	copy(b.Mask, ex.scored)
+	return analysis.ScoreBatch(m, task, b, o.allRows)
 }
 
 // checkFlagUse refuses flags that would be ignored or cannot do what they
@@ -328,17 +370,11 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 // lengthTask is the task whose example inspect shows: the checkpoint's, or
 // with -length the same task at that length, refused beyond a learned
 // position table.
-func lengthTask(task data.Task, runConfig []byte, cfg model.Config, length int) (data.Task, error) {
+func lengthTask(task data.Task, taskCfg data.TaskConfig, cfg model.Config, length int) (data.Task, error) {
 	if length == 0 {
 		return task, nil
 	}
-	var run struct {
-		Task data.TaskConfig `json:"task"`
-	}
-	if err := json.Unmarshal(runConfig, &run); err != nil {
-		return nil, errors.Wrap(err, "metadata config")
-	}
-	at, err := data.AtLength(run.Task, length)
+	at, err := data.AtLength(taskCfg, length)
 	if err != nil {
 		return nil, errors.Wrapf(err, "-length %d", length)
 	}
@@ -357,6 +393,22 @@ func checkMemory(cfg model.Config, samples int) error {
 	if est > model.MaxMemory {
 		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
 			samples, cfg.Layers, cfg.Heads, cfg.Context, est/(1<<30), float64(model.MaxMemory)/(1<<30))
+	}
+	return nil
+}
+
+// checkSequenceMemory refuses -tokens too long to inspect: the forward
+// graph of one sequence of t positions (bounded as a training step of it),
+// and the attention maps (Layers x Heads x t x t) that every view keeps as
+// float64 and -json and -html also write as text (about 12 bytes each).
+func checkSequenceMemory(cfg model.Config, t int) error {
+	at := cfg
+	at.Context = t
+	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
+	est := at.EstimateBytes(1, 0) + maps*(8+12)
+	if est > model.MaxMemory {
+		return errors.Errorf("-tokens: %d tokens need an estimated %.1f GiB to inspect (attention maps of %s x %s x %d x %d positions; limit %.1f GiB); give fewer tokens",
+			t, est/(1<<30), count(cfg.Layers, "layer"), count(cfg.Heads, "head"), t, t, float64(model.MaxMemory)/(1<<30))
 	}
 	return nil
 }
@@ -396,13 +448,22 @@ type sequence struct {
 func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequence, error) {
 	t := task.SeqLen()
 	s := sequence{tokens: make([]int, t), targets: make([]int, t), scored: make([]float64, t)}
-	task.Sample(rand.New(rand.NewPCG(seed, exampleStream)), s.tokens, s.targets, s.scored)
+	if data.HasWindows(task) {
+		task.Sample(rand.New(rand.NewPCG(seed, exampleStream)), s.tokens, s.targets, s.scored)
+	} else {
+		for i := range s.scored {
+			s.scored[i] = 1 // the text task scores every position
+		}
+	}
 	if user == nil {
 		s.drawn, s.misplacedSep = true, -1
 		return s, nil
 	}
 	if limit := cfg.MaxLength(); limit > 0 && len(user) > limit {
 		return sequence{}, errors.Errorf("-tokens: %d tokens is longer than the model's context of %d", len(user), limit)
+	}
+	if err := checkSequenceMemory(cfg, len(user)); err != nil {
+		return sequence{}, err
 	}
 	for i, id := range user {
 		if id < 0 || id >= cfg.Vocab {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/golden"
@@ -174,10 +175,11 @@ func TestJSONInvariants(t *testing.T) {
 	tokens := []int{5, 2, 7, 2, 8, 5, 2}
 	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5,2,7,2,8,5,2")
 	j := decode(t, out)
-	m, _, err := model.Load(testCheckpoint)
+	ck, err := rundir.LoadCheckpoint(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := ck.Model
 	cfg := m.Config
 	if len(j.Attention) != cfg.Layers || len(j.Heads) != cfg.Layers {
 		t.Fatalf("%d attention layers, %d head layers, want %d", len(j.Attention), len(j.Heads), cfg.Layers)
@@ -525,25 +527,25 @@ func TestCheckIndexWording(t *testing.T) {
 	}
 }
 
-// TestCheckpointDirectory: a run directory given as -checkpoint names the
-// file inside it.
+// TestCheckpointDirectory: -checkpoint takes a run directory as well as a
+// file; a directory without a checkpoint is named for what it is.
 func TestCheckpointDirectory(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	err := run([]string{"-checkpoint", dir}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "checkpoint "+dir+": is a directory (a run directory holds checkpoint.safetensors)") {
+	if err == nil || !strings.Contains(err.Error(), "checkpoint "+dir+": is a directory, not a run directory (it holds no checkpoint.safetensors)") {
 		t.Errorf("empty directory: %v", err)
 	}
-	good, err := os.ReadFile(testCheckpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "checkpoint.safetensors"), good, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("seed: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	err = run([]string{"-checkpoint", dir}, &stdout, &stderr)
-	if want := "checkpoint " + dir + ": is a directory; did you mean -checkpoint " + filepath.Join(dir, "checkpoint.safetensors") + "?"; err == nil || err.Error() != want {
-		t.Errorf("run directory: %v, want %q", err, want)
+	if err == nil || !strings.Contains(err.Error(), "run directory "+dir+" holds no checkpoint.safetensors yet") {
+		t.Errorf("run without a checkpoint: %v", err)
+	}
+	stdout.Reset()
+	if err := run([]string{"-checkpoint", "../../testdata/induction", "-summary"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "layer head") {
+		t.Errorf("run directory: %v\n%s", err, stdout.String())
 	}
 }
 
@@ -557,10 +559,11 @@ func TestMeanHeatmaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := model.Load(testCheckpoint)
+	ck, err := rundir.LoadCheckpoint(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := ck.Model
 	tl := r.task.SeqLen()
 	b := data.NewBatch(n, tl)
 	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, analysis.SamplesStream))); err != nil {

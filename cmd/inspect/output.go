@@ -34,7 +34,7 @@ import (
 // report is everything the outputs draw from.
 type report struct {
 	opts  options
-	info  *model.CheckpointInfo
+	step  int // the checkpoint's
 	task  data.Task
 	cfg   model.Config
 	dtype tensor.Dtype
@@ -131,7 +131,7 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	if c.MLP {
 		blocks = "pre-LN blocks with MLP"
 	}
-	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.info.Step)
+	p.printf("checkpoint %s (step %d)\n", r.opts.checkpoint, r.step)
 	p.printf("model: %s x %s, d_model %d, %s%s\n", count(c.Layers, "layer"), count(c.Heads, "head"), c.DModel, blocks, familySuffix(c))
 	r.writeSummary(p, width)
 	if r.circuits != nil {
@@ -172,7 +172,7 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	} else {
 		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", render.MaskedGlyph)
 	}
-	p.para(width, "roles: pooled over %d examples of %s (seed %d), %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	p.para(width, "roles: %s, %s", r.rolesSource(), rowsUsed)
 	layers, hs := r.selected()
 	for _, l := range layers {
 		var panels []render.Panel
@@ -196,6 +196,14 @@ func (r report) writeText(w io.Writer, mode render.Mode, width int) error {
 	return p.err
 }
 
+// rolesSource says what the head roles were scored on.
+func (r report) rolesSource() string {
+	if !data.HasWindows(r.task) {
+		return "scored on the sequence shown (they pool over windows of the text when -data names it)"
+	}
+	return fmt.Sprintf("pooled over %d examples of %s (seed %d)", r.opts.samples, r.task.Name(), r.opts.seed)
+}
+
 // writeSummary prints one line per selected head: its role, the score and
 // the mean row entropy, where the roles come from.
 func (r report) writeSummary(p *printer, width int) {
@@ -203,7 +211,7 @@ func (r report) writeSummary(p *printer, width int) {
 	if r.opts.allRows || data.RolesOnEveryRow(r.task) {
 		rowsUsed = "every position"
 	}
-	p.para(width, "heads: roles pooled over %d examples of %s (seed %d), at %s", r.opts.samples, r.task.Name(), r.opts.seed, rowsUsed)
+	p.para(width, "heads: roles %s, at %s", r.rolesSource(), rowsUsed)
 	layers, hs := r.selected()
 	roleW := len("role")
 	for _, l := range layers {
@@ -542,7 +550,7 @@ func (r report) pngFigure() render.Figure {
 	}
 	f := render.Figure{
 		Title: []string{
-			fmt.Sprintf("%s  task %s  step %d  (%s x %s%s)", r.opts.checkpoint, r.task.Name(), r.info.Step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head"), familySuffix(r.cfg)),
+			fmt.Sprintf("%s  task %s  step %d  (%s x %s%s)", r.opts.checkpoint, r.task.Name(), r.step, count(r.cfg.Layers, "layer"), count(r.cfg.Heads, "head"), familySuffix(r.cfg)),
 			"heatmaps: " + source,
 			render.FigureLegend,
 		},
@@ -604,7 +612,7 @@ func (r report) writeJSON(w io.Writer) error {
 // jsonObject is what -json prints (and the -html page embeds).
 func (r report) jsonObject() jsonReport {
 	j := jsonReport{
-		Checkpoint: r.opts.checkpoint, Step: r.info.Step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
+		Checkpoint: r.opts.checkpoint, Step: r.step, Task: r.task.Name(), Seed: r.opts.seed, Samples: r.opts.samples,
 		Tokens: r.ex.tokens, Labels: r.labels(), Targets: scoredTargets(r.ex), Predictions: r.fw.Predictions, Heads: r.roles,
 		Ablation: r.ablation, Family: r.cfg.Family(), Circuits: r.circuits,
 	}

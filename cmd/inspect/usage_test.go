@@ -13,6 +13,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
 )
@@ -137,15 +138,7 @@ func TestAblateMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runConfig, err := json.Marshal(map[string]any{"seed": 1, "task": map[string]any{"name": "copy", "length": 512, "symbols": 8},
-		"model": cfg, "train": map[string]any{"eval_size": 1000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := filepath.Join(t.TempDir(), "long.safetensors")
-	if err := model.Save(ck, m, runConfig, 0); err != nil {
-		t.Fatal(err)
-	}
+	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
 	refused(t, "-ablate beyond memory", []string{"-checkpoint", ck, "-ablate", "-samples", "1"},
 		"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)")
 }
@@ -167,14 +160,7 @@ func TestWideVocabularyLogits(t *testing.T) {
 			p.Value.Float32s()[i] *= 50
 		}
 	}
-	runConfig, err := json.Marshal(map[string]any{"seed": 1, "task": map[string]any{"name": "copy", "length": 8, "symbols": 4999}, "model": cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := filepath.Join(t.TempDir(), "wide.safetensors")
-	if err := model.Save(ck, m, runConfig, 0); err != nil {
-		t.Fatal(err)
-	}
+	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "wide.safetensors"), m, data.TaskConfig{Name: "copy", Length: 8, Symbols: 4999})
 	type entry struct {
 		ID    int     `json:"id"`
 		Logit float64 `json:"logit"`

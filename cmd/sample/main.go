@@ -16,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -40,10 +41,10 @@ flags:
 
 // options are the parsed flags.
 type options struct {
-	checkpoint, prompt, tokens, path string
-	n, samples                       int
-	eval, noCache                    bool
-	pick                             generate.Options
+	checkpoint, prompt, tokens, path, data string
+	n, samples                             int
+	eval, noCache                          bool
+	pick                                   generate.Options
 }
 
 // maxSamples bounds -samples: one batch row each.
@@ -52,7 +53,8 @@ const maxSamples = 1024
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "checkpoint file written by train (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train (required)")
+	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for held-out windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, token labels ("3 1 4 SEP") for the others`)
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to continue, e.g. "3 1 4 16"`)
 	fs.IntVar(&o.n, "n", 0, "tokens to write after a prompt (default: to the end of a learned position table, else the trained length)")
@@ -75,23 +77,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !samplesSet && (o.prompt != "" || o.tokens != "") {
 		o.samples = 1 // one continuation of a prompt unless -samples asks for more
 	}
-	if err := cli.CheckCheckpointPath(o.checkpoint); err != nil {
-		return err
-	}
-	m, info, err := model.Load(o.checkpoint)
+	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr})
 	if err != nil {
 		return err
 	}
+	m, task, cfg := op.Model, op.Task, op.Config
 	if err := cli.ApplyPath(m, o.path); err != nil {
 		return err
 	}
-	cfg, err := rundir.ParseConfigJSON(o.checkpoint, info.RunConfig)
-	if err != nil {
-		return err
-	}
-	task, err := cli.TaskOf(info.RunConfig, m.Config)
-	if err != nil {
-		return errors.Wrapf(err, "checkpoint %s", o.checkpoint)
+	if !data.HasWindows(task) && (o.eval || o.prompt == "" && o.tokens == "") {
+		return errors.Errorf("held-out examples are windows of the text %s was trained on: name that file with -data FILE, or give -prompt", o.checkpoint)
 	}
 	sampler, err := generate.NewSampler(o.pick)
 	if err != nil {

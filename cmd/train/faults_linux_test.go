@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/internal/safetensors"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -96,22 +95,22 @@ func watch(t *testing.T, dir string) <-chan string {
 }
 
 // checkResumable requires what a kill must never break: a checkpoint that
-// exists is complete (model.Load, which -resume and inspect use, accepts it)
+// exists is complete (rundir.LoadCheckpoint, which -resume and inspect use, accepts it)
 // and has the optimizer state of its step beside it, and best.safetensors,
 // if any, is complete too.
 func checkResumable(t *testing.T, dir string, kill int) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, rundir.CheckpointFile)); err == nil {
-		_, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
+		ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			t.Fatalf("after kill %d the checkpoint is broken: %v", kill, err)
 		}
-		if _, _, err := safetensors.ReadFile(filepath.Join(dir, "state-"+strconv.Itoa(info.Step)+".safetensors")); err != nil {
-			t.Fatalf("after kill %d the checkpoint of step %d has no state: %v", kill, info.Step, err)
+		if _, _, err := safetensors.ReadFile(filepath.Join(dir, "state-"+strconv.Itoa(ck.Step)+".safetensors")); err != nil {
+			t.Fatalf("after kill %d the checkpoint of step %d has no state: %v", kill, ck.Step, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.BestFile)); err == nil {
-		if _, _, err := model.Load(filepath.Join(dir, rundir.BestFile)); err != nil {
+		if _, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.BestFile)); err != nil {
 			t.Fatalf("after kill %d best.safetensors is broken: %v", kill, err)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
@@ -404,10 +403,11 @@ func TestNaNLossStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	m, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil || info.Step != 1 {
-		t.Fatalf("checkpoint after the NaN: %v, %+v", err, info)
+	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	if err != nil || ck.Step != 1 {
+		t.Fatalf("checkpoint after the NaN: %v, %+v", err, ck)
 	}
+	m := ck.Model
 	for _, p := range m.Params {
 		for _, v := range p.Value.Data().([]float32) {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -501,8 +501,8 @@ func TestStopSignals(t *testing.T) {
 				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
 			}
 			step, _ := strconv.Atoi(m[1])
-			if _, info, err := model.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || info.Step != step {
-				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, info)
+			if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
+				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, ck)
 			}
 			checkRunFiles(t, dir, step)
 			if _, _, err := runCmd("-resume", dir); err != nil {

@@ -8,13 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/attnscope/attnscope/internal/safetensors"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/pkg/errors"
@@ -40,7 +37,7 @@ func (s *sets) String() string     { return strings.Join(*s, " ") }
 func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
 
 const usage = `usage: train -config FILE [-out DIR] [-set key=value ...]
-       train -resume DIR [-config FILE] [-set train.steps=N]
+       train -resume DIR [-config FILE] [-set train.steps=N] [-data FILE]
 
 Trains a model on a toy task and writes DIR/config.yaml, metrics.jsonl,
 roles.jsonl, checkpoint.safetensors, best.safetensors and
@@ -59,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	configPath := fs.String("config", "", "YAML run config (e.g. configs/copy.yaml)")
 	out := fs.String("out", "", "run directory (default runs/<config name>)")
 	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
+	dataFile := fs.String("data", "", "with -resume: the text task's file where it is now, when it moved since the run started (its content must be what the run recorded)")
 	var overrides sets
 	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
 	if helped, err := cli.Parse(fs, args, usage, stdout, strictyaml.Paths(rundir.Config{})...); helped || err != nil {
@@ -94,7 +92,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.header = header(dir, *configPath, *resume != "", cfg, overrides)
 	rep.tokenMetric = cfg.Task.Name == "induction" // its target is token accuracy (configs/induction.yaml)
-	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe})
+	if *dataFile != "" && *resume == "" {
+		return errors.New("-data names a moved text file of a run being resumed; a new run reads task.path (add -resume DIR, or set task.path)")
+	}
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr})
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
 		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
@@ -133,7 +134,7 @@ func resolve(configPath, out, resume string, overrides []string) (string, rundir
 			return "", rundir.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
 		}
 		if configPath == "" {
-			cfg, err := train.SavedConfig(resume)
+			cfg, err := rundir.SavedConfig(resume)
 			if err != nil || len(overrides) == 0 {
 				return resume, cfg, err
 			}
@@ -143,7 +144,7 @@ func resolve(configPath, out, resume string, overrides []string) (string, rundir
 			if err != nil {
 				return "", rundir.Config{}, err
 			}
-			cfg, err = rundir.ParseConfig(filepath.Join(resume, rundir.ConfigFile), yml, overrides)
+			cfg, err = rundir.ParseRunConfig(filepath.Join(resume, rundir.ConfigFile), yml, overrides)
 			return resume, cfg, err
 		}
 		cfg, err := rundir.LoadConfig(configPath, overrides)
@@ -167,7 +168,7 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 	var h string
 	if resuming {
 		h = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
-		if saved, err := train.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
+		if saved, err := rundir.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
 			h = fmt.Sprintf("resuming %s (task %s), extended from %d to %d steps", dir, cfg.Task.Name, saved.Train.Steps, cfg.Train.Steps)
 			if cfg.Train.Schedule == "cosine" {
 				h += fmt.Sprintf("\nschedule cosine: the rest of the decay is stretched to end at step %d", cfg.Train.Steps)
@@ -190,17 +191,8 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 // checkpointStep is the step of the run's checkpoint, read from its header
 // alone, and whether there is one. train.Run checks the file in full.
 func checkpointStep(dir string) (int, bool) {
-	var step int
-	stop := errors.New("header read")
-	_, _, err := safetensors.ReadFileChecked(filepath.Join(dir, rundir.CheckpointFile), model.MaxCheckpointLen, func(_ []safetensors.Tensor, meta map[string]string) error {
-		n, err := strconv.Atoi(meta["step"])
-		if err != nil {
-			return err
-		}
-		step = n
-		return stop
-	})
-	return step, errors.Is(err, stop)
+	_, step, err := rundir.PeekCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	return step, err == nil
 }
 
 func describe(configPath string) string {

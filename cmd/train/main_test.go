@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/train"
 )
 
 // TestMain lets the test binary stand in for the command: the subprocess
@@ -150,7 +149,7 @@ func TestRunWritesRun(t *testing.T) {
 			t.Errorf("extending the run: stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
+	if saved, err := rundir.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
 		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
 	// And with -config naming the run's own file.

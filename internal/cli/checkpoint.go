@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,7 +13,6 @@ import (
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
 )
 
 // TokenNames maps the task's non-numeric labels ("SEP") to their ids, so
@@ -86,91 +81,6 @@ func QuoteShort(s string) string {
 			return q + "..."
 		}
 	}
-}
-
-// TaskOf rebuilds the checkpoint's task from its run config and checks that
-// it fits the model.
-func TaskOf(runConfig []byte, cfg model.Config) (data.Task, error) {
-	var run struct {
-		Task *data.TaskConfig `json:"task"`
-	}
-	if err := json.Unmarshal(runConfig, &run); err != nil {
-		return nil, errors.Wrap(err, "metadata config")
-	}
-	if run.Task == nil {
-		return nil, errors.New(`metadata config has no "task" member`)
-	}
-	task, err := data.New(*run.Task)
-	if err != nil {
-		return nil, errors.Wrap(err, "metadata config")
-	}
-	if task.Vocab() != cfg.Vocab || task.SeqLen() > cfg.Context {
-		return nil, errors.Errorf("task %s has vocabulary %d and sequence length %d, but the model has vocab %d and context %d",
-			task.Name(), task.Vocab(), task.SeqLen(), cfg.Vocab, cfg.Context)
-	}
-	return task, nil
-}
-
-// CheckCheckpointPath catches a run directory given as -checkpoint and
-// names the file inside it to use instead.
-func CheckCheckpointPath(path string) error {
-	info, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return errors.Errorf("checkpoint %s: no such file; train first (%s), or look at a trained model right away: -checkpoint %s",
-			path, trainHint(path), ShippedCheckpoint)
-	}
-	if err == nil && info.Mode().IsRegular() {
-		return checkNotConfig(path)
-	}
-	if err != nil || !info.IsDir() {
-		return nil // model.Load reports anything else
-	}
-	for _, name := range []string{rundir.CheckpointFile, rundir.BestFile} {
-		if _, err := os.Stat(filepath.Join(path, name)); err == nil {
-			return errors.Errorf("checkpoint %s: is a directory; did you mean -checkpoint %s?", path, filepath.Join(path, name))
-		}
-	}
-	return errors.Errorf("checkpoint %s: is a directory (a run directory holds %s)", path, rundir.CheckpointFile)
-}
-
-// ShippedCheckpoint is the trained model the repository ships, for a
-// first look before any training (relative to the repository root).
-const ShippedCheckpoint = "testdata/induction/checkpoint.safetensors"
-
-// trainHint is the command that writes a missing checkpoint: the config
-// named like its run directory when there is one (runs/copy: configs/copy.yaml).
-func trainHint(path string) string {
-	name := filepath.Base(filepath.Dir(path))
-	config := filepath.Join("configs", name+".yaml")
-	if _, err := os.Stat(config); err == nil {
-		return "go run ./cmd/train -config " + config
-	}
-	return "go run ./cmd/train -config configs/copy.yaml writes runs/copy"
-}
-
-// checkNotConfig refuses a text file given as a checkpoint (a run config, a
-// log) before the safetensors reader reads its first bytes as a header
-// length.
-func checkNotConfig(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil // model.Load reports it
-	}
-	defer f.Close()
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
-	for _, c := range head[:n] {
-		if c < 0x09 || c > 0x7e {
-			return nil // binary: model.Load checks it
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
-		return errors.Errorf("checkpoint %s: is a run config, not a checkpoint; train from it (go run ./cmd/train -config %s) and inspect the run's checkpoint.safetensors", path, path)
-	}
-	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
 }
 
 // ApplyPath puts m on the -path flag's attention path; "" keeps the

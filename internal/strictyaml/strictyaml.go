@@ -19,9 +19,11 @@ import (
 
 // Decoder decodes YAML into a struct strictly (see the package doc).
 type Decoder struct {
-	// Fixed names dotted keys the struct does not decode (tagged yaml:"-")
-	// but a person might try to set, each with the reason the error gives
-	// instead of "unknown key".
+	// Fixed names dotted keys a person might try to set but may not, each
+	// with the reason the error gives: keys the struct does not decode
+	// (tagged yaml:"-"), or keys it does that only another writer may set.
+	// A fixed key is refused even where the struct has it, and is left out
+	// of the lists of allowed keys.
 	Fixed map[string]string
 }
 
@@ -370,6 +372,17 @@ func keys(t reflect.Type) []string {
 	return names
 }
 
+// settable lists the keys of struct type t, at path, that are not Fixed.
+func (d Decoder) settable(t reflect.Type, path string) []string {
+	var out []string
+	for _, key := range keys(t) {
+		if _, fixed := d.Fixed[join(path, key)]; !fixed {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
 // yamlKey is a field's YAML key: its tag up to any option (",omitempty").
 func yamlKey(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
@@ -383,15 +396,15 @@ func (d Decoder) lookup(v reflect.Value, path, name string) (reflect.Value, erro
 	if v.Kind() != reflect.Struct {
 		return reflect.Value{}, errors.Errorf("unknown key %s (%s is not a section)", full, path)
 	}
+	if why, ok := d.Fixed[full]; ok {
+		return reflect.Value{}, errors.Errorf("%s cannot be set: %s", full, why)
+	}
 	for i := range v.NumField() {
 		if yamlKey(v.Type().Field(i)) == name && name != "-" {
 			return v.Field(i), nil
 		}
 	}
-	if why, ok := d.Fixed[full]; ok {
-		return reflect.Value{}, errors.Errorf("%s cannot be set: %s", full, why)
-	}
-	allowed := keys(v.Type())
+	allowed := d.settable(v.Type(), path)
 	hint := ""
 	if near := msg.Nearest(name, allowed); near != "" {
 		hint = fmt.Sprintf("; did you mean %s?", join(path, near))
@@ -520,7 +533,7 @@ func (d Decoder) assignSection(v reflect.Value, n *yaml.Node, path string, where
 		if path != "" {
 			section = path
 		}
-		return errors.Errorf("%s: %s: want a mapping with keys %s, got %s", where(n), section, strings.Join(keys(v.Type()), ", "), describe(n))
+		return errors.Errorf("%s: %s: want a mapping with keys %s, got %s", where(n), section, strings.Join(d.settable(v.Type(), section), ", "), describe(n))
 	}
 	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(n.Content); i += 2 {

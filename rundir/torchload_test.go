@@ -1,4 +1,4 @@
-package model
+package rundir
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/model"
 	"gorgonia.org/tensor"
 )
 
@@ -31,7 +32,7 @@ func hasTorch(t *testing.T) bool {
 }
 
 // TestPyTorchLoadsCheckpoint: python/attnscope_torch.py loads a checkpoint
-// that model.Save wrote (tensor names, layouts and the config from the
+// that SaveCheckpoint wrote (tensor names, layouts and the config from the
 // metadata, load_state_dict strict) and its PyTorch model gives the logits
 // of model.Build on the same tokens, within 1e-5 relative to the largest
 // logit (Go runs float32, PyTorch float64 of the same float32 weights),
@@ -47,14 +48,14 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		cfg  Config
+		cfg  model.Config
 	}{
-		{"learned", Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}},
-		{"rope-gqa-window", Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, OutBias: true,
-			LMBias: true, Position: PositionRope, KVHeads: 2, Window: 4}},
+		{"learned", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}},
+		{"rope-gqa-window", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, OutBias: true,
+			LMBias: true, Position: model.PositionRope, KVHeads: 2, Window: 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m, err := New(c.cfg, tensor.Float32, 3)
+			m, err := model.New(c.cfg, tensor.Float32, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,25 +64,12 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 					p.Value.Float32s()[i] *= 20
 				}
 			}
-			runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "repeat", "length": 9, "symbols": 11}, "model": c.cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
 			path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
-			if err := Save(path, m, runConfig, 7); err != nil {
+			if err := SaveCheckpoint(path, m, ckRunConfig(m.Config), 7); err != nil {
 				t.Fatal(err)
 			}
 			tokens := []int{3, 1, 4, 1, 5, 9, 2, 6, 5}
-			g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: len(tokens)})
-			feedRun(t, g, tokens, tokens, make([]float64, len(tokens)))
-			out, err := g.LogitsValue()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := Float64s(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := ckLogits(t, m, tokens)
 			script := `
 import json, sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -128,16 +116,28 @@ func errText(err error) string {
 	return ""
 }
 
-// TestConfigDuplicateKeys: a checkpoint whose config JSON names a key twice
-// (the last would win: a copy model shown as reverse) is refused, at the
-// top level and inside a member.
-func TestConfigDuplicateKeys(t *testing.T) {
-	for _, c := range []struct{ raw, want string }{
-		{`{"task":{"name":"copy"},"task":{"name":"reverse"},"model":{}}`, `key "task" appears twice in the config`},
-		{`{"model":{"heads":2,"heads":4}}`, `key "heads" appears twice in the config.model`},
-	} {
-		if _, err := modelConfigOf([]byte(c.raw)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.raw, err, c.want)
-		}
+// ckLogits runs m on one sequence and returns its logits, (T*V) row-major.
+func ckLogits(t *testing.T, m *model.Model, tokens []int) []float64 {
+	t.Helper()
+	g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: len(tokens)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := g.Feed(tokens, tokens, make([]float64, len(tokens))); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.LogitsValue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := model.Float64s(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logits
 }

@@ -1,0 +1,318 @@
+package model
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safetensors"
+)
+
+// Tensors returns m's weights as safetensors tensors, named and shaped as
+// Config.ParamSpecs says, F32 or F64 after m.Dtype, in that order. A view
+// or transposed tensor is written in row-major order; NaN and Inf are
+// refused, since FromTensors would refuse them.
+func (m *Model) Tensors() ([]safetensors.Tensor, error) {
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return nil, err
+	}
+	specs := m.Config.ParamSpecs()
+	if len(m.Params) != len(specs) {
+		return nil, errors.Errorf("model has %d tensors, its config wants %d", len(m.Params), len(specs))
+	}
+	tensors := make([]safetensors.Tensor, len(specs))
+	for i, spec := range specs {
+		p := m.Params[i]
+		if p.Name != spec.Name {
+			return nil, errors.Errorf("tensor %d is %q, want %q", i, p.Name, spec.Name)
+		}
+		if p.Value == nil {
+			return nil, errors.Errorf("tensor %q is nil", p.Name)
+		}
+		if !equalInts(p.Value.Shape(), spec.Shape) {
+			return nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
+		}
+		if p.Value.Dtype() != m.Dtype {
+			return nil, errors.Errorf("tensor %q has dtype %v, the model %v", p.Name, p.Value.Dtype(), m.Dtype)
+		}
+		data, err := tensorBytes(p.Value, spec.Shape)
+		if err != nil {
+			return nil, errors.Wrapf(err, "tensor %q", p.Name)
+		}
+		tensors[i] = safetensors.Tensor{Name: p.Name, DType: dtype, Shape: spec.Shape, Data: data}
+	}
+	return tensors, nil
+}
+
+// WeightsDigest is the hex SHA-256 of m's weights as Save writes them: each
+// parameter's name, dtype, shape and little-endian bytes, in ParamSpecs
+// order. Equal digests mean bit-identical weights; train stores it in an
+// optimizer state file to bind the state to its checkpoint.
+func WeightsDigest(m *Model) (string, error) {
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, p := range m.Params {
+		shape := []int(p.Value.Shape())
+		data, err := tensorBytes(p.Value, shape)
+		if err != nil {
+			return "", errors.Wrapf(err, "tensor %q", p.Name)
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", p.Name, dtype, shape, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tensorBytes returns the little-endian bytes of t in row-major order,
+// refusing NaN and Inf. Views and transposed tensors are materialised first:
+// their backing array is not in row-major order.
+func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
+	materialized := t.Materialize()
+	dense, ok := materialized.(*tensor.Dense)
+	if !ok {
+		return nil, errors.Errorf("materialises to a %T, want a *tensor.Dense", materialized)
+	}
+	n := product(shape)
+	switch data := dense.Data().(type) {
+	case []float32:
+		if len(data) != n {
+			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
+		}
+		for i, v := range data {
+			if err := checkFinite(float64(v), shape, i); err != nil {
+				return nil, err
+			}
+		}
+		return safetensors.EncodeFloat32(data), nil
+	case []float64:
+		if len(data) != n {
+			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
+		}
+		for i, v := range data {
+			if err := checkFinite(v, shape, i); err != nil {
+				return nil, err
+			}
+		}
+		return safetensors.EncodeFloat64(data), nil
+	default:
+		return nil, errors.Errorf("holds %T, want []float32 or []float64", data)
+	}
+}
+
+// checkFinite refuses NaN and Inf, naming where in the tensor it sits.
+func checkFinite(v float64, shape []int, i int) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+	}
+	return nil
+}
+
+// position spells flat index i of a row-major tensor of shape as
+// "index [r c] (flat 17)".
+func position(shape []int, i int) string {
+	coords := make([]int, len(shape))
+	rest := i
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			coords[d] = rest % shape[d]
+			rest /= shape[d]
+		}
+	}
+	return fmt.Sprintf("index %v (flat %d)", coords, i)
+}
+
+func safetensorsDType(dt tensor.Dtype) (string, error) {
+	switch dt {
+	case tensor.Float32:
+		return safetensors.F32, nil
+	case tensor.Float64:
+		return safetensors.F64, nil
+	}
+	return "", errors.Errorf("model dtype %v: only float32 and float64 are supported", dt)
+}
+
+// FromTensors builds the model cfg describes from tensors (as Tensors
+// writes them, in any order), after CheckTensors; every value must be finite.
+func FromTensors(cfg Config, tensors []safetensors.Tensor) (*Model, error) {
+	dtype, err := CheckTensors(cfg, tensors)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	specs := cfg.ParamSpecs()
+	m := &Model{Config: cfg, Dtype: dtype, Params: make([]Param, 0, len(specs))}
+	for _, spec := range specs {
+		value, err := denseFromBytes(dtype, spec.Shape, byName[spec.Name].Data)
+		if err != nil {
+			return nil, errors.Wrapf(err, "tensor %q", spec.Name)
+		}
+		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
+	}
+	return m, nil
+}
+
+// CheckTensors validates the names, dtypes and shapes of tensors against
+// the model cfg describes, without looking at their data, so a file can be
+// refused from its header alone: every parameter present with its exact
+// shape, one dtype (F32 or F64) throughout, nothing else. It returns the
+// model dtype they share.
+func CheckTensors(cfg Config, tensors []safetensors.Tensor) (tensor.Dtype, error) {
+	// Every block has tensors of its own, so a file with fewer tensors than
+	// blocks cannot match; checking first keeps a corrupt layer count from
+	// making ParamSpecs list billions of names.
+	if cfg.Layers > len(tensors) {
+		return tensor.Dtype{}, errors.Errorf("config has model.layers=%d but the file holds only %d tensors", cfg.Layers, len(tensors))
+	}
+	byName := make(map[string]safetensors.Tensor, len(tensors))
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	var dtype tensor.Dtype
+	var first, firstDType string
+	for _, spec := range cfg.ParamSpecs() {
+		t, ok := byName[spec.Name]
+		if !ok {
+			return tensor.Dtype{}, errors.Errorf("tensor %q is missing (%s)", spec.Name, explainPresence(cfg, spec.Name))
+		}
+		delete(byName, spec.Name)
+		dt, ok := modelDTypes[t.DType]
+		if !ok {
+			return tensor.Dtype{}, errors.Errorf("tensor %q has dtype %s, want F32 or F64", spec.Name, t.DType)
+		}
+		if first == "" {
+			dtype, first, firstDType = dt, spec.Name, t.DType
+		} else if dt != dtype {
+			return tensor.Dtype{}, errors.Errorf("tensor %q has dtype %s but %q has %s; all tensors must share one dtype",
+				spec.Name, t.DType, first, firstDType)
+		}
+		if !equalInts(t.Shape, spec.Shape) {
+			return tensor.Dtype{}, errors.Errorf("tensor %q has shape %v, want %v%s",
+				spec.Name, t.Shape, spec.Shape, explainShape(cfg, spec, t.Shape))
+		}
+	}
+	for _, t := range tensors {
+		if _, extra := byName[t.Name]; extra {
+			return tensor.Dtype{}, errors.Errorf("unexpected tensor %s: not a parameter of the model its config describes (%d unexpected in all)",
+				msg.Quote(t.Name), len(byName))
+		}
+	}
+	return dtype, nil
+}
+
+// modelDTypes maps the checkpoint dtypes to model dtypes.
+var modelDTypes = map[string]tensor.Dtype{safetensors.F32: tensor.Float32, safetensors.F64: tensor.Float64}
+
+func denseFromBytes(dtype tensor.Dtype, shape []int, data []byte) (*tensor.Dense, error) {
+	if dtype == tensor.Float64 {
+		values, err := safetensors.DecodeFloat64(data)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range values {
+			if err := checkFinite(v, shape, i); err != nil {
+				return nil, err
+			}
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
+	}
+	values, err := safetensors.DecodeFloat32(data)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range values {
+		if err := checkFinite(float64(v), shape, i); err != nil {
+			return nil, err
+		}
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// explainShape names the config fields behind the first dimension where got
+// and spec differ, e.g. " (dim 1 is model.d_model=32)", or "" when the rank
+// differs or the tensor is not one it knows.
+func explainShape(cfg Config, spec ParamSpec, got []int) string {
+	dims := dimNames(cfg, spec.Name)
+	if len(dims) != len(spec.Shape) || len(got) != len(spec.Shape) {
+		return ""
+	}
+	for i := range got {
+		if got[i] != spec.Shape[i] {
+			return fmt.Sprintf(" (dim %d is %s)", i, dims[i])
+		}
+	}
+	return ""
+}
+
+// dimNames says which config fields give each dimension of the named tensor,
+// following ParamSpecs.
+func dimNames(cfg Config, name string) []string {
+	v := fmt.Sprintf("model.vocab=%d", cfg.Vocab)
+	t := fmt.Sprintf("model.context=%d", cfg.Context)
+	d := fmt.Sprintf("model.d_model=%d", cfg.DModel)
+	d3 := fmt.Sprintf("3*model.d_model=%d", 3*cfg.DModel)
+	f := fmt.Sprintf("model.d_ff=%d", cfg.DFF)
+	switch {
+	case name == "tok_emb.weight", name == "lm_head.weight":
+		return []string{v, d}
+	case name == "pos_emb.weight":
+		return []string{t, d}
+	case name == "lm_head.bias":
+		return []string{v}
+	case strings.HasSuffix(name, ".attn.qkv.weight"):
+		return []string{d3, d}
+	case strings.HasSuffix(name, ".attn.qkv.bias"):
+		return []string{d3}
+	case strings.HasSuffix(name, ".attn.out.weight"):
+		return []string{d, d}
+	case strings.HasSuffix(name, ".mlp.fc.weight"):
+		return []string{f, d}
+	case strings.HasSuffix(name, ".mlp.fc.bias"):
+		return []string{f}
+	case strings.HasSuffix(name, ".mlp.proj.weight"):
+		return []string{d, f}
+	}
+	return []string{d}
+}
+
+// explainPresence says why the config expects the named tensor.
+func explainPresence(cfg Config, name string) string {
+	switch {
+	case strings.HasSuffix(name, ".attn.qkv.bias"):
+		return "expected since model.qkv_bias=true"
+	case strings.HasSuffix(name, ".attn.out.bias"):
+		return "expected since model.out_bias=true"
+	case name == "lm_head.bias":
+		return "expected since model.lm_head_bias=true"
+	case strings.Contains(name, ".ln1."), strings.Contains(name, ".ln2."),
+		strings.Contains(name, ".mlp."), strings.HasPrefix(name, "ln_f."):
+		return "expected since model.mlp=true"
+	case strings.HasPrefix(name, "blocks."):
+		return fmt.Sprintf("expected since model.layers=%d", cfg.Layers)
+	}
+	return "every model has it"
+}

@@ -1,0 +1,27 @@
+// Package open is the one place that turns what a user names (a run
+// directory, or a checkpoint file) into a model, its vocabulary and its
+// task. inspect and sample open every model through it, so each reads files
+// by the same rules.
+//
+// Conventions:
+//   - A checkpoint names files only as data: no file named in its metadata is
+//     ever read. A lone checkpoint (a file not inside the run directory that
+//     wrote it) opens with its vocabulary alone: the characters of a text
+//     model travel in the checkpoint, so prompts, -tokens and the model card
+//     work on any machine; windows of its text are drawn only from a file the
+//     user names (Options.Data, the -data flag).
+//   - A run directory, or a checkpoint inside one, is the user's own run: its
+//     config file (rundir.ConfigFile) may name the text file, which is read
+//     where training read it (the absolute path the run recorded), unless
+//     Options.Data names another copy. The checkpoint's task must agree with
+//     the run's config, or the checkpoint does not belong to the run.
+//   - Every text file read is checked against the size and SHA-256 the run
+//     recorded; a different content is one line naming the file, both sizes
+//     and digests, and what to do. A run written before the record was kept
+//     opens with one notice that the content cannot be checked. Every text
+//     file read is named on Options.Notices (stderr), so a user always knows
+//     what was read.
+//   - The checkpoint is validated once, here, for inspect and sample alike:
+//     the model and the task (rundir.Config.ValidateModel), never values only
+//     training uses.
+package open

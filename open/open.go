@@ -1,0 +1,212 @@
+package open
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// Options say what the user named besides the model.
+type Options struct {
+	// Data is the text file to draw a text model's windows from (-data), ""
+	// for none: a lone checkpoint then opens with its vocabulary alone, a
+	// run directory with the file its run recorded.
+	Data string
+	// Notices receives one line per file read and per note the user should
+	// see (stderr); nil drops them.
+	Notices io.Writer
+}
+
+// Opened is a model opened from what the user named.
+type Opened struct {
+	Model  *model.Model
+	Config rundir.Config // the run config the checkpoint carries
+	Step   int
+	// Checkpoint is the file read; RunDir the run directory it belongs to,
+	// "" for a lone checkpoint.
+	Checkpoint, RunDir string
+	// Task is the model's task: with examples to draw, or for a text model
+	// without a file its vocabulary alone (data.HasWindows is false).
+	Task data.Task
+	// DataFile is the text file the windows come from, "" when none was read.
+	DataFile string
+}
+
+// Open opens the model at path, a run directory or a checkpoint file, by
+// the rules of the package doc. Every error is one line naming the file.
+func Open(path string, o Options) (*Opened, error) {
+	ckpt, runDir, err := locate(path)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := rundir.LoadCheckpoint(ckpt)
+	if err != nil {
+		return nil, err
+	}
+	op := &Opened{Model: ck.Model, Config: ck.Config, Step: ck.Step, Checkpoint: ckpt, RunDir: runDir}
+	if op.Task, op.DataFile, err = taskOf(ck.Config.Task, ckpt, runDir, o); err != nil {
+		return nil, err
+	}
+	if op.DataFile != "" && op.Task.Vocab() != ck.Config.Model.Vocab {
+		return nil, errors.Errorf("%s: the text has %d distinct characters, the model a vocabulary of %d", op.DataFile, op.Task.Vocab(), ck.Config.Model.Vocab)
+	}
+	return op, nil
+}
+
+// taskOf is the task a model trained on cfg opens with: see the package
+// doc for which text file, if any, is read.
+func taskOf(cfg data.TaskConfig, ckpt, runDir string, o Options) (data.Task, string, error) {
+	if cfg.Name != data.Text {
+		if o.Data != "" {
+			return nil, "", errors.Errorf("-data %s: the model's task is %s, which reads no file", msg.Quote(o.Data), cfg.Name)
+		}
+		task, err := data.New(cfg)
+		return task, "", errors.Wrapf(err, "checkpoint %s", ckpt)
+	}
+	switch {
+	case o.Data != "":
+		var err error
+		if cfg, err = data.Relocate(cfg, o.Data); err != nil {
+			return nil, "", err
+		}
+	case runDir != "":
+		run, err := rundir.RunTask(runDir)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := sameTask(cfg, run); err != nil {
+			return nil, "", errors.Wrapf(err, "%s does not belong to the run in %s", ckpt, runDir)
+		}
+		cfg.File = run.File
+	default:
+		task, err := data.Vocabulary(cfg)
+		if err != nil {
+			return nil, "", errors.Wrapf(err, "checkpoint %s (-data FILE names the text)", ckpt)
+		}
+		return task, "", nil
+	}
+	file := data.TextLocation(cfg)
+	if !cfg.File.Recorded() {
+		notef(o.Notices, "note: %s records no SHA-256 of its text file, so the content of %s cannot be checked", ckpt, msg.Clean(file))
+	}
+	task, err := data.New(cfg)
+	if err != nil {
+		if o.Data == "" && !cfg.File.Recorded() && !filepath.IsAbs(cfg.Path) {
+			err = errors.Wrap(err, "task.path is relative to the directory train ran in; name the file with -data")
+		}
+		return nil, "", err
+	}
+	notef(o.Notices, "reading windows of %s", msg.Clean(file))
+	return task, file, nil
+}
+
+// sameTask refuses a checkpoint whose task is not its run's: the same task,
+// length and text, the text's record aside when the checkpoint predates it.
+func sameTask(ckpt, run data.TaskConfig) error {
+	if !ckpt.File.Recorded() {
+		ckpt.File = run.File
+	}
+	ckpt.Chars, run.Chars = "", ""
+	if ckpt != run {
+		return errors.Errorf("its task (%s, task.path %s) is not the run's (%s, task.path %s)",
+			ckpt.Name, msg.Quote(ckpt.Path), run.Name, msg.Quote(run.Path))
+	}
+	return nil
+}
+
+func notef(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// locate turns what the user named into the checkpoint to read and the run
+// directory it belongs to ("" for a lone checkpoint).
+func locate(path string) (ckpt, runDir string, err error) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", "", errors.Errorf("checkpoint %s: no such file; train first (%s), or look at a trained model right away: -checkpoint %s",
+			path, trainHint(path), ShippedCheckpoint)
+	case err != nil:
+		return "", "", errors.Wrapf(err, "checkpoint %s", path)
+	case info.IsDir():
+		ckpt = filepath.Join(path, rundir.CheckpointFile)
+		if _, err := os.Stat(ckpt); err != nil {
+			if _, err := os.Stat(filepath.Join(path, rundir.ConfigFile)); err == nil {
+				return "", "", errors.Errorf("run directory %s holds no %s yet: train saves one every train.checkpoint_every steps and when it stops", path, rundir.CheckpointFile)
+			}
+			return "", "", errors.Errorf("checkpoint %s: is a directory, not a run directory (it holds no %s)", path, rundir.CheckpointFile)
+		}
+		return ckpt, path, nil
+	case info.Mode().IsRegular():
+		if err := checkNotText(path); err != nil {
+			return "", "", err
+		}
+	}
+	return path, ownRun(path), nil
+}
+
+// ownRun is the run directory that holds the checkpoint at path, or "":
+// train's own checkpoint files beside the run's config.
+func ownRun(path string) string {
+	name, dir := filepath.Base(path), filepath.Dir(path)
+	if name != rundir.CheckpointFile && name != rundir.BestFile {
+		return ""
+	}
+	if info, err := os.Stat(filepath.Join(dir, rundir.ConfigFile)); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	return dir
+}
+
+// ShippedCheckpoint is the trained model the repository ships, for a
+// first look before any training (relative to the repository root).
+const ShippedCheckpoint = "testdata/induction/checkpoint.safetensors"
+
+// trainHint is the command that writes a missing checkpoint: the config
+// named like its run directory when there is one (runs/copy: configs/copy.yaml).
+func trainHint(path string) string {
+	name := filepath.Base(filepath.Dir(path))
+	if filepath.Ext(path) == "" {
+		name = filepath.Base(path)
+	}
+	config := filepath.Join("configs", name+".yaml")
+	if _, err := os.Stat(config); err == nil {
+		return "go run ./cmd/train -config " + config
+	}
+	return "go run ./cmd/train -config configs/copy.yaml writes runs/copy"
+}
+
+// checkNotText refuses a text file given as a checkpoint (a run config, a
+// log) before the safetensors reader reads its first bytes as a header
+// length.
+func checkNotText(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // the checkpoint reader reports it
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	for _, c := range head[:n] {
+		if c < 0x09 || c > 0x7e {
+			return nil // binary: the checkpoint reader checks it
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
+		return errors.Errorf("checkpoint %s: is a run config, not a checkpoint; train from it (go run ./cmd/train -config %s) and inspect the run's %s", path, path, rundir.CheckpointFile)
+	}
+	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
+}
