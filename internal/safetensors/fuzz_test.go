@@ -28,6 +28,8 @@ func corpusSeeds() map[string][]byte {
 		{Name: "b", DType: F64, Shape: []int{3}, Data: EncodeFloat64([]float64{-1, 0, 1})},
 	}, map[string]string{"format": "x/1", "config": `{"a":1}`})
 	headerLen := binary.LittleEndian.Uint64(two)
+	flipped := append([]byte{}, two...)
+	flipped[len(flipped)-1] ^= 1
 	return map[string][]byte{
 		"valid-two-tensors":  two,
 		"valid-empty":        valid(nil, nil),
@@ -42,6 +44,9 @@ func corpusSeeds() map[string][]byte {
 		"huge-shape":         file(`{"a":{"dtype":"F64","shape":[9223372036854775807,2],"data_offsets":[0,16]}}`, make([]byte, 16)),
 		"metadata-number":    file(`{"__metadata__":{"step":1}}`, nil),
 		"header-length-huge": []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, '{', '}'},
+		"digest-mismatch":    flipped,
+		"digest-malformed":   file(`{"__metadata__":{"data_sha256":"0123"}}`, nil),
+		"valid-no-digest":    file(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, []byte{0, 0x3c, 0, 0xc0}),
 	}
 }
 

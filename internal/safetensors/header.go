@@ -26,14 +26,27 @@ func headerLength(prefix []byte, avail int64) (int64, error) {
 	return int64(n), nil
 }
 
+// parsed is a checked header: its tensors in data order, its metadata
+// without the digest, the digest it records ("" when none) and the end of
+// the last tensor's data.
+type parsed struct {
+	entries  []entry
+	metadata map[string]string
+	digest   string
+	end      int64
+}
+
 // layout parses header and checks that its tensors, each within the
 // sectionLen-byte data section, tile the start of it without overlap or
-// gap. It returns them in data order, with the metadata and the end of the
-// last one.
-func layout(header []byte, sectionLen int64) ([]entry, map[string]string, int64, error) {
+// gap.
+func layout(header []byte, sectionLen int64) (parsed, error) {
 	entries, metadata, err := parseHeader(header, sectionLen)
 	if err != nil {
-		return nil, nil, 0, err
+		return parsed{}, err
+	}
+	digest, err := takeDigest(metadata)
+	if err != nil {
+		return parsed{}, err
 	}
 	sort.SliceStable(entries, func(i, j int) bool {
 		if entries[i].begin != entries[j].begin {
@@ -45,16 +58,16 @@ func layout(header []byte, sectionLen int64) ([]entry, map[string]string, int64,
 	for i, e := range entries {
 		if e.begin < pos {
 			p := entries[i-1]
-			return nil, nil, 0, errors.Errorf("tensor %q: data_offsets [%d %d] overlap tensor %q [%d %d]",
+			return parsed{}, errors.Errorf("tensor %q: data_offsets [%d %d] overlap tensor %q [%d %d]",
 				e.name, e.begin, e.end, p.name, p.begin, p.end)
 		}
 		if e.begin > pos {
-			return nil, nil, 0, errors.Errorf("tensor %q: data_offsets [%d %d] leave data bytes [%d, %d) covered by no tensor",
+			return parsed{}, errors.Errorf("tensor %q: data_offsets [%d %d] leave data bytes [%d, %d) covered by no tensor",
 				e.name, e.begin, e.end, pos, e.begin)
 		}
 		pos = e.end
 	}
-	return entries, metadata, pos, nil
+	return parsed{entries: entries, metadata: metadata, digest: digest, end: pos}, nil
 }
 
 // tensorsIn returns the tensors of entries (from layout) over section; a nil

@@ -109,10 +109,11 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	if known {
 		sectionLen = size - 8 - n
 	}
-	entries, metadata, end, err := layout(header, sectionLen)
+	p, err := layout(header, sectionLen)
 	if err != nil {
 		return nil, nil, err
 	}
+	end := p.end
 	if known && end != sectionLen {
 		return nil, nil, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", end, sectionLen)
 	}
@@ -120,7 +121,7 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 		return nil, nil, errors.Errorf("the header describes %d bytes of tensor data, which with the header exceeds the %d-byte file limit", end, limit)
 	}
 	if check != nil {
-		if err := check(tensorsIn(entries, nil), metadata); err != nil {
+		if err := check(tensorsIn(p.entries, nil), p.metadata); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -131,7 +132,7 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	if got := int64(len(section)); got < end {
 		// Checked against the bytes that did arrive, the header names the
 		// first tensor cut short, as Read does.
-		if _, _, _, err := layout(header, got); err != nil {
+		if _, err := layout(header, got); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, errors.Errorf("data section ends after %d of %d bytes (truncated file?)", got, end)
@@ -142,7 +143,10 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	} else if err != io.EOF {
 		return nil, nil, err
 	}
-	return tensorsIn(entries, section), metadata, nil
+	if err := checkDigest(p.digest, section); err != nil {
+		return nil, nil, err
+	}
+	return tensorsIn(p.entries, section), p.metadata, nil
 }
 
 // readUpTo reads n bytes from r, fewer only if r ends first. When n is known
@@ -174,12 +178,15 @@ func Read(data []byte) ([]Tensor, map[string]string, error) {
 		return nil, nil, err
 	}
 	header, section := data[8:8+n], data[8+n:]
-	entries, metadata, end, err := layout(header, int64(len(section)))
+	p, err := layout(header, int64(len(section)))
 	if err != nil {
 		return nil, nil, err
 	}
-	if end != int64(len(section)) {
-		return nil, nil, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", end, len(section))
+	if p.end != int64(len(section)) {
+		return nil, nil, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", p.end, len(section))
 	}
-	return tensorsIn(entries, section), metadata, nil
+	if err := checkDigest(p.digest, section); err != nil {
+		return nil, nil, err
+	}
+	return tensorsIn(p.entries, section), p.metadata, nil
 }

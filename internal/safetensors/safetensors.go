@@ -74,9 +74,14 @@ func byteSize(dtype string, shape []int64) (int64, error) {
 }
 
 // Write writes tensors and metadata as one safetensors file (see the package
-// comment for the exact layout). It checks every tensor first, so nothing is
-// written for invalid input.
+// comment for the exact layout), adding to the metadata the SHA-256 of the
+// tensor data under DigestKey, which metadata must not hold. It checks every
+// tensor first, so nothing is written for invalid input.
 func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+	metadata, err := withDigest(tensors, metadata)
+	if err != nil {
+		return err
+	}
 	header, err := encodeHeader(tensors, metadata)
 	if err != nil {
 		return err
