@@ -2,7 +2,9 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 )
 
 var updateCheckpointGolden = flag.Bool("update-checkpoint-golden", false,
@@ -191,9 +194,10 @@ func ckRunsOnEveryPath(t *testing.T, saved, loaded *Model) {
 	}
 }
 
-// TestCheckpointLayout reads a saved file with nothing but encoding/binary and
-// encoding/json and checks, element by element, that every tensor is where
-// ParamSpecs says, in PyTorch row-major layout, with the expected metadata.
+// TestCheckpointLayout reads a saved file with nothing but encoding/binary,
+// encoding/json and crypto/sha256 and checks, element by element, that every
+// tensor is where ParamSpecs says, in PyTorch row-major layout, with the
+// expected metadata (the digest of the data among it).
 func TestCheckpointLayout(t *testing.T) {
 	cfg := ckConfigs[1].cfg
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
@@ -209,10 +213,12 @@ func TestCheckpointLayout(t *testing.T) {
 		if err := json.Unmarshal(header["__metadata__"], &meta); err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]string{"config": string(run), "step": "9", "format": "attnscope/1"}; !reflect.DeepEqual(meta, want) {
+		data := raw[8+n:]
+		digest := sha256.Sum256(data)
+		want := map[string]string{"config": string(run), "step": "9", "format": "attnscope/1", safetensors.DigestKey: hex.EncodeToString(digest[:])}
+		if !reflect.DeepEqual(meta, want) {
 			t.Errorf("metadata %q, want %q", meta, want)
 		}
-		data := raw[8+n:]
 		size, name := 4, "F32"
 		if dtype == tensor.Float64 {
 			size, name = 8, "F64"
@@ -723,6 +729,7 @@ func ckFuzzSeeds(t *testing.T, golden []byte) map[string][]byte {
 	tensors, meta := ckParts(t, golden)
 	nan := ckAssemble(t, tensors, meta)
 	copy(nan[len(nan)-4:], safetensors.EncodeFloat32([]float32{float32(math.NaN())}))
+	nan = sttest.Reseal(t, nan)
 	noFormat := map[string]string{"config": meta["config"], "step": meta["step"]}
 	return map[string][]byte{
 		"golden":           golden,
