@@ -75,14 +75,60 @@ func ReadFileChecked(path string, limit int64, check func(header []Tensor, metad
 // readFrom reads one safetensors file from r (see ReadFileLimit). size is
 // the file's length when known (a regular file), or -1.
 func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]string) error) ([]Tensor, map[string]string, error) {
+	h, err := readHeader(r, size, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(tensorsIn(h.entries, nil), h.metadata); err != nil {
+			return nil, nil, err
+		}
+	}
+	section, err := readUpTo(r, h.end, size >= 8)
+	if err != nil {
+		return nil, nil, err
+	}
+	if got := int64(len(section)); got < h.end {
+		// Checked against the bytes that did arrive, the header names the
+		// first tensor cut short, as Read does.
+		if _, err := layout(h.raw, got); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errors.Errorf("data section ends after %d of %d bytes (truncated file?)", got, h.end)
+	}
+	var extra [1]byte
+	if got, err := io.ReadFull(r, extra[:]); got > 0 {
+		return nil, nil, errors.Errorf("data bytes from %d on at the end of the file are covered by no tensor", h.end)
+	} else if err != io.EOF {
+		return nil, nil, err
+	}
+	if err := checkDigest(h.digest, section); err != nil {
+		return nil, nil, err
+	}
+	return tensorsIn(h.entries, section), h.metadata, nil
+}
+
+// fileHeader is a file's header as readHeader read and checked it.
+type fileHeader struct {
+	parsed
+	raw []byte // the JSON header, padding included
+}
+
+// dataStart is the offset in the file of the data section.
+func (h fileHeader) dataStart() int64 { return 8 + int64(len(h.raw)) }
+
+// readHeader reads the length prefix and the header from r and checks them,
+// and the data section they describe, against the file's size (-1 when not
+// known) and limit; it reads no tensor data.
+func readHeader(r io.Reader, size, limit int64) (fileHeader, error) {
 	if size > limit {
-		return nil, nil, errors.Errorf("file is %d bytes, larger than the %d-byte limit", size, limit)
+		return fileHeader{}, errors.Errorf("file is %d bytes, larger than the %d-byte limit", size, limit)
 	}
 	var prefix [8]byte
 	if got, err := io.ReadFull(r, prefix[:]); err == io.EOF || err == io.ErrUnexpectedEOF {
-		return nil, nil, errors.Errorf("file is %d bytes, too short for the 8-byte header length", got)
+		return fileHeader{}, errors.Errorf("file is %d bytes, too short for the 8-byte header length", got)
 	} else if err != nil {
-		return nil, nil, err
+		return fileHeader{}, err
 	}
 	// A regular file can report a size too small for what it holds (files
 	// in /proc report 0); such a size tells nothing.
@@ -93,17 +139,17 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	}
 	n, err := headerLength(prefix[:], avail)
 	if err != nil {
-		return nil, nil, err
+		return fileHeader{}, err
 	}
 	if n > limit-8 {
-		return nil, nil, errors.Errorf("header length %d exceeds the %d-byte file limit", n, limit)
+		return fileHeader{}, errors.Errorf("header length %d exceeds the %d-byte file limit", n, limit)
 	}
 	header, err := readUpTo(r, n, known)
 	if err != nil {
-		return nil, nil, err
+		return fileHeader{}, err
 	}
 	if int64(len(header)) < n {
-		return nil, nil, errors.Errorf("header length %d exceeds the %d bytes after the length prefix (truncated file?)", n, len(header))
+		return fileHeader{}, errors.Errorf("header length %d exceeds the %d bytes after the length prefix (truncated file?)", n, len(header))
 	}
 	sectionLen := int64(math.MaxInt64)
 	if known {
@@ -111,42 +157,15 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	}
 	p, err := layout(header, sectionLen)
 	if err != nil {
-		return nil, nil, err
+		return fileHeader{}, err
 	}
-	end := p.end
-	if known && end != sectionLen {
-		return nil, nil, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", end, sectionLen)
+	if known && p.end != sectionLen {
+		return fileHeader{}, errors.Errorf("data bytes [%d, %d) at the end of the file are covered by no tensor", p.end, sectionLen)
 	}
-	if end > limit-8-n {
-		return nil, nil, errors.Errorf("the header describes %d bytes of tensor data, which with the header exceeds the %d-byte file limit", end, limit)
+	if p.end > limit-8-n {
+		return fileHeader{}, errors.Errorf("the header describes %d bytes of tensor data, which with the header exceeds the %d-byte file limit", p.end, limit)
 	}
-	if check != nil {
-		if err := check(tensorsIn(p.entries, nil), p.metadata); err != nil {
-			return nil, nil, err
-		}
-	}
-	section, err := readUpTo(r, end, known)
-	if err != nil {
-		return nil, nil, err
-	}
-	if got := int64(len(section)); got < end {
-		// Checked against the bytes that did arrive, the header names the
-		// first tensor cut short, as Read does.
-		if _, err := layout(header, got); err != nil {
-			return nil, nil, err
-		}
-		return nil, nil, errors.Errorf("data section ends after %d of %d bytes (truncated file?)", got, end)
-	}
-	var extra [1]byte
-	if got, err := io.ReadFull(r, extra[:]); got > 0 {
-		return nil, nil, errors.Errorf("data bytes from %d on at the end of the file are covered by no tensor", end)
-	} else if err != io.EOF {
-		return nil, nil, err
-	}
-	if err := checkDigest(p.digest, section); err != nil {
-		return nil, nil, err
-	}
-	return tensorsIn(p.entries, section), p.metadata, nil
+	return fileHeader{parsed: p, raw: header}, nil
 }
 
 // readUpTo reads n bytes from r, fewer only if r ends first. When n is known
