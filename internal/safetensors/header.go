@@ -70,16 +70,31 @@ func layout(header []byte, sectionLen int64) (parsed, error) {
 	return parsed{entries: entries, metadata: metadata, digest: digest, end: pos}, nil
 }
 
+// tensors returns the Info of each tensor, in data order.
+func (p parsed) tensors() []Info {
+	infos := make([]Info, len(p.entries))
+	for i, e := range p.entries {
+		infos[i] = Info{Name: e.name, DType: e.dtype, Shape: intShape(e.shape), Begin: e.begin, End: e.end}
+	}
+	return infos
+}
+
+// intShape converts a shape checked by parseEntry (its byte size fits in an
+// int64) to ints.
+func intShape(shape []int64) []int {
+	out := make([]int, len(shape))
+	for i, d := range shape {
+		out[i] = int(d)
+	}
+	return out
+}
+
 // tensorsIn returns the tensors of entries (from layout) over section; a nil
 // section (the header alone) gives tensors with nil Data.
 func tensorsIn(entries []entry, section []byte) []Tensor {
 	tensors := make([]Tensor, len(entries))
 	for i, e := range entries {
-		shape := make([]int, len(e.shape))
-		for j, d := range e.shape {
-			shape[j] = int(d)
-		}
-		tensors[i] = Tensor{Name: e.name, DType: e.dtype, Shape: shape}
+		tensors[i] = Tensor{Name: e.name, DType: e.dtype, Shape: intShape(e.shape)}
 		if section != nil {
 			tensors[i].Data = section[e.begin:e.end:e.end]
 		}

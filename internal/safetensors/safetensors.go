@@ -32,10 +32,13 @@ var dtypeSizes = map[string]int{
 	"I64": 8, "U64": 8, "F64": 8,
 }
 
-// F32 and F64 are the dtypes of float32 and float64 tensors.
+// The float dtypes: float32, float64, IEEE 754 half precision and bfloat16
+// (the upper 16 bits of a float32).
 const (
-	F32 = "F32"
-	F64 = "F64"
+	F32  = "F32"
+	F64  = "F64"
+	F16  = "F16"
+	BF16 = "BF16"
 )
 
 // MaxHeaderLen is the largest JSON header Read accepts (the reference

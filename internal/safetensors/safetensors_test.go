@@ -130,14 +130,19 @@ func TestReadForeignLayout(t *testing.T) {
 	}
 }
 
-func TestReadRejects(t *testing.T) {
+// rejectCase is a malformed file and what its error must contain.
+type rejectCase struct {
+	name string
+	in   []byte
+	want string
+}
+
+// rejectCases are files every reader refuses from their length prefix and
+// header, each near one check.
+func rejectCases() []rejectCase {
 	f32 := func(n int) []byte { return make([]byte, 4*n) }
 	ok := `"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}`
-	cases := []struct {
-		name string
-		in   []byte
-		want string
-	}{
+	return []rejectCase{
 		{"empty", nil, "file is 0 bytes, too short"},
 		{"seven bytes", []byte{1, 2, 3, 4, 5, 6, 7}, "file is 7 bytes, too short"},
 		{"header length beyond file", append([]byte{100, 0, 0, 0, 0, 0, 0, 0}, "{}"...), "header length 100 exceeds the 2 bytes after the length prefix"},
@@ -181,8 +186,12 @@ func TestReadRejects(t *testing.T) {
 		{"metadata duplicate key", file(`{"__metadata__":{"k":"1","k":"2"}}`, nil), `__metadata__: duplicate key "k"`},
 		{"metadata twice", file(`{"__metadata__":{},"__metadata__":{}}`, nil), `header: duplicate tensor name "__metadata__"`},
 		{"truncated data", file("{"+ok+"}", f32(2))[:8+len(ok)+2+5], `run past the end of the 5-byte data section (truncated file?)`},
+		{"digest not hex", file(`{"__metadata__":{"data_sha256":"xyz"}}`, nil), `__metadata__ "data_sha256": "xyz" is not a SHA-256`},
 	}
-	for _, c := range cases {
+}
+
+func TestReadRejects(t *testing.T) {
+	for _, c := range rejectCases() {
 		t.Run(c.name, func(t *testing.T) {
 			tensors, meta, err := Read(c.in)
 			if err == nil {
