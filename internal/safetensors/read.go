@@ -54,7 +54,8 @@ func ReadFileLimit(path string, limit int64) ([]Tensor, map[string]string, error
 // header is read and its layout validated, check (if not nil) sees the
 // tensors it lists, with nil Data, and the metadata; an error from check is
 // returned before any tensor data is read, so a file that does not hold what
-// the caller expects costs no more than its header.
+// the caller expects costs no more than its header. (The digest is checked
+// later, once the data is read.)
 func ReadFileChecked(path string, limit int64, check func(header []Tensor, metadata map[string]string) error) ([]Tensor, map[string]string, error) {
 	f, err := safefile.OpenRegular(path)
 	if err != nil {
@@ -184,9 +185,10 @@ func readUpTo(r io.Reader, n int64, known bool) ([]byte, error) {
 	return buf[:got], err
 }
 
-// Read parses and validates a whole safetensors file held in data. The
+// Read parses and validates a whole safetensors file held in data, and
+// checks the data against its digest when the file records one. The
 // returned tensors are in data order and their Data slices alias data; the
-// metadata map is never nil. Errors are one line naming the tensor (or header
+// metadata map, without DigestKey, is never nil. Errors are one line naming the tensor (or header
 // field) and the problem, without a file name (ReadFile adds it).
 func Read(data []byte) ([]Tensor, map[string]string, error) {
 	if len(data) < 8 {
