@@ -2,7 +2,9 @@ package rundir
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +25,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 )
 
 var updateCheckpointGolden = flag.Bool("update-checkpoint-golden", false,
@@ -194,9 +197,10 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
-// TestCheckpointLayout reads a saved file with nothing but encoding/binary and
-// encoding/json and checks, element by element, that every tensor is where
-// ParamSpecs says, in PyTorch row-major layout, with the expected metadata.
+// TestCheckpointLayout reads a saved file with nothing but encoding/binary,
+// encoding/json and crypto/sha256 and checks, element by element, that every
+// tensor is where ParamSpecs says, in PyTorch row-major layout, with the
+// expected metadata (the digest of the data among it).
 func TestCheckpointLayout(t *testing.T) {
 	cfg := ckConfigs[1].cfg
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
@@ -216,10 +220,12 @@ func TestCheckpointLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]string{"config": string(runJSON), "step": "9", "format": "attnscope/1"}; !reflect.DeepEqual(meta, want) {
+		data := raw[8+n:]
+		digest := sha256.Sum256(data)
+		want := map[string]string{"config": string(runJSON), "step": "9", "format": "attnscope/1", safetensors.DigestKey: hex.EncodeToString(digest[:])}
+		if !reflect.DeepEqual(meta, want) {
 			t.Errorf("metadata %q, want %q", meta, want)
 		}
-		data := raw[8+n:]
 		size, name := 4, "F32"
 		if dtype == tensor.Float64 {
 			size, name = 8, "F64"
@@ -747,6 +753,7 @@ func ckFuzzSeeds(t *testing.T, golden []byte) map[string][]byte {
 	tensors, meta := ckParts(t, golden)
 	nan := ckAssemble(t, tensors, meta)
 	copy(nan[len(nan)-4:], safetensors.EncodeFloat32([]float32{float32(math.NaN())}))
+	nan = sttest.Reseal(t, nan)
 	noFormat := map[string]string{"config": meta["config"], "step": meta["step"]}
 	return map[string][]byte{
 		"golden":           golden,

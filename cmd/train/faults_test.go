@@ -227,14 +227,15 @@ func TestBadConfigs(t *testing.T) {
 	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
 }
 
-// setBits overwrites the element bytes at element i of the named tensor.
+// setBits overwrites the element bytes at element i of the named tensor and
+// records the new data's digest, as a writer that saved those values would.
 func setBits(t *testing.T, file []byte, name string, i int, bits []byte) []byte {
 	t.Helper()
 	h, data := sttest.Split(t, file)
 	begin, _ := sttest.Offsets(h, name)
 	out := append([]byte(nil), file...)
 	copy(out[len(file)-len(data)+int(begin)+i*len(bits):], bits)
-	return out
+	return sttest.Reseal(t, out)
 }
 
 // TestCorruptResume: -resume of a run whose checkpoint, optimizer state,

@@ -12,21 +12,49 @@
 // section; tensor data is row-major and little-endian.
 //
 // Conventions:
-//   - Write is deterministic: "__metadata__" first (keys sorted, omitted when
-//     empty), then the tensors in the order given, their data packed back to
-//     back in that same order, and the header padded with spaces so that the
-//     data section starts at a multiple of 8 bytes, as the reference
-//     implementation does.
-//   - Read is strict: anything the reference implementation would reject, and
-//     anything ambiguous (duplicate names or keys, null values, gaps, trailing
-//     bytes, unknown fields), is an error naming the tensor and the problem in
-//     one line. No input makes it panic (see FuzzRead).
-//   - ReadFile and ReadFileLimit refuse a path that is not a regular file
-//     before opening can block on it, refuse a file over a size limit, and
-//     read no more than the header describes plus one byte, so a pipe,
-//     /dev/zero or a huge file is an error, not a read that never ends.
-//     ReadFileChecked lets the caller refuse a file from its header alone,
-//     before any tensor data is read.
-//   - Tensors come back in data order (which for files this package wrote is
-//     the order they were written in), and their Data slices alias the input.
+//   - Write is deterministic: "__metadata__" first (keys sorted), then the
+//     tensors in the order given, their data packed back to back in that same
+//     order, and the header padded with spaces so that the data section
+//     starts at a multiple of 8 bytes, as the reference implementation does.
+//   - Every file Write makes records the SHA-256 of its data section (the
+//     bytes after the header, in file order) as 64 lowercase hex digits under
+//     the metadata key DigestKey, "data_sha256"; a caller's metadata may not
+//     set it. The whole-file readers check it when present, a File in Verify
+//     or ReadAll, all with one message for a mismatch; every reader hands back
+//     the metadata without it, so that callers see what they wrote. A file
+//     without it (written before it existed, or elsewhere) reads as before;
+//     Verify and ReadAll say that they checked nothing.
+//   - Reading is strict: anything the reference implementation would reject,
+//     and anything ambiguous (duplicate names or keys, null values, gaps,
+//     trailing bytes, unknown fields), is an error naming the tensor and the
+//     problem in one line, without the file's name (only ReadFile adds it).
+//     No input makes a reader panic (see FuzzRead, FuzzOpen).
+//   - Every reader of a path refuses one that is not a regular file before
+//     opening can block on it, refuses a file over a size limit, and checks
+//     the header's tensors against the file's size before reading any data,
+//     so a pipe, /dev/zero, a huge file or a small file whose header claims
+//     huge tensors is an error, not a read that never ends or an allocation
+//     the file cannot fill.
+//
+// Two ways to read:
+//   - Read, ReadFile, ReadFileLimit and ReadFileChecked hold the whole data
+//     section in memory; tensors come back in data order (for files this
+//     package wrote, the order they were written in) as bytes that alias it.
+//     ReadFileChecked lets the caller refuse a file from its header alone.
+//     Converting those bytes to floats makes a second copy.
+//   - Open reads the length prefix and the header only. A File then reads
+//     each tensor on demand, straight into a []float32 or []float64 (F32,
+//     F64, F16 and BF16 convert), through ReadAt in chunks of at most 1 MiB,
+//     so tensors can be read in any order and concurrently, and reading costs
+//     the values plus one chunk, never the tensor's bytes whole.
+//
+// The digest covers the data section as a whole, so checking it means reading
+// every byte in order. File.Verify does that on its own (one more pass over
+// the file, with one chunk of memory). File.ReadAll is for a loader that
+// wants every tensor: it reads them in data order into slices its visit
+// function provides, hashing the bytes on the way, so the file is read once
+// and memory holds the values once. That is simpler than making Float32 feed
+// a running hash when called in order, and needs nothing beyond plain
+// safetensors in the file. ReadAll knows the digest is right only after the
+// last tensor: on an error the caller discards what it got.
 package safetensors

@@ -28,6 +28,8 @@ func corpusSeeds() map[string][]byte {
 		{Name: "b", DType: F64, Shape: []int{3}, Data: EncodeFloat64([]float64{-1, 0, 1})},
 	}, map[string]string{"format": "x/1", "config": `{"a":1}`})
 	headerLen := binary.LittleEndian.Uint64(two)
+	flipped := append([]byte{}, two...)
+	flipped[len(flipped)-1] ^= 1
 	return map[string][]byte{
 		"valid-two-tensors":  two,
 		"valid-empty":        valid(nil, nil),
@@ -42,6 +44,9 @@ func corpusSeeds() map[string][]byte {
 		"huge-shape":         file(`{"a":{"dtype":"F64","shape":[9223372036854775807,2],"data_offsets":[0,16]}}`, make([]byte, 16)),
 		"metadata-number":    file(`{"__metadata__":{"step":1}}`, nil),
 		"header-length-huge": []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, '{', '}'},
+		"digest-mismatch":    flipped,
+		"digest-malformed":   file(`{"__metadata__":{"data_sha256":"0123"}}`, nil),
+		"valid-no-digest":    file(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, []byte{0, 0x3c, 0, 0xc0}),
 	}
 }
 
@@ -113,6 +118,57 @@ func FuzzRead(f *testing.F) {
 		}
 		if !reflect.DeepEqual(again, tensors) || !reflect.DeepEqual(againMeta, metadata) {
 			t.Fatalf("round trip changed the file: %+v %v -> %+v %v", tensors, metadata, again, againMeta)
+		}
+	})
+}
+
+// FuzzOpen checks that no input panics Open or a File's reads; that Open
+// refuses exactly what Read refuses from the header, with the same message,
+// and Verify what Read refuses for the digest; and that every value slice
+// is sized by a tensor whose bytes the file holds, equal to decoding those
+// bytes whole.
+func FuzzOpen(f *testing.F) {
+	for _, data := range corpusSeeds() {
+		f.Add(data)
+	}
+	path := filepath.Join(f.TempDir(), "input.safetensors")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tensors, _, readErr := Read(data)
+		file, err := Open(path, MaxFileLen)
+		if err != nil {
+			if fmt.Sprint(err) != fmt.Sprint(readErr) {
+				t.Fatalf("Open: %v; Read: %v", err, readErr)
+			}
+			return
+		}
+		defer file.Close()
+		if _, err := file.Verify(); fmt.Sprint(err) != fmt.Sprint(readErr) {
+			t.Fatalf("Verify: %v; Read: %v", err, readErr)
+		}
+		for i, in := range file.Tensors() {
+			values, err := file.Float32(in.Name)
+			if checkFloat[float32](in) != nil {
+				if err == nil {
+					t.Fatalf("tensor %q of dtype %s read as float32", in.Name, in.DType)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("tensor %q: %v", in.Name, err)
+			}
+			if int64(len(values)*dtypeSizes[in.DType]) != in.End-in.Begin || in.End > int64(len(data)) {
+				t.Fatalf("tensor %q: %d values for bytes [%d, %d) of a %d-byte file", in.Name, len(values), in.Begin, in.End, len(data))
+			}
+			if readErr == nil {
+				whole := make([]float32, len(values))
+				decodeFloats(whole, tensors[i].Data, in.DType)
+				if !bytes.Equal(EncodeFloat32(whole), EncodeFloat32(values)) {
+					t.Fatalf("tensor %q: Float32 %v, decoded whole %v", in.Name, values, whole)
+				}
+			}
 		}
 	})
 }

@@ -25,8 +25,8 @@ func file(header string, data []byte) []byte {
 }
 
 // TestWriteExactBytes pins the layout against bytes written out by hand:
-// length prefix, header text and order, space padding to a multiple of 8,
-// little-endian data in the order given.
+// length prefix, header text and order (the digest among the metadata keys),
+// space padding to a multiple of 8, little-endian data in the order given.
 func TestWriteExactBytes(t *testing.T) {
 	tensors := []Tensor{
 		{Name: "b", DType: F32, Shape: []int{2}, Data: EncodeFloat32([]float32{1, -2})},
@@ -36,16 +36,18 @@ func TestWriteExactBytes(t *testing.T) {
 	if err := Write(&buf, tensors, map[string]string{"z": "1", "k": "<v>"}); err != nil {
 		t.Fatal(err)
 	}
-	header := `{"__metadata__":{"k":"<v>","z":"1"},` +
+	// The digest of the 16 data bytes below, from coreutils:
+	// printf '\x00\x00\x80\x3f\x00\x00\x00\xc0\x00\x00\x00\x00\x00\x00\xe0\x3f' | sha256sum
+	header := `{"__metadata__":{"data_sha256":"2b6b2a5e7f8dc10c4a51ead62e7c27f6cf3311a55e2a393c3383d73c0a473624","k":"<v>","z":"1"},` +
 		`"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},` +
 		`"a":{"dtype":"F64","shape":[],"data_offsets":[8,16]}}`
-	// 142 bytes of JSON, padded with 2 spaces to 144 = 18*8.
-	if len(header) != 142 {
-		t.Fatalf("test header is %d bytes, the padding below assumes 142", len(header))
+	// 223 bytes of JSON, padded with 1 space to 224 = 28*8.
+	if len(header) != 223 {
+		t.Fatalf("test header is %d bytes, the padding below assumes 223", len(header))
 	}
 	want := make([]byte, 8)
-	binary.LittleEndian.PutUint64(want, 144)
-	want = append(want, header+"  "...)
+	binary.LittleEndian.PutUint64(want, 224)
+	want = append(want, header+" "...)
 	// 1.0f = 0x3f800000, -2.0f = 0xc0000000, 0.5 = 0x3fe0000000000000, little-endian.
 	data, _ := hex.DecodeString("0000803f" + "000000c0" + "000000000000e03f")
 	want = append(want, data...)
@@ -128,14 +130,19 @@ func TestReadForeignLayout(t *testing.T) {
 	}
 }
 
-func TestReadRejects(t *testing.T) {
+// rejectCase is a malformed file and what its error must contain.
+type rejectCase struct {
+	name string
+	in   []byte
+	want string
+}
+
+// rejectCases are files every reader refuses from their length prefix and
+// header, each near one check.
+func rejectCases() []rejectCase {
 	f32 := func(n int) []byte { return make([]byte, 4*n) }
 	ok := `"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}`
-	cases := []struct {
-		name string
-		in   []byte
-		want string
-	}{
+	return []rejectCase{
 		{"empty", nil, "file is 0 bytes, too short"},
 		{"seven bytes", []byte{1, 2, 3, 4, 5, 6, 7}, "file is 7 bytes, too short"},
 		{"header length beyond file", append([]byte{100, 0, 0, 0, 0, 0, 0, 0}, "{}"...), "header length 100 exceeds the 2 bytes after the length prefix"},
@@ -179,8 +186,12 @@ func TestReadRejects(t *testing.T) {
 		{"metadata duplicate key", file(`{"__metadata__":{"k":"1","k":"2"}}`, nil), `__metadata__: duplicate key "k"`},
 		{"metadata twice", file(`{"__metadata__":{},"__metadata__":{}}`, nil), `header: duplicate tensor name "__metadata__"`},
 		{"truncated data", file("{"+ok+"}", f32(2))[:8+len(ok)+2+5], `run past the end of the 5-byte data section (truncated file?)`},
+		{"digest not hex", file(`{"__metadata__":{"data_sha256":"xyz"}}`, nil), `__metadata__ "data_sha256": "xyz" is not a SHA-256`},
 	}
-	for _, c := range cases {
+}
+
+func TestReadRejects(t *testing.T) {
+	for _, c := range rejectCases() {
 		t.Run(c.name, func(t *testing.T) {
 			tensors, meta, err := Read(c.in)
 			if err == nil {
@@ -237,6 +248,7 @@ func TestWriteRejects(t *testing.T) {
 		{"short data", []Tensor{{Name: "x", DType: F64, Shape: []int{2}, Data: make([]byte, 15)}}, nil, `tensor "x": shape [2] of F64 needs 16 bytes, Data has 15`},
 		{"invalid UTF-8 name", []Tensor{{Name: "\xff", DType: F32, Shape: []int{}, Data: make([]byte, 4)}}, nil, `not valid UTF-8`},
 		{"invalid UTF-8 metadata", []Tensor{good}, map[string]string{"k": "\xff"}, `metadata "k": key and value must be valid UTF-8`},
+		{"digest set by the caller", []Tensor{good}, map[string]string{DigestKey: "x"}, `metadata key "data_sha256" is reserved`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

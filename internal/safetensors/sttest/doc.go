@@ -2,5 +2,6 @@
 // tests, so a test can forge what a buggy or hostile writer would: its JSON
 // header as generic values (a map from tensor name to its dtype, shape and
 // data_offsets, plus "__metadata__"), edited, then joined with the data
-// section unchanged. It is imported by tests only (cmd/train, cmd/inspect).
+// section unchanged, or with the data edited and the digest recorded anew
+// (Reseal). It is imported by tests only (cmd/train, cmd/inspect, model).
 package sttest

@@ -1,9 +1,13 @@
 package sttest
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
 // Split returns a file's header as generic JSON and its data section.
@@ -36,6 +40,23 @@ func EditHeader(t testing.TB, file []byte, edit func(header map[string]any)) []b
 	t.Helper()
 	h, data := Split(t, file)
 	edit(h)
+	return Join(t, h, data)
+}
+
+// Reseal records in file's metadata the SHA-256 of its data section as it
+// now is (safetensors.DigestKey), as safetensors.Write would have: a test
+// that forges data a buggy writer could produce (a NaN weight) then reaches
+// the check it is about instead of the digest's.
+func Reseal(t testing.TB, file []byte) []byte {
+	t.Helper()
+	h, data := Split(t, file)
+	meta, _ := h["__metadata__"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		h["__metadata__"] = meta
+	}
+	sum := sha256.Sum256(data)
+	meta[safetensors.DigestKey] = hex.EncodeToString(sum[:])
 	return Join(t, h, data)
 }
 
