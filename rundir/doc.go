@@ -29,6 +29,10 @@
 //     BestFile, state-<step>.safetensors (StateFile), LockFile, and the
 //     temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
+//   - A new run goes only into a directory that is missing, empty or holds
+//     nothing but a run's files (CheckOnlyRunFiles): a stale lock or the
+//     temporaries of an interrupted write count as empty, anything else (a
+//     user's data, /) is refused with a ForeignError naming a few entries.
 //   - Lock takes an exclusive flock on LockFile for the life of the writing
 //     process. The kernel drops it when the process dies, so a lock left by a
 //     killed run never blocks a resume; the file keeps the holder's pid only

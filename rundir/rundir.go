@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // Files of a run directory.
@@ -61,6 +64,64 @@ func HoldsRun(dir string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// shownForeign is how many of a directory's foreign entries a ForeignError
+// names: enough to recognise the directory, few enough for one line.
+const shownForeign = 3
+
+// ForeignError is the refusal of a directory for a new run because it holds
+// entries that are not a run's files (IsRunFile): a run written there would
+// mix its files with a user's.
+type ForeignError struct {
+	Dir   string
+	Shown []string // the first entries that are not run files, by name
+	Count int      // how many entries are not run files
+}
+
+func (e *ForeignError) Error() string { return "run directory " + e.Dir + ": " + e.Problem() }
+
+// Problem is the refusal without the directory, for a caller that names it
+// its own way (cmd/train names the -out flag). Each name is quoted and
+// escaped, so a hostile file name cannot drive the terminal.
+func (e *ForeignError) Problem() string {
+	quoted := make([]string, len(e.Shown))
+	for i, name := range e.Shown {
+		quoted[i] = msg.Quote(name)
+	}
+	list := strings.Join(quoted, ", ")
+	if more := e.Count - len(e.Shown); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return "the directory exists and holds files that are not a run's (" + list + "); give a new or empty directory"
+}
+
+// CheckOnlyRunFiles refuses, with a *ForeignError, a directory for a new run
+// that holds anything but a run's files. A missing dir is fine, and so is one
+// holding only a stale lock or the temporaries of an interrupted write: it
+// counts as empty.
+func CheckOnlyRunFiles(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "reading the run directory")
+	}
+	foreign := &ForeignError{Dir: dir}
+	for _, e := range entries {
+		if IsRunFile(e.Name()) {
+			continue
+		}
+		if foreign.Count < shownForeign {
+			foreign.Shown = append(foreign.Shown, e.Name())
+		}
+		foreign.Count++
+	}
+	if foreign.Count > 0 {
+		return errors.WithStack(foreign)
+	}
+	return nil
 }
 
 // CheckNoLinks refuses a run directory any of whose run files is a

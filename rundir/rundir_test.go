@@ -160,3 +160,53 @@ func TestCheckDir(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// TestCheckOnlyRunFiles: a directory for a new run may be missing, empty,
+// or hold only a run's files (a stale lock, an interrupted write's
+// temporary, a run's data); anything else is refused with one line naming
+// the directory and at most three entries, escaped, and how many more.
+func TestCheckOnlyRunFiles(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		entries []string // created in the directory; nil: the directory is missing, "x/": a subdirectory
+		want    string   // "" when the directory is accepted
+	}{
+		{"missing", nil, ""},
+		{"empty", []string{}, ""},
+		{"stale lock and a temporary", []string{LockFile, ".checkpoint.safetensors.tmp-123"}, ""},
+		{"a run's files", []string{ConfigFile, MetricsFile, StateFile(5)}, ""},
+		{"a user's file beside a lock", []string{LockFile, "data.txt"}, `: the directory exists and holds files that are not a run's ("data.txt"); give a new or empty directory`},
+		{"a subdirectory", []string{"src/"}, `("src")`},
+		{"many entries", []string{"bin/", "boot/", "dev/", "etc/", "home/", ConfigFile}, `("bin", "boot", "dev" and 2 more)`},
+		{"a name that drives the terminal", []string{"\x1b]0;pwned\a"}, `("\x1b]0;pwned\a")`},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		if c.entries != nil {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, e := range c.entries {
+			var err error
+			if name, ok := strings.CutSuffix(e, "/"); ok {
+				err = os.Mkdir(filepath.Join(dir, name), 0o755)
+			} else {
+				err = os.WriteFile(filepath.Join(dir, e), []byte("x"), 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := CheckOnlyRunFiles(dir)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want it accepted", c.name, err)
+			}
+			continue
+		}
+		var foreign *ForeignError
+		if !errors.As(err, &foreign) || !strings.HasPrefix(err.Error(), "run directory "+dir+": ") || !strings.Contains(err.Error(), c.want) || strings.ContainsAny(err.Error(), "\n\x1b\a") {
+			t.Errorf("%s: %v, want a one-line *ForeignError naming %s and containing %s", c.name, err, dir, c.want)
+		}
+	}
+}

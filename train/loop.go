@@ -50,7 +50,8 @@ type Options struct {
 	Dir string // run directory, created if missing
 	// Resume continues the run in Dir from its latest checkpoint (or from the
 	// start if it was stopped before its first one). Without Resume, Run
-	// refuses a Dir that already holds a run.
+	// refuses a Dir that already holds a run (ErrRunExists) or holds anything
+	// but a run's files (*rundir.ForeignError), before writing anything.
 	Resume   bool
 	Observer Observer // may be nil
 	// Data, on resume, is where the text task's file is now when it moved
@@ -235,7 +236,8 @@ func (r *runner) build(ctx context.Context) error {
 	return err
 }
 
-// fresh starts a new run from the seed, refusing a directory that holds one.
+// fresh starts a new run from the seed, refusing a directory that holds one
+// or holds anything but a run's files (a user's data, /).
 func (r *runner) fresh() error {
 	if err := rundir.CheckDir(r.dir); err != nil {
 		return err
@@ -251,6 +253,9 @@ func (r *runner) fresh() error {
 		}
 		return errors.Wrapf(ErrRunExists, "%s", r.dir)
 	}
+	if err := rundir.CheckOnlyRunFiles(r.dir); err != nil {
+		return err
+	}
 	m, err := model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
 	if err != nil {
 		return err
@@ -261,8 +266,9 @@ func (r *runner) fresh() error {
 }
 
 // createDir locks a fresh run's directory and writes its config and empty
-// metrics log. The check that no run is there is repeated under the lock: a
-// run started at the same moment may have written its files since fresh.
+// metrics log. The checks that neither a run nor anything else is there are
+// repeated under the lock: a run started at the same moment, or a user, may
+// have written files since fresh.
 func (r *runner) createDir() error {
 	if err := rundir.CheckDir(r.dir); err != nil {
 		return err
@@ -278,6 +284,9 @@ func (r *runner) createDir() error {
 		return err
 	} else if held {
 		return errors.Wrapf(ErrRunExists, "%s", r.dir)
+	}
+	if err := rundir.CheckOnlyRunFiles(r.dir); err != nil {
+		return err
 	}
 	yml, err := r.cfg.YAML()
 	if err != nil {

@@ -581,3 +581,49 @@ func TestSignalBeforeFirstStep(t *testing.T) {
 		t.Errorf("an extending resume interrupted before its first step: %v", err)
 	}
 }
+
+// plantingCtx is a context that calls plant at its first look (Err), then
+// never again: something done to the run directory while Run prepares.
+type plantingCtx struct {
+	context.Context
+	plant func()
+}
+
+func (c *plantingCtx) Err() error {
+	if c.plant != nil {
+		c.plant()
+		c.plant = nil
+	}
+	return nil
+}
+
+// TestForeignDirRefused: a fresh Run refuses a directory holding a file that
+// is not a run's with a *rundir.ForeignError: one there before Run before
+// the run is prepared, one that appears while it is prepared under the lock.
+// The directory is left holding that file alone, unchanged.
+func TestForeignDirRefused(t *testing.T) {
+	cfg := parse(t, smallYAML)
+	for _, early := range []bool{true, false} {
+		dir := t.TempDir()
+		plantData := func() {
+			if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte("a user's data\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx := &plantingCtx{Context: context.Background(), plant: plantData}
+		if early {
+			plantData()
+			ctx.plant = func() { t.Error("the run was prepared in a directory holding data.txt") }
+		}
+		_, err := Run(ctx, cfg, Options{Dir: dir})
+		var foreign *rundir.ForeignError
+		if !errors.As(err, &foreign) || !strings.Contains(err.Error(), `("data.txt")`) {
+			t.Errorf("data.txt there before Run %v: %v, want a *rundir.ForeignError naming it", early, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		got, _ := os.ReadFile(filepath.Join(dir, "data.txt"))
+		if len(entries) != 1 || string(got) != "a user's data\n" {
+			t.Errorf("data.txt there before Run %v: the directory holds %v, data.txt %q", early, entries, got)
+		}
+	}
+}

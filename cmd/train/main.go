@@ -19,6 +19,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/train"
 )
@@ -54,7 +55,7 @@ flags:
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML run config (e.g. configs/copy.yaml)")
-	out := fs.String("out", "", "run directory (default runs/<config name>)")
+	out := fs.String("out", "", "run directory, new or empty (default runs/<config name>)")
 	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
 	dataFile := fs.String("data", "", "with -resume: the text task's file where it is now, when it moved since the run started (its content must be what the run recorded)")
 	var overrides sets
@@ -99,6 +100,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
 		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
+	}
+	var foreign *rundir.ForeignError
+	if errors.As(err, &foreign) {
+		return errors.Errorf("%s: %s", outLabel(*out, dir), foreign.Problem())
 	}
 	if err != nil {
 		return err
@@ -157,9 +162,29 @@ func resolve(configPath, out, resume string, overrides []string) (string, rundir
 		return "", rundir.Config{}, err
 	}
 	if out == "" {
-		out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(configPath), filepath.Ext(configPath)))
+		out, err = defaultDir(configPath)
 	}
-	return out, cfg, nil
+	return out, cfg, err
+}
+
+// defaultDir is the run directory named after the config file,
+// runs/<base name without extension>. A name that is empty, "." or ".."
+// would put the run in runs/ itself or beside it, among other files.
+func defaultDir(configPath string) (string, error) {
+	name := strings.TrimSuffix(filepath.Base(configPath), filepath.Ext(configPath))
+	if name == "" || name == "." || name == ".." {
+		return "", errors.Errorf("-config %s: the file's name without its extension (%s) cannot name the run directory; give one with -out DIR", configPath, msg.Quote(name))
+	}
+	return filepath.Join("runs", name), nil
+}
+
+// outLabel names the run directory in a refusal: by the -out flag that gave
+// it, or as the default the config's name gave.
+func outLabel(out, dir string) string {
+	if out != "" {
+		return "-out " + dir
+	}
+	return "run directory " + dir + " (named after the config; -out DIR gives another)"
 }
 
 // header is the line printed before the first step: what runs, where, the
