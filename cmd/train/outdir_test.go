@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/train"
 )
 
 // TestRunDirectoryMustBeOwn: train writes a run only into a directory of its
@@ -61,7 +60,7 @@ func TestRunDirectoryMustBeOwn(t *testing.T) {
 			if _, _, err := runCmd(args...); err != nil {
 				t.Fatal(err)
 			}
-			if saved, err := train.SavedConfig(dir); err != nil || saved.Train.Steps != 5 {
+			if saved, err := rundir.SavedConfig(dir); err != nil || saved.Train.Steps != 5 {
 				t.Errorf("the run in %s: %v, steps %d", dir, err, saved.Train.Steps)
 			}
 			checkRunFiles(t, dir, 5) // the stale lock is gone with the run's own
