@@ -141,27 +141,51 @@ func safetensorsDType(dt tensor.Dtype) (string, error) {
 	return "", errors.Errorf("model dtype %v: only float32 and float64 are supported", dt)
 }
 
-// FromTensors builds the model cfg describes from tensors (as Tensors
-// writes them, in any order), after CheckTensors; every value must be finite.
-func FromTensors(cfg Config, tensors []safetensors.Tensor) (*Model, error) {
-	dtype, err := CheckTensors(cfg, tensors)
-	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]safetensors.Tensor, len(tensors))
-	for _, t := range tensors {
-		byName[t.Name] = t
-	}
+// FromValues builds the model cfg describes from the values of its
+// parameters by name: every parameter, each a []float32 (a Float32 model) or
+// a []float64 (Float64) of its shape's size, one type throughout, every
+// value finite. The slices become the model's tensors, not copies.
+func FromValues(cfg Config, values map[string]any) (*Model, error) {
 	specs := cfg.ParamSpecs()
-	m := &Model{Config: cfg, Dtype: dtype, Params: make([]Param, 0, len(specs))}
-	for _, spec := range specs {
-		value, err := denseFromBytes(dtype, spec.Shape, byName[spec.Name].Data)
+	m := &Model{Config: cfg, Params: make([]Param, 0, len(specs))}
+	for i, spec := range specs {
+		var value *tensor.Dense
+		var err error
+		switch v := values[spec.Name].(type) {
+		case []float32:
+			value, err = finiteDense(tensor.Float32, spec.Shape, v)
+		case []float64:
+			value, err = finiteDense(tensor.Float64, spec.Shape, v)
+		default:
+			err = errors.Errorf("has %T values, want []float32 or []float64", v)
+		}
 		if err != nil {
 			return nil, errors.Wrapf(err, "tensor %q", spec.Name)
 		}
+		if i == 0 {
+			m.Dtype = value.Dtype()
+		} else if value.Dtype() != m.Dtype {
+			return nil, errors.Errorf("tensor %q is %v, %q %v; all tensors must share one dtype", spec.Name, value.Dtype(), specs[0].Name, m.Dtype)
+		}
 		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
 	}
+	if len(values) != len(specs) {
+		return nil, errors.Errorf("%d tensors given, the model has %d", len(values), len(specs))
+	}
 	return m, nil
+}
+
+// finiteDense is values as a tensor of shape, refusing NaN and Inf.
+func finiteDense[T float32 | float64](dtype tensor.Dtype, shape []int, values []T) (*tensor.Dense, error) {
+	if len(values) != product(shape) {
+		return nil, errors.Errorf("has %d values, shape %v needs %d", len(values), shape, product(shape))
+	}
+	for i, v := range values {
+		if err := checkFinite(float64(v), shape, i); err != nil {
+			return nil, err
+		}
+	}
+	return tensor.New(tensor.Of(dtype), tensor.WithShape(shape...), tensor.WithBacking(values)), nil
 }
 
 // CheckTensors validates the names, dtypes and shapes of tensors against
@@ -169,14 +193,14 @@ func FromTensors(cfg Config, tensors []safetensors.Tensor) (*Model, error) {
 // refused from its header alone: every parameter present with its exact
 // shape, one dtype (F32 or F64) throughout, nothing else. It returns the
 // model dtype they share.
-func CheckTensors(cfg Config, tensors []safetensors.Tensor) (tensor.Dtype, error) {
+func CheckTensors(cfg Config, tensors []safetensors.Info) (tensor.Dtype, error) {
 	// Every block has tensors of its own, so a file with fewer tensors than
 	// blocks cannot match; checking first keeps a corrupt layer count from
 	// making ParamSpecs list billions of names.
 	if cfg.Layers > len(tensors) {
 		return tensor.Dtype{}, errors.Errorf("config has model.layers=%d but the file holds only %d tensors", cfg.Layers, len(tensors))
 	}
-	byName := make(map[string]safetensors.Tensor, len(tensors))
+	byName := make(map[string]safetensors.Info, len(tensors))
 	for _, t := range tensors {
 		byName[t.Name] = t
 	}
@@ -214,31 +238,6 @@ func CheckTensors(cfg Config, tensors []safetensors.Tensor) (tensor.Dtype, error
 
 // modelDTypes maps the checkpoint dtypes to model dtypes.
 var modelDTypes = map[string]tensor.Dtype{safetensors.F32: tensor.Float32, safetensors.F64: tensor.Float64}
-
-func denseFromBytes(dtype tensor.Dtype, shape []int, data []byte) (*tensor.Dense, error) {
-	if dtype == tensor.Float64 {
-		values, err := safetensors.DecodeFloat64(data)
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range values {
-			if err := checkFinite(v, shape, i); err != nil {
-				return nil, err
-			}
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
-	}
-	values, err := safetensors.DecodeFloat32(data)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range values {
-		if err := checkFinite(float64(v), shape, i); err != nil {
-			return nil, err
-		}
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values)), nil
-}
 
 func equalInts(a, b []int) bool {
 	if len(a) != len(b) {

@@ -51,6 +51,9 @@ func Open(path string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ck.Sealed {
+		notef(o.Notices, "note: %s was written before checkpoints recorded a SHA-256 of their tensors, so damage to it cannot be detected", ckpt)
+	}
 	op := &Opened{Model: ck.Model, Config: ck.Config, Step: ck.Step, Checkpoint: ckpt, RunDir: runDir}
 	if op.Task, op.DataFile, err = taskOf(ck.Config.Task, ckpt, runDir, o); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
@@ -34,6 +35,12 @@ type Checkpoint struct {
 	Model  *model.Model
 	Config Config // Config.Model equals Model.Config
 	Step   int
+	// Sealed says the file recorded a SHA-256 of its tensor data and the data
+	// matched it; false for a file written before checkpoints recorded one
+	// (a damaged one is refused).
+	Sealed bool
+
+	dtype tensor.Dtype // of the tensors, from the header
 }
 
 // SaveCheckpoint writes m as a safetensors checkpoint at path, replacing any
@@ -92,30 +99,32 @@ const MaxCheckpointLen = 4 << 30
 // with bounds on its size and nesting, every key known and none twice,
 // then ValidateModel: the model and the task, though no file the task
 // names is read) and every tensor's name, dtype and shape against the
-// model it describes. Only then are the tensors read, each value checked
-// finite. A pipe or a device such as /dev/zero is refused rather than read
-// forever.
+// model it describes. Only then are the tensors read, once, straight into
+// the model's values, each checked finite, and the SHA-256 the file
+// records of its data compared (Checkpoint.Sealed). A pipe or a device
+// such as /dev/zero is refused rather than read forever.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
-	var ck Checkpoint
-	tensors, _, err := safetensors.ReadFileChecked(path, MaxCheckpointLen, func(header []safetensors.Tensor, metadata map[string]string) error {
-		var err error
-		if ck.Config, ck.Step, err = decodeMetadata(metadata); err != nil {
-			return err
-		}
-		_, err = model.CheckTensors(ck.Config.Model, header)
-		return err
-	})
+	f, ck, err := openCheckpoint(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		return nil, err
+	}
+	defer f.Close()
+	values := map[string]any{}
+	ck.Sealed, err = f.ReadAll(func(in safetensors.Info) (any, error) {
+		if ck.dtype == tensor.Float64 {
+			values[in.Name] = make([]float64, in.Len())
+		} else {
+			values[in.Name] = make([]float32, in.Len())
 		}
+		return values[in.Name], nil
+	})
+	if err == nil {
+		ck.Model, err = model.FromValues(ck.Config.Model, values)
+	}
+	if err != nil {
 		return nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
-	if ck.Model, err = model.FromTensors(ck.Config.Model, tensors); err != nil {
-		return nil, errors.Wrapf(err, "checkpoint %s", path)
-	}
-	return &ck, nil
+	return ck, nil
 }
 
 // PeekCheckpoint reads the run config and the step of the checkpoint at
@@ -123,30 +132,34 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 // header (the tensors' names, dtypes and shapes among them), and no tensor
 // data read.
 func PeekCheckpoint(path string) (Config, int, error) {
-	var cfg Config
-	var step int
-	_, _, err := safetensors.ReadFileChecked(path, MaxCheckpointLen, func(header []safetensors.Tensor, metadata map[string]string) error {
-		var err error
-		if cfg, step, err = decodeMetadata(metadata); err != nil {
-			return err
-		}
-		if _, err := model.CheckTensors(cfg.Model, header); err != nil {
-			return err
-		}
-		return errHeaderRead
-	})
-	if !errors.Is(err, errHeaderRead) {
+	f, ck, err := openCheckpoint(path)
+	if err != nil {
+		return Config{}, 0, err
+	}
+	f.Close()
+	return ck.Config, ck.Step, nil
+}
+
+// openCheckpoint opens the checkpoint at path and checks its header.
+func openCheckpoint(path string) (*safetensors.File, *Checkpoint, error) {
+	f, err := safetensors.Open(path, MaxCheckpointLen)
+	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return Config{}, 0, errors.Wrapf(err, "checkpoint %s", path)
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
 	}
-	return cfg, step, nil
+	ck := &Checkpoint{}
+	if ck.Config, ck.Step, err = decodeMetadata(f.Metadata()); err == nil {
+		ck.dtype, err = model.CheckTensors(ck.Config.Model, f.Tensors())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, errors.Wrapf(err, "checkpoint %s", path)
+	}
+	return f, ck, nil
 }
-
-// errHeaderRead stops a read after the header (PeekCheckpoint).
-var errHeaderRead = errors.New("header read")
 
 // decodeMetadata checks a checkpoint's metadata: the format, the step and
 // the run config.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -765,21 +766,13 @@ func ckFuzzSeeds(t *testing.T, golden []byte) map[string][]byte {
 	}
 }
 
-// ckDecode is LoadCheckpoint on the bytes of a file.
-func ckDecode(file []byte) (*Checkpoint, error) {
-	tensors, metadata, err := safetensors.Read(file)
-	if err != nil {
+// ckDecode is LoadCheckpoint on the bytes of a file, written to dir.
+func ckDecode(dir string, file []byte) (*Checkpoint, error) {
+	path := filepath.Join(dir, "fuzz.safetensors")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
 		return nil, err
 	}
-	cfg, step, err := decodeMetadata(metadata)
-	if err != nil {
-		return nil, err
-	}
-	m, err := model.FromTensors(cfg.Model, tensors)
-	if err != nil {
-		return nil, err
-	}
-	return &Checkpoint{Model: m, Config: cfg, Step: step}, nil
+	return LoadCheckpoint(path)
 }
 
 // FuzzLoad checks that no file panics the checkpoint decoder, and that a
@@ -791,7 +784,8 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add(golden)
 	f.Fuzz(func(t *testing.T, file []byte) {
-		ck, err := ckDecode(file)
+		dir := t.TempDir()
+		ck, err := ckDecode(dir, file)
 		if err != nil {
 			return
 		}
@@ -803,7 +797,7 @@ func FuzzLoad(f *testing.F) {
 		if err := safetensors.Write(&buf, tensors, meta); err != nil {
 			t.Fatal(err)
 		}
-		again, err := ckDecode(buf.Bytes())
+		again, err := ckDecode(dir, buf.Bytes())
 		if err != nil {
 			t.Fatalf("LoadCheckpoint refuses what SaveCheckpoint wrote: %v", err)
 		}
@@ -829,5 +823,71 @@ func TestConfigDuplicateKeys(t *testing.T) {
 		if _, err := decodeConfigJSON([]byte(c.raw)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.raw, err, c.want)
 		}
+	}
+}
+
+// TestLoadSealed: a checkpoint carries the SHA-256 of its tensor data; one
+// flipped bit anywhere in it is refused with one line naming the file, and
+// a checkpoint written before the digest was kept still loads, unsealed.
+func TestLoadSealed(t *testing.T) {
+	cfg := ckConfigs[1].cfg
+	m := ckNew(t, cfg, tensor.Float32, 4)
+	good := ckSaved(t, m, ckRunConfig(cfg), 3)
+	dir := t.TempDir()
+	write := func(name string, file []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ck, err := LoadCheckpoint(write("good.safetensors", good))
+	if err != nil || !ck.Sealed {
+		t.Fatalf("a fresh checkpoint: %v, sealed %v", err, ck != nil && ck.Sealed)
+	}
+	header, data := sttest.Split(t, good)
+	start := len(good) - len(data)
+	for _, at := range []int{start, start + len(data)/2, len(good) - 1} {
+		flipped := bytes.Clone(good)
+		flipped[at] ^= 0x10
+		path := write(fmt.Sprintf("flipped-%d.safetensors", at), flipped)
+		_, err := LoadCheckpoint(path)
+		want := "checkpoint " + path + ": tensor data does not match its data_sha256"
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("a bit flipped at byte %d of %d: %v, want a line starting %q", at, len(good), err, want)
+		}
+	}
+	delete(header["__metadata__"].(map[string]any), safetensors.DigestKey)
+	old, err := LoadCheckpoint(write("old.safetensors", sttest.Join(t, header, data)))
+	if err != nil || old.Sealed {
+		t.Fatalf("a checkpoint without a digest: %v, sealed %v", err, old != nil && old.Sealed)
+	}
+	ckSameWeights(t, old.Model, m)
+}
+
+// TestLoadHoldsTheTensorsOnce: loading a checkpoint allocates its float32
+// tensors once, plus the reader's one chunk (1 MiB) and small change:
+// never a copy of the file's data section beside the values.
+func TestLoadHoldsTheTensorsOnce(t *testing.T) {
+	cfg := model.Config{Vocab: 64, Context: 64, DModel: 256, Heads: 4, Layers: 4, MLP: true, DFF: 1024, OutBias: true, Attention: "fused"}
+	m := ckNew(t, cfg, tensor.Float32, 1)
+	path := filepath.Join(t.TempDir(), "c.safetensors")
+	if err := SaveCheckpoint(path, m, ckRunConfig(cfg), 0); err != nil {
+		t.Fatal(err)
+	}
+	tensorBytes := 0
+	for _, p := range m.Params {
+		tensorBytes += 4 * p.Value.Shape().TotalSize()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := LoadCheckpoint(path); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	allocated := int(after.TotalAlloc - before.TotalAlloc)
+	if limit := tensorBytes + 3<<20/2; allocated > limit {
+		t.Errorf("loading %d bytes of tensors allocated %d bytes (limit %d)", tensorBytes, allocated, limit)
 	}
 }

@@ -41,7 +41,8 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	}
 }
 
-// setFloat32 overwrites element i of the named F32 tensor in file.
+// setFloat32 overwrites element i of the named F32 tensor in file, and
+// records the digest of the new data.
 func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte {
 	t.Helper()
 	h, data := sttest.Split(t, file)
@@ -49,7 +50,7 @@ func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte
 	out := append([]byte(nil), file...)
 	at := len(file) - len(data) + int(begin) + 4*i
 	binary.LittleEndian.PutUint32(out[at:], math.Float32bits(v))
-	return out
+	return sttest.Reseal(t, out) // as a writer that saved v would have
 }
 
 // editConfig rewrites the run config in the metadata.
