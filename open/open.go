@@ -102,7 +102,7 @@ func taskOf(cfg data.TaskConfig, ckpt, runDir string, o Options) (data.Task, str
 	}
 	task, err := data.New(cfg)
 	if err != nil {
-		if o.Data == "" && !cfg.File.Recorded() && !filepath.IsAbs(cfg.Path) {
+		if o.Data == "" && !cfg.File.Recorded() && !filepath.IsAbs(cfg.Path) && errors.Is(err, os.ErrNotExist) {
 			err = errors.Wrap(err, "task.path is relative to the directory train ran in; name the file with -data")
 		}
 		return nil, "", err
