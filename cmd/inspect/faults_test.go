@@ -124,6 +124,12 @@ func TestCorruptCheckpoints(t *testing.T) {
 			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
 		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
 		{"-Inf weight", setFloat32(t, good, "pos_emb.weight", 127, float32(math.Inf(-1))), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
+		{"config nested a million deep", sttest.EditHeader(t, good, func(h map[string]any) {
+			h["__metadata__"].(map[string]any)["config"] = strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)
+		}), "metadata config: the run config is 2000000 bytes, more than the 1048576 a run config may take"},
+		{"config nested 100,000 deep", sttest.EditHeader(t, good, func(h map[string]any) {
+			h["__metadata__"].(map[string]any)["config"] = strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000)
+		}), "metadata config: run config: the config nests deeper than 8 levels"},
 		{"no attnscope metadata", sttest.EditHeader(t, good, func(h map[string]any) { delete(h, "__metadata__") }), `no "format" metadata: not an attnscope checkpoint`},
 	}
 	dir := t.TempDir()
@@ -360,6 +366,38 @@ func TestBadTokens(t *testing.T) {
 		{strings.Repeat("1 ", 100000), []string{"-tokens: 100000 tokens is longer than the model's context of 8"}},
 	} {
 		refused(t, fmt.Sprintf("-tokens %.30q", c.tokens), []string{"-checkpoint", testCheckpoint, "-tokens", c.tokens}, c.want...)
+	}
+	// Without a learned position table nothing else bounds -tokens: 20,000
+	// once ended in a fatal out-of-memory.
+	cfg := model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope}
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rope := saveCheckpoint(t, filepath.Join(t.TempDir(), "rope.safetensors"), m, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
+	refused(t, "-tokens beyond memory", []string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)},
+		"-tokens: 20000 tokens need an estimated ", "GiB to inspect (attention maps of 2 layers x 2 heads x 20000 x 20000 positions; limit 8.0 GiB); give fewer tokens")
+}
+
+// TestTrainingOnlyValuesDoNotMatter: a checkpoint whose train section
+// training would refuse (a zero batch, a negative eval_size) opens: inspect
+// reads only what the model's forward needs.
+func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
+	good, err := os.ReadFile(testCheckpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "odd.safetensors")
+	odd := editConfig(t, good, func(run map[string]any) {
+		run["train"].(map[string]any)["batch_size"] = 0
+		run["train"].(map[string]any)["eval_size"] = -5
+	})
+	if err := os.WriteFile(path, odd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-checkpoint", path, "-summary"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "layer head") {
+		t.Errorf("a checkpoint with training-only values out of range: %v\n%s", err, stdout.String())
 	}
 }
 
