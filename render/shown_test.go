@@ -5,9 +5,9 @@ import (
 	"image"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/escape/escapetest"
 )
 
 // hostileLabels are one-character labels of every class a terminal acts on
@@ -33,25 +33,6 @@ var hostileLabels = []struct{ class, label, shown string }{
 	{"newline", "\n", `\n`},
 	{"tab", "\t", `\t`},
 	{"invalid UTF-8", "\xff", `\xff`},
-}
-
-// unsafeRunes are the code points above written out, independently of
-// package escape.
-var unsafeRunes = []rune{0x1b, 0x07, 0x0d, 0x08, 0x7f, 0x9b, 0x9d, 0x90, 0x9c, 0x85, 0x202e, 0x2066, 0x200f, 0x200b, 0xfeff, 0x2028, 0xe0041}
-
-// checkTerminalSafe fails when out holds an unsafe character (a newline
-// ends a line and is allowed) or invalid UTF-8.
-func checkTerminalSafe(t *testing.T, what string, out string) {
-	t.Helper()
-	if !utf8.ValidString(out) {
-		t.Errorf("%s: output is not UTF-8: %q", what, out)
-	}
-	for _, r := range out {
-		if r != '\n' && (escape.Unsafe(r) || strings.ContainsRune(string(unsafeRunes), r)) {
-			t.Errorf("%s: U+%04X reached the output: %q", what, r, out)
-			return
-		}
-	}
 }
 
 // labelPanel is the fixture's previous-token head with label as the text of
@@ -102,7 +83,7 @@ func TestViewsEscapeLabels(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s, %s: %v", name, c.class, err)
 			}
-			checkTerminalSafe(t, name+", "+c.class, got)
+			escapetest.Check(t, name+", "+c.class, []byte(got), "\n")
 			if !strings.Contains(got, c.shown) {
 				t.Errorf("%s, %s: no %s in\n%s", name, c.class, c.shown, got)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/escape/escapetest"
 	"github.com/attnscope/attnscope/internal/golden"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -126,7 +127,6 @@ func TestWriteNeedsInspectData(t *testing.T) {
 // labels the page shows are their visible escapes.
 func TestPageEscapesLabels(t *testing.T) {
 	hostile := []string{"\x1b[2J", "\u009b31m", "\u009d0;x\u009c", "\u0090q", "\u0085", "\u202eabc", "\u2066", "\u200f", "\u200b", "\ufeff", "\x7f", "\r\a"}
-	unsafe := []rune{0x1b, 0x07, 0x0d, 0x7f, 0x9b, 0x9d, 0x90, 0x9c, 0x85, 0x202e, 0x2066, 0x200f, 0x200b, 0xfeff}
 	d := small()
 	inspect, err := json.Marshal(map[string]any{"tokens": []int{0, 1}, "labels": hostile[:2], "attention": [][][][]float64{{{{1, 0}, {0.25, 0.75}}}}})
 	if err != nil {
@@ -134,11 +134,7 @@ func TestPageEscapesLabels(t *testing.T) {
 	}
 	d.Inspect, d.Examples[0].Labels = inspect, hostile[2:]
 	page := render(t, d)
-	for _, r := range page {
-		if r != '\n' && r != '\t' && (escape.Unsafe(r) || strings.ContainsRune(string(unsafe), r)) {
-			t.Fatalf("U+%04X is raw in the page", r)
-		}
-	}
+	escapetest.Check(t, "the page", []byte(page), "\n\t")
 	var blob struct {
 		Inspect struct {
 			Labels []string `json:"labels"`
