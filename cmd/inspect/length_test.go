@@ -18,15 +18,22 @@ import (
 func familyCheckpoint(t *testing.T, cfg model.Config) string {
 	t.Helper()
 	cfg.Vocab, cfg.Context, cfg.DModel, cfg.Heads, cfg.Layers, cfg.OutBias = 9, 8, 16, 4, 1, true
+	return saveUntrained(t, cfg, map[string]any{"name": "copy", "length": 4, "symbols": 8})
+}
+
+// saveUntrained saves an untrained float32 model of cfg whose run config
+// holds task and seed 1, and returns its path.
+func saveUntrained(t *testing.T, cfg model.Config, task map[string]any) string {
+	t.Helper()
 	m, err := model.New(cfg, tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runConfig, err := json.Marshal(map[string]any{"task": map[string]any{"name": "copy", "length": 4, "symbols": 8}, "model": cfg})
+	runConfig, err := json.Marshal(map[string]any{"task": task, "model": cfg, "seed": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "family.safetensors")
+	path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
 	if err := model.Save(path, m, runConfig, 0); err != nil {
 		t.Fatal(err)
 	}
