@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/escape/escapetest"
@@ -41,6 +43,15 @@ func hostileCheckpoint(t *testing.T) (string, []string) {
 	n := len(chars)
 	cfg := model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}
 	return saveUntrained(t, cfg, map[string]any{"name": data.Text, "path": path, "length": n, "chars": string(chars)}), labels
+}
+
+// everyID is -tokens for a sequence of each of n ids in turn: "0 1 ... n-1".
+func everyID(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	return strings.Join(ids, " ")
 }
 
 // shownCells are labels as a terminal view shows them: escaped, cut to six
@@ -108,11 +119,7 @@ func escapedFigure(f render.Figure) render.Figure {
 func TestHostileVocabulary(t *testing.T) {
 	plainEnv(t, "400")
 	ck, labels := hostileCheckpoint(t)
-	ids := make([]string, len(labels))
-	for i := range ids {
-		ids[i] = strconv.Itoa(i)
-	}
-	tokens := strings.Join(ids, " ")
+	tokens := everyID(len(labels))
 	cells := shownCells(labels)
 	if cells[slices.Index(labels, "\u202e")] != `\u202e` || cells[slices.Index(labels, "\x1b")] != `\x1b` {
 		t.Fatalf("the test's own escapes are wrong: %q", cells)
@@ -231,4 +238,46 @@ func TestHostileVocabulary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHostilePageInBrowser: the -html page of the hostile text model, as a
+// browser draws it, shows every label as its escape (the large view's
+// axes, the predictions table's token row, the head view's token lists),
+// and none of the page's text holds a hostile character.
+func TestHostilePageInBrowser(t *testing.T) {
+	chromium := browser(t)
+	ck, labels := hostileCheckpoint(t)
+	path := filepath.Join(t.TempDir(), "page.html")
+	runOK(t, "-checkpoint", ck, "-tokens", everyID(len(labels)), "-html", path)
+	bctx, events := openPage(t, chromium, path)
+	var keyAxis, queryAxis, tokenRow, headView []string
+	var text string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('#large text[data-axis="key"]')).map((e) => e.textContent)`, &keyAxis),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('#large text[data-axis="query"]')).map((e) => e.textContent)`, &queryAxis),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#predictions tr")[1].querySelectorAll("td")).map((c) => c.textContent)`, &tokenRow),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#lines text[data-q]")).map((e) => e.textContent)`, &headView),
+		chromedp.Evaluate(`document.body.innerText`, &text),
+	); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, len(labels))
+	for i, l := range labels {
+		want[i] = escape.Label(l)
+	}
+	for name, got := range map[string][]string{"key axis": keyAxis, "query axis": queryAxis, "token row": tokenRow} {
+		if !slices.Equal(got, want) {
+			t.Errorf("the page's %s reads %q, want %q", name, got, want)
+		}
+	}
+	for i, got := range headView {
+		if w := strconv.Itoa(i) + " · " + want[i]; got != w {
+			t.Errorf("the head view's token %d reads %q, want %q", i, got, w)
+		}
+	}
+	if len(headView) != len(want) {
+		t.Errorf("the head view lists %d tokens, want %d", len(headView), len(want))
+	}
+	escapetest.Check(t, "the page's text", []byte(text), "\n\t")
+	events.check(t, path)
 }
