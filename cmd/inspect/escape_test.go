@@ -226,7 +226,7 @@ func TestHostileVocabulary(t *testing.T) {
 				}
 			}
 			escapetest.Check(t, "stdout", out.stdout, c.layout)
-			escapetest.Check(t, "stderr", stderr.Bytes(), "")
+			escapetest.Check(t, "stderr", stderr.Bytes(), "\n")
 			if out.err != nil {
 				escapetest.Check(t, "the error", []byte(out.err.Error()), "")
 			}
@@ -248,7 +248,11 @@ func TestHostilePageInBrowser(t *testing.T) {
 	chromium := browser(t)
 	ck, labels := hostileCheckpoint(t)
 	path := filepath.Join(t.TempDir(), "page.html")
-	runOK(t, "-checkpoint", ck, "-tokens", everyID(len(labels)), "-html", path)
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-checkpoint", ck, "-tokens", everyID(len(labels)), "-html", path}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	escapetest.Check(t, "stderr", stderr.Bytes(), "\n")
 	bctx, events := openPage(t, chromium, path)
 	var keyAxis, queryAxis, tokenRow, headView []string
 	var text string
