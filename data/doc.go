@@ -6,7 +6,10 @@
 //   - Vocabulary: ids 0..symbols-1 are the task's symbols and print as their
 //     number ("0", "7", ...). Tasks with two halves (copy, reverse, sort) add one
 //     separator id = symbols that prints as "SEP"; their Vocab() is symbols+1.
-//     repeat and induction have no separator and Vocab() = symbols.
+//     repeat and induction have no separator and Vocab() = symbols. The
+//     text task's labels are its characters, raw ("␣" for a space): nothing
+//     here escapes; whoever writes a label for a person does
+//     (internal/escape).
 //   - Sequence layout: each task defines a full sequence seq of SeqLen()+1
 //     tokens. The model reads tokens = seq[:T] and is trained to predict
 //     targets = seq[1:T+1] (next token), with T = SeqLen(), which is also the

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -42,28 +42,23 @@ func (t textTask) Name() string { return "text" }
 func (t textTask) Vocab() int   { return len(t.chars) }
 func (t textTask) SeqLen() int  { return t.length }
 
-// Label prints a character as itself; space, newline, tab and other
-// invisible characters as a visible stand-in.
+// Label is the character of id (see CharLabel); an id outside the
+// vocabulary is "<id>", as in the other tasks.
 func (t textTask) Label(id int) string {
 	if id < 0 || id >= len(t.chars) {
-		return "<" + msg.Quote(string(rune(id))) + ">"
+		return "<" + strconv.Itoa(id) + ">"
 	}
 	return CharLabel(t.chars[id])
 }
 
-// CharLabel is how the text task prints one character: itself when visible,
-// "␣" for a space, `\n`, `\t` or a \u escape otherwise.
+// CharLabel is the text task's label of one character: "␣" for a space, so
+// that a space shows, else the character itself, raw, whatever it is (a
+// newline, an escape character, a bidi override). Whoever writes a label
+// for a person escapes it (package internal/escape); data keeps the real
+// text.
 func CharLabel(r rune) string {
-	switch r {
-	case ' ':
+	if r == ' ' {
 		return "␣"
-	case '\n':
-		return `\n`
-	case '\t':
-		return `\t`
-	}
-	if r < 0x20 || r == 0x7f || !utf8.ValidRune(r) {
-		return strings.Trim(msg.Quote(string(r)), `"`)
 	}
 	return string(r)
 }

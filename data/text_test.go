@@ -60,8 +60,14 @@ func TestTextTask(t *testing.T) {
 	if _, _, err := Encode(task, "a?"); err == nil || !strings.Contains(err.Error(), `"?"`) {
 		t.Errorf("Encode of a character outside the vocabulary: %v", err)
 	}
-	if CharLabel(' ') != "␣" || CharLabel('\n') != `\n` || CharLabel(0x1b) != `\x1b` || CharLabel('é') != "é" {
-		t.Errorf("labels: %q %q %q %q", CharLabel(' '), CharLabel('\n'), CharLabel(0x1b), CharLabel('é'))
+	// Labels are the real characters (the views escape them), but a space.
+	for r, want := range map[rune]string{' ': "␣", '\n': "\n", 0x1b: "\x1b", 0x9b: "\u009b", 0x202e: "\u202e", 'é': "é"} {
+		if got := CharLabel(r); got != want {
+			t.Errorf("CharLabel(%q) = %q, want %q", r, got, want)
+		}
+	}
+	if got := task.Label(20); got != "<20>" {
+		t.Errorf("the label of an id outside the vocabulary is %q, want <20>", got)
 	}
 }
 

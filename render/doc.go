@@ -22,6 +22,11 @@
 //     curves logged at different steps line up column by column; Chart
 //     stacks line plots sharing one x axis, values clamped to each panel's
 //     y range.
+//   - Text is shown escaped (internal/escape's Label): every view escapes
+//     the labels, titles and notes it is given before measuring them, so a
+//     control or bidi character of a token shows as \x1b or \u202e, is
+//     measured and cut (at six columns) as such, and never reaches a
+//     terminal or an image raw.
 //   - Plain mode writes no escape sequences at all; colour modes write SGR
 //     background colours and reset after every cell run.
 //   - Nothing here decides whether colour is wanted or how wide the terminal

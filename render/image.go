@@ -105,7 +105,10 @@ func (l Layout) Prediction(layer, head, query int) image.Rectangle {
 
 // GridLayout measures a figure. Every panel must have the same T and every
 // layer the same number of heads.
-func GridLayout(f Figure) (Layout, error) {
+func GridLayout(f Figure) (Layout, error) { return gridLayout(f.shown()) }
+
+// gridLayout measures a figure whose text is escaped.
+func gridLayout(f Figure) (Layout, error) {
 	grid := f.Grid
 	if len(grid) == 0 || len(grid[0]) == 0 {
 		return Layout{}, errors.New("png grid: no panels")
@@ -185,7 +188,8 @@ func (p Panel) checkMarks() error {
 // scored-row mark and query labels to its left, the predictions and a
 // colour scale bar to its right.
 func Grid(f Figure) (*image.RGBA, Layout, error) {
-	l, err := GridLayout(f)
+	f = f.shown()
+	l, err := gridLayout(f)
 	if err != nil {
 		return nil, Layout{}, err
 	}

@@ -36,6 +36,7 @@ const (
 
 // Scores draws t.
 func Scores(t ScoreTable) (*image.RGBA, error) {
+	t = t.shown()
 	if len(t.Values) != len(t.Rows) {
 		return nil, errors.Errorf("score table: %d rows of values for %d labels", len(t.Values), len(t.Rows))
 	}

@@ -48,8 +48,9 @@ type Panel struct {
 	Correct   []bool   // at scored rows: the prediction is right (green) or wrong (red)
 }
 
-// maxLabel is the widest label shown; longer labels are cut.
-const maxLabel = 5
+// maxLabel is the widest label shown; longer labels are cut. Six columns
+// hold an escaped character whole (\u202e).
+const maxLabel = 6
 
 // gap separates panels drawn side by side.
 const gap = "   "
@@ -175,6 +176,7 @@ const maskedLegend = MaskedGlyph + " = masked"
 // panel is drawn compact (two-character cells, key labels written
 // downwards).
 func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
+	panels = shownPanels(panels)
 	drawn := make([][]string, len(panels))
 	compact := false
 	for i, p := range panels {
@@ -243,12 +245,13 @@ type Row struct {
 }
 
 // Table writes rows of cells aligned in columns under their names, wrapping
-// to width columns (width <= 0: no limit). Every row should have as many
-// cells as the first.
+// to width columns (width <= 0: no limit). Cells are cut to maxLabel like
+// the heatmaps' labels. Every row should have as many cells as the first.
 func Table(w io.Writer, rows []Row, width int) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	rows = shownRows(rows)
 	nw, cw := 0, 1
 	for _, r := range rows {
 		nw = max(nw, utf8.RuneCountInString(r.Name)+1) // +1 sets the names apart
@@ -276,7 +279,7 @@ func Table(w io.Writer, rows []Row, width int) error {
 				if i < len(r.Cells) {
 					c = r.Cells[i]
 				}
-				b.WriteString(padLeft(c, cw))
+				b.WriteString(padLeft(cut(c), cw))
 			}
 			if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
 				return errors.Wrap(err, "writing table")

@@ -93,6 +93,50 @@ func (p *pageEvents) listen(ev any) {
 	}
 }
 
+// check reports what the page at path must not have done: log an error,
+// throw, or request anything but its own file.
+func (p *pageEvents) check(t *testing.T, path string) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.errors {
+		t.Errorf("the page logged %s", e)
+	}
+	for _, r := range p.requests {
+		if r != "file://"+path {
+			t.Errorf("the page requested %s", r)
+		}
+	}
+	if len(p.requests) == 0 {
+		t.Error("saw no request at all, not even the page's own: the network listener is not working")
+	}
+}
+
+// openPage opens the page at path in a headless chromium (from browser)
+// and waits until its script has drawn it; the browser closes when the
+// test ends.
+func openPage(t *testing.T, chromium, path string) (context.Context, *pageEvents) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-breakpad", true), chromedp.Flag("disable-crash-reporter", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancel() })
+	events := &pageEvents{}
+	chromedp.ListenTarget(bctx, events.listen)
+	if err := chromedp.Run(bctx, network.Enable(), cdplog.Enable(), chromedp.Navigate("file://"+path),
+		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	return bctx, events
+}
+
 // point is a viewport position.
 type point struct{ X, Y float64 }
 
@@ -164,29 +208,10 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1400, 1000),
-		chromedp.Flag("disable-breakpad", true), chromedp.Flag("disable-crash-reporter", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	var events pageEvents
-	chromedp.ListenTarget(bctx, events.listen)
-
-	url := "file://" + path
+	bctx, events := openPage(t, chromium, path)
 	var thumbs int
 	var roles, captions []string
 	if err := chromedp.Run(bctx,
-		network.Enable(), cdplog.Enable(),
-		chromedp.Navigate(url),
-		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll("#grid .thumb").length`, &thumbs),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb figcaption")).map((c) => c.innerText)`, &captions),
@@ -435,19 +460,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	events.mu.Lock()
-	defer events.mu.Unlock()
-	for _, e := range events.errors {
-		t.Errorf("the page logged %s", e)
-	}
-	for _, r := range events.requests {
-		if r != url {
-			t.Errorf("the page requested %s", r)
-		}
-	}
-	if len(events.requests) == 0 {
-		t.Error("saw no request at all, not even the page's own: the network listener is not working")
-	}
+	events.check(t, path)
 	t.Logf("browser test: %v (page %d bytes)", time.Since(start).Round(time.Millisecond), len(raw))
 }
 

@@ -39,7 +39,10 @@
 //     [position][vocab], predictions [position], heads [layer][head] {role,
 //     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
 //     sequences}. -layer and -head do not filter it. Values of a float32
-//     model print at float32 precision.
+//     model print at float32 precision. Labels hold the real characters;
+//     every JSON inspect writes passes through escape.JSON, so a control or
+//     format character travels as a \u escape, and every other view shows
+//     it escaped (package render).
 //   - -png writes the selected heads atomically as one image: a title
 //     (checkpoint, task, step), then each layer's heads in rows of as many
 //     as fit pngMaxWidth pixels, each with position numbers, the scored rows,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/cli"
+	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
@@ -487,4 +489,16 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (sequenc
 		}
 	}
 	return s, nil
+}
+
+// writeJSONLine prints v as one line of JSON through escape.JSON: the
+// labels and paths it holds keep their real characters, but a control,
+// C1 or format character travels as a \u escape, never raw.
+func writeJSONLine(w io.Writer, v any) error {
+	doc, err := json.Marshal(v)
+	if err != nil {
+		return errors.Wrap(err, "encoding JSON")
+	}
+	_, err = w.Write(append(escape.JSON(doc), '\n'))
+	return errors.Wrap(err, "writing JSON")
 }

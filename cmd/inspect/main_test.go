@@ -141,6 +141,7 @@ func jsonDiff(path string, got, want any, tol float64) string {
 
 type jsonOut struct {
 	Tokens      []int
+	Labels      []string
 	Attention   [][][][]float64
 	Logits      [][]float64
 	Predictions []int

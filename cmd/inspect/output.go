@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -606,7 +605,7 @@ func familySuffix(c model.Config) string {
 // -head do not filter it, so indices always mean the model's own layer and
 // head numbers.
 func (r report) writeJSON(w io.Writer) error {
-	return errors.Wrap(json.NewEncoder(w).Encode(r.jsonObject()), "writing JSON")
+	return writeJSONLine(w, r.jsonObject())
 }
 
 // jsonObject is what -json prints (and the -html page embeds).

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"image/color"
@@ -76,7 +75,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		}
 	}
 	if o.json {
-		return errors.Wrap(json.NewEncoder(stdout).Encode(r), "writing JSON")
+		return writeJSONLine(stdout, r)
 	}
 	if err := writeRunText(stdout, r, width(stdout)); err != nil {
 		return errors.Wrap(err, "writing output")
@@ -405,7 +404,7 @@ func compareRuns(o options, stdout io.Writer) error {
 		}
 	}
 	if o.json {
-		return errors.Wrap(json.NewEncoder(stdout).Encode(runs), "writing JSON")
+		return writeJSONLine(stdout, runs)
 	}
 	if err := writeCompareText(stdout, runs, tags, x0, x1, width(stdout)); err != nil {
 		return errors.Wrap(err, "writing output")

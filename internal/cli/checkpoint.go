@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
@@ -56,12 +56,18 @@ func ParseTokens(s string, names map[string]int) ([]int, error) {
 	return ids, nil
 }
 
-// orNames is " or a token name (SEP)" for the error of an unknown token.
+// orNames is " or a token name (SEP)" for the error of an unknown token,
+// each name escaped: a text model's names are its characters, controls and
+// bidi overrides among them.
 func orNames(names map[string]int) string {
 	if len(names) == 0 {
 		return ""
 	}
-	list := slices.Sorted(maps.Keys(names))
+	list := make([]string, 0, len(names))
+	for name := range names {
+		list = append(list, escape.Label(name))
+	}
+	slices.Sort(list)
 	return " or a token name (" + strings.Join(list, ", ") + ")"
 }
 
@@ -69,7 +75,9 @@ func orNames(names map[string]int) string {
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
 
 // QuoteShort quotes s for a message, cut so that the quoted text is at
-// most 42 characters (bytes that are not UTF-8 quote as four: \x82).
+// most 42 characters (bytes that are not UTF-8 quote as four: \x82). Go's
+// quoting escapes every character escape.Unsafe names, so the result is
+// safe on a terminal.
 func QuoteShort(s string) string {
 	const max = 40
 	q := strconv.Quote(s)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/escape/escapetest"
 )
 
 // TestParseTokens pins the accepted spellings.
@@ -50,4 +52,27 @@ func FuzzParseTokens(f *testing.F) {
 			t.Fatalf("ParseTokens(%q) = %v, but %q parses to %v, %v", s, ids, printed, again, err)
 		}
 	})
+}
+
+// TestTokensErrorIsSafe: the -tokens error of a text model, whose token
+// names are its characters, lists the names and quotes the bad token as
+// visible escapes, never a control, C1 or bidi character raw.
+func TestTokensErrorIsSafe(t *testing.T) {
+	names := map[string]int{"\n": 0, "\t": 1, "A": 2}
+	for i, r := range escapetest.Hostile {
+		names[string(r)] = 3 + i
+	}
+	for _, bad := range []string{"zz", "\u202ex", "\x1b[2J", "\u009b1m", "\ufeffx"} {
+		_, err := ParseTokens(bad, names)
+		if err == nil {
+			t.Fatalf("ParseTokens(%q) accepted", bad)
+		}
+		msg := err.Error()
+		escapetest.Check(t, fmt.Sprintf("ParseTokens(%q)", bad), []byte(msg), "")
+		for _, want := range []string{`\x1b`, `\u009b`, `\u202e`, `\ufeff`, `\n`, "(A, "} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("ParseTokens(%q): the names listed in %q lack %s", bad, msg, want)
+			}
+		}
+	}
 }

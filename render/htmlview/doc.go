@@ -15,6 +15,11 @@
 //     holding Data. Its "inspect" member is the `inspect -json` object
 //     verbatim (the first example and the head roles), so the page and -json
 //     carry the same numbers. Data.Examples follow it in the selector.
+//   - Labels keep their real characters in the blob, which passes through
+//     escape.JSON, so the page's bytes hold no control, C1 or format
+//     character raw. The page shows each label as escape.Label writes it:
+//     Write adds "shown_labels", one list per example (the "inspect" one
+//     first, then Data.Examples), and the script draws those.
 //   - Attention is [layer][head][query][key] with causal zeros above the
 //     diagonal; the page draws key > query as masked, not as weight 0.
 //   - Optional sections render only when their data is present: the graph

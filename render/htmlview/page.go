@@ -9,6 +9,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -86,22 +87,57 @@ func Write(w io.Writer, d Data) error {
 	if len(d.Inspect) == 0 {
 		return errors.New("html page: no inspect data")
 	}
-	blob, err := json.Marshal(d)
+	shown, err := shownLabels(d)
+	if err != nil {
+		return err
+	}
+	blob, err := json.Marshal(struct {
+		Data
+		ShownLabels [][]string `json:"shown_labels"`
+	}{d, shown})
 	if err != nil {
 		return errors.Wrap(err, "html page: encoding the data")
 	}
 	// json.Marshal escapes <, > and & as \u003c..., so the blob cannot close
 	// its script element; template.JS stops html/template re-escaping it.
+	// escape.JSON writes the control and format characters it leaves raw
+	// as \u escapes too: the page's bytes hold none, and the blob still
+	// decodes to the real labels.
+	blob = escape.JSON(blob)
 	var buf bytes.Buffer
 	err = page.Execute(&buf, struct {
 		Title string
 		CSS   template.CSS
 		JS    template.JS
 		Data  template.JS
-	}{d.Title, template.CSS(pageCSS), template.JS(pageJS), template.JS(blob)})
+	}{escape.Label(d.Title), template.CSS(pageCSS), template.JS(pageJS), template.JS(blob)})
 	if err != nil {
 		return errors.Wrap(err, "html page")
 	}
 	_, err = w.Write(buf.Bytes())
 	return errors.Wrap(err, "writing the html page")
+}
+
+// shownLabels is the labels of every example as the page shows them
+// (escape.Label), the inspect object's first, then Examples' in order.
+func shownLabels(d Data) ([][]string, error) {
+	var first struct {
+		Labels []string `json:"labels"`
+	}
+	if err := json.Unmarshal(d.Inspect, &first); err != nil {
+		return nil, errors.Wrap(err, "html page: the inspect data")
+	}
+	out := [][]string{escapeAll(first.Labels)}
+	for _, ex := range d.Examples {
+		out = append(out, escapeAll(ex.Labels))
+	}
+	return out, nil
+}
+
+func escapeAll(labels []string) []string {
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = escape.Label(l)
+	}
+	return out
 }

@@ -5,6 +5,10 @@
   const D = JSON.parse(document.getElementById("data").textContent);
   const I = D.inspect;
   const examples = [Object.assign({source: "the sequence inspect shows"}, I)].concat(D.examples || []);
+  // Labels are shown as Go escaped them (shown_labels, one list per
+  // example): a control or bidi character of a token reads \u202e, and the
+  // real labels stay for comparing ("SEP").
+  examples.forEach((ex, i) => { ex.shown = D.shown_labels[i]; });
   const layers = I.attention.length, headsPerLayer = I.attention[0].length;
   const state = {ex: 0, layer: 0, head: 0};
 
@@ -57,7 +61,7 @@
     PATTERNS.forEach((p) => { if ((r.scores[p] || 0) > score) { best = p; score = r.scores[p]; } });
     return best === "offset" ? "offset k=" + r.offset_k : best;
   }
-  const tokenLabel = (ex, i) => ex.labels[i];
+  const tokenLabel = (ex, i) => ex.shown[i];
   const isSep = (s) => s === "SEP";
 
   // ---- the model card ----
@@ -137,7 +141,7 @@
   }
   // labelOf names a token id from any example that holds it.
   const labels = {};
-  examples.forEach((ex) => ex.tokens.forEach((id, i) => { labels[id] = ex.labels[i]; }));
+  examples.forEach((ex) => ex.tokens.forEach((id, i) => { labels[id] = tokenLabel(ex, i); }));
   const labelOf = (id) => (id in labels ? labels[id] : String(id));
 
   // ---- the grid of thumbnails ----
@@ -322,7 +326,7 @@
         class: "cell" + (masked ? " masked" : ""), "data-q": q, "data-k": k}, g);
       if (!masked) r.setAttribute("fill", color(w));
       r.addEventListener("mousemove", (e) => {
-        const head = "query " + q + " <b>" + esc(ex.labels[q]) + "</b> → key " + k + " <b>" + esc(ex.labels[k]) + "</b>";
+        const head = "query " + q + " <b>" + esc(tokenLabel(ex, q)) + "</b> → key " + k + " <b>" + esc(tokenLabel(ex, k)) + "</b>";
         showTip(e, head + "<br>" + (masked ? (k > q ? "masked (a key after the query)" : "masked (outside the window)") : "weight <b class=\"weight\">" + fmt3(w) + "</b>"));
         highlightQuery(q);
       });
@@ -370,8 +374,8 @@
     const left = [], right = [];
     for (let i = 0; i < T; i++) {
       const c = "tok" + (isSep(ex.labels[i]) ? " sep" : "");
-      left[i] = sv("text", {x: xl, y: yOf(i) + 4, "text-anchor": "end", class: c, "data-q": i}, svg, i + " · " + ex.labels[i]);
-      right[i] = sv("text", {x: xr, y: yOf(i) + 4, class: c, "data-k": i}, svg, i + " · " + ex.labels[i]);
+      left[i] = sv("text", {x: xl, y: yOf(i) + 4, "text-anchor": "end", class: c, "data-q": i}, svg, i + " · " + tokenLabel(ex, i));
+      right[i] = sv("text", {x: xr, y: yOf(i) + 4, class: c, "data-k": i}, svg, i + " · " + tokenLabel(ex, i));
       weights[i] = sv("text", {x: xr + 46, y: yOf(i) + 4, class: "w"}, svg, "");
     }
     const reset = () => {

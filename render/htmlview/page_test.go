@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/escape/escapetest"
 	"github.com/attnscope/attnscope/internal/golden"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -115,5 +118,49 @@ func TestWriteNeedsInspectData(t *testing.T) {
 	d.Inspect = nil
 	if err := Write(&bytes.Buffer{}, d); err == nil || !strings.Contains(err.Error(), "no inspect data") {
 		t.Errorf("Write without inspect data: %v", err)
+	}
+}
+
+// TestPageEscapesLabels: labels holding control, C1 and bidi characters
+// reach the page's bytes only as \u escapes (newline and tab lay the page
+// out and are allowed), the blob decodes back to the real labels, and the
+// labels the page shows are their visible escapes.
+func TestPageEscapesLabels(t *testing.T) {
+	hostile := []string{"\x1b[2J", "\u009b31m", "\u009d0;x\u009c", "\u0090q", "\u0085", "\u202eabc", "\u2066", "\u200f", "\u200b", "\ufeff", "\x7f", "\r\a"}
+	d := small()
+	inspect, err := json.Marshal(map[string]any{"tokens": []int{0, 1}, "labels": hostile[:2], "attention": [][][][]float64{{{{1, 0}, {0.25, 0.75}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Inspect, d.Examples[0].Labels = inspect, hostile[2:]
+	page := render(t, d)
+	escapetest.Check(t, "the page", []byte(page), "\n\t")
+	var blob struct {
+		Inspect struct {
+			Labels []string `json:"labels"`
+		} `json:"inspect"`
+		Examples []struct {
+			Labels []string `json:"labels"`
+		} `json:"examples"`
+		ShownLabels [][]string `json:"shown_labels"`
+	}
+	if err := json.Unmarshal([]byte(dataBody.FindStringSubmatch(page)[2]), &blob); err != nil {
+		t.Fatal(err)
+	}
+	real := append(slices.Clone(blob.Inspect.Labels), blob.Examples[0].Labels...)
+	if !slices.Equal(real, hostile) {
+		t.Errorf("the blob's labels are %q, want %q", real, hostile)
+	}
+	if len(blob.ShownLabels) != 2 {
+		t.Fatalf("shown labels for %d examples, want 2", len(blob.ShownLabels))
+	}
+	shown := append(slices.Clone(blob.ShownLabels[0]), blob.ShownLabels[1]...)
+	for i, l := range hostile {
+		if want := escape.Label(l); shown[i] != want {
+			t.Errorf("label %q is shown as %q, want %q", l, shown[i], want)
+		}
+	}
+	if shown[5] != `\u202eabc` {
+		t.Errorf("the override is shown as %q", shown[5])
 	}
 }
