@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,8 +69,15 @@ func orNames(names map[string]int) string {
 		list = append(list, escape.Label(name))
 	}
 	slices.Sort(list)
+	if len(list) > maxNamesShown {
+		list = append(list[:maxNamesShown], fmt.Sprintf("and %d more", len(names)-maxNamesShown))
+	}
 	return " or a token name (" + strings.Join(list, ", ") + ")"
 }
+
+// maxNamesShown is the most token names an error lists, so that a text
+// model's vocabulary of thousands of characters keeps it one short line.
+const maxNamesShown = 24
 
 // decimal matches what strconv.Atoi would read but for its range.
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)

@@ -76,3 +76,16 @@ func TestTokensErrorIsSafe(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensErrorIsShort: a vocabulary of thousands of names lists the
+// first few and counts the rest, so the refusal stays one short line.
+func TestTokensErrorIsShort(t *testing.T) {
+	names := map[string]int{}
+	for i := range 5000 {
+		names[string(rune(0x4e00+i))] = i
+	}
+	_, err := ParseTokens("zz", names)
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), ", and 4976 more)") {
+		t.Errorf("error %.400v", err)
+	}
+}
