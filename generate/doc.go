@@ -14,9 +14,10 @@
 //     with the sampler's own seeded generator, rows in order.
 //   - Stream hands each token over as soon as it is picked, before the next
 //     step, so a caller can print it at once; the draws are Generate's.
-//   - The cache of NewGrowing starts at the prompt plus a little (CacheAhead)
-//     and doubles as the rows reach it, so memory follows what is written;
-//     MemoryNeed estimates it for a length before anything is built.
+//   - NewGrowing's cache starts small (the prompt plus CacheAhead, as
+//     cmd/sample asks) and doubles as the rows reach it, so memory follows
+//     what is written; MemoryNeed estimates it for a length before anything
+//     is built.
 //   - Logits holding a NaN or an infinity stop generation with
 //     model.NonFinite's words, rather than picking token 0 from them.
 //   - A task example's answer is the span from its first to its last scored
