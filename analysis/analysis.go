@@ -160,50 +160,24 @@ func Run(m *model.Model, batch, t int, tokens, targets []int, mask []float64) ([
 }
 
 // checkFinite refuses a pass with a NaN or infinite attention weight or
-// logit, naming the first layer and head (then position) where one appears:
-// weights that are finite but huge (3e38) overflow in the forward pass, and
-// every view of such a pass (heatmaps, scores, -json, -png, -html) would be
-// blank or meaningless.
+// logit, naming the first layer and head (then position) where one appears
+// (model.NonFinite): every view of such a pass (heatmaps, scores, -json,
+// -png, -html) would be blank or meaningless.
 func checkFinite(m *model.Model, att [][][][][]float64, logits []float64, t int) error {
-	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 	for l, layer := range att {
 		for b, example := range layer {
 			for h, head := range example {
 				for q, row := range head {
 					for k, w := range row {
-						if bad(w) {
-							return errors.Errorf("non-finite activations: layer %d head %d: attention weight (query %d, key %d) of example %d is %v; %s",
-								l, h, q, k, b, w, largestWeight(m))
+						if math.IsNaN(w) || math.IsInf(w, 0) {
+							return model.NonFinite(m, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v", l, h, q, k, b, w))
 						}
 					}
 				}
 			}
 		}
 	}
-	for i, v := range logits {
-		if bad(v) {
-			return errors.Errorf("non-finite activations: the logits at position %d are %v; %s", i/m.Config.Vocab%t, v, largestWeight(m))
-		}
-	}
-	return nil
-}
-
-// largestWeight names the checkpoint's largest weight in magnitude, the
-// likely cause of a non-finite forward pass.
-func largestWeight(m *model.Model) string {
-	name, largest := "", 0.0
-	for _, p := range m.Params {
-		vals, err := model.Float64s(p.Value)
-		if err != nil {
-			continue
-		}
-		for _, v := range vals {
-			if math.Abs(v) > largest {
-				name, largest = p.Name, math.Abs(v)
-			}
-		}
-	}
-	return fmt.Sprintf("the forward pass overflows %v (largest |weight| %.3g, in %s)", m.Dtype, largest, name)
+	return model.CheckLogits(m, logits, func(row int) int { return row % t })
 }
 
 // Rows splits a flat (N, width) slice into N rows.

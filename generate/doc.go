@@ -12,6 +12,14 @@
 //     temperature are cut to the top k and to the smallest set whose
 //     probability reaches top-p, and one token is drawn from what remains
 //     with the sampler's own seeded generator, rows in order.
+//   - Stream hands each token over as soon as it is picked, before the next
+//     step, so a caller can print it at once; the draws are Generate's.
+//   - NewGrowing's cache starts small (the prompt plus CacheAhead, as
+//     cmd/sample asks) and doubles as the rows reach it, so memory follows
+//     what is written; MemoryNeed estimates it for a length before anything
+//     is built.
+//   - Logits holding a NaN or an infinity stop generation with
+//     model.NonFinite's words, rather than picking token 0 from them.
 //   - A task example's answer is the span from its first to its last scored
 //     position: the prompt is the tokens up to and including the first
 //     scored position, and the model writes the span's targets.

@@ -1,6 +1,8 @@
 package generate
 
 import (
+	"math"
+
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 
@@ -17,15 +19,44 @@ type Stepper interface {
 }
 
 // New is the stepper for batch rows of up to capacity positions: a
-// model.Decoder, or Recompute when cached is false.
+// model.Decoder with the whole cache allocated now, or Recompute when cached
+// is false.
 func New(m *model.Model, batch, capacity int, cached bool) (Stepper, error) {
+	return NewGrowing(m, batch, capacity, capacity, cached)
+}
+
+// NewGrowing is New whose cache holds start positions at first and grows as
+// the rows reach it (model.NewGrowingDecoder), for a capacity far beyond
+// what the prompts need. Recompute grows its graphs anyway.
+func NewGrowing(m *model.Model, batch, start, capacity int, cached bool) (Stepper, error) {
 	if cached {
-		return model.NewDecoder(m, batch, capacity)
+		return model.NewGrowingDecoder(m, batch, start, capacity)
 	}
 	if err := checkCapacity(m, batch, capacity); err != nil {
 		return nil, err
 	}
 	return &Recompute{Model: m, Batch: batch, Capacity: capacity}, nil
+}
+
+// CacheAhead is how many positions past the prompt a growing cache holds
+// at first: a short continuation never grows it.
+const CacheAhead = 64
+
+// MemoryNeed is a rough estimate, in bytes, of what New's stepper takes for
+// rows sequences of positions each: model.DecodeBytes with the cache;
+// without it, the largest Recompute graph, a forward of positions rounded
+// up to RecomputeBucket (model.Config.EstimateBytes, which counts the
+// weights as training holds them).
+func MemoryNeed(m *model.Model, rows, positions int, cached bool) float64 {
+	if cached {
+		return m.DecodeBytes(rows, positions)
+	}
+	cfg := m.Config
+	cfg.Context = positions
+	if positions <= math.MaxInt-RecomputeBucket {
+		cfg.Context = (positions + RecomputeBucket - 1) / RecomputeBucket * RecomputeBucket
+	}
+	return cfg.EstimateBytes(0, rows)
 }
 
 func checkCapacity(m *model.Model, batch, capacity int) error {
@@ -109,7 +140,7 @@ func (r *Recompute) Step(tokens []int) ([]float64, error) {
 	for i := range r.history {
 		copy(out[i*v:(i+1)*v], all[(i*t+n-1)*v:(i*t+n)*v])
 	}
-	return out, nil
+	return out, model.CheckLogits(r.Model, out, func(int) int { return n - 1 })
 }
 
 // graphFor makes sure the graph covers n positions.
@@ -134,6 +165,14 @@ func (r *Recompute) graphFor(n int) error {
 // with copies and ignore their rows); every prompt has at least one token,
 // and the stepper must hold len(prompts[i])+n[i]-1 positions.
 func Generate(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int) ([][]int, error) {
+	return Stream(st, prompts, n, s, vocab, nil)
+}
+
+// Stream is Generate that calls emit as soon as each token is picked, before
+// the next step, with the row and the row's tokens so far (the new one last;
+// the slice is Stream's, to read before emit returns). Within a step rows
+// come in order. An error from emit stops the generation and is returned.
+func Stream(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int, emit func(row int, written []int) error) ([][]int, error) {
 	for i, p := range prompts {
 		if len(p) == 0 {
 			return nil, errors.Errorf("generate: prompt %d is empty", i)
@@ -163,8 +202,15 @@ func Generate(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int) ([][]
 			return nil, err
 		}
 		for i, p := range prompts {
-			if step >= len(p)-1 && len(out[i]) < n[i] {
-				out[i] = append(out[i], s.Pick(logits[i*vocab:(i+1)*vocab]))
+			if step < len(p)-1 || len(out[i]) >= n[i] {
+				continue
+			}
+			out[i] = append(out[i], s.Pick(logits[i*vocab:(i+1)*vocab]))
+			if emit == nil {
+				continue
+			}
+			if err := emit(i, out[i]); err != nil {
+				return nil, err
 			}
 		}
 	}

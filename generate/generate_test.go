@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -13,8 +14,9 @@ import (
 
 // TestCacheAndRecomputeWriteTheSameTokens: over a batch of prompts of
 // different lengths, greedy and seeded sampled generation give the same
-// tokens with the KV cache and without it, for attention kinds whose caches
-// differ (keys and values, grouped heads, latents) and both paths.
+// tokens with the KV cache (whole, or growing from 2 positions) and without
+// it, for attention kinds whose caches differ (keys and values, grouped
+// heads, latents) and both paths.
 func TestCacheAndRecomputeWriteTheSameTokens(t *testing.T) {
 	base := model.Config{Vocab: 13, Context: 24, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, Dropout: 0.2}
 	variants := map[string]func(*model.Config){
@@ -35,9 +37,10 @@ func TestCacheAndRecomputeWriteTheSameTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, o := range []Options{Greedy, {Temperature: 1.5, TopK: 6, TopP: 0.9, Seed: 3}} {
-				var got [2][][]int
-				for i, cached := range []bool{true, false} {
-					st, err := New(m, len(prompts), 18, cached)
+				var got [3][][]int
+				for i, cached := range []bool{false, true, true} {
+					start := []int{18, 18, 2}[i]
+					st, err := NewGrowing(m, len(prompts), start, 18, cached)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -51,8 +54,8 @@ func TestCacheAndRecomputeWriteTheSameTokens(t *testing.T) {
 					st.Close()
 				}
 				for r := range prompts {
-					if len(got[0][r]) != n[r] || !equal(got[0][r], got[1][r]) {
-						t.Errorf("%s/%s %+v row %d: cached %v, recomputed %v (want %d tokens)", name, path, o, r, got[0][r], got[1][r], n[r])
+					if len(got[0][r]) != n[r] || !equal(got[0][r], got[1][r]) || !equal(got[0][r], got[2][r]) {
+						t.Errorf("%s/%s %+v row %d: recomputed %v, cached %v, growing cache %v (want %d tokens)", name, path, o, r, got[0][r], got[1][r], got[2][r], n[r])
 					}
 				}
 			}
@@ -287,6 +290,125 @@ func TestCachedLogitsOverPromptsOfDifferentLengths(t *testing.T) {
 			}
 			cached.Close()
 			full.Close()
+		}
+	}
+}
+
+// countingStepper counts the steps of the stepper it wraps.
+type countingStepper struct {
+	Stepper
+	steps int
+}
+
+func (c *countingStepper) Step(tokens []int) ([]float64, error) {
+	c.steps++
+	return c.Stepper.Step(tokens)
+}
+
+// TestStreamEmitsEachTokenAsPicked: Stream hands over each row's token right
+// after the step that picked it (the k-th token of a prompt of P after step
+// P+k-1), rows in order, with the row's tokens so far; it writes what
+// Generate writes, and an error from emit stops it at once.
+func TestStreamEmitsEachTokenAsPicked(t *testing.T) {
+	cfg := model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 1, Position: model.PositionALiBi}
+	m, err := model.New(cfg, tensor.Float64, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts, n := [][]int{{1, 2, 3}, {4}}, []int{5, 7}
+	newStepper := func() *countingStepper {
+		st, err := NewGrowing(m, len(prompts), 2, 10, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return &countingStepper{Stepper: st}
+	}
+	sampler := func() *Sampler {
+		s, _ := NewSampler(Options{Temperature: 1, TopP: 1, Seed: 5})
+		return s
+	}
+	stream := func(st Stepper, emit func(int, []int) error) ([][]int, error) {
+		return Stream(st, prompts, n, sampler(), cfg.Vocab, emit)
+	}
+	want, err := Generate(newStepper(), prompts, n, sampler(), cfg.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newStepper()
+	seen, lastRow, lastStep := make([][]int, len(prompts)), -1, 0
+	got, err := stream(st, func(row int, written []int) error {
+		if k := len(written); st.steps != len(prompts[row])+k-1 || k != len(seen[row])+1 {
+			t.Errorf("row %d token %d handed over after step %d, want %d", row, k, st.steps, len(prompts[row])+k-1)
+		}
+		if st.steps == lastStep && row <= lastRow {
+			t.Errorf("row %d after row %d in step %d", row, lastRow, st.steps)
+		}
+		seen[row], lastRow, lastStep = append(seen[row], written[len(written)-1]), row, st.steps
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range prompts {
+		if !equal(got[r], want[r]) || !equal(seen[r], want[r]) {
+			t.Errorf("row %d: streamed %v, returned %v, Generate wrote %v", r, seen[r], got[r], want[r])
+		}
+	}
+	stop, calls := errors.New("reader gone"), 0
+	st = newStepper()
+	if _, err := stream(st, func(int, []int) error { calls++; return stop }); err != stop || calls != 1 || st.steps != len(prompts[1]) {
+		t.Errorf("emit failing: %v after %d calls and %d steps, want the error after 1 call and %d steps", err, calls, st.steps, len(prompts[1]))
+	}
+}
+
+// TestNonFiniteLogitsStop: a model whose forward pass overflows (finite but
+// huge weights) stops generation at its first step, with and without the
+// cache, in the words inspect uses (model.NonFinite), instead of writing
+// token 0 for every position.
+func TestNonFiniteLogitsStop(t *testing.T) {
+	cfg := model.Config{Vocab: 9, Context: 12, DModel: 16, Heads: 2, Layers: 1}
+	m, err := model.New(cfg, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qkv := m.Param("blocks.0.attn.qkv.weight").Data().([]float32)
+	for i := range qkv {
+		qkv[i] = 3e38
+	}
+	want := "non-finite activations: the logits at position 0 are NaN; the forward pass overflows float32 (largest |weight| 3e+38, in blocks.0.attn.qkv.weight)"
+	for _, cached := range []bool{true, false} {
+		st, err := New(m, 2, 12, cached)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := NewSampler(Greedy)
+		out, err := Generate(st, [][]int{{1}, {2}}, []int{4, 4}, s, cfg.Vocab)
+		if err == nil || err.Error() != want {
+			t.Errorf("cached %v: wrote %v, error %v; want %q", cached, out, err, want)
+		}
+		st.Close()
+	}
+}
+
+// TestMemoryNeed: with the cache it is the decoder's estimate; without, a
+// Recompute graph's, which covers whole buckets of positions, and an
+// absurd length is a finite figure past model.MaxMemory, not an overflow.
+func TestMemoryNeed(t *testing.T) {
+	m, err := model.New(model.Config{Vocab: 9, Context: 12, DModel: 16, Heads: 2, Layers: 1, Position: model.PositionRope}, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := MemoryNeed(m, 3, 100, true), m.DecodeBytes(3, 100); got != want {
+		t.Errorf("cached: %v, DecodeBytes %v", got, want)
+	}
+	a, b, c := MemoryNeed(m, 2, RecomputeBucket+1, false), MemoryNeed(m, 2, 2*RecomputeBucket, false), MemoryNeed(m, 2, 2*RecomputeBucket+1, false)
+	if a != b || c <= b {
+		t.Errorf("no cache: %v at %d positions, %v at %d, %v at %d: want one figure per bucket", a, RecomputeBucket+1, b, 2*RecomputeBucket, c, 2*RecomputeBucket+1)
+	}
+	for _, cached := range []bool{true, false} {
+		if got := MemoryNeed(m, 1024, math.MaxInt, cached); math.IsInf(got, 0) || got <= model.MaxMemory {
+			t.Errorf("cached %v: %v for MaxInt positions", cached, got)
 		}
 	}
 }

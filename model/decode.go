@@ -19,11 +19,13 @@ import (
 // projections and one row of attention rather than a forward pass over the
 // whole prefix. Every row advances together: step s feeds position s of
 // each row. Its logits equal those of a full forward (Build) of the same
-// prefix (TestDecoderMatchesForward).
+// prefix (TestDecoderMatchesForward), also across the steps where the cache
+// grows.
 type Decoder struct {
 	Model    *Model
 	Batch    int // B
-	Capacity int // C: the positions a row may reach
+	Capacity int // C: the positions the cache holds now
+	Limit    int // the positions a row may reach; the cache grows up to it
 	Path     layers.Path
 
 	g                 *gorgonia.ExprGraph
@@ -44,19 +46,40 @@ type cacheLayer struct {
 }
 
 // NewDecoder builds the decoding graph of m for batch rows and a cache of
-// capacity positions (at most the learned position table's Context). It
-// runs on the model's path (Config.Attention) and binds m's weights by
-// reference.
-func NewDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
-	if err := checkBuild(m, BuildOptions{Batch: batch, SeqLen: capacity}); err != nil {
+// capacity positions (at most the learned position table's Context), all
+// allocated now. It runs on the model's path (Config.Attention) and binds
+// m's weights by reference.
+func NewDecoder(m *Model, batch, capacity int) (*Decoder, error) {
+	return NewGrowingDecoder(m, batch, capacity, capacity)
+}
+
+// NewGrowingDecoder is a decoder whose rows may reach limit positions (at
+// most the learned position table's Context) but whose cache holds start
+// positions at first (clamped to [1, limit]): a step that finds it full
+// rebuilds the graph with twice the positions, at most limit, and copies
+// the positions written so far into it. Memory then follows what is
+// written, not what might be.
+func NewGrowingDecoder(m *Model, batch, start, limit int) (*Decoder, error) {
+	if err := checkBuild(m, BuildOptions{Batch: batch, SeqLen: limit}); err != nil {
 		return nil, errors.Wrap(err, "decoder")
 	}
+	d, err := buildDecoder(m, batch, max(1, min(start, limit)))
+	if err != nil {
+		return nil, err
+	}
+	d.Limit = limit
+	return d, nil
+}
+
+// buildDecoder builds the graph and machine of a cache of capacity
+// positions; m and capacity are checked.
+func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	path, err := m.Config.Path()
 	if err != nil {
 		return nil, errors.Wrap(err, "decoder")
 	}
 	defer raise.Catch(&err)
-	d = &Decoder{Model: m, Batch: batch, Capacity: capacity, Path: path, g: gorgonia.NewGraph()}
+	d = &Decoder{Model: m, Batch: batch, Capacity: capacity, Limit: capacity, Path: path, g: gorgonia.NewGraph()}
 	gr := &Graph{G: d.g, Model: m, Opts: BuildOptions{Batch: batch, SeqLen: capacity}, Path: path}
 	d.inputs()
 	params := map[string]*gorgonia.Node{}
@@ -132,18 +155,25 @@ func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value { return d.vm.value(n) 
 
 // Step feeds tokens (B), each row's token at position Len(), writes their
 // keys and values into the cache and returns the logits of the next token,
-// (B*V) row-major, which belong to the caller.
+// (B*V) row-major, which belong to the caller. Logits holding a NaN or an
+// infinity are an error (NonFinite).
 func (d *Decoder) Step(tokens []int) ([]float64, error) {
 	cfg := d.Model.Config
 	if len(tokens) != d.Batch {
 		return nil, errors.Errorf("decode: %d tokens, want one per row (%d)", len(tokens), d.Batch)
 	}
-	if d.pos >= d.Capacity {
-		return nil, errors.Errorf("decode: the cache holds %d positions, all written", d.Capacity)
-	}
 	for i, t := range tokens {
 		if t < 0 || t >= cfg.Vocab {
 			return nil, errors.Errorf("decode: token id %d of row %d is outside the vocabulary [0, %d)", t, i, cfg.Vocab)
+		}
+	}
+	if d.pos >= d.Capacity {
+		if d.Capacity >= d.Limit {
+			return nil, errors.Errorf("decode: the cache holds %d positions, all written", d.Limit)
+		}
+		doubled := d.Capacity + min(d.Capacity, d.Limit-d.Capacity) // 2C at most Limit, without overflow
+		if err := d.grow(doubled); err != nil {
+			return nil, errors.Wrapf(err, "decode: growing the cache to %d positions", doubled)
 		}
 	}
 	copy(d.tokens.Value().Data().([]int), tokens)
@@ -161,7 +191,73 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 	}
 	d.pos++
 	logits, err := Float64s(d.value(d.logits))
-	return logits, errors.Wrap(err, "decode: logits")
+	if err != nil {
+		return nil, errors.Wrap(err, "decode: logits")
+	}
+	position := d.pos - 1
+	return logits, CheckLogits(d.Model, logits, func(int) int { return position })
+}
+
+// grow replaces the graph by one whose cache holds capacity positions and
+// copies the Len() positions written so far into it. The old graph is
+// released only once the copy is made, so for that moment both are held
+// (DecodeBytes counts it).
+func (d *Decoder) grow(capacity int) error {
+	next, err := buildDecoder(d.Model, d.Batch, capacity)
+	if err != nil {
+		return err
+	}
+	for i, l := range d.layers {
+		to := next.layers[i]
+		transposed := d.Path != layers.Gorgonia // the fused path's keys and values, (B, G, d, C)
+		var err error
+		if l.latent != nil {
+			err = copyCache(to.latent, l.latent, d.pos, false)
+		} else if err = copyCache(to.keys, l.keys, d.pos, transposed); err == nil {
+			err = copyCache(to.values, l.values, d.pos, transposed)
+		}
+		if err != nil {
+			next.Close()
+			return errors.Wrapf(err, "layer %d", i)
+		}
+	}
+	if err := d.vm.Close(); err != nil {
+		next.Close()
+		return err
+	}
+	next.Limit, next.pos = d.Limit, d.pos
+	*d = *next
+	return nil
+}
+
+// copyCache copies the first pos slots of cache src into dst, a cache of
+// the same layout with more slots: (..., C, w), or (..., w, C) when
+// transposed.
+func copyCache(dst, src *gorgonia.Node, pos int, transposed bool) error {
+	from, to := src.Shape(), dst.Shape()
+	slots, inner := len(from)-2, from[len(from)-1] // slot axis and the values per slot and block
+	if transposed {
+		slots, inner = len(from)-1, 1
+	}
+	oldC, newC := from[slots], to[slots]
+	switch s := src.Value().Data().(type) {
+	case []float64:
+		copySlots(dst.Value().Data().([]float64), s, oldC, newC, inner, pos)
+	case []float32:
+		copySlots(dst.Value().Data().([]float32), s, oldC, newC, inner, pos)
+	default:
+		return errors.Errorf("%s: cache of %T", src.Name(), s)
+	}
+	return nil
+}
+
+// copySlots copies slots [0, pos) of every block of src, blocks of oldC
+// slots of inner values each, into the same block of dst, whose blocks hold
+// newC slots.
+func copySlots[T float32 | float64](dst, src []T, oldC, newC, inner, pos int) {
+	for b := 0; b < len(src)/(oldC*inner); b++ {
+		copy(dst[b*newC*inner:][:pos*inner], src[b*oldC*inner:][:pos*inner])
+	}
 }
 
 // fillBias writes which cache slots the new position sees: slots before it

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -41,7 +42,9 @@ func decodeVariants() map[string]Config {
 
 // TestDecoderMatchesForward: at every step, the cached decoder's logits equal
 // a full forward of the same prefix (float64 1e-12, float32 1e-4), for
-// every attention kind, on both paths, over a batch of three sequences.
+// every attention kind, on both paths, over a batch of three sequences:
+// with the whole cache allocated up front, and with a cache that starts at
+// one position and grows four times (1, 2, 4, 8, 9), copying what it holds.
 func TestDecoderMatchesForward(t *testing.T) {
 	for name, cfg := range decodeVariants() {
 		for _, path := range []string{"fused", "gorgonia"} {
@@ -72,32 +75,45 @@ func checkDecoder(t *testing.T, cfg Config, dt tensor.Dtype, tol float64) {
 	for i := range tokens {
 		tokens[i] = rng.IntN(v)
 	}
-	dec, err := NewDecoder(m, b, tt)
-	if err != nil {
-		t.Fatal(err)
+	decoders := []struct {
+		name  string
+		start int
+	}{{"whole cache", tt}, {"growing cache", 1}}
+	decs := make([]*Decoder, len(decoders))
+	for i, c := range decoders {
+		if decs[i], err = NewGrowingDecoder(m, b, c.start, tt); err != nil {
+			t.Fatal(err)
+		}
+		defer decs[i].Close()
 	}
-	defer dec.Close()
 	for s := 0; s < tt; s++ {
 		step := make([]int, b)
 		for r := range step {
 			step[r] = tokens[r*tt+s]
 		}
-		got, err := dec.Step(step)
-		if err != nil {
-			t.Fatal(err)
-		}
 		want := prefixLogits(t, m, tokens, b, tt, s+1)
-		for r := 0; r < b; r++ {
-			for k := 0; k < v; k++ {
-				g, w := got[r*v+k], want[(r*(s+1)+s)*v+k]
-				if math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
-					t.Fatalf("step %d row %d logit %d: cached %v, full forward %v", s, r, k, g, w)
+		for i, dec := range decs {
+			got, err := dec.Step(step)
+			if err != nil {
+				t.Fatalf("%s: %v", decoders[i].name, err)
+			}
+			if grown := min(tt, max(decoders[i].start, 1<<bits.Len(uint(s)))); dec.Capacity != grown {
+				t.Fatalf("%s step %d: the cache holds %d positions, want %d", decoders[i].name, s, dec.Capacity, grown)
+			}
+			for r := 0; r < b; r++ {
+				for k := 0; k < v; k++ {
+					g, w := got[r*v+k], want[(r*(s+1)+s)*v+k]
+					if math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
+						t.Fatalf("%s step %d row %d logit %d: cached %v, full forward %v", decoders[i].name, s, r, k, g, w)
+					}
 				}
 			}
 		}
 	}
-	if _, err := dec.Step(make([]int, b)); err == nil {
-		t.Error("a step beyond the cache's capacity succeeded")
+	for i, dec := range decs {
+		if _, err := dec.Step(make([]int, b)); err == nil {
+			t.Errorf("%s: a step beyond the limit of %d positions succeeded", decoders[i].name, tt)
+		}
 	}
 }
 

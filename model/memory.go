@@ -1,5 +1,7 @@
 package model
 
+import "github.com/attnscope/attnscope/layers"
+
 // MaxMemory is the largest estimated footprint (EstimateBytes) train and
 // inspect accept. It keeps a typo such as batch_size: 32000 from swapping a
 // laptop to a halt after the graph is half built.
@@ -23,23 +25,7 @@ const MaxMemory = 8 << 30
 // against the estimate's ~300 MB), which MaxMemory's margin covers.
 func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	m := c
-	// Every block has the same tensors, so the count is linear in Layers;
-	// listing the specs of 0 and 1 layers avoids a slice per block for an
-	// absurd layer count.
-	size := func(layers int) float64 {
-		one := m
-		one.Layers = layers
-		total := 0.0
-		for _, spec := range one.ParamSpecs() {
-			n := 1.0
-			for _, s := range spec.Shape {
-				n *= float64(s)
-			}
-			total += n
-		}
-		return total
-	}
-	params := size(0) + float64(m.Layers)*(size(1)-size(0))
+	params := m.paramCount()
 	t, d, h, f, v := float64(m.Context), float64(m.DModel), float64(m.Heads), float64(m.DFF), float64(m.Vocab)
 	forward := func(batch int) float64 {
 		b := float64(batch)
@@ -52,6 +38,61 @@ func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	activations := 2*forward(trainBatch) + forward(evalBatch)
 	const elem = 4 // bytes of a float32
 	return params*(2*elem+16) + activations*elem
+}
+
+// paramCount is the number of weights of the model. Every block has the
+// same tensors, so the count is linear in Layers; listing the specs of 0 and
+// 1 layers avoids a slice per block for an absurd layer count.
+func (c Config) paramCount() float64 {
+	size := func(layers int) float64 {
+		one := c
+		one.Layers = layers
+		total := 0.0
+		for _, spec := range one.ParamSpecs() {
+			n := 1.0
+			for _, s := range spec.Shape {
+				n *= float64(s)
+			}
+			total += n
+		}
+		return total
+	}
+	return size(0) + float64(c.Layers)*(size(1)-size(0))
+}
+
+// DecodeBytes is a rough estimate, in bytes, of the memory a Decoder of m
+// takes for rows sequences to reach positions positions: the weights; per
+// row, a step's activations at one position; and per row and position, in
+// every layer, the cache (KVPerToken values) and what a step computes over
+// the whole cache. The fused path's op reads the cache in place (nothing
+// more); the Gorgonia path appends the new slot to a copy of the cache
+// (KVPerToken again); latent attention appends to the latents and
+// up-projects, transposes and splits keys and values from them (2r + 6·D);
+// both of these add the scores and weights (2·H per layer) and the mask's
+// bias (H, once). A growing cache (NewGrowingDecoder) holds its previous
+// graph, at least half its size, while it copies it, so the part that
+// grows with the positions counts twice. The arithmetic is float64: an
+// absurd count gives an absurd figure, never an overflow.
+func (m *Model) DecodeBytes(rows, positions int) float64 {
+	c := m.Config
+	d, h, f, v, kv := float64(c.DModel), float64(c.Heads), float64(c.DFF), float64(c.Vocab), float64(c.KVPerToken())
+	perLayer, shared := kv, 0.0 // values per row and position
+	path, _ := c.Path()
+	switch {
+	case c.KVLatent > 0:
+		perLayer += 2*float64(c.KVLatent) + 6*d + 2*h
+		shared = h
+	case path == layers.Gorgonia:
+		perLayer += kv + 2*h
+		shared = h
+	}
+	step := 12 * d // a step's activations per row and layer, as EstimateBytes counts a position
+	if c.MLP {
+		step += 8*d + 8*f
+	}
+	layerCount, b := float64(c.Layers), float64(rows)
+	perRow := layerCount*step + 4*d + 4*v + 2*float64(positions)*(layerCount*perLayer+shared)
+	return float64(m.Dtype.Size()) * (c.paramCount() + b*perRow)
 }
 
 // evalBatch is the batch of Run's evaluation graph.

@@ -1,6 +1,11 @@
 package model
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"gorgonia.org/tensor"
+)
 
 // TestEstimateBytes pins the estimate for train's default model (copy task of
 // length 8 over 16 symbols: V 17, T 16; D 32, H 4, one attention-only block
@@ -51,5 +56,36 @@ func TestEvalBatch(t *testing.T) {
 		if b > MaxEvalBatch || chunks != (size+MaxEvalBatch-1)/MaxEvalBatch || chunks*b-size >= chunks {
 			t.Fatalf("EvalBatch(%d) = %d: %d chunks, %d padded rows", size, b, chunks, chunks*b-size)
 		}
+	}
+}
+
+// TestDecodeBytes pins the decoder's estimate for the model of
+// TestEstimateBytes (KVPerToken 2·4·8 = 64), float32, 2 rows of 100
+// positions, counted by hand: per row a step's activations 12·32 + 4·32 +
+// 4·17 = 580 values, and per position twice (the growing cache's previous
+// graph) the cache's 64 on the fused path; 64 + 64 + 2·4 + 4 = 140 on the
+// Gorgonia path (the appended copy, scores and weights, the bias); with a
+// latent of 6, 6 + 2·6 + 6·32 + 2·4 + 4 = 222. The largest position count
+// gives a finite figure, not an overflow.
+func TestDecodeBytes(t *testing.T) {
+	for _, c := range []struct {
+		path        string
+		latent      int
+		perPosition float64
+	}{{"fused", 0, 64}, {"gorgonia", 0, 140}, {"fused", 6, 222}} {
+		cfg := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true, Attention: c.path, KVLatent: c.latent}
+		m, err := New(cfg, tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.DecodeBytes(2, 100), 4*(cfg.paramCount()+2*(580+2*100*c.perPosition)); got != want {
+			t.Errorf("%+v: DecodeBytes(2, 100) = %v, want %v", c, got, want)
+		}
+		if got := m.DecodeBytes(1, math.MaxInt); math.IsInf(got, 0) || got < 1e20 {
+			t.Errorf("%+v: DecodeBytes(1, MaxInt) = %v, want a finite figure past 1e20", c, got)
+		}
+	}
+	if params := (Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true}).paramCount(); params != 5728 {
+		t.Errorf("%v weights, want 5728", params)
 	}
 }

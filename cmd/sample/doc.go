@@ -2,7 +2,7 @@
 //
 //	sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N]
 //	       [-temperature T] [-top-k K] [-top-p P] [-seed S] [-samples M]
-//	       [-no-cache] [-path fused|gorgonia]
+//	       [-no-cache] [-raw] [-path fused|gorgonia]
 //	sample -checkpoint FILE -eval [-no-cache]
 //
 // Conventions:
@@ -22,4 +22,22 @@
 //     -top-k 1; otherwise seeded by -seed. -no-cache recomputes the whole
 //     prefix every step instead of using the KV cache; both write the same
 //     tokens.
+//   - Output streams: a continuation prints each token as soon as it is
+//     picked (the first of -samples rows; the others, drawn in the same
+//     steps, each once it ends, so a -seed writes what it always did), and
+//     held-out examples print in order as their rows end.
+//   - Model text is escaped (package escape): a text model's characters
+//     through escape.Text, newline and tab kept and every control, C1 or
+//     bidi character shown as \x1b, \u009b, \u202e; labels through
+//     escape.Label; held-out text is Go-quoted. -raw writes a text model's
+//     continuation byte for byte, for a pipe; it is refused elsewhere
+//     (other tasks' labels are digits and SEP, with nothing to escape).
+//   - The KV cache starts at the prompt plus generate.CacheAhead and grows
+//     as the rows reach it. -n and -samples are bounded before anything is
+//     built: rows x (prompt + n) positions must fit model.MaxMemory by
+//     generate.MemoryNeed, or the refusal names the estimate and the
+//     largest -n or -samples that fits. A learned position table bounds -n
+//     first, as before.
+//   - A checkpoint whose forward pass overflows to NaN or infinity stops at
+//     the first such step with inspect's line (model.NonFinite).
 package main

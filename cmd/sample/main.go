@@ -28,13 +28,15 @@ func main() {
 }
 
 const usage = `usage: sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
-              [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-path fused|gorgonia]
+              [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-raw] [-path fused|gorgonia]
        sample -checkpoint FILE -eval [-no-cache]
 
-Lets a trained model write, one token at a time with a KV cache. Without a
-prompt it writes the answers of held-out examples of its task and marks each
-token; with -prompt or -tokens it continues them. -eval writes the answer of
-every held-out example and prints how many it wrote exactly on its own.
+Lets a trained model write, one token at a time with a KV cache, printing
+each as it is written. Without a prompt it writes the answers of held-out
+examples of its task and marks each token; with -prompt or -tokens it
+continues them. -eval writes the answer of every held-out example and prints
+how many it wrote exactly on its own. Model text is printed with control
+characters escaped (\x1b), unless -raw.
 
 flags:
 `
@@ -43,7 +45,7 @@ flags:
 type options struct {
 	checkpoint, prompt, tokens, path, data string
 	n, samples                             int
-	eval, noCache                          bool
+	eval, noCache, raw                     bool
 	pick                                   generate.Options
 }
 
@@ -66,6 +68,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.eval, "eval", false, "write the answer of every held-out example and print the exact match")
 	fs.BoolVar(&o.noCache, "no-cache", false, "recompute the whole prefix at every step instead of using the KV cache")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's)")
+	fs.BoolVar(&o.raw, "raw", false, "write a text model's continuation byte for byte, unescaped, for a pipe or a file; a terminal may act on control characters the model writes (text models with -prompt or -tokens only)")
 	if helped, err := cli.Parse(fs, args, usage, stderr); helped || err != nil {
 		return err
 	}
@@ -94,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case o.eval:
-		return evaluate(stdout, m, task, cfg, !o.noCache)
+		return errors.Wrapf(evaluate(stdout, m, task, cfg, !o.noCache), "checkpoint %s", o.checkpoint)
 	case o.prompt != "" || o.tokens != "":
 		return continuePrompt(stdout, m, task, o, sampler)
 	}
@@ -122,6 +125,11 @@ func check(fs *flag.FlagSet, o options) error {
 		return errors.New("-eval writes greedily, as exact match needs; it takes no -temperature, -top-k or -top-p")
 	case set["n"] && !set["prompt"] && !set["tokens"]:
 		return errors.New("-n is the length written after a prompt; held-out examples are written to their answer's end (add -prompt or -tokens)")
+	case o.raw && !set["prompt"] && !set["tokens"]:
+		return errors.New("-raw writes a continuation of -prompt or -tokens as it is; held-out examples and -eval print quoted text and figures")
+	}
+	if bad := invalidUTF8(o.prompt); bad >= 0 {
+		return errors.Errorf("-prompt: byte %d (%#02x) is not valid UTF-8; give UTF-8 text, or the ids with -tokens", bad, o.prompt[bad])
 	}
 	return o.pick.Validate()
 }
@@ -157,49 +165,50 @@ func ratio(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// continuePrompt writes -n tokens after the prompt, -samples times.
+// continuePrompt writes -n tokens after the prompt, -samples times,
+// printing each token as it is picked.
 func continuePrompt(w io.Writer, m *model.Model, task data.Task, o options, s *generate.Sampler) error {
+	if o.raw && !data.IsText(task) {
+		return errors.Errorf("-raw writes a text model's characters as they are; task %s prints labels (digits and SEP), which have nothing to escape", task.Name())
+	}
 	prompt, err := promptIDs(task, o)
 	if err != nil {
 		return err
 	}
-	n, limit := o.n, m.Config.MaxLength()
-	if limit > 0 && len(prompt) > limit {
-		return errors.Errorf("the prompt has %d tokens, longer than the model's context of %d (its learned position table)", len(prompt), limit)
+	n, err := tokensToWrite(m.Config, len(prompt), o.n)
+	if err != nil {
+		return err
 	}
-	if n == 0 {
-		n = m.Config.Context
-		if limit > 0 {
-			n = limit - len(prompt) + 1
-		}
+	if err := (memoryBound{m, !o.noCache}).checkContinuation(o.samples, len(prompt), n); err != nil {
+		return err
 	}
-	if limit > 0 && len(prompt)+n-1 > limit {
-		return errors.Errorf("-n %d: a prompt of %d tokens leaves room for %d more in the model's context of %d (its learned position table)", n, len(prompt), limit-len(prompt)+1, limit)
-	}
-	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
-	for i := range prompts {
-		prompts[i], ns[i] = prompt, n
-	}
-	st, err := generate.New(m, o.samples, len(prompt)+n-1, !o.noCache)
+	st, err := generate.NewGrowing(m, o.samples, len(prompt)+generate.CacheAhead, len(prompt)+n-1, !o.noCache)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	written, err := generate.Generate(st, prompts, ns, s, m.Config.Vocab)
-	if err != nil {
-		return err
+	err = stream(w, st, printer{task, o.raw}, prompt, n, o.samples, s, m.Config.Vocab)
+	return errors.Wrapf(err, "checkpoint %s", o.checkpoint)
+}
+
+// tokensToWrite is -n after a prompt of prompt tokens (0: to the end of a
+// learned position table, else the trained length), refused past a learned
+// table.
+func tokensToWrite(cfg model.Config, prompt, n int) (int, error) {
+	limit := cfg.MaxLength()
+	if limit > 0 && prompt > limit {
+		return 0, errors.Errorf("the prompt has %d tokens, longer than the model's context of %d (its learned position table)", prompt, limit)
 	}
-	for i, out := range written {
-		if o.samples > 1 {
-			fmt.Fprintf(w, "--- sample %d\n", i+1)
+	if n == 0 {
+		n = cfg.Context
+		if limit > 0 {
+			n = limit - prompt + 1
 		}
-		if data.IsText(task) {
-			fmt.Fprintf(w, "%s%s\n", decode(task, prompt, false), decode(task, out, false))
-			continue
-		}
-		fmt.Fprintf(w, "%s | %s\n", decode(task, prompt, true), decode(task, out, true))
 	}
-	return nil
+	if room := limit - prompt + 1; limit > 0 && n > room { // n - 1 + prompt could wrap
+		return 0, errors.Errorf("-n %d: a prompt of %d tokens leaves room for %d more in the model's context of %d (its learned position table)", n, prompt, room, limit)
+	}
+	return n, nil
 }
 
 // promptIDs reads -prompt (characters for text, labels otherwise) or
@@ -239,37 +248,13 @@ func promptIDs(task data.Task, o options) ([]int, error) {
 	return ids, nil
 }
 
-// decode prints ids as the task prints them: text as itself (or its
-// labels, spaced, when labels is set), other tasks as space-separated labels.
-func decode(task data.Task, ids []int, labels bool) string {
-	var b strings.Builder
-	for i, id := range ids {
-		switch {
-		case data.IsText(task) && !labels:
-			b.WriteString(decodeChar(task, id))
-		default:
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(task.Label(id))
-		}
-	}
-	return b.String()
-}
-
-// decodeChar is the character of a text id, as the file holds it.
-func decodeChar(task data.Task, id int) string {
-	r, _ := data.Char(task, id)
-	if !utf8.ValidRune(r) {
-		return task.Label(id)
-	}
-	return string(r)
-}
-
 // examples writes the answers of the first -samples rows of the run's
 // held-out set (for text: the second half of held-out windows) and marks
 // every token.
 func examples(w io.Writer, m *model.Model, task data.Task, cfg rundir.Config, o options, s *generate.Sampler) error {
+	if err := (memoryBound{m, !o.noCache}).checkExamples(o.samples, task.SeqLen()); err != nil {
+		return err
+	}
 	set := data.EvalSet(task, o.samples, cfg.Seed)
 	prompts, ns, spans := make([][]int, set.Size), make([]int, set.Size), make([]generate.Span, set.Size)
 	for i := range set.Size {
@@ -285,65 +270,20 @@ func examples(w io.Writer, m *model.Model, task data.Task, cfg rundir.Config, o 
 		return err
 	}
 	defer st.Close()
-	written, err := generate.Generate(st, prompts, ns, s, m.Config.Vocab)
-	if err != nil {
-		return err
-	}
 	fmt.Fprintf(w, "%s: %d held-out examples, %s, %s\n", task.Name(), set.Size, pickName(o.pick), cacheName(!o.noCache))
-	exact := 0
-	for i := range set.Size {
+	show := showExample
+	if data.IsText(task) {
+		show = showText
+	}
+	rows := &exampleRows{w: w, n: ns, written: make([][]int, set.Size), show: func(i int, written []int) bool {
 		_, targets, _ := set.Row(i)
-		want := targets[spans[i].First : spans[i].Last+1]
-		show := showExample
-		if data.IsText(task) {
-			show = showText
-		}
-		if show(w, task, i, prompts[i], want, written[i]) {
-			exact++
-		}
+		return show(w, printer{task: task}, i, prompts[i], targets[spans[i].First:spans[i].Last+1], written)
+	}}
+	if _, err := generate.Stream(st, prompts, ns, s, m.Config.Vocab, rows.emit); err != nil {
+		return errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
-	fmt.Fprintf(w, "exact match %d/%d\n", exact, set.Size)
+	fmt.Fprintf(w, "exact match %d/%d\n", rows.exact, set.Size)
 	return nil
-}
-
-// showExample prints one example as input, target and model rows, the
-// columns aligned, with ^ under each wrong token; it reports whether every
-// token is right.
-func showExample(w io.Writer, task data.Task, i int, prompt, want, got []int) bool {
-	width := 1
-	for _, ids := range [][]int{prompt, want, got} {
-		for _, id := range ids {
-			width = max(width, utf8.RuneCountInString(task.Label(id)))
-		}
-	}
-	row := func(ids []int) string {
-		cells := make([]string, len(ids))
-		for k, id := range ids {
-			l := task.Label(id)
-			cells[k] = l + strings.Repeat(" ", width-utf8.RuneCountInString(l))
-		}
-		return strings.TrimRight(strings.Join(cells, " "), " ")
-	}
-	marks, right := make([]string, len(got)), 0
-	for k := range got {
-		marks[k] = strings.Repeat(" ", width)
-		if got[k] == want[k] {
-			right++
-		} else {
-			marks[k] = "^" + strings.Repeat(" ", width-1)
-		}
-	}
-	verdict := "exact"
-	if right < len(got) {
-		verdict = fmt.Sprintf("%d/%d right", right, len(got))
-	}
-	fmt.Fprintf(w, "#%-3d input   %s\n", i+1, row(prompt))
-	fmt.Fprintf(w, "     target  %s\n", row(want))
-	fmt.Fprintf(w, "     model   %s   %s\n", row(got), verdict)
-	if right < len(got) {
-		fmt.Fprintf(w, "             %s\n", strings.TrimRight(strings.Join(marks, " "), " "))
-	}
-	return right == len(got)
 }
 
 func pickName(o generate.Options) string {
@@ -367,22 +307,15 @@ func cacheName(cached bool) string {
 	return "no cache"
 }
 
-// showText prints one text example as quoted strings, the prompt's last
-// line then what follows in the file and what the model wrote.
-func showText(w io.Writer, task data.Task, i int, prompt, want, got []int) bool {
-	right := 0
-	for k := range got {
-		right += b2i(got[k] == want[k])
+// invalidUTF8 is the offset of the first byte of s that is not valid UTF-8,
+// or -1.
+func invalidUTF8(s string) int {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
 	}
-	fmt.Fprintf(w, "#%-3d prompt  %q\n", i+1, decode(task, prompt, false))
-	fmt.Fprintf(w, "     file    %q\n", decode(task, want, false))
-	fmt.Fprintf(w, "     model   %q   %d/%d characters right\n", decode(task, got, false), right, len(got))
-	return right == len(got)
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return -1
 }
