@@ -313,3 +313,23 @@ func TestContinuationsStream(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainingOnlyValuesDoNotMatter: sample opens a checkpoint whose train
+// section training would refuse (a zero batch, a negative eval_size), as
+// inspect does: it reads only what the model needs.
+func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
+	m, err := model.New(model.Config{Vocab: 9, Context: 8, DModel: 16, Heads: 2, Layers: 1, Attention: "fused"}, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rundir.DefaultConfig()
+	run.Task, run.Model = copyTask, m.Config
+	run.Train.BatchSize, run.Train.EvalSize = 0, -5
+	path := filepath.Join(t.TempDir(), "odd.safetensors")
+	if err := rundir.SaveCheckpoint(path, m, run, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := sample(t, "-checkpoint", path, "-prompt", "1 2 3 4 SEP", "-n", "3"); err != nil || !strings.HasPrefix(out, "1 2 3 4 SEP | ") {
+		t.Errorf("a checkpoint with training-only values out of range: %v %q", err, out)
+	}
+}

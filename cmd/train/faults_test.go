@@ -265,6 +265,11 @@ func TestCorruptResume(t *testing.T) {
 	otherYAML := writeConfig(t, strings.Replace(tinyYAML, "name: copy", "name: reverse", 1))
 	headerLen := int(binary.LittleEndian.Uint64(ckpt))
 	f32 := func(v float64) []byte { return safetensors.EncodeFloat32([]float32{float32(v)}) }
+	flipped := func(file []byte) []byte { // one bit near the end of the data, as a failing disk does
+		out := bytes.Clone(file)
+		out[len(out)-5] ^= 0x04
+		return out
+	}
 	f64 := func(v float64) []byte { return safetensors.EncodeFloat64([]float64{v}) }
 
 	const ck, st, me, co = rundir.CheckpointFile, "state-7.safetensors", rundir.MetricsFile, rundir.ConfigFile
@@ -294,6 +299,8 @@ func TestCorruptResume(t *testing.T) {
 			[]string{`tensor "tok_emb.weight" has shape [8 5], want [5 8] (dim 0 is model.vocab=5)`}},
 		{"NaN weight", ck, setBits(t, ckpt, "blocks.0.attn.qkv.weight", 3, f32(math.NaN())), []string{`tensor "blocks.0.attn.qkv.weight": value NaN at index [0 3] (flat 3) is not finite`}},
 		{"Inf weight", ck, setBits(t, ckpt, "lm_head.weight", 9, f32(math.Inf(-1))), []string{`tensor "lm_head.weight": value -Inf at index [1 1] (flat 9) is not finite`}},
+		{"checkpoint with a flipped bit", ck, flipped(ckpt), []string{"tensor data does not match its data_sha256", "the file is corrupt or was edited"}},
+		{"state with a flipped bit", st, flipped(state), []string{"state-7.safetensors: tensor data does not match its data_sha256"}},
 		{"checkpoint of another task", ck, otherCkpt, []string{"checkpoint.safetensors does not belong to the run in", "its config differs (task.name: config.yaml copy, checkpoint reverse"}},
 		{"state missing", st, nil, []string{"state-7.safetensors is missing: the checkpoint of step 7 has no optimizer state beside it"}},
 		{"state truncated", st, state[:len(state)/2], []string{"safetensors file ", "state-7.safetensors: ", "(truncated file?)"}},
