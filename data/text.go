@@ -219,7 +219,7 @@ func Vocabulary(cfg TaskConfig) (Task, error) {
 		return nil, err
 	}
 	if cfg.Chars == "" {
-		return nil, errors.New("the run config does not carry the text's characters (task.chars): name the text file it was trained on")
+		return nil, errors.New("task.chars is missing: the run config does not carry its text's characters")
 	}
 	chars := []rune(cfg.Chars)
 	if !slices.IsSorted(chars) || len(slices.Compact(slices.Clone(chars))) != len(chars) {

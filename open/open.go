@@ -92,7 +92,7 @@ func taskOf(cfg data.TaskConfig, ckpt, runDir string, o Options) (data.Task, str
 	default:
 		task, err := data.Vocabulary(cfg)
 		if err != nil {
-			return nil, "", errors.Wrapf(err, "checkpoint %s (-data FILE names the text)", ckpt)
+			return nil, "", errors.Errorf("checkpoint %s: %v; name the text it was trained on with -data FILE", ckpt, err)
 		}
 		return task, "", nil
 	}
