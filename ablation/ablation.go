@@ -70,7 +70,7 @@ func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 	defer r.vm.Close()
 	cfg := m.Config
 	var fills [][][]float64 // [layer][head] (T*d), mean ablation only
-	intact, err := r.score(func() error { return r.g.ResetHeads() }, mode == Mean)
+	intact, err := r.score(func() error { r.g.ResetHooks(); return nil }, mode == Mean)
 	if err != nil {
 		return Table{}, err
 	}
@@ -85,10 +85,19 @@ func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 				fill = fills[l][h]
 			}
 			s, err := r.score(func() error {
-				if err := r.g.ResetHeads(); err != nil {
+				r.g.ResetHooks()
+				iv, err := r.g.Hook(model.HeadOut(l))
+				if err != nil {
 					return err
 				}
-				return r.g.AblateHead(l, h, fill)
+				perRow := iv.Shape[2] * iv.Shape[3] // (T, d): the fill of one (row, head) block
+				iv.ReplaceHead(h, -1, func(i int) float64 {
+					if fill == nil {
+						return 0
+					}
+					return fill[i%perRow]
+				})
+				return nil
 			}, false)
 			if err != nil {
 				return Table{}, errors.Wrapf(err, "ablating layer %d head %d", l, h)
@@ -101,7 +110,8 @@ func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 	return t, nil
 }
 
-// runner holds one HeadMask graph of a chunk of the set and its machine.
+// runner holds one graph of a chunk of the set, hooked on every layer's
+// head outputs, and its machine.
 type runner struct {
 	g     *model.Graph
 	vm    gorgonia.VM
@@ -112,7 +122,11 @@ type runner struct {
 
 func newRunner(m *model.Model, set *data.Batch) (*runner, error) {
 	size := model.EvalBatch(set.Size) // the chunks train's evaluation of the same set uses
-	g, err := model.Build(m, model.BuildOptions{Batch: size, SeqLen: set.SeqLen, HeadMask: true})
+	var heads []string
+	for l := range m.Config.Layers {
+		heads = append(heads, model.HeadOut(l))
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: size, SeqLen: set.SeqLen, Cache: heads, Hooks: heads})
 	if err != nil {
 		return nil, errors.Wrap(err, "ablation graph")
 	}
@@ -195,26 +209,38 @@ func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
 	return Score{Loss: lossSum / scored, TokenAcc: correct / scored, ExactMatch: float64(seqsRight) / float64(seqs)}, nil
 }
 
-// addMeans adds the mean head outputs of the last run's first rows rows,
-// weighted by their share rows/total of the set, to r.means.
+// addMeans adds each head's output of the last run, averaged over its
+// first rows rows and weighted by their share rows/total of the set, to
+// r.means: [layer][head] (T*d) row-major (t, channel), the fill of mean
+// ablation.
 func (r *runner) addMeans(rows, total int) error {
-	means, err := r.g.MeanHeadOutputs(rows)
-	if err != nil {
-		return err
-	}
+	cfg := r.g.Model.Config
 	if r.means == nil {
-		r.means = make([][][]float64, len(means))
-		for l, layer := range means {
-			for _, head := range layer {
-				r.means[l] = append(r.means[l], make([]float64, len(head)))
-			}
-		}
+		r.means = make([][][]float64, cfg.Layers)
 	}
 	w := float64(rows) / float64(total)
-	for l, layer := range means {
-		for h, head := range layer {
-			for i, x := range head {
-				r.means[l][h][i] += x * w
+	for l := range cfg.Layers {
+		v, err := r.g.Activation(model.HeadOut(l))
+		if err != nil {
+			return err
+		}
+		y, err := model.Float64s(v)
+		if err != nil {
+			return err
+		}
+		block := len(y) / (r.chunk.Size * cfg.Heads) // (T, d)
+		for h := range cfg.Heads {
+			if len(r.means[l]) <= h {
+				r.means[l] = append(r.means[l], make([]float64, block))
+			}
+			mean := make([]float64, block)
+			for row := range rows {
+				for i, x := range y[(row*cfg.Heads+h)*block:][:block] {
+					mean[i] += x
+				}
+			}
+			for i, x := range mean {
+				r.means[l][h][i] += x / float64(rows) * w
 			}
 		}
 	}

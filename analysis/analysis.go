@@ -1,10 +1,6 @@
 package analysis
 
 import (
-	"fmt"
-	"math"
-	"math/rand/v2"
-
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/ablation"
@@ -15,24 +11,39 @@ import (
 
 // Pass is what one forward pass over one sequence gives.
 type Pass struct {
-	Attention   [][][][]float64 // [layer][head][query][key]
-	Logits      [][]float64     // [position][vocab]
-	Predictions []int           // [position] argmax of the logits
+	Attention   Tensor // (L, H, T, T): every layer's weights, rows = queries
+	Logits      Tensor // (T, V)
+	Predictions []int  // [position] argmax of the logits
 }
+
+// Map is head h of layer l's (T, T) weights, rows = queries.
+func (p Pass) Map(l, h int) [][]float64 { return p.Attention.Matrix(l, h) }
 
 // Forward runs the model on one sequence (an inference graph with Batch 1):
 // tokens, their next-token targets and the scored mask, each of length T.
 func Forward(m *model.Model, tokens, targets []int, scored []float64) (Pass, error) {
-	t := len(tokens)
-	att, logits, err := Run(m, 1, t, tokens, targets, scored)
+	b := &data.Batch{Size: 1, SeqLen: len(tokens), Tokens: tokens, Targets: targets, Mask: scored}
+	c, err := RunWithCache(m, b, Weights(m)...)
 	if err != nil {
 		return Pass{}, err
 	}
-	p := Pass{Logits: Rows(logits, m.Config.Vocab)}
-	for _, a := range att {
-		p.Attention = append(p.Attention, a[0])
+	return c.Pass(0)
+}
+
+// Pass is example i of the cached run as one sequence's pass (its
+// attention weights must have been kept).
+func (c *Cache) Pass(i int) (Pass, error) {
+	cfg, t := c.Model.Config, c.Batch.SeqLen
+	p := Pass{Attention: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}},
+		Logits: Tensor{Shape: []int{t, cfg.Vocab}, Data: c.Logits.Data[i*t*cfg.Vocab : (i+1)*t*cfg.Vocab]}}
+	for l := range cfg.Layers {
+		att, err := c.Get(model.AttnWeights(l))
+		if err != nil {
+			return Pass{}, err
+		}
+		p.Attention.Data = append(p.Attention.Data, att.Block(i)...)
 	}
-	p.Predictions = Argmax(p.Logits)
+	p.Predictions = Argmax(p.Logits.Matrix())
 	return p, nil
 }
 
@@ -53,40 +64,29 @@ func Argmax(m [][]float64) []int {
 // attention averaged over the examples.
 type Pooled struct {
 	Roles  [][]heads.Result // [layer][head]
-	Mean   [][][][]float64  // [layer][head][query][key], the mean over the examples
+	Mean   Tensor           // (L, H, T, T): each head's weights averaged over the examples
 	Sep    []bool           // positions that hold the separator in every example
 	Scored []bool           // positions every example scores (the task's mask)
 }
 
-// SamplesStream is the second PCG word of the examples ScoreHeads draws
-// from its seed (inspect shows its one sequence from stream 1, so changing
-// the number of examples never changes the sequence shown).
-const SamplesStream uint64 = 2
-
-// ScoreHeads draws n examples of the task from seed and pools every head's
-// pattern scores over them: over the query rows the task scores, or over
-// every row when allRows is set or the task asks for it
-// (data.RolesOnEveryRow). It also averages each head's weights.
-func ScoreHeads(m *model.Model, task data.Task, n int, seed uint64, allRows bool) (Pooled, error) {
-	b := data.NewBatch(n, task.SeqLen())
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		return Pooled{}, err
-	}
-	return ScoreBatch(m, task, b, allRows)
-}
-
-// ScoreBatch is ScoreHeads over the examples of b, of the model's task:
-// sequences of any length the model runs at.
-func ScoreBatch(m *model.Model, task data.Task, b *data.Batch, allRows bool) (Pooled, error) {
-	cfg := m.Config
+// ScoreHeads pools every head's pattern scores over the examples of a
+// cached run (its attention weights kept) of the model's task: over the
+// query rows the task scores, or over every row when allRows is set or the
+// task asks for it (data.RolesOnEveryRow). It also averages each head's
+// weights.
+func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
+	cfg, b := c.Model.Config, c.Batch
 	n, t := b.Size, b.SeqLen
-	att, _, err := Run(m, n, t, b.Tokens, b.Targets, b.Mask)
-	if err != nil {
-		return Pooled{}, err
+	maps := make([]Tensor, cfg.Layers)
+	for l := range maps {
+		var err error
+		if maps[l], err = c.Get(model.AttnWeights(l)); err != nil {
+			return Pooled{}, err
+		}
 	}
 	allRows = allRows || data.RolesOnEveryRow(task)
 	sepID := Separator(task)
-	out := Pooled{Mean: make([][][][]float64, cfg.Layers), Sep: make([]bool, t), Scored: make([]bool, t)}
+	out := Pooled{Mean: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}, Data: make([]float64, cfg.Layers*cfg.Heads*t*t)}, Sep: make([]bool, t), Scored: make([]bool, t)}
 	for j := range t {
 		out.Sep[j], out.Scored[j] = sepID != heads.NoSeparator, true
 		for i := range n {
@@ -102,82 +102,22 @@ func ScoreBatch(m *model.Model, task data.Task, b *data.Batch, allRows bool) (Po
 			queries[i] = nil
 		}
 	}
-	if out.Roles, err = heads.Pool(att, toks, queries, heads.Options{Separator: sepID, Brackets: data.Brackets(task)}); err != nil {
+	weights := func(l, row, h int) [][]float64 { return maps[l].Matrix(row, h) }
+	var err error
+	if out.Roles, err = heads.Pool(weights, cfg.Layers, cfg.Heads, toks, queries, heads.Options{Separator: sepID, Brackets: data.Brackets(task)}); err != nil {
 		return Pooled{}, err
 	}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
-			mean := make([][]float64, t)
-			for q := range mean {
-				mean[q] = make([]float64, t)
-			}
+			mean := out.Mean.Block(l, h)
 			for i := range n {
-				for q, row := range att[l][i][h] {
-					for k, w := range row {
-						mean[q][k] += w / float64(n)
-					}
+				for k, w := range maps[l].Block(i, h) {
+					mean[k] += w / float64(n)
 				}
 			}
-			out.Mean[l] = append(out.Mean[l], mean)
 		}
 	}
 	return out, nil
-}
-
-// Run builds an inference graph for a (batch, t) input, runs it once and
-// returns the attention weights [layer][batch][head][query][key] and the
-// logits as a flat (batch*t*V) slice. A non-finite weight or logit is an
-// error naming where it appears.
-func Run(m *model.Model, batch, t int, tokens, targets []int, mask []float64) ([][][][][]float64, []float64, error) {
-	g, err := model.Build(m, model.BuildOptions{Batch: batch, SeqLen: t})
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "building the inference graph")
-	}
-	if err := g.Feed(tokens, targets, mask); err != nil {
-		return nil, nil, err
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		return nil, nil, errors.Wrap(err, "running the model")
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		return nil, nil, err
-	}
-	logits, err := model.Float64s(out)
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "logits")
-	}
-	att, err := g.AttentionRows()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkFinite(m, att, logits, t); err != nil {
-		return nil, nil, err
-	}
-	return att, logits, nil
-}
-
-// checkFinite refuses a pass with a NaN or infinite attention weight or
-// logit, naming the first layer and head (then position) where one appears
-// (model.NonFinite): every view of such a pass (heatmaps, scores, -json,
-// -png, -html) would be blank or meaningless.
-func checkFinite(m *model.Model, att [][][][][]float64, logits []float64, t int) error {
-	for l, layer := range att {
-		for b, example := range layer {
-			for h, head := range example {
-				for q, row := range head {
-					for k, w := range row {
-						if math.IsNaN(w) || math.IsInf(w, 0) {
-							return model.NonFinite(m, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v", l, h, q, k, b, w))
-						}
-					}
-				}
-			}
-		}
-	}
-	return model.CheckLogits(m, logits, func(row int) int { return row % t })
 }
 
 // Rows splits a flat (N, width) slice into N rows.
@@ -233,28 +173,4 @@ func Separator(task data.Task) int {
 		return id
 	}
 	return heads.NoSeparator
-}
-
-// runExamples draws n examples of task from seed (SamplesStream) and runs
-// them once through a graph built with opts (its Batch and SeqLen set
-// here). The graph's watched values stay readable until done is called.
-func runExamples(m *model.Model, task data.Task, n int, seed uint64, opts model.BuildOptions) (b *data.Batch, g *model.Graph, done func(), err error) {
-	t := task.SeqLen()
-	b = data.NewBatch(n, t)
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		return nil, nil, nil, err
-	}
-	opts.Batch, opts.SeqLen = n, t
-	if g, err = model.Build(m, opts); err != nil {
-		return nil, nil, nil, errors.Wrap(err, "building the graph")
-	}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		return nil, nil, nil, err
-	}
-	vm := g.NewMachine()
-	if err := vm.RunAll(); err != nil {
-		vm.Close()
-		return nil, nil, nil, errors.Wrap(err, "running the model")
-	}
-	return b, g, func() { vm.Close() }, nil
 }

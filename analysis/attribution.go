@@ -6,7 +6,6 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
@@ -29,16 +28,12 @@ type Attribution struct {
 	Positions  int         `json:"positions"`
 }
 
-// DirectLogitAttribution computes Attribution on n examples of task drawn
-// from seed.
-func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) (*Attribution, error) {
+// DirectLogitAttribution computes Attribution on the examples of a cached
+// run that kept the circuit activations (Circuit).
+func DirectLogitAttribution(c *Cache) (*Attribution, error) {
+	m, b := c.Model, c.Batch
 	cfg := m.Config
-	t, d, dh := task.SeqLen(), cfg.DModel, cfg.DHead()
-	b, g, done, err := runExamples(m, task, n, seed, model.BuildOptions{HeadMask: true, Residuals: true})
-	if err != nil {
-		return nil, errors.Wrap(err, "direct logit attribution")
-	}
-	defer done()
+	n, t, d, dh := b.Size, b.SeqLen, cfg.DModel, cfg.DHead()
 	param := func(name string) []float64 {
 		p := m.Param(name)
 		if p == nil {
@@ -49,23 +44,11 @@ func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) 
 	}
 	unemb, lmBias := param("lm_head.weight"), param("lm_head.bias")
 	lnW, lnB := param("ln_f.weight"), param("ln_f.bias")
-	residual := func(depth int) ([]float64, error) {
-		v, err := g.ResidualValue(depth)
-		if err != nil {
-			return nil, err
-		}
-		return model.Float64s(v)
-	}
 	out := &Attribution{Heads: make([][]float64, cfg.Layers)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
 	}
-	res := make([][]float64, cfg.Layers+1) // the residual stream (B*T, D) at each depth
-	for depth := range res {
-		if res[depth], err = residual(depth); err != nil {
-			return nil, err
-		}
-	}
+	res := make([][]float64, cfg.Layers+1)  // the residual stream (B*T, D) at each depth
 	outs := make([][]float64, cfg.Layers)   // each layer's head outputs (B, H, T, d), flat
 	wos := make([][]float64, cfg.Layers)    // each layer's W_O (D, H*d)
 	biases := make([][]float64, cfg.Layers) // each layer's output bias (D), or nil
@@ -73,12 +56,15 @@ func DirectLogitAttribution(m *model.Model, task data.Task, n int, seed uint64) 
 		out.Heads[l] = make([]float64, cfg.Heads)
 		wos[l] = param(fmt.Sprintf("blocks.%d.attn.out.weight", l))
 		biases[l] = param(fmt.Sprintf("blocks.%d.attn.out.bias", l))
-		y, err := g.HeadOutputsValue(l)
-		if err != nil {
-			return nil, err
-		}
-		if outs[l], err = model.Float64s(y); err != nil {
-			return nil, err
+		for _, a := range []struct {
+			name string
+			dst  *[]float64
+		}{{model.HeadOut(l), &outs[l]}, {model.ResidPre(l), &res[l]}, {model.ResidPost(l), &res[l+1]}} {
+			x, err := c.Get(a.name)
+			if err != nil {
+				return nil, errors.Wrap(err, "direct logit attribution")
+			}
+			*a.dst = x.Data
 		}
 	}
 	for row := 0; row < n*t; row++ {

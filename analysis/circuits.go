@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -264,18 +265,23 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 			tokens[b*t+half+i] = tokens[b*t+i]
 		}
 	}
-	att, _, err := Run(m, n, t, tokens, make([]int, n*t), make([]float64, n*t))
+	c, err := RunWithCache(m, &data.Batch{Size: n, SeqLen: t, Tokens: tokens, Targets: make([]int, n*t), Mask: make([]float64, n*t)}, Weights(m)...)
 	if err != nil {
 		return nil, err
 	}
 	out := make([][]float64, cfg.Layers)
 	for l := range out {
+		att, err := c.Get(model.AttnWeights(l))
+		if err != nil {
+			return nil, err
+		}
 		out[l] = make([]float64, cfg.Heads)
 		for h := range out[l] {
 			var sum float64
 			for b := 0; b < n; b++ {
+				w := att.Matrix(b, h)
 				for i := 0; i+1 < half; i++ {
-					sum += att[l][b][h][half+i][i+1] // repeat of token i -> the token after its first occurrence
+					sum += w[half+i][i+1] // repeat of token i -> the token after its first occurrence
 				}
 			}
 			out[l][h] = sum / float64(n*(half-1))

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -116,7 +115,7 @@ func TestInductionCircuit(t *testing.T) {
 func TestDirectLogitAttribution(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	a, err := DirectLogitAttribution(m, task, 32, 1)
+	a, err := DirectLogitAttribution(cached(t, m, task, 32, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +143,7 @@ func TestDirectLogitAttribution(t *testing.T) {
 func TestPatching(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	p, err := Patch(m, task, 32, 1)
+	p, err := Patch(cached(t, m, task, 32, 1), task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +173,7 @@ func TestPatching(t *testing.T) {
 func TestInContextLearning(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	icl, err := ICL(m, task, 64, 1)
+	icl, err := ICL(cached(t, m, task, 64, 1), task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +184,7 @@ func TestInContextLearning(t *testing.T) {
 	for _, p := range m.Params {
 		clear(p.Value.Float32s())
 	}
-	flat, err := ICL(m, task, 8, 1)
+	flat, err := ICL(cached(t, m, task, 8, 1), task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +196,7 @@ func TestInContextLearning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ICL(m, copyTask, 4, 1); err == nil {
+	if _, err := ICL(cached(t, m, task, 4, 1), copyTask); err == nil {
 		t.Error("ICL on a copy task succeeded")
 	}
 }
@@ -215,21 +214,15 @@ func TestLogitLens(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mm := range []*model.Model{m, full} {
-		lens, err := LogitLens(mm, task, 16, 2)
+		lens, err := LogitLens(cached(t, mm, task, 16, 2))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(lens) != mm.Config.Layers+1 {
 			t.Fatalf("%d depths, want %d", len(lens), mm.Config.Layers+1)
 		}
-		b := data.NewBatch(16, task.SeqLen())
-		if err := data.Fill(task, b, rand.New(rand.NewPCG(2, SamplesStream))); err != nil {
-			t.Fatal(err)
-		}
-		_, logits, err := Run(mm, 16, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := examples(t, task, 16, 2)
+		logits := plainLogits(t, mm, b)
 		v := mm.Config.Vocab
 		var right, correct, scored float64
 		for p, s := range b.Mask {
@@ -312,7 +305,7 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 		}
 	}
 	check := func(what string) *Attribution {
-		a, err := DirectLogitAttribution(m, task, 16, 2)
+		a, err := DirectLogitAttribution(cached(t, m, task, 16, 2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,17 +330,11 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 
 // meanTargetLogit is the graph's own mean correct-token logit over the
 // scored positions of the n examples an analysis draws from seed, and how
-// many positions that is.
+// many positions that is, from a forward of its own.
 func meanTargetLogit(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) (float64, int) {
 	t.Helper()
-	b := data.NewBatch(n, task.SeqLen())
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		t.Fatal(err)
-	}
-	_, logits, err := Run(m, n, task.SeqLen(), b.Tokens, b.Targets, b.Mask)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := examples(t, task, n, seed)
+	logits := plainLogits(t, m, b)
 	var sum float64
 	var k int
 	for row, keep := range b.Mask {
@@ -357,4 +344,52 @@ func meanTargetLogit(t *testing.T, m *model.Model, task data.Task, n int, seed u
 		}
 	}
 	return sum / float64(k), k
+}
+
+// examples are the n examples of task the analyses draw from seed.
+func examples(t *testing.T, task data.Task, n int, seed uint64) *data.Batch {
+	t.Helper()
+	b, err := Examples(task, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// cached is a run of m over the examples of task drawn from seed, keeping
+// what the circuit analyses read.
+func cached(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) *Cache {
+	t.Helper()
+	c, err := RunWithCache(m, examples(t, task, n, seed), Circuit(m)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// plainLogits are m's logits on b from a graph and machine of the test's
+// own, independent of RunWithCache.
+func plainLogits(t *testing.T, m *model.Model, b *data.Batch) []float64 {
+	t.Helper()
+	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
+		t.Fatal(err)
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := g.LogitsValue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := model.Float64s(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logits
 }

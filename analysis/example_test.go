@@ -20,11 +20,25 @@ func load() (*model.Model, data.Task, rundir.Config) {
 	return op.Model, op.Task, op.Config
 }
 
+// examples is one run of the model over 64 examples of its task drawn
+// from seed 1, keeping what the analyses read.
+func examples(m *model.Model, task data.Task) *analysis.Cache {
+	b, err := analysis.Examples(task, 64, 1)
+	if err != nil {
+		panic(err)
+	}
+	c, err := analysis.RunWithCache(m, b, analysis.Circuit(m)...)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
 // The two heads of the induction circuit, named by their attention over 64
 // examples of the task.
 func ExampleScoreHeads() {
 	m, task, _ := load()
-	pool, err := analysis.ScoreHeads(m, task, 64, 1, false)
+	pool, err := analysis.ScoreHeads(examples(m, task), task, false)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,7 +54,7 @@ func ExampleScoreHeads() {
 // heads cost the most.
 func ExampleAblate() {
 	m, task, run := load()
-	pool, err := analysis.ScoreHeads(m, task, 64, 1, false)
+	pool, err := analysis.ScoreHeads(examples(m, task), task, false)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -68,10 +82,10 @@ func ExampleForward() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(pass.Attention), "layers of", len(pass.Attention[0]), "heads,", len(pass.Logits), "positions")
+	fmt.Println("attention", pass.Attention.Shape, "(layer, head, query, key), logits", pass.Logits.Shape)
 	fmt.Println("after 3 7 1 9 4 3 7 1 the model predicts", pass.Predictions[7])
 	// Output:
-	// 2 layers of 4 heads, 24 positions
+	// attention [2 4 24 24] (layer, head, query, key), logits [24 32]
 	// after 3 7 1 9 4 3 7 1 the model predicts 9
 }
 
@@ -79,7 +93,7 @@ func ExampleForward() {
 // head after the embeddings and after each block, on 64 induction examples.
 func ExampleLogitLens() {
 	m, task, _ := load()
-	lens, err := analysis.LogitLens(m, task, 64, 1)
+	lens, err := analysis.LogitLens(examples(m, task))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -97,7 +111,7 @@ func ExampleLogitLens() {
 // predictions at the block's first occurrence.
 func ExampleICL() {
 	m, task, _ := load()
-	icl, err := analysis.ICL(m, task, 64, 1)
+	icl, err := analysis.ICL(examples(m, task), task)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,13 +2,11 @@ package analysis
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/model"
 )
 
 // InContext is Olsson et al.'s in-context-learning score scaled to the
@@ -27,27 +25,14 @@ type InContext struct {
 	Pairs int     `json:"pairs"`      // predictions averaged
 }
 
-// ICL computes InContext on n examples of an induction task drawn from
-// seed (analysis.SamplesStream).
-func ICL(m *model.Model, task data.Task, n int, seed uint64) (*InContext, error) {
+// ICL computes InContext on the examples of a cached run of an induction
+// task.
+func ICL(c *Cache, task data.Task) (*InContext, error) {
 	if task.Name() != "induction" {
 		return nil, errors.Errorf("the in-context-learning score reads induction examples; the model's task is %s", task.Name())
 	}
-	t := task.SeqLen()
-	b := data.NewBatch(n, t)
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
-		return nil, err
-	}
-	return iclOf(m, b)
-}
-
-// iclOf is ICL on the examples of b.
-func iclOf(m *model.Model, b *data.Batch) (*InContext, error) {
-	t, v := b.SeqLen, m.Config.Vocab
-	_, logits, err := Run(m, b.Size, t, b.Tokens, b.Targets, b.Mask)
-	if err != nil {
-		return nil, err
-	}
+	b := c.Batch
+	t, v, logits := b.SeqLen, c.Model.Config.Vocab, c.Logits.Data
 	loss := func(row, p int) float64 { // cross-entropy of position p's prediction of its target
 		l := logits[(row*t+p)*v : (row*t+p+1)*v]
 		top := slices.Max(l)

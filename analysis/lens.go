@@ -6,7 +6,6 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
@@ -23,29 +22,27 @@ type Lens struct {
 }
 
 // LogitLens reads the residual stream after the embeddings and after every
-// block on n examples of task drawn from seed (SamplesStream). The last
-// depth is the model's own output.
-func LogitLens(m *model.Model, task data.Task, n int, seed uint64) ([]Lens, error) {
-	t, cfg := task.SeqLen(), m.Config
-	b, g, done, err := runExamples(m, task, n, seed, model.BuildOptions{Residuals: true})
-	if err != nil {
-		return nil, errors.Wrap(err, "logit lens")
-	}
-	defer done()
+// block of a cached run that kept it (Circuit). The last depth is the
+// model's own output.
+func LogitLens(c *Cache) ([]Lens, error) {
+	m, b := c.Model, c.Batch
+	cfg := m.Config
+	n, t := b.Size, b.SeqLen
 	head, err := readout(m)
 	if err != nil {
 		return nil, err
 	}
 	var out []Lens
-	for depth := range g.Residuals {
-		v, err := g.ResidualValue(depth)
-		if err != nil {
-			return nil, err
+	for depth := range cfg.Layers + 1 {
+		name := model.ResidPre(0)
+		if depth > 0 {
+			name = model.ResidPost(depth - 1)
 		}
-		x, err := model.Float64s(v)
+		stream, err := c.Get(name)
 		if err != nil {
-			return nil, err
+			return nil, errors.Wrap(err, "logit lens")
 		}
+		x := stream.Data
 		lens := Lens{Depth: depth}
 		scored := 0
 		for p := range n * t {

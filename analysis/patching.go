@@ -24,29 +24,52 @@ type Patching struct {
 	ByPosition     [][][]float64 `json:"by_position"` // [layer][head][position]
 }
 
-// Patch runs activation patching for an induction task on n examples drawn
-// from seed.
-func Patch(m *model.Model, task data.Task, n int, seed uint64) (*Patching, error) {
+// Patch runs activation patching on the induction examples of a cached
+// run that kept every layer's head outputs (Circuit), drawn by
+// Examples(task, n, seed): the clean run is the cache, each patched run
+// one more forward of the corrupted examples.
+func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 	if task.Name() != "induction" {
 		return nil, errors.Errorf("activation patching corrupts induction examples; the model's task is %s", task.Name())
 	}
+	m, cb := clean.Model, clean.Batch
 	cfg := m.Config
-	t := task.SeqLen()
-	clean := data.NewBatch(n, t)
+	n, t := cb.Size, cb.SeqLen
+	// The corruption draws from the stream after the examples' own draws.
 	rng := rand.New(rand.NewPCG(seed, SamplesStream))
-	if err := data.Fill(task, clean, rng); err != nil {
+	if err := data.Fill(task, data.NewBatch(n, t), rng); err != nil {
 		return nil, err
 	}
-	corrupt := corrupted(clean, cfg.Vocab, rng)
-	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, HeadMask: true})
+	corrupt := corrupted(cb, cfg.Vocab, rng)
+	hooks := make([]string, cfg.Layers)
+	cleanHeads := make([][]float64, cfg.Layers)
+	for l := range hooks {
+		hooks[l] = model.HeadOut(l)
+		y, err := clean.Get(hooks[l])
+		if err != nil {
+			return nil, errors.Wrap(err, "activation patching")
+		}
+		cleanHeads[l] = y.Data
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, Hooks: hooks})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the patching graph")
 	}
 	vm := g.NewMachine()
 	defer vm.Close()
-	run := func(b *data.Batch) (float64, error) {
+	correctLogit := func(logits []float64) float64 {
+		var sum, k float64
+		for row, keep := range cb.Mask {
+			if keep != 0 {
+				sum += logits[row*cfg.Vocab+cb.Targets[row]]
+				k++
+			}
+		}
+		return sum / k
+	}
+	run := func() (float64, error) {
 		vm.Reset()
-		if err := g.Feed(b.Tokens, clean.Targets, clean.Mask); err != nil {
+		if err := g.Feed(corrupt.Tokens, cb.Targets, cb.Mask); err != nil {
 			return 0, err
 		}
 		if err := vm.RunAll(); err != nil {
@@ -57,37 +80,10 @@ func Patch(m *model.Model, task data.Task, n int, seed uint64) (*Patching, error
 			return 0, err
 		}
 		logits, err := model.Float64s(out)
-		if err != nil {
-			return 0, err
-		}
-		var sum, k float64
-		for row, keep := range clean.Mask {
-			if keep != 0 {
-				sum += logits[row*cfg.Vocab+clean.Targets[row]]
-				k++
-			}
-		}
-		return sum / k, nil
+		return correctLogit(logits), err
 	}
-	if err := g.ResetHeads(); err != nil {
-		return nil, err
-	}
-	p := &Patching{}
-	if p.CleanLogit, err = run(clean); err != nil {
-		return nil, err
-	}
-	cleanHeads := make([][]float64, cfg.Layers)
-	for l := range cleanHeads {
-		y, err := g.HeadOutputsValue(l)
-		if err != nil {
-			return nil, err
-		}
-		if cleanHeads[l], err = model.Float64s(y); err != nil {
-			return nil, err
-		}
-		cleanHeads[l] = append([]float64(nil), cleanHeads[l]...) // the next run reuses the buffer
-	}
-	if p.CorruptedLogit, err = run(corrupt); err != nil {
+	p := &Patching{CleanLogit: correctLogit(clean.Logits.Data)}
+	if p.CorruptedLogit, err = run(); err != nil {
 		return nil, err
 	}
 	gap := p.CleanLogit - p.CorruptedLogit
@@ -95,13 +91,13 @@ func Patch(m *model.Model, task data.Task, n int, seed uint64) (*Patching, error
 		return nil, errors.New("the corruption does not change the correct token's logit: nothing to restore")
 	}
 	share := func(l, h, pos int) (float64, error) {
-		if err := g.ResetHeads(); err != nil {
+		g.ResetHooks()
+		iv, err := g.Hook(hooks[l])
+		if err != nil {
 			return 0, err
 		}
-		if err := g.PatchHead(l, h, pos, cleanHeads[l]); err != nil {
-			return 0, err
-		}
-		patched, err := run(corrupt)
+		iv.ReplaceHead(h, pos, func(i int) float64 { return cleanHeads[l][i] })
+		patched, err := run()
 		return (patched - p.CorruptedLogit) / gap, err
 	}
 	p.Restored, p.ByPosition = make([][]float64, cfg.Layers), make([][][]float64, cfg.Layers)

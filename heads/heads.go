@@ -395,30 +395,31 @@ func Entropy(row []float64) float64 {
 
 func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
 
-// Pool scores every head of every layer over a batch: att[l][b][h] is head
-// h of layer l's (T, T) weights on sequence b, tokens[b] that sequence's ids
-// and queries[b] the query rows that count (nil queries, or a nil entry,
-// counts every row). The result is [layer][head].
-func Pool(att [][][][][]float64, tokens [][]int, queries [][]float64, opts Options) ([][]Result, error) {
-	out := make([][]Result, len(att))
-	for l, layer := range att {
-		if len(layer) != len(tokens) {
-			return nil, errors.Errorf("layer %d has %d sequences of weights for %d token sequences", l, len(layer), len(tokens))
-		}
-		if len(layer) == 0 {
-			continue
-		}
-		for h := range layer[0] {
+// Maps gives head h of layer l's (T, T) weights on sequence b of a batch,
+// rows = queries.
+type Maps func(l, b, h int) [][]float64
+
+// Pool scores every head of a model of layers x heads over a batch: maps
+// gives the weights, tokens[b] sequence b's ids and queries[b] the query
+// rows that count (nil queries, or a nil entry, counts every row). The
+// result is [layer][head].
+func Pool(maps Maps, layers, heads int, tokens [][]int, queries [][]float64, opts Options) ([][]Result, error) {
+	out := make([][]Result, layers)
+	if len(tokens) == 0 {
+		return out, nil
+	}
+	for l := range layers {
+		for h := range heads {
 			acc, err := NewAccumulator(len(tokens[0]), opts)
 			if err != nil {
 				return nil, err
 			}
-			for b, seq := range layer {
+			for b := range tokens {
 				var q []float64
 				if queries != nil {
 					q = queries[b]
 				}
-				if err := acc.Add(seq[h], tokens[b], q); err != nil {
+				if err := acc.Add(maps(l, b, h), tokens[b], q); err != nil {
 					return nil, errors.Wrapf(err, "layer %d head %d sequence %d", l, h, b)
 				}
 			}

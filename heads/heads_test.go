@@ -332,11 +332,12 @@ func TestPool(t *testing.T) {
 	prev := build(func(i int) []int { return one(i - 1) })
 	dup := build(func(i int) []int { return earlier(i, 0) })
 	unif := build(func(int) []int { return nil })
-	// att[layer][sequence][head]: one layer of two heads over two sequences.
-	att := [][][][][]float64{{{prev, dup}, {unif, unif}}}
+	// att[sequence][head]: one layer of two heads over two sequences.
+	att := [][][][]float64{{prev, dup}, {unif, unif}}
+	maps := func(l, b, h int) [][]float64 { return att[b][h] }
 	none := make([]float64, len(tokens))
 	for _, skip := range []bool{false, true} {
-		got, err := Pool(att, [][]int{tokens, tokens}, [][]float64{nil, none}, Options{Separator: NoSeparator, SkipEntropy: skip})
+		got, err := Pool(maps, 1, 2, [][]int{tokens, tokens}, [][]float64{nil, none}, Options{Separator: NoSeparator, SkipEntropy: skip})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -359,8 +360,9 @@ func TestPool(t *testing.T) {
 			t.Errorf("skip %v: entropy %v (%v)", skip, got[0][1].Entropy, got[0][1].EntropyNorm)
 		}
 	}
-	if _, err := Pool(att, [][]int{tokens}, nil, Options{}); err == nil {
-		t.Error("two sequences of weights for one of tokens accepted")
+	short := func(l, b, h int) [][]float64 { return att[b][h][:2] }
+	if _, err := Pool(short, 1, 2, [][]int{tokens}, nil, Options{}); err == nil {
+		t.Error("weights of 2 rows for a sequence of more tokens accepted")
 	}
 }
 

@@ -69,15 +69,15 @@ func (o AttentionOptions) kvHeads(heads int) int {
 //	Dropout   (B, H, T, T)  0 or 1/(1-p), multiplies the weights before they
 //	                        meet v (drawn by the caller from its own seeded
 //	                        RNG, see FillDropoutMask)
-//	HeadMask  (B, H, T, d)  with HeadFill: the head outputs y become
-//	HeadFill  (B, H, T, d)  y*HeadMask + HeadFill before the head merge
+//	HeadOut   a Hook on the head outputs y (B, H, T, d) before the head
+//	          merge: y*Mask + Fill
 //
 // A head mask of ones and a fill of zeros change nothing; mask 0 with fill 0
 // removes a head (zero ablation); mask 0 with the head's mean output puts
 // that in its place (mean ablation).
 type AttentionInputs struct {
-	KeyMask, Dropout   *gorgonia.Node
-	HeadMask, HeadFill *gorgonia.Node
+	KeyMask, Dropout *gorgonia.Node
+	HeadOut          *Hook
 }
 
 // AttentionOutput is what Forward built.
@@ -85,7 +85,7 @@ type AttentionInputs struct {
 //	Out      (B*T, D)      the layer's output, after the output projection
 //	Weights  (B, H, T, T)  softmax(q k^T / sqrt(d)) over allowed keys, rows =
 //	                       queries, columns = keys, before dropout
-//	Heads    (B, H, T, d)  each head's weighted sum of v, before the head mask
+//	Heads    (B, H, T, d)  each head's weighted sum of v, before the HeadOut hook
 type AttentionOutput struct {
 	Out, Weights, Heads *gorgonia.Node
 }
@@ -216,7 +216,7 @@ func (a *MultiHeadSelfAttention) project(p string, x *gorgonia.Node) *gorgonia.N
 //	                       see (causal: keys <= its position; KeyMask: keys
 //	                       not padded); hidden keys get exactly 0
 //	Heads    (B, H, T, d)  Weights (times Dropout) · v
-//	Out      (B*T, D)      Heads (masked by HeadMask/HeadFill) merged back
+//	Out      (B*T, D)      Heads (through the HeadOut hook) merged back
 //	                       to (B*T, D), then W_out, b_out
 //
 // Which nodes each path writes is in the package doc and gorgonia.go; both
@@ -262,13 +262,8 @@ func (a *MultiHeadSelfAttention) check(x *gorgonia.Node, in AttentionInputs) {
 	if in.Dropout != nil && !in.Dropout.Shape().Eq(tensor.Shape{b, h, t, t}) {
 		raise.If(errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", in.Dropout.Shape(), b, h, t, t))
 	}
-	if (in.HeadMask == nil) != (in.HeadFill == nil) {
-		raise.If(errors.New("attention: head mask and head fill are set together or not at all"))
-	}
-	for _, n := range []*gorgonia.Node{in.HeadMask, in.HeadFill} {
-		if n != nil && !n.Shape().Eq(tensor.Shape{b, h, t, d / h}) {
-			raise.If(errors.Errorf("attention: head mask or fill shape %v, want (B, H, T, d) = (%d, %d, %d, %d)", n.Shape(), b, h, t, d/h))
-		}
+	if in.HeadOut != nil {
+		in.HeadOut.check(tensor.Shape{b, h, t, d / h}, "the head outputs")
 	}
 }
 
@@ -281,12 +276,11 @@ func (a *MultiHeadSelfAttention) dropout(p string, weights, mask *gorgonia.Node)
 	return node(p + ".dropped")(gorgonia.HadamardProd(weights, mask)) // (B, H, T, T)
 }
 
-// ablate returns y*HeadMask + HeadFill when there is a head mask, with
-// Gorgonia's own element-wise ops (the same nodes on both paths).
+// ablate passes the head outputs y through the HeadOut hook, when there is
+// one.
 func (a *MultiHeadSelfAttention) ablate(p string, y *gorgonia.Node, in AttentionInputs) *gorgonia.Node {
-	if in.HeadMask == nil {
+	if in.HeadOut == nil {
 		return y
 	}
-	kept := node(p + ".head_masked")(gorgonia.HadamardProd(y, in.HeadMask)) // (B, H, T, d)
-	return node(p + ".head_ablated")(gorgonia.Add(kept, in.HeadFill))       // (B, H, T, d)
+	return raise.Must(in.HeadOut.Apply(p+".head_hooked", y)) // (B, H, T, d)
 }

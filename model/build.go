@@ -17,13 +17,12 @@ type BuildOptions struct {
 	SeqLen     int  // T, 1 <= T <= Config.Context
 	Train      bool // also builds gradients (gorgonia.Grad) and, when Config.Dropout > 0, dropout mask inputs
 	KeyPadding bool // adds a (B, T) key padding mask input (1 keep, 0 padded)
-	// HeadMask adds, per layer, a head mask and a head fill input (B, H, T, d)
-	// applied to the head outputs before the head merge (see
-	// layers.MultiHeadSelfAttention and ablation.go).
-	HeadMask bool
-	// Residuals keeps the residual stream after the embeddings and after
-	// each block (Graph.Residuals), for the logit lens.
-	Residuals bool
+	// Cache names the activations (see ResidPre and kin) the machine keeps
+	// readable after a run (Graph.Activation).
+	Cache []string
+	// Hooks names the activations a run may intervene on (Graph.Hook): the
+	// residual stream into or out of a block, or a block's head outputs.
+	Hooks []string
 }
 
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
@@ -37,17 +36,16 @@ type Graph struct {
 	LossMask     *gorgonia.Node   // (B*T) model dtype, 1 where the position is scored, else 0
 	Logits       *gorgonia.Node   // (B*T, V)
 	Loss         *gorgonia.Node   // scalar: mean cross-entropy over scored positions
-	Attention    []*gorgonia.Node // one per layer, (B, H, T, T), rows = queries, cols = keys
 	DropoutMasks []*gorgonia.Node // one per layer (B, H, T, T) when Train && Dropout > 0, else nil
 	KeyMask      *gorgonia.Node   // (B, T) when KeyPadding, else nil
-	HeadMasks    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
-	HeadFills    []*gorgonia.Node // one per layer (B, H, T, d) when HeadMask, else nil
-	HeadOutputs  []*gorgonia.Node // one per layer (B, H, T, d): the head outputs before the head mask
-	Residuals    []*gorgonia.Node // with Opts.Residuals: the embeddings, then each block's output (B*T, D)
 	Params       []*gorgonia.Node // in Model.Params order, bound to the model's own tensors
 	Path         layers.Path      // the ops the graph is written with (Model.Config.Attention)
+	// Activations are the graph's named nodes (see ResidPre): what a run
+	// can keep (Opts.Cache) or intervene on (Opts.Hooks).
+	Activations map[string]*gorgonia.Node
 
-	grads []*gorgonia.Node // d Loss / d Params[i] when Opts.Train
+	hooks map[string]*layers.Hook // by activation name, for Opts.Hooks
+	grads []*gorgonia.Node        // d Loss / d Params[i] when Opts.Train
 }
 
 // Names of the graph's input nodes; parameters are named as in ParamSpecs.
@@ -68,10 +66,6 @@ const (
 	LossName  = "loss"
 )
 
-// HeadMaskName and HeadFillName name layer i's head ablation inputs.
-func HeadMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.head_mask", layer) }
-func HeadFillName(layer int) string { return fmt.Sprintf("blocks.%d.attn.head_fill", layer) }
-
 // DropoutMaskName is the name of layer i's attention dropout mask input.
 func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.dropout_mask", layer) }
 
@@ -84,8 +78,8 @@ func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.drop
 //	KeyMask          (B, T)       with KeyPadding: 0 hides a padded key
 //	Logits           (B*T, V)     lm_head(ln_f(blocks(tok_emb + pos_emb)))
 //	Loss             scalar       mean cross-entropy over scored positions
-//	Attention[l]     (B, H, T, T) layer l's weights, before dropout
-//	HeadOutputs[l]   (B, H, T, d) layer l's head outputs, before the head mask
+//	Activations      named nodes: the residual stream, each layer's
+//	                 attention weights (before dropout) and head outputs
 func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	if err := checkBuild(m, opts); err != nil {
 		return nil, err
@@ -95,10 +89,13 @@ func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 		return nil, errors.Wrap(err, "build")
 	}
 	defer raise.Catch(&err)
-	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path}
+	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path,
+		Activations: map[string]*gorgonia.Node{}, hooks: map[string]*layers.Hook{}}
 	params, posIDs := gr.inputs()
 	x := gr.forward(params, posIDs)                                 // (B*T, D)
 	gr.Logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B*T, V)
+	gr.keep(LogitsActivation, gr.Logits)
+	raise.If(gr.checkNames())
 	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
 	gr.Loss = node(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)) // scalar
 	if opts.Train {
@@ -123,14 +120,6 @@ func (gr *Graph) inputs() (params map[string]*gorgonia.Node, posIDs *gorgonia.No
 	gr.LossMask = layers.NewParam(g, LossMaskName, newDense(m.Dtype, []int{n}, ones(n)))
 	if gr.Opts.KeyPadding {
 		gr.KeyMask = layers.NewParam(g, KeyMaskName, newDense(m.Dtype, []int{b, t}, ones(n)))
-	}
-	if gr.Opts.HeadMask {
-		size := b * cfg.Heads * t * (cfg.DModel / cfg.Heads)
-		shape := []int{b, cfg.Heads, t, cfg.DModel / cfg.Heads}
-		for i := 0; i < cfg.Layers; i++ {
-			gr.HeadMasks = append(gr.HeadMasks, layers.NewParam(g, HeadMaskName(i), newDense(m.Dtype, shape, ones(size))))
-			gr.HeadFills = append(gr.HeadFills, layers.NewParam(g, HeadFillName(i), newDense(m.Dtype, shape, make([]float64, size))))
-		}
 	}
 	if gr.Opts.Train && cfg.Dropout > 0 {
 		h := cfg.Heads
@@ -157,7 +146,7 @@ func (gr *Graph) gradients() {
 	// LayerNorm and GELU, the dropout masks). Those nodes feed nothing,
 	// but a TapeMachine runs every node of its graph: keep only what the
 	// outputs and the gradients need (TestUpstreamGradDifferentiatesConstants).
-	roots := append(append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.Attention...), gr.HeadOutputs...)
+	roots := append(gorgonia.Nodes{gr.Loss, gr.Logits}, gr.cached()...)
 	gr.G = gr.G.ExactSubgraphRoots(append(roots, gr.grads...)...)
 	raise.If(nameGradients(gr.G))
 }
@@ -165,31 +154,23 @@ func (gr *Graph) gradients() {
 // forward adds the embeddings and blocks and returns the final hidden state
 // (B*T, D), after ln_f when the model has one.
 func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) *gorgonia.Node {
-	cfg := gr.Model.Config
+	cfg, b, t := gr.Model.Config, gr.Opts.Batch, gr.Opts.SeqLen
 	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens)) // (B*T, D)
 	if table := gr.positionTable(params); table != nil {
 		pos := raise.Must(gr.embedding(table).Forward(posIDs)) // (B*T, D)
 		x = node(EmbedName)(gr.Path.Add(x, pos))               // (B*T, D)
 	}
-	if gr.Opts.Residuals {
-		gr.Residuals = append(gr.Residuals, x)
-	}
 	for i := 0; i < cfg.Layers; i++ {
-		in := layers.AttentionInputs{KeyMask: gr.KeyMask}
+		x = gr.point(ResidPre(i), x) // (B*T, D)
+		in := layers.AttentionInputs{KeyMask: gr.KeyMask, HeadOut: gr.hookAt(HeadOut(i), tensor.Shape{b, cfg.Heads, t, cfg.DHead()})}
 		if gr.DropoutMasks != nil {
 			in.Dropout = gr.DropoutMasks[i]
 		}
-		if gr.HeadMasks != nil {
-			in.HeadMask, in.HeadFill = gr.HeadMasks[i], gr.HeadFills[i]
-		}
 		block, err := gr.block(params, i).Forward(x, in)
 		raise.If(errors.Wrapf(err, "build: block %d", i))
-		x = block.Out                                             // (B*T, D)
-		gr.Attention = append(gr.Attention, block.Attn.Weights)   // (B, H, T, T)
-		gr.HeadOutputs = append(gr.HeadOutputs, block.Attn.Heads) // (B, H, T, d)
-		if gr.Opts.Residuals {
-			gr.Residuals = append(gr.Residuals, x)
-		}
+		gr.keep(AttnWeights(i), block.Attn.Weights) // (B, H, T, T)
+		gr.keep(HeadOut(i), block.Attn.Heads)       // (B, H, T, d)
+		x = gr.point(ResidPost(i), block.Out)       // (B*T, D)
 	}
 	if !cfg.MLP {
 		return x
@@ -362,21 +343,13 @@ func checkFeed(v, b, t int, tokens, targets []int, lossMask []float64) error {
 // that the machine ADDS each run's gradient into those dual values
 // (Params[i].Grad() accumulates until a solver zeroes it), whereas Gradients
 // returns the last run's gradient alone. The machine keeps its own copies of
-// Logits, Loss and Attention (and HeadOutputs on a HeadMask graph, and the
-// Residuals) after each run (TraceExec on those nodes only), so a later op
-// reusing their buffers cannot change what callers read.
+// Logits, Loss and the cached activations (Opts.Cache) after each run
+// (TraceExec on those nodes only), so a later op reusing their buffers cannot
+// change what callers read.
 func (gr *Graph) NewMachine() gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
-	for _, a := range gr.Attention {
-		watch = append(watch, a)
-	}
-	if gr.HeadMasks != nil {
-		for _, y := range gr.HeadOutputs {
-			watch = append(watch, y)
-		}
-	}
-	for _, x := range gr.Residuals {
-		watch = append(watch, x)
+	for _, n := range gr.cached() {
+		watch = append(watch, n)
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
 	if gr.Opts.Train {
@@ -386,19 +359,14 @@ func (gr *Graph) NewMachine() gorgonia.VM {
 }
 
 // NewLeanMachine is the machine for callers that read Logits, Loss, the
-// gradients (Gradients), the Residuals and, on a HeadMask graph, the
-// HeadOutputs (training, evaluation, generation, ablation): this project's
-// machine (see machine in machine.go), which runs the program a TapeMachine
-// would but reuses every op's output from run to run, and binds those nodes
-// to its values instead of copying them. It binds no dual values, and the
-// Attention nodes are not kept. What it leaves belongs to it and stays
-// valid until its next run.
+// gradients (Gradients) and the cached activations (training, evaluation,
+// generation, ablation): this project's machine (see machine in
+// machine.go), which runs the program a TapeMachine would but reuses every
+// op's output from run to run, and binds those nodes to its values instead
+// of copying them. It binds no dual values. What it leaves belongs to it and
+// stays valid until its next run.
 func (gr *Graph) NewLeanMachine() gorgonia.VM {
-	outputs := append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...)
-	if gr.HeadMasks != nil {
-		outputs = append(outputs, gr.HeadOutputs...)
-	}
-	outputs = append(outputs, gr.Residuals...)
+	outputs := append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...)
 	m, err := newMachine(gr.G, outputs...)
 	if err != nil {
 		return brokenMachine{errors.Wrap(err, "lean machine")}

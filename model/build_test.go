@@ -44,8 +44,15 @@ func feedRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
 	run(t, vm)
 }
 
+// mustBuild builds m for opts; unless opts names a Cache of its own, the
+// graph keeps every layer's attention weights, which the tests read.
 func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
 	t.Helper()
+	if opts.Cache == nil {
+		for l := range m.Config.Layers {
+			opts.Cache = append(opts.Cache, AttnWeights(l))
+		}
+	}
 	g, err := Build(m, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +105,7 @@ func TestBuildMatchesReference(t *testing.T) {
 					if e := graphtest.MaxAbsDiff(t, floats(t, g.Logits), logits); e > 1e-12 {
 						t.Errorf("step %d: logits differ from reference by %.3g", step, e)
 					}
-					for l, a := range g.Attention {
+					for l, a := range attentionNodes(g) {
 						if e := graphtest.MaxAbsDiff(t, floats(t, a), attention[l]); e > 1e-12 {
 							t.Errorf("step %d: layer %d attention differs from reference by %.3g", step, l, e)
 						}
@@ -133,7 +140,7 @@ func TestModelCausality(t *testing.T) {
 		run(t, vm)
 		baseLogits := floats(t, g.Logits)
 		var baseAtt [][]float64
-		for _, a := range g.Attention {
+		for _, a := range attentionNodes(g) {
 			baseAtt = append(baseAtt, floats(t, a))
 		}
 		v, h := m.Config.Vocab, m.Config.Heads
@@ -157,7 +164,7 @@ func TestModelCausality(t *testing.T) {
 							t.Fatalf("cut %d: logits of (b %d, t %d) changed", cut, bi, pos)
 						}
 					}
-					for l, a := range g.Attention {
+					for l, a := range attentionNodes(g) {
 						w := floats(t, a)
 						for hi := 0; hi < h; hi++ {
 							for k := 0; k < tt; k++ {
@@ -348,7 +355,7 @@ func TestTrainAttentionIsBeforeDropout(t *testing.T) {
 		}
 		tokens, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
 		feedRun(t, g, tokens, targets, mask)
-		for l, a := range g.Attention {
+		for l, a := range attentionNodes(g) {
 			w := floats(t, a)
 			for row := 0; row < len(w)/tt; row++ {
 				i := row % tt
@@ -476,4 +483,22 @@ func TestGradientsArePerRun(t *testing.T) {
 			}
 		}
 	})
+}
+
+// attentionNodes are the graph's attention weights, layer by layer.
+func attentionNodes(g *Graph) []*gorgonia.Node {
+	var out []*gorgonia.Node
+	for l := range g.Model.Config.Layers {
+		out = append(out, g.Activations[AttnWeights(l)])
+	}
+	return out
+}
+
+// activationNodes are every activation the graph names.
+func activationNodes(g *Graph) []*gorgonia.Node {
+	var out []*gorgonia.Node
+	for _, name := range g.ActivationNames() {
+		out = append(out, g.Activations[name])
+	}
+	return out
 }

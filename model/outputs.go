@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
@@ -83,15 +82,6 @@ func (gr *Graph) LogitsValue() (*tensor.Dense, error) {
 	return denseValue(gr.Logits, "logits")
 }
 
-// AttentionValue is layer l's attention weights (B, H, T, T) of the last
-// run, in the model's dtype: rows are queries, columns keys.
-func (gr *Graph) AttentionValue(l int) (*tensor.Dense, error) {
-	if l < 0 || l >= len(gr.Attention) {
-		return nil, errors.Errorf("attention: layer %d, the model has %d", l, len(gr.Attention))
-	}
-	return denseValue(gr.Attention[l], fmt.Sprintf("attention of layer %d", l))
-}
-
 func nodeData(n *gorgonia.Node) any {
 	if v := n.Value(); v != nil {
 		return v.Data()
@@ -105,65 +95,4 @@ func denseValue(n *gorgonia.Node, what string) (*tensor.Dense, error) {
 		return nil, errors.Errorf("%s: no value (run the machine first)", what)
 	}
 	return d, nil
-}
-
-// HeadOutputsValue is layer l's head outputs (B, H, T, d) of the last run,
-// before the head mask, in the model's dtype. Only a machine of a HeadMask
-// graph keeps them (NewMachine watches them there).
-func (gr *Graph) HeadOutputsValue(l int) (*tensor.Dense, error) {
-	if l < 0 || l >= len(gr.HeadOutputs) || gr.HeadMasks == nil {
-		return nil, errors.Errorf("head outputs: layer %d of a graph built with HeadMask (it has %d layers, head mask %t)", l, len(gr.HeadOutputs), gr.HeadMasks != nil)
-	}
-	return denseValue(gr.HeadOutputs[l], fmt.Sprintf("head outputs of layer %d", l))
-}
-
-// ResidualValue is the residual stream (B*T, D) of the last run at depth
-// l: 0 after the embeddings, l after block l-1 (a graph built with
-// Residuals).
-func (gr *Graph) ResidualValue(l int) (*tensor.Dense, error) {
-	if l < 0 || l >= len(gr.Residuals) {
-		return nil, errors.Errorf("residual stream: depth %d of a graph built with Residuals (it has %d)", l, len(gr.Residuals))
-	}
-	return denseValue(gr.Residuals[l], fmt.Sprintf("residual stream at depth %d", l))
-}
-
-// AttentionRows is every layer's attention weights of the last run (of a
-// machine from NewMachine), copied to float64 as
-// [layer][batch][head][query][key].
-func (gr *Graph) AttentionRows() ([][][][][]float64, error) {
-	b, h, t := gr.Opts.Batch, gr.Model.Config.Heads, gr.Opts.SeqLen
-	att := make([][][][][]float64, len(gr.Attention))
-	for l := range gr.Attention {
-		d, err := gr.AttentionValue(l)
-		if err != nil {
-			return nil, err
-		}
-		flat := make([]float64, d.Shape().TotalSize())
-		switch data := d.Data().(type) {
-		case []float32:
-			for i, x := range data {
-				flat[i] = float64(x)
-			}
-		case []float64:
-			copy(flat, data)
-		default:
-			return nil, errors.Errorf("attention of layer %d holds %v, want float32 or float64", l, d.Dtype())
-		}
-		if len(flat) != b*h*t*t {
-			return nil, errors.Errorf("attention of layer %d has %d values, want (B, H, T, T) = (%d, %d, %d, %d)", l, len(flat), b, h, t, t)
-		}
-		att[l] = make([][][][]float64, b)
-		for row := range b {
-			att[l][row] = make([][][]float64, h)
-			for hd := range h {
-				block := flat[(row*h+hd)*t*t:][:t*t] // the (row, hd) (T, T) block
-				rows := make([][]float64, t)
-				for q := range t {
-					rows[q] = block[q*t : (q+1)*t : (q+1)*t]
-				}
-				att[l][row][hd] = rows
-			}
-		}
-	}
-	return att, nil
 }

@@ -67,7 +67,7 @@ func TestOutputsMatchReference(t *testing.T) {
 			t.Errorf("LogitsValue differs from the reference by %.3g", e)
 		}
 		for l := range cfg.Layers {
-			a, err := g.AttentionValue(l)
+			a, err := g.Activation(AttnWeights(l))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,10 +124,16 @@ func TestOutputsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	eval := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3})
-	for _, l := range []int{-1, cfg.Layers} {
-		if _, err := eval.AttentionValue(l); err == nil || !strings.Contains(err.Error(), "has 2") {
-			t.Errorf("AttentionValue(%d): error %v, want one naming the 2 layers", l, err)
+	for _, name := range []string{AttnWeights(cfg.Layers), HeadOut(0)} {
+		if _, err := eval.Activation(name); err == nil || !strings.Contains(err.Error(), "built without it in BuildOptions.Cache") {
+			t.Errorf("Activation(%s) of a graph that does not keep it: %v", name, err)
 		}
+	}
+	if _, err := Build(m, BuildOptions{Batch: 1, SeqLen: 3, Cache: []string{"blocks.9.attn.weights"}}); err == nil || !strings.Contains(err.Error(), `no activation "blocks.9.attn.weights" to cache (the graph has blocks.0.resid_pre, blocks.0.attn.weights`) {
+		t.Errorf("a Cache name the graph does not have: %v", err)
+	}
+	if _, err := Build(m, BuildOptions{Batch: 1, SeqLen: 3, Hooks: []string{AttnWeights(0)}}); err == nil || !strings.Contains(err.Error(), `no activation "blocks.0.attn.weights" to hook`) {
+		t.Errorf("a hook on the weights: %v", err)
 	}
 	if err := eval.DrawDropout(0.5, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Errorf("DrawDropout on an eval graph: %v", err)

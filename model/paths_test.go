@@ -62,7 +62,7 @@ func TestPathsAgree(t *testing.T) {
 					}
 					run(t, vm)
 					r := result{logits: floats(t, g.Logits), loss: []float64{lossOf(t, g)}}
-					for _, a := range g.Attention {
+					for _, a := range attentionNodes(g) {
 						r.attention = append(r.attention, floats(t, a))
 					}
 					grads, err := g.Gradients()

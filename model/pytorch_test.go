@@ -156,10 +156,10 @@ func checkAgainstTorch(t *testing.T, f *torchFixture, path layers.Path, dtype te
 	}
 	compareAbs(t, "logits", []int{B * T, V}, valueData(t, "logits", g.Logits.Value()), g.Logits.Shape(), wantLogits, outTol)
 
-	if len(g.Attention) != f.Config.Layers {
-		t.Fatalf("%d attention nodes for %d layers", len(g.Attention), f.Config.Layers)
+	if len(attentionNodes(g)) != f.Config.Layers {
+		t.Fatalf("%d attention nodes for %d layers", len(attentionNodes(g)), f.Config.Layers)
 	}
-	for l, node := range g.Attention {
+	for l, node := range attentionNodes(g) {
 		var want []float64
 		for b := range f.Attn[l] {
 			for h := range f.Attn[l][b] {

@@ -49,7 +49,7 @@ func TestEveryNodeNamed(t *testing.T) {
 					t.Errorf("mlp=%t train=%t: %d gradient nodes, %d of them parts, grad(loss) %t", mlp, train, grads, parts, seed)
 				}
 				outputs := map[*gorgonia.Node]bool{g.Loss: true, g.Logits: true}
-				for _, n := range append(append(append([]*gorgonia.Node{}, g.Attention...), g.HeadOutputs...), g.grads...) {
+				for _, n := range append(activationNodes(g), g.grads...) {
 					outputs[n] = true
 				}
 				for _, n := range g.G.AllNodes() {

@@ -43,7 +43,15 @@ func (p *circuitsProbe) run(step int) (runlog.CircuitsRecord, error) {
 		}
 	}
 	if p.task != nil {
-		icl, err := analysis.ICL(p.model, p.task, RolesSamples, p.seed)
+		b, err := analysis.Examples(p.task, RolesSamples, p.seed)
+		if err != nil {
+			return rec, err
+		}
+		c, err := analysis.RunWithCache(p.model, b)
+		if err != nil {
+			return rec, err
+		}
+		icl, err := analysis.ICL(c, p.task)
 		if err != nil {
 			return rec, err
 		}

@@ -54,7 +54,15 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	icl, err := analysis.ICL(m, task, RolesSamples, cfg.Seed)
+	b, err := analysis.Examples(task, RolesSamples, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := analysis.RunWithCache(m, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	icl, err := analysis.ICL(c, task)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,11 @@ type rolesProbe struct {
 func newRolesProbe(m *model.Model, task data.Task, size int, seed uint64) (*rolesProbe, error) {
 	n := min(RolesSamples, size)
 	set := data.EvalSet(task, n, seed) // the first n rows of the evaluation set
-	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: task.SeqLen()})
+	var weights []string
+	for l := range m.Config.Layers {
+		weights = append(weights, model.AttnWeights(l))
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: task.SeqLen(), Cache: weights})
 	if err != nil {
 		return nil, errors.Wrap(err, "head roles graph")
 	}
@@ -58,11 +62,27 @@ func (p *rolesProbe) run(step int) (runlog.RolesRecord, error) {
 	if err := p.vm.RunAll(); err != nil {
 		return runlog.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
 	}
-	att, err := p.graph.AttentionRows()
-	if err != nil {
-		return runlog.RolesRecord{}, err
+	cfg := p.graph.Model.Config
+	att := make([][]float64, cfg.Layers)
+	for l := range att {
+		v, err := p.graph.Activation(model.AttnWeights(l))
+		if err != nil {
+			return runlog.RolesRecord{}, err
+		}
+		if att[l], err = model.Float64s(v); err != nil {
+			return runlog.RolesRecord{}, err
+		}
 	}
-	results, err := heads.Pool(att, p.tokens, p.queries, p.opts)
+	t := p.graph.Opts.SeqLen
+	maps := func(l, b, h int) [][]float64 {
+		block := att[l][(b*cfg.Heads+h)*t*t:][:t*t]
+		rows := make([][]float64, t)
+		for q := range rows {
+			rows[q] = block[q*t : (q+1)*t]
+		}
+		return rows
+	}
+	results, err := heads.Pool(maps, cfg.Layers, cfg.Heads, p.tokens, p.queries, p.opts)
 	if err != nil {
 		return runlog.RolesRecord{}, err
 	}

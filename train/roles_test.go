@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -89,12 +89,6 @@ func TestRolesFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: task.SeqLen()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
 	sep, ok := data.Separator(task)
 	if !ok {
 		t.Fatal("reverse has no separator")
@@ -112,20 +106,13 @@ func TestRolesFile(t *testing.T) {
 	set := data.EvalSet(task, cfg.Train.EvalSize, cfg.Seed)
 	for i := range RolesSamples {
 		tokens, targets, mask := set.Row(i)
-		if err := g.Feed(tokens, targets, mask); err != nil {
-			t.Fatal(err)
-		}
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		att, err := g.AttentionRows()
+		pass, err := analysis.Forward(m, tokens, targets, mask) // one sequence at a time
 		if err != nil {
 			t.Fatal(err)
 		}
-		vm.Reset()
 		for l := range accs {
 			for h, acc := range accs[l] {
-				if err := acc.Add(att[l][0][h], tokens, mask); err != nil {
+				if err := acc.Add(pass.Map(l, h), tokens, mask); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -49,9 +49,8 @@ func pageExamples(cfg model.Config, t, samples int) int {
 // heldOut runs the model on the first n examples of the run's held-out set
 // (data.EvalSet of the run's seed: sequences training never drew).
 func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Example, error) {
-	t := task.SeqLen()
 	set := data.EvalSet(task, n, seed)
-	att, logits, err := analysis.Run(m, n, t, set.Tokens, set.Targets, set.Mask)
+	c, err := analysis.RunWithCache(m, set, analysis.Weights(m)...)
 	if err != nil {
 		return nil, err
 	}
@@ -59,15 +58,14 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 	for i := range n {
 		tokens, targets, mask := set.Row(i)
 		s := sequence{tokens: tokens, targets: targets, scored: mask}
-		fw := analysis.Pass{Logits: analysis.Rows(logits[i*t*m.Config.Vocab:(i+1)*t*m.Config.Vocab], m.Config.Vocab)}
-		for l := range att {
-			fw.Attention = append(fw.Attention, att[l][i])
+		fw, err := c.Pass(i)
+		if err != nil {
+			return nil, err
 		}
-		fw.Predictions = analysis.Argmax(fw.Logits)
 		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(s)}
 		ex.Labels = labels(task, tokens)
 		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
-		if cut := cutLogits(fw.Logits, false); cut != nil {
+		if cut := cutLogits(fw.Logits.Matrix(), false); cut != nil {
 			ex.Logits, ex.CutLogits = nil, *cut
 		}
 		out[i] = ex
@@ -147,10 +145,17 @@ func forwardSummary(m *model.Model, cfg rundir.Config) (*model.Summary, error) {
 // numbers is a pass's attention and logits as -json prints them: float32 for
 // a Float32 model.
 func numbers(dtype tensor.Dtype, fw analysis.Pass) (attention, logits any) {
-	if dtype == tensor.Float32 {
-		return attention32(fw.Attention), rows32(fw.Logits)
+	cfg := fw.Attention.Shape
+	att := make([][][][]float64, cfg[0])
+	for l := range att {
+		for h := range cfg[1] {
+			att[l] = append(att[l], fw.Map(l, h))
+		}
 	}
-	return fw.Attention, fw.Logits
+	if dtype == tensor.Float32 {
+		return attention32(att), rows32(fw.Logits.Matrix())
+	}
+	return att, fw.Logits.Matrix()
 }
 
 // readTraining reads the run directory's metrics.jsonl and roles.jsonl (if

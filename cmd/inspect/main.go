@@ -266,27 +266,17 @@ func prepare(o options) (report, error) {
 	if err != nil {
 		return report{}, errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 	}
-	pool, err := scoreHeads(m, task, ex, o)
+	cache, err := examplesRun(m, task, ex, o)
+	if err != nil {
+		return report{}, err
+	}
+	pool, err := analysis.ScoreHeads(cache, task, o.allRows)
 	if err != nil {
 		return report{}, err
 	}
 	r := report{opts: o, step: op.Step, task: task, cfg: cfg, dtype: m.Dtype, ex: ex, fw: fw, roles: pool.Roles, pool: pool, training: training, compare: compare}
 	if o.circuits {
-		if r.circuits, err = analysis.Measure(m, o.samples, o.seed); err != nil {
-			return report{}, err
-		}
-		if r.circuits.DirectLogit, err = analysis.DirectLogitAttribution(m, task, o.samples, o.seed); err != nil {
-			return report{}, err
-		}
-		if task.Name() == "induction" {
-			if r.circuits.Patching, err = analysis.Patch(m, task, o.samples, o.seed); err != nil {
-				return report{}, err
-			}
-			if r.circuits.ICL, err = analysis.ICL(m, task, o.samples, o.seed); err != nil {
-				return report{}, err
-			}
-		}
-		if r.circuits.LogitLens, err = analysis.LogitLens(m, task, o.samples, o.seed); err != nil {
+		if r.circuits, err = circuits(cache, task, o); err != nil {
 			return report{}, err
 		}
 	}
@@ -336,18 +326,49 @@ func checkWindows(task data.Task, userTokens []int, o options) error {
 	return errors.Errorf("%s draws windows of the text %s was trained on: name that file with -data FILE", need, o.checkpoint)
 }
 
-// scoreHeads scores every head's role: pooled over -samples examples of the
-// task, or on the sequence shown when the task draws none (a text model
-// opened without its text).
-func scoreHeads(m *model.Model, task data.Task, ex sequence, o options) (analysis.Pooled, error) {
+// examplesRun is the one forward every analysis that reads a run shares:
+// over -samples examples of the task, or over the sequence shown when the
+// task draws none (a text model opened without its text). It keeps the
+// attention weights, and with -circuits what the circuit analyses read.
+func examplesRun(m *model.Model, task data.Task, ex sequence, o options) (*analysis.Cache, error) {
+	b := &data.Batch{Size: 1, SeqLen: len(ex.tokens), Tokens: ex.tokens, Targets: ex.targets, Mask: ex.scored}
 	if data.HasWindows(task) {
-		return analysis.ScoreHeads(m, task, o.samples, o.seed, o.allRows)
+		var err error
+		if b, err = analysis.Examples(task, o.samples, o.seed); err != nil {
+			return nil, err
+		}
 	}
-	b := data.NewBatch(1, len(ex.tokens))
-	copy(b.Tokens, ex.tokens)
-	copy(b.Targets, ex.targets)
-	copy(b.Mask, ex.scored)
-	return analysis.ScoreBatch(m, task, b, o.allRows)
+	names := analysis.Weights(m)
+	if o.circuits {
+		names = analysis.Circuit(m)
+	}
+	return analysis.RunWithCache(m, b, names...)
+}
+
+// circuits are the induction papers' measures: those that read a run from
+// the shared one (c), prefix matching on its own sequences of repeated
+// random tokens, and activation patching from c into runs of corrupted
+// examples.
+func circuits(c *analysis.Cache, task data.Task, o options) (*analysis.Circuits, error) {
+	out, err := analysis.Measure(c.Model, o.samples, o.seed)
+	if err != nil {
+		return nil, err
+	}
+	if out.DirectLogit, err = analysis.DirectLogitAttribution(c); err != nil {
+		return nil, err
+	}
+	if task.Name() == "induction" {
+		if out.Patching, err = analysis.Patch(c, task, o.seed); err != nil {
+			return nil, err
+		}
+		if out.ICL, err = analysis.ICL(c, task); err != nil {
+			return nil, err
+		}
+	}
+	if out.LogitLens, err = analysis.LogitLens(c); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // checkFlagUse refuses flags that would be ignored or cannot do what they

@@ -295,7 +295,7 @@ func TestPNG(t *testing.T) {
 	if l.Layers != 2 || l.Heads != 2 || img.Bounds().Size() != l.Size() || l.CellPx < 16 {
 		t.Fatalf("image %v, layout %+v", img.Bounds(), l)
 	}
-	w := r.fw.Attention[0][1]
+	w := r.fw.Map(0, 1)
 	c := l.Cell(0, 1, 5, 1)
 	centre := c.Min.Add(c.Size().Div(2))
 	if got, want := rgba(img, centre), render.Color(w[5][1]); got != want {
@@ -588,7 +588,7 @@ func TestMeanHeatmaps(t *testing.T) {
 						want[l][h][q] = make([]float64, tl)
 					}
 				}
-				for q, row := range fw.Attention[l][h] {
+				for q, row := range fw.Map(l, h) {
 					for k, w := range row {
 						want[l][h][q][k] += w / n
 					}

@@ -378,9 +378,9 @@ func (r report) accuracy() (correct, scored int) {
 // panel is head (l, h) on the displayed sequence, or with -mean its mean
 // over the examples, labelled by position (SEP where every example has it).
 func (r report) panel(l, h int, notes []string) render.Panel {
-	labels, weights := r.labels(), r.fw.Attention[l][h]
+	labels, weights := r.labels(), r.fw.Map(l, h)
 	if r.opts.mean {
-		weights, labels = r.pool.Mean[l][h], make([]string, len(r.pool.Sep))
+		weights, labels = r.pool.Mean.Matrix(l, h), make([]string, len(r.pool.Sep))
 		for i, sep := range r.pool.Sep {
 			labels[i] = strconv.Itoa(i)
 			if sep {
@@ -616,7 +616,7 @@ func (r report) jsonObject() jsonReport {
 		Ablation: r.ablation, Family: r.cfg.Family(), Circuits: r.circuits,
 	}
 	j.Attention, j.Logits = numbers(r.dtype, r.fw)
-	if cut := cutLogits(r.fw.Logits, r.opts.allLogits); cut != nil {
+	if cut := cutLogits(r.fw.Logits.Matrix(), r.opts.allLogits); cut != nil {
 		j.Logits, j.CutLogits = nil, *cut
 	}
 	return j

@@ -46,11 +46,12 @@ func ablationModel(t *testing.T, mlp bool, path layers.Path, dtype tensor.Dtype)
 	return cfg, randomModel(t, cfg, dtype)
 }
 
-// TestHeadMaskOnesIsNoMask: a graph with the head mask inputs at their
-// defaults (ones, fill zeros) gives logits, loss and gradients bitwise
-// identical to a graph without them, on both paths, float32 and float64,
-// attention-only and full blocks.
-func TestHeadMaskOnesIsNoMask(t *testing.T) {
+// TestHooksAtRestChangeNothing: a graph hooked on every activation a hook
+// can go on (the residual stream into and out of each block, the head
+// outputs), its hooks at rest (mask ones, fill zeros), gives logits, loss
+// and gradients bitwise identical to a graph without hooks, on both paths,
+// float32 and float64, attention-only and full blocks.
+func TestHooksAtRestChangeNothing(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		for _, dtype := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 			for _, mlp := range []bool{false, true} {
@@ -59,22 +60,45 @@ func TestHeadMaskOnesIsNoMask(t *testing.T) {
 					const b, tt = 3, 6
 					tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(1, 2)), b*tt, cfg.Vocab)
 					plain := ablationRun(t, mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true}), tokens, targets, mask)
-					masked := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true, HeadMask: true})
-					if len(masked.HeadMasks) != cfg.Layers || len(masked.HeadFills) != cfg.Layers {
-						t.Fatalf("%d head masks and %d fills, want %d of each", len(masked.HeadMasks), len(masked.HeadFills), cfg.Layers)
+					var hooks []string
+					for l := range cfg.Layers {
+						hooks = append(hooks, ResidPre(l), HeadOut(l), ResidPost(l))
 					}
-					got := ablationRun(t, masked, tokens, targets, mask)
+					hooked := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true, Hooks: hooks})
+					for _, name := range hooks {
+						if _, err := hooked.Hook(name); err != nil {
+							t.Fatal(err)
+						}
+					}
+					got := ablationRun(t, hooked, tokens, targets, mask)
 					if len(got) != len(plain) {
-						t.Fatalf("%d values with the mask, %d without", len(got), len(plain))
+						t.Fatalf("%d values with the hooks, %d without", len(got), len(plain))
 					}
 					for i := range got {
 						if got[i] != plain[i] {
-							t.Fatalf("value %d: %v with a mask of ones, %v without", i, math.Float64frombits(got[i]), math.Float64frombits(plain[i]))
+							t.Fatalf("value %d: %v with hooks at rest, %v without", i, math.Float64frombits(got[i]), math.Float64frombits(plain[i]))
 						}
 					}
 				})
 			}
 		}
+	})
+}
+
+// ablate replaces head h of layer l of g by zeros, or by fill (its (T, d)
+// output, the same in every row).
+func ablate(t *testing.T, g *Graph, l, h int, fill []float64) {
+	t.Helper()
+	iv, err := g.Hook(HeadOut(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRow := iv.Shape[2] * iv.Shape[3]
+	iv.ReplaceHead(h, -1, func(i int) float64 {
+		if fill == nil {
+			return 0
+		}
+		return fill[i%perRow]
 	})
 }
 
@@ -90,10 +114,8 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 		d := cfg.DModel / cfg.Heads
 		for l := range cfg.Layers {
 			for h := range cfg.Heads {
-				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, HeadMask: true})
-				if err := g.AblateHead(l, h, nil); err != nil {
-					t.Fatal(err)
-				}
+				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Hooks: []string{HeadOut(l)}})
+				ablate(t, g, l, h, nil)
 				feedRun(t, g, tokens, targets, mask)
 				got := floats(t, g.Logits)
 
@@ -116,9 +138,10 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 
 // TestMeanAblationOfIdenticalRows: on a batch whose rows are all the same
 // sequence, each head's mean output is its output in every row, so
-// mean-ablating every head of every layer at once leaves the logits as they
-// were (within 1e-12), while zero-ablating them changes them. This pins
-// MeanHeadOutputs' layout and AblateHead's fill. Both paths.
+// replacing every head of every layer at once by its output in row 0
+// leaves the logits as they were (within 1e-12), while zeroing them changes
+// them; ResetHooks restores the intact run exactly. This pins the head
+// outputs' layout (B, H, T, d) in the cache and in ReplaceHead. Both paths.
 func TestMeanAblationOfIdenticalRows(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		cfg, m := ablationModel(t, true, path, tensor.Float64)
@@ -129,7 +152,11 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 		for range b {
 			tokens, targets, mask = append(tokens, row...), append(targets, rowTargets...), append(mask, rowMask...)
 		}
-		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, HeadMask: true})
+		var heads []string
+		for l := range cfg.Layers {
+			heads = append(heads, HeadOut(l))
+		}
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Cache: heads, Hooks: heads})
 		if err := g.Feed(tokens, targets, mask); err != nil {
 			t.Fatal(err)
 		}
@@ -137,20 +164,25 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 		defer vm.Close()
 		run(t, vm)
 		intact := floats(t, g.Logits)
-		means, err := g.MeanHeadOutputs(b)
-		if err != nil {
-			t.Fatal(err)
+		firstRow := make([][][]float64, cfg.Layers) // [layer][head] (T*d) of row 0
+		for l := range cfg.Layers {
+			y, err := g.Activation(HeadOut(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := toFloat64s(y)
+			for h := range cfg.Heads {
+				firstRow[l] = append(firstRow[l], append([]float64(nil), all[h*tt*cfg.DHead():(h+1)*tt*cfg.DHead()]...))
+			}
 		}
 		for _, fill := range []string{"mean", "zero"} {
 			for l := range cfg.Layers {
 				for h := range cfg.Heads {
-					f := means[l][h]
+					f := firstRow[l][h]
 					if fill == "zero" {
 						f = nil
 					}
-					if err := g.AblateHead(l, h, f); err != nil {
-						t.Fatal(err)
-					}
+					ablate(t, g, l, h, f)
 				}
 			}
 			run(t, vm)
@@ -162,45 +194,61 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 				t.Errorf("zero ablation of every head changed the logits by only %g", diff)
 			}
 		}
-		if err := g.ResetHeads(); err != nil {
-			t.Fatal(err)
-		}
+		g.ResetHooks()
 		run(t, vm)
 		if diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), intact); diff != 0 {
-			t.Errorf("after ResetHeads the logits differ from the intact run by %g", diff)
+			t.Errorf("after ResetHooks the logits differ from the intact run by %g", diff)
 		}
 	})
 }
 
-// TestAblationErrors: the ablation methods refuse a graph without the mask
-// and a head or fill that does not fit, naming the numbers.
-func TestAblationErrors(t *testing.T) {
+// TestResidualHook: replacing the residual stream into block 1 by its value
+// in another run gives that run's logits (what comes after the hook is a
+// function of the stream alone), within 1e-12. Both paths.
+func TestResidualHook(t *testing.T) {
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		cfg, m := ablationModel(t, true, path, tensor.Float64)
+		const b, tt = 2, 5
+		rng := rand.New(rand.NewPCG(3, 4))
+		tokensA, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
+		tokensB, _, _ := randomBatch(rng, b*tt, cfg.Vocab)
+		name := ResidPre(1)
+		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Cache: []string{name}, Hooks: []string{name}})
+		feedRun(t, g, tokensB, targets, mask)
+		wantLogits := floats(t, g.Logits)
+		y, err := g.Activation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamB := append([]float64(nil), toFloat64s(y)...)
+		iv, err := g.Hook(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range streamB {
+			iv.Replace(i, v)
+		}
+		feedRun(t, g, tokensA, targets, mask)
+		if diff := graphtest.MaxAbsDiff(t, floats(t, g.Logits), wantLogits); diff > 1e-12 {
+			t.Errorf("patched stream: logits differ from the run they came from by %g", diff)
+		}
+	})
+}
+
+// TestHookErrors: a hook or cached activation the graph was not built with
+// is refused, naming it.
+func TestHookErrors(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
 	m, err := New(cfg, tensor.Float64, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 4})
-	masked := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 4, HeadMask: true})
-	for _, c := range []struct {
-		err  error
-		want string
-	}{
-		{plain.ResetHeads(), "built without HeadMask"},
-		{plain.AblateHead(0, 0, nil), "built without HeadMask"},
-		{masked.AblateHead(2, 0, nil), "layer 2 head 0 outside the model's 2 layers of 2 heads"},
-		{masked.AblateHead(0, -1, nil), "layer 0 head -1 outside"},
-		{masked.AblateHead(0, 1, make([]float64, 5)), "fill of 5 values, want T*d = 4*4 = 16"},
-	} {
-		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
-			t.Errorf("error %v, want one containing %q", c.err, c.want)
-		}
+	if _, err := plain.Hook(HeadOut(0)); err == nil || !strings.Contains(err.Error(), "hook blocks.0.attn.head_out: the graph was built without it in BuildOptions.Hooks") {
+		t.Errorf("a hook the graph lacks: %v", err)
 	}
-	if _, err := masked.MeanHeadOutputs(2); err == nil || !strings.Contains(err.Error(), "2 rows, want 1..1") {
-		t.Errorf("MeanHeadOutputs of more rows than the batch: %v", err)
-	}
-	if _, err := masked.MeanHeadOutputs(1); err == nil || !strings.Contains(err.Error(), "run the machine first") {
-		t.Errorf("MeanHeadOutputs before a run: %v", err)
+	if _, err := plain.Activation(HeadOut(0)); err == nil || !strings.Contains(err.Error(), "activation blocks.0.attn.head_out: the graph was built without it") {
+		t.Errorf("an activation the graph does not keep: %v", err)
 	}
 }
 

@@ -1,0 +1,149 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Tensor is an activation read out of a run: float64 values, row-major in
+// Shape.
+type Tensor struct {
+	Shape []int
+	Data  []float64
+}
+
+// Block is the contiguous run of values at the leading indices idx: the
+// (T, T) map of Block(b, h) of an attention tensor (B, H, T, T), flat.
+func (t Tensor) Block(idx ...int) []float64 {
+	off, size := 0, len(t.Data)
+	for i, x := range idx {
+		size /= t.Shape[i]
+		off += x * size
+	}
+	return t.Data[off : off+size : off+size]
+}
+
+// Matrix is Block(idx...) as rows of the last dimension, views of Data.
+func (t Tensor) Matrix(idx ...int) [][]float64 {
+	return Rows(t.Block(idx...), t.Shape[len(t.Shape)-1])
+}
+
+// Cache is one forward pass of a batch and the activations it kept, by
+// name (model.ResidPre and kin), as TransformerLens's run_with_cache: every
+// analysis that only reads a run takes a Cache instead of running the model
+// again.
+type Cache struct {
+	Model  *model.Model
+	Batch  *data.Batch
+	Logits Tensor // (B*T, V)
+	acts   map[string]Tensor
+}
+
+// RunWithCache runs m once on b and keeps the named activations (plus the
+// logits). A NaN or infinity in the attention weights or the logits is an
+// error naming where (model.NonFinite).
+func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error) {
+	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names})
+	if err != nil {
+		return nil, errors.Wrap(err, "building the inference graph")
+	}
+	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
+		return nil, err
+	}
+	vm := g.NewMachine()
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		return nil, errors.Wrap(err, "running the model")
+	}
+	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
+	for _, name := range append([]string{model.LogitsActivation}, names...) {
+		v, err := g.Activation(name)
+		if name == model.LogitsActivation {
+			v, err = g.LogitsValue()
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := model.Float64s(v)
+		if err != nil {
+			return nil, errors.Wrap(err, name)
+		}
+		c.acts[name] = Tensor{Shape: v.Shape().Clone(), Data: data}
+	}
+	c.Logits = c.acts[model.LogitsActivation]
+	if err := c.checkFinite(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Get is the named activation, which the run must have kept.
+func (c *Cache) Get(name string) (Tensor, error) {
+	t, ok := c.acts[name]
+	if !ok {
+		return Tensor{}, errors.Errorf("the run kept no activation %s", name)
+	}
+	return t, nil
+}
+
+// checkFinite refuses a run with a NaN or infinite attention weight (in a
+// kept map) or logit, naming the first layer and head (then position) where
+// one appears: every view of such a run would be blank or meaningless.
+func (c *Cache) checkFinite() error {
+	for l := range c.Model.Config.Layers {
+		att, ok := c.acts[model.AttnWeights(l)]
+		if !ok {
+			continue
+		}
+		b, h, t := att.Shape[0], att.Shape[1], att.Shape[2]
+		for i, w := range att.Data {
+			if math.IsNaN(w) || math.IsInf(w, 0) {
+				return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
+					l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, w))
+			}
+		}
+	}
+	return model.CheckLogits(c.Model, c.Logits.Data, func(row int) int { return row % c.Batch.SeqLen })
+}
+
+// Weights are the names of every layer's attention weights, for
+// RunWithCache.
+func Weights(m *model.Model) []string {
+	var names []string
+	for l := range m.Config.Layers {
+		names = append(names, model.AttnWeights(l))
+	}
+	return names
+}
+
+// Circuit are the names the circuit analyses read: every layer's attention
+// weights and head outputs and the residual stream into and out of each
+// block.
+func Circuit(m *model.Model) []string {
+	names := Weights(m)
+	for l := range m.Config.Layers {
+		names = append(names, model.HeadOut(l), model.ResidPre(l), model.ResidPost(l))
+	}
+	return names
+}
+
+// SamplesStream is the second PCG word of the examples Examples draws from
+// its seed (inspect shows its one sequence from stream 1, so changing the
+// number of examples never changes the sequence shown).
+const SamplesStream uint64 = 2
+
+// Examples draws n examples of task from seed (SamplesStream): the batch
+// every analysis of one inspection shares.
+func Examples(task data.Task, n int, seed uint64) (*data.Batch, error) {
+	b := data.NewBatch(n, task.SeqLen())
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
