@@ -388,7 +388,7 @@ func (gr *Graph) NewMachine() gorgonia.VM {
 // NewLeanMachine is the machine for callers that read Logits, Loss, the
 // gradients (Gradients), the Residuals and, on a HeadMask graph, the
 // HeadOutputs (training, evaluation, generation, ablation): this project's
-// machine (see machine in machine.go), which runs the program a TapeMachine
+// machine (engine.Machine, see lean.go), which runs the program a TapeMachine
 // would but reuses every op's output from run to run, and binds those nodes
 // to its values instead of copying them. It binds no dual values, and the
 // Attention nodes are not kept. What it leaves belongs to it and stays
@@ -399,11 +399,7 @@ func (gr *Graph) NewLeanMachine() gorgonia.VM {
 		outputs = append(outputs, gr.HeadOutputs...)
 	}
 	outputs = append(outputs, gr.Residuals...)
-	m, err := newMachine(gr.G, outputs...)
-	if err != nil {
-		return brokenMachine{errors.Wrap(err, "lean machine")}
-	}
-	return m
+	return leanMachine(gr.G, outputs...)
 }
 
 // Gradients returns d Loss / d Params[i] of the last run alone (never
