@@ -73,7 +73,8 @@ func TestMachineReuseKinds(t *testing.T) {
 
 // TestMachineRunsAgainAfterError: a failing op fails RunAll with the
 // node's name; once the cause is gone the next run is right, also for the
-// op whose previous value the failed run had half used.
+// op whose previous value the failed run had half used. Value reads the op
+// node not bound as an output (y) and an input (x) after each run.
 func TestMachineRunsAgainAfterError(t *testing.T) {
 	g := gorgonia.NewGraph()
 	must := graphtest.Must(t)
@@ -87,11 +88,18 @@ func TestMachineRunsAgainAfterError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []float64{2 * (1 - 2 + 1.5), 2 * (4 + 3), 2 * (4 - 5 + 3), 2 * (10 + 6)}
+	wantY := []float64{1 - 2 + 1.5, 4 + 3, 4 - 5 + 3, 10 + 6}
+	want := []float64{2 * wantY[0], 2 * wantY[1], 2 * wantY[2], 2 * wantY[3]}
 	check := func() {
 		t.Helper()
 		if got := z.Value().Data().([]float64); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("z = %v, want %v", got, want)
+		}
+		if got := vm.Value(y).Data(); fmt.Sprint(got) != fmt.Sprint(wantY) {
+			t.Fatalf("Value(y) = %v, want %v", got, wantY)
+		}
+		if got := vm.Value(x); got != gorgonia.Value(xv) {
+			t.Fatalf("Value(x) is %p, not x's own value %p", got, xv)
 		}
 	}
 	for range 2 {
@@ -153,5 +161,20 @@ func TestMachineNeverWritesIntoInputs(t *testing.T) {
 		if got := fmt.Sprint(first.Data()); got != "[10 20 30]" {
 			t.Fatalf("the first bias tensor became %s", got)
 		}
+	}
+}
+
+// TestNewMachineRefusesForeignOutput: an output node of another graph is
+// refused by name, rather than left unbound.
+func TestNewMachineRefusesForeignOutput(t *testing.T) {
+	must := graphtest.Must(t)
+	g, other := gorgonia.NewGraph(), gorgonia.NewGraph()
+	a := graphtest.Param(g, "a", graphtest.RandDense(rand.New(rand.NewPCG(1, 2)), 1, 2))
+	must(gorgonia.Neg(a))
+	b := graphtest.Param(other, "b", tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2})))
+	foreign := named("foreign", must(gorgonia.Neg(b)))
+	_, err := NewMachine(g, foreign)
+	if want := "output foreign is not in the graph"; err == nil || err.Error() != want {
+		t.Fatalf("NewMachine with another graph's output: error %v, want %q", err, want)
 	}
 }
