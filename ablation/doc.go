@@ -3,9 +3,9 @@
 // head's output removed, and reports the loss and accuracy each time.
 //
 // Conventions:
-//   - A head is removed through the graph's head mask (model.BuildOptions
-//     HeadMask): its output (B, H, T, d) is multiplied by 0 before the head
-//     merge and a fill is added. Zero ablation fills zeros; mean ablation
+//   - A head is removed through a hook on the layer's head outputs
+//     (model.BuildOptions.Hooks, model.HeadOut): its output (B, H, T, d) is
+//     replaced before the head merge. Zero ablation fills zeros; mean ablation
 //     fills the head's output averaged over the set's examples, position by
 //     position, from the intact run. Nothing is recomputed outside the
 //     graph, and the same graph serves both attention paths.

@@ -1,7 +1,8 @@
 // Package analysis is what inspect computes, as a library a Go program can
-// call: running a checkpoint's model on sequences and reading its attention
-// and logits (Forward, Run), naming every head's role over examples of its
-// task (ScoreHeads, with package heads), removing heads one at a time on
+// call: one forward over a batch that keeps the activations asked for by
+// name (RunWithCache, TransformerLens's run_with_cache), read by every
+// analysis that only reads a run; naming every head's role over examples of
+// its task (ScoreHeads, with package heads), removing heads one at a time on
 // the run's held-out set (Ablate, with package ablation), and the induction
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
@@ -11,9 +12,13 @@
 // D x D side, cheap enough for train to record at every evaluation.
 //
 // Conventions:
-//   - Attention is [layer][head][query][key] for one sequence and
-//     [layer][example][head][query][key] for a batch; logits are
-//     [position][vocab] or flat (batch*T*V).
+//   - Results are flat tensors with their shape (Tensor): a layer's
+//     attention weights (B, H, T, T), the logits (B*T, V); Matrix gives one
+//     head's (T, T) map as rows, views of the data. Activations are named as
+//     model names them (model.AttnWeights, model.HeadOut, model.ResidPre,
+//     model.ResidPost); Weights and Circuit list what each use reads.
+//   - Interventions (Ablate, Patch) use the graph's hooks
+//     (model.BuildOptions.Hooks); everything else reads a Cache.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an
 //     error naming the layer, head and position, and the likely cause.
 //   - Examples come from the seeds given (data.Fill with PCG(seed, stream)),

@@ -360,18 +360,14 @@ func (gr *Graph) NewMachine() gorgonia.VM {
 
 // NewLeanMachine is the machine for callers that read Logits, Loss, the
 // gradients (Gradients) and the cached activations (training, evaluation,
-// generation, ablation): this project's machine (see machine in
-// machine.go), which runs the program a TapeMachine would but reuses every
-// op's output from run to run, and binds those nodes to its values instead
-// of copying them. It binds no dual values. What it leaves belongs to it and
+// generation, ablation): this project's machine (engine.Machine, see
+// lean.go), which runs the program a TapeMachine would but reuses every op's
+// output from run to run, and binds those nodes to its values instead of
+// copying them. It binds no dual values. What it leaves belongs to it and
 // stays valid until its next run.
 func (gr *Graph) NewLeanMachine() gorgonia.VM {
 	outputs := append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...)
-	m, err := newMachine(gr.G, outputs...)
-	if err != nil {
-		return brokenMachine{errors.Wrap(err, "lean machine")}
-	}
-	return m
+	return leanMachine(gr.G, outputs...)
 }
 
 // Gradients returns d Loss / d Params[i] of the last run alone (never

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/engine"
 	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/internal/raise"
 	"github.com/attnscope/attnscope/layers"
@@ -29,7 +30,7 @@ type Decoder struct {
 	Path     layers.Path
 
 	g                 *gorgonia.ExprGraph
-	vm                *machine
+	vm                *engine.Machine
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
 	spans             *gorgonia.Node // (2B) Int, the fused path's slots seen, see layers.DecodeInputs
 	bias              *gorgonia.Node // (B, G, g, C+1), the Gorgonia path's and latent attention's, or nil
@@ -102,7 +103,7 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 		x = raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B, D)
 	}
 	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
-	d.vm = raise.Must(newMachine(d.g))                             // read through d.vm.value
+	d.vm = raise.Must(engine.NewMachine(d.g))                      // read through d.vm.Value
 	return d, nil
 }
 
@@ -151,7 +152,7 @@ func (d *Decoder) Close() error { return d.vm.Close() }
 func (d *Decoder) run() error { return d.vm.RunAll() }
 
 // value is n's value after the last run.
-func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value { return d.vm.value(n) }
+func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value { return d.vm.Value(n) }
 
 // Step feeds tokens (B), each row's token at position Len(), writes their
 // keys and values into the cache and returns the logits of the next token,

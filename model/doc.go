@@ -2,16 +2,20 @@
 // token + position embedding, a stack of blocks, an optional final LayerNorm
 // and a linear LM head.
 //
+// The package is the model: its config, weights, graphs and checkpoints.
+// How a graph runs lives elsewhere: the lean machine NewLeanMachine returns
+// is internal/engine's Machine, and the training step's split of a batch
+// over the cores is train's Replicas. The KV-cache Decoder stays here
+// because it assembles the same blocks as Build through Build's unexported
+// builders (the embeddings, blocks, final LayerNorm and LM head); moved to
+// package generate it would need half of them exported.
+//
 // Conventions:
 //   - Weights are plain tensors owned by a Model, named and laid out exactly as
 //     PyTorch's nn.Linear / nn.Embedding would hold them (Linear weight is
 //     (out_features, in_features)); see ParamSpecs for the full list. The same
 //     tensors can be bound into any number of graphs (training, evaluation,
 //     inspection) by Build.
-//   - Training runs a batch as Replicas: ReplicaCount graphs of its rows run
-//     side by side, one per core, their losses and gradients combined into
-//     the whole batch's. The count is fixed, so a config trains to the same
-//     numbers on any machine.
 //   - Initial weights come only from the seed passed to New: same seed, same
 //     weights, bit for bit, on every machine.
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major

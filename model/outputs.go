@@ -35,21 +35,33 @@ func Float64s(v gorgonia.Value) ([]float64, error) {
 	return nil, errors.Errorf("unexpected value type %T: want float32 or float64 data", v.Data())
 }
 
+// CheckFeed checks one batch of batch rows of seqLen positions as
+// Graph.Feed does (the lengths, every id in the vocabulary), for a caller
+// that splits the batch over several graphs (train's replicas) and must
+// refuse it whole, naming the position in the whole batch, before feeding
+// any of them.
+func (c Config) CheckFeed(batch, seqLen int, tokens, targets []int, lossMask []float64) error {
+	return checkFeed(c.Vocab, batch, seqLen, tokens, targets, lossMask)
+}
+
 // DrawDropout fills every layer's attention dropout mask for one step from
 // rng (see layers.FillDropoutMask: 0 with probability p, else 1/(1-p)),
 // layer by layer from the one stream. A graph without dropout masks (not
 // Train, or Dropout 0) has nothing to fill.
 func (gr *Graph) DrawDropout(p float64, rng *rand.Rand) error {
 	for l := range gr.DropoutMasks {
-		if err := gr.drawDropout(l, p, rng); err != nil {
+		if err := gr.DrawLayerDropout(l, p, rng); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// drawDropout fills layer l's dropout mask from rng.
-func (gr *Graph) drawDropout(l int, p float64, rng *rand.Rand) error {
+// DrawLayerDropout fills layer l's dropout mask from rng, as DrawDropout
+// does for each layer in turn: graphs that each hold some rows of one batch
+// draw the whole batch's masks by taking every layer's turn one graph after
+// the other.
+func (gr *Graph) DrawLayerDropout(l int, p float64, rng *rand.Rand) error {
 	node := gr.DropoutMasks[l]
 	mask, ok := node.Value().(*tensor.Dense)
 	if !ok {

@@ -1,8 +1,14 @@
 // Package train turns a run config (rundir.Config) into a trained model: the
-// Adam optimizer and learning-rate schedule, the training loop (on model's lean machine) with evaluation,
-// metrics and checkpoints, and exact resume (Run).
+// Adam optimizer and learning-rate schedule, the training loop with
+// evaluation, metrics and checkpoints, and exact resume (Run).
 //
 // Conventions:
+//   - A training step runs its batch as Replicas (moved here from package
+//     model, whose graphs they run): replicaCount graphs of its rows, each on
+//     the lean machine (model.Graph.NewLeanMachine), run side by side, one
+//     per core, their losses and gradients combined into the whole batch's.
+//     The count is fixed, so a config trains to the same numbers on any
+//     machine. cmd/bench times the same step through BuildReplicas.
 //   - Randomness comes only from rundir.Config.Seed, through streams derived from it
 //     rather than carried along: the batch of step s from data.StepRNG(seed,
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and

@@ -112,9 +112,9 @@ type runner struct {
 	observer Observer
 	task     data.Task
 	model    *model.Model
-	graph    *model.Replicas // the training step, its batch split over the cores
-	eval     *evaluator      // nil when evaluation is off
-	atLength []*evaluator    // one per train.eval_lengths entry
+	graph    *Replicas    // the training step, its batch split over the cores
+	eval     *evaluator   // nil when evaluation is off
+	atLength []*evaluator // one per train.eval_lengths entry
 	// extendedTo is the train.steps a resume wrote into config.yaml when it
 	// extended the run (0 when it did not): an interruption before the first
 	// step says so.
@@ -211,7 +211,7 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 func (r *runner) build(ctx context.Context) error {
 	t := r.cfg.Train
 	var err error
-	if r.graph, err = model.BuildReplicas(r.model, t.BatchSize, r.task.SeqLen()); err != nil {
+	if r.graph, err = BuildReplicas(r.model, t.BatchSize, r.task.SeqLen()); err != nil {
 		return err
 	}
 	if t.EvalEvery > 0 {
@@ -349,7 +349,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		if err := r.graph.DrawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
+		if err := r.graph.drawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
 		loss, norm, err := r.step(s)

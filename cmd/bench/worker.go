@@ -121,11 +121,11 @@ type workerResult struct {
 
 // goTrainer is one training step of the benchmark model as train.Run takes it:
 // feed a batch, forward and backward on the reused machines of the batch's
-// parts (model.Replicas), read the gradients, Adam update (lr 3e-3, no
+// parts (train.Replicas), read the gradients, Adam update (lr 3e-3, no
 // clipping and no weight decay, as torch_ref.py), reset the machines.
 type goTrainer struct {
 	m       *model.Model
-	g       *model.Replicas
+	g       *train.Replicas
 	adam    *train.Adam
 	tokens  [][]int
 	targets [][]int
@@ -137,7 +137,7 @@ func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTraine
 	if err != nil {
 		return nil, err
 	}
-	g, err := model.BuildReplicas(m, s.Batch, s.SeqLen)
+	g, err := train.BuildReplicas(m, s.Batch, s.SeqLen)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,11 @@
-// Package engine holds the tensor engine this project's machines run
-// Gorgonia's own ops with (model.Graph's machines set it on every value, as
-// a TapeMachine sets Gorgonia's StandardEngine).
+// Package engine holds the tensor engine this project runs Gorgonia's own
+// ops with, and Machine, the VM that runs a graph on it (it sets the engine
+// on every value, as a TapeMachine sets Gorgonia's StandardEngine).
+// Machine came here from package model, which builds its graphs
+// (Graph.NewLeanMachine, Decoder) but owns nothing of how they run; like
+// every internal package, engine imports nothing of the domain, so its tests
+// run on small hand-built graphs and the check against a TapeMachine on the
+// model's own graphs stays in model (TestLeanMachineMatchesTapeMachine).
 //
 // Gorgonia's ops do their arithmetic through the engine of the tensors they
 // are handed (tensor.Engine: Transpose, Repeat, Add, ...), the way they do

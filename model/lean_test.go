@@ -5,18 +5,16 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 )
 
-// tapeMachine is the machine NewLeanMachine returned before machine: a
+// tapeMachine is the machine NewLeanMachine returned before engine.Machine: a
 // TapeMachine that copies the loss, the logits and every gradient after
 // each run (TraceExec on those nodes), so what they hold cannot be
 // overwritten by a later op.
@@ -194,144 +192,6 @@ func TestLeanMachineAllocs(t *testing.T) {
 	}
 	if leanBytes > tapeBytes/2 {
 		t.Errorf("the lean machine allocates %.0f bytes per run, more than half the TapeMachine's %.0f", leanBytes, tapeBytes)
-	}
-}
-
-// TestMachineReuseKinds pins which of Gorgonia's ops are handed their last
-// value as it is, zeroed, or not at all (overwritesAll names the first kind
-// by type, which an upgrade could rename).
-func TestMachineReuseKinds(t *testing.T) {
-	g := gorgonia.NewGraph()
-	must := graphtest.Must(t)
-	rng := rand.New(rand.NewPCG(1, 2))
-	a := graphtest.Param(g, "a", graphtest.RandDense(rng, 1, 3, 4))
-	b := graphtest.Param(g, "b", graphtest.RandDense(rng, 1, 3, 4))
-	w := graphtest.Param(g, "w", graphtest.RandDense(rng, 1, 5, 4))
-	bias := graphtest.Param(g, "bias", graphtest.RandDense(rng, 1, 4))
-	x4 := graphtest.Param(g, "x4", graphtest.RandDense(rng, 1, 2, 3, 4, 5))
-	broadcast := must(gorgonia.BroadcastAdd(a, bias, nil, []byte{0}))
-	var repeat *gorgonia.Node
-	for _, n := range g.AllNodes() {
-		if strings.HasPrefix(fmt.Sprint(n.Op()), "Repeat") {
-			repeat = n
-		}
-	}
-	if repeat == nil {
-		t.Fatal("BroadcastAdd made no Repeat node")
-	}
-	sliced := must(gorgonia.Slice(a, gorgonia.S(1)))
-	sum := must(gorgonia.Sum(sliced))
-	grads, err := gorgonia.Grad(sum, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		what string
-		n    *gorgonia.Node
-		want reuse
-	}{
-		{"Add", must(gorgonia.Add(a, b)), reuseOverwrite},
-		{"HadamardProd", must(gorgonia.HadamardProd(a, b)), reuseOverwrite},
-		{"BroadcastAdd", broadcast, reuseOverwrite},
-		{"Repeat (of BroadcastAdd)", repeat, reuseOverwrite},
-		{"Mul", must(gorgonia.Mul(a, must(gorgonia.Transpose(w)))), reuseOverwrite},
-		{"BatchedMatMul", must(gorgonia.BatchedMatMul(x4, x4, false, true)), reuseOverwrite},
-		{"the gradient of Slice", grads[0], reuseZeroed},
-		{"Transpose", must(gorgonia.Transpose(w)), reuseNever},
-		{"Reshape", must(gorgonia.Reshape(a, tensor.Shape{4, 3})), reuseNever},
-		{"Tanh", must(gorgonia.Tanh(a)), reuseNever},
-	} {
-		if got := reuseOf(c.n.Op()); got != c.want {
-			t.Errorf("%s (%T): reuse kind %d, want %d", c.what, c.n.Op(), got, c.want)
-		}
-	}
-	if !strings.HasPrefix(fmt.Sprint(grads[0].Op()), "T[1:2") {
-		t.Errorf("the gradient of Slice is %v, want sliceIncrOp's T[1:2...]+=...", grads[0].Op())
-	}
-}
-
-// TestMachineRunsAgainAfterError: a failing op fails RunAll with the
-// node's name; once the cause is gone the next run is right, also for the
-// op whose previous value the failed run had half used.
-func TestMachineRunsAgainAfterError(t *testing.T) {
-	g := gorgonia.NewGraph()
-	must := graphtest.Must(t)
-	xv := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6}))
-	wv := tensor.New(tensor.WithShape(3, 2), tensor.WithBacking([]float64{1, 0, -1, 2, 0.5, 1}))
-	x := graphtest.Param(g, "x", xv)
-	w := graphtest.Param(g, "w", wv)
-	y := must(layers.NameAs("y")(gorgonia.Mul(x, w)))
-	z := must(layers.NameAs("z")(gorgonia.Add(y, y)))
-	vm, err := newMachine(g, z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []float64{2 * (1 - 2 + 1.5), 2 * (4 + 3), 2 * (4 - 5 + 3), 2 * (10 + 6)}
-	check := func() {
-		t.Helper()
-		if got := z.Value().Data().([]float64); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("z = %v, want %v", got, want)
-		}
-	}
-	for range 2 {
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		check()
-	}
-	if err := xv.Reshape(3, 2); err != nil { // (3, 2) x (3, 2) does not multiply
-		t.Fatal(err)
-	}
-	err = vm.RunAll()
-	if err == nil || !strings.Contains(err.Error(), "y (") {
-		t.Fatalf("RunAll with x of shape (3, 2): error %v, want one naming y", err)
-	}
-	if err := xv.Reshape(2, 3); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		vm.Reset()
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		check()
-	}
-}
-
-// TestMachineNeverWritesIntoInputs: an op whose value is a view of an
-// input is not handed that view back. A Repeat of one (BroadcastAdd of a
-// single row, as a batch-1 LayerNorm has) returns its input itself; after
-// the input node is bound to a new tensor, the old one stays untouched and
-// the output follows the new one.
-func TestMachineNeverWritesIntoInputs(t *testing.T) {
-	g := gorgonia.NewGraph()
-	must := graphtest.Must(t)
-	a := graphtest.Param(g, "a", tensor.New(tensor.WithShape(1, 3), tensor.WithBacking([]float64{1, 2, 3})))
-	first := tensor.New(tensor.WithShape(3), tensor.WithBacking([]float64{10, 20, 30}))
-	bias := graphtest.Param(g, "bias", first)
-	out := must(layers.NameAs("out")(gorgonia.BroadcastAdd(a, bias, nil, []byte{0}))) // (1, 3)
-	vm, err := newMachine(g, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		bias []float64
-		want string
-	}{{nil, "[11 22 33]"}, {nil, "[11 22 33]"}, {[]float64{100, 200, 300}, "[101 202 303]"}, {[]float64{-1, -2, -3}, "[0 0 0]"}} {
-		if c.bias != nil {
-			if err := gorgonia.Let(bias, tensor.New(tensor.WithShape(3), tensor.WithBacking(c.bias))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		if got := fmt.Sprint(out.Value().Data()); got != c.want {
-			t.Errorf("bias %v: out = %s, want %s", bias.Value().Data(), got, c.want)
-		}
-		if got := fmt.Sprint(first.Data()); got != "[10 20 30]" {
-			t.Fatalf("the first bias tensor became %s", got)
-		}
 	}
 }
 

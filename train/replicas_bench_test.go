@@ -1,4 +1,4 @@
-package model
+package train
 
 import (
 	"math/rand/v2"
@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/model"
 )
 
 // BenchmarkReplicasStep times forward, backward and the gradient
@@ -27,8 +28,8 @@ func BenchmarkReplicasStep(b *testing.B) {
 	} {
 		for _, path := range layers.Paths {
 			b.Run(s.name+"/"+string(path), func(b *testing.B) {
-				cfg := Config{Vocab: s.v, Context: s.t, DModel: s.d, Heads: s.h, Layers: s.l, MLP: s.ff > 0, DFF: s.ff, OutBias: true, Attention: string(path)}
-				m, err := New(cfg, tensor.Float32, 1)
+				cfg := model.Config{Vocab: s.v, Context: s.t, DModel: s.d, Heads: s.h, Layers: s.l, MLP: s.ff > 0, DFF: s.ff, OutBias: true, Attention: string(path)}
+				m, err := model.New(cfg, tensor.Float32, 1)
 				if err != nil {
 					b.Fatal(err)
 				}

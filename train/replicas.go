@@ -1,4 +1,4 @@
-package model
+package train
 
 import (
 	"math/rand/v2"
@@ -9,20 +9,21 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/model"
 )
 
-// ReplicaCount is how many parts a training batch is split into: one per
+// replicaCount is how many parts a training batch is split into: one per
 // core of the two-core machines this project is measured on. It is a
 // constant, not the machine's core count, so that a config trains to the
 // same numbers on every machine (the parts' sums are added in a fixed
 // order).
-const ReplicaCount = 2
+const replicaCount = 2
 
 // Replicas is a training step whose batch is split by rows into parts, each
-// its own Train graph bound to the same weights, run at once on their own
-// goroutines (kernels.Concurrently): every op of the step, small ones
-// included, then has a core to itself, where a single graph keeps the
-// second core busy only inside the few ops large enough to split.
+// its own Train graph (model.Build) bound to the same weights, run at once
+// on their own goroutines (kernels.Concurrently): every op of the step,
+// small ones included, then has a core to itself, where a single graph
+// keeps the second core busy only inside the few ops large enough to split.
 //
 // The loss and gradients are the parts' weighted by their scored
 // positions, so they are those of one graph of the whole batch (the mean
@@ -30,8 +31,8 @@ const ReplicaCount = 2
 // added in a different order. Dropout masks are drawn in the whole batch's
 // order, so they are the same values too.
 type Replicas struct {
-	Parts []*Graph // part i holds batch rows [rows[i], rows[i+1])
-	Model *Model
+	parts []*model.Graph // part i holds batch rows [rows[i], rows[i+1])
+	model *model.Model
 
 	vms    []gorgonia.VM
 	rows   []int
@@ -44,22 +45,22 @@ type Replicas struct {
 }
 
 // BuildReplicas builds the training step of batch rows of seqLen positions
-// as min(ReplicaCount, batch) parts of about equal size, each with a lean
-// machine (NewLeanMachine).
-func BuildReplicas(m *Model, batch, seqLen int) (*Replicas, error) {
+// as min(replicaCount, batch) parts of about equal size, each with a lean
+// machine (model.Graph.NewLeanMachine).
+func BuildReplicas(m *model.Model, batch, seqLen int) (*Replicas, error) {
 	if batch < 1 {
 		return nil, errors.Errorf("build: batch %d, want >= 1", batch)
 	}
-	parts := min(ReplicaCount, batch)
-	r := &Replicas{Model: m, seqLen: seqLen, counts: make([]float64, parts), errs: make([]error, 2*parts)}
+	parts := min(replicaCount, batch)
+	r := &Replicas{model: m, seqLen: seqLen, counts: make([]float64, parts), errs: make([]error, 2*parts)}
 	for i := range parts {
 		lo, hi := i*batch/parts, (i+1)*batch/parts
-		g, err := Build(m, BuildOptions{Batch: hi - lo, SeqLen: seqLen, Train: true})
+		g, err := model.Build(m, model.BuildOptions{Batch: hi - lo, SeqLen: seqLen, Train: true})
 		if err != nil {
 			r.Close()
 			return nil, err
 		}
-		r.Parts, r.rows = append(r.Parts, g), append(r.rows, lo)
+		r.parts, r.rows = append(r.parts, g), append(r.rows, lo)
 		r.vms = append(r.vms, g.NewLeanMachine())
 	}
 	r.rows = append(r.rows, batch)
@@ -69,18 +70,18 @@ func BuildReplicas(m *Model, batch, seqLen int) (*Replicas, error) {
 	return r, nil
 }
 
-// Batch is the number of rows the parts hold together.
-func (r *Replicas) Batch() int { return r.rows[len(r.rows)-1] }
+// batch is the number of rows the parts hold together.
+func (r *Replicas) batch() int { return r.rows[len(r.rows)-1] }
 
-// Feed splits one batch (as Graph.Feed takes it) by rows into the parts.
+// Feed splits one batch (as model.Graph.Feed takes it) by rows into the parts.
 // Nothing is copied when any check fails; an error names the position in
 // the whole batch.
 func (r *Replicas) Feed(tokens, targets []int, lossMask []float64) error {
-	if err := checkFeed(r.Model.Config.Vocab, r.Batch(), r.seqLen, tokens, targets, lossMask); err != nil {
+	if err := r.model.Config.CheckFeed(r.batch(), r.seqLen, tokens, targets, lossMask); err != nil {
 		return err
 	}
 	r.ran = false
-	for i, g := range r.Parts {
+	for i, g := range r.parts {
 		lo, hi := r.rows[i]*r.seqLen, r.rows[i+1]*r.seqLen
 		if err := g.Feed(tokens[lo:hi], targets[lo:hi], lossMask[lo:hi]); err != nil {
 			return err
@@ -101,13 +102,13 @@ func (r *Replicas) Feed(tokens, targets []int, lossMask []float64) error {
 	return nil
 }
 
-// DrawDropout fills the parts' dropout masks from rng in the order
-// Graph.DrawDropout fills one graph's (layer by layer, each layer's rows in
-// batch order), so the split batch drops what the whole one would.
-func (r *Replicas) DrawDropout(p float64, rng *rand.Rand) error {
-	for l := range r.Parts[0].DropoutMasks {
-		for _, g := range r.Parts {
-			if err := g.drawDropout(l, p, rng); err != nil {
+// drawDropout fills the parts' dropout masks from rng in the order
+// model.Graph.DrawDropout fills one graph's (layer by layer, each layer's
+// rows in batch order), so the split batch drops what the whole one would.
+func (r *Replicas) drawDropout(p float64, rng *rand.Rand) error {
+	for l := range r.parts[0].DropoutMasks {
+		for _, g := range r.parts {
+			if err := g.DrawLayerDropout(l, p, rng); err != nil {
 				return err
 			}
 		}
@@ -122,7 +123,7 @@ func (r *Replicas) DrawDropout(p float64, rng *rand.Rand) error {
 func (r *Replicas) RunAll() error {
 	r.ran = false
 	clear(r.errs)
-	n := len(r.Parts)
+	n := len(r.parts)
 	var ran sync.WaitGroup
 	ran.Add(n)
 	kernels.Concurrently(n, func(i int) {
@@ -186,7 +187,7 @@ func (r *Replicas) combineLoss() error {
 		if w == 0 {
 			continue
 		}
-		loss, err := r.Parts[i].LossValue()
+		loss, err := r.parts[i].LossValue()
 		if err != nil {
 			return err
 		}
@@ -196,12 +197,12 @@ func (r *Replicas) combineLoss() error {
 	return nil
 }
 
-// combineShare sets share i (of len(Parts)) of the gradients' elements,
+// combineShare sets share i (of len(parts)) of the gradients' elements,
 // all parameters taken as one sequence, to the parts' gradients weighted by
 // their scored positions.
 func (r *Replicas) combineShare(i int) error {
-	parts := make([][]*tensor.Dense, len(r.Parts))
-	for p, g := range r.Parts {
+	parts := make([][]*tensor.Dense, len(r.parts))
+	for p, g := range r.parts {
 		var err error
 		if parts[p], err = g.Gradients(); err != nil {
 			return err
@@ -212,7 +213,7 @@ func (r *Replicas) combineShare(i int) error {
 	for _, g := range r.grads {
 		size += g.Shape().TotalSize()
 	}
-	lo, hi := i*size/len(r.Parts), (i+1)*size/len(r.Parts)
+	lo, hi := i*size/len(r.parts), (i+1)*size/len(r.parts)
 	off := 0
 	for j, g := range r.grads {
 		n := g.Shape().TotalSize()

@@ -1,4 +1,4 @@
-package model
+package engine
 
 import (
 	"reflect"
@@ -7,17 +7,16 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
-
-	"github.com/attnscope/attnscope/internal/engine"
 )
 
-// machine runs a graph as a TapeMachine does, every op node once per run in
+// Machine runs a graph as a TapeMachine does, every op node once per run in
 // topological order (gorgonia.Sort, as Compile orders its program), each
 // through its op's Do, but it keeps each op node's value from run to run and,
 // from the second run on, hands it back to an op that implements
 // gorgonia.UsePreallocDoer (Gorgonia's element-wise arithmetic and
 // broadcasts, Mul and BatchedMatMul, ...) to write into. It is a gorgonia.VM
-// (RunAll, Reset, Close): NewLeanMachine's machine, and the decoder's.
+// (RunAll, Reset, Close): model.Graph.NewLeanMachine's machine, and
+// model.Decoder's.
 //
 // What it does differently from a TapeMachine, and why:
 //
@@ -35,7 +34,7 @@ import (
 //     allocation lets nodes share memory within a run: at L4 the gorgonia
 //     path's values take 430 MiB (the fused path's 140 MiB), and the
 //     process peaks at about 950 MiB instead of 650 MiB. Time moved less
-//     than the allocations (BenchmarkLeanMachine: about 25% less CPU per
+//     than the allocations (model.BenchmarkLeanMachine: about 25% less CPU per
 //     run at S on the gorgonia path, 10% on the fused one; at L4 within
 //     the noise on both): the TapeMachine's sharing kept its working set
 //     small, and Gorgonia's ops spend their time in copies and iterators
@@ -70,22 +69,22 @@ import (
 //     gorgonia path's batch-1 decoding step of sort's model, which ran on a
 //     TapeMachine, went from about 1.5 ms to 0.4-0.5 ms on this machine.)
 //
-//   - Every value gets this project's tensor engine (internal/engine)
+//   - Every value gets this package's tensor engine (Engine, through Set)
 //     where a TapeMachine gives Gorgonia's StandardEngine: the same ops,
 //     with Transpose, Repeat and float32 element-wise arithmetic moving
 //     whole runs instead of one element at a time (on the gorgonia path
 //     about a third less time per training step at sort and L4).
 //
-// The results are the TapeMachine's bit for bit
-// (TestLeanMachineMatchesTapeMachine). A value (read through value or a
-// bound node) belongs to the machine and stays valid until the next run.
+// The results are the TapeMachine's bit for bit on the model's graphs
+// (model.TestLeanMachineMatchesTapeMachine). A value (read through Value or
+// a bound node) belongs to the machine and stays valid until the next run.
 // After a failed run the values are not to be read (the ops after the
 // failing one keep the previous run's); the next RunAll starts again from
 // the first op. An op that transposes an input in place for a product
 // (linAlgBinOp's transA, transB) puts it back before returning, so a value
 // read by several ops is the same for each. One goroutine at a time, as any
 // VM.
-type machine struct {
+type Machine struct {
 	ops   []*gorgonia.Node
 	kids  [][]*gorgonia.Node     // each op's inputs, in order
 	from  [][]int                // each input's position in ops, or -1 for a node without an op (read its Value)
@@ -129,16 +128,16 @@ func reuseOf(op gorgonia.Op) reuse {
 	return reuseZeroed
 }
 
-// newMachine prepares g's op nodes in the order they run; after each run
+// NewMachine prepares g's op nodes in the order they run; after each run
 // the values of the op nodes among outputs are bound to those nodes
 // (gorgonia.UnsafeLet), so that outputs[i].Value() reads them.
-func newMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*machine, error) {
+func NewMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machine, error) {
 	sorted, err := gorgonia.Sort(g)
 	if err != nil {
 		return nil, errors.Wrap(err, "ordering the graph")
 	}
 	slices.Reverse(sorted) // Sort puts the roots first
-	m := &machine{index: map[*gorgonia.Node]int{}}
+	m := &Machine{index: map[*gorgonia.Node]int{}}
 	for _, n := range sorted {
 		if n.Op() == nil {
 			continue // an input: its value is read at run time
@@ -164,7 +163,7 @@ func newMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*machine, err
 	}
 	for _, n := range sorted {
 		if d, ok := n.Value().(*tensor.Dense); ok && n.Op() == nil {
-			engine.Set(d)
+			Set(d)
 		}
 	}
 	m.vals = make([]gorgonia.Value, len(m.ops))
@@ -181,7 +180,7 @@ func newMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*machine, err
 }
 
 // RunAll computes every op node once.
-func (m *machine) RunAll() error {
+func (m *Machine) RunAll() error {
 	for i, n := range m.ops {
 		args := m.args[i]
 		for k, j := range m.from[i] {
@@ -196,7 +195,7 @@ func (m *machine) RunAll() error {
 			return errors.Wrapf(err, "%s (%v)", n.Name(), n.Op())
 		}
 		if d, ok := v.(*tensor.Dense); ok {
-			engine.Set(d)
+			Set(d)
 		}
 		m.vals[i] = v
 		m.own[i] = owns(v, args)
@@ -210,7 +209,7 @@ func (m *machine) RunAll() error {
 }
 
 // do runs op i on args, into its last value when it may.
-func (m *machine) do(i int, args []gorgonia.Value) (gorgonia.Value, error) {
+func (m *Machine) do(i int, args []gorgonia.Value) (gorgonia.Value, error) {
 	op := m.ops[i].Op()
 	if m.reuse[i] != reuseNever && m.own[i] {
 		last := m.vals[i].(*tensor.Dense) // owns checked that
@@ -247,11 +246,11 @@ func owns(v gorgonia.Value, args []gorgonia.Value) bool {
 
 // Reset does nothing: the values stay for the next run to reuse, and
 // RunAll always starts from the first op.
-func (m *machine) Reset() {}
+func (m *Machine) Reset() {}
 
 // Close lets go of the values the machine holds (the nodes bound to them
 // keep theirs); a later RunAll allocates them again.
-func (m *machine) Close() error {
+func (m *Machine) Close() error {
 	clear(m.vals)
 	clear(m.own)
 	for _, args := range m.args {
@@ -260,19 +259,11 @@ func (m *machine) Close() error {
 	return nil
 }
 
-// value is n's value: its output of the last run for an op node, its own
-// value for an input.
-func (m *machine) value(n *gorgonia.Node) gorgonia.Value {
+// Value is n's value: its output of the last run for an op node, its own
+// value for an input. Unlike a node bound as an output, it reads any node.
+func (m *Machine) Value(n *gorgonia.Node) gorgonia.Value {
 	if i, ok := m.index[n]; ok {
 		return m.vals[i]
 	}
 	return n.Value()
 }
-
-// brokenMachine is the VM of a graph a machine could not be made for: every
-// run returns the reason.
-type brokenMachine struct{ err error }
-
-func (b brokenMachine) RunAll() error { return b.err }
-func (brokenMachine) Reset()          {}
-func (brokenMachine) Close() error    { return nil }

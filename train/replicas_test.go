@@ -1,4 +1,4 @@
-package model
+package train
 
 import (
 	"fmt"
@@ -9,9 +9,67 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/model"
 )
 
-// TestReplicasEqualOneGraph: a batch split into ReplicaCount parts gives
+// replicaConfig is a small two-layer model with dropout, attention-only or
+// with MLP blocks, on the given path.
+func replicaConfig(mlp bool, path layers.Path) model.Config {
+	return model.Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: mlp, DFF: 12,
+		QKVBias: true, OutBias: true, LMBias: true, Dropout: 0.1, Attention: string(path)}
+}
+
+// replicaModel is model.New(cfg, dtype, 5) with every weight moved by
+// N(0, 0.25^2), so that no gradient is tiny or structurally zero (biases
+// start at 0 and LayerNorm weights at 1).
+func replicaModel(t *testing.T, cfg model.Config, dtype tensor.Dtype) *model.Model {
+	t.Helper()
+	m, err := model.New(cfg, dtype, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 99))
+	for _, p := range m.Params {
+		switch w := p.Value.Data().(type) {
+		case []float64:
+			for i := range w {
+				w[i] += 0.25 * rng.NormFloat64()
+			}
+		case []float32:
+			for i := range w {
+				w[i] += float32(0.25 * rng.NormFloat64())
+			}
+		}
+	}
+	return m
+}
+
+// randomBatch is n random tokens and targets below vocab, every third
+// position unscored.
+func randomBatch(rng *rand.Rand, n, vocab int) (tokens, targets []int, mask []float64) {
+	tokens, targets, mask = make([]int, n), make([]int, n), make([]float64, n)
+	for i := range tokens {
+		tokens[i], targets[i], mask[i] = rng.IntN(vocab), rng.IntN(vocab), 1
+		if i%3 == 1 {
+			mask[i] = 0
+		}
+	}
+	return tokens, targets, mask
+}
+
+// runOnce readies vm (a gorgonia.VM or Replicas) and runs it once.
+func runOnce(t *testing.T, vm interface {
+	Reset()
+	RunAll() error
+}) {
+	t.Helper()
+	vm.Reset()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReplicasEqualOneGraph: a batch split into replicaCount parts gives
 // the loss and every gradient of one graph of the whole batch, within 1e-12
 // in float64 and 1e-5 in float32 (relative to the largest entry, at least
 // 1): both paths, attention-only and full blocks with dropout, even and
@@ -37,9 +95,12 @@ func TestReplicasEqualOneGraph(t *testing.T) {
 			if c.dtype == tensor.Float32 {
 				tol = 1e-5
 			}
-			cfg := testConfig(c.mlp, c.path)
-			m := randomModel(t, cfg, c.dtype)
-			whole := mustBuild(t, m, BuildOptions{Batch: c.batch, SeqLen: tt, Train: true})
+			cfg := replicaConfig(c.mlp, c.path)
+			m := replicaModel(t, cfg, c.dtype)
+			whole, err := model.Build(m, model.BuildOptions{Batch: c.batch, SeqLen: tt, Train: true})
+			if err != nil {
+				t.Fatal(err)
+			}
 			vm := whole.NewLeanMachine()
 			defer vm.Close()
 			split, err := BuildReplicas(m, c.batch, tt)
@@ -47,8 +108,8 @@ func TestReplicasEqualOneGraph(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer split.Close()
-			if want := min(ReplicaCount, c.batch); len(split.Parts) != want {
-				t.Fatalf("%d parts, want %d", len(split.Parts), want)
+			if want := min(replicaCount, c.batch); len(split.parts) != want {
+				t.Fatalf("%d parts, want %d", len(split.parts), want)
 			}
 			rng := rand.New(rand.NewPCG(5, 6))
 			for step := range 3 {
@@ -69,14 +130,11 @@ func TestReplicasEqualOneGraph(t *testing.T) {
 				if err := whole.DrawDropout(cfg.Dropout, rand.New(rand.NewPCG(seed, 1))); err != nil {
 					t.Fatal(err)
 				}
-				if err := split.DrawDropout(cfg.Dropout, rand.New(rand.NewPCG(seed, 1))); err != nil {
+				if err := split.drawDropout(cfg.Dropout, rand.New(rand.NewPCG(seed, 1))); err != nil {
 					t.Fatal(err)
 				}
-				run(t, vm)
-				split.Reset()
-				if err := split.RunAll(); err != nil {
-					t.Fatal(err)
-				}
+				runOnce(t, vm)
+				runOnce(t, split)
 				wantLoss, err := whole.LossValue()
 				if err != nil {
 					t.Fatal(err)
@@ -97,7 +155,7 @@ func TestReplicasEqualOneGraph(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range want {
-					w, g := toFloat64s(want[i]), toFloat64s(got[i])
+					w, g := valuesOf(want[i]), valuesOf(got[i])
 					scale := 1.0
 					for _, x := range w {
 						scale = max(scale, math.Abs(x))
@@ -117,8 +175,8 @@ func TestReplicasEqualOneGraph(t *testing.T) {
 // TestReplicasFeedErrors: a bad batch is refused before anything is copied,
 // and the error names the position in the whole batch, not in a part.
 func TestReplicasFeedErrors(t *testing.T) {
-	cfg := testConfig(false, layers.Fused)
-	m := randomModel(t, cfg, tensor.Float64)
+	cfg := replicaConfig(false, layers.Fused)
+	m := replicaModel(t, cfg, tensor.Float64)
 	split, err := BuildReplicas(m, 4, 6)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +189,7 @@ func TestReplicasFeedErrors(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
 	}
-	if got := split.Parts[1].Tokens.Value().Data().([]int)[20-12]; got != 0 {
+	if got := split.parts[1].Tokens.Value().Data().([]int)[20-12]; got != 0 {
 		t.Errorf("part 1 was fed token %d before the check failed", got)
 	}
 	if err := split.Feed(tokens[:5], targets, mask); err == nil {
