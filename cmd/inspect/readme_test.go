@@ -11,29 +11,57 @@ import (
 	"github.com/attnscope/attnscope/train"
 )
 
-// readmeBlock returns the fenced block of README.md that starts with the
-// line first (without the fences).
-func readmeBlock(t *testing.T, first string) string {
+// Where the samples the test compares live, relative to this package.
+var (
+	readmePath = filepath.Join("..", "..", "README.md")
+	usagePath  = filepath.Join("..", "..", "docs", "usage.md")
+)
+
+// elision is the line by which a sample marks output it leaves out.
+const elision = "...\n"
+
+// docBlock returns the fenced block of the Markdown file at path that starts
+// with the line first (without the fences).
+func docBlock(t *testing.T, path, first string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(readme)
+	text := string(doc)
 	at := strings.Index(text, "```\n"+first)
 	if at < 0 {
-		t.Fatalf("README.md has no block starting %q", first)
+		t.Fatalf("%s has no block starting %q", path, first)
 	}
 	block := text[at+4:]
 	return block[:strings.Index(block, "```")]
 }
 
+// checkExcerpt fails unless every run of whole lines of excerpt between
+// elision lines appears in full, as whole lines and in the same order.
+func checkExcerpt(t *testing.T, name, excerpt, full string) {
+	t.Helper()
+	rest := "\n" + full
+	for _, chunk := range strings.Split(excerpt, elision) {
+		if chunk == "" {
+			continue
+		}
+		at := strings.Index(rest, "\n"+chunk)
+		if at < 0 {
+			t.Errorf("%s: the lines %q are not, in this order, in the output:\n%s", name, chunk, full)
+			return
+		}
+		rest = rest[at+len(chunk):]
+	}
+}
+
 // TestREADMESamples runs what the README shows and compares the output with
 // its samples: the quick start's copy run (configs/copy.yaml, trained here
 // as the README's first command does) under inspect -layer 0 -head 0
-// -color never, and the worked example's ablation table (the committed
-// induction run is configs/induction.yaml's). A change that moves either
-// output fails here until the README is updated.
+// -color never, printed whole in docs/usage.md and in part in the README,
+// and the worked example's ablation table (the committed induction run is
+// configs/induction.yaml's). A change that moves either output fails here
+// until the docs are updated.
 func TestREADMESamples(t *testing.T) {
 	cfg, err := rundir.LoadConfig(filepath.Join("..", "..", "configs", "copy.yaml"), nil)
 	if err != nil {
@@ -46,12 +74,13 @@ func TestREADMESamples(t *testing.T) {
 	plainEnv(t, "80")
 	got := string(runOK(t, "-checkpoint", filepath.Join(dir, "checkpoint.safetensors"), "-layer", "0", "-head", "0", "-color", "never"))
 	got = strings.ReplaceAll(got, filepath.Join(dir, "checkpoint.safetensors"), "runs/copy/checkpoint.safetensors")
-	if want := readmeBlock(t, "checkpoint runs/copy/checkpoint.safetensors (step 1000)"); got != want {
-		t.Errorf("the README's copy sample differs from what inspect prints now:\n--- README\n%s--- inspect\n%s", want, got)
+	if want := docBlock(t, usagePath, "checkpoint runs/copy/checkpoint.safetensors (step 1000)"); got != want {
+		t.Errorf("docs/usage.md's copy sample differs from what inspect prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, got)
 	}
+	checkExcerpt(t, "the README's copy sample", docBlock(t, readmePath, "layer head  role       score entropy"), got)
 
 	table := string(runOK(t, "-checkpoint", inductionCheckpoint, "-ablate", "-color", "never"))
-	for _, line := range strings.Split(strings.TrimSpace(readmeBlock(t, "layer head  role")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(docBlock(t, readmePath, "layer head  role                                    loss")), "\n") {
 		if !strings.Contains(table, line+"\n") {
 			t.Errorf("the README's ablation line %q is not in what inspect -ablate prints:\n%s", line, table)
 		}
