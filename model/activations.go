@@ -117,6 +117,7 @@ func (gr *Graph) Activation(name string) (*tensor.Dense, error) {
 type Intervention struct {
 	Shape      tensor.Shape
 	mask, fill *tensor.Dense
+	set        func(i int, keep, add float64) // writes mask and fill at i
 }
 
 // Hook is the intervention at the named activation, one of Opts.Hooks.
@@ -125,7 +126,16 @@ func (gr *Graph) Hook(name string) (Intervention, error) {
 	if !ok {
 		return Intervention{}, errors.Errorf("hook %s: the graph was built without it in BuildOptions.Hooks", name)
 	}
-	return Intervention{Shape: h.Mask.Shape(), mask: h.Mask.Value().(*tensor.Dense), fill: h.Fill.Value().(*tensor.Dense)}, nil
+	iv := Intervention{Shape: h.Mask.Shape(), mask: h.Mask.Value().(*tensor.Dense), fill: h.Fill.Value().(*tensor.Dense)}
+	switch mask := iv.mask.Data().(type) {
+	case []float32:
+		fill := iv.fill.Data().([]float32)
+		iv.set = func(i int, keep, add float64) { mask[i], fill[i] = float32(keep), float32(add) }
+	case []float64:
+		fill := iv.fill.Data().([]float64)
+		iv.set = func(i int, keep, add float64) { mask[i], fill[i] = keep, add }
+	}
+	return iv, nil
 }
 
 // Reset leaves the activation as it is.
@@ -135,10 +145,7 @@ func (iv Intervention) Reset() {
 }
 
 // Replace makes element i of the activation v.
-func (iv Intervention) Replace(i int, v float64) {
-	set(iv.mask, i, 0)
-	set(iv.fill, i, v)
-}
+func (iv Intervention) Replace(i int, v float64) { iv.set(i, 0, v) }
 
 // ReplaceHead replaces head h's output in a hook on head outputs (HeadOut,
 // (B, H, T, d)) at position pos, or at every position when pos is -1, in
@@ -167,16 +174,14 @@ func (gr *Graph) ResetHooks() {
 }
 
 func setAll(d *tensor.Dense, v float64) {
-	for i := range d.Shape().TotalSize() {
-		set(d, i, v)
-	}
-}
-
-func set(d *tensor.Dense, i int, v float64) {
 	switch data := d.Data().(type) {
 	case []float32:
-		data[i] = float32(v)
+		for i := range data {
+			data[i] = float32(v)
+		}
 	case []float64:
-		data[i] = v
+		for i := range data {
+			data[i] = v
+		}
 	}
 }

@@ -244,3 +244,13 @@ func TestLeanMachineMatchesNewMachine(t *testing.T) {
 		}
 	}
 }
+
+// set writes element i of d (either float dtype).
+func set(d *tensor.Dense, i int, v float64) {
+	switch data := d.Data().(type) {
+	case []float32:
+		data[i] = float32(v)
+	case []float64:
+		data[i] = v
+	}
+}
