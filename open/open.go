@@ -5,11 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -212,4 +215,30 @@ func checkNotText(path string) error {
 		return errors.Errorf("checkpoint %s: is a run config, not a checkpoint; train from it (go run ./cmd/train -config %s) and inspect the run's %s", path, path, rundir.CheckpointFile)
 	}
 	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
+}
+
+// TokenNames maps the task's non-numeric labels ("SEP") to their ids, so
+// that -tokens accepts what inspect prints.
+func TokenNames(task data.Task) map[string]int {
+	names := map[string]int{}
+	for id := range task.Vocab() {
+		if l := task.Label(id); l != strconv.Itoa(id) {
+			names[strings.ToUpper(l)] = id
+		}
+	}
+	return names
+}
+
+// UsePath puts the model on the attention path a -path flag names; ""
+// keeps the checkpoint's own (its config's model.attention).
+func (op *Opened) UsePath(flagValue string) error {
+	if flagValue == "" {
+		return nil
+	}
+	p, err := layers.ParsePath(flagValue)
+	if err != nil {
+		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
+	}
+	op.Model.Config.Attention = string(p)
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/rundir"
@@ -48,7 +47,7 @@ func showGraph(o options, stdout io.Writer) error {
 		return err
 	}
 	m := op.Model
-	if err := cli.ApplyPath(m, o.path); err != nil {
+	if err := op.UsePath(o.path); err != nil {
 		return err
 	}
 	g, err := graphOf(m, op.Config, o.trainGraph)

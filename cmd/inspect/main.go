@@ -228,10 +228,10 @@ func prepare(o options) (report, error) {
 		return report{}, err
 	}
 	m, task := op.Model, op.Task
-	if err := cli.ApplyPath(m, o.path); err != nil {
+	if err := op.UsePath(o.path); err != nil {
 		return report{}, err
 	}
-	userTokens, err := cli.ParseTokens(o.tokens, cli.TokenNames(task))
+	userTokens, err := cli.ParseTokens(o.tokens, open.TokenNames(task))
 	if err != nil {
 		return report{}, err
 	}

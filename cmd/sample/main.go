@@ -85,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m, task, cfg := op.Model, op.Task, op.Config
-	if err := cli.ApplyPath(m, o.path); err != nil {
+	if err := op.UsePath(o.path); err != nil {
 		return err
 	}
 	if !data.HasWindows(task) && (o.eval || o.prompt == "" && o.tokens == "") {
@@ -218,7 +218,7 @@ func promptIDs(task data.Task, o options) ([]int, error) {
 	switch {
 	case o.tokens != "":
 		var err error
-		if ids, err = cli.ParseTokens(o.tokens, cli.TokenNames(task)); err != nil {
+		if ids, err = cli.ParseTokens(o.tokens, open.TokenNames(task)); err != nil {
 			return nil, err
 		}
 	case data.IsText(task):

@@ -9,24 +9,8 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
-	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/layers"
-	"github.com/attnscope/attnscope/model"
 )
-
-// TokenNames maps the task's non-numeric labels ("SEP") to their ids, so
-// that -tokens accepts what inspect prints.
-func TokenNames(task data.Task) map[string]int {
-	names := map[string]int{}
-	for id := range task.Vocab() {
-		if l := task.Label(id); l != strconv.Itoa(id) {
-			names[strings.ToUpper(l)] = id
-		}
-	}
-	return names
-}
 
 // ParseTokens reads whitespace- or comma-separated decimal ids or token
 // names (names, case-insensitive: "SEP"); "" gives nil. Ranges are checked
@@ -97,18 +81,4 @@ func QuoteShort(s string) string {
 			return q + "..."
 		}
 	}
-}
-
-// ApplyPath puts m on the -path flag's attention path; "" keeps the
-// checkpoint's own (its config's model.attention).
-func ApplyPath(m *model.Model, flagValue string) error {
-	if flagValue == "" {
-		return nil
-	}
-	p, err := layers.ParsePath(flagValue)
-	if err != nil {
-		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
-	}
-	m.Config.Attention = string(p)
-	return nil
 }
