@@ -99,8 +99,11 @@ func Heads(m *model.Model) ([][]Head, error) {
 // (Elhage et al.): through B's queries (Q: W_QK^B^T W_OV^A), keys
 // (K: W_QK^B W_OV^A) or values (V: W_OV^B W_OV^A).
 type Composition struct {
-	From, To [2]int // (layer, head) of A and of B
-	Q, K, V  float64
+	From [2]int  `json:"from"` // (layer, head) of A
+	To   [2]int  `json:"to"`   // (layer, head) of B
+	Q    float64 `json:"q"`
+	K    float64 `json:"k"`
+	V    float64 `json:"v"`
 }
 
 // Compositions scores every head pair of consecutive layers.
@@ -136,8 +139,10 @@ func composition(x, y mat.Matrix) float64 {
 // (1: every direction copied, -1: every one suppressed), and Diagonal the
 // fraction of tokens whose column's largest entry is the token itself.
 type Copying struct {
-	Layer, Head     int
-	Score, Diagonal float64
+	Layer    int     `json:"layer"`
+	Head     int     `json:"head"`
+	Score    float64 `json:"score"`
+	Diagonal float64 `json:"diagonal"`
 }
 
 // MaxCopyingVocab is the largest vocabulary CopyingScores builds the

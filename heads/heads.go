@@ -66,8 +66,8 @@ type Result struct {
 	// OffsetK is the k of the best fixed offset, 2 <= k <= T - ceil(T/3)
 	// (0 when there is none); its score is Scores["offset"]. Offsets 0 and 1
 	// are the self and previous-token patterns.
-	OffsetK int                 `json:"offset_k,omitempty"`
-	Scores  map[Pattern]float64 `json:"scores"`
+	OffsetK int    `json:"offset_k,omitempty"`
+	Scores  Scores `json:"scores"`
 	// Entropy is the mean row entropy in nats over rows with at least two keys.
 	Entropy float64 `json:"entropy"`
 	// EntropyNorm is the mean of each such row's entropy / log(#keys), in [0, 1].
@@ -315,7 +315,7 @@ func holding(buf, tokens []int, qualifies func(v int) bool) []int {
 
 // Result scores the pooled sequences.
 func (a *Accumulator) Result() Result {
-	r := Result{Scores: map[Pattern]float64{}, Sequences: a.sequence}
+	r := Result{Scores: Scores{}, Sequences: a.sequence}
 	for _, p := range Patterns {
 		if p == MatchingBracket && a.opts.Brackets == nil {
 			continue

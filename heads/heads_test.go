@@ -1,6 +1,8 @@
 package heads
 
 import (
+	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -401,5 +403,30 @@ func TestMatchingBracket(t *testing.T) {
 	plain, _ := Score(w, tokens, Options{Separator: NoSeparator})
 	if _, ok := plain.Scores[MatchingBracket]; ok || plain.Role == MatchingBracket {
 		t.Errorf("without brackets: role %s, scores %v", plain.Role, plain.Scores)
+	}
+}
+
+// TestScoresJSON: a head's scores are written as records in Patterns
+// order, the pattern a value, and read back equal; the object a run
+// written before holds reads to the same scores; a role listed twice is
+// refused.
+func TestScoresJSON(t *testing.T) {
+	s := Scores{Induction: 0.5, PreviousToken: 0.25, Self: 0}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[{"role":"previous-token","score":0.25},{"role":"self","score":0},{"role":"induction","score":0.5}]`; string(raw) != want {
+		t.Errorf("JSON %s, want %s", raw, want)
+	}
+	for _, in := range []string{string(raw), `{"induction":0.5,"previous-token":0.25,"self":0}`} {
+		var back Scores
+		if err := json.Unmarshal([]byte(in), &back); err != nil || !maps.Equal(back, s) {
+			t.Errorf("%s read as %v, %v; want %v", in, back, err, s)
+		}
+	}
+	var dup Scores
+	if err := json.Unmarshal([]byte(`[{"role":"self","score":1},{"role":"self","score":0}]`), &dup); err == nil {
+		t.Error("a role listed twice was accepted")
 	}
 }

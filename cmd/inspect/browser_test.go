@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -479,10 +480,10 @@ type pageExample struct {
 
 // headRole is a head's role as -json gives it.
 type headRole struct {
-	Role    string             `json:"role"`
-	Score   float64            `json:"score"`
-	OffsetK int                `json:"offset_k"`
-	Scores  map[string]float64 `json:"scores"`
+	Role    string       `json:"role"`
+	Score   float64      `json:"score"`
+	OffsetK int          `json:"offset_k"`
+	Scores  heads.Scores `json:"scores"`
 }
 
 // caption is how the page labels a thumbnail with the head's role and score.
@@ -491,14 +492,14 @@ func (r headRole) caption() string {
 	case "offset":
 		return fmt.Sprintf("offset k=%d %.2f", r.OffsetK, r.Score)
 	case "diffuse":
-		best, score := "", 0.0
-		for _, p := range []string{"previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger"} {
+		best, score := heads.Pattern(""), 0.0
+		for _, p := range []heads.Pattern{"previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger"} {
 			if r.Scores[p] > score {
 				best, score = p, r.Scores[p]
 			}
 		}
 		if best == "offset" {
-			best = fmt.Sprintf("offset k=%d", r.OffsetK)
+			best = heads.Pattern(fmt.Sprintf("offset k=%d", r.OffsetK))
 		}
 		return fmt.Sprintf("diffuse (best: %s %.2f)", best, r.Score)
 	}

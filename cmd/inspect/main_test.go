@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/attnscope/attnscope/data"
@@ -148,7 +149,7 @@ type jsonOut struct {
 	Heads       [][]struct {
 		Role    string
 		Score   float64
-		Scores  map[string]float64
+		Scores  heads.Scores
 		Entropy float64
 	}
 }

@@ -55,10 +55,10 @@
   // below and strongest name a head under the role threshold as heads.Below
   // and Result.Strongest do: "diffuse (best: offset k=2 0.03)".
   const below = (pattern, score) => "diffuse (best: " + pattern + " " + fmt2(score) + ")";
-  const PATTERNS = ["previous-token", "self", "first-token", "separator", "offset", "duplicate-token", "induction", "smallest-remaining", "next-larger", "matching-bracket"];
+  // scores are records {role, score}, in heads.Patterns order.
   function strongest(r) {
     let best = "diffuse", score = 0;
-    PATTERNS.forEach((p) => { if ((r.scores[p] || 0) > score) { best = p; score = r.scores[p]; } });
+    r.scores.forEach((s) => { if (s.score > score) { best = s.role; score = s.score; } });
     return best === "offset" ? "offset k=" + r.offset_k : best;
   }
   const tokenLabel = (ex, i) => ex.shown[i];
@@ -227,22 +227,22 @@
     let lo = 0, hi = 0;
     if (c.direct_logit) c.direct_logit.heads.forEach((l) => l.forEach((v) => { lo = Math.min(lo, v); hi = Math.max(hi, v); }));
     c.copying.forEach((cp) => {
-      const tr = el("tr", {"data-layer": cp.Layer, "data-head": cp.Head}, tb);
-      el("td", {}, tr, String(cp.Layer));
-      el("td", {}, tr, String(cp.Head));
-      scoreCell(tr, c.prefix_matching[cp.Layer][cp.Head], 0, 1, fmt3(c.prefix_matching[cp.Layer][cp.Head]));
-      scoreCell(tr, cp.Score, -1, 1, (cp.Score >= 0 ? "+" : "") + fmt3(cp.Score));
-      scoreCell(tr, cp.Diagonal, 0, 1, fmt3(cp.Diagonal));
+      const tr = el("tr", {"data-layer": cp.layer, "data-head": cp.head}, tb);
+      el("td", {}, tr, String(cp.layer));
+      el("td", {}, tr, String(cp.head));
+      scoreCell(tr, c.prefix_matching[cp.layer][cp.head], 0, 1, fmt3(c.prefix_matching[cp.layer][cp.head]));
+      scoreCell(tr, cp.score, -1, 1, (cp.score >= 0 ? "+" : "") + fmt3(cp.score));
+      scoreCell(tr, cp.diagonal, 0, 1, fmt3(cp.diagonal));
       if (c.direct_logit) {
-        const v = c.direct_logit.heads[cp.Layer][cp.Head];
+        const v = c.direct_logit.heads[cp.layer][cp.head];
         scoreCell(tr, v, lo, hi, (v >= 0 ? "+" : "") + fmt3(v));
       }
-      if (c.patching) scoreCell(tr, c.patching.restored[cp.Layer][cp.Head], 0, 1, fmt3(c.patching.restored[cp.Layer][cp.Head]));
-      tr.addEventListener("click", () => { state.layer = cp.Layer; state.head = cp.Head; drawFocus(); });
+      if (c.patching) scoreCell(tr, c.patching.restored[cp.layer][cp.head], 0, 1, fmt3(c.patching.restored[cp.layer][cp.head]));
+      tr.addEventListener("click", () => { state.layer = cp.layer; state.head = cp.head; drawFocus(); });
     });
     if (c.composition && c.composition.length) {
       el("h3", {}, box, "K-composition between consecutive layers");
-      const most = Math.max.apply(null, c.composition.map((x) => x.K)) || 1;
+      const most = Math.max.apply(null, c.composition.map((x) => x.k)) || 1;
       for (let l = 0; l + 1 < layers; l++) {
         const t = el("table", {class: "ablation circuits"}, box), hr = el("tr", {}, t);
         el("th", {}, hr, "from \\ to");
@@ -251,8 +251,8 @@
           const tr = el("tr", {}, t);
           el("td", {}, tr, "L" + l + " H" + f);
           for (let h = 0; h < headsPerLayer; h++) {
-            const x = c.composition.find((x) => x.From[0] === l && x.From[1] === f && x.To[0] === l + 1 && x.To[1] === h);
-            scoreCell(tr, x ? x.K : 0, 0, most, x ? fmt3(x.K) : "");
+            const x = c.composition.find((x) => x.from[0] === l && x.from[1] === f && x.to[0] === l + 1 && x.to[1] === h);
+            scoreCell(tr, x ? x.k : 0, 0, most, x ? fmt3(x.k) : "");
           }
         }
       }
@@ -410,7 +410,7 @@
   function drawFocus() {
     const r = I.heads[state.layer][state.head];
     $("focus-title").textContent = "Layer " + state.layer + ", head " + state.head;
-    const scores = Object.keys(r.scores).map((k) => k + " " + fmt2(r.scores[k])).join(" · ");
+    const scores = r.scores.map((s) => s.role + " " + fmt2(s.score)).join(" · ");
     $("focus-role").textContent = "Role: " + roleText(r) + ". Scores: " + scores + ". Mean row entropy " + fmt2(r.entropy) +
       " nats (" + fmt2(r.entropy_norm) + " of uniform). Example " + state.ex + ": " + examples[state.ex].source + ".";
     drawThumbs(); drawLarge(); drawLines();
