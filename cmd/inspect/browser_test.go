@@ -15,13 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // browser finds Chromium. A developer machine without it skips the browser
@@ -190,7 +189,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		Graph    struct{ Rows []any }
 		Training struct {
 			Eval  []any
-			Heads [][]runlog.HeadHistory
+			Heads [][]rundir.HeadHistory
 		}
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
