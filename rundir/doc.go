@@ -32,6 +32,10 @@
 //     LockFile, and the temporaries of interrupted atomic writes
 //     (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
+//   - OptimizerState is StateFile(step): Adam's moments as F64 tensors and
+//     the steps, the best evaluation and the digest of the checkpoint's
+//     weights as metadata bound by their own digest. ReadOptimizerState
+//     refuses what a run cannot have written and a state of other weights.
 //   - The logs hold one JSON object per line, each with a "step", written
 //     by Log (one write a line, so a killed run leaves at most a torn last
 //     line) and cut back to a checkpoint's step on resume by TruncateLog,
