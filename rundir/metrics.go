@@ -100,7 +100,7 @@ type Log struct {
 func OpenLog(path string) (*Log, error) {
 	f, err := safefile.OpenForWrite(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, errors.Wrapf(err, "opening the log %s", path)
+		return nil, errors.Wrap(err, "opening a log of the run") // err names the path
 	}
 	return &Log{f: f, path: path}, nil
 }
