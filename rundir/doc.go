@@ -1,10 +1,12 @@
 // Package rundir owns the files of a training run: the run config (Config,
 // read from YAML with -set overrides, or from a checkpoint's JSON, and
-// validated in one place), the layout of a run directory and the rules
-// that keep one safe: which file names belong to a run, the lock that makes
-// one process at a time its writer, and the one function every command uses
-// to write an output file (a PNG, a DOT graph, an HTML page) so that it can
-// never replace its input or a run's file.
+// validated in one place), the checkpoint and optimizer state formats, the
+// logs (metrics, head roles, circuits: the records train writes and every
+// reader reads, with the one writer and the readers), the layout of a run
+// directory and the rules that keep one safe: which file names belong to a
+// run, the lock that makes one process at a time its writer, and the one
+// function every command uses to write an output file (a PNG, a DOT graph,
+// an HTML page) so that it can never replace its input or a run's file.
 //
 // Conventions:
 //   - A run is fully described by a Config: seed, task (package data), model
@@ -25,10 +27,32 @@
 //     JSON is the "config" a checkpoint carries (ParseConfigJSON reads it).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
 //     exceeds MaxMemory, naming the estimate.
-//   - A run directory holds ConfigFile, MetricsFile, RolesFile, CheckpointFile,
-//     BestFile, state-<step>.safetensors (StateFile), LockFile, and the
-//     temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
+//   - A run directory holds ConfigFile, MetricsFile, RolesFile, CircuitsFile,
+//     CheckpointFile, BestFile, state-<step>.safetensors (StateFile),
+//     LockFile, and the temporaries of interrupted atomic writes
+//     (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
+//   - OptimizerState is StateFile(step): Adam's moments as F64 tensors and
+//     the steps, the best evaluation and the digest of the checkpoint's
+//     weights as metadata bound by their own digest. ReadOptimizerState
+//     refuses what a run cannot have written and a state of other weights.
+//   - The logs hold one JSON object per line, each with a "step", written
+//     by Log (one write a line, so a killed run leaves at most a torn last
+//     line) and cut back to a checkpoint's step on resume by TruncateLog,
+//     within MaxMetricsBytes, MaxRolesBytes and MaxCircuitsBytes. Every key
+//     is snake_case, and the names of things (roles, heads) are values,
+//     never keys: metrics.jsonl holds TrainRecord and EvalRecord lines,
+//     roles.jsonl RolesRecord lines, circuits.jsonl CircuitsRecord lines,
+//     each head a record of its own. The readers also take the shape that
+//     runs wrote before (roles as keys, heads as grids), line by line, so a
+//     run written before, resumed now, reads whole.
+//   - ReadLogs reads a run's logs for a command that shows a run: a torn last
+//     line is skipped; a line without a step, of another shape of model than
+//     the first, or going back in steps is an error naming the file and
+//     line; a file larger than MaxLogBytes, or not a regular file, is
+//     refused rather than read. A head's history follows its strongest role:
+//     the pattern with the highest score at the last evaluation; it formed at
+//     the first evaluation where that score is above FormedAt (0.5).
 //   - A new run goes only into a directory that is missing, empty or holds
 //     nothing but a run's files (CheckOnlyRunFiles): a stale lock or the
 //     temporaries of an interrupted write count as empty, anything else (a

@@ -4,7 +4,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/runlog"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // circuitsProbe records the induction papers' metrics at each evaluation
@@ -28,8 +28,8 @@ func newCircuitsProbe(m *model.Model, task data.Task, seed uint64) *circuitsProb
 }
 
 // run measures the model as it is now.
-func (p *circuitsProbe) run(step int) (runlog.CircuitsRecord, error) {
-	rec := runlog.CircuitsRecord{Step: step}
+func (p *circuitsProbe) run(step int) (rundir.CircuitsRecord, error) {
+	rec := rundir.CircuitsRecord{Step: step}
 	hs, err := analysis.Heads(p.model)
 	if err != nil {
 		return rec, err
@@ -58,11 +58,4 @@ func (p *circuitsProbe) run(step int) (runlog.CircuitsRecord, error) {
 		rec.ICL = &icl.Score
 	}
 	return rec, nil
-}
-
-// MaxCircuitsBytes is the most a run of steps steps of a model of headCount
-// heads writes to circuits.jsonl: a line per step at most, each a step, two
-// numbers per head and the ICL score.
-func MaxCircuitsBytes(steps, headCount int) int64 {
-	return int64(max(steps, 0)+1) * (maxMetricsLine + int64(max(headCount, 0))*2*maxRoleBytes)
 }

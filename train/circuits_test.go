@@ -11,7 +11,6 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestCircuitsFile: an induction run writes one circuits.jsonl line per
@@ -86,17 +85,17 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	}
 }
 
-func readCircuits(t *testing.T, path string) []runlog.CircuitsRecord {
+func readCircuits(t *testing.T, path string) []rundir.CircuitsRecord {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []runlog.CircuitsRecord
+	var out []rundir.CircuitsRecord
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var rec runlog.CircuitsRecord
+		var rec rundir.CircuitsRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
 		}

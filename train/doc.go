@@ -16,6 +16,6 @@
 //     the weights, the optimizer state and the step.
 //   - Every evaluation also scores each head's roles (package heads) on the
 //     first RolesSamples rows of the held-out set and appends them to
-//     roles.jsonl (runlog.RolesRecord); resume cuts it back to the
+//     roles.jsonl (rundir.RolesRecord); resume cuts it back to the
 //     checkpoint's step as it does metrics.jsonl.
 package train

@@ -10,6 +10,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // evaluator scores the model on a fixed held-out set with its own
@@ -67,7 +68,7 @@ func evalSet(ctx context.Context, task data.Task, size int, seed uint64) (*data.
 // run evaluates the whole set in chunks of the graph's batch. The last chunk
 // is padded with copies of the set's first row whose loss mask is 0, so they
 // add nothing to the loss and are not counted.
-func (e *evaluator) run(step int) (EvalRecord, error) {
+func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 	set, chunk, t := e.set, e.chunk, e.set.SeqLen
 	var lossSum, scored, correct float64
 	var seqs, seqsRight int
@@ -78,24 +79,24 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 			n += m
 		}
 		if err := e.graph.Feed(chunk.Tokens, chunk.Targets, chunk.Mask); err != nil {
-			return EvalRecord{}, err
+			return rundir.EvalRecord{}, err
 		}
 		if err := e.vm.RunAll(); err != nil {
 			e.vm.Reset()
-			return EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
+			return rundir.EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
 		}
 		if n > 0 {
 			loss, err := e.graph.LossValue()
 			if err != nil {
 				e.vm.Reset()
-				return EvalRecord{}, errors.Wrap(err, "the evaluation graph")
+				return rundir.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
 			}
 			lossSum += loss * n
 		}
 		out, err := e.graph.LogitsValue()
 		if err != nil {
 			e.vm.Reset()
-			return EvalRecord{}, errors.Wrap(err, "the evaluation graph")
+			return rundir.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
 		}
 		var predict func(p int) int // argmax of position p's logits
 		switch logits := out.Data().(type) {
@@ -107,7 +108,7 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 			predict = func(p int) int { return argmax(logits[p*v : (p+1)*v]) }
 		default:
 			e.vm.Reset()
-			return EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
+			return rundir.EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
 		}
 		for r := 0; r < rows; r++ {
 			right, scoredRow := true, false
@@ -133,13 +134,13 @@ func (e *evaluator) run(step int) (EvalRecord, error) {
 		scored += n
 	}
 	if scored == 0 || seqs == 0 {
-		return EvalRecord{}, errors.New("the evaluation set scores no position")
+		return rundir.EvalRecord{}, errors.New("the evaluation set scores no position")
 	}
-	rec := EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
+	rec := rundir.EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
 	if e.write {
 		res, err := generate.Evaluate(e.graph.Model, set, chunk.Size, true)
 		if err != nil {
-			return EvalRecord{}, err
+			return rundir.EvalRecord{}, err
 		}
 		seqAcc, tokAcc := res.ExactMatch(), float64(res.TokensRight)/float64(max(res.Tokens, 1))
 		rec.GenSeqAcc, rec.GenTokenAcc = &seqAcc, &tokAcc

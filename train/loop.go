@@ -37,9 +37,9 @@ var ErrRunExists = errors.New("already holds a run")
 // Event is what Run reports to its Observer after every step.
 type Event struct {
 	Step, Steps int
-	Loss        float64      // this step's training loss
-	Train       *TrainRecord // the training line, on steps that log one
-	Eval        *EvalRecord  // the evaluation, on steps that evaluate
+	Loss        float64             // this step's training loss
+	Train       *rundir.TrainRecord // the training line, on steps that log one
+	Eval        *rundir.EvalRecord  // the evaluation, on steps that evaluate
 }
 
 // Observer receives an Event after every step (for progress display). It runs
@@ -75,9 +75,9 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	RolesTime          time.Duration // scoring the head roles at each evaluation
-	LastEval           *EvalRecord   // the last evaluation of this call, nil if none
-	BestLoss           float64       // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration      // scoring the head roles at each evaluation
+	LastEval           *rundir.EvalRecord // the last evaluation of this call, nil if none
+	BestLoss           float64            // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -120,12 +120,12 @@ type runner struct {
 	// step says so.
 	extendedTo  int
 	roles       *rolesProbe // nil when evaluation is off
-	rolesLog    *metricsLog
+	rolesLog    *rundir.Log
 	circuits    *circuitsProbe // nil when evaluation is off
-	circuitsLog *metricsLog
+	circuitsLog *rundir.Log
 	state       runState
 	sched       LRSchedule
-	metrics     *metricsLog
+	metrics     *rundir.Log
 	lock        *rundir.Lock // held from the first look at the directory to the end
 	start       int          // last completed step before this call
 	saved       int          // step of the checkpoint on disk
@@ -189,16 +189,16 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 			return nil, err
 		}
 	}
-	if r.metrics, err = openMetrics(filepath.Join(r.dir, rundir.MetricsFile)); err != nil {
+	if r.metrics, err = rundir.OpenLog(filepath.Join(r.dir, rundir.MetricsFile)); err != nil {
 		r.close()
 		return nil, err
 	}
 	if r.roles != nil {
-		if r.rolesLog, err = openMetrics(filepath.Join(r.dir, rundir.RolesFile)); err != nil {
+		if r.rolesLog, err = rundir.OpenLog(filepath.Join(r.dir, rundir.RolesFile)); err != nil {
 			r.close()
 			return nil, err
 		}
-		if r.circuitsLog, err = openMetrics(filepath.Join(r.dir, rundir.CircuitsFile)); err != nil {
+		if r.circuitsLog, err = rundir.OpenLog(filepath.Join(r.dir, rundir.CircuitsFile)); err != nil {
 			r.close()
 			return nil, err
 		}
@@ -321,9 +321,9 @@ func (r *runner) close() {
 		r.roles.vm.Close()
 	}
 	// The logs were written line by line; a close error cannot lose any.
-	for _, l := range []*metricsLog{r.metrics, r.rolesLog, r.circuitsLog} {
+	for _, l := range []*rundir.Log{r.metrics, r.rolesLog, r.circuitsLog} {
 		if l != nil {
-			_ = l.close()
+			_ = l.Close()
 		}
 	}
 	if r.lock != nil {
@@ -361,9 +361,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if t.LogEvery > 0 && (s%t.LogEvery == 0 || last) {
 			now := time.Now()
 			tokens := float64((s - lastLogStep) * t.BatchSize * r.task.SeqLen())
-			ev.Train = &TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: tokens / now.Sub(lastLog).Seconds()}
+			ev.Train = &rundir.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: tokens / now.Sub(lastLog).Seconds()}
 			lastLog, lastLogStep = now, s
-			if err := r.metrics.write(ev.Train); err != nil {
+			if err := r.metrics.Write(ev.Train); err != nil {
 				return nil, err
 			}
 		}
@@ -375,7 +375,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 				return nil, errors.Wrapf(err, "step %d: evaluation", s)
 			}
 			ev.Eval, res.LastEval = &rec, &rec
-			if err := r.metrics.write(rec); err != nil {
+			if err := r.metrics.Write(rec); err != nil {
 				return nil, err
 			}
 			for _, at := range r.atLength {
@@ -385,7 +385,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 				if err != nil {
 					return nil, errors.Wrapf(err, "step %d: evaluation at length %d", s, at.length)
 				}
-				if err := r.metrics.write(rec); err != nil {
+				if err := r.metrics.Write(rec); err != nil {
 					return nil, err
 				}
 			}
@@ -394,7 +394,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "step %d: head roles", s)
 			}
-			if err := r.rolesLog.write(roles); err != nil {
+			if err := r.rolesLog.Write(roles); err != nil {
 				return nil, err
 			}
 			circuits, err := r.circuits.run(s)
@@ -402,7 +402,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "step %d: circuit metrics", s)
 			}
-			if err := r.circuitsLog.write(circuits); err != nil {
+			if err := r.circuitsLog.Write(circuits); err != nil {
 				return nil, err
 			}
 			if rec.EvalLoss < r.state.BestLoss {

@@ -62,10 +62,7 @@ func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	lines, err := ReadMetrics(filepath.Join(dir, rundir.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readJSONLines(t, filepath.Join(dir, rundir.MetricsFile))
 	for _, l := range lines {
 		delete(l, "tokens_per_s")
 	}
@@ -186,11 +183,11 @@ func testResumeAfterCrash(t *testing.T, path string) {
 	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 16 {
 		t.Fatalf("after the crash: %v, step %v", err, ck)
 	}
-	stray, err := os.ReadFile(filepath.Join(want, stateFile(24)))
+	stray, err := os.ReadFile(filepath.Join(want, rundir.StateFile(24)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, stateFile(24)), stray, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.StateFile(24)), stray, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), cfg, Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
@@ -203,7 +200,7 @@ func testResumeAfterCrash(t *testing.T, path string) {
 	sameRun(t, want, dir)
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "state-") && e.Name() != stateFile(24) {
+		if strings.HasPrefix(e.Name(), "state-") && e.Name() != rundir.StateFile(24) {
 			t.Errorf("left over: %s", e.Name())
 		}
 	}
@@ -235,7 +232,7 @@ func TestInterruptAndResume(t *testing.T) {
 		}
 		if stopAt == 3 {
 			// As if killed before the checkpoint: only config.yaml and metrics remain.
-			for _, f := range []string{rundir.CheckpointFile, stateFile(3)} {
+			for _, f := range []string{rundir.CheckpointFile, rundir.StateFile(3)} {
 				if err := os.Remove(filepath.Join(dir, f)); err != nil {
 					t.Fatal(err)
 				}
@@ -316,7 +313,7 @@ func TestNonFiniteStops(t *testing.T) {
 
 // evaluate scores m at step on the held-out set of size rows drawn from
 // seed, in chunks of batch rows.
-func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) EvalRecord {
+func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) rundir.EvalRecord {
 	t.Helper()
 	ev, err := newEvaluator(context.Background(), m, task, size, batch, seed)
 	if err != nil {
@@ -410,7 +407,7 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 			seqsRight++
 		}
 	}
-	want := EvalRecord{Step: 7, EvalLoss: loss / scored, TokenAcc: right / scored, SeqAcc: seqsRight / seqs}
+	want := rundir.EvalRecord{Step: 7, EvalLoss: loss / scored, TokenAcc: right / scored, SeqAcc: seqsRight / seqs}
 	if got.Step != 7 || math.Abs(got.EvalLoss-want.EvalLoss) > 1e-5 || got.TokenAcc != want.TokenAcc || got.SeqAcc != want.SeqAcc {
 		t.Fatalf("evaluation %+v, reference %+v", got, want)
 	}

@@ -1,75 +1,99 @@
 package train
 
 import (
+	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
+
+	"github.com/attnscope/attnscope/rundir"
 )
 
-// TestTruncateMetrics keeps lines up to the step, drops a torn last line and
-// leaves a missing file missing.
-func TestTruncateMetrics(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "metrics.jsonl")
-	if err := truncateMetrics(path, 3, 10, MaxMetricsBytes(10, 0)); err != nil {
-		t.Fatalf("missing file: %v", err)
-	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("truncateMetrics created %s", path)
-	}
-	log, err := openMetrics(path)
+// readJSONLines reads a log of the run directory as generic JSON objects, in
+// order: what the file holds, key by key, whatever the reader makes of it.
+func readJSONLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s := 1; s <= 4; s++ {
-		if err := log.write(TrainRecord{Step: s, Loss: 1.5}); err != nil {
-			t.Fatal(err)
+	defer f.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("%s line %d: %v", path, len(lines)+1, err)
 		}
+		lines = append(lines, rec)
 	}
-	if err := log.write(EvalRecord{Step: 4, EvalLoss: 0.25, TokenAcc: 0.5, SeqAcc: 1}); err != nil {
+	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := log.f.WriteString(`{"step":5,"lo`); err != nil {
-		t.Fatal(err)
-	}
-	if err := log.close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := truncateMetrics(path, 4, 10, MaxMetricsBytes(10, 0)); err != nil {
-		t.Fatal(err)
-	}
-	lines, err := ReadMetrics(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lines) != 5 || lines[4]["eval_loss"] != 0.25 || lines[4]["step"] != 4.0 {
-		t.Fatalf("after truncating at 4: %v", lines)
-	}
-	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10, 0)); err != nil {
-		t.Fatal(err)
-	}
-	if lines, _ = ReadMetrics(path); len(lines) != 2 || lines[1]["step"] != 2.0 {
-		t.Fatalf("after truncating at 2: %v", lines)
-	}
-	if err := os.WriteFile(path, []byte("{\"step\":1}\nnot json\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := truncateMetrics(path, 2, 10, MaxMetricsBytes(10, 0)); err == nil {
-		t.Error("a corrupt complete line was accepted")
-	}
+	return lines
 }
 
-// TestMetricsWriteErrorNamesThePathOnce: a failed append reads "writing P:
-// no space left on device", not "writing P: write P: ...".
-func TestMetricsWriteErrorNamesThePathOnce(t *testing.T) {
-	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
+// snakeCase is the one style of every key in a run's JSON files.
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// badKeys lists the keys of v, at any depth, that are not snake_case.
+func badKeys(v any) []string {
+	var bad []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, inner := range v {
+			if !snakeCase.MatchString(k) {
+				bad = append(bad, k)
+			}
+			bad = append(bad, badKeys(inner)...)
+		}
+	case []any:
+		for _, inner := range v {
+			bad = append(bad, badKeys(inner)...)
+		}
 	}
-	l := &metricsLog{f: f, path: "runs/x/metrics.jsonl"}
-	defer l.close()
-	err = l.write(TrainRecord{Step: 1})
-	if err == nil || err.Error() != "writing runs/x/metrics.jsonl: no space left on device" {
-		t.Errorf("error %v", err)
+	return bad
+}
+
+// TestLogKeysSnakeCase: every key of every line a fresh run writes to
+// metrics.jsonl, roles.jsonl and circuits.jsonl, at any depth, is
+// snake_case: the names of things (roles, heads) are values, never keys.
+// The run writes every optional key (eval_length, gen_*, the ICL score).
+func TestLogKeysSnakeCase(t *testing.T) {
+	cfg := parse(t, `
+seed: 3
+task: {name: induction, length: 6, symbols: 8}
+model: {d_model: 8, heads: 2, layers: 2, position: rope}
+train: {batch_size: 4, steps: 2, log_every: 1, eval_every: 1, eval_size: 8, checkpoint_every: 0,
+        eval_lengths: [8], eval_generate: true}
+`)
+	dir := filepath.Join(t.TempDir(), "run")
+	runOK(t, cfg, Options{Dir: dir})
+	for _, c := range []struct {
+		file string
+		keys []string // keys some line must have, so that the file's shape is the one checked
+	}{
+		{rundir.MetricsFile, []string{"loss", "eval_loss", "eval_length", "gen_seq_acc"}},
+		{rundir.RolesFile, []string{"roles", "heads"}},
+		{rundir.CircuitsFile, []string{"heads", "icl"}},
+	} {
+		lines := readJSONLines(t, filepath.Join(dir, c.file))
+		seen := map[string]bool{}
+		for i, line := range lines {
+			if bad := badKeys(line); len(bad) > 0 {
+				t.Errorf("%s line %d: keys %q are not snake_case", c.file, i+1, bad)
+			}
+			for k := range line {
+				seen[k] = true
+			}
+		}
+		for _, k := range c.keys {
+			if !seen[k] {
+				t.Errorf("%s: no line has %q (%d lines)", c.file, k, len(lines))
+			}
+		}
 	}
 }

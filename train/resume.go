@@ -65,12 +65,12 @@ func (r *runner) resume() error {
 		name  string
 		limit int64
 	}{
-		{rundir.MetricsFile, MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
-		{rundir.RolesFile, MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
-		{rundir.CircuitsFile, MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{rundir.MetricsFile, rundir.MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
+		{rundir.RolesFile, rundir.MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{rundir.CircuitsFile, rundir.MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {
-		if err := truncateMetrics(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
+		if err := rundir.TruncateLog(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
 			return err
 		}
 	}

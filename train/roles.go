@@ -7,16 +7,16 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/runlog"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // RolesSamples is how many held-out examples the head roles of every
 // evaluation are pooled over: the first RolesSamples rows of the evaluation
 // set (the same examples every time). Half inspect's default -samples keeps
 // the scores within a few hundredths of inspect's at a cost that stays small
-// next to the evaluation (BenchmarkEvaluation). runlog, which reads the
+// next to the evaluation (BenchmarkEvaluation). rundir, which owns the
 // file, owns the number.
-const RolesSamples = runlog.RoleRows
+const RolesSamples = rundir.RoleRows
 
 // rolesProbe scores every head's roles on a fixed held-out sample with its
 // own forward graph (batch RolesSamples), sharing the model's weights.
@@ -57,20 +57,20 @@ func newRolesProbe(m *model.Model, task data.Task, size int, seed uint64) (*role
 }
 
 // run scores the heads of the model as it is now.
-func (p *rolesProbe) run(step int) (runlog.RolesRecord, error) {
+func (p *rolesProbe) run(step int) (rundir.RolesRecord, error) {
 	defer p.vm.Reset()
 	if err := p.vm.RunAll(); err != nil {
-		return runlog.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
+		return rundir.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
 	}
 	cfg := p.graph.Model.Config
 	att := make([][]float64, cfg.Layers)
 	for l := range att {
 		v, err := p.graph.Activation(model.AttnWeights(l))
 		if err != nil {
-			return runlog.RolesRecord{}, err
+			return rundir.RolesRecord{}, err
 		}
 		if att[l], err = model.Float64s(v); err != nil {
-			return runlog.RolesRecord{}, err
+			return rundir.RolesRecord{}, err
 		}
 	}
 	t := p.graph.Opts.SeqLen
@@ -84,26 +84,13 @@ func (p *rolesProbe) run(step int) (runlog.RolesRecord, error) {
 	}
 	results, err := heads.Pool(maps, cfg.Layers, cfg.Heads, p.tokens, p.queries, p.opts)
 	if err != nil {
-		return runlog.RolesRecord{}, err
+		return rundir.RolesRecord{}, err
 	}
-	rec := runlog.RolesRecord{Step: step, Heads: make([][]map[heads.Pattern]float64, len(results))}
+	rec := rundir.RolesRecord{Step: step, Heads: make([][]map[heads.Pattern]float64, len(results))}
 	for l, layer := range results {
 		for _, r := range layer {
 			rec.Heads[l] = append(rec.Heads[l], r.Scores)
 		}
 	}
 	return rec, nil
-}
-
-// maxRoleBytes bounds one pattern's score in a line of roles.jsonl: its
-// quoted name (at most 20 characters), a colon, a number of at most 24
-// characters and a comma.
-const maxRoleBytes = 64
-
-// MaxRolesBytes is the most a run of steps steps of a model of headCount heads
-// (all layers) writes to roles.jsonl: at most one line per step, each a step
-// and, per head, a score for every pattern (heads.Patterns, and one spare).
-func MaxRolesBytes(steps, headCount int) int64 {
-	perHead := int64(len(heads.Patterns)+1)*maxRoleBytes + 8
-	return int64(max(steps, 0)+1) * (maxMetricsLine + int64(max(headCount, 0))*perHead)
 }

@@ -12,21 +12,20 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // readRoles reads a roles.jsonl file line by line.
-func readRoles(t *testing.T, path string) []runlog.RolesRecord {
+func readRoles(t *testing.T, path string) []rundir.RolesRecord {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []runlog.RolesRecord
+	var out []rundir.RolesRecord
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var rec runlog.RolesRecord
+		var rec rundir.RolesRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
 		}

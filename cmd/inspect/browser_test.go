@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -22,7 +23,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/attnscope/attnscope/heads"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // browser finds Chromium. A developer machine without it skips the browser
@@ -191,7 +191,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		Graph    struct{ Rows []any }
 		Training struct {
 			Eval  []any
-			Heads [][]runlog.HeadHistory
+			Heads [][]rundir.HeadHistory
 		}
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {

@@ -22,7 +22,6 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // maxPageExamples caps the held-out examples the -html page embeds besides
@@ -196,7 +195,7 @@ func compareTraining(o options) ([]htmlview.Training, error) {
 // trainingOf reads a run directory's logs for the page, thinned to
 // maxCurvePoints.
 func trainingOf(dir string) (*htmlview.Training, error) {
-	run, err := runlog.Read(dir)
+	run, err := rundir.ReadLogs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +222,7 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 	}
 	if len(tr.Heads) != cfg.Layers || len(tr.Heads[0]) != cfg.Heads {
 		return errors.Errorf("%s: head roles of %d layers x %d heads, but the checkpoint has %d x %d (is it a file of another run?)",
-			filepath.Join(tr.Dir, runlog.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
+			filepath.Join(tr.Dir, rundir.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
 	}
 	return nil
 }
@@ -330,7 +329,7 @@ const metricsFile = "metrics.jsonl"
 // inputs are the files inspect reads, which no output may replace: the
 // checkpoint and, for -html, the run's metrics and head roles.
 func (o options) inputs() []string {
-	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile), filepath.Join(runDir(o), runlog.RolesFile)}
+	return []string{o.checkpoint, filepath.Join(runDir(o), metricsFile), filepath.Join(runDir(o), rundir.RolesFile)}
 }
 
 // writeHTML writes the interactive page atomically.

@@ -20,7 +20,6 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // testRun and testRoles are the real metrics.jsonl and roles.jsonl of a run
@@ -40,7 +39,7 @@ const (
 func runDirWithCheckpoint(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: metricsFile, testRoles: runlog.RolesFile} {
+	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: metricsFile, testRoles: rundir.RolesFile} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -219,8 +218,8 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 func TestHTMLTraining(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
 	var train, eval int
-	var first runlog.TrainPoint // decoded by encoding/json alone
-	var last runlog.EvalPoint
+	var first rundir.TrainRecord // decoded by encoding/json alone
+	var last rundir.EvalRecord
 	raw, err := os.ReadFile(testRun)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +243,7 @@ func TestHTMLTraining(t *testing.T) {
 			train++
 		}
 	}
-	want, err := runlog.Read(filepath.Dir(ck))
+	want, err := rundir.ReadLogs(filepath.Dir(ck))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,12 +261,12 @@ func TestHTMLTraining(t *testing.T) {
 		if tr.Train[0] != first || tr.Eval[eval-1] != last {
 			t.Errorf("%q: first training point %+v, last evaluation %+v; want %+v and %+v", args, tr.Train[0], tr.Eval[eval-1], first, last)
 		}
-		// The head roles through training: runlog's reading of roles.jsonl,
+		// The head roles through training: rundir's reading of roles.jsonl,
 		// a point per evaluation, each head ending on its best score of the
 		// file's last line.
 		got := pageRoleHistories(t, page)
 		if !reflect.DeepEqual(got, want.Heads) {
-			t.Errorf("%q: the page's head roles through training differ from runlog.Read's", args)
+			t.Errorf("%q: the page's head roles through training differ from rundir.ReadLogs'", args)
 		}
 		if len(got) != 2 || len(got[0]) != 2 {
 			t.Fatalf("%q: head roles of %d layers, want 2 x 2 heads", args, len(got))
@@ -287,7 +286,7 @@ func TestHTMLTraining(t *testing.T) {
 	// A run without roles.jsonl (no evaluation, or an older run) has curves
 	// and no head roles.
 	noRoles := filepath.Dir(runDirWithCheckpoint(t))
-	if err := os.Remove(filepath.Join(noRoles, runlog.RolesFile)); err != nil {
+	if err := os.Remove(filepath.Join(noRoles, rundir.RolesFile)); err != nil {
 		t.Fatal(err)
 	}
 	page := writePage(t, "-checkpoint", filepath.Join(noRoles, "checkpoint.safetensors"))
@@ -297,11 +296,11 @@ func TestHTMLTraining(t *testing.T) {
 }
 
 // pageRoleHistories is the page's training.heads.
-func pageRoleHistories(t *testing.T, page []byte) [][]runlog.HeadHistory {
+func pageRoleHistories(t *testing.T, page []byte) [][]rundir.HeadHistory {
 	t.Helper()
 	var d struct {
 		Training struct {
-			Heads [][]runlog.HeadHistory `json:"heads"`
+			Heads [][]rundir.HeadHistory `json:"heads"`
 		} `json:"training"`
 	}
 	if err := json.Unmarshal(blob(t, page), &d); err != nil {
@@ -311,7 +310,7 @@ func pageRoleHistories(t *testing.T, page []byte) [][]runlog.HeadHistory {
 }
 
 // lastRolesLine is the last record of the test run's roles.jsonl, decoded
-// here without package runlog.
+// here without package rundir.
 func lastRolesLine(t *testing.T) [][]map[string]float64 {
 	t.Helper()
 	raw, err := os.ReadFile(testRoles)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/rundir"
-	"github.com/attnscope/attnscope/runlog"
 )
 
 // runViewFlags are the flags inspect -run DIR takes without -checkpoint.
@@ -52,18 +51,18 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	if err := checkRunPath(o.run); err != nil {
 		return err
 	}
-	inputs := []string{filepath.Join(o.run, runlog.MetricsFile), filepath.Join(o.run, runlog.RolesFile), filepath.Join(o.run, runlog.CircuitsFile)}
+	inputs := []string{filepath.Join(o.run, rundir.MetricsFile), filepath.Join(o.run, rundir.RolesFile), filepath.Join(o.run, rundir.CircuitsFile)}
 	if o.png != "" {
 		if err := rundir.CheckOutput(o.png, inputs); err != nil {
 			return errors.Wrap(err, "-png")
 		}
 	}
-	r, err := runlog.Read(o.run)
+	r, err := rundir.ReadLogs(o.run)
 	if err != nil {
 		return err
 	}
 	if len(r.Train) == 0 && len(r.Eval) == 0 {
-		return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(o.run, runlog.MetricsFile))
+		return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(o.run, rundir.MetricsFile))
 	}
 	if o.png != "" {
 		img, _, err := render.Chart(runTitle(r), "step", firstStep(r), lastStep(r), runPanels(r))
@@ -87,7 +86,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	return nil
 }
 
-func firstStep(r *runlog.Run) float64 {
+func firstStep(r *rundir.Logs) float64 {
 	first := math.Inf(1)
 	if len(r.Train) > 0 {
 		first = float64(r.Train[0].Step)
@@ -98,7 +97,7 @@ func firstStep(r *runlog.Run) float64 {
 	return first
 }
 
-func lastStep(r *runlog.Run) float64 {
+func lastStep(r *rundir.Logs) float64 {
 	last := math.Inf(-1)
 	if len(r.Train) > 0 {
 		last = float64(r.Train[len(r.Train)-1].Step)
@@ -121,7 +120,7 @@ type curve struct {
 
 // runCurves are the metrics curves: training and held-out loss on one scale
 // from 0 to the highest loss, the accuracies from 0 to 1.
-func runCurves(r *runlog.Run) []curve {
+func runCurves(r *rundir.Logs) []curve {
 	var trainLoss, evalLoss, tokenAcc, seqAcc curve
 	trainLoss.name, evalLoss.name, tokenAcc.name, seqAcc.name = "train loss", "held-out loss", "token accuracy", "exact match"
 	for _, p := range r.Train {
@@ -170,7 +169,7 @@ func roundUp(v float64) float64 {
 // headName names a head and its role, as in "L1 H3 induction"; a head whose
 // strongest pattern ends under the role threshold is "diffuse", as every
 // other view names it.
-func headName(h runlog.HeadHistory) string {
+func headName(h rundir.HeadHistory) string {
 	if diffuse(h) {
 		return fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, heads.Diffuse)
 	}
@@ -178,13 +177,13 @@ func headName(h runlog.HeadHistory) string {
 }
 
 // diffuse reports whether the head's last score is under the role threshold.
-func diffuse(h runlog.HeadHistory) bool {
+func diffuse(h rundir.HeadHistory) bool {
 	return h.Scores[len(h.Scores)-1] < heads.DefaultThreshold
 }
 
 // headScore is the head's last score, with its strongest pattern when the
 // head is diffuse: "0.91", or "diffuse (best: offset 0.03)".
-func headScore(h runlog.HeadHistory) string {
+func headScore(h rundir.HeadHistory) string {
 	last := h.Scores[len(h.Scores)-1]
 	if diffuse(h) {
 		return heads.Below(string(h.Role), last)
@@ -192,17 +191,17 @@ func headScore(h runlog.HeadHistory) string {
 	return fmt.Sprintf("%.2f", last)
 }
 
-// formed says when a head's role first passed runlog.FormedAt.
-func formed(h runlog.HeadHistory) string {
+// formed says when a head's role first passed rundir.FormedAt.
+func formed(h rundir.HeadHistory) string {
 	if h.Formed == nil {
-		return fmt.Sprintf("never above %.1f", runlog.FormedAt)
+		return fmt.Sprintf("never above %.1f", rundir.FormedAt)
 	}
 	return fmt.Sprintf("formed at step %d", *h.Formed)
 }
 
 // writeRunText prints the curves and the heads' roles as sparklines sharing
 // one step axis, fitted to width columns.
-func writeRunText(w io.Writer, r *runlog.Run, width int) error {
+func writeRunText(w io.Writer, r *rundir.Logs, width int) error {
 	x0, x1 := firstStep(r), lastStep(r)
 	spark := max(minSparkWidth, min(maxSparkWidth, width-runLabelW-runSuffixW))
 	var b strings.Builder
@@ -214,9 +213,9 @@ func writeRunText(w io.Writer, r *runlog.Run, width int) error {
 		fmt.Fprintf(&b, "%-*s%s  %s -> %s\n", runLabelW, label, render.Sparkline(c.xs, c.ys, x0, x1, spark, c.lo, c.hi), short(c.ys[0]), short(c.ys[len(c.ys)-1]))
 	}
 	if r.Heads == nil {
-		fmt.Fprintf(&b, "\nno %s: the run has no head roles (evaluation off, or written before they were recorded)\n", runlog.RolesFile)
+		fmt.Fprintf(&b, "\nno %s: the run has no head roles (evaluation off, or written before they were recorded)\n", rundir.RolesFile)
 	} else {
-		fmt.Fprintf(&b, "\nheads: strongest role at the last evaluation, its score (0-1) at each evaluation,\n  on the run's first %d held-out rows (%s; inspect's heatmaps score -samples examples)\n", runlog.RoleRows, runlog.RolesFile)
+		fmt.Fprintf(&b, "\nheads: strongest role at the last evaluation, its score (0-1) at each evaluation,\n  on the run's first %d held-out rows (%s; inspect's heatmaps score -samples examples)\n", rundir.RoleRows, rundir.RolesFile)
 		for _, layer := range r.Heads {
 			for _, h := range layer {
 				xs := make([]float64, len(h.Steps))
@@ -235,7 +234,7 @@ func writeRunText(w io.Writer, r *runlog.Run, width int) error {
 // circuitSeries are circuits.jsonl's curves: each head's prefix-matching
 // score (0 to 1) and the ICL score (its lowest value to 0); nil without the
 // file.
-func circuitSeries(r *runlog.Run) (prefix []curve, icl *curve) {
+func circuitSeries(r *rundir.Logs) (prefix []curve, icl *curve) {
 	if len(r.Circuits) == 0 {
 		return nil, nil
 	}
@@ -263,12 +262,12 @@ func circuitSeries(r *runlog.Run) (prefix []curve, icl *curve) {
 }
 
 // writeCircuitsText adds circuits.jsonl's curves to the run's text view.
-func writeCircuitsText(b *strings.Builder, r *runlog.Run, x0, x1 float64, spark int) {
+func writeCircuitsText(b *strings.Builder, r *rundir.Logs, x0, x1 float64, spark int) {
 	prefix, icl := circuitSeries(r)
 	if prefix == nil && icl == nil {
 		return
 	}
-	fmt.Fprintf(b, "\ncircuits (%s): each head's prefix-matching score (0-1) on %d sequences of\n  random tokens repeated twice", runlog.CircuitsFile, runlog.RoleRows)
+	fmt.Fprintf(b, "\ncircuits (%s): each head's prefix-matching score (0-1) on %d sequences of\n  random tokens repeated twice", rundir.CircuitsFile, rundir.RoleRows)
 	if icl != nil {
 		fmt.Fprintf(b, ", and the ICL score (the copy's loss minus the same\n  predictions' at the block's first occurrence, nats)")
 	}
@@ -282,7 +281,7 @@ func writeCircuitsText(b *strings.Builder, r *runlog.Run, x0, x1 float64, spark 
 }
 
 // runTitle names the run, its steps and its evaluations.
-func runTitle(r *runlog.Run) []string {
+func runTitle(r *rundir.Logs) []string {
 	return []string{fmt.Sprintf("run %s: steps %d-%d, %d evaluations", r.Dir, int(firstStep(r)), int(lastStep(r)), len(r.Eval))}
 }
 
@@ -290,8 +289,8 @@ func runTitle(r *runlog.Run) []string {
 func short(v float64) string { return fmt.Sprintf("%.4g", v) }
 
 // runPanels are the -png view: the losses, the accuracies and, when the
-// run has roles.jsonl, one line per head with a guide at runlog.FormedAt.
-func runPanels(r *runlog.Run) []render.ChartPanel {
+// run has roles.jsonl, one line per head with a guide at rundir.FormedAt.
+func runPanels(r *rundir.Logs) []render.ChartPanel {
 	grey := color.RGBA{150, 150, 150, 255}
 	loss := render.ChartPanel{Title: "loss"}
 	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
@@ -317,7 +316,7 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 		panels = append(panels, acc)
 	}
 	if r.Heads != nil {
-		roles := render.ChartPanel{Title: runPNGSubtitle, YMax: 1, Guides: []float64{runlog.FormedAt}}
+		roles := render.ChartPanel{Title: runPNGSubtitle, YMax: 1, Guides: []float64{rundir.FormedAt}}
 		n := 0
 		for _, layer := range r.Heads {
 			for _, h := range layer {
@@ -355,33 +354,33 @@ func runPanels(r *runlog.Run) []render.ChartPanel {
 func checkRunPath(path string) error {
 	info, err := os.Stat(path)
 	if err != nil || info.IsDir() {
-		return nil // runlog.Read reports a missing directory
+		return nil // rundir.Read reports a missing directory
 	}
 	if strings.HasSuffix(path, ".safetensors") {
 		return errors.Errorf("-run %s: is a checkpoint file; -run takes its run directory (-run %s), and -checkpoint %s shows the model", path, filepath.Dir(path), path)
 	}
-	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, runlog.MetricsFile)
+	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, rundir.MetricsFile)
 }
 
 // compareRuns is inspect -run A -run B ...: every run's curves on one step
 // axis and one scale per curve, each run tagged a, b, ... (text), one
 // coloured line per run and curve (-png), or the runs as a JSON array.
 func compareRuns(o options, stdout io.Writer) error {
-	var runs []*runlog.Run
+	var runs []*rundir.Logs
 	var inputs []string
 	for _, dir := range o.runs {
 		if err := checkRunPath(dir); err != nil {
 			return err
 		}
-		r, err := runlog.Read(dir)
+		r, err := rundir.ReadLogs(dir)
 		if err != nil {
 			return err
 		}
 		if len(r.Train) == 0 && len(r.Eval) == 0 {
-			return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, runlog.MetricsFile))
+			return errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, rundir.MetricsFile))
 		}
 		runs = append(runs, r)
-		inputs = append(inputs, filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile))
+		inputs = append(inputs, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile))
 	}
 	x0, x1 := math.Inf(1), math.Inf(-1)
 	for _, r := range runs {
@@ -417,7 +416,7 @@ func compareRuns(o options, stdout io.Writer) error {
 }
 
 // compareTitle names each run with its tag, steps and evaluations.
-func compareTitle(runs []*runlog.Run, tags []string) []string {
+func compareTitle(runs []*rundir.Logs, tags []string) []string {
 	var title []string
 	for i, r := range runs {
 		title = append(title, fmt.Sprintf("%s: %s", tags[i], runTitle(r)[0]))
@@ -427,7 +426,7 @@ func compareTitle(runs []*runlog.Run, tags []string) []string {
 
 // writeCompareText prints, for each curve, one sparkline per run on the
 // shared axis and scale, then each run's heads.
-func writeCompareText(w io.Writer, runs []*runlog.Run, tags []string, x0, x1 float64, width int) error {
+func writeCompareText(w io.Writer, runs []*rundir.Logs, tags []string, x0, x1 float64, width int) error {
 	spark := max(minSparkWidth, min(maxSparkWidth, width-runLabelW-runSuffixW))
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", strings.Join(compareTitle(runs, tags), "\n"))
@@ -473,7 +472,7 @@ func writeCompareText(w io.Writer, runs []*runlog.Run, tags []string, x0, x1 flo
 
 // comparePanels are the -png view of several runs: the held-out loss and
 // the held-out accuracies, one line per run (named by its tag and curve).
-func comparePanels(runs []*runlog.Run, tags []string) []render.ChartPanel {
+func comparePanels(runs []*rundir.Logs, tags []string) []render.ChartPanel {
 	loss := render.ChartPanel{Title: "held-out loss"}
 	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
 	n := 0

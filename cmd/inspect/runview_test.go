@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/attnscope/attnscope/runlog"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // inductionRun is the committed run of configs/induction.yaml (see package
@@ -131,7 +131,7 @@ func TestRunView(t *testing.T) {
 	if prev == "" || ind == "" || want[ind] < 0 {
 		t.Fatalf("no formed layer-0 previous-token and layer-1 induction heads in %v", want)
 	}
-	r, err := runlog.Read(inductionRun)
+	r, err := rundir.ReadLogs(inductionRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,22 +146,22 @@ func TestRunView(t *testing.T) {
 	}
 }
 
-// TestRunViewJSONAndPNG: -json prints exactly what package runlog reads
+// TestRunViewJSONAndPNG: -json prints exactly what rundir.ReadLogs reads
 // (curves and head histories), -png writes a decodable chart, and neither
 // may replace the run's own files.
 func TestRunViewJSONAndPNG(t *testing.T) {
-	var got runlog.Run
+	var got rundir.Logs
 	if err := json.Unmarshal(runOK(t, "-run", inductionRun, "-json"), &got); err != nil {
 		t.Fatal(err)
 	}
-	want, err := runlog.Read(inductionRun)
+	want, err := rundir.ReadLogs(inductionRun)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := json.Marshal(want)
 	b, _ := json.Marshal(got)
 	if !bytes.Equal(a, b) || len(got.Heads) != 2 || len(got.Heads[1]) != 4 || len(got.Eval) != 60 {
-		t.Errorf("-json differs from runlog.Read, or lacks the 2x4 heads and 60 evaluations")
+		t.Errorf("-json differs from rundir.Read, or lacks the 2x4 heads and 60 evaluations")
 	}
 	out := filepath.Join(t.TempDir(), "run.png")
 	text := string(runOK(t, "-run", inductionRun, "-png", out))
@@ -238,7 +238,7 @@ func TestRunViewErrors(t *testing.T) {
 // fall, the ICL score falls with it, and inspect -run prints the head's
 // final score as the file holds it.
 func TestPrefixMatchingRisesAtLossDrop(t *testing.T) {
-	r, err := runlog.Read(inductionRun)
+	r, err := rundir.ReadLogs(inductionRun)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -423,9 +423,8 @@ func TestNaNLossStops(t *testing.T) {
 			}
 		}
 	}
-	lines, err := train.ReadMetrics(filepath.Join(dir, rundir.MetricsFile))
-	if err != nil || len(lines) != 1 || lines[0]["step"] != 1.0 {
-		t.Errorf("metrics after the NaN: %v %v", lines, err)
+	if logs, err := rundir.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
+		t.Errorf("metrics after the NaN: %+v %v, want the training line of step 1", logs, err)
 	}
 	checkRunFiles(t, dir, 1)
 
@@ -437,8 +436,8 @@ func TestNaNLossStops(t *testing.T) {
 	if want := "step 1: eval_loss is NaN; stopping"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	if lines, err := train.ReadMetrics(filepath.Join(dir, rundir.MetricsFile)); err != nil || len(lines) != 1 || lines[0]["loss"] == nil {
-		t.Errorf("metrics after the NaN evaluation: %v %v, want the training line of step 1", lines, err)
+	if logs, err := rundir.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
+		t.Errorf("metrics after the NaN evaluation: %+v %v, want the training line of step 1", logs, err)
 	}
 	for _, f := range []string{rundir.CheckpointFile, rundir.BestFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {

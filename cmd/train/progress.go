@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -28,7 +29,7 @@ type reporter struct {
 	lastDraw time.Time
 	drawn    bool
 	last     train.Event // the newest event, redrawn on resize
-	lastEval *train.EvalRecord
+	lastEval *rundir.EvalRecord
 	rate     rateMeter
 	// tokenMetric keeps tok_acc on the line longer than seq_acc, for a task
 	// whose target is token accuracy (induction); otherwise tok_acc goes
@@ -259,7 +260,7 @@ func (r *reporter) finish() {
 
 // generated is the autoregressive figures of an evaluation line, when the
 // run writes its answers (train.eval_generate).
-func generated(e *train.EvalRecord) string {
+func generated(e *rundir.EvalRecord) string {
 	if e.GenSeqAcc == nil {
 		return ""
 	}

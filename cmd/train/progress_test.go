@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -25,7 +26,7 @@ func midRun(width int) (*reporter, train.Event) {
 	for s := 1; s <= 500; s++ {
 		ev := train.Event{Step: s, Steps: 4000, Loss: 0.5}
 		if s == 500 {
-			ev.Eval = &train.EvalRecord{Step: 500, TokenAcc: 0.9876, SeqAcc: 0.875}
+			ev.Eval = &rundir.EvalRecord{Step: 500, TokenAcc: 0.9876, SeqAcc: 0.875}
 		}
 		r.observe(ev)
 		clock.t = clock.t.Add(40 * time.Millisecond)
@@ -175,7 +176,7 @@ func TestReporterTerminal(t *testing.T) {
 	r := newReporter(&out, true, 200)
 	r.observe(train.Event{Step: 1, Steps: 4, Loss: 2})
 	r.observe(train.Event{Step: 2, Steps: 4, Loss: 1.5})
-	r.observe(train.Event{Step: 4, Steps: 4, Loss: 0.25, Eval: &train.EvalRecord{Step: 4, TokenAcc: 0.5, SeqAcc: 0.125}})
+	r.observe(train.Event{Step: 4, Steps: 4, Loss: 0.25, Eval: &rundir.EvalRecord{Step: 4, TokenAcc: 0.5, SeqAcc: 0.125}})
 	r.finish()
 	s := out.String()
 	last := s[strings.LastIndex(s, "\r")+1:]
@@ -195,8 +196,8 @@ func TestReporterPlain(t *testing.T) {
 	var out bytes.Buffer
 	r := newReporter(&out, false, 0)
 	r.observe(train.Event{Step: 1, Steps: 10, Loss: 2})
-	r.observe(train.Event{Step: 5, Steps: 10, Loss: 1, Train: &train.TrainRecord{Step: 5, Loss: 1, LR: 0.003, TokensPerS: 1000}})
-	r.observe(train.Event{Step: 5, Steps: 10, Eval: &train.EvalRecord{Step: 5, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25}})
+	r.observe(train.Event{Step: 5, Steps: 10, Loss: 1, Train: &rundir.TrainRecord{Step: 5, Loss: 1, LR: 0.003, TokensPerS: 1000}})
+	r.observe(train.Event{Step: 5, Steps: 10, Eval: &rundir.EvalRecord{Step: 5, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25}})
 	r.finish()
 	want := "step 5/10  loss 1.0000  lr 0.003  1000 tok/s\nstep 5/10  eval_loss 0.5000  token_acc 0.7500  seq_acc 0.2500\n"
 	if out.String() != want {

@@ -10,7 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/escape"
-	"github.com/attnscope/attnscope/runlog"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // Data is everything the page shows, embedded as its JSON blob.
@@ -57,18 +57,18 @@ type CutLogits struct {
 	Note string    `json:"logits_cut,omitempty"`
 }
 
-// Training is what the run directory recorded, as package runlog reads it.
+// Training is what the run directory recorded, as rundir.ReadLogs reads it.
 type Training struct {
 	Dir string `json:"dir"`
 	// Train holds the training lines of metrics.jsonl and Eval its
 	// evaluation lines.
-	Train []runlog.TrainPoint `json:"train"`
-	Eval  []runlog.EvalPoint  `json:"eval"`
+	Train []rundir.TrainRecord `json:"train"`
+	Eval  []rundir.EvalRecord  `json:"eval"`
 	// Stride is 1 when every training line is here, k when every k-th is.
 	Stride int `json:"stride"`
 	// Heads is each head's strongest role through training, from
 	// roles.jsonl; absent when the run recorded none.
-	Heads [][]runlog.HeadHistory `json:"heads,omitempty"`
+	Heads [][]rundir.HeadHistory `json:"heads,omitempty"`
 }
 
 var (

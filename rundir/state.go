@@ -1,0 +1,238 @@
+package rundir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+)
+
+// StateFormat is the "format" metadata of an optimizer state file.
+const StateFormat = "attnscope-train-state/1"
+
+// Metadata keys of an optimizer state file.
+const (
+	stateWeights  = "weights_sha256"
+	stateStep     = "step"
+	stateAdamStep = "adam_step"
+	stateBestLoss = "best_eval_loss"
+	stateBestStep = "best_step"
+	// stateDigest names the entry that binds the others (steps, best loss,
+	// the weights' digest): metaDigest of them.
+	stateDigest = "meta_sha256"
+)
+
+// OptimizerState is what a run carries from one step to the next besides the
+// weights, as StateFile(Step) holds it: F64 tensors adam.m.<name> and
+// adam.v.<name> for each parameter, and the other fields as metadata.
+// Batches and dropout masks are derived from (seed, step), so there is no
+// RNG state to keep.
+type OptimizerState struct {
+	Step     int         // the step of the checkpoint it belongs to
+	AdamStep int         // Adam updates applied: one a step
+	BestLoss float64     // the lowest eval_loss so far; +Inf before the first evaluation
+	BestStep int         // the step of BestLoss; 0 before the first evaluation
+	M, V     [][]float64 // Adam's first and second moments, one slice per parameter
+	// WeightsDigest is model.WeightsDigest of the weights the checkpoint of
+	// Step holds: the digest that pairs the two files.
+	WeightsDigest string
+}
+
+// Write saves s into dir as StateFile(s.Step), atomically; params (the
+// model's, in order) name and shape the moments.
+func (s *OptimizerState) Write(dir string, params []model.Param) error {
+	var tensors []safetensors.Tensor
+	for _, moment := range s.moments() {
+		for i, p := range params {
+			tensors = append(tensors, safetensors.Tensor{
+				Name:  moment.prefix + p.Name,
+				DType: safetensors.F64,
+				Shape: p.Value.Shape().Clone(),
+				Data:  safetensors.EncodeFloat64(moment.values[i]),
+			})
+		}
+	}
+	meta := map[string]string{
+		stateWeights:  s.WeightsDigest,
+		metaFormat:    StateFormat,
+		stateStep:     strconv.Itoa(s.Step),
+		stateAdamStep: strconv.Itoa(s.AdamStep),
+		stateBestLoss: strconv.FormatFloat(s.BestLoss, 'g', -1, 64),
+		stateBestStep: strconv.Itoa(s.BestStep),
+	}
+	meta[stateDigest] = metaDigest(meta)
+	return safefile.WriteFileAtomic(filepath.Join(dir, StateFile(s.Step)), func(w io.Writer) error {
+		return safetensors.Write(w, tensors, meta)
+	})
+}
+
+// moment is one of Adam's moments as the state file names its tensors.
+type moment struct {
+	prefix string
+	values [][]float64
+	second bool // never negative
+}
+
+func (s *OptimizerState) moments() []moment {
+	return []moment{{"adam.m.", s.M, false}, {"adam.v.", s.V, true}}
+}
+
+// metaDigest is the SHA-256 of every metadata entry but stateDigest, in
+// key order, as hex.
+func metaDigest(meta map[string]string) string {
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		if k != stateDigest {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%q=%q\n", k, meta[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ReadOptimizerState reads StateFile(step) from dir for a model of params
+// whose weights have the digest weightsDigest (the checkpoint's). Every
+// parameter's moments must be present with its shape, and nothing else; the
+// metadata must be what a run writes (its digest intact, one Adam update a
+// step, a best evaluation no later than now); and the state's weights digest
+// must be weightsDigest: a state of another run at the same step would
+// otherwise be taken for this one's.
+func ReadOptimizerState(dir string, step int, params []model.Param, weightsDigest string) (*OptimizerState, error) {
+	path := filepath.Join(dir, StateFile(step))
+	tensors, meta, err := safetensors.ReadFileLimit(path, maxStateBytes(params))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, errors.Wrapf(err, "safetensors file %s", path)
+	}
+	s, err := decodeStateMeta(meta, step)
+	if err != nil {
+		return nil, errors.Wrap(err, path)
+	}
+	if err := s.decodeMoments(tensors, params); err != nil {
+		return nil, errors.Wrap(err, path)
+	}
+	switch {
+	case s.WeightsDigest == "":
+		return nil, errors.Errorf("%s has no %s metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, stateWeights, CheckpointFile)
+	case s.WeightsDigest != weightsDigest:
+		return nil, errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (%s %s, the checkpoint's %s)", path, CheckpointFile, stateWeights, msg.Quote(s.WeightsDigest), weightsDigest)
+	}
+	return s, nil
+}
+
+// decodeStateMeta reads the metadata of the state file of step, refusing
+// what a run cannot have written.
+func decodeStateMeta(meta map[string]string, step int) (*OptimizerState, error) {
+	if meta[metaFormat] != StateFormat {
+		return nil, errors.Errorf("format %q, want %q", meta[metaFormat], StateFormat)
+	}
+	if got := meta[stateDigest]; got != metaDigest(meta) {
+		return nil, errors.Errorf("its metadata (steps, best loss) does not match its %s: the file was edited, or written by an older attnscope", stateDigest)
+	}
+	s := &OptimizerState{WeightsDigest: meta[stateWeights]}
+	for _, f := range []struct {
+		key string
+		to  *int
+	}{{stateStep, &s.Step}, {stateAdamStep, &s.AdamStep}, {stateBestStep, &s.BestStep}} {
+		v, err := strconv.Atoi(meta[f.key])
+		if err != nil || v < 0 {
+			return nil, errors.Errorf("metadata %s = %q is not a step number", f.key, meta[f.key])
+		}
+		*f.to = v
+	}
+	if s.Step != step {
+		return nil, errors.Errorf("holds the state of step %d, not %d", s.Step, step)
+	}
+	best, err := strconv.ParseFloat(meta[stateBestLoss], 64)
+	if err != nil || math.IsNaN(best) {
+		return nil, errors.Errorf("metadata %s = %q is not a loss", stateBestLoss, meta[stateBestLoss])
+	}
+	s.BestLoss = best
+	// What the run implies: one Adam update a step, a best evaluation no
+	// later than now, and a best loss that is a loss (+Inf before any
+	// evaluation).
+	switch {
+	case s.AdamStep != step:
+		return nil, errors.Errorf("metadata %s = %d, but the run is at step %d (one update a step)", stateAdamStep, s.AdamStep, step)
+	case s.BestStep > step:
+		return nil, errors.Errorf("metadata %s = %d is after the run's step %d", stateBestStep, s.BestStep, step)
+	case best < 0 || math.IsInf(best, 1) && s.BestStep != 0:
+		return nil, errors.Errorf("metadata %s = %v is not the loss of an evaluation (a cross-entropy is at least 0)", stateBestLoss, best)
+	}
+	return s, nil
+}
+
+// decodeMoments fills s.M and s.V from the file's tensors: exactly the two
+// moments of each of params, with its shape, finite, the second never
+// negative.
+func (s *OptimizerState) decodeMoments(tensors []safetensors.Tensor, params []model.Param) error {
+	byName := map[string]safetensors.Tensor{}
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	if len(byName) != 2*len(params) {
+		return errors.Errorf("holds %d tensors, want %d (Adam m and v of each of %d parameters)", len(byName), 2*len(params), len(params))
+	}
+	s.M, s.V = make([][]float64, len(params)), make([][]float64, len(params))
+	for _, moment := range s.moments() {
+		for i, p := range params {
+			name := moment.prefix + p.Name
+			t, ok := byName[name]
+			if !ok {
+				return errors.Errorf("has no tensor %s", name)
+			}
+			if t.DType != safetensors.F64 || !p.Value.Shape().Eq(tensor.Shape(t.Shape)) {
+				return errors.Errorf("%s is %s %v, want F64 %v", name, t.DType, t.Shape, p.Value.Shape())
+			}
+			values, err := safetensors.DecodeFloat64(t.Data)
+			if err != nil {
+				return errors.Wrap(err, name)
+			}
+			// Adam would turn a non-finite moment (or a negative second
+			// moment, under its square root) into NaN weights a step later,
+			// and the run would blame the training instead of this file.
+			for j, v := range values {
+				if !isFinite(v) || (moment.second && v < 0) {
+					return errors.Errorf("%s holds %v at flat index %d; the optimizer state is corrupt", name, v, j)
+				}
+			}
+			moment.values[i] = values
+		}
+	}
+	return nil
+}
+
+// maxStateBytes bounds the state file of params: two float64 moments per
+// weight, and a header of at most 1 MiB (names, shapes, offsets and five
+// metadata values take a few hundred bytes per parameter). A larger file is
+// refused before it is read.
+func maxStateBytes(params []model.Param) int64 {
+	n := int64(0)
+	for _, p := range params {
+		n += int64(p.Value.Shape().TotalSize())
+	}
+	return 8 + 1<<20 + 16*n
+}

@@ -1,0 +1,134 @@
+package rundir
+
+import (
+	"cmp"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// stParams are the parameters of the state tests: a matrix and a vector.
+func stParams() []model.Param {
+	return []model.Param{
+		{Name: "w", Value: ckDense(tensor.Float32, []int{2, 3}, []float64{1, 2, 3, 4, 5, 6})},
+		{Name: "b", Value: ckDense(tensor.Float32, []int{3}, []float64{1, 2, 3})},
+	}
+}
+
+// stState is a state of step 7 for stParams, with moments float32 could not
+// hold.
+func stState() *OptimizerState {
+	s := &OptimizerState{Step: 7, AdamStep: 7, BestLoss: 0.1234567890123, BestStep: 5, WeightsDigest: "d1"}
+	for i, n := range []int{6, 3} {
+		s.M, s.V = append(s.M, make([]float64, n)), append(s.V, make([]float64, n))
+		for j := range n {
+			s.M[i][j] = 1.0/3 + float64(i*10+j)*1e-17
+			s.V[i][j] = math.Pi * 1e-300 * float64(j+1)
+		}
+	}
+	return s
+}
+
+// TestOptimizerStateRoundTrip: what Write saves, ReadOptimizerState reads
+// back bit for bit, also before any evaluation (best loss +Inf).
+func TestOptimizerStateRoundTrip(t *testing.T) {
+	for _, best := range []float64{0.1234567890123, math.Inf(1)} {
+		dir := t.TempDir()
+		want := stState()
+		want.BestLoss = best
+		if math.IsInf(best, 1) {
+			want.BestStep = 0
+		}
+		if err := want.Write(dir, stParams()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadOptimizerState(dir, 7, stParams(), "d1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("best %v: read %+v, wrote %+v", best, got, want)
+		}
+	}
+}
+
+// TestOptimizerStateRefused: a state file a run cannot have written, or
+// that belongs to other weights or another step, is refused naming the
+// file and the fault, whether saved so or edited afterwards.
+func TestOptimizerStateRefused(t *testing.T) {
+	other := []model.Param{stParams()[0], {Name: "b", Value: ckDense(tensor.Float32, []int{4}, []float64{1, 2, 3, 4})}}
+	for _, c := range []struct {
+		name   string
+		edit   func(s *OptimizerState)      // the state as written
+		file   func(t *testing.T, p string) // then the file
+		step   int                          // read at this step; 0: 7
+		params []model.Param                // read for these; nil: stParams
+		digest string                       // read for these weights; "": d1
+		want   string
+	}{
+		{name: "missing", step: 8, want: "state-8.safetensors is missing: the checkpoint of step 8 has no optimizer state beside it"},
+		{name: "other shapes", params: other, want: "state-7.safetensors: adam.m.b is F64 [3], want F64 (4)"},
+		{name: "other weights", digest: "d2", want: "state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights (weights_sha256 \"d1\", the checkpoint's d2)"},
+		{name: "no weights digest", edit: func(s *OptimizerState) { s.WeightsDigest = "" }, want: "has no weights_sha256 metadata"},
+		{name: "renamed", file: func(t *testing.T, p string) { stRename(t, p, StateFile(10)) }, step: 10, want: "state-10.safetensors: holds the state of step 7, not 10"},
+		{name: "adam step 1", edit: func(s *OptimizerState) { s.AdamStep = 1 }, want: "metadata adam_step = 1, but the run is at step 7"},
+		{name: "adam step 2^63-1", edit: func(s *OptimizerState) { s.AdamStep = math.MaxInt64 }, want: "metadata adam_step = 9223372036854775807"},
+		{name: "best step ahead", edit: func(s *OptimizerState) { s.BestStep = 999999 }, want: "metadata best_step = 999999 is after the run's step 7"},
+		{name: "negative best loss", edit: func(s *OptimizerState) { s.BestLoss = -1 }, want: "best_eval_loss = -1 is not the loss of an evaluation"},
+		{name: "-Inf best loss", edit: func(s *OptimizerState) { s.BestLoss = math.Inf(-1) }, want: "best_eval_loss = -Inf is not the loss of an evaluation"},
+		{name: "NaN moment", edit: func(s *OptimizerState) { s.M[1][2] = math.NaN() }, want: "state-7.safetensors: adam.m.b holds NaN at flat index 2; the optimizer state is corrupt"},
+		{name: "negative second moment", edit: func(s *OptimizerState) { s.V[0][0] = -1 }, want: "state-7.safetensors: adam.v.w holds -1 at flat index 0; the optimizer state is corrupt"},
+		{name: "metadata edited", file: func(t *testing.T, p string) { stReplace(t, p, `"best_step":"5"`, `"best_step":"4"`) }, want: "state-7.safetensors: its metadata (steps, best loss) does not match its meta_sha256"},
+	} {
+		dir := t.TempDir()
+		s := stState()
+		if c.edit != nil {
+			c.edit(s)
+		}
+		if err := s.Write(dir, stParams()); err != nil {
+			t.Fatal(err)
+		}
+		if c.file != nil {
+			c.file(t, filepath.Join(dir, StateFile(7)))
+		}
+		step, params, digest := cmp.Or(c.step, 7), c.params, cmp.Or(c.digest, "d1")
+		if params == nil {
+			params = stParams()
+		}
+		_, err := ReadOptimizerState(dir, step, params, digest)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// stRename renames the file at path to name, in its directory.
+func stRename(t *testing.T, path, name string) {
+	t.Helper()
+	if err := os.Rename(path, filepath.Join(filepath.Dir(path), name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stReplace replaces old with new once in the file at path.
+func stReplace(t *testing.T, path, old, new string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(raw), old, new, 1)
+	if edited == string(raw) {
+		t.Fatalf("%s holds no %s", path, old)
+	}
+	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
