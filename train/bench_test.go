@@ -68,7 +68,7 @@ const l4YAML = "task: {name: repeat, length: 64, symbols: 64}\n" +
 // the benchmark ends.
 func prepareBench(b *testing.B, cfg rundir.Config) *runner {
 	b.Helper()
-	r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir()})
+	r, err := prepare(context.Background(), cfg, Options{Dir: b.TempDir(), Probes: analysisProbes})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func attnOnly(batch, t, d, h int) string {
 // BenchmarkEvaluation times what cmd/train does at each evaluation of
 // configs/induction.yaml, the two parts interleaved so that both see the
 // same machine load: the held-out loss and accuracies on its 1000 rows
-// (eval-ms), and the head roles on RolesSamples of those rows (forward with
+// (eval-ms), and the head roles on rundir.RoleRows of those rows (forward with
 // the attention kept, copy, scoring: roles-ms), the cost roles.jsonl adds.
 // roles/eval-% is their ratio.
 func BenchmarkEvaluation(b *testing.B) {
@@ -102,7 +102,7 @@ func BenchmarkEvaluation(b *testing.B) {
 			b.Fatal(err)
 		}
 		mid := time.Now()
-		if _, err := r.roles.run(1); err != nil {
+		if _, err := r.probes[0].Measure(1); err != nil { // the head roles
 			b.Fatal(err)
 		}
 		eval, roles = eval+mid.Sub(start), roles+time.Since(mid)

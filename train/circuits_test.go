@@ -41,7 +41,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix, err := analysis.PrefixMatching(m, RolesSamples, cfg.Seed)
+	prefix, err := analysis.PrefixMatching(m, rundir.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := analysis.Examples(task, RolesSamples, cfg.Seed)
+	b, err := analysis.Examples(task, rundir.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}

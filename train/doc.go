@@ -3,8 +3,8 @@
 // evaluation, metrics and checkpoints, and exact resume (Run).
 //
 // Conventions:
-//   - A training step runs its batch as Replicas (moved here from package
-//     model, whose graphs they run): replicaCount graphs of its rows, each on
+//   - A training step runs its batch as Replicas: replicaCount graphs of its
+//     rows, each on
 //     the lean machine (model.Graph.NewLeanMachine), run side by side, one
 //     per core, their losses and gradients combined into the whole batch's.
 //     The count is fixed, so a config trains to the same numbers on any
@@ -14,8 +14,9 @@
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and
 //     the initial weights from model.New. A resumed run therefore needs only
 //     the weights, the optimizer state and the step.
-//   - Every evaluation also scores each head's roles (package heads) on the
-//     first RolesSamples rows of the held-out set and appends them to
-//     roles.jsonl (rundir.RolesRecord); resume cuts it back to the
-//     checkpoint's step as it does metrics.jsonl.
+//   - Every evaluation also runs the run's probes (Options.Probes, an
+//     interface train owns: cmd/train wires package analysis's head roles
+//     and circuit metrics, so training imports no analysis) and appends each
+//     one's line to its log (roles.jsonl, circuits.jsonl); resume cuts the
+//     logs back to the checkpoint's step as it does metrics.jsonl.
 package train

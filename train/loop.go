@@ -62,6 +62,10 @@ type Options struct {
 	// Notices receives notes for the user, one line each (stderr); nil
 	// drops them.
 	Notices io.Writer
+	// Probes makes what the run records at every evaluation besides its
+	// metrics (cmd/train wires the head roles and circuit metrics of
+	// package analysis); nil records nothing more.
+	Probes Probes
 }
 
 // Result summarises a finished or interrupted Run.
@@ -75,7 +79,7 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	RolesTime          time.Duration      // scoring the head roles at each evaluation
+	RolesTime          time.Duration      // the probes at each evaluation (head roles, circuit metrics)
 	LastEval           *rundir.EvalRecord // the last evaluation of this call, nil if none
 	BestLoss           float64            // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
@@ -106,29 +110,28 @@ func Run(ctx context.Context, cfg rundir.Config, opts Options) (*Result, error) 
 
 // runner is one Run in progress.
 type runner struct {
-	cfg      rundir.Config
-	notices  io.Writer
-	dir      string
-	observer Observer
-	task     data.Task
-	model    *model.Model
-	graph    *Replicas    // the training step, its batch split over the cores
-	eval     *evaluator   // nil when evaluation is off
-	atLength []*evaluator // one per train.eval_lengths entry
+	cfg       rundir.Config
+	notices   io.Writer
+	newProbes Probes
+	dir       string
+	observer  Observer
+	task      data.Task
+	model     *model.Model
+	graph     *Replicas    // the training step, its batch split over the cores
+	eval      *evaluator   // nil when evaluation is off
+	atLength  []*evaluator // one per train.eval_lengths entry
 	// extendedTo is the train.steps a resume wrote into config.yaml when it
 	// extended the run (0 when it did not): an interruption before the first
 	// step says so.
-	extendedTo  int
-	roles       *rolesProbe // nil when evaluation is off
-	rolesLog    *rundir.Log
-	circuits    *circuitsProbe // nil when evaluation is off
-	circuitsLog *rundir.Log
-	state       runState
-	sched       LRSchedule
-	metrics     *rundir.Log
-	lock        *rundir.Lock // held from the first look at the directory to the end
-	start       int          // last completed step before this call
-	saved       int          // step of the checkpoint on disk
+	extendedTo int
+	probes     []Probe       // none when evaluation is off
+	probeLogs  []*rundir.Log // probes[i] writes probeLogs[i]
+	state      runState
+	sched      LRSchedule
+	metrics    *rundir.Log
+	lock       *rundir.Lock // held from the first look at the directory to the end
+	start      int          // last completed step before this call
+	saved      int          // step of the checkpoint on disk
 }
 
 // ErrInterruptedEarly is returned by Run when its context is cancelled
@@ -154,7 +157,7 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 	if data.IsText(task) && opts.Notices != nil {
 		fmt.Fprintf(opts.Notices, "reading windows of %s\n", msg.Clean(data.TextLocation(taskCfg)))
 	}
-	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, task: task,
+	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, newProbes: opts.Probes, task: task,
 		state: runState{BestLoss: math.Inf(1)}}
 	t := cfg.Train
 	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
@@ -193,15 +196,13 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 		r.close()
 		return nil, err
 	}
-	if r.roles != nil {
-		if r.rolesLog, err = rundir.OpenLog(filepath.Join(r.dir, rundir.RolesFile)); err != nil {
+	for _, p := range r.probes {
+		l, err := rundir.OpenLog(filepath.Join(r.dir, p.File()))
+		if err != nil {
 			r.close()
 			return nil, err
 		}
-		if r.circuitsLog, err = rundir.OpenLog(filepath.Join(r.dir, rundir.CircuitsFile)); err != nil {
-			r.close()
-			return nil, err
-		}
+		r.probeLogs = append(r.probeLogs, l)
 	}
 	return r, nil
 }
@@ -219,11 +220,11 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		r.eval.write = t.EvalGenerate
-		r.roles, err = newRolesProbe(r.model, r.task, t.EvalSize, r.cfg.Seed)
-		if err != nil {
-			return err
+		if r.newProbes != nil {
+			if r.probes, err = r.newProbes(r.model, r.task, r.cfg); err != nil {
+				return err
+			}
 		}
-		r.circuits = newCircuitsProbe(r.model, r.task, r.cfg.Seed)
 		tasks, err := r.cfg.EvalLengthTasks()
 		if err != nil {
 			return err
@@ -317,11 +318,11 @@ func (r *runner) close() {
 	for _, ev := range r.atLength {
 		ev.vm.Close()
 	}
-	if r.roles != nil {
-		r.roles.vm.Close()
+	for _, p := range r.probes {
+		p.Close()
 	}
 	// The logs were written line by line; a close error cannot lose any.
-	for _, l := range []*rundir.Log{r.metrics, r.rolesLog, r.circuitsLog} {
+	for _, l := range append([]*rundir.Log{r.metrics}, r.probeLogs...) {
 		if l != nil {
 			_ = l.Close()
 		}
@@ -389,22 +390,17 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 					return nil, err
 				}
 			}
-			rolesStart := time.Now() // roles and circuit metrics
-			roles, err := r.roles.run(s)
-			if err != nil {
-				return nil, errors.Wrapf(err, "step %d: head roles", s)
+			probeStart := time.Now() // head roles and circuit metrics
+			for i, p := range r.probes {
+				line, err := p.Measure(s)
+				if err != nil {
+					return nil, errors.Wrapf(err, "step %d: %s", s, p.File())
+				}
+				if err := r.probeLogs[i].Write(line); err != nil {
+					return nil, err
+				}
 			}
-			if err := r.rolesLog.Write(roles); err != nil {
-				return nil, err
-			}
-			circuits, err := r.circuits.run(s)
-			res.RolesTime += time.Since(rolesStart)
-			if err != nil {
-				return nil, errors.Wrapf(err, "step %d: circuit metrics", s)
-			}
-			if err := r.circuitsLog.Write(circuits); err != nil {
-				return nil, err
-			}
+			res.RolesTime += time.Since(probeStart)
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
 				saveStart := time.Now()

@@ -50,8 +50,13 @@ func parse(t *testing.T, yml string, sets ...string) rundir.Config {
 	return cfg
 }
 
+// runOK runs cfg with opts, recording what cmd/train's runs record unless
+// opts says otherwise.
 func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 	t.Helper()
+	if opts.Probes == nil {
+		opts.Probes = analysisProbes
+	}
 	res, err := Run(context.Background(), cfg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +179,7 @@ func testResumeAfterCrash(t *testing.T, path string) {
 				t.Fatal("the simulated crash did not happen")
 			}
 		}()
-		_, _ = Run(context.Background(), cfg, Options{Dir: dir, Observer: func(e Event) {
+		_, _ = Run(context.Background(), cfg, Options{Dir: dir, Probes: analysisProbes, Observer: func(e Event) {
 			if e.Step == 19 {
 				panic("crash")
 			}
@@ -218,7 +223,7 @@ func TestInterruptAndResume(t *testing.T) {
 	for _, stopAt := range []int{13, 3} {
 		dir := filepath.Join(t.TempDir(), "stopped")
 		ctx, cancel := context.WithCancel(context.Background())
-		res, err := Run(ctx, cfg, Options{Dir: dir, Observer: func(e Event) {
+		res, err := Run(ctx, cfg, Options{Dir: dir, Probes: analysisProbes, Observer: func(e Event) {
 			if e.Step == stopAt {
 				cancel()
 			}
@@ -444,7 +449,7 @@ func TestResumeExtendsSteps(t *testing.T) {
 				t.Fatal("the simulated crash did not happen")
 			}
 		}()
-		_, _ = Run(context.Background(), long, Options{Dir: killed, Resume: true, Observer: func(e Event) {
+		_, _ = Run(context.Background(), long, Options{Dir: killed, Resume: true, Probes: analysisProbes, Observer: func(e Event) {
 			if e.Step == 14 {
 				panic("crash")
 			}

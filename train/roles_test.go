@@ -40,7 +40,7 @@ func readRoles(t *testing.T, path string) []rundir.RolesRecord {
 // TestRolesFile: a run with evaluation writes one roles.jsonl line per
 // evaluation (steps 6, 12, 18, 24), each with every pattern's score in
 // [0, 1] for every head, and the last line equals the roles computed
-// independently from the final checkpoint: each of the first RolesSamples
+// independently from the final checkpoint: each of the first rundir.RoleRows
 // held-out examples run alone (batch 1) and scored by a heads.Accumulator
 // at the scored query rows, within 1e-5 (float32 weights, sums over a
 // different batch size).
@@ -103,7 +103,7 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 	set := data.EvalSet(task, cfg.Train.EvalSize, cfg.Seed)
-	for i := range RolesSamples {
+	for i := range rundir.RoleRows {
 		tokens, targets, mask := set.Row(i)
 		pass, err := analysis.Forward(m, tokens, targets, mask) // one sequence at a time
 		if err != nil {

@@ -102,7 +102,7 @@ func stoppedRun(t *testing.T, yml string, stop int, sets ...string) string {
 	dir := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Observer: func(e train.Event) {
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Probes: probes, Observer: func(e train.Event) {
 		if e.Step == stop {
 			cancel()
 		}

@@ -12,6 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/pkg/errors"
@@ -96,7 +99,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *dataFile != "" && *resume == "" {
 		return errors.New("-data names a moved text file of a run being resumed; a new run reads task.path (add -resume DIR, or set task.path)")
 	}
-	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr})
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr, Probes: probes})
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
 		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
@@ -110,6 +113,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	summarize(output, res)
 	return errors.Wrap(output.err, "writing to stdout")
+}
+
+// probes are what a run records at every evaluation besides its metrics:
+// the head roles and the circuit metrics (package analysis).
+func probes(m *model.Model, task data.Task, cfg rundir.Config) ([]train.Probe, error) {
+	made, err := analysis.Probes(m, task, cfg)
+	out := make([]train.Probe, len(made))
+	for i, p := range made {
+		out[i] = p
+	}
+	return out, err
 }
 
 // outputWriter remembers the first failed write, so that a run whose output
