@@ -4,13 +4,13 @@
 //
 // Conventions:
 //   - A training step runs its batch as Replicas: replicaCount graphs of its
-//     rows, each on
-//     the lean machine (model.Graph.NewLeanMachine), run side by side, one
-//     per core, their losses and gradients combined into the whole batch's.
+//     rows, each on the lean machine (model.Graph.NewLeanMachine), run side
+//     by side, one per core, their losses and gradients combined into the
+//     whole batch's.
 //     The count is fixed, so a config trains to the same numbers on any
 //     machine. cmd/bench times the same step through BuildReplicas.
-//   - Randomness comes only from rundir.Config.Seed, through streams derived from it
-//     rather than carried along: the batch of step s from data.StepRNG(seed,
+//   - Randomness comes only from rundir.Config.Seed, through streams derived
+//     from it rather than carried along: the batch of step s from data.StepRNG(seed,
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and
 //     the initial weights from model.New. A resumed run therefore needs only
 //     the weights, the optimizer state and the step.
