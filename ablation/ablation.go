@@ -184,7 +184,7 @@ func (r *runner) score(setMasks func() error, keepMeans bool) (Score, error) {
 					continue
 				}
 				any = true
-				if argmax(logits[p*v:(p+1)*v]) == chunk.Targets[p] {
+				if model.Argmax(logits[p*v:(p+1)*v]) == chunk.Targets[p] {
 					correct++
 				} else {
 					right = false
@@ -245,15 +245,4 @@ func (r *runner) addMeans(rows, total int) error {
 		}
 	}
 	return nil
-}
-
-// argmax is the index of the largest value, the first on a tie.
-func argmax(row []float64) int {
-	best := 0
-	for i, x := range row {
-		if x > row[best] {
-			best = i
-		}
-	}
-	return best
 }

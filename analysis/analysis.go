@@ -51,11 +51,7 @@ func (c *Cache) Pass(i int) (Pass, error) {
 func Argmax(m [][]float64) []int {
 	out := make([]int, len(m))
 	for i, row := range m {
-		for v, x := range row {
-			if x > row[out[i]] {
-				out[i] = v
-			}
-		}
+		out[i] = model.Argmax(row)
 	}
 	return out
 }

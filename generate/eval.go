@@ -133,7 +133,7 @@ func teacherForced(g *model.Graph, vm gorgonia.VM, chunk *data.Batch) ([]int, er
 	v := g.Model.Config.Vocab
 	out := make([]int, len(logits)/v)
 	for i := range out {
-		out[i] = Argmax(logits[i*v : (i+1)*v])
+		out[i] = model.Argmax(logits[i*v : (i+1)*v])
 	}
 	return out, nil
 }

@@ -145,7 +145,7 @@ func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 		_, targets, mask := set.Row(r)
 		right := true
 		for p := range tt {
-			if mask[p] != 0 && Argmax(logits[(r*tt+p)*v:(r*tt+p+1)*v]) != targets[p] {
+			if mask[p] != 0 && model.Argmax(logits[(r*tt+p)*v:(r*tt+p+1)*v]) != targets[p] {
 				right = false
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/attnscope/attnscope/model"
 	"github.com/pkg/errors"
 )
 
@@ -55,7 +56,7 @@ func NewSampler(o Options) (*Sampler, error) {
 // Pick returns the id of the token picked from one row of logits.
 func (s *Sampler) Pick(logits []float64) int {
 	if s.greedy() {
-		return Argmax(logits)
+		return model.Argmax(logits)
 	}
 	order := make([]int, len(logits))
 	for i := range order {
@@ -87,15 +88,4 @@ func (s *Sampler) Pick(logits []float64) int {
 		}
 	}
 	return order[kept-1]
-}
-
-// Argmax is the id of the largest logit, the lowest on a tie.
-func Argmax(logits []float64) int {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
-		}
-	}
-	return best
 }

@@ -108,3 +108,15 @@ func denseValue(n *gorgonia.Node, what string) (*tensor.Dense, error) {
 	}
 	return d, nil
 }
+
+// Argmax is the index of row's largest value, the first on a tie: the
+// prediction a row of logits makes.
+func Argmax[T float32 | float64](row []T) int {
+	best := 0
+	for i, x := range row {
+		if x > row[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -102,10 +102,10 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 		switch logits := out.Data().(type) {
 		case []float32:
 			v := len(logits) / (chunk.Size * t)
-			predict = func(p int) int { return argmax(logits[p*v : (p+1)*v]) }
+			predict = func(p int) int { return model.Argmax(logits[p*v : (p+1)*v]) }
 		case []float64:
 			v := len(logits) / (chunk.Size * t)
-			predict = func(p int) int { return argmax(logits[p*v : (p+1)*v]) }
+			predict = func(p int) int { return model.Argmax(logits[p*v : (p+1)*v]) }
 		default:
 			e.vm.Reset()
 			return rundir.EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
@@ -146,15 +146,4 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 		rec.GenSeqAcc, rec.GenTokenAcc = &seqAcc, &tokAcc
 	}
 	return rec, nil
-}
-
-// argmax returns the index of the largest value (the first on ties).
-func argmax[T float32 | float64](row []T) int {
-	best := 0
-	for i, x := range row {
-		if x > row[best] {
-			best = i
-		}
-	}
-	return best
 }

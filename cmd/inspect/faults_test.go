@@ -357,7 +357,7 @@ func TestBadTokens(t *testing.T) {
 		{"3;4", []string{`"3;4" (token 0) is not a number`}},
 		{"٣", []string{`"٣" (token 0) is not a number`}},
 		{"5 \x00", []string{`"\x00" (token 1) is not a number`}},
-		{huge, []string{`-tokens: "7777777777777777777777777777777777777777"... (token 0) is not a number`}},
+		{huge, []string{`-tokens: "` + huge[:80] + `"... (5001 bytes) (token 0) is not a number`}},
 		{"99999999999999999999", []string{`-tokens: "99999999999999999999" (token 0) is too large to be a token id`}},
 		{" , \t", []string{`-tokens " , \t": no token ids`}},
 		{"3 1 -1", []string{"-tokens: token -1 at position 2 is outside the vocabulary [0, 9)"}},

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // ParseTokens reads whitespace- or comma-separated decimal ids or token
@@ -20,7 +21,7 @@ func ParseTokens(s string, names map[string]int) ([]int, error) {
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
 	if len(fields) == 0 {
 		if strings.TrimSpace(s) != "" {
-			return nil, errors.Errorf("-tokens %s: no token ids", QuoteShort(s))
+			return nil, errors.Errorf("-tokens %s: no token ids", msg.Quote(s))
 		}
 		return nil, nil
 	}
@@ -28,13 +29,13 @@ func ParseTokens(s string, names map[string]int) ([]int, error) {
 	for i, f := range fields {
 		id, err := strconv.Atoi(f)
 		if errors.Is(err, strconv.ErrRange) && decimal.MatchString(f) {
-			return nil, errors.Errorf("-tokens: %s (token %d) is too large to be a token id", QuoteShort(f), i)
+			return nil, errors.Errorf("-tokens: %s (token %d) is too large to be a token id", msg.Quote(f), i)
 		}
 		if named, ok := names[strings.ToUpper(f)]; ok && err != nil {
 			id, err = named, nil
 		}
 		if err != nil {
-			return nil, errors.Errorf("-tokens: %s (token %d) is not a number%s", QuoteShort(f), i, orNames(names))
+			return nil, errors.Errorf("-tokens: %s (token %d) is not a number%s", msg.Quote(f), i, orNames(names))
 		}
 		ids[i] = id
 	}
@@ -65,20 +66,3 @@ const maxNamesShown = 24
 
 // decimal matches what strconv.Atoi would read but for its range.
 var decimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
-
-// QuoteShort quotes s for a message, cut so that the quoted text is at
-// most 42 characters (bytes that are not UTF-8 quote as four: \x82). Go's
-// quoting escapes every character escape.Unsafe names, so the result is
-// safe on a terminal.
-func QuoteShort(s string) string {
-	const max = 40
-	q := strconv.Quote(s)
-	if len(q) <= max+2 {
-		return q
-	}
-	for cut := min(len(s), max); ; cut-- {
-		if q := strconv.Quote(s[:cut]); len(q) <= max+2 {
-			return q + "..."
-		}
-	}
-}
