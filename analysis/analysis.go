@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"github.com/pkg/errors"
+	"fmt"
 
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
@@ -139,19 +139,20 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 	}
 	// train refuses a set beyond its memory limit, so only an edited
 	// checkpoint asks for more; it must not be allocated.
-	if need := float64(n) * float64(task.SeqLen()) * data.BytesPerPosition; need > model.MaxMemory {
-		return nil, errors.Errorf("-ablate: the run's held-out set (train.eval_size = %d rows of %d positions) would take %.1f GiB (limit %.1f GiB)",
-			n, task.SeqLen(), need/(1<<30), float64(model.MaxMemory)/(1<<30))
+	set := float64(n) * float64(task.SeqLen()) * data.BytesPerPosition
+	if err := model.CheckMemory(set, fmt.Sprintf("-ablate: the run's held-out set (train.eval_size = %d rows of %d positions)", n, task.SeqLen()),
+		"the checkpoint's train.eval_size is beyond what train allows"); err != nil {
+		return nil, err
 	}
 	// The graph is train's evaluation graph (same chunks of the same set)
-	// plus a head mask and fill per layer: refused up front when train's
+	// plus a hook's mask and fill per layer: refused up front when train's
 	// estimate of it passes the limit.
 	cfg := m.Config
 	batch := model.EvalBatch(n)
-	masks := 2 * float64(cfg.Layers) * float64(batch) * float64(cfg.DModel) * float64(task.SeqLen()) * 4
-	if est := cfg.EstimateBytes(0, batch) + masks + float64(n)*float64(task.SeqLen())*data.BytesPerPosition; est > model.MaxMemory {
-		return nil, errors.Errorf("-ablate: scoring the held-out set of %d rows in chunks of %d needs an estimated %.1f GiB (limit %.1f GiB)",
-			n, batch, est/(1<<30), float64(model.MaxMemory)/(1<<30))
+	hooks := 2 * float64(cfg.Layers) * float64(batch) * float64(cfg.DModel) * float64(task.SeqLen()) * 4
+	if err := model.CheckMemory(cfg.EstimateBytes(0, batch)+hooks+set, fmt.Sprintf("-ablate: scoring the held-out set of %d rows in chunks of %d", n, batch),
+		"the model is too large to ablate here"); err != nil {
+		return nil, err
 	}
 	table, err := ablation.Run(m, data.EvalSet(task, n, seed), mode)
 	if err != nil {

@@ -1,6 +1,20 @@
 package model
 
-import "github.com/attnscope/attnscope/layers"
+import (
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/layers"
+	"github.com/pkg/errors"
+)
+
+// CheckMemory refuses an estimate (EstimateBytes and kin) above MaxMemory,
+// with the one wording every such refusal has: "<what> needs an estimated
+// 9.1 GiB (limit 8.0 GiB); <lower>", lower saying what to reduce.
+func CheckMemory(est float64, what, lower string) error {
+	if est <= MaxMemory {
+		return nil
+	}
+	return errors.Errorf("%s needs an estimated %s (limit %s); %s", what, msg.Bytes(est), msg.Bytes(MaxMemory), lower)
+}
 
 // MaxMemory is the largest estimated footprint (EstimateBytes) train and
 // inspect accept. It keeps a typo such as batch_size: 32000 from swapping a

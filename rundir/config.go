@@ -243,13 +243,13 @@ func (c Config) Validate() error {
 	if err := c.validateEvalLengths(); err != nil {
 		return err
 	}
-	if est := c.EstimateBytes(); est > MaxMemory {
-		eval := "no evaluation"
-		if c.Train.EvalEvery > 0 {
-			eval = fmt.Sprintf("evaluation graph of %d rows, held-out set of %d rows taking %s", c.evalBatch(), c.Train.EvalSize, humanBytes(c.heldOutBytes()))
-		}
-		return errors.Errorf("the run needs an estimated %s (training graph of %d x %d positions, %s; limit %s): reduce train.batch_size, train.eval_size, task.length or the model size",
-			humanBytes(est), c.Train.BatchSize, task.SeqLen(), eval, humanBytes(MaxMemory))
+	eval := "no evaluation"
+	if c.Train.EvalEvery > 0 {
+		eval = fmt.Sprintf("an evaluation graph of %d rows and a held-out set of %d rows taking %s", c.evalBatch(), c.Train.EvalSize, msg.Bytes(c.heldOutBytes()))
+	}
+	if err := model.CheckMemory(c.EstimateBytes(), fmt.Sprintf("the run (a training graph of %d x %d positions, %s)", c.Train.BatchSize, task.SeqLen(), eval),
+		"reduce train.batch_size, train.eval_size, task.length or the model size"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -376,14 +376,6 @@ func (c Config) heldOutBytes() float64 {
 }
 
 func (c Config) evalBatch() int { return model.EvalBatch(c.Train.EvalSize) }
-
-// humanBytes writes a size in GiB, or in MiB below 1 GiB.
-func humanBytes(bytes float64) string {
-	if bytes < 1<<30 {
-		return fmt.Sprintf("%.1f MiB", bytes/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", bytes/(1<<30))
-}
 
 // YAML renders the resolved config; LoadRunConfig reads it back to an equal
 // Config. The derived sizes appear in a leading comment, not as keys.

@@ -151,7 +151,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused(t, "-ablate of an edited eval_size", []string{"-checkpoint", hugeSet, "-ablate"},
-		"-ablate: the run's held-out set (train.eval_size = 1000000000 rows of 8 positions) would take 178.8 GiB (limit 8.0 GiB)")
+		"-ablate: the run's held-out set (train.eval_size = 1000000000 rows of 8 positions) needs an estimated 178.8 GiB (limit 8.0 GiB)")
 	missing := filepath.Join(dir, "missing.safetensors")
 	refused(t, "missing file", []string{"-checkpoint", missing}, "checkpoint "+missing+": no such file; train first", "-checkpoint testdata/induction/checkpoint.safetensors")
 	refused(t, "a directory", []string{"-checkpoint", dir}, "checkpoint "+dir+": is a directory")
