@@ -125,11 +125,10 @@ func NewLatentAttention(batch, seqLen, heads int, latent Latent, out *Linear, op
 		return nil, err
 	}
 	d, r := a.D, latent.Down.Out
+	if err := CheckOptions(d, heads, max(r, 1), opts, optionName); err != nil {
+		return nil, errors.Wrap(err, "attention")
+	}
 	switch {
-	case a.kvHeads(heads) != heads:
-		return nil, errors.Errorf("attention: latent attention has one key and value per head; kv heads %d must be %d", opts.KVHeads, heads)
-	case opts.RotaryBase != 0:
-		return nil, errors.New("attention: rotary positions with a latent need DeepSeek's decoupled rotary key, which is not built")
 	case latent.Q.Out != d:
 		return nil, errors.Errorf("attention: q projection is %d -> %d, want %d -> %d", latent.Q.In, latent.Q.Out, d, d)
 	case latent.Down.In != d || r <= 0:
@@ -144,18 +143,10 @@ func NewLatentAttention(batch, seqLen, heads int, latent Latent, out *Linear, op
 func (a *MultiHeadSelfAttention) checkSizes() error {
 	b, t, d, h, o := a.Batch, a.SeqLen, a.D, a.Heads, a.AttentionOptions
 	switch {
-	case b <= 0 || t <= 0 || h <= 0:
-		return errors.Errorf("attention: batch %d, seq len %d, heads %d must all be positive", b, t, h)
-	case d%h != 0:
-		return errors.Errorf("attention: d_model %d is not divisible by heads %d", d, h)
-	case o.KVHeads < 0 || o.KVHeads > 0 && h%o.KVHeads != 0:
-		return errors.Errorf("attention: kv heads %d must divide heads %d", o.KVHeads, h)
-	case o.Window < 0:
-		return errors.Errorf("attention: window %d must not be negative", o.Window)
-	case o.RotaryBase < 0 || o.RotaryBase > 0 && (o.RotaryBase <= 1 || math.IsInf(o.RotaryBase, 0)):
-		return errors.Errorf("attention: rotary base %v must be finite and > 1", o.RotaryBase)
-	case o.RotaryBase > 0 && (d/h)%2 != 0:
-		return errors.Errorf("attention: head size %d is odd; rotary positions pair channel i with i+d/2", d/h)
+	case b <= 0 || t <= 0:
+		return errors.Errorf("attention: batch %d and seq len %d must be positive", b, t)
+	case CheckOptions(d, h, 0, o, optionName) != nil:
+		return errors.Wrap(CheckOptions(d, h, 0, o, optionName), "attention")
 	case a.Out.In != d || a.Out.Out != d:
 		return errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", a.Out.In, a.Out.Out, d, d)
 	}

@@ -227,7 +227,7 @@ func TestAttentionBuildErrors(t *testing.T) {
 		make func() error
 		want string
 	}{
-		{"heads do not divide d", build(2, 4, lin("a", 18, 6), lin("b", 6, 6)), "d_model 6 is not divisible by heads 4"},
+		{"heads do not divide d", build(2, 4, lin("a", 18, 6), lin("b", 6, 6)), "d_model = 6 is not divisible by heads = 4"},
 		{"qkv not 3D", build(2, 2, lin("c", 12, 6), lin("d", 6, 6)), "qkv projection is 6 -> 12, want 6 -> 18"},
 		{"out not D", build(2, 2, lin("e", 18, 6), lin("f", 5, 6)), "out projection is 6 -> 5, want 6 -> 6"},
 		{"zero batch", build(0, 2, lin("g", 18, 6), lin("h", 6, 6)), "batch 0"},

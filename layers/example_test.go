@@ -42,7 +42,7 @@ func ExampleMultiHeadSelfAttention() {
 	fmt.Println(err)
 	// Output:
 	// x (10, 8) -> y (10, 8) weights (2, 2, 5, 5)
-	// attention: d_model 8 is not divisible by heads 3
+	// attention: d_model = 8 is not divisible by heads = 3
 }
 
 // The same attention written in Gorgonia's own ops (SetPath(layers.Gorgonia)):

@@ -254,7 +254,7 @@ func TestAttentionVariantErrors(t *testing.T) {
 		{"kv heads not dividing", func() error {
 			_, err := NewMultiHeadSelfAttention(1, 3, 4, lin("a", 16, 8), lin("b", 8, 8), AttentionOptions{KVHeads: 3})
 			return err
-		}, "kv heads 3 must divide heads 4"},
+		}, "kv_heads = 3 must divide heads = 4"},
 		{"qkv width for gqa", func() error {
 			_, err := NewMultiHeadSelfAttention(1, 3, 4, lin("c", 24, 8), lin("d", 8, 8), AttentionOptions{KVHeads: 2})
 			return err
@@ -262,11 +262,11 @@ func TestAttentionVariantErrors(t *testing.T) {
 		{"odd head with rope", func() error {
 			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("e", 18, 6), lin("f", 6, 6), AttentionOptions{RotaryBase: 10000})
 			return err
-		}, "head size 3 is odd"},
+		}, "position = rope needs an even head size"},
 		{"negative window", func() error {
 			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("g", 24, 8), lin("h", 8, 8), AttentionOptions{Window: -1})
 			return err
-		}, "window -1 must not be negative"},
+		}, "window = -1: must be 0 (full) or positive"},
 		{"latent with rope", func() error {
 			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("i", 8, 8), Down: lin("j", 4, 8), Up: lin("k", 16, 4)}, lin("l", 8, 8), AttentionOptions{RotaryBase: 10000})
 			return err
@@ -274,7 +274,7 @@ func TestAttentionVariantErrors(t *testing.T) {
 		{"latent with kv heads", func() error {
 			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("m", 8, 8), Down: lin("n", 4, 8), Up: lin("o", 16, 4)}, lin("p", 8, 8), AttentionOptions{KVHeads: 1})
 			return err
-		}, "kv heads 1 must be 2"},
+		}, "kv_latent = 4 with kv_heads = 1: latent attention up-projects one key and value per head"},
 	} {
 		if err := c.err(); err == nil || !contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)

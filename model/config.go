@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/attnscope/attnscope/layers"
@@ -143,9 +142,6 @@ func (c Config) Validate() error {
 			return errors.Errorf("model.%s = %d: must be positive", p.name, p.value)
 		}
 	}
-	if c.DModel%c.Heads != 0 {
-		return errors.Errorf("model.d_model = %d is not divisible by model.heads = %d", c.DModel, c.Heads)
-	}
 	if c.MLP && c.DFF <= 0 {
 		return errors.Errorf("model.d_ff = %d: must be positive when model.mlp is true", c.DFF)
 	}
@@ -155,13 +151,20 @@ func (c Config) Validate() error {
 	if err := c.validateFamily(); err != nil {
 		return err
 	}
+	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused), configKey); err != nil {
+		return err
+	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
 		return errors.Errorf("model.dropout = %v: must be in [0, 1)", c.Dropout)
 	}
 	return nil
 }
 
-// validateFamily checks the attention-family keys and their combinations.
+// configKey names an attention setting by its config key.
+func configKey(field string) string { return "model." + field }
+
+// validateFamily checks the position keys; layers.CheckOptions checks the
+// rest of the attention family.
 func (c Config) validateFamily() error {
 	kind := c.PositionKind()
 	known := false
@@ -173,22 +176,8 @@ func (c Config) validateFamily() error {
 		return errors.Errorf("model.position = %q: want one of %s", c.Position, strings.Join(Positions, ", "))
 	case c.RopeBase != 0 && kind != PositionRope:
 		return errors.Errorf("model.rope_base = %v is only used with model.position = rope (it is %s)", c.RopeBase, kind)
-	case c.RopeBase != 0 && !(c.RopeBase > 1 && !math.IsInf(c.RopeBase, 0)):
-		return errors.Errorf("model.rope_base = %v: must be finite and > 1", c.RopeBase)
-	case kind == PositionRope && c.DHead()%2 != 0:
-		return errors.Errorf("model.position = rope needs an even head size: d_model %d / heads %d = %d", c.DModel, c.Heads, c.DHead())
 	case kind == PositionSinusoidal && c.DModel%2 != 0:
 		return errors.Errorf("model.position = sinusoidal needs an even model.d_model, not %d", c.DModel)
-	case c.KVHeads < 0 || c.KVHeads > 0 && c.Heads%c.KVHeads != 0:
-		return errors.Errorf("model.kv_heads = %d must divide model.heads = %d", c.KVHeads, c.Heads)
-	case c.Window < 0:
-		return errors.Errorf("model.window = %d: must be 0 (full) or positive", c.Window)
-	case c.KVLatent < 0:
-		return errors.Errorf("model.kv_latent = %d: must be 0 (none) or positive", c.KVLatent)
-	case c.KVLatent > 0 && c.KVHeads != 0 && c.KVHeads != c.Heads:
-		return errors.Errorf("model.kv_latent = %d with model.kv_heads = %d: latent attention up-projects one key and value per head; leave kv_heads unset", c.KVLatent, c.KVHeads)
-	case c.KVLatent > 0 && kind == PositionRope:
-		return errors.Errorf("model.kv_latent = %d with model.position = rope: rotary keys need DeepSeek's decoupled rotary key, which is not built; use alibi, learned, sinusoidal or none", c.KVLatent)
 	}
 	return nil
 }

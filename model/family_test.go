@@ -17,7 +17,7 @@ func TestFamilyValidation(t *testing.T) {
 		{"unknown position", func(c *Config) { c.Position = "relative" }, `model.position = "relative": want one of learned, sinusoidal, rope, alibi, none`},
 		{"rope_base without rope", func(c *Config) { c.RopeBase = 500 }, "model.rope_base = 500 is only used with model.position = rope (it is learned)"},
 		{"rope_base not above 1", func(c *Config) { c.Position, c.RopeBase = "rope", 0.5 }, "model.rope_base = 0.5: must be finite and > 1"},
-		{"odd head size with rope", func(c *Config) { c.Position, c.DModel, c.Heads = "rope", 12, 4 }, "model.position = rope needs an even head size: d_model 12 / heads 4 = 3"},
+		{"odd head size with rope", func(c *Config) { c.Position, c.DModel, c.Heads = "rope", 12, 4 }, "model.position = rope needs an even head size (channel i pairs with i+d/2): d_model 12 / heads 4 = 3"},
 		{"odd d_model with sinusoidal", func(c *Config) { c.Position, c.DModel, c.Heads = "sinusoidal", 9, 3 }, "model.position = sinusoidal needs an even model.d_model, not 9"},
 		{"kv_heads not dividing", func(c *Config) { c.KVHeads = 3 }, "model.kv_heads = 3 must divide model.heads = 4"},
 		{"negative kv_heads", func(c *Config) { c.KVHeads = -1 }, "model.kv_heads = -1 must divide model.heads = 4"},
