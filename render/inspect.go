@@ -22,13 +22,15 @@ type Inspect struct {
 	Task       string
 	Samples    int    // examples the roles (and a mean heatmap) pool over
 	Seed       uint64 // of the examples and of the sequence drawn
+
 	// RolesOnSequence: the roles were scored on the sequence shown (a text
 	// model opened without its text); RolesEveryRow: at every query
 	// position, not only at those the task scores.
 	RolesOnSequence, RolesEveryRow bool
-	Heads                          []HeadLine // the selected heads, layer by layer
-	Circuits                       *Circuits  // nil: none asked for
-	Ablation                       *Ablation  // nil: none asked for
+
+	Heads    []HeadLine // the selected heads, layer by layer
+	Circuits *Circuits  // nil: none asked for
+	Ablation *Ablation  // nil: none asked for
 	// Summary stops the view after the heads' table and the circuits.
 	Summary  bool
 	Sequence Sequence
