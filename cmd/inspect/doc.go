@@ -11,6 +11,11 @@
 //	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
 //	inspect -run DIR [-json] [-png FILE]
 //
+// The command parses flags and checks how they combine; package report
+// computes what it shows (Build, ReadRuns, OpenGraph), package render lays
+// each view out, and the command writes them (rundir.WriteOutput for
+// files).
+//
 // Conventions:
 //   - The task comes from the checkpoint's run config ("task" member), the
 //     model from its tensors; nothing else is read.
@@ -45,7 +50,7 @@
 //     it escaped (package render).
 //   - -png writes the selected heads atomically as one image: a title
 //     (checkpoint, task, step), then each layer's heads in rows of as many
-//     as fit pngMaxWidth pixels, each with position numbers, the scored rows,
+//     as fit report.PNGMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
 //   - -html writes one self-contained interactive page atomically (see
 //     package render/htmlview): its "inspect" data is the -json object, then

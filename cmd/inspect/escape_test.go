@@ -19,6 +19,7 @@ import (
 	"github.com/attnscope/attnscope/internal/escape/escapetest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/report"
 )
 
 // hostileCheckpoint saves an untrained model of the text task on a file
@@ -167,11 +168,11 @@ func TestHostileVocabulary(t *testing.T) {
 			}
 		}},
 		{name: "-png", args: []string{"-png", pngPath}, file: pngPath, binary: true, layout: "\n", check: func(t *testing.T, out output) {
-			r, err := prepare(options{checkpoint: ck, tokens: tokens, layer: -1, head: -1, samples: 64, seed: 1})
+			r, err := report.Build(report.Options{Checkpoint: ck, Tokens: tokens, Layer: -1, Head: -1, Samples: 64, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fig := r.pngFigure()
+			fig := r.Figure()
 			if got := fig.Grid[0][0].Cols; !slices.Equal(got, labels) {
 				t.Fatalf("the figure's labels are %q, want the real characters", got)
 			}

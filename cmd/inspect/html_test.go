@@ -19,6 +19,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/report"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -39,7 +40,7 @@ const (
 func runDirWithCheckpoint(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: metricsFile, testRoles: rundir.RolesFile} {
+	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: rundir.MetricsFile, testRoles: rundir.RolesFile} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +163,7 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 	for _, c := range []struct {
 		samples []string
 		want    int
-	}{{[]string{"-samples", "3"}, 3}, {[]string{"-samples", "300"}, maxPageExamples}, {nil, maxPageExamples}} {
+	}{{[]string{"-samples", "3"}, 3}, {[]string{"-samples", "300"}, report.MaxPageExamples}, {nil, report.MaxPageExamples}} {
 		page := decodePage(t, writePage(t, append([]string{"-checkpoint", testCheckpoint}, c.samples...)...))
 		if len(page.Examples) != c.want {
 			t.Errorf("%q: %d examples, want %d", c.samples, len(page.Examples), c.want)
@@ -405,7 +406,7 @@ func TestHTMLRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	badRun := t.TempDir()
-	if err := os.WriteFile(filepath.Join(badRun, metricsFile), []byte("{\"step\":1,\"loss\":2}\nnot json\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(badRun, rundir.MetricsFile), []byte("{\"step\":1,\"loss\":2}\nnot json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -414,7 +415,7 @@ func TestHTMLRefuses(t *testing.T) {
 	}{
 		{[]string{"-checkpoint", ck, "-html", ck}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", sameFile}, "it is the input"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, metricsFile)}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, rundir.MetricsFile)}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "config.yaml")}, "config.yaml is a file of a training run"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "best.safetensors")}, "best.safetensors is a file of a training run"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "state-400.safetensors")}, "state-400.safetensors is a file of a training run"},

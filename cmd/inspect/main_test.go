@@ -16,6 +16,7 @@ import (
 
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/report"
 	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/attnscope/attnscope/data"
@@ -285,18 +286,18 @@ func TestPNG(t *testing.T) {
 		t.Errorf("output does not say it wrote %s", path)
 	}
 	img := readPNG(t, path)
-	r, err := prepare(options{checkpoint: testCheckpoint, layer: -1, head: -1, samples: 64, seed: 1})
+	r, err := report.Build(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: 64, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := render.GridLayout(r.pngFigure())
+	l, err := render.GridLayout(r.Figure())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.Layers != 2 || l.Heads != 2 || img.Bounds().Size() != l.Size() || l.CellPx < 16 {
 		t.Fatalf("image %v, layout %+v", img.Bounds(), l)
 	}
-	w := r.fw.Map(0, 1)
+	w := r.Forward.Map(0, 1)
 	c := l.Cell(0, 1, 5, 1)
 	centre := c.Min.Add(c.Size().Div(2))
 	if got, want := rgba(img, centre), render.Color(w[5][1]); got != want {
@@ -311,12 +312,12 @@ func TestPNG(t *testing.T) {
 	if got, want := readPNG(t, one).Bounds().Size(), l.Panel.Add(image.Pt(0, l.TitleH)); got != want {
 		t.Errorf("-layer 1 -head 0 image is %v, want one panel under the title %v", got, want)
 	}
-	title := r.pngFigure().Title
+	title := r.Figure().Title
 	if len(title) < 2 || !strings.Contains(title[0], testCheckpoint+"  task copy  step 400") || !strings.Contains(title[1], "correct at scored positions: 4/4") {
 		t.Errorf("PNG title %q", title)
 	}
-	p := r.pngFigure().Grid[0][0]
-	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.task.Label(r.fw.Predictions[4]) {
+	p := r.Figure().Grid[0][0]
+	if fmt.Sprint(p.Scored) != "[false false false false true true true true]" || !p.Separator[4] || p.Predicted[4] != r.Task.Label(r.Forward.Predictions[4]) {
 		t.Errorf("panel marks: scored %v, separator %v, predicted %v", p.Scored, p.Separator, p.Predicted)
 	}
 }
@@ -511,24 +512,6 @@ func TestTokensOffTask(t *testing.T) {
 	}
 }
 
-// TestCheckIndexWording: one layer or head is "1 layer (only layer 0)", not
-// "1 layers (0..0)".
-func TestCheckIndexWording(t *testing.T) {
-	for _, c := range []struct {
-		n         int
-		noun, per string
-		want      string
-	}{
-		{1, "layer", "", "-x 3 does not exist: the model has 1 layer (only layer 0)"},
-		{1, "head", " per layer", "-x 3 does not exist: the model has 1 head per layer (only head 0)"},
-		{3, "layer", "", "-x 3 does not exist: the model has 3 layers (0..2)"},
-	} {
-		if err := checkIndex("-x", 3, c.n, c.noun, c.per); err == nil || err.Error() != c.want {
-			t.Errorf("checkIndex(%d %s) = %v, want %q", c.n, c.noun, err, c.want)
-		}
-	}
-}
-
 // TestCheckpointDirectory: -checkpoint takes a run directory as well as a
 // file; a directory without a checkpoint is named for what it is.
 func TestCheckpointDirectory(t *testing.T) {
@@ -557,7 +540,7 @@ func TestCheckpointDirectory(t *testing.T) {
 // its axes are positions with SEP where every example has it.
 func TestMeanHeatmaps(t *testing.T) {
 	const n = 3
-	r, err := prepare(options{checkpoint: testCheckpoint, layer: -1, head: -1, samples: n, seed: 7, mean: true})
+	r, err := report.Build(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: n, Seed: 7, Mean: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,23 +549,23 @@ func TestMeanHeatmaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := ck.Model
-	tl := r.task.SeqLen()
+	tl := r.Task.SeqLen()
 	b := data.NewBatch(n, tl)
-	if err := data.Fill(r.task, b, rand.New(rand.NewPCG(7, analysis.SamplesStream))); err != nil {
+	if err := data.Fill(r.Task, b, rand.New(rand.NewPCG(7, analysis.SamplesStream))); err != nil {
 		t.Fatal(err)
 	}
-	want := make([][][][]float64, r.cfg.Layers)
+	want := make([][][][]float64, r.Config.Layers)
 	for i := range n {
 		tokens, targets, mask := b.Row(i)
 		fw, err := analysis.Forward(m, tokens, targets, mask)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for l := range r.cfg.Layers {
+		for l := range r.Config.Layers {
 			if i == 0 {
-				want[l] = make([][][]float64, r.cfg.Heads)
+				want[l] = make([][][]float64, r.Config.Heads)
 			}
-			for h := range r.cfg.Heads {
+			for h := range r.Config.Heads {
 				if i == 0 {
 					want[l][h] = make([][]float64, tl)
 					for q := range want[l][h] {
@@ -597,9 +580,9 @@ func TestMeanHeatmaps(t *testing.T) {
 			}
 		}
 	}
-	for l := range r.cfg.Layers {
-		for h := range r.cfg.Heads {
-			p := r.panel(l, h, nil)
+	for l := range r.Config.Layers {
+		for h := range r.Config.Heads {
+			p := r.Panel(l, h, nil)
 			for q := range tl {
 				for k := range tl {
 					if d := math.Abs(p.Weights[q][k] - want[l][h][q][k]); d > 1e-5 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -84,11 +85,11 @@ func TestRunView(t *testing.T) {
 	var sparks []string
 	heads := map[string]string{} // "L1 H3 induction" -> the rest of its line
 	for _, line := range lines {
-		if utf8.RuneCountInString(line) < runLabelW || !strings.ContainsAny(line, "▁▂▃▄▅▆▇█") {
+		if utf8.RuneCountInString(line) < render.SparkLabelWidth || !strings.ContainsAny(line, "▁▂▃▄▅▆▇█") {
 			continue
 		}
-		label := []rune(line)[:runLabelW]
-		rest := []rune(line)[runLabelW:]
+		label := []rune(line)[:render.SparkLabelWidth]
+		rest := []rune(line)[render.SparkLabelWidth:]
 		end := strings.IndexFunc(string(rest), func(r rune) bool { return !strings.ContainsRune("▁▂▃▄▅▆▇█", r) })
 		sparks = append(sparks, string(rest)[:end])
 		if name := strings.TrimSpace(string(label)); strings.HasPrefix(name, "L") {
@@ -99,8 +100,8 @@ func TestRunView(t *testing.T) {
 		t.Fatalf("%d sparkline rows, want 4 curves, 8 heads' roles, 8 heads' prefix matching and the ICL score:\n%s", len(sparks), text)
 	}
 	for i, s := range sparks {
-		if n := utf8.RuneCountInString(s); n != 100-runLabelW-runSuffixW {
-			t.Errorf("sparkline %d is %d columns, want %d", i, n, 100-runLabelW-runSuffixW)
+		if n := utf8.RuneCountInString(s); n != 100-render.SparkLabelWidth-render.SparkNoteWidth {
+			t.Errorf("sparkline %d is %d columns, want %d", i, n, 100-render.SparkLabelWidth-render.SparkNoteWidth)
 		}
 	}
 	want := formationSteps(t, inductionRun)
@@ -269,7 +270,7 @@ func TestPrefixMatchingRisesAtLossDrop(t *testing.T) {
 	}
 	text := string(runOK(t, "-run", inductionRun))
 	last := r.Circuits[len(r.Circuits)-1].PrefixMatching[1][3]
-	if want := "-> " + short(last); !strings.Contains(text, want) {
+	if want := "-> " + render.Short(last); !strings.Contains(text, want) {
 		t.Errorf("no %q in:\n%s", want, text)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/report"
 )
 
 // TestWrongKinds: a path of the wrong kind, and a flag that would be
@@ -60,16 +62,16 @@ func TestCompareRuns(t *testing.T) {
 	}
 	// Every curve and head line has its sparkline in the same columns: the
 	// value after it starts right after the 48 columns and two spaces.
-	const spark = 100 - runLabelW - runSuffixW
+	const spark = 100 - render.SparkLabelWidth - render.SparkNoteWidth
 	lines := 0
 	for _, line := range strings.Split(text, "\n") {
 		r := []rune(line)
-		if !strings.HasPrefix(line, "a ") && !strings.HasPrefix(line, "b ") || len(r) < runLabelW+spark+3 {
+		if !strings.HasPrefix(line, "a ") && !strings.HasPrefix(line, "b ") || len(r) < render.SparkLabelWidth+spark+3 {
 			continue
 		}
 		lines++
-		if string(r[runLabelW+spark:runLabelW+spark+2]) != "  " || r[runLabelW+spark+2] == ' ' {
-			t.Errorf("line %q: the sparkline is not %d columns from column %d", line, spark, runLabelW)
+		if string(r[render.SparkLabelWidth+spark:render.SparkLabelWidth+spark+2]) != "  " || r[render.SparkLabelWidth+spark+2] == ' ' {
+			t.Errorf("line %q: the sparkline is not %d columns from column %d", line, spark, render.SparkLabelWidth)
 		}
 	}
 	if lines < 8 {
@@ -120,15 +122,6 @@ func TestFileOutputsPrintTheTable(t *testing.T) {
 	}
 }
 
-// TestRoundUp: the loss scale's top is a round number above the highest loss.
-func TestRoundUp(t *testing.T) {
-	for _, c := range []struct{ v, want float64 }{{2.83, 3}, {3.473, 4}, {0.042, 0.05}, {1, 1.5}, {9.5, 10}} {
-		if got := roundUp(c.v); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("roundUp(%v) = %v, want %v", c.v, got, c.want)
-		}
-	}
-}
-
 // TestAblateMemory: -ablate of a model whose held-out set fits but whose
 // ablation graph (train's evaluation chunks of 256 rows of 1024 positions)
 // would not is refused before anything is built.
@@ -143,7 +136,7 @@ func TestAblateMemory(t *testing.T) {
 		"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)")
 }
 
-// TestWideVocabularyLogits: past maxLogitValues logits a sequence's -json
+// TestWideVocabularyLogits: past report.MaxLogitValues logits a sequence's -json
 // carries each position's top 16 logits (largest first, the prediction
 // first) and its log-sum-exp instead of every logit, and says so; with
 // -all-logits it carries every one, and the cut's numbers are those of the
@@ -283,11 +276,11 @@ func TestCircuitsPNG(t *testing.T) {
 	runOK(t, "-checkpoint", inductionCheckpoint, "-png", plain)
 	runOK(t, "-checkpoint", inductionCheckpoint, "-png", circ, "-circuits")
 	a, b := readPNG(t, plain), readPNG(t, circ)
-	r, err := prepare(options{checkpoint: inductionCheckpoint, layer: -1, head: -1, samples: 64, seed: 1, circuits: true, png: circ})
+	r, err := report.Build(report.Options{Checkpoint: inductionCheckpoint, Layer: -1, Head: -1, Samples: 64, Seed: 1, Circuits: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables, err := r.circuitTables()
+	tables, err := render.CircuitImages(*r.CircuitsView())
 	if err != nil {
 		t.Fatal(err)
 	}

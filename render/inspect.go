@@ -1,0 +1,329 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/msg"
+)
+
+// Inspect is the text view of a checkpoint's heads (inspect's default
+// view, or with Summary its -summary): the model, one line per head, the
+// circuits and ablation tables when present, the sequence with the model's
+// predictions and each layer's heatmaps.
+type Inspect struct {
+	Checkpoint string // as the user named it
+	Step       int
+	Model      Model
+	Task       string
+	Samples    int    // examples the roles (and a mean heatmap) pool over
+	Seed       uint64 // of the examples and of the sequence drawn
+
+	// RolesOnSequence: the roles were scored on the sequence shown (a text
+	// model opened without its text); RolesEveryRow: at every query
+	// position, not only at those the task scores.
+	RolesOnSequence, RolesEveryRow bool
+
+	Heads    []HeadLine // the selected heads, layer by layer
+	Circuits *Circuits  // nil: none asked for
+	Ablation *Ablation  // nil: none asked for
+	// Summary stops the view after the heads' table and the circuits.
+	Summary  bool
+	Sequence Sequence
+	// Mean: the heatmaps are each head's mean over Samples examples.
+	Mean   bool
+	Layers [][]Panel // the selected heads' heatmaps, one row per layer
+}
+
+// Model is the shape of a model as the views name it.
+type Model struct {
+	Layers, Heads, DModel int
+	MLP                   bool   // pre-LN blocks with an MLP, else attention-only blocks
+	Family                string // the attention variant; "" for the original design
+}
+
+// Shape is "2 layers x 4 heads" and the attention variant, if any.
+func (m Model) Shape() string {
+	return fmt.Sprintf("%s x %s%s", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.familySuffix())
+}
+
+func (m Model) familySuffix() string {
+	if m.Family != "" {
+		return ", " + m.Family
+	}
+	return ""
+}
+
+// HeadLine is one head's row of the heads' table.
+type HeadLine struct {
+	Layer, Head    int
+	Role           string
+	Score, Entropy float64
+}
+
+// Sequence is the sequence shown and the model's predictions on it, one
+// entry per position.
+type Sequence struct {
+	Labels    []string
+	Targets   []string // "" where the position is not scored
+	Predicted []string
+	Scored    []bool // the positions scored
+	Correct   []bool // the prediction is the target
+	// Drawn: one example of the task, else tokens the user gave, scored
+	// where the task scores (TaskScored, the task's own positions).
+	Drawn      bool
+	TaskScored []bool
+	// Misplaced is the first position where the user's tokens hold the
+	// separator and the task's example does not, or the reverse (-1: none);
+	// TaskSep lists where the task's example holds it.
+	Misplaced int
+	TaskSep   []int
+}
+
+// Accuracy counts the scored positions and those predicted right.
+func (s Sequence) Accuracy() (correct, scored int) {
+	for i, ok := range s.Scored {
+		if ok {
+			scored++
+			if s.Correct[i] {
+				correct++
+			}
+		}
+	}
+	return correct, scored
+}
+
+// rows is the position / token / target / prediction table; a target and
+// a mark only where the position is scored.
+func (s Sequence) rows() []Row {
+	rows := []Row{{Name: "position"}, {Name: "token"}, {Name: "target"}, {Name: "predicted"}, {Name: ""}}
+	for i := range s.Labels {
+		mark := ""
+		if s.Scored[i] {
+			mark = "✗"
+			if s.Correct[i] {
+				mark = "✓"
+			}
+		}
+		for k, cell := range []string{strconv.Itoa(i), s.Labels[i], s.Targets[i], s.Predicted[i], mark} {
+			rows[k].Cells = append(rows[k].Cells, cell)
+		}
+	}
+	return rows
+}
+
+// roleLegend names every role's abbreviation in the heatmaps' notes.
+const roleLegend = "prev = previous-token, first = first-token, sep = separator, off k = offset k, " +
+	"dup = duplicate-token, ind = induction, min = smallest-remaining (the smallest symbol before SEP not yet written after it), " +
+	"next> = next-larger (earlier positions holding the smallest symbol above the query's); " +
+	"scores in [0,1], 0 = no better than uniform; H = mean row entropy in nats (as a share of uniform's)"
+
+// WriteInspect writes the view for a terminal of width columns: prose
+// wraps to it and the heads of a layer sit side by side as they fit.
+func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
+	p := &printer{w: w}
+	m := v.Model
+	blocks := "attention-only blocks"
+	if m.MLP {
+		blocks = "pre-LN blocks with MLP"
+	}
+	p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
+	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, blocks, m.familySuffix())
+	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
+	writeHeads(p, v.Heads)
+	if v.Circuits != nil {
+		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)
+	}
+	if v.Summary {
+		return p.err
+	}
+	p.printf("\n")
+	writeSequence(p, v, width)
+	p.printf("\n")
+	if v.Mean {
+		p.para(width, "heatmaps: the mean over %d examples of %s (seed %d); rows = query positions, columns = key positions, %s = masked",
+			v.Samples, v.Task, v.Seed, MaskedGlyph)
+	} else {
+		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", MaskedGlyph)
+	}
+	p.para(width, "roles: %s, at %s", v.rolesSource(), v.rowsUsed())
+	for _, panels := range v.Layers {
+		p.printf("\n")
+		if p.err == nil {
+			p.err = Terminal(w, panels, mode, width)
+		}
+	}
+	p.printf("\n")
+	p.para(width, "%s", roleLegend)
+	if v.Ablation != nil {
+		p.printf("\n")
+		writeAblation(p, width, *v.Ablation)
+	}
+	return p.err
+}
+
+// rolesSource says what the head roles were scored on.
+func (v Inspect) rolesSource() string {
+	if v.RolesOnSequence {
+		return "scored on the sequence shown (they pool over windows of the text when -data names it)"
+	}
+	return fmt.Sprintf("pooled over %d examples of %s (seed %d)", v.Samples, v.Task, v.Seed)
+}
+
+// rowsUsed says at which query positions the roles were scored.
+func (v Inspect) rowsUsed() string {
+	if v.RolesEveryRow {
+		return "every position"
+	}
+	return "the positions the task scores"
+}
+
+// writeHeads prints one line per head: its role, the score and the mean
+// row entropy.
+func writeHeads(p *printer, lines []HeadLine) {
+	roleW := len("role")
+	for _, h := range lines {
+		roleW = max(roleW, utf8.RuneCountInString(h.Role))
+	}
+	p.printf("%5s %4s  %-*s %5s %7s\n", "layer", "head", roleW, "role", "score", "entropy")
+	for _, h := range lines {
+		p.printf("%5d %4d  %-*s %5.2f %7.2f\n", h.Layer, h.Head, roleW, escape.Label(h.Role), h.Score, h.Entropy)
+	}
+}
+
+// writeSequence prints where the sequence comes from, the predictions
+// table, the accuracy and what is odd about tokens the user gave.
+func writeSequence(p *printer, v Inspect, width int) {
+	s := v.Sequence
+	if s.Drawn {
+		p.para(width, "sequence (one example of task %s drawn with seed %d):", v.Task, v.Seed)
+	} else {
+		p.para(width, "sequence (from -tokens; the target of each position is the next token (none at the last), scored at the positions task %s scores: %s):",
+			v.Task, positions(s.TaskScored))
+	}
+	if p.err == nil {
+		p.err = Table(p.w, s.rows(), width)
+	}
+	if correct, scored := s.Accuracy(); scored > 0 {
+		p.printf("correct at scored positions: %d/%d\n", correct, scored)
+	} else {
+		p.para(width, "no position of these %d tokens is one task %s scores (%s), so there is nothing to score",
+			len(s.Labels), v.Task, positions(s.TaskScored))
+	}
+	if s.Misplaced >= 0 {
+		at := make([]string, len(s.TaskSep))
+		for i, pos := range s.TaskSep {
+			at[i] = strconv.Itoa(pos)
+		}
+		p.para(width, "note: these tokens do not follow task %s, which has SEP only at position %s (this input differs at position %d); the model never saw such input, so its predictions are not what it learned",
+			v.Task, strings.Join(at, ", "), s.Misplaced)
+	}
+}
+
+// positions lists the positions marked, as ranges: "8-14".
+func positions(marked []bool) string {
+	var parts []string
+	for i := 0; i < len(marked); i++ {
+		if !marked[i] {
+			continue
+		}
+		j := i
+		for j+1 < len(marked) && marked[j+1] {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", i, j))
+		} else {
+			parts = append(parts, strconv.Itoa(i))
+		}
+		i = j
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Ablation is -ablate's table: the held-out set's scores intact, then one
+// row per head removed, most important first.
+type Ablation struct {
+	Mode                       string // how a head was removed: zero or mean
+	Replacement                string // what its output became: "zeros", "its mean over them"
+	Examples                   int
+	Loss, TokenAcc, ExactMatch float64 // intact
+	Rows                       []AblationRow
+}
+
+// AblationRow is one head removed.
+type AblationRow struct {
+	Layer, Head                                     int
+	Role                                            string
+	Loss, DeltaLoss, DeltaTokenAcc, DeltaExactMatch float64
+}
+
+// writeAblation prints the intact scores, then one row per head.
+func writeAblation(p *printer, width int, a Ablation) {
+	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f, exact match %.4f",
+		a.Mode, a.Replacement, a.Examples, a.Loss, a.TokenAcc, a.ExactMatch)
+	roleW := 24 // the role column fits the longest role
+	for _, row := range a.Rows {
+		roleW = max(roleW, utf8.RuneCountInString(row.Role))
+	}
+	p.printf("%5s %4s  %-*s %8s %9s %9s %9s\n", "layer", "head", roleW, "role", "loss", "Δloss", "Δtoken", "Δexact")
+	for _, row := range a.Rows {
+		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f %+9.4f\n", row.Layer, row.Head, roleW, escape.Label(row.Role), row.Loss, row.DeltaLoss, row.DeltaTokenAcc, row.DeltaExactMatch)
+	}
+}
+
+// printer writes formatted text and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// para prints a paragraph wrapped to width columns (at most width-1
+// characters a line, so no terminal wraps it), continuation lines indented
+// by two spaces. It breaks after ", " and "; " where it can, so that
+// "dup = duplicate-token" stays together, and between words where a clause
+// is too long for a line.
+func (p *printer) para(width int, format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	var clauses []string
+	for start, i := 0, 0; i < len(text); i++ {
+		if (text[i] == ',' || text[i] == ';') && i+1 < len(text) && text[i+1] == ' ' || i == len(text)-1 {
+			clauses = append(clauses, text[start:i+1])
+			start = i + 2
+		}
+	}
+	line := ""
+	add := func(piece string) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width-1 {
+			p.printf("%s\n", line)
+			line = " "
+		}
+		if line != "" {
+			line += " "
+		}
+		line += piece
+	}
+	for _, c := range clauses {
+		if utf8.RuneCountInString(c)+2 <= width-1 {
+			add(c)
+			continue
+		}
+		for _, word := range strings.Fields(c) {
+			add(word)
+		}
+	}
+	p.printf("%s\n", line)
+}

@@ -1,0 +1,232 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pkg/errors"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// MaxSamples bounds Options.Samples: the scoring batch holds Layers x
+// samples x H x T x T attention weights at once, and a slip of the finger
+// should not ask for gigabytes.
+const MaxSamples = 4096
+
+// checkSamples refuses a number of scoring examples out of range.
+func checkSamples(n int) error {
+	if n < 1 || n > MaxSamples {
+		return errors.Errorf("-samples %d: must be in [1, %d]", n, MaxSamples)
+	}
+	return nil
+}
+
+// overMemory is the one memory check of the views: whether est bytes pass
+// model.MaxMemory, and both in GiB, for the refusal to name.
+func overMemory(est float64) (over bool, needGiB, limitGiB float64) {
+	return est > model.MaxMemory, est / (1 << 30), float64(model.MaxMemory) / (1 << 30)
+}
+
+// checkMemory refuses a number of scoring examples whose batch would not
+// fit: the inference graph holds about 4 (samples, H, T, T) tensors per
+// layer, and ScoreHeads a float64 copy of the attention. The estimate of a
+// training step of that batch (forward and backward, so twice the graph)
+// bounds both.
+func checkMemory(cfg model.Config, samples int) error {
+	if over, need, limit := overMemory(cfg.EstimateBytes(samples, 0)); over {
+		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
+			samples, cfg.Layers, cfg.Heads, cfg.Context, need, limit)
+	}
+	return nil
+}
+
+// checkSequenceMemory refuses tokens too many to inspect: the forward
+// graph of one sequence of t positions (bounded as a training step of it),
+// and the attention maps (Layers x Heads x t x t) that every view keeps as
+// float64 and -json and -html also write as text (about 12 bytes each).
+func checkSequenceMemory(cfg model.Config, t int) error {
+	at := cfg
+	at.Context = t
+	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
+	if over, need, limit := overMemory(at.EstimateBytes(1, 0) + maps*(8+12)); over {
+		return errors.Errorf("-tokens: %d tokens need an estimated %.1f GiB to inspect (attention maps of %s x %s x %d x %d positions; limit %.1f GiB); give fewer tokens",
+			t, need, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t, limit)
+	}
+	return nil
+}
+
+// checkTrainGraph refuses a training graph of batch sequences that would
+// not fit.
+func checkTrainGraph(cfg model.Config, batch int) error {
+	if over, need, limit := overMemory(cfg.EstimateBytes(batch, 0)); over {
+		return errors.Errorf("-train: the training graph of batch %d needs an estimated %.1f GiB (limit %.1f GiB)", batch, need, limit)
+	}
+	return nil
+}
+
+// checkIndex refuses a -layer or -head outside the model, naming the valid
+// ones: "the model has 2 layers (0..1)", "1 head per layer (only head 0)".
+// -1 (every one) is valid.
+func checkIndex(flagName string, v, n int, noun, per string) error {
+	if v >= -1 && v < n {
+		return nil
+	}
+	valid := fmt.Sprintf("0..%d", n-1)
+	if n == 1 {
+		valid = "only " + noun + " 0"
+	}
+	return errors.Errorf("%s %d does not exist: the model has %s%s (%s)", flagName, v, msg.Count(n, noun), per, valid)
+}
+
+// checkWindows refuses what needs examples of the task when a text model
+// was opened without its text (a lone checkpoint without -data): only
+// the tokens the user gives can be shown.
+func checkWindows(task data.Task, userTokens []int, o Options) error {
+	if data.HasWindows(task) {
+		return nil
+	}
+	need := ""
+	switch {
+	case userTokens == nil:
+		need = "the example shown (or give -tokens)"
+	case o.Ablate:
+		need = "-ablate"
+	case o.Circuits:
+		need = "-circuits"
+	case o.Mean:
+		need = "-mean"
+	case o.Page:
+		need = "the -html page's held-out examples"
+	case o.Length != 0:
+		need = "-length"
+	default:
+		return nil
+	}
+	return errors.Errorf("%s draws windows of the text %s was trained on: name that file with -data FILE", need, o.Checkpoint)
+}
+
+// lengthTask is the task whose example is shown: the checkpoint's, or at
+// another length the same task at that length, refused beyond a learned
+// position table.
+func lengthTask(task data.Task, taskCfg data.TaskConfig, cfg model.Config, length int) (data.Task, error) {
+	if length == 0 {
+		return task, nil
+	}
+	at, err := data.AtLength(taskCfg, length)
+	if err != nil {
+		return nil, errors.Wrapf(err, "-length %d", length)
+	}
+	if limit := cfg.MaxLength(); limit > 0 && at.SeqLen() > limit {
+		return nil, errors.Errorf("-length %d: the example has %d positions, beyond the model's learned position table of %d (only sinusoidal, rope, alibi and no positions run at any length)", length, at.SeqLen(), limit)
+	}
+	return at, nil
+}
+
+// checkRunHeads refuses head roles through training recorded for another
+// shape of model (a run directory of a different model): the page opens a
+// head from its row.
+func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
+	if tr == nil || len(tr.Heads) == 0 {
+		return nil
+	}
+	if len(tr.Heads) != cfg.Layers || len(tr.Heads[0]) != cfg.Heads {
+		return errors.Errorf("%s: head roles of %d layers x %d heads, but the checkpoint has %d x %d (is it a file of another run?)",
+			filepath.Join(tr.Dir, rundir.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
+	}
+	return nil
+}
+
+// checkRunConfig refuses to plot a run whose config.yaml differs from the
+// checkpoint's config (another run's curves under this model), naming the
+// differing keys. train.steps may differ: an extended run raises it after
+// earlier checkpoints were written. A run without config.yaml is not
+// checked.
+func checkRunConfig(tr *htmlview.Training, cfg rundir.Config) error {
+	if tr == nil {
+		return nil
+	}
+	path := filepath.Join(tr.Dir, rundir.ConfigFile)
+	src, err := safefile.ReadLimit(path, 1<<20, "a config may take")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var run, saved map[string]any
+	if err := yaml.Unmarshal(src, &run); err != nil {
+		return errors.Wrapf(err, "%s", path)
+	}
+	runConfig, err := json.Marshal(cfg)
+	if err != nil {
+		return errors.Wrap(err, "the checkpoint's config")
+	}
+	if err := json.Unmarshal(runConfig, &saved); err != nil {
+		return errors.Wrap(err, "the checkpoint's config")
+	}
+	have, want := flatten("", run), flatten("", saved)
+	var diff []string
+	for key, v := range want {
+		if w, ok := have[key]; ok && w != v && key != "train.steps" {
+			diff = append(diff, fmt.Sprintf("%s (%s in the checkpoint, %s in the run)", key, msg.Clean(v), msg.Clean(w)))
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	slices.Sort(diff)
+	if len(diff) > 3 {
+		diff = append(diff[:3], fmt.Sprintf("%d more", len(diff)-3))
+	}
+	return errors.Errorf("-run %s is another run: %s differs from the checkpoint's config in %s; pass the checkpoint's own run directory", tr.Dir, path, strings.Join(diff, ", "))
+}
+
+// flatten maps a decoded YAML or JSON object to dotted keys and printed
+// values, numbers as float64 so that 3 and 3.0 and 3e0 compare equal.
+func flatten(prefix string, v any) map[string]string {
+	out := map[string]string{}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			maps.Copy(out, flatten(key, child))
+		}
+	case int:
+		out[prefix] = fmt.Sprint(float64(x))
+	case uint64:
+		out[prefix] = fmt.Sprint(float64(x))
+	case nil:
+	default:
+		out[prefix] = fmt.Sprint(x)
+	}
+	return out
+}
+
+// CheckRunPath refuses a file given as a run directory, saying what to
+// pass instead: a checkpoint's directory, or the checkpoint itself with
+// -checkpoint. A missing path is left to rundir.ReadLogs to report.
+func CheckRunPath(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() {
+		return nil
+	}
+	if strings.HasSuffix(path, ".safetensors") {
+		return errors.Errorf("-run %s: is a checkpoint file; -run takes its run directory (-run %s), and -checkpoint %s shows the model", path, filepath.Dir(path), path)
+	}
+	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, rundir.MetricsFile)
+}

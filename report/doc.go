@@ -1,0 +1,41 @@
+// Package report is what inspect shows, as a library: Build turns a
+// checkpoint and the options a user gives (Options) into a Report - the
+// sequence shown and the model's pass on it, every head's role from one
+// shared cached run, the circuit metrics, the ablation table and what the
+// HTML page adds (held-out examples, the forward graph's summary, the
+// run's curves). ReadRuns does the same for training runs (inspect -run),
+// OpenGraph and GraphView for the expression graph (inspect -graph).
+//
+//	r, err := report.Build(report.Options{Checkpoint: "runs/copy", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+//	...
+//	render.WriteInspect(os.Stdout, r.Text(false), render.Plain, 100)
+//
+// Conventions:
+//   - Build checks everything before a graph is built, each check in one
+//     place: the options alone (Samples in [1, MaxSamples]), the run
+//     directories the page plots (CheckRunPath, a run of another config or
+//     shape of model), then against the opened model: the memory the
+//     scoring batch and the tokens given would take (model.MaxMemory, the
+//     one memory check), -layer and -head, what a text model opened
+//     without its text cannot draw, and a length beyond a learned position
+//     table. Errors are one line naming the flag a user set (-samples,
+//     -tokens, ...), since the options are inspect's flags.
+//   - The sequence shown is drawn from rand.NewPCG(Seed, ExampleStream), the
+//     scoring examples from analysis.Examples (stream analysis.SamplesStream),
+//     so changing Samples never changes the sequence shown. One cached run
+//     over those examples (analysis.RunWithCache) serves the head roles,
+//     the mean heatmaps and every circuit metric that only reads a run.
+//   - Views are data: Text, Figure and CircuitsView fill render's view
+//     types, JSON and Page are the documents -json prints and the page
+//     embeds, Runs.Text and Runs.Chart the -run views. report writes
+//     nothing: render lays the views out, the caller writes them
+//     (rundir.WriteOutput for files). Options.Layer and Head select what
+//     the views draw; the JSON document holds every head.
+//   - The JSON documents keep their shape: snake_case keys, names of things
+//     (roles, heads) as values, attention [layer][head][query][key] and
+//     logits [position][vocab] at float32 precision for a float32 model;
+//     past MaxLogitValues logits a sequence carries each position's top
+//     LogitsTopK and its log-sum-exp unless Options.AllLogits.
+//   - Imports run cmd -> report -> open -> (analysis | rundir) -> model;
+//     report fills render's types, and render imports nothing of it.
+package report

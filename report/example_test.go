@@ -1,0 +1,36 @@
+package report_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/report"
+)
+
+// A Go program inspects the committed induction run without the command:
+// every head's role over 64 examples of its task, as inspect -summary
+// prints it.
+func ExampleBuild() {
+	r, err := report.Build(report.Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := render.WriteInspect(os.Stdout, r.Text(true), render.Plain, 100); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// checkpoint ../testdata/induction (step 3000)
+	// model: 2 layers x 4 heads, d_model 32, attention-only blocks
+	// heads: roles pooled over 64 examples of induction (seed 1), at every position
+	// layer head  role                           score entropy
+	//     0    0  diffuse (best: offset k=12)     0.03    2.28
+	//     0    1  diffuse (best: self)            0.14    1.95
+	//     0    2  previous-token                  0.73    0.34
+	//     0    3  diffuse (best: offset k=10)     0.02    2.26
+	//     1    0  diffuse (best: previous-token)  0.37    0.97
+	//     1    1  induction                       0.91    0.16
+	//     1    2  self                            0.78    0.29
+	//     1    3  induction                       1.00    0.11
+}

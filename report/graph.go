@@ -1,0 +1,64 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// OpenGraph opens the checkpoint on an attention path ("": its own) and
+// builds the graph Graph describes.
+func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
+	op, err := open.Open(checkpoint, open.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := op.UsePath(path); err != nil {
+		return nil, err
+	}
+	return Graph(op.Model, op.Config, train)
+}
+
+// Graph builds the graph inspect shows: the forward graph it runs (batch
+// 1, the full context), or with train the training graph of the
+// checkpoint's run (its batch size, gradients and dropout masks).
+func Graph(m *model.Model, cfg rundir.Config, train bool) (*model.Graph, error) {
+	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
+	if train {
+		batch := cfg.Train.BatchSize
+		if batch < 1 {
+			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", batch)
+		}
+		if err := checkTrainGraph(m.Config, batch); err != nil {
+			return nil, err
+		}
+		opts.Batch, opts.Train = batch, true
+	}
+	return model.Build(m, opts)
+}
+
+// GraphView is g's op nodes as render shows them, under a line naming the
+// checkpoint, the path, the batch and the length.
+func GraphView(checkpoint string, g *model.Graph) (render.Graph, error) {
+	s, err := g.Summary()
+	if err != nil {
+		return render.Graph{}, err
+	}
+	what := "forward graph"
+	if g.Opts.Train {
+		what = "training graph (forward, then the gradients Gorgonia derived)"
+	}
+	v := render.Graph{
+		Heading: fmt.Sprintf("%s, %s path, batch %d, length %d: %s", checkpoint, s.Path, g.Opts.Batch, g.Opts.SeqLen, what),
+		Inputs:  s.Inputs, BuiltinOps: s.BuiltinOps, ProjectOps: s.ProjectOps, Params: s.Params,
+	}
+	for _, row := range s.Rows {
+		v.Nodes = append(v.Nodes, render.GraphNode{Name: row.Name, Op: row.Op, Shape: row.Shape, Params: row.Params, Builtin: row.Builtin})
+	}
+	return v, nil
+}

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// MaxPageExamples caps the held-out examples the page embeds besides the
+// sequence shown, and pageValueBudget the attention and logit values they
+// add (each prints as up to ~12 bytes of JSON), so that a large model still
+// gives a page of a few megabytes at most.
+const (
+	MaxPageExamples = 16
+	pageValueBudget = 120_000
+)
+
+// maxCurvePoints caps the training lines the page plots and the points of
+// each head's role through training; a longer log is thinned to every k-th
+// point (the last maxCurvePoints evaluation lines are kept).
+const maxCurvePoints = 2000
+
+// Page is the HTML page's data (package render/htmlview); Build must have
+// run with Options.Page.
+func (r *Report) Page() (htmlview.Data, error) {
+	inspect, err := json.Marshal(r.JSON())
+	if err != nil {
+		return htmlview.Data{}, errors.Wrap(err, "encoding the page's data")
+	}
+	rowsUsed := "at the positions the task scores"
+	if r.Options.AllRows {
+		rowsUsed = "at every position"
+	}
+	o := r.Options
+	return htmlview.Data{
+		Title:      fmt.Sprintf("attnscope: %s, step %d", r.Task.Name(), r.Step),
+		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(),
+		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect,
+		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", o.Samples, r.Task.Name(), o.Seed, rowsUsed),
+		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
+	}, nil
+}
+
+// pageExamples is how many held-out examples the page embeds for a model of
+// config cfg on sequences of length t, given the number of samples.
+func pageExamples(cfg model.Config, t, samples int) int {
+	perExample := cfg.Layers*cfg.Heads*t*t + t*cfg.Vocab
+	return max(1, min(samples, MaxPageExamples, pageValueBudget/perExample))
+}
+
+// heldOut runs the model on the first n examples of the run's held-out set
+// (data.EvalSet of the run's seed: sequences training never drew).
+func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Example, error) {
+	set := data.EvalSet(task, n, seed)
+	c, err := analysis.RunWithCache(m, set, analysis.Weights(m)...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]htmlview.Example, n)
+	for i := range n {
+		tokens, targets, mask := set.Row(i)
+		fw, err := c.Pass(i)
+		if err != nil {
+			return nil, err
+		}
+		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(tokens, targets, mask)}
+		ex.Labels = labels(task, tokens)
+		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
+		if cut := cutLogits(fw.Logits.Matrix(), false); cut != nil {
+			ex.Logits, ex.CutLogits = nil, *cut
+		}
+		out[i] = ex
+	}
+	return out, nil
+}
+
+// forwardSummary is the summary of the forward graph -graph prints.
+func forwardSummary(m *model.Model, cfg rundir.Config) (*model.Summary, error) {
+	g, err := Graph(m, cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.Summary()
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// RunDir is the run directory the page plots: the first of Runs, or else
+// the run directory Checkpoint names or its checkpoint lies in.
+func (o Options) RunDir() string {
+	if len(o.Runs) > 0 {
+		return o.Runs[0]
+	}
+	if info, err := os.Stat(o.Checkpoint); err == nil && info.IsDir() {
+		return o.Checkpoint
+	}
+	return filepath.Dir(o.Checkpoint)
+}
+
+// Inputs are the files the views read, which no output may replace: the
+// checkpoint and the page's run's metrics and head roles.
+func (o Options) Inputs() []string {
+	dir := o.RunDir()
+	return []string{o.Checkpoint, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile)}
+}
+
+// readPageRuns reads the runs the page plots: the first run directory's
+// metrics.jsonl and roles.jsonl (if the run recorded head roles), where
+// metrics.jsonl must exist when Runs names it; else the checkpoint's
+// directory when it holds one (nil when it does not). The other runs
+// give their held-out curves alone.
+func readPageRuns(o Options) (*htmlview.Training, []htmlview.Training, error) {
+	dir := o.RunDir()
+	if len(o.Runs) > 0 {
+		if err := CheckRunPath(dir); err != nil {
+			return nil, nil, err
+		}
+	} else if _, err := os.Lstat(filepath.Join(dir, rundir.MetricsFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	training, err := trainingOf(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var compare []htmlview.Training
+	for _, dir := range o.Runs[min(1, len(o.Runs)):] {
+		if err := CheckRunPath(dir); err != nil {
+			return nil, nil, err
+		}
+		tr, err := trainingOf(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		tr.Heads = nil
+		compare = append(compare, *tr)
+	}
+	return training, compare, nil
+}
+
+// trainingOf reads a run directory's logs for the page, thinned to
+// maxCurvePoints.
+func trainingOf(dir string) (*htmlview.Training, error) {
+	run, err := rundir.ReadLogs(dir)
+	if err != nil {
+		return nil, err
+	}
+	tr := &htmlview.Training{Dir: dir, Eval: run.Eval, Heads: run.Heads}
+	tr.Train, tr.Stride = thin(run.Train, maxCurvePoints)
+	if len(tr.Eval) > maxCurvePoints {
+		tr.Eval = tr.Eval[len(tr.Eval)-maxCurvePoints:]
+	}
+	for _, layer := range tr.Heads {
+		for h := range layer {
+			layer[h].Steps, _ = thin(layer[h].Steps, maxCurvePoints)
+			layer[h].Scores, _ = thin(layer[h].Scores, maxCurvePoints)
+		}
+	}
+	return tr, nil
+}
+
+// thin keeps every stride-th of xs (from the first), stride the smallest
+// that leaves at most n.
+func thin[T any](xs []T, n int) (kept []T, stride int) {
+	if len(xs) <= n {
+		return xs, 1
+	}
+	stride = (len(xs) + n - 1) / n
+	for i := 0; i < len(xs); i += stride {
+		kept = append(kept, xs[i])
+	}
+	return kept, stride
+}

@@ -1,0 +1,219 @@
+package report
+
+import (
+	"io"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/ablation"
+	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/cli"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/render/htmlview"
+)
+
+// Options are what a user asks to see of a checkpoint (inspect's flags).
+type Options struct {
+	Checkpoint string    // a run directory or a checkpoint file written by train
+	Data       string    // the text file a text model's windows come from (open.Options.Data)
+	Notices    io.Writer // where the files read are named (stderr); nil: nowhere
+	Path       string    // the attention path to run on, fused or gorgonia; "": the checkpoint's
+	// Tokens is the sequence shown, ids or token names; "" draws one
+	// example of the task from Seed.
+	Tokens string
+	// Layer and Head select the heads the views show; -1 selects every
+	// one. The JSON document holds every head whatever they select.
+	Layer, Head int
+	Samples     int           // examples the head roles pool over, in [1, MaxSamples]
+	Seed        uint64        // of the example shown and of the scoring examples
+	AllRows     bool          // score the roles at every query position, not only those the task scores
+	Mean        bool          // the heatmaps are each head's mean over the Samples examples
+	Length      int           // show an example of this task length; 0: the trained one
+	Circuits    bool          // also the circuit metrics (analysis.Measure and the rest)
+	Ablate      bool          // also remove each head in turn on the run's held-out set
+	Ablation    ablation.Mode // what replaces a removed head's output; "": zero
+	AllLogits   bool          // the JSON document holds every logit even for a wide vocabulary
+	// Page also computes what the HTML page adds: held-out examples, the
+	// forward graph's summary and the curves of the run directories (Runs:
+	// the first with its head roles, the others' curves beside it;
+	// none: the checkpoint's directory, when it holds a run).
+	Page bool
+	Runs []string
+}
+
+// Report is what inspect shows of a checkpoint, as data: Build computes
+// it, its methods give each view.
+type Report struct {
+	Options Options
+	Step    int          // the checkpoint's
+	Task    data.Task    // the checkpoint's
+	Config  model.Config // the model's
+	Dtype   tensor.Dtype
+	Params  int // weights in the checkpoint
+	// Sequence is the sequence shown and Forward the model's pass on it.
+	Sequence Sequence
+	Forward  analysis.Pass
+	// Pooled holds every head's role ([layer][head]) and mean weights over
+	// the Samples examples.
+	Pooled   analysis.Pooled
+	Circuits *analysis.Circuits // with Options.Circuits
+	Ablation *ablation.Table    // with Options.Ablate
+	// With Options.Page: the run's held-out examples, the forward graph,
+	// the run's curves (nil when there is none) and the other runs'.
+	Examples []htmlview.Example
+	Graph    *model.Summary
+	Training *htmlview.Training
+	Compare  []htmlview.Training
+}
+
+// Build opens the checkpoint, checks every option against it before a
+// graph is built, then runs the model on the sequence shown and scores
+// every head on one shared cached run of the examples.
+func Build(o Options) (*Report, error) {
+	if err := checkSamples(o.Samples); err != nil {
+		return nil, err
+	}
+	r := &Report{Options: o}
+	if o.Page {
+		var err error
+		if r.Training, r.Compare, err = readPageRuns(o); err != nil {
+			return nil, err
+		}
+	}
+	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices})
+	if err != nil {
+		return nil, err
+	}
+	if err := op.UsePath(o.Path); err != nil {
+		return nil, err
+	}
+	tokens, err := cli.ParseTokens(o.Tokens, open.TokenNames(op.Task))
+	if err != nil {
+		return nil, err
+	}
+	r.Step, r.Task, r.Config, r.Dtype = op.Step, op.Task, op.Model.Config, op.Model.Dtype
+	shown, err := r.check(op, tokens)
+	if err != nil {
+		return nil, err
+	}
+	if r.Sequence, err = example(shown, r.Config, tokens, o.Seed); err != nil {
+		return nil, err
+	}
+	return r, r.analyse(op)
+}
+
+// check refuses options that do not fit the opened model and returns the
+// task whose example is shown.
+func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
+	o, cfg := r.Options, r.Config
+	if err := checkRunConfig(r.Training, op.Config); err != nil {
+		return nil, err
+	}
+	if err := checkRunHeads(r.Training, cfg); err != nil {
+		return nil, err
+	}
+	if err := checkMemory(cfg, o.Samples); err != nil {
+		return nil, err
+	}
+	if err := checkIndex("-layer", o.Layer, cfg.Layers, "layer", ""); err != nil {
+		return nil, err
+	}
+	if err := checkIndex("-head", o.Head, cfg.Heads, "head", " per layer"); err != nil {
+		return nil, err
+	}
+	if err := checkWindows(op.Task, tokens, o); err != nil {
+		return nil, err
+	}
+	return lengthTask(op.Task, op.Config.Task, cfg, o.Length)
+}
+
+// analyse runs the model on the sequence shown and every analysis asked
+// for.
+func (r *Report) analyse(op *open.Opened) error {
+	o, m, s := r.Options, op.Model, r.Sequence
+	var err error
+	if r.Forward, err = analysis.Forward(m, s.Tokens, s.Targets, s.Scored); err != nil {
+		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
+	}
+	cache, err := r.examplesRun(m)
+	if err != nil {
+		return err
+	}
+	if r.Pooled, err = analysis.ScoreHeads(cache, r.Task, o.AllRows); err != nil {
+		return err
+	}
+	if o.Circuits {
+		if r.Circuits, err = circuits(cache, r.Task, o); err != nil {
+			return err
+		}
+	}
+	if o.Ablate {
+		mode := o.Ablation
+		if mode == "" {
+			mode = ablation.Zero
+		}
+		if r.Ablation, err = analysis.Ablate(m, r.Task, op.Config.Train.EvalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
+			return err
+		}
+	}
+	for _, p := range m.Params {
+		r.Params += p.Value.Shape().TotalSize()
+	}
+	if !o.Page {
+		return nil
+	}
+	if r.Examples, err = heldOut(m, r.Task, op.Config.Seed, pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+		return err
+	}
+	r.Graph, err = forwardSummary(m, op.Config)
+	return err
+}
+
+// examplesRun is the one forward every analysis that reads a run shares:
+// over Samples examples of the task, or over the sequence shown when the
+// task draws none (a text model opened without its text). It keeps the
+// attention weights, and with Circuits what the circuit analyses read.
+func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
+	s := r.Sequence
+	b := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
+	if data.HasWindows(r.Task) {
+		var err error
+		if b, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
+			return nil, err
+		}
+	}
+	names := analysis.Weights(m)
+	if r.Options.Circuits {
+		names = analysis.Circuit(m)
+	}
+	return analysis.RunWithCache(m, b, names...)
+}
+
+// circuits are the induction papers' measures: those that read a run from
+// the shared one (c), prefix matching on its own sequences of repeated
+// random tokens, and activation patching from c into runs of corrupted
+// examples.
+func circuits(c *analysis.Cache, task data.Task, o Options) (*analysis.Circuits, error) {
+	out, err := analysis.Measure(c.Model, o.Samples, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if out.DirectLogit, err = analysis.DirectLogitAttribution(c); err != nil {
+		return nil, err
+	}
+	if task.Name() == "induction" {
+		if out.Patching, err = analysis.Patch(c, task, o.Seed); err != nil {
+			return nil, err
+		}
+		if out.ICL, err = analysis.ICL(c, task); err != nil {
+			return nil, err
+		}
+	}
+	if out.LogitLens, err = analysis.LogitLens(c); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

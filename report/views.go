@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/attnscope/attnscope/ablation"
+	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/render"
+)
+
+// selected lists the layers and heads Options.Layer and Head pick.
+func (r *Report) selected() (layers, hs []int) {
+	for l := range r.Config.Layers {
+		if r.Options.Layer < 0 || r.Options.Layer == l {
+			layers = append(layers, l)
+		}
+	}
+	for h := range r.Config.Heads {
+		if r.Options.Head < 0 || r.Options.Head == h {
+			hs = append(hs, h)
+		}
+	}
+	return layers, hs
+}
+
+// Text is the terminal view of the selected heads; summary stops it after
+// the heads' table (and the circuits).
+func (r *Report) Text(summary bool) render.Inspect {
+	o := r.Options
+	v := render.Inspect{
+		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
+		RolesOnSequence: !data.HasWindows(r.Task), RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task),
+		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Sequence: r.sequenceView(), Mean: o.Mean,
+	}
+	layers, hs := r.selected()
+	for _, l := range layers {
+		var panels []render.Panel
+		for _, h := range hs {
+			res := r.Pooled.Roles[l][h]
+			v.Heads = append(v.Heads, render.HeadLine{Layer: l, Head: h, Role: res.Name(), Score: res.Score, Entropy: res.Entropy})
+			panels = append(panels, r.Panel(l, h, textNotes(res)))
+		}
+		v.Layers = append(v.Layers, panels)
+	}
+	return v
+}
+
+func (r *Report) model() render.Model {
+	c := r.Config
+	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Family: c.Family()}
+}
+
+// sequenceView is the sequence shown and the predictions on it.
+func (r *Report) sequenceView() render.Sequence {
+	s, n := r.Sequence, len(r.Sequence.Tokens)
+	v := render.Sequence{
+		Labels: labels(r.Task, s.Tokens), Targets: make([]string, n), Predicted: labels(r.Task, r.Forward.Predictions),
+		Scored: make([]bool, n), Correct: make([]bool, n), Drawn: s.Drawn, TaskScored: make([]bool, len(s.TaskScored)),
+		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep,
+	}
+	for i := range n {
+		v.Scored[i], v.Correct[i] = s.Scored[i] != 0, r.Forward.Predictions[i] == s.Targets[i]
+		if v.Scored[i] {
+			v.Targets[i] = r.Task.Label(s.Targets[i])
+		}
+	}
+	for i, x := range s.TaskScored {
+		v.TaskScored[i] = x != 0
+	}
+	return v
+}
+
+// textNotes are the lines under a terminal heatmap: the role, every pattern
+// score (two to a line, so they fit under a small map) and the entropy.
+func textNotes(res heads.Result) []string {
+	s := res.Scores
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	return []string{
+		"role: " + res.String(),
+		fmt.Sprintf("prev %s  self %s", f(s[heads.PreviousToken]), f(s[heads.Self])),
+		fmt.Sprintf("first %s  sep %s", f(s[heads.FirstToken]), f(s[heads.Separator])),
+		fmt.Sprintf("off %d %s  dup %s", res.OffsetK, f(s[heads.Offset]), f(s[heads.Duplicate])),
+		fmt.Sprintf("ind %s  H %s (%s)", f(s[heads.Induction]), f(res.Entropy), f(res.EntropyNorm)),
+		fmt.Sprintf("min %s  next> %s", f(s[heads.SmallestRemaining]), f(s[heads.NextLarger])),
+	}
+}
+
+// Panel is head (l, h) on the sequence shown, or with Options.Mean its
+// mean over the examples, labelled by position (SEP where every example
+// has it), with notes under it.
+func (r *Report) Panel(l, h int, notes []string) render.Panel {
+	labels, weights := labels(r.Task, r.Sequence.Tokens), r.Forward.Map(l, h)
+	if r.Options.Mean {
+		weights, labels = r.Pooled.Mean.Matrix(l, h), make([]string, len(r.Pooled.Sep))
+		for i, sep := range r.Pooled.Sep {
+			labels[i] = strconv.Itoa(i)
+			if sep {
+				labels[i] = "SEP"
+			}
+		}
+	}
+	return render.Panel{
+		Title:   fmt.Sprintf("layer %d head %d", l, h),
+		Weights: weights,
+		Rows:    labels,
+		Cols:    labels,
+		Causal:  true,
+		Window:  r.Config.Window,
+		Notes:   notes,
+	}
+}
+
+// PNGMaxWidth is the widest PNG in pixels: the heads of a layer wrap into
+// rows of as many panels as fit (four of a 16-token copy model).
+const PNGMaxWidth = 2400
+
+// Figure is the selected heads as PNG panels [layer][head], each titled
+// with its role and entropy and marked with the scored rows, the separator
+// and the predictions, under a title naming the checkpoint, task and step.
+func (r *Report) Figure() render.Figure {
+	o, seq := r.Options, r.sequenceView()
+	sep := analysis.Separator(r.Task)
+	scored, seps, predicted, correct := seq.Scored, make([]bool, len(seq.Labels)), seq.Predicted, seq.Correct
+	for i, id := range r.Sequence.Tokens {
+		seps[i] = id == sep
+	}
+	ok, n := seq.Accuracy()
+	source := fmt.Sprintf("one example of task %s drawn with seed %d; correct at scored positions: %d/%d", r.Task.Name(), o.Seed, ok, n)
+	if !seq.Drawn {
+		source = fmt.Sprintf("tokens from -tokens; correct at scored positions: %d/%d", ok, n)
+	}
+	if o.Mean {
+		// The mean has no one sequence: no predictions, SEP where every
+		// example has it, and the scored rows the task's.
+		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", o.Samples, r.Task.Name(), o.Seed)
+		scored, seps, predicted, correct = r.Pooled.Scored, r.Pooled.Sep, nil, nil
+	}
+	f := render.Figure{
+		Title:    []string{fmt.Sprintf("%s  task %s  step %d  (%s)", o.Checkpoint, r.Task.Name(), r.Step, r.model().Shape()), "heatmaps: " + source, render.FigureLegend},
+		MaxWidth: PNGMaxWidth,
+	}
+	layers, hs := r.selected()
+	for _, l := range layers {
+		var row []render.Panel
+		for _, h := range hs {
+			res := r.Pooled.Roles[l][h]
+			p := r.Panel(l, h, []string{fmt.Sprintf("%s, H %.2f", res.String(), res.Entropy)})
+			p.Scored, p.Separator, p.Predicted, p.Correct = scored, seps, predicted, correct
+			row = append(row, p)
+		}
+		f.Grid = append(f.Grid, row)
+	}
+	return f
+}
+
+// CircuitsView is the circuit metrics as render shows them; nil without
+// Options.Circuits.
+func (r *Report) CircuitsView() *render.Circuits {
+	c := r.Circuits
+	if c == nil {
+		return nil
+	}
+	v := &render.Circuits{Layers: r.Config.Layers, Heads: r.Config.Heads}
+	for _, cp := range c.Copying {
+		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: cp.Diagonal}
+		if c.DirectLogit != nil {
+			h.Logit = c.DirectLogit.Heads[cp.Layer][cp.Head]
+		}
+		if c.Patching != nil {
+			h.Patched = c.Patching.Restored[cp.Layer][cp.Head]
+		}
+		v.PerHead = append(v.PerHead, h)
+	}
+	if d := c.DirectLogit; d != nil {
+		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs}
+	}
+	if p := c.Patching; p != nil {
+		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit}
+	}
+	if icl := c.ICL; icl != nil {
+		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score}
+	}
+	for _, l := range c.LogitLens {
+		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
+	}
+	for _, x := range c.Composition {
+		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
+	}
+	return v
+}
+
+// replacements say what a removed head's output becomes, by mode.
+var replacements = map[ablation.Mode]string{ablation.Zero: "zeros", ablation.Mean: "its mean over them"}
+
+// ablationView is the ablation table as render shows it; nil without
+// Options.Ablate.
+func (r *Report) ablationView() *render.Ablation {
+	a := r.Ablation
+	if a == nil {
+		return nil
+	}
+	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], Examples: a.Examples, Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch}
+	for _, row := range a.Rows {
+		v.Rows = append(v.Rows, render.AblationRow{Layer: row.Layer, Head: row.Head, Role: row.Role, Loss: row.Loss,
+			DeltaLoss: row.DeltaLoss, DeltaTokenAcc: row.DeltaTokenAcc, DeltaExactMatch: row.DeltaExactMatch})
+	}
+	return v
+}
