@@ -33,23 +33,15 @@ func checkSamples(n int) error {
 	return nil
 }
 
-// overMemory is the one memory check of the views: whether est bytes pass
-// model.MaxMemory, and both in GiB, for the refusal to name.
-func overMemory(est float64) (over bool, needGiB, limitGiB float64) {
-	return est > model.MaxMemory, est / (1 << 30), float64(model.MaxMemory) / (1 << 30)
-}
-
 // checkMemory refuses a number of scoring examples whose batch would not
 // fit: the inference graph holds about 4 (samples, H, T, T) tensors per
 // layer, and ScoreHeads a float64 copy of the attention. The estimate of a
 // training step of that batch (forward and backward, so twice the graph)
 // bounds both.
 func checkMemory(cfg model.Config, samples int) error {
-	if over, need, limit := overMemory(cfg.EstimateBytes(samples, 0)); over {
-		return errors.Errorf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d) needs an estimated %.1f GiB (limit %.1f GiB); use a smaller -samples",
-			samples, cfg.Layers, cfg.Heads, cfg.Context, need, limit)
-	}
-	return nil
+	return model.CheckMemory(cfg.EstimateBytes(samples, 0),
+		fmt.Sprintf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d)", samples, cfg.Layers, cfg.Heads, cfg.Context),
+		"use a smaller -samples")
 }
 
 // checkSequenceMemory refuses tokens too many to inspect: the forward
@@ -60,20 +52,15 @@ func checkSequenceMemory(cfg model.Config, t int) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
-	if over, need, limit := overMemory(at.EstimateBytes(1, 0) + maps*(8+12)); over {
-		return errors.Errorf("-tokens: %d tokens need an estimated %.1f GiB to inspect (attention maps of %s x %s x %d x %d positions; limit %.1f GiB); give fewer tokens",
-			t, need, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t, limit)
-	}
-	return nil
+	return model.CheckMemory(at.EstimateBytes(1, 0)+maps*(8+12),
+		fmt.Sprintf("-tokens: inspecting %d tokens (attention maps of %s x %s x %d x %d positions)", t, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t),
+		"give fewer tokens")
 }
 
 // checkTrainGraph refuses a training graph of batch sequences that would
 // not fit.
 func checkTrainGraph(cfg model.Config, batch int) error {
-	if over, need, limit := overMemory(cfg.EstimateBytes(batch, 0)); over {
-		return errors.Errorf("-train: the training graph of batch %d needs an estimated %.1f GiB (limit %.1f GiB)", batch, need, limit)
-	}
-	return nil
+	return model.CheckMemory(cfg.EstimateBytes(batch, 0), fmt.Sprintf("-train: the training graph of batch %d", batch), "-graph without -train shows the forward graph")
 }
 
 // checkIndex refuses a -layer or -head outside the model, naming the valid

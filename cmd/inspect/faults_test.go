@@ -376,7 +376,7 @@ func TestBadTokens(t *testing.T) {
 	}
 	rope := saveCheckpoint(t, filepath.Join(t.TempDir(), "rope.safetensors"), m, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
 	refused(t, "-tokens beyond memory", []string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)},
-		"-tokens: 20000 tokens need an estimated ", "GiB to inspect (attention maps of 2 layers x 2 heads x 20000 x 20000 positions; limit 8.0 GiB); give fewer tokens")
+		"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens")
 }
 
 // TestTrainingOnlyValuesDoNotMatter: a checkpoint whose train section
