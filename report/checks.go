@@ -1,20 +1,15 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
@@ -135,73 +130,16 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 	return nil
 }
 
-// checkRunConfig refuses to plot a run whose config.yaml differs from the
-// checkpoint's config (another run's curves under this model), naming the
-// differing keys. train.steps may differ: an extended run raises it after
-// earlier checkpoints were written. A run without config.yaml is not
-// checked.
+// checkRunConfig refuses to plot a run whose config.yaml is not the
+// checkpoint's config (another run's curves under this model).
 func checkRunConfig(tr *htmlview.Training, cfg rundir.Config) error {
 	if tr == nil {
 		return nil
 	}
-	path := filepath.Join(tr.Dir, rundir.ConfigFile)
-	src, err := safefile.ReadLimit(path, 1<<20, "a config may take")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	if err := rundir.CheckBelongs(tr.Dir, cfg); err != nil {
+		return errors.Wrapf(err, "-run %s is another run; pass the checkpoint's own run directory", tr.Dir)
 	}
-	if err != nil {
-		return err
-	}
-	var run, saved map[string]any
-	if err := yaml.Unmarshal(src, &run); err != nil {
-		return errors.Wrapf(err, "%s", path)
-	}
-	runConfig, err := json.Marshal(cfg)
-	if err != nil {
-		return errors.Wrap(err, "the checkpoint's config")
-	}
-	if err := json.Unmarshal(runConfig, &saved); err != nil {
-		return errors.Wrap(err, "the checkpoint's config")
-	}
-	have, want := flatten("", run), flatten("", saved)
-	var diff []string
-	for key, v := range want {
-		if w, ok := have[key]; ok && w != v && key != "train.steps" {
-			diff = append(diff, fmt.Sprintf("%s (%s in the checkpoint, %s in the run)", key, msg.Clean(v), msg.Clean(w)))
-		}
-	}
-	if len(diff) == 0 {
-		return nil
-	}
-	slices.Sort(diff)
-	if len(diff) > 3 {
-		diff = append(diff[:3], fmt.Sprintf("%d more", len(diff)-3))
-	}
-	return errors.Errorf("-run %s is another run: %s differs from the checkpoint's config in %s; pass the checkpoint's own run directory", tr.Dir, path, strings.Join(diff, ", "))
-}
-
-// flatten maps a decoded YAML or JSON object to dotted keys and printed
-// values, numbers as float64 so that 3 and 3.0 and 3e0 compare equal.
-func flatten(prefix string, v any) map[string]string {
-	out := map[string]string{}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, child := range x {
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			maps.Copy(out, flatten(key, child))
-		}
-	case int:
-		out[prefix] = fmt.Sprint(float64(x))
-	case uint64:
-		out[prefix] = fmt.Sprint(float64(x))
-	case nil:
-	default:
-		out[prefix] = fmt.Sprint(x)
-	}
-	return out
+	return nil
 }
 
 // CheckRunPath refuses a file given as a run directory, saying what to

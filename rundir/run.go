@@ -47,7 +47,7 @@ func SavedConfig(dir string) (Config, error) {
 	if !fromCkpt.Task.File.Recorded() {
 		fromCkpt.Task.File = fromYAML.Task.File
 	}
-	if diff := configDiff(fromYAML, fromCkpt, ConfigFile, "checkpoint"); diff != "" {
+	if diff := runDiff(fromYAML, fromCkpt); diff != "" {
 		return Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
 	}
 	if err := fromCkpt.Validate(); err != nil {
@@ -61,16 +61,55 @@ func SavedConfig(dir string) (Config, error) {
 // other section: what a reader of the run's checkpoint needs to find the
 // run's text.
 func RunTask(dir string) (data.TaskConfig, error) {
-	path := filepath.Join(dir, ConfigFile)
-	src, err := readConfig(path)
+	cfg, path, err := decodeRunConfig(dir)
 	if err != nil {
 		return data.TaskConfig{}, err
 	}
-	cfg := DefaultConfig()
-	if err := (strictyaml.Decoder{Fixed: modelSizeKeys}).File(&cfg, path, src); err != nil {
-		return data.TaskConfig{}, err
-	}
 	return cfg.Task, errors.Wrap(cfg.Task.Validate(), path)
+}
+
+// CheckBelongs refuses a checkpoint's run config ckpt that is not the run's
+// in dir: its config file (which a run without one does not have) must hold
+// the same settings but train.steps, which an extended run raises, and the
+// record of the text file, which a checkpoint written before the record
+// lacks. The error names the differing keys.
+func CheckBelongs(dir string, ckpt Config) error {
+	run, path, err := decodeRunConfig(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := run.Resolve(); err != nil {
+		return errors.Wrap(err, path)
+	}
+	ckpt.Train.Steps = run.Train.Steps
+	if !ckpt.Task.File.Recorded() {
+		ckpt.Task.File = run.Task.File
+	}
+	if diff := runDiff(run, ckpt); diff != "" {
+		return errors.Errorf("%s differs from the checkpoint's config (%s)", path, diff)
+	}
+	return nil
+}
+
+// runDiff is configDiff between a run's config file and a checkpoint's
+// config.
+func runDiff(run, ckpt Config) string { return configDiff(run, ckpt, ConfigFile, "checkpoint") }
+
+// decodeRunConfig decodes the config file of the run in dir as written:
+// over DefaultConfig, with a text task's record (task.file, task.chars)
+// read rather than refused, and nothing resolved or validated.
+func decodeRunConfig(dir string) (Config, string, error) {
+	path := filepath.Join(dir, ConfigFile)
+	src, err := readConfig(path)
+	if err != nil {
+		return Config{}, path, err
+	}
+	cfg := DefaultConfig()
+	err = strictyaml.Decoder{Fixed: modelSizeKeys}.File(&cfg, path, src)
+	return cfg, path, err
 }
 
 // CheckResumeConfig says whether a run saved with config saved may be
@@ -95,7 +134,8 @@ func CheckResumeConfig(saved, given Config) error {
 }
 
 // configDiff lists the keys whose values differ between a and b, as
-// "key: <nameA> X, <nameB> Y", or returns "" when the configs are equal.
+// "key: <nameA> X, <nameB> Y", the first three and how many more, or
+// returns "" when the configs are equal.
 func configDiff(a0, b0 Config, nameA, nameB string) string {
 	a, b := flatten(a0), flatten(b0)
 	var diffs []string
@@ -103,6 +143,9 @@ func configDiff(a0, b0 Config, nameA, nameB string) string {
 		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
 			diffs = append(diffs, fmt.Sprintf("%s: %s %v, %s %v", k, nameA, a[k], nameB, b[k]))
 		}
+	}
+	if len(diffs) > 3 {
+		diffs = append(diffs[:3], fmt.Sprintf("and %d more", len(diffs)-3))
 	}
 	return strings.Join(diffs, "; ")
 }

@@ -424,7 +424,7 @@ func TestHTMLRefuses(t *testing.T) {
 		{[]string{"-checkpoint", ck, "-html", dir}, "not a regular file"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", badRun}, "metrics.jsonl line 2"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", t.TempDir()}, "metrics.jsonl: no such file"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", filepath.Join("..", "..", "testdata", "induction")}, "differs from the checkpoint's config in model.d_model (16 in the checkpoint, 32 in the run), model.heads (2 in the checkpoint, 4 in the run)"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "out.html"), "-run", filepath.Join("..", "..", "testdata", "induction")}, "config.yaml differs from the checkpoint's config (model.context: config.yaml 24, checkpoint 8; model.d_model: config.yaml 32, checkpoint 16; model.heads: config.yaml 4, checkpoint 2; and 6 more)"},
 		{[]string{"-checkpoint", ck, "-run", dir}, "-run: only the -html page"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -44,7 +44,7 @@ func TestWrongKinds(t *testing.T) {
 	refused(t, "-summary with -json", []string{"-checkpoint", testCheckpoint, "-summary", "-json"}, "-summary prints the heads' table alone")
 	refused(t, "a mistyped flag", []string{"-checkpont", testCheckpoint}, "(did you mean -checkpoint?)")
 	refused(t, "-html with another run's directory", []string{"-checkpoint", testCheckpoint, "-html", filepath.Join(dir, "x.html"), "-run", "../../testdata/induction"},
-		"-run ../../testdata/induction is another run: ../../testdata/induction/config.yaml differs from the checkpoint's config in model.d_model (16 in the checkpoint, 32 in the run)", "more")
+		"-run ../../testdata/induction is another run; pass the checkpoint's own run directory: ../../testdata/induction/config.yaml differs from the checkpoint's config (model.context: config.yaml 24, checkpoint 8;", "and 6 more)")
 }
 
 // TestCompareRuns: several -run draw every run's curves on one step axis
