@@ -261,6 +261,9 @@ func checkBuild(m *Model, opts BuildOptions) error {
 	if err := m.Config.Validate(); err != nil {
 		return errors.Wrap(err, "build")
 	}
+	if err := m.Config.checkBuilt(); err != nil {
+		return errors.Wrap(err, "build")
+	}
 	if m.Dtype != tensor.Float32 && m.Dtype != tensor.Float64 {
 		return errors.Errorf("build: model dtype %v, want float32 or float64", m.Dtype)
 	}

@@ -54,6 +54,31 @@ type Config struct {
 	// token is projected to an r-wide latent from which every head's k and
 	// v are up-projected.
 	KVLatent int `json:"kv_latent,omitempty" yaml:"kv_latent,omitempty"`
+
+	// The parts of today's open models (see parts.go). Every zero value is
+	// GPT-2's block, so configs and checkpoints written before these keys
+	// existed read as they were.
+
+	// Norm is the full blocks' normalisation (ln1, ln2, ln_f): "layernorm"
+	// ("" reads as it) or "rmsnorm".
+	Norm string `json:"norm,omitempty" yaml:"norm,omitempty"`
+	// NormBias turns a LayerNorm's bias off when false (nanoGPT's
+	// bias=False); unset is on.
+	NormBias Flag `json:"norm_bias,omitempty" yaml:"norm_bias,omitempty"`
+	// NormEps is the norms' epsilon; 0 reads as DefaultNormEps.
+	NormEps float64 `json:"norm_eps,omitempty" yaml:"norm_eps,omitempty"`
+	// Activation is the MLP's: "gelu_tanh" ("" reads as it), "gelu",
+	// "swiglu" or "relu2" (the Activation constants).
+	Activation string `json:"activation,omitempty" yaml:"activation,omitempty"`
+	// MLPBias turns the MLP's biases off when false; unset is on.
+	MLPBias Flag `json:"mlp_bias,omitempty" yaml:"mlp_bias,omitempty"`
+	// TieEmbeddings makes the LM head the token embedding: logits = x
+	// tok_embᵀ, one tensor in the checkpoint, its gradient from both uses.
+	TieEmbeddings bool `json:"tie_embeddings,omitempty" yaml:"tie_embeddings,omitempty"`
+	// QKNorm normalises each head's q and k with an RMSNorm over the head's
+	// d channels, a learned weight per channel shared by the heads, before
+	// rotary positions: Qwen 3's q_norm and k_norm.
+	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm,omitempty"`
 }
 
 // The position kinds of Config.Position.
@@ -151,6 +176,9 @@ func (c Config) Validate() error {
 	if err := c.validateFamily(); err != nil {
 		return err
 	}
+	if err := c.validateParts(); err != nil {
+		return err
+	}
 	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused), configKey); err != nil {
 		return err
 	}
@@ -205,38 +233,33 @@ const InitStd = 0.02
 // ParamSpecs lists every tensor of a model with this config, in a fixed order
 // that New, Build and checkpoints all follow.
 func (c Config) ParamSpecs() []ParamSpec {
-	d, f := c.DModel, c.DFF
+	d := c.DModel
 	specs := []ParamSpec{{"tok_emb.weight", []int{c.Vocab, d}, InitNormal}}
 	if c.PositionKind() == PositionLearned {
 		specs = append(specs, ParamSpec{"pos_emb.weight", []int{c.Context, d}, InitNormal})
 	}
-	norm := func(name string) []ParamSpec {
-		return []ParamSpec{{name + ".weight", []int{d}, InitOnes}, {name + ".bias", []int{d}, InitZeros}}
-	}
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blocks.%d.", i)
 		if c.MLP {
-			specs = append(specs, norm(p+"ln1")...)
+			specs = append(specs, c.normSpecs(p+"ln1")...)
 		}
 		specs = append(specs, c.projectionSpecs(p+"attn.")...)
+		specs = append(specs, c.qkNormSpecs(p+"attn.")...)
 		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, d}, InitNormal})
 		if c.OutBias {
 			specs = append(specs, ParamSpec{p + "attn.out.bias", []int{d}, InitZeros})
 		}
 		if c.MLP {
-			specs = append(specs, norm(p+"ln2")...)
-			specs = append(specs,
-				ParamSpec{p + "mlp.fc.weight", []int{f, d}, InitNormal},
-				ParamSpec{p + "mlp.fc.bias", []int{f}, InitZeros},
-				ParamSpec{p + "mlp.proj.weight", []int{d, f}, InitNormal},
-				ParamSpec{p + "mlp.proj.bias", []int{d}, InitZeros},
-			)
+			specs = append(specs, c.normSpecs(p+"ln2")...)
+			specs = append(specs, c.mlpSpecs(p+"mlp.")...)
 		}
 	}
 	if c.MLP {
-		specs = append(specs, norm("ln_f")...)
+		specs = append(specs, c.normSpecs("ln_f")...)
 	}
-	specs = append(specs, ParamSpec{"lm_head.weight", []int{c.Vocab, d}, InitNormal})
+	if !c.TieEmbeddings {
+		specs = append(specs, ParamSpec{"lm_head.weight", []int{c.Vocab, d}, InitNormal})
+	}
 	if c.LMBias {
 		specs = append(specs, ParamSpec{"lm_head.bias", []int{c.Vocab}, InitZeros})
 	}

@@ -288,12 +288,14 @@ func dimNames(cfg Config, name string) []string {
 		return []string{d3}
 	case strings.HasSuffix(name, ".attn.out.weight"):
 		return []string{d, d}
-	case strings.HasSuffix(name, ".mlp.fc.weight"):
+	case strings.HasSuffix(name, ".mlp.fc.weight"), strings.HasSuffix(name, ".mlp.gate.weight"), strings.HasSuffix(name, ".mlp.up.weight"):
 		return []string{f, d}
-	case strings.HasSuffix(name, ".mlp.fc.bias"):
+	case strings.HasSuffix(name, ".mlp.fc.bias"), strings.HasSuffix(name, ".mlp.gate.bias"), strings.HasSuffix(name, ".mlp.up.bias"):
 		return []string{f}
-	case strings.HasSuffix(name, ".mlp.proj.weight"):
+	case strings.HasSuffix(name, ".mlp.proj.weight"), strings.HasSuffix(name, ".mlp.down.weight"):
 		return []string{d, f}
+	case strings.HasSuffix(name, "_norm.weight"):
+		return []string{fmt.Sprintf("model.d_model/model.heads=%d", cfg.DHead())}
 	}
 	return []string{d}
 }
@@ -307,6 +309,14 @@ func explainPresence(cfg Config, name string) string {
 		return "expected since model.out_bias=true"
 	case name == "lm_head.bias":
 		return "expected since model.lm_head_bias=true"
+	case name == "lm_head.weight":
+		return "expected since model.tie_embeddings is not set"
+	case strings.HasSuffix(name, "_norm.weight"):
+		return "expected since model.qk_norm=true"
+	case strings.Contains(name, ".mlp.") && strings.HasSuffix(name, ".bias"):
+		return "expected since model.mlp=true and model.mlp_bias is not false"
+	case strings.HasSuffix(name, ".bias") && (strings.Contains(name, ".ln") || strings.HasPrefix(name, "ln_f.")):
+		return "expected since model.norm = layernorm and model.norm_bias is not false"
 	case strings.Contains(name, ".ln1."), strings.Contains(name, ".ln2."),
 		strings.Contains(name, ".mlp."), strings.HasPrefix(name, "ln_f."):
 		return "expected since model.mlp=true"

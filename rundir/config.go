@@ -203,7 +203,7 @@ func (c *Config) Resolve() error {
 	case !c.Model.MLP:
 		c.Model.DFF = 0
 	case c.Model.DFF == 0:
-		c.Model.DFF = 4 * c.Model.DModel
+		c.Model.DFF = c.Model.DefaultDFF()
 	}
 	return nil
 }

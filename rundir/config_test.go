@@ -146,7 +146,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
 		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths, eval_generate)"}},
-		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent)"}},
+		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent, norm, norm_bias, norm_eps, activation, mlp_bias, tie_embeddings, qk_norm)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
 		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},
 		{"duplicate key", "seed: 1\nmodel:\n  heads: 4\n  heads: 8\n", []string{"x.yaml:4:3: duplicate key model.heads (first set at line 3)"}},
@@ -520,4 +520,51 @@ func FuzzSet(f *testing.F) {
 		cfg, err := ParseConfig("fuzz.yaml", []byte("seed: 1\n"), []string{set})
 		checkParsed(t, cfg, err)
 	})
+}
+
+// TestPartsKeys: the keys of today's open models read from YAML, round
+// trip through YAML and JSON (a switch set false stays false, set true
+// stays set), and are absent from a config that does not set them, whose
+// model reads as GPT-2's block. SwiGLU's default d_ff is 2/3 of 4·D
+// rounded up to a multiple of 32.
+func TestPartsKeys(t *testing.T) {
+	cfg, err := ParseConfig("x.yaml", []byte(`
+task: {name: copy, length: 8, symbols: 16}
+model: {d_model: 48, heads: 4, layers: 2, mlp: true, norm: layernorm, norm_bias: false, norm_eps: 1.0e-6,
+        activation: swiglu, mlp_bias: false, tie_embeddings: true, qk_norm: true, position: rope}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cfg.Model
+	if m.NormHasBias() || m.MLPBias.On() || !m.MLPBias.Set() || m.Eps() != 1e-6 || !m.TieEmbeddings || !m.QKNorm || m.DFF != 128 {
+		t.Fatalf("parts not read: %+v", m)
+	}
+	roundTrip(t, "parts", cfg)
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeConfigJSON(raw)
+	if err != nil || !reflect.DeepEqual(back, cfg) {
+		t.Fatalf("JSON round trip: %v, %+v", err, back.Model)
+	}
+	plain, err := ParseConfig("x.yaml", []byte("model: {mlp: true}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err = json.Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"norm", "norm_bias", "norm_eps", "activation", "mlp_bias", "tie_embeddings", "qk_norm"} {
+		if strings.Contains(string(raw), `"`+key+`"`) {
+			t.Errorf("a config that does not set %s writes it: %s", key, raw)
+		}
+	}
+	if p := plain.Model; !p.NormHasBias() || !p.MLPBias.On() || p.ActivationKind() != "gelu_tanh" || p.Eps() != 1e-5 || p.DFF != 4*p.DModel {
+		t.Errorf("an unset part does not read as GPT-2's: %+v", p)
+	}
+	_, err = ParseConfig("x.yaml", []byte("model: {mlp: true, mlp_bias: 0}\n"), nil)
+	msgtest.Refusal(t, "a number for a switch", err, "x.yaml:1:30: model.mlp_bias = 0: want true or false")
 }

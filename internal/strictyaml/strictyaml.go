@@ -17,6 +17,14 @@ import (
 	"github.com/attnscope/attnscope/internal/msg"
 )
 
+// Scalar is a field type that decodes itself from one YAML scalar (a
+// switch whose unset value means on, say), and names in a message what it
+// wants ("want true or false").
+type Scalar interface {
+	DecodeScalar(n *yaml.Node) error
+	Want() string
+}
+
 // Decoder decodes YAML into a struct strictly (see the package doc).
 type Decoder struct {
 	// Fixed names dotted keys a person might try to set but may not, each
@@ -479,6 +487,15 @@ func (d Decoder) assign(v reflect.Value, n *yaml.Node, path string, where func(*
 	}
 	if v.Kind() == reflect.Slice {
 		return d.assignList(v, n, path, where)
+	}
+	if sc, ok := v.Addr().Interface().(Scalar); ok {
+		if n.Kind != yaml.ScalarNode || isNull(n) {
+			return errors.Errorf("%s: %s: %s, got %s", where(n), path, sc.Want(), describe(n))
+		}
+		if err := sc.DecodeScalar(n); err != nil {
+			return errors.Errorf("%s: %s = %s: %s", where(n), path, show(n), sc.Want())
+		}
+		return nil
 	}
 	if n.Kind != yaml.ScalarNode || isNull(n) {
 		return errors.Errorf("%s: %s: %s, got %s", where(n), path, want(v.Kind()), describe(n))
