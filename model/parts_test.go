@@ -35,7 +35,9 @@ func TestPartsValidation(t *testing.T) {
 		}
 	}
 	for _, ok := range []func(c *Config){
-		func(c *Config) { c.Norm, c.Activation, c.MLPBias, c.TieEmbeddings, c.QKNorm = NormRMS, ActivationSwiGLU, FlagOff, true, true },
+		func(c *Config) {
+			c.Norm, c.Activation, c.MLPBias, c.TieEmbeddings, c.QKNorm = NormRMS, ActivationSwiGLU, FlagOff, true, true
+		},
 		func(c *Config) { c.NormBias, c.Activation = FlagOff, ActivationGELU },
 		func(c *Config) { c.MLP, c.DFF, c.QKNorm, c.TieEmbeddings = false, 0, true, true },
 	} {
