@@ -8,13 +8,30 @@ import (
 )
 
 // Block is one transformer block. With MLP == nil it is attention-only,
-// x = x + attn(x) (LN1 and LN2 unused); otherwise it is pre-LN:
+// x = x + attn(x) (LN1 and LN2 unused); otherwise it is pre-norm:
 // x = x + attn(ln1(x)); x = x + mlp(ln2(x)).
 type Block struct {
-	LN1  *LayerNorm
+	LN1  Norm
 	Attn *MultiHeadSelfAttention
-	LN2  *LayerNorm
-	MLP  *MLP
+	LN2  Norm
+	MLP  FeedForward
+}
+
+// Norm is a block's normalisation of each row of x (N, D), a LayerNorm or
+// an RMSNorm.
+type Norm interface {
+	Width() int // D
+	SetPath(p Path)
+	Forward(x *gorgonia.Node) (*gorgonia.Node, error)
+	forward(x *gorgonia.Node) *gorgonia.Node
+}
+
+// FeedForward is a block's MLP, (N, D) -> (N, D).
+type FeedForward interface {
+	Width() int // D
+	SetPath(p Path)
+	Forward(x *gorgonia.Node) (*gorgonia.Node, error)
+	forward(x *gorgonia.Node) *gorgonia.Node
 }
 
 // BlockOutput is what a Block's Forward built: its output (B*T, D) and what
@@ -24,15 +41,17 @@ type BlockOutput struct {
 	Attn AttentionOutput
 }
 
-// NewBlock checks that a full block has both LayerNorms of the right width.
-func NewBlock(ln1 *LayerNorm, attn *MultiHeadSelfAttention, ln2 *LayerNorm, mlp *MLP) (*Block, error) {
+// NewBlock checks that a full block has both norms and its MLP of the
+// attention's width. A nil mlp makes the block attention-only.
+func NewBlock(ln1 Norm, attn *MultiHeadSelfAttention, ln2 Norm, mlp FeedForward) (*Block, error) {
 	if attn == nil {
 		return nil, errors.New("block: attention is required")
 	}
-	if mlp != nil {
-		if ln1 == nil || ln2 == nil || ln1.D != attn.D || ln2.D != attn.D || mlp.FC.In != attn.D {
-			return nil, errors.Errorf("block: a full block needs ln1, ln2 and an mlp of width %d", attn.D)
-		}
+	if mlp == nil {
+		return &Block{Attn: attn}, nil
+	}
+	if ln1 == nil || ln2 == nil || ln1.Width() != attn.D || ln2.Width() != attn.D || mlp.Width() != attn.D {
+		return nil, errors.Errorf("block: a full block needs ln1, ln2 and an mlp of width %d", attn.D)
 	}
 	return &Block{LN1: ln1, Attn: attn, LN2: ln2, MLP: mlp}, nil
 }

@@ -30,6 +30,9 @@ func NewLayerNorm(weight, bias *gorgonia.Node) (*LayerNorm, error) {
 	return &LayerNorm{D: weight.Shape()[0], Eps: LayerNormEps, Weight: weight, Bias: bias}, nil
 }
 
+// Width is D.
+func (l *LayerNorm) Width() int { return l.D }
+
 // Forward normalises x (N, D) row by row.
 func (l *LayerNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 	defer raise.Catch(&err)

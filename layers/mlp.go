@@ -22,6 +22,9 @@ func NewMLP(fc, proj *Linear) (*MLP, error) {
 	return &MLP{FC: fc, Proj: proj}, nil
 }
 
+// Width is D, the width it maps from and back to.
+func (m *MLP) Width() int { return m.FC.In }
+
 // Forward maps x (N, D) to y = Proj(GELU(FC(x))) (N, D), GELU in its tanh
 // form.
 func (m *MLP) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {

@@ -174,6 +174,9 @@ func (a *MultiHeadSelfAttention) SetPath(p Path) {
 	a.QKV.Path = p
 }
 
+// SetPath puts the LayerNorm on path p.
+func (l *LayerNorm) SetPath(p Path) { l.Path = p }
+
 // SetPath puts the MLP and both its projections on path p.
 func (m *MLP) SetPath(p Path) { m.Path, m.FC.Path, m.Proj.Path = p, p, p }
 
@@ -181,7 +184,8 @@ func (m *MLP) SetPath(p Path) { m.Path, m.FC.Path, m.Proj.Path = p, p, p }
 func (bl *Block) SetPath(p Path) {
 	bl.Attn.SetPath(p)
 	if bl.MLP != nil {
-		bl.LN1.Path, bl.LN2.Path = p, p
+		bl.LN1.SetPath(p)
+		bl.LN2.SetPath(p)
 		bl.MLP.SetPath(p)
 	}
 }

@@ -175,7 +175,7 @@ func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node
 	if !cfg.MLP {
 		return x
 	}
-	return raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B*T, D)
+	return raise.Must(gr.norm(params, "ln_f").Forward(x)) // (B*T, D)
 }
 
 // block assembles layer i from its named parameters, every part on the
@@ -194,9 +194,7 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	if !gr.Model.Config.MLP {
 		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
 	}
-	mlp := raise.Must(layers.NewMLP(gr.linear(params, p+"mlp.fc"), gr.linear(params, p+"mlp.proj")))
-	mlp.Path = gr.Path
-	return raise.Must(layers.NewBlock(gr.layerNorm(params, p+"ln1"), attn, gr.layerNorm(params, p+"ln2"), mlp))
+	return raise.Must(layers.NewBlock(gr.norm(params, p+"ln1"), attn, gr.norm(params, p+"ln2"), gr.mlp(params, p+"mlp")))
 }
 
 // linear, layerNorm and embedding make the layer whose parameters are
@@ -207,10 +205,20 @@ func (gr *Graph) linear(params map[string]*gorgonia.Node, name string) *layers.L
 	return l
 }
 
-func (gr *Graph) layerNorm(params map[string]*gorgonia.Node, name string) *layers.LayerNorm {
+// norm is the config's norm named name (ln1, ln2, ln_f), on the graph's
+// path.
+func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm {
 	l := raise.Must(layers.NewLayerNorm(params[name+".weight"], params[name+".bias"]))
 	l.Path = gr.Path
 	return l
+}
+
+// mlp is the config's MLP whose parameters are under name, on the graph's
+// path.
+func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedForward {
+	mlp := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj")))
+	mlp.Path = gr.Path
+	return mlp
 }
 
 func (gr *Graph) embedding(table *gorgonia.Node) *layers.Embedding {

@@ -100,7 +100,7 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 		l.out, x = out, out.Out // (B, D)
 	}
 	if m.Config.MLP {
-		x = raise.Must(gr.layerNorm(params, "ln_f").Forward(x)) // (B, D)
+		x = raise.Must(gr.norm(params, "ln_f").Forward(x)) // (B, D)
 	}
 	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
 	d.vm = raise.Must(engine.NewMachine(d.g))                      // read through d.vm.Value
