@@ -9,7 +9,11 @@
 names and layouts of attnscope's checkpoints, so `load_state_dict` takes a
 checkpoint's tensors as they are. It covers the attention family (learned,
 sinusoidal, rope, alibi and no positions; grouped- and multi-query heads;
-windows; latent attention). `read_safetensors` reads the file in pure Python
+windows; latent attention) and the block parts of model/parts.go (LayerNorm
+with or without a bias, RMSNorm, the norms' eps; gelu_tanh, exact gelu,
+swiglu and relu2 MLPs with or without biases; tied embeddings; QK-norm).
+Norm is written here rather than taken from torch.nn, whose LayerNorm has no
+bias switch before torch 2.1 and which has no RMSNorm before 2.4. `read_safetensors` reads the file in pure Python
 (Debian's python3 has no safetensors package). The model tests
 (model/testdata/pytorch/gen_fixtures.py) and model.TestPyTorchLoadsCheckpoint
 use this module.
@@ -21,10 +25,34 @@ import struct
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 
 def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+class Norm(nn.Module):
+    """model.norm over the last dimension: "layernorm" (biased variance;
+    a bias unless bias=False) or "rmsnorm" (no mean, no bias)."""
+
+    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5):
+        super().__init__()
+        self.kind, self.eps = kind, eps
+        self.weight = nn.Parameter(torch.ones(width))
+        self.bias = nn.Parameter(torch.zeros(width)) if kind == "layernorm" and bias else None
+
+    def forward(self, x):
+        if self.kind == "rmsnorm":
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+def block_norm(cfg):
+    """A block's (or the final) norm as the config sets it."""
+    bias = cfg.get("norm_bias")
+    return Norm(cfg["d_model"], cfg.get("norm") or "layernorm", bias is None or bias,
+                cfg.get("norm_eps") or 1e-5)
 
 
 def alibi_slopes(n):
@@ -79,6 +107,12 @@ class Attention(nn.Module):
         else:
             self.qkv = nn.Linear(d, d + 2 * self.kv_heads * dh, bias=cfg["qkv_bias"])
         self.out = nn.Linear(d, d, bias=cfg["out_bias"])
+        if cfg.get("qk_norm"):
+            eps = cfg.get("norm_eps") or 1e-5
+            self.q_norm = Norm(dh, "rmsnorm", eps=eps)                    # one weight for every head
+            self.k_norm = Norm(dh, "rmsnorm", eps=eps)                    # and every kv head
+        else:
+            self.q_norm = self.k_norm = None
 
     def forward(self, x):
         B, T, D = x.shape
@@ -92,6 +126,8 @@ class Attention(nn.Module):
         q = q.view(B, T, H, d).transpose(1, 2)                               # (B, H, T, d)
         k = k.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
         v = v.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
+        if self.q_norm is not None:                                          # before the rotation
+            q, k = self.q_norm(q), self.k_norm(k)
         if self.position == "rope":
             q, k = rope(q, self.rope_base), rope(k, self.rope_base)
         k = k.repeat_interleave(H // k.shape[1], dim=1)                      # (B, H, T, d)
@@ -111,14 +147,35 @@ class Attention(nn.Module):
         return self.out(y), a
 
 
+ACTIVATIONS = {
+    "gelu_tanh": gelu_tanh,
+    "gelu": lambda x: 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))),
+    "relu2": lambda x: torch.relu(x) ** 2,
+}
+
+
 class MLP(nn.Module):
+    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x)."""
+
     def __init__(self, cfg):
         super().__init__()
-        self.fc = nn.Linear(cfg["d_model"], cfg["d_ff"])
-        self.proj = nn.Linear(cfg["d_ff"], cfg["d_model"])
+        D, F = cfg["d_model"], cfg["d_ff"]
+        bias = cfg.get("mlp_bias")
+        bias = bias is None or bias
+        self.activation = cfg.get("activation") or "gelu_tanh"
+        if self.activation == "swiglu":
+            self.gate = nn.Linear(D, F, bias=bias)
+            self.up = nn.Linear(D, F, bias=bias)
+            self.down = nn.Linear(F, D, bias=bias)
+        else:
+            self.fc = nn.Linear(D, F, bias=bias)
+            self.proj = nn.Linear(F, D, bias=bias)
 
     def forward(self, x):
-        return self.proj(gelu_tanh(self.fc(x)))
+        if self.activation == "swiglu":
+            g = self.gate(x)
+            return self.down(g * torch.sigmoid(g) * self.up(x))
+        return self.proj(ACTIVATIONS[self.activation](self.fc(x)))
 
 
 class Block(nn.Module):
@@ -126,10 +183,10 @@ class Block(nn.Module):
         super().__init__()
         self.full = cfg["mlp"]
         if self.full:
-            self.ln1 = nn.LayerNorm(cfg["d_model"], eps=1e-5)
+            self.ln1 = block_norm(cfg)
         self.attn = Attention(cfg)
         if self.full:
-            self.ln2 = nn.LayerNorm(cfg["d_model"], eps=1e-5)
+            self.ln2 = block_norm(cfg)
             self.mlp = MLP(cfg)
 
     def forward(self, x):
@@ -139,6 +196,20 @@ class Block(nn.Module):
         y, a = self.attn(self.ln1(x))
         x = x + y
         return x + self.mlp(self.ln2(x)), a
+
+
+class TiedHead(nn.Module):
+    """An LM head whose weight is the token embedding's; only its bias (if
+    any) is its own, named lm_head.bias."""
+
+    def __init__(self, embedding, vocab, bias):
+        super().__init__()
+        self.embedding = [embedding]                                     # a list: not a submodule
+        self.bias = nn.Parameter(torch.zeros(vocab)) if bias else None
+
+    def forward(self, x):
+        logits = x @ self.embedding[0].weight.t()                        # (B, T, V)
+        return logits if self.bias is None else logits + self.bias
 
 
 class AttnLM(nn.Module):
@@ -151,8 +222,12 @@ class AttnLM(nn.Module):
             self.pos_emb = nn.Embedding(cfg["context"], cfg["d_model"])
         self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg["layers"])])
         if cfg["mlp"]:
-            self.ln_f = nn.LayerNorm(cfg["d_model"], eps=1e-5)
-        self.lm_head = nn.Linear(cfg["d_model"], cfg["vocab"], bias=cfg["lm_head_bias"])
+            self.ln_f = block_norm(cfg)
+        self.tied = bool(cfg.get("tie_embeddings"))
+        if self.tied:
+            self.lm_head = TiedHead(self.tok_emb, cfg["vocab"], cfg["lm_head_bias"])
+        else:
+            self.lm_head = nn.Linear(cfg["d_model"], cfg["vocab"], bias=cfg["lm_head_bias"])
 
     def forward(self, tokens):
         B, T = tokens.shape
@@ -172,34 +247,43 @@ class AttnLM(nn.Module):
 
 def param_order(cfg):
     """The names of model.Config.ParamSpecs, in its order."""
+    def norm(name):
+        bias = cfg.get("norm_bias")
+        has_bias = (cfg.get("norm") or "layernorm") == "layernorm" and (bias is None or bias)
+        return [name + ".weight"] + ([name + ".bias"] if has_bias else [])
+
+    def linear(name, bias):
+        return [name + ".weight"] + ([name + ".bias"] if bias else [])
+
+    mlp_bias = cfg.get("mlp_bias")
+    mlp_bias = mlp_bias is None or mlp_bias
+    mlp = ["gate", "up", "down"] if cfg.get("activation") == "swiglu" else ["fc", "proj"]
     names = ["tok_emb.weight"]
     if (cfg.get("position") or "learned") == "learned":
         names.append("pos_emb.weight")
     for i in range(cfg["layers"]):
         p = "blocks.%d." % i
         if cfg["mlp"]:
-            names += [p + "ln1.weight", p + "ln1.bias"]
+            names += norm(p + "ln1")
         if cfg.get("kv_latent"):
-            names += [p + "attn.q.weight"] + ([p + "attn.q.bias"] if cfg["qkv_bias"] else [])
-            names.append(p + "attn.kv_down.weight")
-            names += [p + "attn.kv_up.weight"] + ([p + "attn.kv_up.bias"] if cfg["qkv_bias"] else [])
+            names += linear(p + "attn.q", cfg["qkv_bias"]) + [p + "attn.kv_down.weight"]
+            names += linear(p + "attn.kv_up", cfg["qkv_bias"])
         else:
-            names.append(p + "attn.qkv.weight")
-            if cfg["qkv_bias"]:
-                names.append(p + "attn.qkv.bias")
-        names.append(p + "attn.out.weight")
-        if cfg["out_bias"]:
-            names.append(p + "attn.out.bias")
+            names += linear(p + "attn.qkv", cfg["qkv_bias"])
+        if cfg.get("qk_norm"):
+            names += [p + "attn.q_norm.weight", p + "attn.k_norm.weight"]
+        names += linear(p + "attn.out", cfg["out_bias"])
         if cfg["mlp"]:
-            names += [p + "ln2.weight", p + "ln2.bias", p + "mlp.fc.weight", p + "mlp.fc.bias",
-                      p + "mlp.proj.weight", p + "mlp.proj.bias"]
+            names += norm(p + "ln2")
+            for m in mlp:
+                names += linear(p + "mlp." + m, mlp_bias)
     if cfg["mlp"]:
-        names += ["ln_f.weight", "ln_f.bias"]
-    names.append("lm_head.weight")
+        names += norm("ln_f")
+    if not cfg.get("tie_embeddings"):
+        names.append("lm_head.weight")
     if cfg["lm_head_bias"]:
         names.append("lm_head.bias")
     return names
-
 
 
 DTYPES = {"F32": torch.float32, "F64": torch.float64}

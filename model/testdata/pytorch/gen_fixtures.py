@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """PyTorch reference fixtures for model/pytorch_test.go.
 
-Regenerate (byte-identical output) from the repository root with:
+Regenerate from the repository root with the command below; reruns on one
+machine are byte-identical, another BLAS build may change a last digit:
 
     /usr/bin/python3 model/testdata/pytorch/gen_fixtures.py
 
@@ -20,8 +21,12 @@ model.Config.ParamSpecs:
              [h*d, (h+1)*d) of each; s = q k^T / sqrt(d); causal mask;
              a = softmax over keys (masked entries exactly 0);
              y = (a v) heads concatenated, then W_out^T [+ b_out]
-    mlp    : proj(gelu_tanh(fc(x)))
-    LN     : biased variance, eps 1e-5
+    mlp    : proj(act(fc(x))), act gelu_tanh, exact gelu or relu(x)^2;
+             swiglu: down(silu(gate(x)) * up(x)); biases unless mlp_bias false
+    LN     : biased variance, eps norm_eps (1e-5); a bias unless norm_bias false
+    RMSNorm: x / sqrt(mean(x^2) + eps) * w
+    qk_norm: RMSNorm of each head's q and k over d, before the rotation
+    tied   : lm_head's weight is tok_emb's (one tensor, both gradients)
     logits = lm_head([ln_f](x))                                  (B*T, V)
     loss   = sum(mask * CE) / sum(mask)
 
@@ -59,7 +64,7 @@ def init_weights(model, gen):
     """Deterministic, deliberately non-small weights, rounded to 4 decimals."""
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if ".ln" in name or name.startswith("ln_f"):
+            if ".ln" in name or name.startswith("ln_f") or "_norm." in name:
                 base, std = (1.0, 0.3) if name.endswith("weight") else (0.0, 0.2)
             elif name.endswith("bias"):
                 base, std = 0.0, 0.2
@@ -155,6 +160,21 @@ def main():
     make_case("mla_none", config(vocab=10, context=7, d_model=16, heads=4, layers=2, mlp=True, d_ff=32,
                                  qkv_bias=True, out_bias=True, position="none", kv_latent=6, window=4),
               batch=2, seq_len=7, seed=94)
+    # Today's open models' blocks (model/parts.go). Llama/Qwen 3: RMSNorm, SwiGLU,
+    # rope, grouped-query heads, QK-norm, tied embeddings, no biases anywhere.
+    make_case("llama_style", config(vocab=11, context=7, d_model=16, heads=4, layers=2, mlp=True, d_ff=24,
+                                    position="rope", kv_heads=2, norm="rmsnorm", norm_eps=1e-6,
+                                    activation="swiglu", mlp_bias=False, tie_embeddings=True, qk_norm=True),
+              batch=2, seq_len=7, seed=95)
+    # nanoGPT with bias=False: LayerNorm without bias, exact GELU, tied embeddings.
+    make_case("nanogpt_style", config(vocab=10, context=8, d_model=16, heads=2, layers=2, mlp=True, d_ff=32,
+                                      norm_bias=False, activation="gelu", mlp_bias=False, tie_embeddings=True),
+              batch=2, seq_len=6, seed=96)
+    # nanochat's relu^2 MLP, with the head's own bias beside a tied weight.
+    make_case("relu2_tied_bias", config(vocab=9, context=6, d_model=16, heads=2, layers=1, mlp=True, d_ff=32,
+                                        activation="relu2", norm="rmsnorm", tie_embeddings=True,
+                                        lm_head_bias=True, out_bias=True, qkv_bias=True),
+              batch=2, seq_len=6, seed=97)
 
 
 if __name__ == "__main__":
