@@ -2,11 +2,9 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -15,9 +13,9 @@ import (
 // split into what each part of the residual stream adds through the LM head:
 // the embeddings (token and position), each head's output W_O^h y_h, each
 // MLP's output, and the biases (the attention output biases, the final
-// LayerNorm's shift and the LM head's). With full blocks the final
-// LayerNorm's scale is held fixed, as TransformerLens does: each part is
-// centred and divided by the position's own 1/σ, so the parts still add up
+// norm's shift and the LM head's). With full blocks the final norm's scale
+// is held fixed, as TransformerLens does: each part is centred (LayerNorm)
+// and divided by the position's own σ or RMS, so the parts still add up
 // exactly to the logit. Each figure is a mean over the scored positions.
 type Attribution struct {
 	Embeddings float64     `json:"embeddings"`
@@ -42,8 +40,10 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		x, _ := model.Float64s(p)
 		return x
 	}
-	unemb, lmBias := param("lm_head.weight"), param("lm_head.bias")
-	lnW, lnB := param("ln_f.weight"), param("ln_f.bias")
+	head, err := newReadout(m)
+	if err != nil {
+		return nil, errors.Wrap(err, "direct logit attribution")
+	}
 	out := &Attribution{Heads: make([][]float64, cfg.Layers)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
@@ -74,36 +74,12 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		bi, p, c := row/t, row%t, b.Targets[row]
 		out.Positions++
 		// through is what a part x of the residual stream adds to the
-		// correct logit: W_U[c] . x, or with ln_f, W_U[c] . (γ ⊙ (x -
-		// mean x) / σ) with this position's σ.
-		through := func(x []float64) float64 {
-			var s float64
-			for i, xi := range x {
-				s += unemb[c*d+i] * xi
-			}
-			return s
-		}
-		if cfg.MLP {
-			final := res[cfg.Layers][row*d : (row+1)*d]
-			sigma := math.Sqrt(variance(final) + layers.LayerNormEps)
-			through = func(x []float64) float64 {
-				mean := meanOf(x)
-				var s float64
-				for i, xi := range x {
-					s += unemb[c*d+i] * lnW[i] * (xi - mean) / sigma
-				}
-				return s
-			}
-			var shift float64 // ln_f's β
-			for i, v := range lnB {
-				shift += unemb[c*d+i] * v
-			}
-			out.Biases += shift
-		}
+		// correct logit: W_U[c] . x through the final norm with this
+		// position's divisor.
+		divisor := head.divisor(res[cfg.Layers][row*d : (row+1)*d])
+		through := func(x []float64) float64 { return head.logit(c, head.normed(x, divisor)) }
+		out.Biases += head.shift(c)
 		out.Embeddings += through(res[0][row*d : (row+1)*d])
-		if lmBias != nil {
-			out.Biases += lmBias[c]
-		}
 		for l := 0; l < cfg.Layers; l++ {
 			wo := wos[l]
 			attn := make([]float64, d) // the layer's attention output, bias included
@@ -148,22 +124,4 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.Logit += out.MLPs[l]
 	}
 	return out, nil
-}
-
-func meanOf(x []float64) float64 {
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-// variance is the population variance, as LayerNorm uses.
-func variance(x []float64) float64 {
-	m := meanOf(x)
-	var s float64
-	for _, v := range x {
-		s += (v - m) * (v - m)
-	}
-	return s / float64(len(x))
 }

@@ -200,15 +200,17 @@ func CopyingEigen(m *model.Model, hs [][]Head) ([][]float64, error) {
 	return out, nil
 }
 
-// embeddings are W_E and W_U (V, D) in float64.
+// embeddings are W_E and W_U (V, D) in float64 (the same matrix when the
+// model ties them).
 func embeddings(m *model.Model) (we, wu *mat.Dense, err error) {
 	emb, err := model.Float64s(m.Param("tok_emb.weight"))
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "tok_emb.weight")
 	}
-	unemb, err := model.Float64s(m.Param("lm_head.weight"))
+	name := m.Config.UnembeddingName()
+	unemb, err := model.Float64s(m.Param(name))
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "lm_head.weight")
+		return nil, nil, errors.Wrap(err, name)
 	}
 	v, dm := m.Config.Vocab, m.Config.DModel
 	return mat.NewDense(v, dm, emb), mat.NewDense(v, dm, unemb), nil

@@ -6,12 +6,11 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
 // Lens is the logit lens at one depth of the residual stream (nostalgebraist
-// 2020): the stream read out through the final LayerNorm (when the model has
+// 2020): the stream read out through the final norm (when the model has
 // one) and the LM head as if the layers after it were not there, scored at
 // the task's scored positions.
 type Lens struct {
@@ -28,7 +27,7 @@ func LogitLens(c *Cache) ([]Lens, error) {
 	m, b := c.Model, c.Batch
 	cfg := m.Config
 	n, t := b.Size, b.SeqLen
-	head, err := readout(m)
+	head, err := newReadout(m)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +48,7 @@ func LogitLens(c *Cache) ([]Lens, error) {
 			if b.Mask[p] == 0 {
 				continue
 			}
-			logits := head.apply(x[p*cfg.DModel : (p+1)*cfg.DModel])
+			logits := head.logits(x[p*cfg.DModel : (p+1)*cfg.DModel])
 			target := b.Targets[p]
 			top := slices.Max(logits)
 			var z float64
@@ -72,72 +71,4 @@ func LogitLens(c *Cache) ([]Lens, error) {
 		out = append(out, lens)
 	}
 	return out, nil
-}
-
-// lensHead is the model's readout in float64: ln_f (nil without MLP
-// blocks), then the LM head.
-type lensHead struct {
-	d          int
-	lnW, lnB   []float64
-	lm, lmBias []float64 // (V, D), (V) or nil
-	vocab      int
-}
-
-func readout(m *model.Model) (*lensHead, error) {
-	cfg := m.Config
-	h := &lensHead{d: cfg.DModel, vocab: cfg.Vocab}
-	get := func(name string) ([]float64, error) {
-		p := m.Param(name)
-		if p == nil {
-			return nil, nil
-		}
-		return model.Float64s(p)
-	}
-	var err error
-	if h.lm, err = get("lm_head.weight"); err != nil || h.lm == nil {
-		return nil, errors.Errorf("logit lens: no LM head (%v)", err)
-	}
-	if h.lmBias, err = get("lm_head.bias"); err != nil {
-		return nil, err
-	}
-	if cfg.MLP {
-		if h.lnW, err = get("ln_f.weight"); err != nil {
-			return nil, err
-		}
-		if h.lnB, err = get("ln_f.bias"); err != nil {
-			return nil, err
-		}
-	}
-	return h, nil
-}
-
-// apply is the logits of one residual vector x (D).
-func (h *lensHead) apply(x []float64) []float64 {
-	if h.lnW != nil {
-		var mean, variance float64
-		for _, v := range x {
-			mean += v
-		}
-		mean /= float64(h.d)
-		for _, v := range x {
-			variance += (v - mean) * (v - mean)
-		}
-		variance /= float64(h.d)
-		normed := make([]float64, h.d)
-		for i, v := range x {
-			normed[i] = (v-mean)/math.Sqrt(variance+layers.LayerNormEps)*h.lnW[i] + h.lnB[i]
-		}
-		x = normed
-	}
-	logits := make([]float64, h.vocab)
-	for k := range logits {
-		row := h.lm[k*h.d : (k+1)*h.d]
-		for i, v := range x {
-			logits[k] += row[i] * v
-		}
-		if h.lmBias != nil {
-			logits[k] += h.lmBias[k]
-		}
-	}
-	return logits
 }

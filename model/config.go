@@ -266,6 +266,15 @@ func (c Config) ParamSpecs() []ParamSpec {
 	return specs
 }
 
+// UnembeddingName is the tensor the LM head multiplies the stream by (V, D):
+// lm_head.weight, or tok_emb.weight when the model ties them.
+func (c Config) UnembeddingName() string {
+	if c.TieEmbeddings {
+		return "tok_emb.weight"
+	}
+	return "lm_head.weight"
+}
+
 // projectionSpecs are one attention layer's input projections: the fused
 // [q | k | v] (D + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
 // kv_up (2D, r) with rows [k | v]. Biases go with QKVBias (none on
