@@ -44,21 +44,41 @@ func (e *Embedding) forwardGorgonia(ids *gorgonia.Node) *gorgonia.Node {
 	return node(prefixOf(e.Table))(gorgonia.ByIndices(e.Table, ids, 0)) // (N, D)
 }
 
-// forwardGorgonia is y = (x - mean) / sqrt(var + eps) * w + b, row by row,
-// with Sum, Square, Sqrt and broadcast arithmetic.
+// forwardGorgonia is y = (x - mean) / sqrt(var + eps) * w [+ b], row by
+// row, with Sum, Square, Sqrt and broadcast arithmetic.
 func (l *LayerNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	p := prefixOf(l.Weight)
+	invD := scalar(x.Graph(), x.Dtype(), 1/float64(l.D))
+	mean := node(p + ".mean")(gorgonia.Mul(node(p+".sum")(gorgonia.Sum(x, 1)), invD)) // (N)
+	centered := node(p + ".centered")(gorgonia.BroadcastSub(x, mean, nil, rowwise))   // (N, D)
+	sq := node(p + ".sq")(gorgonia.Square(centered))                                  // (N, D)
+	return scaleRows(p, centered, sq, l.Weight, l.Bias, "var", "std", l.Eps)          // (N, D)
+}
+
+// forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * w, row by row, with
+// Square, Sum, Sqrt and broadcast arithmetic.
+func (l *RMSNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
+	p := prefixOf(l.Weight)
+	sq := node(p + ".sq")(gorgonia.Square(x))                     // (N, D)
+	return scaleRows(p, x, sq, l.Weight, nil, "ms", "rms", l.Eps) // (N, D)
+}
+
+// scaleRows is what LayerNorm and RMSNorm share on the Gorgonia path:
+// x / sqrt(mean(sq) + eps) * w [+ b] row by row, for sq = x^2, the mean of
+// each row of sq named p.<stat> and its square root p.<root>. A nil b adds
+// no bias.
+func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps float64) *gorgonia.Node {
 	g, dt := x.Graph(), x.Dtype()
-	invD, eps := scalar(g, dt, 1/float64(l.D)), scalar(g, dt, l.Eps)
-	mean := node(p + ".mean")(gorgonia.Mul(node(p+".sum")(gorgonia.Sum(x, 1)), invD))             // (N)
-	centered := node(p + ".centered")(gorgonia.BroadcastSub(x, mean, nil, rowwise))               // (N, D)
-	sq := node(p + ".sq")(gorgonia.Square(centered))                                              // (N, D)
-	variance := node(p + ".var")(gorgonia.Mul(node(p+".sq_sum")(gorgonia.Sum(sq, 1)), invD))      // (N)
-	varEps := node(p + ".var_eps")(gorgonia.Add(variance, eps))                                   // (N)
-	std := node(p + ".std")(gorgonia.Sqrt(varEps))                                                // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
-	normed := node(p + ".normed")(gorgonia.BroadcastHadamardDiv(centered, std, nil, rowwise))     // (N, D)
-	scaled := node(p + ".scaled")(gorgonia.BroadcastHadamardProd(normed, l.Weight, nil, colwise)) // (N, D)
-	return node(p)(gorgonia.BroadcastAdd(scaled, l.Bias, nil, colwise))                           // (N, D)
+	invD := scalar(g, dt, 1/float64(x.Shape()[1]))
+	mean := node(p + "." + stat)(gorgonia.Mul(node(p+".sq_sum")(gorgonia.Sum(sq, 1)), invD)) // (N)
+	meanEps := node(p + "." + stat + "_eps")(gorgonia.Add(mean, scalar(g, dt, eps)))         // (N)
+	r := node(p + "." + root)(gorgonia.Sqrt(meanEps))                                        // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
+	normed := node(p + ".normed")(gorgonia.BroadcastHadamardDiv(x, r, nil, rowwise))         // (N, D)
+	if b == nil {
+		return node(p)(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)) // (N, D)
+	}
+	scaled := node(p + ".scaled")(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)) // (N, D)
+	return node(p)(gorgonia.BroadcastAdd(scaled, b, nil, colwise))                         // (N, D)
 }
 
 // geluGorgonia is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with

@@ -8,24 +8,27 @@ import (
 	"github.com/attnscope/attnscope/internal/raise"
 )
 
-// LayerNormEps is PyTorch's nn.LayerNorm default.
+// LayerNormEps is PyTorch's nn.LayerNorm default, the epsilon NewLayerNorm
+// and NewRMSNorm start with.
 const LayerNormEps = 1e-5
 
 // LayerNorm normalises each row of x (N, D) to zero mean and unit biased
 // variance, then scales by Weight and shifts by Bias, as PyTorch's
-// nn.LayerNorm(D): y = (x - mean) / sqrt(var + Eps) * Weight + Bias.
+// nn.LayerNorm(D): y = (x - mean) / sqrt(var + Eps) * Weight + Bias. A nil
+// Bias is a LayerNorm without bias (nn.LayerNorm(D, bias=False)).
 type LayerNorm struct {
 	D      int
 	Eps    float64
 	Weight *gorgonia.Node // (D)
-	Bias   *gorgonia.Node // (D)
+	Bias   *gorgonia.Node // (D) or nil
 	Path   Path           // which ops Forward writes; "" is Fused
 }
 
-// NewLayerNorm checks that weight and bias are vectors of the same length.
+// NewLayerNorm checks that weight is a vector and bias, unless nil, one of
+// the same length.
 func NewLayerNorm(weight, bias *gorgonia.Node) (*LayerNorm, error) {
-	if weight == nil || bias == nil || weight.Dims() != 1 || !weight.Shape().Eq(bias.Shape()) {
-		return nil, errors.Errorf("layer norm: weight %v and bias %v must be equal-length vectors", nodeShape(weight), nodeShape(bias))
+	if weight == nil || weight.Dims() != 1 || bias != nil && !weight.Shape().Eq(bias.Shape()) {
+		return nil, errors.Errorf("layer norm: weight %v and bias %v must be equal-length vectors (or the bias nil)", nodeShape(weight), nodeShape(bias))
 	}
 	return &LayerNorm{D: weight.Shape()[0], Eps: LayerNormEps, Weight: weight, Bias: bias}, nil
 }
@@ -40,11 +43,16 @@ func (l *LayerNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 }
 
 func (l *LayerNorm) forward(x *gorgonia.Node) *gorgonia.Node {
-	if x.Dims() != 2 || x.Shape()[1] != l.D {
-		raise.If(errors.Errorf("layer norm %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.D))
-	}
+	checkRows("layer norm", l.Weight, x)
 	if l.Path == Gorgonia {
 		return l.forwardGorgonia(x)
 	}
 	return node(prefixOf(l.Weight))(ops.LayerNorm(x, l.Weight, l.Bias, l.Eps)) // (N, D)
+}
+
+// checkRows raises unless x is (N, D) for a norm's weight (D).
+func checkRows(what string, weight, x *gorgonia.Node) {
+	if d := weight.Shape()[0]; x.Dims() != 2 || x.Shape()[1] != d {
+		raise.If(errors.Errorf("%s %s: input shape %v, want (N, %d)", what, weight.Name(), x.Shape(), d))
+	}
 }

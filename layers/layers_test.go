@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -212,5 +213,150 @@ func TestEmbeddingRejectsOutOfRangeID(t *testing.T) {
 	err = vm.RunAll()
 	if err == nil || !strings.Contains(err.Error(), "id 7 at position 1") {
 		t.Errorf("error %v, want one naming id 7 at position 1", err)
+	}
+}
+
+// normKind is one of the norms a block takes.
+type normKind struct {
+	name      string
+	bias, rms bool
+}
+
+var normKinds = []normKind{{"layernorm", true, false}, {"layernorm without bias", false, false}, {"rmsnorm", false, true}}
+
+// buildNorm makes the norm of kind k from p's "ln.weight" (and "ln.bias"
+// when it has one) on path, with epsilon eps; it returns the norm and its
+// parameter nodes, the weight first.
+func buildNorm(t *testing.T, g *gorgonia.ExprGraph, k normKind, p map[string]*tensor.Dense, path Path, eps float64) (Norm, gorgonia.Nodes) {
+	t.Helper()
+	w := NewParam(g, "ln.weight", p["ln.weight"])
+	if k.rms {
+		n, err := NewRMSNorm(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Path, n.Eps = path, eps
+		return n, gorgonia.Nodes{w}
+	}
+	params := gorgonia.Nodes{w}
+	var b *gorgonia.Node
+	if k.bias {
+		b = NewParam(g, "ln.bias", p["ln.bias"])
+		params = append(params, b)
+	}
+	n, err := NewLayerNorm(w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Path, n.Eps = path, eps
+	return n, params
+}
+
+// refNorm is the norm of kind k of each row of x (rows, d), float64,
+// from its definition: LayerNorm y = (x - mean) / sqrt(var + eps) * w + b
+// (var the biased variance; no b without a bias), RMSNorm
+// y = x / sqrt(mean(x^2) + eps) * w.
+func refNorm(k normKind, x []float64, d int, w, b []float64, eps float64) []float64 {
+	y := make([]float64, len(x))
+	for r := 0; r < len(x)/d; r++ {
+		row := x[r*d : (r+1)*d]
+		var mean, sq float64
+		if !k.rms {
+			for _, v := range row {
+				mean += v / float64(d)
+			}
+		}
+		for _, v := range row {
+			sq += (v - mean) * (v - mean) / float64(d)
+		}
+		for j, v := range row {
+			y[r*d+j] = (v - mean) / math.Sqrt(sq+eps) * w[j]
+			if k.bias {
+				y[r*d+j] += b[j]
+			}
+		}
+	}
+	return y
+}
+
+// TestNormsMatchReference: LayerNorm with and without bias and RMSNorm, on
+// both paths, in float64 and float32, at eps 0.1 (so a path that ignored
+// Eps would show): the output equals refNorm (float64 within 1e-12,
+// float32 within 1e-5, relative to the largest entry), and the gradients
+// of sum(c * y) with respect to x, the weight and the bias equal central
+// differences (h 1e-6) of refNorm's cost (within 1e-7 and 1e-5).
+func TestNormsMatchReference(t *testing.T) {
+	const n, d, eps = 5, 6, 0.1
+	rng := rand.New(rand.NewPCG(51, 52))
+	xv, cv := graphtest.RandDense(rng, 1, n, d), graphtest.RandDense(rng, 1, n, d)
+	weights := map[string]*tensor.Dense{"ln.weight": graphtest.RandDense(rng, 0.5, d), "ln.bias": graphtest.RandDense(rng, 0.5, d)}
+	x, w, b, c := xv.Float64s(), weights["ln.weight"].Float64s(), weights["ln.bias"].Float64s(), cv.Float64s()
+	for _, k := range normKinds {
+		cost := func() float64 {
+			var s float64
+			for i, y := range refNorm(k, x, d, w, b, eps) {
+				s += c[i] * y
+			}
+			return s
+		}
+		want := [][]float64{refNorm(k, x, d, w, b, eps), graphtest.CentralDifferences(cost, x), graphtest.CentralDifferences(cost, w)}
+		if k.bias {
+			want = append(want, graphtest.CentralDifferences(cost, b))
+		}
+		for _, path := range Paths {
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				t.Run(fmt.Sprintf("%s/%s/%v", k.name, path, dt), func(t *testing.T) {
+					tol, gradTol, conv := 1e-12, 1e-7, func(v *tensor.Dense) *tensor.Dense { return v.Clone().(*tensor.Dense) }
+					if dt == tensor.Float32 {
+						tol, gradTol, conv = 1e-5, 1e-5, graphtest.ToF32
+					}
+					g := gorgonia.NewGraph()
+					p := map[string]*tensor.Dense{}
+					for name, v := range weights {
+						p[name] = conv(v)
+					}
+					xn := NewParam(g, "x", conv(xv))
+					norm, params := buildNorm(t, g, k, p, path, eps)
+					y := graphtest.Must(t)(norm.Forward(xn))
+					cost := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, NewParam(g, "c", conv(cv))))))
+					_, grads := graphtest.Gradients(t, g, cost, append(gorgonia.Nodes{xn}, params...))
+					graphtest.CheckRelative(t, "output", graphtest.Values(t, y), want[0], tol)
+					for i, what := range []string{"dx", "dweight", "dbias"}[:len(grads)] {
+						graphtest.CheckRelative(t, what, grads[i], want[i+1], gradTol)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestNormErrors: a weight that is not a vector, a bias of another length
+// and an input of another width are one-line errors naming the shapes.
+func TestNormErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	param := func(name string, shape ...int) *gorgonia.Node {
+		return NewParam(g, name, tensor.New(tensor.WithShape(shape...), tensor.Of(tensor.Float64)))
+	}
+	w4, b3, x := param("w", 4), param("b", 3), param("x", 2, 3)
+	rms, err := NewRMSNorm(w4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, forwardErr := rms.Forward(x)
+	_, rmsErr := NewRMSNorm(param("m", 2, 2))
+	_, nilErr := NewRMSNorm(nil)
+	_, lnErr := NewLayerNorm(w4, b3)
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{forwardErr, "rms norm w: input shape (2, 3), want (N, 4)"},
+		{rmsErr, "rms norm: weight (2, 2) must be a vector"},
+		{nilErr, "rms norm: weight () must be a vector"},
+		{lnErr, "layer norm: weight (4) and bias (3) must be equal-length vectors"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) || strings.Contains(c.err.Error(), "\n") {
+			t.Errorf("error %v, want one line containing %q", c.err, c.want)
+		}
 	}
 }

@@ -18,8 +18,8 @@ type pathCase struct {
 	build func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes)
 }
 
-// TestLayersAgreeAcrossPaths: Linear, LayerNorm and the MLP (Linear, GELU,
-// Linear) on the Gorgonia path (Mul, Transpose, BroadcastAdd, Sum, Square,
+// TestLayersAgreeAcrossPaths: Linear, LayerNorm (with and without bias),
+// RMSNorm and the MLP (Linear, GELU, Linear) on the Gorgonia path (Mul, Transpose, BroadcastAdd, Sum, Square,
 // Sqrt, BroadcastHadamardDiv, Cube, Tanh, ...) give the Fused path's output
 // and gradients of sum(c * y) (float64 within 1e-12, float32 within 1e-5,
 // relative to the largest entry), and in float64 the Gorgonia path's
@@ -49,14 +49,6 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 			l := linear(t, g, p, "l", path)
 			return graphtest.Must(t)(l.Forward(x)), gorgonia.Nodes{x, l.Weight, l.Bias}
 		}},
-		{"layernorm", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
-			ln, err := NewLayerNorm(NewParam(g, "ln.weight", p["ln.weight"]), NewParam(g, "ln.bias", p["ln.bias"]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln.Path = path
-			return graphtest.Must(t)(ln.Forward(x)), gorgonia.Nodes{x, ln.Weight, ln.Bias}
-		}},
 		{"mlp", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
 			m, err := NewMLP(linear(t, g, p, "mlp.fc", path), linear(t, g, p, "mlp.proj", path))
 			if err != nil {
@@ -65,6 +57,12 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 			m.Path = path
 			return graphtest.Must(t)(m.Forward(x)), gorgonia.Nodes{x, m.FC.Weight, m.FC.Bias, m.Proj.Weight, m.Proj.Bias}
 		}},
+	}
+	for _, k := range normKinds {
+		cases = append(cases, pathCase{k.name, func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
+			norm, params := buildNorm(t, g, k, p, path, LayerNormEps)
+			return graphtest.Must(t)(norm.Forward(x)), append(gorgonia.Nodes{x}, params...)
+		}})
 	}
 	for _, c := range cases {
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {

@@ -117,8 +117,8 @@ func TestUpstreamByIndicesOutOfRange(t *testing.T) {
 
 // TestUpstreamInverseSqrtGradient pins that InverseSqrt's gradient is
 // -dy / (2 y^3) instead of -dy y^3 / 2 (y = 1/sqrt(x)): at x = 4 it gives -4
-// where d/dx x^(-1/2) = -1/16. That is why the Gorgonia-path LayerNorm
-// divides by Sqrt(var + eps) instead of multiplying by InverseSqrt.
+// where d/dx x^(-1/2) = -1/16. That is why the Gorgonia-path LayerNorm and
+// RMSNorm divide by Sqrt(var + eps) instead of multiplying by InverseSqrt.
 func TestUpstreamInverseSqrtGradient(t *testing.T) {
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{4})))
@@ -129,7 +129,7 @@ func TestUpstreamInverseSqrtGradient(t *testing.T) {
 	}
 	graphtest.Run(t, g)
 	if got := graphtest.Values(t, grads[0])[0]; got != -4 {
-		t.Errorf("d InverseSqrt(x)/dx at 4 = %v, pinned upstream value -4 (true -0.0625): the bug changed; re-check the Gorgonia-path LayerNorm", got)
+		t.Errorf("d InverseSqrt(x)/dx at 4 = %v, pinned upstream value -4 (true -0.0625): the bug changed; re-check the Gorgonia-path LayerNorm and RMSNorm", got)
 	}
 }
 

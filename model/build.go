@@ -205,11 +205,18 @@ func (gr *Graph) linear(params map[string]*gorgonia.Node, name string) *layers.L
 	return l
 }
 
-// norm is the config's norm named name (ln1, ln2, ln_f), on the graph's
-// path.
+// norm is the config's norm named name (ln1, ln2, ln_f), at the config's
+// epsilon, on the graph's path: an RMSNorm, or a LayerNorm whose bias is
+// nil when the config has none.
 func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm {
-	l := raise.Must(layers.NewLayerNorm(params[name+".weight"], params[name+".bias"]))
-	l.Path = gr.Path
+	w, eps := params[name+".weight"], gr.Model.Config.Eps()
+	if gr.Model.Config.NormKind() == NormRMS {
+		l := raise.Must(layers.NewRMSNorm(w))
+		l.Eps, l.Path = eps, gr.Path
+		return l
+	}
+	l := raise.Must(layers.NewLayerNorm(w, params[name+".bias"]))
+	l.Eps, l.Path = eps, gr.Path
 	return l
 }
 

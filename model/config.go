@@ -17,8 +17,9 @@ type Config struct {
 	DModel  int `json:"d_model" yaml:"d_model"` // D: residual stream width
 	Heads   int `json:"heads" yaml:"heads"`     // H: attention heads per layer, D % H == 0
 	Layers  int `json:"layers" yaml:"layers"`   // number of blocks
-	// MLP selects full pre-LN blocks (LayerNorm, attention, LayerNorm, MLP) and a
-	// final LayerNorm; false gives attention-only blocks x = x + attn(x).
+	// MLP selects full pre-norm blocks (norm, attention, norm, MLP; the
+	// norm is Norm's) and a final norm; false gives attention-only blocks
+	// x = x + attn(x).
 	MLP     bool    `json:"mlp" yaml:"mlp"`
 	DFF     int     `json:"d_ff" yaml:"d_ff"`                 // F: MLP hidden width (used when MLP)
 	QKVBias bool    `json:"qkv_bias" yaml:"qkv_bias"`         // bias on the fused Q/K/V projection

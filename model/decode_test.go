@@ -11,7 +11,8 @@ import (
 )
 
 // decodeVariants are one model of each attention kind, attention-only and
-// with full blocks (dropout configured: a decoding step never drops).
+// with full blocks (dropout configured: a decoding step never drops), and
+// one with full blocks for each of normConfigs' norms.
 func decodeVariants() map[string]Config {
 	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
 	edits := map[string]func(*Config){
@@ -36,6 +37,12 @@ func decodeVariants() map[string]Config {
 			}
 			out[name] = c
 		}
+	}
+	for name, norm := range normConfigs {
+		c := base
+		c.MLP, c.DFF = true, 24
+		norm(&c)
+		out[name] = c
 	}
 	return out
 }

@@ -1,13 +1,14 @@
 // Package model is the small causal language model built from package layers:
-// token + position embedding, a stack of blocks, an optional final LayerNorm
-// and a linear LM head.
+// token + position embedding, a stack of blocks, an optional final norm
+// (the config's: a LayerNorm, with or without a bias, or an RMSNorm) and a
+// linear LM head.
 //
 // The package is the model: its config, weights, graphs and checkpoints.
 // How a graph runs lives elsewhere: the lean machine NewLeanMachine returns
 // is internal/engine's Machine, and the training step's split of a batch
 // over the cores is train's Replicas. The KV-cache Decoder stays here
 // because it assembles the same blocks as Build through Build's unexported
-// builders (the embeddings, blocks, final LayerNorm and LM head); moved to
+// builders (the embeddings, blocks, final norm and LM head); moved to
 // package generate it would need half of them exported.
 //
 // Conventions:

@@ -36,7 +36,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 		pre := fmt.Sprintf("blocks.%d.", l)
 		in := x
 		if cfg.MLP {
-			in = refLayerNorm(x, d, p(pre+"ln1.weight"), p(pre+"ln1.bias"))
+			in = refNorm(cfg, x, p(pre+"ln1.weight"), p(pre+"ln1.bias"))
 		}
 		qkv := refLinear(in, d, p(pre+"attn.qkv.weight"), p(pre+"attn.qkv.bias"))
 		concat := make([]float64, n*d)
@@ -82,7 +82,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 		attention = append(attention, weights)
 		x = add(x, refLinear(concat, d, p(pre+"attn.out.weight"), p(pre+"attn.out.bias")))
 		if cfg.MLP {
-			hid := refLinear(refLayerNorm(x, d, p(pre+"ln2.weight"), p(pre+"ln2.bias")), d, p(pre+"mlp.fc.weight"), p(pre+"mlp.fc.bias"))
+			hid := refLinear(refNorm(cfg, x, p(pre+"ln2.weight"), p(pre+"ln2.bias")), d, p(pre+"mlp.fc.weight"), p(pre+"mlp.fc.bias"))
 			for i, v := range hid {
 				hid[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
 			}
@@ -90,7 +90,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 		}
 	}
 	if cfg.MLP {
-		x = refLayerNorm(x, d, p("ln_f.weight"), p("ln_f.bias"))
+		x = refNorm(cfg, x, p("ln_f.weight"), p("ln_f.bias"))
 	}
 	logits = refLinear(x, d, p("lm_head.weight"), p("lm_head.bias"))
 	v := cfg.Vocab
@@ -138,22 +138,30 @@ func refLinear(x []float64, in int, w, b []float64) []float64 {
 	return y
 }
 
-// refLayerNorm normalises each row with the biased variance and eps 1e-5.
-func refLayerNorm(x []float64, d int, w, b []float64) []float64 {
+// refNorm is the config's norm of each row of x (rows, D) at its epsilon:
+// a LayerNorm with the biased variance, plus b unless nil, or an RMSNorm,
+// x / sqrt(mean(x^2) + eps) * w.
+func refNorm(cfg Config, x []float64, w, b []float64) []float64 {
+	d, rms := cfg.DModel, cfg.NormKind() == NormRMS
 	y := make([]float64, len(x))
 	for r := 0; r < len(x)/d; r++ {
 		row := x[r*d : (r+1)*d]
 		var mean, variance float64
-		for _, v := range row {
-			mean += v
+		if !rms {
+			for _, v := range row {
+				mean += v
+			}
+			mean /= float64(d)
 		}
-		mean /= float64(d)
 		for _, v := range row {
 			variance += (v - mean) * (v - mean)
 		}
 		variance /= float64(d)
 		for c, v := range row {
-			y[r*d+c] = (v-mean)/math.Sqrt(variance+1e-5)*w[c] + b[c]
+			y[r*d+c] = (v - mean) / math.Sqrt(variance+cfg.Eps()) * w[c]
+			if b != nil {
+				y[r*d+c] += b[c]
+			}
 		}
 	}
 	return y

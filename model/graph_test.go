@@ -99,7 +99,8 @@ func lossOf(t *testing.T, g *Graph) float64 {
 // parameter gradient of the graph with central differences
 // (L(w+h) - L(w-h)) / 2h, h = 1e-5, of the loss of refForward, the
 // independent plain-Go float64 forward pass, with the same key mask and
-// dropout masks. Tolerance: per tensor,
+// dropout masks, with GPT-2's LayerNorm and with each of normConfigs'
+// norms. Tolerance: per tensor,
 // ||g - fd||_2 / max(||g||_2, ||fd||_2) < 1e-6; the weights are random with
 // std 0.5 so that no gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
@@ -113,6 +114,8 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			{"attention-only/no-bias", false, false, false, true},
 			{"mlp", true, false, false, false},
 			{"mlp/keypad+dropout", true, true, true, false},
+			{"rmsnorm", true, true, true, false}, // a case named after a normConfigs entry has that norm
+			{"layernorm without bias", true, true, true, false},
 		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -120,6 +123,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias, Attention: string(path)}
 				if c.dropout {
 					cfg.Dropout = 0.25
+				}
+				if norm := normConfigs[c.name]; norm != nil {
+					norm(&cfg)
 				}
 				m, err := New(cfg, tensor.Float64, 3)
 				if err != nil {

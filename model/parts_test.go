@@ -91,3 +91,11 @@ func TestPartsParamSpecs(t *testing.T) {
 		t.Errorf("SwiGLU's default d_ff at D 128 is %d, want 352 (2/3 of 512, up to a multiple of 32)", got)
 	}
 }
+
+// normConfigs are the norms other than GPT-2's LayerNorm, as edits of a
+// config with full blocks, by name, each at an epsilon of its own so that
+// a graph ignoring model.norm_eps would differ from the reference.
+var normConfigs = map[string]func(*Config){
+	"rmsnorm":                func(c *Config) { c.Norm, c.NormEps = NormRMS, 1e-6 },
+	"layernorm without bias": func(c *Config) { c.NormBias, c.NormEps = FlagOff, 1e-3 },
+}

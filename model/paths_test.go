@@ -14,18 +14,22 @@ import (
 // TestPathsAgree: the same weights and batch on the fused and the gorgonia
 // path give the same logits, attention weights, loss and gradient of every
 // parameter, within 1e-12 in float64 and 1e-5 in float32, each relative to
-// the largest entry (at least 1), attention-only and with MLP blocks, with
-// key padding and dropout masks, over two runs of each machine.
+// the largest entry (at least 1), attention-only and with MLP blocks (with
+// GPT-2's LayerNorm or one of normConfigs' norms), with key padding and
+// dropout masks, over two runs of each machine.
 func TestPathsAgree(t *testing.T) {
 	for _, c := range []struct {
 		dtype                tensor.Dtype
 		mlp, keyPad, dropout bool
+		norm                 string // a normConfigs entry, or "" for GPT-2's LayerNorm
 	}{
-		{tensor.Float64, false, false, false}, {tensor.Float64, false, true, true},
-		{tensor.Float64, true, false, false}, {tensor.Float64, true, true, true},
-		{tensor.Float32, false, true, true}, {tensor.Float32, true, true, true},
+		{tensor.Float64, false, false, false, ""}, {tensor.Float64, false, true, true, ""},
+		{tensor.Float64, true, false, false, ""}, {tensor.Float64, true, true, true, ""},
+		{tensor.Float32, false, true, true, ""}, {tensor.Float32, true, true, true, ""},
+		{tensor.Float64, true, true, true, "rmsnorm"}, {tensor.Float32, true, true, true, "rmsnorm"},
+		{tensor.Float64, true, true, true, "layernorm without bias"}, {tensor.Float32, true, true, true, "layernorm without bias"},
 	} {
-		t.Run(fmt.Sprintf("%v,mlp=%t,keypad=%t,dropout=%t", c.dtype, c.mlp, c.keyPad, c.dropout), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v,mlp=%t,keypad=%t,dropout=%t,%s", c.dtype, c.mlp, c.keyPad, c.dropout, c.norm), func(t *testing.T) {
 			const b, tt = 3, 6
 			tol := 1e-12
 			if c.dtype == tensor.Float32 {
@@ -35,12 +39,19 @@ func TestPathsAgree(t *testing.T) {
 				logits, loss     []float64
 				attention, grads [][]float64
 			}
-			results := map[layers.Path][]result{}
-			for _, path := range layers.Paths {
+			config := func(path layers.Path) Config {
 				cfg := testConfig(c.mlp, path)
 				if !c.dropout {
 					cfg.Dropout = 0
 				}
+				if norm := normConfigs[c.norm]; norm != nil {
+					norm(&cfg)
+				}
+				return cfg
+			}
+			results := map[layers.Path][]result{}
+			for _, path := range layers.Paths {
+				cfg := config(path)
 				m := randomModel(t, cfg, c.dtype)
 				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true, KeyPadding: c.keyPad})
 				if c.dropout && len(g.DropoutMasks) != cfg.Layers {
@@ -85,7 +96,7 @@ func TestPathsAgree(t *testing.T) {
 					t.Errorf("%s: gorgonia path differs from fused by %.3g (largest entry %.3g)", what, e, scale)
 				}
 			}
-			specs := testConfig(c.mlp, layers.Fused).ParamSpecs()
+			specs := config(layers.Fused).ParamSpecs()
 			for step, want := range results[layers.Fused] {
 				got := results[layers.Gorgonia][step]
 				check(fmt.Sprintf("step %d logits", step), got.logits, want.logits)

@@ -10,7 +10,9 @@
 //     SubTo, MulTo, DivTo, ScaleTo: float32 element-wise arithmetic of
 //     two vectors, or a vector and a scalar (the residual adds, and
 //     internal/engine's arithmetic for Gorgonia's own ops); LayerNormStats,
-//     LayerNormRow, LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows.
+//     LayerNormRow, LayerNormGradRow, LayerNormGradWRow: LayerNorm's rows,
+//     with or without a bias; RMSNormStats and RMSNormGradRow with them
+//     (mean 0): RMSNorm's.
 //   - Adam (with AdamStep): Adam's per-element update of weights and
 //     float64 moments, for train.Adam; float32 weights with float32
 //     gradients in four float64 lanes of AVX2 assembly, because its square
@@ -40,8 +42,8 @@
 // kernel's result may differ between paths in the last bits, never more than
 // the tolerances the tests state. The exceptions give the same bits on
 // every path: the element-wise arithmetic (each lane the Go loop's one IEEE
-// operation), and the LayerNorm rows and Adam, whose assembly does the Go
-// loops' float64 operations in the same order, none fused (as long as Go
-// itself does not fuse them: it does from GOAMD64=v3 on, not at the default
-// v1).
+// operation), and the LayerNorm and RMSNorm rows and Adam, whose assembly
+// does the Go loops' float64 operations in the same order, none fused (as
+// long as Go itself does not fuse them: it does from GOAMD64=v3 on, not at
+// the default v1).
 package kernels

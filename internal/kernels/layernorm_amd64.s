@@ -56,7 +56,8 @@ sqdone:
 
 // func layerNormFloat32s(n int, x, w, b *float32, mean, rstd float64, y *float32)
 //
-// y[j] = ((x[j] - mean) * rstd) * w[j] + b[j] for j < n.
+// y[j] = ((x[j] - mean) * rstd) * w[j] + b[j] for j < n, or without the
+// + b[j] when b is nil (the branch is the same every iteration).
 TEXT ·layerNormFloat32s(SB), NOSPLIT, $0-56
 	MOVQ         n+0(FP), CX
 	MOVQ         x+8(FP), SI
@@ -74,13 +75,17 @@ lnloop:
 	VMULPD     Y7, Y0, Y0
 	VCVTPS2PD  (DI), Y1
 	VMULPD     Y1, Y0, Y0
+	TESTQ      R8, R8
+	JE         lnstore
 	VCVTPS2PD  (R8), Y1
 	VADDPD     Y1, Y0, Y0
+	ADDQ       $16, R8
+
+lnstore:
 	VCVTPD2PSY Y0, X0
 	VMOVUPS    X0, (DX)
 	ADDQ       $16, SI
 	ADDQ       $16, DI
-	ADDQ       $16, R8
 	ADDQ       $16, DX
 	SUBQ       $4, CX
 	JMP        lnloop

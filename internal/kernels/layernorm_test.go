@@ -34,20 +34,37 @@ func lnCases() []lnCase {
 	return cases
 }
 
-// lnResult is everything the row kernels give for one case.
+// lnResult is everything the row kernels give for one case: the
+// statistics, and each output by name (lnOutputs).
 type lnResult struct {
-	mean, rstd float64
-	y, dx, dw  []float32
+	mean, rstd, rmsRstd float64
+	out                 map[string][]float32
 }
 
+// lnOutputs name the row kernels' outputs: a LayerNorm's y, dx and dw, its
+// y without the bias, and an RMSNorm's (mean 0, rstd RMSNormStats') y, dx
+// and dw.
+var lnOutputs = []string{"y", "dx", "dw", "y without bias", "rms y", "rms dx", "rms dw"}
+
 func lnRun(c lnCase) lnResult {
-	n := len(c.x)
-	r := lnResult{y: make([]float32, n), dx: make([]float32, n), dw: make([]float32, n)}
+	r := lnResult{out: map[string][]float32{}}
+	for _, name := range lnOutputs {
+		r.out[name] = make([]float32, len(c.x))
+	}
 	r.mean, r.rstd = LayerNormStats(c.x, 1e-5)
-	LayerNormRow(c.x, c.w, c.b, r.mean, r.rstd, r.y)
-	LayerNormGradRow(c.x, c.w, c.dy, r.mean, r.rstd, r.dx)
-	copy(r.dw, c.dy) // something to add to
-	LayerNormGradWRow(c.x, c.dy, r.mean, r.rstd, r.dw)
+	r.rmsRstd = RMSNormStats(c.x, 1e-5)
+	LayerNormRow(c.x, c.w, c.b, r.mean, r.rstd, r.out["y"])
+	LayerNormRow(c.x, c.w, nil, r.mean, r.rstd, r.out["y without bias"])
+	LayerNormGradRow(c.x, c.w, c.dy, r.mean, r.rstd, r.out["dx"])
+	LayerNormRow(c.x, c.w, nil, 0, r.rmsRstd, r.out["rms y"])
+	RMSNormGradRow(c.x, c.w, c.dy, r.rmsRstd, r.out["rms dx"])
+	for _, dw := range []struct {
+		name       string
+		mean, rstd float64
+	}{{"dw", r.mean, r.rstd}, {"rms dw", 0, r.rmsRstd}} {
+		copy(r.out[dw.name], c.dy) // something to add to
+		LayerNormGradWRow(c.x, c.dy, dw.mean, dw.rstd, r.out[dw.name])
+	}
 	return r
 }
 
@@ -68,16 +85,13 @@ func TestLayerNormRowsSameBitsOnEveryPath(t *testing.T) {
 		for i, c := range cases {
 			got := lnRun(c)
 			name := fmt.Sprintf("%s, n=%d, mean %.0f", p, len(c.x), c.x[0])
-			if got.mean != want[i].mean || got.rstd != want[i].rstd {
-				t.Errorf("%s: mean, rstd %v %v, generic %v %v", name, got.mean, got.rstd, want[i].mean, want[i].rstd)
+			if got.mean != want[i].mean || got.rstd != want[i].rstd || got.rmsRstd != want[i].rmsRstd {
+				t.Errorf("%s: mean, rstd, rms rstd %v %v %v, generic %v %v %v", name, got.mean, got.rstd, got.rmsRstd, want[i].mean, want[i].rstd, want[i].rmsRstd)
 			}
-			for _, v := range []struct {
-				what      string
-				got, want []float32
-			}{{"y", got.y, want[i].y}, {"dx", got.dx, want[i].dx}, {"dw", got.dw, want[i].dw}} {
-				for j := range v.got {
-					if math.Float32bits(v.got[j]) != math.Float32bits(v.want[j]) {
-						t.Errorf("%s: %s[%d] = %v, generic %v", name, v.what, j, v.got[j], v.want[j])
+			for _, what := range lnOutputs {
+				for j, v := range got.out[what] {
+					if w := want[i].out[what][j]; math.Float32bits(v) != math.Float32bits(w) {
+						t.Errorf("%s: %s[%d] = %v, generic %v", name, what, j, v, w)
 						break
 					}
 				}
@@ -87,10 +101,10 @@ func TestLayerNormRowsSameBitsOnEveryPath(t *testing.T) {
 }
 
 // TestLayerNormRowsMatchReference: on every path, the float32 row kernels
-// equal a plain two-pass float64 LayerNorm and its gradients (one sum per
-// quantity, no lanes), rounded to float32: y, dx and dw within 8 float32
-// ulps of their scale (the value's magnitude, at least 1; for dx, rstd),
-// mean and rstd within 1e-12 relative.
+// equal a plain two-pass float64 LayerNorm, RMSNorm and their gradients
+// (one sum per quantity, no lanes), rounded to float32: every output
+// within 8 float32 ulps of its scale (the value's magnitude, at least 1;
+// for dx, rstd), mean and both rstd within 1e-12 relative.
 func TestLayerNormRowsMatchReference(t *testing.T) { forEachPath(t, testLayerNormRowsMatchReference) }
 
 func testLayerNormRowsMatchReference(t *testing.T) {
@@ -101,36 +115,39 @@ func testLayerNormRowsMatchReference(t *testing.T) {
 			mean += float64(v)
 		}
 		mean /= n
-		variance := 0.0
+		variance, square := 0.0, 0.0
 		for _, v := range c.x {
 			variance += (float64(v) - mean) * (float64(v) - mean)
+			square += float64(v) * float64(v)
 		}
-		rstd := 1 / math.Sqrt(variance/n+1e-5)
-		var gMean, gxMean float64
+		rstd, rmsRstd := 1/math.Sqrt(variance/n+1e-5), 1/math.Sqrt(square/n+1e-5)
+		var gMean, gxMean, gxRMS float64
 		for j, v := range c.x {
 			g := float64(c.dy[j]) * float64(c.w[j])
 			gMean += g / n
 			gxMean += g * (float64(v) - mean) * rstd / n
+			gxRMS += g * float64(v) * rmsRstd / n
 		}
 		got := lnRun(c)
 		name := fmt.Sprintf("n=%d, mean %.0f", len(c.x), c.x[0])
-		if math.Abs(got.mean-mean) > 1e-12*max(1, math.Abs(mean)) || math.Abs(got.rstd-rstd) > 1e-12*rstd {
-			t.Errorf("%s: mean, rstd %v %v, reference %v %v", name, got.mean, got.rstd, mean, rstd)
+		if math.Abs(got.mean-mean) > 1e-12*max(1, math.Abs(mean)) || math.Abs(got.rstd-rstd) > 1e-12*rstd || math.Abs(got.rmsRstd-rmsRstd) > 1e-12*rmsRstd {
+			t.Errorf("%s: mean, rstd, rms rstd %v %v %v, reference %v %v %v", name, got.mean, got.rstd, got.rmsRstd, mean, rstd, rmsRstd)
 		}
 		const ulps = 2.0 / (1 << 23)
 		for j, v := range c.x {
-			xhat := (float64(v) - mean) * rstd
-			y := xhat*float64(c.w[j]) + float64(c.b[j])
-			g := float64(c.dy[j]) * float64(c.w[j])
-			dx := rstd * (g - gMean - xhat*gxMean)
-			dw := float64(c.dy[j]) + float64(c.dy[j])*xhat
-			for _, q := range []struct {
-				what      string
-				got, want float64
-				scale     float64
-			}{{"y", float64(got.y[j]), y, max(1, math.Abs(y))}, {"dx", float64(got.dx[j]), dx, max(1, rstd)}, {"dw", float64(got.dw[j]), dw, max(1, math.Abs(dw))}} {
-				if math.Abs(q.got-q.want) > ulps*q.scale*4 {
-					t.Errorf("%s: %s[%d] = %v, reference %v", name, q.what, j, q.got, q.want)
+			xhat, rhat := (float64(v)-mean)*rstd, float64(v)*rmsRstd
+			w, dy := float64(c.w[j]), float64(c.dy[j])
+			g := dy * w
+			own := func(v float64) [2]float64 { return [2]float64{v, max(1, math.Abs(v))} } // scaled by itself
+			want := map[string][2]float64{                                                  // value, scale
+				"y": own(xhat*w + float64(c.b[j])), "y without bias": own(xhat * w), "dw": own(dy + dy*xhat),
+				"dx":    {rstd * (g - gMean - xhat*gxMean), max(1, rstd)},
+				"rms y": own(rhat * w), "rms dx": {rmsRstd * (g - rhat*gxRMS), max(1, rmsRstd)}, "rms dw": own(dy + dy*rhat),
+			}
+			for _, what := range lnOutputs {
+				q := want[what]
+				if v := float64(got.out[what][j]); math.Abs(v-q[0]) > ulps*q[1]*4 {
+					t.Errorf("%s: %s[%d] = %v, reference %v", name, what, j, v, q[0])
 				}
 			}
 		}

@@ -15,8 +15,10 @@
 //   - Ops Gorgonia gets wrong are replaced by ops of this package with exact
 //     gradients: MaskedSoftmax (the built-in last-axis SoftMax subtracts the
 //     tensor's first element, not each row's max), CrossEntropy (LogSoftMax
-//     shares that kernel), GELU, LayerNorm and Linear (one GEMM with the
-//     weight read transposed in place instead of a Transpose copy per step).
+//     shares that kernel), GELU, LayerNorm (with or without a bias),
+//     RMSNorm (LayerNorm's op about 0: Gorgonia's InverseSqrt has a wrong
+//     gradient) and Linear (one GEMM with the weight read transposed in
+//     place instead of a Transpose copy per step).
 //     See docs/gorgonia.md.
 //   - Ops are also replaced where Gorgonia's are slow: the attention's head
 //     split and merge (one permuting copy each, not Reshape + the

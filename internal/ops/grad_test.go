@@ -49,6 +49,16 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := LayerNorm(x, w, b, 1e-5)
 			return y, gorgonia.Nodes{x, w, b}, err
 		}},
+		{"LayerNormNoBias", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			x, w := p("x", rnd(4, 6)), p("w", rnd(6))
+			y, err := LayerNorm(x, w, nil, 1e-5)
+			return y, gorgonia.Nodes{x, w}, err
+		}},
+		{"RMSNorm", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			x, w := p("x", rnd(4, 6)), p("w", rnd(6))
+			y, err := RMSNorm(x, w, 1e-5)
+			return y, gorgonia.Nodes{x, w}, err
+		}},
 		{"Linear", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			x, w, b := p("x", rnd(4, 5)), p("w", rnd(3, 5)), p("b", rnd(3))
 			y, err := Linear(x, w, b)

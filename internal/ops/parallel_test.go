@@ -81,13 +81,13 @@ func TestCrossEntropyMultiCore(t *testing.T) {
 }
 
 // TestLayerNormMultiCore: at N = 4096 rows of D = 64 (above
-// parallelMinWork, so rows are split over the cores) the float32 LayerNorm
-// and the gradients of sum(c * ln(x)) equal plain float64 loops over the
-// same float32 inputs: y within 2e-5 absolute (entries are O(1)), dx within
-// 1e-6 of 1 + |dx| (rows of spread 0.01 have dx ~100; measured 6e-8; a mean
-// rounded to float32 before x - mean gave 8e-4), dweight and dbias
-// (float32 sums over 4096 rows) within 2e-5 of the sum of their terms'
-// magnitudes. Rows have
+// parallelMinWork, so rows are split over the cores) the float32 LayerNorm,
+// the LayerNorm without bias and the RMSNorm, and the gradients of
+// sum(c * ln(x)), equal plain float64 loops over the same float32 inputs:
+// y within 2e-5 absolute (entries are O(1)), dx within 1e-6 of 1 + |dx|
+// (rows of spread 0.01 have dx ~100; measured 6e-8; a mean rounded to
+// float32 before x - mean gave 8e-4), dweight and dbias (float32 sums over
+// 4096 rows) within 2e-5 of the sum of their terms' magnitudes. Rows have
 // means up to 10 and spreads from 0.01 to 10, so a one-pass variance would
 // fail the tolerance.
 func TestLayerNormMultiCore(t *testing.T) {
@@ -107,69 +107,108 @@ func TestLayerNormMultiCore(t *testing.T) {
 	for i := range c32 {
 		c32[i] = float32(rng.NormFloat64())
 	}
-	g := gorgonia.NewGraph()
-	dense := func(name string, v []float32, shape ...int) *gorgonia.Node {
-		return graphtest.Param(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+	for _, kind := range []normKind{normBiased, normNoBias, normRMS} {
+		t.Run(layerNormDef{kind: kind, eps: eps}.String(), func(t *testing.T) {
+			g := gorgonia.NewGraph()
+			dense := func(name string, v []float32, shape ...int) *gorgonia.Node {
+				return graphtest.Param(g, name, tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)))
+			}
+			x, w, c := dense("x", x32, n, d), dense("ln.weight", w32, d), dense("c", c32, n, d)
+			wrt := gorgonia.Nodes{x, w}
+			var y *gorgonia.Node
+			switch kind {
+			case normBiased:
+				b := dense("ln.bias", b32, d)
+				y, wrt = graphtest.Must(t)(LayerNorm(x, w, b, eps)), append(wrt, b)
+			case normNoBias:
+				y = graphtest.Must(t)(LayerNorm(x, w, nil, eps))
+			case normRMS:
+				y = graphtest.Must(t)(RMSNorm(x, w, eps))
+			}
+			loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, c))))
+			grads, err := gorgonia.Grad(loss, wrt...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			graphtest.Run(t, g)
+			want := normLoops(kind, x32, w32, b32, c32, d, eps)
+			if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, y), want.y); e > 2e-5 {
+				t.Errorf("y differs from float64 loops by %.3g", e)
+			}
+			dx := graphtest.Values(t, grads[0])
+			worst := 0.0
+			for i, want := range want.dx {
+				worst = max(worst, math.Abs(dx[i]-want)/(1+math.Abs(want)))
+			}
+			if worst > 1e-6 {
+				t.Errorf("dx differs from float64 loops by %.3g of 1 + |dx|", worst)
+			}
+			for i, sums := range want.params[:len(wrt)-1] {
+				got := graphtest.Values(t, grads[i+1])
+				for j := range sums.sum {
+					if math.Abs(got[j]-sums.sum[j]) > 2e-5*sums.abs[j] {
+						t.Errorf("grad %d [%d] = %v, float64 loops %v (sum of |terms| %v)", i+1, j, got[j], sums.sum[j], sums.abs[j])
+					}
+				}
+			}
+		})
 	}
-	x, w, b, c := dense("x", x32, n, d), dense("ln.weight", w32, d), dense("ln.bias", b32, d), dense("c", c32, n, d)
-	y := graphtest.Must(t)(LayerNorm(x, w, b, eps))
-	loss := graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, c))))
-	grads, err := gorgonia.Grad(loss, x, w, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	graphtest.Run(t, g)
+}
 
-	wantY, wantDX := make([]float64, n*d), make([]float64, n*d)
-	wantDW, wantDB := make([]float64, d), make([]float64, d)
-	absDW, absDB := make([]float64, d), make([]float64, d) // sums of |term|: float32 sums over rows round relative to these
+// normSums is a gradient summed over rows: the sum, and the sum of its
+// terms' magnitudes (float32 sums over rows round relative to these).
+type normSums struct{ sum, abs []float64 }
+
+// normRef is what normLoops computes.
+type normRef struct {
+	y, dx  []float64
+	params [2]normSums // dweight, dbias
+}
+
+// normLoops is a float64 reference of a norm of kind and of the gradients
+// of sum(c * norm(x)).
+func normLoops(kind normKind, x, w, b, c []float32, d int, eps float64) (ref normRef) {
+	n := len(x) / d
+	ref.y, ref.dx = make([]float64, n*d), make([]float64, n*d)
+	for i := range ref.params {
+		ref.params[i] = normSums{make([]float64, d), make([]float64, d)}
+	}
 	for r := 0; r < n; r++ {
-		row := x32[r*d : (r+1)*d]
+		row := x[r*d : (r+1)*d]
 		var mean, variance float64
-		for _, v := range row {
-			mean += float64(v) / d
+		if kind != normRMS {
+			for _, v := range row {
+				mean += float64(v) / float64(d)
+			}
 		}
 		for _, v := range row {
-			variance += (float64(v) - mean) * (float64(v) - mean) / d
+			variance += (float64(v) - mean) * (float64(v) - mean) / float64(d)
 		}
 		rstd := 1 / math.Sqrt(variance+eps)
 		xhat, gy := make([]float64, d), make([]float64, d)
 		var m1, m2 float64
 		for j, v := range row {
 			xhat[j] = (float64(v) - mean) * rstd
-			wantY[r*d+j] = xhat[j]*float64(w32[j]) + float64(b32[j])
-			dy := float64(c32[r*d+j])
-			wantDW[j] += dy * xhat[j]
-			wantDB[j] += dy
-			absDW[j] += math.Abs(dy * xhat[j])
-			absDB[j] += math.Abs(dy)
-			gy[j] = dy * float64(w32[j])
-			m1 += gy[j] / d
-			m2 += gy[j] * xhat[j] / d
+			ref.y[r*d+j] = xhat[j] * float64(w[j])
+			if kind == normBiased {
+				ref.y[r*d+j] += float64(b[j])
+			}
+			dy := float64(c[r*d+j])
+			for i, term := range []float64{dy * xhat[j], dy} {
+				ref.params[i].sum[j] += term
+				ref.params[i].abs[j] += math.Abs(term)
+			}
+			gy[j] = dy * float64(w[j])
+			if kind != normRMS {
+				m1 += gy[j] / float64(d)
+			}
+			m2 += gy[j] * xhat[j] / float64(d)
 		}
 		for j := range row {
-			wantDX[r*d+j] = rstd * (gy[j] - m1 - xhat[j]*m2)
+			ref.dx[r*d+j] = rstd * (gy[j] - m1 - xhat[j]*m2)
 		}
 	}
-	if e := graphtest.MaxAbsDiff(t, graphtest.Values(t, y), wantY); e > 2e-5 {
-		t.Errorf("y differs from float64 loops by %.3g", e)
-	}
-	dx := graphtest.Values(t, grads[0])
-	worst := 0.0
-	for i, want := range wantDX {
-		worst = max(worst, math.Abs(dx[i]-want)/(1+math.Abs(want)))
-	}
-	if worst > 1e-6 {
-		t.Errorf("dx differs from float64 loops by %.3g of 1 + |dx|", worst)
-	}
-	for i, want := range [][]float64{wantDW, wantDB} {
-		got, abs := graphtest.Values(t, grads[i+1]), [][]float64{absDW, absDB}[i]
-		for j := range want {
-			if math.Abs(got[j]-want[j]) > 2e-5*abs[j] {
-				t.Errorf("grad %d [%d] = %v, float64 loops %v (sum of |terms| %v)", i+1, j, got[j], want[j], abs[j])
-			}
-		}
-	}
+	return ref
 }
 
 // TestLayerNormGradientNeedsItsForward: the gradient parts read the row
@@ -183,7 +222,7 @@ func TestLayerNormGradientNeedsItsForward(t *testing.T) {
 	stats := &rowStatsBuf{}
 	stats.resize(2) // a forward of 2 rows
 	for _, part := range []lnPart{lnGradX, lnGradW} {
-		o := newOp(layerNormDef{part, 1e-5, stats})
+		o := newOp(layerNormDef{part: part, eps: 1e-5, stats: stats})
 		_, err := o.Do(x, w, dy)
 		if err == nil || !strings.Contains(err.Error(), "statistics of 2 rows, x has 3") {
 			t.Errorf("%v: err %v, want both row counts named", o.def, err)

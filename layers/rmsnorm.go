@@ -1,0 +1,48 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/raise"
+)
+
+// RMSNorm scales each row of x (N, D) to unit root mean square, then by
+// Weight, as Llama's RMSNorm and PyTorch's nn.RMSNorm(D, eps):
+// y = x / sqrt(mean(x^2) + Eps) * Weight. Unlike LayerNorm it neither
+// centres the row nor adds a bias.
+type RMSNorm struct {
+	D      int
+	Eps    float64
+	Weight *gorgonia.Node // (D)
+	Path   Path           // which ops Forward writes; "" is Fused
+}
+
+// NewRMSNorm checks that weight is a vector; Eps starts at LayerNormEps.
+func NewRMSNorm(weight *gorgonia.Node) (*RMSNorm, error) {
+	if weight == nil || weight.Dims() != 1 {
+		return nil, errors.Errorf("rms norm: weight %v must be a vector", nodeShape(weight))
+	}
+	return &RMSNorm{D: weight.Shape()[0], Eps: LayerNormEps, Weight: weight}, nil
+}
+
+// Width is D.
+func (l *RMSNorm) Width() int { return l.D }
+
+// SetPath puts the RMSNorm on path p.
+func (l *RMSNorm) SetPath(p Path) { l.Path = p }
+
+// Forward normalises x (N, D) row by row.
+func (l *RMSNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
+	defer raise.Catch(&err)
+	return l.forward(x), nil
+}
+
+func (l *RMSNorm) forward(x *gorgonia.Node) *gorgonia.Node {
+	checkRows("rms norm", l.Weight, x)
+	if l.Path == Gorgonia {
+		return l.forwardGorgonia(x)
+	}
+	return node(prefixOf(l.Weight))(ops.RMSNorm(x, l.Weight, l.Eps)) // (N, D)
+}
