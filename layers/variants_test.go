@@ -127,7 +127,7 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 			if &m[0] == &q[0] {
 				norm = w["q_norm.weight"]
 			}
-			refRMSNorm(out, norm.Float64s(), v.opts.QKNorm.Eps)
+			graphtest.RMSNorm(out, norm.Float64s(), v.opts.QKNorm.Eps)
 		}
 		if v.opts.RotaryBase > 0 && &m[0] != &val[0] {
 			for i := 0; i < dh/2; i++ {
@@ -183,18 +183,6 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 		}
 	}
 	return refLinear(concat, b*tt, w["out.weight"], w["out.bias"]), weights
-}
-
-// refRMSNorm sets x to x / sqrt(mean(x^2) + eps) * w.
-func refRMSNorm(x, w []float64, eps float64) {
-	var ss float64
-	for _, v := range x {
-		ss += v * v
-	}
-	rms := math.Sqrt(ss/float64(len(x)) + eps)
-	for i := range x {
-		x[i] = x[i] / rms * w[i]
-	}
 }
 
 // TestAttentionVariants holds every variant of the family, on both paths,
