@@ -28,7 +28,7 @@ var (
 // transposed in place rather than copied by a Transpose every step, in the
 // forward and in the gradient (TestUpstreamBatchedMatMul2D).
 func (l *Linear) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
-	p := prefixOf(l.Weight)
+	p := l.name()
 	if l.Bias == nil {
 		return node(p)(gorgonia.BatchedMatMul(x, l.Weight, false, true)) // (N, Out) = x W^T
 	}
