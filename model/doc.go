@@ -1,6 +1,6 @@
 // Package model is the small causal language model built from package layers:
 // token + position embedding, a stack of blocks, an optional final LayerNorm
-// and a linear LM head.
+// and a linear LM head (the token embedding itself with tie_embeddings).
 //
 // The package is the model: its config, weights, graphs and checkpoints.
 // How a graph runs lives elsewhere: the lean machine NewLeanMachine returns
