@@ -59,6 +59,16 @@ func (m *Model) Param(name string) *tensor.Dense {
 	return nil
 }
 
+// LMHeadWeight is the LM head's weight (V, D): lm_head.weight, or
+// tok_emb.weight when the head is tied to the token embedding
+// (tie_embeddings), for the analyses that read the unembedding.
+func (m *Model) LMHeadWeight() *tensor.Dense {
+	if m.Config.TieEmbeddings {
+		return m.Param("tok_emb.weight")
+	}
+	return m.Param("lm_head.weight")
+}
+
 // newDense builds a tensor of the given dtype from float64 values.
 func newDense(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
 	if dtype == tensor.Float64 {

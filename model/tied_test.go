@@ -17,8 +17,9 @@ import (
 // gradient is the sum of the untied model's tok_emb and lm_head gradients:
 // Gorgonia adds the gradients of a node that both the embedding (the fused
 // gather or ByIndices) and the head's Linear read. Every other gradient is
-// the untied model's, and the head's nodes are named lm_head. On both paths, with full blocks and a head bias,
-// float64 within 1e-12 and float32 within 1e-5, each relative to the
+// the untied model's, the head's nodes are named lm_head, and LMHeadWeight
+// is the tensor the head reads. On both paths, with full blocks and a head
+// bias, float64 within 1e-12 and float32 within 1e-5, each relative to the
 // largest entry (at least 1).
 func TestTiedHeadGradient(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
@@ -39,6 +40,9 @@ func TestTiedHeadGradient(t *testing.T) {
 						from = "tok_emb.weight"
 					}
 					mu.Params[i].Value = mt.Param(from).Clone().(*tensor.Dense)
+				}
+				if mt.LMHeadWeight() != mt.Param("tok_emb.weight") || mu.LMHeadWeight() != mu.Param("lm_head.weight") {
+					t.Error("LMHeadWeight is not tok_emb.weight when tied and lm_head.weight when not")
 				}
 				rng := rand.New(rand.NewPCG(21, 22))
 				tokens, targets, mask := randomBatch(rng, 3*5, tied.Vocab)
