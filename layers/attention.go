@@ -52,6 +52,10 @@ type AttentionOptions struct {
 	// ALiBi adds Press et al.'s linear bias -m_h * (i - j) to the scaled
 	// scores, with the slopes m_h of ALiBiSlopes.
 	ALiBi bool
+	// QKNorm, when not nil, normalises each head's q and k by an RMSNorm
+	// over its d channels after the head split, before rotary positions
+	// (Qwen 3's q_norm and k_norm).
+	QKNorm *QKNorm
 }
 
 // kvHeads is G, the number of key and value heads.
@@ -108,6 +112,9 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, qkv, out *Linear, opts 
 	d, kv := a.D, a.kvHeads(heads)
 	if want := d + 2*kv*(d/heads); qkv.Out != want {
 		return nil, errors.Errorf("attention: qkv projection is %d -> %d, want %d -> %d", qkv.In, qkv.Out, d, want)
+	}
+	if err := opts.QKNorm.check(d / heads); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -223,7 +230,7 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 		return a.forwardGorgonia(x, in)
 	}
 	p, sizes, kv := a.name(), ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.D / a.Heads}, a.kvHeads(a.Heads)
-	qkv := a.project(p, x) // (B*T, D + 2*G*d)
+	qkv := a.normalizeQKV(p, a.project(p, x)) // (B*T, D + 2*G*d)
 	var heads *gorgonia.Node
 	if kv == a.Heads {
 		heads = node(p + ".heads")(ops.SplitHeads(qkv, sizes, 3)) // (3, B, H, T, d): q, k, v

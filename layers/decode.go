@@ -73,6 +73,7 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 	dh, kv := a.D/h, a.kvHeads(h)
 	qkv := a.QKV.forward(x) // (B, D + 2*G*d)
 	if a.Path != Gorgonia {
+		qkv = a.normalizeQKV(p, qkv) // (B, D + 2*G*d): q and k heads normalised, before CacheAttention turns them
 		layout := ops.Decode{H: h, G: kv, D: dh}
 		var slopes []float64
 		if a.ALiBi {
@@ -83,8 +84,8 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 		return DecodeOutput{Out: a.Out.forward(y), KV: newKV}                                                                       // (B, D)
 	}
 	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
-	q := a.decodeRotate(p+".q", a.headRange(p+".q", parts, 0, h), in)                 // (B, H, d)
-	k := a.decodeRotate(p+".k", a.headRange(p+".k", parts, h, kv), in)                // (B, G, d)
+	q := a.decodeQuery(p, a.headRange(p+".q", parts, 0, h), in)                       // (B, H, d)
+	k := a.decodeKey(p, a.headRange(p+".k", parts, h, kv), in)                        // (B, G, d)
 	v := a.headRange(p+".v", parts, h+kv, kv)                                         // (B, G, d)
 	qg := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{b, kv, h / kv, dh})) // (B, G, g, d)
 	keys := a.appendSlot(p+".keys", in.Keys, k)                                       // (B, G, C+1, d)

@@ -35,17 +35,18 @@
 //     (AttentionOptions: causal, fused); Forward returns what it built
 //     (AttentionOutput, BlockOutput) and stores nothing on the layer.
 //   - Attention nodes, named after the layer ("blocks.0.attn"): on the
-//     fused path ".qkv" (the projection), ".heads" (reshape to
+//     fused path ".qkv" (the projection), ".qk_norm" (QK-norm of its query
+//     and key heads, ops.QKNorm, when the layer has it), ".heads" (reshape to
 //     (B, T, 3, H, d) and permute to (3, B, H, T, d) in one op), ".scores"
 //     (q k^T per (batch, head)), ".weights" (the masked softmax),
 //     ".context" (w v), ".merged" (permute back and reshape) and ".out";
 //     on the Gorgonia path ".qkv" (BatchedMatMul with W's transpose flag,
 //     BroadcastAdd), ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k",
-//     ".v" (Slice), ".scores" (BatchedMatMul), ".weights", ".context"
-//     (BatchedMatMul), ".context_bthd" (Transpose), ".merged" (Reshape) and
-//     ".out". Both
-//     add ".dropped" with a dropout mask and ".head_masked",
-//     ".head_ablated" with a head mask.
+//     ".v" (Slice), ".q_norm", ".k_norm" (QK-norm's RMSNorm of q and k,
+//     when the layer has it), ".scores" (BatchedMatMul), ".weights",
+//     ".context" (BatchedMatMul), ".context_bthd" (Transpose), ".merged"
+//     (Reshape) and ".out". Both add ".dropped" with a dropout mask and
+//     ".head_masked", ".head_ablated" with a head mask.
 //   - The fused path's ops are internal/ops' (one op per layer, exact
 //     hand-written gradients, reused output buffers: a node's value is only
 //     valid until the next run of its graph). This package only decides

@@ -28,7 +28,7 @@ var (
 // transposed in place rather than copied by a Transpose every step, in the
 // forward and in the gradient (TestUpstreamBatchedMatMul2D).
 func (l *Linear) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
-	p := prefixOf(l.Weight)
+	p := l.name()
 	if l.Bias == nil {
 		return node(p)(gorgonia.BatchedMatMul(x, l.Weight, false, true)) // (N, Out) = x W^T
 	}
@@ -103,8 +103,8 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 	if kv := a.kvHeads(h); kv == h {
 		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)
 		heads := node(p + ".heads")(gorgonia.Transpose(qkv5, 2, 0, 3, 1, 4))             // (3, B, H, T, d)
-		q := a.rotate(p+".q", node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0))))        // (B, H, T, d)
-		k := a.rotate(p+".k", node(p+".k")(gorgonia.Slice(heads, gorgonia.S(1))))        // (B, H, T, d)
+		q := a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0))))              // (B, H, T, d)
+		k := a.key(p, node(p+".k")(gorgonia.Slice(heads, gorgonia.S(1))))                // (B, H, T, d)
 		v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
 		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
 		// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
@@ -127,8 +127,8 @@ func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, k
 	dh, g := a.D/h, h/kv
 	heads4 := node(p + ".qkv_4d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, h + 2*kv, dh}))       // (B, T, H+2G, d)
 	heads := node(p + ".heads")(gorgonia.Transpose(heads4, 2, 0, 1, 3))                          // (H+2G, B, T, d)
-	q := a.rotate(p+".q", node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h))))                 // (H, B, T, d)
-	k := a.rotate(p+".k", a.kvSlice(p+".k", heads, h, kv))                                       // (G, B, T, d)
+	q := a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h))))                       // (H, B, T, d)
+	k := a.key(p, a.kvSlice(p+".k", heads, h, kv))                                               // (G, B, T, d)
 	v := a.kvSlice(p+".v", heads, h+kv, kv)                                                      // (G, B, T, d)
 	q5 := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{kv, g, b, t, dh}))              // (G, g, B, T, d)
 	qg := node(p + ".q_bg")(gorgonia.Transpose(q5, 2, 0, 1, 3, 4))                               // (B, G, g, T, d)

@@ -15,6 +15,10 @@ type Linear struct {
 	Weight  *gorgonia.Node // (Out, In)
 	Bias    *gorgonia.Node // (Out) or nil
 	Path    Path           // which ops Forward writes; "" is Fused
+	// Name names the nodes Forward adds; "" takes the layer's name from
+	// the weight's ("lm_head" from "lm_head.weight"). A weight shared with
+	// another layer (a tied LM head reads tok_emb.weight) needs its own.
+	Name string
 }
 
 // NewLinear checks the weight is a matrix and the bias, when given, matches
@@ -44,7 +48,15 @@ func (l *Linear) forward(x *gorgonia.Node) *gorgonia.Node {
 	if l.Path == Gorgonia {
 		return l.forwardGorgonia(x)
 	}
-	return node(prefixOf(l.Weight))(ops.Linear(x, l.Weight, l.Bias)) // (N, Out)
+	return node(l.name())(ops.Linear(x, l.Weight, l.Bias)) // (N, Out)
+}
+
+// name is the layer's node-name prefix: Name, or the weight's layer name.
+func (l *Linear) name() string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return prefixOf(l.Weight)
 }
 
 func nodeShape(n *gorgonia.Node) tensor.Shape {

@@ -30,9 +30,13 @@ var variants = []variant{
 	{"alibi+mqa", AttentionOptions{KVHeads: 1, ALiBi: true}, 0},
 	{"latent", AttentionOptions{}, 6},
 	{"latent+alibi+window", AttentionOptions{ALiBi: true, Window: 3}, 6},
+	{"qknorm", AttentionOptions{QKNorm: &QKNorm{Eps: 1e-3}}, 0},
+	{"qknorm+rope+gqa", AttentionOptions{KVHeads: 2, RotaryBase: 10, QKNorm: &QKNorm{Eps: 1e-3}}, 0},
+	{"qknorm+rope+mqa", AttentionOptions{KVHeads: 1, RotaryBase: 10, QKNorm: &QKNorm{Eps: 1e-3}}, 0},
 }
 
-// variantWeights are random weights for a variant at width d with h heads.
+// variantWeights are random weights for a variant at width d with h heads
+// (QK-norm's weights 1 + N(0, 0.5^2)).
 func variantWeights(rng *rand.Rand, v variant, d, h int) map[string]*tensor.Dense {
 	w := map[string]*tensor.Dense{"out.weight": graphtest.RandDense(rng, 0.5, d, d), "out.bias": graphtest.RandDense(rng, 0.5, d)}
 	if v.latent > 0 {
@@ -43,10 +47,19 @@ func variantWeights(rng *rand.Rand, v variant, d, h int) map[string]*tensor.Dens
 	}
 	width := d + 2*v.opts.kvHeads(h)*(d/h)
 	w["qkv.weight"], w["qkv.bias"] = graphtest.RandDense(rng, 0.5, width, d), graphtest.RandDense(rng, 0.5, width)
+	if v.opts.QKNorm != nil {
+		for _, name := range []string{"q_norm.weight", "k_norm.weight"} {
+			w[name] = graphtest.RandDense(rng, 0.5, d/h)
+			for i, x := range w[name].Float64s() {
+				w[name].Float64s()[i] = 1 + x
+			}
+		}
+	}
 	return w
 }
 
-// buildVariant adds the layer's parameters (named "attn.*") to g.
+// buildVariant adds the layer's parameters (named "attn.*") to g; a
+// variant with QK-norm gets its weights in a QKNorm of the variant's eps.
 func buildVariant(t *testing.T, g *gorgonia.ExprGraph, v variant, w map[string]*tensor.Dense, b, tt, h int, conv func(*tensor.Dense) *tensor.Dense) *MultiHeadSelfAttention {
 	t.Helper()
 	lin := func(name string) *Linear {
@@ -62,6 +75,9 @@ func buildVariant(t *testing.T, g *gorgonia.ExprGraph, v variant, w map[string]*
 	}
 	var a *MultiHeadSelfAttention
 	var err error
+	if n := v.opts.QKNorm; n != nil {
+		v.opts.QKNorm = &QKNorm{Q: NewParam(g, "attn.q_norm.weight", conv(w["q_norm.weight"])), K: NewParam(g, "attn.k_norm.weight", conv(w["k_norm.weight"])), Eps: n.Eps}
+	}
 	if v.latent > 0 {
 		a, err = NewLatentAttention(b, tt, h, Latent{Q: lin("q"), Down: lin("kv_down"), Up: lin("kv_up")}, lin("out"), v.opts)
 	} else {
@@ -75,8 +91,9 @@ func buildVariant(t *testing.T, g *gorgonia.ExprGraph, v variant, w map[string]*
 
 // refVariant is the textbook loop for a variant, float64, written from the
 // definitions: projections, k and v of query head h from key/value head
-// h/(H/G), q and k of position t turned by rotary angles t*base^(-2i/d) on
-// pairs (i, i+d/2), score q.k/sqrt(d) - slope_h*(i-j) (ALiBi slopes 2^(-8(h+1)/H),
+// h/(H/G), q and k of each head normalised by QK-norm (q / sqrt(mean(q^2)
+// + eps) * q_norm, k likewise with k_norm), then of position t turned by
+// rotary angles t*base^(-2i/d) on pairs (i, i+d/2), score q.k/sqrt(d) - slope_h*(i-j) (ALiBi slopes 2^(-8(h+1)/H),
 // here H = 4) over keys j <= i (and j > i-W with a window), softmax, weighted
 // sum of v, output projection. It returns the output (B*T, D) and weights
 // (B, H, T, T).
@@ -105,6 +122,13 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 	vec := func(m []float64, heads, bi, t, hh int) []float64 {
 		off := ((bi*tt+t)*heads + hh) * dh
 		out := append([]float64(nil), m[off:off+dh]...)
+		if v.opts.QKNorm != nil && &m[0] != &val[0] {
+			norm := w["k_norm.weight"]
+			if &m[0] == &q[0] {
+				norm = w["q_norm.weight"]
+			}
+			graphtest.RMSNorm(out, norm.Float64s(), v.opts.QKNorm.Eps)
+		}
 		if v.opts.RotaryBase > 0 && &m[0] != &val[0] {
 			for i := 0; i < dh/2; i++ {
 				angle := float64(t) * math.Pow(v.opts.RotaryBase, -2*float64(i)/float64(dh))
@@ -275,6 +299,20 @@ func TestAttentionVariantErrors(t *testing.T) {
 			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("m", 8, 8), Down: lin("n", 4, 8), Up: lin("o", 16, 4)}, lin("p", 8, 8), AttentionOptions{KVHeads: 1})
 			return err
 		}, "kv_latent = 4 with kv_heads = 1: latent attention up-projects one key and value per head"},
+		{"latent with qk norm", func() error {
+			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("q", 8, 8), Down: lin("r", 4, 8), Up: lin("s", 16, 4)}, lin("t", 8, 8), AttentionOptions{QKNorm: &QKNorm{}})
+			return err
+		}, "qk_norm = true with kv_latent = 4: QK-norm of a latent's keys is not built"},
+		{"qk norm weights not vectors", func() error {
+			norm := &QKNorm{Q: lin("u", 4, 1).Weight, K: lin("v", 4, 1).Weight}
+			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("w", 24, 8), lin("x", 8, 8), AttentionOptions{QKNorm: norm})
+			return err
+		}, "qk norm weights (4, 1) and (4, 1), want (4) each, the head size"},
+		{"qk norm eps negative", func() error {
+			norm := &QKNorm{Q: NewParam(g, "y", graphtest.RandDense(rng, 1, 4)), K: NewParam(g, "z", graphtest.RandDense(rng, 1, 4)), Eps: -1}
+			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("aa", 24, 8), lin("ab", 8, 8), AttentionOptions{QKNorm: norm})
+			return err
+		}, "qk norm eps -1 must be finite and not negative"},
 	} {
 		if err := c.err(); err == nil || !contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)

@@ -76,7 +76,8 @@ func DropoutMaskName(layer int) string { return fmt.Sprintf("blocks.%d.attn.drop
 //	Tokens, Targets  (B*T)        Int ids, row-major (b, t)
 //	LossMask         (B*T)        1 where the position is scored
 //	KeyMask          (B, T)       with KeyPadding: 0 hides a padded key
-//	Logits           (B*T, V)     lm_head(ln_f(blocks(tok_emb + pos_emb)))
+//	Logits           (B*T, V)     lm_head(ln_f(blocks(tok_emb + pos_emb))),
+//	                              lm_head's weight tok_emb's when tied
 //	Loss             scalar       mean cross-entropy over scored positions
 //	Activations      named nodes: the residual stream, each layer's
 //	                 attention weights (before dropout) and head outputs
@@ -92,8 +93,8 @@ func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path,
 		Activations: map[string]*gorgonia.Node{}, hooks: map[string]*layers.Hook{}}
 	params, posIDs := gr.inputs()
-	x := gr.forward(params, posIDs)                                 // (B*T, D)
-	gr.Logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B*T, V)
+	x := gr.forward(params, posIDs)                      // (B*T, D)
+	gr.Logits = raise.Must(gr.lmHead(params).Forward(x)) // (B*T, V)
 	gr.keep(LogitsActivation, gr.Logits)
 	raise.If(gr.checkNames())
 	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
@@ -188,8 +189,12 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 		latent := layers.Latent{Q: gr.linear(params, p+"attn.q"), Down: gr.linear(params, p+"attn.kv_down"), Up: gr.linear(params, p+"attn.kv_up")}
 		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
 	} else {
+		opts := cfg.AttentionOptions(gr.Path)
+		if opts.QKNorm != nil {
+			opts.QKNorm.Q, opts.QKNorm.K = params[p+"attn.q_norm.weight"], params[p+"attn.k_norm.weight"]
+		}
 		attn = raise.Must(layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads,
-			gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
+			gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), opts))
 	}
 	if !gr.Model.Config.MLP {
 		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
@@ -202,6 +207,19 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 func (gr *Graph) linear(params map[string]*gorgonia.Node, name string) *layers.Linear {
 	l := raise.Must(layers.NewLinear(params[name+".weight"], params[name+".bias"]))
 	l.Path = gr.Path
+	return l
+}
+
+// lmHead is the LM head on the graph's path: lm_head.weight, or with
+// tie_embeddings tok_emb.weight (the same node the embedding reads, so its
+// gradient is the sum of both uses), and lm_head.bias when the model has
+// it. Its nodes are named lm_head either way.
+func (gr *Graph) lmHead(params map[string]*gorgonia.Node) *layers.Linear {
+	if !gr.Model.Config.TieEmbeddings {
+		return gr.linear(params, "lm_head")
+	}
+	l := raise.Must(layers.NewLinear(params["tok_emb.weight"], params["lm_head.bias"]))
+	l.Path, l.Name = gr.Path, "lm_head"
 	return l
 }
 

@@ -133,9 +133,13 @@ func (c Config) KVPerToken() int {
 	return 2 * c.KVHeadCount() * c.DHead()
 }
 
-// AttentionOptions are the layers' options for this config on path p.
+// AttentionOptions are the layers' options for this config on path p; with
+// qk_norm, the builder of a graph sets QKNorm's weights.
 func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
 	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
+	if c.QKNorm {
+		o.QKNorm = &layers.QKNorm{Eps: c.Eps()}
+	}
 	if c.PositionKind() == PositionRope {
 		o.RotaryBase = c.RopeBase
 		if o.RotaryBase == 0 {

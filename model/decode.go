@@ -102,8 +102,8 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	if m.Config.MLP {
 		x = raise.Must(gr.norm(params, "ln_f").Forward(x)) // (B, D)
 	}
-	d.logits = raise.Must(gr.linear(params, "lm_head").Forward(x)) // (B, V)
-	d.vm = raise.Must(engine.NewMachine(d.g))                      // read through d.vm.Value
+	d.logits = raise.Must(gr.lmHead(params).Forward(x)) // (B, V)
+	d.vm = raise.Must(engine.NewMachine(d.g))           // read through d.vm.Value
 	return d, nil
 }
 

@@ -16,15 +16,18 @@ import (
 func decodeVariants() map[string]Config {
 	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
 	edits := map[string]func(*Config){
-		"learned":    func(*Config) {},
-		"sinusoidal": func(c *Config) { c.Position = PositionSinusoidal },
-		"rope":       func(c *Config) { c.Position = PositionRope },
-		"alibi":      func(c *Config) { c.Position = PositionALiBi },
-		"none":       func(c *Config) { c.Position = PositionNone },
-		"gqa":        func(c *Config) { c.KVHeads = 2; c.Position = PositionRope },
-		"mqa":        func(c *Config) { c.KVHeads = 1 },
-		"window":     func(c *Config) { c.Window = 3; c.Position = PositionALiBi },
-		"mla":        func(c *Config) { c.KVLatent = 6 },
+		"learned":     func(*Config) {},
+		"sinusoidal":  func(c *Config) { c.Position = PositionSinusoidal },
+		"rope":        func(c *Config) { c.Position = PositionRope },
+		"alibi":       func(c *Config) { c.Position = PositionALiBi },
+		"none":        func(c *Config) { c.Position = PositionNone },
+		"gqa":         func(c *Config) { c.KVHeads = 2; c.Position = PositionRope },
+		"mqa":         func(c *Config) { c.KVHeads = 1 },
+		"window":      func(c *Config) { c.Window = 3; c.Position = PositionALiBi },
+		"mla":         func(c *Config) { c.KVLatent = 6 },
+		"qk_norm":     func(c *Config) { c.QKNorm = true },
+		"qk_norm+gqa": func(c *Config) { c.QKNorm, c.KVHeads, c.Position = true, 2, PositionRope },
+		"tied":        func(c *Config) { c.TieEmbeddings = true },
 	}
 	out := map[string]Config{}
 	for name, edit := range edits {

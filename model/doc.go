@@ -1,7 +1,7 @@
 // Package model is the small causal language model built from package layers:
 // token + position embedding, a stack of blocks, an optional final norm
 // (the config's: a LayerNorm, with or without a bias, or an RMSNorm) and a
-// linear LM head.
+// linear LM head (the token embedding itself with tie_embeddings).
 //
 // The package is the model: its config, weights, graphs and checkpoints.
 // How a graph runs lives elsewhere: the lean machine NewLeanMachine returns

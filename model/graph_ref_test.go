@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/graphtest"
 )
 
 // refForward is a plain-Go float64 forward pass of m written from the README's
@@ -39,6 +41,14 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 			in = refNorm(cfg, x, p(pre+"ln1.weight"), p(pre+"ln1.bias"))
 		}
 		qkv := refLinear(in, d, p(pre+"attn.qkv.weight"), p(pre+"attn.qkv.bias"))
+		if cfg.QKNorm {
+			for r := 0; r < n; r++ {
+				for hi := 0; hi < h; hi++ {
+					graphtest.RMSNorm(qkv[r*3*d+hi*dh:][:dh], p(pre+"attn.q_norm.weight"), cfg.Eps())
+					graphtest.RMSNorm(qkv[r*3*d+d+hi*dh:][:dh], p(pre+"attn.k_norm.weight"), cfg.Eps())
+				}
+			}
+		}
 		concat := make([]float64, n*d)
 		weights := make([]float64, b*h*tt*tt)
 		for bi := 0; bi < b; bi++ {
@@ -92,7 +102,11 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 	if cfg.MLP {
 		x = refNorm(cfg, x, p("ln_f.weight"), p("ln_f.bias"))
 	}
-	logits = refLinear(x, d, p("lm_head.weight"), p("lm_head.bias"))
+	head := p("lm_head.weight")
+	if cfg.TieEmbeddings {
+		head = tok
+	}
+	logits = refLinear(x, d, head, p("lm_head.bias"))
 	v := cfg.Vocab
 	var count float64
 	for r := 0; r < n; r++ {

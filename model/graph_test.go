@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/attnscope/attnscope/layers"
@@ -24,7 +25,7 @@ func randomModel(t *testing.T, cfg Config, dtype tensor.Dtype) *Model {
 }
 
 // randomize overwrites every weight of m in place with values drawn from
-// seed: N(0, std^2) for matrices, 1 + N(0, 0.1^2) for LayerNorm weights and
+// seed: N(0, std^2) for matrices, 1 + N(0, 0.1^2) for norm weights and
 // N(0, 0.1^2) for biases, so that no gradient is tiny or structurally zero.
 func randomize(m *Model, seed uint64, std float64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
@@ -35,7 +36,7 @@ func randomize(m *Model, seed uint64, std float64) {
 			switch {
 			case len(spec) == 2:
 				v = rng.NormFloat64() * std
-			case isLNWeight(p.Name):
+			case isNormWeight(p.Name):
 				v = 1 + rng.NormFloat64()*0.1
 			default:
 				v = rng.NormFloat64() * 0.1
@@ -45,9 +46,15 @@ func randomize(m *Model, seed uint64, std float64) {
 	}
 }
 
-func isLNWeight(name string) bool {
-	n := len(name)
-	return n > 10 && name[n-7:] == ".weight" && (name[n-10:n-7] == "ln1" || name[n-10:n-7] == "ln2" || name[n-11:n-7] == "ln_f")
+// isNormWeight reports a norm's weight: ln1, ln2, ln_f or QK-norm's
+// q_norm and k_norm.
+func isNormWeight(name string) bool {
+	for _, norm := range []string{"ln1", "ln2", "ln_f", "_norm"} {
+		if strings.HasSuffix(name, norm+".weight") {
+			return true
+		}
+	}
+	return false
 }
 
 func at(t *tensor.Dense, i int) float64 {
@@ -108,19 +115,23 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		cases := []struct {
 			name                         string
 			mlp, keyPad, dropout, noBias bool
+			qkNormTied                   bool // QK-norm and a tied LM head
 		}{
-			{"attention-only", false, false, false, false},
-			{"attention-only/keypad+dropout", false, true, true, false},
-			{"attention-only/no-bias", false, false, false, true},
-			{"mlp", true, false, false, false},
-			{"mlp/keypad+dropout", true, true, true, false},
-			{"rmsnorm", true, true, true, false}, // a case named after a normConfigs entry has that norm
-			{"layernorm without bias", true, true, true, false},
+			{"attention-only", false, false, false, false, false},
+			{"attention-only/keypad+dropout", false, true, true, false, false},
+			{"attention-only/no-bias", false, false, false, true, false},
+			{"mlp", true, false, false, false, false},
+			{"mlp/keypad+dropout", true, true, true, false, false},
+			{"rmsnorm", true, true, true, false, false}, // a case named after a normConfigs entry has that norm
+			{"layernorm without bias", true, true, true, false, false},
+			{"mlp/qk_norm+tied", true, false, false, false, true},
+			{"attention-only/qk_norm+tied+keypad", false, true, false, true, true},
 		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
-					QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias, Attention: string(path)}
+					QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias, Attention: string(path),
+					QKNorm: c.qkNormTied, TieEmbeddings: c.qkNormTied}
 				if c.dropout {
 					cfg.Dropout = 0.25
 				}

@@ -29,7 +29,8 @@ const MaxMemory = 8 << 30
 // training graph of trainBatch sequences; and a forward-only evaluation
 // graph of evalBatch sequences (0: none).
 // Per block a graph holds about 12 (B·T, D) tensors for attention
-// (projections, head split, transposes, output, residual) plus 4 (B, H, T, T)
+// (projections, head split, transposes, output, residual; 3 more for
+// QK-norm's copy of the projection) plus 4 (B, H, T, T)
 // ones (scores, scaled, softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F)
 // more with an MLP (LayerNorms, GELU's intermediates); embeddings and the LM
 // head add 4 (B·T, D) and 4 (B·T, V). The backward pass is counted as big as
@@ -44,6 +45,9 @@ func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	forward := func(batch int) float64 {
 		b := float64(batch)
 		block := 12*b*t*d + 4*b*h*t*t
+		if m.QKNorm {
+			block += 3 * b * t * d
+		}
 		if m.MLP {
 			block += 8*b*t*d + 8*b*t*f
 		}

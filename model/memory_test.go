@@ -15,7 +15,8 @@ import (
 // embeddings and head 4·512·32 + 4·512·17 = 100352, twice for backward =
 // 856064; evaluation forward at 250 rows (B·T = 4000): 12·4000·32 +
 // 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000; activations 4
-// bytes each. An MLP adds 8 (B·T, D) and 8 (B·T, F) per block.
+// bytes each. An MLP adds 8 (B·T, D) and 8 (B·T, F) per block, QK-norm two
+// (d) weights and 3 (B·T, D) per block.
 func TestEstimateBytes(t *testing.T) {
 	cfg := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true}
 	if got, want := cfg.EstimateBytes(32, 250), 137472+4*(856064+2560000+784000.0); got != want {
@@ -23,6 +24,11 @@ func TestEstimateBytes(t *testing.T) {
 	}
 	if got, want := cfg.EstimateBytes(32, 0), 137472+4*856064.0; got != want {
 		t.Errorf("EstimateBytes(32, 0) = %v, want %v", got, want)
+	}
+	qk := cfg
+	qk.QKNorm = true
+	if got, want := qk.EstimateBytes(32, 0), 137472+2*8*24+4*(856064+2*3*512*32.0); got != want {
+		t.Errorf("with QK-norm: EstimateBytes(32, 0) = %v, want %v", got, want)
 	}
 	mlp := cfg
 	mlp.MLP, mlp.DFF = true, 64

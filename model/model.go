@@ -59,6 +59,10 @@ func (m *Model) Param(name string) *tensor.Dense {
 	return nil
 }
 
+// LMHeadWeight is the LM head's weight (V, D), the tensor
+// Config.UnembeddingName names, for the analyses that read the unembedding.
+func (m *Model) LMHeadWeight() *tensor.Dense { return m.Param(m.Config.UnembeddingName()) }
+
 // newDense builds a tensor of the given dtype from float64 values.
 func newDense(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
 	if dtype == tensor.Float64 {

@@ -139,8 +139,6 @@ func (c Config) validateParts() error {
 		return errors.Errorf("model.norm_bias = %t: only model.norm = layernorm has a bias to turn off; rmsnorm has none", c.NormBias.On())
 	case c.NormEps != 0 && !(c.NormEps > 0 && c.NormEps < 1):
 		return errors.Errorf("model.norm_eps = %v: must be in (0, 1)", c.NormEps)
-	case c.QKNorm && c.KVLatent > 0:
-		return errors.Errorf("model.qk_norm = true with model.kv_latent = %d: QK-norm of a latent's keys is not built", c.KVLatent)
 	case !c.MLP && c.Norm != "":
 		return errors.Errorf("model.norm = %q: %s", c.Norm, full)
 	case !c.MLP && c.NormBias.Set():
@@ -205,8 +203,6 @@ func (c Config) checkBuilt() error {
 	switch {
 	case c.ActivationKind() != ActivationGELUTanh || !c.MLPBias.On():
 		return errors.New("model.activation and mlp_bias other than gelu_tanh with biases are not built yet")
-	case c.TieEmbeddings || c.QKNorm:
-		return errors.New("model.tie_embeddings and qk_norm are not built yet")
 	}
 	return nil
 }

@@ -171,3 +171,16 @@ func CentralDifferences(f func() float64, v []float64) []float64 {
 	}
 	return fd
 }
+
+// RMSNorm is the float64 reference of one RMSNorm row: it sets x to
+// x / sqrt(mean(x^2) + eps) * w (QK-norm's per head, a norm's per row).
+func RMSNorm(x, w []float64, eps float64) {
+	var ss float64
+	for _, v := range x {
+		ss += v * v
+	}
+	rms := math.Sqrt(ss/float64(len(x)) + eps)
+	for i := range x {
+		x[i] = x[i] / rms * w[i]
+	}
+}

@@ -104,6 +104,16 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := Rotary(qkv, 10, 2)
 			return y, gorgonia.Nodes{qkv}, err
 		}},
+		{"QKNorm", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv, wq, wk := p("qkv", rnd(3, (2+2*2)*4)), p("wq", rnd(4)), p("wk", rnd(4))
+			y, err := QKNorm(qkv, wq, wk, 2, 2, 1e-5)
+			return y, gorgonia.Nodes{qkv, wq, wk}, err
+		}},
+		{"QKNorm/grouped", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv, wq, wk := p("qkv", rnd(3, (4+2*1)*2)), p("wq", rnd(2)), p("wk", rnd(2))
+			y, err := QKNorm(qkv, wq, wk, 4, 1, 0.3)
+			return y, gorgonia.Nodes{qkv, wq, wk}, err
+		}},
 		{"SplitGroupedHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			s := Heads{B: 2, T: 3, H: 4, D: 2}
 			x := p("x", rnd(s.B*s.T, (s.H+2*2)*s.D))

@@ -1,0 +1,187 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/kernels"
+)
+
+// QKNorm is QK-norm (Qwen 3's q_norm and k_norm) on attention's fused
+// projection qkv (N, (H+2G)*d), whose rows hold H query heads, then G key
+// heads, then G value heads, d wide each (as SplitGroupedHeads and Decode
+// read them; G = H without grouping). Each query head is normalised by an
+// RMSNorm over its d channels with the weights wq (d), each key head with
+// wk (d), and the value heads are copied:
+//
+//	y = x / sqrt(mean(x^2) + eps) * w
+//
+// It runs before the head split (and before Rotary), so one op serves
+// every layout, and the decoding step's CacheAttention and NewKeyValue read
+// its output as they would the projection. Gradients: with r = 1/sqrt(
+// mean(x^2) + eps) and g = dy * w per head, dx = r g - r^3 x mean(g x);
+// dw = the sum over rows and heads of dy x r; dx of a value head is dy.
+func QKNorm(qkv, wq, wk *gorgonia.Node, heads, kvHeads int, eps float64) (*gorgonia.Node, error) {
+	if heads <= 0 || kvHeads <= 0 || heads%kvHeads != 0 {
+		return nil, errors.Errorf("qk norm: %d key/value heads for %d heads: want a divisor", kvHeads, heads)
+	}
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		return nil, errors.Errorf("qk norm: eps %v must be finite and not negative", eps)
+	}
+	return apply(qkNormDef{H: heads, G: kvHeads, eps: eps}, qkv, wq, wk) // (N, (H+2G)*d)
+}
+
+// qkPart is what a qkNormDef computes.
+type qkPart int
+
+const (
+	qkForward qkPart = iota // (qkv, wq, wk) -> y
+	qkGradX                 // (qkv, wq, wk, dy) -> dx
+	qkGradWQ                // (qkv, wq, wk, dy) -> dwq
+	qkGradWK                // (qkv, wq, wk, dy) -> dwk
+)
+
+type qkNormDef struct {
+	part qkPart
+	H, G int
+	eps  float64
+}
+
+func (d qkNormDef) String() string {
+	return fmt.Sprintf("%s{H=%d,G=%d,eps=%v}", [...]string{"QKNorm", "QKNormGradX", "QKNormGradWQ", "QKNormGradWK"}[d.part], d.H, d.G, d.eps)
+}
+
+func (d qkNormDef) signature() signature {
+	diff := d.part == qkForward
+	in := []input{floatIn(2, diff), floatIn(1, diff), floatIn(1, diff)}
+	out := 2
+	if !diff {
+		in = append(in, floatIn(2, false)) // dy
+	}
+	if d.part == qkGradWQ || d.part == qkGradWK {
+		out = 1
+	}
+	return signature{in: in, out: out}
+}
+
+func (d qkNormDef) shape(s []tensor.Shape) (tensor.Shape, error) {
+	x, wq, wk := s[0], s[1], s[2]
+	dh := wq[0]
+	if !wk.Eq(wq) || x[1] != (d.H+2*d.G)*dh || d.part != qkForward && !s[3].Eq(x) {
+		return nil, errors.Errorf("%v: shapes %v do not fit qkv (N, (H+2G)*d), wq and wk (d)[, dy like qkv]", d, s)
+	}
+	if d.part == qkGradWQ || d.part == qkGradWK {
+		return wq.Clone(), nil
+	}
+	return x.Clone(), nil
+}
+
+func (d qkNormDef) run(a *args) error { return byDtype(d, a, qkNorm[float64], qkNorm[float32]) }
+
+func (d qkNormDef) grad(in gorgonia.Nodes, _, dy *gorgonia.Node) (gorgonia.Nodes, error) {
+	if d.part != qkForward {
+		return nil, errors.New("no second derivative")
+	}
+	grads := make(gorgonia.Nodes, 3)
+	for i, part := range []qkPart{qkGradX, qkGradWQ, qkGradWK} {
+		g, err := apply(qkNormDef{part: part, H: d.H, G: d.G, eps: d.eps}, in[0], in[1], in[2], dy)
+		if err != nil {
+			return nil, err
+		}
+		grads[i] = g
+	}
+	return grads, nil
+}
+
+// qkNormCost is kernels.ParallelFor's work per element of a row (the sum
+// of squares and the output pass; the gradient's two).
+const qkNormCost = 4
+
+// qkNorm runs one part: the forward and dx row by row, spread over the
+// cores; dw, a sum over rows into one (d) vector, in row order on one core.
+func qkNorm[T float](d qkNormDef, a *args) {
+	x, wq, wk, y := data[T](a, 0), data[T](a, 1), data[T](a, 2), out[T](a)
+	var dy []T
+	if d.part != qkForward {
+		dy = data[T](a, 3)
+	}
+	dh := len(wq)
+	width := (d.H + 2*d.G) * dh
+	rows := len(x) / width
+	if d.part == qkGradWQ || d.part == qkGradWK {
+		first, n := 0, d.H // the heads whose weight it is
+		if d.part == qkGradWK {
+			first, n = d.H, d.G
+		}
+		clear(y)
+		for off := first * dh; off < len(x); off += width {
+			for h := 0; h < n; h++ {
+				rmsGradW(x[off+h*dh:][:dh], dy[off+h*dh:][:dh], d.eps, y)
+			}
+		}
+		return
+	}
+	kernels.ParallelFor(rows, float64(qkNormCost*width), func(lo, hi int) {
+		for off := lo * width; off < hi*width; off += dh {
+			xs, ys, w := x[off:off+dh], y[off:off+dh], wq
+			head := off % width / dh
+			if head >= d.H {
+				w = wk
+			}
+			switch {
+			case head >= d.H+d.G && d.part == qkForward: // a value head
+				copy(ys, xs)
+			case head >= d.H+d.G:
+				copy(ys, dy[off:off+dh])
+			case d.part == qkForward:
+				rmsRow(xs, w, d.eps, ys)
+			default:
+				rmsGradRow(xs, w, dy[off:off+dh], d.eps, ys)
+			}
+		}
+	})
+}
+
+// rmsInv is 1/sqrt(mean(x^2) + eps), accumulated in float64.
+func rmsInv[T float](x []T, eps float64) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return 1 / math.Sqrt(ss/float64(len(x))+eps)
+}
+
+// rmsRow sets y = x r w, r = rmsInv(x).
+func rmsRow[T float](x, w []T, eps float64, y []T) {
+	r := rmsInv(x, eps)
+	for i, v := range x {
+		y[i] = T(float64(v) * r * float64(w[i]))
+	}
+}
+
+// rmsGradRow sets dx = r g - r^3 x mean(g x), g = dy w: the gradient of
+// rmsRow with respect to x.
+func rmsGradRow[T float](x, w, dy []T, eps float64, dx []T) {
+	r := rmsInv(x, eps)
+	var gx float64
+	for i, v := range x {
+		gx += float64(dy[i]) * float64(w[i]) * float64(v)
+	}
+	c := r * r * r * gx / float64(len(x))
+	for i, v := range x {
+		dx[i] = T(r*float64(dy[i])*float64(w[i]) - c*float64(v))
+	}
+}
+
+// rmsGradW adds dy x r, the row's part of rmsRow's gradient with respect
+// to w, into dw.
+func rmsGradW[T float](x, dy []T, eps float64, dw []T) {
+	r := rmsInv(x, eps)
+	for i, v := range x {
+		dw[i] += T(float64(dy[i]) * float64(v) * r)
+	}
+}

@@ -1,0 +1,106 @@
+package layers
+
+import (
+	"math"
+
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
+)
+
+// QKNorm holds the weights of QK-norm (Qwen 3's q_norm and k_norm): after
+// the head split, before rotary positions, each head's q is normalised by
+// an RMSNorm over its d channels,
+//
+//	q' = q / sqrt(mean_d(q^2) + Eps) * Q
+//
+// and each key head's k likewise with K. Every query head shares Q, every
+// key head (with grouped-query attention, every kv head) shares K.
+type QKNorm struct {
+	Q, K *gorgonia.Node // (d) each, named like "blocks.0.attn.q_norm.weight"
+	Eps  float64
+}
+
+// check reports weights that are not (d) vectors or an eps that is
+// negative or not finite; a nil QKNorm (none) is fine.
+func (n *QKNorm) check(dh int) error {
+	if n == nil {
+		return nil
+	}
+	vector := func(w *gorgonia.Node) bool { return w != nil && w.Dims() == 1 && w.Shape()[0] == dh }
+	if !vector(n.Q) || !vector(n.K) {
+		return errors.Errorf("attention: qk norm weights %v and %v, want (%d) each, the head size", nodeShape(n.Q), nodeShape(n.K), dh)
+	}
+	if !(n.Eps >= 0) || math.IsInf(n.Eps, 0) {
+		return errors.Errorf("attention: qk norm eps %v must be finite and not negative", n.Eps)
+	}
+	return nil
+}
+
+// normalizeQKV is the fused path's QK-norm: one op on the projection qkv
+// (N, (H+2G)*d) that normalises its query and key heads and copies its
+// value heads, before the head split, so the forward's split and the
+// decoding step's ops.CacheAttention read it as the projection. Without
+// QK-norm qkv is returned as it is.
+func (a *MultiHeadSelfAttention) normalizeQKV(p string, qkv *gorgonia.Node) *gorgonia.Node {
+	n := a.QKNorm
+	if n == nil {
+		return qkv
+	}
+	return node(p + ".qk_norm")(ops.QKNorm(qkv, n.Q, n.K, a.Heads, a.kvHeads(a.Heads), n.Eps)) // (N, (H+2G)*d)
+}
+
+// query and key finish the Gorgonia path's q or k of some heads (..., T,
+// d) after the split, p being the layer's name: QK-norm, then rotary
+// positions, each when the layer has it.
+func (a *MultiHeadSelfAttention) query(p string, q *gorgonia.Node) *gorgonia.Node {
+	return a.rotate(p+".q", a.QKNorm.queries(p+".q_norm", q))
+}
+
+func (a *MultiHeadSelfAttention) key(p string, k *gorgonia.Node) *gorgonia.Node {
+	return a.rotate(p+".k", a.QKNorm.keys(p+".k_norm", k))
+}
+
+// decodeQuery and decodeKey are query and key for a decoding step's q or
+// k (B, n, d).
+func (a *MultiHeadSelfAttention) decodeQuery(p string, q *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
+	return a.decodeRotate(p+".q", a.QKNorm.queries(p+".q_norm", q), in)
+}
+
+func (a *MultiHeadSelfAttention) decodeKey(p string, k *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
+	return a.decodeRotate(p+".k", a.QKNorm.keys(p+".k_norm", k), in)
+}
+
+// queries and keys are the Gorgonia path's QK-norm of q or k (..., d), some
+// heads of either, named name; without QK-norm x is returned as it is.
+func (n *QKNorm) queries(name string, q *gorgonia.Node) *gorgonia.Node {
+	if n == nil {
+		return q
+	}
+	return rmsNormGorgonia(name, q, n.Q, n.Eps)
+}
+
+func (n *QKNorm) keys(name string, k *gorgonia.Node) *gorgonia.Node {
+	if n == nil {
+		return k
+	}
+	return rmsNormGorgonia(name, k, n.K, n.Eps)
+}
+
+// rmsNormGorgonia is x / sqrt(mean(x^2) + eps) * w over the last axis of x
+// (..., d), w (d), with Square, Sum, Sqrt and broadcast arithmetic on the
+// rows (N, d); name names the output.
+func rmsNormGorgonia(name string, x, w *gorgonia.Node, eps float64) *gorgonia.Node {
+	s := x.Shape()
+	dh := s[len(s)-1]
+	g, dt := x.Graph(), x.Dtype()
+	rows := node(name + ".rows")(gorgonia.Reshape(x, tensor.Shape{s.TotalSize() / dh, dh}))                               // (N, d)
+	sqSum := node(name + ".sq_sum")(gorgonia.Sum(node(name+".sq")(gorgonia.Square(rows)), 1))                             // (N)
+	meanSq := node(name + ".mean_sq")(gorgonia.Mul(sqSum, scalar(g, dt, 1/float64(dh))))                                  // (N)
+	meanSqEps := node(name + ".mean_sq_eps")(gorgonia.Add(meanSq, scalar(g, dt, eps)))                                    // (N)
+	rms := node(name + ".rms")(gorgonia.Sqrt(meanSqEps))                                                                  // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
+	normed := node(name + ".normed")(gorgonia.BroadcastHadamardDiv(rows, rms, nil, rowwise))                              // (N, d)
+	return node(name)(gorgonia.Reshape(node(name+".scaled")(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)), s)) // (..., d)
+}
