@@ -90,17 +90,13 @@ func (n *QKNorm) keys(name string, k *gorgonia.Node) *gorgonia.Node {
 }
 
 // rmsNormGorgonia is x / sqrt(mean(x^2) + eps) * w over the last axis of x
-// (..., d), w (d), with Square, Sum, Sqrt and broadcast arithmetic on the
-// rows (N, d); name names the output.
+// (..., d), w (d): RMSNorm's Gorgonia path (scaleRows) on the rows (N, d)
+// of x; name names the output.
 func rmsNormGorgonia(name string, x, w *gorgonia.Node, eps float64) *gorgonia.Node {
 	s := x.Shape()
 	dh := s[len(s)-1]
-	g, dt := x.Graph(), x.Dtype()
-	rows := node(name + ".rows")(gorgonia.Reshape(x, tensor.Shape{s.TotalSize() / dh, dh}))                               // (N, d)
-	sqSum := node(name + ".sq_sum")(gorgonia.Sum(node(name+".sq")(gorgonia.Square(rows)), 1))                             // (N)
-	meanSq := node(name + ".mean_sq")(gorgonia.Mul(sqSum, scalar(g, dt, 1/float64(dh))))                                  // (N)
-	meanSqEps := node(name + ".mean_sq_eps")(gorgonia.Add(meanSq, scalar(g, dt, eps)))                                    // (N)
-	rms := node(name + ".rms")(gorgonia.Sqrt(meanSqEps))                                                                  // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
-	normed := node(name + ".normed")(gorgonia.BroadcastHadamardDiv(rows, rms, nil, rowwise))                              // (N, d)
-	return node(name)(gorgonia.Reshape(node(name+".scaled")(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)), s)) // (..., d)
+	rows := node(name + ".in_rows")(gorgonia.Reshape(x, tensor.Shape{s.TotalSize() / dh, dh})) // (N, d)
+	sq := node(name + ".rows.sq")(gorgonia.Square(rows))                                       // (N, d)
+	normed := scaleRows(name+".rows", rows, sq, w, nil, "ms", "rms", eps)                      // (N, d)
+	return node(name)(gorgonia.Reshape(normed, s))                                             // (..., d)
 }

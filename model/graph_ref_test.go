@@ -156,29 +156,7 @@ func refLinear(x []float64, in int, w, b []float64) []float64 {
 // a LayerNorm with the biased variance, plus b unless nil, or an RMSNorm,
 // x / sqrt(mean(x^2) + eps) * w.
 func refNorm(cfg Config, x []float64, w, b []float64) []float64 {
-	d, rms := cfg.DModel, cfg.NormKind() == NormRMS
-	y := make([]float64, len(x))
-	for r := 0; r < len(x)/d; r++ {
-		row := x[r*d : (r+1)*d]
-		var mean, variance float64
-		if !rms {
-			for _, v := range row {
-				mean += v
-			}
-			mean /= float64(d)
-		}
-		for _, v := range row {
-			variance += (v - mean) * (v - mean)
-		}
-		variance /= float64(d)
-		for c, v := range row {
-			y[r*d+c] = (v - mean) / math.Sqrt(variance+cfg.Eps()) * w[c]
-			if b != nil {
-				y[r*d+c] += b[c]
-			}
-		}
-	}
-	return y
+	return graphtest.Norm(x, w, b, cfg.Eps(), cfg.NormKind() == NormRMS)
 }
 
 func add(a, b []float64) []float64 {

@@ -172,15 +172,34 @@ func CentralDifferences(f func() float64, v []float64) []float64 {
 	return fd
 }
 
-// RMSNorm is the float64 reference of one RMSNorm row: it sets x to
-// x / sqrt(mean(x^2) + eps) * w (QK-norm's per head, a norm's per row).
-func RMSNorm(x, w []float64, eps float64) {
-	var ss float64
-	for _, v := range x {
-		ss += v * v
+// Norm is the float64 reference of a norm of each row of x, rows as wide
+// as w: a LayerNorm, (x - mean) / sqrt(var + eps) * w + b with the biased
+// variance (no b when b is nil), or with rms an RMSNorm,
+// x / sqrt(mean(x^2) + eps) * w.
+func Norm(x, w, b []float64, eps float64, rms bool) []float64 {
+	d := len(w)
+	y := make([]float64, len(x))
+	for r := 0; r < len(x)/d; r++ {
+		row := x[r*d : (r+1)*d]
+		var mean, sq float64
+		if !rms {
+			for _, v := range row {
+				mean += v
+			}
+			mean /= float64(d)
+		}
+		for _, v := range row {
+			sq += (v - mean) * (v - mean)
+		}
+		for j, v := range row {
+			y[r*d+j] = (v - mean) / math.Sqrt(sq/float64(d)+eps) * w[j]
+			if b != nil {
+				y[r*d+j] += b[j]
+			}
+		}
 	}
-	rms := math.Sqrt(ss/float64(len(x)) + eps)
-	for i := range x {
-		x[i] = x[i] / rms * w[i]
-	}
+	return y
 }
+
+// RMSNorm sets the row x to its RMSNorm (QK-norm's per head).
+func RMSNorm(x, w []float64, eps float64) { copy(x, Norm(x, w, nil, eps, true)) }

@@ -120,7 +120,8 @@ func qkNorm[T float](d qkNormDef, a *args) {
 		clear(y)
 		for off := first * dh; off < len(x); off += width {
 			for h := 0; h < n; h++ {
-				rmsGradW(x[off+h*dh:][:dh], dy[off+h*dh:][:dh], d.eps, y)
+				xs := x[off+h*dh:][:dh]
+				kernels.LayerNormGradWRow(xs, dy[off+h*dh:][:dh], 0, kernels.RMSNormStats(xs, d.eps), y)
 			}
 		}
 		return
@@ -138,50 +139,10 @@ func qkNorm[T float](d qkNormDef, a *args) {
 			case head >= d.H+d.G:
 				copy(ys, dy[off:off+dh])
 			case d.part == qkForward:
-				rmsRow(xs, w, d.eps, ys)
+				kernels.LayerNormRow(xs, w, nil, 0, kernels.RMSNormStats(xs, d.eps), ys)
 			default:
-				rmsGradRow(xs, w, dy[off:off+dh], d.eps, ys)
+				kernels.RMSNormGradRow(xs, w, dy[off:off+dh], kernels.RMSNormStats(xs, d.eps), ys)
 			}
 		}
 	})
-}
-
-// rmsInv is 1/sqrt(mean(x^2) + eps), accumulated in float64.
-func rmsInv[T float](x []T, eps float64) float64 {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	return 1 / math.Sqrt(ss/float64(len(x))+eps)
-}
-
-// rmsRow sets y = x r w, r = rmsInv(x).
-func rmsRow[T float](x, w []T, eps float64, y []T) {
-	r := rmsInv(x, eps)
-	for i, v := range x {
-		y[i] = T(float64(v) * r * float64(w[i]))
-	}
-}
-
-// rmsGradRow sets dx = r g - r^3 x mean(g x), g = dy w: the gradient of
-// rmsRow with respect to x.
-func rmsGradRow[T float](x, w, dy []T, eps float64, dx []T) {
-	r := rmsInv(x, eps)
-	var gx float64
-	for i, v := range x {
-		gx += float64(dy[i]) * float64(w[i]) * float64(v)
-	}
-	c := r * r * r * gx / float64(len(x))
-	for i, v := range x {
-		dx[i] = T(r*float64(dy[i])*float64(w[i]) - c*float64(v))
-	}
-}
-
-// rmsGradW adds dy x r, the row's part of rmsRow's gradient with respect
-// to w, into dw.
-func rmsGradW[T float](x, dy []T, eps float64, dw []T) {
-	r := rmsInv(x, eps)
-	for i, v := range x {
-		dw[i] += T(float64(dy[i]) * float64(v) * r)
-	}
 }
