@@ -331,3 +331,44 @@ func (c Config) Family() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Blocks names the blocks' parts in a few words, for model cards:
+// "attention-only blocks" or "pre-LN blocks with MLP", the parts that are
+// not GPT-2's in parentheses, then QK-norm and tied embeddings when set.
+func (c Config) Blocks() string {
+	parts := []string{"attention-only blocks"}
+	if c.MLP {
+		var own []string
+		switch {
+		case c.NormKind() == NormRMS:
+			own = append(own, "RMSNorm")
+		case !c.NormBias.On():
+			own = append(own, "LayerNorm without bias")
+		}
+		if c.NormEps != 0 {
+			own = append(own, fmt.Sprintf("norm eps %g", c.NormEps))
+		}
+		if kind := c.ActivationKind(); kind != ActivationGELUTanh {
+			own = append(own, activationNames[kind])
+		}
+		if !c.MLPBias.On() {
+			own = append(own, "no MLP biases")
+		}
+		parts[0] = "pre-LN blocks with MLP"
+		if len(own) > 0 {
+			parts[0] += " (" + strings.Join(own, ", ") + ")"
+		}
+	}
+	if c.QKNorm {
+		parts = append(parts, "QK-norm")
+	}
+	if c.TieEmbeddings {
+		parts = append(parts, "tied embeddings")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// activationNames are the activations as model cards name them.
+var activationNames = map[string]string{
+	ActivationGELUTanh: "GELU (tanh)", ActivationGELU: "exact GELU", ActivationSwiGLU: "SwiGLU", ActivationReLU2: "ReLU²",
+}

@@ -99,3 +99,31 @@ var normConfigs = map[string]func(*Config){
 	"rmsnorm":                func(c *Config) { c.Norm, c.NormEps = NormRMS, 1e-6 },
 	"layernorm without bias": func(c *Config) { c.NormBias, c.NormEps = FlagOff, 1e-3 },
 }
+
+// TestBlocks: the model card's words for the blocks name each part that is
+// not GPT-2's, and nothing for GPT-2's own.
+func TestBlocks(t *testing.T) {
+	base := Config{Vocab: 9, Context: 8, DModel: 16, Heads: 4, Layers: 1}
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) {}, "attention-only blocks"},
+		{func(c *Config) { c.QKNorm, c.TieEmbeddings = true, true }, "attention-only blocks, QK-norm, tied embeddings"},
+		{func(c *Config) { c.MLP = true }, "pre-LN blocks with MLP"},
+		{func(c *Config) {
+			c.MLP, c.NormBias, c.Activation, c.TieEmbeddings = true, FlagOff, ActivationGELU, true
+		},
+			"pre-LN blocks with MLP (LayerNorm without bias, exact GELU), tied embeddings"},
+		{func(c *Config) {
+			c.MLP, c.Norm, c.NormEps, c.Activation, c.MLPBias, c.QKNorm = true, NormRMS, 1e-6, ActivationSwiGLU, FlagOff, true
+		}, "pre-LN blocks with MLP (RMSNorm, norm eps 1e-06, SwiGLU, no MLP biases), QK-norm"},
+		{func(c *Config) { c.MLP, c.Activation = true, ActivationReLU2 }, "pre-LN blocks with MLP (ReLU²)"},
+	} {
+		cfg := base
+		c.edit(&cfg)
+		if got := cfg.Blocks(); got != c.want {
+			t.Errorf("%+v: Blocks() = %q, want %q", cfg, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type Inspect struct {
 type Model struct {
 	Layers, Heads, DModel int
 	MLP                   bool   // pre-LN blocks with an MLP, else attention-only blocks
+	Blocks                string // the blocks' parts (model.Config.Blocks)
 	Family                string // the attention variant; "" for the original design
 }
 
@@ -127,12 +128,8 @@ const roleLegend = "prev = previous-token, first = first-token, sep = separator,
 func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
-	blocks := "attention-only blocks"
-	if m.MLP {
-		blocks = "pre-LN blocks with MLP"
-	}
 	p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
-	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, blocks, m.familySuffix())
+	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
 	writeHeads(p, v.Heads)
 	if v.Circuits != nil {

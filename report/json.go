@@ -34,6 +34,8 @@ type Document struct {
 	Heads       [][]heads.Result   `json:"heads"`
 	Ablation    *ablation.Table    `json:"ablation,omitempty"` // with Options.Ablate
 	Circuits    *analysis.Circuits `json:"circuits,omitempty"` // with Options.Circuits
+	// Blocks names the blocks' parts (model.Config.Blocks).
+	Blocks string `json:"blocks"`
 	// Family is the attention variant (model.Config.Family), omitted for
 	// learned positions and full multi-head attention.
 	Family string `json:"family,omitempty"`
@@ -47,7 +49,7 @@ func (r *Report) JSON() Document {
 		Checkpoint: r.Options.Checkpoint, Step: r.Step, Task: r.Task.Name(), Seed: r.Options.Seed, Samples: r.Options.Samples,
 		Tokens: s.Tokens, Labels: labels(r.Task, s.Tokens), Targets: scoredTargets(s.Tokens, s.Targets, s.Scored),
 		Predictions: r.Forward.Predictions, Heads: r.Pooled.Roles,
-		Ablation: r.Ablation, Family: r.Config.Family(), Circuits: r.Circuits,
+		Ablation: r.Ablation, Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: r.Circuits,
 	}
 	j.Attention, j.Logits = numbers(r.Dtype, r.Forward)
 	if cut := cutLogits(r.Forward.Logits.Matrix(), r.Options.AllLogits); cut != nil {

@@ -50,7 +50,7 @@ func (r *Report) Text(summary bool) render.Inspect {
 
 func (r *Report) model() render.Model {
 	c := r.Config
-	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Family: c.Family()}
+	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family()}
 }
 
 // sequenceView is the sequence shown and the predictions on it.
