@@ -216,7 +216,7 @@ func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm
 // mlp is the config's MLP whose parameters are under name, on the graph's
 // path.
 func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedForward {
-	mlp := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj")))
+	mlp := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.GELUTanh))
 	mlp.Path = gr.Path
 	return mlp
 }
