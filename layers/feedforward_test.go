@@ -2,7 +2,6 @@ package layers
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -100,20 +99,13 @@ func (k feedForwardKind) reference(x []float64, n int, w map[string]*tensor.Dens
 	if k.swiglu {
 		h, up := linear(x, "gate"), linear(x, "up")
 		for i, z := range h {
-			h[i] = z / (1 + math.Exp(-z)) * up[i]
+			h[i] = graphtest.SiLU(z) * up[i]
 		}
 		return linear(h, "down")
 	}
 	h := linear(x, "fc")
 	for i, v := range h {
-		switch k.act {
-		case GELU:
-			h[i] = 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
-		case ReLU2:
-			h[i] = max(v, 0) * max(v, 0)
-		default:
-			h[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
-		}
+		h[i] = graphtest.Activation(string(k.act), v)
 	}
 	return linear(h, "proj")
 }

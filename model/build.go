@@ -214,10 +214,16 @@ func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm
 }
 
 // mlp is the config's MLP whose parameters are under name, on the graph's
-// path.
+// path: SwiGLU's gate, up and down, or fc and proj around the activation
+// (layers.Activation spells the other kinds as the config does).
 func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedForward {
-	mlp := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.GELUTanh))
-	mlp.Path = gr.Path
+	var mlp layers.FeedForward
+	if kind := gr.Model.Config.ActivationKind(); kind == ActivationSwiGLU {
+		mlp = raise.Must(layers.NewSwiGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+	} else {
+		mlp = raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.Activation(kind)))
+	}
+	mlp.SetPath(gr.Path)
 	return mlp
 }
 

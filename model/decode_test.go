@@ -11,7 +11,8 @@ import (
 )
 
 // decodeVariants are one model of each attention kind, attention-only and
-// with full blocks (dropout configured: a decoding step never drops).
+// with full blocks (dropout configured: a decoding step never drops), and
+// one of each MLP kind (mlpParts).
 func decodeVariants() map[string]Config {
 	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
 	edits := map[string]func(*Config){
@@ -36,6 +37,11 @@ func decodeVariants() map[string]Config {
 			}
 			out[name] = c
 		}
+	}
+	for name, part := range mlpParts { // on rope, as Llama's
+		c := out["rope+mlp"]
+		part(&c)
+		out[name+"+mlp"] = c
 	}
 	return out
 }

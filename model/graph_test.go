@@ -104,15 +104,20 @@ func lossOf(t *testing.T, g *Graph) float64 {
 // std 0.5 so that no gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cases := []struct {
+		type fdCase struct {
 			name                         string
 			mlp, keyPad, dropout, noBias bool
-		}{
-			{"attention-only", false, false, false, false},
-			{"attention-only/keypad+dropout", false, true, true, false},
-			{"attention-only/no-bias", false, false, false, true},
-			{"mlp", true, false, false, false},
-			{"mlp/keypad+dropout", true, true, true, false},
+			part                         string // a key of mlpParts, or "" for GPT-2's MLP
+		}
+		cases := []fdCase{
+			{"attention-only", false, false, false, false, ""},
+			{"attention-only/keypad+dropout", false, true, true, false, ""},
+			{"attention-only/no-bias", false, false, false, true, ""},
+			{"mlp", true, false, false, false, ""},
+			{"mlp/keypad+dropout", true, true, true, false, ""},
+		}
+		for part := range mlpParts {
+			cases = append(cases, fdCase{"mlp/" + part, true, false, false, false, part})
 		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -120,6 +125,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					QKVBias: !c.noBias, OutBias: !c.noBias, LMBias: !c.noBias, Attention: string(path)}
 				if c.dropout {
 					cfg.Dropout = 0.25
+				}
+				if c.part != "" {
+					mlpParts[c.part](&cfg)
 				}
 				m, err := New(cfg, tensor.Float64, 3)
 				if err != nil {

@@ -205,8 +205,6 @@ func (c Config) checkBuilt() error {
 	switch {
 	case c.NormKind() != NormLayer || !c.NormBias.On() || c.NormEps != 0:
 		return errors.New("model.norm, norm_bias and norm_eps other than a LayerNorm with a bias at 1e-5 are not built yet")
-	case c.ActivationKind() != ActivationGELUTanh || !c.MLPBias.On():
-		return errors.New("model.activation and mlp_bias other than gelu_tanh with biases are not built yet")
 	case c.TieEmbeddings || c.QKNorm:
 		return errors.New("model.tie_embeddings and qk_norm are not built yet")
 	}

@@ -1,5 +1,6 @@
 // Package graphtest holds the helpers the tests of layers, internal/ops,
 // internal/engine and model share: random tensors, running a graph, reading node values as
-// float64, comparing them, and checking gradients against central
-// differences. It is imported by tests only.
+// float64, comparing them, checking gradients against central
+// differences, and the MLP activations' textbook formulas the references
+// use. It is imported by tests only.
 package graphtest
