@@ -60,7 +60,7 @@ func geluGorgonia(x *gorgonia.Node, name string) *gorgonia.Node {
 }
 
 // geluErfGorgonia is 0.5 x (1 + erf(x / sqrt 2)) with element-wise
-// arithmetic around ops.Erf: Gorgonia has no erf (TestUpstreamNoErf).
+// arithmetic around ops.Erf: Gorgonia has no erf (TestGorgoniaGELUNeedsErf).
 func geluErfGorgonia(x *gorgonia.Node, name string) *gorgonia.Node {
 	scaled := node(name + ".erf_arg")(gorgonia.Mul(x, scalar(x.Graph(), x.Dtype(), 1/math.Sqrt2))) // (N, F) = x / sqrt 2
 	erf := node(name + ".erf")(ops.Erf(scaled))                                                    // (N, F)

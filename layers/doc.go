@@ -24,8 +24,7 @@
 //     the same weights; tests hold outputs and gradients equal. The Gorgonia
 //     path keeps an internal/ops op only where Gorgonia's is wrong (the masked
 //     softmax; LayerNorm avoids InverseSqrt) or missing (ops.Erf in the
-//     exact GELU), each upstream fact pinned in upstream_test.go or
-//     upstream_activation_test.go.
+//     exact GELU), each upstream fact pinned in upstream_test.go.
 //   - Every node Forward adds is named after its layer, from the weights'
 //     checkpoint names ("blocks.0.attn.qkv.weight" gives "blocks.0.attn.qkv",
 //     "blocks.0.attn.scores", ...), helper nodes included (NameAs).

@@ -12,8 +12,8 @@ import (
 
 // Erf is erf(x) element by element on a matrix. Gorgonia has no erf, and
 // the exact GELU cannot be written without it (layers'
-// TestUpstreamNoErf), so the Gorgonia path's GELU is Gorgonia's arithmetic
-// around this op. Gradient: 2/sqrt(pi) exp(-x^2) dy.
+// TestGorgoniaGELUNeedsErf), so the Gorgonia path's GELU is Gorgonia's
+// arithmetic around this op. Gradient: 2/sqrt(pi) exp(-x^2) dy.
 func Erf(x *gorgonia.Node) (*gorgonia.Node, error) { return applyPointwise(&erfFn, x) }
 
 // GELUExact is 0.5 x (1 + erf(x / sqrt 2)) element by element on a matrix:
