@@ -1,7 +1,8 @@
 // Package layers builds multi-head self-attention and the transformer parts
 // around it as symbolic Gorgonia (v0.9.18) expression graphs: Linear,
 // Embedding, LayerNorm (with or without a bias) and RMSNorm (a block's
-// Norm), MLP, MultiHeadSelfAttention, Block and the loss.
+// Norm), MLP (of an Activation) and SwiGLU (a block's FeedForward),
+// MultiHeadSelfAttention, Block and the loss.
 //
 // Conventions:
 //   - Activations are flat matrices (B*T, D), rows in row-major (batch,
@@ -23,8 +24,9 @@
 //     gradients derived by gorgonia.Grad). Both compute the same function of
 //     the same weights; tests hold outputs and gradients equal. The Gorgonia
 //     path keeps an internal/ops op only where Gorgonia's is wrong (the
-//     masked softmax; LayerNorm and RMSNorm avoid InverseSqrt), each
-//     upstream bug pinned in upstream_test.go.
+//     masked softmax; LayerNorm and RMSNorm avoid InverseSqrt) or missing
+//     (ops.Erf in the exact GELU), each upstream fact pinned in
+//     upstream_test.go.
 //   - Every node Forward adds is named after its layer, from the weights'
 //     checkpoint names ("blocks.0.attn.qkv.weight" gives "blocks.0.attn.qkv",
 //     "blocks.0.attn.scores", ...), helper nodes included (NameAs).

@@ -2,11 +2,11 @@ package layers
 
 // The Gorgonia path: every layer written with Gorgonia's own ops, so that
 // Gorgonia derives every gradient. Read this file to learn how each layer is
-// written in Gorgonia; the fused ops compute the same nodes faster.
+// written in Gorgonia (the MLP's activations in activation.go, SwiGLU in
+// swiglu.go); the fused ops compute the same nodes faster.
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -79,19 +79,6 @@ func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps floa
 	}
 	scaled := node(p + ".scaled")(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)) // (N, D)
 	return node(p)(gorgonia.BroadcastAdd(scaled, b, nil, colwise))                         // (N, D)
-}
-
-// geluGorgonia is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) with
-// Cube, Tanh and element-wise arithmetic; name names the output.
-func geluGorgonia(x *gorgonia.Node, name string) *gorgonia.Node {
-	g, dt := x.Graph(), x.Dtype()
-	cubic := node(name + ".cubic")(gorgonia.Mul(node(name+".cube")(gorgonia.Cube(x)), scalar(g, dt, 0.044715))) // (N, F) = 0.044715 x^3
-	inner := node(name + ".inner")(gorgonia.Add(x, cubic))                                                      // (N, F)
-	arg := node(name + ".tanh_arg")(gorgonia.Mul(inner, scalar(g, dt, math.Sqrt(2/math.Pi))))                   // (N, F)
-	th := node(name + ".tanh")(gorgonia.Tanh(arg))                                                              // (N, F)
-	onePlus := node(name + ".one_plus")(gorgonia.Add(th, scalar(g, dt, 1)))                                     // (N, F)
-	gated := node(name + ".gated")(gorgonia.HadamardProd(x, onePlus))                                           // (N, F)
-	return node(name)(gorgonia.Mul(gated, scalar(g, dt, 0.5)))                                                  // (N, F)
 }
 
 // forwardGorgonia is the attention of Forward on Gorgonia's own ops.

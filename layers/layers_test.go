@@ -166,11 +166,11 @@ func TestBlockShapesAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mlp, err := NewMLP(fc, proj)
+	mlp, err := NewMLP(fc, proj, GELUTanh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewMLP(fc, fc); err == nil {
+	if _, err := NewMLP(fc, fc, GELUTanh); err == nil {
 		t.Error("mlp with fc as proj accepted")
 	}
 	if _, err := NewBlock(nil, attn, ln2, mlp); err == nil {

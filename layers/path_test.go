@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -19,10 +20,12 @@ type pathCase struct {
 }
 
 // TestLayersAgreeAcrossPaths: Linear, LayerNorm (with and without bias),
-// RMSNorm and the MLP (Linear, GELU, Linear) on the Gorgonia path (Mul, Transpose, BroadcastAdd, Sum, Square,
-// Sqrt, BroadcastHadamardDiv, Cube, Tanh, ...) give the Fused path's output
-// and gradients of sum(c * y) (float64 within 1e-12, float32 within 1e-5,
-// relative to the largest entry), and in float64 the Gorgonia path's
+// RMSNorm and every feed-forward kind (feedForwardKinds: the MLP of each
+// activation, SwiGLU, with and without biases) on the Gorgonia path (Mul,
+// Transpose, BroadcastAdd, Sum, Square, Sqrt, BroadcastHadamardDiv, Cube,
+// Tanh, Sigmoid, ops.Erf, ...) give the Fused path's output and gradients
+// of sum(c * y) (float64 within 1e-12, float32 within 1e-5, relative to
+// the largest entry), and in float64 the Gorgonia path's
 // gradients match central differences (h 1e-6) of its own cost within 1e-7
 // relative to the gradient's norm, so both Gorgonia's forward kernels and
 // its derived gradients are checked, in both dtypes.
@@ -32,9 +35,8 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 	weights := map[string]*tensor.Dense{
 		"l.weight": graphtest.RandDense(rng, 0.5, d, d), "l.bias": graphtest.RandDense(rng, 0.5, d),
 		"ln.weight": graphtest.RandDense(rng, 0.5, d), "ln.bias": graphtest.RandDense(rng, 0.5, d),
-		"mlp.fc.weight": graphtest.RandDense(rng, 0.5, f, d), "mlp.fc.bias": graphtest.RandDense(rng, 0.5, f),
-		"mlp.proj.weight": graphtest.RandDense(rng, 0.5, d, f), "mlp.proj.bias": graphtest.RandDense(rng, 0.5, d),
 	}
+	maps.Copy(weights, feedForwardWeights(rng, d, f))
 	xv, cv := graphtest.RandDense(rng, 1, n, d), graphtest.RandDense(rng, 1, n, d)
 	linear := func(t *testing.T, g *gorgonia.ExprGraph, p map[string]*tensor.Dense, name string, path Path) *Linear {
 		l, err := NewLinear(NewParam(g, name+".weight", p[name+".weight"]), NewParam(g, name+".bias", p[name+".bias"]))
@@ -49,14 +51,12 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 			l := linear(t, g, p, "l", path)
 			return graphtest.Must(t)(l.Forward(x)), gorgonia.Nodes{x, l.Weight, l.Bias}
 		}},
-		{"mlp", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
-			m, err := NewMLP(linear(t, g, p, "mlp.fc", path), linear(t, g, p, "mlp.proj", path))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.Path = path
-			return graphtest.Must(t)(m.Forward(x)), gorgonia.Nodes{x, m.FC.Weight, m.FC.Bias, m.Proj.Weight, m.Proj.Bias}
-		}},
+	}
+	for _, k := range feedForwardKinds {
+		cases = append(cases, pathCase{"mlp/" + k.String(), func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
+			ff, params := k.build(t, g, p, path)
+			return graphtest.Must(t)(ff.Forward(x)), append(gorgonia.Nodes{x}, params...)
+		}})
 	}
 	for _, k := range normKinds {
 		cases = append(cases, pathCase{k.name, func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {

@@ -239,10 +239,16 @@ func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm
 }
 
 // mlp is the config's MLP whose parameters are under name, on the graph's
-// path.
+// path: SwiGLU's gate, up and down, or fc and proj around the activation
+// (layers.Activation spells the other kinds as the config does).
 func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedForward {
-	mlp := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj")))
-	mlp.Path = gr.Path
+	var mlp layers.FeedForward
+	if kind := gr.Model.Config.ActivationKind(); kind == ActivationSwiGLU {
+		mlp = raise.Must(layers.NewSwiGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+	} else {
+		mlp = raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.Activation(kind)))
+	}
+	mlp.SetPath(gr.Path)
 	return mlp
 }
 
@@ -292,9 +298,6 @@ func checkBuild(m *Model, opts BuildOptions) error {
 		return errors.New("build: nil model")
 	}
 	if err := m.Config.Validate(); err != nil {
-		return errors.Wrap(err, "build")
-	}
-	if err := m.Config.checkBuilt(); err != nil {
 		return errors.Wrap(err, "build")
 	}
 	if m.Dtype != tensor.Float32 && m.Dtype != tensor.Float64 {

@@ -12,7 +12,8 @@ import (
 
 // decodeVariants are one model of each attention kind, attention-only and
 // with full blocks (dropout configured: a decoding step never drops), and
-// one with full blocks for each of normConfigs' norms.
+// one with full blocks for each of normConfigs' norms and each MLP kind
+// (mlpParts).
 func decodeVariants() map[string]Config {
 	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
 	edits := map[string]func(*Config){
@@ -46,6 +47,11 @@ func decodeVariants() map[string]Config {
 		c.MLP, c.DFF = true, 24
 		norm(&c)
 		out[name] = c
+	}
+	for name, part := range mlpParts { // on rope, as Llama's
+		c := out["rope+mlp"]
+		part(&c)
+		out[name+"+mlp"] = c
 	}
 	return out
 }

@@ -92,11 +92,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 		attention = append(attention, weights)
 		x = add(x, refLinear(concat, d, p(pre+"attn.out.weight"), p(pre+"attn.out.bias")))
 		if cfg.MLP {
-			hid := refLinear(refNorm(cfg, x, p(pre+"ln2.weight"), p(pre+"ln2.bias")), d, p(pre+"mlp.fc.weight"), p(pre+"mlp.fc.bias"))
-			for i, v := range hid {
-				hid[i] = 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
-			}
-			x = add(x, refLinear(hid, cfg.DFF, p(pre+"mlp.proj.weight"), p(pre+"mlp.proj.bias")))
+			x = add(x, refMLP(cfg, p, pre, refNorm(cfg, x, p(pre+"ln2.weight"), p(pre+"ln2.bias"))))
 		}
 	}
 	if cfg.MLP {

@@ -1,8 +1,10 @@
 package model
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,20 +114,25 @@ func lossOf(t *testing.T, g *Graph) float64 {
 // std 0.5 so that no gradient is tiny.
 func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		cases := []struct {
+		type fdCase struct {
 			name                         string
 			mlp, keyPad, dropout, noBias bool
-			qkNormTied                   bool // QK-norm and a tied LM head
-		}{
-			{"attention-only", false, false, false, false, false},
-			{"attention-only/keypad+dropout", false, true, true, false, false},
-			{"attention-only/no-bias", false, false, false, true, false},
-			{"mlp", true, false, false, false, false},
-			{"mlp/keypad+dropout", true, true, true, false, false},
-			{"rmsnorm", true, true, true, false, false}, // a case named after a normConfigs entry has that norm
-			{"layernorm without bias", true, true, true, false, false},
-			{"mlp/qk_norm+tied", true, false, false, false, true},
-			{"attention-only/qk_norm+tied+keypad", false, true, false, true, true},
+			qkNormTied                   bool   // QK-norm and a tied LM head
+			part                         string // a key of mlpParts, or "" for GPT-2's MLP
+		}
+		cases := []fdCase{
+			{"attention-only", false, false, false, false, false, ""},
+			{"attention-only/keypad+dropout", false, true, true, false, false, ""},
+			{"attention-only/no-bias", false, false, false, true, false, ""},
+			{"mlp", true, false, false, false, false, ""},
+			{"mlp/keypad+dropout", true, true, true, false, false, ""},
+			{"rmsnorm", true, true, true, false, false, ""}, // a case named after a normConfigs entry has that norm
+			{"layernorm without bias", true, true, true, false, false, ""},
+			{"mlp/qk_norm+tied", true, false, false, false, true, ""},
+			{"attention-only/qk_norm+tied+keypad", false, true, false, true, true, ""},
+		}
+		for _, part := range slices.Sorted(maps.Keys(mlpParts)) {
+			cases = append(cases, fdCase{"mlp/" + part, true, false, false, false, false, part})
 		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -137,6 +144,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				}
 				if norm := normConfigs[c.name]; norm != nil {
 					norm(&cfg)
+				}
+				if c.part != "" {
+					mlpParts[c.part](&cfg)
 				}
 				m, err := New(cfg, tensor.Float64, 3)
 				if err != nil {

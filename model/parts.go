@@ -197,12 +197,3 @@ func (c Config) qkNormSpecs(p string) []ParamSpec {
 	}
 	return []ParamSpec{{p + "q_norm.weight", []int{c.DHead()}, InitOnes}, {p + "k_norm.weight", []int{c.DHead()}, InitOnes}}
 }
-
-// checkBuilt refuses the parts whose graph is not built yet.
-func (c Config) checkBuilt() error {
-	switch {
-	case c.ActivationKind() != ActivationGELUTanh || !c.MLPBias.On():
-		return errors.New("model.activation and mlp_bias other than gelu_tanh with biases are not built yet")
-	}
-	return nil
-}

@@ -2,8 +2,10 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/graphtest"
@@ -16,20 +18,32 @@ import (
 // parameter, within 1e-12 in float64 and 1e-5 in float32, each relative to
 // the largest entry (at least 1), attention-only and with MLP blocks (with
 // GPT-2's LayerNorm or one of normConfigs' norms), with key padding and
-// dropout masks, over two runs of each machine.
+// dropout masks, each MLP kind (mlpParts; in float32 without the masks,
+// through which relu^2's gain takes the float32 Gorgonia path's rounding
+// to 8e-6 from float64's, the fused path's 1.6e-6), and a Llama-style
+// block (RMSNorm, SwiGLU, QK-norm, tied embeddings), over two runs of each
+// machine.
 func TestPathsAgree(t *testing.T) {
-	for _, c := range []struct {
+	type pathsCase struct {
 		dtype                tensor.Dtype
 		mlp, keyPad, dropout bool
 		norm                 string // a normConfigs entry, or "" for GPT-2's LayerNorm
-	}{
-		{tensor.Float64, false, false, false, ""}, {tensor.Float64, false, true, true, ""},
-		{tensor.Float64, true, false, false, ""}, {tensor.Float64, true, true, true, ""},
-		{tensor.Float32, false, true, true, ""}, {tensor.Float32, true, true, true, ""},
-		{tensor.Float64, true, true, true, "rmsnorm"}, {tensor.Float32, true, true, true, "rmsnorm"},
-		{tensor.Float64, true, true, true, "layernorm without bias"}, {tensor.Float32, true, true, true, "layernorm without bias"},
-	} {
-		t.Run(fmt.Sprintf("%v,mlp=%t,keypad=%t,dropout=%t,%s", c.dtype, c.mlp, c.keyPad, c.dropout, c.norm), func(t *testing.T) {
+		part                 string // a key of mlpParts, or "" for GPT-2's MLP
+		qkNormTied           bool   // QK-norm and a tied LM head
+	}
+	cases := []pathsCase{
+		{tensor.Float64, false, false, false, "", "", false}, {tensor.Float64, false, true, true, "", "", false},
+		{tensor.Float64, true, false, false, "", "", false}, {tensor.Float64, true, true, true, "", "", false},
+		{tensor.Float32, false, true, true, "", "", false}, {tensor.Float32, true, true, true, "", "", false},
+		{tensor.Float64, true, true, true, "rmsnorm", "", false}, {tensor.Float32, true, true, true, "rmsnorm", "", false},
+		{tensor.Float64, true, true, true, "layernorm without bias", "", false}, {tensor.Float32, true, true, true, "layernorm without bias", "", false},
+		{tensor.Float64, true, true, true, "rmsnorm", "swiglu", true}, {tensor.Float32, true, true, true, "rmsnorm", "swiglu", true},
+	}
+	for _, part := range slices.Sorted(maps.Keys(mlpParts)) {
+		cases = append(cases, pathsCase{tensor.Float64, true, true, true, "", part, false}, pathsCase{tensor.Float32, true, false, false, "", part, false})
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%v,mlp=%t,keypad=%t,dropout=%t,%s,%s,qknorm+tied=%t", c.dtype, c.mlp, c.keyPad, c.dropout, c.norm, c.part, c.qkNormTied), func(t *testing.T) {
 			const b, tt = 3, 6
 			tol := 1e-12
 			if c.dtype == tensor.Float32 {
@@ -47,6 +61,10 @@ func TestPathsAgree(t *testing.T) {
 				if norm := normConfigs[c.norm]; norm != nil {
 					norm(&cfg)
 				}
+				if c.part != "" {
+					mlpParts[c.part](&cfg)
+				}
+				cfg.QKNorm, cfg.TieEmbeddings = c.qkNormTied, c.qkNormTied
 				return cfg
 			}
 			results := map[layers.Path][]result{}

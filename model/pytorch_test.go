@@ -40,7 +40,8 @@ type torchTensor struct {
 	Data  []float64 `json:"data"`
 }
 
-var torchFixtures = []string{"attn_only", "mlp_2layer", "rope_gqa", "alibi_mqa_window", "sinusoidal", "mla_none"}
+var torchFixtures = []string{"attn_only", "mlp_2layer", "rope_gqa", "alibi_mqa_window", "sinusoidal", "mla_none",
+	"llama_style", "nanogpt_style", "relu2_tied_bias"}
 
 func loadTorchFixture(t *testing.T, name string) *torchFixture {
 	t.Helper()

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // TestEveryNodeNamed: on both paths, in forward and training graphs with
-// MLP blocks, key padding and dropout, every op node carries a name that
+// MLP blocks (of each kind, mlpParts), key padding and dropout, every op
+// node carries a name that
 // says what it is: no node keeps Gorgonia's own "op(%children)" name, the
 // forward nodes are named after their layer and the nodes gorgonia.Grad
 // adds after the gradient they are (or are a part of), the constant 1 it
@@ -21,8 +23,15 @@ import (
 // gradients with respect to constants and masks are pruned, not run.
 func TestEveryNodeNamed(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		for _, mlp := range []bool{false, true} {
-			m, err := New(testConfig(mlp, path), tensor.Float32, 1)
+		configs := []Config{testConfig(false, path), testConfig(true, path)}
+		for _, part := range mlpParts {
+			cfg := testConfig(true, path)
+			part(&cfg)
+			configs = append(configs, cfg)
+		}
+		for _, cfg := range configs {
+			mlp := fmt.Sprintf("%t (%s, bias %t)", cfg.MLP, cfg.ActivationKind(), cfg.MLPBias.On())
+			m, err := New(cfg, tensor.Float32, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +46,7 @@ func TestEveryNodeNamed(t *testing.T) {
 					seed = seed || r.Name == "grad(loss)"
 					switch {
 					case unnamedForm(r.Name):
-						t.Errorf("mlp=%t train=%t: node %q (%s) has Gorgonia's default name", mlp, train, r.Name, r.Op)
+						t.Errorf("mlp=%s train=%t: node %q (%s) has Gorgonia's default name", mlp, train, r.Name, r.Op)
 					case strings.HasPrefix(r.Name, "grad("):
 						grads++
 						if strings.Contains(r.Name, ").part") {
@@ -46,7 +55,7 @@ func TestEveryNodeNamed(t *testing.T) {
 					}
 				}
 				if train != (grads > 0) || (train && parts == 0) || train != seed {
-					t.Errorf("mlp=%t train=%t: %d gradient nodes, %d of them parts, grad(loss) %t", mlp, train, grads, parts, seed)
+					t.Errorf("mlp=%s train=%t: %d gradient nodes, %d of them parts, grad(loss) %t", mlp, train, grads, parts, seed)
 				}
 				outputs := map[*gorgonia.Node]bool{g.Loss: true, g.Logits: true}
 				for _, n := range append(activationNodes(g), g.grads...) {
@@ -54,11 +63,11 @@ func TestEveryNodeNamed(t *testing.T) {
 				}
 				for _, n := range g.G.AllNodes() {
 					if n.Op() != nil && g.G.To(n.ID()).Len() == 0 && !outputs[n] {
-						t.Errorf("mlp=%t train=%t: node %q (%s) feeds nothing", mlp, train, n.Name(), n.Op())
+						t.Errorf("mlp=%s train=%t: node %q (%s) feeds nothing", mlp, train, n.Name(), n.Op())
 					}
 				}
 				if s.OpNodes != len(s.Rows) || s.BuiltinOps+s.ProjectOps != s.OpNodes {
-					t.Errorf("mlp=%t train=%t: totals %+v disagree with %d rows", mlp, train, s, len(s.Rows))
+					t.Errorf("mlp=%s train=%t: totals %+v disagree with %d rows", mlp, train, s, len(s.Rows))
 				}
 			}
 		}

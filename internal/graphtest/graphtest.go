@@ -203,3 +203,19 @@ func Norm(x, w, b []float64, eps float64, rms bool) []float64 {
 
 // RMSNorm sets the row x to its RMSNorm (QK-norm's per head).
 func RMSNorm(x, w []float64, eps float64) { copy(x, Norm(x, w, nil, eps, true)) }
+
+// Activation is the MLP activation model.activation names (gelu_tanh or
+// "", gelu, relu2) at v, by its textbook formula in float64, for the
+// references layers and models are tested against.
+func Activation(name string, v float64) float64 {
+	switch name {
+	case "gelu":
+		return 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
+	case "relu2":
+		return max(v, 0) * max(v, 0)
+	}
+	return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+}
+
+// SiLU is z sigmoid(z), SwiGLU's gate.
+func SiLU(z float64) float64 { return z / (1 + math.Exp(-z)) }

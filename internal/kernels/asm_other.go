@@ -102,3 +102,11 @@ func divFloat32s(n int, x, y, z *float32) {
 func scaleToFloat32s(n int, x *float32, s float32, z *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func siluMulFloat32s(n int, x, u, y *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func siluMulGradFloat32s(n int, x, u, dy, dg *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}

@@ -6,7 +6,8 @@
 // API:
 //   - Gemm: C = op(A) op(B) + beta C, row-major, float32 or float64.
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
-//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; AddTo,
+//     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; SiLUMul,
+//     SiLUMulGrad: SwiGLU's silu(g)·u and its gradient, the same way; AddTo,
 //     SubTo, MulTo, DivTo, ScaleTo: float32 element-wise arithmetic of
 //     two vectors, or a vector and a scalar (the residual adds, and
 //     internal/engine's arithmetic for Gorgonia's own ops); LayerNormStats,

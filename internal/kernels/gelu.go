@@ -12,13 +12,13 @@ import "math"
 // for u >= 0 and e/(1+e) below, and s (1 - s) = e/(1+e)^2 either way.
 // math.Tanh in float64 cost 15-60 ns an element, growing as training moved
 // the inputs out of its polynomial range (see cmd/bench/NOTES.md); this is
-// one vector exp and two short loops per block of geluBlock elements, and on
+// one vector exp and two short loops per block of expBlock elements, and on
 // the AVX2 and AVX-512 paths the same steps in one assembly loop over eight
 // lanes (vexp_amd64.s), the Go loops doing only the last len%8 elements.
 
-// geluBlock is the number of elements done per exp call: the scratch lives
-// on the stack and stays in L1.
-const geluBlock = 256
+// expBlock is the number of elements done per exp call (GELU's and
+// SiLUMul's): the scratch lives on the stack and stays in L1.
+const expBlock = 256
 
 const (
 	geluC32  = float32(0.7978845608028654) // sqrt(2/pi)
@@ -45,9 +45,9 @@ func vectorPart(n int) int {
 }
 
 func geluBlocks(x, y []float32) {
-	var e [geluBlock]float32
-	for lo := 0; lo < len(x); lo += geluBlock {
-		xs := x[lo:min(lo+geluBlock, len(x))]
+	var e [expBlock]float32
+	for lo := 0; lo < len(x); lo += expBlock {
+		xs := x[lo:min(lo+expBlock, len(x))]
 		ys := y[lo : lo+len(xs)]
 		negAbs2u(xs, e[:len(xs)])
 		ExpShift(e[:len(xs)], e[:len(xs)], 1, 0)
@@ -68,9 +68,9 @@ func GELUGrad(x, dy, dx []float32) {
 }
 
 func geluGradBlocks(x, dy, dx []float32) {
-	var e [geluBlock]float32
-	for lo := 0; lo < len(x); lo += geluBlock {
-		xs := x[lo:min(lo+geluBlock, len(x))]
+	var e [expBlock]float32
+	for lo := 0; lo < len(x); lo += expBlock {
+		xs := x[lo:min(lo+expBlock, len(x))]
 		dys, dxs := dy[lo:lo+len(xs)], dx[lo:lo+len(xs)]
 		negAbs2u(xs, e[:len(xs)])
 		ExpShift(e[:len(xs)], e[:len(xs)], 1, 0)
@@ -97,6 +97,6 @@ func negPick(v, neg, pos float32) float32 {
 func negAbs2u(x, z []float32) {
 	for i, v := range x {
 		u := 2 * geluC32 * (v + geluA32*v*v*v)
-		z[i] = math.Float32frombits(math.Float32bits(u) | 1<<31) // -|u|, without a branch
+		z[i] = negAbs(u)
 	}
 }

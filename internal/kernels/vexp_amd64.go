@@ -59,3 +59,12 @@ func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float
 //
 //go:noescape
 func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32
+
+// siluMulFloat32s and siluMulGradFloat32s are SiLUMul and SiLUMulGrad's
+// loops over eight lanes, n a multiple of 8.
+
+//go:noescape
+func siluMulFloat32s(n int, x, u, y *float32)
+
+//go:noescape
+func siluMulGradFloat32s(n int, x, u, dy, dg *float32)

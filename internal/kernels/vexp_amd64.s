@@ -407,6 +407,15 @@ DATA geluSign<>+24(SB)/4, $0x80000000
 DATA geluSign<>+28(SB)/4, $0x80000000
 GLOBL geluSign<>(SB), RODATA|NOPTR, $32
 
+// SIGMOIDCONSTS loads what GELUE and SILUE need: Y4 = 88, Y5 = -87 for
+// EXP8, Y13 = Y14 = 1, Y15 = 0.
+#define SIGMOIDCONSTS \
+	VMOVUPS expHi<>(SB), Y4 \
+	VMOVUPS expLo<>(SB), Y5 \
+	VMOVUPS expOne<>(SB), Y13 \
+	VMOVUPS Y13, Y14 \
+	VXORPS  Y15, Y15, Y15
+
 // GELUE sets, from x in Y7, Y0 = e = exp(-|2u|) with u = sqrt(2/pi) (x +
 // 0.044715 x^3) and Y10 = negPick(x, e, 1) (e where x's sign bit is set,
 // else 1), Y9 = 1 + e, as kernels.GELU's Go loop. Needs Y4, Y5 as EXP8,
@@ -430,11 +439,7 @@ TEXT ·geluFloat32s(SB), NOSPLIT, $0-24
 	MOVQ    n+0(FP), CX
 	MOVQ    x+8(FP), SI
 	MOVQ    y+16(FP), DI
-	VMOVUPS expHi<>(SB), Y4
-	VMOVUPS expLo<>(SB), Y5
-	VMOVUPS expOne<>(SB), Y13
-	VMOVUPS Y13, Y14
-	VXORPS  Y15, Y15, Y15
+	SIGMOIDCONSTS
 
 geluloop:
 	CMPQ    CX, $8
@@ -463,11 +468,7 @@ TEXT ·geluGradFloat32s(SB), NOSPLIT, $0-32
 	MOVQ    x+8(FP), SI
 	MOVQ    dy+16(FP), BX
 	MOVQ    dx+24(FP), DI
-	VMOVUPS expHi<>(SB), Y4
-	VMOVUPS expLo<>(SB), Y5
-	VMOVUPS expOne<>(SB), Y13
-	VMOVUPS Y13, Y14
-	VXORPS  Y15, Y15, Y15
+	SIGMOIDCONSTS
 
 gradloop:
 	CMPQ        CX, $8
@@ -493,5 +494,84 @@ gradloop:
 	JMP         gradloop
 
 graddone:
+	VZEROUPPER
+	RET
+
+// SILUE sets, from x in Y7, Y0 = e = exp(-|x|), Y10 = negPick(x, e, 1) and
+// Y9 = 1 + e, as kernels.SiLUMul's Go loop. Needs Y4, Y5 as EXP8, Y14 = 1,
+// Y15 = 0, Y13 = 1; uses Y1-Y3, Y6.
+#define SILUE \
+	VORPS     geluSign<>(SB), Y7, Y0 \
+	EXP8 \
+	VBLENDVPS Y7, Y0, Y13, Y10 \
+	VADDPS    Y13, Y0, Y9
+
+// func siluMulFloat32s(n int, x, u, y *float32)
+//
+// y[i] = silu(x[i]) u[i] = x negPick(x, e, 1) / (1 + e) u, for 0 <= i < n,
+// n a multiple of 8: the Go loop's operations in its order (x is SiLUMul's
+// g, a register name here).
+TEXT ·siluMulFloat32s(SB), NOSPLIT, $0-32
+	MOVQ    n+0(FP), CX
+	MOVQ    x+8(FP), SI
+	MOVQ    u+16(FP), DX
+	MOVQ    y+24(FP), DI
+	SIGMOIDCONSTS
+
+siluloop:
+	CMPQ    CX, $8
+	JL      siludone
+	VMOVUPS (SI), Y7
+	SILUE
+	VMULPS  Y10, Y7, Y10
+	VDIVPS  Y9, Y10, Y10
+	VMULPS  (DX), Y10, Y10
+	VMOVUPS Y10, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     siluloop
+
+siludone:
+	VZEROUPPER
+	RET
+
+// func siluMulGradFloat32s(n int, x, u, dy, dg *float32)
+//
+// dg[i] = dy[i] u[i] (s + x e r r) with r = 1 / (1 + e), s = negPick(x, e,
+// 1) r, for 0 <= i < n, n a multiple of 8: the Go loop's operations in its
+// order.
+TEXT ·siluMulGradFloat32s(SB), NOSPLIT, $0-40
+	MOVQ    n+0(FP), CX
+	MOVQ    x+8(FP), SI
+	MOVQ    u+16(FP), DX
+	MOVQ    dy+24(FP), BX
+	MOVQ    dg+32(FP), DI
+	SIGMOIDCONSTS
+
+silugradloop:
+	CMPQ    CX, $8
+	JL      silugraddone
+	VMOVUPS (SI), Y7
+	SILUE
+	VDIVPS  Y9, Y13, Y9
+	VMULPS  Y9, Y10, Y10
+	VMULPS  Y0, Y7, Y11
+	VMULPS  Y9, Y11, Y11
+	VMULPS  Y9, Y11, Y11
+	VADDPS  Y11, Y10, Y11
+	VMOVUPS (BX), Y12
+	VMULPS  (DX), Y12, Y12
+	VMULPS  Y11, Y12, Y12
+	VMOVUPS Y12, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, BX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     silugradloop
+
+silugraddone:
 	VZEROUPPER
 	RET

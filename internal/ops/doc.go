@@ -18,14 +18,17 @@
 //     shares that kernel), GELU, LayerNorm (with or without a bias),
 //     RMSNorm (LayerNorm's op about 0: Gorgonia's InverseSqrt has a wrong
 //     gradient) and Linear (one GEMM with the weight read transposed in
-//     place instead of a Transpose copy per step).
+//     place instead of a Transpose copy per step). Erf fills a gap:
+//     Gorgonia has none, and the Gorgonia path's exact GELU needs it.
 //     See docs/gorgonia.md.
 //   - Ops are also replaced where Gorgonia's are slow: the attention's head
 //     split and merge (one permuting copy each, not Reshape + the
 //     iterator-driven Transpose), its two batched products (one GEMM per
 //     (batch, head) pair over contiguous memory, pairs spread over the
 //     cores, not a sliced view per pair), Embedding (a gather with a
-//     scatter-add gradient, not ByIndices) and Add.
+//     scatter-add gradient, not ByIndices), Add and the MLP activations
+//     (GELUExact, ReLU2 and SwiGLU's silu(gate)·up: one element-wise op
+//     each, not a chain of Gorgonia's nodes).
 //   - Every op writes its output into a buffer the node owns and reuses on
 //     every run, instead of a fresh tensor (Gorgonia's TapeMachine would
 //     allocate every output on every step). So a node's value is only valid

@@ -146,19 +146,25 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			return y, gorgonia.Nodes{w, qkv}, err
 		}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			g := gorgonia.NewGraph()
-			p := func(name string, v *tensor.Dense) *gorgonia.Node { return graphtest.Param(g, name, v) }
-			y, wrt, err := c.build(g, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cost := y
-			if y.Dims() > 0 {
-				cost = graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, p("c", rnd(y.Shape()...))))))
-			}
-			eval, grads := graphtest.Gradients(t, g, cost, wrt)
-			graphtest.FiniteDifferences(t, wrt, grads, eval)
-		})
+		t.Run(c.name, func(t *testing.T) { checkGradients(t, rng, c.build) })
 	}
+}
+
+// checkGradients builds an op (build returns its output and the inputs to
+// differentiate) and compares the gradients of sum(c * y), c random (of y
+// itself for a scalar y), with central differences.
+func checkGradients(t *testing.T, rng *rand.Rand, build func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error)) {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	p := func(name string, v *tensor.Dense) *gorgonia.Node { return graphtest.Param(g, name, v) }
+	y, wrt, err := build(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := y
+	if y.Dims() > 0 {
+		cost = graphtest.Must(t)(gorgonia.Sum(graphtest.Must(t)(gorgonia.HadamardProd(y, p("c", graphtest.RandDense(rng, 1, y.Shape()...))))))
+	}
+	eval, grads := graphtest.Gradients(t, g, cost, wrt)
+	graphtest.FiniteDifferences(t, wrt, grads, eval)
 }
