@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -203,17 +204,21 @@ func TestInContextLearning(t *testing.T) {
 
 // TestLogitLens: the last depth's lens is the model's own prediction (its
 // accuracy equals the argmax of the graph's logits, its mean target logit
-// within 1e-4), on the attention-only induction run and on a model with
-// full blocks (ln_f applied); the embeddings alone predict nearly nothing
+// within 1e-4), on the attention-only induction run and on models with
+// full blocks (each kind of final norm and head); the embeddings alone predict nearly nothing
 // on induction.
 func TestLogitLens(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	full, err := model.New(model.Config{Vocab: m.Config.Vocab, Context: m.Config.Context, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32, LMBias: true}, m.Dtype, 3)
-	if err != nil {
-		t.Fatal(err)
+	models := []*model.Model{m}
+	for _, cfg := range fullBlockConfigs(m.Config.Vocab, m.Config.Context) {
+		full, err := model.New(cfg, m.Dtype, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, full)
 	}
-	for _, mm := range []*model.Model{m, full} {
+	for _, mm := range models {
 		lens, err := LogitLens(cached(t, mm, task, 16, 2))
 		if err != nil {
 			t.Fatal(err)
@@ -283,48 +288,68 @@ func TestCopyingEigenMatchesFullCircuit(t *testing.T) {
 	}
 }
 
-// TestDirectLogitAttributionFullBlocks: with MLP blocks and ln_f (its
-// scale held fixed), the parts still add up to the graph's mean
-// correct-token logit (1e-4, float32 graph); and with every MLP's output
-// projection zeroed, the MLPs add nothing (1e-6) while the sum still holds.
+// fullBlockConfigs are models with MLP blocks, one per kind of readout:
+// GPT-2's (LayerNorm with a bias, an LM head of its own with a bias),
+// nanoGPT's bias=False (LayerNorm without a bias, tied head) and Llama's
+// (RMSNorm at eps 1e-6, SwiGLU, tied head, QK-norm, rope, MQA, no biases).
+func fullBlockConfigs(vocab, context int) map[string]model.Config {
+	base := model.Config{Vocab: vocab, Context: context, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32}
+	gpt2, nano, llama := base, base, base
+	gpt2.OutBias, gpt2.LMBias = true, true
+	nano.NormBias, nano.TieEmbeddings = model.FlagOff, true
+	llama.Norm, llama.NormEps, llama.Activation, llama.TieEmbeddings, llama.QKNorm, llama.MLPBias = model.NormRMS, 1e-6, model.ActivationSwiGLU, true, true, model.FlagOff
+	llama.Position, llama.KVHeads = model.PositionRope, 1
+	return map[string]model.Config{"gpt2": gpt2, "nanogpt": nano, "llama": llama}
+}
+
+// TestDirectLogitAttributionFullBlocks: with MLP blocks and a final norm
+// (its scale held fixed), the parts still add up to the graph's mean
+// correct-token logit (1e-4, float32 graph), for each kind of readout; and
+// with every MLP's output projection zeroed, the MLPs add nothing (1e-6)
+// while the sum still holds.
 func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 	task, err := data.New(data.TaskConfig{Name: "copy", Length: 5, Symbols: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := model.Config{Vocab: task.Vocab(), Context: task.SeqLen(), DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32, OutBias: true, LMBias: true}
-	m, err := model.New(cfg, tensor.Float32, 9)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range m.Params { // non-zero biases and LayerNorm shifts, so every term is exercised
-		if len(p.Value.Shape()) == 1 {
-			for i := range p.Value.Float32s() {
-				p.Value.Float32s()[i] += 0.05 * float32(i%3-1)
+	for name, cfg := range fullBlockConfigs(task.Vocab(), task.SeqLen()) {
+		t.Run(name, func(t *testing.T) {
+			m, err := model.New(cfg, tensor.Float32, 9)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	check := func(what string) *Attribution {
-		a, err := DirectLogitAttribution(cached(t, m, task, 16, 2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want, k := meanTargetLogit(t, m, task, 16, 2); k != a.Positions || len(a.MLPs) != 2 || math.Abs(a.Logit-want) > 1e-4*(1+math.Abs(want)) {
-			t.Errorf("%s: the parts add to %v over %d positions (MLPs %v), the graph's logit is %v over %d", what, a.Logit, a.Positions, a.MLPs, want, k)
-		}
-		return a
-	}
-	check("random weights")
-	for l := range cfg.Layers {
-		for _, name := range []string{fmt.Sprintf("blocks.%d.mlp.proj.weight", l), fmt.Sprintf("blocks.%d.mlp.proj.bias", l)} {
-			clear(m.Param(name).Float32s())
-		}
-	}
-	a := check("MLPs zeroed")
-	for l, x := range a.MLPs {
-		if math.Abs(x) > 1e-6 {
-			t.Errorf("layer %d's zeroed MLP adds %v", l, x)
-		}
+			for _, p := range m.Params { // non-zero biases and norm shifts, so every term is exercised
+				if len(p.Value.Shape()) == 1 {
+					for i := range p.Value.Float32s() {
+						p.Value.Float32s()[i] += 0.05 * float32(i%3-1)
+					}
+				}
+			}
+			check := func(what string) *Attribution {
+				a, err := DirectLogitAttribution(cached(t, m, task, 16, 2))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, k := meanTargetLogit(t, m, task, 16, 2); k != a.Positions || len(a.MLPs) != 2 || math.Abs(a.Logit-want) > 1e-4*(1+math.Abs(want)) {
+					t.Errorf("%s: the parts add to %v over %d positions (MLPs %v), the graph's logit is %v over %d", what, a.Logit, a.Positions, a.MLPs, want, k)
+				}
+				return a
+			}
+			check("random weights")
+			for l := range cfg.Layers {
+				for _, p := range m.Params {
+					if strings.HasPrefix(p.Name, fmt.Sprintf("blocks.%d.mlp.", l)) && (strings.Contains(p.Name, ".proj.") || strings.Contains(p.Name, ".down.")) {
+						clear(p.Value.Float32s())
+					}
+				}
+			}
+			a := check("MLPs zeroed")
+			for l, x := range a.MLPs {
+				if math.Abs(x) > 1e-6 {
+					t.Errorf("layer %d's zeroed MLP adds %v", l, x)
+				}
+			}
+		})
 	}
 }
 
