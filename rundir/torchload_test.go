@@ -36,8 +36,9 @@ func hasTorch(t *testing.T) bool {
 // metadata, load_state_dict strict) and its PyTorch model gives the logits
 // of model.Build on the same tokens, within 1e-5 relative to the largest
 // logit (Go runs float32, PyTorch float64 of the same float32 weights),
-// for the original design and for
-// a rope + grouped-query + window model with full blocks.
+// for the original design, a rope + grouped-query + window model with full
+// blocks, a Llama-style model (RMSNorm, SwiGLU, QK-norm, tied, no biases)
+// and a nanoGPT-style one (LayerNorm without bias, exact GELU, tied).
 func TestPyTorchLoadsCheckpoint(t *testing.T) {
 	if !hasTorch(t) {
 		return
@@ -53,6 +54,11 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 		{"learned", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}},
 		{"rope-gqa-window", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, OutBias: true,
 			LMBias: true, Position: model.PositionRope, KVHeads: 2, Window: 4}},
+		{"llama-style", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24,
+			Position: model.PositionRope, KVHeads: 2, Norm: model.NormRMS, NormEps: 1e-6, Activation: model.ActivationSwiGLU,
+			MLPBias: model.FlagOff, TieEmbeddings: true, QKNorm: true}},
+		{"nanogpt-style", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32,
+			NormBias: model.FlagOff, Activation: model.ActivationGELU, MLPBias: model.FlagOff, TieEmbeddings: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := model.New(c.cfg, tensor.Float32, 3)
