@@ -32,7 +32,8 @@ const MaxMemory = 8 << 30
 // (projections, head split, transposes, output, residual; 3 more for
 // QK-norm's copy of the projection) plus 4 (B, H, T, T)
 // ones (scores, scaled, softmax, dropout), and about 8 (B·T, D) and 8 (B·T, F)
-// more with an MLP (LayerNorms, GELU's intermediates); embeddings and the LM
+// more with an MLP (norms, GELU's intermediates; 12 (B·T, F) for SwiGLU's
+// three hidden tensors where GELU has two); embeddings and the LM
 // head add 4 (B·T, D) and 4 (B·T, V). The backward pass is counted as big as
 // the forward. Vocab and Context must be set. The gorgonia path writes
 // LayerNorm and GELU as chains of element-wise nodes, each keeping its value:
@@ -49,7 +50,11 @@ func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 			block += 3 * b * t * d
 		}
 		if m.MLP {
-			block += 8*b*t*d + 8*b*t*f
+			hidden := 8.0 // (B·T, F) tensors: GELU's input and output and their intermediates
+			if m.ActivationKind() == ActivationSwiGLU {
+				hidden = 12 // a gate, an up and their product where GELU has two
+			}
+			block += 8*b*t*d + hidden*b*t*f
 		}
 		return float64(m.Layers)*block + 4*b*t*d + 4*b*t*v
 	}

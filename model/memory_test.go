@@ -15,8 +15,8 @@ import (
 // embeddings and head 4·512·32 + 4·512·17 = 100352, twice for backward =
 // 856064; evaluation forward at 250 rows (B·T = 4000): 12·4000·32 +
 // 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000; activations 4
-// bytes each. An MLP adds 8 (B·T, D) and 8 (B·T, F) per block, QK-norm two
-// (d) weights and 3 (B·T, D) per block.
+// bytes each. An MLP adds 8 (B·T, D) and 8 (B·T, F) per block (SwiGLU 12
+// (B·T, F)), QK-norm two (d) weights and 3 (B·T, D) per block.
 func TestEstimateBytes(t *testing.T) {
 	cfg := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true}
 	if got, want := cfg.EstimateBytes(32, 250), 137472+4*(856064+2560000+784000.0); got != want {
@@ -43,6 +43,11 @@ func TestEstimateBytes(t *testing.T) {
 	want := params*24 + 4*2*(327680+100352+8*512*32+8*512*64)
 	if got := mlp.EstimateBytes(32, 0); got != want {
 		t.Errorf("with an MLP: EstimateBytes(32, 0) = %v, want %v", got, want)
+	}
+	swiglu := mlp
+	swiglu.Activation = ActivationSwiGLU // gate, up and down: 3·32·64 weights and 2·64 + 32 biases where fc and proj have 2·32·64 and 64 + 32
+	if got, want := swiglu.EstimateBytes(32, 0), want+24*(32*64+64)+4*2*4*512*64; got != want {
+		t.Errorf("with SwiGLU: EstimateBytes(32, 0) = %v, want %v", got, want)
 	}
 }
 
