@@ -3,33 +3,15 @@ package rundir
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"gorgonia.org/tensor"
 )
-
-// python is Debian's Python, which has torch (python3-torch); the pyenv
-// python3 on PATH may not.
-const python = "/usr/bin/python3"
-
-// hasTorch reports whether python imports torch. Without it the test skips,
-// except under CI=true, where .ci/run installs it and its absence fails.
-func hasTorch(t *testing.T) bool {
-	t.Helper()
-	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s cannot import torch (apt-get install python3-torch libopenblas0-pthread): %v", python, err)
-		}
-		t.Skipf("%s cannot import torch: %v", python, err)
-		return false
-	}
-	return true
-}
 
 // TestPyTorchLoadsCheckpoint: python/attnscope_torch.py loads a checkpoint
 // that SaveCheckpoint wrote (tensor names, layouts and the config from the
@@ -40,9 +22,7 @@ func hasTorch(t *testing.T) bool {
 // blocks, a Llama-style model (RMSNorm, SwiGLU, QK-norm, tied, no biases)
 // and a nanoGPT-style one (LayerNorm without bias, exact GELU, tied).
 func TestPyTorchLoadsCheckpoint(t *testing.T) {
-	if !hasTorch(t) {
-		return
-	}
+	python := tooltest.Torch(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

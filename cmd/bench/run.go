@@ -227,7 +227,7 @@ func compare(opts options, stdout, stderr io.Writer) error {
 	for _, s := range opts.configs {
 		torch := map[torchThreads]*measurement{}
 		for i, p := range opts.paths {
-			rows = append(rows, &row{size: s, path: p, torch: torch, takeTorch: i == 0 && s.Base == ""})
+			rows = append(rows, &row{size: s, path: p, torch: torch, takeTorch: i == 0 && s.onTorch()})
 		}
 	}
 	load0 := loadAvg()

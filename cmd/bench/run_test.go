@@ -90,6 +90,16 @@ func TestStepFLOPs(t *testing.T) {
 	if got, want := l4.stepFLOPs(), 3.0*(4*(402653184+33554432)+16777216); got != want {
 		t.Errorf("L4: %v FLOP, want %v", got, want)
 	}
+	// L4-llama, G 2 kv heads of d 16 (QKV 128 + 2*2*16 = 192 wide), F 352 in
+	// three matrices, per layer: 2*1024*128*(192+128+3*352) = 360710144; the
+	// rest as L4.
+	llama, _ := sizeNamed("L4-llama")
+	if got, want := llama.stepFLOPs(), 3.0*(4*(360710144+33554432)+16777216); got != want {
+		t.Errorf("L4-llama: %v FLOP, want %v", got, want)
+	}
+	if cfg := llama.modelConfig(layers.Fused); llama.DFF != cfg.DefaultDFF() {
+		t.Errorf("L4-llama: d_ff %d, want SwiGLU's default %d (2/3 of 4D, rounded as Llama)", llama.DFF, cfg.DefaultDFF())
+	}
 }
 
 // TestSizesMatchTorchRef: every Go size both sides run has the same numbers
@@ -101,7 +111,7 @@ func TestSizesMatchTorchRef(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range sizes {
-		if s.Base != "" {
+		if !s.onTorch() {
 			base, err := sizeNamed(s.Base)
 			same := err == nil && base.Batch == s.Batch && base.SeqLen == s.SeqLen && base.DModel == s.DModel &&
 				base.Heads == s.Heads && base.V == s.V && base.Layers == s.Layers && base.DFF == s.DFF && base.Steps == s.Steps
@@ -110,8 +120,12 @@ func TestSizesMatchTorchRef(t *testing.T) {
 			}
 			continue
 		}
-		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d)`,
-			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF)
+		llama := ""
+		if s.Llama {
+			llama = fmt.Sprintf(`, block="llama", kv_heads=%d`, s.KVHeads)
+		}
+		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d%s)`,
+			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF, llama)
 		steps := fmt.Sprintf(`%q: %d`, s.Name, s.Steps)
 		for _, want := range []string{cfg, steps} {
 			if !strings.Contains(string(src), want) {

@@ -11,6 +11,10 @@ sqrt(d_head)), LM head without bias. S and M have one attention-only block
 x = x + attn(x); sort and L4 have full pre-LN blocks
 x = x + attn(ln1(x)); x = x + mlp(ln2(x)) with mlp = proj(gelu_tanh(fc(x)))
 (both with bias) and a final LayerNorm (eps 1e-5) before the LM head.
+L4-llama is L4 with the Llama-style block of docs/model.md: RMSNorm (eps
+1e-5) for every norm, no biases, rotary positions (no position embedding),
+2 kv heads (grouped-query), mlp = down(silu(gate(x)) * up(x)) of width 352
+(2/3 of 4D rounded up to 32) and the LM head tied to the token embedding.
 loss = mean cross-entropy over all B*T positions; Adam (lr 3e-3, betas
 0.9/0.999, eps 1e-8, no weight decay); float32. Parameter names follow
 the README's "Checkpoint format", so --checkpoint loads one of our safetensors files.
@@ -34,13 +38,15 @@ import sys
 import time
 
 CONFIGS = {
-    # name: batch, seq_len, d_model, heads, vocab, layers, d_ff (0: attention-only blocks)
+    # name: batch, seq_len, d_model, heads, vocab, layers, d_ff (0: attention-only blocks),
+    # and for the Llama-style block its name and kv heads
     "S": dict(batch=32, seq_len=12, d_model=32, heads=4, vocab=64, layers=1, d_ff=0),
     "M": dict(batch=64, seq_len=64, d_model=128, heads=8, vocab=64, layers=1, d_ff=0),
     "sort": dict(batch=32, seq_len=16, d_model=64, heads=4, vocab=17, layers=2, d_ff=256),
     "L4": dict(batch=16, seq_len=64, d_model=128, heads=8, vocab=64, layers=4, d_ff=512),
+    "L4-llama": dict(batch=16, seq_len=64, d_model=128, heads=8, vocab=64, layers=4, d_ff=352, block="llama", kv_heads=2),
 }
-DEFAULT_STEPS = {"S": 200, "M": 10, "sort": 50, "L4": 5}
+DEFAULT_STEPS = {"S": 200, "M": 10, "sort": 50, "L4": 5, "L4-llama": 5}
 
 
 def die(msg):
@@ -186,10 +192,87 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))  # (B, T, D)
 
 
-class AttnLM(nn.Module):
-    def __init__(self, batch, seq_len, d_model, heads, vocab, layers, d_ff):
+class RMSNorm(nn.Module):
+    def __init__(self, d_model, eps=1e-5):
         super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention with rotary positions (rotate-half), no biases."""
+
+    def __init__(self, d_model, heads, kv_heads, seq_len, base=10000.0):
+        super().__init__()
+        self.heads, self.kv_heads = heads, kv_heads
+        d = d_model // heads
+        self.qkv = nn.Linear(d_model, d_model + 2 * kv_heads * d, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+        inv_freq = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+        angles = torch.outer(torch.arange(seq_len, dtype=torch.float32), inv_freq)  # (T, d/2)
+        emb = torch.cat((angles, angles), dim=-1)                                    # (T, d)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
+        self.register_buffer("causal", torch.ones(seq_len, seq_len, dtype=torch.bool).tril(), persistent=False)
+
+    def rotate(self, x):
+        T = x.shape[-2]
+        x1, x2 = x.chunk(2, dim=-1)
+        return x * self.cos[:T] + torch.cat((-x2, x1), dim=-1) * self.sin[:T]
+
+    def forward(self, x):
+        B, T, D = x.shape
+        H, G = self.heads, self.kv_heads
+        d = D // H
+        q, k, v = self.qkv(x).split([D, G * d, G * d], dim=-1)
+        q = self.rotate(q.view(B, T, H, d).transpose(1, 2))                 # (B, H, T, d)
+        k = self.rotate(k.view(B, T, G, d).transpose(1, 2))                 # (B, G, T, d)
+        v = v.view(B, T, G, d).transpose(1, 2)                              # (B, G, T, d)
+        k = k.repeat_interleave(H // G, dim=1)                              # (B, H, T, d)
+        v = v.repeat_interleave(H // G, dim=1)
+        s = (q @ k.transpose(-2, -1)) * (d ** -0.5)                         # (B, H, T, T)
+        s = s.masked_fill(~self.causal[:T, :T], float("-inf"))
+        a = torch.softmax(s, dim=-1)
+        y = (a @ v).transpose(1, 2).reshape(B, T, D)                        # (B, T, D)
+        return self.out(y)
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.gate = nn.Linear(d_model, d_ff, bias=False)
+        self.up = nn.Linear(d_model, d_ff, bias=False)
+        self.down = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))  # (B, T, D)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d_model, heads, kv_heads, seq_len, d_ff):
+        super().__init__()
+        self.ln1 = RMSNorm(d_model)
+        self.attn = LlamaAttention(d_model, heads, kv_heads, seq_len)
+        self.ln2 = RMSNorm(d_model)
+        self.mlp = SwiGLU(d_model, d_ff)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class AttnLM(nn.Module):
+    def __init__(self, batch, seq_len, d_model, heads, vocab, layers, d_ff, block="gpt2", kv_heads=0):
+        super().__init__()
+        self.llama = block == "llama"
         self.tok_emb = nn.Embedding(vocab, d_model)
+        if self.llama:
+            self.blocks = nn.ModuleList([LlamaBlock(d_model, heads, kv_heads, seq_len, d_ff) for _ in range(layers)])
+            self.ln_f = RMSNorm(d_model)
+            return
         self.pos_emb = nn.Embedding(seq_len, d_model)
         self.blocks = nn.ModuleList([Block(d_model, heads, seq_len, d_ff) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d_model) if d_ff > 0 else None
@@ -198,11 +281,15 @@ class AttnLM(nn.Module):
 
     def forward(self, tokens):
         B, T = tokens.shape
-        x = self.tok_emb(tokens) + self.pos_emb(self.pos[:T])[None]  # (B, T, D)
+        x = self.tok_emb(tokens)                                       # (B, T, D)
+        if not self.llama:
+            x = x + self.pos_emb(self.pos[:T])[None]
         for block in self.blocks:
             x = block(x)
         if self.ln_f is not None:
             x = self.ln_f(x)                                           # (B, T, D)
+        if self.llama:
+            return x @ self.tok_emb.weight.t()                         # (B, T, V): the tied head
         return self.lm_head(x)                                         # (B, T, V)
 
 
@@ -333,7 +420,7 @@ def main():
         "threads": args.threads,
         "blas_threads": args.blas_threads,
         "batch": B, "seq_len": T, "d_model": cfg["d_model"], "heads": cfg["heads"], "vocab": V,
-        "layers": cfg["layers"], "d_ff": cfg["d_ff"],
+        "layers": cfg["layers"], "d_ff": cfg["d_ff"], "block": cfg.get("block", "gpt2"),
         "dtype": "float32",
         "steps": args.steps, "warmup": args.warmup, "reps": args.reps,
         "steps_per_s_median": round(median, 3),

@@ -24,20 +24,27 @@ import (
 // size is one benchmark configuration, the same as torch_ref.py's CONFIGS.
 // Layers == 1 and DFF == 0 is the attention-only lesson model (x = x +
 // attn(x)); DFF > 0 makes full pre-LN blocks with a GELU MLP of width DFF and
-// a final LayerNorm.
+// a final LayerNorm; Llama makes them Llama-style blocks.
 type size struct {
 	Name                            string
 	Batch, SeqLen, DModel, Heads, V int
 	Layers, DFF                     int
 	Steps                           int // default timed steps per repetition (torch_ref.py's DEFAULT_STEPS)
 	// Base names the size a variant of the attention family is measured
-	// against (Go only: torch_ref.py has no variants); "" for the sizes
-	// both sides run.
+	// against; "" for the plain sizes. torch_ref.py runs the plain sizes
+	// and the Llama-style one, not the attention variants (onTorch).
 	Base string
 	// The variant's model keys (see model.Config).
 	Position                  string
 	KVHeads, Window, KVLatent int
+	// Llama makes the blocks Llama's: RMSNorm, a SwiGLU MLP of width DFF,
+	// no biases, the LM head tied to the token embedding (with Position
+	// rope and KVHeads for the rest of the Llama-style block).
+	Llama bool
 }
+
+// onTorch reports whether torch_ref.py has the size.
+func (s size) onTorch() bool { return s.Base == "" || s.Llama }
 
 var sizes = []size{
 	{Name: "S", Batch: 32, SeqLen: 12, DModel: 32, Heads: 4, V: 64, Layers: 1, Steps: 200},
@@ -53,6 +60,10 @@ var sizes = []size{
 	{Name: "M-mqa", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", KVHeads: 1},
 	{Name: "M-window", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", Window: 16},
 	{Name: "M-mla", Batch: 64, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 1, Steps: 10, Base: "M", KVLatent: 32},
+	// L4 with the Llama-style block, its MLP 2/3 as wide (model.DefaultDFF:
+	// 352): against L4, and against PyTorch (-configs L4,L4-llama).
+	{Name: "L4-llama", Batch: 16, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 4, DFF: 352, Steps: 5, Base: "L4",
+		Position: "rope", KVHeads: 2, Llama: true},
 }
 
 // sizeNames lists the configurations for error messages.
@@ -68,18 +79,26 @@ func sizeNames() string {
 // torch_ref.py (QKV without, attention output with, LM head without),
 // written with the ops of path.
 func (s size) modelConfig(path layers.Path) model.Config {
-	return model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: s.Layers,
+	c := model.Config{Vocab: s.V, Context: s.SeqLen, DModel: s.DModel, Heads: s.Heads, Layers: s.Layers,
 		MLP: s.DFF > 0, DFF: s.DFF, OutBias: true, Attention: string(path),
 		Position: s.Position, KVHeads: s.KVHeads, Window: s.Window, KVLatent: s.KVLatent}
+	if s.Llama {
+		c.Norm, c.Activation, c.MLPBias, c.OutBias, c.TieEmbeddings = model.NormRMS, model.ActivationSwiGLU, model.FlagOff, false, true
+	}
+	return c
 }
 
-// describe is the size in one line: "B32 T16 D64 H4 L2 V17 d_ff 256".
+// describe is the size in one line: "B32 T16 D64 H4 L2 V17 d_ff 256,
+// pre-LN blocks with MLP" and the blocks' or attention's variant.
 func (s size) describe() string {
 	text := fmt.Sprintf("B%d T%d D%d H%d L%d V%d", s.Batch, s.SeqLen, s.DModel, s.Heads, s.Layers, s.V)
+	c := s.modelConfig(layers.Fused)
 	if s.DFF > 0 {
-		text += fmt.Sprintf(" d_ff %d (pre-LN, GELU tanh, final LN)", s.DFF)
-	} else {
-		text += " attention-only"
+		text += fmt.Sprintf(" d_ff %d", s.DFF)
+	}
+	text += ", " + c.Blocks()
+	if family := c.Family(); family != "" {
+		text += ", " + family
 	}
 	return text
 }
@@ -96,12 +115,19 @@ func sizeNamed(name string) (size, error) {
 // stepFLOPs is the nominal floating-point work of one training step: the
 // matrix products only (2 flops per multiply-add), dense (the causal upper
 // triangle counted, as PyTorch computes it), backward = 2 x forward.
-// Forward, per layer: QKV 2N*D*3D, out 2N*D*D, MLP 2N*D*F twice, q k^T and
-// a v 2*B*T*T*D each; then the LM head 2N*D*V; with N = B*T.
+// Forward, per layer: QKV 2N*D*(D + 2*G*d) (3D wide for multi-head), out
+// 2N*D*D, MLP 2N*D*F twice (three times for SwiGLU), q k^T and a v
+// 2*B*T*T*D each; then the LM head 2N*D*V; with N = B*T.
 func (s size) stepFLOPs() float64 {
 	n, d, v, f := float64(s.Batch*s.SeqLen), float64(s.DModel), float64(s.V), float64(s.DFF)
 	t, b := float64(s.SeqLen), float64(s.Batch)
-	layer := 2*n*d*(3*d+d+2*f) + 2*2*b*t*t*d
+	c := s.modelConfig(layers.Fused)
+	qkv := d + 2*float64(c.KVHeadCount()*c.DHead())
+	matrices := 2.0
+	if s.Llama {
+		matrices = 3
+	}
+	layer := 2*n*d*(qkv+d+matrices*f) + 2*2*b*t*t*d
 	fwd := float64(s.Layers)*layer + 2*n*d*v
 	return 3 * fwd
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
@@ -24,22 +24,6 @@ import (
 
 	"github.com/attnscope/attnscope/heads"
 )
-
-// browser finds Chromium. A developer machine without it skips the browser
-// test; under CI=true that is a failure (.ci/run installs Debian's chromium).
-func browser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no Chromium on PATH (chromium, chromium-browser or google-chrome); .ci/run installs Debian's chromium")
-	}
-	t.Skip("no Chromium on PATH; install Debian's chromium to run the browser test")
-	return ""
-}
 
 // profileDir is a fresh Chromium profile directory, removed after the test.
 // Chromium's helper processes can outlive the browser by a moment and still
@@ -177,7 +161,7 @@ func hover(selector string) chromedp.Action {
 // targets. A full-page screenshot goes to the test's artifact directory (go
 // test -run InBrowser -artifacts ./cmd/inspect/ keeps it).
 func TestHTMLInBrowser(t *testing.T) {
-	chromium := browser(t)
+	chromium := tooltest.Chromium(t)
 	start := time.Now()
 	path := filepath.Join(t.TempDir(), "page.html")
 	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-ablate", "-circuits", "-html", path)

@@ -17,6 +17,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/escape/escapetest"
+	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/report"
@@ -252,7 +253,7 @@ func TestHostileVocabulary(t *testing.T) {
 // axes, the predictions table's token row, the head view's token lists),
 // and none of the page's text holds a hostile character.
 func TestHostilePageInBrowser(t *testing.T) {
-	chromium := browser(t)
+	chromium := tooltest.Chromium(t)
 	ck, textFile, labels := hostileCheckpoint(t)
 	path := filepath.Join(t.TempDir(), "page.html")
 	var stdout, stderr bytes.Buffer
