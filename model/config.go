@@ -333,16 +333,14 @@ func (c Config) Family() string {
 }
 
 // Blocks names the blocks' parts in a few words, for model cards:
-// "attention-only blocks" or "pre-LN blocks with MLP", the parts that are
-// not GPT-2's in parentheses, then QK-norm and tied embeddings when set.
+// "attention-only blocks", "pre-LN blocks with MLP" or "pre-RMSNorm blocks
+// with MLP", the other parts that are not GPT-2's in parentheses, then
+// QK-norm and tied embeddings when set.
 func (c Config) Blocks() string {
 	parts := []string{"attention-only blocks"}
 	if c.MLP {
 		var own []string
-		switch {
-		case c.NormKind() == NormRMS:
-			own = append(own, "RMSNorm")
-		case !c.NormBias.On():
+		if c.NormKind() == NormLayer && !c.NormBias.On() {
 			own = append(own, "LayerNorm without bias")
 		}
 		if c.NormEps != 0 {
@@ -355,6 +353,9 @@ func (c Config) Blocks() string {
 			own = append(own, "no MLP biases")
 		}
 		parts[0] = "pre-LN blocks with MLP"
+		if c.NormKind() == NormRMS {
+			parts[0] = "pre-RMSNorm blocks with MLP"
+		}
 		if len(own) > 0 {
 			parts[0] += " (" + strings.Join(own, ", ") + ")"
 		}

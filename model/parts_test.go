@@ -117,7 +117,7 @@ func TestBlocks(t *testing.T) {
 			"pre-LN blocks with MLP (LayerNorm without bias, exact GELU), tied embeddings"},
 		{func(c *Config) {
 			c.MLP, c.Norm, c.NormEps, c.Activation, c.MLPBias, c.QKNorm = true, NormRMS, 1e-6, ActivationSwiGLU, FlagOff, true
-		}, "pre-LN blocks with MLP (RMSNorm, norm eps 1e-06, SwiGLU, no MLP biases), QK-norm"},
+		}, "pre-RMSNorm blocks with MLP (norm eps 1e-06, SwiGLU, no MLP biases), QK-norm"},
 		{func(c *Config) { c.MLP, c.Activation = true, ActivationReLU2 }, "pre-LN blocks with MLP (ReLU²)"},
 	} {
 		cfg := base
