@@ -93,22 +93,12 @@ func fieldsAfter(t *testing.T, out []byte, prefix string, next bool) []string {
 // escapedFigure is f with every string escaped by the test, as the PNG
 // must draw it.
 func escapedFigure(f render.Figure) render.Figure {
-	all := func(ss []string) []string {
-		if ss == nil {
-			return nil
-		}
-		out := make([]string, len(ss))
-		for i, s := range ss {
-			out[i] = escape.Label(s)
-		}
-		return out
-	}
-	f.Title = all(f.Title)
+	f.Title = escape.Labels(f.Title)
 	grid := make([][]render.Panel, len(f.Grid))
 	for l, row := range f.Grid {
 		for _, p := range row {
 			p.Title = escape.Label(p.Title)
-			p.Rows, p.Cols, p.Notes, p.Predicted = all(p.Rows), all(p.Cols), all(p.Notes), all(p.Predicted)
+			p.Rows, p.Cols, p.Notes, p.Predicted = escape.Labels(p.Rows), escape.Labels(p.Cols), escape.Labels(p.Notes), escape.Labels(p.Predicted)
 			grid[l] = append(grid[l], p)
 		}
 	}
