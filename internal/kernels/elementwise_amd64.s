@@ -25,19 +25,17 @@ done: \
 	VZEROUPPER \
 	RET
 
-// func addFloat32s(n int, x, y, z *float32)
+// func addFloat32s(n int, x, y, z *float32), and subFloat32s, mulFloat32s
+// and divFloat32s of the same arguments.
 TEXT ·addFloat32s(SB), NOSPLIT, $0-32
 	BINARY8(VADDPS)
 
-// func subFloat32s(n int, x, y, z *float32)
 TEXT ·subFloat32s(SB), NOSPLIT, $0-32
 	BINARY8(VSUBPS)
 
-// func mulFloat32s(n int, x, y, z *float32)
 TEXT ·mulFloat32s(SB), NOSPLIT, $0-32
 	BINARY8(VMULPS)
 
-// func divFloat32s(n int, x, y, z *float32)
 TEXT ·divFloat32s(SB), NOSPLIT, $0-32
 	BINARY8(VDIVPS)
 
