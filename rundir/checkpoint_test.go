@@ -25,6 +25,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 )
@@ -56,14 +57,11 @@ func ckRunConfig(cfg model.Config) Config {
 
 // ckDense builds a tensor of the given dtype from float64 values.
 func ckDense(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
-	if dtype == tensor.Float64 {
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values))
+	d := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(values))
+	if dtype == tensor.Float32 {
+		return graphtest.ToF32(d)
 	}
-	f32 := make([]float32, len(values))
-	for i, v := range values {
-		f32[i] = float32(v)
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(f32))
+	return d
 }
 
 // ckSet sets the i-th value of d.

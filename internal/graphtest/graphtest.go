@@ -59,7 +59,15 @@ func Must(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
 // float64 tensors).
 func Values(t *testing.T, n *gorgonia.Node) []float64 {
 	t.Helper()
-	switch d := n.Value().Data().(type) {
+	return Float64s(t, "node "+n.Name(), n.Value())
+}
+
+// Float64s returns the data of v, a tensor or a scalar, as float64s: the
+// backing slice itself for a float64 tensor, a converted copy for float32.
+// what names v if it holds anything else.
+func Float64s(t testing.TB, what string, v interface{ Data() any }) []float64 {
+	t.Helper()
+	switch d := v.Data().(type) {
 	case []float64:
 		return d
 	case []float32:
@@ -73,7 +81,7 @@ func Values(t *testing.T, n *gorgonia.Node) []float64 {
 	case float32:
 		return []float64{float64(d)}
 	}
-	t.Fatalf("node %v holds %T", n, n.Value())
+	t.Fatalf("%s holds %T", what, v.Data())
 	return nil
 }
 
