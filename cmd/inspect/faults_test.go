@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -53,24 +52,6 @@ func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte
 	return sttest.Reseal(t, out) // as a writer that saved v would have
 }
 
-// editConfig rewrites the run config in the metadata.
-func editConfig(t *testing.T, file []byte, edit func(run map[string]any)) []byte {
-	t.Helper()
-	return sttest.EditHeader(t, file, func(h map[string]any) {
-		meta := h["__metadata__"].(map[string]any)
-		var run map[string]any
-		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
-			t.Fatal(err)
-		}
-		edit(run)
-		b, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta["config"] = string(b)
-	})
-}
-
 // TestCorruptCheckpoints: -checkpoint with every kind of broken file the
 // issue lists is refused through run() with one line naming the file and the
 // problem, nothing printed, nothing written, and the file left as it was.
@@ -115,9 +96,9 @@ func TestCorruptCheckpoints(t *testing.T) {
 			`tensor "blocks.1.attn.out.bias" has dtype I32, want F32 or F64`},
 		{"shape disagrees with the config", sttest.EditHeader(t, good, func(h map[string]any) { sttest.Entry(h, "tok_emb.weight")["shape"] = []int{16, 9} }),
 			`tensor "tok_emb.weight" has shape [16 9], want [9 16] (dim 0 is model.vocab=9)`},
-		{"config disagrees with the shapes", editConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
+		{"config disagrees with the shapes", sttest.EditConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
 			`tensor "tok_emb.weight" has shape [9 16], want [9 32] (dim 1 is model.d_model=32)`},
-		{"config of another task", editConfig(t, good, func(run map[string]any) {
+		{"config of another task", sttest.EditConfig(t, good, func(run map[string]any) {
 			run["task"] = map[string]any{"name": "repeat", "length": 8, "symbols": 8}
 		}), "metadata config: model.vocab = 9 does not match the vocabulary of task repeat (8)"},
 		{"NaN weight", setFloat32(t, good, "blocks.0.attn.qkv.weight", 17, float32(math.NaN())),
@@ -145,7 +126,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 	}
 	hugeMismatch(t, good, dir)
 	hugeSet := filepath.Join(dir, "huge-eval-set.safetensors")
-	if err := os.WriteFile(hugeSet, editConfig(t, good, func(run map[string]any) {
+	if err := os.WriteFile(hugeSet, sttest.EditConfig(t, good, func(run map[string]any) {
 		run["train"].(map[string]any)["eval_size"] = 1e9
 	}), 0o644); err != nil {
 		t.Fatal(err)
@@ -388,7 +369,7 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "odd.safetensors")
-	odd := editConfig(t, good, func(run map[string]any) {
+	odd := sttest.EditConfig(t, good, func(run map[string]any) {
 		run["train"].(map[string]any)["batch_size"] = 0
 		run["train"].(map[string]any)["eval_size"] = -5
 	})

@@ -43,6 +43,25 @@ func EditHeader(t testing.TB, file []byte, edit func(header map[string]any)) []b
 	return Join(t, h, data)
 }
 
+// EditConfig applies edit to the run config a checkpoint carries in its
+// metadata (key "config", a JSON object) and writes it back.
+func EditConfig(t testing.TB, file []byte, edit func(run map[string]any)) []byte {
+	t.Helper()
+	return EditHeader(t, file, func(h map[string]any) {
+		meta := h["__metadata__"].(map[string]any)
+		var run map[string]any
+		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
+			t.Fatal(err)
+		}
+		edit(run)
+		b, err := json.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta["config"] = string(b)
+	})
+}
+
 // Reseal records in file's metadata the SHA-256 of its data section as it
 // now is (safetensors.DigestKey), as safetensors.Write would have: a test
 // that forges data a buggy writer could produce (a NaN weight) then reaches
