@@ -67,7 +67,7 @@ func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	lines := readJSONLines(t, filepath.Join(dir, rundir.MetricsFile))
+	lines := readJSONL[map[string]any](t, filepath.Join(dir, rundir.MetricsFile))
 	for _, l := range lines {
 		delete(l, "tokens_per_s")
 	}
