@@ -368,20 +368,6 @@ func ckGoldenConfig() (model.Config, Config) {
 	return cfg, run
 }
 
-// ckDir lists dir, to check Save leaves no temporary files behind.
-func ckDir(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 // TestSaveRejects: every refused save names the file and the problem,
 // creates nothing, and a refused save over an existing checkpoint leaves it
 // intact.
@@ -438,7 +424,7 @@ func TestSaveRejects(t *testing.T) {
 			if msg := err.Error(); !strings.HasPrefix(msg, "save checkpoint "+path+": ") || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
 				t.Errorf("error %q\nwant one line starting %q containing %q", msg, "save checkpoint "+path+": ", c.want)
 			}
-			if names := ckDir(t, dir); len(names) != 0 {
+			if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
 				t.Errorf("refused save left %q behind", names)
 			}
 		})
@@ -464,7 +450,7 @@ func TestSaveRejects(t *testing.T) {
 		if !bytes.Equal(before, after) {
 			t.Error("refused save changed the existing checkpoint")
 		}
-		if names := ckDir(t, dir); len(names) != 1 {
+		if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 {
 			t.Errorf("directory holds %q, want only the checkpoint", names)
 		}
 	})
