@@ -79,15 +79,7 @@ func TestInductionCircuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best := [2]int{}
-	for l, layer := range c.PrefixMatching {
-		for h, s := range layer {
-			if s > c.PrefixMatching[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(c.PrefixMatching); best != [2]int{1, 3} {
 		t.Errorf("highest prefix matching at L%d H%d (%v), want L1 H3", best[0], best[1], c.PrefixMatching)
 	}
 	for _, cp := range c.Copying {
@@ -122,15 +114,7 @@ func TestDirectLogitAttribution(t *testing.T) {
 	if want, k := meanTargetLogit(t, m, task, 32, 1); k != a.Positions || math.Abs(a.Logit-want) > 1e-4*math.Abs(want) {
 		t.Errorf("the parts add to %v over %d positions, the graph's logit is %v over %d", a.Logit, a.Positions, want, k)
 	}
-	best := [2]int{}
-	for l, layer := range a.Heads {
-		for h, x := range layer {
-			if x > a.Heads[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(a.Heads); best != [2]int{1, 3} {
 		t.Errorf("largest head attribution at L%d H%d: %v", best[0], best[1], a.Heads)
 	}
 	t.Logf("logit %.3f = embeddings %.3f + biases %.3f + heads %v", a.Logit, a.Embeddings, a.Biases, a.Heads)
@@ -150,15 +134,7 @@ func TestPatching(t *testing.T) {
 	if !(p.CleanLogit > p.CorruptedLogit+1) {
 		t.Errorf("clean logit %v, corrupted %v: the corruption should cost more than a nat", p.CleanLogit, p.CorruptedLogit)
 	}
-	best := [2]int{}
-	for l, layer := range p.Restored {
-		for h, s := range layer {
-			if s > p.Restored[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(p.Restored); best != [2]int{1, 3} {
 		t.Errorf("largest share restored by L%d H%d: %v", best[0], best[1], p.Restored)
 	}
 	t.Logf("clean %.3f corrupted %.3f restored %v", p.CleanLogit, p.CorruptedLogit, p.Restored)
@@ -365,6 +341,20 @@ func cached(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) *C
 		t.Fatal(err)
 	}
 	return c
+}
+
+// topHead is the layer and head of the largest of scores[layer][head] (the
+// first of equals).
+func topHead(scores [][]float64) [2]int {
+	best := [2]int{}
+	for l, layer := range scores {
+		for h, s := range layer {
+			if s > scores[best[0]][best[1]] {
+				best = [2]int{l, h}
+			}
+		}
+	}
+	return best
 }
 
 // plainLogits are m's logits on b from a graph and machine of the test's
