@@ -198,7 +198,7 @@ func TestLogitLens(t *testing.T) {
 			t.Fatalf("%d depths, want %d", len(lens), mm.Config.Layers+1)
 		}
 		b := examples(t, task, 16, 2)
-		logits := plainLogits(t, mm, b)
+		logits := opentest.Logits(t, mm, b)
 		v := mm.Config.Vocab
 		var right, correct, scored float64
 		for p, s := range b.Mask {
@@ -310,7 +310,7 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 func meanTargetLogit(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) (float64, int) {
 	t.Helper()
 	b := examples(t, task, n, seed)
-	logits := plainLogits(t, m, b)
+	logits := opentest.Logits(t, m, b)
 	var sum float64
 	var k int
 	for row, keep := range b.Mask {
@@ -355,31 +355,4 @@ func topHead(scores [][]float64) [2]int {
 		}
 	}
 	return best
-}
-
-// plainLogits are m's logits on b from a graph and machine of the test's
-// own, independent of RunWithCache.
-func plainLogits(t *testing.T, m *model.Model, b *data.Batch) []float64 {
-	t.Helper()
-	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits, err := model.Float64s(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return logits
 }

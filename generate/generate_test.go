@@ -127,19 +127,7 @@ func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: set.Size, SeqLen: set.SeqLen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Feed(set.Tokens, set.Targets, set.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewLeanMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	logits, _ := model.Float64s(g.Logits.Value())
+	logits := opentest.Logits(t, m, set)
 	v, tt := m.Config.Vocab, set.SeqLen
 	exact := 0
 	for r := range set.Size {
