@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -29,15 +28,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 		t.Fatalf("%d lines (%+v), want steps 4, 8, 12", len(recs), recs)
 	}
 	last := recs[2]
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ck.Model
-	task, err := data.New(cfg.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, task := finalModel(t, dir, cfg)
 	prefix, err := analysis.PrefixMatching(m, rundir.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,21 @@ func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 	return res
 }
 
+// finalModel is the model of the checkpoint the run in dir kept, and the
+// task of its config cfg.
+func finalModel(t *testing.T, dir string, cfg rundir.Config) (*model.Model, data.Task) {
+	t.Helper()
+	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := data.New(cfg.Task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck.Model, task
+}
+
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()

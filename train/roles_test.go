@@ -54,15 +54,7 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ck.Model
-	task, err := data.New(cfg.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, task := finalModel(t, dir, cfg)
 	sep, ok := data.Separator(task)
 	if !ok {
 		t.Fatal("reverse has no separator")
