@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
@@ -44,12 +43,8 @@ func hostileCheckpoint(t *testing.T) (ck, text string, labels []string) {
 		}
 	}
 	n := len(labels)
-	m, err := model.New(model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	task := data.TaskConfig{Name: data.Text, Path: path, Length: n, Chars: chars, File: file}
-	return saveCheckpoint(t, filepath.Join(t.TempDir(), "checkpoint.safetensors"), m, task), path, labels
+	return newCheckpoint(t, model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}, task), path, labels
 }
 
 // everyID is -tokens for a sequence of each of n ids in turn: "0 1 ... n-1".

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
@@ -351,11 +349,7 @@ func TestBadTokens(t *testing.T) {
 	// Without a learned position table nothing else bounds -tokens: 20,000
 	// once ended in a fatal out-of-memory.
 	cfg := model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rope := saveCheckpoint(t, filepath.Join(t.TempDir(), "rope.safetensors"), m, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
+	rope := newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
 	refused(t, "-tokens beyond memory", []string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)},
 		"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens")
 }
@@ -410,11 +404,7 @@ func TestBadFlags(t *testing.T) {
 	// A model of the longest copy task (T = 1024) fits in training memory,
 	// but 4096 scoring sequences of it would need hundreds of GiB.
 	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
+	long := newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
 	refused(t, "-samples beyond memory", []string{"-checkpoint", long, "-samples", "4096"},
 		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
 }

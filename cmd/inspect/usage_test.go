@@ -127,11 +127,7 @@ func TestFileOutputsPrintTheTable(t *testing.T) {
 // would not is refused before anything is built.
 func TestAblateMemory(t *testing.T) {
 	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
+	ck := newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
 	refused(t, "-ablate beyond memory", []string{"-checkpoint", ck, "-ablate", "-samples", "1"},
 		"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)")
 }
