@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) 
 			t.Fatal(err)
 		}
 		for _, gr := range grads {
-			for _, v := range toFloat64s(gr) {
+			for _, v := range graphtest.Float64s(t, "gradient", gr) {
 				bits = append(bits, math.Float64bits(v))
 			}
 		}
@@ -170,7 +171,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all := toFloat64s(y)
+			all := graphtest.Float64s(t, "head output", y)
 			for h := range cfg.Heads {
 				firstRow[l] = append(firstRow[l], append([]float64(nil), all[h*tt*cfg.DHead():(h+1)*tt*cfg.DHead()]...))
 			}
@@ -220,7 +221,7 @@ func TestResidualHook(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		streamB := append([]float64(nil), toFloat64s(y)...)
+		streamB := slices.Clone(graphtest.Float64s(t, "residual stream", y))
 		iv, err := g.Hook(name)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/graphtest"
@@ -70,7 +71,7 @@ func TestPathsAgree(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, gr := range grads {
-						r.grads = append(r.grads, toFloat64s(gr))
+						r.grads = append(r.grads, slices.Clone(graphtest.Float64s(t, "gradient", gr)))
 					}
 					results[path] = append(results[path], r)
 				}
@@ -115,19 +116,4 @@ func fillMask(mask *tensor.Dense, rng *rand.Rand, p, keep float64) {
 			d[i] = float32(v)
 		}
 	}
-}
-
-// toFloat64s copies a float tensor's values as float64s.
-func toFloat64s(d *tensor.Dense) []float64 {
-	switch v := d.Data().(type) {
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), v...)
-	}
-	return nil
 }
