@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/gorgonia"
@@ -40,7 +41,7 @@ func randomize(m *Model, seed uint64, std float64) {
 			default:
 				v = rng.NormFloat64() * 0.1
 			}
-			set(p.Value, i, v)
+			graphtest.Set(p.Value, i, v)
 		}
 	}
 }
@@ -175,11 +176,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					var diff, gn, fn float64
 					for j, gj := range grads[i].Float64s() {
 						w := at(p.Value, j)
-						set(p.Value, j, w+h)
+						graphtest.Set(p.Value, j, w+h)
 						_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
-						set(p.Value, j, w-h)
+						graphtest.Set(p.Value, j, w-h)
 						_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
-						set(p.Value, j, w)
+						graphtest.Set(p.Value, j, w)
 						fd := (up - down) / (2 * h)
 						diff += (gj - fd) * (gj - fd)
 						gn += gj * gj
@@ -242,15 +243,5 @@ func TestLeanMachineMatchesNewMachine(t *testing.T) {
 		if outs[0][i] != outs[1][i] {
 			t.Fatalf("value %d: NewMachine %v, NewLeanMachine %v", i, outs[0][i], outs[1][i])
 		}
-	}
-}
-
-// set writes element i of d (either float dtype).
-func set(d *tensor.Dense, i int, v float64) {
-	switch data := d.Data().(type) {
-	case []float32:
-		data[i] = float32(v)
-	case []float64:
-		data[i] = v
 	}
 }

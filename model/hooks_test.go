@@ -124,7 +124,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				w := param(t, zeroed, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, D) = (out, in)
 				for o := range cfg.DModel {
 					for c := h * d; c < (h+1)*d; c++ {
-						set(w, o*cfg.DModel+c, 0)
+						graphtest.Set(w, o*cfg.DModel+c, 0)
 					}
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})

@@ -64,23 +64,13 @@ func ckDense(dtype tensor.Dtype, shape []int, values []float64) *tensor.Dense {
 	return d
 }
 
-// ckSet sets the i-th value of d.
-func ckSet(d *tensor.Dense, i int, v float64) {
-	switch data := d.Data().(type) {
-	case []float32:
-		data[i] = float32(v)
-	case []float64:
-		data[i] = v
-	}
-}
-
 // ckRandomize overwrites every weight of m with N(0, 0.25) draws from seed,
 // so that no two tensors hold the same values.
 func ckRandomize(m *model.Model, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	for _, p := range m.Params {
 		for i := range p.Value.Shape().TotalSize() {
-			ckSet(p.Value, i, rng.NormFloat64()*0.5)
+			graphtest.Set(p.Value, i, rng.NormFloat64()*0.5)
 		}
 	}
 }
@@ -384,7 +374,7 @@ func TestSaveRejects(t *testing.T) {
 	}
 	setWeight := func(name string, i int, v float64) mutation {
 		return func(m *model.Model) (Config, int) {
-			ckSet(m.Param(name), i, v)
+			graphtest.Set(m.Param(name), i, v)
 			return run, 1
 		}
 	}
@@ -442,7 +432,7 @@ func TestSaveRejects(t *testing.T) {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(path)
-		ckSet(m.Param("tok_emb.weight"), 0, math.NaN())
+		graphtest.Set(m.Param("tok_emb.weight"), 0, math.NaN())
 		if err := SaveCheckpoint(path, m, run, 2); err == nil {
 			t.Fatal("SaveCheckpoint accepted a NaN weight")
 		}

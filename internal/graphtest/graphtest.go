@@ -34,6 +34,16 @@ func ToF32(t *tensor.Dense) *tensor.Dense {
 	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(f))
 }
 
+// Set sets element i of d, a float32 or float64 tensor, to v.
+func Set(d *tensor.Dense, i int, v float64) {
+	switch data := d.Data().(type) {
+	case []float32:
+		data[i] = float32(v)
+	case []float64:
+		data[i] = v
+	}
+}
+
 // Run runs g once on a fresh TapeMachine.
 func Run(t *testing.T, g *gorgonia.ExprGraph) {
 	t.Helper()
