@@ -16,10 +16,7 @@ import (
 // 0.5), the model most tests run.
 func randomModel(t *testing.T, cfg Config, dtype tensor.Dtype) *Model {
 	t.Helper()
-	m, err := New(cfg, dtype, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, dtype, 5)
 	randomize(m, 3, 0.5)
 	return m
 }
@@ -122,10 +119,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				if c.dropout {
 					cfg.Dropout = 0.25
 				}
-				m, err := New(cfg, tensor.Float64, 3)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := mustNew(t, cfg, tensor.Float64, 3)
 				randomize(m, uint64(ci), 0.5)
 				const b, T = 2, 4
 				g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true, KeyPadding: c.keyPad})
@@ -203,10 +197,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 // for bit, as NewMachine on a float32 model with full blocks, over two runs.
 func TestLeanMachineMatchesNewMachine(t *testing.T) {
 	cfg := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
-	m, err := New(cfg, tensor.Float32, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, tensor.Float32, 4)
 	randomize(m, 5, 0.5)
 	var outs [2][]float32
 	for i, lean := range []bool{false, true} {

@@ -240,10 +240,7 @@ func TestResidualHook(t *testing.T) {
 // is refused, naming it.
 func TestHookErrors(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
-	m, err := New(cfg, tensor.Float64, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, tensor.Float64, 5)
 	plain := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 4})
 	if _, err := plain.Hook(HeadOut(0)); err == nil || !strings.Contains(err.Error(), "hook blocks.0.attn.head_out: the graph was built without it in BuildOptions.Hooks") {
 		t.Errorf("a hook the graph lacks: %v", err)
