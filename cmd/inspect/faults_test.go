@@ -346,12 +346,34 @@ func TestBadTokens(t *testing.T) {
 	} {
 		refused(t, fmt.Sprintf("-tokens %.30q", c.tokens), []string{"-checkpoint", testCheckpoint, "-tokens", c.tokens}, c.want...)
 	}
-	// Without a learned position table nothing else bounds -tokens: 20,000
-	// once ended in a fatal out-of-memory.
-	cfg := model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope}
-	rope := newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
-	refused(t, "-tokens beyond memory", []string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)},
-		"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens")
+}
+
+// TestBeyondMemory: a flag that would take more memory than model.MaxMemory
+// is refused on one line naming it and the estimate, before anything is
+// built: -tokens on a model without a learned position table, which
+// nothing else bounds (20,000 once ended in a fatal out-of-memory);
+// -samples, whose 4096 scoring sequences of a model of the longest copy
+// task (T = 1024) would need hundreds of GiB though the model fits in
+// training memory; -ablate, whose ablation graph (train's evaluation chunks
+// of 256 rows of 1024 positions) would not fit though the held-out set does.
+func TestBeyondMemory(t *testing.T) {
+	rope := newCheckpoint(t, model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope},
+		data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
+	long := newCheckpoint(t, model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true},
+		data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)}, []string{
+			"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens"}},
+		{[]string{"-checkpoint", long, "-samples", "4096"}, []string{
+			"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples"}},
+		{[]string{"-checkpoint", long, "-ablate", "-samples", "1"}, []string{
+			"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)"}},
+	} {
+		refused(t, c.args[2]+" beyond memory", c.args, c.want...)
+	}
 }
 
 // TestTrainingOnlyValuesDoNotMatter: a checkpoint whose train section
@@ -377,8 +399,8 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 }
 
 // TestBadFlags: a bad flag or flag value is one line, with no usage dump on
-// stderr (main prints the line); -samples is bounded by count and by the
-// memory its scoring batch would take.
+// stderr (main prints the line); -samples is bounded by count (and by
+// memory: TestBeyondMemory).
 func TestBadFlags(t *testing.T) {
 	ck := []string{"-checkpoint", testCheckpoint}
 	refused(t, "unknown flag", []string{"-bogus"}, "bad flags (see -h): flag provided but not defined: -bogus")
@@ -400,13 +422,6 @@ func TestBadFlags(t *testing.T) {
 	}
 	refused(t, "long unknown flag", []string{"-" + huge}, "bad flags (see -h): flag provided but not defined: -"+huge[:79]+"... (100001 bytes)")
 	refused(t, "long argument", append(ck, huge), "unexpected argument "+short+" (flags only; see -h)")
-
-	// A model of the longest copy task (T = 1024) fits in training memory,
-	// but 4096 scoring sequences of it would need hundreds of GiB.
-	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
-	long := newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
-	refused(t, "-samples beyond memory", []string{"-checkpoint", long, "-samples", "4096"},
-		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
 }
 
 // TestEditHeaderKeepsValidFile: editHeader with no edit gives a checkpoint
