@@ -64,19 +64,25 @@ func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 	return res
 }
 
-// finalModel is the model of the checkpoint the run in dir kept, and the
-// task of its config cfg.
-func finalModel(t *testing.T, dir string, cfg rundir.Config) (*model.Model, data.Task) {
+// lastCheckpoint is the checkpoint the run in dir kept.
+func lastCheckpoint(t *testing.T, dir string) *rundir.Checkpoint {
 	t.Helper()
 	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ck
+}
+
+// finalModel is the model of the checkpoint the run in dir kept, and the
+// task of its config cfg.
+func finalModel(t *testing.T, dir string, cfg rundir.Config) (*model.Model, data.Task) {
+	t.Helper()
 	task, err := data.New(cfg.Task)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ck.Model, task
+	return lastCheckpoint(t, dir).Model, task
 }
 
 // withoutTiming reads a metrics log and drops the clock-dependent field.
@@ -120,12 +126,8 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("%s differs between %s and %s", name, want, got)
 		}
 	}
-	ck, err := rundir.LoadCheckpoint(filepath.Join(got, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ck.Model
-	if ck.Step != 24 || len(m.Params) == 0 {
+	ck := lastCheckpoint(t, got)
+	if ck.Step != 24 || len(ck.Model.Params) == 0 {
 		t.Fatalf("final checkpoint at step %d", ck.Step)
 	}
 }

@@ -60,11 +60,7 @@ func TestResumeChecksTheText(t *testing.T) {
 // weightsOf is the digest of the weights of the run in dir.
 func weightsOf(t *testing.T, dir string) string {
 	t.Helper()
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := model.WeightsDigest(ck.Model)
+	digest, err := model.WeightsDigest(lastCheckpoint(t, dir).Model)
 	if err != nil {
 		t.Fatal(err)
 	}
