@@ -130,7 +130,7 @@ tail:
 
 done:
 	REDUCE8(VADDPS, VADDSS, Y13, X13)
-	VMOVSS       X0, ret+32(FP)
+	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
@@ -155,7 +155,7 @@ maxloop:
 
 maxdone:
 	REDUCE8(VMAXPS, VMAXSS, Y0, X0)
-	VMOVSS       X0, ret+16(FP)
+	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -180,7 +180,7 @@ dotloop:
 
 dotdone:
 	REDUCE8(VADDPS, VADDSS, Y0, X0)
-	VMOVSS       X0, ret+24(FP)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
