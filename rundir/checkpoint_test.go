@@ -483,31 +483,6 @@ func ckAssemble(t *testing.T, tensors []safetensors.Tensor, meta map[string]stri
 	return buf.Bytes()
 }
 
-// ckRewriteHeader lets a test lie in the JSON header while keeping the data
-// section, the way a buggy foreign writer would.
-func ckRewriteHeader(t *testing.T, file []byte, edit func(h map[string]map[string]any)) []byte {
-	t.Helper()
-	n := binary.LittleEndian.Uint64(file)
-	var h map[string]map[string]any
-	if err := json.Unmarshal(file[8:8+n], &h); err != nil {
-		t.Fatal(err)
-	}
-	edit(h)
-	header, err := json.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
-	out = append(out, header...)
-	return append(out, file[8+n:]...)
-}
-
-// ckOffsets returns a tensor's data_offsets in a header being rewritten.
-func ckOffsets(h map[string]map[string]any, name string) (float64, float64) {
-	o := h[name]["data_offsets"].([]any)
-	return o[0].(float64), o[1].(float64)
-}
-
 // TestLoadRejects corrupts a valid checkpoint one way at a time and checks
 // Load refuses it with a one-line error naming the file and the problem.
 func TestLoadRejects(t *testing.T) {
@@ -566,22 +541,22 @@ func TestLoadRejects(t *testing.T) {
 		{"header length beyond the file", append(binary.LittleEndian.AppendUint64(nil, uint64(len(base))), base[8:]...), "truncated file?"},
 		{"header not JSON", append(append(binary.LittleEndian.AppendUint64(nil, 8), "{oops!} "...), base[8+headerLen:]...), "header: invalid JSON: invalid character"},
 		{"not a safetensors file", []byte("# a YAML config, not a checkpoint\nseed: 1\n"), "header length"},
-		{"overlapping offsets", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
-			b, e := ckOffsets(h, "pos_emb.weight")
-			h["pos_emb.weight"]["data_offsets"] = []float64{b - 4, e - 4}
+		{"overlapping offsets", sttest.EditHeader(t, base, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "pos_emb.weight")
+			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
 		}), `tensor "pos_emb.weight": data_offsets [220 380] overlap tensor "tok_emb.weight" [0 224]`},
-		{"offsets beyond the data", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
-			b, e := ckOffsets(h, "lm_head.bias")
-			h["lm_head.bias"]["data_offsets"] = []float64{b + 8, e + 8}
+		{"offsets beyond the data", sttest.EditHeader(t, base, func(h map[string]any) {
+			b, e := sttest.Offsets(h, "lm_head.bias")
+			sttest.Entry(h, "lm_head.bias")["data_offsets"] = []float64{b + 8, e + 8}
 		}), `tensor "lm_head.bias": data_offsets`},
-		{"gap in the data", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
+		{"gap in the data", sttest.EditHeader(t, base, func(h map[string]any) {
 			delete(h, "pos_emb.weight")
 		}), "leave data bytes [224, 384) covered by no tensor"},
-		{"unknown dtype", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
-			h["blocks.0.ln1.weight"]["dtype"] = "F33"
+		{"unknown dtype", sttest.EditHeader(t, base, func(h map[string]any) {
+			sttest.Entry(h, "blocks.0.ln1.weight")["dtype"] = "F33"
 		}), `tensor "blocks.0.ln1.weight": unknown dtype "F33"`},
-		{"integer dtype", ckRewriteHeader(t, base, func(h map[string]map[string]any) {
-			h["blocks.0.ln1.weight"]["dtype"] = "I32"
+		{"integer dtype", sttest.EditHeader(t, base, func(h map[string]any) {
+			sttest.Entry(h, "blocks.0.ln1.weight")["dtype"] = "I32"
 		}), `tensor "blocks.0.ln1.weight" has dtype I32, want F32 or F64`},
 		{"mixed dtypes", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
 			v, _ := safetensors.DecodeFloat32(ts[3].Data)
