@@ -117,14 +117,8 @@ func TestLoadRejects(t *testing.T) {
 		{"header length beyond the file", append(binary.LittleEndian.AppendUint64(nil, uint64(len(base))), base[8:]...), "truncated file?"},
 		{"header not JSON", append(append(binary.LittleEndian.AppendUint64(nil, 8), "{oops!} "...), base[8+headerLen:]...), "header: invalid JSON: invalid character"},
 		{"not a safetensors file", []byte("# a YAML config, not a checkpoint\nseed: 1\n"), "header length"},
-		{"overlapping offsets", sttest.EditHeader(t, base, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "pos_emb.weight")
-			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
-		}), `tensor "pos_emb.weight": data_offsets [220 380] overlap tensor "tok_emb.weight" [0 224]`},
-		{"offsets beyond the data", sttest.EditHeader(t, base, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "lm_head.bias")
-			sttest.Entry(h, "lm_head.bias")["data_offsets"] = []float64{b + 8, e + 8}
-		}), `tensor "lm_head.bias": data_offsets`},
+		{"overlapping offsets", sttest.ShiftOffsets(t, base, "pos_emb.weight", -4), `tensor "pos_emb.weight": data_offsets [220 380] overlap tensor "tok_emb.weight" [0 224]`},
+		{"offsets beyond the data", sttest.ShiftOffsets(t, base, "lm_head.bias", 8), `tensor "lm_head.bias": data_offsets`},
 		{"gap in the data", sttest.EditHeader(t, base, func(h map[string]any) {
 			delete(h, "pos_emb.weight")
 		}), "leave data bytes [224, 384) covered by no tensor"},

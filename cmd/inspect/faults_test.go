@@ -38,18 +38,6 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	}
 }
 
-// setFloat32 overwrites element i of the named F32 tensor in file, and
-// records the digest of the new data.
-func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte {
-	t.Helper()
-	h, data := sttest.Split(t, file)
-	begin, _ := sttest.Offsets(h, name)
-	out := append([]byte(nil), file...)
-	at := len(file) - len(data) + int(begin) + 4*i
-	binary.LittleEndian.PutUint32(out[at:], math.Float32bits(v))
-	return sttest.Reseal(t, out) // as a writer that saved v would have
-}
-
 // TestCorruptCheckpoints: -checkpoint with every kind of broken file the
 // issue lists is refused through run() with one line naming the file and the
 // problem, nothing printed, nothing written, and the file left as it was.
@@ -77,14 +65,8 @@ func TestCorruptCheckpoints(t *testing.T) {
 			"header: invalid JSON: invalid character"},
 		{"header a JSON list", sttest.Join(t, []int{1, 2}, section), "header does not start with '{'"},
 		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "is a text file, not a checkpoint"},
-		{"overlapping offsets", sttest.EditHeader(t, good, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "pos_emb.weight")
-			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
-		}), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
-		{"offsets past the data", sttest.EditHeader(t, good, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "lm_head.weight")
-			sttest.Entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 4, e + 4}
-		}), `tensor "lm_head.weight": data_offsets`},
+		{"overlapping offsets", sttest.ShiftOffsets(t, good, "pos_emb.weight", -4), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
+		{"offsets past the data", sttest.ShiftOffsets(t, good, "lm_head.weight", 4), `tensor "lm_head.weight": data_offsets`},
 		{"negative offsets", sttest.EditHeader(t, good, func(h map[string]any) {
 			sttest.Entry(h, "tok_emb.weight")["data_offsets"] = []float64{-576, 0}
 		}), `tensor "tok_emb.weight": data_offsets [-576 0] are not a range`},
@@ -99,10 +81,10 @@ func TestCorruptCheckpoints(t *testing.T) {
 		{"config of another task", sttest.EditConfig(t, good, func(run map[string]any) {
 			run["task"] = map[string]any{"name": "repeat", "length": 8, "symbols": 8}
 		}), "metadata config: model.vocab = 9 does not match the vocabulary of task repeat (8)"},
-		{"NaN weight", setFloat32(t, good, "blocks.0.attn.qkv.weight", 17, float32(math.NaN())),
+		{"NaN weight", sttest.SetElement(t, good, "blocks.0.attn.qkv.weight", 17, safetensors.EncodeFloat32([]float32{float32(math.NaN())})),
 			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
-		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
-		{"-Inf weight", setFloat32(t, good, "pos_emb.weight", 127, float32(math.Inf(-1))), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
+		{"+Inf weight", sttest.SetElement(t, good, "lm_head.weight", 0, safetensors.EncodeFloat32([]float32{float32(math.Inf(1))})), `tensor "lm_head.weight": value +Inf at index [0 0]`},
+		{"-Inf weight", sttest.SetElement(t, good, "pos_emb.weight", 127, safetensors.EncodeFloat32([]float32{float32(math.Inf(-1))})), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
 		{"config nested a million deep", sttest.EditHeader(t, good, func(h map[string]any) {
 			h["__metadata__"].(map[string]any)["config"] = strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)
 		}), "metadata config: the run config is 2000000 bytes, more than the 1048576 a run config may take"},
@@ -199,7 +181,7 @@ func TestNonFiniteActivations(t *testing.T) {
 	h, _ := sttest.Split(t, file)
 	begin, end := sttest.Offsets(h, "blocks.0.attn.qkv.weight")
 	for i := range int(end-begin) / 4 {
-		file = setFloat32(t, file, "blocks.0.attn.qkv.weight", i, 3e38)
+		file = sttest.SetElement(t, file, "blocks.0.attn.qkv.weight", i, safetensors.EncodeFloat32([]float32{3e38}))
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "huge.safetensors")

@@ -1,6 +1,7 @@
 package sttest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -77,6 +78,30 @@ func Reseal(t testing.TB, file []byte) []byte {
 	sum := sha256.Sum256(data)
 	meta[safetensors.DigestKey] = hex.EncodeToString(sum[:])
 	return Join(t, h, data)
+}
+
+// SetElement overwrites element i of the named tensor with bits, one
+// element's bytes (safetensors.EncodeFloat32 of one value for an F32
+// tensor), and reseals the file as a writer that saved that value would
+// have.
+func SetElement(t testing.TB, file []byte, name string, i int, bits []byte) []byte {
+	t.Helper()
+	h, data := Split(t, file)
+	begin, _ := Offsets(h, name)
+	out := bytes.Clone(file)
+	copy(out[len(file)-len(data)+int(begin)+i*len(bits):], bits)
+	return Reseal(t, out)
+}
+
+// ShiftOffsets moves the named tensor's data_offsets by delta bytes in the
+// header, leaving the data as it is: the tensor then overlaps its
+// neighbour, or runs past the data section.
+func ShiftOffsets(t testing.TB, file []byte, name string, delta float64) []byte {
+	t.Helper()
+	return EditHeader(t, file, func(h map[string]any) {
+		begin, end := Offsets(h, name)
+		Entry(h, name)["data_offsets"] = []float64{begin + delta, end + delta}
+	})
 }
 
 // Entry is the header record of the named tensor.
