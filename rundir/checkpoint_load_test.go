@@ -77,16 +77,6 @@ func TestLoadRejects(t *testing.T) {
 		edit(meta)
 		return ckAssemble(t, tensors, meta)
 	}
-	setValue := func(name string, i int, bits []byte) []byte {
-		return editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
-			for k := range ts {
-				if ts[k].Name == name {
-					copy(ts[k].Data[i*len(bits):], bits)
-				}
-			}
-			return ts
-		})
-	}
 	withConfig := func(c model.Config) []byte {
 		return editMeta(func(meta map[string]string) {
 			b, _ := json.Marshal(ckRunConfig(c))
@@ -165,8 +155,8 @@ func TestLoadRejects(t *testing.T) {
 		{"extra tensor", editTensors(func(ts []safetensors.Tensor) []safetensors.Tensor {
 			return append(ts, safetensors.Tensor{Name: "blocks.2.attn.qkv.weight", DType: "F32", Shape: []int{1}, Data: make([]byte, 4)})
 		}), `unexpected tensor "blocks.2.attn.qkv.weight": not a parameter of the model its config describes (1 unexpected in all)`},
-		{"NaN weight", setValue("blocks.1.mlp.proj.weight", 13, nanBits), `tensor "blocks.1.mlp.proj.weight": value NaN at index [1 1] (flat 13) is not finite`},
-		{"Inf weight", setValue("ln_f.bias", 7, infBits), `tensor "ln_f.bias": value +Inf at index [7] (flat 7) is not finite`},
+		{"NaN weight", sttest.SetElement(t, base, "blocks.1.mlp.proj.weight", 13, nanBits), `tensor "blocks.1.mlp.proj.weight": value NaN at index [1 1] (flat 13) is not finite`},
+		{"Inf weight", sttest.SetElement(t, base, "ln_f.bias", 7, infBits), `tensor "ln_f.bias": value +Inf at index [7] (flat 7) is not finite`},
 		{"config missing", editMeta(func(meta map[string]string) { delete(meta, "config") }), `no "config" metadata`},
 		{"config not JSON", withRawConfig("seed: 1"), `metadata config: run config "seed: 1": invalid character 's'`},
 		{"config without model", withRawConfig(`{"seed": 1}`), `metadata config: model.vocab = 0: must be positive`},
@@ -176,7 +166,7 @@ func TestLoadRejects(t *testing.T) {
 		{"config with two values", withRawConfig(`{"seed":1} {"seed":2}`), "more than one JSON value"},
 		{"config with an invalid task and a NaN weight", func() []byte {
 			b, _ := json.Marshal(func() Config { r := ckRunConfig(cfg); r.Task.Name = "spell"; return r }())
-			file := setValue("tok_emb.weight", 0, nanBits)
+			file := sttest.SetElement(t, base, "tok_emb.weight", 0, nanBits)
 			tensors, meta := ckParts(t, file)
 			meta["config"] = string(b)
 			return ckAssemble(t, tensors, meta)
