@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +29,7 @@ func ablationRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) 
 			t.Fatal(err)
 		}
 		for _, gr := range grads {
-			for _, v := range graphtest.Float64s(t, "gradient", gr) {
+			for _, v := range toFloat64s(gr) {
 				bits = append(bits, math.Float64bits(v))
 			}
 		}
@@ -171,7 +170,7 @@ func TestMeanAblationOfIdenticalRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			all := graphtest.Float64s(t, "head output", y)
+			all := toFloat64s(y)
 			for h := range cfg.Heads {
 				firstRow[l] = append(firstRow[l], append([]float64(nil), all[h*tt*cfg.DHead():(h+1)*tt*cfg.DHead()]...))
 			}
@@ -221,7 +220,7 @@ func TestResidualHook(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		streamB := slices.Clone(graphtest.Float64s(t, "residual stream", y))
+		streamB := toFloat64s(y)
 		iv, err := g.Hook(name)
 		if err != nil {
 			t.Fatal(err)
