@@ -119,7 +119,10 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				if c.dropout {
 					cfg.Dropout = 0.25
 				}
-				m := mustNew(t, cfg, tensor.Float64, 3)
+				m, err := New(cfg, tensor.Float64, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
 				randomize(m, uint64(ci), 0.5)
 				const b, T = 2, 4
 				g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true, KeyPadding: c.keyPad})

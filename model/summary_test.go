@@ -22,7 +22,10 @@ import (
 func TestEveryNodeNamed(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		for _, mlp := range []bool{false, true} {
-			m := mustNew(t, testConfig(mlp, path), tensor.Float32, 1)
+			m, err := New(testConfig(mlp, path), tensor.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, train := range []bool{false, true} {
 				g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 4, Train: train, KeyPadding: true})
 				s, err := g.Summary()

@@ -233,15 +233,6 @@ LANES8(geluSign, 0x80000000)
 	VBLENDVPS   Y7, Y0, Y13, Y10 \
 	VADDPS      Y13, Y0, Y9
 
-// GELU_CONSTS loads what GELUE needs: Y4 and Y5 for EXP8, Y13 = Y14 = 1,
-// Y15 = 0.
-#define GELU_CONSTS \
-	VMOVUPS expHi<>(SB), Y4 \
-	VMOVUPS expLo<>(SB), Y5 \
-	VMOVUPS expOne<>(SB), Y13 \
-	VMOVUPS Y13, Y14 \
-	VXORPS  Y15, Y15, Y15
-
 // func geluFloat32s(n int, x, y *float32)
 //
 // y[i] = GELU(x[i]) = x s with s = sigmoid(2u) = negPick(x, e, 1) / (1 + e),
@@ -250,7 +241,11 @@ TEXT ·geluFloat32s(SB), NOSPLIT, $0-24
 	MOVQ    n+0(FP), CX
 	MOVQ    x+8(FP), SI
 	MOVQ    y+16(FP), DI
-	GELU_CONSTS
+	VMOVUPS expHi<>(SB), Y4
+	VMOVUPS expLo<>(SB), Y5
+	VMOVUPS expOne<>(SB), Y13
+	VMOVUPS Y13, Y14
+	VXORPS  Y15, Y15, Y15
 
 geluloop:
 	CMPQ    CX, $8
@@ -279,7 +274,11 @@ TEXT ·geluGradFloat32s(SB), NOSPLIT, $0-32
 	MOVQ    x+8(FP), SI
 	MOVQ    dy+16(FP), BX
 	MOVQ    dx+24(FP), DI
-	GELU_CONSTS
+	VMOVUPS expHi<>(SB), Y4
+	VMOVUPS expLo<>(SB), Y5
+	VMOVUPS expOne<>(SB), Y13
+	VMOVUPS Y13, Y14
+	VXORPS  Y15, Y15, Y15
 
 gradloop:
 	CMPQ        CX, $8

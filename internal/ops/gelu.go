@@ -95,5 +95,6 @@ func (d geluDef) grad(in gorgonia.Nodes, _, dy *gorgonia.Node) (gorgonia.Nodes, 
 	if d.backward {
 		return nil, errors.New("no second derivative")
 	}
-	return gradOf(geluDef{backward: true}, in[0], dy) // same shape as x
+	dx, err := apply(geluDef{backward: true}, in[0], dy) // same shape as x
+	return gorgonia.Nodes{dx}, err
 }

@@ -367,7 +367,7 @@ func fixedShape(d fmt.Stringer, got, in, out tensor.Shape) (tensor.Shape, error)
 
 // gradOf is the gradient of an op with respect to its one input when that
 // gradient is the op d of inputs (the inverse permutation, the reverse
-// rotation, GELU's derivative).
+// rotation).
 func gradOf(d def, inputs ...*gorgonia.Node) (gorgonia.Nodes, error) {
 	dx, err := apply(d, inputs...)
 	return gorgonia.Nodes{dx}, err
