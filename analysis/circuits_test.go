@@ -80,15 +80,7 @@ func TestInductionCircuit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best := [2]int{}
-	for l, layer := range c.PrefixMatching {
-		for h, s := range layer {
-			if s > c.PrefixMatching[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(c.PrefixMatching); best != [2]int{1, 3} {
 		t.Errorf("highest prefix matching at L%d H%d (%v), want L1 H3", best[0], best[1], c.PrefixMatching)
 	}
 	for _, cp := range c.Copying {
@@ -123,15 +115,7 @@ func TestDirectLogitAttribution(t *testing.T) {
 	if want, k := meanTargetLogit(t, m, task, 32, 1); k != a.Positions || math.Abs(a.Logit-want) > 1e-4*math.Abs(want) {
 		t.Errorf("the parts add to %v over %d positions, the graph's logit is %v over %d", a.Logit, a.Positions, want, k)
 	}
-	best := [2]int{}
-	for l, layer := range a.Heads {
-		for h, x := range layer {
-			if x > a.Heads[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(a.Heads); best != [2]int{1, 3} {
 		t.Errorf("largest head attribution at L%d H%d: %v", best[0], best[1], a.Heads)
 	}
 	t.Logf("logit %.3f = embeddings %.3f + biases %.3f + heads %v", a.Logit, a.Embeddings, a.Biases, a.Heads)
@@ -151,15 +135,7 @@ func TestPatching(t *testing.T) {
 	if !(p.CleanLogit > p.CorruptedLogit+1) {
 		t.Errorf("clean logit %v, corrupted %v: the corruption should cost more than a nat", p.CleanLogit, p.CorruptedLogit)
 	}
-	best := [2]int{}
-	for l, layer := range p.Restored {
-		for h, s := range layer {
-			if s > p.Restored[best[0]][best[1]] {
-				best = [2]int{l, h}
-			}
-		}
-	}
-	if best != [2]int{1, 3} {
+	if best := topHead(p.Restored); best != [2]int{1, 3} {
 		t.Errorf("largest share restored by L%d H%d: %v", best[0], best[1], p.Restored)
 	}
 	t.Logf("clean %.3f corrupted %.3f restored %v", p.CleanLogit, p.CorruptedLogit, p.Restored)
@@ -227,7 +203,7 @@ func TestLogitLens(t *testing.T) {
 			t.Fatalf("%d depths, want %d", len(lens), mm.Config.Layers+1)
 		}
 		b := examples(t, task, 16, 2)
-		logits := plainLogits(t, mm, b)
+		logits := opentest.Logits(t, mm, b)
 		v := mm.Config.Vocab
 		var right, correct, scored float64
 		for p, s := range b.Mask {
@@ -359,7 +335,7 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 func meanTargetLogit(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) (float64, int) {
 	t.Helper()
 	b := examples(t, task, n, seed)
-	logits := plainLogits(t, m, b)
+	logits := opentest.Logits(t, m, b)
 	var sum float64
 	var k int
 	for row, keep := range b.Mask {
@@ -392,29 +368,16 @@ func cached(t *testing.T, m *model.Model, task data.Task, n int, seed uint64) *C
 	return c
 }
 
-// plainLogits are m's logits on b from a graph and machine of the test's
-// own, independent of RunWithCache.
-func plainLogits(t *testing.T, m *model.Model, b *data.Batch) []float64 {
-	t.Helper()
-	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen})
-	if err != nil {
-		t.Fatal(err)
+// topHead is the layer and head of the largest of scores[layer][head] (the
+// first of equals).
+func topHead(scores [][]float64) [2]int {
+	best := [2]int{}
+	for l, layer := range scores {
+		for h, s := range layer {
+			if s > scores[best[0]][best[1]] {
+				best = [2]int{l, h}
+			}
+		}
 	}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits, err := model.Float64s(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return logits
+	return best
 }

@@ -3,6 +3,7 @@ package generate
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -54,7 +55,7 @@ func TestCacheAndRecomputeWriteTheSameTokens(t *testing.T) {
 					st.Close()
 				}
 				for r := range prompts {
-					if len(got[0][r]) != n[r] || !equal(got[0][r], got[1][r]) || !equal(got[0][r], got[2][r]) {
+					if len(got[0][r]) != n[r] || !slices.Equal(got[0][r], got[1][r]) || !slices.Equal(got[0][r], got[2][r]) {
 						t.Errorf("%s/%s %+v row %d: recomputed %v, cached %v, growing cache %v (want %d tokens)", name, path, o, r, got[0][r], got[1][r], got[2][r], n[r])
 					}
 				}
@@ -107,7 +108,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 		}
 		seq = append(seq, best)
 	}
-	if !equal(got[0], seq[len(prompt):]) {
+	if !slices.Equal(got[0], seq[len(prompt):]) {
 		t.Errorf("generated %v, reference %v", got[0], seq[len(prompt):])
 	}
 }
@@ -126,19 +127,7 @@ func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: set.Size, SeqLen: set.SeqLen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Feed(set.Tokens, set.Targets, set.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewLeanMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	logits, _ := model.Float64s(g.Logits.Value())
+	logits := opentest.Logits(t, m, set)
 	v, tt := m.Config.Vocab, set.SeqLen
 	exact := 0
 	for r := range set.Size {
@@ -184,7 +173,7 @@ func TestSampler(t *testing.T) {
 		return out
 	}
 	a, b := draw(Options{Temperature: 1, TopP: 1, Seed: 9}, 50), draw(Options{Temperature: 1, TopP: 1, Seed: 9}, 50)
-	if !equal(a, b) {
+	if !slices.Equal(a, b) {
 		t.Error("the same seed drew different tokens")
 	}
 	for _, id := range draw(Options{Temperature: 5, TopK: 3, TopP: 1, Seed: 1}, 2000) {
@@ -219,18 +208,6 @@ func TestSampler(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestCachedLogitsOverPromptsOfDifferentLengths: fed the same tokens, rows
@@ -351,7 +328,7 @@ func TestStreamEmitsEachTokenAsPicked(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r := range prompts {
-		if !equal(got[r], want[r]) || !equal(seen[r], want[r]) {
+		if !slices.Equal(got[r], want[r]) || !slices.Equal(seen[r], want[r]) {
 			t.Errorf("row %d: streamed %v, returned %v, Generate wrote %v", r, seen[r], got[r], want[r])
 		}
 	}

@@ -61,10 +61,7 @@ func TestAttentionMatchesPerHeadReference(t *testing.T) {
 				kmv = []float64{0, 1, 1, 1, 1, 1, 1, 1, 0, 0}
 				km = NewParam(g, "key_mask", tensor.New(tensor.WithShape(b, tt), tensor.WithBacking(kmv)))
 			}
-			built, err := p.build(t, g, "attn", b, tt, h, c.causal).Forward(x, AttentionInputs{KeyMask: km})
-			if err != nil {
-				t.Fatal(err)
-			}
+			built := p.forward(t, g, x, b, tt, h, c.causal, AttentionInputs{KeyMask: km})
 			out, w := built.Out, built.Weights
 			graphtest.Run(t, g)
 			refOut, refW := refAttention(xv.Float64s(), b, tt, h, c.causal, kmv, p)
@@ -91,10 +88,7 @@ func TestFusedQKVEqualsSeparate(t *testing.T) {
 
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", xv)
-	built, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, AttentionInputs{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := p.forward(t, g, x, b, tt, h, true, AttentionInputs{})
 	fused, fusedW := built.Out, built.Weights
 
 	sep := gorgonia.NewGraph()
@@ -142,10 +136,7 @@ func TestAttentionCausality(t *testing.T) {
 	xv := graphtest.RandDense(rng, 1, b*tt, d)
 	g := gorgonia.NewGraph()
 	x := NewParam(g, "x", xv)
-	built, err := p.build(t, g, "attn", b, tt, h, true).Forward(x, AttentionInputs{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := p.forward(t, g, x, b, tt, h, true, AttentionInputs{})
 	out, w := built.Out, built.Weights
 	vm := gorgonia.NewTapeMachine(g, gorgonia.TraceExec())
 	defer vm.Close()

@@ -49,6 +49,16 @@ func (p mhsaParams) build(t *testing.T, g *gorgonia.ExprGraph, name string, b, t
 	return a
 }
 
+// forward builds the layer in g (names prefixed "attn") and applies it to x.
+func (p mhsaParams) forward(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, b, tt, h int, causal bool, in AttentionInputs) AttentionOutput {
+	t.Helper()
+	built, err := p.build(t, g, "attn", b, tt, h, causal).Forward(x, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built
+}
+
 // refLinear is y = x W^T + b on row-major slices: x (n, in), w (out, in).
 func refLinear(x []float64, n int, w, b *tensor.Dense) []float64 {
 	out, in := w.Shape()[0], w.Shape()[1]

@@ -44,6 +44,16 @@ func feedRun(t *testing.T, g *Graph, tokens, targets []int, mask []float64) {
 	run(t, vm)
 }
 
+// mustNew is New(cfg, dtype, seed), failing the test on an error.
+func mustNew(t *testing.T, cfg Config, dtype tensor.Dtype, seed uint64) *Model {
+	t.Helper()
+	m, err := New(cfg, dtype, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // mustBuild builds m for opts; unless opts names a Cache of its own, the
 // graph keeps every layer's attention weights, which the tests read.
 func mustBuild(t *testing.T, m *Model, opts BuildOptions) *Graph {
@@ -76,10 +86,7 @@ func TestBuildMatchesReference(t *testing.T) {
 		} {
 			b, tt := c.b, c.tt
 			t.Run(fmt.Sprintf("B%dT%d,mlp=%t,keypad=%t,train=%t", b, tt, c.mlp, c.keyPad, c.train), func(t *testing.T) {
-				m, err := New(testConfig(c.mlp, path), tensor.Float64, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := mustNew(t, testConfig(c.mlp, path), tensor.Float64, 5)
 				randomize(m, uint64(ci), 0.5)
 				g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: c.train, KeyPadding: c.keyPad})
 				vm := g.NewMachine()
@@ -124,10 +131,7 @@ func TestBuildMatchesReference(t *testing.T) {
 func TestModelCausality(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		const b, tt = 2, 6
-		m, err := New(testConfig(true, path), tensor.Float64, 9)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, testConfig(true, path), tensor.Float64, 9)
 		randomize(m, 9, 0.5)
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
 		vm := g.NewMachine()
@@ -186,10 +190,7 @@ func TestModelCausality(t *testing.T) {
 func TestWeightsBoundByReference(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		const b, tt = 2, 4
-		m, err := New(testConfig(false, path), tensor.Float64, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, testConfig(false, path), tensor.Float64, 4)
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
 		vm := g.NewMachine()
 		defer vm.Close()
@@ -221,10 +222,7 @@ func TestDeterminism(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		cfg := testConfig(true, path)
 		firstStep := func(seed uint64) (*Model, float64, []float64) {
-			m, err := New(cfg, tensor.Float32, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := mustNew(t, cfg, tensor.Float32, seed)
 			g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true})
 			vm := g.NewMachine()
 			defer vm.Close()
@@ -276,10 +274,7 @@ func TestInitialLoss(t *testing.T) {
 			for _, mlp := range []bool{false, true} {
 				cfg := testConfig(mlp, path)
 				cfg.Vocab, cfg.Context = 16, 8
-				m, err := New(cfg, dt, 1)
-				if err != nil {
-					t.Fatal(err)
-				}
+				m := mustNew(t, cfg, dt, 1)
 				g := mustBuild(t, m, BuildOptions{Batch: 8, SeqLen: 8})
 				rng := rand.New(rand.NewPCG(2, 3))
 				tokens, targets, _ := randomBatch(rng, 64, cfg.Vocab)
@@ -301,10 +296,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		var losses []float64
 		var grads [][]*tensor.Dense
 		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-			m, err := New(cfg, dt, 8)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := mustNew(t, cfg, dt, 8)
 			randomize(m, 8, 0.3)
 			g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 6, Train: true, KeyPadding: true})
 			tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(8, 8)), 12, cfg.Vocab)
@@ -341,10 +333,7 @@ func TestTrainAttentionIsBeforeDropout(t *testing.T) {
 		const b, tt = 2, 5
 		cfg := testConfig(false, path)
 		cfg.Dropout = 0.5
-		m, err := New(cfg, tensor.Float64, 6)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, cfg, tensor.Float64, 6)
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true})
 		rng := rand.New(rand.NewPCG(6, 6))
 		for _, dm := range g.DropoutMasks {
@@ -377,10 +366,7 @@ func TestTrainAttentionIsBeforeDropout(t *testing.T) {
 // TestFeedErrors: wrong lengths and ids outside [0, V) are rejected with the
 // id, position and vocabulary named, and nothing is copied.
 func TestFeedErrors(t *testing.T) {
-	m, err := New(testConfig(false, layers.Fused), tensor.Float64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, testConfig(false, layers.Fused), tensor.Float64, 1)
 	g := mustBuild(t, m, BuildOptions{Batch: 2, SeqLen: 3})
 	good := []int{0, 1, 2, 3, 4, 5}
 	mask := ones(6)
@@ -409,10 +395,7 @@ func TestFeedErrors(t *testing.T) {
 // TestBuildErrors: impossible options or models fail before anything is
 // built, naming the numbers; Gradients needs a Train graph.
 func TestBuildErrors(t *testing.T) {
-	m, err := New(testConfig(false, layers.Fused), tensor.Float64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, testConfig(false, layers.Fused), tensor.Float64, 1)
 	short := &Model{Config: m.Config, Dtype: m.Dtype, Params: m.Params[:3]}
 	bad := &Model{Config: m.Config, Dtype: m.Dtype, Params: append([]Param(nil), m.Params...)}
 	bad.Params[1] = Param{Name: "pos_emb.weight", Value: tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(5, 8))}
@@ -448,10 +431,7 @@ func TestBuildErrors(t *testing.T) {
 // for gorgonia solvers accumulate (pinned: 3 runs give 3x, within 1e-15).
 func TestGradientsArePerRun(t *testing.T) {
 	eachPath(t, func(t *testing.T, path layers.Path) {
-		m, err := New(testConfig(false, path), tensor.Float64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, testConfig(false, path), tensor.Float64, 1)
 		g := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3, Train: true})
 		if err := g.Feed([]int{1, 2, 3}, []int{2, 3, 4}, ones(3)); err != nil {
 			t.Fatal(err)

@@ -80,10 +80,7 @@ func TestDecoderMatchesForward(t *testing.T) {
 }
 
 func checkDecoder(t *testing.T, cfg Config, dt tensor.Dtype, tol float64) {
-	m, err := New(cfg, dt, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, dt, 7)
 	const b = 3
 	tt, v := cfg.Context, cfg.Vocab
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -97,6 +94,7 @@ func checkDecoder(t *testing.T, cfg Config, dt tensor.Dtype, tol float64) {
 	}{{"whole cache", tt}, {"growing cache", 1}}
 	decs := make([]*Decoder, len(decoders))
 	for i, c := range decoders {
+		var err error
 		if decs[i], err = NewGrowingDecoder(m, b, c.start, tt); err != nil {
 			t.Fatal(err)
 		}

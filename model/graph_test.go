@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/gorgonia"
@@ -18,10 +19,7 @@ import (
 // 0.5), the model most tests run.
 func randomModel(t *testing.T, cfg Config, dtype tensor.Dtype) *Model {
 	t.Helper()
-	m, err := New(cfg, dtype, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, dtype, 5)
 	randomize(m, 3, 0.5)
 	return m
 }
@@ -43,7 +41,7 @@ func randomize(m *Model, seed uint64, std float64) {
 			default:
 				v = rng.NormFloat64() * 0.1
 			}
-			set(p.Value, i, v)
+			graphtest.Set(p.Value, i, v)
 		}
 	}
 }
@@ -202,11 +200,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					var diff, gn, fn float64
 					for j, gj := range grads[i].Float64s() {
 						w := at(p.Value, j)
-						set(p.Value, j, w+h)
+						graphtest.Set(p.Value, j, w+h)
 						_, _, up := refForward(m, b, T, tokens, targets, mask, km, drops)
-						set(p.Value, j, w-h)
+						graphtest.Set(p.Value, j, w-h)
 						_, _, down := refForward(m, b, T, tokens, targets, mask, km, drops)
-						set(p.Value, j, w)
+						graphtest.Set(p.Value, j, w)
 						fd := (up - down) / (2 * h)
 						diff += (gj - fd) * (gj - fd)
 						gn += gj * gj
@@ -229,10 +227,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 // for bit, as NewMachine on a float32 model with full blocks, over two runs.
 func TestLeanMachineMatchesNewMachine(t *testing.T) {
 	cfg := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
-	m, err := New(cfg, tensor.Float32, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, tensor.Float32, 4)
 	randomize(m, 5, 0.5)
 	var outs [2][]float32
 	for i, lean := range []bool{false, true} {
@@ -269,15 +264,5 @@ func TestLeanMachineMatchesNewMachine(t *testing.T) {
 		if outs[0][i] != outs[1][i] {
 			t.Fatalf("value %d: NewMachine %v, NewLeanMachine %v", i, outs[0][i], outs[1][i])
 		}
-	}
-}
-
-// set writes element i of d (either float dtype).
-func set(d *tensor.Dense, i int, v float64) {
-	switch data := d.Data().(type) {
-	case []float32:
-		data[i] = float32(v)
-	case []float64:
-		data[i] = v
 	}
 }

@@ -123,7 +123,7 @@ func TestAblateHeadMatchesZeroedWeights(t *testing.T) {
 				w := param(t, zeroed, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, D) = (out, in)
 				for o := range cfg.DModel {
 					for c := h * d; c < (h+1)*d; c++ {
-						set(w, o*cfg.DModel+c, 0)
+						graphtest.Set(w, o*cfg.DModel+c, 0)
 					}
 				}
 				ref := mustBuild(t, zeroed, BuildOptions{Batch: b, SeqLen: tt})
@@ -220,7 +220,7 @@ func TestResidualHook(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		streamB := append([]float64(nil), toFloat64s(y)...)
+		streamB := toFloat64s(y)
 		iv, err := g.Hook(name)
 		if err != nil {
 			t.Fatal(err)
@@ -239,10 +239,7 @@ func TestResidualHook(t *testing.T) {
 // is refused, naming it.
 func TestHookErrors(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
-	m, err := New(cfg, tensor.Float64, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, tensor.Float64, 5)
 	plain := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 4})
 	if _, err := plain.Hook(HeadOut(0)); err == nil || !strings.Contains(err.Error(), "hook blocks.0.attn.head_out: the graph was built without it in BuildOptions.Hooks") {
 		t.Errorf("a hook the graph lacks: %v", err)

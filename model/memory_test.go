@@ -85,10 +85,7 @@ func TestDecodeBytes(t *testing.T) {
 		perPosition float64
 	}{{"fused", 0, 64}, {"gorgonia", 0, 140}, {"fused", 6, 222}} {
 		cfg := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true, Attention: c.path, KVLatent: c.latent}
-		m, err := New(cfg, tensor.Float32, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, cfg, tensor.Float32, 1)
 		if got, want := m.DecodeBytes(2, 100), 4*(cfg.paramCount()+2*(580+2*100*c.perPosition)); got != want {
 			t.Errorf("%+v: DecodeBytes(2, 100) = %v, want %v", c, got, want)
 		}

@@ -22,10 +22,7 @@ func TestOutputsMatchReference(t *testing.T) {
 		const b, tt, p, seed = 2, 5, 0.5, 17
 		cfg := testConfig(true, path)
 		cfg.Dropout = p
-		m, err := New(cfg, tensor.Float64, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, cfg, tensor.Float64, 3)
 		randomize(m, 3, 0.5)
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt, Train: true})
 		if err := g.DrawDropout(p, rand.New(rand.NewPCG(seed, 1))); err != nil {
@@ -86,10 +83,7 @@ func TestOutputsFloat32(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
 	losses := map[tensor.Dtype]float64{}
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		m, err := New(cfg, dt, 9)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustNew(t, cfg, dt, 9)
 		g := mustBuild(t, m, BuildOptions{Batch: b, SeqLen: tt})
 		tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(9, 9)), b*tt, cfg.Vocab)
 		if err := g.Feed(tokens, targets, mask); err != nil {
@@ -97,6 +91,7 @@ func TestOutputsFloat32(t *testing.T) {
 		}
 		vm := g.NewMachine()
 		run(t, vm)
+		var err error
 		if losses[dt], err = g.LossValue(); err != nil {
 			t.Fatal(err)
 		}
@@ -119,10 +114,7 @@ func TestOutputsFloat32(t *testing.T) {
 // dropout masks (not Train) has nothing to draw.
 func TestOutputsErrors(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
-	m, err := New(cfg, tensor.Float64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustNew(t, cfg, tensor.Float64, 1)
 	eval := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3})
 	for _, name := range []string{AttnWeights(cfg.Layers), HeadOut(0)} {
 		if _, err := eval.Activation(name); err == nil || !strings.Contains(err.Error(), "built without it in BuildOptions.Cache") {

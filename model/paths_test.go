@@ -146,17 +146,9 @@ func fillMask(mask *tensor.Dense, rng *rand.Rand, p, keep float64) {
 	}
 }
 
-// toFloat64s copies a float tensor's values as float64s.
+// toFloat64s copies a float tensor's values as float64s (nil for another
+// dtype).
 func toFloat64s(d *tensor.Dense) []float64 {
-	switch v := d.Data().(type) {
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	case []float64:
-		return append([]float64(nil), v...)
-	}
-	return nil
+	out, _ := Float64s(d)
+	return out
 }

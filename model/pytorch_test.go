@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 
 	"gorgonia.org/tensor"
@@ -271,21 +273,5 @@ func valueData(t *testing.T, label string, v interface{ Data() interface{} }) []
 	if d, ok := v.(*tensor.Dense); ok && d.IsMaterializable() {
 		v = d.Materialize().(*tensor.Dense) // a strided view: read it in logical order
 	}
-	switch data := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), data...)
-	case []float32:
-		out := make([]float64, len(data))
-		for i, x := range data {
-			out[i] = float64(x)
-		}
-		return out
-	case float64:
-		return []float64{data}
-	case float32:
-		return []float64{float64(data)}
-	default:
-		t.Fatalf("%s: unexpected value data %T", label, data)
-		return nil
-	}
+	return slices.Clone(graphtest.Float64s(t, label, v))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -36,7 +37,7 @@ func (m *Model) Tensors() ([]safetensors.Tensor, error) {
 		if p.Value == nil {
 			return nil, errors.Errorf("tensor %q is nil", p.Name)
 		}
-		if !equalInts(p.Value.Shape(), spec.Shape) {
+		if !slices.Equal(p.Value.Shape(), spec.Shape) {
 			return nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
 		}
 		if p.Value.Dtype() != m.Dtype {
@@ -222,7 +223,7 @@ func CheckTensors(cfg Config, tensors []safetensors.Info) (tensor.Dtype, error) 
 			return tensor.Dtype{}, errors.Errorf("tensor %q has dtype %s but %q has %s; all tensors must share one dtype",
 				spec.Name, t.DType, first, firstDType)
 		}
-		if !equalInts(t.Shape, spec.Shape) {
+		if !slices.Equal(t.Shape, spec.Shape) {
 			return tensor.Dtype{}, errors.Errorf("tensor %q has shape %v, want %v%s",
 				spec.Name, t.Shape, spec.Shape, explainShape(cfg, spec, t.Shape))
 		}
@@ -238,18 +239,6 @@ func CheckTensors(cfg Config, tensors []safetensors.Info) (tensor.Dtype, error) 
 
 // modelDTypes maps the checkpoint dtypes to model dtypes.
 var modelDTypes = map[string]tensor.Dtype{safetensors.F32: tensor.Float32, safetensors.F64: tensor.Float64}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // explainShape names the config fields behind the first dimension where got
 // and spec differ, e.g. " (dim 1 is model.d_model=32)", or "" when the rank

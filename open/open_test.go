@@ -2,7 +2,6 @@ package open
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -68,20 +67,10 @@ func plant(t *testing.T, path, target string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file = sttest.EditHeader(t, file, func(h map[string]any) {
-		meta := h["__metadata__"].(map[string]any)
-		var run map[string]any
-		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
-			t.Fatal(err)
-		}
+	file = sttest.EditConfig(t, file, func(run map[string]any) {
 		task := run["task"].(map[string]any)
 		task["path"] = target
 		task["file"].(map[string]any)["path"] = target
-		b, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta["config"] = string(b)
 	})
 	if err := os.WriteFile(path, file, 0o644); err != nil {
 		t.Fatal(err)
@@ -182,19 +171,7 @@ func TestLegacyRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file = sttest.EditHeader(t, file, func(h map[string]any) {
-		meta := h["__metadata__"].(map[string]any)
-		var run map[string]any
-		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
-			t.Fatal(err)
-		}
-		delete(run["task"].(map[string]any), "file")
-		b, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta["config"] = string(b)
-	})
+	file = sttest.EditConfig(t, file, func(run map[string]any) { delete(run["task"].(map[string]any), "file") })
 	write(t, ckpt, string(file))
 	yml, err := os.ReadFile(filepath.Join("run", rundir.ConfigFile))
 	if err != nil {

@@ -108,7 +108,7 @@ func (l ChartLayout) Point(p int, yMin, yMax, x, y float64) image.Point {
 // after xLabel), each
 // with its title, its y range at the left, and a legend line per series.
 func Chart(title []string, xLabel string, x0, x1 float64, panels []ChartPanel) (*image.RGBA, ChartLayout, error) {
-	title, xLabel, panels = shown(title), escape.Label(xLabel), shownCharts(panels)
+	title, xLabel, panels = escape.Labels(title), escape.Label(xLabel), shownCharts(panels)
 	if !(x1 > x0) || math.IsInf(x1-x0, 0) {
 		return nil, ChartLayout{}, errors.Errorf("chart: x axis [%v, %v] is empty", x0, x1)
 	}

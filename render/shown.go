@@ -9,22 +9,10 @@ import "github.com/attnscope/attnscope/internal/escape"
 // terminal or into an image whatever it passes. escape.Label leaves safe
 // text as it is, so escaping twice changes nothing.
 
-// shown is ss with every string escaped, in a new slice; nil stays nil.
-func shown(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = escape.Label(s)
-	}
-	return out
-}
-
 // shown is p with its title, labels, notes and predictions escaped.
 func (p Panel) shown() Panel {
 	p.Title = escape.Label(p.Title)
-	p.Rows, p.Cols, p.Notes, p.Predicted = shown(p.Rows), shown(p.Cols), shown(p.Notes), shown(p.Predicted)
+	p.Rows, p.Cols, p.Notes, p.Predicted = escape.Labels(p.Rows), escape.Labels(p.Cols), escape.Labels(p.Notes), escape.Labels(p.Predicted)
 	return p
 }
 
@@ -39,7 +27,7 @@ func shownPanels(panels []Panel) []Panel {
 
 // shown is f with its title and every panel escaped.
 func (f Figure) shown() Figure {
-	f.Title = shown(f.Title)
+	f.Title = escape.Labels(f.Title)
 	grid := make([][]Panel, len(f.Grid))
 	for i, row := range f.Grid {
 		grid[i] = shownPanels(row)
@@ -52,14 +40,14 @@ func (f Figure) shown() Figure {
 func shownRows(rows []Row) []Row {
 	out := make([]Row, len(rows))
 	for i, r := range rows {
-		out[i] = Row{Name: escape.Label(r.Name), Cells: shown(r.Cells)}
+		out[i] = Row{Name: escape.Label(r.Name), Cells: escape.Labels(r.Cells)}
 	}
 	return out
 }
 
 // shown is t with its title, row labels and column names escaped.
 func (t ScoreTable) shown() ScoreTable {
-	t.Title, t.Rows = shown(t.Title), shown(t.Rows)
+	t.Title, t.Rows = escape.Labels(t.Title), escape.Labels(t.Rows)
 	columns := make([]ScoreColumn, len(t.Columns))
 	for i, c := range t.Columns {
 		c.Name = escape.Label(c.Name)

@@ -116,13 +116,8 @@ func ReadMetrics(dir string) (*Logs, error) {
 // readRoles reads roles.jsonl, when there is one: every line of one shape
 // of model, steps increasing, and no more head maps than MaxRoleMaps.
 func readRoles(dir string) ([]RolesRecord, error) {
-	var out []RolesRecord
 	maps := 0
-	err := readLines(filepath.Join(dir, RolesFile), func(line []byte) error {
-		var rec RolesRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return err
-		}
+	return readOptional(filepath.Join(dir, RolesFile), func(rec RolesRecord, before []RolesRecord) error {
 		// A head map costs far more in memory than its bytes ("{}" is two):
 		// bound the maps a log may make, not only its size.
 		for _, layer := range rec.Heads {
@@ -131,31 +126,21 @@ func readRoles(dir string) ([]RolesRecord, error) {
 		if maps > MaxRoleMaps {
 			return errors.Errorf("more than %d head score maps in all: not a log train writes", MaxRoleMaps)
 		}
-		if len(out) > 0 && !sameGrid(rec.Heads, out[0].Heads) {
+		if len(before) > 0 && !sameGrid(rec.Heads, before[0].Heads) {
 			return errors.New("a different number of layers or heads than the first line")
 		}
-		if len(out) > 0 && rec.Step <= out[len(out)-1].Step {
-			return errors.Errorf("step %d after step %d: the steps of a run's log increase", rec.Step, out[len(out)-1].Step)
+		if len(before) > 0 && rec.Step <= before[len(before)-1].Step {
+			return errors.Errorf("step %d after step %d: the steps of a run's log increase", rec.Step, before[len(before)-1].Step)
 		}
-		out = append(out, rec)
 		return nil
 	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	return out, nil
 }
 
 // readCircuits reads circuits.jsonl, when there is one: every line of one
 // shape, steps increasing, and no more values than MaxRoleMaps.
 func readCircuits(dir string) ([]CircuitsRecord, error) {
-	var out []CircuitsRecord
 	values := 0
-	err := readLines(filepath.Join(dir, CircuitsFile), func(line []byte) error {
-		var rec CircuitsRecord
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return err
-		}
+	return readOptional(filepath.Join(dir, CircuitsFile), func(rec CircuitsRecord, before []CircuitsRecord) error {
 		for _, layer := range rec.Copying {
 			values += len(layer)
 		}
@@ -165,14 +150,31 @@ func readCircuits(dir string) ([]CircuitsRecord, error) {
 		if len(rec.PrefixMatching) > 0 && !sameGrid(rec.PrefixMatching, rec.Copying) {
 			return errors.New("prefix matching and copying cover different heads")
 		}
-		if len(out) > 0 {
-			last := out[len(out)-1]
+		if len(before) > 0 {
+			last := before[len(before)-1]
 			if !sameGrid(rec.Copying, last.Copying) || (rec.ICL == nil) != (last.ICL == nil) || len(rec.PrefixMatching) != len(last.PrefixMatching) {
 				return errors.New("a different set of metrics or heads than the line before")
 			}
 			if rec.Step <= last.Step {
 				return errors.Errorf("step %d after step %d: the steps of a run's log increase", rec.Step, last.Step)
 			}
+		}
+		return nil
+	})
+}
+
+// readOptional reads the log at path, when there is one, as records of type
+// T, each accepted by check given the records before it; a missing log has
+// none.
+func readOptional[T any](path string, check func(rec T, before []T) error) ([]T, error) {
+	var out []T
+	err := readLines(path, func(line []byte) error {
+		var rec T
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return err
+		}
+		if err := check(rec, out); err != nil {
+			return err
 		}
 		out = append(out, rec)
 		return nil

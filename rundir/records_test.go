@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -41,20 +42,22 @@ var rtCircuits = []CircuitsRecord{
 // circuits.jsonl reads back equal, record by record.
 func TestRolesAndCircuitsRoundTrip(t *testing.T) {
 	for i, rec := range rtRoles {
-		dir := t.TempDir()
-		writeLog(t, filepath.Join(dir, RolesFile), rec).Close()
-		got, err := readRoles(dir)
-		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], rec) {
-			t.Errorf("roles record %d: read %+v (%v), wrote %+v", i, got, err, rec)
-		}
+		checkRoundTrip(t, fmt.Sprintf("roles record %d", i), RolesFile, rec, readRoles)
 	}
 	for i, rec := range rtCircuits {
-		dir := t.TempDir()
-		writeLog(t, filepath.Join(dir, CircuitsFile), rec).Close()
-		got, err := readCircuits(dir)
-		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], rec) {
-			t.Errorf("circuits record %d: read %+v (%v), wrote %+v", i, got, err, rec)
-		}
+		checkRoundTrip(t, fmt.Sprintf("circuits record %d", i), CircuitsFile, rec, readCircuits)
+	}
+}
+
+// checkRoundTrip writes rec as the one line of the log file of a new run
+// directory and checks that read gives it back, equal.
+func checkRoundTrip[T Record](t *testing.T, what, file string, rec T, read func(dir string) ([]T, error)) {
+	t.Helper()
+	dir := t.TempDir()
+	writeLog(t, filepath.Join(dir, file), rec).Close()
+	got, err := read(dir)
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], rec) {
+		t.Errorf("%s: read %+v (%v), wrote %+v", what, got, err, rec)
 	}
 }
 

@@ -50,16 +50,22 @@ func IsRunFile(name string) bool {
 	return name == LockFile || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
 }
 
+// runEntries lists dir; a missing dir has no entries.
+func runEntries(dir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return entries, errors.Wrap(err, "reading the run directory")
+}
+
 // HoldsRun reports whether dir has any of a run's data files (the lock file
 // alone, left by a run that failed before writing anything, does not count).
 // A missing dir holds no run.
 func HoldsRun(dir string) (bool, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
+	entries, err := runEntries(dir)
 	if err != nil {
-		return false, errors.Wrap(err, "reading the run directory")
+		return false, err
 	}
 	for _, e := range entries {
 		if name := e.Name(); name != LockFile && !TemporaryPattern.MatchString(name) && IsRunFile(name) {
@@ -104,12 +110,9 @@ func (e *ForeignError) Problem() string {
 // holding only a stale lock or the temporaries of an interrupted write: it
 // counts as empty.
 func CheckOnlyRunFiles(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	entries, err := runEntries(dir)
 	if err != nil {
-		return errors.Wrap(err, "reading the run directory")
+		return err
 	}
 	foreign := &ForeignError{Dir: dir}
 	for _, e := range entries {
@@ -131,12 +134,9 @@ func CheckOnlyRunFiles(dir string) error {
 // symbolic link, naming it: a run reads and writes only its own files, never
 // through a link planted among them. A missing dir is fine.
 func CheckNoLinks(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	entries, err := runEntries(dir)
 	if err != nil {
-		return errors.Wrap(err, "reading the run directory")
+		return err
 	}
 	for _, e := range entries {
 		if e.Type()&os.ModeSymlink != 0 && IsRunFile(e.Name()) {

@@ -1,4 +1,4 @@
-package rundir
+package rundir_test
 
 import (
 	"encoding/json"
@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open/opentest"
+	"github.com/attnscope/attnscope/rundir"
 	"gorgonia.org/tensor"
 )
 
@@ -51,11 +54,13 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 				}
 			}
 			path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
-			if err := SaveCheckpoint(path, m, ckRunConfig(m.Config), 7); err != nil {
+			run := rundir.DefaultConfig()
+			run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: c.cfg.Context, Symbols: c.cfg.Vocab}, c.cfg
+			if err := rundir.SaveCheckpoint(path, m, run, 7); err != nil {
 				t.Fatal(err)
 			}
 			tokens := []int{3, 1, 4, 1, 5, 9, 2, 6, 5}
-			want := ckLogits(t, m, tokens)
+			want := opentest.Logits(t, m, &data.Batch{Size: 1, SeqLen: len(tokens), Tokens: tokens, Targets: tokens, Mask: make([]float64, len(tokens))})
 			script := `
 import json, sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -100,30 +105,4 @@ func errText(err error) string {
 		return strings.TrimSpace(string(ee.Stderr))
 	}
 	return ""
-}
-
-// ckLogits runs m on one sequence and returns its logits, (T*V) row-major.
-func ckLogits(t *testing.T, m *model.Model, tokens []int) []float64 {
-	t.Helper()
-	g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: len(tokens)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Feed(tokens, tokens, make([]float64, len(tokens))); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits, err := model.Float64s(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return logits
 }

@@ -1,15 +1,11 @@
 package train
 
 import (
-	"bufio"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -27,20 +23,12 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	runOK(t, cfg, Options{Dir: dir})
-	recs := readCircuits(t, filepath.Join(dir, rundir.CircuitsFile))
+	recs := readJSONL[rundir.CircuitsRecord](t, filepath.Join(dir, rundir.CircuitsFile))
 	if len(recs) != 3 || recs[0].Step != 4 || recs[2].Step != 12 {
 		t.Fatalf("%d lines (%+v), want steps 4, 8, 12", len(recs), recs)
 	}
 	last := recs[2]
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ck.Model
-	task, err := data.New(cfg.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, task := finalModel(t, dir, cfg)
 	prefix, err := analysis.PrefixMatching(m, rundir.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
@@ -78,28 +66,9 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	}
 	other := filepath.Join(t.TempDir(), "reverse")
 	runOK(t, parse(t, smallYAML, "train.steps=6"), Options{Dir: other})
-	for _, rec := range readCircuits(t, filepath.Join(other, rundir.CircuitsFile)) {
+	for _, rec := range readJSONL[rundir.CircuitsRecord](t, filepath.Join(other, rundir.CircuitsFile)) {
 		if rec.ICL != nil || len(rec.Copying) != 2 {
 			t.Errorf("reverse run: %+v, want copying for 2 layers and no ICL", rec)
 		}
 	}
-}
-
-func readCircuits(t *testing.T, path string) []rundir.CircuitsRecord {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []rundir.CircuitsRecord
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var rec rundir.CircuitsRecord
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
-		}
-		out = append(out, rec)
-	}
-	return out
 }

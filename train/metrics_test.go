@@ -11,29 +11,30 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
-// readJSONLines reads a log of the run directory as generic JSON objects, in
-// order: what the file holds, key by key, whatever the reader makes of it.
-func readJSONLines(t *testing.T, path string) []map[string]any {
+// readJSONL reads a log of the run directory, one T per line, in order;
+// with T = map[string]any, what the file holds key by key, whatever the
+// reader makes of it.
+func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var lines []map[string]any
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var rec map[string]any
+		var rec T
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("%s line %d: %v", path, len(lines)+1, err)
+			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
 		}
-		lines = append(lines, rec)
+		out = append(out, rec)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return lines
+	return out
 }
 
 // snakeCase is the one style of every key in a run's JSON files.
@@ -80,7 +81,7 @@ train: {batch_size: 4, steps: 2, log_every: 1, eval_every: 1, eval_size: 8, chec
 		{rundir.RolesFile, []string{"roles", "heads"}},
 		{rundir.CircuitsFile, []string{"heads", "icl"}},
 	} {
-		lines := readJSONLines(t, filepath.Join(dir, c.file))
+		lines := readJSONL[map[string]any](t, filepath.Join(dir, c.file))
 		seen := map[string]bool{}
 		for i, line := range lines {
 			if bad := badKeys(line); len(bad) > 0 {

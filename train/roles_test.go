@@ -1,8 +1,6 @@
 package train
 
 import (
-	"bufio"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,29 +11,6 @@ import (
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/rundir"
 )
-
-// readRoles reads a roles.jsonl file line by line.
-func readRoles(t *testing.T, path string) []rundir.RolesRecord {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []rundir.RolesRecord
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var rec rundir.RolesRecord
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("%s line %d: %v", path, len(out)+1, err)
-		}
-		out = append(out, rec)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestRolesFile: a run with evaluation writes one roles.jsonl line per
 // evaluation (steps 6, 12, 18, 24), each with every pattern's score in
@@ -51,7 +26,7 @@ func TestRolesFile(t *testing.T) {
 	if res.RolesTime <= 0 || res.EvalTime+res.RolesTime+res.SaveTime > res.Elapsed {
 		t.Errorf("head roles took %v, evaluation %v, saving %v of %v", res.RolesTime, res.EvalTime, res.SaveTime, res.Elapsed)
 	}
-	recs := readRoles(t, filepath.Join(dir, rundir.RolesFile))
+	recs := readJSONL[rundir.RolesRecord](t, filepath.Join(dir, rundir.RolesFile))
 	if len(recs) != 4 {
 		t.Fatalf("%d lines, want one per evaluation (6, 12, 18, 24)", len(recs))
 	}
@@ -79,15 +54,7 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ck.Model
-	task, err := data.New(cfg.Task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, task := finalModel(t, dir, cfg)
 	sep, ok := data.Separator(task)
 	if !ok {
 		t.Fatal("reverse has no separator")

@@ -3,7 +3,6 @@ package train
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,11 +60,7 @@ func TestResumeChecksTheText(t *testing.T) {
 // weightsOf is the digest of the weights of the run in dir.
 func weightsOf(t *testing.T, dir string) string {
 	t.Helper()
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := model.WeightsDigest(ck.Model)
+	digest, err := model.WeightsDigest(lastCheckpoint(t, dir).Model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +104,7 @@ func unrecord(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file = sttest.EditHeader(t, file, func(h map[string]any) {
-		meta := h["__metadata__"].(map[string]any)
-		var run map[string]any
-		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
-			t.Fatal(err)
-		}
-		delete(run["task"].(map[string]any), "file")
-		b, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta["config"] = string(b)
-	})
+	file = sttest.EditConfig(t, file, func(run map[string]any) { delete(run["task"].(map[string]any), "file") })
 	writeText(t, path, string(file))
 	yml, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {

@@ -1,13 +1,5 @@
 package main
 
-import (
-	"fmt"
-	"os"
-)
+import "github.com/attnscope/attnscope/internal/cli"
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("bench", run) }

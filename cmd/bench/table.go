@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // printTable writes one line per config: Go and PyTorch steps/s (medians over
@@ -48,10 +50,10 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 		}
 		torchRSSCell := "-"
 		if torchRSS > 0 {
-			torchRSSCell = bytesText(float64(torchRSS))
+			torchRSSCell = msg.Bytes(float64(torchRSS))
 		}
 		fmt.Fprintf(tw, "%s %s\t%.1f\t%s\t%s\t%.1f\t%s\t%.0f (%s)\t%s\t%s\n", r.size.Name, r.path, goRate, torchCells, ratio,
-			gflops, ofPeak, r.goRes.allocs, bytesText(r.goRes.bytes), bytesText(float64(r.goRes.peakRSS)), torchRSSCell)
+			gflops, ofPeak, r.goRes.allocs, msg.Bytes(r.goRes.bytes), msg.Bytes(float64(r.goRes.peakRSS)), torchRSSCell)
 		notes = append(notes, fmt.Sprintf("%s %s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
 			r.size.Name, r.path, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
 		for _, base := range rows {
@@ -64,18 +66,4 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "  "+n)
 	}
-}
-
-// bytesText prints a byte count with a binary unit.
-func bytesText(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f B", b)
-	}
-	return fmt.Sprintf("%.1f %s", b, units[i])
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"path/filepath"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -85,6 +86,18 @@ func TestRegenerateCheckpoint(t *testing.T) {
 	if err := rundir.SaveCheckpoint(testCheckpoint, m, cfg, regenSteps); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// newCheckpoint saves an untrained float32 model of cfg (seed 1), its run's
+// task task, as a checkpoint in a new temporary directory and returns its
+// path.
+func newCheckpoint(t *testing.T, cfg model.Config, task data.TaskConfig) string {
+	t.Helper()
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return saveCheckpoint(t, filepath.Join(t.TempDir(), "checkpoint.safetensors"), m, task)
 }
 
 // saveCheckpoint saves m as a checkpoint at path, its run config the

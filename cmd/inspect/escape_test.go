@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
@@ -45,12 +44,8 @@ func hostileCheckpoint(t *testing.T) (ck, text string, labels []string) {
 		}
 	}
 	n := len(labels)
-	m, err := model.New(model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	task := data.TaskConfig{Name: data.Text, Path: path, Length: n, Chars: chars, File: file}
-	return saveCheckpoint(t, filepath.Join(t.TempDir(), "checkpoint.safetensors"), m, task), path, labels
+	return newCheckpoint(t, model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}, task), path, labels
 }
 
 // everyID is -tokens for a sequence of each of n ids in turn: "0 1 ... n-1".
@@ -94,22 +89,12 @@ func fieldsAfter(t *testing.T, out []byte, prefix string, next bool) []string {
 // escapedFigure is f with every string escaped by the test, as the PNG
 // must draw it.
 func escapedFigure(f render.Figure) render.Figure {
-	all := func(ss []string) []string {
-		if ss == nil {
-			return nil
-		}
-		out := make([]string, len(ss))
-		for i, s := range ss {
-			out[i] = escape.Label(s)
-		}
-		return out
-	}
-	f.Title = all(f.Title)
+	f.Title = escape.Labels(f.Title)
 	grid := make([][]render.Panel, len(f.Grid))
 	for l, row := range f.Grid {
 		for _, p := range row {
 			p.Title = escape.Label(p.Title)
-			p.Rows, p.Cols, p.Notes, p.Predicted = all(p.Rows), all(p.Cols), all(p.Notes), all(p.Predicted)
+			p.Rows, p.Cols, p.Notes, p.Predicted = escape.Labels(p.Rows), escape.Labels(p.Cols), escape.Labels(p.Notes), escape.Labels(p.Predicted)
 			grid[l] = append(grid[l], p)
 		}
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
@@ -39,36 +36,6 @@ func refused(t *testing.T, name string, args []string, want ...string) {
 	if _, err := os.Stat(png); !os.IsNotExist(err) {
 		t.Errorf("%s: a refused run wrote %s (%v)", name, png, err)
 	}
-}
-
-// setFloat32 overwrites element i of the named F32 tensor in file, and
-// records the digest of the new data.
-func setFloat32(t *testing.T, file []byte, name string, i int, v float32) []byte {
-	t.Helper()
-	h, data := sttest.Split(t, file)
-	begin, _ := sttest.Offsets(h, name)
-	out := append([]byte(nil), file...)
-	at := len(file) - len(data) + int(begin) + 4*i
-	binary.LittleEndian.PutUint32(out[at:], math.Float32bits(v))
-	return sttest.Reseal(t, out) // as a writer that saved v would have
-}
-
-// editConfig rewrites the run config in the metadata.
-func editConfig(t *testing.T, file []byte, edit func(run map[string]any)) []byte {
-	t.Helper()
-	return sttest.EditHeader(t, file, func(h map[string]any) {
-		meta := h["__metadata__"].(map[string]any)
-		var run map[string]any
-		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
-			t.Fatal(err)
-		}
-		edit(run)
-		b, err := json.Marshal(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		meta["config"] = string(b)
-	})
 }
 
 // TestCorruptCheckpoints: -checkpoint with every kind of broken file the
@@ -98,14 +65,8 @@ func TestCorruptCheckpoints(t *testing.T) {
 			"header: invalid JSON: invalid character"},
 		{"header a JSON list", sttest.Join(t, []int{1, 2}, section), "header does not start with '{'"},
 		{"not a safetensors file", []byte("seed: 1\ntask: {name: copy}\n"), "is a text file, not a checkpoint"},
-		{"overlapping offsets", sttest.EditHeader(t, good, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "pos_emb.weight")
-			sttest.Entry(h, "pos_emb.weight")["data_offsets"] = []float64{b - 4, e - 4}
-		}), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
-		{"offsets past the data", sttest.EditHeader(t, good, func(h map[string]any) {
-			b, e := sttest.Offsets(h, "lm_head.weight")
-			sttest.Entry(h, "lm_head.weight")["data_offsets"] = []float64{b + 4, e + 4}
-		}), `tensor "lm_head.weight": data_offsets`},
+		{"overlapping offsets", sttest.ShiftOffsets(t, good, "pos_emb.weight", -4), `tensor "pos_emb.weight": data_offsets [572 1084] overlap tensor "tok_emb.weight" [0 576]`},
+		{"offsets past the data", sttest.ShiftOffsets(t, good, "lm_head.weight", 4), `tensor "lm_head.weight": data_offsets`},
 		{"negative offsets", sttest.EditHeader(t, good, func(h map[string]any) {
 			sttest.Entry(h, "tok_emb.weight")["data_offsets"] = []float64{-576, 0}
 		}), `tensor "tok_emb.weight": data_offsets [-576 0] are not a range`},
@@ -115,15 +76,15 @@ func TestCorruptCheckpoints(t *testing.T) {
 			`tensor "blocks.1.attn.out.bias" has dtype I32, want F32 or F64`},
 		{"shape disagrees with the config", sttest.EditHeader(t, good, func(h map[string]any) { sttest.Entry(h, "tok_emb.weight")["shape"] = []int{16, 9} }),
 			`tensor "tok_emb.weight" has shape [16 9], want [9 16] (dim 0 is model.vocab=9)`},
-		{"config disagrees with the shapes", editConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
+		{"config disagrees with the shapes", sttest.EditConfig(t, good, func(run map[string]any) { run["model"].(map[string]any)["d_model"] = 32 }),
 			`tensor "tok_emb.weight" has shape [9 16], want [9 32] (dim 1 is model.d_model=32)`},
-		{"config of another task", editConfig(t, good, func(run map[string]any) {
+		{"config of another task", sttest.EditConfig(t, good, func(run map[string]any) {
 			run["task"] = map[string]any{"name": "repeat", "length": 8, "symbols": 8}
 		}), "metadata config: model.vocab = 9 does not match the vocabulary of task repeat (8)"},
-		{"NaN weight", setFloat32(t, good, "blocks.0.attn.qkv.weight", 17, float32(math.NaN())),
+		{"NaN weight", sttest.SetElement(t, good, "blocks.0.attn.qkv.weight", 17, safetensors.EncodeFloat32([]float32{float32(math.NaN())})),
 			`tensor "blocks.0.attn.qkv.weight": value NaN at index [1 1] (flat 17) is not finite`},
-		{"+Inf weight", setFloat32(t, good, "lm_head.weight", 0, float32(math.Inf(1))), `tensor "lm_head.weight": value +Inf at index [0 0]`},
-		{"-Inf weight", setFloat32(t, good, "pos_emb.weight", 127, float32(math.Inf(-1))), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
+		{"+Inf weight", sttest.SetElement(t, good, "lm_head.weight", 0, safetensors.EncodeFloat32([]float32{float32(math.Inf(1))})), `tensor "lm_head.weight": value +Inf at index [0 0]`},
+		{"-Inf weight", sttest.SetElement(t, good, "pos_emb.weight", 127, safetensors.EncodeFloat32([]float32{float32(math.Inf(-1))})), `tensor "pos_emb.weight": value -Inf at index [7 15]`},
 		{"config nested a million deep", sttest.EditHeader(t, good, func(h map[string]any) {
 			h["__metadata__"].(map[string]any)["config"] = strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)
 		}), "metadata config: the run config is 2000000 bytes, more than the 1048576 a run config may take"},
@@ -145,7 +106,7 @@ func TestCorruptCheckpoints(t *testing.T) {
 	}
 	hugeMismatch(t, good, dir)
 	hugeSet := filepath.Join(dir, "huge-eval-set.safetensors")
-	if err := os.WriteFile(hugeSet, editConfig(t, good, func(run map[string]any) {
+	if err := os.WriteFile(hugeSet, sttest.EditConfig(t, good, func(run map[string]any) {
 		run["train"].(map[string]any)["eval_size"] = 1e9
 	}), 0o644); err != nil {
 		t.Fatal(err)
@@ -220,7 +181,7 @@ func TestNonFiniteActivations(t *testing.T) {
 	h, _ := sttest.Split(t, file)
 	begin, end := sttest.Offsets(h, "blocks.0.attn.qkv.weight")
 	for i := range int(end-begin) / 4 {
-		file = setFloat32(t, file, "blocks.0.attn.qkv.weight", i, 3e38)
+		file = sttest.SetElement(t, file, "blocks.0.attn.qkv.weight", i, safetensors.EncodeFloat32([]float32{3e38}))
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "huge.safetensors")
@@ -367,16 +328,34 @@ func TestBadTokens(t *testing.T) {
 	} {
 		refused(t, fmt.Sprintf("-tokens %.30q", c.tokens), []string{"-checkpoint", testCheckpoint, "-tokens", c.tokens}, c.want...)
 	}
-	// Without a learned position table nothing else bounds -tokens: 20,000
-	// once ended in a fatal out-of-memory.
-	cfg := model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestBeyondMemory: a flag that would take more memory than model.MaxMemory
+// is refused on one line naming it and the estimate, before anything is
+// built: -tokens on a model without a learned position table, which
+// nothing else bounds (20,000 once ended in a fatal out-of-memory);
+// -samples, whose 4096 scoring sequences of a model of the longest copy
+// task (T = 1024) would need hundreds of GiB though the model fits in
+// training memory; -ablate, whose ablation graph (train's evaluation chunks
+// of 256 rows of 1024 positions) would not fit though the held-out set does.
+func TestBeyondMemory(t *testing.T) {
+	rope := newCheckpoint(t, model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope},
+		data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
+	long := newCheckpoint(t, model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true},
+		data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)}, []string{
+			"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens"}},
+		{[]string{"-checkpoint", long, "-samples", "4096"}, []string{
+			"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples"}},
+		{[]string{"-checkpoint", long, "-ablate", "-samples", "1"}, []string{
+			"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)"}},
+	} {
+		refused(t, c.args[2]+" beyond memory", c.args, c.want...)
 	}
-	rope := saveCheckpoint(t, filepath.Join(t.TempDir(), "rope.safetensors"), m, data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
-	refused(t, "-tokens beyond memory", []string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)},
-		"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens")
 }
 
 // TestTrainingOnlyValuesDoNotMatter: a checkpoint whose train section
@@ -388,7 +367,7 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "odd.safetensors")
-	odd := editConfig(t, good, func(run map[string]any) {
+	odd := sttest.EditConfig(t, good, func(run map[string]any) {
 		run["train"].(map[string]any)["batch_size"] = 0
 		run["train"].(map[string]any)["eval_size"] = -5
 	})
@@ -402,8 +381,8 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 }
 
 // TestBadFlags: a bad flag or flag value is one line, with no usage dump on
-// stderr (main prints the line); -samples is bounded by count and by the
-// memory its scoring batch would take.
+// stderr (main prints the line); -samples is bounded by count (and by
+// memory: TestBeyondMemory).
 func TestBadFlags(t *testing.T) {
 	ck := []string{"-checkpoint", testCheckpoint}
 	refused(t, "unknown flag", []string{"-bogus"}, "bad flags (see -h): flag provided but not defined: -bogus")
@@ -425,17 +404,6 @@ func TestBadFlags(t *testing.T) {
 	}
 	refused(t, "long unknown flag", []string{"-" + huge}, "bad flags (see -h): flag provided but not defined: -"+huge[:79]+"... (100001 bytes)")
 	refused(t, "long argument", append(ck, huge), "unexpected argument "+short+" (flags only; see -h)")
-
-	// A model of the longest copy task (T = 1024) fits in training memory,
-	// but 4096 scoring sequences of it would need hundreds of GiB.
-	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	long := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
-	refused(t, "-samples beyond memory", []string{"-checkpoint", long, "-samples", "4096"},
-		"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples")
 }
 
 // TestEditHeaderKeepsValidFile: editHeader with no edit gives a checkpoint

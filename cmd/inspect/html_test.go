@@ -369,11 +369,7 @@ func TestHTMLSizeAtDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.cfg.Vocab, c.cfg.Context = task.Vocab(), task.SeqLen()
-		m, err := model.New(c.cfg, tensor.Float32, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "checkpoint.safetensors"), m, c.task)
+		ck := newCheckpoint(t, c.cfg, c.task)
 		page := writePage(t, "-checkpoint", ck)
 		t.Logf("%s: %d bytes, %d held-out examples", c.name, len(page), len(decodePage(t, page).Examples))
 		if len(page) >= 2<<20 {

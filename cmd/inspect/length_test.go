@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -19,11 +16,7 @@ import (
 func familyCheckpoint(t *testing.T, cfg model.Config) string {
 	t.Helper()
 	cfg.Vocab, cfg.Context, cfg.DModel, cfg.Heads, cfg.Layers, cfg.OutBias = 9, 8, 16, 4, 1, true
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return saveCheckpoint(t, filepath.Join(t.TempDir(), "family.safetensors"), m, data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
+	return newCheckpoint(t, cfg, data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
 }
 
 // TestLengthAndFamily: -length shows an example of another task length on

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -17,12 +16,7 @@ import (
 	"github.com/attnscope/attnscope/report"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "inspect: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("inspect", run) }
 
 // options are the parsed flags: what to compute (report.Options) and
 // which outputs to write.

@@ -132,19 +132,27 @@ func TestRunView(t *testing.T) {
 	if prev == "" || ind == "" || want[ind] < 0 {
 		t.Fatalf("no formed layer-0 previous-token and layer-1 induction heads in %v", want)
 	}
-	r, err := rundir.ReadLogs(inductionRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	drop, at := 0.0, 0
-	for i := 1; i < len(r.Eval); i++ {
-		if d := r.Eval[i-1].EvalLoss - r.Eval[i].EvalLoss; d > drop {
-			drop, at = d, r.Eval[i].Step
-		}
-	}
+	at, drop, _ := steepestFall(t)
 	if at != want[ind] {
 		t.Errorf("%s formed at step %d, the held-out loss fell most (by %.3f) up to step %d", ind, want[ind], drop, at)
 	}
+}
+
+// steepestFall reads the committed induction run's logs and finds the
+// evaluation step at which the held-out loss fell most since the one
+// before, and by how much.
+func steepestFall(t *testing.T) (step int, drop float64, logs *rundir.Logs) {
+	t.Helper()
+	logs, err := rundir.ReadLogs(inductionRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(logs.Eval); i++ {
+		if d := logs.Eval[i-1].EvalLoss - logs.Eval[i].EvalLoss; d > drop {
+			step, drop = logs.Eval[i].Step, d
+		}
+	}
+	return step, drop, logs
 }
 
 // TestRunViewJSONAndPNG: -json prints exactly what rundir.ReadLogs reads
@@ -239,16 +247,7 @@ func TestRunViewErrors(t *testing.T) {
 // fall, the ICL score falls with it, and inspect -run prints the head's
 // final score as the file holds it.
 func TestPrefixMatchingRisesAtLossDrop(t *testing.T) {
-	r, err := rundir.ReadLogs(inductionRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	steep, drop := 0, 0.0
-	for i := 1; i < len(r.Eval); i++ {
-		if d := r.Eval[i-1].EvalLoss - r.Eval[i].EvalLoss; d > drop {
-			steep, drop = r.Eval[i].Step, d
-		}
-	}
+	steep, _, r := steepestFall(t)
 	passed, iclBefore, iclAfter := -1, 0.0, 0.0
 	for _, rec := range r.Circuits {
 		if passed < 0 && rec.PrefixMatching[1][3] > 0.5 {

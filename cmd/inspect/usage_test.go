@@ -122,20 +122,6 @@ func TestFileOutputsPrintTheTable(t *testing.T) {
 	}
 }
 
-// TestAblateMemory: -ablate of a model whose held-out set fits but whose
-// ablation graph (train's evaluation chunks of 256 rows of 1024 positions)
-// would not is refused before anything is built.
-func TestAblateMemory(t *testing.T) {
-	cfg := model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := saveCheckpoint(t, filepath.Join(t.TempDir(), "long.safetensors"), m, data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
-	refused(t, "-ablate beyond memory", []string{"-checkpoint", ck, "-ablate", "-samples", "1"},
-		"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)")
-}
-
 // TestWideVocabularyLogits: past report.MaxLogitValues logits a sequence's -json
 // carries each position's top 16 logits (largest first, the prediction
 // first) and its log-sum-exp instead of every logit, and says so; with

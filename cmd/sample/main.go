@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,12 +19,7 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "sample: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("sample", run) }
 
 const usage = `usage: sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
               [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-raw] [-path fused|gorgonia]

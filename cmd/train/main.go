@@ -27,12 +27,7 @@ import (
 	"github.com/attnscope/attnscope/train"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "train: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("train", run) }
 
 // sets collects repeated -set flags.
 type sets []string

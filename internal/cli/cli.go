@@ -4,12 +4,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
 )
+
+// Main is a command's main: it calls run with the process's arguments and
+// streams, and when run fails prints its error on one line of stderr after
+// the command's name ("train: ...") and exits 1.
+func Main(name string, run func(args []string, stdout, stderr io.Writer) error) {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
 
 // Parse parses args into fs. On -h (or -help) it writes usage and the flag
 // defaults to help and returns helped = true: the command has nothing more

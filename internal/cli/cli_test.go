@@ -3,9 +3,67 @@ package cli
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pkg/errors"
 )
+
+// mainHelperEnv makes the test binary, started again by TestMainExits, run
+// Main with the arguments after "--" instead of its tests.
+const mainHelperEnv = "CLI_MAIN_HELPER"
+
+// TestMainHelper is Main's command when mainHelperEnv is set: it fails with
+// its first argument, or succeeds and prints "ran" when there is none.
+func TestMainHelper(t *testing.T) {
+	if os.Getenv(mainHelperEnv) == "" {
+		return
+	}
+	os.Args = append([]string{"demo"}, os.Args[slices.Index(os.Args, "--")+1:]...)
+	Main("demo", func(args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 {
+			return errors.New(args[0])
+		}
+		fmt.Fprintln(stdout, "ran")
+		return nil
+	})
+	os.Exit(0)
+}
+
+// TestMainExits: a failing run is one line on stderr after the command's
+// name and exit status 1; a run that succeeds writes only its output and
+// exits 0.
+func TestMainExits(t *testing.T) {
+	for _, c := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{nil, 0, "ran\n", ""},
+		{[]string{"-x: bad value"}, 1, "", "demo: -x: bad value\n"},
+	} {
+		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestMainHelper$", "--"}, c.args...)...)
+		cmd.Env = append(os.Environ(), mainHelperEnv+"=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code || stdout.String() != c.stdout || stderr.String() != c.stderr {
+			t.Errorf("args %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
+		}
+	}
+}
 
 // TestParse: flags parse; -h writes the usage and the defaults to help and
 // reports helped; a bad flag, a bad value and a stray argument are one-line

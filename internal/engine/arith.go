@@ -21,34 +21,22 @@ var (
 
 // Add is a + b element by element.
 func (e Engine) Add(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
-	if out, ok := binary(a, b, opts, kernels.AddTo); ok {
-		return out, nil
-	}
-	return e.StandardEngine.Add(a, b, opts...)
+	return binary(a, b, opts, kernels.AddTo, e.StandardEngine.Add)
 }
 
 // Sub is a - b element by element.
 func (e Engine) Sub(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
-	if out, ok := binary(a, b, opts, kernels.SubTo); ok {
-		return out, nil
-	}
-	return e.StandardEngine.Sub(a, b, opts...)
+	return binary(a, b, opts, kernels.SubTo, e.StandardEngine.Sub)
 }
 
 // Mul is a * b element by element.
 func (e Engine) Mul(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
-	if out, ok := binary(a, b, opts, kernels.MulTo); ok {
-		return out, nil
-	}
-	return e.StandardEngine.Mul(a, b, opts...)
+	return binary(a, b, opts, kernels.MulTo, e.StandardEngine.Mul)
 }
 
 // Div is a / b element by element.
 func (e Engine) Div(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error) {
-	if out, ok := binary(a, b, opts, kernels.DivTo); ok {
-		return out, nil
-	}
-	return e.StandardEngine.Div(a, b, opts...)
+	return binary(a, b, opts, kernels.DivTo, e.StandardEngine.Div)
 }
 
 // MulScalar is t * s (s * t when !leftTensor: the same values).
@@ -65,20 +53,23 @@ func (e Engine) MulScalar(t tensor.Tensor, s any, leftTensor bool, opts ...tenso
 }
 
 // binary is f(a, b) into the destination opts ask for, when the loops take
-// it: both contiguous float32 tensors of one shape.
-func binary(a, b tensor.Tensor, opts []tensor.FuncOpt, f func(x, y, z []float32)) (tensor.Tensor, bool) {
+// it (both contiguous float32 tensors of one shape), else StdEng's op std.
+func binary(a, b tensor.Tensor, opts []tensor.FuncOpt, f func(x, y, z []float32), std stdBinary) (tensor.Tensor, error) {
 	x, okA := float32s(a)
 	y, okB := float32s(b)
 	if !okA || !okB || !a.Shape().Eq(b.Shape()) {
-		return nil, false
+		return std(a, b, opts...)
 	}
 	out, ok := destination(a.(*tensor.Dense), opts)
 	if !ok {
-		return nil, false
+		return std(a, b, opts...)
 	}
 	f(x, y, out.Float32s())
-	return out, true
+	return out, nil
 }
+
+// stdBinary is the form of StdEng's element-wise operations.
+type stdBinary func(a, b tensor.Tensor, opts ...tensor.FuncOpt) (tensor.Tensor, error)
 
 // destination is where an operation on a writes as StdEng would: the reuse
 // tensor, a itself when unsafe, else a new tensor. Incrementing and the

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -96,20 +97,6 @@ func repeatRef(x []float64, shape []int, axis, r int) []float64 {
 	return out
 }
 
-// float64s is a float32 or float64 tensor's data as float64.
-func float64s(t tensor.Tensor) []float64 {
-	switch v := t.Data().(type) {
-	case []float32:
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out
-	default:
-		return slices.Clone(v.([]float64))
-	}
-}
-
 // TestEngineTransposeAndRepeat: Transpose and Repeat (and RepeatReuse)
 // equal index-arithmetic references exactly (they only move values), over
 // random shapes, axis orders, axes and repeat counts in float32 and
@@ -131,12 +118,12 @@ func TestEngineTransposeAndRepeat(t *testing.T) {
 		seed := rng.Uint64()
 		mine := randomDense(rand.New(rand.NewPCG(seed, 1)), dt, shape, Engine{})
 		theirs := randomDense(rand.New(rand.NewPCG(seed, 1)), dt, shape, std)
-		x := float64s(mine)
+		x := slices.Clone(graphtest.Float64s(t, "x", mine))
 		got, err := tensor.Transpose(mine, perm...)
 		if err != nil {
 			t.Fatalf("Transpose %v by %v: %v", shape, perm, err)
 		}
-		if !slices.Equal(float64s(got), transposeRef(x, shape, perm)) {
+		if !slices.Equal(graphtest.Float64s(t, "transposed", got), transposeRef(x, shape, perm)) {
 			t.Fatalf("Transpose %v %v by %v: %v, want %v", dt, shape, perm, got.Data(), transposeRef(x, shape, perm))
 		}
 		want, err := tensor.Transpose(theirs, perm...)
@@ -155,7 +142,7 @@ func TestEngineTransposeAndRepeat(t *testing.T) {
 		}
 		wantShape := slices.Clone(shape)
 		wantShape[axis] *= r
-		if ref := repeatRef(x, shape, axis, r); !got.Shape().Eq(tensor.Shape(wantShape)) || !slices.Equal(float64s(got), ref) {
+		if ref := repeatRef(x, shape, axis, r); !got.Shape().Eq(tensor.Shape(wantShape)) || !slices.Equal(graphtest.Float64s(t, "repeated", got), ref) {
 			t.Fatalf("Repeat %v %v along %d by %d: %v %v, want %v %v", dt, shape, axis, r, got.Shape(), got.Data(), wantShape, ref)
 		}
 		reuse := randomDense(rng, dt, wantShape, Engine{})

@@ -31,6 +31,19 @@ func Text(s string) string { return escape(s, true) }
 // character escaped, newline and tab as \n and \t.
 func Label(s string) string { return escape(s, false) }
 
+// Labels is ss with every string escaped by Label, in a new slice; nil
+// stays nil (a view tells a missing list from an empty one).
+func Labels(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Label(s)
+	}
+	return out
+}
+
 func escape(s string, keepLayout bool) string {
 	if safe(s, keepLayout) {
 		return s

@@ -2,6 +2,7 @@ package escape
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,6 +53,22 @@ func TestTextAndLabel(t *testing.T) {
 	}
 	if got, want := Label("a\tb\nc"), `a\tb\nc`; got != want {
 		t.Errorf("Label escapes layout: got %q, want %q", got, want)
+	}
+}
+
+// TestLabels: each string as Label writes it, in a new slice (the input is
+// unchanged), and nil stays nil while empty stays empty.
+func TestLabels(t *testing.T) {
+	in := []string{"a\tb", "\x1b[2J", "plain"}
+	got := Labels(in)
+	if want := []string{`a\tb`, `\x1b[2J`, "plain"}; !slices.Equal(got, want) {
+		t.Errorf("Labels(%q) = %q, want %q", in, got, want)
+	}
+	if in[0] != "a\tb" {
+		t.Errorf("Labels changed its input to %q", in)
+	}
+	if Labels(nil) != nil || Labels([]string{}) == nil {
+		t.Errorf("Labels(nil) = %#v, Labels([]string{}) = %#v; want nil and empty", Labels(nil), Labels([]string{}))
 	}
 }
 

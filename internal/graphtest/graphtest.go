@@ -34,6 +34,16 @@ func ToF32(t *tensor.Dense) *tensor.Dense {
 	return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(f))
 }
 
+// Set sets element i of d, a float32 or float64 tensor, to v.
+func Set(d *tensor.Dense, i int, v float64) {
+	switch data := d.Data().(type) {
+	case []float32:
+		data[i] = float32(v)
+	case []float64:
+		data[i] = v
+	}
+}
+
 // Run runs g once on a fresh TapeMachine.
 func Run(t *testing.T, g *gorgonia.ExprGraph) {
 	t.Helper()
@@ -59,7 +69,15 @@ func Must(t *testing.T) func(*gorgonia.Node, error) *gorgonia.Node {
 // float64 tensors).
 func Values(t *testing.T, n *gorgonia.Node) []float64 {
 	t.Helper()
-	switch d := n.Value().Data().(type) {
+	return Float64s(t, "node "+n.Name(), n.Value())
+}
+
+// Float64s returns the data of v, a tensor or a scalar, as float64s: the
+// backing slice itself for a float64 tensor, a converted copy for float32.
+// what names v if it holds anything else.
+func Float64s(t testing.TB, what string, v interface{ Data() any }) []float64 {
+	t.Helper()
+	switch d := v.Data().(type) {
 	case []float64:
 		return d
 	case []float32:
@@ -73,7 +91,7 @@ func Values(t *testing.T, n *gorgonia.Node) []float64 {
 	case float32:
 		return []float64{float64(d)}
 	}
-	t.Fatalf("node %v holds %T", n, n.Value())
+	t.Fatalf("%s holds %T", what, v.Data())
 	return nil
 }
 

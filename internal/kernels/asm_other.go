@@ -35,10 +35,6 @@ func maxFloat32s(n int, x *float32) float32 {
 	panic("kernels: no assembly kernels on this architecture")
 }
 
-func scaleFloat32s(n int, x *float32, s float32) {
-	panic("kernels: no assembly kernels on this architecture")
-}
-
 func addFloat32s(n int, x, y, z *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }

@@ -1,5 +1,72 @@
 #include "textflag.h"
 
+// A_PANEL loads kc into CX, the A panel's address into SI, its row stride
+// rs in bytes into R9 with 3 and 5 times it in R10 and R11 (rows 0-5 are at
+// (SI), (SI)(R9*1), (SI)(R9*2), (SI)(R10*1), (SI)(R9*4), (SI)(R11*1)), and
+// its step stride ps in bytes into R12: the arguments every kernel below
+// takes first.
+#define A_PANEL \
+	MOVQ kc+0(FP), CX \
+	MOVQ a+8(FP), SI \
+	MOVQ rs+16(FP), R9 \
+	SHLQ $2, R9 \
+	LEAQ (R9)(R9*2), R10 \
+	LEAQ (R9)(R9*4), R11 \
+	MOVQ ps+24(FP), R12 \
+	SHLQ $2, R12
+
+// ZERO_Z0_Z11 clears the accumulators Z0-Z11.
+#define ZERO_Z0_Z11 \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11
+
+// The tiles' epilogues write C a row at a time from DX, then move DX down
+// a row (R8 is ldc in bytes; after the last row the move is unused). ADD_ROW2 adds C's row to the accumulators lo
+// (its first columns) and hi (the columns w bytes on) and stores them there;
+// PUT_ROW2 stores them over it. ADD_ROW and PUT_ROW do the same for a row in
+// one register, ADD_ROW_MASKED and PUT_ROW_MASKED for the columns set in K1
+// (C read through Z12).
+#define ADD_ROW2(lo, hi, w) \
+	VADDPS  (DX), lo, lo \
+	VADDPS  w(DX), hi, hi \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, w(DX) \
+	ADDQ    R8, DX
+
+#define PUT_ROW2(lo, hi, w) \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, w(DX) \
+	ADDQ    R8, DX
+
+#define ADD_ROW(r) \
+	VADDPS  (DX), r, r \
+	VMOVUPS r, (DX) \
+	ADDQ    R8, DX
+
+#define PUT_ROW(r) \
+	VMOVUPS r, (DX) \
+	ADDQ    R8, DX
+
+#define ADD_ROW_MASKED(r) \
+	VMOVUPS.Z (DX), K1, Z12 \
+	VADDPS    Z12, r, r \
+	VMOVUPS   r, K1, (DX) \
+	ADDQ      R8, DX
+
+#define PUT_ROW_MASKED(r) \
+	VMOVUPS r, K1, (DX) \
+	ADDQ    R8, DX
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -28,14 +95,7 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 // a row-major B is read in place). The tile is accumulated in Y0-Y11 (row r
 // in Y(2r), Y(2r+1)); add != 0 adds it to C, else stores it.
 TEXT ·sgemmKernel6x16(SB), NOSPLIT, $0-72
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R9
-	SHLQ $2, R9
-	LEAQ (R9)(R9*2), R10
-	LEAQ (R9)(R9*4), R11
-	MOVQ ps+24(FP), R12
-	SHLQ $2, R12
+	A_PANEL
 	MOVQ b+32(FP), DI
 	MOVQ bs+40(FP), R13
 	SHLQ $2, R13
@@ -87,56 +147,22 @@ store:
 	MOVQ add+64(FP), AX
 	TESTQ AX, AX
 	JE    overwrite
-	VADDPS  (DX), Y0, Y0
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Y2, Y2
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Y4, Y4
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Y6, Y6
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Y8, Y8
-	VADDPS  32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Y10, Y10
-	VADDPS  32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	ADD_ROW2(Y0, Y1, 32)
+	ADD_ROW2(Y2, Y3, 32)
+	ADD_ROW2(Y4, Y5, 32)
+	ADD_ROW2(Y6, Y7, 32)
+	ADD_ROW2(Y8, Y9, 32)
+	ADD_ROW2(Y10, Y11, 32)
 	VZEROUPPER
 	RET
 
 overwrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ    R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
+	PUT_ROW2(Y0, Y1, 32)
+	PUT_ROW2(Y2, Y3, 32)
+	PUT_ROW2(Y4, Y5, 32)
+	PUT_ROW2(Y6, Y7, 32)
+	PUT_ROW2(Y8, Y9, 32)
+	PUT_ROW2(Y10, Y11, 32)
 	VZEROUPPER
 	RET
 
@@ -147,14 +173,7 @@ overwrite:
 // full tiles only (C is read and written 32 wide). Accumulates row r in
 // Z(2r), Z(2r+1).
 TEXT ·sgemmKernel6x32(SB), NOSPLIT, $0-80
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R9
-	SHLQ $2, R9
-	LEAQ (R9)(R9*2), R10
-	LEAQ (R9)(R9*4), R11
-	MOVQ ps+24(FP), R12
-	SHLQ $2, R12
+	A_PANEL
 	MOVQ b0+32(FP), DI
 	MOVQ b1+40(FP), BX
 	MOVQ bs+48(FP), R13
@@ -162,18 +181,7 @@ TEXT ·sgemmKernel6x32(SB), NOSPLIT, $0-80
 	MOVQ c+56(FP), DX
 	MOVQ ldc+64(FP), R8
 	SHLQ $2, R8
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	ZERO_Z0_Z11
 	TESTQ CX, CX
 	JE    store32
 
@@ -208,56 +216,22 @@ store32:
 	MOVQ  add+72(FP), AX
 	TESTQ AX, AX
 	JE    overwrite32
-	VADDPS  (DX), Z0, Z0
-	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z2, Z2
-	VADDPS  64(DX), Z3, Z3
-	VMOVUPS Z2, (DX)
-	VMOVUPS Z3, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z4, Z4
-	VADDPS  64(DX), Z5, Z5
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z6, Z6
-	VADDPS  64(DX), Z7, Z7
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z8, Z8
-	VADDPS  64(DX), Z9, Z9
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z10, Z10
-	VADDPS  64(DX), Z11, Z11
-	VMOVUPS Z10, (DX)
-	VMOVUPS Z11, 64(DX)
+	ADD_ROW2(Z0, Z1, 64)
+	ADD_ROW2(Z2, Z3, 64)
+	ADD_ROW2(Z4, Z5, 64)
+	ADD_ROW2(Z6, Z7, 64)
+	ADD_ROW2(Z8, Z9, 64)
+	ADD_ROW2(Z10, Z11, 64)
 	VZEROUPPER
 	RET
 
 overwrite32:
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z2, (DX)
-	VMOVUPS Z3, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z10, (DX)
-	VMOVUPS Z11, 64(DX)
+	PUT_ROW2(Z0, Z1, 64)
+	PUT_ROW2(Z2, Z3, 64)
+	PUT_ROW2(Z4, Z5, 64)
+	PUT_ROW2(Z6, Z7, 64)
+	PUT_ROW2(Z8, Z9, 64)
+	PUT_ROW2(Z10, Z11, 64)
 	VZEROUPPER
 	RET
 
@@ -268,14 +242,7 @@ overwrite32:
 // written in C, so B can be read in place and C written directly, without
 // a packed copy or a local tile. Row r accumulates in Z(r).
 TEXT ·sgemmKernel6x16Masked(SB), NOSPLIT, $0-74
-	MOVQ  kc+0(FP), CX
-	MOVQ  a+8(FP), SI
-	MOVQ  rs+16(FP), R9
-	SHLQ  $2, R9
-	LEAQ  (R9)(R9*2), R10
-	LEAQ  (R9)(R9*4), R11
-	MOVQ  ps+24(FP), R12
-	SHLQ  $2, R12
+	A_PANEL
 	MOVQ  b+32(FP), DI
 	MOVQ  bs+40(FP), R13
 	SHLQ  $2, R13
@@ -316,44 +283,22 @@ storem:
 	MOVQ  add+64(FP), AX
 	TESTQ AX, AX
 	JE    overwritem
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z0, Z0
-	VMOVUPS   Z0, K1, (DX)
-	ADDQ      R8, DX
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z1, Z1
-	VMOVUPS   Z1, K1, (DX)
-	ADDQ      R8, DX
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z2, Z2
-	VMOVUPS   Z2, K1, (DX)
-	ADDQ      R8, DX
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z3, Z3
-	VMOVUPS   Z3, K1, (DX)
-	ADDQ      R8, DX
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z4, Z4
-	VMOVUPS   Z4, K1, (DX)
-	ADDQ      R8, DX
-	VMOVUPS.Z (DX), K1, Z12
-	VADDPS    Z12, Z5, Z5
-	VMOVUPS   Z5, K1, (DX)
+	ADD_ROW_MASKED(Z0)
+	ADD_ROW_MASKED(Z1)
+	ADD_ROW_MASKED(Z2)
+	ADD_ROW_MASKED(Z3)
+	ADD_ROW_MASKED(Z4)
+	ADD_ROW_MASKED(Z5)
 	VZEROUPPER
 	RET
 
 overwritem:
-	VMOVUPS Z0, K1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z1, K1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z2, K1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z3, K1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z4, K1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z5, K1, (DX)
+	PUT_ROW_MASKED(Z0)
+	PUT_ROW_MASKED(Z1)
+	PUT_ROW_MASKED(Z2)
+	PUT_ROW_MASKED(Z3)
+	PUT_ROW_MASKED(Z4)
+	PUT_ROW_MASKED(Z5)
 	VZEROUPPER
 	RET
 
@@ -364,33 +309,15 @@ overwritem:
 // accumulator per row, A broadcast straight from memory into each FMA.
 // Full tiles only.
 TEXT ·sgemmKernel12x16(SB), NOSPLIT, $0-72
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R9
-	SHLQ $2, R9
-	LEAQ (R9)(R9*2), R10
-	LEAQ (R9)(R9*4), R11
+	A_PANEL
 	LEAQ (SI)(R10*2), R14
-	MOVQ ps+24(FP), R12
-	SHLQ $2, R12
 	MOVQ b+32(FP), DI
 	MOVQ bs+40(FP), R13
 	SHLQ $2, R13
 	MOVQ c+48(FP), DX
 	MOVQ ldc+56(FP), R8
 	SHLQ $2, R8
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	ZERO_Z0_Z11
 	TESTQ CX, CX
 	JE    store12
 
@@ -418,68 +345,34 @@ store12:
 	MOVQ  add+64(FP), AX
 	TESTQ AX, AX
 	JE    overwrite12
-	VADDPS  (DX), Z0, Z0
-	VMOVUPS Z0, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z1, Z1
-	VMOVUPS Z1, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z2, Z2
-	VMOVUPS Z2, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z3, Z3
-	VMOVUPS Z3, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z4, Z4
-	VMOVUPS Z4, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z5, Z5
-	VMOVUPS Z5, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z6, Z6
-	VMOVUPS Z6, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z7, Z7
-	VMOVUPS Z7, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z8, Z8
-	VMOVUPS Z8, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z9, Z9
-	VMOVUPS Z9, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z10, Z10
-	VMOVUPS Z10, (DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z11, Z11
-	VMOVUPS Z11, (DX)
+	ADD_ROW(Z0)
+	ADD_ROW(Z1)
+	ADD_ROW(Z2)
+	ADD_ROW(Z3)
+	ADD_ROW(Z4)
+	ADD_ROW(Z5)
+	ADD_ROW(Z6)
+	ADD_ROW(Z7)
+	ADD_ROW(Z8)
+	ADD_ROW(Z9)
+	ADD_ROW(Z10)
+	ADD_ROW(Z11)
 	VZEROUPPER
 	RET
 
 overwrite12:
-	VMOVUPS Z0, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z1, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z2, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z3, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z4, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z5, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z6, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z7, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z8, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z9, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z10, (DX)
-	ADDQ    R8, DX
-	VMOVUPS Z11, (DX)
+	PUT_ROW(Z0)
+	PUT_ROW(Z1)
+	PUT_ROW(Z2)
+	PUT_ROW(Z3)
+	PUT_ROW(Z4)
+	PUT_ROW(Z5)
+	PUT_ROW(Z6)
+	PUT_ROW(Z7)
+	PUT_ROW(Z8)
+	PUT_ROW(Z9)
+	PUT_ROW(Z10)
+	PUT_ROW(Z11)
 	VZEROUPPER
 	RET
 
@@ -489,15 +382,8 @@ overwrite12:
 // 6-11 at a + 6*rs; B as in sgemmKernel6x32): 24 ZMM accumulators, so each
 // B vector loaded serves twelve rows. Full tiles only.
 TEXT ·sgemmKernel12x32(SB), NOSPLIT, $0-80
-	MOVQ kc+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ rs+16(FP), R9
-	SHLQ $2, R9
-	LEAQ (R9)(R9*2), R10
-	LEAQ (R9)(R9*4), R11
+	A_PANEL
 	LEAQ (SI)(R10*2), R14
-	MOVQ ps+24(FP), R12
-	SHLQ $2, R12
 	MOVQ b0+32(FP), DI
 	MOVQ b1+40(FP), BX
 	MOVQ bs+48(FP), R13
@@ -505,18 +391,7 @@ TEXT ·sgemmKernel12x32(SB), NOSPLIT, $0-80
 	MOVQ c+56(FP), DX
 	MOVQ ldc+64(FP), R8
 	SHLQ $2, R8
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	ZERO_Z0_Z11
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
@@ -582,103 +457,33 @@ store1232:
 	MOVQ  add+72(FP), AX
 	TESTQ AX, AX
 	JE    overwrite1232
-	VADDPS  (DX), Z0, Z0
-	VADDPS  64(DX), Z1, Z1
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z2, Z2
-	VADDPS  64(DX), Z3, Z3
-	VMOVUPS Z2, (DX)
-	VMOVUPS Z3, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z4, Z4
-	VADDPS  64(DX), Z5, Z5
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z6, Z6
-	VADDPS  64(DX), Z7, Z7
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z8, Z8
-	VADDPS  64(DX), Z9, Z9
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z10, Z10
-	VADDPS  64(DX), Z11, Z11
-	VMOVUPS Z10, (DX)
-	VMOVUPS Z11, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z12, Z12
-	VADDPS  64(DX), Z13, Z13
-	VMOVUPS Z12, (DX)
-	VMOVUPS Z13, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z14, Z14
-	VADDPS  64(DX), Z15, Z15
-	VMOVUPS Z14, (DX)
-	VMOVUPS Z15, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z16, Z16
-	VADDPS  64(DX), Z17, Z17
-	VMOVUPS Z16, (DX)
-	VMOVUPS Z17, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z18, Z18
-	VADDPS  64(DX), Z19, Z19
-	VMOVUPS Z18, (DX)
-	VMOVUPS Z19, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z20, Z20
-	VADDPS  64(DX), Z21, Z21
-	VMOVUPS Z20, (DX)
-	VMOVUPS Z21, 64(DX)
-	ADDQ    R8, DX
-	VADDPS  (DX), Z22, Z22
-	VADDPS  64(DX), Z23, Z23
-	VMOVUPS Z22, (DX)
-	VMOVUPS Z23, 64(DX)
+	ADD_ROW2(Z0, Z1, 64)
+	ADD_ROW2(Z2, Z3, 64)
+	ADD_ROW2(Z4, Z5, 64)
+	ADD_ROW2(Z6, Z7, 64)
+	ADD_ROW2(Z8, Z9, 64)
+	ADD_ROW2(Z10, Z11, 64)
+	ADD_ROW2(Z12, Z13, 64)
+	ADD_ROW2(Z14, Z15, 64)
+	ADD_ROW2(Z16, Z17, 64)
+	ADD_ROW2(Z18, Z19, 64)
+	ADD_ROW2(Z20, Z21, 64)
+	ADD_ROW2(Z22, Z23, 64)
 	VZEROUPPER
 	RET
 
 overwrite1232:
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z2, (DX)
-	VMOVUPS Z3, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z4, (DX)
-	VMOVUPS Z5, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z6, (DX)
-	VMOVUPS Z7, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z8, (DX)
-	VMOVUPS Z9, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z10, (DX)
-	VMOVUPS Z11, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z12, (DX)
-	VMOVUPS Z13, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z14, (DX)
-	VMOVUPS Z15, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z16, (DX)
-	VMOVUPS Z17, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z18, (DX)
-	VMOVUPS Z19, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z20, (DX)
-	VMOVUPS Z21, 64(DX)
-	ADDQ    R8, DX
-	VMOVUPS Z22, (DX)
-	VMOVUPS Z23, 64(DX)
+	PUT_ROW2(Z0, Z1, 64)
+	PUT_ROW2(Z2, Z3, 64)
+	PUT_ROW2(Z4, Z5, 64)
+	PUT_ROW2(Z6, Z7, 64)
+	PUT_ROW2(Z8, Z9, 64)
+	PUT_ROW2(Z10, Z11, 64)
+	PUT_ROW2(Z12, Z13, 64)
+	PUT_ROW2(Z14, Z15, 64)
+	PUT_ROW2(Z16, Z17, 64)
+	PUT_ROW2(Z18, Z19, 64)
+	PUT_ROW2(Z20, Z21, 64)
+	PUT_ROW2(Z22, Z23, 64)
 	VZEROUPPER
 	RET

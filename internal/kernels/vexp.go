@@ -39,33 +39,6 @@ func MaxOf(x []float32) float32 {
 	return m
 }
 
-// ScaleBy multiplies x by s in place.
-func ScaleBy(x []float32, s float32) {
-	n := len(x) &^ 7
-	if useAVX2 && n > 0 {
-		scaleFloat32s(n, &x[0], s)
-	} else {
-		n = 0
-	}
-	for i := n; i < len(x); i++ {
-		x[i] *= s
-	}
-}
-
-// AddTo sets z = x + y, for slices of one length (y and z may be x).
-func AddTo(x, y, z []float32) {
-	n := len(x) &^ 7
-	if useAVX2 && n > 0 {
-		addFloat32s(n, &x[0], &y[0], &z[0])
-	} else {
-		n = 0
-	}
-	y, z = y[:len(x)], z[:len(x)]
-	for i := n; i < len(x); i++ {
-		z[i] = x[i] + y[i]
-	}
-}
-
 // SoftmaxGradRow sets dx = scale * y * (dy - sum(y*dy)) for one row, the
 // sum in float32 (eight lanes, then the tail).
 func SoftmaxGradRow(y, dy, dx []float32, scale float32) {

@@ -12,12 +12,6 @@ func expShifted(n int, x *float32, scale, shift float32, y *float32) float32
 func maxFloat32s(n int, x *float32) float32
 
 //go:noescape
-func scaleFloat32s(n int, x *float32, s float32)
-
-//go:noescape
-func addFloat32s(n int, x, y, z *float32)
-
-//go:noescape
 func dotFloat32s(n int, x, y *float32) float32
 
 //go:noescape

@@ -1,134 +1,30 @@
 #include "textflag.h"
 
-DATA expLog2e<>+0(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+4(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+8(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+12(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+16(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+20(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+24(SB)/4, $0x3fb8aa3b
-DATA expLog2e<>+28(SB)/4, $0x3fb8aa3b
-GLOBL expLog2e<>(SB), RODATA|NOPTR, $32
+// LANES8 defines name<> as eight float32 lanes holding the bits v, read-only.
+#define LANES8(name, v) \
+	DATA name<>+0(SB)/4, $v \
+	DATA name<>+4(SB)/4, $v \
+	DATA name<>+8(SB)/4, $v \
+	DATA name<>+12(SB)/4, $v \
+	DATA name<>+16(SB)/4, $v \
+	DATA name<>+20(SB)/4, $v \
+	DATA name<>+24(SB)/4, $v \
+	DATA name<>+28(SB)/4, $v \
+	GLOBL name<>(SB), RODATA|NOPTR, $32
 
-DATA expLn2Hi<>+0(SB)/4, $0x3f318000
-DATA expLn2Hi<>+4(SB)/4, $0x3f318000
-DATA expLn2Hi<>+8(SB)/4, $0x3f318000
-DATA expLn2Hi<>+12(SB)/4, $0x3f318000
-DATA expLn2Hi<>+16(SB)/4, $0x3f318000
-DATA expLn2Hi<>+20(SB)/4, $0x3f318000
-DATA expLn2Hi<>+24(SB)/4, $0x3f318000
-DATA expLn2Hi<>+28(SB)/4, $0x3f318000
-GLOBL expLn2Hi<>(SB), RODATA|NOPTR, $32
-
-DATA expLn2Lo<>+0(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+4(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+8(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+12(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+16(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+20(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+24(SB)/4, $0xb95e8083
-DATA expLn2Lo<>+28(SB)/4, $0xb95e8083
-GLOBL expLn2Lo<>(SB), RODATA|NOPTR, $32
-
-DATA expC5<>+0(SB)/4, $0x39506967
-DATA expC5<>+4(SB)/4, $0x39506967
-DATA expC5<>+8(SB)/4, $0x39506967
-DATA expC5<>+12(SB)/4, $0x39506967
-DATA expC5<>+16(SB)/4, $0x39506967
-DATA expC5<>+20(SB)/4, $0x39506967
-DATA expC5<>+24(SB)/4, $0x39506967
-DATA expC5<>+28(SB)/4, $0x39506967
-GLOBL expC5<>(SB), RODATA|NOPTR, $32
-
-DATA expC4<>+0(SB)/4, $0x3ab743ce
-DATA expC4<>+4(SB)/4, $0x3ab743ce
-DATA expC4<>+8(SB)/4, $0x3ab743ce
-DATA expC4<>+12(SB)/4, $0x3ab743ce
-DATA expC4<>+16(SB)/4, $0x3ab743ce
-DATA expC4<>+20(SB)/4, $0x3ab743ce
-DATA expC4<>+24(SB)/4, $0x3ab743ce
-DATA expC4<>+28(SB)/4, $0x3ab743ce
-GLOBL expC4<>(SB), RODATA|NOPTR, $32
-
-DATA expC3<>+0(SB)/4, $0x3c088908
-DATA expC3<>+4(SB)/4, $0x3c088908
-DATA expC3<>+8(SB)/4, $0x3c088908
-DATA expC3<>+12(SB)/4, $0x3c088908
-DATA expC3<>+16(SB)/4, $0x3c088908
-DATA expC3<>+20(SB)/4, $0x3c088908
-DATA expC3<>+24(SB)/4, $0x3c088908
-DATA expC3<>+28(SB)/4, $0x3c088908
-GLOBL expC3<>(SB), RODATA|NOPTR, $32
-
-DATA expC2<>+0(SB)/4, $0x3d2aa9c1
-DATA expC2<>+4(SB)/4, $0x3d2aa9c1
-DATA expC2<>+8(SB)/4, $0x3d2aa9c1
-DATA expC2<>+12(SB)/4, $0x3d2aa9c1
-DATA expC2<>+16(SB)/4, $0x3d2aa9c1
-DATA expC2<>+20(SB)/4, $0x3d2aa9c1
-DATA expC2<>+24(SB)/4, $0x3d2aa9c1
-DATA expC2<>+28(SB)/4, $0x3d2aa9c1
-GLOBL expC2<>(SB), RODATA|NOPTR, $32
-
-DATA expC1<>+0(SB)/4, $0x3e2aaaaa
-DATA expC1<>+4(SB)/4, $0x3e2aaaaa
-DATA expC1<>+8(SB)/4, $0x3e2aaaaa
-DATA expC1<>+12(SB)/4, $0x3e2aaaaa
-DATA expC1<>+16(SB)/4, $0x3e2aaaaa
-DATA expC1<>+20(SB)/4, $0x3e2aaaaa
-DATA expC1<>+24(SB)/4, $0x3e2aaaaa
-DATA expC1<>+28(SB)/4, $0x3e2aaaaa
-GLOBL expC1<>(SB), RODATA|NOPTR, $32
-
-DATA expC0<>+0(SB)/4, $0x3f000000
-DATA expC0<>+4(SB)/4, $0x3f000000
-DATA expC0<>+8(SB)/4, $0x3f000000
-DATA expC0<>+12(SB)/4, $0x3f000000
-DATA expC0<>+16(SB)/4, $0x3f000000
-DATA expC0<>+20(SB)/4, $0x3f000000
-DATA expC0<>+24(SB)/4, $0x3f000000
-DATA expC0<>+28(SB)/4, $0x3f000000
-GLOBL expC0<>(SB), RODATA|NOPTR, $32
-
-DATA expOne<>+0(SB)/4, $0x3f800000
-DATA expOne<>+4(SB)/4, $0x3f800000
-DATA expOne<>+8(SB)/4, $0x3f800000
-DATA expOne<>+12(SB)/4, $0x3f800000
-DATA expOne<>+16(SB)/4, $0x3f800000
-DATA expOne<>+20(SB)/4, $0x3f800000
-DATA expOne<>+24(SB)/4, $0x3f800000
-DATA expOne<>+28(SB)/4, $0x3f800000
-GLOBL expOne<>(SB), RODATA|NOPTR, $32
-
-DATA expHi<>+0(SB)/4, $0x42b00000
-DATA expHi<>+4(SB)/4, $0x42b00000
-DATA expHi<>+8(SB)/4, $0x42b00000
-DATA expHi<>+12(SB)/4, $0x42b00000
-DATA expHi<>+16(SB)/4, $0x42b00000
-DATA expHi<>+20(SB)/4, $0x42b00000
-DATA expHi<>+24(SB)/4, $0x42b00000
-DATA expHi<>+28(SB)/4, $0x42b00000
-GLOBL expHi<>(SB), RODATA|NOPTR, $32
-
-DATA expLo<>+0(SB)/4, $0xc2ae0000
-DATA expLo<>+4(SB)/4, $0xc2ae0000
-DATA expLo<>+8(SB)/4, $0xc2ae0000
-DATA expLo<>+12(SB)/4, $0xc2ae0000
-DATA expLo<>+16(SB)/4, $0xc2ae0000
-DATA expLo<>+20(SB)/4, $0xc2ae0000
-DATA expLo<>+24(SB)/4, $0xc2ae0000
-DATA expLo<>+28(SB)/4, $0xc2ae0000
-GLOBL expLo<>(SB), RODATA|NOPTR, $32
-
-DATA expBias<>+0(SB)/4, $0x0000007f
-DATA expBias<>+4(SB)/4, $0x0000007f
-DATA expBias<>+8(SB)/4, $0x0000007f
-DATA expBias<>+12(SB)/4, $0x0000007f
-DATA expBias<>+16(SB)/4, $0x0000007f
-DATA expBias<>+20(SB)/4, $0x0000007f
-DATA expBias<>+24(SB)/4, $0x0000007f
-DATA expBias<>+28(SB)/4, $0x0000007f
-GLOBL expBias<>(SB), RODATA|NOPTR, $32
+LANES8(expLog2e, 0x3fb8aa3b)
+LANES8(expLn2Hi, 0x3f318000)
+LANES8(expLn2Lo, 0xb95e8083)
+LANES8(expC5, 0x39506967)
+LANES8(expC4, 0x3ab743ce)
+LANES8(expC3, 0x3c088908)
+LANES8(expC2, 0x3d2aa9c1)
+LANES8(expC1, 0x3e2aaaaa)
+LANES8(expC0, 0x3f000000)
+LANES8(expOne, 0x3f800000)
+LANES8(expHi, 0x42b00000)
+LANES8(expLo, 0xc2ae0000)
+LANES8(expBias, 0x0000007f)
 
 DATA expTailMask<>+0(SB)/4, $0xffffffff
 DATA expTailMask<>+4(SB)/4, $0xffffffff
@@ -179,6 +75,17 @@ GLOBL expTailMask<>(SB), RODATA|NOPTR, $64
 	VMULPS       Y1, Y2, Y0 \
 	VANDPS       Y6, Y0, Y0
 
+// REDUCE8 leaves in X0 Y's eight float32 lanes reduced by an operation
+// (OPPS its packed, OPSS its scalar instruction; X is Y's low half): the
+// halves, then the pairs, then the last two. Uses X1.
+#define REDUCE8(OPPS, OPSS, Y, X) \
+	VEXTRACTF128 $1, Y, X1 \
+	OPPS         X, X1, X0 \
+	VMOVHLPS     X0, X0, X1 \
+	OPPS         X1, X0, X0 \
+	VPSHUFD      $1, X0, X1 \
+	OPSS         X1, X0, X0
+
 // func expShifted(n int, x *float32, scale, shift float32, y *float32) float32
 //
 // y[i] = exp(scale*(x[i] - shift)) for 0 <= i < n (subtracting first keeps
@@ -222,13 +129,8 @@ tail:
 	VADDPS     Y0, Y13, Y13
 
 done:
-	VEXTRACTF128 $1, Y13, X1
-	VADDPS       X13, X1, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VPSHUFD      $1, X0, X1
-	VADDSS       X1, X0, X0
-	VMOVSS       X0, ret+32(FP)
+	REDUCE8(VADDPS, VADDSS, Y13, X13)
+	VMOVSS X0, ret+32(FP)
 	VZEROUPPER
 	RET
 
@@ -252,59 +154,8 @@ maxloop:
 	JMP     maxloop
 
 maxdone:
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS       X0, X1, X0
-	VMOVHLPS     X0, X0, X1
-	VMAXPS       X1, X0, X0
-	VPSHUFD      $1, X0, X1
-	VMAXSS       X1, X0, X0
-	VMOVSS       X0, ret+16(FP)
-	VZEROUPPER
-	RET
-
-// func scaleFloat32s(n int, x *float32, s float32)
-//
-// x[0:n] *= s, n a multiple of 8.
-TEXT ·scaleFloat32s(SB), NOSPLIT, $0-20
-	MOVQ         n+0(FP), CX
-	MOVQ         x+8(FP), SI
-	VBROADCASTSS s+16(FP), Y1
-
-scaleloop:
-	TESTQ   CX, CX
-	JE      scaledone
-	VMULPS  (SI), Y1, Y0
-	VMOVUPS Y0, (SI)
-	ADDQ    $32, SI
-	SUBQ    $8, CX
-	JMP     scaleloop
-
-scaledone:
-	VZEROUPPER
-	RET
-
-// func addFloat32s(n int, x, y, z *float32)
-//
-// z[i] = x[i] + y[i] for i < n, n a multiple of 8.
-TEXT ·addFloat32s(SB), NOSPLIT, $0-32
-	MOVQ n+0(FP), CX
-	MOVQ x+8(FP), SI
-	MOVQ y+16(FP), DI
-	MOVQ z+24(FP), DX
-
-addloop:
-	TESTQ   CX, CX
-	JE      adddone
-	VMOVUPS (SI), Y0
-	VADDPS  (DI), Y0, Y0
-	VMOVUPS Y0, (DX)
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	SUBQ    $8, CX
-	JMP     addloop
-
-adddone:
+	REDUCE8(VMAXPS, VMAXSS, Y0, X0)
+	VMOVSS X0, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -328,13 +179,8 @@ dotloop:
 	JMP         dotloop
 
 dotdone:
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS       X0, X1, X0
-	VMOVHLPS     X0, X0, X1
-	VADDPS       X1, X0, X0
-	VPSHUFD      $1, X0, X1
-	VADDSS       X1, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	REDUCE8(VADDPS, VADDSS, Y0, X0)
+	VMOVSS X0, ret+24(FP)
 	VZEROUPPER
 	RET
 
@@ -367,45 +213,10 @@ graddone:
 	VZEROUPPER
 	RET
 
-DATA geluA<>+0(SB)/4, $0x3d372713
-DATA geluA<>+4(SB)/4, $0x3d372713
-DATA geluA<>+8(SB)/4, $0x3d372713
-DATA geluA<>+12(SB)/4, $0x3d372713
-DATA geluA<>+16(SB)/4, $0x3d372713
-DATA geluA<>+20(SB)/4, $0x3d372713
-DATA geluA<>+24(SB)/4, $0x3d372713
-DATA geluA<>+28(SB)/4, $0x3d372713
-GLOBL geluA<>(SB), RODATA|NOPTR, $32
-
-DATA geluA3<>+0(SB)/4, $0x3e095d4f
-DATA geluA3<>+4(SB)/4, $0x3e095d4f
-DATA geluA3<>+8(SB)/4, $0x3e095d4f
-DATA geluA3<>+12(SB)/4, $0x3e095d4f
-DATA geluA3<>+16(SB)/4, $0x3e095d4f
-DATA geluA3<>+20(SB)/4, $0x3e095d4f
-DATA geluA3<>+24(SB)/4, $0x3e095d4f
-DATA geluA3<>+28(SB)/4, $0x3e095d4f
-GLOBL geluA3<>(SB), RODATA|NOPTR, $32
-
-DATA geluC<>+0(SB)/4, $0x3f4c422a
-DATA geluC<>+4(SB)/4, $0x3f4c422a
-DATA geluC<>+8(SB)/4, $0x3f4c422a
-DATA geluC<>+12(SB)/4, $0x3f4c422a
-DATA geluC<>+16(SB)/4, $0x3f4c422a
-DATA geluC<>+20(SB)/4, $0x3f4c422a
-DATA geluC<>+24(SB)/4, $0x3f4c422a
-DATA geluC<>+28(SB)/4, $0x3f4c422a
-GLOBL geluC<>(SB), RODATA|NOPTR, $32
-
-DATA geluSign<>+0(SB)/4, $0x80000000
-DATA geluSign<>+4(SB)/4, $0x80000000
-DATA geluSign<>+8(SB)/4, $0x80000000
-DATA geluSign<>+12(SB)/4, $0x80000000
-DATA geluSign<>+16(SB)/4, $0x80000000
-DATA geluSign<>+20(SB)/4, $0x80000000
-DATA geluSign<>+24(SB)/4, $0x80000000
-DATA geluSign<>+28(SB)/4, $0x80000000
-GLOBL geluSign<>(SB), RODATA|NOPTR, $32
+LANES8(geluA, 0x3d372713)
+LANES8(geluA3, 0x3e095d4f)
+LANES8(geluC, 0x3f4c422a)
+LANES8(geluSign, 0x80000000)
 
 // SIGMOIDCONSTS loads what GELUE and SILUE need: Y4 = 88, Y5 = -87 for
 // EXP8, Y13 = Y14 = 1, Y15 = 0.

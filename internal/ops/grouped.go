@@ -40,8 +40,14 @@ func (d groupedDef) String() string {
 	return fmt.Sprintf("GroupedHeads{%v,G=%d,merge=%t}", d.Heads, d.groups, d.merge)
 }
 
-func (d groupedDef) shapes() (flat, packed tensor.Shape) {
-	return tensor.Shape{d.B * d.T, (d.H + 2*d.groups) * d.D}, d.packed(3)
+// shapes are the op's input and output shapes: flat to packed, or packed to
+// flat when merging.
+func (d groupedDef) shapes() (in, out tensor.Shape) {
+	flat, packed := tensor.Shape{d.B * d.T, (d.H + 2*d.groups) * d.D}, d.packed(3)
+	if d.merge {
+		return packed, flat
+	}
+	return flat, packed
 }
 
 func (d groupedDef) signature() signature {
@@ -52,15 +58,8 @@ func (d groupedDef) signature() signature {
 }
 
 func (d groupedDef) shape(s []tensor.Shape) (tensor.Shape, error) {
-	flat, packed := d.shapes()
-	in, out := flat, packed
-	if d.merge {
-		in, out = packed, flat
-	}
-	if !s[0].Eq(in) {
-		return nil, errors.Errorf("%v: input shape %v, want %v", d, s[0], in)
-	}
-	return out, nil
+	in, out := d.shapes()
+	return fixedShape(d, s[0], in, out)
 }
 
 func (d groupedDef) run(a *args) error {
@@ -69,8 +68,7 @@ func (d groupedDef) run(a *args) error {
 
 func (d groupedDef) grad(_ gorgonia.Nodes, _, dy *gorgonia.Node) (gorgonia.Nodes, error) {
 	d.merge = !d.merge
-	dx, err := apply(d, dy)
-	return gorgonia.Nodes{dx}, err
+	return gradOf(d, dy)
 }
 
 // groupHeads copies every D-long run between the flat and packed layouts

@@ -88,10 +88,7 @@ func (d headsDef) signature() signature {
 
 func (d headsDef) shape(s []tensor.Shape) (tensor.Shape, error) {
 	in, out := d.shapes()
-	if !s[0].Eq(in) {
-		return nil, errors.Errorf("%v: input shape %v, want %v", d, s[0], in)
-	}
-	return out, nil
+	return fixedShape(d, s[0], in, out)
 }
 
 func (d headsDef) run(a *args) error {
@@ -100,8 +97,7 @@ func (d headsDef) run(a *args) error {
 
 func (d headsDef) grad(_ gorgonia.Nodes, _, dy *gorgonia.Node) (gorgonia.Nodes, error) {
 	d.split = !d.split
-	dx, err := apply(d, dy)
-	return gorgonia.Nodes{dx}, err
+	return gradOf(d, dy)
 }
 
 // permuteHeads copies every D-long run between flat (B*T, P*H*D) and heads

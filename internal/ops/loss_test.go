@@ -70,7 +70,7 @@ func TestCrossEntropyMatchesReference(t *testing.T) {
 			t.Errorf("std %g float64: loss %v, reference %v", std, got, want)
 		}
 		l32 := graphtest.ToF32(lv)
-		want32 := refCE(float64s(l32), v, targets, mask)
+		want32 := refCE(graphtest.Float64s(t, "logits", l32), v, targets, mask)
 		g, _, loss = ceGraph(t, l32, targets, graphtest.ToF32(maskT))
 		graphtest.Run(t, g)
 		if got := graphtest.Values(t, loss)[0]; math.IsNaN(got) || math.Abs(got-want32) > 1e-5*math.Max(1, math.Abs(want32)) {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"hash"
 	"hash/fnv"
 	"io"
@@ -353,6 +354,23 @@ func scalarArg(v gorgonia.Value) (float64, error) {
 		}
 	}
 	return 0, errors.Errorf("unsupported scalar gradient %T", v)
+}
+
+// fixedShape is the output shape out of the one-input op d, after checking
+// that its input shape got is the one it takes, in.
+func fixedShape(d fmt.Stringer, got, in, out tensor.Shape) (tensor.Shape, error) {
+	if !got.Eq(in) {
+		return nil, errors.Errorf("%v: input shape %v, want %v", d, got, in)
+	}
+	return out, nil
+}
+
+// gradOf is the gradient of an op with respect to its one input when that
+// gradient is the op d of inputs (the inverse permutation, the reverse
+// rotation).
+func gradOf(d def, inputs ...*gorgonia.Node) (gorgonia.Nodes, error) {
+	dx, err := apply(d, inputs...)
+	return gorgonia.Nodes{dx}, err
 }
 
 // same checks that every shape equals the first and returns it.

@@ -55,18 +55,14 @@ func (d rotaryDef) signature() signature {
 }
 
 func (d rotaryDef) shape(s []tensor.Shape) (tensor.Shape, error) {
-	if want := d.packed(3); !s[0].Eq(want) {
-		return nil, errors.Errorf("%v: input shape %v, want %v", d, s[0], want)
-	}
-	return s[0].Clone(), nil
+	return fixedShape(d, s[0], d.packed(3), d.packed(3))
 }
 
 func (d rotaryDef) run(a *args) error { return byDtype(d, a, rotary[float64], rotary[float32]) }
 
 func (d rotaryDef) grad(_ gorgonia.Nodes, _, dy *gorgonia.Node) (gorgonia.Nodes, error) {
 	d.inverse = !d.inverse
-	dx, err := apply(d, dy)
-	return gorgonia.Nodes{dx}, err
+	return gradOf(d, dy)
 }
 
 // RotaryAngles returns cos and sin (T, D/2) of the rotation of pair i at

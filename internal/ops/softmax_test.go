@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -14,19 +15,42 @@ import (
 
 // softmaxOf builds and runs MaskedSoftmax on scores (B, H, T, T) and an
 // optional key mask (B, T) of the same dtype.
-func softmaxOf(t *testing.T, scores, keyMask *tensor.Dense, causal bool, scale float64) []float64 {
+func softmaxOf(t *testing.T, scores, keyMask *tensor.Dense, m Mask, scale float64) []float64 {
 	t.Helper()
 	g := gorgonia.NewGraph()
 	var km *gorgonia.Node
 	if keyMask != nil {
 		km = graphtest.Param(g, "key_mask", keyMask)
 	}
-	y, err := MaskedSoftmax(graphtest.Param(g, "scores", scores), km, Mask{Causal: causal}, scale)
+	y, err := MaskedSoftmax(graphtest.Param(g, "scores", scores), km, m, scale)
 	if err != nil {
 		t.Fatal(err)
 	}
 	graphtest.Run(t, g)
 	return graphtest.Values(t, y)
+}
+
+// softmaxDtypes are the dtypes the softmax is tested in, with the tolerance
+// of each against a float64 reference.
+var softmaxDtypes = []struct {
+	dt  tensor.Dtype
+	tol float64
+}{{tensor.Float64, 1e-12}, {tensor.Float32, 1e-6}}
+
+// softmaxInputs is scores (B, H, T, T) and, when keyMask is not nil, a key
+// mask (B, T) holding it, both in dtype dt.
+func softmaxInputs(dt tensor.Dtype, scores *tensor.Dense, keyMask []float64) (*tensor.Dense, *tensor.Dense) {
+	var km *tensor.Dense
+	if keyMask != nil {
+		km = tensor.New(tensor.WithShape(scores.Shape()[0], scores.Shape()[2]), tensor.WithBacking(slices.Clone(keyMask)))
+	}
+	if dt == tensor.Float32 {
+		scores = graphtest.ToF32(scores)
+		if km != nil {
+			km = graphtest.ToF32(km)
+		}
+	}
+	return scores, km
 }
 
 // TestMaskedSoftmaxRows checks, for float64 and float32, on logits of
@@ -38,29 +62,20 @@ func softmaxOf(t *testing.T, scores, keyMask *tensor.Dense, causal bool, scale f
 func TestMaskedSoftmaxRows(t *testing.T) {
 	const b, h, tt = 2, 3, 5
 	keyMask := []float64{1, 1, 1, 1, 1, 0, 1, 1, 0, 1} // batch 1 hides keys 0 and 3
-	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
-		tol := 1e-12
-		if dt == tensor.Float32 {
-			tol = 1e-6
-		}
+	for _, c := range softmaxDtypes {
+		dt, tol := c.dt, c.tol
 		for _, std := range []float64{1, 1e3} {
 			for _, causal := range []bool{true, false} {
 				for _, masked := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%v/std=%g/causal=%t/keymask=%t", dt, std, causal, masked), func(t *testing.T) {
 						rng := rand.New(rand.NewPCG(11, uint64(std)))
-						scores := graphtest.RandDense(rng, std, b, h, tt, tt)
-						var km *tensor.Dense
+						var km []float64
 						if masked {
-							km = tensor.New(tensor.WithShape(b, tt), tensor.WithBacking(append([]float64(nil), keyMask...)))
+							km = keyMask
 						}
-						if dt == tensor.Float32 {
-							scores = graphtest.ToF32(scores)
-							if km != nil {
-								km = graphtest.ToF32(km)
-							}
-						}
-						s := float64s(scores)
-						y := softmaxOf(t, scores, km, causal, 0.5)
+						scores, kmDense := softmaxInputs(dt, graphtest.RandDense(rng, std, b, h, tt, tt), km)
+						s := graphtest.Float64s(t, "scores", scores)
+						y := softmaxOf(t, scores, kmDense, Mask{Causal: causal}, 0.5)
 						for row := 0; row < b*h*tt; row++ {
 							bi, i := row/(h*tt), row%tt
 							visible := func(j int) bool {
@@ -107,12 +122,100 @@ func TestMaskedSoftmaxRows(t *testing.T) {
 	}
 }
 
+// TestMaskedSoftmaxWindowAndALiBi compares MaskedSoftmax with a float64
+// loop over every (query, key) pair for sliding windows and ALiBi slopes,
+// causal and not, with a key mask: visible entries within 1e-12 (float64)
+// or 1e-6 (float32) of the reference, every other entry exactly 0.
+func TestMaskedSoftmaxWindowAndALiBi(t *testing.T) {
+	const b, h, tt = 2, 3, 6
+	keyMask := []float64{1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 1}
+	slopes := []float64{0.5, 0.25, 0.125}
+	for _, c := range softmaxDtypes {
+		dt, tol := c.dt, c.tol
+		for _, m := range []Mask{
+			{Causal: true, Window: 2},
+			{Causal: true, Window: 1},
+			{Window: 2},
+			{Causal: true, Slopes: slopes},
+			{Slopes: slopes},
+			{Causal: true, Window: 3, Slopes: slopes},
+		} {
+			for _, masked := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%v/keymask=%t", dt, m, masked), func(t *testing.T) {
+					rng := rand.New(rand.NewPCG(17, uint64(m.Window)))
+					var km []float64
+					if masked {
+						km = keyMask
+					}
+					scores, kmDense := softmaxInputs(dt, graphtest.RandDense(rng, 2, b, h, tt, tt), km)
+					s := graphtest.Float64s(t, "scores", scores)
+					y := softmaxOf(t, scores, kmDense, m, 0.5)
+					for row := 0; row < b*h*tt; row++ {
+						bi, hi, i := row/(h*tt), row/tt%h, row%tt
+						visible := func(j int) bool {
+							if m.Causal && j > i {
+								return false
+							}
+							if m.Window > 0 && (j <= i-m.Window || j >= i+m.Window) {
+								return false
+							}
+							return !masked || keyMask[bi*tt+j] != 0
+						}
+						z := make([]float64, tt)
+						maxv, sum := math.Inf(-1), 0.0
+						for j := range z {
+							if visible(j) {
+								z[j] = 0.5 * s[row*tt+j]
+								if m.Slopes != nil {
+									z[j] -= m.Slopes[hi] * math.Abs(float64(i-j))
+								}
+								maxv = math.Max(maxv, z[j])
+							}
+						}
+						for j := range z {
+							if visible(j) {
+								sum += math.Exp(z[j] - maxv)
+							}
+						}
+						for j := range z {
+							got := y[row*tt+j]
+							if !visible(j) {
+								if got != 0 {
+									t.Fatalf("row %d (query %d): hidden key %d has weight %v", row, i, j, got)
+								}
+								continue
+							}
+							if want := math.Exp(z[j]-maxv) / sum; math.Abs(got-want) > tol {
+								t.Fatalf("row %d (query %d) key %d: %v, want %v", row, i, j, got, want)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMaskedSoftmaxMaskErrors: a negative window and a slope count other
+// than the number of heads are refused at build time, naming the numbers.
+func TestMaskedSoftmaxMaskErrors(t *testing.T) {
+	g := gorgonia.NewGraph()
+	rng := rand.New(rand.NewPCG(1, 1))
+	scores := graphtest.Param(g, "scores", graphtest.RandDense(rng, 1, 1, 2, 3, 3))
+	if _, err := MaskedSoftmax(scores, nil, Mask{Window: -1}, 1); err == nil || err.Error() != "masked softmax: window -1 must not be negative" {
+		t.Errorf("negative window: %v", err)
+	}
+	if _, err := MaskedSoftmax(scores, nil, Mask{Slopes: []float64{1}}, 1); err == nil || err.Error() != "masked softmax: 1 ALiBi slopes for 2 heads" {
+		t.Errorf("slopes: %v", err)
+	}
+}
+
 // TestMaskedSoftmaxFullyMaskedRow: a query whose every key is hidden gets
 // an all-zero row, not NaN, and zero gradient.
 func TestMaskedSoftmaxFullyMaskedRow(t *testing.T) {
 	scores := tensor.New(tensor.WithShape(1, 1, 2, 2), tensor.WithBacking([]float64{3, -2, 1, 4}))
 	km := tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{0, 1}))
-	y := softmaxOf(t, scores, km, true, 1)
+	y := softmaxOf(t, scores, km, Mask{Causal: true}, 1)
 	// query 0 sees only key 0, which is padded; query 1 sees key 1 only.
 	want := []float64{0, 0, 0, 1}
 	for i := range want {
@@ -138,16 +241,4 @@ func TestMaskedSoftmaxErrors(t *testing.T) {
 	if _, err := MaskedSoftmax(graphtest.Param(g, "d", graphtest.RandDense(rng, 1, 2, 1, 3, 3)), graphtest.Param(g, "e", graphtest.RandDense(rng, 1, 3)), Mask{Causal: true}, 1); err == nil {
 		t.Error("1-D key mask accepted")
 	}
-}
-
-// float64s returns a float tensor's entries as float64.
-func float64s(d *tensor.Dense) []float64 {
-	if d.Dtype() == tensor.Float64 {
-		return d.Float64s()
-	}
-	out := make([]float64, d.Shape().TotalSize())
-	for i, v := range d.Float32s() {
-		out[i] = float64(v)
-	}
-	return out
 }

@@ -53,23 +53,30 @@ func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
 // Kind names the type of a file mode for a message: "a directory", "a named
 // pipe", "a device", "a socket", "a symlink", "a regular file".
 func Kind(mode fs.FileMode) string {
-	switch t := mode.Type(); {
-	case t == 0:
+	t := mode.Type()
+	if t == 0 {
 		return "a regular file"
-	case t&fs.ModeCharDevice != 0:
-		return "a character device"
-	case t&fs.ModeDir != 0:
-		return "a directory"
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case t&fs.ModeSymlink != 0:
-		return "a symlink"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
 	}
-	return "not a regular file (" + mode.Type().String() + ")"
+	for _, k := range fileKinds {
+		if t&k.bit != 0 {
+			return k.name
+		}
+	}
+	return "not a regular file (" + t.String() + ")"
+}
+
+// fileKinds are the names of the mode bits Kind knows, in the order it tries
+// them: a character device has ModeDevice set too.
+var fileKinds = []struct {
+	bit  fs.FileMode
+	name string
+}{
+	{fs.ModeCharDevice, "a character device"},
+	{fs.ModeDir, "a directory"},
+	{fs.ModeNamedPipe, "a named pipe"},
+	{fs.ModeSymlink, "a symlink"},
+	{fs.ModeSocket, "a socket"},
+	{fs.ModeDevice, "a device"},
 }
 
 // ReadLimit returns the contents of the regular file at path (see

@@ -271,43 +271,41 @@ func TestFloatCodecs(t *testing.T) {
 		float32(math.Inf(1)), math.Float32frombits(0x7fc00001)}
 	f64 := []float64{0, math.Copysign(0, -1), 1, -2.5, math.MaxFloat64, math.SmallestNonzeroFloat64,
 		math.Inf(-1), math.Float64frombits(0x7ff8000000000abc)}
-	var ref32, ref64 bytes.Buffer
-	if err := binary.Write(&ref32, binary.LittleEndian, f32); err != nil {
-		t.Fatal(err)
+	checkCodec(t, "F32", f32, EncodeFloat32, DecodeFloat32)
+	checkCodec(t, "F64", f64, EncodeFloat64, DecodeFloat64)
+}
+
+// checkCodec checks that encode writes values as encoding/binary does, that
+// decode reads them back bit for bit, and that decode refuses one and a half
+// values' bytes.
+func checkCodec[T float32 | float64](t *testing.T, dtype string, values []T, encode func([]T) []byte, decode func([]byte) ([]T, error)) {
+	t.Helper()
+	ref := littleEndian(t, values)
+	if got := encode(values); !bytes.Equal(got, ref) {
+		t.Errorf("%s: encoded %x, want %x", dtype, got, ref)
 	}
-	if err := binary.Write(&ref64, binary.LittleEndian, f64); err != nil {
-		t.Fatal(err)
-	}
-	if got := EncodeFloat32(f32); !bytes.Equal(got, ref32.Bytes()) {
-		t.Errorf("EncodeFloat32 = %x, want %x", got, ref32.Bytes())
-	}
-	if got := EncodeFloat64(f64); !bytes.Equal(got, ref64.Bytes()) {
-		t.Errorf("EncodeFloat64 = %x, want %x", got, ref64.Bytes())
-	}
-	back32, err := DecodeFloat32(ref32.Bytes())
+	back, err := decode(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range f32 {
-		if math.Float32bits(back32[i]) != math.Float32bits(f32[i]) {
-			t.Errorf("DecodeFloat32[%d] = %x, want %x", i, math.Float32bits(back32[i]), math.Float32bits(f32[i]))
-		}
+	if got := littleEndian(t, back); !bytes.Equal(got, ref) {
+		t.Errorf("%s: decoded %x, want the bits %x", dtype, got, ref)
 	}
-	back64, err := DecodeFloat64(ref64.Bytes())
-	if err != nil {
+	n := binary.Size(values[0]) * 3 / 2
+	want := fmt.Sprintf("%d bytes is not a whole number of %s values", n, dtype)
+	if _, err := decode(make([]byte, n)); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: decoding %d bytes: %v, want %q", dtype, n, err, want)
+	}
+}
+
+// littleEndian is values as encoding/binary writes them, little-endian.
+func littleEndian[T float32 | float64](t *testing.T, values []T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := binary.Write(&b, binary.LittleEndian, values); err != nil {
 		t.Fatal(err)
 	}
-	for i := range f64 {
-		if math.Float64bits(back64[i]) != math.Float64bits(f64[i]) {
-			t.Errorf("DecodeFloat64[%d] = %x, want %x", i, math.Float64bits(back64[i]), math.Float64bits(f64[i]))
-		}
-	}
-	if _, err := DecodeFloat32(make([]byte, 6)); err == nil || !strings.Contains(err.Error(), "6 bytes is not a whole number of F32 values") {
-		t.Errorf("DecodeFloat32 of 6 bytes: %v", err)
-	}
-	if _, err := DecodeFloat64(make([]byte, 12)); err == nil || !strings.Contains(err.Error(), "12 bytes is not a whole number of F64 values") {
-		t.Errorf("DecodeFloat64 of 12 bytes: %v", err)
-	}
+	return b.Bytes()
 }
 
 // TestReadFile: errors name the file once, and a missing file is still

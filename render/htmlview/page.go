@@ -127,17 +127,9 @@ func shownLabels(d Data) ([][]string, error) {
 	if err := json.Unmarshal(d.Inspect, &first); err != nil {
 		return nil, errors.Wrap(err, "html page: the inspect data")
 	}
-	out := [][]string{escapeAll(first.Labels)}
+	out := [][]string{escape.Labels(first.Labels)}
 	for _, ex := range d.Examples {
-		out = append(out, escapeAll(ex.Labels))
+		out = append(out, escape.Labels(ex.Labels))
 	}
 	return out, nil
-}
-
-func escapeAll(labels []string) []string {
-	out := make([]string, len(labels))
-	for i, l := range labels {
-		out[i] = escape.Label(l)
-	}
-	return out
 }

@@ -3,5 +3,7 @@
 // header as generic values (a map from tensor name to its dtype, shape and
 // data_offsets, plus "__metadata__"), edited, then joined with the data
 // section unchanged, or with the data edited and the digest recorded anew
-// (Reseal). It is imported by tests only (cmd/train, cmd/inspect, model).
+// (Reseal), or with the run config its metadata carries edited (EditConfig).
+// It is imported by tests only (cmd/train, cmd/inspect, model, open,
+// rundir, train).
 package sttest

@@ -1,6 +1,7 @@
 package sttest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -43,6 +44,25 @@ func EditHeader(t testing.TB, file []byte, edit func(header map[string]any)) []b
 	return Join(t, h, data)
 }
 
+// EditConfig applies edit to the run config a checkpoint carries in its
+// metadata (key "config", a JSON object) and writes it back.
+func EditConfig(t testing.TB, file []byte, edit func(run map[string]any)) []byte {
+	t.Helper()
+	return EditHeader(t, file, func(h map[string]any) {
+		meta := h["__metadata__"].(map[string]any)
+		var run map[string]any
+		if err := json.Unmarshal([]byte(meta["config"].(string)), &run); err != nil {
+			t.Fatal(err)
+		}
+		edit(run)
+		b, err := json.Marshal(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta["config"] = string(b)
+	})
+}
+
 // Reseal records in file's metadata the SHA-256 of its data section as it
 // now is (safetensors.DigestKey), as safetensors.Write would have: a test
 // that forges data a buggy writer could produce (a NaN weight) then reaches
@@ -58,6 +78,30 @@ func Reseal(t testing.TB, file []byte) []byte {
 	sum := sha256.Sum256(data)
 	meta[safetensors.DigestKey] = hex.EncodeToString(sum[:])
 	return Join(t, h, data)
+}
+
+// SetElement overwrites element i of the named tensor with bits, one
+// element's bytes (safetensors.EncodeFloat32 of one value for an F32
+// tensor), and reseals the file as a writer that saved that value would
+// have.
+func SetElement(t testing.TB, file []byte, name string, i int, bits []byte) []byte {
+	t.Helper()
+	h, data := Split(t, file)
+	begin, _ := Offsets(h, name)
+	out := bytes.Clone(file)
+	copy(out[len(file)-len(data)+int(begin)+i*len(bits):], bits)
+	return Reseal(t, out)
+}
+
+// ShiftOffsets moves the named tensor's data_offsets by delta bytes in the
+// header, leaving the data as it is: the tensor then overlaps its
+// neighbour, or runs past the data section.
+func ShiftOffsets(t testing.TB, file []byte, name string, delta float64) []byte {
+	t.Helper()
+	return EditHeader(t, file, func(h map[string]any) {
+		begin, end := Offsets(h, name)
+		Entry(h, name)["data_offsets"] = []float64{begin + delta, end + delta}
+	})
 }
 
 // Entry is the header record of the named tensor.
