@@ -12,7 +12,8 @@ import (
 )
 
 // TestEveryNodeNamed: on both paths, in forward and training graphs with
-// MLP blocks (of each kind, mlpParts), key padding and dropout, every op
+// MLP blocks (of each kind, mlpParts, and a Llama-style block with QK-norm
+// and a tied head), key padding and dropout, every op
 // node carries a name that
 // says what it is: no node keeps Gorgonia's own "op(%children)" name, the
 // forward nodes are named after their layer and the nodes gorgonia.Grad
@@ -29,8 +30,12 @@ func TestEveryNodeNamed(t *testing.T) {
 			part(&cfg)
 			configs = append(configs, cfg)
 		}
+		llama := testConfig(true, path) // every other part at once: RMSNorm, QK-norm, a tied head, rope, GQA
+		mlpParts["swiglu"](&llama)
+		llama.Norm, llama.QKNorm, llama.TieEmbeddings, llama.Position, llama.KVHeads = NormRMS, true, true, PositionRope, 1
+		configs = append(configs, llama)
 		for _, cfg := range configs {
-			mlp := fmt.Sprintf("%t (%s, bias %t)", cfg.MLP, cfg.ActivationKind(), cfg.MLPBias.On())
+			mlp := fmt.Sprintf("%t (%s, %s, bias %t, %s)", cfg.MLP, cfg.NormKind(), cfg.ActivationKind(), cfg.MLPBias.On(), cfg.Blocks())
 			m, err := New(cfg, tensor.Float32, 1)
 			if err != nil {
 				t.Fatal(err)
