@@ -263,6 +263,9 @@ func dimNames(cfg Config, name string) []string {
 	t := fmt.Sprintf("model.context=%d", cfg.Context)
 	d := fmt.Sprintf("model.d_model=%d", cfg.DModel)
 	d3 := fmt.Sprintf("3*model.d_model=%d", 3*cfg.DModel)
+	if kv := cfg.KVHeadCount(); kv != cfg.Heads {
+		d3 = fmt.Sprintf("model.d_model+2*model.kv_heads*d_head=%d", cfg.DModel+2*kv*cfg.DHead())
+	}
 	f := fmt.Sprintf("model.d_ff=%d", cfg.DFF)
 	switch {
 	case name == "tok_emb.weight", name == "lm_head.weight":
