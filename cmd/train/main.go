@@ -12,18 +12,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/attnscope/attnscope/analysis"
-	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
-
 	"github.com/pkg/errors"
 	"golang.org/x/term"
 
+	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/strictyaml"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
 
