@@ -1,0 +1,59 @@
+package layout
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The standing size rules: no non-test Go file over maxFileLines lines,
+// and the inspect command, which only parses flags and calls the library,
+// within maxInspectLines of non-test code.
+const (
+	maxFileLines    = 600
+	maxInspectLines = 900
+)
+
+// TestSizeRules holds every tracked non-test Go file to maxFileLines and
+// cmd/inspect's non-test files together to maxInspectLines.
+func TestSizeRules(t *testing.T) {
+	var files, inspect int
+	err := filepath.WalkDir("../..", func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+		if e.IsDir() && (strings.HasPrefix(e.Name(), ".") && path != "../.." || e.Name() == "testdata" || e.Name() == "runs") {
+			return filepath.SkipDir
+		}
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines := bytes.Count(src, []byte("\n"))
+		files++
+		if lines > maxFileLines {
+			t.Errorf("%s has %d lines, more than the %d a file may have: split it by what its parts do", name, lines, maxFileLines)
+		}
+		if filepath.Dir(name) == "cmd/inspect" {
+			inspect += lines
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("found %d Go files under the repository root, too few: the walk missed the tree", files)
+	}
+	if inspect > maxInspectLines {
+		t.Errorf("cmd/inspect has %d lines of non-test code, more than %d: move what is not flag parsing into the library", inspect, maxInspectLines)
+	}
+	t.Logf("%d non-test files; cmd/inspect %d lines", files, inspect)
+}
