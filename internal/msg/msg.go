@@ -10,10 +10,17 @@ import (
 const MaxShown = 80
 
 // Quote returns s quoted in Go syntax, shortened past MaxShown bytes as
-// "\"first 80 bytes\"... (100000 bytes)".
+// "\"first 80 bytes\"... (100000 bytes)", and to fewer bytes when their
+// escapes (\x1b, \u202e) would make the quoted part longer than MaxShown.
 func Quote(s string) string {
 	head, more := cut(s)
-	return strconv.Quote(head) + more
+	q := strconv.Quote(head)
+	for len(q) > MaxShown+2 {
+		_, size := utf8.DecodeLastRuneInString(head)
+		head = head[:len(head)-size]
+		q, more = strconv.Quote(head), "... ("+strconv.Itoa(len(s))+" bytes)"
+	}
+	return q + more
 }
 
 // Clean returns s as it is when it is short and holds nothing that needs
@@ -22,7 +29,7 @@ func Quote(s string) string {
 func Clean(s string) string {
 	head, more := cut(s)
 	if q := strconv.Quote(head); q[1:len(q)-1] != head {
-		return q + more
+		return Quote(s)
 	}
 	return head + more
 }

@@ -7,7 +7,8 @@ import (
 
 // TestShortened: values up to MaxShown bytes are shown whole; longer ones
 // (issue 11: a 100,000-digit seed gave a 100 KB error line) are cut at a
-// character boundary and say how long they were.
+// character boundary and say how long they were; a quoted value shows at
+// most MaxShown characters between its quotes, escapes counted.
 func TestShortened(t *testing.T) {
 	long := strings.Repeat("9", 100_000)
 	cases := []struct{ in, quote, clean string }{
@@ -18,7 +19,9 @@ func TestShortened(t *testing.T) {
 		{long, `"` + long[:80] + `"... (100000 bytes)`, long[:80] + "... (100000 bytes)"},
 		// é is two bytes: the cut backs off to before the one that straddles 80.
 		{strings.Repeat("x", 79) + strings.Repeat("é", 10), `"` + strings.Repeat("x", 79) + `"... (99 bytes)`, strings.Repeat("x", 79) + "... (99 bytes)"},
-		{"\n" + long, `"\n` + long[:79] + `"... (100001 bytes)`, `"\n` + long[:79] + `"... (100001 bytes)`},
+		// The quoted part stays within MaxShown characters, escapes counted.
+		{"\n" + long, `"\n` + long[:78] + `"... (100001 bytes)`, `"\n` + long[:78] + `"... (100001 bytes)`},
+		{strings.Repeat("\x11", 40), `"` + strings.Repeat(`\x11`, 20) + `"... (40 bytes)`, `"` + strings.Repeat(`\x11`, 20) + `"... (40 bytes)`},
 	}
 	for _, c := range cases {
 		if got := Quote(c.in); got != c.quote {
