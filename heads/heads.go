@@ -95,6 +95,23 @@ func (r Result) Name() string {
 	return r.patternName(r.Role)
 }
 
+// Code is the role in two or three letters, for a grid of many heads:
+// "pv" previous-token, "sf" self, "ft" first-token, "sp" separator, "o3"
+// offset k=3, "dp" duplicate-token, "in" induction, "mn"
+// smallest-remaining, "nx" next-larger, "br" matching-bracket; "" for a
+// diffuse head.
+func (r Result) Code() string {
+	if r.Role == Offset {
+		return fmt.Sprintf("o%d", r.OffsetK)
+	}
+	return codes[r.Role]
+}
+
+var codes = map[Pattern]string{
+	PreviousToken: "pv", Self: "sf", FirstToken: "ft", Separator: "sp", Duplicate: "dp", Induction: "in",
+	SmallestRemaining: "mn", NextLarger: "nx", MatchingBracket: "br",
+}
+
 // Below is how a head whose strongest pattern scores under the threshold is
 // named: "diffuse (best: previous-token 0.37)".
 func Below(strongest string, score float64) string {

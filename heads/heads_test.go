@@ -430,3 +430,25 @@ func TestScoresJSON(t *testing.T) {
 		t.Error("a role listed twice was accepted")
 	}
 }
+
+// TestCodes: every role but diffuse has its own code for the grid of many
+// heads, and the offset's names its k.
+func TestCodes(t *testing.T) {
+	seen := map[string]Pattern{}
+	for _, p := range Patterns {
+		c := Result{Role: p, OffsetK: 3}.Code()
+		if c == "" || len(c) > 3 {
+			t.Errorf("%s: code %q, want 1-3 letters", p, c)
+		}
+		if other, dup := seen[c]; dup {
+			t.Errorf("%s and %s share the code %q", p, other, c)
+		}
+		seen[c] = p
+	}
+	if c := (Result{Role: Offset, OffsetK: 12}).Code(); c != "o12" {
+		t.Errorf("offset k=12: code %q", c)
+	}
+	if c := (Result{Role: Diffuse}).Code(); c != "" {
+		t.Errorf("diffuse: code %q, want none", c)
+	}
+}

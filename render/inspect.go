@@ -37,6 +37,9 @@ type Inspect struct {
 	// Mean: the heatmaps are each head's mean over Samples examples.
 	Mean   bool
 	Layers [][]Panel // the selected heads' heatmaps, one row per layer
+	// LayerNote, when set, says that the heatmaps show one layer of many
+	// (a model of many heads, by default) while Heads lists every head.
+	LayerNote string
 }
 
 // Model is the shape of a model as the views name it.
@@ -63,6 +66,7 @@ func (m Model) familySuffix() string {
 type HeadLine struct {
 	Layer, Head    int
 	Role           string
+	Code           string // the role in two or three letters, for the grid of many heads (heads.Result.Code)
 	Score, Entropy float64
 }
 
@@ -131,7 +135,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
 	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
-	writeHeads(p, v.Heads)
+	writeHeads(p, v.Heads, width)
 	if v.Circuits != nil {
 		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)
 	}
@@ -148,6 +152,9 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", MaskedGlyph)
 	}
 	p.para(width, "roles: %s, at %s", v.rolesSource(), v.rowsUsed())
+	if v.LayerNote != "" {
+		p.para(width, "%s", v.LayerNote)
+	}
 	for _, panels := range v.Layers {
 		p.printf("\n")
 		if p.err == nil {
@@ -181,7 +188,11 @@ func (v Inspect) rowsUsed() string {
 
 // writeHeads prints one line per head: its role, the score and the mean
 // row entropy.
-func writeHeads(p *printer, lines []HeadLine) {
+func writeHeads(p *printer, lines []HeadLine, width int) {
+	if len(lines) > MaxHeadLines {
+		writeHeadGrid(p, lines, width)
+		return
+	}
 	roleW := len("role")
 	for _, h := range lines {
 		roleW = max(roleW, utf8.RuneCountInString(h.Role))

@@ -25,7 +25,9 @@ type Options struct {
 	// example of the task from Seed.
 	Tokens string
 	// Layer and Head select the heads the views show; -1 selects every
-	// one. The JSON document holds every head whatever they select.
+	// one, and Layer LayerAuto every layer of a model of at most
+	// MaxHeadsShown heads, else layer 0 alone (the heads' table still lists
+	// every head). The JSON document holds every head whatever they select.
 	Layer, Head int
 	Samples     int           // examples the head roles pool over, in [1, MaxSamples]
 	Seed        uint64        // of the example shown and of the scoring examples
@@ -43,6 +45,13 @@ type Options struct {
 	Page bool
 	Runs []string
 }
+
+// LayerAuto is Options.Layer's "as many layers as read well".
+const LayerAuto = -1 << 30
+
+// MaxHeadsShown is the most heads whose heatmaps the views show at once by
+// default: a model with more (GPT-2 small has 144) shows one layer.
+const MaxHeadsShown = 32
 
 // Report is what inspect shows of a checkpoint, as data: Build computes
 // it, its methods give each view.
@@ -118,8 +127,10 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	if err := checkMemory(cfg, o.Samples); err != nil {
 		return nil, err
 	}
-	if err := checkIndex("-layer", o.Layer, cfg.Layers, "layer", ""); err != nil {
-		return nil, err
+	if o.Layer != LayerAuto {
+		if err := checkIndex("-layer", o.Layer, cfg.Layers, "layer", ""); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkIndex("-head", o.Head, cfg.Heads, "head", " per layer"); err != nil {
 		return nil, err

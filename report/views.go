@@ -13,8 +13,9 @@ import (
 
 // selected lists the layers and heads Options.Layer and Head pick.
 func (r *Report) selected() (layers, hs []int) {
+	layer := r.Layer()
 	for l := range r.Config.Layers {
-		if r.Options.Layer < 0 || r.Options.Layer == l {
+		if layer < 0 || layer == l {
 			layers = append(layers, l)
 		}
 	}
@@ -24,6 +25,18 @@ func (r *Report) selected() (layers, hs []int) {
 		}
 	}
 	return layers, hs
+}
+
+// Layer is the layer the views show, -1 for every one: Options.Layer with
+// LayerAuto resolved.
+func (r *Report) Layer() int {
+	if r.Options.Layer != LayerAuto {
+		return r.Options.Layer
+	}
+	if r.Config.Layers*r.Config.Heads > MaxHeadsShown {
+		return 0
+	}
+	return -1
 }
 
 // Text is the terminal view of the selected heads; summary stops it after
@@ -39,11 +52,23 @@ func (r *Report) Text(summary bool) render.Inspect {
 	for _, l := range layers {
 		var panels []render.Panel
 		for _, h := range hs {
-			res := r.Pooled.Roles[l][h]
-			v.Heads = append(v.Heads, render.HeadLine{Layer: l, Head: h, Role: res.Name(), Score: res.Score, Entropy: res.Entropy})
-			panels = append(panels, r.Panel(l, h, textNotes(res)))
+			panels = append(panels, r.Panel(l, h, textNotes(r.Pooled.Roles[l][h])))
 		}
 		v.Layers = append(v.Layers, panels)
+	}
+	if r.Options.Layer == LayerAuto && r.Layer() >= 0 {
+		// The table lists every head; the heatmaps show one layer.
+		v.LayerNote = fmt.Sprintf("heatmaps of layer %d only, of %d (-layer N shows another, -layer all every one)", r.Layer(), r.Config.Layers)
+		layers = nil
+		for l := range r.Config.Layers {
+			layers = append(layers, l)
+		}
+	}
+	for _, l := range layers {
+		for _, h := range hs {
+			res := r.Pooled.Roles[l][h]
+			v.Heads = append(v.Heads, render.HeadLine{Layer: l, Head: h, Role: res.Name(), Code: res.Code(), Score: res.Score, Entropy: res.Entropy})
+		}
 	}
 	return v
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -62,7 +63,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train (required)")
 	fs.StringVar(&o.r.Data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
-	fs.IntVar(&o.r.Layer, "layer", -1, "show only this layer; -1 shows all")
+	o.r.Layer = report.LayerAuto
+	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or layer 0 alone for a model of more than %d heads)", report.MaxHeadsShown), func(v string) error {
+		if v == "all" {
+			o.r.Layer = -1
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return errors.Errorf("want a layer number or all")
+		}
+		o.r.Layer = n
+		return nil
+	})
 	fs.IntVar(&o.r.Head, "head", -1, "show only this head; -1 shows all")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")

@@ -1,0 +1,53 @@
+package render
+
+import (
+	"fmt"
+)
+
+// MaxHeadLines is the most heads the heads' table lists a line each; more
+// (GPT-2 small's 144) are a grid of layers by heads.
+const MaxHeadLines = 32
+
+// gridLegend says what the grid's cells mean.
+const gridLegend = "cells: the role's code and score x 100 (pv previous-token, sf self, ft first-token, sp separator, " +
+	"oK offset k, dp duplicate-token, in induction, mn smallest-remaining, nx next-larger, br matching-bracket); " +
+	"· diffuse (no pattern reaches the threshold)"
+
+// writeHeadGrid prints the heads as rows of layers and columns of heads,
+// each cell the role's code and score ("in97"), or "·" for a diffuse head.
+func writeHeadGrid(p *printer, lines []HeadLine, width int) {
+	heads := 0
+	for _, h := range lines {
+		heads = max(heads, h.Head+1)
+	}
+	cell := len("h00") + 1
+	for _, h := range lines {
+		cell = max(cell, len(gridCell(h))+1)
+	}
+	p.printf("%5s ", "layer")
+	for h := range heads {
+		p.printf("%*s", cell, fmt.Sprintf("h%d", h))
+	}
+	p.printf("\n")
+	for i := 0; i < len(lines); {
+		layer := lines[i].Layer
+		row := make([]string, heads)
+		for ; i < len(lines) && lines[i].Layer == layer; i++ {
+			row[lines[i].Head] = gridCell(lines[i])
+		}
+		p.printf("%5d ", layer)
+		for _, c := range row {
+			p.printf("%*s", cell, c)
+		}
+		p.printf("\n")
+	}
+	p.para(width, "%s", gridLegend)
+}
+
+// gridCell is one head's cell: "in97", or "·" when it is diffuse.
+func gridCell(h HeadLine) string {
+	if h.Code == "" {
+		return "·"
+	}
+	return fmt.Sprintf("%s%02d", h.Code, min(99, int(h.Score*100+0.5)))
+}

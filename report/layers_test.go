@@ -1,0 +1,49 @@
+package report
+
+import (
+	"path/filepath"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// TestManyHeadsShowOneLayer: with Layer left to LayerAuto, a model of more
+// than MaxHeadsShown heads (3 layers x 12) shows the heatmaps of layer 0
+// alone, says so, and still lists every head; a model of fewer shows every
+// layer; Layer -1 shows every layer of either.
+func TestManyHeadsShowOneLayer(t *testing.T) {
+	for _, c := range []struct {
+		heads, layer, panels int
+		note                 bool
+	}{
+		{12, LayerAuto, 1, true},
+		{12, -1, 3, false},
+		{2, LayerAuto, 3, false},
+	} {
+		task := data.TaskConfig{Name: "copy", Length: 4, Symbols: 5}
+		cfg := model.Config{Vocab: 6, Context: 8, DModel: 24, Heads: c.heads, Layers: 3}
+		m, err := model.New(cfg, tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := rundir.DefaultConfig()
+		run.Task, run.Model = task, cfg
+		path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
+		if err := rundir.SaveCheckpoint(path, m, run, 1); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Build(Options{Checkpoint: path, Layer: c.layer, Head: -1, Samples: 2, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := r.Text(false)
+		if len(v.Layers) != c.panels || len(v.Heads) != 3*c.heads || (v.LayerNote != "") != c.note {
+			t.Errorf("%d heads, layer %d: %d layers of heatmaps, %d heads listed, note %q; want %d, %d, note %t",
+				c.heads, c.layer, len(v.Layers), len(v.Heads), v.LayerNote, c.panels, 3*c.heads, c.note)
+		}
+	}
+}
