@@ -2,6 +2,7 @@ package generate
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -173,6 +174,13 @@ func Generate(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int) ([][]
 // the slice is Stream's, to read before emit returns). Within a step rows
 // come in order. An error from emit stops the generation and is returned.
 func Stream(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int, emit func(row int, written []int) error) ([][]int, error) {
+	return StreamUntil(st, prompts, n, s, vocab, -1, emit)
+}
+
+// StreamUntil is Stream whose rows also end when they pick the token stop
+// (an end-of-text token, written as the row's last; -1: none).
+func StreamUntil(st Stepper, prompts [][]int, n []int, s *Sampler, vocab, stop int, emit func(row int, written []int) error) ([][]int, error) {
+	n = slices.Clone(n)
 	for i, p := range prompts {
 		if len(p) == 0 {
 			return nil, errors.Errorf("generate: prompt %d is empty", i)
@@ -206,6 +214,9 @@ func Stream(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int, emit fu
 				continue
 			}
 			out[i] = append(out[i], s.Pick(logits[i*vocab:(i+1)*vocab]))
+			if stop >= 0 && out[i][len(out[i])-1] == stop {
+				n[i] = len(out[i])
+			}
 			if emit == nil {
 				continue
 			}

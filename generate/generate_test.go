@@ -389,3 +389,48 @@ func TestMemoryNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamUntilStops: greedily, a row ends with the first stop token it
+// picks (kept as its last token), a row that never picks it runs to its
+// length, and what each row wrote up to there is what Stream wrote.
+func TestStreamUntilStops(t *testing.T) {
+	cfg := model.Config{Vocab: 5, Context: 32, DModel: 16, Heads: 2, Layers: 1, Position: model.PositionALiBi}
+	m, err := model.New(cfg, tensor.Float64, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts, n := [][]int{{1, 2}, {3}, {0}}, []int{20, 20, 20}
+	run := func(stop int) [][]int {
+		st, err := New(m, len(prompts), 24, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		s, _ := NewSampler(Options{TopP: 1}) // greedy: a row's draws do not depend on the others'
+		out, err := StreamUntil(st, prompts, n, s, cfg.Vocab, stop, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	free := run(-1)
+	stop := free[0][2]
+	stopped := run(stop)
+	ended := 0
+	for r := range prompts {
+		cut := slices.Index(free[r], stop)
+		if cut < 0 {
+			if !slices.Equal(stopped[r], free[r]) {
+				t.Errorf("row %d never picked %d but wrote %v, not %v", r, stop, stopped[r], free[r])
+			}
+			continue
+		}
+		ended++
+		if !slices.Equal(stopped[r], free[r][:cut+1]) {
+			t.Errorf("row %d: wrote %v, want %v up to its first %d", r, stopped[r], free[r][:cut+1], stop)
+		}
+	}
+	if ended == 0 {
+		t.Fatalf("no row picked %d: %v", stop, free)
+	}
+}
