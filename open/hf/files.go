@@ -57,7 +57,8 @@ func openWeights(d *modelDir) (*weights, error) {
 		return openShards(d)
 	case d.has(PickleFile) || d.has(PickleFile+".index.json"):
 		return nil, errors.Errorf("%s: holds %s but no %s; a pickle is not read: convert it, e.g. in Python with transformers, "+
-			"AutoModelForCausalLM.from_pretrained(DIR).save_pretrained(DIR) writes %s", d.name, PickleFile, WeightsFile, WeightsFile)
+			"AutoModelForCausalLM.from_pretrained(%s).save_pretrained(%s) writes %s",
+			d.name, PickleFile, WeightsFile, msg.Quote(d.name), msg.Quote(d.name), WeightsFile)
 	}
 	return nil, errors.Errorf("%s: holds no %s or %s", d.name, WeightsFile, IndexFile)
 }
