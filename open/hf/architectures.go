@@ -1,0 +1,76 @@
+package hf
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
+)
+
+// architecture is one family Load opens: how its config.json becomes a
+// model.Config, and what each tensor name its files may hold is.
+type architecture struct {
+	class     string // architectures[0] in config.json
+	modelType string // model_type in config.json
+	config    func(configKeys) (model.Config, error)
+	// tensors lists every name a file of this config may hold; a name
+	// not listed is refused. Called only once cfg.Layers is known to be
+	// no more than the files' tensor count.
+	tensors func(cfg model.Config) map[string]target
+	// sizes names the config keys behind the shapes, for a shape error.
+	sizes func(cfg model.Config) string
+}
+
+// target is what one tensor of a file is.
+type target struct {
+	// param is the project's parameter the tensor holds; "" for a buffer
+	// that is ignored.
+	param string
+	// transpose: stored (in, out) as GPT-2's Conv1D, the transpose of the
+	// project's (out, in).
+	transpose bool
+	// ignoredShape, for an ignored tensor, is the only shape it may have
+	// (a tied head must be the embedding's shape); nil takes any.
+	ignoredShape []int
+}
+
+// architectures are the families Load opens, in the order messages name
+// them.
+var architectures = []architecture{
+	{class: "GPT2LMHeadModel", modelType: "gpt2", config: gpt2Config, tensors: gpt2Tensors, sizes: gpt2Sizes},
+}
+
+// findArchitecture is the row of the architectures table config.json
+// names.
+func findArchitecture(keys configKeys) (architecture, error) {
+	class, err := keys.firstArchitecture()
+	if err != nil {
+		return architecture{}, err
+	}
+	modelType, err := keys.str("model_type", "")
+	if err != nil {
+		return architecture{}, err
+	}
+	for _, a := range architectures {
+		if a.class == class && a.modelType == modelType {
+			return a, nil
+		}
+	}
+	supported := make([]string, len(architectures))
+	for i, a := range architectures {
+		supported[i] = fmt.Sprintf("%s (model_type %s)", a.class, a.modelType)
+	}
+	return architecture{}, errors.Errorf("architectures[0] = %s, model_type = %s: not supported; supported: %s",
+		named(class), named(modelType), strings.Join(supported, ", "))
+}
+
+// named quotes a name from a file, or says it is missing.
+func named(s string) string {
+	if s == "" {
+		return "(missing)"
+	}
+	return msg.Quote(s)
+}

@@ -1,0 +1,145 @@
+package hf
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
+)
+
+// The files of a Hugging Face model directory Load looks for.
+const (
+	ConfigFile  = "config.json"
+	WeightsFile = "model.safetensors"
+	IndexFile   = "model.safetensors.index.json"
+	// PickleFile is what older repositories ship instead of safetensors;
+	// it is never read.
+	PickleFile = "pytorch_model.bin"
+)
+
+// tokenizerFiles are the files a tokenizer may be read from, in the order
+// Model.TokenizerFiles lists them.
+var tokenizerFiles = []string{"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"}
+
+// Bounds on the JSON files: a real config.json is a few kilobytes, the
+// index of a model of hundreds of shards a few hundred.
+const (
+	maxConfigBytes = 1 << 20
+	maxIndexBytes  = 16 << 20
+)
+
+// modelDir is the directory the user named.
+type modelDir struct {
+	name    string // as the user gave it, for messages
+	real    string // absolute, with every symlink resolved
+	notices io.Writer
+	read    []string // the files read, as path names them
+}
+
+func openDir(name string) (*modelDir, error) {
+	info, err := os.Stat(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, errors.Errorf("%s: no such directory", name)
+	case err != nil:
+		return nil, errors.Wrapf(unwrapPath(err), "%s", name)
+	case !info.IsDir():
+		return nil, errors.Errorf("%s: is not a directory (a Hugging Face model directory holds %s and %s)", name, ConfigFile, WeightsFile)
+	}
+	real, err := realPath(name)
+	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", name)
+	}
+	return &modelDir{name: name, real: real}, nil
+}
+
+// realPath is path made absolute with every symlink resolved, so that two
+// real paths compare whether the links in them were relative or absolute.
+func realPath(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
+}
+
+// path is file inside the directory, as messages name it.
+func (d *modelDir) path(file string) string { return filepath.Join(d.name, file) }
+
+// has reports whether the directory holds an entry called file (a link
+// included, dangling or not).
+func (d *modelDir) has(file string) bool {
+	_, err := os.Lstat(d.path(file))
+	return err == nil
+}
+
+// checkInside refuses a file that is missing, or a symlink leading out of
+// the directory.
+func (d *modelDir) checkInside(file string) error {
+	real, err := realPath(d.path(file))
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.Errorf("%s: no such file", d.path(file))
+	}
+	if err != nil {
+		return errors.Wrapf(unwrapPath(err), "%s", d.path(file))
+	}
+	if rel, err := filepath.Rel(d.real, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return errors.Errorf("%s: is a symlink to %s, outside %s; only files inside the model directory are read (copy the file in)",
+			d.path(file), msg.Clean(real), d.name)
+	}
+	return nil
+}
+
+// readJSON reads the regular file called file inside the directory, of at
+// most limit bytes, and notes it.
+func (d *modelDir) readJSON(file string, limit int64) ([]byte, error) {
+	if err := d.checkInside(file); err != nil {
+		return nil, err
+	}
+	raw, err := safefile.ReadLimit(d.path(file), limit, "a "+file+" may take")
+	if err != nil {
+		return nil, err
+	}
+	d.noteRead(file, int64(len(raw)))
+	return raw, nil
+}
+
+// noteRead records that file was read and says so on the notices.
+func (d *modelDir) noteRead(file string, size int64) {
+	d.read = append(d.read, d.path(file))
+	if d.notices != nil {
+		fmt.Fprintf(d.notices, "reading %s (%s)\n", d.path(file), msg.Bytes(float64(size)))
+	}
+}
+
+// tokenizerFiles lists the tokenizer files the directory holds, each
+// checked as every file read is (a symlink leading out is refused).
+func (d *modelDir) tokenizerFiles() ([]string, error) {
+	var out []string
+	for _, file := range tokenizerFiles {
+		if !d.has(file) {
+			continue
+		}
+		if err := d.checkInside(file); err != nil {
+			return nil, err
+		}
+		out = append(out, d.path(file))
+	}
+	return out, nil
+}
+
+// unwrapPath drops the *os.PathError around err so a message names the
+// path once.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return errors.WithMessage(pe.Err, pe.Op)
+	}
+	return err
+}

@@ -1,0 +1,31 @@
+// Package hf opens a Hugging Face model directory (config.json, and
+// model.safetensors or the shards model.safetensors.index.json lists) as a
+// model.Model: today GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
+// -large, -xl). Load is the one entry; package open calls it.
+//
+// Conventions:
+//   - config.json decides the architecture: architectures[0] and model_type
+//     must name a row of the architectures table (architectures.go), and
+//     every key that would change the forward from the project's is refused
+//     naming the key and its value. A key config.json leaves out takes the
+//     default transformers gives it.
+//   - Each architecture maps the file's tensor names to the project's
+//     parameters (model.Config.ParamSpecs) and says which tensors are
+//     buffers to ignore. Names, shapes and dtypes of every file are checked
+//     against the config, and the float32 weights against Options.MaxBytes,
+//     from the headers alone, before any tensor data is read.
+//   - Only files the user named are read: config.json,
+//     model.safetensors.index.json and the weight files, all inside the
+//     directory. A shard name is a plain file name (no separator, not
+//     "."/".."), and a file that is a symlink resolving outside the directory
+//     is refused: nothing a file names can lead the reader elsewhere.
+//     pytorch_model.bin (a pickle) is never read; a directory holding only it
+//     is told to convert it.
+//   - Weights are read once, in each file's data order, straight into the
+//     model's float32 values through internal/safetensors (F32, F16 and BF16
+//     convert exactly). GPT-2's Conv1D weights, stored (in, out), are read
+//     into one scratch buffer of the largest such tensor and transposed into
+//     the project's (out, in): the model is held once, plus that buffer.
+//   - Every error is one line naming the file (or the directory) and the
+//     problem.
+package hf

@@ -1,0 +1,122 @@
+package hf
+
+import (
+	"io"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Options say how Load reads.
+type Options struct {
+	// Notices receives one line per file read ("reading gpt2/model.safetensors
+	// (522.7 MiB)"); nil drops them.
+	Notices io.Writer
+	// MaxBytes refuses a model whose weights take more bytes in float32;
+	// 0 is model.MaxMemory.
+	MaxBytes float64
+}
+
+// Model is a model opened from a Hugging Face directory.
+type Model struct {
+	Model *model.Model
+	// Arch is the architecture config.json names ("GPT2LMHeadModel").
+	Arch string
+	// Files are the files read, in the order read (config.json, the
+	// index, the weights).
+	Files []string
+	// TokenizerFiles are the tokenizer files the directory holds
+	// (tokenizer.json, vocab.json, merges.txt, tokenizer_config.json,
+	// special_tokens_map.json, those present), none of them read, each
+	// checked as a read file is: inside the directory.
+	TokenizerFiles []string
+}
+
+// Load opens the Hugging Face model directory dir by the rules of the
+// package doc. Every error is one line naming the file.
+func Load(dir string, o Options) (*Model, error) {
+	d, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.notices = o.Notices
+	arch, cfg, err := readConfig(d)
+	if err != nil {
+		return nil, err
+	}
+	tokenizer, err := d.tokenizerFiles()
+	if err != nil {
+		return nil, err
+	}
+	w, err := openWeights(d)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	sources, err := planLoad(arch, cfg, w)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
+		return nil, err
+	}
+	values, err := readValues(w, sources)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.FromValues(cfg, values)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s", d.name)
+	}
+	return &Model{Model: m, Arch: arch.class, Files: d.read, TokenizerFiles: tokenizer}, nil
+}
+
+// readConfig reads config.json: the architecture it names and the model
+// it describes.
+func readConfig(d *modelDir) (architecture, model.Config, error) {
+	path := d.path(ConfigFile)
+	if !d.has(ConfigFile) {
+		return architecture{}, model.Config{}, errors.Errorf("%s: no such file; a Hugging Face model directory holds %s and %s",
+			path, ConfigFile, WeightsFile)
+	}
+	raw, err := d.readJSON(ConfigFile, maxConfigBytes)
+	if err != nil {
+		return architecture{}, model.Config{}, err
+	}
+	keys, err := parseConfig(raw)
+	if err != nil {
+		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+	}
+	arch, err := findArchitecture(keys)
+	if err != nil {
+		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+	}
+	cfg, err := arch.config(keys)
+	if err != nil {
+		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+	}
+	return arch, cfg, nil
+}
+
+// checkSize refuses a model whose float32 weights take more than maxBytes
+// (0: model.MaxMemory).
+func checkSize(dir string, cfg model.Config, maxBytes float64) error {
+	if maxBytes == 0 {
+		maxBytes = model.MaxMemory
+	}
+	count := 0.0
+	for _, spec := range cfg.ParamSpecs() {
+		n := 1.0
+		for _, s := range spec.Shape {
+			n *= float64(s)
+		}
+		count += n
+	}
+	if bytes := 4 * count; bytes > maxBytes {
+		return errors.Errorf("%s: the model's %.0f weights take %s in float32, more than the %s limit",
+			dir, count, msg.Bytes(bytes), msg.Bytes(maxBytes))
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package hf
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
+)
+
+// source is where one parameter's values are: a tensor of a file, and how
+// it maps to the parameter.
+type source struct {
+	file *weightFile
+	info safetensors.Info
+	target
+}
+
+// planLoad finds each parameter of cfg among the files' tensors, from the
+// headers alone: every tensor must be a parameter or a buffer the
+// architecture ignores, no parameter twice or missing, each of the shape
+// cfg gives it and of a dtype that converts to float32. It returns the
+// sources by parameter name.
+func planLoad(arch architecture, cfg model.Config, w *weights) (map[string]*source, error) {
+	// Every block has tensors of its own: a file with fewer tensors than
+	// blocks cannot match, and checking first keeps a corrupt n_layer from
+	// making the name table hold billions of names.
+	if n := w.tensorCount(); cfg.Layers > n {
+		return nil, errors.Errorf("%s: holds %d tensors, too few for the %d layers of %s (%s)", w.lister, n, cfg.Layers, ConfigFile, arch.sizes(cfg))
+	}
+	names := arch.tensors(cfg)
+	sources := map[string]*source{}
+	for _, f := range w.files {
+		for _, in := range f.st.Tensors() {
+			if err := place(sources, names, f, in, arch.class); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, spec := range cfg.ParamSpecs() {
+		s, ok := sources[spec.Name]
+		if !ok {
+			return nil, errors.Errorf("%s: holds no tensor %s (%s)", w.lister, msg.Quote(fileName(names, spec.Name)), arch.sizes(cfg))
+		}
+		if err := s.check(spec, arch.sizes(cfg)); err != nil {
+			return nil, err
+		}
+	}
+	return sources, nil
+}
+
+// place records tensor in of file f as the source of its parameter, or
+// skips it when it is a buffer to ignore.
+func place(sources map[string]*source, names map[string]target, f *weightFile, in safetensors.Info, class string) error {
+	t, ok := names[in.Name]
+	switch {
+	case !ok:
+		return errors.Errorf("%s: unexpected tensor %s: not a parameter or buffer of the %s its %s describes",
+			f.path, msg.Quote(in.Name), class, ConfigFile)
+	case t.param == "" && t.ignoredShape != nil && !slices.Equal(in.Shape, t.ignoredShape):
+		return errors.Errorf("%s: tensor %s has shape %v; tied to the token embedding, it must be %v",
+			f.path, msg.Quote(in.Name), in.Shape, t.ignoredShape)
+	case t.param == "":
+		return nil
+	}
+	if prev, twice := sources[t.param]; twice {
+		return errors.Errorf("%s: tensor %s and %s in %s are the same parameter",
+			f.path, msg.Quote(in.Name), msg.Quote(prev.info.Name), prev.file.path)
+	}
+	sources[t.param] = &source{file: f, info: in, target: t}
+	return nil
+}
+
+// fileName is the name the files would give parameter param: the
+// shortest one the table maps to it (without a prefix).
+func fileName(names map[string]target, param string) string {
+	best := ""
+	for name, t := range names {
+		if t.param == param && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
+			best = name
+		}
+	}
+	return best
+}
+
+// readable are the dtypes read into float32.
+var readable = []string{safetensors.F32, safetensors.F16, safetensors.BF16}
+
+// check refuses a tensor whose shape is not the one spec gives its
+// parameter (transposed for a Conv1D weight), or whose dtype is not
+// readable.
+func (s *source) check(spec model.ParamSpec, sizes string) error {
+	want := spec.Shape
+	if s.transpose {
+		want = []int{spec.Shape[1], spec.Shape[0]}
+	}
+	if !slices.Equal(s.info.Shape, want) {
+		return errors.Errorf("%s: tensor %s has shape %v, want %v (%s)", s.file.path, msg.Quote(s.info.Name), s.info.Shape, want, sizes)
+	}
+	if !slices.Contains(readable, s.info.DType) {
+		return errors.Errorf("%s: tensor %s has dtype %s; want F32, F16 or BF16", s.file.path, msg.Quote(s.info.Name), s.info.DType)
+	}
+	return nil
+}
+
+// readValues reads every source, file by file in data order, into the
+// float32 values of its parameter.
+func readValues(w *weights, sources map[string]*source) (map[string]any, error) {
+	largest := 0
+	for _, s := range sources {
+		if s.transpose {
+			largest = max(largest, s.info.Len())
+		}
+	}
+	r := &tensorReader{values: make(map[string]any, len(sources)), scratch: make([]float32, largest)}
+	for _, f := range w.files {
+		r.byName = map[string]*source{}
+		for _, s := range sources {
+			if s.file == f {
+				r.byName[s.info.Name] = s
+			}
+		}
+		_, err := f.st.ReadAll(r.visit)
+		if err == nil {
+			err = r.finish()
+		}
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s", f.path)
+		}
+	}
+	return r.values, nil
+}
+
+// tensorReader gives ReadAll where each tensor goes, and finishes each
+// tensor once it is read: ReadAll reads a tensor after visit returns, so
+// the previous tensor is finished at the next visit, the last one after
+// ReadAll.
+type tensorReader struct {
+	byName  map[string]*source // the current file's sources by tensor name
+	values  map[string]any     // the parameters' values
+	scratch []float32          // a Conv1D weight as stored, before its transpose
+
+	pending  *source   // the tensor read last, not yet finished
+	raw, dst []float32 // its values as stored, and the parameter's
+}
+
+func (r *tensorReader) visit(in safetensors.Info) (any, error) {
+	if err := r.finish(); err != nil {
+		return nil, err
+	}
+	s, ok := r.byName[in.Name]
+	if !ok {
+		return nil, nil // an ignored buffer
+	}
+	r.pending, r.dst = s, make([]float32, in.Len())
+	r.raw = r.dst
+	if s.transpose {
+		r.raw = r.scratch[:in.Len()]
+	}
+	r.values[s.param] = r.dst
+	return r.raw, nil
+}
+
+// finish checks the pending tensor's values and transposes a Conv1D
+// weight into its parameter.
+func (r *tensorReader) finish() error {
+	s := r.pending
+	if s == nil {
+		return nil
+	}
+	r.pending = nil
+	for i, v := range r.raw {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return errors.Errorf("tensor %s: value %v at %s is not finite", msg.Quote(s.info.Name), v, index(s.info.Shape, i))
+		}
+	}
+	if s.transpose {
+		transpose(r.dst, r.raw, s.info.Shape[0], s.info.Shape[1])
+	}
+	return nil
+}
+
+// transpose writes the (cols, rows) transpose of src, (rows, cols)
+// row-major, into dst.
+func transpose(dst, src []float32, rows, cols int) {
+	for r := range rows {
+		for c := range cols {
+			dst[c*rows+r] = src[r*cols+c]
+		}
+	}
+}
+
+// index spells flat index i of a row-major tensor of shape as
+// "index [r c]".
+func index(shape []int, i int) string {
+	coords := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		coords[d] = i % shape[d]
+		i /= shape[d]
+	}
+	return fmt.Sprintf("index %v", coords)
+}
