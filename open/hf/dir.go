@@ -89,11 +89,33 @@ func (d *modelDir) checkInside(file string) error {
 	if err != nil {
 		return errors.Wrapf(unwrapPath(err), "%s", d.path(file))
 	}
-	if rel, err := filepath.Rel(d.real, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !within(d.real, real) && !within(cacheBlobs(d.real), real) {
 		return errors.Errorf("%s: is a symlink to %s, outside %s; only files inside the model directory are read (copy the file in)",
 			d.path(file), msg.Clean(real), d.name)
 	}
 	return nil
+}
+
+// within reports whether path is dir or below it; no path is within "".
+func within(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// cacheBlobs is the blobs directory of the Hugging Face cache repository
+// whose snapshot dir is (models--gpt2/snapshots/<revision>, whose files
+// are links to models--gpt2/blobs/<hash>), or "" when dir is not one: the
+// hub's own download layout, whose links are the repository's files.
+func cacheBlobs(dir string) string {
+	snapshots := filepath.Dir(dir)
+	repo := filepath.Dir(snapshots)
+	if filepath.Base(snapshots) != "snapshots" || !strings.HasPrefix(filepath.Base(repo), "models--") {
+		return ""
+	}
+	return filepath.Join(repo, "blobs")
 }
 
 // readJSON reads the regular file called file inside the directory, of at

@@ -18,7 +18,10 @@
 //     model.safetensors.index.json and the weight files, all inside the
 //     directory. A shard name is a plain file name (no separator, not
 //     "."/".."), and a file that is a symlink resolving outside the directory
-//     is refused: nothing a file names can lead the reader elsewhere.
+//     is refused: nothing a file names can lead the reader elsewhere. The
+//     one exception is the hub cache's own layout: a snapshot directory
+//     (models--NAME/snapshots/REV) may link into its repository's blobs
+//     (models--NAME/blobs), where the hub keeps the snapshot's files.
 //     pytorch_model.bin (a pickle) is never read; a directory holding only it
 //     is told to convert it.
 //   - Weights are read once, in each file's data order, straight into the

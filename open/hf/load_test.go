@@ -231,3 +231,53 @@ func TestLoadFollowsLinksInside(t *testing.T) {
 	ref := readReference(t, "distil")
 	closeTo(t, "through the link", logits(t, load(t, rel, hf.Options{}).Model, ref.Tokens), flatten(ref.Logits), 1e-5)
 }
+
+// TestLoadHubCacheSnapshot: the Hugging Face cache's layout, a snapshot
+// directory models--NAME/snapshots/REV whose files are relative links to
+// models--NAME/blobs/HASH, loads like the files themselves; a link from
+// such a snapshot to anywhere else is still refused, and so is a link into
+// a blobs directory beside a directory that is not a cache snapshot.
+func TestLoadHubCacheSnapshot(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "models--tiny")
+	src := filepath.Join("testdata", "distil")
+	snapshot, blobs := filepath.Join(cache, "snapshots", "0123abc"), filepath.Join(cache, "blobs")
+	for _, d := range []string{snapshot, blobs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		blob := fmt.Sprintf("blob%d", i)
+		writeFile(t, filepath.Join(blobs, blob), string(readFile(t, filepath.Join(src, e.Name()))))
+		if err := os.Symlink(filepath.Join("..", "..", "blobs", blob), filepath.Join(snapshot, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := readReference(t, "distil")
+	closeTo(t, "the cache snapshot", logits(t, load(t, snapshot, hf.Options{}).Model, ref.Tokens), flatten(ref.Logits), 1e-5)
+
+	outside := filepath.Join(t.TempDir(), "elsewhere.json")
+	writeFile(t, outside, "{}")
+	if err := os.Symlink(outside, filepath.Join(snapshot, "vocab.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hf.Load(snapshot, hf.Options{}); err == nil || !strings.Contains(err.Error(), "is a symlink to") {
+		t.Errorf("a snapshot's link outside the cache repository: %v", err)
+	}
+	plain := filepath.Join(cache, "plain")
+	if err := os.Mkdir(plain, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Symlink(filepath.Join("..", "snapshots", "0123abc", e.Name()), filepath.Join(plain, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := hf.Load(plain, hf.Options{}); err == nil || !strings.Contains(err.Error(), "is a symlink to") {
+		t.Errorf("links into a cache from a directory that is not a snapshot: %v", err)
+	}
+}
