@@ -60,3 +60,15 @@ func TestStreamHoldsSplitCharacters(t *testing.T) {
 		t.Errorf("an ASCII byte wrote %q", out)
 	}
 }
+
+// TestIDs: a model without tokenizer files prints its tokens as ids and
+// refuses text.
+func TestIDs(t *testing.T) {
+	tok := IDs(50)
+	if string(tok.Token(7)) != "<7>" || tok.Size() != 50 || tok.EOS() != -1 || tok.BOS() != -1 {
+		t.Errorf("IDs(50): token 7 %q, size %d, EOS %d, BOS %d", tok.Token(7), tok.Size(), tok.EOS(), tok.BOS())
+	}
+	if _, err := tok.Encode("hi"); err != ErrNoTokenizer {
+		t.Errorf("Encode: %v, want ErrNoTokenizer", err)
+	}
+}
