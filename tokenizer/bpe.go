@@ -22,7 +22,8 @@ type bpeSpec struct {
 	ignoreMerges bool           // a piece that is a whole token is that token
 
 	vocabWhere string             // names the vocabulary in errors: its file
-	mergeWhere func(i int) string // names merge i in errors: "merges.txt:7"
+	mergesFile string             // names the file of the merges in errors
+	mergeWhere func(i int) string // names merge i in its file: "line 7"
 }
 
 // merge is what a pair of adjacent tokens becomes, and how early it merges.
@@ -159,14 +160,14 @@ func (m *bpeModel) setMerges(spec bpeSpec) error {
 		for i, name := range []string{pair[0], pair[1], pair[0] + pair[1]} {
 			id, ok := spec.vocab[name]
 			if !ok {
-				return errors.Errorf("%s: merge %s %s: %s is not in the vocabulary",
+				return errors.Errorf("%s: %s: merge %s %s: %s is not in the vocabulary", spec.mergesFile,
 					spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), msg.Quote(name))
 			}
 			ids[i] = int32(id)
 		}
 		key := pairKey(ids[0], ids[1])
 		if earlier, dup := m.merges[key]; dup {
-			return errors.Errorf("%s: merge %s %s repeats %s",
+			return errors.Errorf("%s: %s: merge %s %s repeats %s", spec.mergesFile,
 				spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), spec.mergeWhere(int(earlier.rank)))
 		}
 		m.merges[key] = merge{rank: int32(rank), id: ids[2]}

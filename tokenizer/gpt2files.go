@@ -52,8 +52,8 @@ func parseGPT2Files(rawVocab, rawMerges []byte, vocabName, mergesName string) (*
 	}
 	return newGPT2BPE(bpeSpec{
 		vocab: vocab, merges: merges,
-		vocabWhere: vocabName,
-		mergeWhere: func(i int) string { return fmt.Sprintf("%s:%d", mergesName, lines[i]) },
+		vocabWhere: vocabName, mergesFile: mergesName,
+		mergeWhere: func(i int) string { return fmt.Sprintf("line %d", lines[i]) },
 	})
 }
 
@@ -74,7 +74,7 @@ func parseVocab(raw []byte) (map[string]int, error) {
 	for name, rawID := range entries {
 		id, ok := parseJSONInt(rawID)
 		if !ok {
-			return nil, errors.Errorf("token %s has id %s: want an integer", msg.Quote(name), msg.Clean(string(rawID)))
+			return nil, errors.Errorf("token %s has id %s: want an integer", msg.Quote(name), showJSON(rawID))
 		}
 		vocab[name] = id
 	}
@@ -96,7 +96,7 @@ func parseMergesText(raw []byte) (merges [][2]string, lines []int, err error) {
 		}
 		a, b, ok := strings.Cut(line, " ")
 		if !ok || a == "" || b == "" || strings.Contains(b, " ") {
-			return nil, nil, errors.Errorf("line %d is %s: want a merge, two tokens and one space (\"a b\")", i+1, msg.Quote(line))
+			return nil, nil, errors.Errorf("line %d: %s is not a merge: want two tokens and one space (\"a b\")", i+1, msg.Quote(line))
 		}
 		merges = append(merges, [2]string{a, b})
 		lines = append(lines, i+1)

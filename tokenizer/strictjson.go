@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/pkg/errors"
@@ -20,6 +21,7 @@ const maxJSONDepth = 32
 // without recursion, so its cost is linear in the input.
 func checkJSON(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a number is checked where it is used, not as a float64
 	type level struct {
 		object  bool
 		wantKey bool // an object's next token is a key (or its end)
@@ -95,7 +97,7 @@ func jsonSyntax(err error, offset int64) error {
 	if errors.As(err, &syntax) {
 		return errors.Errorf("not JSON: %s at byte %d", strings.TrimPrefix(syntax.Error(), "json: "), syntax.Offset)
 	}
-	return errors.Wrap(err, "not JSON")
+	return errors.New("not JSON: " + msg.Shorten(err.Error()))
 }
 
 // parseJSONInt reads a JSON integer (no fraction, exponent or quotes).
@@ -107,4 +109,18 @@ func parseJSONInt(raw json.RawMessage) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
+}
+
+// showJSON shows a JSON value in a message: as it is when short and
+// printable (`["h"]`, `1.5`), else quoted and shortened by msg.Quote.
+func showJSON(raw json.RawMessage) string {
+	var compact bytes.Buffer
+	s := string(raw)
+	if json.Compact(&compact, raw) == nil {
+		s = compact.String()
+	}
+	if len(s) > msg.MaxShown || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return msg.Quote(s)
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg"
@@ -102,8 +103,8 @@ func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, error) {
 	}
 	return bpeSpec{
 		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
-		vocabWhere: name + ": model.vocab",
-		mergeWhere: func(i int) string { return fmt.Sprintf("%s: model.merges[%d]", name, i) },
+		vocabWhere: name + ": model.vocab", mergesFile: name,
+		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
 	}, nil
 }
 
@@ -111,24 +112,24 @@ func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, error) {
 func decodeError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return errors.Errorf("%s is a JSON %s: want %s", typeErr.Field, typeErr.Value, jsonKind(typeErr.Type.Kind().String()))
+		return errors.Errorf("%s is a JSON %s: want %s", typeErr.Field, msg.Shorten(typeErr.Value), jsonKind(typeErr.Type.Kind()))
 	}
-	return errors.Wrap(err, "unexpected JSON")
+	return errors.New("unexpected JSON: " + msg.Shorten(err.Error()))
 }
 
 // jsonKind names a Go kind as the JSON a reader would write.
-func jsonKind(kind string) string {
+func jsonKind(kind reflect.Kind) string {
 	switch kind {
-	case "struct", "map":
+	case reflect.Struct, reflect.Map:
 		return "an object"
-	case "slice":
+	case reflect.Slice:
 		return "an array"
-	case "string":
+	case reflect.String:
 		return "a string"
-	case "bool":
+	case reflect.Bool:
 		return "true or false"
-	case "ptr":
-		return "a value"
+	case reflect.Int:
+		return "an integer"
 	}
 	return "a number"
 }
@@ -222,10 +223,10 @@ func parseMergesJSON(raw []json.RawMessage) ([][2]string, error) {
 			}
 			pair = []string{a, b}
 		case json.Unmarshal(r, &pair) != nil:
-			return nil, errors.Errorf("model.merges[%d] is %s: want \"a b\" or [\"a\", \"b\"]", i, msg.Clean(string(r)))
+			return nil, errors.Errorf("model.merges[%d] is %s: want \"a b\" or [\"a\", \"b\"]", i, showJSON(r))
 		}
 		if len(pair) != 2 || pair[0] == "" || pair[1] == "" {
-			return nil, errors.Errorf("model.merges[%d] is %s: want two tokens", i, msg.Clean(string(r)))
+			return nil, errors.Errorf("model.merges[%d] is %s: want two tokens", i, showJSON(r))
 		}
 		merges[i] = [2]string{pair[0], pair[1]}
 	}
