@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -178,4 +179,60 @@ func FuzzGPT2RoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		checkRoundTrip(t, tok, text)
 	})
+}
+
+// TestConcurrentEncode: goroutines sharing one tokenizer (and its cache)
+// encode the same texts to the same ids as one alone does.
+func TestConcurrentEncode(t *testing.T) {
+	corpus := string(readTestdata(t, "gpt2_corpus.txt"))
+	texts := strings.SplitAfter(corpus[:20000], "\n")
+	want := make([][]int, len(texts))
+	alone, err := parseGPT2Files(gunzip(gpt2VocabGz), gunzip(gpt2MergesGz), "vocab", "merges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		if want[i], err = alone.Encode(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shared := GPT2()
+	errs := make(chan string, 4)
+	for g := range 4 {
+		go func() {
+			for i := range texts {
+				j := (i*7 + g) % len(texts) // each goroutine in its own order
+				if got, err := shared.Encode(texts[j]); err != nil || firstDifference(got, want[j]) >= 0 {
+					errs <- fmt.Sprintf("goroutine %d: %q encodes to %v (%v), want %v", g, texts[j], got, err, want[j])
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+// TestPieceCacheBounded: encoding more distinct pieces than the cache holds
+// leaves it within its bound, and the ids are still right.
+func TestPieceCacheBounded(t *testing.T) {
+	tok, err := parseGPT2Files(gunzip(gpt2VocabGz), gunzip(gpt2MergesGz), "vocab", "merges")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for i := range maxCachedPieces + 1000 {
+		text.WriteByte(' ')
+		for ; i > 0; i /= 26 { // i in letters: one distinct piece each
+			text.WriteByte(byte('a' + i%26))
+		}
+	}
+	checkRoundTrip(t, tok, text.String())
+	if n := len(tok.cache.ids); n > maxCachedPieces {
+		t.Errorf("the cache holds %d pieces, more than its bound of %d", n, maxCachedPieces)
+	}
 }
