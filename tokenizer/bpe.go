@@ -76,9 +76,13 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		return nil, err
 	}
 	if spec.ignoreMerges {
+		// Keyed by what a piece's bytes can spell: a special token whose
+		// name is not byte-level text is never a piece.
 		m.whole = make(map[string]int32, len(spec.vocab))
-		for _, id := range spec.vocab {
-			m.whole[string(m.tokens[id])] = int32(id)
+		for name, id := range spec.vocab {
+			if b, _, ok := byteLevelDecode(name); ok {
+				m.whole[string(b)] = int32(id)
+			}
 		}
 	}
 	return m, nil

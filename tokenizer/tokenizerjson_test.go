@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,19 @@ func TestTokenizerJSONEncodes(t *testing.T) {
 	}
 	if ids, err := tok.Encode("<|im_end|>"); err != nil || len(ids) < 2 {
 		t.Errorf("an added token's name in text encodes to %v (%v), want it spelled out as text", ids, err)
+	}
+	// With ignore_merges, a special token in the vocabulary whose name is
+	// not byte-level text ("€") is not what the text "€" encodes to.
+	tok, err = readTinyTokenizerJSON(t, tinyTokenizerJSON(t, func(d, m map[string]any) {
+		m["ignore_merges"] = true
+		m["vocab"] = withToken("€", 261)
+		d["added_tokens"] = append(d["added_tokens"].([]any), map[string]any{"id": 261, "content": "€", "special": true})
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := tok.Encode("€"); err != nil || !slices.Equal(ids, []int{0xe2, 0x82, 0xac}) {
+		t.Errorf("\"€\" encodes to %v (%v), want its three bytes' tokens", ids, err)
 	}
 }
 
