@@ -15,6 +15,7 @@ import (
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/tokenizer"
 )
 
 // Options say what the user named besides the model.
@@ -41,11 +42,22 @@ type Opened struct {
 	Task data.Task
 	// DataFile is the text file the windows come from, "" when none was read.
 	DataFile string
+	// Source names where a model trained elsewhere comes from ("Hugging
+	// Face GPT2LMHeadModel"); "" for the lab's own checkpoints.
+	Source string
+	// Tokenizer turns text into the model's ids: a model trained elsewhere
+	// always has one (tokenizer.IDs when it came without tokenizer files), a
+	// text model its characters; nil for the lab's toy tasks, whose tokens
+	// are their labels.
+	Tokenizer tokenizer.Tokenizer
 }
 
 // Open opens the model at path, a run directory or a checkpoint file, by
 // the rules of the package doc. Every error is one line naming the file.
 func Open(path string, o Options) (*Opened, error) {
+	if dir, ok := huggingFaceDir(path); ok {
+		return openHuggingFace(dir, o)
+	}
 	ckpt, runDir, err := locate(path)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,10 @@
 package tokenizer
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/pkg/errors"
 )
 
 // IDs is the tokenizer of a model opened without tokenizer files: its n

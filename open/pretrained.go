@@ -1,0 +1,80 @@
+package open
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/tokenizer"
+)
+
+// huggingFaceDir reports whether path is a Hugging Face model directory
+// (it holds config.json, and is not one of the lab's run directories).
+func huggingFaceDir(path string) (string, bool) {
+	info, err := os.Stat(path)
+	if err != nil || !info.IsDir() {
+		return "", false
+	}
+	has := func(name string) bool { _, err := os.Lstat(filepath.Join(path, name)); return err == nil }
+	return path, has(hf.ConfigFile) && !has(rundir.ConfigFile) && !has(rundir.CheckpointFile)
+}
+
+// openHuggingFace opens a Hugging Face model directory with its tokenizer.
+func openHuggingFace(dir string, o Options) (*Opened, error) {
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
+	if err != nil {
+		return nil, err
+	}
+	tok, err := hfTokenizer(dir, m, o)
+	if err != nil {
+		return nil, err
+	}
+	return pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+}
+
+// hfTokenizer reads the directory's tokenizer: tokenizer.json, else
+// vocab.json with merges.txt; without either, GPT-2's own for a GPT-2 of
+// its vocabulary (said on the notices), else token ids alone.
+func hfTokenizer(dir string, m *hf.Model, o Options) (tokenizer.Tokenizer, error) {
+	has := map[string]string{}
+	for _, f := range m.TokenizerFiles {
+		has[filepath.Base(f)] = f
+	}
+	switch {
+	case has["tokenizer.json"] != "":
+		notef(o.Notices, "reading %s", has["tokenizer.json"])
+		return tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
+	case has["vocab.json"] != "" && has["merges.txt"] != "":
+		notef(o.Notices, "reading %s and %s", has["vocab.json"], has["merges.txt"])
+		return tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
+	case m.Arch == "GPT2LMHeadModel" && m.Model.Config.Vocab == tokenizer.GPT2().Size():
+		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
+		return tokenizer.GPT2(), nil
+	}
+	notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
+	return tokenizer.IDs(m.Model.Config.Vocab), nil
+}
+
+// pretrained is a model trained elsewhere, opened for the views: its heads
+// are scored on repeated random tokens of its tokenizer (data.RepeatedTokens)
+// and the run config it carries is made up of its model config and that
+// task.
+func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, step int) (*Opened, error) {
+	if tok.Size() > m.Config.Vocab {
+		return nil, errors.Errorf("%s: its tokenizer has %d tokens, more than the model's vocabulary of %d", path, tok.Size(), m.Config.Vocab)
+	}
+	half := data.DefaultRepeatedHalf
+	if limit := m.Config.MaxLength(); limit > 0 {
+		half = min(half, limit/2) // [BOS] and both copies, less the last token, fit the position table
+	}
+	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half)
+	cfg := rundir.DefaultConfig()
+	cfg.Model = m.Config
+	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}
+	return &Opened{Model: m, Config: cfg, Step: step, Checkpoint: path, Task: task, Source: source, Tokenizer: tok}, nil
+}
