@@ -18,9 +18,9 @@ const DefaultRepeatedHalf = 50
 
 // RepeatedTokens is the task the heads of a model trained elsewhere are
 // scored on, where the induction papers score them: the beginning-of-text
-// token when the tokenizer has one, Half tokens drawn uniformly from the
-// tokenizer's ordinary tokens (no special token), then the same Half
-// again. The second copy is scored from its second token on: each of
+// token when the tokenizer has one, Half distinct tokens drawn uniformly
+// from the tokenizer's ordinary tokens (no special token), then the same
+// Half again. The second copy is scored from its second token on: each of
 // those predictions repeats the token after the current one's earlier
 // occurrence, which a model can only know by induction.
 type RepeatedTokens struct {
@@ -30,7 +30,7 @@ type RepeatedTokens struct {
 }
 
 // NewRepeatedTokens is the repeated-tokens task over tok's tokens for a
-// model of vocab ids.
+// model of vocab ids; half is at most the tokenizer's ordinary tokens.
 func NewRepeatedTokens(tok tokenizer.Tokenizer, vocab, half int) RepeatedTokens {
 	return RepeatedTokens{Half: half, Tok: tok, vocab: vocab}
 }
@@ -70,9 +70,14 @@ func (t RepeatedTokens) Sample(rng *rand.Rand, tokens, targets []int, mask []flo
 	if p == 1 {
 		seq[0] = t.Tok.BOS()
 	}
+	seen := make(map[int]bool, t.Half)
 	for i := range t.Half {
-		seq[p+i] = t.ordinary(rng)
-		seq[p+t.Half+i] = seq[p+i]
+		id := t.ordinary(rng)
+		for seen[id] {
+			id = t.ordinary(rng)
+		}
+		seen[id] = true
+		seq[p+i], seq[p+t.Half+i] = id, id
 	}
 	copy(tokens, seq[:len(seq)-1])
 	copy(targets, seq[1:])

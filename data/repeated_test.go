@@ -2,6 +2,7 @@ package data
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -32,7 +33,7 @@ func (l letters) BOS() int {
 }
 
 // TestRepeatedTokens: an example is [BOS] then Half ordinary tokens (never a
-// special) then the same again; the targets are the next tokens; exactly
+// special, none twice) then the same again; the targets are the next tokens; exactly
 // the positions of the second copy are scored, and each scored target is
 // the token after the current token's earlier occurrence; labels show
 // spaces as "␣".
@@ -57,6 +58,9 @@ func TestRepeatedTokens(t *testing.T) {
 			for i := p; i < n; i++ {
 				if tokens[i] == 28 || bos && tokens[i] == 27 {
 					t.Fatalf("special token %d drawn at %d: %v", tokens[i], i, tokens)
+				}
+				if i < p+5 && slices.Contains(tokens[p:i], tokens[i]) {
+					t.Fatalf("token %d twice in the first copy: %v", tokens[i], tokens)
 				}
 			}
 			for i := range n {
