@@ -58,7 +58,9 @@ func Load(path string, o Options) (*Model, error) {
 	if meta == "" {
 		meta = filepath.Join(filepath.Dir(path), MetaFile)
 		if _, err := os.Lstat(meta); err != nil {
-			notef(o.Notices, "%s", noVocabulary(path, ck))
+			if note := noVocabulary(path, ck); note != "" {
+				notef(o.Notices, "%s", note)
+			}
 			return out, nil
 		}
 	}
@@ -70,19 +72,20 @@ func Load(path string, o Options) (*Model, error) {
 	return out, nil
 }
 
-// noVocabulary is the note for a checkpoint opened without a meta.pkl:
-// its ids are GPT-2's tokens, unless there are too few of them.
+// noVocabulary is the note for a checkpoint opened without a meta.pkl
+// whose ids are too few to be GPT-2's tokens, "" for one that may be a
+// model of GPT-2's tokens (the caller says which tokenizer it takes).
 func noVocabulary(path string, ck *checkpoint) string {
-	note := fmt.Sprintf("note: no %s beside %s and none named", MetaFile, msg.Clean(path))
 	vocab := ck.model.Config.Vocab
 	if vocab >= gpt2Vocab {
-		return note + ": its ids are read as GPT-2's tokens"
+		return ""
 	}
 	where := "its dataset's " + MetaFile
 	if ck.dataset != "" {
 		where = fmt.Sprintf("nanoGPT's data/%s/%s", msg.Clean(ck.dataset), MetaFile)
 	}
-	return fmt.Sprintf("%s, but its %d ids are fewer than GPT-2's %d tokens: name %s with -vocab", note, vocab, gpt2Vocab, where)
+	return fmt.Sprintf("note: no %s beside %s and none named, but its %d ids are fewer than GPT-2's %d tokens: name %s with -vocab",
+		MetaFile, msg.Clean(path), vocab, gpt2Vocab, where)
 }
 
 // gpt2Vocab is the size of GPT-2's vocabulary.

@@ -37,7 +37,8 @@ type archive struct {
 	file     *os.File
 	zip      *zip.Reader
 	folder   string
-	storages map[string]*storage // by key, as persistent ids name them
+	entries  map[string]*zip.File // by name within the folder
+	storages map[string]*storage  // by key, as persistent ids name them
 }
 
 // openArchive opens the torch zip at p and finds its folder.
@@ -93,10 +94,13 @@ func (a *archive) findFolder() error {
 	if a.folder == "" {
 		return errors.New("the zip holds no FOLDER/data.pkl, so it is not a torch checkpoint")
 	}
+	a.entries = make(map[string]*zip.File, len(a.zip.File))
 	for _, f := range a.zip.File {
-		if !strings.HasPrefix(f.Name, a.folder) {
+		name, ok := strings.CutPrefix(f.Name, a.folder)
+		if !ok {
 			return errors.Errorf("zip entry %s lies outside the checkpoint's folder %s", msg.Clean(f.Name), msg.Clean(a.folder))
 		}
+		a.entries[name] = f
 	}
 	if f := a.entry("byteorder"); f != nil {
 		order, err := readEntry(f, 16)
@@ -111,14 +115,7 @@ func (a *archive) findFolder() error {
 }
 
 // entry is the zip entry FOLDER/name, or nil.
-func (a *archive) entry(name string) *zip.File {
-	for _, f := range a.zip.File {
-		if f.Name == a.folder+name {
-			return f
-		}
-	}
-	return nil
-}
+func (a *archive) entry(name string) *zip.File { return a.entries[name] }
 
 // pickle reads and unpickles data.pkl, its storages resolved lazily: a
 // storage's entry is found and its size checked, but nothing of it is read.
