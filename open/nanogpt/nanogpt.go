@@ -1,0 +1,252 @@
+package nanogpt
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
+)
+
+// Options say what the user named besides the checkpoint.
+type Options struct {
+	// Notices receives one line per file read besides the checkpoint and
+	// per note the user should see (stderr); nil drops them.
+	Notices io.Writer
+	// MaxBytes bounds the model's weights in memory (float32); 0 reads as
+	// model.MaxMemory.
+	MaxBytes float64
+	// Vocab is the meta.pkl the user named (-vocab), "" for none: then
+	// the meta.pkl beside the checkpoint is read, if there is one.
+	Vocab string
+}
+
+// Model is a nanoGPT checkpoint opened.
+type Model struct {
+	Model *model.Model
+	// Chars are meta.pkl's itos, the text of each id; nil without a
+	// meta.pkl (a model of GPT-2's tokens).
+	Chars []string
+	Step  int // iter_num, 0 when the checkpoint has none
+	// Files are the files read: the checkpoint, then meta.pkl if any.
+	Files []string
+}
+
+// MetaFile is the name of the vocabulary file nanoGPT's prepare.py writes
+// beside a character dataset, and the one Load looks for beside a
+// checkpoint.
+const MetaFile = "meta.pkl"
+
+// Load opens the nanoGPT checkpoint (train.py's ckpt.pt) at path, and its
+// vocabulary: Options.Vocab, else a meta.pkl beside it. Every error is one
+// line naming the file.
+func Load(path string, o Options) (*Model, error) {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = model.MaxMemory
+	}
+	ck, err := readCheckpoint(path, o.MaxBytes)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s", path)
+	}
+	out := &Model{Model: ck.model, Step: ck.step, Files: []string{path}}
+	meta := o.Vocab
+	if meta == "" {
+		meta = filepath.Join(filepath.Dir(path), MetaFile)
+		if _, err := os.Lstat(meta); err != nil {
+			if note := noVocabulary(path, ck); note != "" {
+				notef(o.Notices, "%s", note)
+			}
+			return out, nil
+		}
+	}
+	notef(o.Notices, "reading the characters of %s", msg.Clean(meta))
+	if out.Chars, err = readMeta(meta, ck.model.Config.Vocab); err != nil {
+		return nil, errors.Wrapf(err, "%s (the vocabulary of %s)", meta, path)
+	}
+	out.Files = append(out.Files, meta)
+	return out, nil
+}
+
+// noVocabulary is the note for a checkpoint opened without a meta.pkl
+// whose ids are too few to be GPT-2's tokens, "" for one that may be a
+// model of GPT-2's tokens (the caller says which tokenizer it takes).
+func noVocabulary(path string, ck *checkpoint) string {
+	vocab := ck.model.Config.Vocab
+	if vocab >= gpt2Vocab {
+		return ""
+	}
+	where := "its dataset's " + MetaFile
+	if ck.dataset != "" {
+		where = fmt.Sprintf("nanoGPT's data/%s/%s", msg.Clean(ck.dataset), MetaFile)
+	}
+	return fmt.Sprintf("note: no %s beside %s and none named, but its %d ids are fewer than GPT-2's %d tokens: name %s with -vocab",
+		MetaFile, msg.Clean(path), vocab, gpt2Vocab, where)
+}
+
+// gpt2Vocab is the size of GPT-2's vocabulary.
+const gpt2Vocab = 50257
+
+func notef(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// checkpoint is what Load takes from a ckpt.pt.
+type checkpoint struct {
+	model   *model.Model
+	step    int
+	dataset string // config's dataset, "" when it names none
+}
+
+// readCheckpoint reads a ckpt.pt: the pickle, then the model's tensors
+// only, once their names, shapes and total size are checked.
+func readCheckpoint(path string, maxBytes float64) (*checkpoint, error) {
+	a, err := openArchive(path)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	v, err := a.pickle()
+	if err != nil {
+		return nil, err
+	}
+	top, err := entries(v, "the checkpoint")
+	if err != nil {
+		return nil, err
+	}
+	args, state, err := parts(top)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := configOf(args)
+	if err != nil {
+		return nil, err
+	}
+	tensors, err := modelTensors(&cfg, state)
+	if err != nil {
+		return nil, err
+	}
+	values, err := readTensors(tensors, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	ck := &checkpoint{dataset: dataset(top)}
+	if ck.step, err = iterNum(top); err != nil {
+		return nil, err
+	}
+	ck.model, err = model.FromValues(cfg, values)
+	return ck, err
+}
+
+// parts are the checkpoint's model_args and its model's state dict by
+// nanoGPT's names (a compiled run's "_orig_mod." dropped).
+func parts(top []entry) ([]entry, map[string]*tensorRef, error) {
+	get := func(key string) ([]entry, error) {
+		v, ok := lookup(top, key)
+		if !ok {
+			return nil, errors.Errorf("the checkpoint has no %s (it has %s)", key, keyList(top))
+		}
+		return entries(v, key)
+	}
+	args, err := get("model_args")
+	if err != nil {
+		return nil, nil, err
+	}
+	sd, err := get("model")
+	if err != nil {
+		return nil, nil, err
+	}
+	state := make(map[string]*tensorRef, len(sd))
+	for _, e := range sd {
+		t, ok := e.value.(*tensorRef)
+		if !ok {
+			return nil, nil, errors.Errorf("the model's %s is %s, want a tensor", msg.Quote(e.name()), typeName(e.value))
+		}
+		name, _ := strings.CutPrefix(e.name(), compiledPrefix)
+		if _, dup := state[name]; dup {
+			return nil, nil, errors.Errorf("the model's state dict has %s with and without %s", msg.Quote(name), compiledPrefix)
+		}
+		state[name] = t
+	}
+	return args, state, nil
+}
+
+// keyList names a dict's keys for a message.
+func keyList(es []entry) string {
+	if len(es) == 0 {
+		return "no keys"
+	}
+	list := ""
+	for i, e := range es {
+		if i > 0 {
+			list += ", "
+		}
+		list += msg.Clean(e.name())
+	}
+	return msg.Shorten(list)
+}
+
+// iterNum is the checkpoint's iter_num, 0 when it has none.
+func iterNum(top []entry) (int, error) {
+	v, ok := lookup(top, "iter_num")
+	if !ok {
+		return 0, nil
+	}
+	n, err := intValue(v, "iter_num")
+	if err == nil && n < 0 {
+		err = errors.Errorf("iter_num = %d is negative", n)
+	}
+	return n, err
+}
+
+// dataset is the dataset train.py's config names, "" for none.
+func dataset(top []entry) string {
+	v, ok := lookup(top, "config")
+	if !ok {
+		return ""
+	}
+	config, err := entries(v, "config")
+	if err != nil {
+		return ""
+	}
+	name, _ := lookupString(config, "dataset")
+	return name
+}
+
+func lookupString(es []entry, key string) (string, bool) {
+	v, _ := lookup(es, key)
+	s, ok := v.(string)
+	return s, ok
+}
+
+// readTensors reads the model's tensors into float32, after checking that
+// each is a contiguous float32 view and that together they fit maxBytes.
+func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]any, error) {
+	names := sortedKeys(tensors)
+	total := 0.0
+	for _, name := range names {
+		t := tensors[name]
+		if err := t.readable(); err != nil {
+			return nil, errors.Wrapf(err, "tensor %s", nanoName(name))
+		}
+		total += 4 * float64(t.len())
+	}
+	if total > maxBytes {
+		return nil, errors.Errorf("the model's weights take %s as float32, more than the limit of %s", msg.Bytes(total), msg.Bytes(maxBytes))
+	}
+	values := make(map[string]any, len(tensors))
+	for _, name := range names {
+		v, err := tensors[name].float32s()
+		if err != nil {
+			return nil, errors.Wrapf(err, "tensor %s", nanoName(name))
+		}
+		values[name] = v
+	}
+	return values, nil
+}
