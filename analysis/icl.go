@@ -28,7 +28,7 @@ type InContext struct {
 // ICL computes InContext on the examples of a cached run of an induction
 // task.
 func ICL(c *Cache, task data.Task) (*InContext, error) {
-	if task.Name() != "induction" {
+	if !Repeats(task) {
 		return nil, errors.Errorf("the in-context-learning score reads induction examples; the model's task is %s", task.Name())
 	}
 	b := c.Batch
@@ -68,4 +68,11 @@ func ICL(c *Cache, task data.Task) (*InContext, error) {
 	out.Late /= float64(out.Pairs)
 	out.Score = out.Late - out.Early
 	return &out, nil
+}
+
+// Repeats reports whether task's examples repeat a block of tokens and
+// score its second copy (induction, and the repeated tokens a model trained
+// elsewhere is scored on): what patching and the ICL score read.
+func Repeats(task data.Task) bool {
+	return task.Name() == "induction" || task.Name() == data.RepeatedTokensName
 }

@@ -29,7 +29,7 @@ type Patching struct {
 // Examples(task, n, seed): the clean run is the cache, each patched run
 // one more forward of the corrupted examples.
 func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
-	if task.Name() != "induction" {
+	if !Repeats(task) {
 		return nil, errors.Errorf("activation patching corrupts induction examples; the model's task is %s", task.Name())
 	}
 	m, cb := clean.Model, clean.Batch

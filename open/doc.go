@@ -1,7 +1,8 @@
 // Package open is the one place that turns what a user names (a run
-// directory, or a checkpoint file) into a model, its vocabulary and its
-// task. inspect and sample open every model through it, so each reads files
-// by the same rules.
+// directory, or a checkpoint file; a Hugging Face model directory, or a
+// nanoGPT ckpt.pt) into a model, its vocabulary and its task. inspect and
+// sample open every model through it, so each reads files by the same
+// rules.
 //
 // Conventions:
 //   - A checkpoint names files only as data: no file named in its metadata is
@@ -24,4 +25,13 @@
 //   - The checkpoint is validated once, here, for inspect and sample alike:
 //     the model and the task (rundir.Config.ValidateModel), never values only
 //     training uses.
+//   - A model trained elsewhere (package open/hf for a directory holding
+//     config.json, open/nanogpt for a zip file or a directory holding
+//     ckpt.pt) opens with its tokenizer (Opened.Tokenizer: the directory's
+//     tokenizer files, a nanoGPT meta.pkl beside the checkpoint or named by
+//     Options.Vocab, GPT-2's own for a GPT-2 without files, else token ids)
+//     and the repeated-tokens task (data.RepeatedTokens) its heads are
+//     scored on; Opened.Source names where it comes from. Its files are read
+//     by the rules of those packages: only what the user named, bounded by
+//     the headers, no pickle code run.
 package open

@@ -27,6 +27,9 @@ type Options struct {
 	// Notices receives one line per file read and per note the user should
 	// see (stderr); nil drops them.
 	Notices io.Writer
+	// Vocab is the meta.pkl of a nanoGPT character model (-vocab), "" for
+	// the one beside its ckpt.pt, if any.
+	Vocab string
 }
 
 // Opened is a model opened from what the user named.
@@ -57,6 +60,12 @@ type Opened struct {
 func Open(path string, o Options) (*Opened, error) {
 	if dir, ok := huggingFaceDir(path); ok {
 		return openHuggingFace(dir, o)
+	}
+	if ckpt, ok := nanoGPTCheckpoint(path); ok {
+		return openNanoGPT(ckpt, o)
+	}
+	if o.Vocab != "" {
+		return nil, errors.Errorf("-vocab %s names a nanoGPT character model's meta.pkl; %s is not a nanoGPT ckpt.pt", msg.Quote(o.Vocab), path)
 	}
 	ckpt, runDir, err := locate(path)
 	if err != nil {
@@ -229,10 +238,21 @@ func checkNotText(path string) error {
 	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
 }
 
-// TokenNames maps the task's non-numeric labels ("SEP") to their ids, so
-// that -tokens accepts what inspect prints.
-func TokenNames(task data.Task) map[string]int {
+// TokenNames maps the names -tokens accepts besides ids to their ids: a
+// toy task's non-numeric labels ("SEP"), what inspect prints; for a model
+// with a tokenizer only its special tokens ("<|ENDOFTEXT|>": -tokens reads
+// names case-insensitively), whose text is not what -text would encode.
+func TokenNames(op *Opened) map[string]int {
+	task := op.Task
 	names := map[string]int{}
+	if op.Source != "" {
+		for _, id := range []int{op.Tokenizer.BOS(), op.Tokenizer.EOS()} {
+			if id >= 0 {
+				names[strings.ToUpper(string(op.Tokenizer.Token(id)))] = id
+			}
+		}
+		return names
+	}
 	for id := range task.Vocab() {
 		if l := task.Label(id); l != strconv.Itoa(id) {
 			names[strings.ToUpper(l)] = id

@@ -1,6 +1,7 @@
 package open
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/nanogpt"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/tokenizer"
 )
@@ -58,6 +60,60 @@ func hfTokenizer(dir string, m *hf.Model, o Options) (tokenizer.Tokenizer, error
 	}
 	notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
 	return tokenizer.IDs(m.Model.Config.Vocab), nil
+}
+
+// nanoGPTCheckpoint reports whether path is a nanoGPT checkpoint: a file
+// that is a zip (torch.save's format, ckpt.pt), or a directory holding
+// ckpt.pt (train.py's out_dir) and no run of the lab's.
+func nanoGPTCheckpoint(path string) (string, bool) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", false
+	}
+	if info.IsDir() {
+		ckpt := filepath.Join(path, NanoGPTFile)
+		if _, err := os.Stat(filepath.Join(path, rundir.ConfigFile)); err == nil {
+			return "", false
+		}
+		if st, err := os.Stat(ckpt); err == nil && st.Mode().IsRegular() {
+			return ckpt, true
+		}
+		return "", false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = io.ReadFull(f, magic)
+	return path, err == nil && string(magic) == "PK\x03\x04"
+}
+
+// NanoGPTFile is the checkpoint nanoGPT's train.py writes in its out_dir.
+const NanoGPTFile = "ckpt.pt"
+
+// openNanoGPT opens a nanoGPT checkpoint with its tokenizer: meta.pkl's
+// characters, else GPT-2's (nanoGPT's GPT-2 runs pad the vocabulary to
+// 50304), else ids.
+func openNanoGPT(path string, o Options) (*Opened, error) {
+	m, err := nanogpt.Load(path, nanogpt.Options{Notices: o.Notices, Vocab: o.Vocab})
+	if err != nil {
+		return nil, err
+	}
+	var tok tokenizer.Tokenizer
+	switch {
+	case m.Chars != nil:
+		if tok, err = tokenizer.NewChars(m.Chars); err != nil {
+			return nil, errors.Wrapf(err, "%s", m.Files[len(m.Files)-1])
+		}
+	case m.Model.Config.Vocab >= tokenizer.GPT2().Size():
+		notef(o.Notices, "note: %s has no meta.pkl; using GPT-2's tokenizer, as nanoGPT does for its GPT-2 runs", path)
+		tok = tokenizer.GPT2()
+	default:
+		tok = tokenizer.IDs(m.Model.Config.Vocab)
+	}
+	return pretrained(m.Model, tok, path, "nanoGPT", m.Step)
 }
 
 // pretrained is a model trained elsewhere, opened for the views: its heads

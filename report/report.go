@@ -9,7 +9,6 @@ import (
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -22,14 +21,15 @@ type Options struct {
 	Notices    io.Writer // where the files read are named (stderr); nil: nowhere
 	Path       string    // the attention path to run on, fused or gorgonia; "": the checkpoint's
 	// Tokens is the sequence shown, ids or token names; "" draws one
-	// example of the task from Seed.
-	Tokens string
+	// example of the task from Seed. Text gives it as text instead, in the
+	// model's tokenizer (a model trained elsewhere, or a text model).
+	Tokens, Text string
 	// Layer and Head select the heads the views show; -1 selects every
 	// one, and Layer LayerAuto every layer of a model of at most
 	// MaxHeadsShown heads, else layer 0 alone (the heads' table still lists
 	// every head). The JSON document holds every head whatever they select.
 	Layer, Head int
-	Samples     int           // examples the head roles pool over, in [1, MaxSamples]
+	Samples     int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
 	Seed        uint64        // of the example shown and of the scoring examples
 	AllRows     bool          // score the roles at every query position, not only those the task scores
 	Mean        bool          // the heatmaps are each head's mean over the Samples examples
@@ -53,11 +53,20 @@ const LayerAuto = -1 << 30
 // default: a model with more (GPT-2 small has 144) shows one layer.
 const MaxHeadsShown = 32
 
+// DefaultSamples and DefaultPretrainedSamples are the examples the roles
+// pool over when Options.Samples is 0: a model trained elsewhere is
+// thousands of times the work per example of the lab's toy models.
+const (
+	DefaultSamples           = 64
+	DefaultPretrainedSamples = 8
+)
+
 // Report is what inspect shows of a checkpoint, as data: Build computes
 // it, its methods give each view.
 type Report struct {
 	Options Options
 	Step    int          // the checkpoint's
+	Source  string       // where a model trained elsewhere comes from (open.Opened.Source); "" for the lab's
 	Task    data.Task    // the checkpoint's
 	Config  model.Config // the model's
 	Dtype   tensor.Dtype
@@ -67,9 +76,14 @@ type Report struct {
 	Forward  analysis.Pass
 	// Pooled holds every head's role ([layer][head]) and mean weights over
 	// the Samples examples.
-	Pooled   analysis.Pooled
-	Circuits *analysis.Circuits // with Options.Circuits
-	Ablation *ablation.Table    // with Options.Ablate
+	Pooled analysis.Pooled
+	// RolesOnSequence: the roles were scored on the sequence shown, not on
+	// examples of the task (a text model opened without its text, or text a
+	// user gave a model trained elsewhere).
+	RolesOnSequence bool
+	Tokenizer       string             // the tokenizer's name, "" for a toy task's labels
+	Circuits        *analysis.Circuits // with Options.Circuits
+	Ablation        *ablation.Table    // with Options.Ablate
 	// With Options.Page: the run's held-out examples, the forward graph,
 	// the run's curves (nil when there is none) and the other runs'.
 	Examples []htmlview.Example
@@ -82,7 +96,7 @@ type Report struct {
 // graph is built, then runs the model on the sequence shown and scores
 // every head on one shared cached run of the examples.
 func Build(o Options) (*Report, error) {
-	if err := checkSamples(o.Samples); err != nil {
+	if err := checkSamples(max(o.Samples, 1)); err != nil {
 		return nil, err
 	}
 	r := &Report{Options: o}
@@ -99,11 +113,21 @@ func Build(o Options) (*Report, error) {
 	if err := op.UsePath(o.Path); err != nil {
 		return nil, err
 	}
-	tokens, err := cli.ParseTokens(o.Tokens, open.TokenNames(op.Task))
+	tokens, err := userTokens(op, o)
 	if err != nil {
 		return nil, err
 	}
-	r.Step, r.Task, r.Config, r.Dtype = op.Step, op.Task, op.Model.Config, op.Model.Dtype
+	if r.Options.Samples == 0 {
+		r.Options.Samples = DefaultSamples
+		if op.Source != "" {
+			r.Options.Samples = DefaultPretrainedSamples
+		}
+	}
+	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Source, op.Task, op.Model.Config, op.Model.Dtype
+	r.RolesOnSequence = !data.HasWindows(op.Task) || op.Source != "" && tokens != nil
+	if op.Tokenizer != nil {
+		r.Tokenizer = op.Tokenizer.Name()
+	}
 	shown, err := r.check(op, tokens)
 	if err != nil {
 		return nil, err
@@ -118,6 +142,9 @@ func Build(o Options) (*Report, error) {
 // task whose example is shown.
 func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	o, cfg := r.Options, r.Config
+	if op.Source != "" && o.Length != 0 {
+		return nil, errors.Errorf("-length %d: %s has no task length to change; give the sequence with -text or -tokens", o.Length, o.Checkpoint)
+	}
 	if err := checkRunConfig(r.Training, op.Config); err != nil {
 		return nil, err
 	}
@@ -157,7 +184,7 @@ func (r *Report) analyse(op *open.Opened) error {
 		return err
 	}
 	if o.Circuits {
-		if r.Circuits, err = circuits(cache, r.Task, o); err != nil {
+		if r.Circuits, err = circuits(cache, r.Task, o, !r.RolesOnSequence); err != nil {
 			return err
 		}
 	}
@@ -166,7 +193,11 @@ func (r *Report) analyse(op *open.Opened) error {
 		if mode == "" {
 			mode = ablation.Zero
 		}
-		if r.Ablation, err = analysis.Ablate(m, r.Task, op.Config.Train.EvalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
+		evalSize := op.Config.Train.EvalSize
+		if op.Source != "" {
+			evalSize = o.Samples // a model trained elsewhere has no held-out set; its examples stand in
+		}
+		if r.Ablation, err = analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
 			return err
 		}
 	}
@@ -190,7 +221,7 @@ func (r *Report) analyse(op *open.Opened) error {
 func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
 	s := r.Sequence
 	b := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
-	if data.HasWindows(r.Task) {
+	if !r.RolesOnSequence {
 		var err error
 		if b, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
 			return nil, err
@@ -205,9 +236,10 @@ func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
 
 // circuits are the induction papers' measures: those that read a run from
 // the shared one (c), prefix matching on its own sequences of repeated
-// random tokens, and activation patching from c into runs of corrupted
-// examples.
-func circuits(c *analysis.Cache, task data.Task, o Options) (*analysis.Circuits, error) {
+// random tokens, and, when c holds examples of a task of repeats,
+// activation patching from c into runs of corrupted examples and the ICL
+// score.
+func circuits(c *analysis.Cache, task data.Task, o Options, examples bool) (*analysis.Circuits, error) {
 	out, err := analysis.Measure(c.Model, o.Samples, o.Seed)
 	if err != nil {
 		return nil, err
@@ -215,7 +247,7 @@ func circuits(c *analysis.Cache, task data.Task, o Options) (*analysis.Circuits,
 	if out.DirectLogit, err = analysis.DirectLogitAttribution(c); err != nil {
 		return nil, err
 	}
-	if task.Name() == "induction" {
+	if examples && analysis.Repeats(task) {
 		if out.Patching, err = analysis.Patch(c, task, o.Seed); err != nil {
 			return nil, err
 		}

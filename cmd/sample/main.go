@@ -93,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case o.eval:
 		return errors.Wrapf(evaluate(stdout, m, task, cfg, !o.noCache), "checkpoint %s", o.checkpoint)
 	case o.prompt != "" || o.tokens != "":
-		return continuePrompt(stdout, m, task, o, sampler)
+		return continuePrompt(stdout, op, o, sampler)
 	}
 	return examples(stdout, m, task, cfg, o, sampler)
 }
@@ -161,11 +161,12 @@ func ratio(a, b int) float64 {
 
 // continuePrompt writes -n tokens after the prompt, -samples times,
 // printing each token as it is picked.
-func continuePrompt(w io.Writer, m *model.Model, task data.Task, o options, s *generate.Sampler) error {
-	if o.raw && !data.IsText(task) {
+func continuePrompt(w io.Writer, op *open.Opened, o options, s *generate.Sampler) error {
+	m, task := op.Model, op.Task
+	if o.raw && !data.IsText(task) && op.Source == "" {
 		return errors.Errorf("-raw writes a text model's characters as they are; task %s prints labels (digits and SEP), which have nothing to escape", task.Name())
 	}
-	prompt, err := promptIDs(task, o)
+	prompt, err := promptIDs(op, o)
 	if err != nil {
 		return err
 	}
@@ -207,12 +208,13 @@ func tokensToWrite(cfg model.Config, prompt, n int) (int, error) {
 
 // promptIDs reads -prompt (characters for text, labels otherwise) or
 // -tokens and checks each id against the vocabulary.
-func promptIDs(task data.Task, o options) ([]int, error) {
+func promptIDs(op *open.Opened, o options) ([]int, error) {
+	task := op.Task
 	var ids []int
 	switch {
 	case o.tokens != "":
 		var err error
-		if ids, err = cli.ParseTokens(o.tokens, open.TokenNames(task)); err != nil {
+		if ids, err = cli.ParseTokens(o.tokens, open.TokenNames(op)); err != nil {
 			return nil, err
 		}
 	case data.IsText(task):
