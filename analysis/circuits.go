@@ -137,22 +137,25 @@ func composition(x, y mat.Matrix) float64 {
 // to the logits it raises, C = W_U W_OV W_E^T (V x V, with W_E the token
 // embedding and W_U the LM head): Score is Σλ / Σ|λ| over its eigenvalues λ
 // (1: every direction copied, -1: every one suppressed), and Diagonal the
-// fraction of tokens whose column's largest entry is the token itself.
+// fraction of tokens whose column's largest entry is the token itself
+// (nil past MaxCopyingVocab tokens).
 type Copying struct {
-	Layer    int     `json:"layer"`
-	Head     int     `json:"head"`
-	Score    float64 `json:"score"`
-	Diagonal float64 `json:"diagonal"`
+	Layer    int      `json:"layer"`
+	Head     int      `json:"head"`
+	Score    float64  `json:"score"`
+	Diagonal *float64 `json:"diagonal"`
 }
 
 // MaxCopyingVocab is the largest vocabulary CopyingScores builds the
-// V x V circuit for (its Diagonal needs every column).
+// V x V circuit for, which Diagonal needs whole; past it (GPT-2's 50257)
+// the Score comes from the D x D shortcut (CopyingEigen) and there is no
+// Diagonal.
 const MaxCopyingVocab = 4096
 
 // CopyingScores is Copying for every head.
 func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
-	if v := m.Config.Vocab; v > MaxCopyingVocab {
-		return nil, errors.Errorf("copying scores build each head's %d x %d OV circuit; at most %d tokens", v, v, MaxCopyingVocab)
+	if m.Config.Vocab > MaxCopyingVocab {
+		return copyingEigenOnly(m, hs)
 	}
 	we, wu, err := embeddings(m)
 	if err != nil {
@@ -168,7 +171,24 @@ func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "layer %d head %d", h.Layer, h.Index)
 			}
-			out = append(out, Copying{Layer: h.Layer, Head: h.Index, Score: score, Diagonal: diagonalShare(&c)})
+			diagonal := diagonalShare(&c)
+			out = append(out, Copying{Layer: h.Layer, Head: h.Index, Score: score, Diagonal: &diagonal})
+		}
+	}
+	return out, nil
+}
+
+// copyingEigenOnly is CopyingScores' Score of every head from CopyingEigen,
+// without a Diagonal.
+func copyingEigenOnly(m *model.Model, hs [][]Head) ([]Copying, error) {
+	scores, err := CopyingEigen(m, hs)
+	if err != nil {
+		return nil, err
+	}
+	var out []Copying
+	for l, layer := range hs {
+		for i, h := range layer {
+			out = append(out, Copying{Layer: h.Layer, Head: h.Index, Score: scores[l][i]})
 		}
 	}
 	return out, nil

@@ -381,3 +381,33 @@ func topHead(scores [][]float64) [2]int {
 	}
 	return best
 }
+
+// TestCopyingPastMaxVocab: past MaxCopyingVocab tokens CopyingScores gives
+// every head the D x D shortcut's score and no diagonal share (the V x V
+// circuit is not built).
+func TestCopyingPastMaxVocab(t *testing.T) {
+	m, err := model.New(model.Config{Vocab: MaxCopyingVocab + 1, Context: 8, DModel: 16, Heads: 2, Layers: 2}, tensor.Float64, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := Heads(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := CopyingScores(m, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := CopyingEigen(m, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("%d heads scored, want 4", len(got))
+	}
+	for _, c := range got {
+		if c.Score != want[c.Layer][c.Head] || c.Diagonal != nil {
+			t.Errorf("L%d H%d: score %v (shortcut %v), diagonal %v; want the shortcut's and none", c.Layer, c.Head, c.Score, want[c.Layer][c.Head], c.Diagonal)
+		}
+	}
+}

@@ -21,8 +21,14 @@ type Patching struct {
 	CleanLogit     float64       `json:"clean_logit"`
 	CorruptedLogit float64       `json:"corrupted_logit"`
 	Restored       [][]float64   `json:"restored"`    // [layer][head]
-	ByPosition     [][][]float64 `json:"by_position"` // [layer][head][position]
+	ByPosition     [][][]float64 `json:"by_position"` // [layer][head][position]; nil past MaxPatchedPositions
 }
+
+// MaxPatchedPositions bounds the runs of patching one head at one position
+// (heads x positions, each a forward of the examples): past it (a model of
+// GPT-2's 144 heads) Patch leaves ByPosition nil and patches whole heads
+// only.
+const MaxPatchedPositions = 2048
 
 // Patch runs activation patching on the induction examples of a cached
 // run that kept every layer's head outputs (Circuit), drawn by
@@ -100,7 +106,11 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 		patched, err := run()
 		return (patched - p.CorruptedLogit) / gap, err
 	}
-	p.Restored, p.ByPosition = make([][]float64, cfg.Layers), make([][][]float64, cfg.Layers)
+	byPosition := cfg.Layers*cfg.Heads*t <= MaxPatchedPositions
+	p.Restored = make([][]float64, cfg.Layers)
+	if byPosition {
+		p.ByPosition = make([][][]float64, cfg.Layers)
+	}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
 			s, err := share(l, h, -1)
@@ -108,6 +118,9 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 				return nil, err
 			}
 			p.Restored[l] = append(p.Restored[l], s)
+			if !byPosition {
+				continue
+			}
 			row := make([]float64, t)
 			for pos := range t {
 				if row[pos], err = share(l, h, pos); err != nil {

@@ -40,27 +40,37 @@ const MaxMemory = 8 << 30
 // it takes up to about 1.5x this (L4 of cmd/bench: ~430 MiB of values
 // against the estimate's ~300 MB), which MaxMemory's margin covers.
 func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
-	m := c
-	params := m.paramCount()
-	t, d, h, f, v := float64(m.Context), float64(m.DModel), float64(m.Heads), float64(m.DFF), float64(m.Vocab)
-	forward := func(batch int) float64 {
-		b := float64(batch)
-		block := 12*b*t*d + 4*b*h*t*t
-		if m.QKNorm {
-			block += 3 * b * t * d
-		}
-		if m.MLP {
-			hidden := 8.0 // (B·T, F) tensors: GELU's input and output and their intermediates
-			if m.ActivationKind() == ActivationSwiGLU {
-				hidden = 12 // a gate, an up and their product where GELU has two
-			}
-			block += 8*b*t*d + hidden*b*t*f
-		}
-		return float64(m.Layers)*block + 4*b*t*d + 4*b*t*v
-	}
-	activations := 2*forward(trainBatch) + forward(evalBatch)
+	activations := 2*c.forwardValues(trainBatch) + c.forwardValues(evalBatch)
 	const elem = 4 // bytes of a float32
-	return params*(2*elem+16) + activations*elem
+	return c.paramCount()*(2*elem+16) + activations*elem
+}
+
+// InferenceBytes is a rough estimate, in bytes, of the memory one float32
+// forward of batch sequences of Context positions takes on the fused path:
+// the weights and the values of the forward graph (EstimateBytes' counts,
+// without gradients or Adam moments).
+func (c Config) InferenceBytes(batch int) float64 {
+	const elem = 4
+	return (c.paramCount() + c.forwardValues(batch)) * elem
+}
+
+// forwardValues counts the values of a forward graph of batch sequences
+// (see EstimateBytes).
+func (c Config) forwardValues(batch int) float64 {
+	t, d, h, f, v := float64(c.Context), float64(c.DModel), float64(c.Heads), float64(c.DFF), float64(c.Vocab)
+	b := float64(batch)
+	block := 12*b*t*d + 4*b*h*t*t
+	if c.QKNorm {
+		block += 3 * b * t * d
+	}
+	if c.MLP {
+		hidden := 8.0 // (B·T, F) tensors: GELU's input and output and their intermediates
+		if c.ActivationKind() == ActivationSwiGLU {
+			hidden = 12 // a gate, an up and their product where GELU has two
+		}
+		block += 8*b*t*d + hidden*b*t*f
+	}
+	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v
 }
 
 // paramCount is the number of weights of the model. Every block has the

@@ -80,6 +80,9 @@ func nanoGPTCheckpoint(path string) (string, bool) {
 		}
 		return "", false
 	}
+	if !info.Mode().IsRegular() {
+		return "", false // a pipe or a device: opening it could block; the checkpoint reader refuses it
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false

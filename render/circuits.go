@@ -27,7 +27,8 @@ type Circuits struct {
 type CircuitHead struct {
 	Layer, Head int
 	// Prefix is its prefix-matching score; Copying and Diagonal its OV
-	// circuit's copying score and diagonal share.
+	// circuit's copying score and diagonal share (NaN: not computed, for a
+	// vocabulary too large to build the circuit whole).
 	Prefix, Copying, Diagonal float64
 	Logit                     float64 // what it adds to the correct token's logit
 	Patched                   float64 // share of the corrupted run's fall patching it restores
@@ -108,7 +109,11 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		if c.Patching != nil {
 			patched = fmt.Sprintf("%.3f", h.Patched)
 		}
-		p.printf("%5d %4d  %9.3f %7.3f %9.3f %9s %8s\n", h.Layer, h.Head, h.Prefix, h.Copying, h.Diagonal, logit, patched)
+		diagonal := "-"
+		if !math.IsNaN(h.Diagonal) {
+			diagonal = fmt.Sprintf("%.3f", h.Diagonal)
+		}
+		p.printf("%5d %4d  %9.3f %7.3f %9s %9s %8s\n", h.Layer, h.Head, h.Prefix, h.Copying, diagonal, logit, patched)
 	}
 	if icl := c.ICL; icl != nil {
 		p.para(width, "in-context learning: the copy's %d predictions lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
@@ -189,8 +194,15 @@ func headMetrics(c Circuits) ScoreTable {
 	if c.Patching != nil {
 		t.Columns = append(t.Columns, ScoreColumn{Name: "patched", Lo: 0, Hi: 1, Format: "%.3f"})
 	}
+	noDiagonal := len(c.PerHead) > 0 && math.IsNaN(c.PerHead[0].Diagonal)
+	if noDiagonal {
+		t.Columns = append(t.Columns[:2], t.Columns[3:]...) // no diagonal share to show
+	}
 	for _, h := range c.PerHead {
-		row := []float64{h.Prefix, h.Copying, h.Diagonal}
+		row := []float64{h.Prefix, h.Copying}
+		if !noDiagonal {
+			row = append(row, h.Diagonal)
+		}
 		if c.DirectLogit != nil {
 			row = append(row, h.Logit)
 		}

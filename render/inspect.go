@@ -28,6 +28,11 @@ type Inspect struct {
 	// position, not only at those the task scores.
 	RolesOnSequence, RolesEveryRow bool
 
+	// Source and Tokenizer say where a model trained elsewhere comes from
+	// ("Hugging Face GPT2LMHeadModel") and its tokenizer's name; "" for
+	// the lab's checkpoints.
+	Source, Tokenizer string
+
 	Heads    []HeadLine // the selected heads, layer by layer
 	Circuits *Circuits  // nil: none asked for
 	Ablation *Ablation  // nil: none asked for
@@ -82,6 +87,11 @@ type Sequence struct {
 	// where the task scores (TaskScored, the task's own positions).
 	Drawn      bool
 	TaskScored []bool
+	// From is the flag the user gave the sequence with (-tokens, -text);
+	// EveryPosition: every prediction of it is scored (text given to a
+	// model trained elsewhere) rather than the task's positions.
+	From          string
+	EveryPosition bool
 	// Misplaced is the first position where the user's tokens hold the
 	// separator and the task's example does not, or the reverse (-1: none);
 	// TaskSep lists where the task's example holds it.
@@ -132,7 +142,11 @@ const roleLegend = "prev = previous-token, first = first-token, sep = separator,
 func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
-	p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
+	if v.Source != "" {
+		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), v.Source, v.Tokenizer)
+	} else {
+		p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
+	}
 	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
 	writeHeads(p, v.Heads, width)
@@ -172,6 +186,9 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 
 // rolesSource says what the head roles were scored on.
 func (v Inspect) rolesSource() string {
+	if v.RolesOnSequence && v.Source != "" {
+		return "scored on the text given (without -text or -tokens they pool over repeated random tokens)"
+	}
 	if v.RolesOnSequence {
 		return "scored on the sequence shown (they pool over windows of the text when -data names it)"
 	}
@@ -207,11 +224,14 @@ func writeHeads(p *printer, lines []HeadLine, width int) {
 // table, the accuracy and what is odd about tokens the user gave.
 func writeSequence(p *printer, v Inspect, width int) {
 	s := v.Sequence
-	if s.Drawn {
+	switch {
+	case s.Drawn:
 		p.para(width, "sequence (one example of task %s drawn with seed %d):", v.Task, v.Seed)
-	} else {
-		p.para(width, "sequence (from -tokens; the target of each position is the next token (none at the last), scored at the positions task %s scores: %s):",
-			v.Task, positions(s.TaskScored))
+	case s.EveryPosition:
+		p.para(width, "sequence (from %s; the target of each position is the next token (none at the last), every one scored):", s.From)
+	default:
+		p.para(width, "sequence (from %s; the target of each position is the next token (none at the last), scored at the positions task %s scores: %s):",
+			s.From, v.Task, positions(s.TaskScored))
 	}
 	if p.err == nil {
 		p.err = Table(p.w, s.rows(), width)

@@ -28,14 +28,16 @@ func checkSamples(n int) error {
 	return nil
 }
 
-// checkMemory refuses a number of scoring examples whose batch would not
-// fit: the inference graph holds about 4 (samples, H, T, T) tensors per
-// layer, and ScoreHeads a float64 copy of the attention. The estimate of a
-// training step of that batch (forward and backward, so twice the graph)
-// bounds both.
-func checkMemory(cfg model.Config, samples int) error {
-	return model.CheckMemory(cfg.EstimateBytes(samples, 0),
-		fmt.Sprintf("-samples %d: scoring the heads of this model (%d layers of %d heads, context %d)", samples, cfg.Layers, cfg.Heads, cfg.Context),
+// checkMemory refuses a number of scoring examples of t tokens whose batch
+// would not fit: the weights and the inference graph's values
+// (InferenceBytes), and the float64 copy of every attention map ScoreHeads
+// reads.
+func checkMemory(cfg model.Config, t, samples int) error {
+	at := cfg
+	at.Context = t
+	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
+	return model.CheckMemory(at.InferenceBytes(samples)+8*maps,
+		fmt.Sprintf("-samples %d: scoring the heads of this model (%d layers of %d heads) on examples of %d tokens", samples, cfg.Layers, cfg.Heads, t),
 		"use a smaller -samples")
 }
 

@@ -18,6 +18,7 @@ import (
 type Options struct {
 	Checkpoint string    // a run directory or a checkpoint file written by train
 	Data       string    // the text file a text model's windows come from (open.Options.Data)
+	Vocab      string    // a nanoGPT character model's meta.pkl (open.Options.Vocab)
 	Notices    io.Writer // where the files read are named (stderr); nil: nowhere
 	Path       string    // the attention path to run on, fused or gorgonia; "": the checkpoint's
 	// Tokens is the sequence shown, ids or token names; "" draws one
@@ -106,7 +107,7 @@ func Build(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices})
+	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab})
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	if err := checkRunHeads(r.Training, cfg); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, o.Samples); err != nil {
+	if err := checkMemory(cfg, op.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
 	if o.Layer != LayerAuto {

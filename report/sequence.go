@@ -56,10 +56,14 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (Sequenc
 	}
 	drawn := s
 	s = Sequence{Tokens: user, Targets: make([]int, len(user)), Scored: make([]float64, len(user)), TaskScored: drawn.Scored, MisplacedSep: -1}
+	everyPosition := task.Name() == data.RepeatedTokensName // text given to a model trained elsewhere
 	for i := 0; i+1 < len(user); i++ {
 		s.Targets[i] = user[i+1]
-		if i < len(drawn.Scored) {
-			s.Scored[i] = drawn.Scored[i]
+		if i < len(drawn.Scored) || everyPosition {
+			s.Scored[i] = 1
+			if !everyPosition {
+				s.Scored[i] = drawn.Scored[i]
+			}
 		}
 	}
 	sep := analysis.Separator(task)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/attnscope/attnscope/ablation"
@@ -45,7 +46,8 @@ func (r *Report) Text(summary bool) render.Inspect {
 	o := r.Options
 	v := render.Inspect{
 		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
-		RolesOnSequence: !data.HasWindows(r.Task), RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task),
+		RolesOnSequence: r.RolesOnSequence, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.Source != "" && r.RolesOnSequence,
+		Source: r.Source, Tokenizer: r.Tokenizer,
 		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
 	layers, hs := r.selected()
@@ -84,7 +86,10 @@ func (r *Report) sequenceView() render.Sequence {
 	v := render.Sequence{
 		Labels: labels(r.Task, s.Tokens), Targets: make([]string, n), Predicted: labels(r.Task, r.Forward.Predictions),
 		Scored: make([]bool, n), Correct: make([]bool, n), Drawn: s.Drawn, TaskScored: make([]bool, len(s.TaskScored)),
-		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep,
+		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: "-tokens", EveryPosition: r.Source != "" && !s.Drawn,
+	}
+	if r.Options.Text != "" {
+		v.From = "-text"
 	}
 	for i := range n {
 		v.Scored[i], v.Correct[i] = s.Scored[i] != 0, r.Forward.Predictions[i] == s.Targets[i]
@@ -190,7 +195,10 @@ func (r *Report) CircuitsView() *render.Circuits {
 	}
 	v := &render.Circuits{Layers: r.Config.Layers, Heads: r.Config.Heads}
 	for _, cp := range c.Copying {
-		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: cp.Diagonal}
+		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: math.NaN()}
+		if cp.Diagonal != nil {
+			h.Diagonal = *cp.Diagonal
+		}
 		if c.DirectLogit != nil {
 			h.Logit = c.DirectLogit.Heads[cp.Layer][cp.Head]
 		}

@@ -350,7 +350,7 @@ func TestBeyondMemory(t *testing.T) {
 		{[]string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)}, []string{
 			"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens"}},
 		{[]string{"-checkpoint", long, "-samples", "4096"}, []string{
-			"-samples 4096: scoring the heads of this model (2 layers of 2 heads, context 1024) needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples"}},
+			"-samples 4096: scoring the heads of this model (2 layers of 2 heads) on examples of 1024 tokens needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples"}},
 		{[]string{"-checkpoint", long, "-ablate", "-samples", "1"}, []string{
 			"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)"}},
 	} {

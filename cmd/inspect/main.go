@@ -62,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train (required)")
 	fs.StringVar(&o.r.Data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
+	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
+	fs.StringVar(&o.r.Vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
 	o.r.Layer = report.LayerAuto
 	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or layer 0 alone for a model of more than %d heads)", report.MaxHeadsShown), func(v string) error {
@@ -86,7 +88,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
-	fs.IntVar(&o.r.Samples, "samples", 64, fmt.Sprintf("task examples the head roles are averaged over; -html also embeds the first %d or fewer held-out examples", report.MaxPageExamples))
+	fs.IntVar(&o.r.Samples, "samples", 0, fmt.Sprintf("task examples the head roles are averaged over (default %d, or %d for a model trained elsewhere); -html also embeds the first %d or fewer held-out examples",
+		report.DefaultSamples, report.DefaultPretrainedSamples, report.MaxPageExamples))
 	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
 	fs.BoolVar(&o.r.Circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
@@ -104,6 +107,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.r.Notices = stderr
+	if err := checkSamplesSet(fs, o.r.Samples); err != nil {
+		return err
+	}
 	if err := kernels.Check(); err != nil {
 		return err
 	}
@@ -174,6 +180,17 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
 	case set["summary"] && (o.json || o.png != "" || o.html != ""):
 		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
+	}
+	return nil
+}
+
+// checkSamplesSet refuses -samples given as 0 or less, which would
+// otherwise read as the default.
+func checkSamplesSet(fs *flag.FlagSet, n int) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "samples" })
+	if set && n < 1 {
+		return errors.Errorf("-samples %d: must be in [1, %d]", n, report.MaxSamples)
 	}
 	return nil
 }

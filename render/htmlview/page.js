@@ -232,7 +232,7 @@
       el("td", {}, tr, String(cp.head));
       scoreCell(tr, c.prefix_matching[cp.layer][cp.head], 0, 1, fmt3(c.prefix_matching[cp.layer][cp.head]));
       scoreCell(tr, cp.score, -1, 1, (cp.score >= 0 ? "+" : "") + fmt3(cp.score));
-      scoreCell(tr, cp.diagonal, 0, 1, fmt3(cp.diagonal));
+      if (cp.diagonal === null) el("td", {}, tr, "–"); else scoreCell(tr, cp.diagonal, 0, 1, fmt3(cp.diagonal));
       if (c.direct_logit) {
         const v = c.direct_logit.heads[cp.layer][cp.head];
         scoreCell(tr, v, lo, hi, (v >= 0 ? "+" : "") + fmt3(v));
