@@ -26,7 +26,9 @@ const usage = `usage: sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N
        sample -checkpoint FILE -eval [-no-cache]
 
 Lets a trained model write, one token at a time with a KV cache, printing
-each as it is written. Without a prompt it writes the answers of held-out
+each as it is written. A model trained elsewhere (a Hugging Face directory or
+a nanoGPT ckpt.pt) continues -prompt in its tokenizer, or starts from its
+beginning-of-text token, and stops at its end of text or after -n tokens. Without a prompt it writes the answers of held-out
 examples of its task and marks each token; with -prompt or -tokens it
 continues them. -eval writes the answer of every held-out example and prints
 how many it wrote exactly on its own. Model text is printed with control
@@ -37,11 +39,14 @@ flags:
 
 // options are the parsed flags.
 type options struct {
-	checkpoint, prompt, tokens, path, data string
+	checkpoint, prompt, tokens, path, data, vocab string
 	n, samples                             int
 	eval, noCache, raw                     bool
 	pick                                   generate.Options
 }
+
+// pretrainedN is -n's default for a model trained elsewhere.
+const pretrainedN = 64
 
 // maxSamples bounds -samples: one batch row each.
 const maxSamples = 1024
@@ -49,11 +54,13 @@ const maxSamples = 1024
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face model directory (config.json), or a nanoGPT ckpt.pt (required)")
 	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for held-out windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
-	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, token labels ("3 1 4 SEP") for the others`)
+	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, text in the tokenizer of a model trained elsewhere, token labels ("3 1 4 SEP") for the others`)
+	fs.StringVar(&o.prompt, "text", "", "the same as -prompt")
+	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to continue, e.g. "3 1 4 16"`)
-	fs.IntVar(&o.n, "n", 0, "tokens to write after a prompt (default: to the end of a learned position table, else the trained length)")
+	fs.IntVar(&o.n, "n", 0, fmt.Sprintf("tokens to write after a prompt (default: to the end of a learned position table, else the trained length; %d for a model trained elsewhere, which also stops at its end-of-text token)", pretrainedN))
 	fs.Float64Var(&o.pick.Temperature, "temperature", 0, "divide the logits by this before drawing; 0 is greedy")
 	fs.IntVar(&o.pick.TopK, "top-k", 0, "draw only from the k most likely tokens; 0 is all, 1 is greedy")
 	fs.Float64Var(&o.pick.TopP, "top-p", 1, "draw only from the smallest set of tokens whose probability reaches p, in (0, 1]")
@@ -74,12 +81,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if !samplesSet && (o.prompt != "" || o.tokens != "") {
 		o.samples = 1 // one continuation of a prompt unless -samples asks for more
 	}
-	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr})
+	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr, Vocab: o.vocab})
 	if err != nil {
 		return err
 	}
 	m, task, cfg := op.Model, op.Task, op.Config
 	if err := op.UsePath(o.path); err != nil {
+		return err
+	}
+	if op.Source != "" {
+		return writePretrained(stdout, op, o, samplesSet)
+	}
+	if err := checkHeldOut(fs, o); err != nil {
 		return err
 	}
 	if !data.HasWindows(task) && (o.eval || o.prompt == "" && o.tokens == "") {
@@ -102,6 +115,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 func check(fs *flag.FlagSet, o options) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["prompt"] && set["text"] {
+		return errors.New("-prompt and -text are the same flag; use one")
+	}
+	set["prompt"] = set["prompt"] || set["text"]
 	switch {
 	case o.checkpoint == "":
 		return errors.New("-checkpoint is required: a checkpoint written by train, e.g. -checkpoint runs/sort/checkpoint.safetensors")
@@ -117,15 +134,27 @@ func check(fs *flag.FlagSet, o options) error {
 		return errors.New("-eval writes the whole held-out set greedily; it takes no -prompt, -tokens, -n or -samples")
 	case o.eval && (set["temperature"] || set["top-k"] || set["top-p"]):
 		return errors.New("-eval writes greedily, as exact match needs; it takes no -temperature, -top-k or -top-p")
-	case set["n"] && !set["prompt"] && !set["tokens"]:
-		return errors.New("-n is the length written after a prompt; held-out examples are written to their answer's end (add -prompt or -tokens)")
-	case o.raw && !set["prompt"] && !set["tokens"]:
-		return errors.New("-raw writes a continuation of -prompt or -tokens as it is; held-out examples and -eval print quoted text and figures")
 	}
 	if bad := invalidUTF8(o.prompt); bad >= 0 {
 		return errors.Errorf("-prompt: byte %d (%#02x) is not valid UTF-8; give UTF-8 text, or the ids with -tokens", bad, o.prompt[bad])
 	}
 	return o.pick.Validate()
+}
+
+// checkHeldOut refuses what only a continuation of a prompt takes, for a
+// lab model without one (which writes held-out examples; a model trained
+// elsewhere writes from its beginning of text instead).
+func checkHeldOut(fs *flag.FlagSet, o options) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	prompt := set["prompt"] || set["text"] || set["tokens"]
+	switch {
+	case set["n"] && !prompt:
+		return errors.New("-n is the length written after a prompt; held-out examples are written to their answer's end (add -prompt or -tokens)")
+	case o.raw && !prompt:
+		return errors.New("-raw writes a continuation of -prompt or -tokens as it is; held-out examples and -eval print quoted text and figures")
+	}
+	return nil
 }
 
 // evaluate writes every held-out answer and prints the exact match beside

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/generate"
+	"github.com/attnscope/attnscope/internal/cli"
+	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/tokenizer"
+)
+
+// writePretrained lets a model trained elsewhere write: -prompt (text in
+// its tokenizer) or -tokens, else from its beginning-of-text token; -n
+// tokens (pretrainedN by default) or until it writes its end of text, each
+// streamed as it is picked, a character split across tokens held until it
+// is whole.
+func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) error {
+	if o.eval {
+		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, op.Source)
+	}
+	tok := op.Tokenizer
+	prompt, err := pretrainedPrompt(op, o)
+	if err != nil {
+		return err
+	}
+	if !samplesSet {
+		o.samples = 1
+	}
+	n := o.n
+	if n == 0 {
+		n = pretrainedN
+		if limit := op.Model.Config.MaxLength(); limit > 0 {
+			n = max(1, min(n, limit-len(prompt)+1))
+		}
+	}
+	if n, err = tokensToWrite(op.Model.Config, len(prompt), n); err != nil {
+		return err
+	}
+	if err := (memoryBound{op.Model, !o.noCache}).checkContinuation(o.samples, len(prompt), n); err != nil {
+		return err
+	}
+	sampler, err := generate.NewSampler(o.pick)
+	if err != nil {
+		return err
+	}
+	st, err := generate.NewGrowing(op.Model, o.samples, len(prompt)+generate.CacheAhead, len(prompt)+n-1, !o.noCache)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	out := &textRows{w: w, tok: tok, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, prompt)), rows: make([]textRow, o.samples)}
+	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
+	for i := range prompts {
+		prompts[i], ns[i] = prompt, n
+		out.rows[i].stream = tokenizer.NewStream(tok)
+	}
+	if err := out.start(); err != nil {
+		return err
+	}
+	if _, err := generate.StreamUntil(st, prompts, ns, sampler, op.Model.Config.Vocab, tok.EOS(), out.emit); err != nil {
+		io.WriteString(w, "\n") // ends the line the first row was streaming on
+		return errors.Wrapf(err, "%s", o.checkpoint)
+	}
+	return nil
+}
+
+// pretrainedPrompt is -prompt in the tokenizer, -tokens, or the
+// beginning-of-text token alone.
+func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
+	var ids []int
+	var err error
+	switch tok := op.Tokenizer; {
+	case o.tokens != "":
+		ids, err = cli.ParseTokens(o.tokens, open.TokenNames(op))
+	case o.prompt != "":
+		if ids, err = tok.Encode(o.prompt); err != nil {
+			return nil, errors.Wrap(err, "-prompt")
+		}
+	case tok.BOS() >= 0:
+		ids = []int{tok.BOS()}
+	default:
+		return nil, errors.Errorf("%s's tokenizer has no beginning-of-text token to start from: give -prompt or -tokens", o.checkpoint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
+		if id < 0 || id >= op.Model.Config.Vocab {
+			return nil, errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, op.Model.Config.Vocab)
+		}
+	}
+	return ids, nil
+}
+
+// textRows prints -samples continuations of one prompt in a tokenizer's
+// text as generate hands their tokens over: the first row's as each is
+// picked, the others whole once done (as continuations does for the lab's
+// models); the end-of-text token ends a row unprinted.
+type textRows struct {
+	w      io.Writer
+	tok    tokenizer.Tokenizer
+	raw    bool
+	n      int
+	prompt string
+	rows   []textRow
+}
+
+type textRow struct {
+	stream *tokenizer.Stream
+	text   strings.Builder
+}
+
+func (t *textRows) show(b []byte) string {
+	if t.raw {
+		return string(b)
+	}
+	return escape.Text(string(b))
+}
+
+func (t *textRows) head(row int) string {
+	if len(t.rows) == 1 {
+		return t.show([]byte(t.prompt))
+	}
+	return fmt.Sprintf("--- sample %d\n%s", row+1, t.show([]byte(t.prompt)))
+}
+
+func (t *textRows) start() error {
+	if _, err := io.WriteString(t.w, t.head(0)); err != nil {
+		return err
+	}
+	return flush(t.w)
+}
+
+// emit takes the newest token of row, written so far.
+func (t *textRows) emit(row int, written []int) error {
+	r := &t.rows[row]
+	id, done := written[len(written)-1], len(written) == t.n
+	var piece []byte
+	if id == t.tok.EOS() {
+		done = true
+	} else {
+		piece = r.stream.Push(id)
+	}
+	if done {
+		piece = append(piece, r.stream.Flush()...)
+	}
+	text := t.show(piece)
+	if done {
+		text += "\n"
+	}
+	if row == 0 {
+		if _, err := io.WriteString(t.w, text); err != nil {
+			return err
+		}
+		return flush(t.w)
+	}
+	if r.text.Len() == 0 {
+		r.text.WriteString(t.head(row))
+	}
+	r.text.WriteString(text)
+	if !done {
+		return nil
+	}
+	if _, err := io.WriteString(t.w, r.text.String()); err != nil {
+		return err
+	}
+	return flush(t.w)
+}
