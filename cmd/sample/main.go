@@ -40,9 +40,9 @@ flags:
 // options are the parsed flags.
 type options struct {
 	checkpoint, prompt, tokens, path, data, vocab string
-	n, samples                             int
-	eval, noCache, raw                     bool
-	pick                                   generate.Options
+	n, samples                                    int
+	eval, noCache, raw                            bool
+	pick                                          generate.Options
 }
 
 // pretrainedN is -n's default for a model trained elsewhere.
