@@ -26,40 +26,66 @@ func huggingFaceDir(path string) (string, bool) {
 	return path, has(hf.ConfigFile) && !has(rundir.ConfigFile) && !has(rundir.CheckpointFile)
 }
 
-// openHuggingFace opens a Hugging Face model directory with its tokenizer.
+// openHuggingFace opens a Hugging Face model directory with its tokenizer,
+// reading the tokenizer while the weights load.
 func openHuggingFace(dir string, o Options) (*Opened, error) {
-	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
+	files, err := hf.TokenizerFiles(dir)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := hfTokenizer(dir, m, o)
+	type read struct {
+		tok  tokenizer.Tokenizer
+		note string
+		err  error
+	}
+	tokenizerRead := make(chan read, 1)
+	go func() {
+		tok, note, err := readTokenizer(files)
+		tokenizerRead <- read{tok, note, err}
+	}()
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
+	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
+	}
+	if t.note != "" {
+		notef(o.Notices, "%s", t.note)
+	}
+	if t.err != nil {
+		return nil, t.err
+	}
+	tok := t.tok
+	switch {
+	case tok != nil:
+	case m.Arch == "GPT2LMHeadModel" && m.Model.Config.Vocab == tokenizer.GPT2().Size():
+		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
+		tok = tokenizer.GPT2()
+	default:
+		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
+		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
 	return pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
 }
 
-// hfTokenizer reads the directory's tokenizer: tokenizer.json, else
-// vocab.json with merges.txt; without either, GPT-2's own for a GPT-2 of
-// its vocabulary (said on the notices), else token ids alone.
-func hfTokenizer(dir string, m *hf.Model, o Options) (tokenizer.Tokenizer, error) {
+// readTokenizer reads a model directory's tokenizer from its files, with
+// the notice naming what it read: tokenizer.json, else vocab.json with
+// merges.txt; nil when it has neither, having built GPT-2's own, the likely
+// stand-in. It runs beside the weights' reading, so it writes no notice.
+func readTokenizer(files []string) (tokenizer.Tokenizer, string, error) {
 	has := map[string]string{}
-	for _, f := range m.TokenizerFiles {
+	for _, f := range files {
 		has[filepath.Base(f)] = f
 	}
 	switch {
 	case has["tokenizer.json"] != "":
-		notef(o.Notices, "reading %s", has["tokenizer.json"])
-		return tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
+		tok, err := tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
+		return tok, "reading " + has["tokenizer.json"], err
 	case has["vocab.json"] != "" && has["merges.txt"] != "":
-		notef(o.Notices, "reading %s and %s", has["vocab.json"], has["merges.txt"])
-		return tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
-	case m.Arch == "GPT2LMHeadModel" && m.Model.Config.Vocab == tokenizer.GPT2().Size():
-		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
-		return tokenizer.GPT2(), nil
+		tok, err := tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
+		return tok, "reading " + has["vocab.json"] + " and " + has["merges.txt"], err
 	}
-	notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
-	return tokenizer.IDs(m.Model.Config.Vocab), nil
+	tokenizer.GPT2()
+	return nil, "", nil
 }
 
 // nanoGPTCheckpoint reports whether path is a nanoGPT checkpoint: a file

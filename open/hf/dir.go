@@ -142,6 +142,17 @@ func (d *modelDir) noteRead(file string, size int64) {
 
 // tokenizerFiles lists the tokenizer files the directory holds, each
 // checked as every file read is (a symlink leading out is refused).
+// TokenizerFiles lists the tokenizer files the model directory dir holds
+// (Model.TokenizerFiles, without loading the model), each checked as Load
+// checks them: a caller may read them while Load reads the weights.
+func TokenizerFiles(dir string) ([]string, error) {
+	d, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return d.tokenizerFiles()
+}
+
 func (d *modelDir) tokenizerFiles() ([]string, error) {
 	var out []string
 	for _, file := range tokenizerFiles {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
@@ -179,19 +180,9 @@ func (r *tensorReader) finish() error {
 		}
 	}
 	if s.transpose {
-		transpose(r.dst, r.raw, s.info.Shape[0], s.info.Shape[1])
+		kernels.Transpose(r.dst, r.raw, s.info.Shape[0], s.info.Shape[1])
 	}
 	return nil
-}
-
-// transpose writes the (cols, rows) transpose of src, (rows, cols)
-// row-major, into dst.
-func transpose(dst, src []float32, rows, cols int) {
-	for r := range rows {
-		for c := range cols {
-			dst[c*rows+r] = src[r*cols+c]
-		}
-	}
 }
 
 // index spells flat index i of a row-major tensor of shape as

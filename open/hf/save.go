@@ -11,6 +11,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
@@ -50,7 +51,9 @@ func SaveGPT2(dir string, m *model.Model) error {
 		}
 		shape := []int(p.Value.Shape())
 		if hf.transpose {
-			values, shape = transposed(values, shape[0], shape[1]), []int{shape[1], shape[0]}
+			t := make([]float64, len(values))
+			kernels.Transpose(t, values, shape[0], shape[1])
+			values, shape = t, []int{shape[1], shape[0]}
 		}
 		data := make([]byte, 4*len(values))
 		for i, v := range values {
@@ -103,15 +106,4 @@ func gpt2ConfigJSON(c model.Config) map[string]any {
 		"n_layer": c.Layers, "n_head": c.Heads, "n_inner": c.DFF, "activation_function": activation,
 		"layer_norm_epsilon": c.Eps(), "tie_word_embeddings": c.TieEmbeddings,
 	}
-}
-
-// transposed is the (cols, rows) transpose of the row-major (rows, cols) x.
-func transposed(x []float64, rows, cols int) []float64 {
-	out := make([]float64, len(x))
-	for r := range rows {
-		for c := range cols {
-			out[c*rows+r] = x[r*cols+c]
-		}
-	}
-	return out
 }
