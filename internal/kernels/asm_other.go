@@ -122,3 +122,7 @@ func sumLanesAVX512(k16 int, x *float32) float32 {
 func sumLanesAVX2(k16 int, x *float32) float32 {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}

@@ -77,3 +77,9 @@ func sumLanesAVX512(k16 int, x *float32) float32
 
 //go:noescape
 func sumLanesAVX2(k16 int, x *float32) float32
+
+// packTransposed16AVX2 is packTransposed16's loop over whole groups of 8
+// steps (sgemm_amd64.s).
+//
+//go:noescape
+func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32)
