@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -27,9 +28,13 @@ func Float64s(v gorgonia.Value) ([]float64, error) {
 		return append([]float64(nil), d...), nil
 	case []float32:
 		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
+		// Both cores: the logits and maps of a forward over 256 tokens of
+		// GPT-2 small's shape are 22 million values.
+		kernels.ParallelFor(len(d), 1, func(lo, hi int) {
+			for i, x := range d[lo:hi] {
+				out[lo+i] = float64(x)
+			}
+		})
 		return out, nil
 	}
 	return nil, errors.Errorf("unexpected value type %T: want float32 or float64 data", v.Data())
