@@ -25,7 +25,10 @@
 //   - ParallelFor (and ParallelMinWork, below which it stays on the caller's
 //     goroutine); Concurrently, which runs parts side by side and meanwhile
 //     gives each part's loops its share of the cores (Workers); Scratch and
-//     PutScratch, a pool of float32 buffers.
+//     PutScratch, a pool of float32 buffers. The parts of a parallel loop
+//     run on the caller's goroutine and on helper goroutines (parallel.go),
+//     which wait for the next loop spinning for half a millisecond before
+//     they park: waking a parked one on another core cost 70-150 µs here.
 //   - Active, Check, Backend: which path is in use.
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
