@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
@@ -56,7 +55,10 @@ func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error
 	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
 		return nil, err
 	}
-	vm := g.NewMachine()
+	// The lean machine binds the kept nodes to its values, where a
+	// TapeMachine copied every one (at GPT-2 small's size over 256 tokens,
+	// 87 MB a run); they are converted to float64 below before it goes.
+	vm := g.NewLeanMachine()
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		return nil, errors.Wrap(err, "running the model")
@@ -102,11 +104,9 @@ func (c *Cache) checkFinite() error {
 			continue
 		}
 		b, h, t := att.Shape[0], att.Shape[1], att.Shape[2]
-		for i, w := range att.Data {
-			if math.IsNaN(w) || math.IsInf(w, 0) {
-				return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
-					l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, w))
-			}
+		if i := model.FirstNonFinite(att.Data); i >= 0 {
+			return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
+				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.Data[i]))
 		}
 	}
 	return model.CheckLogits(c.Model, c.Logits.Data, func(row int) int { return row % c.Batch.SeqLen })

@@ -11,7 +11,9 @@ import (
 )
 
 // Stepper feeds one token per row at the next position and returns the
-// logits of the token after it, (B*V) row-major.
+// logits of the token after it, (B*V) row-major, which may be valid only
+// until the next Step (model.Decoder writes each step's into the same
+// memory): copy what must outlive it.
 type Stepper interface {
 	Step(tokens []int) ([]float64, error)
 	Len() int // positions fed so far

@@ -38,12 +38,18 @@ type Decoder struct {
 	layers            []cacheLayer
 	logits            *gorgonia.Node // (B, V)
 	pos               int            // positions written so far
+	// The Int inputs' values, written in place at each step, and the
+	// logits Step returns, converted into the same memory at each step.
+	tokenIDs, positionIDs, spanIDs []int
+	logits64                       []float64
 }
 
-// cacheLayer is one layer's cache inputs and what its step writes to them.
+// cacheLayer is one layer's cache inputs and what its step writes to them:
+// its new keys and values (or latent), at places fixed when it is built.
 type cacheLayer struct {
-	keys, values, latent *gorgonia.Node // (B, G, C, d) each, or the latent (B, C, r)
-	out                  layers.DecodeOutput
+	keys, values, latent       *gorgonia.Node // (B, G, C, d) each, or the latent (B, C, r)
+	keysAt, valuesAt, latentAt slotLayout
+	out                        layers.DecodeOutput
 }
 
 // NewDecoder builds the decoding graph of m for batch rows and a cache of
@@ -111,12 +117,14 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 func (d *Decoder) inputs() {
 	cfg, b, c, dt := d.Model.Config, d.Batch, d.Capacity, d.Model.Dtype
 	kv, dh := cfg.KVHeadCount(), cfg.DHead()
-	d.tokens = intInput(d.g, "decode.tokens", make([]int, b))
-	d.positions = intInput(d.g, "decode.positions", make([]int, b))
+	d.tokenIDs, d.positionIDs = make([]int, b), make([]int, b)
+	d.tokens = intInput(d.g, "decode.tokens", d.tokenIDs)
+	d.positions = intInput(d.g, "decode.positions", d.positionIDs)
 	if d.Path == layers.Gorgonia || cfg.KVLatent > 0 {
 		d.bias = layers.NewParam(d.g, "decode.bias", newDense(dt, []int{b, kv, cfg.Heads / kv, c + 1}, make([]float64, b*cfg.Heads*(c+1))))
 	} else {
-		d.spans = intInput(d.g, "decode.spans", make([]int, 2*b))
+		d.spanIDs = make([]int, 2*b)
+		d.spans = intInput(d.g, "decode.spans", d.spanIDs)
 	}
 	if cfg.PositionKind() == PositionRope {
 		d.cos = layers.NewParam(d.g, "decode.rotary_cos", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
@@ -127,15 +135,19 @@ func (d *Decoder) inputs() {
 		cache := func(what string, shape ...int) *gorgonia.Node {
 			return layers.NewParam(d.g, fmt.Sprintf("blocks.%d.attn.cache.%s", i, what), newDense(dt, shape, make([]float64, product(shape))))
 		}
+		l := &d.layers[i]
 		if cfg.KVLatent > 0 {
-			d.layers[i].latent = cache("latent", b, c, cfg.KVLatent)
-		} else {
-			if d.Path == layers.Gorgonia {
-				d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, c, dh), cache("values", b, kv, c, dh)
-			} else { // transposed for ops.CacheAttention
-				d.layers[i].keys, d.layers[i].values = cache("keys", b, kv, dh, c), cache("values", b, kv, dh, c)
-			}
+			l.latent = cache("latent", b, c, cfg.KVLatent)
+			l.latentAt = newSlotLayout(l.latent.Shape(), 0, 1, false)
+			continue
 		}
+		transposed := d.Path != layers.Gorgonia // for ops.CacheAttention
+		shape := []int{b, kv, c, dh}
+		if transposed {
+			shape = []int{b, kv, dh, c}
+		}
+		l.keys, l.values = cache("keys", shape...), cache("values", shape...)
+		l.keysAt, l.valuesAt = newSlotLayout(shape, 0, 2, transposed), newSlotLayout(shape, 1, 2, transposed)
 	}
 }
 
@@ -156,8 +168,9 @@ func (d *Decoder) value(n *gorgonia.Node) gorgonia.Value { return d.vm.Value(n) 
 
 // Step feeds tokens (B), each row's token at position Len(), writes their
 // keys and values into the cache and returns the logits of the next token,
-// (B*V) row-major, which belong to the caller. Logits holding a NaN or an
-// infinity are an error (NonFinite).
+// (B*V) row-major, valid until the next Step (which writes the next ones
+// into the same memory: a step allocates nothing of the vocabulary's
+// size). Logits holding a NaN or an infinity are an error (NonFinite).
 func (d *Decoder) Step(tokens []int) ([]float64, error) {
 	cfg := d.Model.Config
 	if len(tokens) != d.Batch {
@@ -177,10 +190,9 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 			return nil, errors.Wrapf(err, "decode: growing the cache to %d positions", doubled)
 		}
 	}
-	copy(d.tokens.Value().Data().([]int), tokens)
-	positions := d.positions.Value().Data().([]int)
-	for i := range positions {
-		positions[i] = d.pos
+	copy(d.tokenIDs, tokens)
+	for i := range d.positionIDs {
+		d.positionIDs[i] = d.pos
 	}
 	d.fillBias()
 	d.fillRotary()
@@ -191,10 +203,11 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 		return nil, err
 	}
 	d.pos++
-	logits, err := Float64s(d.value(d.logits))
+	logits, err := appendFloat64s(d.logits64[:0], d.value(d.logits))
 	if err != nil {
 		return nil, errors.Wrap(err, "decode: logits")
 	}
+	d.logits64 = logits
 	position := d.pos - 1
 	return logits, CheckLogits(d.Model, logits, func(int) int { return position })
 }
@@ -271,9 +284,8 @@ func (d *Decoder) fillBias() {
 		if cfg.Window > 0 {
 			first = max(0, i-cfg.Window+1)
 		}
-		spans := d.spans.Value().Data().([]int)
-		for r := 0; r < len(spans); r += 2 {
-			spans[r], spans[r+1] = first, i
+		for r := 0; r < len(d.spanIDs); r += 2 {
+			d.spanIDs[r], d.spanIDs[r+1] = first, i
 		}
 		return
 	}
@@ -338,12 +350,9 @@ func (d *Decoder) writeCache() error {
 	for i, l := range d.layers {
 		var err error
 		if l.out.Latent != nil {
-			err = writeSlot(l.latent, d.value(l.out.Latent), 0, 1, d.pos, false)
-		} else {
-			transposed := d.Path != layers.Gorgonia
-			if err = writeSlot(l.keys, d.value(l.out.KV), 0, 2, d.pos, transposed); err == nil {
-				err = writeSlot(l.values, d.value(l.out.KV), 1, 2, d.pos, transposed)
-			}
+			err = writeSlot(l.latent, d.value(l.out.Latent), l.latentAt, d.pos)
+		} else if err = writeSlot(l.keys, d.value(l.out.KV), l.keysAt, d.pos); err == nil {
+			err = writeSlot(l.values, d.value(l.out.KV), l.valuesAt, d.pos)
 		}
 		if err != nil {
 			return errors.Wrapf(err, "decode: layer %d cache", i)
@@ -352,16 +361,27 @@ func (d *Decoder) writeCache() error {
 	return nil
 }
 
-// writeSlot copies part `part` of `parts` of the new entries (each batch
-// row holds parts x n x w values: (B, 2, G, d) for keys and values, (B, r)
-// for a latent) into slot pos of cache (B, n, C, w), (B, C, w), or the
-// fused path's transposed (B, n, w, C) when transposed.
-func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int, transposed bool) error {
-	s := cache.Shape()
+// slotLayout says where writeSlot's entries go: part `part` of `parts` of
+// the new entries (each of b batch rows holds parts x n x w values: (B, 2,
+// G, d) for keys and values, (B, r) for a latent) into a slot of a cache
+// (B, n, C, w), (B, C, w), or the fused path's transposed (B, n, w, C).
+type slotLayout struct {
+	b, n, c, w, part, parts int
+	transposed              bool
+}
+
+// newSlotLayout is the layout of part `part` of `parts` in a cache of shape
+// s (transposed: the slots are its last axis).
+func newSlotLayout(s []int, part, parts int, transposed bool) slotLayout {
 	c, w := s[len(s)-2], s[len(s)-1]
 	if transposed {
 		c, w = w, c
 	}
+	return slotLayout{b: s[0], n: product(s) / (s[0] * c * w), c: c, w: w, part: part, parts: parts, transposed: transposed}
+}
+
+// writeSlot copies the new entries v into slot pos of cache, as l says.
+func writeSlot(cache *gorgonia.Node, v gorgonia.Value, l slotLayout, pos int) error {
 	src, ok := v.(*tensor.Dense)
 	if !ok {
 		return errors.Errorf("no value for %s", cache.Name())
@@ -369,38 +389,30 @@ func writeSlot(cache *gorgonia.Node, v gorgonia.Value, part, parts, pos int, tra
 	if src.IsView() {
 		src = src.Materialize().(*tensor.Dense)
 	}
-	b := s[0]
-	n := s.TotalSize() / (b * c * w) // entries per row and part
-	if src.Shape().TotalSize() != b*parts*n*w {
-		return errors.Errorf("%s: new entries of shape %v do not fit a cache of shape %v", cache.Name(), src.Shape(), s)
+	if src.DataSize() != l.b*l.parts*l.n*l.w {
+		return errors.Errorf("%s: %d new entries do not fit a cache of shape %v", cache.Name(), src.DataSize(), cache.Shape())
 	}
-	layout := slotLayout{b: b, n: n, c: c, w: w, part: part, parts: parts, pos: pos, transposed: transposed}
-	switch dst := cache.Value().Data().(type) {
-	case []float64:
-		copySlot(dst, src.Float64s(), layout)
-	case []float32:
-		copySlot(dst, src.Float32s(), layout)
+	dst := cache.Value().(*tensor.Dense)
+	switch dst.Dtype() {
+	case tensor.Float64:
+		copySlot(dst.Float64s(), src.Float64s(), l, pos)
+	case tensor.Float32:
+		copySlot(dst.Float32s(), src.Float32s(), l, pos)
 	}
 	return nil
 }
 
-// slotLayout says where writeSlot's entries go.
-type slotLayout struct {
-	b, n, c, w, part, parts, pos int
-	transposed                   bool
-}
-
-func copySlot[T float32 | float64](dst, src []T, l slotLayout) {
+func copySlot[T float32 | float64](dst, src []T, l slotLayout, pos int) {
 	for r := 0; r < l.b; r++ {
 		for e := 0; e < l.n; e++ {
 			from := src[((r*l.parts+l.part)*l.n+e)*l.w:][:l.w]
 			block := (r*l.n + e) * l.c * l.w
 			if !l.transposed {
-				copy(dst[block+l.pos*l.w:][:l.w], from)
+				copy(dst[block+pos*l.w:][:l.w], from)
 				continue
 			}
 			for i, x := range from {
-				dst[block+i*l.c+l.pos] = x
+				dst[block+i*l.c+pos] = x
 			}
 		}
 	}

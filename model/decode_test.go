@@ -11,9 +11,9 @@ import (
 )
 
 // decodeVariants are one model of each attention kind, attention-only and
-// with full blocks (dropout configured: a decoding step never drops), and
-// one with full blocks for each of normConfigs' norms and each MLP kind
-// (mlpParts).
+// with full blocks (dropout configured: a decoding step never drops), one
+// with full blocks for each of normConfigs' norms and each MLP kind
+// (mlpParts), and GPT-2's block.
 func decodeVariants() map[string]Config {
 	base := Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, QKVBias: true, OutBias: true, LMBias: true}
 	edits := map[string]func(*Config){
@@ -53,6 +53,12 @@ func decodeVariants() map[string]Config {
 		part(&c)
 		out[name+"+mlp"] = c
 	}
+	// GPT-2's block (biased QKV, tied head, no head bias) at a width where
+	// a step's products take every branch of the float32 GEMV: the tied
+	// head (1031 x 64) split over the cores, d_ff 200 a tail past the
+	// 16-lane groups, row blocks cut short.
+	out["gpt2"] = Config{Vocab: 1031, Context: 9, DModel: 64, Heads: 4, Layers: 2, MLP: true, DFF: 200,
+		QKVBias: true, OutBias: true, TieEmbeddings: true}
 	return out
 }
 

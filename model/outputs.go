@@ -2,11 +2,13 @@ package model
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -18,21 +20,35 @@ import (
 
 // Float64s copies a Float32 or Float64 value's data (logits, a parameter)
 // into a new float64 slice, which outlives the next run.
-func Float64s(v gorgonia.Value) ([]float64, error) {
+func Float64s(v gorgonia.Value) ([]float64, error) { return appendFloat64s(nil, v) }
+
+// appendFloat64s is Float64s appended to dst, in its memory when it has the
+// room (the decoder's logits at every step).
+func appendFloat64s(dst []float64, v gorgonia.Value) ([]float64, error) {
 	if v == nil {
 		return nil, errors.New("no value")
 	}
-	switch d := v.Data().(type) {
-	case []float64:
-		return append([]float64(nil), d...), nil
-	case []float32:
-		out := make([]float64, len(d))
-		for i, x := range d {
-			out[i] = float64(x)
-		}
+	d, ok := v.(*tensor.Dense)
+	if !ok || d == nil {
+		return nil, errors.Errorf("unexpected value %T: want a dense tensor", v)
+	}
+	switch d.Dtype() {
+	case tensor.Float64:
+		return append(dst, d.Float64s()...), nil
+	case tensor.Float32:
+		src := d.Float32s()
+		out := slices.Grow(dst, len(src))[:len(dst)+len(src)]
+		to := out[len(dst):]
+		// Both cores: the logits and maps of a forward over 256 tokens of
+		// GPT-2 small's shape are 22 million values.
+		kernels.ParallelFor(len(src), 1, func(lo, hi int) {
+			for i, x := range src[lo:hi] {
+				to[lo+i] = float64(x)
+			}
+		})
 		return out, nil
 	}
-	return nil, errors.Errorf("unexpected value type %T: want float32 or float64 data", v.Data())
+	return nil, errors.Errorf("unexpected data type %v: want float32 or float64", d.Dtype())
 }
 
 // CheckFeed checks one batch of batch rows of seqLen positions as

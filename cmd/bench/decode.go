@@ -16,8 +16,54 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// decodeRow is one decoding measurement: batch rows, a prompt of 8 fed one
-// token at a time, greedy to length positions.
+// decodeSetting is one -decode-config: the model bench -decode times, the
+// rows it times it on, and what else it measures. torch_decode.py's
+// CONFIGS holds the same model under the same name.
+type decodeSetting struct {
+	name, describe   string
+	prompt           int // tokens fed one a step before the first generated one
+	batches, lengths []int
+	// noCache also times Go without the cache (a full forward of the
+	// prefix at every step).
+	noCache bool
+	// maps > 0 also measures the read bandwidth's limit on decoding and
+	// times a forward over maps tokens that keeps every attention map.
+	maps int
+	// config is the model for rows of length positions.
+	config func(length int) model.Config
+}
+
+// gpt2Small is GPT-2 small's shape: the issue's speed targets are measured
+// on it, with random weights.
+var gpt2Small = model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072,
+	QKVBias: true, OutBias: true, TieEmbeddings: true}
+
+var decodeSettings = []decodeSetting{
+	{name: "sort", describe: "sort's model (B rows, D64 H4 L2 d_ff 256 V17, float32)", prompt: 8,
+		batches: []int{1, 32}, lengths: []int{64, 256}, noCache: true,
+		// configs/sort.yaml's model with a position table of the row's length
+		config: func(length int) model.Config {
+			return model.Config{Vocab: 17, Context: length, DModel: 64, Heads: 4, Layers: 2, MLP: true, DFF: 256, OutBias: true}
+		}},
+	{name: "gpt2", describe: "GPT-2 small's shape (D768 H12 L12 d_ff 3072 V50257, biases, tied head, random weights, float32)", prompt: 1,
+		batches: []int{1}, lengths: []int{64}, maps: 256,
+		config: func(int) model.Config { return gpt2Small }},
+}
+
+// decodeSettingNamed is the -decode-config called name.
+func decodeSettingNamed(name string) (decodeSetting, error) {
+	var names []string
+	for _, s := range decodeSettings {
+		if s.name == name {
+			return s, nil
+		}
+		names = append(names, s.name)
+	}
+	return decodeSetting{}, errors.Errorf("-decode-config %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// decodeRow is one decoding measurement: batch rows, the setting's prompt
+// fed one token at a time, greedy to length positions.
 type decodeRow struct {
 	batch, length int
 	cached, none  []float64         // Go's generated tokens/s per repetition, with and without the cache
@@ -25,8 +71,8 @@ type decodeRow struct {
 }
 
 // torchBest is the median of PyTorch's best thread count, and that count.
-func (r *decodeRow) torchBest() (rate float64, threads int) {
-	for th, rates := range r.torch {
+func torchBest(byThreads map[int][]float64) (rate float64, threads int) {
+	for th, rates := range byThreads {
 		if m := median(rates); m > rate {
 			rate, threads = m, th
 		}
@@ -34,27 +80,33 @@ func (r *decodeRow) torchBest() (rate float64, threads int) {
 	return rate, threads
 }
 
-// decodePrompt is the prompt length of every decode row.
-const decodePrompt = 8
-
-// decodeModel is the sort configuration's model (torch_decode.py's) with a
-// learned position table of length rows, float32, random weights.
-func decodeModel(length int) (*model.Model, error) {
-	cfg := model.Config{Vocab: 17, Context: length, DModel: 64, Heads: 4, Layers: 2, MLP: true, DFF: 256, OutBias: true}
-	return model.New(cfg, tensor.Float32, 1)
+// newDecodeModels makes the setting's model for each length once, float32
+// with random weights; lengths that give one config share a model.
+func newDecodeModels(s decodeSetting) (map[int]*model.Model, error) {
+	models := map[int]*model.Model{}
+	byConfig := map[model.Config]*model.Model{}
+	for _, length := range s.lengths {
+		cfg := s.config(length)
+		if byConfig[cfg] == nil {
+			m, err := model.New(cfg, tensor.Float32, 1)
+			if err != nil {
+				return nil, err
+			}
+			byConfig[cfg] = m
+		}
+		models[length] = byConfig[cfg]
+	}
+	return models, nil
 }
 
-// measureDecode times reps greedy generations of one row's setting on the
-// Go side, cached or not, after one untimed one.
-func measureDecode(batch, length, reps int, cached bool) ([]float64, error) {
-	m, err := decodeModel(length)
-	if err != nil {
-		return nil, err
-	}
+// measureDecode times reps greedy generations of batch rows of m from
+// random prompts of prompt tokens to length positions, cached or not,
+// after one untimed one: generated tokens/s.
+func measureDecode(m *model.Model, batch, prompt, length, reps int, cached bool) ([]float64, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	prompts, ns := make([][]int, batch), make([]int, batch)
 	for i := range prompts {
-		prompts[i], ns[i] = make([]int, decodePrompt), length-decodePrompt
+		prompts[i], ns[i] = make([]int, prompt), length-prompt
 		for k := range prompts[i] {
 			prompts[i][k] = rng.IntN(m.Config.Vocab)
 		}
@@ -75,73 +127,154 @@ func measureDecode(batch, length, reps int, cached bool) ([]float64, error) {
 			return nil, err
 		}
 		if rep >= 0 {
-			rates = append(rates, float64(batch*(length-decodePrompt))/time.Since(start).Seconds())
+			rates = append(rates, float64(batch*(length-prompt))/time.Since(start).Seconds())
 		}
 	}
 	return rates, nil
 }
 
-// compareDecode runs every decode row on the Go side (with and without the
-// cache) and, unless goOnly, on PyTorch's (torch_decode.py, at 1 and 2
-// threads, the better compared), alternating, and prints the table.
-func compareDecode(opts options, stdout io.Writer) error {
+// decodeThreads are the PyTorch thread counts every decode measurement
+// runs at; the better is compared.
+var decodeThreads = []int{1, 2}
+
+// runTorchDecode runs torch_decode.py with args and the thread count and
+// returns the rates it printed under key.
+func runTorchDecode(opts options, script, key string, threads int, args ...string) ([]float64, error) {
+	args = append([]string{script, "--reps", fmt.Sprint(opts.reps), "--threads", fmt.Sprint(threads)}, args...)
+	out, _, err := runChild(opts.python, args, opts.env)
+	if err != nil {
+		return nil, err
+	}
+	var res map[string]json.RawMessage
+	var rates []float64
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, errors.Wrapf(err, "torch_decode.py printed %q", out)
+	}
+	if err := json.Unmarshal(res[key], &rates); err != nil || len(rates) == 0 {
+		return nil, errors.Errorf("torch_decode.py printed no %s: %q", key, out)
+	}
+	return rates, nil
+}
+
+// compareDecode runs every row of the setting on the Go side (with the
+// cache, and without it when the setting asks) and, unless goOnly, on
+// PyTorch's (torch_decode.py, at 1 and 2 threads, the better compared),
+// alternating, then the setting's forward with maps and bandwidth limit,
+// and prints the tables.
+func compareDecode(opts options, s decodeSetting, stdout, stderr io.Writer) error {
 	var rows []*decodeRow
-	for _, b := range []int{1, 32} {
-		for _, l := range []int{64, 256} {
+	for _, b := range s.batches {
+		for _, l := range s.lengths {
 			rows = append(rows, &decodeRow{batch: b, length: l, torch: map[int][]float64{}})
 		}
 	}
+	models, err := newDecodeModels(s)
+	if err != nil {
+		return err
+	}
 	script := strings.TrimSuffix(opts.torch, "torch_ref.py") + "torch_decode.py"
-	for round := 0; round < opts.rounds; round++ {
+	var extra *inferenceExtras
+	if s.maps > 0 {
+		extra = &inferenceExtras{tokens: s.maps, torch: map[int][]float64{}}
+	}
+	load0 := loadAvg()
+	for round := 1; round <= opts.rounds; round++ {
 		for _, r := range rows {
-			for _, cached := range []bool{true, false} {
-				rates, err := measureDecode(r.batch, r.length, opts.reps, cached)
-				if err != nil {
-					return errors.Wrapf(err, "decode B%d to %d", r.batch, r.length)
-				}
-				if cached {
-					r.cached = append(r.cached, rates...)
-				} else {
-					r.none = append(r.none, rates...)
+			fmt.Fprintf(stderr, "round %d/%d, B%d to %d: Go", round, opts.rounds, r.batch, r.length)
+			if err := r.runGo(models[r.length], s, opts); err != nil {
+				return err
+			}
+			if !opts.goOnly {
+				for _, threads := range decodeThreads {
+					fmt.Fprintf(stderr, ", PyTorch %dt", threads)
+					rates, err := runTorchDecode(opts, script, "tokens_per_s_all", threads, "--config", s.name, "--batch", fmt.Sprint(r.batch),
+						"--prompt", fmt.Sprint(s.prompt), "--length", fmt.Sprint(r.length))
+					if err != nil {
+						return err
+					}
+					r.torch[threads] = append(r.torch[threads], rates...)
 				}
 			}
-			if opts.goOnly {
-				continue
-			}
-			for _, threads := range []int{1, 2} {
-				out, _, err := runChild(opts.python, []string{script, "--batch", fmt.Sprint(r.batch), "--prompt", fmt.Sprint(decodePrompt),
-					"--length", fmt.Sprint(r.length), "--reps", fmt.Sprint(opts.reps), "--threads", fmt.Sprint(threads)}, opts.env)
-				if err != nil {
-					return err
-				}
-				var res struct {
-					Rates []float64 `json:"tokens_per_s_all"`
-				}
-				if err := json.Unmarshal(out, &res); err != nil {
-					return errors.Wrapf(err, "torch_decode.py printed %q", out)
-				}
-				r.torch[threads] = append(r.torch[threads], res.Rates...)
+			fmt.Fprintln(stderr)
+		}
+		if extra != nil {
+			fmt.Fprintf(stderr, "round %d/%d: read bandwidth, forward over %d tokens with maps\n", round, opts.rounds, s.maps)
+			if err := extra.run(models[s.lengths[0]], s, opts, script); err != nil {
+				return err
 			}
 		}
 	}
-	printDecode(stdout, rows, opts)
+	fmt.Fprintf(stdout, "load average %.2f before, %.2f after\n", load0, loadAvg())
+	var limit float64
+	if extra != nil {
+		limit = extra.printBandwidth(stdout, models[s.lengths[0]])
+	}
+	printDecode(stdout, rows, s, opts, limit)
+	if extra != nil {
+		extra.printMaps(stdout, opts)
+	}
 	return nil
 }
 
-// printDecode prints generated tokens/s (medians) and the ratios.
-func printDecode(w io.Writer, rows []*decodeRow, opts options) {
-	fmt.Fprintf(w, "greedy decoding, sort's model (B rows, D64 H4 L2 d_ff 256 V17, float32), prompt %d fed one token a step; generated tokens/s, median of %d\n",
-		decodePrompt, opts.rounds*opts.reps)
+// runGo times the row on the Go side, with the cache and, when the
+// setting asks, without it.
+func (r *decodeRow) runGo(m *model.Model, s decodeSetting, opts options) error {
+	for _, cached := range []bool{true, false} {
+		if !cached && !s.noCache {
+			continue
+		}
+		rates, err := measureDecode(m, r.batch, s.prompt, r.length, opts.reps, cached)
+		if err != nil {
+			return errors.Wrapf(err, "decode B%d to %d", r.batch, r.length)
+		}
+		if cached {
+			r.cached = append(r.cached, rates...)
+		} else {
+			r.none = append(r.none, rates...)
+		}
+	}
+	return nil
+}
+
+// printDecode prints generated tokens/s (medians) and the ratios; with a
+// bandwidth limit (tokens/s, > 0) also the limit and Go's share of it.
+func printDecode(w io.Writer, rows []*decodeRow, s decodeSetting, opts options, limit float64) {
+	fmt.Fprintf(w, "greedy decoding, %s, prompt %d fed one token a step; generated tokens/s, median of %d\n",
+		s.describe, s.prompt, opts.rounds*opts.reps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "B\tto\tGo cache\tGo no cache\tcache speed-up\tPyTorch cache (threads)\tGo/PyTorch\t")
+	head := "B\tto\tGo cache\t"
+	if s.noCache {
+		head += "Go no cache\tcache speed-up\t"
+	}
+	head += "PyTorch cache (threads)\tGo/PyTorch\t"
+	if limit > 0 {
+		head += "bandwidth limit\tGo/limit\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		torch, ratio := "-", "-"
-		if best, threads := r.torchBest(); threads > 0 {
-			torch = fmt.Sprintf("%.0f (%d)", best, threads)
+		if best, threads := torchBest(r.torch); threads > 0 {
+			torch = fmt.Sprintf("%s (%d)", formatRate(best), threads)
 			ratio = fmt.Sprintf("%.2fx", median(r.cached)/best)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.0f\t%.1fx\t%s\t%s\t\n", r.batch, r.length, median(r.cached), median(r.none),
-			median(r.cached)/median(r.none), torch, ratio)
+		line := fmt.Sprintf("%d\t%d\t%s\t", r.batch, r.length, formatRate(median(r.cached)))
+		if s.noCache {
+			line += fmt.Sprintf("%s\t%.1fx\t", formatRate(median(r.none)), median(r.cached)/median(r.none))
+		}
+		line += torch + "\t" + ratio + "\t"
+		if limit > 0 {
+			line += fmt.Sprintf("%.1f\t%.2f\t", limit, median(r.cached)/limit)
+		}
+		fmt.Fprintln(tw, line)
 	}
-	tw.Flush()
+	_ = tw.Flush() // the writer's own errors surface on w's next write
+}
+
+// formatRate prints a rate with one decimal below 100 (GPT-2's tokens/s),
+// none above.
+func formatRate(x float64) string {
+	if x < 100 {
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.0f", x)
 }

@@ -6,6 +6,15 @@
 //	go run ./cmd/bench                                        # pure-Go default
 //	CGO_LDFLAGS=-lopenblas go run -tags openblas ./cmd/bench  # Go side on OpenBLAS
 //
+// With -decode it times inference instead, against cmd/bench/torch_decode.py:
+// greedy decoding with the KV cache on sort's model (-decode-config sort,
+// the default), or on GPT-2 small's shape with random weights
+// (-decode-config gpt2), where it also measures the machine's read bandwidth
+// and the decoding speed it allows, and a forward over 256 tokens keeping
+// every attention map, as inspect runs it:
+//
+//	go run ./cmd/bench -decode -decode-config gpt2 -rounds 2 -reps 3
+//
 // It installs nothing: it checks that /usr/bin/python3 imports torch and that
 // torch runs on OpenBLAS, and names the apt-get command otherwise.
 package main

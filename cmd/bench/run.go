@@ -38,9 +38,13 @@ type options struct {
 }
 
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
+       bench -decode [-decode-config sort|gpt2] [-go-only] [flags]
 
 Trains the lesson model side by side in Go and in PyTorch (cmd/bench/torch_ref.py)
 and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
+With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
+small's shape, the read bandwidth's limit and a forward keeping every attention
+map) against cmd/bench/torch_decode.py.
 Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
 
 flags:
@@ -63,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
 	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
+	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache) or gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map)")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
 		return err
@@ -72,6 +77,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *rounds < 1 || *reps < 1 || *steps < 0 || *warmup < 0 {
 		return errors.New("-rounds and -reps must be >= 1, -steps and -warmup >= 0")
+	}
+	if !*decode && flagSet(fs, "decode-config") {
+		return errors.Errorf("-decode-config %q: it picks the model of -decode, which is not set", *decodeConfig)
 	}
 	if *worker == "peak" {
 		return runPeakWorker(stdout)
@@ -92,10 +100,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, paths: goPaths}
 	if *decode {
+		setting, err := decodeSettingNamed(*decodeConfig)
+		if err != nil {
+			return err
+		}
 		if ct := chooseCoretype(*coretype); ct != "" {
 			opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
 		}
-		return compareDecode(opts, stdout)
+		if !opts.goOnly {
+			if _, err := checkTorch(opts.python, opts.torch, opts.env); err != nil {
+				return err
+			}
+		}
+		return compareDecode(opts, setting, stdout, stderr)
 	}
 	for _, name := range strings.Split(*configs, ",") {
 		s, err := sizeNamed(strings.TrimSpace(name))
@@ -115,6 +132,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
 	}
 	return compare(opts, stdout, stderr)
+}
+
+// flagSet reports whether the command line set the flag called name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // chooseCoretype resolves -coretype. OpenBLAS 0.3.21 does not know every

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/attnscope/attnscope/layers"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -26,6 +29,8 @@ func TestFlagErrors(t *testing.T) {
 		{"-paths", "native"},
 		{"-paths", "fused,"},
 		{"-worker", "S"}, // two paths for one worker
+		{"-decode", "-decode-config", "gpt3"},
+		{"-decode-config", "gpt2"}, // without -decode
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(args, &out, &errOut); err == nil {
@@ -207,16 +212,19 @@ func TestSortIsTheSortConfig(t *testing.T) {
 }
 
 // TestPrintDecode: medians, the cache's speed-up and the ratio against
-// PyTorch's better thread count.
+// PyTorch's better thread count; with a bandwidth limit (gpt2's setting,
+// no run without the cache) the limit and Go's share of it instead of the
+// columns without the cache.
 func TestPrintDecode(t *testing.T) {
+	sort, _ := decodeSettingNamed("sort")
 	rows := []*decodeRow{
 		{batch: 1, length: 64, cached: []float64{900, 1000, 1100}, none: []float64{100, 250}, torch: map[int][]float64{1: {400}, 2: {500, 600, 200}}},
 		{batch: 32, length: 256, cached: []float64{5000}, none: []float64{50}, torch: map[int][]float64{}},
 	}
 	var out bytes.Buffer
-	printDecode(&out, rows, options{rounds: 1, reps: 3})
+	printDecode(&out, rows, sort, options{rounds: 1, reps: 3}, 0)
 	text := out.String()
-	for _, want := range []string{"1000", "175", "5.7x", "500 (2)", "2.00x", "100.0x"} {
+	for _, want := range []string{"1000", "175", "5.7x", "500 (2)", "2.00x", "100.0x", "prompt 8"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
@@ -226,25 +234,74 @@ func TestPrintDecode(t *testing.T) {
 			t.Errorf("the row without PyTorch: %q", line)
 		}
 	}
+	gpt2, _ := decodeSettingNamed("gpt2")
+	out.Reset()
+	printDecode(&out, []*decodeRow{{batch: 1, length: 64, cached: []float64{40, 42, 44}, torch: map[int][]float64{1: {10}, 2: {12}}}}, gpt2, options{rounds: 1, reps: 3}, 56)
+	text = out.String()
+	for _, want := range []string{"bandwidth limit", "Go/limit", "42.0", "12.0 (2)", "3.50x", "56.0", "0.75", "prompt 1"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("gpt2 table lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "no cache") {
+		t.Errorf("gpt2 table has a column without the cache:\n%s", text)
+	}
 }
 
-// TestDecodeModelIsSortsModel: the decode rows time configs/sort.yaml's
-// model (the same sizes as torch_decode.py's D, H, FF, V, L).
-func TestDecodeModelIsSortsModel(t *testing.T) {
-	m, err := decodeModel(64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := sizeNamed("sort")
-	c := m.Config
-	if c.DModel != s.DModel || c.Heads != s.Heads || c.Layers != s.Layers || c.DFF != s.DFF || c.Vocab != s.V || c.Context != 64 {
-		t.Errorf("decode model %+v, sort size %+v", c, s)
-	}
+// TestDecodeSettingsMatchTorchDecode: each -decode-config's model has the
+// sizes of torch_decode.py's CONFIGS entry of the same name, so the two
+// sides time one model; sort's is configs/sort.yaml's model and gpt2's is
+// GPT-2 small's 124,439,808 weights.
+func TestDecodeSettingsMatchTorchDecode(t *testing.T) {
 	src, err := os.ReadFile("torch_decode.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("D, H, FF, V, L = %d, %d, %d, %d, %d", c.DModel, c.Heads, c.DFF, c.Vocab, c.Layers); !strings.Contains(string(src), want) {
-		t.Errorf("torch_decode.py does not define %q", want)
+	for _, s := range decodeSettings {
+		if want := fmt.Sprintf("%q: %s", s.name, torchDecodeConfig(s)); !strings.Contains(string(src), want) {
+			t.Errorf("torch_decode.py lacks %s", want)
+		}
+		if err := s.config(64).Validate(); err != nil {
+			t.Errorf("%s: %v", s.name, err)
+		}
+	}
+	sort, _ := decodeSettingNamed("sort")
+	size, _ := sizeNamed("sort")
+	c, want := sort.config(64), size.modelConfig(layers.Fused)
+	want.Context, want.Attention = 64, "" // the default path, fused
+	if c != want {
+		t.Errorf("sort decode model %+v, sort size %+v", c, want)
+	}
+	gpt2, _ := decodeSettingNamed("gpt2")
+	n := 0
+	for _, spec := range gpt2.config(64).ParamSpecs() {
+		size := 1
+		for _, d := range spec.Shape {
+			size *= d
+		}
+		n += size
+	}
+	if n != 124_439_808 {
+		t.Errorf("gpt2 decode model: %d weights, want GPT-2 small's 124,439,808", n)
+	}
+}
+
+// TestStepWeightBytes: a decoding step reads every weight once but one row
+// of each embedding table, unless the token table is also the LM head.
+func TestStepWeightBytes(t *testing.T) {
+	// V 10, T 6, D 4, one attention-only layer: qkv 48, out 16 + 4 biases.
+	cfg := model.Config{Vocab: 10, Context: 6, DModel: 4, Heads: 2, Layers: 1, OutBias: true}
+	for _, tied := range []bool{false, true} {
+		cfg.TieEmbeddings = tied
+		m, err := model.New(cfg, tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// untied: token row 4 + position row 4 + block 68 + head 40; tied: the
+		// token table whole (40, as the head) + position row 4 + block 68.
+		want := map[bool]float64{false: 4 * (4 + 4 + 68 + 40), true: 4 * (40 + 4 + 68)}[tied]
+		if got := stepWeightBytes(m); got != want {
+			t.Errorf("tied %t: %v bytes, want %v", tied, got, want)
+		}
 	}
 }

@@ -1,53 +1,95 @@
 #!/usr/bin/python3
-"""PyTorch side of attnscope's decoding benchmark (bench -decode).
+"""PyTorch side of attnscope's inference benchmarks (bench -decode).
 
     /usr/bin/python3 cmd/bench/torch_decode.py --batch 32 --prompt 8 --length 256
+    /usr/bin/python3 cmd/bench/torch_decode.py --config gpt2 --batch 1 --prompt 8 --length 64
+    /usr/bin/python3 cmd/bench/torch_decode.py --config gpt2 --maps 256
 
-The model is the sort configuration of torch_ref.py (two pre-LN blocks, D 64,
-4 heads, d_ff 256, V 17) with a learned position table of --length rows, in
-float32 with random weights. Decoding is greedy and written as attnscope's
-model.Decoder: every row advances one position per step, the prompt is fed one
-token at a time, and each layer keeps preallocated key and value caches
-(B, H, length, d) into which each step writes its new key and value before
-attending to the slots so far. Prints ONE JSON line: generated tokens per
-second (batch x (length - prompt) over the whole run) for each repetition.
+The model is GPT-2's, written from its published definition (OpenAI's
+gpt-2 model.py, Hugging Face's modeling_gpt2.py): token plus learned position
+embedding; pre-LN blocks x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)) with
+LayerNorm (eps 1e-5), Conv1D projections (weights stored (in, out), applied
+as addmm(bias, x, W)), the fused c_attn split into q, k and v, scores divided
+by sqrt(d_head), a causal softmax, mlp = c_proj(gelu_tanh(c_fc(x))); a final
+LayerNorm and the LM head, nn.Linear over the token embedding when tied.
+--config picks the sizes (CONFIGS): gpt2 is GPT-2 small's shape (12 layers,
+D 768, 12 heads, d_ff 3072, V 50257, 1024 positions, biases on c_attn, tied
+head); sort is the sort configuration of torch_ref.py (2 layers, D 64, 4
+heads, d_ff 256, V 17, no c_attn bias, a head of its own) with a position
+table of --length rows. Weights are random (N(0, 0.02^2), biases zero,
+LayerNorm weights one), float32.
+
+Decoding is greedy and written as attnscope's model.Decoder: every row
+advances one position per step, the prompt is fed one token at a time, and
+each layer keeps preallocated key and value caches (B, H, length, d) into
+which each step writes its new key and value before attending to the slots
+so far. Prints ONE JSON line: generated tokens per second (batch x (length -
+prompt) over the whole run) and steps per second (positions fed, every one
+a pass over the weights) for each repetition.
+
+--maps T instead times a forward over T tokens of one sequence that returns
+the logits and every layer's attention weights (B, H, T, T), as
+output_attentions=True does, and prints forwards per second.
+
+As a module (runpy), it defines the model without running anything:
+from_attnscope turns an attnscope checkpoint's tensors into its weights
+(cmd/bench/torchref_test.go holds its logits to Go's).
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
 
+CONFIGS = {
+    "sort": dict(d_model=64, heads=4, d_ff=256, vocab=17, layers=2, qkv_bias=False, tied=False, context=0),
+    "gpt2": dict(d_model=768, heads=12, d_ff=3072, vocab=50257, layers=12, qkv_bias=True, tied=True, context=1024),
+}
+
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", choices=sorted(CONFIGS), default="sort")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--prompt", type=int, default=8)
     p.add_argument("--length", type=int, default=64, help="positions at the end: prompt plus generated")
+    p.add_argument("--maps", type=int, default=0, help="time a forward over this many tokens that keeps every attention map instead")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
-    if min(a.batch, a.prompt, a.reps, a.threads) < 1 or a.length <= a.prompt:
-        p.error("--batch, --prompt, --reps and --threads must be >= 1 and --length > --prompt")
+    if min(a.batch, a.prompt, a.reps, a.threads) < 1 or a.length <= a.prompt or a.maps < 0:
+        p.error("--batch, --prompt, --reps and --threads must be >= 1, --length > --prompt and --maps >= 0")
+    context = CONFIGS[a.config]["context"]
+    if context and max(a.length, a.maps) > context:
+        p.error("--length and --maps must be at most %s's %d positions" % (a.config, context))
     return a
 
 
-args = parse_args(sys.argv[1:])
-os.environ["OMP_NUM_THREADS"] = str(args.threads)
-for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = str(args.threads)
-if not os.environ.get("OPENBLAS_CORETYPE"):
+def set_threads(threads):
+    """Thread counts and OpenBLAS's kernel set are read when the libraries
+    load, so this runs before torch is imported."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return
     try:
         with open("/proc/cpuinfo") as f:
             flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
-        if "avx512f" in flags:
-            os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-        elif "avx2" in flags:
-            os.environ["OPENBLAS_CORETYPE"] = "Haswell"
     except OSError:
-        pass
+        return
+    if "avx512f" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif "avx2" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
+if __name__ == "__main__":
+    args = parse_args(sys.argv[1:])
+    set_threads(args.threads)
 
 try:
     import torch
@@ -56,57 +98,137 @@ except ImportError as e:
     print("torch_decode.py: cannot import torch (%s); apt-get install python3-torch libopenblas0-pthread" % e, file=sys.stderr)
     sys.exit(2)
 
-D, H, FF, V, L = 64, 4, 256, 17, 2
 
-
-def weights(gen, length):
+def random_weights(cfg, context, gen):
+    """GPT-2's parameters for cfg with a position table of context rows."""
+    D, FF, V = cfg["d_model"], cfg["d_ff"], cfg["vocab"]
     w = lambda *s: 0.02 * torch.randn(*s, generator=gen)
-    layers = [dict(ln1=(torch.ones(D), torch.zeros(D)), qkv=w(3 * D, D), out=(w(D, D), torch.zeros(D)),
-                   ln2=(torch.ones(D), torch.zeros(D)), fc=(w(FF, D), torch.zeros(FF)), proj=(w(D, FF), torch.zeros(D)))
-              for _ in range(L)]
-    return dict(tok=w(V, D), pos=w(length, D), layers=layers, ln_f=(torch.ones(D), torch.zeros(D)), head=w(V, D))
+    ln = lambda: (torch.ones(D), torch.zeros(D))
+    blocks = [{"ln_1": ln(), "attn.c_attn": (w(D, 3 * D), torch.zeros(3 * D) if cfg["qkv_bias"] else None),
+               "attn.c_proj": (w(D, D), torch.zeros(D)), "ln_2": ln(),
+               "mlp.c_fc": (w(D, FF), torch.zeros(FF)), "mlp.c_proj": (w(FF, D), torch.zeros(D))}
+              for _ in range(cfg["layers"])]
+    m = {"wte": w(V, D), "wpe": w(context, D), "h": blocks, "ln_f": ln()}
+    m["lm_head"] = m["wte"] if cfg["tied"] else w(V, D)
+    return m
 
 
-def decode(m, prompts, length):
+def from_attnscope(t, cfg):
+    """The weights of an attnscope checkpoint's tensors (by name): its
+    Linear weights, (out, in), become GPT-2's Conv1D weights, (in, out)."""
+    conv = lambda name: (t[name + ".weight"].t().contiguous(), t.get(name + ".bias"))
+    ln = lambda name: (t[name + ".weight"], t[name + ".bias"])
+    blocks = [{"ln_1": ln("blocks.%d.ln1" % i), "attn.c_attn": conv("blocks.%d.attn.qkv" % i),
+               "attn.c_proj": conv("blocks.%d.attn.out" % i), "ln_2": ln("blocks.%d.ln2" % i),
+               "mlp.c_fc": conv("blocks.%d.mlp.fc" % i), "mlp.c_proj": conv("blocks.%d.mlp.proj" % i)}
+              for i in range(cfg["layers"])]
+    m = {"wte": t["tok_emb.weight"], "wpe": t["pos_emb.weight"], "h": blocks, "ln_f": ln("ln_f")}
+    m["lm_head"] = m["wte"] if cfg["tied"] else t["lm_head.weight"]
+    return m
+
+
+def conv1d(x, wb):
+    """GPT-2's Conv1D: x (N, in) @ W (in, out) + b."""
+    w, b = wb
+    return torch.addmm(b, x, w) if b is not None else x @ w                    # (N, out)
+
+
+def layer_norm(x, wb):
+    return F.layer_norm(x, x.shape[-1:], wb[0], wb[1], 1e-5)
+
+
+def mlp(x, blk):
+    return conv1d(F.gelu(conv1d(layer_norm(x, blk["ln_2"]), blk["mlp.c_fc"]), approximate="tanh"), blk["mlp.c_proj"])
+
+
+def new_caches(cfg, batch, length):
+    """Each layer's key and value cache, (B, H, length, d) each."""
+    H, d = cfg["heads"], cfg["d_model"] // cfg["heads"]
+    return [(torch.zeros(batch, H, length, d), torch.zeros(batch, H, length, d)) for _ in range(cfg["layers"])]
+
+
+def decode_step(m, cfg, caches, tokens, t):
+    """Position t of every row: tokens (B) to the next token's logits
+    (B, V), each layer's new key and value written into slot t."""
+    B, D, H = tokens.shape[0], cfg["d_model"], cfg["heads"]
+    d = D // H
+    x = m["wte"][tokens] + m["wpe"][t]                                         # (B, D)
+    for blk, (kc, vc) in zip(m["h"], caches):
+        q, k, v = conv1d(layer_norm(x, blk["ln_1"]), blk["attn.c_attn"]).view(B, 3, H, d).unbind(1)  # each (B, H, d)
+        kc[:, :, t] = k
+        vc[:, :, t] = v
+        s = (q.unsqueeze(2) @ kc[:, :, :t + 1].transpose(-2, -1)) / math.sqrt(d)  # (B, H, 1, t+1)
+        y = (torch.softmax(s, dim=-1) @ vc[:, :, :t + 1]).reshape(B, D)       # (B, D)
+        x = x + conv1d(y, blk["attn.c_proj"])
+        x = x + mlp(x, blk)                                                    # (B, D)
+    return F.linear(layer_norm(x, m["ln_f"]), m["lm_head"])                    # (B, V)
+
+
+def decode(m, cfg, prompts, length):
     """Greedy decoding with a KV cache; returns the tokens (B, length)."""
     B, P = prompts.shape
-    d = D // H
-    caches = [(torch.zeros(B, H, length, d), torch.zeros(B, H, length, d)) for _ in range(L)]
+    caches = new_caches(cfg, B, length)
     out = torch.zeros(B, length, dtype=torch.long)
     out[:, :P] = prompts
     for t in range(length - 1):
-        x = m["tok"][out[:, t]] + m["pos"][t]                                  # (B, D)
-        for lw, (kc, vc) in zip(m["layers"], caches):
-            h = F.layer_norm(x, (D,), *lw["ln1"])
-            q, k, v = (h @ lw["qkv"].T).view(B, 3, H, d).unbind(1)              # each (B, H, d)
-            kc[:, :, t] = k
-            vc[:, :, t] = v
-            s = (q.unsqueeze(2) @ kc[:, :, :t + 1].transpose(-2, -1)) * d ** -0.5  # (B, H, 1, t+1)
-            y = (torch.softmax(s, dim=-1) @ vc[:, :, :t + 1]).reshape(B, D)     # (B, D)
-            x = x + F.linear(y, *lw["out"])
-            h = F.layer_norm(x, (D,), *lw["ln2"])
-            x = x + F.linear(F.gelu(F.linear(h, *lw["fc"]), approximate="tanh"), *lw["proj"])
-        logits = F.layer_norm(x, (D,), *m["ln_f"]) @ m["head"].T                # (B, V)
+        logits = decode_step(m, cfg, caches, out[:, t], t)
         if t + 1 >= P:
             out[:, t + 1] = logits.argmax(-1)
     return out
 
 
+def forward(m, cfg, tokens):
+    """A forward over tokens (B, T): the logits (B, T, V) and every
+    layer's attention weights (B, H, T, T)."""
+    B, T = tokens.shape
+    D, H = cfg["d_model"], cfg["heads"]
+    d = D // H
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    x = (m["wte"][tokens] + m["wpe"][:T]).view(B * T, D)                      # (B*T, D)
+    maps = []
+    for blk in m["h"]:
+        qkv = conv1d(layer_norm(x, blk["ln_1"]), blk["attn.c_attn"])          # (B*T, 3D)
+        q, k, v = qkv.view(B, T, 3, H, d).permute(2, 0, 3, 1, 4)              # each (B, H, T, d)
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(d)                          # (B, H, T, T)
+        s = torch.where(causal, s, torch.finfo(s.dtype).min)
+        a = torch.softmax(s, dim=-1)                                          # (B, H, T, T)
+        maps.append(a)
+        y = (a @ v).transpose(1, 2).reshape(B * T, D)                         # (B*T, D)
+        x = x + conv1d(y, blk["attn.c_proj"])
+        x = x + mlp(x, blk)                                                   # (B*T, D)
+    logits = F.linear(layer_norm(x, m["ln_f"]), m["lm_head"])                 # (B*T, V)
+    return logits.view(B, T, -1), maps
+
+
+def timed(reps, run):
+    """Seconds of each of reps runs, after an untimed one."""
+    run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def main():
     torch.set_num_threads(args.threads)
+    cfg = CONFIGS[args.config]
     gen = torch.Generator().manual_seed(args.seed)
-    m = weights(gen, args.length)
-    prompts = torch.randint(0, V, (args.batch, args.prompt), generator=gen)
-    rates = []
+    m = random_weights(cfg, cfg["context"] or args.length, gen)
+    report = {"impl": "pytorch", "config": args.config, "threads": args.threads, "torch": torch.__version__}
     with torch.inference_mode():
-        decode(m, prompts, args.length)  # warm-up
-        for _ in range(args.reps):
-            start = time.perf_counter()
-            decode(m, prompts, args.length)
-            rates.append(args.batch * (args.length - args.prompt) / (time.perf_counter() - start))
-    print(json.dumps({"impl": "pytorch", "batch": args.batch, "prompt": args.prompt, "length": args.length,
-                      "threads": args.threads, "tokens_per_s_all": [round(r, 1) for r in rates],
-                      "torch": torch.__version__}))
+        if args.maps:
+            tokens = torch.randint(0, cfg["vocab"], (1, args.maps), generator=gen)
+            times = timed(args.reps, lambda: forward(m, cfg, tokens))
+            report.update(tokens=args.maps, forwards_per_s_all=[round(1 / s, 3) for s in times])
+        else:
+            prompts = torch.randint(0, cfg["vocab"], (args.batch, args.prompt), generator=gen)
+            times = timed(args.reps, lambda: decode(m, cfg, prompts, args.length))
+            report.update(batch=args.batch, prompt=args.prompt, length=args.length,
+                          tokens_per_s_all=[round(args.batch * (args.length - args.prompt) / s, 1) for s in times],
+                          steps_per_s_all=[round((args.length - 1) / s, 2) for s in times])
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

@@ -106,3 +106,23 @@ func siluMulFloat32s(n int, x, u, y *float32) {
 func siluMulGradFloat32s(n int, x, u, dy, dg *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func gemvDotsAVX512(k16 int, x, w *float32, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func gemvDotsAVX2(k16 int, x, w *float32, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func sumLanesAVX512(k16 int, x *float32) float32 {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func sumLanesAVX2(k16 int, x *float32) float32 {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}

@@ -36,6 +36,10 @@ func useSgemm() bool { return useAVX2 && !sgemmPreferBLAS }
 // goes to the BLAS (gonum by default, OpenBLAS with the openblas tag).
 func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m <= gemvRows && !transA {
+		if a32, ok := any(a).([]float32); ok && transB {
+			gemvT(m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		}
 		gemv(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -90,9 +94,10 @@ func blasSgemmRows(ta, tb blas.Transpose, m, n, k int, a []float32, lda int, b [
 // costs more than the product then.
 const gemvRows = 4
 
-// gemv is Gemm for m <= gemvRows rows of A (not transposed), one row of C
-// at a time: with transB, dot products of A's row with B's rows (B read as
-// stored, (n, k)); otherwise A's row times B (k, n) as k scaled additions.
+// gemv is Gemm for m <= gemvRows rows of A (not transposed) but float32
+// with transB (gemvT), one row of C at a time: with transB, dot products of
+// A's row with B's rows (B read as stored, (n, k)); otherwise A's row
+// times B (k, n) as k scaled additions.
 func gemv[T float](transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	for i := 0; i < m; i++ {
 		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -177,4 +178,84 @@ func f32s(x []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// sgemmPaths are the paths of testPaths that multiply float32 with sgemm
+// (the generic one hands them to the BLAS).
+func sgemmPaths(t *testing.T) []Path {
+	var ps []Path
+	for _, p := range testPaths(t) {
+		if p >= AVX2 {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// TestSgemmColumnSplitSameBits: a transposed B split by columns over two
+// workers (sgemmColumnsParallel, each packing its own part) gives C bit for
+// bit as the split by rows over a shared packing and as one goroutine, with
+// partial tiles at both edges, depths past one block, beta 0 and 1.
+func TestSgemmColumnSplitSameBits(t *testing.T) {
+	defer setPath(active)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, p := range sgemmPaths(t) {
+		setPath(p)
+		for _, mnk := range [][3]int{{40, 200, 300}, {30, 1000, 64}, {13, 70, 520}} {
+			m, n, k := mnk[0], mnk[1], mnk[2]
+			lda, ldb, ldc := k+3, k+1, n+2
+			a, b, c0 := make([]float32, m*lda), make([]float32, n*ldb), make([]float32, m*ldc)
+			for _, v := range [][]float32{a, b, c0} {
+				for i := range v {
+					v[i] = float32(rng.NormFloat64())
+				}
+			}
+			for _, beta := range []float32{0, 1} {
+				serial, rows, cols := slices.Clone(c0), slices.Clone(c0), slices.Clone(c0)
+				sgemmColumns(false, true, m, 0, n, k, a, lda, b, ldb, beta, serial, ldc)
+				sgemmParallel(2, false, true, m, n, k, a, lda, b, ldb, beta, rows, ldc)
+				sgemmColumnsParallel(2, false, m, n, k, a, lda, b, ldb, beta, cols, ldc)
+				for i := range serial {
+					if math.Float32bits(cols[i]) != math.Float32bits(serial[i]) || math.Float32bits(rows[i]) != math.Float32bits(serial[i]) {
+						t.Fatalf("%v %dx%dx%d beta %v: C[%d] is %v by columns, %v by rows, %v on one goroutine", p, m, n, k, beta, i, cols[i], rows[i], serial[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPackTransposedB: packB of a transposed B lays step p of column j of
+// each 16-column panel at panel[p*16 + j] (zero past the last column), for
+// depths around the 8-step blocks of the assembly and partial panels.
+func TestPackTransposedB(t *testing.T) {
+	defer setPath(active)
+	for _, p := range sgemmPaths(t) {
+		setPath(p)
+		for _, kc := range []int{1, 7, 8, 9, 256} {
+			for _, cols := range []int{5, 16, 33} {
+				const k0, j0 = 2, 3
+				ldb := k0 + kc + 4
+				b := make([]float32, (j0+cols)*ldb)
+				for i := range b {
+					b[i] = float32(i)
+				}
+				pb := make([]float32, kc*roundUp(cols, sgemmNR))
+				packB(true, b, ldb, k0, j0, kc, cols, pb)
+				for jr := 0; jr < cols; jr += sgemmNR {
+					for q := 0; q < kc; q++ {
+						for j := 0; j < sgemmNR; j++ {
+							want := float32(0)
+							if jr+j < cols {
+								want = b[(j0+jr+j)*ldb+k0+q]
+							}
+							if got := pb[jr*kc+q*sgemmNR+j]; got != want {
+								t.Fatalf("%v kc %d cols %d: panel %d step %d column %d = %v, want %v", p, kc, cols, jr/sgemmNR, q, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }

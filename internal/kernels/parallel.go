@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ParallelFor calls f on disjoint chunks [lo, hi) covering [0, n), on up to
@@ -63,10 +64,10 @@ func Concurrently(n int, f func(i int)) {
 const ParallelMinWork = 1_000_000
 
 // chunks calls f on disjoint ranges [lo, hi) covering [0, n), on up to
-// workers goroutines (the caller's included). The range is cut into up to
-// chunksPerWorker pieces per worker, handed out in order as workers become
-// free, so a worker that loses its core for a while (the machine is shared)
-// does not hold the others up at the join.
+// workers goroutines (the caller's and the idle helpers'). The range is cut
+// into up to chunksPerWorker pieces per worker, handed out in order as
+// workers become free, so a worker that loses its core for a while (the
+// machine is shared) does not hold the others up at the join.
 func chunks(n, workers int, f func(lo, hi int)) {
 	workers = min(workers, n)
 	if workers <= 1 {
@@ -85,15 +86,89 @@ func chunks(n, workers int, f func(lo, hi int)) {
 		}
 	}
 	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
+	dispatch(workers-1, work, &wg)
 	work()
 	wg.Wait()
+}
+
+// helpers are the goroutines that run the parts of parallel loops beside
+// their callers. Starting a goroutine on an idle core took 70-150 µs on
+// this project's virtual machine (the idle vCPU is halted and the host
+// wakes it), which a GEMV of a decoding step (90-500 µs) lost outright: a
+// helper that has run a part waits for the next by spinning (yielding to
+// any other goroutine) for helperSpin before it parks.
+var helpers struct {
+	sync.Mutex
+	all []*helper
+}
+
+// helperSpin is how long a helper waits for work on its core before it
+// parks: longer than the gaps between a decoding step's products, short
+// enough that an idle process soon gives its core back.
+const helperSpin = 500 * time.Microsecond
+
+// helper is one helper goroutine and the job handed to it.
+type helper struct {
+	busy atomic.Bool               // a job is handed to it and not done
+	job  atomic.Pointer[helperJob] // the job handed over, until it takes it
+	wake chan struct{}             // a token when a job is handed over
+}
+
+type helperJob struct {
+	work func()
+	done *sync.WaitGroup
+}
+
+// dispatch hands work to up to n idle helpers, starting helpers up to
+// GOMAXPROCS-1 of them, and adds each taker to done. A helper that is busy
+// (a part of an enclosing loop calls this one) is passed over, so nested
+// loops never wait on themselves.
+func dispatch(n int, work func(), done *sync.WaitGroup) {
+	helpers.Lock()
+	for len(helpers.all) < min(n, runtime.GOMAXPROCS(0)-1) {
+		h := &helper{wake: make(chan struct{}, 1)}
+		helpers.all = append(helpers.all, h)
+		go h.run()
+	}
+	all := helpers.all
+	helpers.Unlock()
+	for _, h := range all {
+		if n == 0 {
+			return
+		}
+		if !h.busy.CompareAndSwap(false, true) {
+			continue
+		}
+		done.Add(1)
+		h.job.Store(&helperJob{work: work, done: done})
+		select {
+		case h.wake <- struct{}{}:
+		default: // a token is already waiting
+		}
+		n--
+	}
+}
+
+// run takes jobs: after each it spins for helperSpin, then parks until
+// the next token.
+func (h *helper) run() {
+	for {
+		until := time.Now().Add(helperSpin)
+		// While Concurrently runs parts, each has its share of the cores
+		// and no helper: a spinning helper would take time from them.
+		for time.Now().Before(until) && extraParts.Load() == 0 {
+			j := h.job.Swap(nil)
+			if j == nil {
+				runtime.Gosched()
+				continue
+			}
+			j.work()
+			h.busy.Store(false) // before Done: the caller may hand it the next job at once
+			j.done.Done()
+			until = time.Now().Add(helperSpin)
+		}
+		<-h.wake
+	}
 }
 
 // chunksPerWorker is how finely chunks cuts its range.

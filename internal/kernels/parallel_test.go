@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestChunksCoverOnce: chunks hands every index of [0, n) to f exactly once,
@@ -29,6 +30,45 @@ func TestChunksCoverOnce(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestChunksNestedAndConcurrent: loops started from several goroutines at
+// once, with loops nested in their parts, cover every index once and
+// finish: a helper already running a part is never handed another job
+// (it would wait on itself), and a job is never lost between callers.
+func TestChunksNestedAndConcurrent(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	const callers, outer, inner = 8, 64, 50
+	seen := make([]atomic.Int32, callers*outer*inner)
+	finished := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for c := range callers {
+			wg.Go(func() {
+				chunks(outer, 4, func(lo, hi int) {
+					for o := lo; o < hi; o++ {
+						chunks(inner, 4, func(lo, hi int) {
+							for i := lo; i < hi; i++ {
+								seen[(c*outer+o)*inner+i].Add(1)
+							}
+						})
+					}
+				})
+			})
+		}
+		wg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(20 * time.Second):
+		t.Fatal("nested and concurrent loops did not finish in 20 s")
+	}
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("index %d seen %d times", i, c)
 		}
 	}
 }

@@ -47,13 +47,23 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 	// per attention-head GEMM showed up in profiles.
 	if m >= 2*sgemmMR && float64(m)*float64(n)*float64(k) >= sgemmParallelMin {
 		if workers := Workers(); workers > 1 {
-			sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+			if transB && n >= m {
+				sgemmColumnsParallel(workers, transA, m, n, k, a, lda, b, ldb, beta, c, ldc)
+			} else {
+				sgemmParallel(workers, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+			}
 			return
 		}
 	}
-	pb := Scratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
-	for jc := 0; jc < n; jc += sgemmNC {
-		nc := min(sgemmNC, n-jc)
+	sgemmColumns(transA, transB, m, 0, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sgemmColumns computes columns [j0, j1) of C, every row, on the calling
+// goroutine: B packed a block at a time into a scratch buffer of its own.
+func sgemmColumns(transA, transB bool, m, j0, j1, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	pb := Scratch(min(k, sgemmKC) * roundUp(min(j1-j0, sgemmNC), sgemmNR))
+	for jc := j0; jc < j1; jc += sgemmNC {
+		nc := min(sgemmNC, j1-jc)
 		for pc := 0; pc < k; pc += sgemmKC {
 			kc := min(sgemmKC, k-pc)
 			packB(transB, b, ldb, pc, jc, kc, nc, *pb)
@@ -61,6 +71,20 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 		}
 	}
 	PutScratch(pb)
+}
+
+// sgemmColumnsParallel is sgemm for a transposed B at least as wide as C is
+// tall (a Linear's weight, or the LM head's, against a forward's few
+// hundred rows) with the columns of C split into blocks, a few per worker,
+// each worker packing its own block of B. Packing a transposed B copies all
+// of it: split by rows, one goroutine packed each block while the others
+// waited, a third of a forward over 256 tokens of GPT-2 small's shape.
+// Every element of C is the sum the row split computes, in the same order.
+func sgemmColumnsParallel(workers int, transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	width := roundUp(ceilDiv(n, workers*chunksPerWorker), 2*sgemmNR) // whole 32-column tiles
+	chunks(ceilDiv(n, width), workers, func(lo, hi int) {
+		sgemmColumns(transA, true, m, lo*width, min(hi*width, n), k, a, lda, b, ldb, beta, c, ldc)
+	})
 }
 
 // sgemmParallel is sgemm with the rows of C split into blocks of a multiple
@@ -239,6 +263,10 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			}
 			continue
 		}
+		if nr == sgemmNR {
+			packTransposed16(b[(j0+jr)*ldb+k0:], ldb, kc, panel)
+			continue
+		}
 		for j := 0; j < nr; j++ {
 			src := b[(j0+jr+j)*ldb+k0 : (j0+jr+j)*ldb+k0+kc]
 			for p, v := range src {
@@ -249,6 +277,24 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			for p := 0; p < kc; p++ {
 				panel[p*sgemmNR+j] = 0
 			}
+		}
+	}
+}
+
+// packTransposed16 packs 16 rows of a transposed B (kc values each from b,
+// rows ldb apart) into a panel of kc steps of 16: step p holds value p of
+// each row. The assembly transposes 8x8 blocks; the steps past the last
+// whole group of 8 go one at a time.
+func packTransposed16(b []float32, ldb, kc int, panel []float32) {
+	_ = b[(sgemmNR-1)*ldb+kc-1] // the kernel reads no further
+	_ = panel[sgemmNR*kc-1]
+	kc8 := kc &^ 7
+	if kc8 > 0 {
+		packTransposed16AVX2(kc8, &b[0], ldb, &panel[0])
+	}
+	for p := kc8; p < kc; p++ {
+		for j := 0; j < sgemmNR; j++ {
+			panel[p*sgemmNR+j] = b[j*ldb+p]
 		}
 	}
 }

@@ -61,3 +61,25 @@ func detectPath() Path {
 	}
 	return Generic
 }
+
+// gemvDotsAVX512 and gemvDotsAVX2 are gemvDots' kernels (gemv_amd64.s).
+//
+//go:noescape
+func gemvDotsAVX512(k16 int, x, w *float32, ldw, rows int, out *float32)
+
+//go:noescape
+func gemvDotsAVX2(k16 int, x, w *float32, ldw, rows int, out *float32)
+
+// sumLanesAVX512 and sumLanesAVX2 are Sum's kernels (gemv_amd64.s).
+//
+//go:noescape
+func sumLanesAVX512(k16 int, x *float32) float32
+
+//go:noescape
+func sumLanesAVX2(k16 int, x *float32) float32
+
+// packTransposed16AVX2 is packTransposed16's loop over whole groups of 8
+// steps (sgemm_amd64.s).
+//
+//go:noescape
+func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32)

@@ -487,3 +487,89 @@ overwrite1232:
 	PUT_ROW2(Z22, Z23, 64)
 	VZEROUPPER
 	RET
+
+// TRANSPOSE8 transposes the 8x8 block whose row r is in Y(r), r < 8: column
+// c ends in Y(8+c). Y0-Y7 are overwritten.
+#define TRANSPOSE8 \
+	VUNPCKLPS  Y1, Y0, Y8 \
+	VUNPCKHPS  Y1, Y0, Y9 \
+	VUNPCKLPS  Y3, Y2, Y10 \
+	VUNPCKHPS  Y3, Y2, Y11 \
+	VUNPCKLPS  Y5, Y4, Y12 \
+	VUNPCKHPS  Y5, Y4, Y13 \
+	VUNPCKLPS  Y7, Y6, Y14 \
+	VUNPCKHPS  Y7, Y6, Y15 \
+	VSHUFPS    $0x44, Y10, Y8, Y0 \
+	VSHUFPS    $0xEE, Y10, Y8, Y1 \
+	VSHUFPS    $0x44, Y11, Y9, Y2 \
+	VSHUFPS    $0xEE, Y11, Y9, Y3 \
+	VSHUFPS    $0x44, Y14, Y12, Y4 \
+	VSHUFPS    $0xEE, Y14, Y12, Y5 \
+	VSHUFPS    $0x44, Y15, Y13, Y6 \
+	VSHUFPS    $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// LOAD8(base) loads 8 values of each of 8 rows from base (rows R8 bytes
+// apart; R9, R10 and R11 are 3, 5 and 7 rows) into Y0-Y7.
+#define LOAD8(base) \
+	VMOVUPS (base), Y0 \
+	VMOVUPS (base)(R8*1), Y1 \
+	VMOVUPS (base)(R8*2), Y2 \
+	VMOVUPS (base)(R9*1), Y3 \
+	VMOVUPS (base)(R8*4), Y4 \
+	VMOVUPS (base)(R10*1), Y5 \
+	VMOVUPS (base)(R9*2), Y6 \
+	VMOVUPS (base)(R11*1), Y7
+
+// STORE8(off) stores the transposed columns Y8-Y15 as 8 steps of the
+// panel at DX, each 64 bytes on, off bytes into each step.
+#define STORE8(off) \
+	VMOVUPS Y8, off(DX) \
+	VMOVUPS Y9, 64+off(DX) \
+	VMOVUPS Y10, 128+off(DX) \
+	VMOVUPS Y11, 192+off(DX) \
+	VMOVUPS Y12, 256+off(DX) \
+	VMOVUPS Y13, 320+off(DX) \
+	VMOVUPS Y14, 384+off(DX) \
+	VMOVUPS Y15, 448+off(DX)
+
+// func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32)
+//
+// Steps p < kc8 (a multiple of 8) of packTransposed16: panel[p*16 + j] =
+// b[j*ldb + p] for the 16 rows j, an 8x8 block at a time.
+TEXT ·packTransposed16AVX2(SB), NOSPLIT, $0-32
+	MOVQ kc8+0(FP), CX
+	MOVQ b+8(FP), SI
+	MOVQ ldb+16(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	LEAQ (R8)(R8*4), R10
+	LEAQ (R9)(R8*4), R11
+	LEAQ (SI)(R8*8), DI
+	MOVQ panel+24(FP), DX
+
+packloop:
+	TESTQ CX, CX
+	JE    packdone
+	LOAD8(SI)
+	TRANSPOSE8
+	STORE8(0)
+	LOAD8(DI)
+	TRANSPOSE8
+	STORE8(32)
+	ADDQ  $32, SI
+	ADDQ  $32, DI
+	ADDQ  $512, DX
+	SUBQ  $8, CX
+	JMP   packloop
+
+packdone:
+	VZEROUPPER
+	RET
