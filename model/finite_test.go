@@ -7,7 +7,7 @@ import (
 
 // TestFirstNonFinite: the first NaN or infinity of a slice long enough to
 // be searched on every core, wherever the others lie; -1 when every value
-// is finite (the largest float64 and -0 included).
+// is finite (the largest float and -0 included), in float64 and float32.
 func TestFirstNonFinite(t *testing.T) {
 	const n = 3_000_000
 	cases := []struct {
@@ -28,6 +28,14 @@ func TestFirstNonFinite(t *testing.T) {
 		}
 		if got := FirstNonFinite(xs); got != c.want {
 			t.Errorf("%s: FirstNonFinite = %d, want %d", c.name, got, c.want)
+		}
+		narrow := make([]float32, n)
+		for i, v := range xs {
+			narrow[i] = float32(v) // MaxFloat64 becomes +Inf: the largest float32 instead
+		}
+		narrow[7] = math.MaxFloat32
+		if got := FirstNonFinite(narrow); got != c.want {
+			t.Errorf("%s: FirstNonFinite (float32) = %d, want %d", c.name, got, c.want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -89,20 +88,16 @@ func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
 		if len(data) != n {
 			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
 		}
-		for i, v := range data {
-			if err := checkFinite(float64(v), shape, i); err != nil {
-				return nil, err
-			}
+		if err := checkFinite(data, shape); err != nil {
+			return nil, err
 		}
 		return safetensors.EncodeFloat32(data), nil
 	case []float64:
 		if len(data) != n {
 			return nil, errors.Errorf("backing array holds %d values, shape %v needs %d", len(data), shape, n)
 		}
-		for i, v := range data {
-			if err := checkFinite(v, shape, i); err != nil {
-				return nil, err
-			}
+		if err := checkFinite(data, shape); err != nil {
+			return nil, err
 		}
 		return safetensors.EncodeFloat64(data), nil
 	default:
@@ -111,9 +106,9 @@ func tensorBytes(t *tensor.Dense, shape []int) ([]byte, error) {
 }
 
 // checkFinite refuses NaN and Inf, naming where in the tensor it sits.
-func checkFinite(v float64, shape []int, i int) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return errors.Errorf("value %v at %s is not finite", v, position(shape, i))
+func checkFinite[T float32 | float64](values []T, shape []int) error {
+	if i := FirstNonFinite(values); i >= 0 {
+		return errors.Errorf("value %v at %s is not finite", values[i], position(shape, i))
 	}
 	return nil
 }
@@ -181,10 +176,8 @@ func finiteDense[T float32 | float64](dtype tensor.Dtype, shape []int, values []
 	if len(values) != product(shape) {
 		return nil, errors.Errorf("has %d values, shape %v needs %d", len(values), shape, product(shape))
 	}
-	for i, v := range values {
-		if err := checkFinite(float64(v), shape, i); err != nil {
-			return nil, err
-		}
+	if err := checkFinite(values, shape); err != nil {
+		return nil, err
 	}
 	return tensor.New(tensor.Of(dtype), tensor.WithShape(shape...), tensor.WithBacking(values)), nil
 }

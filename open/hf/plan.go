@@ -2,7 +2,6 @@ package hf
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -174,10 +173,8 @@ func (r *tensorReader) finish() error {
 		return nil
 	}
 	r.pending = nil
-	for i, v := range r.raw {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return errors.Errorf("tensor %s: value %v at %s is not finite", msg.Quote(s.info.Name), v, index(s.info.Shape, i))
-		}
+	if i := model.FirstNonFinite(r.raw); i >= 0 {
+		return errors.Errorf("tensor %s: value %v at %s is not finite", msg.Quote(s.info.Name), r.raw[i], index(s.info.Shape, i))
 	}
 	if s.transpose {
 		kernels.Transpose(r.dst, r.raw, s.info.Shape[0], s.info.Shape[1])
