@@ -215,6 +215,13 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 		half = min(half, limit/2) // [BOS] and both copies, less the last token, fit the position table
 	}
 	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half)
+	if m.Config.MaxLength() == 0 {
+		// Without a position table (rotary positions) the model runs at any
+		// length, and Context is only the length the analyses run it at
+		// (prefix matching on two copies of Context/2 tokens, memory
+		// bounds): max_position_embeddings, up to 131072, would not fit.
+		m.Config.Context = min(m.Config.Context, task.SeqLen())
+	}
 	cfg := rundir.DefaultConfig()
 	cfg.Model = m.Config
 	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}

@@ -2,6 +2,7 @@ package open
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -176,4 +177,34 @@ func TestWithSpecials(t *testing.T) {
 			t.Errorf("%s: the tokenizer itself returned: %t, want %t", c.name, tok == c.tok, unchanged)
 		}
 	}
+}
+
+// TestOpenRotaryContext: a model without a position table opens with the
+// repeated-tokens task's length as its Context when max_position_embeddings
+// is longer (the analyses run it at Context: at 131072 prefix matching
+// needed terabytes), and keeps a shorter one.
+func TestOpenRotaryContext(t *testing.T) {
+	for _, positions := range []int{131072, 24} {
+		dir := copyFixture(t, "mistral")
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(strings.Replace(string(readBytes(t, filepath.Join(dir, "config.json"))),
+			`"max_position_embeddings": 64`, fmt.Sprintf(`"max_position_embeddings": %d`, positions), 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		op, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(positions, op.Task.SeqLen()); op.Model.Config.Context != want {
+			t.Errorf("max_position_embeddings %d: Context %d, want %d", positions, op.Model.Config.Context, want)
+		}
+	}
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
