@@ -106,7 +106,7 @@ func TestOpenLlamaFamily(t *testing.T) {
 	} {
 		dir := copyFixture(t, c.variant)
 		if c.tokenizerJSON != "" {
-			writeTokenizerJSON(t, dir, c.tokenizerJSON)
+			write(t, filepath.Join(dir, "tokenizer.json"), c.tokenizerJSON)
 		}
 		var notes bytes.Buffer
 		op, err := Open(dir, Options{Notices: &notes})
@@ -126,7 +126,7 @@ func TestOpenLlamaFamily(t *testing.T) {
 		}
 	}
 	gpt2 := copyFixture(t, "prefixed")
-	writeTokenizerJSON(t, gpt2, metaspace)
+	write(t, filepath.Join(gpt2, "tokenizer.json"), metaspace)
 	if _, err := Open(gpt2, Options{}); err == nil || !strings.Contains(err.Error(), "pre_tokenizer is Metaspace") {
 		t.Errorf("GPT-2 with a tokenizer.json the reader refuses: %v", err)
 	}
@@ -141,13 +141,6 @@ func copyFixture(t *testing.T, variant string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-func writeTokenizerJSON(t *testing.T, dir, content string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestWithSpecials: config.json's ids go on a tokenizer that has them: BOS
@@ -186,10 +179,12 @@ func TestWithSpecials(t *testing.T) {
 func TestOpenRotaryContext(t *testing.T) {
 	for _, positions := range []int{131072, 24} {
 		dir := copyFixture(t, "mistral")
-		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(strings.Replace(string(readBytes(t, filepath.Join(dir, "config.json"))),
-			`"max_position_embeddings": 64`, fmt.Sprintf(`"max_position_embeddings": %d`, positions), 1)), 0o644); err != nil {
+		config := filepath.Join(dir, "config.json")
+		raw, err := os.ReadFile(config)
+		if err != nil {
 			t.Fatal(err)
 		}
+		write(t, config, strings.Replace(string(raw), `"max_position_embeddings": 64`, fmt.Sprintf(`"max_position_embeddings": %d`, positions), 1))
 		op, err := Open(dir, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -198,13 +193,4 @@ func TestOpenRotaryContext(t *testing.T) {
 			t.Errorf("max_position_embeddings %d: Context %d, want %d", positions, op.Model.Config.Context, want)
 		}
 	}
-}
-
-func readBytes(t *testing.T, path string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
 }
