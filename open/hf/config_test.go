@@ -76,10 +76,11 @@ func checkConfig(t *testing.T, name, class, modelType, keys string, want model.C
 
 // TestLlamaFamilyConfig: a Llama, Mistral or Qwen 2 config.json maps to
 // the model.Config of its definition, with each config class's
-// transformers defaults for the keys it leaves out (Mistral's 8 kv heads
-// and window of 4096, Qwen 2's 32 kv heads and q/k/v biases), rope_theta in
-// both of transformers' layouts, the unscaled rope_type accepted, and a
-// sliding window only where every layer has it.
+// transformers defaults for the keys it leaves out (Mistral's 8 kv heads,
+// all heads when null, and window of 4096, none when null; Qwen 2's 32 kv
+// heads and q/k/v biases), rope_theta in both of transformers' layouts,
+// the unscaled rope_type accepted, and a sliding window only where every
+// layer has it.
 func TestLlamaFamilyConfig(t *testing.T) {
 	llama := model.Config{Vocab: 32000, Context: 2048, DModel: 4096, Heads: 32, Layers: 32, MLP: true, DFF: 11008,
 		Position: model.PositionRope, RopeBase: 10000, Norm: model.NormRMS, NormEps: 1e-6, Activation: model.ActivationSwiGLU,
@@ -110,6 +111,8 @@ func TestLlamaFamilyConfig(t *testing.T) {
 			with(llama, func(c *model.Config) { c.RopeBase = 1e6 })},
 		{"mistral without a window", "MistralForCausalLM", "mistral", `"sliding_window": null`,
 			with(mistral, func(c *model.Config) { c.Window = 0 })},
+		{"mistral kv heads null", "MistralForCausalLM", "mistral", `"num_key_value_heads": null`,
+			with(mistral, func(c *model.Config) { c.KVHeads = 0 })},
 		{"mistral multi-head", "MistralForCausalLM", "mistral", `"num_key_value_heads": 32, "sliding_window": 16`,
 			with(mistral, func(c *model.Config) { c.KVHeads, c.Window = 0, 16 })},
 		{"qwen2 window on every layer", "Qwen2ForCausalLM", "qwen2", `"use_sliding_window": true, "max_window_layers": 0`,

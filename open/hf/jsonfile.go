@@ -129,10 +129,17 @@ func (c configKeys) size(key string, def int) (int, error) {
 	return int(n), nil
 }
 
+// null reports whether the file sets key to null (transformers' None,
+// which is not always the key's default).
+func (c configKeys) null(key string) bool {
+	raw, ok := c[key]
+	return ok && string(raw) == "null"
+}
+
 // sizeOrNull is key's size, 0 when the file sets it to null, def when
 // absent: a width transformers turns off with None.
 func (c configKeys) sizeOrNull(key string, def int) (int, error) {
-	if raw, ok := c[key]; ok && string(raw) == "null" {
+	if c.null(key) {
 		return 0, nil
 	}
 	return c.size(key, def)

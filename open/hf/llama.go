@@ -100,7 +100,9 @@ func llamaHeads(keys configKeys, cfg model.Config, defKV int) (int, error) {
 		return 0, errors.Errorf("head_dim = %d: not supported; heads must be hidden_size / num_attention_heads = %d / %d = %d wide",
 			headDim, cfg.DModel, cfg.Heads, width)
 	}
-	if defKV == 0 {
+	// None (null, or absent where the class's default is None) is
+	// num_attention_heads.
+	if defKV == 0 || keys.null("num_key_value_heads") {
 		defKV = cfg.Heads
 	}
 	kv, err := keys.size("num_key_value_heads", defKV)
