@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -51,20 +52,76 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if t.note != "" {
 		notef(o.Notices, "%s", t.note)
 	}
-	if t.err != nil {
-		return nil, t.err
-	}
 	tok := t.tok
 	switch {
+	case t.err != nil && m.Arch == gpt2Arch:
+		return nil, t.err
+	case t.err != nil:
+		// Llama's, Mistral's and Qwen's tokenizers are not all read yet:
+		// the model still opens, on token ids.
+		notef(o.Notices, "note: %v; tokens show as ids and text cannot be given (-tokens takes ids)", t.err)
+		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	case tok != nil:
-	case m.Arch == "GPT2LMHeadModel" && m.Model.Config.Vocab == tokenizer.GPT2().Size():
+	case m.Arch == gpt2Arch && m.Model.Config.Vocab == tokenizer.GPT2().Size():
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
 		tok = tokenizer.GPT2()
 	default:
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
-	return pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+	tok, ends := withSpecials(tok, m.Specials)
+	op, err := pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+	if err != nil {
+		return nil, err
+	}
+	op.EOS = ends
+	return op, nil
+}
+
+// gpt2Arch is the architecture whose tokenizer package tokenizer reads
+// whole: a tokenizer file it refuses is an error, not a fallback.
+const gpt2Arch = "GPT2LMHeadModel"
+
+// specialIDs is a tokenizer whose beginning- and end-of-text ids are the
+// ones the model's config.json names.
+type specialIDs struct {
+	tokenizer.Tokenizer
+	bos, eos int
+}
+
+func (t specialIDs) BOS() int { return t.bos }
+func (t specialIDs) EOS() int { return t.eos }
+
+// withSpecials is tok with the special ids config.json names, those the
+// tokenizer has: its BOS is config.json's bos_token_id; its EOS the
+// tokenizer's own when eos_token_id lists it, else the first id listed.
+// ends are every end-of-text id: the tokenizer's and those listed.
+func withSpecials(tok tokenizer.Tokenizer, s hf.Specials) (tokenizer.Tokenizer, []int) {
+	bos, eos := tok.BOS(), tok.EOS()
+	if s.BOS >= 0 && s.BOS < tok.Size() {
+		bos = s.BOS
+	}
+	var listed, ends []int
+	for _, id := range s.EOS {
+		if id < tok.Size() {
+			listed = append(listed, id)
+		}
+	}
+	if eos >= 0 {
+		ends = append(ends, eos)
+	}
+	for _, id := range listed {
+		if !slices.Contains(ends, id) {
+			ends = append(ends, id)
+		}
+	}
+	if len(listed) > 0 && !slices.Contains(listed, eos) {
+		eos = listed[0]
+	}
+	if bos == tok.BOS() && eos == tok.EOS() {
+		return tok, ends
+	}
+	return specialIDs{tok, bos, eos}, ends
 }
 
 // readTokenizer reads a model directory's tokenizer from its files, with
@@ -158,6 +215,13 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 		half = min(half, limit/2) // [BOS] and both copies, less the last token, fit the position table
 	}
 	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half)
+	if m.Config.MaxLength() == 0 {
+		// Without a position table (rotary positions) the model runs at any
+		// length, and Context is only the length the analyses run it at
+		// (prefix matching on two copies of Context/2 tokens, memory
+		// bounds): max_position_embeddings, up to 131072, would not fit.
+		m.Config.Context = min(m.Config.Context, task.SeqLen())
+	}
 	cfg := rundir.DefaultConfig()
 	cfg.Model = m.Config
 	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}

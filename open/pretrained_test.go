@@ -2,8 +2,11 @@ package open
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/tokenizer"
 )
 
 // gpt2Vocab writes a tiny model of GPT-2's vocabulary (2 layers of 16) as a
@@ -78,4 +82,115 @@ func shippedCheckpoint(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestOpenLlamaFamily: Llama, Mistral and Qwen 2 directories open with
+// their config.json's special tokens on the tokenizer (so the
+// repeated-tokens task starts with BOS and sample stops at EOS) and every
+// end-of-text id in Opened.EOS; a tokenizer.json the tokenizer package
+// refuses (a SentencePiece-style Metaspace one) leaves a Llama on token
+// ids with a notice naming the file and why, where GPT-2 is refused.
+func TestOpenLlamaFamily(t *testing.T) {
+	metaspace := `{"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Metaspace"}}`
+	for _, c := range []struct {
+		variant, tokenizerJSON, source string
+		bos, eos                       int
+		ends                           []int
+		notice                         string
+	}{
+		{"llama", "", "Hugging Face LlamaForCausalLM", 1, 2, []int{2}, "has no tokenizer files"},
+		{"biased", "", "Hugging Face LlamaForCausalLM", 1, 2, []int{2, 3}, "has no tokenizer files"},
+		{"mistral", "", "Hugging Face MistralForCausalLM", 1, 2, []int{2}, "has no tokenizer files"},
+		{"qwen2", "", "Hugging Face Qwen2ForCausalLM", 4, 2, []int{2}, "has no tokenizer files"},
+		{"llama", metaspace, "Hugging Face LlamaForCausalLM", 1, 2, []int{2}, "tokenizer.json: pre_tokenizer is Metaspace"},
+	} {
+		dir := copyFixture(t, c.variant)
+		if c.tokenizerJSON != "" {
+			write(t, filepath.Join(dir, "tokenizer.json"), c.tokenizerJSON)
+		}
+		var notes bytes.Buffer
+		op, err := Open(dir, Options{Notices: &notes})
+		if err != nil {
+			t.Errorf("%s: %v", c.variant, err)
+			continue
+		}
+		task := op.Task.(data.RepeatedTokens)
+		tokens := make([]int, task.SeqLen())
+		task.Sample(rand.New(rand.NewPCG(1, 2)), tokens, make([]int, len(tokens)), make([]float64, len(tokens)))
+		if op.Source != c.source || op.Tokenizer.BOS() != c.bos || op.Tokenizer.EOS() != c.eos || !slices.Equal(op.EOS, c.ends) || tokens[0] != c.bos {
+			t.Errorf("%s: source %q, BOS %d, EOS %d, ends %v, first token %d; want %q, %d, %d, %v, BOS",
+				c.variant, op.Source, op.Tokenizer.BOS(), op.Tokenizer.EOS(), op.EOS, tokens[0], c.source, c.bos, c.eos, c.ends)
+		}
+		if !strings.Contains(notes.String(), c.notice) {
+			t.Errorf("%s: notices %q lack %q", c.variant, notes.String(), c.notice)
+		}
+	}
+	gpt2 := copyFixture(t, "prefixed")
+	write(t, filepath.Join(gpt2, "tokenizer.json"), metaspace)
+	if _, err := Open(gpt2, Options{}); err == nil || !strings.Contains(err.Error(), "pre_tokenizer is Metaspace") {
+		t.Errorf("GPT-2 with a tokenizer.json the reader refuses: %v", err)
+	}
+}
+
+// copyFixture copies the Hugging Face fixture directory variant into a
+// temporary directory.
+func copyFixture(t *testing.T, variant string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), variant)
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("hf", "testdata", variant))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestWithSpecials: config.json's ids go on a tokenizer that has them: BOS
+// replaced, the tokenizer's EOS kept when eos_token_id lists it (else the
+// first listed), every end-of-text id in ends, ids past the tokenizer
+// dropped, and the tokenizer itself returned when nothing changes.
+func TestWithSpecials(t *testing.T) {
+	gpt2 := tokenizer.GPT2()
+	for _, c := range []struct {
+		name     string
+		tok      tokenizer.Tokenizer
+		specials hf.Specials
+		bos, eos int
+		ends     []int
+	}{
+		{"GPT-2's own", gpt2, hf.Specials{BOS: 50256, EOS: []int{50256}}, 50256, 50256, []int{50256}},
+		{"the tokenizer's EOS listed", gpt2, hf.Specials{BOS: -1, EOS: []int{7, 50256}}, 50256, 50256, []int{50256, 7}},
+		{"another EOS", gpt2, hf.Specials{BOS: 3, EOS: []int{7, 8}}, 3, 7, []int{50256, 7, 8}},
+		{"ids", tokenizer.IDs(10), hf.Specials{BOS: 1, EOS: []int{2, 3}}, 1, 2, []int{2, 3}},
+		{"past the tokenizer", tokenizer.IDs(10), hf.Specials{BOS: 10, EOS: []int{12}}, -1, -1, nil},
+	} {
+		tok, ends := withSpecials(c.tok, c.specials)
+		if tok.BOS() != c.bos || tok.EOS() != c.eos || !slices.Equal(ends, c.ends) || tok.Name() != c.tok.Name() {
+			t.Errorf("%s: BOS %d, EOS %d, ends %v, %q; want %d, %d, %v", c.name, tok.BOS(), tok.EOS(), ends, tok.Name(), c.bos, c.eos, c.ends)
+		}
+		if unchanged := c.bos == c.tok.BOS() && c.eos == c.tok.EOS(); unchanged != (tok == c.tok) {
+			t.Errorf("%s: the tokenizer itself returned: %t, want %t", c.name, tok == c.tok, unchanged)
+		}
+	}
+}
+
+// TestOpenRotaryContext: a model without a position table opens with the
+// repeated-tokens task's length as its Context when max_position_embeddings
+// is longer (the analyses run it at Context: at 131072 prefix matching
+// needed terabytes), and keeps a shorter one.
+func TestOpenRotaryContext(t *testing.T) {
+	for _, positions := range []int{131072, 24} {
+		dir := copyFixture(t, "mistral")
+		config := filepath.Join(dir, "config.json")
+		raw, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, config, strings.Replace(string(raw), `"max_position_embeddings": 64`, fmt.Sprintf(`"max_position_embeddings": %d`, positions), 1))
+		op, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(positions, op.Task.SeqLen()); op.Model.Config.Context != want {
+			t.Errorf("max_position_embeddings %d: Context %d, want %d", positions, op.Model.Config.Context, want)
+		}
+	}
 }

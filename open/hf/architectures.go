@@ -22,6 +22,9 @@ type architecture struct {
 	tensors func(cfg model.Config) map[string]target
 	// sizes names the config keys behind the shapes, for a shape error.
 	sizes func(cfg model.Config) string
+	// bos and eos are the config class's bos_token_id and eos_token_id,
+	// -1 for none.
+	bos, eos int
 }
 
 // target is what one tensor of a file is.
@@ -35,12 +38,31 @@ type target struct {
 	// ignoredShape, for an ignored tensor, is the only shape it may have
 	// (a tied head must be the embedding's shape); nil takes any.
 	ignoredShape []int
+	// part, for a tensor that fills only some rows of its parameter
+	// (Llama's q_proj, k_proj and v_proj, the project's fused qkv), is
+	// those rows; the zero value is the whole parameter.
+	part rows
 }
+
+// rows are count rows of a parameter from row first (its first
+// dimension's), for a tensor holding part of it; count 0 is all of it.
+type rows struct{ first, count int }
+
+// slot is where a tensor goes: its parameter, and the first row it fills.
+type slot struct {
+	param string
+	first int
+}
+
+func (t target) slot() slot { return slot{t.param, t.part.first} }
 
 // architectures are the families Load opens, in the order messages name
 // them.
 var architectures = []architecture{
-	{class: "GPT2LMHeadModel", modelType: "gpt2", config: gpt2Config, tensors: gpt2Tensors, sizes: gpt2Sizes},
+	{class: "GPT2LMHeadModel", modelType: "gpt2", config: gpt2Config, tensors: gpt2Tensors, sizes: gpt2Sizes, bos: 50256, eos: 50256},
+	{class: "LlamaForCausalLM", modelType: "llama", config: llamaDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
+	{class: "MistralForCausalLM", modelType: "mistral", config: mistralDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
+	{class: "Qwen2ForCausalLM", modelType: "qwen2", config: qwen2Defaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: -1, eos: -1},
 }
 
 // findArchitecture is the row of the architectures table config.json

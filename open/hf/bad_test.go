@@ -217,6 +217,52 @@ func TestLoadRefuses(t *testing.T) {
 		{"a tensor the index places in another shard", "sharded", func(t *testing.T, d string) {
 			editWeightMap(t, d, func(m map[string]any) { m["transformer.h.0.attn.c_attn.bias"] = shard2 })
 		}, hf.Options{}, shard1, `holds tensor "transformer.h.0.attn.c_attn.bias", which model.safetensors.index.json places in model-00002-of-00003.safetensors`},
+		{"rope_scaling llama3", "llama", configSets("rope_scaling", map[string]any{"rope_type": "llama3", "factor": 8}), hf.Options{},
+			hf.ConfigFile, `rope_scaling.rope_type = "llama3": not built; only unscaled rotary positions are (rope_scaling null, or rope_type "default")`},
+		{"rope_scaling of an old file", "qwen2", configSets("rope_scaling", map[string]any{"type": "linear", "factor": 2}), hf.Options{},
+			hf.ConfigFile, `rope_scaling.type = "linear": not built`},
+		{"rope_parameters yarn", "mistral", configSets("rope_parameters", map[string]any{"rope_type": "yarn", "rope_theta": 1e4}), hf.Options{},
+			hf.ConfigFile, `rope_parameters.rope_type = "yarn": not built`},
+		{"rope_parameters per layer type", "mistral", configSets("rope_parameters", map[string]any{"full_attention": map[string]any{"rope_type": "default"}}), hf.Options{},
+			hf.ConfigFile, `rope_parameters.full_attention: rotary parameters per layer type are not built`},
+		{"rope_scaling a number", "llama", configSets("rope_scaling", 2), hf.Options{},
+			hf.ConfigFile, `rope_scaling = 2: want null or an object`},
+		{"partial rotary", "llama", configSets("partial_rotary_factor", 0.5), hf.Options{},
+			hf.ConfigFile, `partial_rotary_factor = 0.5: not built`},
+		{"rope_theta 1", "llama", configSets("rope_theta", 1), hf.Options{},
+			hf.ConfigFile, `rope_theta = 1: want a number > 1`},
+		{"kv heads not dividing heads", "llama", configSets("num_key_value_heads", 3), hf.Options{},
+			hf.ConfigFile, `num_key_value_heads = 3 does not divide num_attention_heads = 4`},
+		{"hidden_size not divisible by heads", "qwen2", configSets("num_attention_heads", 5), hf.Options{},
+			hf.ConfigFile, `hidden_size = 32 is not divisible by num_attention_heads = 5`},
+		{"head_dim not hidden/heads", "biased", configSets("head_dim", 16), hf.Options{},
+			hf.ConfigFile, `head_dim = 16: not supported; heads must be hidden_size / num_attention_heads = 32 / 4 = 8 wide`},
+		{"hidden_act gelu", "mistral", configSets("hidden_act", "gelu"), hf.Options{},
+			hf.ConfigFile, `hidden_act = "gelu": not supported; supported: silu`},
+		{"rms_norm_eps 0", "llama", configSets("rms_norm_eps", 0), hf.Options{},
+			hf.ConfigFile, `rms_norm_eps = 0: want a number in (0, 1)`},
+		{"sliding_window 0", "mistral", configSets("sliding_window", 0), hf.Options{},
+			hf.ConfigFile, `sliding_window = 0: want a positive integer`},
+		{"qwen2 windows on some layers", "qwen2", configEdits(map[string]any{"use_sliding_window": true, "layer_types": nil, "max_window_layers": 1}), hf.Options{},
+			hf.ConfigFile, `use_sliding_window = true windows 1 of the 2 layers (max_window_layers, layer_types): not supported`},
+		{"qwen2 sliding layers without a window", "qwen2", configSets("layer_types", []string{"sliding_attention", "sliding_attention"}), hf.Options{},
+			hf.ConfigFile, `layer_types = ["sliding_attention","sliding_attention"] names sliding_attention layers, but use_sliding_window = false`},
+		{"qwen2 an unknown layer type", "qwen2", configSets("layer_types", []string{"full_attention", "chunked_attention"}), hf.Options{},
+			hf.ConfigFile, `layer_types: "chunked_attention": not supported; supported: full_attention, sliding_attention`},
+		{"intermediate_size disagrees with the weights", "llama", configSets("intermediate_size", 48), hf.Options{},
+			single, `tensor "model.layers.0.mlp.gate_proj.weight" has shape [40 32], want [48 32] (config.json has vocab_size 96, hidden_size 32, intermediate_size 48`},
+		{"num_key_value_heads disagrees with the weights", "llama", configDeletes("num_key_value_heads"), hf.Options{},
+			single, `tensor "model.layers.0.self_attn.k_proj.weight" has shape [16 32], want [32 32]`},
+		{"a q/k/v bias missing", "qwen2", func(t *testing.T, d string) {
+			renameTensor(t, filepath.Join(d, single), "model.layers.1.self_attn.k_proj.bias", "model.layers.1.self_attn.rotary_emb.inv_freq")
+		}, hf.Options{},
+			single, `holds no tensor "model.layers.1.self_attn.k_proj.bias"`},
+		{"an untied head missing", "biased", configSets("tie_word_embeddings", false), hf.Options{},
+			single, `holds no tensor "lm_head.weight"`},
+		{"Qwen2ForCausalLM of model_type llama", "qwen2", configSets("model_type", "llama"), hf.Options{},
+			hf.ConfigFile, `architectures[0] = "Qwen2ForCausalLM", model_type = "llama": not supported`},
+		{"a bias the config does not ask for", "biased", configSets("attention_bias", false), hf.Options{},
+			single, `unexpected tensor "model.layers.`},
 		{"a tensor twice in the index", "sharded", func(t *testing.T, d string) {
 			path := filepath.Join(d, hf.IndexFile)
 			writeFile(t, path, strings.Replace(string(readFile(t, path)), `"weight_map": {`,
@@ -244,6 +290,17 @@ func TestLoadRefuses(t *testing.T) {
 // configSets sets key of config.json to value (nil: null).
 func configSets(key string, value any) func(*testing.T, string) {
 	return func(t *testing.T, dir string) { editConfig(t, dir, func(c map[string]any) { c[key] = value }) }
+}
+
+// configEdits sets each key of config.json to its value (nil: null).
+func configEdits(values map[string]any) func(*testing.T, string) {
+	return func(t *testing.T, dir string) {
+		editConfig(t, dir, func(c map[string]any) {
+			for k, v := range values {
+				c[k] = v
+			}
+		})
+	}
 }
 
 func configDeletes(key string) func(*testing.T, string) {

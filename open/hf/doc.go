@@ -1,14 +1,18 @@
 // Package hf opens a Hugging Face model directory (config.json, and
 // model.safetensors or the shards model.safetensors.index.json lists) as a
-// model.Model: today GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
-// -large, -xl). Load is the one entry; package open calls it.
+// model.Model: GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
+// -large, -xl), Llama (LlamaForCausalLM), Mistral (MistralForCausalLM) and
+// Qwen 2 (Qwen2ForCausalLM). Load is the one entry; package open calls it.
 //
 // Conventions:
 //   - config.json decides the architecture: architectures[0] and model_type
 //     must name a row of the architectures table (architectures.go), and
 //     every key that would change the forward from the project's is refused
-//     naming the key and its value. A key config.json leaves out takes the
-//     default transformers gives it.
+//     naming the key and its value (scaled rotary positions, a head width
+//     other than hidden_size / num_attention_heads, a sliding window on
+//     some layers only). A key config.json leaves out takes the default
+//     transformers' config class gives it. Model.Specials carries the
+//     bos_token_id and eos_token_id it names.
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
@@ -29,6 +33,8 @@
 //     convert exactly). GPT-2's Conv1D weights, stored (in, out), are read
 //     into one scratch buffer of the largest such tensor and transposed into
 //     the project's (out, in): the model is held once, plus that buffer.
+//     Llama's q_proj, k_proj and v_proj (and their biases) are each read
+//     straight into their rows of the project's fused qkv, [q | k | v].
 //   - Every error is one line naming the file (or the directory) and the
 //     problem.
 package hf

@@ -129,6 +129,35 @@ func (c configKeys) size(key string, def int) (int, error) {
 	return int(n), nil
 }
 
+// null reports whether the file sets key to null (transformers' None,
+// which is not always the key's default).
+func (c configKeys) null(key string) bool {
+	raw, ok := c[key]
+	return ok && string(raw) == "null"
+}
+
+// sizeOrNull is key's size, 0 when the file sets it to null, def when
+// absent: a width transformers turns off with None.
+func (c configKeys) sizeOrNull(key string, def int) (int, error) {
+	if c.null(key) {
+		return 0, nil
+	}
+	return c.size(key, def)
+}
+
+// count is key's value, a non-negative integer of at most maxSize, def
+// when absent.
+func (c configKeys) count(key string, def int) (int, error) {
+	if !c.present(key) {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(string(c[key]), 10, 64)
+	if err != nil || n < 0 || n > maxSize {
+		return 0, c.wrongValue(key, "a non-negative integer of at most "+strconv.Itoa(maxSize))
+	}
+	return int(n), nil
+}
+
 // number is key's value, a finite JSON number, def when absent.
 func (c configKeys) number(key string, def float64) (float64, error) {
 	if !c.present(key) {
@@ -167,6 +196,14 @@ func (c configKeys) firstArchitecture() (string, error) {
 		return "", nil
 	}
 	return list[0], nil
+}
+
+// jsonStrings decodes raw into list if it is a JSON list of strings.
+func jsonStrings(raw json.RawMessage, list *[]string) error {
+	if len(raw) == 0 || raw[0] != '[' {
+		return errors.New("not a list")
+	}
+	return json.Unmarshal(raw, list)
 }
 
 // jsonString decodes raw into s if it is a JSON string (null is not).

@@ -24,6 +24,8 @@ type Model struct {
 	Model *model.Model
 	// Arch is the architecture config.json names ("GPT2LMHeadModel").
 	Arch string
+	// Specials are the special token ids config.json names.
+	Specials Specials
 	// Files are the files read, in the order read (config.json, the
 	// index, the weights).
 	Files []string
@@ -42,7 +44,7 @@ func Load(dir string, o Options) (*Model, error) {
 		return nil, err
 	}
 	d.notices = o.Notices
-	arch, cfg, err := readConfig(d)
+	arch, cfg, specials, err := readConfig(d)
 	if err != nil {
 		return nil, err
 	}
@@ -70,34 +72,44 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s", d.name)
 	}
-	return &Model{Model: m, Arch: arch.class, Files: d.read, TokenizerFiles: tokenizer}, nil
+	return &Model{Model: m, Arch: arch.class, Specials: specials, Files: d.read, TokenizerFiles: tokenizer}, nil
 }
 
-// readConfig reads config.json: the architecture it names and the model
-// it describes.
-func readConfig(d *modelDir) (architecture, model.Config, error) {
+// readConfig reads config.json: the architecture it names, the model it
+// describes and its special tokens.
+func readConfig(d *modelDir) (architecture, model.Config, Specials, error) {
 	path := d.path(ConfigFile)
 	if !d.has(ConfigFile) {
-		return architecture{}, model.Config{}, errors.Errorf("%s: no such file; a Hugging Face model directory holds %s and %s",
+		return architecture{}, model.Config{}, Specials{}, errors.Errorf("%s: no such file; a Hugging Face model directory holds %s and %s",
 			path, ConfigFile, WeightsFile)
 	}
 	raw, err := d.readJSON(ConfigFile, maxConfigBytes)
 	if err != nil {
-		return architecture{}, model.Config{}, err
+		return architecture{}, model.Config{}, Specials{}, err
 	}
+	arch, cfg, specials, err := parseModelConfig(raw)
+	if err != nil {
+		return architecture{}, model.Config{}, Specials{}, errors.Wrapf(err, "%s", path)
+	}
+	return arch, cfg, specials, nil
+}
+
+// parseModelConfig is readConfig's reading of the file's contents.
+func parseModelConfig(raw []byte) (architecture, model.Config, Specials, error) {
 	keys, err := parseConfig(raw)
 	if err != nil {
-		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+		return architecture{}, model.Config{}, Specials{}, err
 	}
 	arch, err := findArchitecture(keys)
 	if err != nil {
-		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+		return architecture{}, model.Config{}, Specials{}, err
 	}
 	cfg, err := arch.config(keys)
 	if err != nil {
-		return architecture{}, model.Config{}, errors.Wrapf(err, "%s", path)
+		return architecture{}, model.Config{}, Specials{}, err
 	}
-	return arch, cfg, nil
+	specials, err := readSpecials(keys, arch, cfg.Vocab)
+	return arch, cfg, specials, err
 }
 
 // checkSize refuses a model whose float32 weights take more than maxBytes

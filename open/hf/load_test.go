@@ -19,13 +19,15 @@ import (
 	"github.com/attnscope/attnscope/open/opentest"
 )
 
-// The fixtures in testdata are Hugging Face GPT-2 directories with random
-// weights and their logits from an independent PyTorch forward, written by
+// The fixtures in testdata are Hugging Face directories with random
+// weights and their logits from an independent PyTorch forward: GPT-2's
+// written by
 //
 //	/usr/bin/python3 open/hf/testdata/gen_fixtures.py
 //
-// (see its doc for what each directory exercises).
-var variants = []string{"prefixed", "buffers", "sharded", "distil"}
+// Llama's, Mistral's and Qwen 2's by gen_llama_fixtures.py beside it (see
+// each script's doc for what each directory exercises).
+var variants = []string{"prefixed", "buffers", "sharded", "distil", "llama", "biased", "mistral", "qwen2"}
 
 // reference is a fixture's NAME.reference.json: a sequence and its logits
 // (position, vocabulary) from the PyTorch forward, float64 on the values
@@ -119,50 +121,73 @@ func TestLoadMatchesPyTorch(t *testing.T) {
 // TestDecoderMatchesForward: on a loaded model, the KV-cache decoder's
 // logits at each step equal the full forward's at that position (causal:
 // the prefix decides them), within 1e-5 of the largest logit, on both
-// paths.
+// paths: GPT-2's, a grouped-query Llama's (rotary positions at the cache's
+// offsets) and Mistral's, whose window of 4 is shorter than the 16 steps.
 func TestDecoderMatchesForward(t *testing.T) {
-	ref := readReference(t, "buffers")
-	m := load(t, filepath.Join("testdata", "buffers"), hf.Options{}).Model
-	for _, path := range []layers.Path{layers.Fused, layers.Gorgonia} {
-		m.Config.Attention = string(path)
-		full := logits(t, m, ref.Tokens)
-		dec, err := model.NewDecoder(m, 1, len(ref.Tokens))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := m.Config.Vocab
-		for s, tok := range ref.Tokens {
-			got, err := dec.Step([]int{tok})
+	for _, variant := range []string{"buffers", "llama", "mistral"} {
+		ref := readReference(t, variant)
+		m := load(t, filepath.Join("testdata", variant), hf.Options{}).Model
+		for _, path := range []layers.Path{layers.Fused, layers.Gorgonia} {
+			m.Config.Attention = string(path)
+			full := logits(t, m, ref.Tokens)
+			dec, err := model.NewDecoder(m, 1, len(ref.Tokens))
 			if err != nil {
 				t.Fatal(err)
 			}
-			closeTo(t, fmt.Sprintf("%s step %d", path, s), got, full[s*v:(s+1)*v], 1e-5)
+			v := m.Config.Vocab
+			for s, tok := range ref.Tokens {
+				got, err := dec.Step([]int{tok})
+				if err != nil {
+					t.Fatal(err)
+				}
+				closeTo(t, fmt.Sprintf("%s/%s step %d", variant, path, s), got, full[s*v:(s+1)*v], 1e-5)
+			}
+			dec.Close()
 		}
-		dec.Close()
 	}
 }
 
 // TestLoadConfig: each fixture's config.json maps to the model.Config
-// GPT-2's definition gives it: learned positions, LayerNorm with bias at
-// layer_norm_epsilon (0 standing for the default 1e-5), the activation,
-// biases everywhere, a tied head, d_ff = n_inner or 4·n_embd, context =
-// n_positions (distil's old config has n_ctx only).
+// its architecture's definition gives it. GPT-2: learned positions,
+// LayerNorm with bias at layer_norm_epsilon (0 standing for the default
+// 1e-5), the activation, biases everywhere, a tied head, d_ff = n_inner or
+// 4·n_embd, context = n_positions (distil's old config has n_ctx only).
+// Llama, Mistral, Qwen 2: RMSNorm at rms_norm_eps, SwiGLU without MLP
+// biases (unless mlp_bias), rotary positions at rope_theta, kv heads (0
+// when all heads have their own), the biases each asks for, context =
+// max_position_embeddings, Mistral's sliding window.
 func TestLoadConfig(t *testing.T) {
 	gpt2 := model.Config{Vocab: 96, Context: 32, DModel: 32, Heads: 4, Layers: 2, MLP: true, DFF: 128, QKVBias: true, OutBias: true,
 		Position: model.PositionLearned, Norm: model.NormLayer, Activation: model.ActivationGELUTanh, TieEmbeddings: true}
-	want := map[string]model.Config{"prefixed": gpt2, "sharded": gpt2, "buffers": gpt2, "distil": gpt2}
-	want["buffers"] = func(c model.Config) model.Config { c.NormEps = 1e-2; return c }(gpt2)
-	want["distil"] = func(c model.Config) model.Config {
-		c.DModel, c.Layers, c.DFF, c.Activation = 16, 6, 48, model.ActivationGELU
-		return c
-	}(gpt2)
+	edit := func(c model.Config, change func(*model.Config)) model.Config { change(&c); return c }
+	llama := model.Config{Vocab: 96, Context: 64, DModel: 32, Heads: 4, Layers: 2, MLP: true, DFF: 40, KVHeads: 2,
+		Position: model.PositionRope, RopeBase: 1000, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff}
+	want := map[string]struct {
+		arch string
+		cfg  model.Config
+	}{
+		"prefixed": {"GPT2LMHeadModel", gpt2}, "sharded": {"GPT2LMHeadModel", gpt2},
+		"buffers": {"GPT2LMHeadModel", edit(gpt2, func(c *model.Config) { c.NormEps = 1e-2 })},
+		"distil": {"GPT2LMHeadModel", edit(gpt2, func(c *model.Config) {
+			c.DModel, c.Layers, c.DFF, c.Activation = 16, 6, 48, model.ActivationGELU
+		})},
+		"llama": {"LlamaForCausalLM", llama},
+		"biased": {"LlamaForCausalLM", edit(llama, func(c *model.Config) {
+			c.KVHeads, c.RopeBase, c.NormEps, c.TieEmbeddings = 0, 10000, 1e-6, true
+			c.QKVBias, c.OutBias, c.MLPBias = true, true, model.FlagOn
+		})},
+		"mistral": {"MistralForCausalLM", edit(llama, func(c *model.Config) { c.KVHeads, c.RopeBase, c.NormEps, c.Window = 1, 10000, 1e-2, 4 })},
+		"qwen2": {"Qwen2ForCausalLM", edit(llama, func(c *model.Config) {
+			c.RopeBase, c.NormEps, c.TieEmbeddings, c.QKVBias = 1e6, 1e-6, true, true
+		})},
+	}
 	for _, v := range variants {
 		m := load(t, filepath.Join("testdata", v), hf.Options{})
-		if m.Model.Config != want[v] {
-			t.Errorf("%s: config %+v\nwant %+v", v, m.Model.Config, want[v])
+		if m.Model.Config != want[v].cfg {
+			t.Errorf("%s: config %+v\nwant %+v", v, m.Model.Config, want[v].cfg)
 		}
-		if m.Arch != "GPT2LMHeadModel" {
-			t.Errorf("%s: Arch %q, want GPT2LMHeadModel", v, m.Arch)
+		if m.Arch != want[v].arch {
+			t.Errorf("%s: Arch %q, want %s", v, m.Arch, want[v].arch)
 		}
 	}
 }

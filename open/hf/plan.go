@@ -12,20 +12,23 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// source is where one parameter's values are: a tensor of a file, and how
-// it maps to the parameter.
+// source is where one tensor's values go: the tensor of a file, how it
+// maps to its parameter, and the range of the parameter's values it fills.
 type source struct {
 	file *weightFile
 	info safetensors.Info
 	target
+	// paramLen is the parameter's length; the tensor fills
+	// [offset, offset + info.Len()) of it.
+	paramLen, offset int
 }
 
 // planLoad finds each parameter of cfg among the files' tensors, from the
-// headers alone: every tensor must be a parameter or a buffer the
-// architecture ignores, no parameter twice or missing, each of the shape
-// cfg gives it and of a dtype that converts to float32. It returns the
-// sources by parameter name.
-func planLoad(arch architecture, cfg model.Config, w *weights) (map[string]*source, error) {
+// headers alone: every tensor must be a parameter (or rows of one) or a
+// buffer the architecture ignores, no slot filled twice or left empty,
+// each of the shape cfg gives it and of a dtype that converts to float32.
+// It returns the sources by slot.
+func planLoad(arch architecture, cfg model.Config, w *weights) (map[slot]*source, error) {
 	// Every block has tensors of its own: a file with fewer tensors than
 	// blocks cannot match, and checking first keeps a corrupt n_layer from
 	// making the name table hold billions of names.
@@ -33,7 +36,7 @@ func planLoad(arch architecture, cfg model.Config, w *weights) (map[string]*sour
 		return nil, errors.Errorf("%s: holds %d tensors, too few for the %d layers of %s (%s)", w.lister, n, cfg.Layers, ConfigFile, arch.sizes(cfg))
 	}
 	names := arch.tensors(cfg)
-	sources := map[string]*source{}
+	sources := map[slot]*source{}
 	for _, f := range w.files {
 		for _, in := range f.st.Tensors() {
 			if err := place(sources, names, f, in, arch.class); err != nil {
@@ -41,21 +44,39 @@ func planLoad(arch architecture, cfg model.Config, w *weights) (map[string]*sour
 			}
 		}
 	}
+	slots := slotsByParam(names)
 	for _, spec := range cfg.ParamSpecs() {
-		s, ok := sources[spec.Name]
-		if !ok {
-			return nil, errors.Errorf("%s: holds no tensor %s (%s)", w.lister, msg.Quote(fileName(names, spec.Name)), arch.sizes(cfg))
-		}
-		if err := s.check(spec, arch.sizes(cfg)); err != nil {
-			return nil, err
+		for _, sl := range slots[spec.Name] {
+			s, ok := sources[sl]
+			if !ok {
+				return nil, errors.Errorf("%s: holds no tensor %s (%s)", w.lister, msg.Quote(fileName(names, sl)), arch.sizes(cfg))
+			}
+			if err := s.check(spec, arch.sizes(cfg)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return sources, nil
 }
 
-// place records tensor in of file f as the source of its parameter, or
-// skips it when it is a buffer to ignore.
-func place(sources map[string]*source, names map[string]target, f *weightFile, in safetensors.Info, class string) error {
+// slotsByParam lists, for each parameter the names map to, the slots its
+// tensors fill, in row order.
+func slotsByParam(names map[string]target) map[string][]slot {
+	out := map[string][]slot{}
+	for _, t := range names {
+		if t.param != "" && !slices.Contains(out[t.param], t.slot()) {
+			out[t.param] = append(out[t.param], t.slot())
+		}
+	}
+	for _, list := range out {
+		slices.SortFunc(list, func(a, b slot) int { return a.first - b.first })
+	}
+	return out
+}
+
+// place records tensor in of file f as the source of its slot, or skips
+// it when it is a buffer to ignore.
+func place(sources map[slot]*source, names map[string]target, f *weightFile, in safetensors.Info, class string) error {
 	t, ok := names[in.Name]
 	switch {
 	case !ok:
@@ -67,20 +88,20 @@ func place(sources map[string]*source, names map[string]target, f *weightFile, i
 	case t.param == "":
 		return nil
 	}
-	if prev, twice := sources[t.param]; twice {
+	if prev, twice := sources[t.slot()]; twice {
 		return errors.Errorf("%s: tensor %s and %s in %s are the same parameter",
 			f.path, msg.Quote(in.Name), msg.Quote(prev.info.Name), prev.file.path)
 	}
-	sources[t.param] = &source{file: f, info: in, target: t}
+	sources[t.slot()] = &source{file: f, info: in, target: t}
 	return nil
 }
 
-// fileName is the name the files would give parameter param: the
-// shortest one the table maps to it (without a prefix).
-func fileName(names map[string]target, param string) string {
+// fileName is the name the files would give slot sl: the shortest one the
+// table maps to it (without a prefix).
+func fileName(names map[string]target, sl slot) string {
 	best := ""
 	for name, t := range names {
-		if t.param == param && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
+		if t.param != "" && t.slot() == sl && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
 			best = name
 		}
 	}
@@ -91,12 +112,15 @@ func fileName(names map[string]target, param string) string {
 var readable = []string{safetensors.F32, safetensors.F16, safetensors.BF16}
 
 // check refuses a tensor whose shape is not the one spec gives its
-// parameter (transposed for a Conv1D weight), or whose dtype is not
-// readable.
+// parameter (transposed for a Conv1D weight, its rows for a part), or
+// whose dtype is not readable, and places it in its parameter's values.
 func (s *source) check(spec model.ParamSpec, sizes string) error {
 	want := spec.Shape
-	if s.transpose {
+	switch {
+	case s.transpose:
 		want = []int{spec.Shape[1], spec.Shape[0]}
+	case s.part.count > 0:
+		want = append([]int{s.part.count}, spec.Shape[1:]...)
 	}
 	if !slices.Equal(s.info.Shape, want) {
 		return errors.Errorf("%s: tensor %s has shape %v, want %v (%s)", s.file.path, msg.Quote(s.info.Name), s.info.Shape, want, sizes)
@@ -104,12 +128,18 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 	if !slices.Contains(readable, s.info.DType) {
 		return errors.Errorf("%s: tensor %s has dtype %s; want F32, F16 or BF16", s.file.path, msg.Quote(s.info.Name), s.info.DType)
 	}
+	rowLen := 1
+	for _, n := range spec.Shape[1:] {
+		rowLen *= n
+	}
+	s.paramLen, s.offset = rowLen*spec.Shape[0], rowLen*s.part.first
 	return nil
 }
 
 // readValues reads every source, file by file in data order, into the
-// float32 values of its parameter.
-func readValues(w *weights, sources map[string]*source) (map[string]any, error) {
+// float32 values of its parameter: the parts of a parameter into its rows
+// of one slice.
+func readValues(w *weights, sources map[slot]*source) (map[string]any, error) {
 	largest := 0
 	for _, s := range sources {
 		if s.transpose {
@@ -156,12 +186,16 @@ func (r *tensorReader) visit(in safetensors.Info) (any, error) {
 	if !ok {
 		return nil, nil // an ignored buffer
 	}
-	r.pending, r.dst = s, make([]float32, in.Len())
+	param, ok := r.values[s.param].([]float32)
+	if !ok {
+		param = make([]float32, s.paramLen)
+		r.values[s.param] = param
+	}
+	r.pending, r.dst = s, param[s.offset:s.offset+in.Len()]
 	r.raw = r.dst
 	if s.transpose {
 		r.raw = r.scratch[:in.Len()]
 	}
-	r.values[s.param] = r.dst
 	return r.raw, nil
 }
 

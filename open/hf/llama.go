@@ -1,0 +1,302 @@
+package hf
+
+import (
+	"fmt"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
+)
+
+// llamaFamily is what sets LlamaForCausalLM, MistralForCausalLM and
+// Qwen2ForCausalLM apart: one block (RMSNorm, rotary attention with
+// grouped-query heads, a SwiGLU MLP), with each config class's defaults,
+// biases and sliding window.
+type llamaFamily struct {
+	// The config class's defaults for the sizes config.json leaves out;
+	// kvHeads 0 is num_attention_heads.
+	vocab, intermediate, kvHeads, positions int
+	// biases are the q/k/v, o and MLP biases the config asks for.
+	biases func(keys configKeys) (qkv, out, mlp bool, err error)
+	// window is the sliding window every layer's attention has, 0 for
+	// none.
+	window func(keys configKeys, layers int) (int, error)
+}
+
+var (
+	llamaDefaults   = llamaFamily{vocab: 32000, intermediate: 11008, positions: 2048, biases: llamaBiases, window: noWindow}
+	mistralDefaults = llamaFamily{vocab: 32000, intermediate: 14336, kvHeads: 8, positions: 4096 * 32, biases: noBiases, window: mistralWindow}
+	qwen2Defaults   = llamaFamily{vocab: 151936, intermediate: 22016, kvHeads: 32, positions: 32768, biases: qwen2Biases, window: qwen2Window}
+)
+
+// config maps the config.json of a model of the family to a model.Config.
+func (f llamaFamily) config(keys configKeys) (model.Config, error) {
+	cfg := model.Config{MLP: true, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, Position: model.PositionRope}
+	var err error
+	for _, s := range []struct {
+		key  string
+		def  int
+		dest *int
+	}{
+		{"vocab_size", f.vocab, &cfg.Vocab}, {"hidden_size", 4096, &cfg.DModel},
+		{"intermediate_size", f.intermediate, &cfg.DFF}, {"num_hidden_layers", 32, &cfg.Layers},
+		{"num_attention_heads", 32, &cfg.Heads}, {"max_position_embeddings", f.positions, &cfg.Context},
+	} {
+		if *s.dest, err = keys.size(s.key, s.def); err != nil {
+			return model.Config{}, err
+		}
+	}
+	if cfg.KVHeads, err = llamaHeads(keys, cfg, f.kvHeads); err != nil {
+		return model.Config{}, err
+	}
+	if err := llamaActivation(keys); err != nil {
+		return model.Config{}, err
+	}
+	if cfg.NormEps, err = llamaEps(keys); err != nil {
+		return model.Config{}, err
+	}
+	if cfg.RopeBase, err = ropeBase(keys); err != nil {
+		return model.Config{}, err
+	}
+	if cfg.TieEmbeddings, err = keys.boolean("tie_word_embeddings", false); err != nil {
+		return model.Config{}, err
+	}
+	var qkv, out, mlp bool
+	if qkv, out, mlp, err = f.biases(keys); err != nil {
+		return model.Config{}, err
+	}
+	cfg.QKVBias, cfg.OutBias, cfg.MLPBias = qkv, out, flag(mlp)
+	if cfg.Window, err = f.window(keys, cfg.Layers); err != nil {
+		return model.Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return model.Config{}, errors.Wrap(err, "the model it describes")
+	}
+	return cfg, nil
+}
+
+func flag(on bool) model.Flag {
+	if on {
+		return model.FlagOn
+	}
+	return model.FlagOff
+}
+
+// llamaHeads is the number of key/value heads (model.Config.KVHeads: 0 when
+// it equals the query heads), after checking that the heads split
+// hidden_size into heads of head_dim channels, the one head width the
+// model builds.
+func llamaHeads(keys configKeys, cfg model.Config, defKV int) (int, error) {
+	if cfg.DModel%cfg.Heads != 0 {
+		return 0, errors.Errorf("hidden_size = %d is not divisible by num_attention_heads = %d", cfg.DModel, cfg.Heads)
+	}
+	width := cfg.DModel / cfg.Heads
+	headDim, err := keys.size("head_dim", width)
+	if err != nil {
+		return 0, err
+	}
+	if headDim != width {
+		return 0, errors.Errorf("head_dim = %d: not supported; heads must be hidden_size / num_attention_heads = %d / %d = %d wide",
+			headDim, cfg.DModel, cfg.Heads, width)
+	}
+	// None (null, or absent where the class's default is None) is
+	// num_attention_heads.
+	if defKV == 0 || keys.null("num_key_value_heads") {
+		defKV = cfg.Heads
+	}
+	kv, err := keys.size("num_key_value_heads", defKV)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Heads%kv != 0 {
+		return 0, errors.Errorf("num_key_value_heads = %d does not divide num_attention_heads = %d", kv, cfg.Heads)
+	}
+	if kv == cfg.Heads {
+		return 0, nil
+	}
+	return kv, nil
+}
+
+// llamaActivation refuses an MLP activation other than SiLU, the one
+// SwiGLU is built with.
+func llamaActivation(keys configKeys) error {
+	act, err := keys.str("hidden_act", "silu")
+	if err != nil {
+		return err
+	}
+	if act != "silu" {
+		return errors.Errorf("hidden_act = %s: not supported; supported: silu", msg.Quote(act))
+	}
+	return nil
+}
+
+// llamaEps is rms_norm_eps (default 1e-6) as model.Config.NormEps holds it:
+// 0 for model.DefaultNormEps.
+func llamaEps(keys configKeys) (float64, error) {
+	eps, err := keys.number("rms_norm_eps", 1e-6)
+	if err != nil {
+		return 0, err
+	}
+	if !(eps > 0 && eps < 1) {
+		return 0, keys.wrongValue("rms_norm_eps", "a number in (0, 1)")
+	}
+	if eps == model.DefaultNormEps {
+		return 0, nil
+	}
+	return eps, nil
+}
+
+// llamaBiases: LlamaConfig's attention_bias puts biases on q, k, v and o;
+// mlp_bias on gate, up and down.
+func llamaBiases(keys configKeys) (qkv, out, mlp bool, err error) {
+	if qkv, err = keys.boolean("attention_bias", false); err != nil {
+		return false, false, false, err
+	}
+	if mlp, err = keys.boolean("mlp_bias", false); err != nil {
+		return false, false, false, err
+	}
+	return qkv, qkv, mlp, nil
+}
+
+// noBiases: Mistral's Linears have none.
+func noBiases(configKeys) (qkv, out, mlp bool, err error) { return false, false, false, nil }
+
+// qwen2Biases: Qwen 2's q, k and v have biases, o and the MLP none.
+func qwen2Biases(configKeys) (qkv, out, mlp bool, err error) { return true, false, false, nil }
+
+// noWindow: Llama attends to every earlier token.
+func noWindow(configKeys, int) (int, error) { return 0, nil }
+
+// mistralWindow is MistralConfig's sliding_window (4096 when absent, none
+// when null), on every layer. transformers' mask lets query i see key j
+// when i - sliding_window < j <= i: sliding_window keys, the query's own
+// included, which is model.Config.Window exactly.
+func mistralWindow(keys configKeys, _ int) (int, error) {
+	return keys.sizeOrNull("sliding_window", 4096)
+}
+
+// qwen2Window is Qwen 2's sliding window: none unless use_sliding_window,
+// then sliding_window (default 4096) on the layers layer_types names
+// "sliding_attention" (by default those from max_window_layers on). The
+// model has one window for all its layers, so a window on some layers
+// only is refused.
+func qwen2Window(keys configKeys, layers int) (int, error) {
+	use, err := keys.boolean("use_sliding_window", false)
+	if err != nil {
+		return 0, err
+	}
+	width := 0
+	if use {
+		if width, err = keys.sizeOrNull("sliding_window", 4096); err != nil {
+			return 0, err
+		}
+	}
+	sliding, err := qwen2SlidingLayers(keys, layers, width > 0)
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case sliding == 0:
+		return 0, nil
+	case width == 0:
+		return 0, errors.Errorf("layer_types = %s names sliding_attention layers, but use_sliding_window = false (or sliding_window = null) gives them no window",
+			shown(keys["layer_types"]))
+	case sliding < layers:
+		return 0, errors.Errorf("use_sliding_window = true windows %d of the %d layers (max_window_layers, layer_types): not supported; the model's window is the same on every layer",
+			sliding, layers)
+	}
+	return width, nil
+}
+
+// qwen2SlidingLayers counts the layers with a sliding window: those
+// layer_types names "sliding_attention", else, when a window is set, those
+// from max_window_layers (default 28) on.
+func qwen2SlidingLayers(keys configKeys, layers int, windowed bool) (int, error) {
+	if !keys.present("layer_types") {
+		if !windowed {
+			return 0, nil
+		}
+		first, err := keys.count("max_window_layers", 28)
+		if err != nil {
+			return 0, err
+		}
+		return max(0, layers-first), nil
+	}
+	var types []string
+	if err := jsonStrings(keys["layer_types"], &types); err != nil || len(types) != layers {
+		return 0, keys.wrongValue("layer_types", fmt.Sprintf("a list of %d strings (num_hidden_layers), each full_attention or sliding_attention", layers))
+	}
+	sliding := 0
+	for _, t := range types {
+		switch t {
+		case "sliding_attention":
+			sliding++
+		case "full_attention":
+		default:
+			return 0, errors.Errorf("layer_types: %s: not supported; supported: full_attention, sliding_attention", msg.Quote(t))
+		}
+	}
+	return sliding, nil
+}
+
+// llamaBlock maps the names of decoder layer i (under "model.") to the
+// project's: q_proj, k_proj and v_proj fill the rows of the fused qkv,
+// [q (heads) | k (kv heads) | v (kv heads)], in that order.
+func llamaBlock(cfg model.Config, i int) map[string]target {
+	hf, own := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blocks.%d.", i)
+	q, kv := cfg.DModel, cfg.KVHeadCount()*cfg.DHead()
+	parts := []struct {
+		name string
+		rows rows
+	}{{"q_proj", rows{0, q}}, {"k_proj", rows{q, kv}}, {"v_proj", rows{q + kv, kv}}}
+	names := map[string]target{
+		// The rotary frequencies, a buffer files written before
+		// transformers 4.31 hold in every layer.
+		hf + "self_attn.rotary_emb.inv_freq":   {},
+		hf + "input_layernorm.weight":          {param: own + "ln1.weight"},
+		hf + "post_attention_layernorm.weight": {param: own + "ln2.weight"},
+		hf + "self_attn.o_proj.weight":         {param: own + "attn.out.weight"},
+	}
+	for _, p := range parts {
+		names[hf+"self_attn."+p.name+".weight"] = target{param: own + "attn.qkv.weight", part: p.rows}
+		if cfg.QKVBias {
+			names[hf+"self_attn."+p.name+".bias"] = target{param: own + "attn.qkv.bias", part: p.rows}
+		}
+	}
+	if cfg.OutBias {
+		names[hf+"self_attn.o_proj.bias"] = target{param: own + "attn.out.bias"}
+	}
+	for _, m := range []string{"gate", "up", "down"} {
+		names[hf+"mlp."+m+"_proj.weight"] = target{param: own + "mlp." + m + ".weight"}
+		if cfg.MLPBias.On() {
+			names[hf+"mlp."+m+"_proj.bias"] = target{param: own + "mlp." + m + ".bias"}
+		}
+	}
+	return names
+}
+
+// llamaTensors lists the names a file of the family may hold; the head is
+// ignored when tied to the embedding (transformers then uses the
+// embedding, and save_pretrained leaves it out).
+func llamaTensors(cfg model.Config) map[string]target {
+	names := map[string]target{
+		"model.embed_tokens.weight": {param: "tok_emb.weight"},
+		"model.norm.weight":         {param: "ln_f.weight"},
+		"lm_head.weight":            {param: "lm_head.weight"},
+	}
+	if cfg.TieEmbeddings {
+		names["lm_head.weight"] = target{ignoredShape: []int{cfg.Vocab, cfg.DModel}}
+	}
+	for i := range cfg.Layers {
+		for k, v := range llamaBlock(cfg, i) {
+			names[k] = v
+		}
+	}
+	return names
+}
+
+func llamaSizes(cfg model.Config) string {
+	return fmt.Sprintf("config.json has vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d, num_attention_heads %d, num_key_value_heads %d",
+		cfg.Vocab, cfg.DModel, cfg.DFF, cfg.Layers, cfg.Heads, cfg.KVHeadCount())
+}
