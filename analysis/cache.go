@@ -48,6 +48,18 @@ type Cache struct {
 // logits). A NaN or infinity in the attention weights or the logits is an
 // error naming where (model.NonFinite).
 func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error) {
+	return run(m, b, true, names)
+}
+
+// runMaps is RunWithCache keeping every layer's attention weights and no
+// logits, for an analysis that reads only the maps: the logits of a long
+// batch are the largest activation by far (50257 a position for GPT-2).
+func runMaps(m *model.Model, b *data.Batch) (*Cache, error) {
+	return run(m, b, false, Weights(m))
+}
+
+// run is RunWithCache, with the logits kept or not.
+func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache, error) {
 	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the inference graph")
@@ -64,7 +76,10 @@ func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error
 		return nil, errors.Wrap(err, "running the model")
 	}
 	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
-	for _, name := range append([]string{model.LogitsActivation}, names...) {
+	if keepLogits {
+		names = append([]string{model.LogitsActivation}, names...)
+	}
+	for _, name := range names {
 		v, err := g.Activation(name)
 		if name == model.LogitsActivation {
 			v, err = g.LogitsValue()
@@ -79,7 +94,7 @@ func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error
 		c.acts[name] = Tensor{Shape: v.Shape().Clone(), Data: data}
 	}
 	c.Logits = c.acts[model.LogitsActivation]
-	if err := c.checkFinite(); err != nil {
+	if err := c.checkFinite(keepLogits); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -97,7 +112,7 @@ func (c *Cache) Get(name string) (Tensor, error) {
 // checkFinite refuses a run with a NaN or infinite attention weight (in a
 // kept map) or logit, naming the first layer and head (then position) where
 // one appears: every view of such a run would be blank or meaningless.
-func (c *Cache) checkFinite() error {
+func (c *Cache) checkFinite(logits bool) error {
 	for l := range c.Model.Config.Layers {
 		att, ok := c.acts[model.AttnWeights(l)]
 		if !ok {
@@ -108,6 +123,9 @@ func (c *Cache) checkFinite() error {
 			return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
 				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.Data[i]))
 		}
+	}
+	if !logits {
+		return nil
 	}
 	return model.CheckLogits(c.Model, c.Logits.Data, func(row int) int { return row % c.Batch.SeqLen })
 }

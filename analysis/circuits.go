@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"math/cmplx"
 	"math/rand/v2"
 
@@ -20,15 +21,34 @@ import (
 // is W_QK = W_Q^T W_K and its output-value map W_OV = W_O W_V (both D x D).
 // LayerNorm and biases are left out, as in the papers.
 
-// Head holds one head's weights as those maps.
+// Head holds one head's weights as the factors of those maps (views of the
+// model's matrices, converted to float64 once): W_QK and W_OV are D x D of
+// rank d, so every score below is computed from the factors and d x d
+// products, never from the D x D maps (at GPT-2 small's shape a pair of
+// D x D products is 900 MFLOP, a d x d one under 1).
 type Head struct {
 	Layer, Index int
-	QK, OV       *mat.Dense // D x D
+	Q, K, V      mat.Matrix // d x D
+	O            mat.Matrix // D x d
 }
 
-// Heads reads every head's W_QK and W_OV from the model. Grouped-query
-// heads share their key/value head's W_K and W_V; a latent's keys and values
-// are its up-projections of the down-projection.
+// QK is the head's query-key bilinear form W_Q^T W_K (D x D).
+func (h Head) QK() *mat.Dense {
+	var qk mat.Dense
+	qk.Mul(h.Q.T(), h.K)
+	return &qk
+}
+
+// OV is the head's output-value map W_O W_V (D x D).
+func (h Head) OV() *mat.Dense {
+	var ov mat.Dense
+	ov.Mul(h.O, h.V)
+	return &ov
+}
+
+// Heads reads every head's factors from the model. Grouped-query heads
+// share their key/value head's W_K and W_V; a latent's keys and values are
+// its up-projections of the down-projection.
 func Heads(m *model.Model) ([][]Head, error) {
 	cfg := m.Config
 	d, dm := cfg.DHead(), cfg.DModel
@@ -47,7 +67,7 @@ func Heads(m *model.Model) ([][]Head, error) {
 	var out [][]Head
 	for l := 0; l < cfg.Layers; l++ {
 		p := fmt.Sprintf("blocks.%d.attn.", l)
-		var wq, wk, wv *mat.Dense // (H*d, D), (G*d, D) or (H*d, D)
+		var wq, wk, wv mat.Matrix // (H*d, D), (G*d, D) or (H*d, D)
 		if cfg.KVLatent > 0 {
 			q, err := get(p + "q.weight")
 			if err != nil {
@@ -63,35 +83,41 @@ func Heads(m *model.Model) ([][]Head, error) {
 			}
 			var kv mat.Dense
 			kv.Mul(up, down) // (2D, D)
-			wq, wk, wv = q, mat.DenseCopyOf(kv.Slice(0, dm, 0, dm)), mat.DenseCopyOf(kv.Slice(dm, 2*dm, 0, dm))
+			wq, wk, wv = q, kv.Slice(0, dm, 0, dm), kv.Slice(dm, 2*dm, 0, dm)
 		} else {
 			qkv, err := get(p + "qkv.weight")
 			if err != nil {
 				return nil, err
 			}
 			g := cfg.KVHeadCount()
-			wq = mat.DenseCopyOf(qkv.Slice(0, dm, 0, dm))
-			wk = mat.DenseCopyOf(qkv.Slice(dm, dm+g*d, 0, dm))
-			wv = mat.DenseCopyOf(qkv.Slice(dm+g*d, dm+2*g*d, 0, dm))
+			wq, wk, wv = qkv.Slice(0, dm, 0, dm), qkv.Slice(dm, dm+g*d, 0, dm), qkv.Slice(dm+g*d, dm+2*g*d, 0, dm)
 		}
 		wo, err := get(p + "out.weight") // (D, H*d)
 		if err != nil {
 			return nil, err
 		}
-		per := cfg.Heads / max(1, wk.RawMatrix().Rows/d)
+		kvRows, _ := wk.Dims()
+		per := cfg.Heads / max(1, kvRows/d)
 		var layer []Head
 		for h := 0; h < cfg.Heads; h++ {
 			kv := h / per
-			q, k := wq.Slice(h*d, (h+1)*d, 0, dm), wk.Slice(kv*d, (kv+1)*d, 0, dm)
-			v, o := wv.Slice(kv*d, (kv+1)*d, 0, dm), wo.Slice(0, dm, h*d, (h+1)*d)
-			head := Head{Layer: l, Index: h, QK: mat.NewDense(dm, dm, nil), OV: mat.NewDense(dm, dm, nil)}
-			head.QK.Mul(q.T(), k)
-			head.OV.Mul(o, v)
-			layer = append(layer, head)
+			layer = append(layer, Head{
+				Layer: l, Index: h,
+				Q: rows(wq, h*d, d), K: rows(wk, kv*d, d), V: rows(wv, kv*d, d),
+				O: wo.Slice(0, dm, h*d, (h+1)*d),
+			})
 		}
 		out = append(out, layer)
 	}
 	return out, nil
+}
+
+// rows is the view of n rows of m from row i.
+func rows(m mat.Matrix, i, n int) mat.Matrix {
+	_, c := m.Dims()
+	return m.(interface {
+		Slice(i, k, j, l int) mat.Matrix
+	}).Slice(i, i+n, 0, c)
 }
 
 // Composition is how much head B of layer l+1 reads what head A of layer l
@@ -111,10 +137,13 @@ func Compositions(hs [][]Head) []Composition {
 	var out []Composition
 	for l := 0; l+1 < len(hs); l++ {
 		for _, a := range hs[l] {
+			writes := newLowRank(a.O, a.V)
 			for _, b := range hs[l+1] {
 				out = append(out, Composition{
 					From: [2]int{a.Layer, a.Index}, To: [2]int{b.Layer, b.Index},
-					Q: composition(b.QK.T(), a.OV), K: composition(b.QK, a.OV), V: composition(b.OV, a.OV),
+					Q: composition(newLowRank(b.K.T(), b.Q), writes),
+					K: composition(newLowRank(b.Q.T(), b.K), writes),
+					V: composition(newLowRank(b.O, b.V), writes),
 				})
 			}
 		}
@@ -122,15 +151,50 @@ func Compositions(hs [][]Head) []Composition {
 	return out
 }
 
+// lowRank is the D x D map L R (L: D x d, R: d x D) as its factors and
+// their Gram matrices L^T L and R R^T (d x d), from which its Frobenius
+// norm and that of its product with another follow: ||L R||_F^2 =
+// tr(R^T L^T L R) = Σ (L^T L) ∘ (R R^T).
+type lowRank struct {
+	l, r   mat.Matrix
+	gl, gr *mat.Dense
+}
+
+func newLowRank(l, r mat.Matrix) lowRank {
+	x := lowRank{l: l, r: r, gl: &mat.Dense{}, gr: &mat.Dense{}}
+	x.gl.Mul(l.T(), l)
+	x.gr.Mul(r, r.T())
+	return x
+}
+
+// norm is ||L R||_F.
+func (x lowRank) norm() float64 { return math.Sqrt(sumProducts(x.gl, x.gr)) }
+
 // composition is ||x y||_F / (||x||_F ||y||_F), 0 when either is zero.
-func composition(x, y mat.Matrix) float64 {
-	nx, ny := mat.Norm(x, 2), mat.Norm(y, 2)
+// With M = R_x L_y (d x d), ||L_x M R_y||_F^2 = tr(M^T L_x^T L_x M R_y R_y^T)
+// = Σ (G_x M) ∘ (M H_y), H_y symmetric.
+func composition(x, y lowRank) float64 {
+	nx, ny := x.norm(), y.norm()
 	if nx == 0 || ny == 0 {
 		return 0
 	}
-	var xy mat.Dense
-	xy.Mul(x, y)
-	return mat.Norm(&xy, 2) / (nx * ny)
+	var m, gm, mh mat.Dense
+	m.Mul(x.r, y.l)
+	gm.Mul(x.gl, &m)
+	mh.Mul(&m, y.gr)
+	return math.Sqrt(max(0, sumProducts(&gm, &mh))) / (nx * ny)
+}
+
+// sumProducts is Σ a ∘ b over two matrices of one shape.
+func sumProducts(a, b *mat.Dense) float64 {
+	r, c := a.Dims()
+	var sum float64
+	for i := range r {
+		for j := range c {
+			sum += a.At(i, j) * b.At(i, j)
+		}
+	}
+	return sum
 }
 
 // Copying reads a head's full OV circuit as the map from a token attended
@@ -164,8 +228,9 @@ func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
 	var out []Copying
 	for _, layer := range hs {
 		for _, h := range layer {
-			var ov, c mat.Dense
-			ov.Mul(wu, h.OV)   // (V, D)
+			var uo, ov, c mat.Dense
+			uo.Mul(wu, h.O)    // (V, d)
+			ov.Mul(&uo, h.V)   // (V, D)
 			c.Mul(&ov, we.T()) // (V, V): column t is what attending to token t adds to the logits
 			score, err := eigenScore(&c)
 			if err != nil {
@@ -195,9 +260,9 @@ func copyingEigenOnly(m *model.Model, hs [][]Head) ([]Copying, error) {
 }
 
 // CopyingEigen is each head's copying Score alone, [layer][head], from the
-// D x D matrix W_OV W_E^T W_U, whose eigenvalues are the V x V circuit's
+// d x d matrix W_V W_E^T W_U W_O, whose eigenvalues are the V x V circuit's
 // non-zero ones (the eigenvalues of AB and BA agree but for zeros), so any
-// vocabulary costs what D does.
+// vocabulary costs one V x D x D product for the model.
 func CopyingEigen(m *model.Model, hs [][]Head) ([][]float64, error) {
 	we, wu, err := embeddings(m)
 	if err != nil {
@@ -208,8 +273,9 @@ func CopyingEigen(m *model.Model, hs [][]Head) ([][]float64, error) {
 	out := make([][]float64, len(hs))
 	for l, layer := range hs {
 		for _, h := range layer {
-			var c mat.Dense
-			c.Mul(h.OV, &eu) // (D, D)
+			var euo, c mat.Dense
+			euo.Mul(&eu, h.O) // (D, d)
+			c.Mul(h.V, &euo)  // (d, d)
 			score, err := eigenScore(&c)
 			if err != nil {
 				return nil, errors.Wrapf(err, "layer %d head %d", h.Layer, h.Index)
@@ -273,13 +339,19 @@ func diagonalShare(c *mat.Dense) float64 {
 	return float64(hits) / float64(n)
 }
 
+// MaxPrefixTokens bounds the random tokens PrefixMatching repeats: a
+// pretrained model's context (1024 for GPT-2) would make each sequence a
+// forward of 2048 positions where 64 show the pattern as clearly.
+const MaxPrefixTokens = 64
+
 // PrefixMatching is each head's mean attention, on n sequences of random
-// tokens repeated twice (the first half of the model's context, then the
-// same again), from every token of the repeat to the token after its
-// earlier occurrence (Olsson et al.): [layer][head], in [0, 1].
+// tokens repeated twice (the first half of the model's context, at most
+// MaxPrefixTokens, then the same again), from every token of the repeat to
+// the token after its earlier occurrence (Olsson et al.): [layer][head], in
+// [0, 1].
 func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 	cfg := m.Config
-	half := cfg.Context / 2
+	half := min(cfg.Context/2, MaxPrefixTokens)
 	if half < 2 {
 		return nil, errors.Errorf("prefix matching needs a context of at least 4 positions, the model has %d", cfg.Context)
 	}
@@ -292,7 +364,7 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 			tokens[b*t+half+i] = tokens[b*t+i]
 		}
 	}
-	c, err := RunWithCache(m, &data.Batch{Size: n, SeqLen: t, Tokens: tokens, Targets: make([]int, n*t), Mask: make([]float64, n*t)}, Weights(m)...)
+	c, err := runMaps(m, &data.Batch{Size: n, SeqLen: t, Tokens: tokens, Targets: make([]int, n*t), Mask: make([]float64, n*t)})
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,10 @@ func TestCompositionKnownValues(t *testing.T) {
 		m.Set(i, j, 1)
 		return m
 	}
+	// head has W_QK = qk and W_OV = ov (W_Q = W_O = I, W_K = qk, W_V = ov).
+	head := func(layer int, qk, ov *mat.Dense) Head {
+		return Head{Layer: layer, Q: eye(), K: qk, V: ov, O: eye()}
+	}
 	check := func(name string, a, b Head, q, k, v float64) {
 		t.Helper()
 		c := Compositions([][]Head{{a}, {b}})[0]
@@ -64,9 +68,47 @@ func TestCompositionKnownValues(t *testing.T) {
 			t.Errorf("%s: Q %v K %v V %v, want %v %v %v", name, c.Q, c.K, c.V, q, k, v)
 		}
 	}
-	check("identities", Head{OV: eye(), QK: eye()}, Head{Layer: 1, OV: eye(), QK: eye()}, 0.5, 0.5, 0.5)
-	check("orthogonal", Head{OV: outer(0, 0), QK: eye()}, Head{Layer: 1, OV: outer(1, 1), QK: outer(1, 1)}, 0, 0, 0)
-	check("keys only", Head{OV: outer(1, 1), QK: eye()}, Head{Layer: 1, OV: outer(0, 0), QK: outer(0, 1)}, 0, 1, 0)
+	check("identities", head(0, eye(), eye()), head(1, eye(), eye()), 0.5, 0.5, 0.5)
+	check("orthogonal", head(0, eye(), outer(0, 0)), head(1, outer(1, 1), outer(1, 1)), 0, 0, 0)
+	check("keys only", head(0, eye(), outer(1, 1)), head(1, outer(0, 1), outer(0, 0)), 0, 1, 0)
+}
+
+// TestCompositionsMatchTheFullMaps: the scores from the factors equal
+// ||W_A W_B||_F / (||W_A||_F ||W_B||_F) of the D x D maps multiplied out
+// (gonum's Frobenius norm), within 1e-9, on random models with grouped
+// heads and with a latent.
+func TestCompositionsMatchTheFullMaps(t *testing.T) {
+	full := func(x, y *mat.Dense) float64 {
+		var xy mat.Dense
+		xy.Mul(x, y)
+		return mat.Norm(&xy, 2) / (mat.Norm(x, 2) * mat.Norm(y, 2))
+	}
+	for _, cfg := range []model.Config{
+		{Vocab: 11, Context: 8, DModel: 16, Heads: 4, KVHeads: 2, Layers: 3},
+		{Vocab: 11, Context: 8, DModel: 16, Heads: 4, KVLatent: 6, Layers: 2},
+	} {
+		m, err := model.New(cfg, tensor.Float64, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, err := Heads(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Compositions(hs)
+		if want := (cfg.Layers - 1) * cfg.Heads * cfg.Heads; len(got) != want {
+			t.Fatalf("%d pairs, want %d", len(got), want)
+		}
+		for _, c := range got {
+			a, b := hs[c.From[0]][c.From[1]], hs[c.To[0]][c.To[1]]
+			want := [3]float64{full(mat.DenseCopyOf(b.QK().T()), a.OV()), full(b.QK(), a.OV()), full(b.OV(), a.OV())}
+			for i, g := range [3]float64{c.Q, c.K, c.V} {
+				if math.Abs(g-want[i]) > 1e-9 {
+					t.Errorf("kv_latent %d: %v -> %v: %c-composition %v, from the full maps %v", cfg.KVLatent, c.From, c.To, "QKV"[i], g, want[i])
+				}
+			}
+		}
+	}
 }
 
 // TestInductionCircuit: on the committed induction run the layer-1
