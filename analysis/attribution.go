@@ -5,6 +5,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -67,43 +68,38 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 			*a.dst = x.Data
 		}
 	}
+	hd := cfg.Heads * dh
+	gw := make([]float64, hd) // g^T W_O
 	for row := 0; row < n*t; row++ {
 		if b.Mask[row] == 0 {
 			continue
 		}
-		bi, p, c := row/t, row%t, b.Targets[row]
+		bi, p := row/t, row%t
 		out.Positions++
-		// through is what a part x of the residual stream adds to the
-		// correct logit: W_U[c] . x through the final norm with this
-		// position's divisor.
-		divisor := head.divisor(res[cfg.Layers][row*d : (row+1)*d])
-		through := func(x []float64) float64 { return head.logit(c, head.normed(x, divisor)) }
-		out.Biases += head.shift(c)
-		out.Embeddings += through(res[0][row*d : (row+1)*d])
+		// What a part x of the residual stream adds to the correct logit,
+		// through the final norm with this position's divisor, is linear
+		// in x: g . x.
+		g := head.gradient(b.Targets[row], head.divisor(res[cfg.Layers][row*d:(row+1)*d]))
+		out.Biases += head.shift(b.Targets[row])
+		out.Embeddings += kernels.Dot(g, res[0][row*d:(row+1)*d])
 		for l := 0; l < cfg.Layers; l++ {
-			wo := wos[l]
-			attn := make([]float64, d) // the layer's attention output, bias included
+			attn := 0.0 // what the layer's attention output adds, bias included
 			if biases[l] != nil {
-				out.Biases += through(biases[l])
-				copy(attn, biases[l])
+				attn = kernels.Dot(g, biases[l])
+				out.Biases += attn
+			}
+			clear(gw)
+			for i, gi := range g {
+				kernels.Axpy(gi, wos[l][i*hd:(i+1)*hd], gw)
 			}
 			for h := 0; h < cfg.Heads; h++ {
 				y := outs[l][((bi*cfg.Heads+h)*t+p)*dh : ((bi*cfg.Heads+h)*t+p+1)*dh]
-				written := make([]float64, d) // W_O^h y
-				for i := 0; i < d; i++ {
-					for j := 0; j < dh; j++ {
-						written[i] += wo[i*d+h*dh+j] * y[j]
-					}
-					attn[i] += written[i]
-				}
-				out.Heads[l][h] += through(written)
+				written := kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
+				out.Heads[l][h] += written
+				attn += written
 			}
 			if cfg.MLP { // what is left of the block's change of the stream
-				mlp := make([]float64, d)
-				for i := range mlp {
-					mlp[i] = res[l+1][row*d+i] - res[l][row*d+i] - attn[i]
-				}
-				out.MLPs[l] += through(mlp)
+				out.MLPs[l] += kernels.Dot(g, res[l+1][row*d:(row+1)*d]) - kernels.Dot(g, res[l][row*d:(row+1)*d]) - attn
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -132,23 +133,45 @@ type Composition struct {
 	V    float64 `json:"v"`
 }
 
-// Compositions scores every head pair of consecutive layers.
+// Compositions scores every head pair of consecutive layers, the pairs of
+// a layer on every core.
 func Compositions(hs [][]Head) []Composition {
+	type reads struct{ q, k, v lowRank } // W_QK^T, W_QK and W_OV of a reading head
 	var out []Composition
 	for l := 0; l+1 < len(hs); l++ {
-		for _, a := range hs[l] {
-			writes := newLowRank(a.O, a.V)
-			for _, b := range hs[l+1] {
-				out = append(out, Composition{
-					From: [2]int{a.Layer, a.Index}, To: [2]int{b.Layer, b.Index},
-					Q: composition(newLowRank(b.K.T(), b.Q), writes),
-					K: composition(newLowRank(b.Q.T(), b.K), writes),
-					V: composition(newLowRank(b.O, b.V), writes),
-				})
+		writers, readers := hs[l], hs[l+1]
+		dm, _ := writers[0].O.Dims()
+		_, d := writers[0].O.Dims()
+		cost := float64(3 * d * d * (dm + 2*d)) // three d x D x d products and six d x d x d, about
+		writes := make([]lowRank, len(writers))
+		each(len(writers), cost, func(i int) { writes[i] = newLowRank(writers[i].O, writers[i].V) })
+		read := make([]reads, len(readers))
+		each(len(readers), cost, func(i int) {
+			b := readers[i]
+			read[i] = reads{newLowRank(b.K.T(), b.Q), newLowRank(b.Q.T(), b.K), newLowRank(b.O, b.V)}
+		})
+		pairs := make([]Composition, len(writers)*len(readers))
+		each(len(pairs), cost, func(i int) {
+			a, b := writers[i/len(readers)], readers[i%len(readers)]
+			w, r := writes[i/len(readers)], read[i%len(readers)]
+			pairs[i] = Composition{
+				From: [2]int{a.Layer, a.Index}, To: [2]int{b.Layer, b.Index},
+				Q: composition(r.q, w), K: composition(r.k, w), V: composition(r.v, w),
 			}
-		}
+		})
+		out = append(out, pairs...)
 	}
 	return out
+}
+
+// each calls f(0), ..., f(n-1), on every core when n * cost (multiply-adds)
+// is worth it.
+func each(n int, cost float64, f func(i int)) {
+	kernels.ParallelFor(n, cost, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			f(i)
+		}
+	})
 }
 
 // lowRank is the D x D map L R (L: D x d, R: d x D) as its factors and

@@ -181,6 +181,28 @@ func TestPatching(t *testing.T) {
 		t.Errorf("largest share restored by L%d H%d: %v", best[0], best[1], p.Restored)
 	}
 	t.Logf("clean %.3f corrupted %.3f restored %v", p.CleanLogit, p.CorruptedLogit, p.Restored)
+	if p.Examples != 32 {
+		t.Errorf("patched %d of 32 examples, want all", p.Examples)
+	}
+	// Past MaxPatchedTokens only the first examples are patched, and the
+	// clean logit is theirs.
+	cfg := m.Config
+	many := cached(t, m, task, 2*MaxPatchedTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
+	bounded, err := Patch(many, task, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := MaxPatchedTokens / (cfg.Layers * cfg.Heads * task.SeqLen())
+	var sum, k float64
+	for row, keep := range many.Batch.Mask[:want*task.SeqLen()] {
+		if keep != 0 {
+			sum += many.Logits.Data[row*cfg.Vocab+many.Batch.Targets[row]]
+			k++
+		}
+	}
+	if bounded.Examples != want || math.Abs(bounded.CleanLogit-sum/k) > 1e-9 {
+		t.Errorf("%d examples: patched %d with clean logit %v; want the first %d, whose logit is %v", many.Batch.Size, bounded.Examples, bounded.CleanLogit, want, sum/k)
+	}
 }
 
 // TestInContextLearning: on the committed induction run the copy's

@@ -20,6 +20,10 @@ type Lens struct {
 	Correct  float64 `json:"correct"`  // mean logit of the target
 }
 
+// lensChunk is how many positions LogitLens reads out at once (their
+// logits: 26 MB at GPT-2's vocabulary).
+const lensChunk = 64
+
 // LogitLens reads the residual stream after the embeddings and after every
 // block of a cached run that kept it (Circuit). The last depth is the
 // model's own output.
@@ -41,26 +45,35 @@ func LogitLens(c *Cache) ([]Lens, error) {
 		if err != nil {
 			return nil, errors.Wrap(err, "logit lens")
 		}
-		x := stream.Data
+		var rows []int // the scored positions
+		for p := range n * t {
+			if b.Mask[p] != 0 {
+				rows = append(rows, p)
+			}
+		}
 		lens := Lens{Depth: depth}
 		scored := 0
-		for p := range n * t {
-			if b.Mask[p] == 0 {
-				continue
+		for chunk := range slices.Chunk(rows, lensChunk) {
+			xs := make([]float64, 0, len(chunk)*cfg.DModel)
+			for _, p := range chunk {
+				xs = append(xs, stream.Data[p*cfg.DModel:(p+1)*cfg.DModel]...)
 			}
-			logits := head.logits(x[p*cfg.DModel : (p+1)*cfg.DModel])
-			target := b.Targets[p]
-			top := slices.Max(logits)
-			var z float64
-			for _, l := range logits {
-				z += math.Exp(l - top)
+			all := head.logitRows(xs)
+			for i, p := range chunk {
+				logits := all[i*cfg.Vocab : (i+1)*cfg.Vocab]
+				target := b.Targets[p]
+				top := slices.Max(logits)
+				var z float64
+				for _, l := range logits {
+					z += math.Exp(l - top)
+				}
+				lens.LogProb += logits[target] - top - math.Log(z)
+				lens.Correct += logits[target]
+				if slices.Index(logits, top) == target {
+					lens.Accuracy++
+				}
+				scored++
 			}
-			lens.LogProb += logits[target] - top - math.Log(z)
-			lens.Correct += logits[target]
-			if slices.Index(logits, top) == target {
-				lens.Accuracy++
-			}
-			scored++
 		}
 		if scored == 0 {
 			return nil, errors.New("logit lens: the examples score no position")

@@ -33,6 +33,12 @@ func (b *Batch) Row(i int) (tokens, targets []int, mask []float64) {
 	return b.Tokens[lo:hi], b.Targets[lo:hi], b.Mask[lo:hi]
 }
 
+// Head is the batch of b's first n rows, sharing memory with b.
+func (b *Batch) Head(n int) *Batch {
+	k := n * b.SeqLen
+	return &Batch{Size: n, SeqLen: b.SeqLen, Tokens: b.Tokens[:k:k], Targets: b.Targets[:k:k], Mask: b.Mask[:k:k]}
+}
+
 // LoadChunk copies rows lo.. of set into b, as many as b holds or set has
 // left, and returns how many it copied. The rows past them repeat set's first
 // row with a zero mask, so a graph of b's fixed size can score the last,

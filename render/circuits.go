@@ -42,8 +42,11 @@ type DirectLogit struct {
 }
 
 // Patching is the correct token's mean logit on the clean and the
-// corrupted examples.
-type Patching struct{ CleanLogit, CorruptedLogit float64 }
+// corrupted examples, of which the first Examples were patched.
+type Patching struct {
+	CleanLogit, CorruptedLogit float64
+	Examples                   int
+}
 
 // ICL is the in-context-learning score: the loss of Pairs predictions late
 // and early in the sequence, and their difference.
@@ -97,8 +100,12 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 			through, dla.Positions, samples, dla.Logit, dla.Embeddings, dla.Biases, mlps)
 	}
 	if pt := c.Patching; pt != nil {
-		p.para(width, "activation patching: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",
-			pt.CleanLogit, pt.CorruptedLogit)
+		on := ""
+		if pt.Examples < samples {
+			on = fmt.Sprintf(" (on the first %d of the %d examples, bounding the forwards a head each)", pt.Examples, samples)
+		}
+		p.para(width, "activation patching%s: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",
+			on, pt.CleanLogit, pt.CorruptedLogit)
 	}
 	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
 	for _, h := range c.PerHead {

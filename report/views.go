@@ -211,7 +211,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs}
 	}
 	if p := c.Patching; p != nil {
-		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit}
+		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples}
 	}
 	if icl := c.ICL; icl != nil {
 		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score}
