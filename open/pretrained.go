@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -34,22 +35,22 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		return nil, err
 	}
 	type read struct {
-		tok  tokenizer.Tokenizer
-		note string
-		err  error
+		tok   tokenizer.Tokenizer
+		files []string
+		err   error
 	}
 	tokenizerRead := make(chan read, 1)
 	go func() {
-		tok, note, err := readTokenizer(files)
-		tokenizerRead <- read{tok, note, err}
+		tok, files, err := readTokenizer(files)
+		tokenizerRead <- read{tok, files, err}
 	}()
 	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
 	}
-	if t.note != "" {
-		notef(o.Notices, "%s", t.note)
+	if len(t.files) > 0 {
+		notef(o.Notices, "reading %s", strings.Join(t.files, " and "))
 	}
 	if t.err != nil {
 		return nil, t.err
@@ -64,28 +65,42 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt): tokens show as ids and text cannot be given (-tokens takes ids)", dir)
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
-	return pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+	op, err := pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+	if err == nil {
+		op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
+	}
+	return op, err
 }
 
-// readTokenizer reads a model directory's tokenizer from its files, with
-// the notice naming what it read: tokenizer.json, else vocab.json with
+// readTokenizer reads a model directory's tokenizer from its files, and
+// names the files it read: tokenizer.json, else vocab.json with
 // merges.txt; nil when it has neither, having built GPT-2's own, the likely
 // stand-in. It runs beside the weights' reading, so it writes no notice.
-func readTokenizer(files []string) (tokenizer.Tokenizer, string, error) {
+func readTokenizer(files []string) (tokenizer.Tokenizer, []string, error) {
 	has := map[string]string{}
 	for _, f := range files {
 		has[filepath.Base(f)] = f
 	}
+	tok, read, err := readTokenizerFiles(has)
+	if tok == nil && err == nil {
+		tokenizer.GPT2()
+	}
+	return tok, read, err
+}
+
+// readTokenizerFiles reads the tokenizer of the files has maps by base
+// name to their paths: tokenizer.json, else vocab.json with merges.txt;
+// nil when it has neither.
+func readTokenizerFiles(has map[string]string) (tokenizer.Tokenizer, []string, error) {
 	switch {
 	case has["tokenizer.json"] != "":
 		tok, err := tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
-		return tok, "reading " + has["tokenizer.json"], err
+		return tok, []string{has["tokenizer.json"]}, err
 	case has["vocab.json"] != "" && has["merges.txt"] != "":
 		tok, err := tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
-		return tok, "reading " + has["vocab.json"] + " and " + has["merges.txt"], err
+		return tok, []string{has["vocab.json"], has["merges.txt"]}, err
 	}
-	tokenizer.GPT2()
-	return nil, "", nil
+	return nil, nil, nil
 }
 
 // nanoGPTCheckpoint reports whether path is a nanoGPT checkpoint: a file
@@ -142,7 +157,14 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	default:
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
-	return pretrained(m.Model, tok, path, "nanoGPT", m.Step)
+	op, err := pretrained(m.Model, tok, path, "nanoGPT", m.Step)
+	if err == nil {
+		op.Files = m.Files
+		if m.Chars != nil {
+			op.TokenizerFiles = m.Files[1:]
+		}
+	}
+	return op, err
 }
 
 // pretrained is a model trained elsewhere, opened for the views: its heads
