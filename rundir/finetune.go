@@ -99,8 +99,8 @@ func (r FileRecord) Check() error {
 
 func (r FileRecord) same(now FileRecord) error {
 	if now.Size != r.Size || now.SHA256 != r.SHA256 {
-		return errors.Errorf("%s: the file changed since the run started from it (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): restore it, or start a new run",
-			msg.Clean(r.Path), r.Size, prefix(r.SHA256), now.Size, prefix(now.SHA256))
+		return errors.Errorf("%s (in %s): the file changed since the run started from it (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): restore it, or start a new run",
+			msg.Clean(filepath.Base(r.Path)), msg.Clean(filepath.Dir(r.Path)), r.Size, prefix(r.SHA256), now.Size, prefix(now.SHA256))
 	}
 	return nil
 }
