@@ -27,10 +27,20 @@ func TestConfigsLoad(t *testing.T) {
 	}
 	for _, path := range paths {
 		var sets []string
-		if filepath.Base(path) == "text.yaml" {
+		var open OpenPretrained
+		switch filepath.Base(path) {
+		case "text.yaml":
 			sets = []string{"task.path=" + goSourceText(t)}
+		case "finetune.yaml":
+			// The directory it names is the user's: a stand-in of a GPT-2's shape.
+			sets = []string{"task.path=" + goSourceText(t)}
+			open = func(string) (Pretrained, error) {
+				pre := stubPretrained()
+				pre.Model.Vocab, pre.Model.Context, pre.Record.Vocab, pre.Record.Context = 50257, 1024, 50257, 1024
+				return pre, nil
+			}
 		}
-		cfg, err := LoadConfig(path, sets)
+		cfg, err := LoadConfigFrom(path, sets, open)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -91,16 +92,25 @@ func hashCopy(path string, w io.Writer) (int64, string, error) {
 // naming it, both sizes and digests, and what to do.
 func (r FileRecord) Check() error {
 	now, err := HashFile(r.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.Errorf("%s: is gone, and the run started from it: restore it, or start a new run", r.name())
+	}
 	if err != nil {
-		return errors.Wrap(err, "a file of the pretrained model the run started from")
+		return err
 	}
 	return r.same(now)
 }
 
+// name is the file's base name and where it is: the name shows whole,
+// however long its directory.
+func (r FileRecord) name() string {
+	return msg.Clean(filepath.Base(r.Path)) + " (in " + msg.Clean(filepath.Dir(r.Path)) + ")"
+}
+
 func (r FileRecord) same(now FileRecord) error {
 	if now.Size != r.Size || now.SHA256 != r.SHA256 {
-		return errors.Errorf("%s (in %s): the file changed since the run started from it (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): restore it, or start a new run",
-			msg.Clean(filepath.Base(r.Path)), msg.Clean(filepath.Dir(r.Path)), r.Size, prefix(r.SHA256), now.Size, prefix(now.SHA256))
+		return errors.Errorf("%s: the file changed since the run started from it (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): restore it, or start a new run",
+			r.name(), r.Size, prefix(r.SHA256), now.Size, prefix(now.SHA256))
 	}
 	return nil
 }
@@ -269,7 +279,7 @@ func (c Config) validateFineTune() error {
 	weights := c.Model.EstimateBytes(0, 0)
 	return model.CheckMemory(est, fmt.Sprintf("fine-tuning %s (its weights, gradients and Adam moments %s; the activations of a training graph of %d x %d tokens and the evaluation %s)",
 		c.Init.Source, msg.Bytes(weights), c.Train.BatchSize, c.Task.Length, msg.Bytes(est-weights)),
-		"reduce train.batch_size or task.length (the pretrained model's size is fixed)")
+		"reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)")
 }
 
 // checkFineTuneModel checks what reading a fine-tuned model needs: the
