@@ -1,6 +1,7 @@
 package open
 
 import (
+	"os"
 	"path/filepath"
 
 	"github.com/pkg/errors"
@@ -17,6 +18,9 @@ import (
 // tokenizer's by name). A lab's own run, and a model without a tokenizer
 // (whose text could not be turned into its tokens), are refused.
 func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, rundir.InitRecord{}, errors.Errorf("%s: no such file or directory; fine-tuning starts from a Hugging Face model directory or a nanoGPT ckpt.pt", path)
+	}
 	op, err := Open(path, o)
 	if err != nil {
 		return nil, rundir.InitRecord{}, err

@@ -230,7 +230,7 @@ func fromPretrained(name string, src []byte, sets []string, dec decoder, first C
 	}
 	given := cfg.Model
 	given.Dropout, given.Attention = pre.Model.Dropout, pre.Model.Attention
-	if diff := configDiff(Config{Model: given}, Config{Model: pre.Model}, name, "pretrained"); diff != "" {
+	if diff := configDiff(Config{Model: given}, Config{Model: pre.Model}, "given", "pretrained"); diff != "" {
 		return Config{}, errors.Errorf("init_from = %s: the model section disagrees with the pretrained model (%s); leave the model section out (only model.dropout and model.attention may differ)",
 			msg.Quote(first.InitFrom), diff)
 	}
@@ -277,7 +277,7 @@ func (c Config) validateFineTune() error {
 	}
 	est := c.EstimateBytes()
 	weights := c.Model.EstimateBytes(0, 0)
-	return model.CheckMemory(est, fmt.Sprintf("fine-tuning %s (its weights, gradients and Adam moments %s; the activations of a training graph of %d x %d tokens and the evaluation %s)",
+	return model.CheckMemory(est, fmt.Sprintf("fine-tuning %s (its weights, gradients and Adam moments take %s; the graphs of %d training windows of %d tokens and the evaluation %s)",
 		c.Init.Source, msg.Bytes(weights), c.Train.BatchSize, c.Task.Length, msg.Bytes(est-weights)),
 		"reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)")
 }

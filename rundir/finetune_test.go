@@ -95,8 +95,8 @@ func TestFineTuneConfigErrors(t *testing.T) {
 		want      []string
 	}{
 		{"a model key that disagrees", fineTuneSrc + "model: {heads: 4, layers: 2}\n", nil, true,
-			[]string{"the model section disagrees with the pretrained model (model.heads: ", " 4, pretrained 2)", "only model.dropout and model.attention may differ"}},
-		{"a -set that disagrees", fineTuneSrc, []string{"model.position=rope"}, true, []string{"model.position: ", " rope, pretrained <nil>"}},
+			[]string{"the model section disagrees with the pretrained model (model.heads: given 4, pretrained 2)", "only model.dropout and model.attention may differ"}},
+		{"a -set that disagrees", fineTuneSrc, []string{"model.position=rope"}, true, []string{"model.position: given rope, pretrained <nil>"}},
 		{"not text", "init_from: /models/shakespeare\ntask: {name: copy, length: 4, symbols: 8}\n", nil, false,
 			[]string{`task.name = "copy", but fine-tuning trains on text`}},
 		{"a bad lr", fineTuneSrc + "train: {lr: -1}\n", nil, false, []string{"train.lr = -1: must be positive"}},
@@ -104,7 +104,7 @@ func TestFineTuneConfigErrors(t *testing.T) {
 		{"windows past the context", fineTuneSrc, []string{"task.length=64"}, true,
 			[]string{"task.length = 64: longer than the pretrained model's context of 32 (its learned position table)"}},
 		{"too big to train", fineTuneSrc, []string{"train.batch_size=10000000"}, true,
-			[]string{"fine-tuning nanoGPT (its weights, gradients and Adam moments", "needs an estimated", "reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)"}},
+			[]string{"fine-tuning nanoGPT (its weights, gradients and Adam moments take ", "the graphs of 10000000 training windows of 16 tokens", "needs an estimated", "reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)"}},
 		{"no such model", strings.Replace(fineTuneSrc, "shakespeare", "nothing", 1), nil, true, []string{`init_from = "/models/nothing": no such model`}},
 		{"a record given", fineTuneSrc + "init: {path: /x}\n", nil, false, []string{"init cannot be set: train records the pretrained model"}},
 	}
