@@ -84,7 +84,8 @@ func RunTokenizer(dir string, cfg rundir.Config) (tokenizer.Tokenizer, error) {
 // openFineTuned opens the checkpoint of a run that fine-tuned a model
 // trained elsewhere as that model opens: with its tokenizer (the copy in
 // its run directory; a lone checkpoint has GPT-2's own, or ids) and the
-// repeated-tokens task, whatever the pretrained model's directory holds
+// repeated-tokens task, with the run config the checkpoint carries,
+// whatever the pretrained model's directory holds
 // now, or whether it still exists.
 func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Opened, error) {
 	cfg := ck.Config
@@ -111,6 +112,8 @@ func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Open
 	if err != nil {
 		return nil, err
 	}
-	op.RunDir = runDir
+	// The run config is the checkpoint's own, so the run's logs and pages
+	// pair with it; the task is the pretrained model's view.
+	op.Config, op.RunDir = cfg, runDir
 	return op, nil
 }

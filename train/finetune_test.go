@@ -293,7 +293,8 @@ func TestFineTuneResumeChecksPretrained(t *testing.T) {
 // TestFineTunedOpensAlone: a fine-tuned run's checkpoint opens, as inspect
 // and sample open it, with the pretrained directory removed: the run's copy
 // of the tokenizer encodes as the original did, the model is the
-// pretrained one's shape. A copy that is not the file the run recorded is
+// pretrained one's shape, the run config the checkpoint's (which the run's
+// logs and pages pair with). A copy that is not the file the run recorded is
 // refused, naming it.
 func TestFineTunedOpensAlone(t *testing.T) {
 	eachPretrained(t, func(t *testing.T, fx pretrainedFixture) {
@@ -319,6 +320,9 @@ func TestFineTunedOpensAlone(t *testing.T) {
 		}
 		if op.Step != 2 || op.Source != "fine-tuned from "+original.Source || op.Model.Config.Context != original.Model.Config.Context {
 			t.Errorf("opened step %d, source %q, context %d", op.Step, op.Source, op.Model.Config.Context)
+		}
+		if !reflect.DeepEqual(op.Config, lastCheckpoint(t, dir).Config) {
+			t.Errorf("opened with the run config %+v, not the checkpoint's", op.Config)
 		}
 		name := rundir.InitCopy(cfg.Init.Tokenizer[0])
 		writeText(t, filepath.Join(dir, name), "{}")
