@@ -48,16 +48,16 @@ type Opened struct {
 	// Source names where a model trained elsewhere comes from ("Hugging
 	// Face GPT2LMHeadModel"); "" for the lab's own checkpoints.
 	Source string
-	// Tokenizer turns text into the model's ids: a model trained elsewhere
-	// always has one (tokenizer.IDs when it came without tokenizer files), a
-	// text model its characters; nil for the lab's toy tasks, whose tokens
-	// are their labels.
-	Tokenizer tokenizer.Tokenizer
 	// Files are the files a model trained elsewhere was read from (its
 	// config, weights and tokenizer), TokenizerFiles those of them the
 	// tokenizer came from (none for GPT-2's own): what a run fine-tuning
 	// it records and copies.
 	Files, TokenizerFiles []string
+	// Tokenizer turns text into the model's ids: a model trained elsewhere
+	// always has one (tokenizer.IDs when it came without tokenizer files), a
+	// text model its characters; nil for the lab's toy tasks, whose tokens
+	// are their labels.
+	Tokenizer tokenizer.Tokenizer
 }
 
 // Open opens the model at path, a run directory or a checkpoint file, by

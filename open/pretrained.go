@@ -36,21 +36,22 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	}
 	type read struct {
 		tok   tokenizer.Tokenizer
-		files []string
+		note  string
+		files []string // read
 		err   error
 	}
 	tokenizerRead := make(chan read, 1)
 	go func() {
-		tok, files, err := readTokenizer(files)
-		tokenizerRead <- read{tok, files, err}
+		tok, names, err := readTokenizer(files)
+		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
 	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
 	}
-	if len(t.files) > 0 {
-		notef(o.Notices, "reading %s", strings.Join(t.files, " and "))
+	if t.note != "" {
+		notef(o.Notices, "%s", t.note)
 	}
 	if t.err != nil {
 		return nil, t.err
@@ -66,10 +67,19 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
 	op, err := pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
-	if err == nil {
-		op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
+	if err != nil {
+		return nil, err
 	}
-	return op, err
+	op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
+	return op, nil
+}
+
+// readingNote is the notice naming the tokenizer files read, "" for none.
+func readingNote(files []string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	return "reading " + strings.Join(files, " and ")
 }
 
 // readTokenizer reads a model directory's tokenizer from its files, and
