@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/pkg/errors"
 
@@ -76,10 +75,15 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 
 // readingNote is the notice naming the tokenizer files read, "" for none.
 func readingNote(files []string) string {
-	if len(files) == 0 {
-		return ""
+	note := ""
+	for i, f := range files {
+		if i == 0 {
+			note = "reading " + f
+		} else {
+			note += " and " + f
+		}
 	}
-	return "reading " + strings.Join(files, " and ")
+	return note
 }
 
 // readTokenizer reads a model directory's tokenizer from its files, and
