@@ -87,3 +87,29 @@ func TestFineTuneKilledAndResumed(t *testing.T) {
 	cfg := writeConfig(t, strings.Replace(fmt.Sprintf(fineTuneYAML, nanoGPTDir(t), corpus), "steps: 20", "steps: 300", 1))
 	killUntilDone(t, cfg, rundir.InitCopy("meta.pkl"))
 }
+
+// TestFineTuneResumeWithConfig: -resume DIR -config FILE of a fine-tuning
+// run reads the config over the pretrained model the run recorded, so it
+// extends the run with the pretrained directory gone; a config naming
+// another model is refused, naming init_from.
+func TestFineTuneResumeWithConfig(t *testing.T) {
+	pre := nanoGPTDir(t)
+	cfg := writeConfig(t, fmt.Sprintf(fineTuneYAML, pre, corpus))
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, _, err := runCmd("-config", cfg, "-out", dir); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(pre, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd("-resume", dir, "-config", cfg, "-set", "train.steps=25"); err != nil {
+		t.Fatalf("extending with the pretrained directory gone: %v", err)
+	}
+	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 25 {
+		t.Fatalf("after the extension: %v, %v", ck, err)
+	}
+	other := writeConfig(t, fmt.Sprintf(fineTuneYAML, moved, corpus))
+	_, _, err := runCmd("-resume", dir, "-config", other, "-set", "train.steps=30")
+	msgtest.Refusal(t, "another model", err, "init_from: saved "+pre+", given "+moved)
+}

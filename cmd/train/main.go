@@ -154,6 +154,20 @@ func (p *pretrainedOpener) open(initFrom string) (rundir.Pretrained, error) {
 	return p.opened.Config(), nil
 }
 
+// recordedPretrained is what a config given with -resume DIR decodes
+// over: the pretrained model the run in dir recorded, which need no longer
+// exist (the config must equal the saved one anyway); open for a run that
+// fine-tunes none.
+func recordedPretrained(dir string, open rundir.OpenPretrained) rundir.OpenPretrained {
+	return func(initFrom string) (rundir.Pretrained, error) {
+		saved, err := rundir.SavedConfig(dir)
+		if err != nil || !saved.FineTunes() {
+			return open(initFrom)
+		}
+		return rundir.Pretrained{Model: saved.Model, Record: saved.Init}, nil
+	}
+}
+
 // resolve works out the run directory and the config from the flags; open
 // opens the pretrained model of a config naming init_from.
 func resolve(configPath, out, resume string, overrides []string, open rundir.OpenPretrained) (string, rundir.Config, error) {
@@ -178,7 +192,7 @@ func resolve(configPath, out, resume string, overrides []string, open rundir.Ope
 			cfg, err = rundir.ParseRunConfig(filepath.Join(resume, rundir.ConfigFile), yml, overrides)
 			return resume, cfg, err
 		}
-		cfg, err := rundir.LoadConfigFrom(configPath, overrides, open)
+		cfg, err := rundir.LoadConfigFrom(configPath, overrides, recordedPretrained(resume, open))
 		return resume, cfg, err
 	case configPath == "":
 		return "", rundir.Config{}, errors.New("missing -config (e.g. -config configs/copy.yaml; see -h)")
