@@ -68,7 +68,7 @@ type Options struct {
 	Probes Probes
 	// Pretrained is the model a new fine-tuning run starts from when the
 	// caller opened it for the config (OpenPretrained; its record must be
-	// the config's init); nil opens it again.
+	// the config's init, else it is opened again); nil opens it.
 	Pretrained *Pretrained
 }
 
