@@ -9,7 +9,10 @@
 //     repeat and induction have no separator and Vocab() = symbols. The
 //     text task's labels are its characters, raw ("␣" for a space): nothing
 //     here escapes; whoever writes a label for a person does
-//     (internal/escape).
+//     (internal/escape). Read through a pretrained model's tokenizer
+//     (NewTokenText, for fine-tuning), the text task's ids are the
+//     tokenizer's, its vocabulary the model's, its labels the tokens' text
+//     (TokenLabel).
 //   - Sequence layout: each task defines a full sequence seq of SeqLen()+1
 //     tokens. The model reads tokens = seq[:T] and is trained to predict
 //     targets = seq[1:T+1] (next token), with T = SeqLen(), which is also the

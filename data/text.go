@@ -16,6 +16,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/tokenizer"
 )
 
 // MaxTextBytes is the largest text file the text task reads: a
@@ -30,21 +31,37 @@ const HeldOutFraction = 0.1
 // shakespeare_char). Training windows start anywhere in the first 90% of
 // the file, held-out windows (heldOut) in the last 10%; every position is
 // scored.
+//
+// Read through a tokenizer (NewTokenText: a pretrained model's text), the
+// ids are the tokenizer's instead, chars is nil and vocab is the model's.
 type textTask struct {
 	length  int
 	chars   []rune // id -> character, in code point order
 	ids     []int  // the file as ids
 	split   int    // ids[:split] trains, ids[split:] is held out
 	heldOut bool   // this view draws from the held-out part
+
+	tok   tokenizer.Tokenizer // nil for characters
+	vocab int                 // the model's vocabulary, with tok
 }
 
 func (t textTask) Name() string { return "text" }
-func (t textTask) Vocab() int   { return len(t.chars) }
 func (t textTask) SeqLen() int  { return t.length }
 
-// Label is the character of id (see CharLabel); an id outside the
-// vocabulary is "<id>", as in the other tasks.
+func (t textTask) Vocab() int {
+	if t.tok != nil {
+		return t.vocab
+	}
+	return len(t.chars)
+}
+
+// Label is the character of id (see CharLabel), or the token's text
+// (TokenLabel); an id outside the vocabulary is "<id>", as in the other
+// tasks.
 func (t textTask) Label(id int) string {
+	if t.tok != nil {
+		return TokenLabel(t.tok, id)
+	}
 	if id < 0 || id >= len(t.chars) {
 		return "<" + strconv.Itoa(id) + ">"
 	}
@@ -96,6 +113,10 @@ func Encode(task Task, text string) (ids []int, ok bool, err error) {
 	t, isText := base(task).(textTask)
 	if !isText {
 		return nil, false, nil
+	}
+	if t.tok != nil {
+		ids, err = t.tok.Encode(text)
+		return ids, true, err
 	}
 	for i, r := range []rune(text) {
 		id, found := slices.BinarySearch(t.chars, r)
@@ -174,28 +195,53 @@ func TextLocation(cfg TaskConfig) string {
 // what the run recorded: its size and SHA-256 (cfg.File) and its
 // characters (cfg.Chars), each when set.
 func newTextTask(cfg TaskConfig) (Task, error) {
-	path := TextLocation(cfg)
-	key := "task.path = " + msg.Quote(cfg.Path)
-	if path != cfg.Path {
-		key += " (" + msg.Clean(path) + ")"
-	}
+	path, key := TextLocation(cfg), textKey(cfg)
 	f, err := readText(path)
 	if err != nil {
 		return nil, errors.Wrap(err, key)
 	}
-	if r := cfg.File; r.Recorded() && (r.Size != f.size || r.SHA256 != f.sha256) {
-		return nil, errors.Errorf("%s: the file's content differs from what training read (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): give -data with a copy of the file training read, or start a new run",
-			key, r.Size, prefix(r.SHA256), f.size, prefix(f.sha256))
+	if err := checkRecord(key, cfg.File, f.size, f.sha256); err != nil {
+		return nil, err
 	}
 	if cfg.Chars != "" && cfg.Chars != string(f.chars) {
 		return nil, errors.Errorf("%s: the file's %d distinct characters differ from the %d the model was trained on (the file changed since)", key, len(f.chars), utf8.RuneCountInString(cfg.Chars))
 	}
-	split := int(float64(len(f.ids)) * (1 - HeldOutFraction))
-	if need := cfg.Length + 2; split < need || len(f.ids)-split < need {
-		return nil, errors.Errorf("%s: %d characters is too short for task.length = %d: the held-out last 10%% (%d characters) and the rest (%d) must each hold a window of %d",
-			key, len(f.ids), cfg.Length, len(f.ids)-split, split, need)
+	split, err := splitText(key, len(f.ids), cfg.Length, "characters")
+	if err != nil {
+		return nil, err
 	}
 	return textTask{length: cfg.Length, chars: f.chars, ids: f.ids, split: split}, nil
+}
+
+// splitText is where the held-out last 10% of n ids (what) starts,
+// refusing a text too short for a window of length in each part.
+func splitText(key string, n, length int, what string) (int, error) {
+	split := int(float64(n) * (1 - HeldOutFraction))
+	if need := length + 2; split < need || n-split < need {
+		return 0, errors.Errorf("%s: %d %s is too short for task.length = %d: the held-out last 10%% (%d %s) and the rest (%d) must each hold a window of %d",
+			key, n, what, length, n-split, what, split, need)
+	}
+	return split, nil
+}
+
+// checkRecord refuses a file whose content is not what the run recorded
+// (r, when it recorded one).
+func checkRecord(key string, r TextFile, size int64, sha string) error {
+	if r.Recorded() && (r.Size != size || r.SHA256 != sha) {
+		return errors.Errorf("%s: the file's content differs from what training read (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s): give -data with a copy of the file training read, or start a new run",
+			key, r.Size, prefix(r.SHA256), size, prefix(sha))
+	}
+	return nil
+}
+
+// textKey names the text file of cfg in messages: task.path, and where it
+// was read when that is elsewhere.
+func textKey(cfg TaskConfig) string {
+	key := "task.path = " + msg.Quote(cfg.Path)
+	if path := TextLocation(cfg); path != cfg.Path {
+		key += " (" + msg.Clean(path) + ")"
+	}
+	return key
 }
 
 // prefix is the first 12 hex digits of a digest, enough to tell two apart

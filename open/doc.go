@@ -25,6 +25,13 @@
 //   - The checkpoint is validated once, here, for inspect and sample alike:
 //     the model and the task (rundir.Config.ValidateModel), never values only
 //     training uses.
+//   - A run that fine-tuned a model trained elsewhere (rundir.Config.InitFrom)
+//     opens as that model does (its tokenizer, the repeated-tokens task),
+//     with the run's copy of the tokenizer (RunTokenizer, each file checked
+//     against the run's record), never the pretrained directory, which may
+//     be gone; a lone checkpoint of it has GPT-2's tokenizer or ids.
+//     ForFineTuning opens a model for train to fine-tune and records the
+//     files read (Opened.Files, Opened.TokenizerFiles).
 //   - A model trained elsewhere (package open/hf for a directory holding
 //     config.json, open/nanogpt for a zip file or a directory holding
 //     ckpt.pt) opens with its tokenizer (Opened.Tokenizer: the directory's

@@ -48,6 +48,11 @@ type Opened struct {
 	// Source names where a model trained elsewhere comes from ("Hugging
 	// Face GPT2LMHeadModel"); "" for the lab's own checkpoints.
 	Source string
+	// Files are the files a model trained elsewhere was read from (its
+	// config, weights and tokenizer), TokenizerFiles those of them the
+	// tokenizer came from (none for GPT-2's own): what a run fine-tuning
+	// it records and copies.
+	Files, TokenizerFiles []string
 	// Tokenizer turns text into the model's ids: a model trained elsewhere
 	// always has one (tokenizer.IDs when it came without tokenizer files), a
 	// text model its characters; nil for the lab's toy tasks, whose tokens
@@ -82,6 +87,9 @@ func Open(path string, o Options) (*Opened, error) {
 	}
 	if !ck.Sealed {
 		notef(o.Notices, "note: %s was written before checkpoints recorded a SHA-256 of their tensors, so damage to it cannot be detected", ckpt)
+	}
+	if ck.Config.FineTunes() {
+		return openFineTuned(ck, ckpt, runDir, o)
 	}
 	op := &Opened{Model: ck.Model, Config: ck.Config, Step: ck.Step, Checkpoint: ckpt, RunDir: runDir}
 	if op.Task, op.DataFile, err = taskOf(ck.Config.Task, ckpt, runDir, o); err != nil {

@@ -35,14 +35,15 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		return nil, err
 	}
 	type read struct {
-		tok  tokenizer.Tokenizer
-		note string
-		err  error
+		tok   tokenizer.Tokenizer
+		note  string
+		files []string // read
+		err   error
 	}
 	tokenizerRead := make(chan read, 1)
 	go func() {
-		tok, note, err := readTokenizer(files)
-		tokenizerRead <- read{tok, note, err}
+		tok, names, err := readTokenizer(files)
+		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
 	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
 	t := <-tokenizerRead
@@ -74,6 +75,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
 	op.EOS = ends
 	return op, nil
 }
@@ -124,25 +126,48 @@ func withSpecials(tok tokenizer.Tokenizer, s hf.Specials) (tokenizer.Tokenizer, 
 	return specialIDs{tok, bos, eos}, ends
 }
 
-// readTokenizer reads a model directory's tokenizer from its files, with
-// the notice naming what it read: tokenizer.json, else vocab.json with
+// readingNote is the notice naming the tokenizer files read, "" for none.
+func readingNote(files []string) string {
+	note := ""
+	for i, f := range files {
+		if i == 0 {
+			note = "reading " + f
+		} else {
+			note += " and " + f
+		}
+	}
+	return note
+}
+
+// readTokenizer reads a model directory's tokenizer from its files, and
+// names the files it read: tokenizer.json, else vocab.json with
 // merges.txt; nil when it has neither, having built GPT-2's own, the likely
 // stand-in. It runs beside the weights' reading, so it writes no notice.
-func readTokenizer(files []string) (tokenizer.Tokenizer, string, error) {
+func readTokenizer(files []string) (tokenizer.Tokenizer, []string, error) {
 	has := map[string]string{}
 	for _, f := range files {
 		has[filepath.Base(f)] = f
 	}
+	tok, read, err := readTokenizerFiles(has)
+	if tok == nil && err == nil {
+		tokenizer.GPT2()
+	}
+	return tok, read, err
+}
+
+// readTokenizerFiles reads the tokenizer of the files has maps by base
+// name to their paths: tokenizer.json, else vocab.json with merges.txt;
+// nil when it has neither.
+func readTokenizerFiles(has map[string]string) (tokenizer.Tokenizer, []string, error) {
 	switch {
 	case has["tokenizer.json"] != "":
 		tok, err := tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
-		return tok, "reading " + has["tokenizer.json"], err
+		return tok, []string{has["tokenizer.json"]}, err
 	case has["vocab.json"] != "" && has["merges.txt"] != "":
 		tok, err := tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
-		return tok, "reading " + has["vocab.json"] + " and " + has["merges.txt"], err
+		return tok, []string{has["vocab.json"], has["merges.txt"]}, err
 	}
-	tokenizer.GPT2()
-	return nil, "", nil
+	return nil, nil, nil
 }
 
 // nanoGPTCheckpoint reports whether path is a nanoGPT checkpoint: a file
@@ -199,7 +224,14 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	default:
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
-	return pretrained(m.Model, tok, path, "nanoGPT", m.Step)
+	op, err := pretrained(m.Model, tok, path, "nanoGPT", m.Step)
+	if err == nil {
+		op.Files = m.Files
+		if m.Chars != nil {
+			op.TokenizerFiles = m.Files[1:]
+		}
+	}
+	return op, err
 }
 
 // pretrained is a model trained elsewhere, opened for the views: its heads

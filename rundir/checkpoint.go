@@ -306,6 +306,9 @@ func abbreviate(raw []byte) string {
 // applies; values only training uses (train.*, the seed) are not checked, so
 // no reader refuses a checkpoint over them.
 func (c Config) ValidateModel() error {
+	if c.FineTunes() {
+		return c.checkFineTuneModel()
+	}
 	if err := c.Task.Validate(); err != nil {
 		return err
 	}

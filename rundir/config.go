@@ -20,10 +20,18 @@ import (
 // optimisation schedule. Its JSON form (with model.vocab and model.context
 // filled in) is what a checkpoint carries.
 type Config struct {
-	Seed  uint64          `yaml:"seed" json:"seed"` // drives weights, batches, dropout and the eval set
-	Task  data.TaskConfig `yaml:"task" json:"task"`
-	Model model.Config    `yaml:"model" json:"model"` // Vocab and Context are filled from the task by Resolve
-	Train TrainConfig     `yaml:"train" json:"train"`
+	Seed uint64 `yaml:"seed" json:"seed"` // drives weights, batches, dropout and the eval set
+	// InitFrom names a pretrained model to fine-tune (a Hugging Face model
+	// directory, a nanoGPT ckpt.pt): the model section and the weights come
+	// from it, and the text task is read through its tokenizer. "" trains
+	// a model from seeded weights.
+	InitFrom string          `yaml:"init_from,omitempty" json:"init_from,omitempty"`
+	Task     data.TaskConfig `yaml:"task" json:"task"`
+	Model    model.Config    `yaml:"model" json:"model"` // Vocab and Context are filled from the task (or init) by Resolve
+	Train    TrainConfig     `yaml:"train" json:"train"`
+	// Init records the pretrained model of InitFrom, filled when the run
+	// starts (InitRecord).
+	Init InitRecord `yaml:"init,omitempty" json:"init,omitzero"`
 }
 
 // TrainConfig is the optimisation schedule and the run's bookkeeping.
@@ -94,11 +102,18 @@ func DefaultConfig() Config {
 // key, the value and what is allowed; a YAML syntax error names the file,
 // line and column. A file longer than MaxConfigBytes is refused.
 func LoadConfig(path string, sets []string) (Config, error) {
+	return LoadConfigFrom(path, sets, nil)
+}
+
+// LoadConfigFrom is LoadConfig for a command that opens pretrained models:
+// a config naming init_from is decoded over the model open returns
+// (fromPretrained). LoadConfig refuses such a config.
+func LoadConfigFrom(path string, sets []string, open OpenPretrained) (Config, error) {
 	src, err := readConfig(path)
 	if err != nil {
 		return Config{}, err
 	}
-	return ParseConfig(path, src, sets)
+	return parseConfig(path, src, sets, decoder{Fixed: derivedKeys}, open)
 }
 
 // MaxConfigBytes is the size of the largest config file LoadConfig reads.
@@ -117,7 +132,7 @@ func readConfig(path string) ([]byte, error) {
 
 // ParseConfig is LoadConfig on the bytes src; name is used in messages.
 func ParseConfig(name string, src []byte, sets []string) (Config, error) {
-	return parseConfig(name, src, sets, derivedKeys)
+	return parseConfig(name, src, sets, decoder{Fixed: derivedKeys}, nil)
 }
 
 // LoadRunConfig reads a run directory's own config file (ConfigFile), as
@@ -134,17 +149,16 @@ func LoadRunConfig(path string, sets []string) (Config, error) {
 
 // ParseRunConfig is LoadRunConfig on the bytes src.
 func ParseRunConfig(name string, src []byte, sets []string) (Config, error) {
-	return parseConfig(name, src, sets, modelSizeKeys)
+	return parseConfig(name, src, sets, decoder{Fixed: modelSizeKeys}, nil)
 }
 
-func parseConfig(name string, src []byte, sets []string, fixed map[string]string) (Config, error) {
-	cfg := DefaultConfig()
-	dec := strictyaml.Decoder{Fixed: fixed}
-	if err := dec.File(&cfg, name, src); err != nil {
+func parseConfig(name string, src []byte, sets []string, dec decoder, open OpenPretrained) (Config, error) {
+	cfg, err := dec.decode(DefaultConfig(), name, src, sets)
+	if err != nil {
 		return Config{}, err
 	}
-	for _, set := range sets {
-		if err := dec.Set(&cfg, set); err != nil {
+	if cfg.FineTunes() && !cfg.Init.Recorded() {
+		if cfg, err = fromPretrained(name, src, sets, dec, cfg, open); err != nil {
 			return Config{}, err
 		}
 	}
@@ -155,6 +169,23 @@ func parseConfig(name string, src []byte, sets []string, fixed map[string]string
 		return Config{}, errors.Wrap(err, source(name, sets, err))
 	}
 	return cfg, nil
+}
+
+// decoder decodes a config file and its -set overrides.
+type decoder strictyaml.Decoder
+
+// decode is the config file src, then sets, decoded over base.
+func (d decoder) decode(base Config, name string, src []byte, sets []string) (Config, error) {
+	dec := strictyaml.Decoder(d)
+	if err := dec.File(&base, name, src); err != nil {
+		return Config{}, err
+	}
+	for _, set := range sets {
+		if err := dec.Set(&base, set); err != nil {
+			return Config{}, err
+		}
+	}
+	return base, nil
 }
 
 // source names where the setting that err is about came from, so that a
@@ -192,7 +223,16 @@ func (c *Config) Resolve() error {
 		if err != nil {
 			return err
 		}
-		c.Task.File, c.Task.Chars = file, chars
+		c.Task.File = file
+		if !c.FineTunes() {
+			c.Task.Chars = chars
+		}
+	}
+	if c.FineTunes() {
+		if c.Init.Recorded() {
+			c.Model.Vocab, c.Model.Context = c.Init.Vocab, c.Init.Context
+		}
+		return nil
 	}
 	task, err := data.Vocabulary(c.Task)
 	if err != nil {
@@ -226,6 +266,9 @@ func (c Config) Validate() error {
 		if math.IsNaN(f.value) || math.IsInf(f.value, 0) {
 			return errors.Errorf("%s = %v: must be a finite number", f.key, f.value)
 		}
+	}
+	if c.FineTunes() {
+		return c.validateFineTune()
 	}
 	if err := c.Model.Validate(); err != nil {
 		return err
@@ -354,6 +397,14 @@ func (t TrainConfig) validate() error {
 // Context positions). The config must have been resolved (Vocab and Context
 // set).
 func (c Config) EstimateBytes() float64 {
+	if c.FineTunes() {
+		// The graphs run windows of task.length tokens, not the model's
+		// whole context: the activations at that length, the weights whole.
+		at := c.Model
+		at.Context = c.Task.Length
+		est := c.Model.EstimateBytes(0, 0) + at.EstimateBytes(c.Train.BatchSize, c.evalBatch()) - at.EstimateBytes(0, 0)
+		return est + c.heldOutBytes()
+	}
 	if c.Train.EvalEvery == 0 {
 		return c.Model.EstimateBytes(c.Train.BatchSize, 0)
 	}
@@ -372,16 +423,34 @@ func (c Config) EstimateBytes() float64 {
 
 // heldOutBytes is the memory of the held-out set (data.EvalSet).
 func (c Config) heldOutBytes() float64 {
-	return float64(c.Train.EvalSize) * float64(c.Model.Context) * data.BytesPerPosition
+	if c.Train.EvalEvery == 0 {
+		return 0
+	}
+	length := c.Model.Context
+	if c.FineTunes() {
+		length = c.Task.Length
+	}
+	return float64(c.Train.EvalSize) * float64(length) * data.BytesPerPosition
 }
 
-func (c Config) evalBatch() int { return model.EvalBatch(c.Train.EvalSize) }
+// evalBatch is the batch of the evaluation graph, 0 when the run does not
+// evaluate.
+func (c Config) evalBatch() int {
+	if c.Train.EvalEvery == 0 {
+		return 0
+	}
+	return model.EvalBatch(c.Train.EvalSize)
+}
 
 // YAML renders the resolved config; LoadRunConfig reads it back to an equal
 // Config. The derived sizes appear in a leading comment, not as keys.
 func (c Config) YAML() ([]byte, error) {
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "# attnscope run config (resolved); from the task: model vocab = %d, context = %d\n", c.Model.Vocab, c.Model.Context)
+	from := "the task"
+	if c.FineTunes() {
+		from = "the pretrained model"
+	}
+	fmt.Fprintf(&out, "# attnscope run config (resolved); from %s: model vocab = %d, context = %d\n", from, c.Model.Vocab, c.Model.Context)
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
 	if err := enc.Encode(c); err != nil {
@@ -408,4 +477,5 @@ var derivedKeys = map[string]string{
 	"model.context": modelSizeKeys["model.context"],
 	"task.file":     "train records the text file there (its absolute path, size and SHA-256) when the run starts",
 	"task.chars":    "train records the text's characters there when the run starts",
+	"init":          "train records the pretrained model of init_from there (its path and the SHA-256 of every file read) when the run starts",
 }

@@ -27,10 +27,20 @@ func TestConfigsLoad(t *testing.T) {
 	}
 	for _, path := range paths {
 		var sets []string
-		if filepath.Base(path) == "text.yaml" {
+		var open OpenPretrained
+		switch filepath.Base(path) {
+		case "text.yaml":
 			sets = []string{"task.path=" + goSourceText(t)}
+		case "finetune.yaml":
+			// The directory it names is the user's: a stand-in of a GPT-2's shape.
+			sets = []string{"task.path=" + goSourceText(t)}
+			open = func(string) (Pretrained, error) {
+				pre := stubPretrained()
+				pre.Model.Vocab, pre.Model.Context, pre.Record.Vocab, pre.Record.Context = 50257, 1024, 50257, 1024
+				return pre, nil
+			}
 		}
-		cfg, err := LoadConfig(path, sets)
+		cfg, err := LoadConfigFrom(path, sets, open)
 		if err != nil {
 			t.Errorf("%v", err)
 			continue
@@ -142,9 +152,9 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unterminated string (reported where it opens)", "seed: 1\ntask:\n  name: 'copy\n", []string{"x.yaml:3:9: YAML syntax: found unexpected end of stream"}},
 		{"tab indentation", "seed: 1\n\tmodel: 1\n", []string{"x.yaml:2:1: YAML syntax:", "tab"}},
 		{"two documents", "seed: 1\n---\nseed: 2\n", []string{"x.yaml:2:1: YAML syntax: a second YAML document"}},
-		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, task, model, train, got a list"}},
+		{"top level list", "- seed\n", []string{"x.yaml:1:1: the config: want a mapping with keys seed, init_from, task, model, train, init, got a list"}},
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
-		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
+		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, init_from, task, model, train)"}},
 		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths, eval_generate)"}},
 		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent, norm, norm_bias, norm_eps, activation, mlp_bias, tie_embeddings, qk_norm)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
@@ -314,7 +324,7 @@ func TestSetErrors(t *testing.T) {
 		{"model.heads", []string{"-set model.heads: want key=value"}},
 		{"=3", []string{"-set =3: want key=value"}},
 		{"train.lr_rate=1e-3", []string{"-set train.lr_rate=1e-3: unknown key train.lr_rate (allowed: batch_size, steps, lr,"}},
-		{"modle.heads=8", []string{"-set modle.heads=8: unknown key modle (allowed: seed, task, model, train)"}},
+		{"modle.heads=8", []string{"-set modle.heads=8: unknown key modle (allowed: seed, init_from, task, model, train)"}},
 		{"model.heads.x=1", []string{"-set model.heads.x=1: unknown key model.heads.x (model.heads is not a section)"}},
 		{"model.vocab=3", []string{"-set model.vocab=3: model.vocab cannot be set"}},
 		{"model.heads=four", []string{`-set model.heads=four: model.heads = "four": want an integer`}},

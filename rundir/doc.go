@@ -27,9 +27,22 @@
 //     JSON is the "config" a checkpoint carries (ParseConfigJSON reads it).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
 //     exceeds MaxMemory, naming the estimate.
+//   - init_from names a pretrained model to fine-tune (Config.FineTunes).
+//     LoadConfigFrom decodes such a config over the model the command's
+//     OpenPretrained returns, after checking the task and the train section
+//     without it: a model key that disagrees is refused (model.dropout and
+//     model.attention may differ), and the record of the model (Config.Init:
+//     InitRecord, every file read with its size and SHA-256, the tokenizer
+//     files by name, the vocabulary and context) is kept in config.yaml and
+//     every checkpoint. The task is text through the model's tokenizer
+//     (task.chars stays empty), windows of task.length tokens within a
+//     learned position table; the memory estimate counts the activations at
+//     task.length and the weights whole. LoadConfig and ParseConfig, which
+//     open nothing, refuse init_from.
 //   - A run directory holds ConfigFile, MetricsFile, RolesFile, CircuitsFile,
 //     CheckpointFile, BestFile, state-<step>.safetensors (StateFile),
-//     LockFile, and the temporaries of interrupted atomic writes
+//     LockFile, a fine-tuning run's copies of its tokenizer files
+//     (InitCopy: init-tokenizer.json, ...), and the temporaries of interrupted atomic writes
 //     (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
 //   - OptimizerState is StateFile(step): Adam's moments as F64 tensors and

@@ -47,7 +47,7 @@ func IsRunFile(name string) bool {
 			return true
 		}
 	}
-	return name == LockFile || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
+	return name == LockFile || isInitCopy(name) || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
 }
 
 // runEntries lists dir; a missing dir has no entries.

@@ -23,25 +23,30 @@ import (
 // logit (Go runs float32, PyTorch float64 of the same float32 weights),
 // for the original design, a rope + grouped-query + window model with full
 // blocks, a Llama-style model (RMSNorm, SwiGLU, QK-norm, tied, no biases)
-// and a nanoGPT-style one (LayerNorm without bias, exact GELU, tied).
+// and a nanoGPT-style one (LayerNorm without bias, exact GELU, tied), and
+// that one fine-tuned: its run config names init_from, records the
+// pretrained model and trains on windows shorter than the model's context.
 func TestPyTorchLoadsCheckpoint(t *testing.T) {
 	python := tooltest.Torch(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	nanoGPTStyle := model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32,
+		NormBias: model.FlagOff, Activation: model.ActivationGELU, MLPBias: model.FlagOff, TieEmbeddings: true}
 	for _, c := range []struct {
-		name string
-		cfg  model.Config
+		name      string
+		cfg       model.Config
+		fineTuned bool
 	}{
-		{"learned", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}},
+		{"learned", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, OutBias: true, QKVBias: true}, false},
 		{"rope-gqa-window", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 32, OutBias: true,
-			LMBias: true, Position: model.PositionRope, KVHeads: 2, Window: 4}},
+			LMBias: true, Position: model.PositionRope, KVHeads: 2, Window: 4}, false},
 		{"llama-style", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24,
 			Position: model.PositionRope, KVHeads: 2, Norm: model.NormRMS, NormEps: 1e-6, Activation: model.ActivationSwiGLU,
-			MLPBias: model.FlagOff, TieEmbeddings: true, QKNorm: true}},
-		{"nanogpt-style", model.Config{Vocab: 11, Context: 9, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32,
-			NormBias: model.FlagOff, Activation: model.ActivationGELU, MLPBias: model.FlagOff, TieEmbeddings: true}},
+			MLPBias: model.FlagOff, TieEmbeddings: true, QKNorm: true}, false},
+		{"nanogpt-style", nanoGPTStyle, false},
+		{"fine-tuned", nanoGPTStyle, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := model.New(c.cfg, tensor.Float32, 3)
@@ -56,6 +61,11 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
 			run := rundir.DefaultConfig()
 			run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: c.cfg.Context, Symbols: c.cfg.Vocab}, c.cfg
+			if c.fineTuned {
+				run.InitFrom, run.Task = "/models/char", data.TaskConfig{Name: data.Text, Path: "/data/text.txt", Length: 4}
+				run.Init = rundir.InitRecord{Path: "/models/char", Source: "nanoGPT", Vocab: c.cfg.Vocab, Context: c.cfg.Context,
+					Files: []rundir.FileRecord{{Path: "/models/char/ckpt.pt", Size: 1, SHA256: "00"}}}
+			}
 			if err := rundir.SaveCheckpoint(path, m, run, 7); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,14 @@
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and
 //     the initial weights from model.New. A resumed run therefore needs only
 //     the weights, the optimizer state and the step.
+//   - A run with init_from (rundir.Config.FineTunes) starts from the
+//     pretrained model's weights (OpenPretrained, through package open)
+//     instead of seeded ones, on the text read through its tokenizer
+//     (data.NewTokenText). A new run copies the tokenizer files into its
+//     directory before config.yaml; a resume reads them there, so a run with
+//     a checkpoint needs nothing of the pretrained directory. A run killed
+//     before its first checkpoint opens the pretrained model again, after
+//     checking every file the run recorded (rundir.InitRecord.CheckFiles).
 //   - Every evaluation also runs the run's probes (Options.Probes, an
 //     interface train owns: cmd/train wires package analysis's head roles
 //     and circuit metrics, so training imports no analysis) and appends each

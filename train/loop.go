@@ -66,6 +66,10 @@ type Options struct {
 	// metrics (cmd/train wires the head roles and circuit metrics of
 	// package analysis); nil records nothing more.
 	Probes Probes
+	// Pretrained is the model a new fine-tuning run starts from when the
+	// caller opened it for the config (OpenPretrained; its record must be
+	// the config's init, else it is opened again); nil opens it.
+	Pretrained *Pretrained
 }
 
 // Result summarises a finished or interrupted Run.
@@ -116,10 +120,13 @@ type runner struct {
 	dir       string
 	observer  Observer
 	task      data.Task
-	model     *model.Model
-	graph     *Replicas    // the training step, its batch split over the cores
-	eval      *evaluator   // nil when evaluation is off
-	atLength  []*evaluator // one per train.eval_lengths entry
+	// pretrained is the model a new fine-tuning run starts from, nil for
+	// any other run.
+	pretrained *Pretrained
+	model      *model.Model
+	graph      *Replicas    // the training step, its batch split over the cores
+	eval       *evaluator   // nil when evaluation is off
+	atLength   []*evaluator // one per train.eval_lengths entry
 	// extendedTo is the train.steps a resume wrote into config.yaml when it
 	// extended the run (0 when it did not): an interruption before the first
 	// step says so.
@@ -150,7 +157,13 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 	if err != nil {
 		return nil, err
 	}
-	task, err := data.New(taskCfg)
+	var task data.Task
+	var pre *Pretrained
+	if cfg.FineTunes() {
+		task, pre, err = fineTuneTask(cfg, taskCfg, opts)
+	} else {
+		task, err = data.New(taskCfg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +171,7 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 		fmt.Fprintf(opts.Notices, "reading windows of %s\n", msg.Clean(data.TextLocation(taskCfg)))
 	}
 	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, newProbes: opts.Probes, task: task,
-		state: runState{BestLoss: math.Inf(1)}}
+		pretrained: pre, state: runState{BestLoss: math.Inf(1)}}
 	t := cfg.Train
 	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
 	if opts.Resume {
@@ -261,11 +274,10 @@ func (r *runner) fresh() error {
 	if err := rundir.CheckOnlyRunFiles(r.dir); err != nil {
 		return err
 	}
-	m, err := model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
-	if err != nil {
+	var err error
+	if r.model, err = r.initialModel(); err != nil {
 		return err
 	}
-	r.model = m
 	r.state.Adam = r.newAdam()
 	return nil
 }
@@ -293,6 +305,13 @@ func (r *runner) createDir() error {
 	if err := rundir.CheckOnlyRunFiles(r.dir); err != nil {
 		return err
 	}
+	if r.cfg.FineTunes() {
+		// Before config.yaml: a run killed in between is no run yet, and a
+		// run that has a config has its tokenizer.
+		if err := r.cfg.Init.CopyTokenizer(r.dir); err != nil {
+			return err
+		}
+	}
 	yml, err := r.cfg.YAML()
 	if err != nil {
 		return err
@@ -301,6 +320,21 @@ func (r *runner) createDir() error {
 		return err
 	}
 	return writeFile(filepath.Join(r.dir, rundir.MetricsFile), nil)
+}
+
+// initialModel is the model at step 0: the pretrained model of a
+// fine-tuning run, else seeded weights.
+func (r *runner) initialModel() (*model.Model, error) {
+	if r.cfg.FineTunes() {
+		if r.pretrained == nil {
+			var err error
+			if r.pretrained, err = reopenPretrained(r.cfg, r.notices); err != nil {
+				return nil, err
+			}
+		}
+		return pretrainedModel(r.pretrained, r.cfg)
+	}
+	return model.New(r.cfg.Model, modelDtype, r.cfg.Seed)
 }
 
 func (r *runner) newAdam() *Adam {

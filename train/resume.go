@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/attnscope/attnscope/data"
-	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/pkg/errors"
 )
@@ -50,7 +49,7 @@ func (r *runner) resume() error {
 			return err
 		}
 		r.model, r.start = ck.Model, ck.Step
-	} else if r.model, err = model.New(r.cfg.Model, modelDtype, r.cfg.Seed); err != nil {
+	} else if r.model, err = r.initialModel(); err != nil {
 		return err
 	}
 	r.saved = r.start

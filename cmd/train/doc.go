@@ -5,4 +5,5 @@
 //
 //	go run ./cmd/train -config configs/copy.yaml [-out runs/copy] [-set model.heads=8 ...]
 //	go run ./cmd/train -resume runs/copy
+//	go run ./cmd/train -config configs/finetune.yaml   # init_from: fine-tune a pretrained model
 package main

@@ -157,7 +157,7 @@ func TestBadConfigs(t *testing.T) {
 		{"bad UTF-8 in a value on line 3", "seed: 1\n\ntask: {name: c\xffopy}\n", nil, []string{"bad.yaml:3:15: YAML syntax: invalid leading UTF-8 octet"}},
 		{"binary garbage", "\x00\x01\xfe\xff", nil, []string{"bad.yaml:1:1: YAML syntax: control characters are not allowed"}},
 		{"unknown key", "seed: 3\nmodel:\n  d_modle: 8\n", nil, []string{"bad.yaml:3:3: unknown key model.d_modle (allowed: d_model, heads,"}},
-		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, task, model, train)"}},
+		{"unknown section", "sed: 3\n", nil, []string{"bad.yaml:1:1: unknown key sed (allowed: seed, init_from, task, model, train)"}},
 		{"wrong type", "train:\n  lr: fast\n", nil, []string{`bad.yaml:2:7: train.lr = "fast": want a number`}},
 		{"fraction for an integer", "train:\n  steps: 2.5\n", nil, []string{"bad.yaml:2:10: train.steps = 2.5: want an integer"}},
 		{"number for a section", "task: 5\n", nil, []string{"bad.yaml:1:7: task: want a mapping with keys name, length, symbols, min_length, path, got a value"}},
@@ -173,7 +173,7 @@ func TestBadConfigs(t *testing.T) {
 		{"absurd batch", "train:\n  batch_size: 1000000\n", nil, []string{"bad.yaml: the run (a training graph of ", "(a training graph of 1000000 x 16 positions", "(limit 8.0 GiB); reduce train.batch_size"}},
 		{"absurd width", "model:\n  d_model: 4000000000\n  heads: 1\n", nil, []string{"bad.yaml: the run (a training graph of ", "limit 8.0 GiB"}},
 		{"-set unknown key", tinyYAML, []string{"model.hedas=4"}, []string{"-set model.hedas=4: unknown key model.hedas (allowed: d_model, heads,"}},
-		{"-set unknown section", tinyYAML, []string{"optim.lr=1"}, []string{"-set optim.lr=1: unknown key optim (allowed: seed, task, model, train)"}},
+		{"-set unknown section", tinyYAML, []string{"optim.lr=1"}, []string{"-set optim.lr=1: unknown key optim (allowed: seed, init_from, task, model, train)"}},
 		{"-set bad value", tinyYAML, []string{"train.lr=fast"}, []string{`-set train.lr=fast: train.lr = "fast": want a number`}},
 		{"-set list value", tinyYAML, []string{"model.heads=[2]"}, []string{"-set model.heads=[2]: model.heads: want an integer, got a list"}},
 		{"-set no value", tinyYAML, []string{"model.heads="}, []string{"-set model.heads=: model.heads: want an integer, got no value"}},
@@ -192,7 +192,7 @@ func TestBadConfigs(t *testing.T) {
 		{"-set 100,000-digit seed", tinyYAML, []string{"seed=" + nines(100_000)},
 			[]string{"-set seed=" + nines(75) + `... (100005 bytes): seed = "` + nines(80) + `"... (100000 bytes): want an integer >= 0`}},
 		{"-set 3000-byte key", tinyYAML, []string{strings.Repeat("k", 3000) + "=1"},
-			[]string{"-set " + strings.Repeat("k", 80) + "... (3002 bytes): unknown key " + strings.Repeat("k", 80) + "... (3000 bytes) (allowed: seed, task, model, train)"}},
+			[]string{"-set " + strings.Repeat("k", 80) + "... (3002 bytes): unknown key " + strings.Repeat("k", 80) + "... (3000 bytes) (allowed: seed, init_from, task, model, train)"}},
 		{"-set absurd eval_size", tinyYAML, []string{"train.eval_size=1e9"}, []string{"bad.yaml: the run (a training graph of 4 x 6 positions, an evaluation graph of 256 rows and a held-out set of 1000000000 rows taking 134.1 GiB) needs an estimated 134.1 GiB (limit 8.0 GiB); reduce train.batch_size, train.eval_size,"}},
 	}
 	for _, c := range cases {

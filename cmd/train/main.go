@@ -63,7 +63,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := kernels.Check(); err != nil {
 		return err
 	}
-	dir, cfg, err := resolve(*configPath, *out, *resume, overrides)
+	opener := &pretrainedOpener{notices: stderr}
+	dir, cfg, err := resolve(*configPath, *out, *resume, overrides, opener.open)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if *dataFile != "" && *resume == "" {
 		return errors.New("-data names a moved text file of a run being resumed; a new run reads task.path (add -resume DIR, or set task.path)")
 	}
-	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr, Probes: probes})
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr, Probes: probes, Pretrained: opener.opened})
 	rep.finish()
 	if errors.Is(err, train.ErrRunExists) {
 		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
@@ -137,8 +138,39 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// resolve works out the run directory and the config from the flags.
-func resolve(configPath, out, resume string, overrides []string) (string, rundir.Config, error) {
+// pretrainedOpener opens the pretrained model a config's init_from names
+// and keeps it, so that the run starts from the model the config was read
+// with, read once.
+type pretrainedOpener struct {
+	notices io.Writer
+	opened  *train.Pretrained
+}
+
+func (p *pretrainedOpener) open(initFrom string) (rundir.Pretrained, error) {
+	var err error
+	if p.opened, err = train.OpenPretrained(initFrom, p.notices); err != nil {
+		return rundir.Pretrained{}, err
+	}
+	return p.opened.Config(), nil
+}
+
+// recordedPretrained is what a config given with -resume DIR decodes
+// over: the pretrained model the run in dir recorded, which need no longer
+// exist (the config must equal the saved one anyway); open for a run that
+// fine-tunes none.
+func recordedPretrained(dir string, open rundir.OpenPretrained) rundir.OpenPretrained {
+	return func(initFrom string) (rundir.Pretrained, error) {
+		saved, err := rundir.SavedConfig(dir)
+		if err != nil || !saved.FineTunes() {
+			return open(initFrom)
+		}
+		return rundir.Pretrained{Model: saved.Model, Record: saved.Init}, nil
+	}
+}
+
+// resolve works out the run directory and the config from the flags; open
+// opens the pretrained model of a config naming init_from.
+func resolve(configPath, out, resume string, overrides []string, open rundir.OpenPretrained) (string, rundir.Config, error) {
 	switch {
 	case resume != "" && out != "" && filepath.Clean(out) != filepath.Clean(resume):
 		return "", rundir.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
@@ -160,12 +192,12 @@ func resolve(configPath, out, resume string, overrides []string) (string, rundir
 			cfg, err = rundir.ParseRunConfig(filepath.Join(resume, rundir.ConfigFile), yml, overrides)
 			return resume, cfg, err
 		}
-		cfg, err := rundir.LoadConfig(configPath, overrides)
+		cfg, err := rundir.LoadConfigFrom(configPath, overrides, recordedPretrained(resume, open))
 		return resume, cfg, err
 	case configPath == "":
 		return "", rundir.Config{}, errors.New("missing -config (e.g. -config configs/copy.yaml; see -h)")
 	}
-	cfg, err := rundir.LoadConfig(configPath, overrides)
+	cfg, err := rundir.LoadConfigFrom(configPath, overrides, open)
 	if err != nil {
 		return "", rundir.Config{}, err
 	}

@@ -223,7 +223,14 @@ func TestKilledAndResumed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in subprocesses")
 	}
-	cfg := writeConfig(t, strings.Replace(tinyYAML, "steps: 40", "steps: 1000", 1))
+	killUntilDone(t, writeConfig(t, strings.Replace(tinyYAML, "steps: 40", "steps: 1000", 1)))
+}
+
+// killUntilDone runs the config at cfg once whole, then again, killed with
+// SIGKILL at random moments and resumed until it finishes, and requires the
+// two runs' files (and the extra names) byte-identical.
+func killUntilDone(t *testing.T, cfg string, extra ...string) {
+	t.Helper()
 	want := filepath.Join(t.TempDir(), "want")
 	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
 		t.Fatal(err)
@@ -242,7 +249,7 @@ func TestKilledAndResumed(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
 			}
-			sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
+			sameFiles(t, want, dir, append([]string{rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile}, extra...)...)
 			t.Logf("finished after %d kills", kills)
 			return
 		// Kill delays double every 8 attempts, so a slow machine still

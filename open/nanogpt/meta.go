@@ -9,6 +9,14 @@ import (
 	"github.com/attnscope/attnscope/internal/safefile"
 )
 
+// ReadChars reads the characters of the meta.pkl at path for a model of
+// vocab ids, by the rules Load reads one beside a checkpoint with; every
+// error is one line naming the file.
+func ReadChars(path string, vocab int) ([]string, error) {
+	chars, err := readMeta(path, vocab)
+	return chars, errors.Wrapf(err, "%s", path)
+}
+
 // readMeta reads the characters of a meta.pkl (prepare.py's pickle of
 // {vocab_size, itos, stoi}, no globals) for a model of vocab ids: itos
 // gives every id from 0 to vocab-1 one character, and stoi, which nanoGPT's

@@ -1,0 +1,119 @@
+package open
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/open/nanogpt"
+	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/tokenizer"
+)
+
+// ForFineTuning opens the model trained elsewhere at path for a run that
+// fine-tunes it (init_from): Open, and the record of what was read
+// (rundir.InitRecord: every file with its size and SHA-256, the
+// tokenizer's by name). A lab's own run, and a model without a tokenizer
+// (whose text could not be turned into its tokens), are refused.
+func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, rundir.InitRecord{}, errors.Errorf("%s: no such file or directory; fine-tuning starts from a Hugging Face model directory or a nanoGPT ckpt.pt", path)
+	}
+	op, err := Open(path, o)
+	if err != nil {
+		return nil, rundir.InitRecord{}, err
+	}
+	if len(op.Files) == 0 {
+		return nil, rundir.InitRecord{}, errors.Errorf("%s: not a model trained elsewhere (a Hugging Face model directory, a nanoGPT ckpt.pt), which fine-tuning starts from", path)
+	}
+	if _, err := op.Tokenizer.Encode("a"); errors.Is(err, tokenizer.ErrNoTokenizer) {
+		return nil, rundir.InitRecord{}, errors.Errorf("%s: has no tokenizer (tokenizer.json, vocab.json and merges.txt, or a nanoGPT meta.pkl), so the text cannot be turned into its tokens", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, rundir.InitRecord{}, errors.Wrap(err, path)
+	}
+	rec := rundir.InitRecord{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
+	for _, f := range op.Files {
+		file, err := rundir.HashFile(f)
+		if err != nil {
+			return nil, rundir.InitRecord{}, err
+		}
+		rec.Files = append(rec.Files, file)
+	}
+	for _, f := range op.TokenizerFiles {
+		rec.Tokenizer = append(rec.Tokenizer, filepath.Base(f))
+	}
+	return op, rec, nil
+}
+
+// RunTokenizer reads the tokenizer of the fine-tuning run in dir whose
+// config is cfg: the copies of the pretrained model's tokenizer files the
+// run made (rundir.InitCopy), each checked against the run's record, or
+// GPT-2's own when it recorded none.
+func RunTokenizer(dir string, cfg rundir.Config) (tokenizer.Tokenizer, error) {
+	rec := cfg.Init
+	has := map[string]string{}
+	for _, name := range rec.Tokenizer {
+		path, err := rec.CheckCopy(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		has[name] = path
+	}
+	if len(has) == 0 {
+		return tokenizer.GPT2(), nil
+	}
+	if meta := has[nanogpt.MetaFile]; meta != "" {
+		chars, err := nanogpt.ReadChars(meta, cfg.Model.Vocab)
+		if err != nil {
+			return nil, err
+		}
+		tok, err := tokenizer.NewChars(chars)
+		return tok, errors.Wrapf(err, "%s", meta)
+	}
+	tok, _, err := readTokenizerFiles(has)
+	if tok == nil && err == nil {
+		err = errors.Errorf("init.tokenizer = %v: not the files of a tokenizer", rec.Tokenizer)
+	}
+	return tok, err
+}
+
+// openFineTuned opens the checkpoint of a run that fine-tuned a model
+// trained elsewhere as that model opens: with its tokenizer (the copy in
+// its run directory; a lone checkpoint has GPT-2's own, or ids) and the
+// repeated-tokens task, with the run config the checkpoint carries,
+// whatever the pretrained model's directory holds
+// now, or whether it still exists.
+func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Opened, error) {
+	cfg := ck.Config
+	if o.Data != "" {
+		return nil, errors.Errorf("-data %s: %s fine-tuned %s, whose heads are read on repeated tokens of its tokenizer; no text file is read", msg.Quote(o.Data), path, cfg.Init.Source)
+	}
+	var tok tokenizer.Tokenizer
+	switch {
+	case runDir != "":
+		if err := rundir.CheckBelongs(runDir, cfg); err != nil {
+			return nil, errors.Wrapf(err, "%s does not belong to the run in %s", path, runDir)
+		}
+		var err error
+		if tok, err = RunTokenizer(runDir, cfg); err != nil {
+			return nil, err
+		}
+	case len(cfg.Init.Tokenizer) == 0:
+		tok = tokenizer.GPT2()
+	default:
+		notef(o.Notices, "note: %s is a lone checkpoint: its tokenizer is in the run directory that wrote it (%s): tokens show as ids", path, rundir.InitCopy(cfg.Init.Tokenizer[0]))
+		tok = tokenizer.IDs(cfg.Model.Vocab)
+	}
+	op, err := pretrained(ck.Model, tok, path, "fine-tuned from "+cfg.Init.Source, ck.Step)
+	if err != nil {
+		return nil, err
+	}
+	// The run config is the checkpoint's own, so the run's logs and pages
+	// pair with it; the task is the pretrained model's view.
+	op.Config, op.RunDir = cfg, runDir
+	return op, nil
+}
