@@ -153,7 +153,7 @@ func Compositions(hs [][]Head) []Composition {
 			reads[i] = [3]lowRank{newLowRank(b.K.T(), b.Q), newLowRank(b.Q.T(), b.K), newLowRank(b.O, b.V)}
 		})
 		outs := float32Cols(dm, na*d, func(i int) mat.Matrix { return writes[i].l }) // (D, na*d)
-		var middles [3][]float32                                                       // (nb*d, na*d) each
+		var middles [3][]float32                                                     // (nb*d, na*d) each
 		for kind := range middles {
 			ins := float32Rows(nb*d, dm, func(i int) mat.Matrix { return reads[i][kind].r })
 			middles[kind] = make([]float32, nb*d*na*d)

@@ -36,8 +36,9 @@ const MaxPatchedPositions = 2048
 // MaxPatchedTokens bounds the tokens the forwards of patching whole heads
 // run (heads x examples x positions): GPT-2 small's 144 heads on 8 examples
 // of 101 tokens are 116 thousand, each forward of 808 tokens about 200
-// GFLOP; past the bound fewer examples are patched (at least one).
-const MaxPatchedTokens = 32768
+// GFLOP; past the bound fewer examples are patched (at least one: GPT-2
+// small's 50 scored positions of one example take 145 forwards of 25 GFLOP).
+const MaxPatchedTokens = 16384
 
 // Patch runs activation patching on the induction examples of a cached
 // run that kept every layer's head outputs (Circuit), drawn by
