@@ -54,7 +54,7 @@ const maxSamples = 1024
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face model directory (config.json), or a nanoGPT ckpt.pt (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt (required)")
 	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for held-out windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, text in the tokenizer of a model trained elsewhere, token labels ("3 1 4 SEP") for the others`)
 	fs.StringVar(&o.prompt, "text", "", "the same as -prompt")
