@@ -77,10 +77,10 @@ func TestLlamaFamilyStopsAtEveryEnd(t *testing.T) {
 		}
 		dir := withEnds(t, fixture, []int{2, end})
 		want := string(tokenizer.Decode(tokenizer.IDs(96), append(prompt, free[:slices.Index(free, end)]...))) + "\n"
-		for _, cache := range []string{"-no-cache=false", "-no-cache"} {
-			out, err := sample(t, "-checkpoint", dir, "-tokens", "1 5 6", "-n", "8", cache)
+		for _, cache := range [][]string{nil, {"-no-cache"}} {
+			out, err := sample(t, append([]string{"-checkpoint", dir, "-tokens", "1 5 6", "-n", "8"}, cache...)...)
 			if err != nil || out != want {
-				t.Errorf("%s %s: wrote %q (%v), want %q: greedy %v stopped at %d", variant, cache, out, err, want, free, end)
+				t.Errorf("%s %v: wrote %q (%v), want %q: greedy %v stopped at %d", variant, cache, out, err, want, free, end)
 			}
 		}
 	}
