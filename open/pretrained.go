@@ -70,7 +70,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
 	tok, ends := withSpecials(tok, m.Specials)
-	return pretrained(m.Model, tok, ends, dir, "Hugging Face "+m.Arch, 0)
+	return pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0, ends...)
 }
 
 // gpt2Arch is the architecture whose tokenizer package tokenizer reads
@@ -194,15 +194,15 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	default:
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
-	return pretrained(m.Model, tok, nil, path, "nanoGPT", m.Step)
+	return pretrained(m.Model, tok, path, "nanoGPT", m.Step)
 }
 
 // pretrained is a model trained elsewhere, opened for the views: its heads
 // are scored on repeated random tokens of its tokenizer (data.RepeatedTokens,
-// which draws none of the end-of-text ids ends: nil for the tokenizer's EOS
-// alone) and the run config it carries is made up of its model config and
-// that task.
-func pretrained(m *model.Model, tok tokenizer.Tokenizer, ends []int, path, source string, step int) (*Opened, error) {
+// which draws none of the end-of-text ids ends: none given, the tokenizer's
+// EOS alone) and the run config it carries is made up of its model config
+// and that task.
+func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, step int, ends ...int) (*Opened, error) {
 	if tok.Size() > m.Config.Vocab {
 		return nil, errors.Errorf("%s: its tokenizer has %d tokens, more than the model's vocabulary of %d", path, tok.Size(), m.Config.Vocab)
 	}

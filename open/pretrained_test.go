@@ -208,7 +208,7 @@ func TestPretrainedEnds(t *testing.T) {
 		{tokenizer.GPT2(), nil, []int{50256}},
 		{tokenizer.IDs(50304), nil, nil},
 	} {
-		op, err := pretrained(m, c.tok, c.ends, "ckpt.pt", "nanoGPT", 0)
+		op, err := pretrained(m, c.tok, "ckpt.pt", "nanoGPT", 0, c.ends...)
 		if err != nil {
 			t.Fatal(err)
 		}
