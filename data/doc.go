@@ -28,7 +28,8 @@
 //     the block. The answer at a second-copy symbol is therefore the symbol
 //     after its earlier occurrence, which no fixed offset or position finds.
 //     repeated-tokens (a model trained elsewhere, over its tokenizer's ids;
-//     RepeatedTokens): [BOS] then Half random ordinary tokens, then the
+//     RepeatedTokens): [BOS] then Half random ordinary tokens (neither BOS
+//     nor any end-of-text id), then the
 //     same Half again; the second copy is scored.
 //   - What is scored: the loss mask is 1 where the target is a token the model
 //     can know. For repeat that is every position. For the two-half tasks it

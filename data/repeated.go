@@ -2,6 +2,7 @@ package data
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,20 +20,23 @@ const DefaultRepeatedHalf = 50
 // RepeatedTokens is the task the heads of a model trained elsewhere are
 // scored on, where the induction papers score them: the beginning-of-text
 // token when the tokenizer has one, Half distinct tokens drawn uniformly
-// from the tokenizer's ordinary tokens (no special token), then the same
-// Half again. The second copy is scored from its second token on: each of
+// from the tokenizer's ordinary tokens (neither its BOS nor any of the
+// model's end-of-text ids), then the same Half again. The second copy is scored from its second token on: each of
 // those predictions repeats the token after the current one's earlier
 // occurrence, which a model can only know by induction.
 type RepeatedTokens struct {
 	Half  int
 	Tok   tokenizer.Tokenizer
-	vocab int // the model's vocabulary, at least the tokenizer's
+	vocab int   // the model's vocabulary, at least the tokenizer's
+	ends  []int // end-of-text ids besides the tokenizer's EOS
 }
 
 // NewRepeatedTokens is the repeated-tokens task over tok's tokens for a
-// model of vocab ids; half is at most the tokenizer's ordinary tokens.
-func NewRepeatedTokens(tok tokenizer.Tokenizer, vocab, half int) RepeatedTokens {
-	return RepeatedTokens{Half: half, Tok: tok, vocab: vocab}
+// model of vocab ids whose texts end at any of ends (besides tok.EOS(): a
+// Llama 3 instruct model lists several); half is at most the tokenizer's
+// ordinary tokens.
+func NewRepeatedTokens(tok tokenizer.Tokenizer, vocab, half int, ends []int) RepeatedTokens {
+	return RepeatedTokens{Half: half, Tok: tok, vocab: vocab, ends: ends}
 }
 
 func (t RepeatedTokens) Name() string { return RepeatedTokensName }
@@ -95,7 +99,7 @@ func (t RepeatedTokens) Sample(rng *rand.Rand, tokens, targets []int, mask []flo
 func (t RepeatedTokens) ordinary(rng *rand.Rand) int {
 	for {
 		id := rng.IntN(t.Tok.Size())
-		if id != t.Tok.BOS() && id != t.Tok.EOS() {
+		if id != t.Tok.BOS() && id != t.Tok.EOS() && !slices.Contains(t.ends, id) {
 			return id
 		}
 	}

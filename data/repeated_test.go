@@ -33,13 +33,14 @@ func (l letters) BOS() int {
 }
 
 // TestRepeatedTokens: an example is [BOS] then Half ordinary tokens (never a
-// special, none twice) then the same again; the targets are the next tokens; exactly
+// special: BOS, EOS or another end-of-text id; none twice) then the same again; the targets are the next tokens; exactly
 // the positions of the second copy are scored, and each scored target is
 // the token after the current token's earlier occurrence; labels show
 // spaces as "␣".
 func TestRepeatedTokens(t *testing.T) {
 	for _, bos := range []bool{true, false} {
-		task := NewRepeatedTokens(letters{bos}, 32, 5)
+		ends := []int{28, 3, 7} // the tokenizer's EOS and two more
+		task := NewRepeatedTokens(letters{bos}, 32, 5, ends)
 		p := 0
 		if bos {
 			p = 1
@@ -56,7 +57,7 @@ func TestRepeatedTokens(t *testing.T) {
 				t.Fatalf("first token %d, want BOS 27", tokens[0])
 			}
 			for i := p; i < n; i++ {
-				if tokens[i] == 28 || bos && tokens[i] == 27 {
+				if slices.Contains(ends, tokens[i]) || bos && tokens[i] == 27 {
 					t.Fatalf("special token %d drawn at %d: %v", tokens[i], i, tokens)
 				}
 				if i < p+5 && slices.Contains(tokens[p:i], tokens[i]) {

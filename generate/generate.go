@@ -176,12 +176,13 @@ func Generate(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int) ([][]
 // the slice is Stream's, to read before emit returns). Within a step rows
 // come in order. An error from emit stops the generation and is returned.
 func Stream(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int, emit func(row int, written []int) error) ([][]int, error) {
-	return StreamUntil(st, prompts, n, s, vocab, -1, emit)
+	return StreamUntil(st, prompts, n, s, vocab, nil, emit)
 }
 
-// StreamUntil is Stream whose rows also end when they pick the token stop
-// (an end-of-text token, written as the row's last; -1: none).
-func StreamUntil(st Stepper, prompts [][]int, n []int, s *Sampler, vocab, stop int, emit func(row int, written []int) error) ([][]int, error) {
+// StreamUntil is Stream whose rows also end when they pick any of the
+// tokens stops (the end-of-text tokens: Llama 3's instruct models have
+// several), written as the row's last; nil: none.
+func StreamUntil(st Stepper, prompts [][]int, n []int, s *Sampler, vocab int, stops []int, emit func(row int, written []int) error) ([][]int, error) {
 	n = slices.Clone(n)
 	for i, p := range prompts {
 		if len(p) == 0 {
@@ -216,7 +217,7 @@ func StreamUntil(st Stepper, prompts [][]int, n []int, s *Sampler, vocab, stop i
 				continue
 			}
 			out[i] = append(out[i], s.Pick(logits[i*vocab:(i+1)*vocab]))
-			if stop >= 0 && out[i][len(out[i])-1] == stop {
+			if slices.Contains(stops, out[i][len(out[i])-1]) {
 				n[i] = len(out[i])
 			}
 			if emit == nil {

@@ -58,10 +58,10 @@ type Opened struct {
 	// text model its characters; nil for the lab's toy tasks, whose tokens
 	// are their labels.
 	Tokenizer tokenizer.Tokenizer
-	// EOS are every id that ends a text of a Hugging Face model: the
-	// tokenizer's EOS and each eos_token_id its config.json lists (Llama 3's
-	// instruct models end a turn with any of three); Tokenizer.EOS() is one
-	// of them.
+	// EOS are every id that ends a text of a model trained elsewhere: the
+	// tokenizer's EOS and each eos_token_id a Hugging Face config.json lists
+	// (Llama 3's instruct models end a turn with any of three);
+	// Tokenizer.EOS() is one of them. Empty when the tokenizer has none.
 	EOS []int
 }
 

@@ -71,12 +71,11 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	}
 	tok, ends := withSpecials(tok, m.Specials)
-	op, err := pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0)
+	op, err := pretrained(m.Model, tok, dir, "Hugging Face "+m.Arch, 0, ends...)
 	if err != nil {
 		return nil, err
 	}
 	op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
-	op.EOS = ends
 	return op, nil
 }
 
@@ -235,10 +234,11 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 }
 
 // pretrained is a model trained elsewhere, opened for the views: its heads
-// are scored on repeated random tokens of its tokenizer (data.RepeatedTokens)
-// and the run config it carries is made up of its model config and that
-// task.
-func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, step int) (*Opened, error) {
+// are scored on repeated random tokens of its tokenizer (data.RepeatedTokens,
+// which draws none of the end-of-text ids ends: none given, the tokenizer's
+// EOS alone) and the run config it carries is made up of its model config
+// and that task.
+func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, step int, ends ...int) (*Opened, error) {
 	if tok.Size() > m.Config.Vocab {
 		return nil, errors.Errorf("%s: its tokenizer has %d tokens, more than the model's vocabulary of %d", path, tok.Size(), m.Config.Vocab)
 	}
@@ -246,7 +246,10 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 	if limit := m.Config.MaxLength(); limit > 0 {
 		half = min(half, limit/2) // [BOS] and both copies, less the last token, fit the position table
 	}
-	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half)
+	if ends == nil && tok.EOS() >= 0 {
+		ends = []int{tok.EOS()}
+	}
+	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half, ends)
 	if m.Config.MaxLength() == 0 {
 		// Without a position table (rotary positions) the model runs at any
 		// length, and Context is only the length the analyses run it at
@@ -257,5 +260,5 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 	cfg := rundir.DefaultConfig()
 	cfg.Model = m.Config
 	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}
-	return &Opened{Model: m, Config: cfg, Step: step, Checkpoint: path, Task: task, Source: source, Tokenizer: tok}, nil
+	return &Opened{Model: m, Config: cfg, Step: step, Checkpoint: path, Task: task, Source: source, Tokenizer: tok, EOS: ends}, nil
 }

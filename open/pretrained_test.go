@@ -116,7 +116,11 @@ func TestOpenLlamaFamily(t *testing.T) {
 		}
 		task := op.Task.(data.RepeatedTokens)
 		tokens := make([]int, task.SeqLen())
-		task.Sample(rand.New(rand.NewPCG(1, 2)), tokens, make([]int, len(tokens)), make([]float64, len(tokens)))
+		rng := rand.New(rand.NewPCG(1, 2))
+		task.Sample(rng, tokens, make([]int, len(tokens)), make([]float64, len(tokens)))
+		if end := drawnEnd(task, rng, op.EOS); end >= 0 {
+			t.Errorf("%s: the repeated-tokens task drew the end-of-text id %d (ends %v)", c.variant, end, op.EOS)
+		}
 		if op.Source != c.source || op.Tokenizer.BOS() != c.bos || op.Tokenizer.EOS() != c.eos || !slices.Equal(op.EOS, c.ends) || tokens[0] != c.bos {
 			t.Errorf("%s: source %q, BOS %d, EOS %d, ends %v, first token %d; want %q, %d, %d, %v, BOS",
 				c.variant, op.Source, op.Tokenizer.BOS(), op.Tokenizer.EOS(), op.EOS, tokens[0], c.source, c.bos, c.eos, c.ends)
@@ -130,6 +134,22 @@ func TestOpenLlamaFamily(t *testing.T) {
 	if _, err := Open(gpt2, Options{}); err == nil || !strings.Contains(err.Error(), "pre_tokenizer is Metaspace") {
 		t.Errorf("GPT-2 with a tokenizer.json the reader refuses: %v", err)
 	}
+}
+
+// drawnEnd is an id of ends that one of 20 examples of task holds, -1 if
+// none does: with 96 ids and 50 drawn per example, an id the task does not
+// skip turns up.
+func drawnEnd(task data.RepeatedTokens, rng *rand.Rand, ends []int) int {
+	tokens := make([]int, task.SeqLen())
+	for range 20 {
+		task.Sample(rng, tokens, make([]int, len(tokens)), make([]float64, len(tokens)))
+		for _, id := range tokens {
+			if slices.Contains(ends, id) {
+				return id
+			}
+		}
+	}
+	return -1
 }
 
 // copyFixture copies the Hugging Face fixture directory variant into a
@@ -168,6 +188,32 @@ func TestWithSpecials(t *testing.T) {
 		}
 		if unchanged := c.bos == c.tok.BOS() && c.eos == c.tok.EOS(); unchanged != (tok == c.tok) {
 			t.Errorf("%s: the tokenizer itself returned: %t, want %t", c.name, tok == c.tok, unchanged)
+		}
+	}
+}
+
+// TestPretrainedEnds: a model trained elsewhere ends its texts at the ids
+// it is given (config.json's), else at its tokenizer's EOS (a nanoGPT GPT-2
+// run's 50256), else at none.
+func TestPretrainedEnds(t *testing.T) {
+	m, err := model.New(model.Config{Vocab: 50304, Context: 8, DModel: 8, Heads: 1, Layers: 1}, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tok        tokenizer.Tokenizer
+		ends, want []int
+	}{
+		{tokenizer.GPT2(), []int{50256, 7}, []int{50256, 7}},
+		{tokenizer.GPT2(), nil, []int{50256}},
+		{tokenizer.IDs(50304), nil, nil},
+	} {
+		op, err := pretrained(m, c.tok, "ckpt.pt", "nanoGPT", 0, c.ends...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(op.EOS, c.want) {
+			t.Errorf("%s given ends %v: EOS %v, want %v", c.tok.Name(), c.ends, op.EOS, c.want)
 		}
 	}
 }

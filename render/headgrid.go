@@ -14,8 +14,10 @@ const gridLegend = "cells: the role's code and score x 100 (pv previous-token, s
 	"· diffuse (no pattern reaches the threshold)"
 
 // writeHeadGrid prints the heads as rows of layers and columns of heads,
-// each cell the role's code and score ("in97"), or "·" for a diffuse head.
-func writeHeadGrid(p *printer, lines []HeadLine, width int) {
+// each cell the role's code and score ("in97"), or "·" for a diffuse head;
+// under the head numbers, the key-value head each reads when the model
+// groups its query heads.
+func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 	heads := 0
 	for _, h := range lines {
 		heads = max(heads, h.Head+1)
@@ -29,6 +31,13 @@ func writeHeadGrid(p *printer, lines []HeadLine, width int) {
 		p.printf("%*s", cell, fmt.Sprintf("h%d", h))
 	}
 	p.printf("\n")
+	if m.Grouped() {
+		p.printf("%5s ", "kv")
+		for h := range heads {
+			p.printf("%*d", cell, m.KVHead(h))
+		}
+		p.printf("\n")
+	}
 	for i := 0; i < len(lines); {
 		layer := lines[i].Layer
 		row := make([]string, heads)
@@ -42,6 +51,9 @@ func writeHeadGrid(p *printer, lines []HeadLine, width int) {
 		p.printf("\n")
 	}
 	p.para(width, "%s", gridLegend)
+	if m.Grouped() {
+		p.para(width, "kv: the key-value head each query head reads (%d query heads share each)", m.Heads/m.KVHeads)
+	}
 }
 
 // gridCell is one head's cell: "in97", or "·" when it is diffuse.

@@ -6,14 +6,12 @@ import (
 	"testing"
 )
 
-// TestHeadGrid: more than MaxHeadLines heads print as a grid of layers by
-// heads whose cells are the role's code and score x 100 ("in97", "·" for
-// a diffuse head) under a header of head numbers; up to MaxHeadLines print
-// a line each.
-func TestHeadGrid(t *testing.T) {
+// headLines are layers x heads lines, every head diffuse but head 3 of
+// each layer, an induction head.
+func headLines(layers, heads int) []HeadLine {
 	var lines []HeadLine
-	for l := range 2 {
-		for h := range 20 {
+	for l := range layers {
+		for h := range heads {
 			line := HeadLine{Layer: l, Head: h, Role: "diffuse (best: self)", Score: 0.1}
 			if h == 3 {
 				line = HeadLine{Layer: l, Head: h, Role: "induction", Code: "in", Score: 0.974}
@@ -21,8 +19,17 @@ func TestHeadGrid(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
+	return lines
+}
+
+// TestHeadGrid: more than MaxHeadLines heads print as a grid of layers by
+// heads whose cells are the role's code and score x 100 ("in97", "·" for
+// a diffuse head) under a header of head numbers; up to MaxHeadLines print
+// a line each.
+func TestHeadGrid(t *testing.T) {
+	lines := headLines(2, 20)
 	var buf bytes.Buffer
-	writeHeads(&printer{w: &buf}, lines, 200)
+	writeHeads(&printer{w: &buf}, lines, Model{Layers: 2, Heads: 20}, 200)
 	rows := strings.Split(buf.String(), "\n")
 	header, row1 := strings.Fields(rows[0]), strings.Fields(rows[2])
 	if len(header) != 21 || header[0] != "layer" || header[20] != "h19" {
@@ -31,12 +38,49 @@ func TestHeadGrid(t *testing.T) {
 	if len(row1) != 21 || row1[0] != "1" || row1[4] != "in97" || row1[1] != "·" {
 		t.Errorf("layer 1's row %q: want 1, then · and in97 for head 3", rows[2])
 	}
-	if !strings.Contains(buf.String(), "in induction") {
-		t.Errorf("no legend of the codes:\n%s", buf.String())
+	if !strings.Contains(buf.String(), "in induction") || strings.Contains(buf.String(), "kv") {
+		t.Errorf("no legend of the codes, or a kv row without grouped heads:\n%s", buf.String())
 	}
 	buf.Reset()
-	writeHeads(&printer{w: &buf}, lines[:MaxHeadLines], 200)
+	writeHeads(&printer{w: &buf}, lines[:MaxHeadLines], Model{Layers: 2, Heads: 20}, 200)
 	if n := strings.Count(buf.String(), "\n"); n != MaxHeadLines+1 {
 		t.Errorf("%d heads printed %d lines, want a header and a line each", MaxHeadLines, n)
+	}
+}
+
+// TestKVHeads: with grouped-query heads (4 key-value heads for 8 or 40
+// query heads) the line table has a kv column and the grid a kv row, each
+// query head h under kv head h / (heads / kv heads); with as many
+// key-value heads as query heads neither appears.
+func TestKVHeads(t *testing.T) {
+	for _, c := range []struct {
+		heads, kvHeads int
+		kvRow          int    // the line of the grid's kv row; -1 for the line table
+		want           string // the kv heads of heads 0, 1, ...
+	}{
+		{8, 4, -1, "0 0 1 1 2 2 3 3"},
+		{40, 4, 1, strings.Repeat("0 ", 10) + strings.Repeat("1 ", 10) + strings.Repeat("2 ", 10) + strings.TrimSpace(strings.Repeat("3 ", 10))},
+		{8, 8, -1, ""},
+		{40, 0, 1, ""},
+	} {
+		var buf bytes.Buffer
+		writeHeads(&printer{w: &buf}, headLines(1, c.heads), Model{Layers: 1, Heads: c.heads, KVHeads: c.kvHeads}, 400)
+		rows := strings.Split(buf.String(), "\n")
+		var got []string
+		if c.kvRow < 0 {
+			for _, row := range rows[1 : c.heads+1] {
+				if f := strings.Fields(row); len(f) > 2 && f[2] != "diffuse" && f[2] != "induction" {
+					got = append(got, f[2])
+				}
+			}
+			if strings.Fields(rows[0])[2] == "kv" != (c.want != "") {
+				t.Errorf("%d heads, %d kv heads: header %q", c.heads, c.kvHeads, rows[0])
+			}
+		} else if f := strings.Fields(rows[c.kvRow]); f[0] == "kv" {
+			got = f[1:]
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%d heads, %d kv heads: kv heads %q, want %q:\n%s", c.heads, c.kvHeads, got, c.want, buf.String())
+		}
 	}
 }

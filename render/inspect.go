@@ -53,7 +53,18 @@ type Model struct {
 	MLP                   bool   // pre-LN blocks with an MLP, else attention-only blocks
 	Blocks                string // the blocks' parts (model.Config.Blocks)
 	Family                string // the attention variant; "" for the original design
+	// KVHeads is the number G of key-value heads when the query heads
+	// share them (grouped-query attention: each serves Heads/G
+	// consecutive query heads); 0 when every query head has its own.
+	KVHeads int
 }
+
+// Grouped reports whether query heads share key-value heads.
+func (m Model) Grouped() bool { return m.KVHeads > 0 && m.KVHeads < m.Heads }
+
+// KVHead is the key-value head query head h reads: h / (Heads/KVHeads).
+// Only meaningful when Grouped.
+func (m Model) KVHead(h int) int { return h / (m.Heads / m.KVHeads) }
 
 // Shape is "2 layers x 4 heads" and the attention variant, if any.
 func (m Model) Shape() string {
@@ -149,7 +160,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	}
 	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
-	writeHeads(p, v.Heads, width)
+	writeHeads(p, v.Heads, m, width)
 	if v.Circuits != nil {
 		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)
 	}
@@ -204,19 +215,30 @@ func (v Inspect) rowsUsed() string {
 }
 
 // writeHeads prints one line per head: its role, the score and the mean
-// row entropy.
-func writeHeads(p *printer, lines []HeadLine, width int) {
+// row entropy, and after the head the key-value head it reads when the
+// model groups its query heads (m.Grouped), so heads sharing keys and
+// values can be told apart from heads that merely look alike.
+func writeHeads(p *printer, lines []HeadLine, m Model, width int) {
 	if len(lines) > MaxHeadLines {
-		writeHeadGrid(p, lines, width)
+		writeHeadGrid(p, lines, m, width)
 		return
 	}
 	roleW := len("role")
 	for _, h := range lines {
 		roleW = max(roleW, utf8.RuneCountInString(h.Role))
 	}
-	p.printf("%5s %4s  %-*s %5s %7s\n", "layer", "head", roleW, "role", "score", "entropy")
+	kv := func(h int) string {
+		if !m.Grouped() {
+			return ""
+		}
+		if h < 0 {
+			return fmt.Sprintf(" %3s", "kv")
+		}
+		return fmt.Sprintf(" %3d", m.KVHead(h))
+	}
+	p.printf("%5s %4s%s  %-*s %5s %7s\n", "layer", "head", kv(-1), roleW, "role", "score", "entropy")
 	for _, h := range lines {
-		p.printf("%5d %4d  %-*s %5.2f %7.2f\n", h.Layer, h.Head, roleW, escape.Label(h.Role), h.Score, h.Entropy)
+		p.printf("%5d %4d%s  %-*s %5.2f %7.2f\n", h.Layer, h.Head, kv(h.Head), roleW, escape.Label(h.Role), h.Score, h.Entropy)
 	}
 }
 

@@ -39,6 +39,9 @@ type Document struct {
 	// Family is the attention variant (model.Config.Family), omitted for
 	// learned positions and full multi-head attention.
 	Family string `json:"family,omitempty"`
+	// KVHead [head] is the key-value head each query head reads (the same
+	// in every layer), omitted when every query head has its own.
+	KVHead []int `json:"kv_head,omitempty"`
 }
 
 // JSON is the -json document. Options.Layer and Head do not filter it, so
@@ -50,6 +53,7 @@ func (r *Report) JSON() Document {
 		Tokens: s.Tokens, Labels: labels(r.Task, s.Tokens), Targets: scoredTargets(s.Tokens, s.Targets, s.Scored),
 		Predictions: r.Forward.Predictions, Heads: r.Pooled.Roles,
 		Ablation: r.Ablation, Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: r.Circuits,
+		KVHead: r.kvHeads(),
 	}
 	j.Attention, j.Logits = numbers(r.Dtype, r.Forward)
 	if cut := cutLogits(r.Forward.Logits.Matrix(), r.Options.AllLogits); cut != nil {

@@ -77,7 +77,21 @@ func (r *Report) Text(summary bool) render.Inspect {
 
 func (r *Report) model() render.Model {
 	c := r.Config
-	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family()}
+	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family(), KVHeads: c.KVHeads}
+}
+
+// kvHeads is the key-value head each query head reads, nil when every
+// query head has its own (model.Config.KVHeads unset or equal to Heads).
+func (r *Report) kvHeads() []int {
+	m := r.model()
+	if !m.Grouped() {
+		return nil
+	}
+	kv := make([]int, m.Heads)
+	for h := range kv {
+		kv[h] = m.KVHead(h)
+	}
+	return kv
 }
 
 // sequenceView is the sequence shown and the predictions on it.

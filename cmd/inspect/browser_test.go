@@ -489,3 +489,28 @@ func (r headRole) caption() string {
 	}
 	return fmt.Sprintf("%s %.2f", r.Role, r.Score)
 }
+
+// TestKVHeadsInBrowser: on the page of a model whose query heads share
+// key-value heads (open/hf's Llama fixture: 4 query heads, 2 kv heads),
+// each thumbnail names the key-value head its head reads, and so does the
+// title of a head clicked open; the page logs no error.
+func TestKVHeadsInBrowser(t *testing.T) {
+	chromium := tooltest.Chromium(t)
+	path := filepath.Join(t.TempDir(), "page.html")
+	runNoted(t, "-checkpoint", filepath.Join("..", "..", "open", "hf", "testdata", "llama"), "-tokens", llamaTokens, "-samples", "2", "-html", path)
+	bctx, events := openPage(t, chromium, path)
+	var captions []string
+	var title string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb figcaption b")).map((b) => b.textContent)`, &captions),
+		chromedp.Click(`.thumb[data-layer="1"][data-head="2"]`, chromedp.ByQuery),
+		chromedp.Text("#focus-title", &title, chromedp.ByID),
+	); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"L0 H0 · kv 0", "L0 H1 · kv 0", "L0 H2 · kv 1", "L0 H3 · kv 1", "L1 H0 · kv 0", "L1 H1 · kv 0", "L1 H2 · kv 1", "L1 H3 · kv 1"}
+	if !slices.Equal(captions, want) || title != "Layer 1, head 2 (key-value head 1)" {
+		t.Errorf("thumbnails %q, opened head %q; want %q and layer 1 head 2 reading key-value head 1", captions, title, want)
+	}
+	events.check(t, path)
+}

@@ -43,7 +43,8 @@
 //     where not scored), attention [layer][head][query][key], logits
 //     [position][vocab], predictions [position], heads [layer][head] {role,
 //     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
-//     sequences}. -layer and -head do not filter it. Values of a float32
+//     sequences}, and kv_head [head], the key-value head each query head
+//     reads, when query heads share them (grouped-query attention). -layer and -head do not filter it. Values of a float32
 //     model print at float32 precision. Labels hold the real characters;
 //     every JSON inspect writes passes through escape.JSON, so a control or
 //     format character travels as a \u escape, and every other view shows

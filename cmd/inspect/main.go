@@ -60,7 +60,7 @@ flags:
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face model directory (config.json), or a nanoGPT ckpt.pt (required)")
+	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt (required)")
 	fs.StringVar(&o.r.Data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
 	fs.StringVar(&o.r.Vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")

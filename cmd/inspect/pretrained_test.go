@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image/color"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +16,8 @@ import (
 
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/report"
 )
 
 // gpt2Dir writes a small model of GPT-2's vocabulary (3 layers of 12 heads,
@@ -50,7 +56,9 @@ func runNoted(t *testing.T, args ...string) []byte {
 // heads show as a grid with layer 0's heatmaps; -text shows the text's
 // tokens as labels ("␣" for spaces), scores the roles on it at every
 // position; -json carries the tokens and labels; -circuits, -ablate and
-// -html run; a nanoGPT character model reads -text through meta.pkl.
+// -html run; a nanoGPT character model reads -text through meta.pkl; a
+// Llama and a Mistral run every view (llamaFamilyViews), the window
+// masking more of Mistral's heatmaps.
 func TestPretrainedViews(t *testing.T) {
 	dir := gpt2Dir(t)
 	out := string(runNoted(t, "-checkpoint", dir, "-color", "never"))
@@ -91,5 +99,134 @@ func TestPretrainedViews(t *testing.T) {
 	out = string(runNoted(t, "-checkpoint", filepath.Join(nano, "bias", "ckpt.pt"), "-vocab", filepath.Join(nano, "meta.pkl"), "-text", "the cat", "-summary", "-color", "never"))
 	if !strings.Contains(out, "nanoGPT, tokenizer characters (49 tokens)") {
 		t.Errorf("nanoGPT -text:\n%s", out)
+	}
+	masked := map[string]int{}
+	for _, c := range llamaFamily {
+		masked[c.variant] = llamaFamilyViews(t, c)
+	}
+	// The same tokens through the same layout: Mistral's window of 4 masks
+	// the keys 4 or more positions back as well, 0+1+2 of 7 rows per head.
+	if got := masked["mistral"] - masked["llama"]; got != 8*(1+2+3) {
+		t.Errorf("Mistral's heatmaps mask %d cells more than Llama's, want %d for a window of 4", got, 8*(1+2+3))
+	}
+}
+
+// llamaFamily are the Llama-family fixtures of open/hf the views run on: a
+// Llama whose 4 query heads share 2 key-value heads (untied), a Mistral of
+// 1 key-value head and a window of 4.
+var llamaFamily = []llamaFixture{
+	{"llama", "Hugging Face LlamaForCausalLM", "rope positions (base 1000), 2 kv heads (grouped-query)", []int{0, 0, 1, 1}, 0},
+	{"mistral", "Hugging Face MistralForCausalLM", "1 kv head (multi-query), window 4", []int{0, 0, 0, 0}, 4},
+}
+
+// llamaFixture is a Llama-family directory of open/hf/testdata and what
+// the views must show of it.
+type llamaFixture struct {
+	variant, source, family string
+	kv                      []int // the key-value head of each query head
+	window                  int
+}
+
+// llamaTokens is the sequence the Llama-family views show: BOS, then three
+// tokens twice.
+const llamaTokens = "1 5 6 7 5 6 7"
+
+// llamaFamilyViews runs every view on one Llama-family fixture (tokens as
+// ids: the fixtures have no tokenizer files, so -text is refused) and
+// returns how many cells the text view's heatmaps draw masked: -summary
+// names the architecture and the attention, lists each head's key-value
+// head and stops there; the default view with -circuits and -ablate shows
+// the tokens and every section; -json, the page's data and -png carry the
+// key-value heads, the family and the heads' heatmaps, a PNG cell out of
+// the window drawn masked.
+func llamaFamilyViews(t *testing.T, c llamaFixture) int {
+	t.Helper()
+	dir := filepath.Join("..", "..", "open", "hf", "testdata", c.variant)
+	out := string(runNoted(t, "-checkpoint", dir, "-summary", "-samples", "2", "-color", "never"))
+	if !strings.Contains(out, c.source+", tokenizer none (96 token ids)") || !strings.Contains(out, c.family) || strings.Contains(out, "sequence (") {
+		t.Errorf("%s -summary: want %q, %q and nothing past the heads:\n%s", c.variant, c.source, c.family, out)
+	}
+	if got, want := kvColumn(out), slices.Concat(c.kv, c.kv); !slices.Equal(got, want) {
+		t.Errorf("%s -summary: kv column %v, want %v:\n%s", c.variant, got, want, out)
+	}
+	out = string(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-circuits", "-ablate", "-samples", "2", "-color", "never"))
+	for _, want := range []string{"token       <1>  <5>  <6>  <7>  <5>", "direct logit attribution", "logit lens", "composition", "Δloss", "layer 1 head 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s -circuits -ablate lacks %q:\n%s", c.variant, want, out)
+		}
+	}
+	if err := run([]string{"-checkpoint", dir, "-text", "hi"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "give token ids (-tokens)") {
+		t.Errorf("%s -text without a tokenizer: %v", c.variant, err)
+	}
+	png, page := filepath.Join(t.TempDir(), "heads.png"), filepath.Join(t.TempDir(), "page.html")
+	var doc struct {
+		Family string  `json:"family"`
+		KVHead []int   `json:"kv_head"`
+		Heads  [][]any `json:"heads"`
+	}
+	if err := json.Unmarshal(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-samples", "2", "-json", "-png", png, "-html", page), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(doc.Family, c.family) || !slices.Equal(doc.KVHead, c.kv) || len(doc.Heads) != 2 || len(doc.Heads[1]) != 4 {
+		t.Errorf("%s -json: family %q, kv_head %v, %d layers of heads; want one ending %q, %v, 2 x 4", c.variant, doc.Family, doc.KVHead, len(doc.Heads), c.family, c.kv)
+	}
+	var data struct {
+		Inspect struct {
+			KVHead []int `json:"kv_head"`
+		} `json:"inspect"`
+	}
+	if raw, err := os.ReadFile(page); err != nil || json.Unmarshal(blob(t, raw), &data) != nil || !slices.Equal(data.Inspect.KVHead, c.kv) {
+		t.Errorf("%s -html: the page's kv_head %v (%v), want %v", c.variant, data.Inspect.KVHead, err, c.kv)
+	}
+	checkWindowPNG(t, dir, png, c.window)
+	return strings.Count(out[strings.Index(out, "heatmaps: "):strings.Index(out, "prev = previous-token")], render.MaskedGlyph)
+}
+
+// kvColumn is the kv column of the heads' table in a text view.
+func kvColumn(out string) []int {
+	var kv []int
+	lines := strings.Split(out, "\n")
+	for i, line := range lines {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "layer" && f[2] == "kv" {
+			for _, row := range lines[i+1:] {
+				f := strings.Fields(row)
+				if len(f) < 3 {
+					break
+				}
+				n, err := strconv.Atoi(f[2])
+				if err != nil {
+					break
+				}
+				kv = append(kv, n)
+			}
+		}
+	}
+	return kv
+}
+
+// checkWindowPNG checks the -png of llamaTokens on the model in dir: the
+// layout of its 2 x 4 heads, and the last query's first key drawn masked
+// (the colour of a key after its query) exactly when the window hides it.
+func checkWindowPNG(t *testing.T, dir, path string, window int) {
+	t.Helper()
+	r, err := report.Build(report.Options{Checkpoint: dir, Tokens: llamaTokens, Layer: report.LayerAuto, Head: -1, Samples: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := render.GridLayout(r.Figure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := readPNG(t, path)
+	if l.Layers != 2 || l.Heads != 4 || img.Bounds().Size() != l.Size() {
+		t.Fatalf("%s -png: image %v, layout %+v", dir, img.Bounds(), l)
+	}
+	at := func(query, key int) color.RGBA {
+		c := l.Cell(1, 2, query, key)
+		return rgba(img, c.Min.Add(c.Size().Div(2)))
+	}
+	last := len(strings.Fields(llamaTokens)) - 1
+	if hidden := last >= window && window > 0; (at(last, 0) == at(0, 1)) != hidden {
+		t.Errorf("%s -png: key 0 of query %d is %v, a masked cell %v; the window %d hides it: %t", dir, last, at(last, 0), at(0, 1), window, hidden)
 	}
 }

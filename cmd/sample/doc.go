@@ -10,7 +10,8 @@
 //     ckpt.pt; package open) writes in its tokenizer's text: -prompt (or
 //     -text) is encoded by it, without one the model starts from its
 //     beginning-of-text token, and each row stops after -n tokens (64 by
-//     default) or at its end-of-text token; a character split across tokens
+//     default) or at any of its end-of-text tokens (open.Opened.EOS: a
+//     Llama 3 instruct model has three); a character split across tokens
 //     is held until it is whole, then escaped like every model text.
 //   - The task comes from the checkpoint's run config, as in inspect. On a
 //     generated task without a prompt, -samples held-out examples (the run's

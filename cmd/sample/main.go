@@ -28,7 +28,7 @@ const usage = `usage: sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N
 Lets a trained model write, one token at a time with a KV cache, printing
 each as it is written. A model trained elsewhere (a Hugging Face directory or
 a nanoGPT ckpt.pt) continues -prompt in its tokenizer, or starts from its
-beginning-of-text token, and stops at its end of text or after -n tokens. Without a prompt it writes the answers of held-out
+beginning-of-text token, and stops at any of its end-of-text tokens or after -n tokens. Without a prompt it writes the answers of held-out
 examples of its task and marks each token; with -prompt or -tokens it
 continues them. -eval writes the answer of every held-out example and prints
 how many it wrote exactly on its own. Model text is printed with control
@@ -54,13 +54,13 @@ const maxSamples = 1024
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face model directory (config.json), or a nanoGPT ckpt.pt (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt (required)")
 	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for held-out windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, text in the tokenizer of a model trained elsewhere, token labels ("3 1 4 SEP") for the others`)
 	fs.StringVar(&o.prompt, "text", "", "the same as -prompt")
 	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.tokens, "tokens", "", `token ids to continue, e.g. "3 1 4 16"`)
-	fs.IntVar(&o.n, "n", 0, fmt.Sprintf("tokens to write after a prompt (default: to the end of a learned position table, else the trained length; %d for a model trained elsewhere, which also stops at its end-of-text token)", pretrainedN))
+	fs.IntVar(&o.n, "n", 0, fmt.Sprintf("tokens to write after a prompt (default: to the end of a learned position table, else the trained length; %d for a model trained elsewhere, which also stops at any of its end-of-text tokens)", pretrainedN))
 	fs.Float64Var(&o.pick.Temperature, "temperature", 0, "divide the logits by this before drawing; 0 is greedy")
 	fs.IntVar(&o.pick.TopK, "top-k", 0, "draw only from the k most likely tokens; 0 is all, 1 is greedy")
 	fs.Float64Var(&o.pick.TopP, "top-p", 1, "draw only from the smallest set of tokens whose probability reaches p, in (0, 1]")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -53,7 +54,7 @@ func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) e
 		return err
 	}
 	defer st.Close()
-	out := &textRows{w: w, tok: tok, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, prompt)), rows: make([]textRow, o.samples)}
+	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, prompt)), rows: make([]textRow, o.samples)}
 	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
 	for i := range prompts {
 		prompts[i], ns[i] = prompt, n
@@ -62,7 +63,7 @@ func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) e
 	if err := out.start(); err != nil {
 		return err
 	}
-	if _, err := generate.StreamUntil(st, prompts, ns, sampler, op.Model.Config.Vocab, tok.EOS(), out.emit); err != nil {
+	if _, err := generate.StreamUntil(st, prompts, ns, sampler, op.Model.Config.Vocab, op.EOS, out.emit); err != nil {
 		io.WriteString(w, "\n") // ends the line the first row was streaming on
 		return errors.Wrapf(err, "%s", o.checkpoint)
 	}
@@ -100,10 +101,11 @@ func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
 // textRows prints -samples continuations of one prompt in a tokenizer's
 // text as generate hands their tokens over: the first row's as each is
 // picked, the others whole once done (as continuations does for the lab's
-// models); the end-of-text token ends a row unprinted.
+// models); an end-of-text token (any of ends) ends a row unprinted.
 type textRows struct {
 	w      io.Writer
 	tok    tokenizer.Tokenizer
+	ends   []int
 	raw    bool
 	n      int
 	prompt string
@@ -141,7 +143,7 @@ func (t *textRows) emit(row int, written []int) error {
 	r := &t.rows[row]
 	id, done := written[len(written)-1], len(written) == t.n
 	var piece []byte
-	if id == t.tok.EOS() {
+	if slices.Contains(t.ends, id) {
 		done = true
 	} else {
 		piece = r.stream.Push(id)

@@ -1,6 +1,7 @@
 // Package htmlview writes the one-file interactive report of a model that
 // `inspect -html` produces: the model's config, a grid of every layer x head
-// as a thumbnail heatmap labelled with its role, a large view of the chosen
+// as a thumbnail heatmap labelled with its role (and with the key-value
+// head it reads when query heads share them), a large view of the chosen
 // head with token axes, a hover tooltip and a colour scale, a head view with
 // lines from each query to its keys, an example selector with predictions
 // against targets, and the training curves and head roles through training

@@ -145,6 +145,9 @@
   const labelOf = (id) => (id in labels ? labels[id] : String(id));
 
   // ---- the grid of thumbnails ----
+  // kvOf names the key-value head query head h reads, when query heads
+  // share them (grouped-query attention: -json's kv_head).
+  const kvOf = (h) => (I.kv_head ? " · kv " + I.kv_head[h] : "");
   const thumbs = [];
   function drawGrid() {
     const grid = $("grid");
@@ -157,7 +160,7 @@
         const fig = el("figure", {class: "thumb", role: "listitem", "data-layer": l, "data-head": h, tabindex: "0"}, grid);
         const c = el("canvas", {}, fig);
         const cap = el("figcaption", {}, fig);
-        el("b", {}, cap, "L" + l + " H" + h);
+        el("b", {}, cap, "L" + l + " H" + h + kvOf(h));
         el("br", {}, cap);
         const r = I.heads[l][h];
         el("span", {class: "role role-" + r.role, title: "entropy " + fmt2(r.entropy) + " nats"}, cap, roleText(r));
@@ -409,7 +412,8 @@
 
   function drawFocus() {
     const r = I.heads[state.layer][state.head];
-    $("focus-title").textContent = "Layer " + state.layer + ", head " + state.head;
+    $("focus-title").textContent = "Layer " + state.layer + ", head " + state.head +
+      (I.kv_head ? " (key-value head " + I.kv_head[state.head] + ")" : "");
     const scores = r.scores.map((s) => s.role + " " + fmt2(s.score)).join(" · ");
     $("focus-role").textContent = "Role: " + roleText(r) + ". Scores: " + scores + ". Mean row entropy " + fmt2(r.entropy) +
       " nats (" + fmt2(r.entropy_norm) + " of uniform). Example " + state.ex + ": " + examples[state.ex].source + ".";
