@@ -21,8 +21,10 @@ type readout struct {
 	norm         string    // model.NormLayer or model.NormRMS; "" without a final norm
 	eps          float64   // the norm's epsilon
 	normW, normB []float64 // ln_f (D); normB nil without a bias
-	unemb        []float64 // (V, D)
-	unemb32      []float32 // the same in float32, for a float32 model: its own values
+	// The unembedding (V, D): the model's own float32 values, or its
+	// float64 ones (a float64 copy of GPT-2's would take 309 MB).
+	unemb32 []float32
+	unemb   []float64
 	bias         []float64 // lm_head.bias (V), or nil
 }
 
@@ -38,13 +40,18 @@ func newReadout(m *model.Model) (*readout, error) {
 		return x, errors.Wrap(err, name)
 	}
 	var err error
-	if r.unemb, err = get(cfg.UnembeddingName()); err != nil {
-		return nil, err
-	}
-	if r.unemb == nil {
+	unemb := m.Param(cfg.UnembeddingName())
+	if unemb == nil {
 		return nil, errors.Errorf("the model has no %s to read logits with", cfg.UnembeddingName())
 	}
-	r.unemb32, _ = m.Param(cfg.UnembeddingName()).Data().([]float32)
+	switch values := unemb.Data().(type) {
+	case []float32:
+		r.unemb32 = values
+	case []float64:
+		r.unemb = values
+	default:
+		return nil, errors.Errorf("%s holds %T", cfg.UnembeddingName(), values)
+	}
 	if r.bias, err = get("lm_head.bias"); err != nil {
 		return nil, err
 	}
@@ -99,9 +106,21 @@ func (r *readout) normed(x []float64, divisor float64) []float64 {
 	return out
 }
 
+// row is row k of the unembedding, a copy in float64.
+func (r *readout) row(k int) []float64 {
+	if r.unemb != nil {
+		return slices.Clone(r.unemb[k*r.d : (k+1)*r.d])
+	}
+	out := make([]float64, r.d)
+	for i, v := range r.unemb32[k*r.d : (k+1)*r.d] {
+		out[i] = float64(v)
+	}
+	return out
+}
+
 // logit is row k of the unembedding times a normed vector.
 func (r *readout) logit(k int, normed []float64) float64 {
-	row := r.unemb[k*r.d : (k+1)*r.d]
+	row := r.row(k)
 	var s float64
 	for i, v := range normed {
 		s += row[i] * v
@@ -113,7 +132,7 @@ func (r *readout) logit(k int, normed []float64) float64 {
 // the norm's weight and divisor folded into W_U's row k, less its mean
 // for a LayerNorm (whose centring is linear too).
 func (r *readout) gradient(k int, divisor float64) []float64 {
-	g := slices.Clone(r.unemb[k*r.d : (k+1)*r.d])
+	g := r.row(k)
 	if r.norm == "" {
 		return g
 	}
@@ -152,28 +171,38 @@ func (r *readout) logitRows(xs []float64) []float64 {
 		x := xs[i*r.d : (i+1)*r.d]
 		copy(normed[i*r.d:], r.normed(x, r.divisor(x)))
 	}
-	out := make([]float64, p*r.vocab)
-	if r.unemb32 == nil {
-		kernels.Gemm(false, true, p, r.vocab, r.d, normed, r.d, r.unemb, r.d, 0, out, r.vocab)
-	} else {
-		narrow, logits := make([]float32, len(normed)), make([]float32, len(out))
-		for i, v := range normed {
-			narrow[i] = float32(v)
-		}
-		kernels.Gemm(false, true, p, r.vocab, r.d, narrow, r.d, r.unemb32, r.d, 0, logits, r.vocab)
-		for i, v := range logits {
-			out[i] = float64(v)
-		}
-	}
+	out := r.times(normed)
 	if r.normB == nil && r.bias == nil {
 		return out
 	}
 	shifts := make([]float64, r.vocab)
-	for k := range shifts {
-		shifts[k] = r.shift(k)
+	if r.normB != nil {
+		shifts = r.times(r.normB)
+	}
+	if r.bias != nil {
+		kernels.Axpy(1, r.bias, shifts)
 	}
 	for i := range p {
 		kernels.Axpy(1, shifts, out[i*r.vocab:(i+1)*r.vocab])
+	}
+	return out
+}
+
+// times is rows (P, D) times W_U^T: (P, V).
+func (r *readout) times(rows []float64) []float64 {
+	p := len(rows) / r.d
+	out := make([]float64, p*r.vocab)
+	if r.unemb32 == nil {
+		kernels.Gemm(false, true, p, r.vocab, r.d, rows, r.d, r.unemb, r.d, 0, out, r.vocab)
+		return out
+	}
+	narrow, logits := make([]float32, len(rows)), make([]float32, len(out))
+	for i, v := range rows {
+		narrow[i] = float32(v)
+	}
+	kernels.Gemm(false, true, p, r.vocab, r.d, narrow, r.d, r.unemb32, r.d, 0, logits, r.vocab)
+	for i, v := range logits {
+		out[i] = float64(v)
 	}
 	return out
 }
