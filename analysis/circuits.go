@@ -418,6 +418,10 @@ func diagonalShare(c *mat.Dense) float64 {
 // forward of 2048 positions where 64 show the pattern as clearly.
 const MaxPrefixTokens = 64
 
+// MaxPrefixBatchTokens bounds the positions of one forward of
+// PrefixMatching.
+const MaxPrefixBatchTokens = 512
+
 // PrefixMatching is each head's mean attention, on n sequences of random
 // tokens repeated twice (the first half of the model's context, at most
 // MaxPrefixTokens, then the same again), from every token of the repeat to
@@ -438,26 +442,38 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 			tokens[b*t+half+i] = tokens[b*t+i]
 		}
 	}
-	c, err := runMaps(m, &data.Batch{Size: n, SeqLen: t, Tokens: tokens, Targets: make([]int, n*t), Mask: make([]float64, n*t)})
-	if err != nil {
-		return nil, err
-	}
 	out := make([][]float64, cfg.Layers)
 	for l := range out {
-		att, err := c.Get(model.AttnWeights(l))
+		out[l] = make([]float64, cfg.Heads)
+	}
+	// The sequences run a few at a time: one forward of them all would
+	// hold every activation of n*t positions (at GPT-2's vocabulary, its
+	// logits alone are 200 KB a position).
+	per := max(1, MaxPrefixBatchTokens/t)
+	for lo := 0; lo < n; lo += per {
+		k := min(per, n-lo)
+		c, err := runMaps(m, &data.Batch{Size: k, SeqLen: t, Tokens: tokens[lo*t : (lo+k)*t], Targets: make([]int, k*t), Mask: make([]float64, k*t)})
 		if err != nil {
 			return nil, err
 		}
-		out[l] = make([]float64, cfg.Heads)
-		for h := range out[l] {
-			var sum float64
-			for b := 0; b < n; b++ {
-				w := att.Matrix(b, h)
-				for i := 0; i+1 < half; i++ {
-					sum += w[half+i][i+1] // repeat of token i -> the token after its first occurrence
+		for l := range out {
+			att, err := c.Get(model.AttnWeights(l))
+			if err != nil {
+				return nil, err
+			}
+			for h := range out[l] {
+				for b := range k {
+					w := att.Matrix(b, h)
+					for i := 0; i+1 < half; i++ {
+						out[l][h] += w[half+i][i+1] // repeat of token i -> the token after its first occurrence
+					}
 				}
 			}
-			out[l][h] = sum / float64(n*(half-1))
+		}
+	}
+	for l := range out {
+		for h := range out[l] {
+			out[l][h] /= float64(n * (half - 1))
 		}
 	}
 	return out, nil
