@@ -4,9 +4,11 @@ import "unicode/utf8"
 
 // Tokenizer turns text into token ids and ids into bytes.
 type Tokenizer interface {
-	// Encode splits text into token ids. Special tokens' names written in
-	// the text ("<|endoftext|>") are ordinary text, as GPT-2's encoder
-	// treats them; give their ids directly to feed one.
+	// Encode splits text into token ids, without the beginning-of-text
+	// token (EncodePrompt adds it when the model expects it). Special
+	// tokens' names written in the text are text for GPT-2, as its encoder
+	// treats them, and the token itself for a tokenizer.json of another
+	// kind, as Hugging Face's tokenizers match them.
 	Encode(text string) ([]int, error)
 	// Token is the bytes of one id's token; a special token's are its name.
 	Token(id int) []byte
@@ -20,8 +22,17 @@ type Tokenizer interface {
 	Name() string
 }
 
-// Decode is the bytes of ids, one token after another.
+// Decode is the text of ids: their tokens' bytes one after another, less
+// the leading space a SentencePiece tokenizer put before the text.
 func Decode(t Tokenizer, ids []int) []byte {
+	if d, ok := t.(interface{ decode(ids []int) []byte }); ok {
+		return d.decode(ids)
+	}
+	return joinTokens(t, ids)
+}
+
+// joinTokens is ids' tokens' bytes, one after another.
+func joinTokens(t Tokenizer, ids []int) []byte {
 	var out []byte
 	for _, id := range ids {
 		out = append(out, t.Token(id)...)
@@ -29,8 +40,27 @@ func Decode(t Tokenizer, ids []int) []byte {
 	return out
 }
 
+// AddsBOS says whether t's model expects its beginning-of-text token
+// before every text: a tokenizer.json whose post_processor puts it there
+// (Llama 2, Mistral, TinyLlama; Llama 3's newer files).
+func AddsBOS(t Tokenizer) bool {
+	b, ok := t.(interface{ bosFirst() bool })
+	return ok && b.bosFirst()
+}
+
+// EncodePrompt is Encode with the beginning-of-text token first when the
+// model expects it (AddsBOS), as Hugging Face's tokenizers encode a text.
+func EncodePrompt(t Tokenizer, text string) ([]int, error) {
+	ids, err := t.Encode(text)
+	if err != nil || !AddsBOS(t) {
+		return ids, err
+	}
+	return append([]int{t.BOS()}, ids...), nil
+}
+
 // Stream writes ids as text as they come: the bytes of a character split
-// across tokens are held until it is whole.
+// across tokens are held until it is whole. A stream continues a text, so
+// it keeps every space (Decode drops a SentencePiece text's first).
 type Stream struct {
 	tok     Tokenizer
 	pending []byte

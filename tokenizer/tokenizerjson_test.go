@@ -109,14 +109,14 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		{"too deep", []byte(strings.Repeat("[", 40) + strings.Repeat("]", 40)), []string{"JSON nests deeper than 32 levels"}},
 		{"model an array", []byte(`{"model": []}`), []string{"model is a JSON array: want an object"}},
 		{"no model", []byte(`{"version": "1.0"}`), []string{"no model"}},
-		{"unigram", edited(func(_, m map[string]any) { m["type"] = "Unigram" }), []string{`model.type is "Unigram": only a byte-level BPE`}},
+		{"unigram", edited(func(_, m map[string]any) { m["type"] = "Unigram" }), []string{`model.type is "Unigram": built is BPE`}},
 		{"wordpiece", edited(func(_, m map[string]any) { m["type"] = "WordPiece" }), []string{`model.type is "WordPiece"`}},
-		{"metaspace", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = metaspace }), []string{"pre_tokenizer is Metaspace: only ByteLevel"}},
+		{"metaspace", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = metaspace }), []string{"pre_tokenizer is Metaspace: built are ByteLevel (GPT-2's), a Sequence [Split, ByteLevel]"}},
 		{"no pre_tokenizer", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = nil }), []string{"pre_tokenizer is missing"}},
 		{"sequence", edited(func(d, _ map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
 				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "x"}}, map[string]any{"type": "ByteLevel"}}}
-		}), []string{"pre_tokenizer is Sequence [Split, ByteLevel]"}},
+		}), []string{`pre_tokenizer.pretokenizers[0].pattern.Regex is "x": built are Llama 3's and Qwen 2's patterns`}},
 		{"normalizer", edited(func(d, _ map[string]any) { d["normalizer"] = map[string]any{"type": "NFC"} }), []string{"normalizer is NFC"}},
 		{"metaspace decoder", edited(func(d, _ map[string]any) { d["decoder"] = metaspace }), []string{"decoder is Metaspace"}},
 		{"prefix space", edited(func(d, _ map[string]any) {

