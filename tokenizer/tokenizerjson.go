@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg"
@@ -230,7 +231,7 @@ func isNull(raw json.RawMessage) bool {
 	return s == "" || s == "null"
 }
 
-// componentType names a normalizer's or pre-tokenizer's kind for a message:
+// componentType names a stage's kind for a message:
 // its type, with the types of a Sequence's parts.
 func componentType(raw json.RawMessage) string {
 	if isNull(raw) {
@@ -240,11 +241,13 @@ func componentType(raw json.RawMessage) string {
 		Type          string            `json:"type"`
 		PreTokenizers []json.RawMessage `json:"pretokenizers"`
 		Normalizers   []json.RawMessage `json:"normalizers"`
+		Decoders      []json.RawMessage `json:"decoders"`
+		Processors    []json.RawMessage `json:"processors"`
 	}
 	if json.Unmarshal(raw, &c) != nil || c.Type == "" {
 		return "not an object with a type"
 	}
-	parts := append(c.PreTokenizers, c.Normalizers...)
+	parts := slices.Concat(c.PreTokenizers, c.Normalizers, c.Decoders, c.Processors)
 	if len(parts) == 0 {
 		return msg.Clean(c.Type)
 	}
