@@ -11,18 +11,20 @@ import (
 	"github.com/pkg/errors"
 )
 
-// bpeTokenizer is a BPE tokenizer. Text is cut at its added tokens (none
-// for GPT-2, whose special tokens' names are text); each stretch between
-// them is normalized, cut into pieces by the pre-tokenizer, and each
+// bpeTokenizer is a BPE tokenizer, in Hugging Face's stages. Text is cut
+// at its added tokens; each stretch between them is normalized and cut
+// again at the added tokens matched in normalized text; each split is
+// rewritten (Metaspace), cut into pieces by the pre-tokenizer, and each
 // piece merges into tokens. GPT-2's is the zero of every stage but the
-// pre-tokenizer.
+// pre-tokenizer: it matches no added token.
 type bpeTokenizer struct {
-	model *bpeModel
-	added addedTokens
-	// normalize rewrites a stretch of text; start says the stretch begins
-	// the text. nil leaves text as it is.
-	normalize func(s string, start bool) string
-	pieceLen  func(s string) int // the pre-tokenizer: the first piece's length
+	model                  *bpeModel
+	added, addedNormalized addedTokens
+	normalize              func(s string) string // nil leaves text as it is
+	// rewrite is the Metaspace pre-tokenizer's rewriting of a split; start
+	// says the split begins the text. nil leaves it as it is.
+	rewrite  func(s string, start bool) string
+	pieceLen func(s string) int // the pre-tokenizer: the first piece's length
 	// stripSpaces is how many leading spaces Decode drops (SentencePiece's
 	// decoder takes back the space its normalizer put first).
 	stripSpaces int
@@ -59,11 +61,33 @@ func (t *bpeTokenizer) Encode(text string) ([]int, error) {
 	return ids, nil
 }
 
-// encodeStretch appends the ids of text that holds no added token, which
-// starts at byte at of the whole.
+// encodeStretch appends the ids of text that holds no added token matched
+// before normalizing, which starts at byte at of the whole.
 func (t *bpeTokenizer) encodeStretch(ids []int, text string, at int) ([]int, error) {
 	if t.normalize != nil {
-		text = t.normalize(text, at == 0)
+		text = t.normalize(text)
+	}
+	var err error
+	for pos := 0; pos < len(text); {
+		before, id, size := t.addedNormalized.next(text[pos:])
+		if ids, err = t.encodeSplit(ids, text[pos:pos+before], at+pos); err != nil {
+			return nil, err
+		}
+		if pos += before + size; id >= 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// encodeSplit appends the ids of normalized text without added tokens,
+// which starts at byte at (of the text, or where it is after normalizing).
+func (t *bpeTokenizer) encodeSplit(ids []int, text string, at int) ([]int, error) {
+	if text == "" {
+		return ids, nil // Hugging Face drops an empty split before the pre-tokenizer
+	}
+	if t.rewrite != nil {
+		text = t.rewrite(text, at == 0)
 	}
 	for pos := 0; pos < len(text); {
 		piece := text[pos : pos+t.pieceLen(text[pos:])]

@@ -217,9 +217,6 @@ func TestLlamaFamilyRefused(t *testing.T) {
 		{"added lstrip", split(func(d, _ map[string]any) {
 			d["added_tokens"] = []any{map[string]any{"id": 261, "content": "<a>", "special": true, "lstrip": true}}
 		}), `added token "<a>" (id 261) has lstrip, rstrip or single_word`},
-		{"added normalized", split(func(d, _ map[string]any) {
-			d["added_tokens"] = []any{map[string]any{"id": 261, "content": "<a>", "special": true, "normalized": true}}
-		}), `added token "<a>" (id 261) is normalized`},
 		{"roberta", split(func(d, _ map[string]any) { d["post_processor"] = map[string]any{"type": "RobertaProcessing"} }),
 			`post_processor is RobertaProcessing: built are ByteLevel and TemplateProcessing`},
 		{"nfkc for sentencepiece", sp(func(d, _ map[string]any) { d["normalizer"] = map[string]any{"type": "NFKC"} }),

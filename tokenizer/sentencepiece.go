@@ -30,7 +30,7 @@ func fallbackByte(name string) (byte, bool) {
 // Sequence of Prepend "▁" and Replace " " with "▁": each stretch of text
 // between added tokens, unless empty, gets a "▁" first, and every space
 // becomes one.
-func prependAndReplace(s string, _ bool) string {
+func prependAndReplace(s string) string {
 	if s == "" {
 		return s
 	}
@@ -46,15 +46,11 @@ const (
 	prependNever  prependScheme = "never"
 )
 
-// metaspaceNormalizer is the Metaspace pre-tokenizer's rewriting of a
-// stretch: every space becomes "▁", and "▁" goes first, as scheme says,
-// unless the stretch starts with one already. An empty stretch (between
-// two added tokens) stays empty: Hugging Face drops it before.
-func metaspaceNormalizer(scheme prependScheme) func(s string, start bool) string {
+// metaspaceRewrite is the Metaspace pre-tokenizer's rewriting of a split:
+// every space becomes "▁", and "▁" goes first, as scheme says, unless the
+// split starts with one already.
+func metaspaceRewrite(scheme prependScheme) func(s string, start bool) string {
 	return func(s string, start bool) string {
-		if s == "" {
-			return s
-		}
 		s = strings.ReplaceAll(s, " ", metaspace)
 		prepend := scheme == prependAlways || scheme == prependFirst && start
 		if prepend && !strings.HasPrefix(s, metaspace) {

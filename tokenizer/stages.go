@@ -16,7 +16,8 @@ type stages struct {
 	kind          string // names the tokenizer: "Llama 3's byte-level BPE"
 	gpt2          bool   // GPT-2's: added tokens' names are text
 	sentencePiece bool
-	normalize     func(s string, start bool) string
+	normalize     func(s string) string
+	rewrite       func(s string, start bool) string
 	pieceLen      func(s string) int
 	stripSpaces   int    // leading spaces the decoder drops
 	bosFirst      string // the token the post-processor puts first, "" for none
@@ -152,7 +153,7 @@ func splitStages(pre component) (stages, error) {
 
 // byteLevelNormalizer reads a byte-level BPE's normalizer: none, or NFC
 // (Qwen 2's).
-func byteLevelNormalizer(raw json.RawMessage) (func(string, bool) string, error) {
+func byteLevelNormalizer(raw json.RawMessage) (func(string) string, error) {
 	c, err := readComponent("normalizer", raw)
 	switch {
 	case err != nil:
@@ -160,7 +161,7 @@ func byteLevelNormalizer(raw json.RawMessage) (func(string, bool) string, error)
 	case c.Type == "":
 		return nil, nil
 	case c.Type == "NFC":
-		return func(s string, _ bool) string { return norm.NFC.String(s) }, nil
+		return norm.NFC.String, nil
 	}
 	return nil, errors.Errorf("normalizer is %s: built for a byte-level BPE are none and NFC", componentType(raw))
 }
@@ -182,7 +183,7 @@ func sentencePieceStages(file tokenizerJSON) (stages, error) {
 		}
 		s.normalize, s.pieceLen = prependAndReplace, wholePiece
 	default:
-		if s.normalize, s.pieceLen, err = readMetaspace(file.PreTokenizer); err != nil {
+		if s.rewrite, s.pieceLen, err = readMetaspace(file.PreTokenizer); err != nil {
 			return s, err
 		}
 	}
@@ -233,7 +234,7 @@ func readMetaspace(raw json.RawMessage) (func(string, bool) string, func(string)
 	if c.Split != nil && !*c.Split {
 		pieceLen = wholePiece
 	}
-	return metaspaceNormalizer(scheme), pieceLen, nil
+	return metaspaceRewrite(scheme), pieceLen, nil
 }
 
 // readSentencePieceDecoder reads Llama 2's decoder, Sequence [Replace "▁"

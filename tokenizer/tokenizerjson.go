@@ -63,7 +63,8 @@ type byteLevelJSON struct {
 //   - SentencePiece-style BPE with byte fallback (Llama 2, Mistral,
 //     TinyLlama), by Llama 2's normalizer or a Metaspace pre-tokenizer.
 //
-// Beyond GPT-2, added tokens are matched in text as Hugging Face does; the
+// Beyond GPT-2, added tokens are matched in text as Hugging Face does
+// (those marked normalized in normalized text, by their normalized names); the
 // beginning of text is the token the post_processor puts first (AddsBOS),
 // else <s> or <|begin_of_text|>, the end </s>, <|end_of_text|> or
 // <|endoftext|>, when the file has them. Anything else is an error naming
@@ -83,7 +84,7 @@ func ReadTokenizerJSON(path string) (Tokenizer, error) {
 // parseTokenizerJSON builds a tokenizer from a tokenizer.json's contents,
 // naming it name in errors.
 func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
-	spec, st, err := tokenizerJSONSpec(raw, name)
+	spec, st, normalizedNames, err := tokenizerJSONSpec(raw, name)
 	if err != nil {
 		return nil, errors.Wrap(err, name)
 	}
@@ -94,8 +95,10 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	inText, inNormalized := splitAdded(spec.specials, normalizedNames, st.normalize)
 	t := &bpeTokenizer{
-		model: model, added: newAddedTokens(spec.specials), normalize: st.normalize, pieceLen: st.pieceLen,
+		model: model, added: newAddedTokens(inText), addedNormalized: newAddedTokens(inNormalized),
+		normalize: st.normalize, rewrite: st.rewrite, pieceLen: st.pieceLen,
 		stripSpaces: st.stripSpaces, bos: tokenNamed(spec, "<s>", "<|begin_of_text|>"),
 		eos:  tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText),
 		name: fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
@@ -108,6 +111,26 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 		t.bos, t.addsBOS = id, true
 	}
 	return t, nil
+}
+
+// splitAdded parts added tokens into those matched in the raw text and
+// those matched in normalized text, as Hugging Face does: by their names
+// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer).
+func splitAdded(tokens map[string]int, normalized map[string]bool, normalize func(string) string) (inText, inNormalized map[string]int) {
+	inText, inNormalized = map[string]int{}, map[string]int{}
+	for name, id := range tokens {
+		if normalized[name] {
+			if normalize != nil {
+				name = normalize(name)
+			}
+			if earlier, dup := inNormalized[name]; !dup || id < earlier {
+				inNormalized[name] = id // of two names normalized alike, the first
+			}
+		} else {
+			inText[name] = id
+		}
+	}
+	return inText, inNormalized
 }
 
 // tokenNamed is the id of the first of names the vocabulary or the added
@@ -125,42 +148,43 @@ func tokenNamed(spec bpeSpec, names ...string) int {
 }
 
 // tokenizerJSONSpec checks what a tokenizer.json holds and gathers its
-// vocabulary, merges and added tokens, and its stages.
-func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, error) {
+// vocabulary, merges and added tokens (and which are matched in normalized
+// text), and its stages.
+func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, map[string]bool, error) {
 	if err := checkJSON(raw); err != nil {
-		return bpeSpec{}, stages{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	var file tokenizerJSON
 	if err := json.Unmarshal(raw, &file); err != nil {
-		return bpeSpec{}, stages{}, decodeError(err)
+		return bpeSpec{}, stages{}, nil, decodeError(err)
 	}
 	if err := checkModel(file.Model); err != nil {
-		return bpeSpec{}, stages{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	st, err := readStages(file)
 	if err != nil {
-		return bpeSpec{}, stages{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	if isNull(file.Model.Vocab) {
-		return bpeSpec{}, stages{}, errors.New("model.vocab is missing")
+		return bpeSpec{}, stages{}, nil, errors.New("model.vocab is missing")
 	}
 	vocab, err := parseVocab(file.Model.Vocab)
 	if err != nil {
-		return bpeSpec{}, stages{}, errors.Wrap(err, "model.vocab")
+		return bpeSpec{}, stages{}, nil, errors.Wrap(err, "model.vocab")
 	}
 	merges, err := parseMergesJSON(file.Model.Merges)
 	if err != nil {
-		return bpeSpec{}, stages{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
-	specials, err := parseAddedTokens(file.AddedTokens, st)
+	specials, normalized, err := parseAddedTokens(file.AddedTokens, st)
 	if err != nil {
-		return bpeSpec{}, stages{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	return bpeSpec{
 		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
 		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
-	}, st, nil
+	}, st, normalized, nil
 }
 
 // decodeError words encoding/json's type errors by the file's own key.
@@ -283,34 +307,32 @@ func parseMergesJSON(raw []json.RawMessage) ([][2]string, error) {
 	return merges, nil
 }
 
-// parseAddedTokens reads added_tokens. For GPT-2's kind each must be
-// special: its Encode treats special tokens' names as text, and a
-// non-special added token, which Hugging Face matches in text, would
-// silently encode differently. The other kinds match them all in the raw
-// text, so none may be matched otherwise (normalized, with a normalizer;
-// lstrip, rstrip, single_word).
-func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, error) {
+// parseAddedTokens reads added_tokens, and which are matched in normalized
+// text. For GPT-2's kind each must be special: its Encode treats special
+// tokens' names as text, and a non-special added token, which Hugging Face
+// matches in text, would silently encode differently. The other kinds
+// match them all, as they are (no lstrip, rstrip or single_word).
+func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[string]bool, error) {
 	specials := make(map[string]int, len(tokens))
+	normalized := map[string]bool{}
 	for i, t := range tokens {
 		switch {
 		case t.ID == nil:
-			return nil, errors.Errorf("added_tokens[%d] has no id", i)
+			return nil, nil, errors.Errorf("added_tokens[%d] has no id", i)
 		case t.Content == "":
-			return nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
+			return nil, nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
 		case st.gpt2 && !t.Special:
-			return nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
+			return nil, nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
 				msg.Quote(t.Content), *t.ID)
 		case !st.gpt2 && (t.LStrip || t.RStrip || t.SingleWord):
-			return nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
-				msg.Quote(t.Content), *t.ID)
-		case !st.gpt2 && t.Normalized && st.normalize != nil:
-			return nil, errors.Errorf("added token %s (id %d) is normalized: built is an added token matched in the text before the normalizer",
+			return nil, nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
 				msg.Quote(t.Content), *t.ID)
 		}
 		if id, dup := specials[t.Content]; dup {
-			return nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
+			return nil, nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
 		}
 		specials[t.Content] = *t.ID
+		normalized[t.Content] = t.Normalized
 	}
-	return specials, nil
+	return specials, normalized, nil
 }

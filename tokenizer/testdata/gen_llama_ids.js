@@ -49,13 +49,24 @@ const bosTemplate = {
     ],
   },
 };
+// Added tokens matched in normalized text, as some files mark them.
+const normalizedAdded = pkg => ({
+  added_tokens: JSON.parse(fs.readFileSync(path.join(dir, pkg, 'package/models/tokenizer.json'))).added_tokens
+    .map(t => Object.assign({}, t, { normalized: true })),
+});
 const tokenizers = [
   { name: 'mistral', pkg: 'llama2', edit: {} },
   { name: 'mistral, Metaspace first', pkg: 'llama2', edit: metaspace('first', false) },
   { name: 'mistral, Metaspace always split', pkg: 'llama2', edit: metaspace('always', true) },
+  { name: 'mistral, added tokens normalized', pkg: 'llama2', edit: normalizedAdded('llama2') },
+  {
+    name: 'mistral, Metaspace first, added tokens normalized', pkg: 'llama2', casesOnly: true,
+    edit: Object.assign(metaspace('first', false), normalizedAdded('llama2')),
+  },
   { name: 'llama3', pkg: 'llama3', edit: {} },
   { name: 'llama3, BOS template', pkg: 'llama3', edit: bosTemplate, casesOnly: true },
   { name: 'qwen', pkg: 'qwen3', edit: {} },
+  { name: 'qwen, added tokens normalized', pkg: 'qwen3', edit: normalizedAdded('qwen3'), casesOnly: true },
 ];
 
 const corpus = fs.readFileSync(path.join(here, 'gpt2_corpus.txt'), 'utf-8') +
