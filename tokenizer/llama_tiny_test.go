@@ -242,7 +242,7 @@ func TestLlamaFamilyRefused(t *testing.T) {
 			return ds
 		})), "decoder is Sequence [Replace, ByteFallback, Fuse, Strip]: built"},
 		{"eos after", sp(single(seqA, special("</s>"))), `post_processor.single is "$A </s>": built are "$A" and a special token then "$A"`},
-		{"bos not added", sp(single(special("<bos>"), seqA)), `post_processor puts "<bos>" first, which is not one of added_tokens`},
+		{"bos not added", sp(single(special("<bos>"), seqA)), `post_processor puts "<bos>" first, which is neither in the vocabulary nor one of added_tokens`},
 		{"unigram", sp(func(_, m map[string]any) { m["type"] = "Unigram" }), `model.type is "Unigram": built is BPE`},
 	} {
 		_, err := parseTokenizerJSON(c.raw, "tokenizer.json")

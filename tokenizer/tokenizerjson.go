@@ -91,6 +91,12 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 	if st.gpt2 {
 		return newGPT2BPE(spec)
 	}
+	return newStagedBPE(spec, st, normalizedNames, name)
+}
+
+// newStagedBPE is a tokenizer of the kinds beyond GPT-2's: added tokens
+// matched in text, and the stages st; name names the file in errors.
+func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name string) (*bpeTokenizer, error) {
 	model, err := newBPEModel(spec)
 	if err != nil {
 		return nil, err
@@ -104,11 +110,11 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 		name: fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
 	}
 	if st.bosFirst != "" {
-		id, ok := spec.specials[st.bosFirst]
-		if !ok {
-			return nil, errors.Errorf("%s: post_processor puts %s first, which is not one of added_tokens", name, msg.Quote(st.bosFirst))
+		if t.bos = tokenNamed(spec, st.bosFirst); t.bos < 0 {
+			return nil, errors.Errorf("%s: post_processor puts %s first, which is neither in the vocabulary nor one of added_tokens",
+				name, msg.Quote(st.bosFirst))
 		}
-		t.bos, t.addsBOS = id, true
+		t.addsBOS = true
 	}
 	return t, nil
 }
