@@ -29,7 +29,7 @@ type bpeTokenizer struct {
 	// decoder takes back the space its normalizer put first).
 	stripSpaces int
 	bos, eos    int
-	addsBOS     bool // the model expects bos before every text
+	addsBOS     bool // Encode puts bos first, as the file's post-processor does
 	name        string
 	cache       pieceCache
 }
@@ -45,9 +45,18 @@ func newGPT2BPE(spec bpeSpec) (*bpeTokenizer, error) {
 	return &bpeTokenizer{model: model, pieceLen: gpt2PieceLen, bos: model.eos, eos: model.eos, name: name}, nil
 }
 
-// Encode cuts text at its added tokens and encodes the stretches between.
+// Encode is the ids of text, with bos first when the model wants it.
 func (t *bpeTokenizer) Encode(text string) ([]int, error) {
-	ids := make([]int, 0, len(text)/3+1)
+	ids := make([]int, 0, len(text)/3+2)
+	if t.addsBOS {
+		ids = append(ids, t.bos)
+	}
+	return t.encodeText(ids, text)
+}
+
+// encodeText appends the ids of text to ids: it cuts text at its added
+// tokens and encodes the stretches between.
+func (t *bpeTokenizer) encodeText(ids []int, text string) ([]int, error) {
 	var err error
 	for at := 0; at < len(text); {
 		before, id, size := t.added.next(text[at:])
@@ -139,11 +148,10 @@ func (t *bpeTokenizer) Token(id int) []byte {
 	return bytes.Clone(t.model.tokens[id])
 }
 
-func (t *bpeTokenizer) Size() int      { return len(t.model.tokens) }
-func (t *bpeTokenizer) EOS() int       { return t.eos }
-func (t *bpeTokenizer) BOS() int       { return t.bos }
-func (t *bpeTokenizer) Name() string   { return t.name }
-func (t *bpeTokenizer) bosFirst() bool { return t.addsBOS }
+func (t *bpeTokenizer) Size() int    { return len(t.model.tokens) }
+func (t *bpeTokenizer) EOS() int     { return t.eos }
+func (t *bpeTokenizer) BOS() int     { return t.bos }
+func (t *bpeTokenizer) Name() string { return t.name }
 
 // maxCachedPieces bounds the cache: past it the cache starts over, so a
 // long-running sampler's memory does not grow with every new word.

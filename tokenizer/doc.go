@@ -31,8 +31,8 @@
 //     without a token of their own). Added tokens are matched in text as
 //     Hugging Face matches them (leftmost, then longest) and never split.
 //     Ids equal Hugging Face's tokenizers' on a 111 KB corpus.
-//     AddsBOS says whether the model wants its beginning-of-text token
-//     first (the file's post_processor), EncodePrompt puts it there.
+//     Encode puts the beginning-of-text token first when the file's
+//     post_processor does (Hugging Face's encode, add_special_tokens on).
 //     Decode drops the space SentencePiece put first; a Stream, which
 //     continues a text, keeps it. Decode(Encode(s)) is s, except where the
 //     model's normalizer changes text for good: NFC for Qwen 2, "▁" a

@@ -92,9 +92,9 @@ func parseTiny(t testing.TB, raw []byte) *bpeTokenizer {
 
 // TestTinyLlamaFamilyEncodes: a SentencePiece tokenizer puts "▁" first and
 // for each space, falls back to bytes for a character it lacks, matches
-// added tokens whole and puts <s> first in a prompt; a Split one takes the
-// longest of the added tokens that start at a place, and composes (NFC)
-// before it splits.
+// added tokens whole, and Encode puts <s> first as its post-processor
+// does; a Split one takes the longest of the added tokens that start at a
+// place, and composes (NFC) before it splits.
 func TestTinyLlamaFamilyEncodes(t *testing.T) {
 	sp := parseTiny(t, tinySentencePieceJSON(t, nil))
 	split := parseTiny(t, tinySplitJSON(t, nil))
@@ -115,9 +115,16 @@ func TestTinyLlamaFamilyEncodes(t *testing.T) {
 		{split, " the<|endoftext|>", []int{258, 260}, " the<|endoftext|>"},
 		{split, "e\u0301", []int{0xc3, 0xa9}, "é"},
 	} {
-		got, err := c.tok.Encode(c.text)
+		got, err := c.tok.encodeText(nil, c.text)
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q encodes to %v (%v), want %v", c.tok.Name(), c.text, got, err, c.want)
+		}
+		withBOS, err := c.tok.Encode(c.text)
+		if c.tok == sp {
+			got = append([]int{1}, got...)
+		}
+		if err != nil || !slices.Equal(withBOS, got) {
+			t.Errorf("%s: Encode(%q) = %v (%v), want %v", c.tok.Name(), c.text, withBOS, err, got)
 		}
 		if d := string(Decode(c.tok, c.want)); d != c.decoded {
 			t.Errorf("%s: %v decodes to %q, want %q", c.tok.Name(), c.want, d, c.decoded)
@@ -127,19 +134,30 @@ func TestTinyLlamaFamilyEncodes(t *testing.T) {
 		tok            Tokenizer
 		name           string
 		size, bos, eos int
-		addsBOS        bool
 	}{
-		{sp, "SentencePiece BPE (266 tokens)", 266, 1, 2, true},
-		{split, "Llama 3's byte-level BPE (263 tokens)", 263, -1, 260, false},
-		{GPT2(), "GPT-2 byte-level BPE (50257 tokens)", 50257, 50256, 50256, false},
+		{sp, "SentencePiece BPE (266 tokens)", 266, 1, 2},
+		{split, "Llama 3's byte-level BPE (263 tokens)", 263, -1, 260},
 	} {
-		if c.tok.Name() != c.name || c.tok.Size() != c.size || c.tok.BOS() != c.bos || c.tok.EOS() != c.eos || AddsBOS(c.tok) != c.addsBOS {
-			t.Errorf("%s: size %d, BOS %d, EOS %d, AddsBOS %t; want %s, %d, %d, %d, %t", c.tok.Name(), c.tok.Size(), c.tok.BOS(),
-				c.tok.EOS(), AddsBOS(c.tok), c.name, c.size, c.bos, c.eos, c.addsBOS)
+		if c.tok.Name() != c.name || c.tok.Size() != c.size || c.tok.BOS() != c.bos || c.tok.EOS() != c.eos {
+			t.Errorf("%s: size %d, BOS %d, EOS %d; want %s, %d, %d, %d", c.tok.Name(), c.tok.Size(), c.tok.BOS(),
+				c.tok.EOS(), c.name, c.size, c.bos, c.eos)
 		}
 	}
-	if got, err := EncodePrompt(sp, "the"); err != nil || !slices.Equal(got, []int{1, 265}) {
-		t.Errorf("EncodePrompt: %v (%v), want <s> first: [1 265]", got, err)
+}
+
+// otherEOS wraps a tokenizer to change its EOS, as a caller whose model
+// names another does.
+type otherEOS struct{ Tokenizer }
+
+func (otherEOS) EOS() int            { return 0 }
+func (w otherEOS) Unwrap() Tokenizer { return w.Tokenizer }
+
+// TestDecodeThroughWrapper: Decode reads through a Wrapper to the
+// tokenizer's own decoder, which drops SentencePiece's first space.
+func TestDecodeThroughWrapper(t *testing.T) {
+	sp := parseTiny(t, tinySentencePieceJSON(t, nil))
+	if d := string(Decode(otherEOS{sp}, []int{265})); d != "the" {
+		t.Errorf("through a wrapper, ▁the decodes to %q, want \"the\"", d)
 	}
 }
 
@@ -148,7 +166,7 @@ func TestTinyLlamaFamilyEncodes(t *testing.T) {
 // continues a text).
 func TestByteFallbackStream(t *testing.T) {
 	sp := parseTiny(t, tinySentencePieceJSON(t, nil))
-	ids, err := sp.Encode("世")
+	ids, err := sp.encodeText(nil, "世")
 	if err != nil || len(ids) != 4 {
 		t.Fatalf("世 encodes to %v (%v), want ▁ and three bytes", ids, err)
 	}
@@ -269,7 +287,7 @@ func FuzzLlamaFamilyRoundTrip(f *testing.F) {
 		if want := norm.NFC.String(text); string(Decode(split, ids)) != want {
 			t.Fatalf("split: %q decodes to %q, want %q", text, Decode(split, ids), want)
 		}
-		if ids, err = sp.Encode(text); err != nil {
+		if ids, err = sp.encodeText(nil, text); err != nil {
 			t.Fatalf("SentencePiece: %q: %v", text, err)
 		}
 		if d := Decode(sp, ids); !hasAny(text, metaspace, "<s>", "</s>", "<unk>") && !bytes.Equal(d, []byte(text)) {

@@ -4,11 +4,13 @@ import "unicode/utf8"
 
 // Tokenizer turns text into token ids and ids into bytes.
 type Tokenizer interface {
-	// Encode splits text into token ids, without the beginning-of-text
-	// token (EncodePrompt adds it when the model expects it). Special
-	// tokens' names written in the text are text for GPT-2, as its encoder
-	// treats them, and the token itself for a tokenizer.json of another
-	// kind, as Hugging Face's tokenizers match them.
+	// Encode splits text into token ids as the model reads a text: with
+	// the beginning-of-text token first when its tokenizer.json's
+	// post_processor puts it there (Llama 2, Mistral, TinyLlama, Llama 3's
+	// newer files), as Hugging Face's tokenizers encode. Special tokens'
+	// names written in the text are text for GPT-2, as its encoder treats
+	// them, and the token itself for a tokenizer.json of another kind, as
+	// Hugging Face's tokenizers match them.
 	Encode(text string) ([]int, error)
 	// Token is the bytes of one id's token; a special token's are its name.
 	Token(id int) []byte
@@ -22,9 +24,24 @@ type Tokenizer interface {
 	Name() string
 }
 
+// Wrapper is a Tokenizer that wraps another to change some of its answers
+// (its BOS or EOS); Decode reads through it to the tokenizer's own
+// decoder.
+type Wrapper interface {
+	Tokenizer
+	Unwrap() Tokenizer
+}
+
 // Decode is the text of ids: their tokens' bytes one after another, less
 // the leading space a SentencePiece tokenizer put before the text.
 func Decode(t Tokenizer, ids []int) []byte {
+	for {
+		w, ok := t.(Wrapper)
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
+	}
 	if d, ok := t.(interface{ decode(ids []int) []byte }); ok {
 		return d.decode(ids)
 	}
@@ -38,24 +55,6 @@ func joinTokens(t Tokenizer, ids []int) []byte {
 		out = append(out, t.Token(id)...)
 	}
 	return out
-}
-
-// AddsBOS says whether t's model expects its beginning-of-text token
-// before every text: a tokenizer.json whose post_processor puts it there
-// (Llama 2, Mistral, TinyLlama; Llama 3's newer files).
-func AddsBOS(t Tokenizer) bool {
-	b, ok := t.(interface{ bosFirst() bool })
-	return ok && b.bosFirst()
-}
-
-// EncodePrompt is Encode with the beginning-of-text token first when the
-// model expects it (AddsBOS), as Hugging Face's tokenizers encode a text.
-func EncodePrompt(t Tokenizer, text string) ([]int, error) {
-	ids, err := t.Encode(text)
-	if err != nil || !AddsBOS(t) {
-		return ids, err
-	}
-	return append([]int{t.BOS()}, ids...), nil
 }
 
 // Stream writes ids as text as they come: the bytes of a character split

@@ -12,8 +12,8 @@ import (
 )
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
-// how text becomes ids. post_processor only says whether the model wants
-// its beginning-of-text token first (AddsBOS): callers add it themselves.
+// how text becomes ids. Of post_processor only the token it puts first is
+// read (Encode puts it first too).
 type tokenizerJSON struct {
 	Model         *bpeJSON        `json:"model"`
 	Normalizer    json.RawMessage `json:"normalizer"`
@@ -64,11 +64,12 @@ type byteLevelJSON struct {
 //     TinyLlama), by Llama 2's normalizer or a Metaspace pre-tokenizer.
 //
 // Beyond GPT-2, added tokens are matched in text as Hugging Face does
-// (those marked normalized in normalized text, by their normalized names); the
-// beginning of text is the token the post_processor puts first (AddsBOS),
-// else <s> or <|begin_of_text|>, the end </s>, <|end_of_text|> or
-// <|endoftext|>, when the file has them. Anything else is an error naming
-// the key, what it holds and what is built.
+// (those marked normalized in normalized text, by their normalized
+// names); the beginning of text is the token the post_processor puts
+// first (Encode puts it first too), else <s> or <|begin_of_text|>, the
+// end </s>, <|end_of_text|> or <|endoftext|>, when the file has them.
+// Anything else is an error naming the key, what it holds and what is
+// built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
 	raw, err := readTokenizerFile(path)
 	if err != nil {
