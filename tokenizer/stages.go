@@ -68,7 +68,7 @@ func readComponent(key string, raw json.RawMessage) (component, error) {
 	return c, nil
 }
 
-// readStages decides what kind of BPE file is: SentencePiece's when the
+// readStages decides what kind of BPE the file holds: SentencePiece's when the
 // model falls back to bytes, else byte-level.
 func readStages(file tokenizerJSON) (stages, error) {
 	var s stages
