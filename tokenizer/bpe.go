@@ -3,6 +3,8 @@ package tokenizer
 import (
 	"container/heap"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/pkg/errors"
@@ -13,13 +15,14 @@ import (
 const maxVocab = 1 << 20
 
 // bpeSpec is what a vocabulary file defines, before it is checked: tokens
-// written with GPT-2's byte-to-unicode table, the merges in rank order, and
-// special tokens whose names are their text.
+// written with GPT-2's byte-to-unicode table (or SentencePiece's way), the
+// merges in rank order, and added tokens whose names are their text.
 type bpeSpec struct {
-	vocab        map[string]int
-	merges       [][2]string
-	specials     map[string]int // added tokens; may repeat vocab entries
-	ignoreMerges bool           // a piece that is a whole token is that token
+	vocab         map[string]int
+	merges        [][2]string
+	specials      map[string]int // added tokens; may repeat vocab entries
+	ignoreMerges  bool           // a piece that is a whole token is that token
+	sentencePiece bool           // tokens are text with "▁" for a space, and <0xNN> bytes
 
 	vocabWhere string             // names the vocabulary in errors: its file
 	mergesFile string             // names the file of the merges in errors
@@ -31,12 +34,15 @@ type merge struct {
 	rank, id int32
 }
 
-// bpeModel is a checked byte-level BPE vocabulary.
+// bpeModel is a checked BPE vocabulary. A byte-level one merges a piece's
+// bytes; a SentencePiece one merges its characters, each the token of its
+// own (chars) or else, byte by byte, the <0xNN> tokens (byte fallback).
 type bpeModel struct {
 	tokens  [][]byte         // each id's bytes
 	byteIDs [256]int32       // the id of each single byte's token, -1 for none
 	merges  map[uint64]merge // by pairKey(left, right)
-	whole   map[string]int32 // a token's bytes to its id, for ignoreMerges
+	whole   map[string]int32 // a piece to the id of the token it spells, for ignoreMerges
+	chars   map[string]int32 // SentencePiece: a one-character token's text to its id
 	eos     int              // <|endoftext|>, -1 without one
 }
 
@@ -59,10 +65,9 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 			m.tokens[id] = []byte(name)
 			continue
 		}
-		b, bad, ok := byteLevelDecode(name)
-		if !ok {
-			return nil, errors.Errorf("%s: token %s (id %d) holds %s, which is not one of GPT-2's byte-level characters",
-				spec.vocabWhere, msg.Quote(name), id, msg.Quote(string(bad)))
+		b, err := tokenBytes(name, spec.sentencePiece)
+		if err != nil {
+			return nil, errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
 		}
 		m.tokens[id] = b
 	}
@@ -71,21 +76,54 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 	} else if id, ok := spec.specials[endOfText]; ok {
 		m.eos = id
 	}
-	m.setByteIDs(spec.vocab)
+	m.setByteIDs(spec)
 	if err := m.setMerges(spec); err != nil {
 		return nil, err
 	}
-	if spec.ignoreMerges {
-		// Keyed by what a piece's bytes can spell: a special token whose
-		// name is not byte-level text is never a piece.
-		m.whole = make(map[string]int32, len(spec.vocab))
+	if spec.sentencePiece {
+		m.chars = make(map[string]int32)
 		for name, id := range spec.vocab {
-			if b, _, ok := byteLevelDecode(name); ok {
-				m.whole[string(b)] = int32(id)
+			if utf8.RuneCountInString(name) == 1 {
+				m.chars[name] = int32(id)
 			}
 		}
 	}
+	if spec.ignoreMerges {
+		m.whole = wholeTokens(spec)
+	}
 	return m, nil
+}
+
+// tokenBytes is the bytes a vocabulary entry stands for: GPT-2's
+// byte-to-unicode characters decoded, or SentencePiece's text with "▁" a
+// space and <0xNN> the byte NN.
+func tokenBytes(name string, sentencePiece bool) ([]byte, error) {
+	if sentencePiece {
+		if b, ok := fallbackByte(name); ok {
+			return []byte{b}, nil
+		}
+		return []byte(strings.ReplaceAll(name, metaspace, " ")), nil
+	}
+	b, bad, ok := byteLevelDecode(name)
+	if !ok {
+		return nil, errors.Errorf("holds %s, which is not one of GPT-2's byte-level characters", msg.Quote(string(bad)))
+	}
+	return b, nil
+}
+
+// wholeTokens maps each piece a token spells to its id, for ignoreMerges:
+// a byte-level piece is bytes, a SentencePiece one the vocabulary's text.
+// A special token whose name is not byte-level text is never a piece.
+func wholeTokens(spec bpeSpec) map[string]int32 {
+	whole := make(map[string]int32, len(spec.vocab))
+	for name, id := range spec.vocab {
+		if spec.sentencePiece {
+			whole[name] = int32(id)
+		} else if b, _, ok := byteLevelDecode(name); ok {
+			whole[string(b)] = int32(id)
+		}
+	}
+	return whole
 }
 
 // namesByID lists the tokens by id, refusing ids that are not 0..n-1 or
@@ -146,11 +184,16 @@ func sortedByID(tokens map[string]int) []string {
 	return names
 }
 
-// setByteIDs finds each byte's own token.
-func (m *bpeModel) setByteIDs(vocab map[string]int) {
+// setByteIDs finds each byte's own token: GPT-2's character for it, or
+// SentencePiece's <0xNN>.
+func (m *bpeModel) setByteIDs(spec bpeSpec) {
 	for b := range 256 {
+		name := string(byteRunes[b])
+		if spec.sentencePiece {
+			name = fallbackName(byte(b))
+		}
 		m.byteIDs[b] = -1
-		if id, ok := vocab[string(byteRunes[b])]; ok {
+		if id, ok := spec.vocab[name]; ok {
 			m.byteIDs[b] = int32(id)
 		}
 	}
@@ -185,13 +228,12 @@ func (m *bpeModel) encodePiece(ids []int, piece string, at int) ([]int, error) {
 	if id, ok := m.whole[piece]; ok {
 		return append(ids, int(id)), nil
 	}
-	symbols := make([]symbol, len(piece))
-	for i := range len(piece) {
-		id := m.byteIDs[piece[i]]
-		if id < 0 {
-			return nil, noByteToken(piece, i, at)
-		}
-		symbols[i] = symbol{id: id, prev: int32(i - 1), next: int32(i + 1)}
+	symbols, err := m.firstSymbols(piece, at)
+	if err != nil {
+		return nil, err
+	}
+	for i := range symbols {
+		symbols[i].prev, symbols[i].next = int32(i-1), int32(i+1)
 	}
 	symbols[len(symbols)-1].next = -1
 	m.mergeAll(symbols)
@@ -201,8 +243,33 @@ func (m *bpeModel) encodePiece(ids []int, piece string, at int) ([]int, error) {
 	return ids, nil
 }
 
+// firstSymbols is a piece's tokens before any merge: one a byte, or for
+// SentencePiece one a character, its bytes' tokens when it has none.
+func (m *bpeModel) firstSymbols(piece string, at int) ([]symbol, error) {
+	symbols := make([]symbol, 0, len(piece))
+	for i := 0; i < len(piece); {
+		size := 1
+		if m.chars != nil {
+			_, size = utf8.DecodeRuneInString(piece[i:])
+			if id, ok := m.chars[piece[i:i+size]]; ok {
+				symbols = append(symbols, symbol{id: id})
+				i += size
+				continue
+			}
+		}
+		for end := i + size; i < end; i++ {
+			id := m.byteIDs[piece[i]]
+			if id < 0 {
+				return nil, noByteToken(piece, i, at)
+			}
+			symbols = append(symbols, symbol{id: id})
+		}
+	}
+	return symbols, nil
+}
+
 // symbol is one token of a piece as it merges: a doubly linked list over
-// the piece's byte positions, where a merged token keeps its left position.
+// the piece's first tokens' positions, where a merged token keeps its left one.
 type symbol struct {
 	id         int32 // -1 once merged into the symbol on its left
 	prev, next int32 // positions of the neighbours, -1 at the ends

@@ -24,7 +24,7 @@ var (
 // the package on first use and shared after.
 func GPT2() Tokenizer { return gpt2() }
 
-var gpt2 = sync.OnceValue(func() *byteBPE {
+var gpt2 = sync.OnceValue(func() *bpeTokenizer {
 	t, err := parseGPT2Files(gunzip(gpt2VocabGz), gunzip(gpt2MergesGz), "gpt2_vocab.json.gz", "gpt2_merges.txt.gz")
 	if err != nil {
 		panic("tokenizer: GPT-2's embedded vocabulary: " + err.Error()) // the package's own data, tested

@@ -34,14 +34,14 @@ func ReadGPT2Files(vocabPath, mergesPath string) (Tokenizer, error) {
 	}
 	t, err := parseGPT2Files(rawVocab, rawMerges, vocabPath, mergesPath)
 	if err != nil {
-		return nil, err // not a nil *byteBPE inside a non-nil Tokenizer
+		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
 	}
 	return t, nil
 }
 
 // parseGPT2Files builds a tokenizer from the contents of vocab.json and
 // merges.txt, naming them vocabName and mergesName in errors.
-func parseGPT2Files(rawVocab, rawMerges []byte, vocabName, mergesName string) (*byteBPE, error) {
+func parseGPT2Files(rawVocab, rawMerges []byte, vocabName, mergesName string) (*bpeTokenizer, error) {
 	vocab, err := parseVocab(rawVocab)
 	if err != nil {
 		return nil, errors.Wrap(err, vocabName)

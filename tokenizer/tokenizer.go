@@ -4,9 +4,13 @@ import "unicode/utf8"
 
 // Tokenizer turns text into token ids and ids into bytes.
 type Tokenizer interface {
-	// Encode splits text into token ids. Special tokens' names written in
-	// the text ("<|endoftext|>") are ordinary text, as GPT-2's encoder
-	// treats them; give their ids directly to feed one.
+	// Encode splits text into token ids as the model reads a text: with
+	// the beginning-of-text token first when its tokenizer.json's
+	// post_processor puts it there (Llama 2, Mistral, TinyLlama, Llama 3's
+	// newer files), as Hugging Face's tokenizers encode. Special tokens'
+	// names written in the text are text for GPT-2, as its encoder treats
+	// them, and the token itself for a tokenizer.json of another kind, as
+	// Hugging Face's tokenizers match them.
 	Encode(text string) ([]int, error)
 	// Token is the bytes of one id's token; a special token's are its name.
 	Token(id int) []byte
@@ -20,8 +24,32 @@ type Tokenizer interface {
 	Name() string
 }
 
-// Decode is the bytes of ids, one token after another.
+// Wrapper is a Tokenizer that wraps another to change some of its answers
+// (its BOS or EOS); Decode reads through it to the tokenizer's own
+// decoder.
+type Wrapper interface {
+	Tokenizer
+	Unwrap() Tokenizer
+}
+
+// Decode is the text of ids: their tokens' bytes one after another, less
+// the leading space a SentencePiece tokenizer put before the text.
 func Decode(t Tokenizer, ids []int) []byte {
+	for {
+		w, ok := t.(Wrapper)
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
+	}
+	if d, ok := t.(interface{ decode(ids []int) []byte }); ok {
+		return d.decode(ids)
+	}
+	return joinTokens(t, ids)
+}
+
+// joinTokens is ids' tokens' bytes, one after another.
+func joinTokens(t Tokenizer, ids []int) []byte {
 	var out []byte
 	for _, id := range ids {
 		out = append(out, t.Token(id)...)
@@ -30,7 +58,8 @@ func Decode(t Tokenizer, ids []int) []byte {
 }
 
 // Stream writes ids as text as they come: the bytes of a character split
-// across tokens are held until it is whole.
+// across tokens are held until it is whole. A stream continues a text, so
+// it keeps every space (Decode drops a SentencePiece text's first).
 type Stream struct {
 	tok     Tokenizer
 	pending []byte

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg"
@@ -11,14 +12,15 @@ import (
 )
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
-// how text becomes ids. post_processor (which adds special tokens around a
-// sequence) is left out: callers add BOS and EOS themselves.
+// how text becomes ids. Of post_processor only the token it puts first is
+// read (Encode puts it first too).
 type tokenizerJSON struct {
-	Model        *bpeJSON        `json:"model"`
-	Normalizer   json.RawMessage `json:"normalizer"`
-	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
-	Decoder      json.RawMessage `json:"decoder"`
-	AddedTokens  []addedToken    `json:"added_tokens"`
+	Model         *bpeJSON        `json:"model"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage `json:"post_processor"`
+	Decoder       json.RawMessage `json:"decoder"`
+	AddedTokens   []addedToken    `json:"added_tokens"`
 }
 
 type bpeJSON struct {
@@ -29,14 +31,19 @@ type bpeJSON struct {
 	ContinuingSubwordPrefix string            `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         string            `json:"end_of_word_suffix"`
 	IgnoreMerges            bool              `json:"ignore_merges"`
+	ByteFallback            bool              `json:"byte_fallback"`
 }
 
 // addedToken is one of added_tokens: a token matched as a whole, outside
 // the BPE, such as <|endoftext|>.
 type addedToken struct {
-	ID      *int   `json:"id"`
-	Content string `json:"content"`
-	Special bool   `json:"special"`
+	ID         *int   `json:"id"`
+	Content    string `json:"content"`
+	Special    bool   `json:"special"`
+	Normalized bool   `json:"normalized"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
 }
 
 // byteLevelJSON is a ByteLevel pre-tokenizer or decoder's options.
@@ -46,11 +53,23 @@ type byteLevelJSON struct {
 	UseRegex       *bool  `json:"use_regex"`
 }
 
-// ReadTokenizerJSON reads a Hugging Face tokenizer.json. For now only a
-// byte-level BPE with GPT-2's pre-tokenizer is accepted (GPT-2 and the
-// models that reuse its tokenizer); anything else is an error naming what
-// the file holds. The end and beginning of text are <|endoftext|> when the
-// file has it.
+// ReadTokenizerJSON reads a Hugging Face tokenizer.json holding a BPE of
+// one of the kinds built:
+//   - GPT-2's byte-level BPE (and the models that reuse it), whose end and
+//     beginning of text are <|endoftext|> when the file has it, and whose
+//     special tokens' names in text are text;
+//   - Llama 3's and Qwen 2's byte-level BPE (a Split by their own pattern,
+//     Qwen 2's after NFC);
+//   - SentencePiece-style BPE with byte fallback (Llama 2, Mistral,
+//     TinyLlama), by Llama 2's normalizer or a Metaspace pre-tokenizer.
+//
+// Beyond GPT-2, added tokens are matched in text as Hugging Face does
+// (those marked normalized in normalized text, by their normalized
+// names); the beginning of text is the token the post_processor puts
+// first (Encode puts it first too), else <s> or <|begin_of_text|>, the
+// end </s>, <|end_of_text|> or <|endoftext|>, when the file has them.
+// Anything else is an error naming the key, what it holds and what is
+// built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
 	raw, err := readTokenizerFile(path)
 	if err != nil {
@@ -58,54 +77,121 @@ func ReadTokenizerJSON(path string) (Tokenizer, error) {
 	}
 	t, err := parseTokenizerJSON(raw, path)
 	if err != nil {
-		return nil, err // not a nil *byteBPE inside a non-nil Tokenizer
+		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
 	}
 	return t, nil
 }
 
 // parseTokenizerJSON builds a tokenizer from a tokenizer.json's contents,
 // naming it name in errors.
-func parseTokenizerJSON(raw []byte, name string) (*byteBPE, error) {
-	spec, err := tokenizerJSONSpec(raw, name)
+func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
+	spec, st, normalizedNames, err := tokenizerJSONSpec(raw, name)
 	if err != nil {
 		return nil, errors.Wrap(err, name)
 	}
-	return newGPT2BPE(spec)
+	if st.gpt2 {
+		return newGPT2BPE(spec)
+	}
+	return newStagedBPE(spec, st, normalizedNames, name)
+}
+
+// newStagedBPE is a tokenizer of the kinds beyond GPT-2's: added tokens
+// matched in text, and the stages st; name names the file in errors.
+func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name string) (*bpeTokenizer, error) {
+	model, err := newBPEModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	inText, inNormalized := splitAdded(spec.specials, normalizedNames, st.normalize)
+	t := &bpeTokenizer{
+		model: model, added: newAddedTokens(inText), addedNormalized: newAddedTokens(inNormalized),
+		normalize: st.normalize, rewrite: st.rewrite, pieceLen: st.pieceLen,
+		stripSpaces: st.stripSpaces, bos: tokenNamed(spec, "<s>", "<|begin_of_text|>"),
+		eos:  tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText),
+		name: fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
+	}
+	if st.bosFirst != "" {
+		if t.bos = tokenNamed(spec, st.bosFirst); t.bos < 0 {
+			return nil, errors.Errorf("%s: post_processor puts %s first, which is neither in the vocabulary nor one of added_tokens",
+				name, msg.Quote(st.bosFirst))
+		}
+		t.addsBOS = true
+	}
+	return t, nil
+}
+
+// splitAdded parts added tokens into those matched in the raw text and
+// those matched in normalized text, as Hugging Face does: by their names
+// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer).
+func splitAdded(tokens map[string]int, normalized map[string]bool, normalize func(string) string) (inText, inNormalized map[string]int) {
+	inText, inNormalized = map[string]int{}, map[string]int{}
+	for name, id := range tokens {
+		if normalized[name] {
+			if normalize != nil {
+				name = normalize(name)
+			}
+			if earlier, dup := inNormalized[name]; !dup || id < earlier {
+				inNormalized[name] = id // of two names normalized alike, the first
+			}
+		} else {
+			inText[name] = id
+		}
+	}
+	return inText, inNormalized
+}
+
+// tokenNamed is the id of the first of names the vocabulary or the added
+// tokens hold, -1 for none.
+func tokenNamed(spec bpeSpec, names ...string) int {
+	for _, name := range names {
+		if id, ok := spec.specials[name]; ok {
+			return id
+		}
+		if id, ok := spec.vocab[name]; ok {
+			return id
+		}
+	}
+	return -1
 }
 
 // tokenizerJSONSpec checks what a tokenizer.json holds and gathers its
-// vocabulary, merges and added tokens.
-func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, error) {
+// vocabulary, merges and added tokens (and which are matched in normalized
+// text), and its stages.
+func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, map[string]bool, error) {
 	if err := checkJSON(raw); err != nil {
-		return bpeSpec{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	var file tokenizerJSON
 	if err := json.Unmarshal(raw, &file); err != nil {
-		return bpeSpec{}, decodeError(err)
+		return bpeSpec{}, stages{}, nil, decodeError(err)
 	}
-	if err := checkSupported(file); err != nil {
-		return bpeSpec{}, err
+	if err := checkModel(file.Model); err != nil {
+		return bpeSpec{}, stages{}, nil, err
+	}
+	st, err := readStages(file)
+	if err != nil {
+		return bpeSpec{}, stages{}, nil, err
 	}
 	if isNull(file.Model.Vocab) {
-		return bpeSpec{}, errors.New("model.vocab is missing")
+		return bpeSpec{}, stages{}, nil, errors.New("model.vocab is missing")
 	}
 	vocab, err := parseVocab(file.Model.Vocab)
 	if err != nil {
-		return bpeSpec{}, errors.Wrap(err, "model.vocab")
+		return bpeSpec{}, stages{}, nil, errors.Wrap(err, "model.vocab")
 	}
 	merges, err := parseMergesJSON(file.Model.Merges)
 	if err != nil {
-		return bpeSpec{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
-	specials, err := parseAddedTokens(file.AddedTokens)
+	specials, normalized, err := parseAddedTokens(file.AddedTokens, st)
 	if err != nil {
-		return bpeSpec{}, err
+		return bpeSpec{}, stages{}, nil, err
 	}
 	return bpeSpec{
 		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
-		vocabWhere: name + ": model.vocab", mergesFile: name,
+		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
-	}, nil
+	}, st, normalized, nil
 }
 
 // decodeError words encoding/json's type errors by the file's own key.
@@ -134,26 +220,19 @@ func jsonKind(kind reflect.Kind) string {
 	return "a number"
 }
 
-// checkSupported refuses a tokenizer.json whose model, normalizer,
-// pre-tokenizer or decoder is not GPT-2's, naming what it holds.
-func checkSupported(file tokenizerJSON) error {
-	m := file.Model
+// checkModel refuses a tokenizer.json whose model is not a BPE as built.
+func checkModel(m *bpeJSON) error {
 	switch {
 	case m == nil:
 		return errors.New("no model")
 	case m.Type != "BPE":
-		return errors.Errorf("model.type is %s: only a byte-level BPE (as GPT-2's) is supported", msg.Quote(m.Type))
+		return errors.Errorf("model.type is %s: built is BPE (byte-level, or SentencePiece's with byte_fallback)", msg.Quote(m.Type))
 	case m.Dropout != nil && *m.Dropout != 0:
 		return errors.Errorf("model.dropout is %g: a tokenizer that drops merges at random is not supported", *m.Dropout)
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
-		return errors.New("model has a continuing_subword_prefix or end_of_word_suffix: a byte-level BPE has neither")
-	case !isNull(file.Normalizer):
-		return errors.Errorf("normalizer is %s: a byte-level BPE as GPT-2's has none", componentType(file.Normalizer))
+		return errors.New("model has a continuing_subword_prefix or end_of_word_suffix: the BPEs built have neither")
 	}
-	if err := checkByteLevel("pre_tokenizer", file.PreTokenizer, true); err != nil {
-		return err
-	}
-	return checkByteLevel("decoder", file.Decoder, false)
+	return nil
 }
 
 // checkByteLevel refuses a component other than GPT-2's ByteLevel; a
@@ -183,7 +262,7 @@ func isNull(raw json.RawMessage) bool {
 	return s == "" || s == "null"
 }
 
-// componentType names a normalizer's or pre-tokenizer's kind for a message:
+// componentType names a stage's kind for a message:
 // its type, with the types of a Sequence's parts.
 func componentType(raw json.RawMessage) string {
 	if isNull(raw) {
@@ -193,11 +272,13 @@ func componentType(raw json.RawMessage) string {
 		Type          string            `json:"type"`
 		PreTokenizers []json.RawMessage `json:"pretokenizers"`
 		Normalizers   []json.RawMessage `json:"normalizers"`
+		Decoders      []json.RawMessage `json:"decoders"`
+		Processors    []json.RawMessage `json:"processors"`
 	}
 	if json.Unmarshal(raw, &c) != nil || c.Type == "" {
 		return "not an object with a type"
 	}
-	parts := append(c.PreTokenizers, c.Normalizers...)
+	parts := slices.Concat(c.PreTokenizers, c.Normalizers, c.Decoders, c.Processors)
 	if len(parts) == 0 {
 		return msg.Clean(c.Type)
 	}
@@ -233,25 +314,32 @@ func parseMergesJSON(raw []json.RawMessage) ([][2]string, error) {
 	return merges, nil
 }
 
-// parseAddedTokens reads added_tokens. Each must be special: Encode treats
-// special tokens' names as text, and a non-special added token, which
-// Hugging Face matches in text, would silently encode differently.
-func parseAddedTokens(tokens []addedToken) (map[string]int, error) {
+// parseAddedTokens reads added_tokens, and which are matched in normalized
+// text. For GPT-2's kind each must be special: its Encode treats special
+// tokens' names as text, and a non-special added token, which Hugging Face
+// matches in text, would silently encode differently. The other kinds
+// match them all, as they are (no lstrip, rstrip or single_word).
+func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[string]bool, error) {
 	specials := make(map[string]int, len(tokens))
+	normalized := map[string]bool{}
 	for i, t := range tokens {
 		switch {
 		case t.ID == nil:
-			return nil, errors.Errorf("added_tokens[%d] has no id", i)
+			return nil, nil, errors.Errorf("added_tokens[%d] has no id", i)
 		case t.Content == "":
-			return nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
-		case !t.Special:
-			return nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
+			return nil, nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
+		case st.gpt2 && !t.Special:
+			return nil, nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
+				msg.Quote(t.Content), *t.ID)
+		case !st.gpt2 && (t.LStrip || t.RStrip || t.SingleWord):
+			return nil, nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
 				msg.Quote(t.Content), *t.ID)
 		}
 		if id, dup := specials[t.Content]; dup {
-			return nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
+			return nil, nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
 		}
 		specials[t.Content] = *t.ID
+		normalized[t.Content] = t.Normalized
 	}
-	return specials, nil
+	return specials, normalized, nil
 }

@@ -109,14 +109,14 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		{"too deep", []byte(strings.Repeat("[", 40) + strings.Repeat("]", 40)), []string{"JSON nests deeper than 32 levels"}},
 		{"model an array", []byte(`{"model": []}`), []string{"model is a JSON array: want an object"}},
 		{"no model", []byte(`{"version": "1.0"}`), []string{"no model"}},
-		{"unigram", edited(func(_, m map[string]any) { m["type"] = "Unigram" }), []string{`model.type is "Unigram": only a byte-level BPE`}},
+		{"unigram", edited(func(_, m map[string]any) { m["type"] = "Unigram" }), []string{`model.type is "Unigram": built is BPE`}},
 		{"wordpiece", edited(func(_, m map[string]any) { m["type"] = "WordPiece" }), []string{`model.type is "WordPiece"`}},
-		{"metaspace", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = metaspace }), []string{"pre_tokenizer is Metaspace: only ByteLevel"}},
+		{"metaspace", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = metaspace }), []string{"pre_tokenizer is Metaspace: built are ByteLevel (GPT-2's), a Sequence [Split, ByteLevel]"}},
 		{"no pre_tokenizer", edited(func(d, _ map[string]any) { d["pre_tokenizer"] = nil }), []string{"pre_tokenizer is missing"}},
 		{"sequence", edited(func(d, _ map[string]any) {
 			d["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
 				map[string]any{"type": "Split", "pattern": map[string]any{"Regex": "x"}}, map[string]any{"type": "ByteLevel"}}}
-		}), []string{"pre_tokenizer is Sequence [Split, ByteLevel]"}},
+		}), []string{`pre_tokenizer.pretokenizers[0].pattern.Regex is "x": built are Llama 3's and Qwen 2's patterns`}},
 		{"normalizer", edited(func(d, _ map[string]any) { d["normalizer"] = map[string]any{"type": "NFC"} }), []string{"normalizer is NFC"}},
 		{"metaspace decoder", edited(func(d, _ map[string]any) { d["decoder"] = metaspace }), []string{"decoder is Metaspace"}},
 		{"prefix space", edited(func(d, _ map[string]any) {
@@ -160,11 +160,19 @@ func TestTokenizerJSONRefused(t *testing.T) {
 }
 
 // FuzzParseTokenizerJSON: any bytes give a tokenizer or a one-line error,
-// never a panic; a tokenizer it gives round-trips what it can encode.
+// never a panic; a tokenizer it gives encodes to ids it has, and, if of
+// GPT-2's kind, round-trips what it can encode (the other kinds' stages
+// may change text for good: NFC, "▁" a space, a space after an added
+// token).
 func FuzzParseTokenizerJSON(f *testing.F) {
 	f.Add(tinyTokenizerJSON(f, nil))
+	f.Add(tinySentencePieceJSON(f, nil))
+	f.Add(tinySplitJSON(f, nil))
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]},"pre_tokenizer":{"type":"ByteLevel"}}`))
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0},"merges":[["a","a"]]},"pre_tokenizer":{"type":"ByteLevel"},"added_tokens":[{"id":1,"content":"x","special":true}]}`))
+	f.Add([]byte(`{"model":{"type":"BPE","byte_fallback":true,"vocab":{"<0x61>":0,"▁":1},"merges":[]},"pre_tokenizer":{"type":"Metaspace","replacement":"▁"},` +
+		`"decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"}]},` +
+		`"added_tokens":[{"id":2,"content":"a","special":false,"normalized":true}]}`))
 	f.Add([]byte(`{"model":{"type":"Unigram"}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		tok, err := parseTokenizerJSON(raw, "tokenizer.json")
@@ -172,15 +180,26 @@ func FuzzParseTokenizerJSON(f *testing.F) {
 			msgtest.Refusal(t, "fuzzed tokenizer.json", err, "tokenizer.json")
 			return
 		}
-		for _, text := range []string{"ab", " a\tb", "\xff"} {
+		for _, text := range []string{"ab", " a\tb", "\xff", "a<s>b"} {
 			ids, err := tok.Encode(text)
 			if err != nil {
 				msgtest.Refusal(t, "encoding "+text, err, "has no token")
 				continue
 			}
-			if d := Decode(tok, ids); string(d) != text {
+			for _, id := range ids {
+				if id < 0 || id >= tok.Size() {
+					t.Fatalf("%q encodes to id %d of %d", text, id, tok.Size())
+				}
+			}
+			if d := Decode(tok, ids); isGPT2Kind(tok) && string(d) != text {
 				t.Fatalf("%q decodes to %q", text, d)
 			}
 		}
 	})
+}
+
+// isGPT2Kind is whether tok is of GPT-2's kind: no stage but its
+// pre-tokenizer.
+func isGPT2Kind(tok *bpeTokenizer) bool {
+	return !tok.added.any && !tok.addedNormalized.any && tok.normalize == nil && tok.rewrite == nil && tok.stripSpaces == 0
 }
