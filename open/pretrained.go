@@ -90,8 +90,9 @@ type specialIDs struct {
 	bos, eos int
 }
 
-func (t specialIDs) BOS() int { return t.bos }
-func (t specialIDs) EOS() int { return t.eos }
+func (t specialIDs) BOS() int                    { return t.bos }
+func (t specialIDs) EOS() int                    { return t.eos }
+func (t specialIDs) Unwrap() tokenizer.Tokenizer { return t.Tokenizer }
 
 // withSpecials is tok with the special ids config.json names, those the
 // tokenizer has: its BOS is config.json's bos_token_id; its EOS the

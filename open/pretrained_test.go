@@ -189,6 +189,11 @@ func TestWithSpecials(t *testing.T) {
 		if unchanged := c.bos == c.tok.BOS() && c.eos == c.tok.EOS(); unchanged != (tok == c.tok) {
 			t.Errorf("%s: the tokenizer itself returned: %t, want %t", c.name, tok == c.tok, unchanged)
 		}
+		// tokenizer.Decode unwraps to the tokenizer's own decoder (a
+		// SentencePiece one drops the text's first space).
+		if w, ok := tok.(tokenizer.Wrapper); tok != c.tok && (!ok || w.Unwrap() != c.tok) {
+			t.Errorf("%s: the wrapper does not unwrap to the tokenizer", c.name)
+		}
 	}
 }
 
