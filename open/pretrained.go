@@ -58,8 +58,9 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	case t.err != nil && m.Arch == gpt2Arch:
 		return nil, t.err
 	case t.err != nil:
-		// Llama's, Mistral's and Qwen's tokenizers are not all read yet:
-		// the model still opens, on token ids.
+		// A tokenizer.json of a kind package tokenizer does not build
+		// (a variant of a Llama-family file): the model still opens, on
+		// token ids.
 		notef(o.Notices, "note: %v; tokens show as ids and text cannot be given (-tokens takes ids)", t.err)
 		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	case tok != nil:
