@@ -30,9 +30,9 @@ func CheckLogits(m *Model, logits []float64, position func(row int) int) error {
 
 // FirstNonFinite is the index of the first NaN or infinity in xs, or -1.
 // A forward over 256 tokens of GPT-2 small's shape checks 22 million
-// values and its weights 124 million, so the parts of xs are searched on every core, and v-v (0 for
-// every finite v, NaN for the rest) is one test where math.IsNaN and
-// math.IsInf took two.
+// values and its weights 124 million, so the parts of xs are searched on
+// every core, and v-v (0 for every finite v, NaN for the rest) is one
+// test where math.IsNaN and math.IsInf took two.
 func FirstNonFinite[T float32 | float64](xs []T) int {
 	var first atomic.Int64
 	first.Store(math.MaxInt64)
