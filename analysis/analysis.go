@@ -148,6 +148,7 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 	// plus a hook's mask and fill per layer: refused up front when train's
 	// estimate of it passes the limit.
 	cfg := m.Config
+	cfg.Context = task.SeqLen() // the graph's length: a model trained elsewhere has a longer context
 	batch := model.EvalBatch(n)
 	hooks := 2 * float64(cfg.Layers) * float64(batch) * float64(cfg.DModel) * float64(task.SeqLen()) * 4
 	if err := model.CheckMemory(cfg.EstimateBytes(0, batch)+hooks+set, fmt.Sprintf("-ablate: scoring the held-out set of %d rows in chunks of %d", n, batch),

@@ -184,15 +184,15 @@ func TestPatching(t *testing.T) {
 	if p.Examples != 32 {
 		t.Errorf("patched %d of 32 examples, want all", p.Examples)
 	}
-	// Past MaxPatchedTokens only the first examples are patched, and the
+	// Past MaxPerHeadTokens only the first examples are patched, and the
 	// clean logit is theirs.
 	cfg := m.Config
-	many := cached(t, m, task, 2*MaxPatchedTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
+	many := cached(t, m, task, 2*MaxPerHeadTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
 	bounded, err := Patch(many, task, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := MaxPatchedTokens / (cfg.Layers * cfg.Heads * task.SeqLen())
+	want := MaxPerHeadTokens / (cfg.Layers * cfg.Heads * task.SeqLen())
 	var sum, k float64
 	for row, keep := range many.Batch.Mask[:want*task.SeqLen()] {
 		if keep != 0 {

@@ -19,7 +19,7 @@ import (
 // brings back.
 type Patching struct {
 	// Examples is how many of the cache's examples are patched: the first
-	// ones, as many as keep the patched forwards within MaxPatchedTokens.
+	// ones, as many as keep the patched forwards within MaxPerHeadTokens.
 	Examples       int           `json:"examples"`
 	CleanLogit     float64       `json:"clean_logit"`
 	CorruptedLogit float64       `json:"corrupted_logit"`
@@ -33,12 +33,20 @@ type Patching struct {
 // only.
 const MaxPatchedPositions = 2048
 
-// MaxPatchedTokens bounds the tokens the forwards of patching whole heads
-// run (heads x examples x positions): GPT-2 small's 144 heads on 8 examples
-// of 101 tokens are 116 thousand, each forward of 808 tokens about 200
-// GFLOP; past the bound fewer examples are patched (at least one: GPT-2
-// small's 50 scored positions of one example take 145 forwards of 25 GFLOP).
-const MaxPatchedTokens = 16384
+// MaxPerHeadTokens bounds the tokens of the forwards an analysis runs once
+// per head (patching, and ablation of a model trained elsewhere): heads x
+// examples x positions. GPT-2 small's 144 heads on 8 examples of 101
+// tokens are 116 thousand, each forward of 808 tokens about 200 GFLOP;
+// past the bound fewer examples are used (at least one: GPT-2 small's 50
+// scored positions of one example take 145 forwards of 25 GFLOP).
+const MaxPerHeadTokens = 16384
+
+// PerHeadExamples is how many of n examples of t positions an analysis
+// that runs them once per head of cfg uses: all of them, or as many as
+// MaxPerHeadTokens allows, at least one.
+func PerHeadExamples(cfg model.Config, n, t int) int {
+	return max(1, min(n, MaxPerHeadTokens/(cfg.Layers*cfg.Heads*t)))
+}
 
 // Patch runs activation patching on the induction examples of a cached
 // run that kept every layer's head outputs (Circuit), drawn by
@@ -57,7 +65,7 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 		return nil, err
 	}
 	corrupt := corrupted(clean.Batch, cfg.Vocab, rng)
-	n := max(1, min(clean.Batch.Size, MaxPatchedTokens/(cfg.Layers*cfg.Heads*t)))
+	n := PerHeadExamples(cfg, clean.Batch.Size, t)
 	cb := clean.Batch.Head(n)
 	corrupt = corrupt.Head(n)
 	hooks := make([]string, cfg.Layers)

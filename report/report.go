@@ -196,7 +196,9 @@ func (r *Report) analyse(op *open.Opened) error {
 		}
 		evalSize := op.Config.Train.EvalSize
 		if op.Source != "" {
-			evalSize = o.Samples // a model trained elsewhere has no held-out set; its examples stand in
+			// A model trained elsewhere has no held-out set: its examples
+			// stand in, as many as a forward per head allows.
+			evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
 		}
 		if r.Ablation, err = analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
 			return err

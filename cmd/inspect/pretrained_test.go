@@ -84,8 +84,10 @@ func TestPretrainedViews(t *testing.T) {
 	if len(doc.Tokens) != 2 || doc.Tokens[0] != 15496 || doc.Labels[1] != "␣world" {
 		t.Errorf("-json of \"Hello world\": tokens %v, labels %q; want GPT-2's [15496 995] and ␣world", doc.Tokens, doc.Labels)
 	}
-	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-samples", "2", "-layer", "0", "-head", "0", "-color", "never"))
-	for _, want := range []string{"activation patching", "in-context learning", "logit lens", "Δloss"} {
+	// 36 heads on 8 examples of 101 tokens pass analysis.MaxPerHeadTokens:
+	// patching and ablation run the first 4.
+	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-samples", "8", "-layer", "0", "-head", "0", "-color", "never"))
+	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on the 4 held-out"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-circuits -ablate lacks %q:\n%s", want, out)
 		}
