@@ -25,7 +25,7 @@ type readout struct {
 	// float64 ones (a float64 copy of GPT-2's would take 309 MB).
 	unemb32 []float32
 	unemb   []float64
-	bias         []float64 // lm_head.bias (V), or nil
+	bias    []float64 // lm_head.bias (V), or nil
 }
 
 func newReadout(m *model.Model) (*readout, error) {
