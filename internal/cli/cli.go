@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -14,13 +15,25 @@ import (
 
 // Main is a command's main: it calls run with the process's arguments and
 // streams, and when run fails prints its error on one line of stderr after
-// the command's name ("train: ...") and exits 1.
+// the command's name ("train: ...") and exits 1. Unless GOGC is set, the
+// heap is collected when it has grown by a quarter (Go's default waits for
+// it to double; see heapGrowth).
 func Main(name string, run func(args []string, stdout, stderr io.Writer) error) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(heapGrowth)
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
 }
+
+// heapGrowth is the GC percent of the commands. Their heap is mostly
+// tensors, which hold no pointers and cost the collector nothing to mark,
+// while a graph's buffers come and go in hundreds of megabytes at a model
+// of GPT-2 small's size: inspect -ablate on it peaked at 3.7 GB at Go's
+// 100 and 2.3 GB at 25, in the same time.
+const heapGrowth = 25
 
 // Parse parses args into fs. On -h (or -help) it writes usage and the flag
 // defaults to help and returns helped = true: the command has nothing more
