@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -25,7 +26,14 @@ type Attribution struct {
 	Biases     float64     `json:"biases"`
 	Logit      float64     `json:"logit"` // the mean correct-token logit, the sum of the above
 	Positions  int         `json:"positions"`
+	// TopTokens are, for each head, the TopTokenCount tokens whose logits
+	// its output raises most directly (through the final norm as above,
+	// mean over the scored positions), largest first: [layer][head][k].
+	TopTokens [][][]int `json:"top_tokens"`
 }
+
+// TopTokenCount is how many tokens Attribution.TopTokens names a head.
+const TopTokenCount = 3
 
 // DirectLogitAttribution computes Attribution on the examples of a cached
 // run that kept the circuit activations (Circuit).
@@ -70,6 +78,13 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	}
 	hd := cfg.Heads * dh
 	gw := make([]float64, hd) // g^T W_O
+	// ys[l][h] is Σ y / divisor over the scored positions: the head's
+	// direct output through the norm, summed, is W_O^h of it, centred and
+	// scaled (the readout is linear at each position's divisor).
+	ys := make([][]float64, cfg.Layers)
+	for l := range ys {
+		ys[l] = make([]float64, hd)
+	}
 	for row := 0; row < n*t; row++ {
 		if b.Mask[row] == 0 {
 			continue
@@ -79,7 +94,8 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		// What a part x of the residual stream adds to the correct logit,
 		// through the final norm with this position's divisor, is linear
 		// in x: g . x.
-		g := head.gradient(b.Targets[row], head.divisor(res[cfg.Layers][row*d:(row+1)*d]))
+		divisor := head.divisor(res[cfg.Layers][row*d : (row+1)*d])
+		g := head.gradient(b.Targets[row], divisor)
 		out.Biases += head.shift(b.Targets[row])
 		out.Embeddings += kernels.Dot(g, res[0][row*d:(row+1)*d])
 		for l := 0; l < cfg.Layers; l++ {
@@ -97,6 +113,7 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 				written := kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
 				out.Heads[l][h] += written
 				attn += written
+				kernels.Axpy(1/divisor, y, ys[l][h*dh:(h+1)*dh])
 			}
 			if cfg.MLP { // what is left of the block's change of the stream
 				out.MLPs[l] += kernels.Dot(g, res[l+1][row*d:(row+1)*d]) - kernels.Dot(g, res[l][row*d:(row+1)*d]) - attn
@@ -106,6 +123,7 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	if out.Positions == 0 {
 		return nil, errors.New("no scored position in the examples")
 	}
+	out.TopTokens = topTokens(head, wos, ys, cfg.Heads, dh)
 	k := float64(out.Positions)
 	out.Embeddings, out.Biases = out.Embeddings/k, out.Biases/k
 	out.Logit = out.Embeddings + out.Biases
@@ -120,4 +138,49 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.Logit += out.MLPs[l]
 	}
 	return out, nil
+}
+
+// topTokens is Attribution.TopTokens from ys (each layer's Σ y / divisor,
+// (H*d)) and W_O: every head's summed direct output, one row each, read
+// out in one product.
+func topTokens(head *readout, wos, ys [][]float64, heads, dh int) [][][]int {
+	d := head.d
+	written := make([]float64, 0, len(ys)*heads*d)
+	for l, y := range ys {
+		for h := range heads {
+			w := make([]float64, d) // W_O^h ys[l][h]
+			for i := range d {
+				w[i] = kernels.Dot(wos[l][i*heads*dh+h*dh:i*heads*dh+(h+1)*dh], y[h*dh:(h+1)*dh])
+			}
+			written = append(written, head.scaled(w)...)
+		}
+	}
+	logits := head.times(written) // (L*H, V)
+	out := make([][][]int, len(ys))
+	for l := range out {
+		for h := range heads {
+			row := logits[(l*heads+h)*head.vocab : (l*heads+h+1)*head.vocab]
+			out[l] = append(out[l], largest(row, TopTokenCount))
+		}
+	}
+	return out
+}
+
+// largest are the indices of the k largest values of xs, largest first
+// (the lower index first among equals).
+func largest(xs []float64, k int) []int {
+	var top []int
+	for i, x := range xs {
+		at := len(top)
+		for at > 0 && x > xs[top[at-1]] {
+			at--
+		}
+		if at < k {
+			top = slices.Insert(top, at, i)
+			if len(top) > k {
+				top = top[:k]
+			}
+		}
+	}
+	return top
 }

@@ -1,10 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,6 +300,89 @@ func TestLogitLens(t *testing.T) {
 	}
 }
 
+// checkTopTokens holds a's TopTokens to float64 loops over the cached
+// run: for each head, Σ over the scored positions of W_U ln_f(W_O^h y) at
+// the position's divisor (sqrt(var + eps), or RMS), the biases left out;
+// the tokens named must carry the largest sums, in order, within 1e-4
+// relative (the product runs in float32).
+func checkTopTokens(t *testing.T, m *model.Model, a *Attribution, c *Cache) {
+	t.Helper()
+	cfg := m.Config
+	d, dh, v := cfg.DModel, cfg.DHead(), cfg.Vocab
+	param := func(name string) []float64 {
+		x, err := model.Float64s(m.Param(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	wu, lnW := param(cfg.UnembeddingName()), param("ln_f.weight")
+	final, err := c.Get(model.ResidPost(cfg.Layers - 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range cfg.Layers {
+		wo := param(fmt.Sprintf("blocks.%d.attn.out.weight", l))
+		ys, err := c.Get(model.HeadOut(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for h := range cfg.Heads {
+			sums := make([]float64, v)
+			for row, keep := range c.Batch.Mask {
+				if keep == 0 {
+					continue
+				}
+				x := final.Data[row*d : (row+1)*d]
+				var mean, sq float64
+				for _, xi := range x {
+					mean += xi / float64(d)
+				}
+				w := make([]float64, d)
+				bi, p := row/c.Batch.SeqLen, row%c.Batch.SeqLen
+				y := ys.Data[((bi*cfg.Heads+h)*c.Batch.SeqLen+p)*dh:][:dh]
+				var wMean float64
+				for i := range d {
+					for j := range dh {
+						w[i] += wo[i*cfg.Heads*dh+h*dh+j] * y[j]
+					}
+					wMean += w[i] / float64(d)
+				}
+				for _, xi := range x {
+					if cfg.NormKind() == model.NormLayer {
+						sq += (xi - mean) * (xi - mean)
+					} else {
+						sq += xi * xi
+					}
+				}
+				div := math.Sqrt(sq/float64(d) + cfg.Eps())
+				for i := range w {
+					if cfg.NormKind() == model.NormLayer {
+						w[i] -= wMean
+					}
+					w[i] *= lnW[i] / div
+				}
+				for k := range v {
+					for i := range d {
+						sums[k] += wu[k*d+i] * w[i]
+					}
+				}
+			}
+			want := slices.Clone(sums)
+			slices.SortFunc(want, func(x, y float64) int { return cmp.Compare(y, x) })
+			got := a.TopTokens[l][h]
+			if len(got) != TopTokenCount {
+				t.Fatalf("L%d H%d: %d top tokens, want %d", l, h, len(got), TopTokenCount)
+			}
+			for i, id := range got {
+				if math.Abs(sums[id]-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+					t.Errorf("L%d H%d: top token %d is %d (sum %v), the %d-th largest sum is %v", l, h, i, id, sums[id], i, want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestCopyingEigenMatchesFullCircuit: the D x D shortcut gives the V x V
 // circuit's score (within 1e-9), on the committed run and on a model whose
 // vocabulary (50) is wider than its residual stream (16), with grouped heads.
@@ -375,7 +460,7 @@ func TestDirectLogitAttributionFullBlocks(t *testing.T) {
 				}
 				return a
 			}
-			check("random weights")
+			checkTopTokens(t, m, check("random weights"), cached(t, m, task, 16, 2))
 			for l := range cfg.Layers {
 				for _, p := range m.Params {
 					if strings.HasPrefix(p.Name, fmt.Sprintf("blocks.%d.mlp.", l)) && (strings.Contains(p.Name, ".proj.") || strings.Contains(p.Name, ".down.")) {

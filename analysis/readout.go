@@ -87,6 +87,10 @@ func (r *readout) divisor(x []float64) float64 {
 	return math.Sqrt(sum/float64(len(x)) + r.eps)
 }
 
+// scaled is x through the final norm's centring and weight, without its
+// divisor (which the caller has applied): normed(x, 1).
+func (r *readout) scaled(x []float64) []float64 { return r.normed(x, 1) }
+
 // normed is x through the final norm with the given divisor, less the
 // norm's bias: w ⊙ (x − mean x) / divisor for a LayerNorm, w ⊙ x / divisor
 // for an RMSNorm, x itself without a norm. It is linear in x, so the normed

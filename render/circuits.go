@@ -39,6 +39,15 @@ type DirectLogit struct {
 	Positions                 int // scored positions averaged over
 	Logit, Embeddings, Biases float64
 	MLPs                      []float64 // by layer; nil for attention-only blocks
+	// Raises are the tokens the heads adding most to the correct logit
+	// raise most directly, those heads first.
+	Raises []HeadTokens
+}
+
+// HeadTokens are tokens' labels for one head.
+type HeadTokens struct {
+	Layer, Head int
+	Tokens      []string
 }
 
 // Patching is the correct token's mean logit on the clean and the
@@ -98,6 +107,14 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		}
 		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
 			through, dla.Positions, samples, dla.Logit, dla.Embeddings, dla.Biases, mlps)
+		if len(dla.Raises) > 0 {
+			parts := make([]string, len(dla.Raises))
+			for i, r := range dla.Raises {
+				parts[i] = fmt.Sprintf("L%d H%d %s", r.Layer, r.Head, strings.Join(r.Tokens, " "))
+			}
+			p.para(width, "the tokens those heads raise most directly (mean over the same positions), for the %d adding most: %s",
+				len(dla.Raises), strings.Join(parts, "; "))
+		}
 	}
 	if pt := c.Patching; pt != nil {
 		on := ""

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/attnscope/attnscope/ablation"
@@ -200,6 +202,24 @@ func (r *Report) Figure() render.Figure {
 	return f
 }
 
+// raisedHeads is how many heads the view names the top tokens of.
+const raisedHeads = 5
+
+// raises are the top tokens of the raisedHeads heads adding most to the
+// correct logit, those first.
+func (r *Report) raises(d *analysis.Attribution) []render.HeadTokens {
+	var all []render.HeadTokens
+	for l, layer := range d.TopTokens {
+		for h, ids := range layer {
+			all = append(all, render.HeadTokens{Layer: l, Head: h, Tokens: labels(r.Task, ids)})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b render.HeadTokens) int {
+		return cmp.Compare(d.Heads[b.Layer][b.Head], d.Heads[a.Layer][a.Head])
+	})
+	return all[:min(raisedHeads, len(all))]
+}
+
 // CircuitsView is the circuit metrics as render shows them; nil without
 // Options.Circuits.
 func (r *Report) CircuitsView() *render.Circuits {
@@ -222,7 +242,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.PerHead = append(v.PerHead, h)
 	}
 	if d := c.DirectLogit; d != nil {
-		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs}
+		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs, Raises: r.raises(d)}
 	}
 	if p := c.Patching; p != nil {
 		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples}

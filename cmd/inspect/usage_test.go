@@ -216,11 +216,12 @@ func TestRunViewEdges(t *testing.T) {
 
 // TestCircuitsView: -circuits prints each head's prefix-matching and
 // copying scores and the strongest compositions, the layer-0
-// previous-token head into the layer-1 induction head first; -json carries
+// previous-token head into the layer-1 induction head first, and the tokens
+// the heads adding most raise, the induction head first; -json carries
 // the same numbers as analysis.Measure.
 func TestCircuitsView(t *testing.T) {
 	text := string(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-summary", "-color", "never"))
-	for _, want := range []string{"layer head     prefix copying  diagonal     logit  patched", "    1    3      0.850   1.000     1.000   +13.", "activation patching: ", "in-context learning: the copy's", "score -14.", "depth      accuracy     log p     logit\nembed ", "block 1       1.000", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
+	for _, want := range []string{"layer head     prefix copying  diagonal     logit  patched", "    1    3      0.850   1.000     1.000   +13.", "activation patching: ", "for the 5 adding most: L1 H3 ", "in-context learning: the copy's", "score -14.", "depth      accuracy     log p     logit\nembed ", "block 1       1.000", "from    to           Q      K      V\nL0 H2   L1 H3 "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no %q in:\n%s", want, text)
 		}
