@@ -7,7 +7,8 @@ import (
 
 // TestFirstNonFinite: the first NaN or infinity of a slice long enough to
 // be searched on every core, wherever the others lie; -1 when every value
-// is finite (the largest float and -0 included), in float64 and float32.
+// is finite (the largest float and -0 included, twice in one block, whose
+// vector sum overflows), in float64 and float32.
 func TestFirstNonFinite(t *testing.T) {
 	const n = 3_000_000
 	cases := []struct {
@@ -22,7 +23,7 @@ func TestFirstNonFinite(t *testing.T) {
 	}
 	for _, c := range cases {
 		xs := make([]float64, n)
-		xs[7], xs[8] = math.MaxFloat64, math.Copysign(0, -1)
+		xs[7], xs[8], xs[9] = math.MaxFloat64, math.Copysign(0, -1), math.MaxFloat64
 		for i, v := range c.bad {
 			xs[i] = v
 		}
@@ -33,7 +34,7 @@ func TestFirstNonFinite(t *testing.T) {
 		for i, v := range xs {
 			narrow[i] = float32(v) // MaxFloat64 becomes +Inf: the largest float32 instead
 		}
-		narrow[7] = math.MaxFloat32
+		narrow[7], narrow[9] = math.MaxFloat32, math.MaxFloat32
 		if got := FirstNonFinite(narrow); got != c.want {
 			t.Errorf("%s: FirstNonFinite (float32) = %d, want %d", c.name, got, c.want)
 		}
