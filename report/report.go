@@ -173,13 +173,19 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 // for.
 func (r *Report) analyse(op *open.Opened) error {
 	o, m, s := r.Options, op.Model, r.Sequence
-	var err error
-	if r.Forward, err = analysis.Forward(m, s.Tokens, s.Targets, s.Scored); err != nil {
-		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
-	}
 	cache, err := r.examplesRun(m)
 	if err != nil {
-		return err
+		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
+	}
+	// Roles scored on the sequence shown read the same run; else the
+	// sequence runs on its own.
+	if r.RolesOnSequence {
+		r.Forward, err = cache.Pass(0)
+	} else {
+		r.Forward, err = analysis.Forward(m, s.Tokens, s.Targets, s.Scored)
+	}
+	if err != nil {
+		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
 	if r.Pooled, err = analysis.ScoreHeads(cache, r.Task, o.AllRows); err != nil {
 		return err
