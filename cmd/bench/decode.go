@@ -38,6 +38,16 @@ type decodeSetting struct {
 var gpt2Small = model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072,
 	QKVBias: true, OutBias: true, TieEmbeddings: true}
 
+// stories110M is the shape of llama2.c's stories110M (its README's table:
+// dim 768, 12 layers, 12 heads and kv heads, 1024 positions; model.py's
+// hidden dim, 2/3 of 4 x 768 rounded up to a multiple of 32, 2048; the
+// Llama 2 vocabulary of 32000; RMSNorm at run.c's eps 1e-5, SwiGLU, rotary
+// positions at base 10000, no biases; the head tied to the token embedding,
+// as model.py ties it and export.py writes it), with random weights.
+var stories110M = model.Config{Vocab: 32000, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 2048,
+	Norm: model.NormRMS, NormEps: 1e-5, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff,
+	Position: model.PositionRope, RopeBase: 10000, TieEmbeddings: true}
+
 var decodeSettings = []decodeSetting{
 	{name: "sort", describe: "sort's model (B rows, D64 H4 L2 d_ff 256 V17, float32)", prompt: 8,
 		batches: []int{1, 32}, lengths: []int{64, 256}, noCache: true,
@@ -48,6 +58,9 @@ var decodeSettings = []decodeSetting{
 	{name: "gpt2", describe: "GPT-2 small's shape (D768 H12 L12 d_ff 3072 V50257, biases, tied head, random weights, float32)", prompt: 1,
 		batches: []int{1}, lengths: []int{64}, maps: 256,
 		config: func(int) model.Config { return gpt2Small }},
+	{name: "llama", describe: "a Llama of stories110M's shape (D768 H12 L12 hidden 2048 V32000, RMSNorm, SwiGLU, rope, no biases, tied head, random weights, float32)", prompt: 1,
+		batches: []int{1}, lengths: []int{64}, maps: 256,
+		config: func(int) model.Config { return stories110M }},
 }
 
 // decodeSettingNamed is the -decode-config called name.

@@ -38,13 +38,14 @@ type options struct {
 }
 
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
-       bench -decode [-decode-config sort|gpt2] [-go-only] [flags]
+       bench -decode [-decode-config sort|gpt2|llama] [-llama2c DIR] [-go-only] [flags]
 
 Trains the lesson model side by side in Go and in PyTorch (cmd/bench/torch_ref.py)
 and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
 With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
-small's shape, the read bandwidth's limit and a forward keeping every attention
-map) against cmd/bench/torch_decode.py.
+small's shape and on a Llama of stories110M's, the read bandwidth's limit and a
+forward keeping every attention map) against cmd/bench/torch_decode.py, and the
+Llama against llama2.c's run.c too when -llama2c names a checkout of it.
 Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
 
 flags:
@@ -67,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
 	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
-	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache) or gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map)")
+	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache), gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map) or llama (the same on a Llama of llama2.c's stories110M's shape)")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
 		return err
