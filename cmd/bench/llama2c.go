@@ -50,12 +50,13 @@ func newLlama2c(checkout string, m *model.Model) (r *llama2c, err error) {
 	r = &llama2c{dir: dir, exe: filepath.Join(dir, "run"), model: filepath.Join(dir, "model.bin"),
 		tokenizer: filepath.Join(dir, "tokenizer.bin"), threads: runtime.NumCPU()}
 	defer func() {
-		if err != nil {
-			r.Close()
+		if err != nil { // r is nil by then: the directory is removed by name
+			os.RemoveAll(dir)
 		}
 	}()
 	if out, err := exec.Command("gcc", "-Ofast", "-fopenmp", "-march=native", "-o", r.exe, src, "-lm").CombinedOutput(); err != nil {
-		return nil, errors.Errorf("compiling %s: %v: %s", src, err, strings.TrimSpace(string(out)))
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n") // one line: gcc's first complaint
+		return nil, errors.Errorf("compiling %s: %v: %s", src, err, first)
 	}
 	if err := writeLlama2cFile(r.model, func(w *bufio.Writer) error { return writeLlama2cModel(w, m) }); err != nil {
 		return nil, err

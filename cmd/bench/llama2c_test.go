@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -184,4 +187,28 @@ func fileFloats(file []byte) []float32 {
 		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(file[28+4*i:]))
 	}
 	return xs
+}
+
+// TestLlama2cCompileError: a run.c that does not compile is one line of
+// error naming the file and gcc's first complaint, and leaves no
+// temporary directory behind.
+func TestLlama2cCompileError(t *testing.T) {
+	if err := checkLlama2cCheckout(t.TempDir()); err == nil {
+		t.Error("a directory without run.c was accepted")
+	}
+	checkout := t.TempDir()
+	if err := os.WriteFile(filepath.Join(checkout, "run.c"), []byte("int main( {\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "bench-llama2c-*"))
+	_, err := newLlama2c(checkout, scaledModel(t, smallLlama(false, 0), 1))
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "run.c") {
+		t.Errorf("error %q, want one line naming run.c", err)
+	}
+	if after, _ := filepath.Glob(filepath.Join(os.TempDir(), "bench-llama2c-*")); len(after) != len(before) {
+		t.Errorf("temporary directories %v before, %v after", before, after)
+	}
 }
