@@ -29,6 +29,8 @@ type decodeSetting struct {
 	// maps > 0 also measures the read bandwidth's limit on decoding and
 	// times a forward over maps tokens that keeps every attention map.
 	maps int
+	// llama2c also times llama2.c's run.c on the model (-llama2c).
+	llama2c bool
 	// config is the model for rows of length positions.
 	config func(length int) model.Config
 }
@@ -37,6 +39,16 @@ type decodeSetting struct {
 // on it, with random weights.
 var gpt2Small = model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072,
 	QKVBias: true, OutBias: true, TieEmbeddings: true}
+
+// stories110M is the shape of llama2.c's stories110M (its README's table:
+// dim 768, 12 layers, 12 heads and kv heads, 1024 positions; model.py's
+// hidden dim, 2/3 of 4 x 768 rounded up to a multiple of 32, 2048; the
+// Llama 2 vocabulary of 32000; RMSNorm at run.c's eps 1e-5, SwiGLU, rotary
+// positions at base 10000, no biases; the head tied to the token embedding,
+// as model.py ties it and export.py writes it), with random weights.
+var stories110M = model.Config{Vocab: 32000, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 2048,
+	Norm: model.NormRMS, NormEps: 1e-5, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff,
+	Position: model.PositionRope, RopeBase: 10000, TieEmbeddings: true}
 
 var decodeSettings = []decodeSetting{
 	{name: "sort", describe: "sort's model (B rows, D64 H4 L2 d_ff 256 V17, float32)", prompt: 8,
@@ -48,6 +60,9 @@ var decodeSettings = []decodeSetting{
 	{name: "gpt2", describe: "GPT-2 small's shape (D768 H12 L12 d_ff 3072 V50257, biases, tied head, random weights, float32)", prompt: 1,
 		batches: []int{1}, lengths: []int{64}, maps: 256,
 		config: func(int) model.Config { return gpt2Small }},
+	{name: "llama", describe: "a Llama of stories110M's shape (D768 H12 L12 hidden 2048 V32000, RMSNorm, SwiGLU, rope, no biases, tied head, random weights, float32)", prompt: 1,
+		batches: []int{1}, lengths: []int{64}, maps: 256, llama2c: true,
+		config: func(int) model.Config { return stories110M }},
 }
 
 // decodeSettingNamed is the -decode-config called name.
@@ -68,6 +83,8 @@ type decodeRow struct {
 	batch, length int
 	cached, none  []float64         // Go's generated tokens/s per repetition, with and without the cache
 	torch         map[int][]float64 // PyTorch's, with its KV cache, by thread count
+	runc          []float64         // llama2.c's run.c's, on runcThreads threads
+	runcThreads   int
 }
 
 // torchBest is the median of PyTorch's best thread count, and that count.
@@ -177,12 +194,25 @@ func compareDecode(opts options, s decodeSetting, stdout, stderr io.Writer) erro
 	if s.maps > 0 {
 		extra = &inferenceExtras{tokens: s.maps, torch: map[int][]float64{}}
 	}
+	runc, agreement, err := prepareLlama2c(opts, s, models[s.lengths[0]], stderr)
+	if err != nil {
+		return err
+	}
+	if runc != nil {
+		defer runc.Close()
+	}
 	load0 := loadAvg()
 	for round := 1; round <= opts.rounds; round++ {
 		for _, r := range rows {
 			fmt.Fprintf(stderr, "round %d/%d, B%d to %d: Go", round, opts.rounds, r.batch, r.length)
 			if err := r.runGo(models[r.length], s, opts); err != nil {
 				return err
+			}
+			if runc != nil {
+				fmt.Fprintf(stderr, ", run.c")
+				if err := r.runLlama2c(runc, opts.reps); err != nil {
+					return err
+				}
 			}
 			if !opts.goOnly {
 				for _, threads := range decodeThreads {
@@ -210,6 +240,9 @@ func compareDecode(opts options, s decodeSetting, stdout, stderr io.Writer) erro
 		limit = extra.printBandwidth(stdout, models[s.lengths[0]])
 	}
 	printDecode(stdout, rows, s, opts, limit)
+	if agreement != "" {
+		fmt.Fprintln(stdout, agreement)
+	}
 	if extra != nil {
 		extra.printMaps(stdout, opts)
 	}
@@ -247,6 +280,9 @@ func printDecode(w io.Writer, rows []*decodeRow, s decodeSetting, opts options, 
 		head += "Go no cache\tcache speed-up\t"
 	}
 	head += "PyTorch cache (threads)\tGo/PyTorch\t"
+	if s.llama2c {
+		head += "run.c (threads)\tGo/run.c\t"
+	}
 	if limit > 0 {
 		head += "bandwidth limit\tGo/limit\t"
 	}
@@ -262,12 +298,23 @@ func printDecode(w io.Writer, rows []*decodeRow, s decodeSetting, opts options, 
 			line += fmt.Sprintf("%s\t%.1fx\t", formatRate(median(r.none)), median(r.cached)/median(r.none))
 		}
 		line += torch + "\t" + ratio + "\t"
+		if s.llama2c {
+			line += r.llama2cColumns()
+		}
 		if limit > 0 {
 			line += fmt.Sprintf("%.1f\t%.2f\t", limit, median(r.cached)/limit)
 		}
 		fmt.Fprintln(tw, line)
 	}
 	_ = tw.Flush() // the writer's own errors surface on w's next write
+}
+
+// llama2cColumns are run.c's median and Go's ratio to it, or dashes.
+func (r *decodeRow) llama2cColumns() string {
+	if len(r.runc) == 0 {
+		return "-\t-\t"
+	}
+	return fmt.Sprintf("%s (%d)\t%.2fx\t", formatRate(median(r.runc)), r.runcThreads, median(r.cached)/median(r.runc))
 }
 
 // formatRate prints a rate with one decimal below 100 (GPT-2's tokens/s),

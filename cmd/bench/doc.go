@@ -9,11 +9,19 @@
 // With -decode it times inference instead, against cmd/bench/torch_decode.py:
 // greedy decoding with the KV cache on sort's model (-decode-config sort,
 // the default), or on GPT-2 small's shape with random weights
-// (-decode-config gpt2), where it also measures the machine's read bandwidth
-// and the decoding speed it allows, and a forward over 256 tokens keeping
-// every attention map, as inspect runs it:
+// (-decode-config gpt2) or a Llama of llama2.c's stories110M's shape
+// (-decode-config llama), with random weights, where it also measures the
+// machine's read bandwidth and the decoding speed it allows, and a forward
+// over 256 tokens keeping every attention map, as inspect runs it:
 //
 //	go run ./cmd/bench -decode -decode-config gpt2 -rounds 2 -reps 3
+//	go run ./cmd/bench -decode -decode-config llama -llama2c ~/llama2.c -rounds 2 -reps 3
+//
+// With -llama2c DIR (a checkout of github.com/karpathy/llama2.c; the bench
+// fetches nothing) the Llama is also timed on llama2.c's run.c: compiled
+// from DIR into a temporary directory (gcc -Ofast -fopenmp -march=native),
+// given the same weights in its model file format, generating greedily on
+// every core. Without it that column is skipped with a notice.
 //
 // It installs nothing: it checks that /usr/bin/python3 imports torch and that
 // torch runs on OpenBLAS, and names the apt-get command otherwise.

@@ -32,19 +32,21 @@ type options struct {
 	python  string
 	torch   string
 	goOnly  bool
+	llama2c string // a checkout of llama2.c, whose run.c -decode-config llama also times
 	threads []torchThreads
 	// env is added to every child's environment (OPENBLAS_CORETYPE).
 	env []string
 }
 
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
-       bench -decode [-decode-config sort|gpt2] [-go-only] [flags]
+       bench -decode [-decode-config sort|gpt2|llama] [-llama2c DIR] [-go-only] [flags]
 
 Trains the lesson model side by side in Go and in PyTorch (cmd/bench/torch_ref.py)
 and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
 With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
-small's shape, the read bandwidth's limit and a forward keeping every attention
-map) against cmd/bench/torch_decode.py.
+small's shape and on a Llama of stories110M's, the read bandwidth's limit and a
+forward keeping every attention map) against cmd/bench/torch_decode.py, and the
+Llama against llama2.c's run.c too when -llama2c names a checkout of it.
 Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
 
 flags:
@@ -67,7 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
 	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
-	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache) or gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map)")
+	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache), gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map) or llama (the same on a Llama of llama2.c's stories110M's shape)")
+	llama2cDir := fs.String("llama2c", "", "with -decode-config llama: a checkout of github.com/karpathy/llama2.c whose run.c is compiled (gcc) and timed on the same weights; unset skips run.c")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
 	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
 		return err
@@ -80,6 +83,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*decode && flagSet(fs, "decode-config") {
 		return errors.Errorf("-decode-config %q: it picks the model of -decode, which is not set", *decodeConfig)
+	}
+	if *llama2cDir != "" && (!*decode || *decodeConfig != "llama") {
+		return errors.Errorf("-llama2c %q: run.c is timed with -decode -decode-config llama only", *llama2cDir)
+	}
+	if *llama2cDir != "" {
+		if err := checkLlama2cCheckout(*llama2cDir); err != nil {
+			return err
+		}
 	}
 	if *worker == "peak" {
 		return runPeakWorker(stdout)
@@ -98,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		return runWorker(*worker, goPaths[0], *steps, *warmup, *reps, stdout)
 	}
-	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, paths: goPaths}
+	opts := options{rounds: *rounds, reps: *reps, steps: *steps, warmup: *warmup, python: *python, torch: *torch, goOnly: *goOnly, llama2c: *llama2cDir, paths: goPaths}
 	if *decode {
 		setting, err := decodeSettingNamed(*decodeConfig)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,8 @@ func TestFlagErrors(t *testing.T) {
 		{"-worker", "S"}, // two paths for one worker
 		{"-decode", "-decode-config", "gpt3"},
 		{"-decode-config", "gpt2"}, // without -decode
+		{"-decode", "-decode-config", "gpt2", "-llama2c", "."},  // run.c times the llama setting only
+		{"-decode", "-decode-config", "llama", "-llama2c", "."}, // no run.c here
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(args, &out, &errOut); err == nil {
@@ -243,8 +246,27 @@ func TestPrintDecode(t *testing.T) {
 			t.Errorf("gpt2 table lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "no cache") {
-		t.Errorf("gpt2 table has a column without the cache:\n%s", text)
+	if strings.Contains(text, "no cache") || strings.Contains(text, "run.c") {
+		t.Errorf("gpt2 table has a column without the cache or run.c's:\n%s", text)
+	}
+	llama, _ := decodeSettingNamed("llama")
+	for _, runc := range [][]float64{{20, 30, 25}, nil} {
+		out.Reset()
+		printDecode(&out, []*decodeRow{{batch: 1, length: 64, cached: []float64{50}, torch: map[int][]float64{1: {10}}, runc: runc, runcThreads: 2}}, llama, options{rounds: 1, reps: 3}, 60)
+		text = out.String()
+		for _, w := range []string{"run.c (threads)", "Go/run.c", "5.00x", "60.0", "0.83"} {
+			if !strings.Contains(text, w) {
+				t.Errorf("llama table (run.c %v) lacks %q:\n%s", runc, w, text)
+			}
+		}
+		// B, to, Go, PyTorch (threads), ratio, run.c (threads), ratio, limit, share
+		want := []string{"25.0", "(2)", "2.00x"}
+		if runc == nil {
+			want = []string{"-", "-"}
+		}
+		if row := strings.Fields(strings.Split(text, "\n")[2]); len(row) < 6+len(want) || !slices.Equal(row[6:6+len(want)], want) {
+			t.Errorf("llama row (run.c %v): %q, want run.c's columns %q", runc, row, want)
+		}
 	}
 }
 

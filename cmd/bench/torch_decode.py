@@ -4,8 +4,9 @@
     /usr/bin/python3 cmd/bench/torch_decode.py --batch 32 --prompt 8 --length 256
     /usr/bin/python3 cmd/bench/torch_decode.py --config gpt2 --batch 1 --prompt 8 --length 64
     /usr/bin/python3 cmd/bench/torch_decode.py --config gpt2 --maps 256
+    /usr/bin/python3 cmd/bench/torch_decode.py --config llama --batch 1 --prompt 1 --length 64
 
-The model is GPT-2's, written from its published definition (OpenAI's
+The model is GPT-2's (or Llama's, below), written from its published definition (OpenAI's
 gpt-2 model.py, Hugging Face's modeling_gpt2.py): token plus learned position
 embedding; pre-LN blocks x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)) with
 LayerNorm (eps 1e-5), Conv1D projections (weights stored (in, out), applied
@@ -18,6 +19,19 @@ head); sort is the sort configuration of torch_ref.py (2 layers, D 64, 4
 heads, d_ff 256, V 17, no c_attn bias, a head of its own) with a position
 table of --length rows. Weights are random (N(0, 0.02^2), biases zero,
 LayerNorm weights one), float32.
+
+llama is a Llama of llama2.c's stories110M's shape (12 layers, D 768, 12
+heads, hidden 2048, V 32000, 1024 positions, the head tied to the token
+embedding as llama2.c ties it), written from Llama's published definition
+(Hugging Face's modeling_llama.py; llama2.c's model.py): token embedding
+only; x = x + o_proj(attn(rms_1(x))); x = x + down(silu(gate(n)) * up(n)),
+n = rms_2(x), RMSNorm x * rsqrt(mean(x^2) + eps) * w (eps 1e-5), every
+Linear without a bias; q_proj, k_proj and v_proj apart, q and k turned by
+rotary positions in Hugging Face's rotate-half layout (channel i with
+i + d/2, angle t * 10000^(-2i/d), the cos and sin tables computed once),
+grouped-query heads when kv_heads < heads (query head h reads kv head
+h // (heads / kv_heads)), scores divided by sqrt(d_head); a final RMSNorm
+and the LM head. Weights N(0, 0.02^2), RMSNorm weights one.
 
 Decoding is greedy and written as attnscope's model.Decoder: every row
 advances one position per step, the prompt is fed one token at a time, and
@@ -46,6 +60,7 @@ import time
 CONFIGS = {
     "sort": dict(d_model=64, heads=4, d_ff=256, vocab=17, layers=2, qkv_bias=False, tied=False, context=0),
     "gpt2": dict(d_model=768, heads=12, d_ff=3072, vocab=50257, layers=12, qkv_bias=True, tied=True, context=1024),
+    "llama": dict(family="llama", d_model=768, heads=12, kv_heads=12, d_ff=2048, vocab=32000, layers=12, tied=True, context=1024, eps=1e-05, rope_base=10000),
 }
 
 
@@ -99,7 +114,7 @@ except ImportError as e:
     sys.exit(2)
 
 
-def random_weights(cfg, context, gen):
+def gpt2_random_weights(cfg, context, gen):
     """GPT-2's parameters for cfg with a position table of context rows."""
     D, FF, V = cfg["d_model"], cfg["d_ff"], cfg["vocab"]
     w = lambda *s: 0.02 * torch.randn(*s, generator=gen)
@@ -113,7 +128,7 @@ def random_weights(cfg, context, gen):
     return m
 
 
-def from_attnscope(t, cfg):
+def gpt2_from_attnscope(t, cfg):
     """The weights of an attnscope checkpoint's tensors (by name): its
     Linear weights, (out, in), become GPT-2's Conv1D weights, (in, out)."""
     conv = lambda name: (t[name + ".weight"].t().contiguous(), t.get(name + ".bias"))
@@ -142,12 +157,13 @@ def mlp(x, blk):
 
 
 def new_caches(cfg, batch, length):
-    """Each layer's key and value cache, (B, H, length, d) each."""
-    H, d = cfg["heads"], cfg["d_model"] // cfg["heads"]
-    return [(torch.zeros(batch, H, length, d), torch.zeros(batch, H, length, d)) for _ in range(cfg["layers"])]
+    """Each layer's key and value cache, (B, G, length, d) each, G the
+    key and value heads (the heads but with grouped-query attention)."""
+    G, d = cfg.get("kv_heads", cfg["heads"]), cfg["d_model"] // cfg["heads"]
+    return [(torch.zeros(batch, G, length, d), torch.zeros(batch, G, length, d)) for _ in range(cfg["layers"])]
 
 
-def decode_step(m, cfg, caches, tokens, t):
+def gpt2_decode_step(m, cfg, caches, tokens, t):
     """Position t of every row: tokens (B) to the next token's logits
     (B, V), each layer's new key and value written into slot t."""
     B, D, H = tokens.shape[0], cfg["d_model"], cfg["heads"]
@@ -164,6 +180,112 @@ def decode_step(m, cfg, caches, tokens, t):
     return F.linear(layer_norm(x, m["ln_f"]), m["lm_head"])                    # (B, V)
 
 
+def llama_random_weights(cfg, context, gen):
+    """Llama's parameters for cfg (Linear weights (out, in), no biases) and
+    its rotary tables for context positions."""
+    D, FF, V, G = cfg["d_model"], cfg["d_ff"], cfg["vocab"], cfg["kv_heads"]
+    kv = G * D // cfg["heads"]
+    w = lambda *s: 0.02 * torch.randn(*s, generator=gen)
+    blocks = [{"input_layernorm": torch.ones(D), "q_proj": w(D, D), "k_proj": w(kv, D), "v_proj": w(kv, D),
+               "o_proj": w(D, D), "post_attention_layernorm": torch.ones(D),
+               "gate_proj": w(FF, D), "up_proj": w(FF, D), "down_proj": w(D, FF)}
+              for _ in range(cfg["layers"])]
+    m = {"embed_tokens": w(V, D), "layers": blocks, "norm": torch.ones(D)}
+    m["lm_head"] = m["embed_tokens"] if cfg["tied"] else w(V, D)
+    return with_rotary(m, cfg, context)
+
+
+def llama_from_attnscope(t, cfg):
+    """The weights of an attnscope checkpoint's tensors (by name): the
+    fused qkv rows [q | k | v] become q_proj, k_proj and v_proj."""
+    D = cfg["d_model"]
+    kv = cfg["kv_heads"] * D // cfg["heads"]
+    blocks = []
+    for i in range(cfg["layers"]):
+        b = lambda name: t["blocks.%d.%s.weight" % (i, name)]
+        q, k, v = b("attn.qkv").split([D, kv, kv])
+        blocks.append({"input_layernorm": b("ln1"), "q_proj": q, "k_proj": k, "v_proj": v, "o_proj": b("attn.out"),
+                       "post_attention_layernorm": b("ln2"), "gate_proj": b("mlp.gate"), "up_proj": b("mlp.up"),
+                       "down_proj": b("mlp.down")})
+    m = {"embed_tokens": t["tok_emb.weight"], "layers": blocks, "norm": t["ln_f.weight"]}
+    m["lm_head"] = m["embed_tokens"] if cfg["tied"] else t["lm_head.weight"]
+    return with_rotary(m, cfg, cfg["context"])
+
+
+def with_rotary(m, cfg, context):
+    """m with the rotary tables cos and sin (context, d): position t's
+    angles t * base^(-2i/d), each twice (channels i and i + d/2)."""
+    d = cfg["d_model"] // cfg["heads"]
+    inv_freq = 1.0 / (cfg["rope_base"] ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    angles = torch.outer(torch.arange(context, dtype=torch.float64), inv_freq)  # (context, d/2)
+    angles = torch.cat([angles, angles], dim=-1)                               # (context, d)
+    m["cos"], m["sin"] = angles.cos().float(), angles.sin().float()
+    return m
+
+
+def rms_norm(x, w, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def rotate(x, cos, sin):
+    """Rotary positions, rotate-half: x * cos + [-x2 | x1] * sin."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat([-x2, x1], dim=-1) * sin
+
+
+def swiglu(x, blk, eps):
+    n = rms_norm(x, blk["post_attention_layernorm"], eps)
+    return F.linear(F.silu(F.linear(n, blk["gate_proj"])) * F.linear(n, blk["up_proj"]), blk["down_proj"])
+
+
+def llama_decode_step(m, cfg, caches, tokens, t):
+    """Position t of every row: tokens (B) to the next token's logits
+    (B, V), each layer's new key (turned) and value written into slot t.
+    The g = H/G query heads of a group attend to its key and value head
+    together, (B, G, g, d) against (B, G, t+1, d)."""
+    B, D, H, G, eps = tokens.shape[0], cfg["d_model"], cfg["heads"], cfg["kv_heads"], cfg["eps"]
+    d = D // H
+    cos, sin = m["cos"][t], m["sin"][t]                                        # (d) each
+    x = m["embed_tokens"][tokens]                                              # (B, D)
+    for blk, (kc, vc) in zip(m["layers"], caches):
+        n = rms_norm(x, blk["input_layernorm"], eps)
+        q = rotate(F.linear(n, blk["q_proj"]).view(B, G, H // G, d), cos, sin)  # (B, G, g, d)
+        kc[:, :, t] = rotate(F.linear(n, blk["k_proj"]).view(B, G, d), cos, sin)
+        vc[:, :, t] = F.linear(n, blk["v_proj"]).view(B, G, d)
+        s = (q @ kc[:, :, :t + 1].transpose(-2, -1)) / math.sqrt(d)           # (B, G, g, t+1)
+        y = (torch.softmax(s, dim=-1) @ vc[:, :, :t + 1]).reshape(B, D)       # (B, D)
+        x = x + F.linear(y, blk["o_proj"])
+        x = x + swiglu(x, blk, eps)                                            # (B, D)
+    return F.linear(rms_norm(x, m["norm"], eps), m["lm_head"])                 # (B, V)
+
+
+def llama_forward(m, cfg, tokens):
+    """A forward over tokens (B, T): the logits (B, T, V) and every
+    layer's attention weights (B, H, T, T)."""
+    B, T = tokens.shape
+    D, H, G, eps = cfg["d_model"], cfg["heads"], cfg["kv_heads"], cfg["eps"]
+    d = D // H
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    cos, sin = m["cos"][:T], m["sin"][:T]                                      # (T, d) each
+    x = m["embed_tokens"][tokens].view(B * T, D)                               # (B*T, D)
+    maps = []
+    for blk in m["layers"]:
+        n = rms_norm(x, blk["input_layernorm"], eps)
+        q = rotate(F.linear(n, blk["q_proj"]).view(B, T, H, d).transpose(1, 2), cos, sin)  # (B, H, T, d)
+        k = rotate(F.linear(n, blk["k_proj"]).view(B, T, G, d).transpose(1, 2), cos, sin)  # (B, G, T, d)
+        v = F.linear(n, blk["v_proj"]).view(B, T, G, d).transpose(1, 2)                   # (B, G, T, d)
+        k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)     # (B, H, T, d)
+        s = (q @ k.transpose(-2, -1)) / math.sqrt(d)                          # (B, H, T, T)
+        s = torch.where(causal, s, torch.finfo(s.dtype).min)
+        a = torch.softmax(s, dim=-1)                                          # (B, H, T, T)
+        maps.append(a)
+        y = (a @ v).transpose(1, 2).reshape(B * T, D)                         # (B*T, D)
+        x = x + F.linear(y, blk["o_proj"])
+        x = x + swiglu(x, blk, eps)                                           # (B*T, D)
+    logits = F.linear(rms_norm(x, m["norm"], eps), m["lm_head"])              # (B*T, V)
+    return logits.view(B, T, -1), maps
+
+
 def decode(m, cfg, prompts, length):
     """Greedy decoding with a KV cache; returns the tokens (B, length)."""
     B, P = prompts.shape
@@ -177,7 +299,7 @@ def decode(m, cfg, prompts, length):
     return out
 
 
-def forward(m, cfg, tokens):
+def gpt2_forward(m, cfg, tokens):
     """A forward over tokens (B, T): the logits (B, T, V) and every
     layer's attention weights (B, H, T, T)."""
     B, T = tokens.shape
@@ -198,6 +320,35 @@ def forward(m, cfg, tokens):
         x = x + mlp(x, blk)                                                   # (B*T, D)
     logits = F.linear(layer_norm(x, m["ln_f"]), m["lm_head"])                 # (B*T, V)
     return logits.view(B, T, -1), maps
+
+
+FAMILIES = {
+    "gpt2": dict(random_weights=gpt2_random_weights, from_attnscope=gpt2_from_attnscope,
+                 decode_step=gpt2_decode_step, forward=gpt2_forward),
+    "llama": dict(random_weights=llama_random_weights, from_attnscope=llama_from_attnscope,
+                  decode_step=llama_decode_step, forward=llama_forward),
+}
+
+
+def family(cfg, name):
+    """The function called name of cfg's family (GPT-2's unless it says)."""
+    return FAMILIES[cfg.get("family", "gpt2")][name]
+
+
+def random_weights(cfg, context, gen):
+    return family(cfg, "random_weights")(cfg, context, gen)
+
+
+def from_attnscope(t, cfg):
+    return family(cfg, "from_attnscope")(t, cfg)
+
+
+def decode_step(m, cfg, caches, tokens, t):
+    return family(cfg, "decode_step")(m, cfg, caches, tokens, t)
+
+
+def forward(m, cfg, tokens):
+    return family(cfg, "forward")(m, cfg, tokens)
 
 
 def timed(reps, run):

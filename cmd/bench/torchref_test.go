@@ -58,10 +58,14 @@ print(json.dumps(logits.reshape(-1).tolist()))
 }
 
 // TestTorchDecodeIsTheGoModel: torch_decode.py's GPT-2, written from GPT-2's
-// definition (Conv1D weights, c_attn, its own KV cache), takes the Go
-// model's weights through from_attnscope and, on small models of each
-// -decode-config's code path (GPT-2's: biased c_attn, tied head; sort's:
-// no c_attn bias, a head of its own), gives the Go model's logits at every
+// definition (Conv1D weights, c_attn, its own KV cache), and its Llama,
+// written from Llama's (q, k and v projections apart, rotate-half rotary
+// positions, RMSNorm, SwiGLU), take the Go model's weights through
+// from_attnscope and, on small models of each -decode-config's code path
+// (GPT-2's: biased c_attn, tied head; sort's: no c_attn bias, a head of
+// its own; llama's: stories110M's parts, tied head; and a Llama with
+// grouped-query heads and a head of its own, as Llama 2's larger models
+// have), give the Go model's logits at every
 // decoding step (its cache filled one position at a time) and, from its
 // forward with maps, the Go forward's logits and every attention map:
 // logits within 2e-5 relative to the largest, maps within 5e-5 (float32 on
@@ -71,8 +75,10 @@ func TestTorchDecodeIsTheGoModel(t *testing.T) {
 	python := tooltest.Torch(t)
 	sort, _ := decodeSettingNamed("sort")
 	configs := map[string]model.Config{
-		"gpt2": {Vocab: 37, Context: 12, DModel: 32, Heads: 4, Layers: 2, MLP: true, DFF: 80, QKVBias: true, OutBias: true, TieEmbeddings: true},
-		"sort": sort.config(12),
+		"gpt2":             {Vocab: 37, Context: 12, DModel: 32, Heads: 4, Layers: 2, MLP: true, DFF: 80, QKVBias: true, OutBias: true, TieEmbeddings: true},
+		"sort":             sort.config(12),
+		"llama":            smallLlama(false, 0),
+		"llama-gqa-untied": smallLlama(true, 2),
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
@@ -108,6 +114,16 @@ print(json.dumps({"decode": torch.cat(steps).reshape(-1).tolist(), "forward": lo
 	}
 }
 
+// smallLlama is a small model of the llama setting's parts (stories110M's
+// with a smaller width, depth, vocabulary and context), with a head of its
+// own when untied and kvHeads key and value heads (0: one per head).
+func smallLlama(untied bool, kvHeads int) model.Config {
+	c := stories110M
+	c.Vocab, c.Context, c.DModel, c.Heads, c.Layers, c.DFF, c.KVHeads = 37, 12, 32, 4, 2, 48, kvHeads
+	c.TieEmbeddings = !untied
+	return c
+}
+
 // torchDecodeConfig is the setting's entry of torch_decode.py's CONFIGS:
 // context 0 when the position table follows the row's length.
 func torchDecodeConfig(s decodeSetting) string {
@@ -119,9 +135,14 @@ func torchDecodeConfig(s decodeSetting) string {
 	return torchDecodeDict(c, context)
 }
 
-// torchDecodeDict is c as torch_decode.py's config dict literal.
+// torchDecodeDict is c as torch_decode.py's config dict literal: a Llama
+// (a SwiGLU MLP) in its family's keys, else GPT-2's.
 func torchDecodeDict(c model.Config, context int) string {
 	py := map[bool]string{false: "False", true: "True"}
+	if c.Activation == model.ActivationSwiGLU {
+		return fmt.Sprintf(`dict(family="llama", d_model=%d, heads=%d, kv_heads=%d, d_ff=%d, vocab=%d, layers=%d, tied=%s, context=%d, eps=%g, rope_base=%g)`,
+			c.DModel, c.Heads, c.KVHeadCount(), c.DFF, c.Vocab, c.Layers, py[c.TieEmbeddings], context, c.NormEps, c.RopeBase)
+	}
 	return fmt.Sprintf("dict(d_model=%d, heads=%d, d_ff=%d, vocab=%d, layers=%d, qkv_bias=%s, tied=%s, context=%d)",
 		c.DModel, c.Heads, c.DFF, c.Vocab, c.Layers, py[c.QKVBias], py[c.TieEmbeddings], context)
 }
