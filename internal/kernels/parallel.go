@@ -150,22 +150,27 @@ func dispatch(n int, work func(), done *sync.WaitGroup) {
 }
 
 // run takes jobs: after each it spins for helperSpin, then parks until
-// the next token.
+// the next token. It looks for a job before every decision to park, so a
+// job handed over just before Concurrently started (when it stops
+// spinning) is still taken once its token wakes it.
 func (h *helper) run() {
 	for {
 		until := time.Now().Add(helperSpin)
-		// While Concurrently runs parts, each has its share of the cores
-		// and no helper: a spinning helper would take time from them.
-		for time.Now().Before(until) && extraParts.Load() == 0 {
-			j := h.job.Swap(nil)
-			if j == nil {
-				runtime.Gosched()
+		for {
+			if j := h.job.Swap(nil); j != nil {
+				j.work()
+				h.busy.Store(false) // before Done: the caller may hand it the next job at once
+				j.done.Done()
+				until = time.Now().Add(helperSpin)
 				continue
 			}
-			j.work()
-			h.busy.Store(false) // before Done: the caller may hand it the next job at once
-			j.done.Done()
-			until = time.Now().Add(helperSpin)
+			// While Concurrently runs parts, each has its share of the
+			// cores and no helper: a spinning helper would take time
+			// from them.
+			if extraParts.Load() != 0 || !time.Now().Before(until) {
+				break
+			}
+			runtime.Gosched()
 		}
 		<-h.wake
 	}

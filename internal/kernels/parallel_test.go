@@ -103,3 +103,43 @@ func TestConcurrentlySharesCores(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopsBesideConcurrently: loops dispatched from one goroutine while
+// another starts and ends Concurrently over and over all finish. A helper
+// stops spinning while Concurrently runs parts; one woken for a job handed
+// over just before must still take it (it once parked again, and the loop
+// waited for ever).
+func TestLoopsBesideConcurrently(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	stop := make(chan struct{})
+	toggled := make(chan struct{})
+	go func() {
+		defer close(toggled)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				Concurrently(2, func(int) {})
+			}
+		}
+	}()
+	finished := make(chan int)
+	go func() {
+		var sum atomic.Int64
+		for range 20000 {
+			chunks(8, 4, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+		}
+		finished <- int(sum.Load())
+	}()
+	select {
+	case got := <-finished:
+		if got != 20000*8 {
+			t.Errorf("the loops covered %d indices, want %d", got, 20000*8)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("loops beside Concurrently did not finish in 30 s")
+	}
+	close(stop)
+	<-toggled
+}
