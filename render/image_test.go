@@ -118,3 +118,106 @@ func checkPNGGolden(t *testing.T, name string, img *image.RGBA) {
 		t.Errorf("%s: %d pixels differ from the golden, the first at %v (-update rewrites it)", name, differ, first)
 	}
 }
+
+// TestLongFigureBounded: 12 heads on 101 tokens (GPT-2 small's layer on
+// its repeated-tokens example) and on 240 with six-character labels, at
+// report's 2400 px, shrink their cells to the largest whose heatmap fits
+// heatmapMax, sit two to a row within the width, draw the grid line only
+// in cells of gridMin px or more, and label every colStep-th column and
+// rowStep-th row legibly (checkColumnLabels, checkRowLabels).
+func TestLongFigureBounded(t *testing.T) {
+	for _, tokens := range []int{101, 240} {
+		var long []string
+		for i := range tokens {
+			long = append(long, fmt.Sprintf("tok%03d", i))
+		}
+		f := markedFigure(12, long)
+		img, l, err := Grid(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		side := l.T * l.CellPx
+		if side > heatmapMax || side+l.T <= heatmapMax || l.Cols < 2 || img.Bounds().Dx() > f.MaxWidth || l.Panel.Y > side+10*lineH {
+			t.Fatalf("%d tokens: image %v, %d panels of %v to a row, heatmap %d px of %d px cells; want at most %d px wide, heatmaps of the largest cells within %d px",
+				tokens, img.Bounds().Size(), l.Cols, l.Panel, side, l.CellPx, f.MaxWidth, heatmapMax)
+		}
+		if l.colStep < 2 || l.colStep >= tokens/2 || l.rowStep < 2 || l.rowStep >= tokens/2 {
+			t.Fatalf("%d tokens: labels every %d columns and %d rows of %d px cells", tokens, l.colStep, l.rowStep, l.CellPx)
+		}
+		corner := l.Cell(0, 11, 0, tokens-1).Max.Sub(image.Pt(1, 1)) // of a masked cell
+		if got, want := img.RGBAAt(corner.X, corner.Y), masked; l.CellPx >= gridMin && got != white || l.CellPx < gridMin && got != want {
+			t.Errorf("%d tokens: the corner of a %d px cell is %v (white: a grid line)", tokens, l.CellPx, got)
+		}
+		checkColumnLabels(t, img, l, tokens)
+		checkRowLabels(t, img, l, f.Grid[0][11].Scored)
+	}
+}
+
+// checkColumnLabels: over each labelled column of the last panel its
+// position number and label, blank midway to the next (they do not run
+// together) and right of the heatmap (the last does not run into the
+// predictions' header).
+func checkColumnLabels(t *testing.T, img *image.RGBA, l Layout, tokens int) {
+	t.Helper()
+	hm := l.Heatmap(0, l.Heads-1)
+	for _, line := range []struct {
+		name string
+		y    int
+	}{{"position numbers", hm.Min.Y - 2*(lineH+spacing)}, {"labels", hm.Min.Y - lineH - spacing}} {
+		band := func(x0, x1 int) image.Rectangle { return image.Rect(x0, line.y, x1, line.y+lineH) }
+		for j := 0; j+l.colStep < tokens; j += l.colStep {
+			centre := hm.Min.X + j*l.CellPx + l.CellPx/2
+			if blank(img, band(centre-charW, centre+charW)) {
+				t.Errorf("%d tokens, %s: nothing over column %d", tokens, line.name, j)
+			}
+			if mid := centre + l.colStep*l.CellPx/2; !blank(img, band(mid-labelGap/2+1, mid+labelGap/2)) {
+				t.Errorf("%d tokens, %s: columns %d and %d run together at x %d", tokens, line.name, j, j+l.colStep, mid)
+			}
+		}
+		if !blank(img, band(hm.Max.X, hm.Max.X+predGap)) {
+			t.Errorf("%d tokens, %s: the last runs past the heatmap", tokens, line.name)
+		}
+	}
+}
+
+// checkRowLabels: beside each labelled row of the last panel its position
+// number, label and prediction, blank midway to the next; and every scored
+// row, only those, marked.
+func checkRowLabels(t *testing.T, img *image.RGBA, l Layout, scored []bool) {
+	t.Helper()
+	tokens, hm := len(scored), l.Heatmap(0, l.Heads-1)
+	left, pred := hm.Min.X-l.rowLabelW-markW-l.posW, l.Prediction(0, l.Heads-1, 0)
+	for _, column := range []struct {
+		name   string
+		x0, x1 int
+	}{{"position numbers", left, left + l.posW}, {"labels", hm.Min.X - l.rowLabelW, hm.Min.X}, {"predictions", pred.Min.X, pred.Max.X}} {
+		line := func(y int) image.Rectangle { return image.Rect(column.x0, y, column.x1, y+1) }
+		for i := 0; i+l.rowStep < tokens; i += l.rowStep {
+			centre := hm.Min.Y + i*l.CellPx + l.CellPx/2
+			if blank(img, line(centre)) {
+				t.Errorf("%d tokens, %s: nothing beside row %d", tokens, column.name, i)
+			}
+			if mid := centre + l.rowStep*l.CellPx/2; !blank(img, line(mid)) {
+				t.Errorf("%d tokens, %s: rows %d and %d run together at y %d", tokens, column.name, i, i+l.rowStep, mid)
+			}
+		}
+	}
+	for i, s := range scored {
+		mark := image.Rect(left+l.posW, hm.Min.Y+i*l.CellPx, left+l.posW+markW, hm.Min.Y+(i+1)*l.CellPx)
+		if hasColour(img, mark, ink) != s {
+			t.Errorf("%d tokens, row %d: scored mark drawn %t, want %t", tokens, i, !s, s)
+		}
+	}
+}
+
+// blank reports whether every pixel of r is white.
+func blank(img *image.RGBA, r image.Rectangle) bool {
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if img.RGBAAt(x, y) != white {
+				return false
+			}
+		}
+	}
+	return true
+}
