@@ -32,7 +32,7 @@ const (
 	// (at most about 1170 px with six-character labels, predictions and the
 	// scale bar) then fit side by side in report's 2400 px, so a figure is
 	// at most that wide and about 1100 px tall per two heads: GPT-2 small's
-	// layer of 12 heads on 101 tokens is 2206 x 6063 px (13 M pixels),
+	// layer of 12 heads on 100 tokens is 2206 x 6063 px (13 M pixels),
 	// where cells as wide as their labels made it 5003 x 58863 (294 M).
 	// Toy tasks' 32 tokens with labels of up to three characters (27 px
 	// cells, 864 px) stay as they were.

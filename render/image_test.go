@@ -119,12 +119,13 @@ func checkPNGGolden(t *testing.T, name string, img *image.RGBA) {
 	}
 }
 
-// TestLongFigureBounded: 12 heads on 101 tokens (GPT-2 small's layer on
-// its repeated-tokens example) and on 240 with six-character labels, at
-// report's 2400 px, shrink their cells to the largest whose heatmap fits
-// heatmapMax, sit two to a row within the width, draw the grid line only
-// in cells of gridMin px or more, and label every colStep-th column and
-// rowStep-th row legibly (checkColumnLabels, checkRowLabels).
+// TestLongFigureBounded: 12 heads on 101 tokens (GPT-2 small's layer on its
+// 100-token repeated-tokens example, and a three-digit position) and on
+// 240, with six-character labels, at report's 2400 px, shrink their cells
+// to the largest whose heatmap fits heatmapMax, sit two to a row within the
+// width, draw the grid line only in cells of gridMin px or more, and label
+// every colStep-th column and rowStep-th row legibly (checkColumnLabels,
+// checkRowLabels).
 func TestLongFigureBounded(t *testing.T) {
 	for _, tokens := range []int{101, 240} {
 		var long []string
