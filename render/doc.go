@@ -17,7 +17,12 @@
 //   - A PNG is a Figure: title lines over the panels, each layer's heads in
 //     rows of as many as fit MaxWidth pixels. Its panels number the
 //     positions on both axes and draw the optional marks (scored rows,
-//     separator, predictions) a Panel carries.
+//     separator, predictions) a Panel carries. A cell is as wide as the
+//     longest column label until the heatmap would pass 960 px a side;
+//     a longer sequence's cells shrink to fit that, and its axes then
+//     label (and its predictions show) every 2nd, 5th, 10th, ... position,
+//     as far apart as the labels need, while every scored row keeps its
+//     mark.
 //   - Curves: Sparkline bins points by x onto a fixed axis, so several
 //     curves logged at different steps line up column by column; Chart
 //     stacks line plots sharing one x axis, values clamped to each panel's

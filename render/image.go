@@ -18,7 +18,7 @@ const (
 	charW    = 7         // advance of one character
 	lineH    = 13        // height of one text line
 	ascent   = 11        // baseline offset inside a text line
-	minCell  = 20        // smallest heatmap cell, px
+	minCell  = 20        // smallest heatmap cell while the heatmap fits heatmapMax, px
 	pad      = 12        // margin around everything in a panel
 	barW     = 14        // colour scale bar width
 	barGap   = 10        // between the heatmap (or the predictions) and the scale bar
@@ -27,6 +27,22 @@ const (
 	titleGap = 8         // between the title block and the key labels
 	markW    = 2 * charW // the scored-row mark (">") and a space, left of a row label
 	predGap  = 8         // between the heatmap and the predictions column
+	// heatmapMax bounds a heatmap's side: past it cells shrink from their
+	// labels' width (to 6 px at 160 tokens, a pixel past 960). Two panels
+	// (at most about 1170 px with six-character labels, predictions and the
+	// scale bar) then fit side by side in report's 2400 px, so a figure is
+	// at most that wide and about 1100 px tall per two heads: GPT-2 small's
+	// layer of 12 heads on 100 tokens is 2206 x 6063 px (13 M pixels),
+	// where cells as wide as their labels made it 5003 x 58863 (294 M).
+	// Toy tasks' 32 tokens with labels of up to three characters (27 px
+	// cells, 864 px) stay as they were.
+	heatmapMax = 960
+	// gridMin is the smallest cell drawn with a white grid line: in a
+	// smaller one the line would take a fifth or more of the colour.
+	gridMin = 5
+	// labelGap is the space a cell leaves beside its column label, and so
+	// the least between two labels of a thinned axis.
+	labelGap = 6
 )
 
 var (
@@ -63,6 +79,8 @@ type Layout struct {
 	Panel         image.Point // size of one panel, px
 	TitleH        int         // height of the figure's title block, px
 	titleLines    int
+	colStep       int // every colStep-th column is labelled (1: all)
+	rowStep       int // every rowStep-th row is labelled, and has its prediction drawn
 	posW          int // the position numbers left of the rows
 	rowLabelW     int
 	predW         int // the predictions column; 0 when no panel has predictions
@@ -114,7 +132,7 @@ func gridLayout(f Figure) (Layout, error) {
 		return Layout{}, errors.New("png grid: no panels")
 	}
 	l := Layout{Layers: len(grid), Heads: len(grid[0]), T: len(grid[0][0].Weights), CellPx: minCell}
-	textW := 0
+	textW, colChars := 0, 0
 	for li, row := range grid {
 		if len(row) != l.Heads {
 			return Layout{}, errors.Errorf("png grid: layer %d has %d panels, layer 0 has %d", li, len(row), l.Heads)
@@ -130,7 +148,7 @@ func gridLayout(f Figure) (Layout, error) {
 				return Layout{}, err
 			}
 			for _, c := range p.Cols {
-				l.CellPx = max(l.CellPx, labelWidth(c)*charW+6)
+				colChars = max(colChars, labelWidth(c))
 			}
 			for _, r := range p.Rows {
 				l.rowLabelW = max(l.rowLabelW, labelWidth(r)*charW+6)
@@ -148,8 +166,9 @@ func gridLayout(f Figure) (Layout, error) {
 			}
 		}
 	}
-	l.CellPx = max(l.CellPx, len(strconv.Itoa(l.T-1))*charW+6) // position numbers over the columns
-	l.posW = len(strconv.Itoa(l.T-1))*charW + 4
+	digits := len(strconv.Itoa(l.T - 1)) // of the position numbers over the columns
+	l.sizeCells(max(colChars, digits))
+	l.posW = digits*charW + 4
 	mapW := l.posW + markW + l.rowLabelW + l.T*l.CellPx + barGap + barW + spacing + barTicks*charW
 	if l.predW > 0 {
 		mapW += predGap + l.predW
@@ -167,6 +186,33 @@ func gridLayout(f Figure) (Layout, error) {
 		l.TitleH = pad + len(f.Title)*(lineH+spacing)
 	}
 	return l, nil
+}
+
+// sizeCells sizes the heatmap cells of a column label of up to chars
+// characters: wide enough for the label while the heatmap fits heatmapMax,
+// else shrunk to fit it (at least a pixel), the labels then drawn only every
+// so many positions.
+func (l *Layout) sizeCells(chars int) {
+	need := chars*charW + labelGap
+	l.CellPx = max(l.CellPx, need)
+	if l.T*l.CellPx > heatmapMax {
+		l.CellPx = max(1, heatmapMax/l.T)
+	}
+	l.colStep, l.rowStep = labelStep(need, l.CellPx), labelStep(lineH, l.CellPx)
+}
+
+// labelStep is how many positions apart labels of need px go on an axis of
+// cells px cells: 1 when a cell holds one, else the first of 2, 5, 10, 20,
+// 50, ... that is enough, so the labelled positions are round numbers.
+func labelStep(need, cell int) int {
+	k := (need + cell - 1) / cell
+	for step := 1; ; step *= 10 {
+		for _, s := range []int{step, 2 * step, 5 * step} {
+			if s >= k {
+				return s
+			}
+		}
+	}
 }
 
 // checkMarks checks the optional per-position slices against T.
@@ -209,37 +255,16 @@ func Grid(f Figure) (*image.RGBA, Layout, error) {
 // at reports marks[i], false when marks is nil.
 func at(marks []bool, i int) bool { return marks != nil && marks[i] }
 
+// drawPanel draws panel (layer, head): its title and notes, labels, cells,
+// predictions and scale bar.
 func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 	origin := l.PanelRect(layer, head).Min.Add(image.Pt(pad, pad))
 	for i, s := range append([]string{p.Title}, p.Notes...) {
 		text(img, origin.Add(image.Pt(0, i*(lineH+spacing))), s, ink)
 	}
 	hm := l.Heatmap(layer, head)
-	labelInk := func(i int) color.RGBA {
-		if at(p.Separator, i) {
-			return sepInk
-		}
-		return ink
-	}
-	centred := func(s string, x0, w int) int { return x0 + (w-utf8.RuneCountInString(s)*charW)/2 }
-	for j, c := range p.Cols {
-		c = cut(c)
-		x := hm.Min.X + j*l.CellPx
-		pos := strconv.Itoa(j)
-		text(img, image.Pt(centred(pos, x, l.CellPx), hm.Min.Y-2*(lineH+spacing)), pos, grey)
-		text(img, image.Pt(centred(c, x, l.CellPx), hm.Min.Y-lineH-spacing), c, labelInk(j))
-	}
-	for i, r := range p.Rows {
-		r = cut(r)
-		y := hm.Min.Y + i*l.CellPx + (l.CellPx-lineH)/2
-		pos := strconv.Itoa(i)
-		left := hm.Min.X - l.rowLabelW - markW - l.posW
-		text(img, image.Pt(left+l.posW-4-len(pos)*charW, y), pos, grey)
-		if at(p.Scored, i) {
-			text(img, image.Pt(left+l.posW+1, y), ">", ink)
-		}
-		text(img, image.Pt(hm.Min.X-labelWidth(r)*charW-4, y), r, labelInk(i))
-	}
+	drawColumnLabels(img, l, hm, p)
+	drawRowLabels(img, l, hm, p)
 	for i, row := range p.Weights {
 		for j, v := range row {
 			c := Color(v)
@@ -248,29 +273,100 @@ func drawPanel(img *image.RGBA, l Layout, layer, head int, p Panel) {
 			}
 			// a 1px white grid line keeps neighbouring cells apart
 			r := l.Cell(layer, head, i, j)
-			r.Max = r.Max.Sub(image.Pt(1, 1))
+			if l.CellPx >= gridMin {
+				r.Max = r.Max.Sub(image.Pt(1, 1))
+			}
 			draw.Draw(img, r, image.NewUniform(c), image.Point{}, draw.Src)
 		}
 	}
 	barLeft := hm.Max.X + barGap
 	if p.Predicted != nil {
-		text(img, image.Pt(hm.Max.X+predGap, hm.Min.Y-lineH-spacing), "pred", grey)
-		for i, s := range p.Predicted {
-			c := grey
-			if at(p.Scored, i) {
-				c = wrong
-				if at(p.Correct, i) {
-					c = right
-				}
-			}
-			r := l.Prediction(layer, head, i)
-			text(img, image.Pt(r.Min.X, r.Min.Y+(l.CellPx-lineH)/2), cut(s), c)
-		}
+		drawPredictions(img, l, layer, head, p)
 	}
 	if l.predW > 0 {
 		barLeft += predGap + l.predW
 	}
-	bar := image.Rect(barLeft, hm.Min.Y, barLeft+barW, hm.Max.Y)
+	drawScaleBar(img, image.Rect(barLeft, hm.Min.Y, barLeft+barW, hm.Max.Y))
+}
+
+// labelInk is the colour of position i's labels: blue for a separator.
+func (p Panel) labelInk(i int) color.RGBA {
+	if at(p.Separator, i) {
+		return sepInk
+	}
+	return ink
+}
+
+// drawColumnLabels draws the position numbers and key labels of every
+// colStep-th column over heatmap hm.
+func drawColumnLabels(img *image.RGBA, l Layout, hm image.Rectangle, p Panel) {
+	for j, c := range p.Cols {
+		if j%l.colStep != 0 {
+			continue
+		}
+		x := hm.Min.X + j*l.CellPx
+		overColumn(img, strconv.Itoa(j), x, hm.Min.Y-2*(lineH+spacing), l.CellPx, hm.Max.X, grey)
+		overColumn(img, cut(c), x, hm.Min.Y-lineH-spacing, l.CellPx, hm.Max.X, p.labelInk(j))
+	}
+}
+
+// overColumn draws s at height y centred over the cell px wide column at x,
+// unless a thinned axis's label would then run past right, the heatmap's
+// edge, into the predictions' header.
+func overColumn(img *image.RGBA, s string, x, y, cell, right int, c color.RGBA) {
+	w := utf8.RuneCountInString(s) * charW
+	at := x + (cell-w)/2
+	if at+w > right {
+		return
+	}
+	text(img, image.Pt(at, y), s, c)
+}
+
+// drawRowLabels draws the position numbers and query labels of every
+// rowStep-th row left of heatmap hm, and the scored-row mark of every row,
+// cut to its row when rows are lower than a line of text.
+func drawRowLabels(img *image.RGBA, l Layout, hm image.Rectangle, p Panel) {
+	left := hm.Min.X - l.rowLabelW - markW - l.posW
+	for i, r := range p.Rows {
+		top := hm.Min.Y + i*l.CellPx
+		y := top + (l.CellPx-lineH)/2
+		if at(p.Scored, i) {
+			row := image.Rect(left+l.posW, top, left+l.posW+markW, top+l.CellPx)
+			text(img.SubImage(row).(*image.RGBA), image.Pt(left+l.posW+1, y), ">", ink)
+		}
+		if i%l.rowStep != 0 {
+			continue
+		}
+		r = cut(r)
+		pos := strconv.Itoa(i)
+		text(img, image.Pt(left+l.posW-4-len(pos)*charW, y), pos, grey)
+		text(img, image.Pt(hm.Min.X-labelWidth(r)*charW-4, y), r, p.labelInk(i))
+	}
+}
+
+// drawPredictions draws the predictions column's header and the prediction
+// of every rowStep-th row, green right, red wrong, grey not scored.
+func drawPredictions(img *image.RGBA, l Layout, layer, head int, p Panel) {
+	hm := l.Heatmap(layer, head)
+	text(img, image.Pt(hm.Max.X+predGap, hm.Min.Y-lineH-spacing), "pred", grey)
+	for i, s := range p.Predicted {
+		if i%l.rowStep != 0 {
+			continue
+		}
+		c := grey
+		if at(p.Scored, i) {
+			c = wrong
+			if at(p.Correct, i) {
+				c = right
+			}
+		}
+		r := l.Prediction(layer, head, i)
+		text(img, image.Pt(r.Min.X, r.Min.Y+(l.CellPx-lineH)/2), cut(s), c)
+	}
+}
+
+// drawScaleBar draws the colour scale in bar, 1 at the top, with its ticks.
+func drawScaleBar(img *image.RGBA, bar image.Rectangle) {
 	for y := bar.Min.Y; y < bar.Max.Y; y++ {
 		v := 1 - float64(y-bar.Min.Y)/float64(max(1, bar.Dy()-1))
 		draw.Draw(img, image.Rect(bar.Min.X, y, bar.Max.X, y+1), image.NewUniform(Color(v)), image.Point{}, draw.Src)

@@ -160,7 +160,8 @@ func (r *Report) Panel(l, h int, notes []string) render.Panel {
 }
 
 // PNGMaxWidth is the widest PNG in pixels: the heads of a layer wrap into
-// rows of as many panels as fit (four of a 16-token copy model).
+// rows of as many panels as fit (four of a 16-token copy model, two of a
+// long sequence's, whose heatmaps render keeps within 960 px).
 const PNGMaxWidth = 2400
 
 // Figure is the selected heads as PNG panels [layer][head], each titled
