@@ -252,13 +252,6 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 		ends = []int{tok.EOS()}
 	}
 	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half, ends)
-	if m.Config.MaxLength() == 0 {
-		// Without a position table (rotary positions) the model runs at any
-		// length, and Context is only the length the analyses run it at
-		// (prefix matching on two copies of Context/2 tokens, memory
-		// bounds): max_position_embeddings, up to 131072, would not fit.
-		m.Config.Context = min(m.Config.Context, task.SeqLen())
-	}
 	cfg := rundir.DefaultConfig()
 	cfg.Model = m.Config
 	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}

@@ -232,3 +232,37 @@ func checkWindowPNG(t *testing.T, dir, path string, window int) {
 		t.Errorf("%s -png: key 0 of query %d is %v, a masked cell %v; the window %d hides it: %t", dir, last, at(last, 0), at(0, 1), window, hidden)
 	}
 }
+
+// TestRotaryLongContext: -circuits and -ablate run on a rotary model whose
+// max_position_embeddings is 131072, each analysis sized by its own
+// lengths (at the context, prefix matching needed terabytes and ablation
+// was refused at 16 TiB).
+func TestRotaryLongContext(t *testing.T) {
+	src := filepath.Join("..", "..", "open", "hf", "testdata", "mistral")
+	dir := filepath.Join(t.TempDir(), "mistral")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "config.json" {
+			raw = []byte(strings.Replace(string(raw), `"max_position_embeddings": 64`, `"max_position_embeddings": 131072`, 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-samples", "2", "-color", "never"))
+	for _, want := range []string{"prefix matching on 2 sequences", "logit lens", "Δloss"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-circuits -ablate at a context of 131072 lacks %q:\n%s", want, out)
+		}
+	}
+}
