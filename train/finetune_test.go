@@ -14,6 +14,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/tokenizer"
 )
@@ -180,35 +181,19 @@ func pretrainedLoss(t *testing.T, op *open.Opened, cfg rundir.Config) float64 {
 			t.Fatalf("row %d, %q, is not a window of the text", r, window)
 		}
 	}
-	g, err := model.Build(op.Model, model.BuildOptions{Batch: b, SeqLen: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits, v := out.Data().([]float32), op.Model.Config.Vocab
+	logits, v := opentest.Logits(t, op.Model, batch), op.Model.Config.Vocab
 	total := 0.0
 	for i, target := range batch.Targets {
 		row := logits[i*v : (i+1)*v]
-		top := float64(row[0])
+		top := row[0]
 		for _, x := range row {
-			top = math.Max(top, float64(x))
+			top = math.Max(top, x)
 		}
 		sum := 0.0
 		for _, x := range row {
-			sum += math.Exp(float64(x) - top)
+			sum += math.Exp(x - top)
 		}
-		total += top + math.Log(sum) - float64(row[target])
+		total += top + math.Log(sum) - row[target]
 	}
 	return total / float64(len(batch.Targets))
 }

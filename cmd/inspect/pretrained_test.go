@@ -12,30 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/report"
 )
-
-// gpt2Dir writes a small model of GPT-2's vocabulary (3 layers of 12 heads,
-// so the views lay out more than 32 heads) as a Hugging Face directory
-// without tokenizer files: it opens with GPT-2's own tokenizer.
-func gpt2Dir(t *testing.T) string {
-	t.Helper()
-	m, err := model.New(model.Config{Vocab: 50257, Context: 128, DModel: 24, Heads: 12, Layers: 3, MLP: true, DFF: 48,
-		QKVBias: true, OutBias: true, TieEmbeddings: true}, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "gpt2-small-vocab")
-	if err := hf.SaveGPT2(dir, m); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // runNoted runs the command, failing the test on an error; what it reads is
 // named on stderr, which it returns.
@@ -60,7 +41,7 @@ func runNoted(t *testing.T, args ...string) []byte {
 // Llama and a Mistral run every view (llamaFamilyViews), the window
 // masking more of Mistral's heatmaps.
 func TestPretrainedViews(t *testing.T) {
-	dir := gpt2Dir(t)
+	dir := opentest.GPT2Dir(t, model.Config{Context: 128, DModel: 24, Heads: 12, Layers: 3, DFF: 48})
 	out := string(runNoted(t, "-checkpoint", dir, "-color", "never"))
 	for _, want := range []string{"Hugging Face GPT2LMHeadModel, tokenizer GPT-2 byte-level BPE (50257 tokens)",
 		"roles pooled over 8 examples of repeated-tokens", "layer   h0", "heatmaps of layer 0 only, of 3"} {

@@ -9,37 +9,19 @@ import (
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
-	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/tokenizer"
 )
-
-// gpt2Dir writes a tiny model of GPT-2's vocabulary as a Hugging Face
-// directory without tokenizer files (GPT-2's own tokenizer then).
-func gpt2Dir(t *testing.T) string {
-	t.Helper()
-	m, err := model.New(model.Config{Vocab: 50257, Context: 32, DModel: 16, Heads: 2, Layers: 2, MLP: true, DFF: 32,
-		QKVBias: true, OutBias: true, TieEmbeddings: true}, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "gpt2-tiny")
-	if err := hf.SaveGPT2(dir, m); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // TestPretrainedWritesItsTokenizersText: a model trained elsewhere
 // continues -prompt, encoded by its tokenizer, and prints the prompt and
 // the decoded continuation that generate writes greedily for the same ids
 // (its own KV-cache run); -samples rows each print whole; -eval is refused.
 func TestPretrainedWritesItsTokenizersText(t *testing.T) {
-	dir := gpt2Dir(t)
+	dir := opentest.GPT2Dir(t, model.Config{Context: 32, DModel: 16, Heads: 2, Layers: 2, DFF: 32})
 	out, err := sample(t, "-checkpoint", dir, "-prompt", "Hello, world", "-n", "6")
 	if err != nil {
 		t.Fatal(err)
