@@ -20,7 +20,7 @@ var runFiles = []string{rundir.ConfigFile, rundir.MetricsFile, rundir.Checkpoint
 func soloRun(t *testing.T, seed int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "solo")
-	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed="+strconv.Itoa(seed), "-out", dir); err != nil {
+	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed="+strconv.Itoa(seed), "-run", dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -48,7 +48,7 @@ func TestOneWriterPerRun(t *testing.T) {
 		if e.Step != 2 {
 			return
 		}
-		_, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-out", dir)
+		_, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-run", dir)
 		secondErrs = append(secondErrs, err)
 		_, _, err = runCmd("-resume", dir)
 		secondErrs = append(secondErrs, err)
@@ -76,7 +76,7 @@ func TestOneWriterPerRun(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, _, errs[i] = runCmd("-config", cfg, "-set", seed, "-out", dir)
+				_, _, errs[i] = runCmd("-config", cfg, "-set", seed, "-run", dir)
 			}()
 		}
 		close(start)
