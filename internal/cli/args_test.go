@@ -21,9 +21,9 @@ func newOperandSet(notes *bytes.Buffer) (*flag.FlagSet, *int, *bool) {
 }
 
 // TestParseArgs: the operand may stand before, between or after the flags
-// and after "--" even when it looks like a flag; a second one is refused
-// naming both, with the -set the user meant when it is a split -set value;
-// a command of flags only refuses any.
+// and after "--" even when it looks like a flag; every argument after it
+// is refused by name, with the -set the user meant when one is a split
+// -set value; a command of flags only refuses any.
 func TestParseArgs(t *testing.T) {
 	model := Operand{Name: "model"}
 	for _, c := range []struct {
@@ -39,6 +39,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-all", "--", "-runs"}, model, "-runs", 1, true, ""},
 		{[]string{"-n", "2"}, model, "", 2, false, ""},
 		{[]string{"a", "-n", "2", "b"}, model, "", 0, false, `unexpected argument "b" (one model, already given as "a"; see -h)`},
+		{[]string{"a", "b", "-all", "c"}, model, "", 0, false, `unexpected arguments "b", "c" (one model, already given as "a"; see -h)`},
 		{[]string{"a", "-set", "k", "v"}, model, "", 0, false, `unexpected argument "v" (one model, already given as "a"; see -h) (did you mean -set k=v?)`},
 		{[]string{"-all", "a"}, Operand{}, "", 0, false, `unexpected argument "a" (flags only; see -h)`},
 	} {

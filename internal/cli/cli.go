@@ -80,9 +80,9 @@ func ParseArgs(fs *flag.FlagSet, args []string, usage string, help io.Writer, op
 	case len(positional) == 0:
 		return "", false, nil
 	case operand.Name == "":
-		return "", false, Unexpected(fs, args, positional[0], "flags only")
+		return "", false, Unexpected(fs, args, positional, "flags only")
 	case len(positional) > 1:
-		return "", false, Unexpected(fs, args, positional[1], fmt.Sprintf("one %s, already given as %s", operand.Name, msg.Quote(positional[0])))
+		return "", false, Unexpected(fs, args, positional[1:], fmt.Sprintf("one %s, already given as %s", operand.Name, msg.Quote(positional[0])))
 	}
 	return positional[0], false, nil
 }
@@ -105,11 +105,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// Unexpected is the refusal of the stray argument arg among args, saying
-// what the command takes ("flags only"), with the -set the user probably
-// meant when arg is the value of a "-set key value".
-func Unexpected(fs *flag.FlagSet, args []string, arg, takes string) error {
-	return errors.Errorf("unexpected argument %s (%s; see -h)%s", msg.Quote(arg), takes, suggestSplit(fs, args, arg))
+// Unexpected is the refusal of the stray arguments among args, each named,
+// saying what the command takes ("flags only"), with the -set the user
+// probably meant when the first is the value of a "-set key value".
+func Unexpected(fs *flag.FlagSet, args, strays []string, takes string) error {
+	quoted := make([]string, len(strays))
+	for i, s := range strays {
+		quoted[i] = msg.Quote(s)
+	}
+	noun := "argument"
+	if len(strays) > 1 {
+		noun = "arguments"
+	}
+	return errors.Errorf("unexpected %s %s (%s; see -h)%s", noun, strings.Join(quoted, ", "), takes, suggestSplit(fs, args, strays[0]))
 }
 
 // printDefaults is fs.PrintDefaults without the old names of renamed flags,
