@@ -27,8 +27,9 @@ func soloRun(t *testing.T, seed int) string {
 }
 
 // TestOneWriterPerRun: while a run is being written, a second train into the
-// same directory (fresh or -resume) exits at once with "run directory X is
-// in use by pid N" and writes nothing; the directory ends byte-identical to
+// same directory (fresh, -resume, or -fresh, which would move it aside)
+// exits at once with "run directory X is in use by pid N" and writes
+// nothing; the directory ends byte-identical to
 // the first run trained alone. Then two trains started together, fresh and
 // -resume: exactly one writes, the other is refused, and the directory equals
 // the winner's run alone, never a mixture.
@@ -51,6 +52,8 @@ func TestOneWriterPerRun(t *testing.T) {
 		_, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-run", dir)
 		secondErrs = append(secondErrs, err)
 		_, _, err = runCmd("-resume", dir)
+		secondErrs = append(secondErrs, err)
+		_, _, err = runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-run", dir, "-fresh")
 		secondErrs = append(secondErrs, err)
 	}})
 	if err != nil {
