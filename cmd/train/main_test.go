@@ -65,7 +65,7 @@ func TestRunErrors(t *testing.T) {
 		// issue 11: it said "mkdir ...: file exists".
 		{"dangling symlink -run", []string{"-config", cfg, "-run", dangling}, "run directory " + dangling + " is a dangling symlink (to " + filepath.Join(filepath.Dir(dangling), "gone") + ", which does not exist)"},
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
-		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra" (flags only: a new run's directory is -run DIR, a run to continue -resume DIR; see -h)`},
 		{"no config", nil, "missing -config"},
 		{"config file missing", []string{"-config", filepath.Join(t.TempDir(), "nope.yaml")}, "nope.yaml"},
 		{"bad -set", []string{"-config", cfg, "-set", "model.hedas=8"}, "unknown key model.hedas"},

@@ -45,7 +45,7 @@ func (r *resumeFlag) Set(v string) error {
 // differ are refused.
 func runDirectory(flags *flag.FlagSet, args []string, runFlag string, resume resumeFlag, arg string) (string, error) {
 	if arg != "" && !resume.on {
-		return "", cli.Unexpected(flags, args, []string{arg}, "flags only: a new run's directory is -run DIR")
+		return "", cli.Unexpected(flags, args, []string{arg}, "flags only: a new run's directory is -run DIR, a run to continue -resume DIR")
 	}
 	named := arg
 	if resume.dir != "" {
