@@ -18,7 +18,7 @@ import (
 // (config.yaml, metrics.jsonl, checkpoint.safetensors, roles.jsonl; 3000
 // steps, seed 1). Regenerate it, bit for bit, with
 //
-//	go run ./cmd/train -config configs/induction.yaml -out /tmp/induction
+//	go run ./cmd/train -config configs/induction.yaml -run /tmp/induction
 //	cp /tmp/induction/{config.yaml,metrics.jsonl,roles.jsonl,checkpoint.safetensors} testdata/induction/
 const inductionRun = "../testdata/induction"
 

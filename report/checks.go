@@ -23,7 +23,7 @@ const MaxSamples = 4096
 // checkSamples refuses a number of scoring examples out of range.
 func checkSamples(n int) error {
 	if n < 1 || n > MaxSamples {
-		return errors.Errorf("-samples %d: must be in [1, %d]", n, MaxSamples)
+		return errors.Errorf("-examples %d: must be in [1, %d]", n, MaxSamples)
 	}
 	return nil
 }
@@ -37,8 +37,8 @@ func checkMemory(cfg model.Config, t, samples int) error {
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
 	return model.CheckMemory(at.InferenceBytes(samples)+8*maps,
-		fmt.Sprintf("-samples %d: scoring the heads of this model (%d layers of %d heads) on examples of %d tokens", samples, cfg.Layers, cfg.Heads, t),
-		"use a smaller -samples")
+		fmt.Sprintf("-examples %d: scoring the heads of this model (%d layers of %d heads) on examples of %d tokens", samples, cfg.Layers, cfg.Heads, t),
+		"use a smaller -examples")
 }
 
 // checkSequenceMemory refuses tokens too many to inspect: the forward
@@ -57,7 +57,7 @@ func checkSequenceMemory(cfg model.Config, t int) error {
 // checkTrainGraph refuses a training graph of batch sequences that would
 // not fit.
 func checkTrainGraph(cfg model.Config, batch int) error {
-	return model.CheckMemory(cfg.EstimateBytes(batch, 0), fmt.Sprintf("-train: the training graph of batch %d", batch), "-graph without -train shows the forward graph")
+	return model.CheckMemory(cfg.EstimateBytes(batch, 0), fmt.Sprintf("-training-graph: the training graph of batch %d", batch), "-graph without -training-graph shows the forward graph")
 }
 
 // checkIndex refuses a -layer or -head outside the model, naming the valid

@@ -18,7 +18,7 @@
 //     scoring batch and the tokens given would take (model.MaxMemory, the
 //     one memory check), -layer and -head, what a text model opened
 //     without its text cannot draw, and a length beyond a learned position
-//     table. Errors are one line naming the flag a user set (-samples,
+//     table. Errors are one line naming the flag a user set (-examples,
 //     -tokens, ...), since the options are inspect's flags.
 //   - The sequence shown is drawn from rand.NewPCG(Seed, ExampleStream), the
 //     scoring examples from analysis.Examples (stream analysis.SamplesStream),

@@ -292,7 +292,7 @@ func runSections(r *rundir.Logs) []render.SparkSection {
 	if r.Heads != nil {
 		roles = render.SparkSection{Heading: []string{
 			"heads: strongest role at the last evaluation, its score (0-1) at each evaluation,",
-			fmt.Sprintf("  on the run's first %d held-out rows (%s; inspect's heatmaps score -samples examples)", rundir.RoleRows, rundir.RolesFile),
+			fmt.Sprintf("  on the run's first %d held-out rows (%s; inspect's heatmaps score -examples of the task)", rundir.RoleRows, rundir.RolesFile),
 		}, Rows: headRows(r, "")}
 	}
 	sections := []render.SparkSection{curves, roles}

@@ -91,7 +91,7 @@ type ForeignError struct {
 func (e *ForeignError) Error() string { return "run directory " + e.Dir + ": " + e.Problem() }
 
 // Problem is the refusal without the directory, for a caller that names it
-// its own way (cmd/train names the -out flag). Each name is quoted and
+// its own way (cmd/train names the -run flag). Each name is quoted and
 // escaped, so a hostile file name cannot drive the terminal.
 func (e *ForeignError) Problem() string {
 	quoted := make([]string, len(e.Shown))

@@ -1,7 +1,8 @@
-// Command bench times training steps of the lesson model side by side in Go
+// Command bench times training steps of small models side by side in Go
 // (model.Build + train.Adam on a reused TapeMachine, as the training loop runs
-// them) and in PyTorch (cmd/bench/torch_ref.py), for the configurations S and M,
-// and prints one table. Run it from the repository root:
+// them) and in PyTorch (cmd/bench/torch_ref.py), for the configurations of -configs
+// (S, M, sort and L4 by default), and prints one table (-path fused,gorgonia: the Go side on each attention
+// path). Run it from the repository root:
 //
 //	go run ./cmd/bench                                        # pure-Go default
 //	CGO_LDFLAGS=-lopenblas go run -tags openblas ./cmd/bench  # Go side on OpenBLAS

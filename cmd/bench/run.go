@@ -41,8 +41,13 @@ type options struct {
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
        bench -decode [-decode-config sort|gpt2|llama] [-llama2c DIR] [-go-only] [flags]
 
-Trains the lesson model side by side in Go and in PyTorch (cmd/bench/torch_ref.py)
-and prints steps/s, their ratio, GFLOP/s, allocations and peak RSS per config.
+Trains the same small models side by side in Go and in PyTorch
+(cmd/bench/torch_ref.py) and prints steps/s, their ratio, GFLOP/s, allocations
+and peak RSS per config. The configs: S and M, one attention-only layer (S: 32
+wide, 12 tokens; M: 128 wide, 64 tokens); sort, configs/sort.yaml's model; L4,
+four full blocks 128 wide; M-rope, M-gqa, ... and L4-llama, variants of M and
+L4 (docs/benchmarks.md). The whole comparison takes over 10 minutes on 2 cores;
+-go-only -configs S -rounds 1 -reps 1 is a quick look.
 With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
 small's shape and on a Llama of stories110M's, the read bandwidth's limit and a
 forward keeping every attention map) against cmd/bench/torch_decode.py, and the
@@ -67,11 +72,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	threads := fs.String("threads", "1,2,1/2,2/1", "PyTorch thread settings, each N (torch and OpenBLAS threads) or N/B (N torch, B OpenBLAS threads); the best is compared")
 	goOnly := fs.Bool("go-only", false, "skip PyTorch (no prerequisites needed)")
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
-	paths := fs.String("paths", "fused,gorgonia", "attention paths the Go side runs each config on (fused: this project's ops; gorgonia: Gorgonia's own)")
+	paths := fs.String("path", "fused,gorgonia", "attention paths the Go side runs each config on, comma-separated (fused: this project's ops; gorgonia: Gorgonia's own)")
 	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
 	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache), gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map) or llama (the same on a Llama of llama2.c's stories110M's shape)")
 	llama2cDir := fs.String("llama2c", "", "with -decode-config llama: a checkout of github.com/karpathy/llama2.c whose run.c is compiled (gcc) and timed on the same weights; unset skips run.c")
-	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -paths names) and print JSON")
+	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -path names) and print JSON")
+	cli.Rename(fs, "paths", "path", stderr) // inspect and sample's name
 	if helped, err := cli.Parse(fs, args, usage, stdout); helped || err != nil {
 		return err
 	}
@@ -99,13 +105,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	for _, name := range strings.Split(*paths, ",") {
 		p, err := layers.ParsePath(strings.TrimSpace(name))
 		if err != nil || strings.TrimSpace(name) == "" {
-			return errors.Errorf("-paths %q: want a comma-separated list of %s and %s", *paths, layers.Fused, layers.Gorgonia)
+			return errors.Errorf("-path %q: want a comma-separated list of %s and %s", *paths, layers.Fused, layers.Gorgonia)
 		}
 		goPaths = append(goPaths, p)
 	}
 	if *worker != "" {
 		if len(goPaths) != 1 {
-			return errors.Errorf("-worker runs one path, -paths %q names %d", *paths, len(goPaths))
+			return errors.Errorf("-worker runs one path, -path %q names %d", *paths, len(goPaths))
 		}
 		return runWorker(*worker, goPaths[0], *steps, *warmup, *reps, stdout)
 	}
@@ -346,7 +352,7 @@ func runGoPeak(exe string, env []string) (float64, error) {
 }
 
 func (r *row) runGo(exe string, opts options) error {
-	args := []string{"-worker", r.size.Name, "-paths", string(r.path), "-reps", fmt.Sprint(opts.reps),
+	args := []string{"-worker", r.size.Name, "-path", string(r.path), "-reps", fmt.Sprint(opts.reps),
 		"-steps", fmt.Sprint(opts.steps), "-warmup", fmt.Sprint(opts.warmup)}
 	out, rss, err := runChild(exe, args, opts.env)
 	if err != nil {

@@ -15,6 +15,16 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
+// TestPathsRenamed: -paths, bench's old name of -path, still works with a
+// note, and its refusal names -path.
+func TestPathsRenamed(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run([]string{"-paths", "native"}, &out, &errOut)
+	if err == nil || !strings.HasPrefix(err.Error(), `-path "native": want`) || errOut.String() != "note: -paths is now called -path (the old name still works)\n" {
+		t.Errorf("-paths native: %v, stderr %q", err, errOut.String())
+	}
+}
+
 // TestFlagErrors: bad flags and values are refused before anything runs.
 func TestFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
@@ -27,8 +37,8 @@ func TestFlagErrors(t *testing.T) {
 		{"-nosuchflag"},
 		{"extra"},
 		{"-worker", "XL"},
-		{"-paths", "native"},
-		{"-paths", "fused,"},
+		{"-path", "native"},
+		{"-path", "fused,"},
 		{"-worker", "S"}, // two paths for one worker
 		{"-decode", "-decode-config", "gpt3"},
 		{"-decode-config", "gpt2"}, // without -decode
@@ -42,15 +52,18 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-// TestHelp: -h prints the usage with a description and succeeds (it used
-// to exit 1 with "flag: help requested"); a bad flag is one line, no usage.
+// TestHelp: -h prints the usage with a description of the configs and the
+// quick form, and succeeds (it used to exit 1 with "flag: help
+// requested"); a bad flag is one line, no usage.
 func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if err := run([]string{"-h"}, &out, &errOut); err != nil {
 		t.Fatalf("-h: %v", err)
 	}
-	if !strings.Contains(out.String(), "usage: bench") || !strings.Contains(out.String(), "side by side in Go and in PyTorch") || !strings.Contains(out.String(), "-go-only") {
-		t.Errorf("-h printed %q", out.String())
+	for _, want := range []string{"usage: bench", "side by side in Go and in PyTorch", "S and M, one attention-only layer", "-go-only -configs S -rounds 1 -reps 1 is a quick look", "\n  -path string\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-h printed no %q in %q", want, out.String())
+		}
 	}
 	out.Reset()
 	err := run([]string{"-nosuchflag"}, &out, &errOut)

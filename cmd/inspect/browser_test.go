@@ -164,7 +164,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	chromium := tooltest.Chromium(t)
 	start := time.Now()
 	path := filepath.Join(t.TempDir(), "page.html")
-	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-samples", "4", "-ablate", "-circuits", "-html", path)
+	runOK(t, "-checkpoint", runDirWithCheckpoint(t), "-examples", "4", "-ablate", "-circuits", "-html", path)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -497,7 +497,7 @@ func (r headRole) caption() string {
 func TestKVHeadsInBrowser(t *testing.T) {
 	chromium := tooltest.Chromium(t)
 	path := filepath.Join(t.TempDir(), "page.html")
-	runNoted(t, "-checkpoint", filepath.Join("..", "..", "open", "hf", "testdata", "llama"), "-tokens", llamaTokens, "-samples", "2", "-html", path)
+	runNoted(t, "-checkpoint", filepath.Join("..", "..", "open", "hf", "testdata", "llama"), "-tokens", llamaTokens, "-examples", "2", "-html", path)
 	bctx, events := openPage(t, chromium, path)
 	var captions []string
 	var title string

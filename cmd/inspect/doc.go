@@ -4,12 +4,16 @@
 // separator, offset k, duplicate-token, induction, smallest-remaining,
 // next-larger or diffuse) with its score.
 //
-//	inspect -checkpoint runs/copy/checkpoint.safetensors [-tokens "3 1 4 1 16 3 1 4"]
+//	inspect runs/copy [-tokens "3 1 4 1 16 3 1 4"]
 //	        [-layer L] [-head H] [-json] [-png FILE] [-html FILE [-run DIR]]
 //	        [-color auto|always|never]
-//	        [-samples N] [-seed S] [-all-rows] [-path fused|gorgonia]
-//	inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
+//	        [-examples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+//	inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
 //	inspect -run DIR [-json] [-png FILE]
+//
+// The model is the first argument or -checkpoint (a run directory, a
+// checkpoint file, a Hugging Face directory or a nanoGPT ckpt.pt); flags
+// may stand before or after it.
 //
 // The command parses flags and checks how they combine; package report
 // computes what it shows (Build, ReadRuns, OpenGraph), package render lays
@@ -25,10 +29,10 @@
 //     and a position is scored where the task would score it; the last
 //     position has no target. The text view says so when no position is
 //     scored, and notes an input whose SEP is not where the task puts it.
-//   - -mean draws each head's weights averaged over the -samples examples
+//   - -mean draws each head's weights averaged over the -examples examples
 //     instead of on the one sequence; its axes are positions (SEP where
 //     every example has it) and the PNG then shows no predictions.
-//   - Head roles are pooled over -samples examples drawn from
+//   - Head roles are pooled over -examples examples drawn from
 //     rand.NewPCG(seed, 2), at the query positions the task scores (all
 //     positions with -all-rows, and always for induction, whose
 //     previous-token head works at unscored positions); see package heads
@@ -55,7 +59,7 @@
 //     SEP and the predictions marked.
 //   - -html writes one self-contained interactive page atomically (see
 //     package render/htmlview): its "inspect" data is the -json object, then
-//     the first min(-samples, 16) rows of the run's held-out set
+//     the first min(-examples, 16) rows of the run's held-out set
 //     (data.EvalSet of the run config's seed; fewer for a model whose
 //     attention would make the page large), the forward graph's summary, and
 //     the curves of metrics.jsonl from -run DIR or, when it has one, the
@@ -64,10 +68,10 @@
 //   - -path runs the checkpoint on the fused or the gorgonia attention path
 //     (default: its own model.attention); both give the same view. -graph
 //     prints the expression graph instead of the heads (model.Graph.Summary:
-//     op nodes in execution order, name, op, shape, parameters, totals; -train
-//     for the training graph of the run's batch), -dot writes Gorgonia's
-//     ToDot atomically, never over the checkpoint.
-//   - -run DIR without -checkpoint shows a training run (rundir.ReadLogs):
+//     op nodes in execution order, name, op, shape, parameters, totals;
+//     -training-graph for the training graph of the run's batch), -dot
+//     writes Gorgonia's ToDot atomically, never over the checkpoint.
+//   - -run DIR without a model shows a training run (rundir.ReadLogs):
 //     the training and held-out loss (one scale, 0 to the highest loss),
 //     token accuracy and exact match (0 to 1), then for each head its
 //     strongest role at the last evaluation with that role's score at every
@@ -76,10 +80,10 @@
 //     to last logged), as wide as COLUMNS allows. -json prints rundir.Logs;
 //     -png draws the same curves as three stacked line charts (one line per
 //     head, a guide at 0.5), never over the run's files. Other flags need
-//     -checkpoint.
+//     a model.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens (not a number, outside the vocabulary, longer than the
 //     context), a checkpoint that is missing or corrupt in any way, and a
-//     -samples whose scoring batch would need more than model.MaxMemory by
+//     -examples whose scoring batch would need more than model.MaxMemory by
 //     train's estimate. Nothing is printed or written before that check.
 package main

@@ -334,7 +334,7 @@ func TestBadTokens(t *testing.T) {
 // is refused on one line naming it and the estimate, before anything is
 // built: -tokens on a model without a learned position table, which
 // nothing else bounds (20,000 once ended in a fatal out-of-memory);
-// -samples, whose 4096 scoring sequences of a model of the longest copy
+// -examples, whose 4096 scoring sequences of a model of the longest copy
 // task (T = 1024) would need hundreds of GiB though the model fits in
 // training memory; -ablate, whose ablation graph (train's evaluation chunks
 // of 256 rows of 1024 positions) would not fit though the held-out set does.
@@ -349,9 +349,9 @@ func TestBeyondMemory(t *testing.T) {
 	}{
 		{[]string{"-checkpoint", rope, "-tokens", strings.Repeat("1 ", 20000)}, []string{
 			"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens"}},
-		{[]string{"-checkpoint", long, "-samples", "4096"}, []string{
-			"-samples 4096: scoring the heads of this model (2 layers of 2 heads) on examples of 1024 tokens needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -samples"}},
-		{[]string{"-checkpoint", long, "-ablate", "-samples", "1"}, []string{
+		{[]string{"-checkpoint", long, "-examples", "4096"}, []string{
+			"-examples 4096: scoring the heads of this model (2 layers of 2 heads) on examples of 1024 tokens needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -examples"}},
+		{[]string{"-checkpoint", long, "-ablate", "-examples", "1"}, []string{
 			"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)"}},
 	} {
 		refused(t, c.args[2]+" beyond memory", c.args, c.want...)
@@ -381,14 +381,14 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 }
 
 // TestBadFlags: a bad flag or flag value is one line, with no usage dump on
-// stderr (main prints the line); -samples is bounded by count (and by
+// stderr (main prints the line); -examples is bounded by count (and by
 // memory: TestBeyondMemory).
 func TestBadFlags(t *testing.T) {
 	ck := []string{"-checkpoint", testCheckpoint}
 	refused(t, "unknown flag", []string{"-bogus"}, "bad flags (see -h): flag provided but not defined: -bogus")
-	refused(t, "bad -samples", append(ck, "-samples", "many"), `bad flags (see -h): invalid value "many" for flag -samples`)
+	refused(t, "bad -examples", append(ck, "-examples", "many"), `bad flags (see -h): invalid value "many" for flag -examples`)
 	refused(t, "bad -seed", append(ck, "-seed", "-1"), `invalid value "-1" for flag -seed`)
-	refused(t, "-samples too many", append(ck, "-samples", "100000"), "-samples 100000: must be in [1, 4096]")
+	refused(t, "-examples too many", append(ck, "-examples", "100000"), "-examples 100000: must be in [1, 4096]")
 
 	// A long value is quoted to 80 bytes and its length (issue 11: messages
 	// echoed whole values, 100 KB and more).
@@ -403,7 +403,8 @@ func TestBadFlags(t *testing.T) {
 		refused(t, "long "+c.flag, append(ck, c.flag, huge), c.want)
 	}
 	refused(t, "long unknown flag", []string{"-" + huge}, "bad flags (see -h): flag provided but not defined: -"+huge[:79]+"... (100001 bytes)")
-	refused(t, "long argument", append(ck, huge), "unexpected argument "+short+" (flags only; see -h)")
+	refused(t, "long argument", append(ck, testCheckpoint, huge), "unexpected argument "+short+` (one model, already given as "`+testCheckpoint+`"; see -h)`)
+	refused(t, "long model argument", append(ck, huge), "-checkpoint \""+testCheckpoint+"\" and the argument "+short+" name different paths; give one")
 }
 
 // TestEditHeaderKeepsValidFile: editHeader with no edit gives a checkpoint

@@ -22,7 +22,7 @@ func TestGraphGolden(t *testing.T) {
 	}
 }
 
-// TestGraphTrainCounts: -graph -train shows the training graph of the run's
+// TestGraphTrainCounts: -graph -training-graph shows the training graph of the run's
 // batch; Gorgonia's Grad adds the gradient nodes after the forward ones, and
 // every parameter is counted once. The fused path is this project's ops but
 // for the gradient accumulation, the gorgonia path Gorgonia's but for the
@@ -32,9 +32,9 @@ func TestGraphTrainCounts(t *testing.T) {
 		{"fused", "op nodes: 53 (Gorgonia's own 5, attnscope's 48, marked *); input nodes: 13; parameters: 2,496"},
 		{"gorgonia", "op nodes: 87 (Gorgonia's own 81, attnscope's 6, marked *); input nodes: 13; parameters: 2,496"},
 	} {
-		out := string(runOK(t, "-checkpoint", testCheckpoint, "-graph", "-train", "-path", c.path))
+		out := string(runOK(t, "-checkpoint", testCheckpoint, "-graph", "-training-graph", "-path", c.path))
 		if !strings.Contains(out, "batch 32, length 8: training graph") || !strings.HasSuffix(out, c.totals+"\n") {
-			t.Errorf("-path %s -graph -train:\n%s\nwant batch 32 and the totals %q", c.path, out, c.totals)
+			t.Errorf("-path %s -graph -training-graph:\n%s\nwant batch 32 and the totals %q", c.path, out, c.totals)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func TestDot(t *testing.T) {
 	}
 }
 
-// TestPathFlagErrors: a bad -path, and -train without -graph or -dot, are
+// TestPathFlagErrors: a bad -path, and -training-graph without -graph or -dot, are
 // one-line errors.
 func TestPathFlagErrors(t *testing.T) {
 	for _, c := range []struct {
@@ -84,7 +84,7 @@ func TestPathFlagErrors(t *testing.T) {
 	}{
 		{[]string{"-path", "native"}, `-path "native": want fused or gorgonia`},
 		{[]string{"-path", "native", "-graph"}, `-path "native": want fused or gorgonia`},
-		{[]string{"-train"}, "-train needs -graph or -dot"},
+		{[]string{"-training-graph"}, "-training-graph needs -graph or -dot"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(append([]string{"-checkpoint", testCheckpoint}, c.args...), &stdout, &stderr)

@@ -109,7 +109,7 @@ func writePage(t *testing.T, args ...string) []byte {
 // text), with a drawn example, and with -tokens and -ablate (the ablation
 // table).
 func TestHTMLCarriesJSON(t *testing.T) {
-	for _, extra := range [][]string{nil, {"-tokens", "5 2 7 2 8 5 2 6", "-seed", "3", "-samples", "9", "-ablate"}} {
+	for _, extra := range [][]string{nil, {"-tokens", "5 2 7 2 8 5 2 6", "-seed", "3", "-examples", "9", "-ablate"}} {
 		args := append([]string{"-checkpoint", testCheckpoint}, extra...)
 		page := decodePage(t, writePage(t, args...))
 		var want map[string]any
@@ -149,8 +149,8 @@ func TestHTMLCarriesJSON(t *testing.T) {
 	}
 }
 
-// TestHTMLHeldOutExamples: the page embeds min(-samples, 16) examples (16 at
-// the default -samples 64), the first rows of the run's held-out set
+// TestHTMLHeldOutExamples: the page embeds min(-examples, 16) examples (16 at
+// the default -examples 64), the first rows of the run's held-out set
 // (data.EvalSet of the checkpoint's seed 7), and each one's attention and
 // predictions equal what -json gives for those tokens on their own (1e-6:
 // graphs of batch n and batch 1).
@@ -163,7 +163,7 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 	for _, c := range []struct {
 		samples []string
 		want    int
-	}{{[]string{"-samples", "3"}, 3}, {[]string{"-samples", "300"}, report.MaxPageExamples}, {nil, report.MaxPageExamples}} {
+	}{{[]string{"-examples", "3"}, 3}, {[]string{"-examples", "300"}, report.MaxPageExamples}, {nil, report.MaxPageExamples}} {
 		page := decodePage(t, writePage(t, append([]string{"-checkpoint", testCheckpoint}, c.samples...)...))
 		if len(page.Examples) != c.want {
 			t.Errorf("%q: %d examples, want %d", c.samples, len(page.Examples), c.want)
@@ -185,7 +185,7 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 					t.Fatalf("example %d token %d = %s, held-out set has %d", i, j, got, id)
 				}
 			}
-			alone := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-samples", "1", "-tokens", strings.Join(ids, " ")))
+			alone := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-examples", "1", "-tokens", strings.Join(ids, " ")))
 			att := ex["attention"].([]any)
 			for l := range m.Config.Layers {
 				for h := range m.Config.Heads {

@@ -50,9 +50,9 @@ func checkKeys(t *testing.T, what string, doc []byte) {
 // train.TestLogKeysSnakeCase.)
 func TestJSONStyle(t *testing.T) {
 	run := "../../testdata/induction"
-	checkKeys(t, "inspect -json -circuits -ablate", runOK(t, "-checkpoint", run, "-json", "-circuits", "-ablate", "-samples", "8"))
+	checkKeys(t, "inspect -json -circuits -ablate", runOK(t, "-checkpoint", run, "-json", "-circuits", "-ablate", "-examples", "8"))
 	checkKeys(t, "inspect -run -json", runOK(t, "-run", run, "-json"))
-	checkKeys(t, "the -html page's data", blob(t, writePage(t, "-checkpoint", run, "-samples", "8", "-circuits", "-ablate")))
+	checkKeys(t, "the -html page's data", blob(t, writePage(t, "-checkpoint", run, "-examples", "8", "-circuits", "-ablate")))
 	f, err := safetensors.Open(run+"/checkpoint.safetensors", 1<<30)
 	if err != nil {
 		t.Fatal(err)

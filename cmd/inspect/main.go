@@ -32,22 +32,23 @@ type options struct {
 	summary    bool   // print only the model and the heads' table
 	graph      bool   // print the expression graph's summary instead of the heads
 	dot        string // write the expression graph as DOT to this file
-	trainGraph bool   // -graph and -dot show the training graph
+	trainGraph bool   // -graph and -dot show the training graph (-training-graph)
 }
 
-const usage = `usage: inspect -checkpoint FILE [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
-               [-html FILE [-run DIR]] [-color auto|always|never] [-samples N] [-seed S]
+const usage = `usage: inspect MODEL [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
+               [-html FILE [-run DIR]] [-color auto|always|never] [-examples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
-       inspect -checkpoint FILE -graph [-dot FILE] [-train] [-path fused|gorgonia]
-       inspect -run DIR [-json] [-png FILE]
+       inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
+       inspect -run DIR [-run DIR ...] [-json] [-png FILE]
 
-Shows what every attention head of a checkpoint written by train does:
-heatmaps of its weights on one sequence, the model's predictions, and each
-head's role (previous-token, offset k, induction, ...) scored over -samples
-examples of the task. -json and -png write the same as data and as an image;
--html writes it all as one interactive page that opens offline. -ablate
-also runs the run's held-out set once per head with that head removed and
-lists the heads by how much the loss rises.
+Shows what every attention head of a model does: heatmaps of its weights on
+one sequence, the model's predictions, and each head's role (previous-token,
+offset k, induction, ...) scored over -examples examples of the task. MODEL
+(or -checkpoint MODEL) is a run directory or a checkpoint written by train, a
+Hugging Face directory or a nanoGPT ckpt.pt. -json and -png write the same
+as data and as an image; -html writes it all as one interactive page that
+opens offline. -ablate also runs the run's held-out set once per head with
+that head removed and lists the heads by how much the loss rises.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz. -run DIR alone shows a training run: its loss and
 accuracy curves, and each head's strongest role through training with the
@@ -56,11 +57,12 @@ step it formed (roles.jsonl).
 flags:
 `
 
-// run is the whole command: flags in args, output on stdout, usage on stderr.
+// run is the whole command: flags and the model in args, output and -h on
+// stdout, notes on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt (required)")
+	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt; or give it as the first argument")
 	fs.StringVar(&o.r.Data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
 	fs.StringVar(&o.r.Vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
@@ -88,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
-	fs.IntVar(&o.r.Samples, "samples", 0, fmt.Sprintf("task examples the head roles are averaged over (default %d, or %d for a model trained elsewhere); -html also embeds the first %d or fewer held-out examples",
+	fs.IntVar(&o.r.Samples, "examples", 0, fmt.Sprintf("task examples the head roles are averaged over (default %d, or %d for a model trained elsewhere); -html also embeds the first %d or fewer held-out examples",
 		report.DefaultSamples, report.DefaultPretrainedSamples, report.MaxPageExamples))
 	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
@@ -96,14 +98,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.summary, "summary", false, "print only the model and one line per head (layer, head, role, score, entropy)")
 	fs.IntVar(&o.r.Length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.r.AllRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
-	fs.BoolVar(&o.r.Mean, "mean", false, "draw each head's weights averaged over the -samples examples (axes are positions) instead of on the one sequence")
+	fs.BoolVar(&o.r.Mean, "mean", false, "draw each head's weights averaged over the -examples examples (axes are positions) instead of on the one sequence")
 	fs.BoolVar(&o.r.Ablate, "ablate", false, "also run the run's held-out set once per head with that head removed and print the heads by importance")
 	fs.StringVar(&o.ablation, "ablation", "zero", "with -ablate: replace a removed head's output by zero or by its mean over the set (mean)")
 	fs.StringVar(&o.r.Path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
-	fs.BoolVar(&o.trainGraph, "train", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
-	if helped, err := cli.Parse(fs, args, usage, stderr); helped || err != nil {
+	fs.BoolVar(&o.trainGraph, "training-graph", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
+	cli.Rename(fs, "samples", "examples", stderr) // sample's -samples counts what it writes
+	cli.Rename(fs, "train", "training-graph", stderr)
+	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
+	if helped || err != nil {
+		return err
+	}
+	if o.r.Checkpoint, err = cli.FlagOrArg("checkpoint", o.r.Checkpoint, model); err != nil {
 		return err
 	}
 	o.r.Notices = stderr
@@ -117,10 +125,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return showRun(o, fs, stdout)
 	}
 	if o.r.Checkpoint == "" {
-		return errors.New("-checkpoint is required (or -run DIR to show a training run)")
+		return errors.New("no model: give one, e.g. inspect runs/copy (or -checkpoint runs/copy), or -run DIR to show a training run")
 	}
 	if o.trainGraph && !o.graph && o.dot == "" {
-		return errors.New("-train needs -graph or -dot")
+		return errors.New("-training-graph needs -graph or -dot")
 	}
 	if o.graph || o.dot != "" {
 		return showGraph(o, stdout)
@@ -139,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return writeOutputs(r, o, mode, stdout)
 }
 
-// checkCheckpointFlags refuses flags that do not combine with -checkpoint
+// checkCheckpointFlags refuses flags that do not combine with a model
 // or would be ignored, and output paths that could not be written, before
 // any work; it sets what the flags decide of o.r.
 func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
@@ -149,10 +157,10 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 	}
 	o.r.Ablation = ablationMode
 	if len(o.r.Runs) > 1 && o.html == "" {
-		return errors.New("-run: with -checkpoint, several -run are drawn only on the -html page (add -html FILE, or drop -checkpoint to compare the runs)")
+		return errors.New("-run: with a model, several -run are drawn only on the -html page (add -html FILE, or drop the model to compare the runs)")
 	}
 	if o.run != "" && o.html == "" {
-		return errors.New("-run: only the -html page uses the run directory next to -checkpoint; add -html FILE, or drop -checkpoint to show the run")
+		return errors.New("-run: only the -html page uses the run directory next to a model; add -html FILE, or drop the model to show the run")
 	}
 	// Output paths are refused before the work; each write checks again.
 	if err := checkOutput("-png", o.png, o.r.Inputs()); err != nil {
@@ -184,13 +192,13 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 	return nil
 }
 
-// checkSamplesSet refuses -samples given as 0 or less, which would
+// checkSamplesSet refuses -examples given as 0 or less, which would
 // otherwise read as the default.
 func checkSamplesSet(fs *flag.FlagSet, n int) error {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "samples" })
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "examples" })
 	if set && n < 1 {
-		return errors.Errorf("-samples %d: must be in [1, %d]", n, report.MaxSamples)
+		return errors.Errorf("-examples %d: must be in [1, %d]", n, report.MaxSamples)
 	}
 	return nil
 }

@@ -252,8 +252,8 @@ func TestJSONInvariants(t *testing.T) {
 // rows of the full sequence's (a causal model cannot see later tokens);
 // tolerance 1e-6 for graphs of different T.
 func TestPrefixIsCausal(t *testing.T) {
-	full := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8 1 6 6", "-samples", "1"))
-	pre := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8", "-samples", "1"))
+	full := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8 1 6 6", "-examples", "1"))
+	pre := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "1 6 6 0 8", "-examples", "1"))
 	for l := range pre.Attention {
 		for h := range pre.Attention[l] {
 			for i, row := range pre.Attention[l][h] {
@@ -355,7 +355,7 @@ func samePixels(img image.Image, a, b image.Rectangle) bool {
 // 256-colour cells otherwise; auto into a buffer (not a terminal), NO_COLOR
 // and never give no escapes at all.
 func TestColor(t *testing.T) {
-	args := []string{"-checkpoint", testCheckpoint, "-layer", "0", "-samples", "4"}
+	args := []string{"-checkpoint", testCheckpoint, "-layer", "0", "-examples", "4"}
 	for _, c := range []struct {
 		color, colorterm, noColor, want string
 	}{
@@ -386,7 +386,7 @@ func TestWidth(t *testing.T) {
 		side    bool
 	}{{"100", true}, {"40", false}} {
 		plainEnv(t, c.columns)
-		out := string(runOK(t, "-checkpoint", testCheckpoint, "-layer", "1", "-samples", "4"))
+		out := string(runOK(t, "-checkpoint", testCheckpoint, "-layer", "1", "-examples", "4"))
 		side := false
 		for _, line := range strings.Split(out, "\n") {
 			if strings.Contains(line, "layer 1 head 0") && strings.Contains(line, "layer 1 head 1") {
@@ -420,7 +420,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "-checkpoint is required"},
+		{nil, "no model: give one"},
 		{[]string{"-checkpoint", filepath.Join(dir, "missing.safetensors")}, "no such file"},
 		{[]string{"-checkpoint", corrupt}, "corrupt.safetensors"},
 		{[]string{"-checkpoint", truncated}, "truncated.safetensors"},
@@ -433,9 +433,10 @@ func TestBadInput(t *testing.T) {
 		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads per layer (0..1)"},
 		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
 		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
-		{append(ck, "-samples", "0"), "-samples 0"},
+		{append(ck, "-examples", "0"), "-examples 0"},
 		{append(ck, "-ablate", "-ablation", "half"), `-ablation: ablation mode "half": want zero or mean`},
-		{append(ck, "stray"), `unexpected argument "stray"`},
+		{[]string{testCheckpoint, "stray"}, `unexpected argument "stray" (one model, already given as`},
+		{append(ck, "stray"), `-checkpoint "testdata/copy.safetensors" and the argument "stray" name different paths`},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(c.args, &stdout, &stderr)
@@ -449,13 +450,15 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestHelp: -h prints the usage, which names the model argument, and the
+// flags on stdout, nothing on stderr, and succeeds.
 func TestHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
 		t.Errorf("-h: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "-checkpoint") || !strings.Contains(stderr.String(), "\nShows what every attention head of a checkpoint written by train does") {
-		t.Errorf("-h printed %q", stderr.String())
+	if !strings.HasPrefix(stdout.String(), "usage: inspect MODEL") || !strings.Contains(stdout.String(), "\n  -examples int\n") || stderr.Len() > 0 {
+		t.Errorf("-h printed stdout %q, stderr %q", stdout.String(), stderr.String())
 	}
 }
 
@@ -535,7 +538,7 @@ func TestCheckpointDirectory(t *testing.T) {
 }
 
 // TestMeanHeatmaps: with -mean each panel is the mean of the head's weights
-// over the -samples examples, checked against the examples run one at a
+// over the -examples examples, checked against the examples run one at a
 // time (a batch-1 graph per example, averaged here; float32, so 1e-5), and
 // its axes are positions with SEP where every example has it.
 func TestMeanHeatmaps(t *testing.T) {
@@ -596,7 +599,7 @@ func TestMeanHeatmaps(t *testing.T) {
 		}
 	}
 	plainEnv(t, "100")
-	out := string(runOK(t, "-checkpoint", testCheckpoint, "-mean", "-samples", "3", "-seed", "7"))
+	out := string(runOK(t, "-checkpoint", testCheckpoint, "-mean", "-examples", "3", "-seed", "7"))
 	if !strings.Contains(out, "heatmaps: the mean over 3 examples of copy (seed 7)") {
 		t.Errorf("-mean output lacks its header:\n%s", out)
 	}

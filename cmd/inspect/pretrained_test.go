@@ -67,14 +67,14 @@ func TestPretrainedViews(t *testing.T) {
 	}
 	// 36 heads on 8 examples of 101 tokens pass analysis.MaxPerHeadTokens:
 	// patching and ablation run the first 4.
-	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-samples", "8", "-layer", "0", "-head", "0", "-color", "never"))
+	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-layer", "0", "-head", "0", "-color", "never"))
 	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on the 4 held-out"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-circuits -ablate lacks %q:\n%s", want, out)
 		}
 	}
 	page := filepath.Join(t.TempDir(), "page.html")
-	runNoted(t, "-checkpoint", dir, "-samples", "2", "-html", page)
+	runNoted(t, "-checkpoint", dir, "-examples", "2", "-html", page)
 	if info, err := os.Stat(page); err != nil || info.Size() == 0 {
 		t.Errorf("-html wrote nothing: %v", err)
 	}
@@ -125,14 +125,14 @@ const llamaTokens = "1 5 6 7 5 6 7"
 func llamaFamilyViews(t *testing.T, c llamaFixture) int {
 	t.Helper()
 	dir := filepath.Join("..", "..", "open", "hf", "testdata", c.variant)
-	out := string(runNoted(t, "-checkpoint", dir, "-summary", "-samples", "2", "-color", "never"))
+	out := string(runNoted(t, "-checkpoint", dir, "-summary", "-examples", "2", "-color", "never"))
 	if !strings.Contains(out, c.source+", tokenizer none (96 token ids)") || !strings.Contains(out, c.family) || strings.Contains(out, "sequence (") {
 		t.Errorf("%s -summary: want %q, %q and nothing past the heads:\n%s", c.variant, c.source, c.family, out)
 	}
 	if got, want := kvColumn(out), slices.Concat(c.kv, c.kv); !slices.Equal(got, want) {
 		t.Errorf("%s -summary: kv column %v, want %v:\n%s", c.variant, got, want, out)
 	}
-	out = string(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-circuits", "-ablate", "-samples", "2", "-color", "never"))
+	out = string(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-circuits", "-ablate", "-examples", "2", "-color", "never"))
 	for _, want := range []string{"token       <1>  <5>  <6>  <7>  <5>", "direct logit attribution", "logit lens", "composition", "Δloss", "layer 1 head 3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%s -circuits -ablate lacks %q:\n%s", c.variant, want, out)
@@ -147,7 +147,7 @@ func llamaFamilyViews(t *testing.T, c llamaFixture) int {
 		KVHead []int   `json:"kv_head"`
 		Heads  [][]any `json:"heads"`
 	}
-	if err := json.Unmarshal(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-samples", "2", "-json", "-png", png, "-html", page), &doc); err != nil {
+	if err := json.Unmarshal(runNoted(t, "-checkpoint", dir, "-tokens", llamaTokens, "-examples", "2", "-json", "-png", png, "-html", page), &doc); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasSuffix(doc.Family, c.family) || !slices.Equal(doc.KVHead, c.kv) || len(doc.Heads) != 2 || len(doc.Heads[1]) != 4 {
@@ -240,7 +240,7 @@ func TestRotaryLongContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out := string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-samples", "2", "-color", "never"))
+	out := string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "2", "-color", "never"))
 	for _, want := range []string{"prefix matching on 2 sequences", "logit lens", "Δloss"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("-circuits -ablate at a context of 131072 lacks %q:\n%s", want, out)

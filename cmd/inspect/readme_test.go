@@ -57,8 +57,8 @@ func checkExcerpt(t *testing.T, name, excerpt, full string) {
 
 // TestREADMESamples runs what the README shows and compares the output with
 // its samples: the quick start's copy run (configs/copy.yaml, trained here
-// as the README's first command does) under inspect -layer 0 -head 0
-// -color never, printed whole in docs/usage.md and in part in the README,
+// as the README's first command does) under inspect runs/copy -layer 0
+// -head 0 -color never, printed whole in docs/usage.md and in part in the README,
 // and the worked example's ablation table (the committed induction run is
 // configs/induction.yaml's). A change that moves either output fails here
 // until the docs are updated.
@@ -72,9 +72,9 @@ func TestREADMESamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	plainEnv(t, "80")
-	got := string(runOK(t, "-checkpoint", filepath.Join(dir, "checkpoint.safetensors"), "-layer", "0", "-head", "0", "-color", "never"))
-	got = strings.ReplaceAll(got, filepath.Join(dir, "checkpoint.safetensors"), "runs/copy/checkpoint.safetensors")
-	if want := docBlock(t, usagePath, "checkpoint runs/copy/checkpoint.safetensors (step 1000)"); got != want {
+	got := string(runOK(t, dir, "-layer", "0", "-head", "0", "-color", "never"))
+	got = strings.ReplaceAll(got, dir, "runs/copy")
+	if want := docBlock(t, usagePath, "checkpoint runs/copy (step 1000)"); got != want {
 		t.Errorf("docs/usage.md's copy sample differs from what inspect prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, got)
 	}
 	checkExcerpt(t, "the README's copy sample", docBlock(t, readmePath, "layer head  role       score entropy"), got)

@@ -12,7 +12,7 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
-// runViewFlags are the flags inspect -run DIR takes without -checkpoint.
+// runViewFlags are the flags inspect -run DIR takes without a model.
 var runViewFlags = map[string]bool{"run": true, "json": true, "png": true}
 
 // showRun is inspect -run DIR: the run's loss and accuracy curves and each
@@ -26,7 +26,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		}
 	})
 	if len(other) > 0 {
-		return errors.Errorf("%s: needs -checkpoint (-run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
+		return errors.Errorf("%s: needs a model (inspect MODEL, or -checkpoint MODEL; -run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
 	}
 	dirs := o.r.Runs
 	inputs := report.RunInputs(dirs)

@@ -227,8 +227,8 @@ func TestRunViewErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: needs -checkpoint"},
-		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: needs -checkpoint"},
+		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: needs a model"},
+		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: needs a model"},
 		{[]string{"-run", t.TempDir()}, "metrics.jsonl: no such file or directory"},
 		{[]string{"-run", empty}, "no training or evaluation lines yet"},
 		{[]string{"-run", badRoles}, "roles.jsonl line 2 is not a head roles record"},

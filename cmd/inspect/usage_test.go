@@ -88,7 +88,7 @@ func TestCompareRuns(t *testing.T) {
 		t.Errorf("-json: %d runs %+v", len(runs), runs)
 	}
 	refused(t, "-checkpoint with two runs and no page", []string{"-checkpoint", testCheckpoint, "-run", inductionRun, "-run", other},
-		"with -checkpoint, several -run are drawn only on the -html page")
+		"with a model, several -run are drawn only on the -html page")
 
 	// On the page: the checkpoint's run, and the other run's held-out curves.
 	page := filepath.Join(t.TempDir(), "x.html")
@@ -151,7 +151,7 @@ func TestWideVocabularyLogits(t *testing.T) {
 		Note        string      `json:"logits_cut"`
 		Predictions []int       `json:"predictions"`
 	}
-	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-samples", "1"), &cut); err != nil {
+	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-examples", "1"), &cut); err != nil {
 		t.Fatal(err)
 	}
 	if cut.Logits != nil || len(cut.Top) != 16 || len(cut.Top[0]) != 16 || len(cut.LSE) != 16 || !strings.Contains(cut.Note, "the top 16 of 5000 logits per position") {
@@ -160,7 +160,7 @@ func TestWideVocabularyLogits(t *testing.T) {
 	var full struct {
 		Logits [][]float64 `json:"logits"`
 	}
-	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-samples", "1", "-all-logits"), &full); err != nil {
+	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-examples", "1", "-all-logits"), &full); err != nil {
 		t.Fatal(err)
 	}
 	for p, row := range full.Logits {

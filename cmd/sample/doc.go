@@ -1,9 +1,12 @@
 // Command sample lets a trained checkpoint write.
 //
-//	sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N]
+//	sample MODEL [-prompt TEXT | -tokens IDS] [-n N]
 //	       [-temperature T] [-top-k K] [-top-p P] [-seed S] [-samples M]
 //	       [-no-cache] [-raw] [-path fused|gorgonia]
-//	sample -checkpoint FILE -eval [-no-cache]
+//	sample MODEL -eval [-no-cache]
+//
+// The model is the first argument or -checkpoint, as in inspect; flags may
+// stand before or after it.
 //
 // Conventions:
 //   - A model trained elsewhere (a Hugging Face directory, a nanoGPT

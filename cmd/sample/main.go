@@ -21,12 +21,13 @@ import (
 
 func main() { cli.Main("sample", run) }
 
-const usage = `usage: sample -checkpoint FILE [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
+const usage = `usage: sample MODEL [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
               [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-raw] [-path fused|gorgonia]
-       sample -checkpoint FILE -eval [-no-cache]
+       sample MODEL -eval [-no-cache]
 
 Lets a trained model write, one token at a time with a KV cache, printing
-each as it is written. A model trained elsewhere (a Hugging Face directory or
+each as it is written. MODEL (or -checkpoint MODEL) is a run directory or a
+checkpoint written by train, a Hugging Face directory or a nanoGPT ckpt.pt. A model trained elsewhere (a Hugging Face directory or
 a nanoGPT ckpt.pt) continues -prompt in its tokenizer, or starts from its
 beginning-of-text token, and stops at any of its end-of-text tokens or after -n tokens. Without a prompt it writes the answers of held-out
 examples of its task and marks each token; with -prompt or -tokens it
@@ -51,10 +52,15 @@ const pretrainedN = 64
 // maxSamples bounds -samples: one batch row each.
 const maxSamples = 1024
 
+// heldOutSamples is -samples' default without a prompt: the held-out
+// examples a lab model shows. A prompt, or a model trained elsewhere, is
+// continued once by default.
+const heldOutSamples = 4
+
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt (required)")
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt; or give it as the first argument")
 	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for held-out windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.prompt, "prompt", "", `text to continue: characters for the text task, text in the tokenizer of a model trained elsewhere, token labels ("3 1 4 SEP") for the others`)
 	fs.StringVar(&o.prompt, "text", "", "the same as -prompt")
@@ -65,21 +71,28 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.pick.TopK, "top-k", 0, "draw only from the k most likely tokens; 0 is all, 1 is greedy")
 	fs.Float64Var(&o.pick.TopP, "top-p", 1, "draw only from the smallest set of tokens whose probability reaches p, in (0, 1]")
 	fs.Uint64Var(&o.pick.Seed, "seed", 1, "seed of the draws (the held-out examples come from the run's own seed)")
-	fs.IntVar(&o.samples, "samples", 4, "held-out examples to show, or continuations of a prompt to write (default 1 with a prompt)")
+	fs.IntVar(&o.samples, "samples", 0, fmt.Sprintf("how many to write: held-out examples (default %d), or continuations of a prompt or of a model trained elsewhere (default 1)", heldOutSamples))
 	fs.BoolVar(&o.eval, "eval", false, "write the answer of every held-out example and print the exact match")
 	fs.BoolVar(&o.noCache, "no-cache", false, "recompute the whole prefix at every step instead of using the KV cache")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's)")
 	fs.BoolVar(&o.raw, "raw", false, "write a text model's continuation byte for byte, unescaped, for a pipe or a file; a terminal may act on control characters the model writes (text models with -prompt or -tokens only)")
-	if helped, err := cli.Parse(fs, args, usage, stderr); helped || err != nil {
+	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
+	if helped || err != nil {
 		return err
 	}
-	if err := check(fs, o); err != nil {
+	if o.checkpoint, err = cli.FlagOrArg("checkpoint", o.checkpoint, model); err != nil {
 		return err
 	}
 	samplesSet := false
 	fs.Visit(func(f *flag.Flag) { samplesSet = samplesSet || f.Name == "samples" })
-	if !samplesSet && (o.prompt != "" || o.tokens != "") {
-		o.samples = 1 // one continuation of a prompt unless -samples asks for more
+	if !samplesSet {
+		o.samples = heldOutSamples
+		if o.prompt != "" || o.tokens != "" {
+			o.samples = 1 // one continuation of a prompt unless -samples asks for more
+		}
+	}
+	if err := check(fs, o); err != nil {
+		return err
 	}
 	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr, Vocab: o.vocab})
 	if err != nil {
@@ -121,7 +134,7 @@ func check(fs *flag.FlagSet, o options) error {
 	set["prompt"] = set["prompt"] || set["text"]
 	switch {
 	case o.checkpoint == "":
-		return errors.New("-checkpoint is required: a checkpoint written by train, e.g. -checkpoint runs/sort/checkpoint.safetensors")
+		return errors.New("no model: give one, e.g. sample runs/sort (or -checkpoint runs/sort)")
 	case set["prompt"] && set["tokens"]:
 		return errors.New("-prompt and -tokens both give the prompt; use one")
 	case set["prompt"] && o.prompt == "", set["tokens"] && strings.TrimSpace(o.tokens) == "":

@@ -94,7 +94,9 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{}, "-checkpoint is required"},
+		{[]string{}, "no model: give one"},
+		{[]string{induction, "extra"}, `unexpected argument "extra" (one model, already given as "` + induction + `"; see -h)`},
+		{append(ck, "runs/other"), `-checkpoint "` + induction + `" and the argument "runs/other" name different paths`},
 		{append(ck, "-temperature", "-1"), "-temperature -1: must be 0 (greedy) or positive"},
 		{append(ck, "-top-p", "0"), "-top-p 0: must be in (0, 1]"},
 		{append(ck, "-top-p", "1.5"), "-top-p 1.5: must be in (0, 1]"},
@@ -116,5 +118,39 @@ func TestBadFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v, want one line containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestModelArgument: the model given as the first argument, before or after
+// the flags, writes what -checkpoint writes.
+func TestModelArgument(t *testing.T) {
+	want, err := sample(t, "-checkpoint", induction, "-samples", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{induction, "-samples", "2"}, {"-samples", "2", induction}} {
+		if got, err := sample(t, args...); err != nil || got != want {
+			t.Errorf("%q: %v, printed\n%s\nwant what -checkpoint prints:\n%s", args, err, got, want)
+		}
+	}
+}
+
+// TestHelp: -h prints the usage and the flags on stdout, nothing on
+// stderr, and succeeds; -samples shows its two defaults in its text and no
+// third "(default N)" of the flag package.
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"-h"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	at := strings.Index(help, "\n  -samples int\n")
+	if at < 0 {
+		t.Fatalf("-h printed no -samples: %q", help)
+	}
+	samples := help[at+1:]
+	samples = samples[:strings.Index(samples[1:], "\n  -")+1]
+	if !strings.HasPrefix(help, "usage: sample MODEL") || errOut.Len() > 0 || strings.Count(samples, "default") != 2 {
+		t.Errorf("-h printed stdout %q, stderr %q; -samples reads %q", help, errOut.String(), samples)
 	}
 }

@@ -152,7 +152,7 @@ func TestKilledDuringWrites(t *testing.T) {
 		"eval_every: 10", "eval_every: 4", "log_every: 5", "log_every: 1").Replace(tinyYAML)
 	cfg := writeConfig(t, yml)
 	want := filepath.Join(t.TempDir(), "want")
-	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", want); err != nil {
 		t.Fatal(err)
 	}
 	// The directory exists up front so it can be watched; an empty
@@ -171,7 +171,7 @@ func TestKilledDuringWrites(t *testing.T) {
 		for len(events) > 0 {
 			<-events
 		}
-		args := []string{"-config", cfg, "-out", dir}
+		args := []string{"-config", cfg, "-run", dir}
 		if _, err := os.Stat(filepath.Join(dir, rundir.ConfigFile)); err == nil {
 			args = []string{"-resume", dir}
 		}
@@ -239,7 +239,7 @@ func writeFaultRun(t *testing.T) (yml, want, base string) {
 	// checkpoint ~70 KB, the metrics log well under 4 KB.
 	yml = strings.NewReplacer("d_model: 8, heads: 2", "d_model: 64, heads: 4", "eval_every: 10", "eval_every: 0").Replace(tinyYAML)
 	want = filepath.Join(t.TempDir(), "want")
-	if _, _, err := runCmd("-config", writeConfig(t, yml), "-out", want); err != nil {
+	if _, _, err := runCmd("-config", writeConfig(t, yml), "-run", want); err != nil {
 		t.Fatal(err)
 	}
 	return yml, want, stoppedRun(t, yml, 7)
@@ -362,7 +362,7 @@ func TestWriteFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(file, "run")
-		refusedIn(t, "-out below a file", filepath.Dir(file), []string{"-config", writeConfig(t, yml), "-out", out}, "reading the run directory: lstat "+out+": not a directory")
+		refusedIn(t, "-run below a file", filepath.Dir(file), []string{"-config", writeConfig(t, yml), "-run", out}, "reading the run directory: lstat "+out+": not a directory")
 	})
 
 	t.Run("read-only disk", func(t *testing.T) {
@@ -400,7 +400,7 @@ func TestWriteFailures(t *testing.T) {
 		}
 		refusedIn(t, "-resume on a read-only disk", dir, []string{"-resume", dir}, "locking the run directory: open "+filepath.Join(dir, "train.lock")+": "+reason)
 		fresh := filepath.Join(dir, "fresh")
-		refusedIn(t, "a new run on a read-only disk", dir, []string{"-config", writeConfig(t, yml), "-out", fresh}, "creating the run directory: mkdir "+fresh+": "+reason)
+		refusedIn(t, "a new run on a read-only disk", dir, []string{"-config", writeConfig(t, yml), "-run", fresh}, "creating the run directory: mkdir "+fresh+": "+reason)
 		fix()
 		if _, _, err := runCmd("-resume", dir); err != nil {
 			t.Fatal(err)
@@ -421,7 +421,7 @@ func TestStdoutFull(t *testing.T) {
 	}
 	defer full.Close()
 	dir := filepath.Join(t.TempDir(), "full")
-	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", dir)
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-run", dir)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = full, &stderr
 	err = cmd.Run()
@@ -439,7 +439,7 @@ func TestStdoutFull(t *testing.T) {
 func TestClosedStdoutPipe(t *testing.T) {
 	cfg := writeConfig(t, tinyYAML)
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := helper(t, "-config", cfg, "-out", dir)
+	cmd := helper(t, "-config", cfg, "-run", dir)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

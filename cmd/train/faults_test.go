@@ -139,7 +139,7 @@ func nines(n int) string { return strings.Repeat("9", n) }
 
 // TestBadConfigs: every kind of bad config file and -set is refused through
 // run() with one line naming the file (or -set), the key and the value;
-// nothing is printed, a fresh -out directory is not created, and an existing
+// nothing is printed, a fresh -run directory is not created, and an existing
 // run given the bad config with -resume is left byte-identical. A long value
 // is quoted to about 80 characters and its length (issue 11: a
 // 100,000-digit seed gave a 100 KB error line).
@@ -205,7 +205,7 @@ func TestBadConfigs(t *testing.T) {
 			sets = append(sets, "-set", s)
 		}
 		fresh := filepath.Join(t.TempDir(), "fresh")
-		refusedIn(t, c.name+" (fresh run)", fresh, append([]string{"-config", path, "-out", fresh}, sets...), c.want...)
+		refusedIn(t, c.name+" (fresh run)", fresh, append([]string{"-config", path, "-run", fresh}, sets...), c.want...)
 		if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 			t.Errorf("%s: %s was created", c.name, fresh)
 		}
@@ -213,16 +213,16 @@ func TestBadConfigs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.yaml")
-	refusedIn(t, "missing config", dir, []string{"-config", missing, "-out", filepath.Join(dir, "out")}, "reading config: "+missing+": no such file or directory")
-	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-out", filepath.Join(dir, "out")}, "reading config: "+dir+": is a directory, not a regular file")
+	refusedIn(t, "missing config", dir, []string{"-config", missing, "-run", filepath.Join(dir, "out")}, "reading config: "+missing+": no such file or directory")
+	refusedIn(t, "config is a directory", dir, []string{"-config", dir, "-run", filepath.Join(dir, "out")}, "reading config: "+dir+": is a directory, not a regular file")
 	// issue 11: a named pipe blocked the open forever.
 	pipe := filepath.Join(t.TempDir(), "pipe.yaml")
 	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	refusedIn(t, "config is a named pipe", dir, []string{"-config", pipe, "-out", filepath.Join(dir, "out")}, "reading config: "+pipe+": is a named pipe, not a regular file")
+	refusedIn(t, "config is a named pipe", dir, []string{"-config", pipe, "-run", filepath.Join(dir, "out")}, "reading config: "+pipe+": is a named pipe, not a regular file")
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		refusedIn(t, "config is /dev/zero", dir, []string{"-config", "/dev/zero", "-out", filepath.Join(dir, "out")}, "reading config: /dev/zero: is a character device, not a regular file")
+		refusedIn(t, "config is /dev/zero", dir, []string{"-config", "/dev/zero", "-run", filepath.Join(dir, "out")}, "reading config: /dev/zero: is a character device, not a regular file")
 	}
 	refusedIn(t, "bad flag", prev, []string{"-resume", prev, "-steps", "3"}, "bad flags (see -h): flag provided but not defined: -steps")
 }
@@ -388,7 +388,7 @@ func TestMainExitCode(t *testing.T) {
 func TestNaNLossStops(t *testing.T) {
 	cfg := writeConfig(t, tinyYAML)
 	dir := filepath.Join(t.TempDir(), "nan")
-	_, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
+	_, _, err := runCmd("-config", cfg, "-run", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
 		"-set", "train.checkpoint_every=1", "-set", "train.log_every=1")
 	want := "step 2: the training loss is NaN; stopping (the checkpoint of step 1 is untouched)"
 	if err == nil || err.Error() != want {
@@ -409,7 +409,7 @@ func TestNaNLossStops(t *testing.T) {
 	// Evaluating right after the first update: the training loss of step 1
 	// was finite, the evaluation of the weights it left is not.
 	dir = filepath.Join(t.TempDir(), "nan-eval")
-	_, _, err = runCmd("-config", cfg, "-out", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
+	_, _, err = runCmd("-config", cfg, "-run", dir, "-set", "train.lr=1e30", "-set", "train.warmup_steps=0",
 		"-set", "train.eval_every=1", "-set", "train.log_every=1")
 	if want := "step 1: eval_loss is NaN; stopping"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
@@ -445,8 +445,10 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 // TestStopSignals: SIGINT (Ctrl-C), SIGTERM (what kill, systemd and
 // container runtimes send) and SIGHUP (a closed terminal or ssh session;
 // issue 11: it killed the run without a checkpoint) each make the command save a checkpoint of the
-// last completed step beside its optimizer state and exit 0 saying how to
-// resume; -resume then finishes bit-identical to an uninterrupted run.
+// last completed step beside its optimizer state and exit 128 plus the
+// signal's number (130, 143, 129; issue 37: it exited 0, which a script
+// could not tell from a finished run) saying how to resume; -resume then
+// finishes bit-identical to an uninterrupted run.
 func TestStopSignals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the command in a subprocess")
@@ -454,13 +456,13 @@ func TestStopSignals(t *testing.T) {
 	yml := strings.Replace(tinyYAML, "steps: 40", "steps: 3000", 1)
 	cfg := writeConfig(t, strings.Replace(yml, "checkpoint_every: 5", "checkpoint_every: 0", 1))
 	want := filepath.Join(t.TempDir(), "want")
-	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", want); err != nil {
 		t.Fatal(err)
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "stopped")
-			cmd := helper(t, "-config", cfg, "-out", dir)
+			cmd := helper(t, "-config", cfg, "-run", dir)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -482,8 +484,9 @@ func TestStopSignals(t *testing.T) {
 				t.Fatal("the run finished before the signal arrived: the test did not interrupt it")
 			}
 			m := regexp.MustCompile(`interrupted at step (\d+)/3000; checkpoint saved\. Continue with:\n  go run \./cmd/train -resume ` + regexp.QuoteMeta(dir) + "\n").FindStringSubmatch(out)
-			if err != nil || m == nil || stderr.Len() > 0 {
-				t.Fatalf("after %v: %v, stderr %q, stdout:\n%s", sig, err, stderr.String(), out)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) || m == nil || stderr.Len() > 0 {
+				t.Fatalf("after %v: %v (want exit status %d), stderr %q, stdout:\n%s", sig, err, 128+int(sig), stderr.String(), out)
 			}
 			step, _ := strconv.Atoi(m[1])
 			if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
@@ -507,7 +510,7 @@ func TestKernelEnvRefused(t *testing.T) {
 		t.Skip("runs the command in a subprocess")
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-out", out)
+	cmd := helper(t, "-config", writeConfig(t, tinyYAML), "-run", out)
 	cmd.Env = append(cmd.Env, "ATTNSCOPE_KERNEL=sse")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

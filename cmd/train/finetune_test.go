@@ -42,7 +42,7 @@ const corpus = "../../open/nanogpt/testdata/corpus.txt"
 func TestFineTuneErrors(t *testing.T) {
 	pre := nanoGPTDir(t)
 	own := filepath.Join(t.TempDir(), "own")
-	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-out", own); err != nil {
+	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-run", own); err != nil {
 		t.Fatal(err)
 	}
 	foreign := filepath.Join(t.TempDir(), "foreign.txt")
@@ -64,7 +64,7 @@ func TestFineTuneErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "run")
-		args := []string{"-config", writeConfig(t, fmt.Sprintf(fineTuneYAML, c.from, c.text)), "-out", out}
+		args := []string{"-config", writeConfig(t, fmt.Sprintf(fineTuneYAML, c.from, c.text)), "-run", out}
 		for _, s := range c.sets {
 			args = append(args, "-set", s)
 		}
@@ -96,7 +96,7 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 	pre := nanoGPTDir(t)
 	cfg := writeConfig(t, fmt.Sprintf(fineTuneYAML, pre, corpus))
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, _, err := runCmd("-config", cfg, "-out", dir); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", dir); err != nil {
 		t.Fatal(err)
 	}
 	moved := filepath.Join(t.TempDir(), "moved")

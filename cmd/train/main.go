@@ -34,15 +34,17 @@ type sets []string
 func (s *sets) String() string     { return strings.Join(*s, " ") }
 func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
 
-const usage = `usage: train -config FILE [-out DIR] [-set key=value ...]
+const usage = `usage: train -config FILE [-run DIR] [-fresh] [-set key=value ...]
        train -resume DIR [-config FILE] [-set train.steps=N] [-data FILE]
 
-Trains a model on a toy task and writes DIR/config.yaml, metrics.jsonl,
-roles.jsonl, checkpoint.safetensors, best.safetensors and
-state-<step>.safetensors.
-Ctrl-C saves a checkpoint; -resume DIR continues it bit for bit.
+Trains a model on a toy task and writes the run directory DIR (default
+runs/<config name>): config.yaml, metrics.jsonl, roles.jsonl,
+checkpoint.safetensors, best.safetensors and state-<step>.safetensors.
+A directory that holds a run is never overwritten: -resume DIR continues it,
+-fresh moves it aside to DIR.old-N and starts over.
+Ctrl-C saves a checkpoint and exits 130; -resume DIR continues it bit for bit.
 -resume DIR -set train.steps=N extends a run (finished or not) to N steps;
-no other key may change on resume.
+no other key may change on resume. -resume -run DIR is the same as -resume DIR.
 
 flags:
 `
@@ -52,62 +54,112 @@ flags:
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	configPath := fs.String("config", "", "YAML run config (e.g. configs/copy.yaml)")
-	out := fs.String("out", "", "run directory, new or empty (default runs/<config name>)")
-	resume := fs.String("resume", "", "continue the run in this directory from its latest checkpoint")
+	runFlag := fs.String("run", "", "the run directory, new or empty unless -resume or -fresh (default runs/<config name>)")
+	var resume resumeFlag
+	fs.Var(&resume, "resume", "continue the run in the run directory (-resume DIR, or -resume -run DIR) from its latest checkpoint")
+	fresh := fs.Bool("fresh", false, "start over in a run directory that holds a run, moving the old run aside to DIR.old-N (the first free N)")
 	dataFile := fs.String("data", "", "with -resume: the text task's file where it is now, when it moved since the run started (its content must be what the run recorded)")
 	var overrides sets
 	fs.Var(&overrides, "set", "override a config key, e.g. -set model.heads=8 (repeatable)")
-	if helped, err := cli.Parse(fs, args, usage, stdout, strictyaml.Paths(rundir.Config{})...); helped || err != nil {
+	cli.Rename(fs, "out", "run", stderr) // the run directory is -run in every command
+	arg, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "run directory"}, strictyaml.Paths(rundir.Config{})...)
+	if helped || err != nil {
 		return err
+	}
+	out, err := runDirectory(fs, args, *runFlag, resume, arg)
+	if err != nil {
+		return err
+	}
+	resumeDir := ""
+	if resume.on {
+		if out == "" {
+			return errors.New("-resume: which run? give its directory (-resume runs/copy)")
+		}
+		resumeDir, out = out, ""
+	}
+	if *fresh && resume.on {
+		return errors.New("-fresh starts a new run and -resume continues one; give one of them")
 	}
 	if err := kernels.Check(); err != nil {
 		return err
 	}
 	opener := &pretrainedOpener{notices: stderr}
-	dir, cfg, err := resolve(*configPath, *out, *resume, overrides, opener.open)
+	dir, cfg, err := resolve(*configPath, out, resumeDir, overrides, opener.open)
 	if err != nil {
 		return err
+	}
+	if *dataFile != "" && resumeDir == "" {
+		return errors.New("-data names a moved text file of a run being resumed; a new run reads task.path (add -resume, or set task.path)")
+	}
+	if *fresh {
+		aside, err := moveAside(dir)
+		if err != nil {
+			return err
+		}
+		if aside != "" {
+			fmt.Fprintf(stdout, "-fresh: moved the run that was in %s to %s\n", dir, aside)
+		}
 	}
 
 	// SIGHUP (a closed terminal or ssh session) stops the run like Ctrl-C:
 	// with a checkpoint, not the loss of every step since the last one.
+	// After the first signal the default handling returns, so a second
+	// Ctrl-C ends the process at once (every file is written atomically).
 	// A closed stdout (train ... | head) must not kill the run with SIGPIPE
 	// before it saves: ignored, a write fails with EPIPE instead, which the
 	// run reports at the end, as for a full disk (outputWriter).
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop, caught := cli.StopOn(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	go func() {
-		// After the first signal the default handling returns, so a second
-		// Ctrl-C ends the process at once (every file is written atomically).
-		<-ctx.Done()
-		stop()
-	}()
 	output := &outputWriter{w: stdout}
 	rep := newReporter(output, isTerminal(stdout), defaultWidth)
 	if f, ok := stdout.(*os.File); ok && rep.terminal {
 		rep.width = terminalWidth(f)
 		defer watchResize(f, rep.resize)()
 	}
-	rep.header = header(dir, *configPath, *resume != "", cfg, overrides)
+	rep.header = header(dir, *configPath, resumeDir != "", cfg, overrides)
 	rep.tokenMetric = cfg.Task.Name == "induction" // its target is token accuracy (configs/induction.yaml)
-	if *dataFile != "" && *resume == "" {
-		return errors.New("-data names a moved text file of a run being resumed; a new run reads task.path (add -resume DIR, or set task.path)")
-	}
-	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: *resume != "", Observer: rep.observe, Data: *dataFile, Notices: stderr, Probes: probes, Pretrained: opener.opened})
+	res, err := train.Run(ctx, cfg, train.Options{Dir: dir, Resume: resumeDir != "", Observer: rep.observe, Data: *dataFile, Notices: stderr, Probes: probes, Pretrained: opener.opened})
 	rep.finish()
+	if err != nil {
+		return stopped(refusal(err, dir, *runFlag), caught)
+	}
+	summarize(output, res)
+	if output.err != nil {
+		return errors.Wrap(output.err, "writing to stdout")
+	}
+	if res.Interrupted {
+		return stopped(nil, caught)
+	}
+	return nil
+}
+
+// refusal words a failed run's error for the user: how to go on from a
+// directory that holds a run, and which flag named a foreign directory.
+func refusal(err error, dir, runFlag string) error {
 	if errors.Is(err, train.ErrRunExists) {
-		return errors.Errorf("%s already holds a run (use -resume %s or another -out)", dir, dir)
+		return errors.Errorf("%s already holds a run: continue it with -resume %s, start over with -fresh (the old run moves to %s.old-N), or give another -run DIR", dir, dir, filepath.Clean(dir))
 	}
 	var foreign *rundir.ForeignError
 	if errors.As(err, &foreign) {
-		return errors.Errorf("%s: %s", outLabel(*out, dir), foreign.Problem())
+		return errors.Errorf("%s: %s", outLabel(runFlag, dir), foreign.Problem())
 	}
-	if err != nil {
+	return err
+}
+
+// stopped is how a run a signal stopped ends: *cli.Interrupted, with err's
+// message if it failed, so that main exits 128 plus the signal's number; err
+// itself when no signal came.
+func stopped(err error, caught func() (syscall.Signal, bool)) error {
+	sig, ok := caught()
+	if !ok {
 		return err
 	}
-	summarize(output, res)
-	return errors.Wrap(output.err, "writing to stdout")
+	stop := &cli.Interrupted{Signal: sig}
+	if err != nil {
+		stop.Message = err.Error()
+	}
+	return stop
 }
 
 // probes are what a run records at every evaluation besides its metrics:
@@ -168,12 +220,11 @@ func recordedPretrained(dir string, open rundir.OpenPretrained) rundir.OpenPretr
 	}
 }
 
-// resolve works out the run directory and the config from the flags; open
-// opens the pretrained model of a config naming init_from.
+// resolve works out the run directory and the config from the flags (out:
+// a new run's directory, resume: the run to continue); open opens the
+// pretrained model of a config naming init_from.
 func resolve(configPath, out, resume string, overrides []string, open rundir.OpenPretrained) (string, rundir.Config, error) {
 	switch {
-	case resume != "" && out != "" && filepath.Clean(out) != filepath.Clean(resume):
-		return "", rundir.Config{}, errors.New("-out and -resume name different directories; -resume DIR continues the run in DIR")
 	case resume != "":
 		if info, err := os.Stat(resume); err == nil && !info.IsDir() {
 			return "", rundir.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
@@ -213,18 +264,18 @@ func resolve(configPath, out, resume string, overrides []string, open rundir.Ope
 func defaultDir(configPath string) (string, error) {
 	name := strings.TrimSuffix(filepath.Base(configPath), filepath.Ext(configPath))
 	if name == "" || name == "." || name == ".." {
-		return "", errors.Errorf("-config %s: the file's name without its extension (%s) cannot name the run directory; give one with -out DIR", configPath, msg.Quote(name))
+		return "", errors.Errorf("-config %s: the file's name without its extension (%s) cannot name the run directory; give one with -run DIR", configPath, msg.Quote(name))
 	}
 	return filepath.Join("runs", name), nil
 }
 
-// outLabel names the run directory in a refusal: by the -out flag that gave
+// outLabel names the run directory in a refusal: by the -run flag that gave
 // it, or as the default the config's name gave.
-func outLabel(out, dir string) string {
-	if out != "" {
-		return "-out " + dir
+func outLabel(runFlag, dir string) string {
+	if runFlag != "" {
+		return "-run " + dir
 	}
-	return "run directory " + dir + " (named after the config; -out DIR gives another)"
+	return "run directory " + dir + " (named after the config; -run DIR gives another)"
 }
 
 // header is the line printed before the first step: what runs, where, the

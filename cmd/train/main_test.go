@@ -49,9 +49,10 @@ func runCmd(args ...string) (string, string, error) {
 func TestRunErrors(t *testing.T) {
 	cfg := writeConfig(t, tinyYAML)
 	done := filepath.Join(t.TempDir(), "done")
-	if _, _, err := runCmd("-config", cfg, "-out", done); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", done); err != nil {
 		t.Fatal(err)
 	}
+	other := t.TempDir()
 	dangling := filepath.Join(t.TempDir(), "out")
 	if err := os.Symlink(filepath.Join(filepath.Dir(dangling), "gone"), dangling); err != nil {
 		t.Fatal(err)
@@ -62,18 +63,22 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		// issue 11: it said "mkdir ...: file exists".
-		{"dangling symlink -out", []string{"-config", cfg, "-out", dangling}, "run directory " + dangling + " is a dangling symlink (to " + filepath.Join(filepath.Dir(dangling), "gone") + ", which does not exist)"},
+		{"dangling symlink -run", []string{"-config", cfg, "-run", dangling}, "run directory " + dangling + " is a dangling symlink (to " + filepath.Join(filepath.Dir(dangling), "gone") + ", which does not exist)"},
 		{"unknown flag", []string{"-bogus"}, "flag provided but not defined: -bogus"},
-		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra"`},
+		{"stray argument", []string{"-config", cfg, "extra"}, `unexpected argument "extra" (flags only: a new run's directory is -run DIR, a run to continue -resume DIR; see -h)`},
 		{"no config", nil, "missing -config"},
 		{"config file missing", []string{"-config", filepath.Join(t.TempDir(), "nope.yaml")}, "nope.yaml"},
 		{"bad -set", []string{"-config", cfg, "-set", "model.hedas=8"}, "unknown key model.hedas"},
-		{"existing run", []string{"-config", cfg, "-out", done}, done + " already holds a run (use -resume " + done + " or another -out)"},
+		{"existing run", []string{"-config", cfg, "-run", done}, done + " already holds a run: continue it with -resume " + done + ", start over with -fresh (the old run moves to " + done + ".old-N), or give another -run DIR"},
 		{"resume nothing", []string{"-resume", t.TempDir()}, "holds no run to resume"},
 		{"resume other config", []string{"-resume", done, "-config", cfg, "-set", "model.heads=4"}, "model.heads: saved 2, given 4"},
 		{"resume with -set only", []string{"-resume", done, "-set", "model.heads=4"}, "the config differs (model.heads: saved 2, given 4); on resume only train.steps may change, and only upward"},
 		{"resume lowering steps", []string{"-resume", done, "-set", "train.steps=20"}, "train.steps = 20 is below the saved 40: on resume train.steps may only be raised"},
-		{"resume and out differ", []string{"-resume", done, "-out", t.TempDir()}, "-out and -resume name different directories"},
+		{"resume and -run differ", []string{"-resume", done, "-run", other}, "-run " + other + " and -resume " + done + " name different directories"},
+		{"-resume= and the argument differ", []string{"-resume=" + done, other}, "-resume=" + done + " and the argument " + other + " name different directories"},
+		{"-resume naming no run", []string{"-resume"}, "-resume: which run? give its directory (-resume runs/copy)"},
+		{"-fresh with -resume", []string{"-resume", done, "-fresh"}, "-fresh starts a new run and -resume continues one"},
+		{"a second argument", []string{"-resume", done, other}, `unexpected argument "` + other + `" (one run directory, already given as "` + done + `"; see -h)`},
 		{"resume a file", []string{"-resume", filepath.Join(done, "checkpoint.safetensors")}, "is a file; -resume takes the run directory (-resume " + done + ")"},
 		{"a config key as a flag", []string{"-config", cfg, "-steps", "10"}, "(did you mean -set train.steps=10?)"},
 		{"-set split at the space", []string{"-config", cfg, "-set", "model.heads", "8"}, "(did you mean -set model.heads=8?)"},
@@ -232,12 +237,12 @@ func TestKilledAndResumed(t *testing.T) {
 func killUntilDone(t *testing.T, cfg string, extra ...string) {
 	t.Helper()
 	want := filepath.Join(t.TempDir(), "want")
-	if _, _, err := runCmd("-config", cfg, "-out", want); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", want); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "killed")
 	rng := rand.New(rand.NewPCG(1, 2))
-	args := []string{"-config", cfg, "-out", dir}
+	args := []string{"-config", cfg, "-run", dir}
 	kills := 0
 	for attempt := 0; ; attempt++ {
 		if attempt == 50 {
@@ -291,7 +296,7 @@ func TestPlantedLinks(t *testing.T) {
 		}
 		dir := filepath.Join(t.TempDir(), "run")
 		if c.resume {
-			if _, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.steps=10"); err != nil {
+			if _, _, err := runCmd("-config", cfg, "-run", dir, "-set", "train.steps=10"); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Remove(filepath.Join(dir, c.file)); err != nil {
@@ -304,7 +309,7 @@ func TestPlantedLinks(t *testing.T) {
 		if err := os.Symlink(c.target, link); err != nil {
 			t.Fatal(err)
 		}
-		args := []string{"-config", cfg, "-out", dir}
+		args := []string{"-config", cfg, "-run", dir}
 		if c.resume {
 			args = []string{"-resume", dir, "-set", "train.steps=20"}
 		}
@@ -326,7 +331,7 @@ func TestPlantedLinks(t *testing.T) {
 func TestResumeHeader(t *testing.T) {
 	cfg := writeConfig(t, tinyYAML)
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, _, err := runCmd("-config", cfg, "-out", dir, "-set", "train.steps=10"); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", dir, "-set", "train.steps=10"); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runCmd("-resume", dir, "-set", "train.steps=20")
@@ -334,7 +339,7 @@ func TestResumeHeader(t *testing.T) {
 		t.Errorf("resume after step 10: %v\n%s", err, out)
 	}
 	fresh := filepath.Join(t.TempDir(), "run")
-	if _, _, err := runCmd("-config", cfg, "-out", fresh, "-set", "train.steps=10"); err != nil {
+	if _, _, err := runCmd("-config", cfg, "-run", fresh, "-set", "train.steps=10"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{rundir.CheckpointFile, rundir.BestFile, "state-10.safetensors"} {

@@ -12,7 +12,7 @@ import (
 // TestRunDirectoryMustBeOwn: train writes a run only into a directory of its
 // own: a new one, an existing empty one, or one holding nothing but a stale
 // lock or an interrupted write's temporary. A directory holding a user's
-// files, given by -out or named after the config, is refused with one line
+// files, given by -run or named after the config, is refused with one line
 // naming it and its entries, and left as it was; so is a config whose name
 // gives no run directory name (..yaml would train into runs/ itself).
 func TestRunDirectoryMustBeOwn(t *testing.T) {
@@ -20,20 +20,20 @@ func TestRunDirectoryMustBeOwn(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		config  string            // the config file's name, in the working directory
-		out     string            // -out, or "" for the default run directory
+		out     string            // -run, or "" for the default run directory
 		entries map[string]string // files made in the run directory first (a name ending in / is a directory)
 		want    []string          // the refusal, or nil when the run trains
 	}{
-		{"-out a user's directory", "tiny.yaml", "data", map[string]string{"data.txt": "a user's data\n", rundir.LockFile: "1\n"},
-			[]string{"-out data: " + foreign + `"data.txt"); give a new or empty directory`}},
-		{"-out a directory like /", "tiny.yaml", "root", map[string]string{"bin/": "", "boot/": "", "dev/": "", "etc/": "", "notes.txt": "keep\n"},
-			[]string{"-out root: " + foreign + `"bin", "boot", "dev" and 2 more)`}},
+		{"-run a user's directory", "tiny.yaml", "data", map[string]string{"data.txt": "a user's data\n", rundir.LockFile: "1\n"},
+			[]string{"-run data: " + foreign + `"data.txt"); give a new or empty directory`}},
+		{"-run a directory like /", "tiny.yaml", "root", map[string]string{"bin/": "", "boot/": "", "dev/": "", "etc/": "", "notes.txt": "keep\n"},
+			[]string{"-run root: " + foreign + `"bin", "boot", "dev" and 2 more)`}},
 		{"the default directory holds a user's file", "tiny.yaml", "", map[string]string{"data.txt": "a user's data\n"},
-			[]string{"run directory runs/tiny (named after the config; -out DIR gives another): " + foreign + `"data.txt")`}},
-		{"config named ..yaml", "..yaml", "", nil, []string{`-config ..yaml: the file's name without its extension (".") cannot name the run directory; give one with -out DIR`}},
-		{"config named .yaml", ".yaml", "", nil, []string{`-config .yaml: the file's name without its extension ("") cannot name the run directory; give one with -out DIR`}},
-		{"-out an empty directory", "tiny.yaml", "empty", map[string]string{}, nil},
-		{"-out a directory with a stale lock", "tiny.yaml", "stale", map[string]string{rundir.LockFile: "999999999\n"}, nil},
+			[]string{"run directory runs/tiny (named after the config; -run DIR gives another): " + foreign + `"data.txt")`}},
+		{"config named ..yaml", "..yaml", "", nil, []string{`-config ..yaml: the file's name without its extension (".") cannot name the run directory; give one with -run DIR`}},
+		{"config named .yaml", ".yaml", "", nil, []string{`-config .yaml: the file's name without its extension ("") cannot name the run directory; give one with -run DIR`}},
+		{"-run an empty directory", "tiny.yaml", "empty", map[string]string{}, nil},
+		{"-run a directory with a stale lock", "tiny.yaml", "stale", map[string]string{rundir.LockFile: "999999999\n"}, nil},
 		{"a hidden config name", ".tiny.yaml", "", nil, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestRunDirectoryMustBeOwn(t *testing.T) {
 			}
 			args := []string{"-config", c.config, "-set", "train.steps=5"}
 			if c.out != "" {
-				args = append(args, "-out", c.out)
+				args = append(args, "-run", c.out)
 			}
 			if c.want != nil {
 				refusedIn(t, c.name, work, args, c.want...)

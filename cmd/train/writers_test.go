@@ -20,15 +20,16 @@ var runFiles = []string{rundir.ConfigFile, rundir.MetricsFile, rundir.Checkpoint
 func soloRun(t *testing.T, seed int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "solo")
-	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed="+strconv.Itoa(seed), "-out", dir); err != nil {
+	if _, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed="+strconv.Itoa(seed), "-run", dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
 // TestOneWriterPerRun: while a run is being written, a second train into the
-// same directory (fresh or -resume) exits at once with "run directory X is
-// in use by pid N" and writes nothing; the directory ends byte-identical to
+// same directory (fresh, -resume, or -fresh, which would move it aside)
+// exits at once with "run directory X is in use by pid N" and writes
+// nothing; the directory ends byte-identical to
 // the first run trained alone. Then two trains started together, fresh and
 // -resume: exactly one writes, the other is refused, and the directory equals
 // the winner's run alone, never a mixture.
@@ -48,9 +49,11 @@ func TestOneWriterPerRun(t *testing.T) {
 		if e.Step != 2 {
 			return
 		}
-		_, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-out", dir)
+		_, _, err := runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-run", dir)
 		secondErrs = append(secondErrs, err)
 		_, _, err = runCmd("-resume", dir)
+		secondErrs = append(secondErrs, err)
+		_, _, err = runCmd("-config", writeConfig(t, tinyYAML), "-set", "seed=4", "-run", dir, "-fresh")
 		secondErrs = append(secondErrs, err)
 	}})
 	if err != nil {
@@ -76,7 +79,7 @@ func TestOneWriterPerRun(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, _, errs[i] = runCmd("-config", cfg, "-set", seed, "-out", dir)
+				_, _, errs[i] = runCmd("-config", cfg, "-set", seed, "-run", dir)
 			}()
 		}
 		close(start)

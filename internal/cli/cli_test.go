@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pkg/errors"
@@ -19,14 +20,21 @@ import (
 const mainHelperEnv = "CLI_MAIN_HELPER"
 
 // TestMainHelper is Main's command when mainHelperEnv is set: it fails with
-// its first argument, or succeeds and prints "ran" when there is none.
+// its first argument, or succeeds and prints "ran" when there is none;
+// "interrupted" stops as SIGINT would, "interrupted MESSAGE" as SIGTERM
+// with MESSAGE.
 func TestMainHelper(t *testing.T) {
 	if os.Getenv(mainHelperEnv) == "" {
 		return
 	}
 	os.Args = append([]string{"demo"}, os.Args[slices.Index(os.Args, "--")+1:]...)
 	Main("demo", func(args []string, stdout, stderr io.Writer) error {
-		if len(args) > 0 {
+		switch {
+		case len(args) > 1 && args[0] == "interrupted":
+			return &Interrupted{Signal: syscall.SIGTERM, Message: args[1]}
+		case len(args) > 0 && args[0] == "interrupted":
+			return &Interrupted{Signal: syscall.SIGINT}
+		case len(args) > 0:
 			return errors.New(args[0])
 		}
 		fmt.Fprintln(stdout, "ran")
@@ -37,7 +45,8 @@ func TestMainHelper(t *testing.T) {
 
 // TestMainExits: a failing run is one line on stderr after the command's
 // name and exit status 1; a run that succeeds writes only its output and
-// exits 0.
+// exits 0; one a signal stopped exits 128 plus the signal's number, with
+// its message if it has one.
 func TestMainExits(t *testing.T) {
 	for _, c := range []struct {
 		args           []string
@@ -46,6 +55,8 @@ func TestMainExits(t *testing.T) {
 	}{
 		{nil, 0, "ran\n", ""},
 		{[]string{"-x: bad value"}, 1, "", "demo: -x: bad value\n"},
+		{[]string{"interrupted"}, 130, "", ""},
+		{[]string{"interrupted", "stopped early"}, 143, "", "demo: stopped early\n"},
 	} {
 		cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestMainHelper$", "--"}, c.args...)...)
 		cmd.Env = append(os.Environ(), mainHelperEnv+"=1")
