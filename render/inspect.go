@@ -176,7 +176,6 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	} else {
 		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", MaskedGlyph)
 	}
-	p.para(width, "roles: %s, at %s", v.rolesSource(), v.rowsUsed())
 	if v.LayerNote != "" {
 		p.para(width, "%s", v.LayerNote)
 	}
