@@ -2,9 +2,16 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/attnscope/attnscope/internal/tooltest"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // TestTextModelTokens: on a character-level text model -tokens reads each
@@ -39,4 +46,78 @@ func TestTextModelTokens(t *testing.T) {
 		`-text: character "Q" at byte 2 is not in the model's vocabulary of `+strconv.Itoa(len(vocab))+" characters")
 	refused(t, "-tokens with a foreign character", []string{"-checkpoint", ck, "-tokens", "k Q"},
 		`-tokens: "Q" (token 1) is not a character of the model's`, " A I K ", "a i k s")
+}
+
+// TestTextPageInBrowser: the -html page of a text model of 64 positions,
+// as a browser draws it: on the large heatmap no two position numbers, key
+// labels or query labels overlap, and some numbers are left out; the
+// training charts of its run (-run) show the held-out bits per character
+// and not the exact match, and the token accuracy at each of
+// train.eval_lengths.
+func TestTextPageInBrowser(t *testing.T) {
+	chromium := tooltest.Chromium(t)
+	ck, text, vocab := textCheckpoint(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n")
+	if len(vocab) != 64 {
+		t.Fatalf("the test's text has %d characters, want 64", len(vocab))
+	}
+	cfg, _, err := rundir.PeekCheckpoint(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Dir(ck) // the checkpoint's run: its config and metrics beside it
+	for name, content := range map[string]string{
+		rundir.ConfigFile: string(config),
+		rundir.MetricsFile: `{"step":10,"loss":3,"lr":0.1}
+{"step":10,"eval_loss":2.5,"token_acc":0.3,"seq_acc":0}
+{"step":10,"eval_length":32,"eval_loss":2.6,"token_acc":0.25,"seq_acc":0}
+{"step":20,"eval_loss":2,"token_acc":0.4,"seq_acc":0}
+{"step":20,"eval_length":32,"eval_loss":2.1,"token_acc":0.35,"seq_acc":0}
+`} {
+		if err := os.WriteFile(filepath.Join(run, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "page.html")
+	runNoted(t, "-checkpoint", run, "-data", text, "-samples", "1", "-html", path)
+	bctx, _ := openPage(t, chromium, path)
+	var axes struct {
+		Overlaps map[string]int
+		Numbers  int
+	}
+	var legends []string
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`(() => {
+			const all = (sel, f) => Array.from(document.querySelectorAll(sel)).filter(f || (() => true)).map((e) => e.getBoundingClientRect());
+			const overlaps = (bs) => bs.filter((a, i) => bs.some((b, j) => j > i &&
+				a.right > b.left + 0.5 && b.right > a.left + 0.5 && a.bottom > b.top + 0.5 && b.bottom > a.top + 0.5)).length;
+			const number = (anchor) => (e) => /^[0-9]+$/.test(e.textContent) && e.getAttribute("text-anchor") === anchor;
+			const keyNumbers = all("#large text.axis-title", number("middle")), rowNumbers = all("#large text.axis-title", number("end"));
+			return {Overlaps: {"key numbers": overlaps(keyNumbers), "row numbers": overlaps(rowNumbers),
+				"key labels": overlaps(all('#large text[data-axis="key"]')), "query labels": overlaps(all('#large text[data-axis="query"]'))},
+				Numbers: keyNumbers.length};
+		})()`, &axes),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#loss-chart text.legend, #acc-chart text.legend")).map((e) => e.textContent)`, &legends),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for what, n := range axes.Overlaps {
+		if n > 0 {
+			t.Errorf("%d of the heatmap's %s overlap the next", n, what)
+		}
+	}
+	if axes.Numbers == 0 || axes.Numbers >= 64 {
+		t.Errorf("%d position numbers on the key axis of 64 cells of 10 pixels, want some left out", axes.Numbers)
+	}
+	for _, want := range []string{"held-out bits/char", "token accuracy", "length 32 token accuracy"} {
+		if !slices.Contains(legends, want) {
+			t.Errorf("the training charts' legends %q lack %q", legends, want)
+		}
+	}
+	if slices.Contains(legends, "exact match") {
+		t.Errorf("a text model's training chart draws exact match: %q", legends)
+	}
 }
