@@ -9,13 +9,15 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
-// curve is one line of a run: its name, points, the scale shown, and the
-// chart it belongs on.
+// curve is one line of a run: its name, points, the scale shown, the
+// chart it belongs on, and the task length of a train.eval_lengths
+// evaluation (0 for the run's own).
 type curve struct {
 	name   string
 	xs, ys []float64
 	lo, hi float64
 	kind   curveKind
+	length int
 }
 
 // curveKind is what a curve measures, which decides its chart.
@@ -105,8 +107,8 @@ func lengthCurves(r *rundir.Logs, unit string) []curve {
 	slices.Sort(lengths)
 	var out []curve
 	for _, l := range lengths {
-		tokenAcc := curve{name: fmt.Sprintf("length %d %s", l, tokenAccName), hi: 1, kind: accuracyCurve}
-		seqAcc := curve{name: fmt.Sprintf("length %d %s", l, exactName), hi: 1, kind: accuracyCurve}
+		tokenAcc := curve{name: fmt.Sprintf("length %d %s", l, tokenAccName), hi: 1, kind: accuracyCurve, length: l}
+		seqAcc := curve{name: fmt.Sprintf("length %d %s", l, exactName), hi: 1, kind: accuracyCurve, length: l}
 		for _, p := range r.AtLength {
 			if p.EvalLength == l {
 				x := float64(p.Step)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/pkg/errors"
 
@@ -326,8 +325,7 @@ func (r *Runs) compareSections() []render.SparkSection {
 func sparkRows(curves []curve, prefix string) []render.SparkRow {
 	var rows []render.SparkRow
 	for _, c := range curves {
-		atLength := strings.HasPrefix(c.name, "length ")
-		rows = append(rows, render.SparkRow{Label: prefix + c.name, Scale: !atLength, X: c.xs, Y: c.ys, Lo: c.lo, Hi: c.hi})
+		rows = append(rows, render.SparkRow{Label: prefix + c.name, Scale: c.length == 0, X: c.xs, Y: c.ys, Lo: c.lo, Hi: c.hi})
 	}
 	return rows
 }
