@@ -51,9 +51,10 @@ func TestTextModelTokens(t *testing.T) {
 // TestTextPageInBrowser: the -html page of a text model of 64 positions,
 // as a browser draws it: on the large heatmap no two position numbers, key
 // labels or query labels overlap, and some numbers are left out; the
-// training charts of its run (-run) show the held-out bits per character
-// and not the exact match, and the token accuracy at each of
-// train.eval_lengths.
+// training charts of its run show the held-out bits per character and not
+// the exact match, and the token accuracy at each of train.eval_lengths;
+// the ablation table (-ablate) gives token accuracy's change, not exact
+// match's.
 func TestTextPageInBrowser(t *testing.T) {
 	chromium := tooltest.Chromium(t)
 	ck, text, vocab := textCheckpoint(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 \n")
@@ -82,13 +83,13 @@ func TestTextPageInBrowser(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "page.html")
-	runNoted(t, "-checkpoint", run, "-data", text, "-samples", "1", "-html", path)
+	runNoted(t, "-checkpoint", run, "-data", text, "-samples", "1", "-ablate", "-html", path)
 	bctx, _ := openPage(t, chromium, path)
 	var axes struct {
 		Overlaps map[string]int
 		Numbers  int
 	}
-	var legends []string
+	var legends, ablation []string
 	if err := chromedp.Run(bctx,
 		chromedp.Evaluate(`(() => {
 			const all = (sel, f) => Array.from(document.querySelectorAll(sel)).filter(f || (() => true)).map((e) => e.getBoundingClientRect());
@@ -101,6 +102,7 @@ func TestTextPageInBrowser(t *testing.T) {
 				Numbers: keyNumbers.length};
 		})()`, &axes),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#loss-chart text.legend, #acc-chart text.legend")).map((e) => e.textContent)`, &legends),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll("#ablation th")).map((e) => e.textContent)`, &ablation),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +121,8 @@ func TestTextPageInBrowser(t *testing.T) {
 	}
 	if slices.Contains(legends, "exact match") {
 		t.Errorf("a text model's training chart draws exact match: %q", legends)
+	}
+	if !slices.Equal(ablation, []string{"layer", "head", "role", "loss", "Δloss", "Δtoken accuracy"}) {
+		t.Errorf("a text model's ablation table has the columns %q, want token accuracy's change and no exact match", ablation)
 	}
 }

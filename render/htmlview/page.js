@@ -182,10 +182,14 @@
     $("heads").classList.add("wide");
     $("model").classList.add("wide");
     el("h3", {}, box, "Each head removed (" + (a.mode === "mean" ? "replaced by its mean" : "zeroed") + ")");
+    // A language model never writes a whole window exactly: its token
+    // accuracy says more than an exact match that is 0 throughout.
+    const lm = D.task === "text", second = lm ? "token accuracy" : "exact match";
+    const intact = lm ? a.intact.token_acc : a.intact.exact_match, delta = (r) => lm ? r.delta_token_acc : r.delta_exact_match;
     el("p", {class: "note"}, box, "On " + a.examples + " held-out examples; intact loss " + a.intact.loss.toFixed(4) +
-      ", exact match " + fmt3(a.intact.exact_match) + ". Most important first; click a row to open the head.");
+      ", " + second + " " + fmt3(intact) + ". Most important first; click a row to open the head.");
     const tb = el("table", {class: "ablation"}, box), head = el("tr", {}, tb);
-    ["layer", "head", "role", "loss", "Δloss", "Δexact match"].forEach((h) => el("th", {}, head, h));
+    ["layer", "head", "role", "loss", "Δloss", "Δ" + second].forEach((h) => el("th", {}, head, h));
     const most = Math.max.apply(null, a.rows.map((r) => Math.abs(r.delta_loss))) || 1;
     a.rows.forEach((r) => {
       const tr = el("tr", {"data-layer": r.layer, "data-head": r.head}, tb);
@@ -196,7 +200,7 @@
       const d = el("td", {class: "delta"}, tr);
       el("span", {class: "bar", style: "width:" + Math.round(60 * Math.abs(r.delta_loss) / most) + "px"}, d);
       el("span", {}, d, (r.delta_loss >= 0 ? "+" : "") + r.delta_loss.toFixed(4));
-      el("td", {}, tr, (r.delta_exact_match >= 0 ? "+" : "") + fmt3(r.delta_exact_match));
+      el("td", {}, tr, (delta(r) >= 0 ? "+" : "") + fmt3(delta(r)));
       tr.addEventListener("click", () => { state.layer = r.layer; state.head = r.head; drawFocus(); });
     });
   }
