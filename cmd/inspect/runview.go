@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -16,14 +15,6 @@ import (
 // runViewFlags are the flags inspect -run DIR takes without -checkpoint.
 var runViewFlags = map[string]bool{"run": true, "json": true, "png": true}
 
-// colourNote says why -color, among flags, does nothing for the run view.
-func colourNote(flags []string) string {
-	if slices.Contains(flags, "-color") {
-		return ", in plain text with no colour to set,"
-	}
-	return ""
-}
-
 // showRun is inspect -run DIR: the run's loss and accuracy curves and each
 // head's strongest role through training, or with several -run their
 // curves together, as text, -json or -png.
@@ -35,12 +26,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		}
 	})
 	if len(other) > 0 {
-		kind := "a flag"
-		if len(other) > 1 {
-			kind = "flags"
-		}
-		return errors.Errorf("%s: %s of the checkpoint view (add -checkpoint FILE); -run DIR alone draws the run's curves%s and takes only -json and -png",
-			strings.Join(other, ", "), kind, colourNote(other))
+		return errors.Errorf("%s: needs -checkpoint (-run DIR alone shows the run and takes only -json and -png)", strings.Join(other, ", "))
 	}
 	dirs := o.r.Runs
 	inputs := report.RunInputs(dirs)

@@ -202,7 +202,7 @@ func TestRunViewJSONAndPNG(t *testing.T) {
 }
 
 // TestRunViewErrors: each bad use is one line: a flag of the checkpoint
-// view (-color saying the run view has no colour), a directory with no run, a bad line in roles.jsonl; a run without
+// view, a directory with no run, a bad line in roles.jsonl; a run without
 // roles.jsonl still shows its curves and says why there are no heads.
 func TestRunViewErrors(t *testing.T) {
 	noRoles := t.TempDir()
@@ -227,9 +227,8 @@ func TestRunViewErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: a flag of the checkpoint view (add -checkpoint FILE); -run DIR alone draws the run's curves and takes only -json and -png"},
-		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: flags of the checkpoint view (add -checkpoint FILE)"},
-		{[]string{"-run", inductionRun, "-color", "always"}, "-color: a flag of the checkpoint view (add -checkpoint FILE); -run DIR alone draws the run's curves, in plain text with no colour to set,"},
+		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: needs -checkpoint"},
+		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: needs -checkpoint"},
 		{[]string{"-run", t.TempDir()}, "metrics.jsonl: no such file or directory"},
 		{[]string{"-run", empty}, "no training or evaluation lines yet"},
 		{[]string{"-run", badRoles}, "roles.jsonl line 2 is not a head roles record"},
