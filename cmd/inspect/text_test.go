@@ -24,7 +24,7 @@ func TestTextModelTokens(t *testing.T) {
 	plainEnv(t, "100")
 	ck, _, vocab := textCheckpoint(t, "kisIKaA 3,\n")
 	tokens := func(args ...string) []string {
-		return decode(t, runOK(t, append([]string{"-checkpoint", ck, "-json", "-samples", "1"}, args...)...)).Labels
+		return decode(t, runOK(t, append([]string{"-checkpoint", ck, "-json"}, args...)...)).Labels
 	}
 	for _, c := range []struct {
 		tokens string
@@ -38,8 +38,8 @@ func TestTextModelTokens(t *testing.T) {
 			t.Errorf("-tokens %q shows %q, want %q", c.tokens, got, c.want)
 		}
 	}
-	byText := runOK(t, "-checkpoint", ck, "-json", "-samples", "1", "-text", "kisIK 3,")
-	if byTokens := runOK(t, "-checkpoint", ck, "-json", "-samples", "1", "-tokens", "k i s I K ␣ 3 ,"); !bytes.Equal(byText, byTokens) {
+	byText := runOK(t, "-checkpoint", ck, "-json", "-text", "kisIK 3,")
+	if byTokens := runOK(t, "-checkpoint", ck, "-json", "-tokens", "k i s I K ␣ 3 ,"); !bytes.Equal(byText, byTokens) {
 		t.Error("-text and the same characters by -tokens give different output")
 	}
 	refused(t, "-text with a foreign character", []string{"-checkpoint", ck, "-text", "kiQ"},
@@ -83,7 +83,7 @@ func TestTextPageInBrowser(t *testing.T) {
 		}
 	}
 	path := filepath.Join(t.TempDir(), "page.html")
-	runNoted(t, "-checkpoint", run, "-data", text, "-samples", "1", "-ablate", "-html", path)
+	runNoted(t, "-checkpoint", run, "-data", text, "-ablate", "-html", path)
 	bctx, _ := openPage(t, chromium, path)
 	var axes struct {
 		Overlaps map[string]int
