@@ -5,12 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
@@ -98,7 +99,21 @@ func Open(path string, o Options) (*Opened, error) {
 	if op.DataFile != "" && op.Task.Vocab() != ck.Config.Model.Vocab {
 		return nil, errors.Errorf("%s: the text has %d distinct characters, the model a vocabulary of %d", op.DataFile, op.Task.Vocab(), ck.Config.Model.Vocab)
 	}
-	return op, nil
+	if data.IsText(op.Task) {
+		op.Tokenizer, err = characters(op.Task)
+	}
+	return op, errors.Wrapf(err, "checkpoint %s", ckpt)
+}
+
+// characters is the tokenizer of a character-level text task: its
+// characters, so that -text and -prompt read text as the model does.
+func characters(task data.Task) (tokenizer.Tokenizer, error) {
+	itos := make([]string, task.Vocab())
+	for id := range itos {
+		r, _ := data.Char(task, id)
+		itos[id] = string(r)
+	}
+	return tokenizer.NewChars(itos)
 }
 
 // taskOf is the task a model trained on cfg opens with: see the package
@@ -251,27 +266,31 @@ func checkNotText(path string) error {
 	return errors.Errorf("checkpoint %s: is a text file, not a checkpoint (a .safetensors file written by train, such as %s)", path, ShippedCheckpoint)
 }
 
-// TokenNames maps the names -tokens accepts besides ids to their ids: a
-// toy task's non-numeric labels ("SEP"), what inspect prints; for a model
-// with a tokenizer only its special tokens ("<|ENDOFTEXT|>": -tokens reads
-// names case-insensitively), whose text is not what -text would encode.
-func TokenNames(op *Opened) map[string]int {
-	task := op.Task
+// TokenNames are the names -tokens accepts besides ids: a toy task's
+// non-numeric labels ("SEP"), what inspect prints; a character-level
+// model's characters (the lab's text models, a nanoGPT character model),
+// by their labels; for another model with a tokenizer its special tokens
+// ("<|endoftext|>"), whose text is not what -text would encode.
+func TokenNames(op *Opened) cli.TokenNames {
 	names := map[string]int{}
-	if op.Source != "" {
-		for _, id := range []int{op.Tokenizer.BOS(), op.Tokenizer.EOS()} {
-			if id >= 0 {
-				names[strings.ToUpper(string(op.Tokenizer.Token(id)))] = id
-			}
+	switch {
+	case op.Tokenizer != nil && tokenizer.IsChars(op.Tokenizer):
+		for id := range op.Tokenizer.Size() {
+			names[op.Task.Label(id)] = id
 		}
-		return names
+		return cli.TokenNames{Names: names, Characters: true}
+	case op.Source != "":
+		for _, id := range specialTokens(op) {
+			names[string(op.Tokenizer.Token(id))] = id
+		}
+		return cli.TokenNames{Names: names}
 	}
-	for id := range task.Vocab() {
-		if l := task.Label(id); l != strconv.Itoa(id) {
-			names[strings.ToUpper(l)] = id
+	for id := range op.Task.Vocab() {
+		if l := op.Task.Label(id); l != strconv.Itoa(id) {
+			names[l] = id
 		}
 	}
-	return names
+	return cli.TokenNames{Names: names}
 }
 
 // UsePath puts the model on the attention path a -path flag names; ""
@@ -286,4 +305,17 @@ func (op *Opened) UsePath(flagValue string) error {
 	}
 	op.Model.Config.Attention = string(p)
 	return nil
+}
+
+// specialTokens are the ids of a model trained elsewhere that are named
+// rather than typed: its beginning of text and every end-of-text id (Llama
+// 3's <|eot_id|> beside <|end_of_text|>).
+func specialTokens(op *Opened) []int {
+	ids := slices.Clone(op.EOS)
+	for _, id := range []int{op.Tokenizer.BOS(), op.Tokenizer.EOS()} {
+		if id >= 0 && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

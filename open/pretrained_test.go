@@ -3,6 +3,7 @@ package open
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -242,6 +243,47 @@ func TestOpenRotaryContext(t *testing.T) {
 		}
 		if op.Model.Config.Context != positions {
 			t.Errorf("max_position_embeddings %d: Context %d", positions, op.Model.Config.Context)
+		}
+	}
+}
+
+// TestTokenNames: the names -tokens reads: a toy task's SEP; a character
+// model's characters, as labelled (a space as ␣), exactly; a model trained
+// elsewhere's beginning of text and every end-of-text id by their tokens'
+// own spelling, never upper-cased.
+func TestTokenNames(t *testing.T) {
+	m, err := model.New(model.Config{Vocab: 50304, Context: 8, DModel: 8, Heads: 1, Layers: 1}, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chars, err := tokenizer.NewChars([]string{" ", "A", "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := func(tok tokenizer.Tokenizer, ends ...int) *Opened {
+		op, err := pretrained(m, tok, "ckpt.pt", "nanoGPT", 0, ends...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	copyTask, err := data.New(data.TaskConfig{Name: "copy", Length: 4, Symbols: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		op         *Opened
+		want       map[string]int
+		characters bool
+	}{
+		{"copy", &Opened{Task: copyTask}, map[string]int{"SEP": 8}, false},
+		{"characters", opened(chars), map[string]int{"␣": 0, "A": 1, "a": 2}, true},
+		{"GPT-2 ending at two ids", opened(tokenizer.GPT2(), 50256, 198), map[string]int{"<|endoftext|>": 50256, "\n": 198}, false},
+	} {
+		got := TokenNames(c.op)
+		if !maps.Equal(got.Names, c.want) || got.Characters != c.characters {
+			t.Errorf("%s: names %v, characters %v; want %v, %v", c.name, got.Names, got.Characters, c.want, c.characters)
 		}
 	}
 }

@@ -176,7 +176,6 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	} else {
 		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", MaskedGlyph)
 	}
-	p.para(width, "roles: %s, at %s", v.rolesSource(), v.rowsUsed())
 	if v.LayerNote != "" {
 		p.para(width, "%s", v.LayerNote)
 	}
@@ -306,6 +305,9 @@ type Ablation struct {
 	Examples                   int
 	Loss, TokenAcc, ExactMatch float64 // intact
 	Rows                       []AblationRow
+	// Language is true for a language model (the text task), which never
+	// writes a whole window exactly: exact match, 0 throughout, is left out.
+	Language bool
 }
 
 // AblationRow is one head removed.
@@ -317,15 +319,22 @@ type AblationRow struct {
 
 // writeAblation prints the intact scores, then one row per head.
 func writeAblation(p *printer, width int, a Ablation) {
-	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f, exact match %.4f",
-		a.Mode, a.Replacement, a.Examples, a.Loss, a.TokenAcc, a.ExactMatch)
+	exact, exactHead := fmt.Sprintf(", exact match %.4f", a.ExactMatch), fmt.Sprintf(" %9s", "Δexact")
+	if a.Language {
+		exact, exactHead = "", ""
+	}
+	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f%s",
+		a.Mode, a.Replacement, a.Examples, a.Loss, a.TokenAcc, exact)
 	roleW := 24 // the role column fits the longest role
 	for _, row := range a.Rows {
 		roleW = max(roleW, utf8.RuneCountInString(row.Role))
 	}
-	p.printf("%5s %4s  %-*s %8s %9s %9s %9s\n", "layer", "head", roleW, "role", "loss", "Δloss", "Δtoken", "Δexact")
+	p.printf("%5s %4s  %-*s %8s %9s %9s%s\n", "layer", "head", roleW, "role", "loss", "Δloss", "Δtoken", exactHead)
 	for _, row := range a.Rows {
-		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f %+9.4f\n", row.Layer, row.Head, roleW, escape.Label(row.Role), row.Loss, row.DeltaLoss, row.DeltaTokenAcc, row.DeltaExactMatch)
+		if !a.Language {
+			exact = fmt.Sprintf(" %+9.4f", row.DeltaExactMatch)
+		}
+		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f%s\n", row.Layer, row.Head, roleW, escape.Label(row.Role), row.Loss, row.DeltaLoss, row.DeltaTokenAcc, exact)
 	}
 }
 

@@ -155,10 +155,13 @@ func trainingOf(dir string) (*htmlview.Training, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := &htmlview.Training{Dir: dir, Eval: run.Eval, Heads: run.Heads}
+	tr := &htmlview.Training{Dir: dir, Eval: run.Eval, AtLength: run.AtLength, Unit: languageUnit(dir), Heads: run.Heads}
 	tr.Train, tr.Stride = thin(run.Train, maxCurvePoints)
 	if len(tr.Eval) > maxCurvePoints {
 		tr.Eval = tr.Eval[len(tr.Eval)-maxCurvePoints:]
+	}
+	if len(tr.AtLength) > maxCurvePoints {
+		tr.AtLength = tr.AtLength[len(tr.AtLength)-maxCurvePoints:]
 	}
 	for _, layer := range tr.Heads {
 		for h := range layer {

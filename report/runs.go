@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -19,6 +20,17 @@ import (
 // tagged a, b, ...
 type Runs struct {
 	Logs []*rundir.Logs
+	// units are what each run's loss is per when it is a language model's
+	// (languageUnit), in the order of Logs.
+	units []string
+}
+
+// unit is the i-th run's languageUnit.
+func (r *Runs) unit(i int) string {
+	if i < len(r.units) {
+		return r.units[i]
+	}
+	return ""
 }
 
 // RunInputs are the files the views of the runs in dirs read, which no
@@ -50,6 +62,7 @@ func ReadRuns(dirs []string) (*Runs, error) {
 			return nil, errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, rundir.MetricsFile))
 		}
 		runs.Logs = append(runs.Logs, r)
+		runs.units = append(runs.units, languageUnit(dir))
 	}
 	return runs, nil
 }
@@ -74,7 +87,7 @@ type Chart struct {
 func (r *Runs) Chart() Chart {
 	x0, x1 := r.steps()
 	if len(r.Logs) == 1 {
-		return Chart{Title: runTitle(r.Logs[0]), X0: x0, X1: x1, Panels: runPanels(r.Logs[0])}
+		return Chart{Title: runTitle(r.Logs[0]), X0: x0, X1: x1, Panels: runPanels(r.Logs[0], r.unit(0))}
 	}
 	return Chart{Title: r.compareTitle(), X0: x0, X1: x1, Panels: r.comparePanels()}
 }
@@ -115,64 +128,6 @@ func lastStep(r *rundir.Logs) float64 {
 	// that first+1 rounds back to first.
 	first := firstStep(r)
 	return math.Max(last, math.Max(first+1, math.Nextafter(first, math.Inf(1))))
-}
-
-// curve is one line of a run: its name, points, and the scale shown.
-type curve struct {
-	name   string
-	xs, ys []float64
-	lo, hi float64
-}
-
-// curveNames are the metrics curves in the order they are shown.
-var curveNames = []string{"train loss", "held-out loss", "token accuracy", "exact match"}
-
-// runCurves are the metrics curves: training and held-out loss on one scale
-// from 0 to the highest loss, the accuracies from 0 to 1.
-func runCurves(r *rundir.Logs) []curve {
-	var trainLoss, evalLoss, tokenAcc, seqAcc curve
-	trainLoss.name, evalLoss.name, tokenAcc.name, seqAcc.name = curveNames[0], curveNames[1], curveNames[2], curveNames[3]
-	for _, p := range r.Train {
-		trainLoss.xs, trainLoss.ys = append(trainLoss.xs, float64(p.Step)), append(trainLoss.ys, p.Loss)
-	}
-	for _, p := range r.Eval {
-		x := float64(p.Step)
-		evalLoss.xs, evalLoss.ys = append(evalLoss.xs, x), append(evalLoss.ys, p.EvalLoss)
-		tokenAcc.xs, tokenAcc.ys = append(tokenAcc.xs, x), append(tokenAcc.ys, p.TokenAcc)
-		seqAcc.xs, seqAcc.ys = append(seqAcc.xs, x), append(seqAcc.ys, p.SeqAcc)
-	}
-	maxLoss := 0.0
-	for _, c := range []curve{trainLoss, evalLoss} {
-		for _, y := range c.ys {
-			maxLoss = math.Max(maxLoss, y)
-		}
-	}
-	// The loss scale tops out at a round number above the highest loss, so a
-	// flat curve shows at its height rather than as a full bar.
-	top := roundUp(maxLoss)
-	trainLoss.hi, evalLoss.hi, tokenAcc.hi, seqAcc.hi = top, top, 1, 1
-	var out []curve
-	for _, c := range []curve{trainLoss, evalLoss, tokenAcc, seqAcc} {
-		if len(c.xs) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// roundUp is the smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 times a power of ten
-// that is above v (v itself when it is not positive).
-func roundUp(v float64) float64 {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return v
-	}
-	scale := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 1.5, 2, 3, 4, 5, 6, 8, 10} {
-		if m*scale > v {
-			return m * scale
-		}
-	}
-	return 10 * scale
 }
 
 // headName names a head and its role, as in "L1 H3 induction"; a head whose
@@ -277,17 +232,15 @@ func (r *Runs) compareTitle() []string {
 func (r *Runs) Text() render.Sparks {
 	x0, x1 := r.steps()
 	if len(r.Logs) == 1 {
-		return render.Sparks{Title: runTitle(r.Logs[0]), X0: x0, X1: x1, Sections: runSections(r.Logs[0])}
+		return render.Sparks{Title: runTitle(r.Logs[0]), X0: x0, X1: x1, Sections: runSections(r.Logs[0], r.unit(0))}
 	}
 	return render.Sparks{Title: r.compareTitle(), X0: x0, X1: x1, Sections: r.compareSections()}
 }
 
-// runSections are one run's curves, its heads' roles and its circuits.
-func runSections(r *rundir.Logs) []render.SparkSection {
-	var curves render.SparkSection
-	for _, c := range runCurves(r) {
-		curves.Rows = append(curves.Rows, render.SparkRow{Label: c.name, Scale: true, X: c.xs, Y: c.ys, Lo: c.lo, Hi: c.hi})
-	}
+// runSections are one run's curves, those at other lengths, its heads'
+// roles and its circuits.
+func runSections(r *rundir.Logs, unit string) []render.SparkSection {
+	curves := render.SparkSection{Rows: sparkRows(runCurves(r, unit), "")}
 	roles := render.SparkSection{Heading: []string{fmt.Sprintf("no %s: the run has no head roles (evaluation off, or written before they were recorded)", rundir.RolesFile)}}
 	if r.Heads != nil {
 		roles = render.SparkSection{Heading: []string{
@@ -295,7 +248,11 @@ func runSections(r *rundir.Logs) []render.SparkSection {
 			fmt.Sprintf("  on the run's first %d held-out rows (%s; inspect's heatmaps score -examples of the task)", rundir.RoleRows, rundir.RolesFile),
 		}, Rows: headRows(r, "")}
 	}
-	sections := []render.SparkSection{curves, roles}
+	sections := []render.SparkSection{curves}
+	if lengths := lengthCurves(r, unit); lengths != nil {
+		sections = append(sections, render.SparkSection{Heading: []string{lengthsHeading}, Rows: sparkRows(lengths, "")})
+	}
+	sections = append(sections, roles)
 	prefix, icl := circuitSeries(r)
 	if prefix == nil && icl == nil {
 		return sections
@@ -318,27 +275,39 @@ func runSections(r *rundir.Logs) []render.SparkSection {
 }
 
 // compareSections are, for each curve, one sparkline per run on a shared
-// scale, then each run's heads.
+// scale, then those at other lengths, then each run's heads.
 func (r *Runs) compareSections() []render.SparkSection {
-	curves := make([][]curve, len(r.Logs))
-	hi := map[string]float64{}
+	var first, lengths render.SparkSection
+	curves, lengthsOf := make([][]curve, len(r.Logs)), make([][]curve, len(r.Logs))
 	for i, l := range r.Logs {
-		curves[i] = runCurves(l)
-		for _, c := range curves[i] {
+		curves[i], lengthsOf[i] = runCurves(l, r.unit(i)), lengthCurves(l, r.unit(i))
+		lengths.Rows = append(lengths.Rows, sparkRows(lengthsOf[i], tag(i)+" ")...)
+	}
+	hi := map[string]float64{}
+	var names []string
+	for _, run := range curves {
+		for _, c := range run {
 			hi[c.name] = math.Max(hi[c.name], c.hi)
+			if !slices.Contains(names, c.name) {
+				names = append(names, c.name)
+			}
 		}
 	}
-	var first render.SparkSection
-	for _, name := range curveNames {
+	for _, name := range names {
 		for i := range r.Logs {
 			for _, c := range curves[i] {
 				if c.name == name {
-					first.Rows = append(first.Rows, render.SparkRow{Label: tag(i) + " " + c.name, Scale: true, X: c.xs, Y: c.ys, Lo: c.lo, Hi: hi[name]})
+					c.hi = hi[name]
+					first.Rows = append(first.Rows, sparkRows([]curve{c}, tag(i)+" ")...)
 				}
 			}
 		}
 	}
 	sections := []render.SparkSection{first}
+	if lengths.Rows != nil {
+		lengths.Heading = []string{lengthsHeading}
+		sections = append(sections, lengths)
+	}
 	for i, l := range r.Logs {
 		if l.Heads != nil {
 			sections = append(sections, render.SparkSection{
@@ -350,31 +319,50 @@ func (r *Runs) compareSections() []render.SparkSection {
 	return sections
 }
 
+// sparkRows are curves as sparklines, each label after prefix; the
+// curves at task.length give their scale, those at other lengths share
+// the heading's 0-1.
+func sparkRows(curves []curve, prefix string) []render.SparkRow {
+	var rows []render.SparkRow
+	for _, c := range curves {
+		rows = append(rows, render.SparkRow{Label: prefix + c.name, Scale: c.length == 0, X: c.xs, Y: c.ys, Lo: c.lo, Hi: c.hi})
+	}
+	return rows
+}
+
 // grey draws the training loss behind the held-out curves.
 var grey = color.RGBA{150, 150, 150, 255}
 
-// runPanels are one run's -png view: the losses, the accuracies and, when
-// the run has roles.jsonl, one line per head with a guide at
-// rundir.FormedAt; then circuits.jsonl's curves.
-func runPanels(r *rundir.Logs) []render.ChartPanel {
+// runPanels are one run's -png view: the losses, a language model's bits
+// per unit, the accuracies, those at other lengths and, when the run has
+// roles.jsonl, one line per head with a guide at rundir.FormedAt; then
+// circuits.jsonl's curves.
+func runPanels(r *rundir.Logs, unit string) []render.ChartPanel {
 	loss := render.ChartPanel{Title: "loss"}
+	bits := render.ChartPanel{Title: "held-out bits per " + unit}
 	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
-	for i, c := range runCurves(r) {
+	for i, c := range runCurves(r, unit) {
 		s := render.Series{Name: c.name, X: c.xs, Y: c.ys, Color: render.Palette[i%len(render.Palette)]}
-		switch c.name {
-		case "train loss":
+		switch {
+		case c.kind == bitsCurve:
+			bits.Series, bits.YMax = append(bits.Series, s), c.hi
+		case c.kind == accuracyCurve:
+			acc.Series = append(acc.Series, s)
+		case c.name == trainLossName:
 			s.Color = grey
 			fallthrough
-		case "held-out loss":
-			loss.Series, loss.YMax = append(loss.Series, s), c.hi
 		default:
-			acc.Series = append(acc.Series, s)
+			loss.Series, loss.YMax = append(loss.Series, s), c.hi
 		}
 	}
 	if !(loss.YMax > 0) {
 		loss.YMax = 1 // losses of 0 or below (a broken log) still draw, on a 0-1 scale
 	}
-	panels := nonEmpty(loss, acc)
+	lengths := render.ChartPanel{Title: lengthsHeading, YMax: 1}
+	for i, c := range lengthCurves(r, unit) {
+		lengths.Series = append(lengths.Series, render.Series{Name: c.name, X: c.xs, Y: c.ys, Color: render.Palette[i%len(render.Palette)]})
+	}
+	panels := nonEmpty(loss, bits, acc, lengths)
 	if r.Heads != nil {
 		panels = append(panels, rolePanel(r))
 	}
@@ -411,18 +399,19 @@ func rolePanel(r *rundir.Logs) render.ChartPanel {
 }
 
 // comparePanels are the -png view of several runs: the held-out loss and
-// the held-out accuracies, one line per run (named by its tag and curve).
+// the held-out accuracies (at other lengths too), one line per run (named
+// by its tag and curve).
 func (r *Runs) comparePanels() []render.ChartPanel {
 	loss := render.ChartPanel{Title: "held-out loss"}
 	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
 	n := 0
 	for i, l := range r.Logs {
-		for _, c := range runCurves(l) {
+		for _, c := range append(runCurves(l, r.unit(i)), lengthCurves(l, r.unit(i))...) {
 			s := render.Series{Name: tag(i) + " " + c.name, X: c.xs, Y: c.ys, Color: render.Palette[n%len(render.Palette)]}
-			switch c.name {
-			case "held-out loss":
+			switch {
+			case c.name == evalLossName:
 				loss.Series, loss.YMax = append(loss.Series, s), math.Max(loss.YMax, c.hi)
-			case "token accuracy", "exact match":
+			case c.kind == accuracyCurve:
 				acc.Series = append(acc.Series, s)
 			default:
 				continue

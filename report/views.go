@@ -270,7 +270,8 @@ func (r *Report) ablationView() *render.Ablation {
 	if a == nil {
 		return nil
 	}
-	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], Examples: a.Examples, Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch}
+	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], Examples: a.Examples, Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch,
+		Language: data.IsText(r.Task)}
 	for _, row := range a.Rows {
 		v.Rows = append(v.Rows, render.AblationRow{Layer: row.Layer, Head: row.Head, Role: row.Role, Loss: row.Loss,
 			DeltaLoss: row.DeltaLoss, DeltaTokenAcc: row.DeltaTokenAcc, DeltaExactMatch: row.DeltaExactMatch})

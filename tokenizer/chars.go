@@ -36,6 +36,13 @@ func NewChars(itos []string) (Tokenizer, error) {
 	return t, nil
 }
 
+// IsChars reports whether t (or the tokenizer it wraps) is a character
+// tokenizer (NewChars), whose every token is one character.
+func IsChars(t Tokenizer) bool {
+	_, ok := unwrap(t).(*chars)
+	return ok
+}
+
 // Encode maps each character to its id; a character the vocabulary lacks,
 // or a byte that is not UTF-8, is an error naming it and where it is.
 func (t *chars) Encode(text string) ([]int, error) {
@@ -48,7 +55,7 @@ func (t *chars) Encode(text string) ([]int, error) {
 		}
 		id, ok := t.stoi[r]
 		if !ok {
-			return nil, errors.Errorf("character %s at byte %d is not in the model's vocabulary", msg.Quote(string(r)), at)
+			return nil, errors.Errorf("character %s at byte %d is not in the model's vocabulary of %d characters", msg.Quote(string(r)), at, len(t.itos))
 		}
 		ids = append(ids, id)
 	}

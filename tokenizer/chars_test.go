@@ -74,7 +74,7 @@ func TestCharsRoundTrip(t *testing.T) {
 func TestCharsEncodeRefused(t *testing.T) {
 	tok := newShakespeare(t)
 	for _, c := range []struct{ text, want string }{
-		{"ab\x1bc", `character "\x1b" at byte 2 is not in the model's vocabulary`},
+		{"ab\x1bc", `character "\x1b" at byte 2 is not in the model's vocabulary of ` + strconv.Itoa(len(shakespeareItos)) + " characters"},
 		{"世z", `character "z" at byte 3`},
 		{"a\u202eb", `character "\u202e" at byte 1`},
 		{"a\xffb", "byte 0xff at byte 1 is not UTF-8"},

@@ -35,17 +35,22 @@ type Wrapper interface {
 // Decode is the text of ids: their tokens' bytes one after another, less
 // the leading space a SentencePiece tokenizer put before the text.
 func Decode(t Tokenizer, ids []int) []byte {
-	for {
-		w, ok := t.(Wrapper)
-		if !ok {
-			break
-		}
-		t = w.Unwrap()
-	}
+	t = unwrap(t)
 	if d, ok := t.(interface{ decode(ids []int) []byte }); ok {
 		return d.decode(ids)
 	}
 	return joinTokens(t, ids)
+}
+
+// unwrap is the tokenizer t wraps (Wrapper), through every layer.
+func unwrap(t Tokenizer) Tokenizer {
+	for {
+		w, ok := t.(Wrapper)
+		if !ok {
+			return t
+		}
+		t = w.Unwrap()
+	}
 }
 
 // joinTokens is ids' tokens' bytes, one after another.

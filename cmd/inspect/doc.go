@@ -24,8 +24,10 @@
 //   - The task comes from the checkpoint's run config ("task" member), the
 //     model from its tensors; nothing else is read.
 //   - Without -tokens the sequence shown is one example of the task drawn from
-//     rand.NewPCG(seed, 1). -tokens takes ids or the names inspect prints
-//     ("SEP", any case). With -tokens the target at position t is token t+1
+//     rand.NewPCG(seed, 1). -tokens takes ids (#N always) or the names
+//     inspect prints ("SEP", any case; a text model's characters, exactly:
+//     cli.ParseTokens); -text takes text in the model's tokenizer, a text
+//     model's characters included. With -tokens the target at position t is token t+1
 //     and a position is scored where the task would score it; the last
 //     position has no target. The text view says so when no position is
 //     scored, and notes an input whose SEP is not where the task puts it.

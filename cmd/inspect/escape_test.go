@@ -25,34 +25,40 @@ import (
 // hostileCheckpoint saves an untrained model of the text task on a file
 // whose characters are every hostile one (escapetest.Hostile), a space, a
 // newline, a tab and two letters, and returns its path, the text file's
-// and its vocabulary's labels in id order: the characters themselves, "␣"
-// for the space.
+// and its vocabulary's labels in id order (textCheckpoint).
 func hostileCheckpoint(t *testing.T) (ck, text string, labels []string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hostile.txt")
-	if err := os.WriteFile(path, []byte(strings.Repeat("ab \n\t"+string(escapetest.Hostile), 25)), 0o644); err != nil {
+	return textCheckpoint(t, "ab \n\t"+string(escapetest.Hostile))
+}
+
+// textCheckpoint saves an untrained model of the text task on a file of
+// chars repeated, its context the vocabulary's size, and returns its path,
+// the text file's and its vocabulary's labels in id order: the characters
+// themselves, "␣" for the space.
+func textCheckpoint(t *testing.T, chars string) (ck, text string, labels []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(path, []byte(strings.Repeat(chars, 25)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	file, chars, err := data.RecordText(path)
+	file, vocab, err := data.RecordText(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range chars {
-		labels = append(labels, string(r))
-		if r == ' ' {
-			labels[len(labels)-1] = "␣"
-		}
+	for _, r := range vocab {
+		labels = append(labels, data.CharLabel(r))
 	}
 	n := len(labels)
-	task := data.TaskConfig{Name: data.Text, Path: path, Length: n, Chars: chars, File: file}
+	task := data.TaskConfig{Name: data.Text, Path: path, Length: n, Chars: vocab, File: file}
 	return newCheckpoint(t, model.Config{Vocab: n, Context: n, DModel: 16, Heads: 2, Layers: 1}, task), path, labels
 }
 
-// everyID is -tokens for a sequence of each of n ids in turn: "0 1 ... n-1".
+// everyID is -tokens for a sequence of each of n ids in turn, written as
+// ids are on a text model: "#0 #1 ... #n-1".
 func everyID(n int) string {
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = strconv.Itoa(i)
+		ids[i] = "#" + strconv.Itoa(i)
 	}
 	return strings.Join(ids, " ")
 }

@@ -19,6 +19,9 @@ var runViewFlags = map[string]bool{"run": true, "json": true, "png": true}
 // head's strongest role through training, or with several -run their
 // curves together, as text, -json or -png.
 func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
+	if err := refuseColour(fs); err != nil {
+		return err
+	}
 	var other []string
 	fs.Visit(func(f *flag.Flag) {
 		if !runViewFlags[f.Name] {
@@ -64,4 +67,16 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		return errors.Wrap(err, "writing output")
 	}
 	return wrote(stdout, o.png)
+}
+
+// refuseColour refuses -color for the run view, saying why: its curves
+// are plain text, with no colour to set (-color colours a model's
+// heatmaps).
+func refuseColour(fs *flag.FlagSet) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "color" })
+	if set {
+		return errors.New("-color colours a model's heatmaps; the run view (-run DIR alone) draws its curves in plain text, with no colour to set, and takes only -json and -png")
+	}
+	return nil
 }

@@ -273,3 +273,12 @@ func TestPrefixMatchingRisesAtLossDrop(t *testing.T) {
 		t.Errorf("no %q in:\n%s", want, text)
 	}
 }
+
+// TestRunViewColour: -color with -run DIR alone is refused on one line
+// saying why: the run view has no colour to set.
+func TestRunViewColour(t *testing.T) {
+	for _, extra := range [][]string{nil, {"-tokens", "1 2"}} {
+		args := append([]string{"-run", inductionRun, "-color", "always"}, extra...)
+		refused(t, fmt.Sprint(args), args, "-color colours a model's heatmaps; the run view (-run DIR alone) draws its curves in plain text, with no colour to set")
+	}
+}

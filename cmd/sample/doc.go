@@ -23,8 +23,10 @@
 //     mark under every wrong token. On text without a prompt, the first half
 //     of held-out windows is the prompt and the model writes the rest.
 //   - -prompt is text for the text task (its characters) and token labels
-//     ("3 1 4 SEP") for the others; -tokens takes ids. With a prompt the
-//     model writes -n tokens, -samples times.
+//     ("3 1 4 SEP") for the others; -tokens takes ids or names
+//     (cli.ParseTokens). With a prompt the model writes -n tokens, -samples
+//     times; a prompt of a task with SEP that lacks it gets a note on
+//     stderr saying what the task's prompts look like.
 //   - -eval writes the answer of every row of the run's held-out set
 //     greedily and prints the exact match beside the teacher-forced figure
 //     training logs.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case o.eval:
 		return errors.Wrapf(evaluate(stdout, m, task, cfg, !o.noCache), "checkpoint %s", o.checkpoint)
 	case o.prompt != "" || o.tokens != "":
-		return continuePrompt(stdout, op, o, sampler)
+		return continuePrompt(stdout, stderr, op, o, sampler)
 	}
 	return examples(stdout, m, task, cfg, o, sampler)
 }
@@ -202,8 +203,9 @@ func ratio(a, b int) float64 {
 }
 
 // continuePrompt writes -n tokens after the prompt, -samples times,
-// printing each token as it is picked.
-func continuePrompt(w io.Writer, op *open.Opened, o options, s *generate.Sampler) error {
+// printing each token as it is picked; a prompt unlike the task's gets a
+// note on notices first.
+func continuePrompt(w, notices io.Writer, op *open.Opened, o options, s *generate.Sampler) error {
 	m, task := op.Model, op.Task
 	if o.raw && !data.IsText(task) && op.Source == "" {
 		return errors.Errorf("-raw writes a text model's characters as they are; task %s prints labels (digits and SEP), which have nothing to escape", task.Name())
@@ -211,6 +213,9 @@ func continuePrompt(w io.Writer, op *open.Opened, o options, s *generate.Sampler
 	prompt, err := promptIDs(op, o)
 	if err != nil {
 		return err
+	}
+	if note := separatorNote(task, prompt, o); note != "" {
+		fmt.Fprintln(notices, note)
 	}
 	n, err := tokensToWrite(m.Config, len(prompt), o.n)
 	if err != nil {
@@ -226,6 +231,23 @@ func continuePrompt(w io.Writer, op *open.Opened, o options, s *generate.Sampler
 	defer st.Close()
 	err = stream(w, st, printer{task, o.raw}, prompt, n, o.samples, s, m.Config.Vocab)
 	return errors.Wrapf(err, "checkpoint %s", o.checkpoint)
+}
+
+// separatorNote is the note for a prompt without the separator of a task
+// whose examples have one (copy, reverse, sort: symbols, SEP, the answer),
+// which the model would continue from a place it never saw; "" otherwise.
+func separatorNote(task data.Task, prompt []int, o options) string {
+	sep, ok := data.Separator(task)
+	if !ok || slices.Contains(prompt, sep) {
+		return ""
+	}
+	flag, given := "-prompt", o.prompt
+	if o.tokens != "" {
+		flag, given = "-tokens", o.tokens
+	}
+	name := task.Label(sep)
+	return fmt.Sprintf("note: task %s's examples are symbols, %s, then the answer; this prompt has no %s, so what follows is no answer: try %s %q",
+		task.Name(), name, name, flag, strings.TrimSpace(given)+" "+name)
 }
 
 // tokensToWrite is -n after a prompt of prompt tokens (0: to the end of a

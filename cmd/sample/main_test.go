@@ -12,9 +12,16 @@ const induction = "../../testdata/induction/checkpoint.safetensors"
 
 func sample(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	err := run(args, &out, &errOut)
-	return out.String(), err
+	out, _, err := sampleNoted(t, args...)
+	return out, err
+}
+
+// sampleNoted is sample with what it wrote on stderr.
+func sampleNoted(t *testing.T, args ...string) (out, notes string, err error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err = run(args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
 }
 
 // TestExamplesMarkEveryToken: held-out examples are written to their

@@ -333,3 +333,32 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 		t.Errorf("a checkpoint with training-only values out of range: %v %q", err, out)
 	}
 }
+
+// TestSeparatorNote: a prompt of a task whose examples hold SEP (copy)
+// that lacks it gets one note on stderr saying what the task's prompts
+// look like, spelled as the user gave it, SEP added; a prompt with SEP, or
+// of a task without one (induction), gets none. Every continuation ends its
+// line.
+func TestSeparatorNote(t *testing.T) {
+	ck := saveCheckpoint(t, copyTask, model.Config{DModel: 16, Heads: 2, Layers: 1}, func(*model.Model) {})
+	for _, c := range []struct {
+		args []string
+		want string // the note, "" for none
+	}{
+		{[]string{"-checkpoint", ck, "-prompt", "1 2 3"}, `note: task copy's examples are symbols, SEP, then the answer; this prompt has no SEP, so what follows is no answer: try -prompt "1 2 3 SEP"` + "\n"},
+		{[]string{"-checkpoint", ck, "-tokens", "1,2 "}, `try -tokens "1,2 SEP"`},
+		{[]string{"-checkpoint", ck, "-prompt", "1 2 sep"}, ""},
+		{[]string{"-checkpoint", induction, "-tokens", "3 1 4"}, ""},
+	} {
+		out, notes, err := sampleNoted(t, c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "" && notes != "" || !strings.Contains(notes, c.want) || strings.Count(notes, "\n") > 1 {
+			t.Errorf("sample %q: stderr %q, want %q", c.args, notes, c.want)
+		}
+		if !strings.HasSuffix(out, "\n") {
+			t.Errorf("sample %q: the output %q does not end its line", c.args, out)
+		}
+	}
+}

@@ -64,6 +64,12 @@ type Training struct {
 	// evaluation lines.
 	Train []rundir.TrainRecord `json:"train"`
 	Eval  []rundir.EvalRecord  `json:"eval"`
+	// AtLength are the evaluations at train.eval_lengths (eval_length).
+	AtLength []rundir.EvalRecord `json:"eval_at_length,omitempty"`
+	// Unit is what a language model's loss is per ("character" or
+	// "token"): its held-out bits per unit are drawn and the exact match
+	// of whole windows is not; "" for the toy tasks.
+	Unit string `json:"unit,omitempty"`
 	// Stride is 1 when every training line is here, k when every k-th is.
 	Stride int `json:"stride"`
 	// Heads is each head's strongest role through training, from

@@ -182,10 +182,14 @@
     $("heads").classList.add("wide");
     $("model").classList.add("wide");
     el("h3", {}, box, "Each head removed (" + (a.mode === "mean" ? "replaced by its mean" : "zeroed") + ")");
+    // A language model never writes a whole window exactly: its token
+    // accuracy says more than an exact match that is 0 throughout.
+    const lm = D.task === "text", second = lm ? "token accuracy" : "exact match";
+    const intact = lm ? a.intact.token_acc : a.intact.exact_match, delta = (r) => lm ? r.delta_token_acc : r.delta_exact_match;
     el("p", {class: "note"}, box, "On " + a.examples + " held-out examples; intact loss " + a.intact.loss.toFixed(4) +
-      ", exact match " + fmt3(a.intact.exact_match) + ". Most important first; click a row to open the head.");
+      ", " + second + " " + fmt3(intact) + ". Most important first; click a row to open the head.");
     const tb = el("table", {class: "ablation"}, box), head = el("tr", {}, tb);
-    ["layer", "head", "role", "loss", "Δloss", "Δexact match"].forEach((h) => el("th", {}, head, h));
+    ["layer", "head", "role", "loss", "Δloss", "Δ" + second].forEach((h) => el("th", {}, head, h));
     const most = Math.max.apply(null, a.rows.map((r) => Math.abs(r.delta_loss))) || 1;
     a.rows.forEach((r) => {
       const tr = el("tr", {"data-layer": r.layer, "data-head": r.head}, tb);
@@ -196,7 +200,7 @@
       const d = el("td", {class: "delta"}, tr);
       el("span", {class: "bar", style: "width:" + Math.round(60 * Math.abs(r.delta_loss) / most) + "px"}, d);
       el("span", {}, d, (r.delta_loss >= 0 ? "+" : "") + r.delta_loss.toFixed(4));
-      el("td", {}, tr, (r.delta_exact_match >= 0 ? "+" : "") + fmt3(r.delta_exact_match));
+      el("td", {}, tr, (delta(r) >= 0 ? "+" : "") + fmt3(delta(r)));
       tr.addEventListener("click", () => { state.layer = r.layer; state.head = r.head; drawFocus(); });
     });
   }
@@ -306,21 +310,35 @@
   function hideTip() { tip.hidden = true; }
   function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"}[c])); }
 
+  // tickEvery is the smallest stride of 1, 2, 5, 10, 20, ... whose ticks sit
+  // at least room pixels apart on an axis of cell pixels a position.
+  function tickEvery(cell, room) {
+    for (let k = 1; ; k *= 10) for (const f of [1, 2, 5]) if (f * k * cell >= room) return f * k;
+  }
   function drawLarge() {
     const ex = examples[state.ex], T = ex.tokens.length, a = ex.attention[state.layer][state.head];
     const svg = clear($("large"));
     const cell = Math.max(10, Math.min(30, Math.floor(480 / T)));
-    const left = 74, top = 62, size = cell * T;
+    // Small cells get labels no taller than a cell, key labels too wide for
+    // one stood on end, and position numbers only every few positions, so
+    // that none runs into the next.
+    const font = Math.min(13, cell - 1), longest = Math.max(...ex.shown.map((l) => l.length));
+    const upright = longest * font * 0.62 > cell, keyRoom = upright ? Math.min(longest, 16) * font * 0.62 + 6 : font + 4;
+    const keyEvery = tickEvery(cell, 26), rowEvery = tickEvery(cell, 13);
+    const left = 74, top = 40 + keyRoom, size = cell * T;
     svg.setAttribute("width", left + size + 8); svg.setAttribute("height", top + size + 8);
     sv("text", {x: left + size / 2, y: 12, "text-anchor": "middle", class: "axis-title"}, svg, "key (position · token) →");
     sv("text", {x: 10, y: top + size / 2, "text-anchor": "middle", class: "axis-title", transform: "rotate(-90 10 " + (top + size / 2) + ")"}, svg, "query ↓");
     for (let i = 0; i < T; i++) {
-      const x = left + i * cell + cell / 2;
-      sv("text", {x: x, y: top - 26, "text-anchor": "middle", class: "axis-title"}, svg, String(i));
-      sv("text", {x: x, y: top - 10, "text-anchor": "middle", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "key"}, svg, tokenLabel(ex, i));
-      const y = top + i * cell + cell / 2 + 4;
-      sv("text", {x: left - 40, y: y, "text-anchor": "end", class: "axis-title"}, svg, String(i));
-      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: "tok" + (isSep(ex.labels[i]) ? " sep" : ""), "data-axis": "query"}, svg, tokenLabel(ex, i));
+      const x = left + i * cell + cell / 2, cls = "tok" + (isSep(ex.labels[i]) ? " sep" : ""), size = "font-size:" + font + "px";
+      if (i % keyEvery === 0) sv("text", {x: x, y: top - keyRoom - 8, "text-anchor": "middle", class: "axis-title"}, svg, String(i));
+      const key = upright ?
+        {x: x + font / 3, y: top - 6, "text-anchor": "start", transform: "rotate(-90 " + (x + font / 3) + " " + (top - 6) + ")"} :
+        {x: x, y: top - 6, "text-anchor": "middle"};
+      sv("text", Object.assign(key, {class: cls, style: size, "data-axis": "key"}), svg, tokenLabel(ex, i));
+      const y = top + i * cell + cell / 2 + font / 3;
+      if (i % rowEvery === 0) sv("text", {x: left - 40, y: y, "text-anchor": "end", class: "axis-title"}, svg, String(i));
+      sv("text", {x: left - 6, y: y, "text-anchor": "end", class: cls, style: size, "data-axis": "query"}, svg, tokenLabel(ex, i));
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
@@ -515,14 +533,26 @@
     // colour a run, named by their directory.
     const others = (D.compare || []).map((c, i) => ({dir: c.dir, evals: c.eval || [], color: COMPARE_COLORS[i % COMPARE_COLORS.length]}));
     if (others.length) $("training-note").textContent += " Compared with " + others.map((c) => c.dir).join(", ") + ".";
+    // A language model's loss also in bits per character (or token); the
+    // exact match of whole windows is 0 throughout for it, so not drawn.
+    const bits = T.unit ? [{name: "held-out bits/" + (T.unit === "character" ? "char" : T.unit), color: "#7c3aed", points: evals.map((p) => [p.step, p.eval_loss / Math.LN2]), dots: true, width: 2}] : [];
     chart($("loss-chart"), [
       {name: "training loss (batch)", color: "#98a2b3", points: train.map((p) => [p.step, p.loss]), width: 1.2},
       {name: "held-out loss", color: "#2456c7", points: evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2},
-    ].concat(others.map((c) => ({name: c.dir, color: c.color, points: c.evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2}))), {log: true});
+    ].concat(bits, others.map((c) => ({name: c.dir, color: c.color, points: c.evals.map((p) => [p.step, p.eval_loss]), dots: true, width: 2}))), {log: true});
+    const exact = T.unit ? [] : [{name: "exact match", color: "#b35c00", points: evals.map((p) => [p.step, p.seq_acc]), dots: true, width: 2}];
     chart($("acc-chart"), [
       {name: "token accuracy", color: "#1a7f37", points: evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2},
-      {name: "exact match", color: "#b35c00", points: evals.map((p) => [p.step, p.seq_acc]), dots: true, width: 2},
-    ].concat(others.map((c) => ({name: c.dir + " token", color: c.color, points: c.evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2}))), {y0: 0, y1: 1});
+    ].concat(exact, lengthSeries(T.eval_at_length || []),
+      others.map((c) => ({name: c.dir + " token", color: c.color, points: c.evals.map((p) => [p.step, p.token_acc]), dots: true, width: 2}))), {y0: 0, y1: 1});
+  }
+  // lengthSeries is the token accuracy at each of train.eval_lengths, shortest
+  // first, thin lines under the trained length's.
+  const LENGTH_COLORS = ["#0f766e", "#be123c", "#4338ca", "#a16207"];
+  function lengthSeries(at) {
+    const lengths = Array.from(new Set(at.map((p) => p.eval_length))).sort((a, b) => a - b);
+    return lengths.map((l, i) => ({name: "length " + l + " token accuracy", color: LENGTH_COLORS[i % LENGTH_COLORS.length],
+      points: at.filter((p) => p.eval_length === l).map((p) => [p.step, p.token_acc]), dots: true, width: 1.2}));
   }
 
   drawModel();
