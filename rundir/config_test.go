@@ -202,7 +202,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
 		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
 		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
-		{"huge context", "task:\n  name: copy\n  length: 512\n", []string{"x.yaml: the run (a training graph of 32 x 1024 positions, an evaluation graph of 250 rows and a held-out set of 1000 rows taking 23.4 MiB) needs an estimated 20.3 GiB (limit 8.0 GiB)"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\ntrain:\n  batch_size: 128\n", []string{"x.yaml: the run (a training graph of 128 x 1024 positions, an evaluation graph of 8 rows and a held-out set of 1000 rows taking 23.4 MiB) needs an estimated 17.1 GiB (limit 8.0 GiB)"}},
 		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"needs an estimated", "reduce train.batch_size"}},
 		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"needs an estimated"}},
 		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"needs an estimated"}},

@@ -229,7 +229,7 @@ func (r *runner) build(ctx context.Context) error {
 		return err
 	}
 	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize, r.task.SeqLen()), r.cfg.Seed); err != nil {
 			return err
 		}
 		r.eval.write = t.EvalGenerate
@@ -243,7 +243,7 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		for i, task := range tasks {
-			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed)
+			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, model.EvalBatch(t.EvalSize, task.SeqLen()), r.cfg.Seed)
 			if err != nil {
 				return errors.Wrapf(err, "evaluation at length %d", t.EvalLengths[i])
 			}
