@@ -74,6 +74,10 @@ const (
 // Schedules lists the allowed values of train.schedule.
 var Schedules = []string{"constant", "cosine"}
 
+// scheduleAliases are other words for Schedules, suggested when a config
+// uses one (msg.DidYouMean).
+var scheduleAliases = map[string]string{"cos": "cosine", "fixed": "constant", "none": "constant"}
+
 // MaxMemory is the largest estimated footprint (EstimateBytes) a config may
 // have: model.MaxMemory.
 const MaxMemory = model.MaxMemory
@@ -388,7 +392,7 @@ func (t TrainConfig) validate() error {
 			return nil
 		}
 	}
-	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)", msg.Quote(t.Schedule), strings.Join(Schedules, ", "))
+	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)%s", msg.Quote(t.Schedule), strings.Join(Schedules, ", "), msg.DidYouMean(t.Schedule, Schedules, scheduleAliases))
 }
 
 // EstimateBytes is model.Config.EstimateBytes for this run: its training
