@@ -121,7 +121,7 @@ type runner struct {
 }
 
 func newRunner(m *model.Model, set *data.Batch) (*runner, error) {
-	size := model.EvalBatch(set.Size) // the chunks train's evaluation of the same set uses
+	size := model.EvalBatch(set.Size, set.SeqLen) // the chunks train's evaluation of the same set uses
 	var heads []string
 	for l := range m.Config.Layers {
 		heads = append(heads, model.HeadOut(l))

@@ -149,7 +149,7 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 	// estimate of it passes the limit.
 	cfg := m.Config
 	cfg.Context = task.SeqLen() // the graph's length: a model trained elsewhere has a longer context
-	batch := model.EvalBatch(n)
+	batch := model.EvalBatch(n, task.SeqLen())
 	hooks := 2 * float64(cfg.Layers) * float64(batch) * float64(cfg.DModel) * float64(task.SeqLen()) * 4
 	if err := model.CheckMemory(cfg.EstimateBytes(0, batch)+hooks+set, fmt.Sprintf("-ablate: scoring the held-out set of %d rows in chunks of %d", n, batch),
 		"the model is too large to ablate here"); err != nil {

@@ -87,7 +87,8 @@ func (c TaskConfig) Validate() error {
 		return errors.Errorf("task.path = %s is only read by task.name = text, not %s", msg.Quote(c.Path), msg.Quote(c.Name))
 	}
 	if _, ok := makers[c.Name]; !ok {
-		return errors.Errorf("task.name = %s: unknown task (want one of: %s)", msg.Quote(c.Name), strings.Join(append(Names(), Text), ", "))
+		names := append(Names(), Text)
+		return errors.Errorf("task.name = %s: unknown task (want one of: %s)%s", msg.Quote(c.Name), strings.Join(names, ", "), msg.DidYouMean(c.Name, names, nil))
 	}
 	if c.Length < 1 || c.Length > MaxLength {
 		return errors.Errorf("task.length = %d: must be in [1, %d]", c.Length, MaxLength)

@@ -128,10 +128,18 @@ func Encode(task Task, text string) (ids []int, ok bool, err error) {
 	return ids, true, nil
 }
 
-// IsText reports whether task is the text task, whose tokens are characters.
+// IsText reports whether task is the text task, read character by character
+// or through a tokenizer (IsCharText tells them apart).
 func IsText(task Task) bool {
 	_, ok := base(task).(textTask)
 	return ok
+}
+
+// IsCharText reports whether task is the text task read character by
+// character, not through a pretrained model's tokenizer.
+func IsCharText(task Task) bool {
+	t, ok := base(task).(textTask)
+	return ok && t.tok == nil
 }
 
 // TextFile is what a run records of the text task's file when training

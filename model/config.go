@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/pkg/errors"
 )
@@ -94,6 +95,13 @@ const (
 // Positions lists the position kinds, in the order messages name them.
 var Positions = []string{PositionLearned, PositionSinusoidal, PositionRope, PositionALiBi, PositionNone}
 
+// positionAliases are other libraries' words for Positions (lower case,
+// without '-' or '_'), suggested when a config uses one (msg.DidYouMean).
+var positionAliases = map[string]string{
+	"rotary": PositionRope, "absolute": PositionLearned, "learnedabsolute": PositionLearned,
+	"sinusoid": PositionSinusoidal, "sincos": PositionSinusoidal, "nope": PositionNone,
+}
+
 // DefaultRopeBase is the rotary base of RoFormer and Llama.
 const DefaultRopeBase = 10000
 
@@ -153,7 +161,7 @@ func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
 func (c Config) Path() (layers.Path, error) {
 	p, err := layers.ParsePath(c.Attention)
 	if err != nil {
-		return "", errors.Errorf("model.attention = %q: want %s or %s", c.Attention, layers.Fused, layers.Gorgonia)
+		return "", errors.Errorf("model.attention = %q: want %s or %s%s", c.Attention, layers.Fused, layers.Gorgonia, msg.DidYouMean(c.Attention, []string{string(layers.Fused), string(layers.Gorgonia)}, nil))
 	}
 	return p, nil
 }
@@ -206,7 +214,7 @@ func (c Config) validateFamily() error {
 	}
 	switch {
 	case !known:
-		return errors.Errorf("model.position = %q: want one of %s", c.Position, strings.Join(Positions, ", "))
+		return errors.Errorf("model.position = %q: want one of %s%s", c.Position, strings.Join(Positions, ", "), msg.DidYouMean(c.Position, Positions, positionAliases))
 	case c.RopeBase != 0 && kind != PositionRope:
 		return errors.Errorf("model.rope_base = %v is only used with model.position = rope (it is %s)", c.RopeBase, kind)
 	case kind == PositionSinusoidal && c.DModel%2 != 0:

@@ -15,6 +15,7 @@ func TestFamilyValidation(t *testing.T) {
 		want string
 	}{
 		{"unknown position", func(c *Config) { c.Position = "relative" }, `model.position = "relative": want one of learned, sinusoidal, rope, alibi, none`},
+		{"another library's position", func(c *Config) { c.Position = "rotary" }, `model.position = "rotary": want one of learned, sinusoidal, rope, alibi, none; did you mean rope?`},
 		{"rope_base without rope", func(c *Config) { c.RopeBase = 500 }, "model.rope_base = 500 is only used with model.position = rope (it is learned)"},
 		{"rope_base not above 1", func(c *Config) { c.Position, c.RopeBase = "rope", 0.5 }, "model.rope_base = 0.5: must be finite and > 1"},
 		{"odd head size with rope", func(c *Config) { c.Position, c.DModel, c.Heads = "rope", 12, 4 }, "model.position = rope needs an even head size (channel i pairs with i+d/2): d_model 12 / heads 4 = 3"},

@@ -131,21 +131,32 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 // evalBatch is the batch of Run's evaluation graph.
 
 // MaxEvalBatch caps the batch of the evaluation graph; a larger held-out set
-// is evaluated in equal chunks of at most this many rows (EvalBatch): train's evaluation and inspect's ablation. At 256
-// rows every op of the graph is past the size where its per-call costs
-// matter: on configs/sort.yaml's 1000 rows, one chunk of 1000 was no faster
-// than four of 250 (its activations outgrow the caches), and a larger cap
-// would only raise the memory estimate (EstimateBytes) of big models.
+// is evaluated in equal chunks of at most this many rows (EvalBatch): train's
+// evaluation and inspect's ablation. At 256 rows every op of the graph is
+// past the size where its per-call costs matter: on configs/sort.yaml's 1000
+// rows, one chunk of 1000 was no faster than four of 250 (its activations
+// outgrow the caches), and a larger cap would only raise the memory estimate
+// (EstimateBytes) of big models.
 const MaxEvalBatch = 256
 
+// MaxEvalPositions caps the positions (rows × sequence length) of a chunk as
+// well: the graph keeps every activation of a chunk for the whole run, so
+// long sequences take fewer rows. 256 rows of 32 positions keep every toy
+// task's chunks (and so its figures) as they were; configs/text.yaml's 256
+// windows of 64 characters go in two chunks of 128, and its evaluation graph
+// from 350 to 175 MB.
+const MaxEvalPositions = MaxEvalBatch * 32
+
 // EvalBatch is the batch of the evaluation graph for a held-out set of size
-// rows: the set in the fewest chunks of at most MaxEvalBatch rows, cut as
-// evenly as possible, so the last chunk carries as few padding rows as can be
-// (none when the chunk count divides size).
-func EvalBatch(size int) int {
+// rows of seqLen positions: the set in the fewest chunks of at most
+// MaxEvalBatch rows and MaxEvalPositions positions, cut as evenly as
+// possible, so the last chunk carries as few padding rows as can be (none
+// when the chunk count divides size).
+func EvalBatch(size, seqLen int) int {
 	if size <= 0 {
 		return 0
 	}
-	chunks := (size + MaxEvalBatch - 1) / MaxEvalBatch
+	most := max(1, min(MaxEvalBatch, MaxEvalPositions/max(seqLen, 1)))
+	chunks := (size + most - 1) / most
 	return (size + chunks - 1) / chunks
 }

@@ -52,20 +52,28 @@ func TestEstimateBytes(t *testing.T) {
 }
 
 // TestEvalBatch: the held-out set goes in the fewest chunks of at most
-// MaxEvalBatch rows, cut evenly: hand-computed cases, then for every size up
-// to 3000 the chunk fits the cap, the chunks cover the set, and fewer than one
-// row per chunk is padding.
+// MaxEvalBatch rows and MaxEvalPositions positions, cut evenly: hand-computed
+// cases, then for every size up to 3000 and a short and a long sequence the
+// chunk fits both caps, the chunks cover the set, and fewer than one row per
+// chunk is padding.
 func TestEvalBatch(t *testing.T) {
-	for size, want := range map[int]int{1: 1, 250: 250, 256: 256, 257: 129, 300: 150, 513: 171, 1000: 250} {
-		if got := EvalBatch(size); got != want {
-			t.Errorf("EvalBatch(%d) = %d, want %d", size, got, want)
+	cases := []struct{ size, seqLen, want int }{
+		{1, 16, 1}, {250, 16, 250}, {256, 16, 256}, {257, 16, 129}, {300, 16, 150}, {513, 16, 171}, {1000, 16, 250},
+		{256, 32, 256}, {256, 64, 128}, {300, 64, 100}, {5, 100000, 1},
+	}
+	for _, c := range cases {
+		if got := EvalBatch(c.size, c.seqLen); got != c.want {
+			t.Errorf("EvalBatch(%d, %d) = %d, want %d", c.size, c.seqLen, got, c.want)
 		}
 	}
-	for size := 1; size <= 3000; size++ {
-		b := EvalBatch(size)
-		chunks := (size + b - 1) / b
-		if b > MaxEvalBatch || chunks != (size+MaxEvalBatch-1)/MaxEvalBatch || chunks*b-size >= chunks {
-			t.Fatalf("EvalBatch(%d) = %d: %d chunks, %d padded rows", size, b, chunks, chunks*b-size)
+	for _, seqLen := range []int{16, 64} {
+		most := min(MaxEvalBatch, MaxEvalPositions/seqLen)
+		for size := 1; size <= 3000; size++ {
+			b := EvalBatch(size, seqLen)
+			chunks := (size + b - 1) / b
+			if b > most || chunks != (size+most-1)/most || chunks*b-size >= chunks {
+				t.Fatalf("EvalBatch(%d, %d) = %d: %d chunks, %d padded rows", size, seqLen, b, chunks, chunks*b-size)
+			}
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,6 +25,17 @@ const (
 var (
 	Norms       = []string{NormLayer, NormRMS}
 	Activations = []string{ActivationGELUTanh, ActivationGELU, ActivationSwiGLU, ActivationReLU2}
+)
+
+// normAliases and activationAliases are other libraries' words for Norms
+// and Activations (Hugging Face's hidden_act among them; lower case,
+// without '-' or '_'), suggested when a config uses one (msg.DidYouMean).
+var (
+	normAliases       = map[string]string{"rms": NormRMS, "ln": NormLayer}
+	activationAliases = map[string]string{
+		"gelunew": ActivationGELUTanh, "gelupytorchtanh": ActivationGELUTanh, "geluerf": ActivationGELU,
+		"silu": ActivationSwiGLU, "swish": ActivationSwiGLU, "squaredrelu": ActivationReLU2, "relusquared": ActivationReLU2,
+	}
 )
 
 // DefaultNormEps is the norms' epsilon when model.norm_eps is unset:
@@ -132,9 +145,9 @@ func (c Config) validateParts() error {
 	full := "attention-only blocks have no norm or MLP; set model.mlp: true"
 	switch {
 	case !contains(Norms, c.NormKind()):
-		return errors.Errorf("model.norm = %q: want one of %s", c.Norm, strings.Join(Norms, ", "))
+		return errors.Errorf("model.norm = %q: want one of %s%s", c.Norm, strings.Join(Norms, ", "), msg.DidYouMean(c.Norm, Norms, normAliases))
 	case !contains(Activations, c.ActivationKind()):
-		return errors.Errorf("model.activation = %q: want one of %s", c.Activation, strings.Join(Activations, ", "))
+		return errors.Errorf("model.activation = %q: want one of %s%s", c.Activation, strings.Join(Activations, ", "), msg.DidYouMean(c.Activation, Activations, activationAliases))
 	case c.NormBias.Set() && c.NormKind() == NormRMS:
 		return errors.Errorf("model.norm_bias = %t: only model.norm = layernorm has a bias to turn off; rmsnorm has none", c.NormBias.On())
 	case c.NormEps != 0 && !(c.NormEps > 0 && c.NormEps < 1):

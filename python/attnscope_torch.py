@@ -1,9 +1,11 @@
-"""attnscope_torch: use attnscope checkpoints from PyTorch.
+"""attnscope_torch: use attnscope checkpoints from PyTorch, and back.
 
     import sys; sys.path.insert(0, "python")       # from the repository root
     import attnscope_torch
     model, info = attnscope_torch.load("runs/copy/checkpoint.safetensors")
     logits, attention = model(tokens)              # tokens: (B, T) int64
+    ...                                            # train or edit it in PyTorch
+    attnscope_torch.save(model.state_dict(), "edited.safetensors", info["config"])
 
 `AttnLM` is the model of docs/model.md written in PyTorch, with the tensor
 names and layouts of attnscope's checkpoints, so `load_state_dict` takes a
@@ -14,14 +16,21 @@ with or without a bias, RMSNorm, the norms' eps; gelu_tanh, exact gelu,
 swiglu and relu2 MLPs with or without biases; tied embeddings; QK-norm).
 Norm is written here rather than taken from torch.nn, whose LayerNorm has no
 bias switch before torch 2.1 and which has no RMSNorm before 2.4. `read_safetensors` reads the file in pure Python
-(Debian's python3 has no safetensors package). The model tests
+(Debian's python3 has no safetensors package), and `save` writes a state
+dict with these names back to a checkpoint inspect and sample open (the
+safetensors layout and metadata rundir.SaveCheckpoint writes: the run
+config, the step, the format and the data's SHA-256); to_checkpoint.py does
+it from the command line. The model tests
 (model/testdata/pytorch/gen_fixtures.py) and model.TestPyTorchLoadsCheckpoint
 use this module.
 """
 
+import hashlib
 import json
 import math
+import os
 import struct
+import tempfile
 
 import torch
 import torch.nn as nn
@@ -316,3 +325,72 @@ def load(path, dtype=torch.float64):
     model.load_state_dict({k: v.to(dtype) for k, v in tensors.items()}, strict=True)
     model.eval()
     return model, {"config": run, "step": int(metadata.get("step", 0))}
+
+
+# The checkpoint format rundir.CheckpointFormat names, and the metadata key
+# of the data section's SHA-256 (internal/safetensors.DigestKey).
+CHECKPOINT_FORMAT = "attnscope/1"
+DIGEST_KEY = "data_sha256"
+NAMES = {torch.float32: "F32", torch.float64: "F64"}
+
+
+def checkpoint_tensors(state_dict, model_config, dtype=torch.float32):
+    """The tensors of state_dict in the order and with the shapes of the
+    model model_config describes (param_order), as contiguous dtype tensors.
+    A missing or unexpected name, a wrong shape or a value that is not
+    finite raises ValueError naming it."""
+    names = param_order(model_config)
+    missing = [n for n in names if n not in state_dict]
+    unexpected = sorted(set(state_dict) - set(names))
+    if missing or unexpected:
+        raise ValueError("the state dict does not hold the model of the config: missing %s, unexpected %s"
+                         % (missing or "none", unexpected or "none"))
+    shapes = {k: tuple(v.shape) for k, v in AttnLM(model_config).state_dict().items()}
+    out = []
+    for name in names:
+        t = state_dict[name].detach()
+        if tuple(t.shape) != shapes[name]:
+            raise ValueError("%s has shape %s; the config's model wants %s" % (name, list(t.shape), list(shapes[name])))
+        if not torch.isfinite(t).all():
+            raise ValueError("%s holds a NaN or infinite value" % name)
+        out.append((name, t.to(dtype).contiguous()))
+    return out
+
+
+def write_safetensors(path, tensors, metadata):
+    """Writes tensors, a list of (name, tensor) pairs, and the metadata to
+    path as safetensors, laid out as attnscope writes it: the metadata
+    first with the data's SHA-256 added, the data in the order given, the
+    header padded with spaces to a multiple of 8 bytes. The file is
+    replaced atomically."""
+    datas = [t.cpu().numpy().tobytes() for _, t in tensors]
+    meta = dict(metadata)
+    meta[DIGEST_KEY] = hashlib.sha256(b"".join(datas)).hexdigest()
+    header = {"__metadata__": dict(sorted(meta.items()))}
+    offset = 0
+    for (name, t), raw in zip(tensors, datas):
+        header[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-(8 + len(text)) % 8)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".tmp-")
+    try:
+        os.chmod(tmp, 0o644)                                            # mkstemp's 0600 would hide it from others
+        with os.fdopen(fd, "wb") as f:
+            f.write(struct.pack("<Q", len(text)) + text)
+            for raw in datas:
+                f.write(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def save(state_dict, path, config, step=0, dtype=torch.float32):
+    """Writes state_dict (the names of `load`'s model) with the run config
+    (a dict, as `load` returns it in info["config"]) and the step to an
+    attnscope checkpoint at path, in float32 as attnscope trains."""
+    tensors = checkpoint_tensors(state_dict, config["model"], dtype)
+    metadata = {"config": json.dumps(config, separators=(",", ":")), "step": str(int(step)), "format": CHECKPOINT_FORMAT}
+    write_safetensors(path, tensors, metadata)

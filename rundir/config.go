@@ -74,6 +74,10 @@ const (
 // Schedules lists the allowed values of train.schedule.
 var Schedules = []string{"constant", "cosine"}
 
+// scheduleAliases are other words for Schedules, suggested when a config
+// uses one (msg.DidYouMean).
+var scheduleAliases = map[string]string{"cos": "cosine", "fixed": "constant", "none": "constant"}
+
 // MaxMemory is the largest estimated footprint (EstimateBytes) a config may
 // have: model.MaxMemory.
 const MaxMemory = model.MaxMemory
@@ -288,7 +292,7 @@ func (c Config) Validate() error {
 	}
 	eval := "no evaluation"
 	if c.Train.EvalEvery > 0 {
-		eval = fmt.Sprintf("an evaluation graph of %d rows and a held-out set of %d rows taking %s", c.evalBatch(), c.Train.EvalSize, msg.Bytes(c.heldOutBytes()))
+		eval = fmt.Sprintf("an evaluation graph of %d rows and a held-out set of %d rows taking %s", c.evalBatch(c.evalLength()), c.Train.EvalSize, msg.Bytes(c.heldOutBytes()))
 	}
 	if err := model.CheckMemory(c.EstimateBytes(), fmt.Sprintf("the run (a training graph of %d x %d positions, %s)", c.Train.BatchSize, task.SeqLen(), eval),
 		"reduce train.batch_size, train.eval_size, task.length or the model size"); err != nil {
@@ -388,7 +392,7 @@ func (t TrainConfig) validate() error {
 			return nil
 		}
 	}
-	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)", msg.Quote(t.Schedule), strings.Join(Schedules, ", "))
+	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)%s", msg.Quote(t.Schedule), strings.Join(Schedules, ", "), msg.DidYouMean(t.Schedule, Schedules, scheduleAliases))
 }
 
 // EstimateBytes is model.Config.EstimateBytes for this run: its training
@@ -402,20 +406,20 @@ func (c Config) EstimateBytes() float64 {
 		// whole context: the activations at that length, the weights whole.
 		at := c.Model
 		at.Context = c.Task.Length
-		est := c.Model.EstimateBytes(0, 0) + at.EstimateBytes(c.Train.BatchSize, c.evalBatch()) - at.EstimateBytes(0, 0)
+		est := c.Model.EstimateBytes(0, 0) + at.EstimateBytes(c.Train.BatchSize, c.evalBatch(at.Context)) - at.EstimateBytes(0, 0)
 		return est + c.heldOutBytes()
 	}
 	if c.Train.EvalEvery == 0 {
 		return c.Model.EstimateBytes(c.Train.BatchSize, 0)
 	}
-	est := c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch()) + c.heldOutBytes()
+	est := c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch(c.Model.Context)) + c.heldOutBytes()
 	for _, l := range c.Train.EvalLengths {
 		// Each eval length adds a forward graph and a held-out set at its
 		// sequence length (counting the weights again: an over-estimate).
 		if task, err := data.AtLength(c.Task, l); err == nil {
 			at := c.Model
 			at.Context = task.SeqLen()
-			est += at.EstimateBytes(0, c.evalBatch()) + float64(c.Train.EvalSize)*float64(at.Context)*data.BytesPerPosition
+			est += at.EstimateBytes(0, c.evalBatch(at.Context)) + float64(c.Train.EvalSize)*float64(at.Context)*data.BytesPerPosition
 		}
 	}
 	return est
@@ -426,20 +430,25 @@ func (c Config) heldOutBytes() float64 {
 	if c.Train.EvalEvery == 0 {
 		return 0
 	}
-	length := c.Model.Context
-	if c.FineTunes() {
-		length = c.Task.Length
-	}
-	return float64(c.Train.EvalSize) * float64(length) * data.BytesPerPosition
+	return float64(c.Train.EvalSize) * float64(c.evalLength()) * data.BytesPerPosition
 }
 
-// evalBatch is the batch of the evaluation graph, 0 when the run does not
-// evaluate.
-func (c Config) evalBatch() int {
+// evalLength is the positions of a held-out sequence: the model's context,
+// or a fine-tuning run's windows of task.length.
+func (c Config) evalLength() int {
+	if c.FineTunes() {
+		return c.Task.Length
+	}
+	return c.Model.Context
+}
+
+// evalBatch is the batch of the evaluation graph of sequences of seqLen
+// positions, 0 when the run does not evaluate.
+func (c Config) evalBatch(seqLen int) int {
 	if c.Train.EvalEvery == 0 {
 		return 0
 	}
-	return model.EvalBatch(c.Train.EvalSize)
+	return model.EvalBatch(c.Train.EvalSize, seqLen)
 }
 
 // YAML renders the resolved config; LoadRunConfig reads it back to an equal

@@ -50,6 +50,13 @@ type EvalRecord struct {
 	// once an early mistake is fed back.
 	GenSeqAcc   *float64 `json:"gen_seq_acc,omitempty"`
 	GenTokenAcc *float64 `json:"gen_token_acc,omitempty"`
+	// BitsPerChar (the character-level text task) and Perplexity (a text
+	// read through a pretrained model's tokenizer, per token) read EvalLoss
+	// as a language model's figure: every position of a text is scored and
+	// no window is ever entirely right, so SeqAcc says nothing there. nil on
+	// every other task.
+	BitsPerChar *float64 `json:"bits_per_char,omitempty"`
+	Perplexity  *float64 `json:"perplexity,omitempty"`
 }
 
 // Record is a line of one of a run's logs: a TrainRecord or an EvalRecord

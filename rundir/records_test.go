@@ -273,7 +273,8 @@ func TestLogLimitsHoldTheLongestLines(t *testing.T) {
 			ICL            float64     `json:"icl"`
 		}{MaxSteps, grid, grid, worst})
 		train, _ := json.Marshal(TrainRecord{MaxSteps, worst, worst, worst, worst})
-		eval, _ := json.Marshal(EvalRecord{MaxSteps, MaxSteps, worst, worst, worst, icl(worst), icl(worst)})
+		// A text task gives one language figure, never both.
+		eval, _ := json.Marshal(EvalRecord{MaxSteps, MaxSteps, worst, worst, worst, icl(worst), icl(worst), icl(worst), nil})
 		n := layers * perLayer
 		for _, c := range []struct {
 			name  string

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 
 	"github.com/pkg/errors"
@@ -24,6 +25,7 @@ type evaluator struct {
 	chunk  *data.Batch // one graph batch
 	length int         // the task length of a train.eval_lengths evaluator, else 0
 	write  bool        // also write every answer greedily (train.eval_generate)
+	task   data.Task
 }
 
 // newEvaluator builds the graph for chunks of batch rows of the held-out set
@@ -38,7 +40,7 @@ func newEvaluator(ctx context.Context, m *model.Model, task data.Task, size, bat
 	if err != nil {
 		return nil, errors.Wrap(err, "evaluation graph")
 	}
-	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: set, chunk: data.NewBatch(batch, task.SeqLen())}, nil
+	return &evaluator{graph: g, vm: g.NewLeanMachine(), set: set, chunk: data.NewBatch(batch, task.SeqLen()), task: task}, nil
 }
 
 // evalSetChunk is how many rows evalSet draws between looks at its context.
@@ -137,6 +139,7 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 		return rundir.EvalRecord{}, errors.New("the evaluation set scores no position")
 	}
 	rec := rundir.EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
+	addLanguageFigure(&rec, e.task)
 	if e.write {
 		res, err := generate.Evaluate(e.graph.Model, set, chunk.Size, true)
 		if err != nil {
@@ -146,4 +149,19 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 		rec.GenSeqAcc, rec.GenTokenAcc = &seqAcc, &tokAcc
 	}
 	return rec, nil
+}
+
+// addLanguageFigure reads a text task's evaluation loss (the mean
+// cross-entropy in nats) the way a language model is read: in bits per
+// character on the character-level task, as perplexity per token through a
+// tokenizer (whose tokens span varying numbers of characters).
+func addLanguageFigure(rec *rundir.EvalRecord, task data.Task) {
+	switch {
+	case data.IsCharText(task):
+		bits := rec.EvalLoss / math.Ln2
+		rec.BitsPerChar = &bits
+	case data.IsText(task):
+		perplexity := math.Exp(rec.EvalLoss)
+		rec.Perplexity = &perplexity
+	}
 }

@@ -143,6 +143,7 @@ func TestFineTuneStartsFromPretrained(t *testing.T) {
 		for _, l := range lines {
 			if v, ok := l["eval_loss"].(float64); ok {
 				evals = append(evals, v)
+				checkLanguageFigure(t, l, "perplexity", math.Exp(v))
 			}
 		}
 		if len(evals) != 4 || evals[3] >= evals[0] {

@@ -38,8 +38,13 @@ var ErrRunExists = errors.New("already holds a run")
 type Event struct {
 	Step, Steps int
 	Loss        float64             // this step's training loss
+	Tokens      int                 // positions fed per step (batch × sequence length)
+	Elapsed     time.Duration       // wall time since this call's first step began
 	Train       *rundir.TrainRecord // the training line, on steps that log one
 	Eval        *rundir.EvalRecord  // the evaluation, on steps that evaluate
+	// AtLength are the evaluations at train.eval_lengths, in the config's
+	// order, on steps that evaluate.
+	AtLength []rundir.EvalRecord
 }
 
 // Observer receives an Event after every step (for progress display). It runs
@@ -83,9 +88,10 @@ type Result struct {
 	// EvalTime and SaveTime are the parts of Elapsed spent evaluating and
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
-	RolesTime          time.Duration      // the probes at each evaluation (head roles, circuit metrics)
-	LastEval           *rundir.EvalRecord // the last evaluation of this call, nil if none
-	BestLoss           float64            // lowest eval_loss of the run so far (+Inf if none)
+	RolesTime          time.Duration       // the probes at each evaluation (head roles, circuit metrics)
+	LastEval           *rundir.EvalRecord  // the last evaluation of this call, nil if none
+	LastAtLength       []rundir.EvalRecord // the last evaluations at train.eval_lengths
+	BestLoss           float64             // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
 
@@ -229,7 +235,7 @@ func (r *runner) build(ctx context.Context) error {
 		return err
 	}
 	if t.EvalEvery > 0 {
-		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed); err != nil {
+		if r.eval, err = newEvaluator(ctx, r.model, r.task, t.EvalSize, model.EvalBatch(t.EvalSize, r.task.SeqLen()), r.cfg.Seed); err != nil {
 			return err
 		}
 		r.eval.write = t.EvalGenerate
@@ -243,7 +249,7 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		for i, task := range tasks {
-			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, model.EvalBatch(t.EvalSize), r.cfg.Seed)
+			ev, err := newEvaluator(ctx, r.model, task, t.EvalSize, model.EvalBatch(t.EvalSize, task.SeqLen()), r.cfg.Seed)
 			if err != nil {
 				return errors.Wrapf(err, "evaluation at length %d", t.EvalLengths[i])
 			}
@@ -391,7 +397,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		if err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		ev := Event{Step: s, Steps: t.Steps, Loss: loss}
+		ev := Event{Step: s, Steps: t.Steps, Loss: loss, Tokens: t.BatchSize * r.task.SeqLen()}
 		last := s == t.Steps
 		if t.LogEvery > 0 && (s%t.LogEvery == 0 || last) {
 			now := time.Now()
@@ -423,7 +429,9 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 				if err := r.metrics.Write(rec); err != nil {
 					return nil, err
 				}
+				ev.AtLength = append(ev.AtLength, rec)
 			}
+			res.LastAtLength = ev.AtLength
 			probeStart := time.Now() // head roles and circuit metrics
 			for i, p := range r.probes {
 				line, err := p.Measure(s)
@@ -455,6 +463,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		}
 		res.Step = s
 		if r.observer != nil {
+			ev.Elapsed = time.Since(began)
 			r.observer(ev)
 		}
 	}

@@ -3,6 +3,7 @@ package train
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,6 +95,48 @@ train: {batch_size: 4, steps: 2, log_every: 1, eval_every: 1, eval_size: 8, chec
 		for _, k := range c.keys {
 			if !seen[k] {
 				t.Errorf("%s: no line has %q (%d lines)", c.file, k, len(lines))
+			}
+		}
+	}
+}
+
+// checkLanguageFigure checks that an evaluation line gives the figure name
+// (bits_per_char or perplexity) equal to want, and not the other one.
+func checkLanguageFigure(t *testing.T, line map[string]any, name string, want float64) {
+	t.Helper()
+	other := map[string]string{"bits_per_char": "perplexity", "perplexity": "bits_per_char"}[name]
+	got, ok := line[name].(float64)
+	if _, both := line[other]; !ok || both || math.Abs(got-want) > 1e-12*want {
+		t.Errorf("evaluation line %v: want %s %v and no %s", line, name, want, other)
+	}
+}
+
+// TestTextFigures: a character-level text's evaluation lines carry its
+// loss in bits per character; a toy task's carry no language figure.
+func TestTextFigures(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.txt")
+	writeText(t, text, textLines)
+	cases := []struct {
+		name string
+		cfg  rundir.Config
+	}{
+		{"text", textRunConfig(t, text, "2", "train.eval_every=1", "train.eval_size=8")},
+		{"copy", parse(t, "task: {name: copy, length: 3, symbols: 4}\nmodel: {d_model: 8, heads: 2, layers: 1}\n"+
+			"train: {batch_size: 4, steps: 2, warmup_steps: 0, log_every: 0, eval_every: 1, eval_size: 8, checkpoint_every: 0}\n")},
+	}
+	for _, c := range cases {
+		run := filepath.Join(dir, c.name)
+		runOK(t, c.cfg, Options{Dir: run})
+		lines := readJSONL[map[string]any](t, filepath.Join(run, rundir.MetricsFile))
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d evaluation lines, want 2", c.name, len(lines))
+		}
+		for _, line := range lines {
+			if c.name == "text" {
+				checkLanguageFigure(t, line, "bits_per_char", line["eval_loss"].(float64)/math.Ln2)
+			} else if _, ok := line["bits_per_char"]; ok || line["perplexity"] != nil {
+				t.Errorf("copy: evaluation line %v has a language figure", line)
 			}
 		}
 	}

@@ -18,12 +18,14 @@ import (
 var textLines = strings.Repeat("the cat sat on the mat\nand the dog lay by the door\n", 8)
 
 // textRunConfig is a small text run on the file at path.
-func textRunConfig(t *testing.T, path string, steps string) rundir.Config {
+// textRunConfig is a small text run on the file at path, of steps steps,
+// with more -set overrides.
+func textRunConfig(t *testing.T, path string, steps string, sets ...string) rundir.Config {
 	return parse(t, `
 task: {name: text, path: `+path+`, length: 8}
 model: {d_model: 8, heads: 2, layers: 1}
 train: {batch_size: 4, steps: 4, log_every: 0, eval_every: 0, checkpoint_every: 4}
-`, "train.steps="+steps)
+`, append([]string{"train.steps=" + steps}, sets...)...)
 }
 
 // TestResumeChecksTheText: a resume reads the text where the run recorded

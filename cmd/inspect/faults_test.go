@@ -336,12 +336,15 @@ func TestBadTokens(t *testing.T) {
 // nothing else bounds (20,000 once ended in a fatal out-of-memory);
 // -examples, whose 4096 scoring sequences of a model of the longest copy
 // task (T = 1024) would need hundreds of GiB though the model fits in
-// training memory; -ablate, whose ablation graph (train's evaluation chunks
-// of 256 rows of 1024 positions) would not fit though the held-out set does.
+// training memory; -ablate, whose ablation graph (train's evaluation chunks,
+// 8 rows of 1024 positions, with 4 layers of 16 heads' attention maps)
+// would not fit though the held-out set does.
 func TestBeyondMemory(t *testing.T) {
 	rope := newCheckpoint(t, model.Config{Vocab: 9, Context: 16, DModel: 16, Heads: 2, Layers: 2, OutBias: true, Position: model.PositionRope},
 		data.TaskConfig{Name: "copy", Length: 8, Symbols: 8})
 	long := newCheckpoint(t, model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 2, Layers: 2, OutBias: true},
+		data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
+	manyHeads := newCheckpoint(t, model.Config{Vocab: 9, Context: 1024, DModel: 16, Heads: 16, Layers: 4, OutBias: true},
 		data.TaskConfig{Name: "copy", Length: 512, Symbols: 8})
 	for _, c := range []struct {
 		args []string
@@ -351,8 +354,8 @@ func TestBeyondMemory(t *testing.T) {
 			"-tokens: inspecting 20000 tokens (attention maps of 2 layers x 2 heads x 20000 x 20000 positions) needs an estimated ", "GiB (limit 8.0 GiB); give fewer tokens"}},
 		{[]string{"-checkpoint", long, "-examples", "4096"}, []string{
 			"-examples 4096: scoring the heads of this model (2 layers of 2 heads) on examples of 1024 tokens needs an estimated ", "GiB (limit 8.0 GiB); use a smaller -examples"}},
-		{[]string{"-checkpoint", long, "-ablate", "-examples", "1"}, []string{
-			"-ablate: scoring the held-out set of 1000 rows in chunks of 250 needs an estimated", "GiB (limit 8.0 GiB)"}},
+		{[]string{"-checkpoint", manyHeads, "-ablate", "-examples", "1"}, []string{
+			"-ablate: scoring the held-out set of 1000 rows in chunks of 8 needs an estimated", "GiB (limit 8.0 GiB)"}},
 	} {
 		refused(t, c.args[2]+" beyond memory", c.args, c.want...)
 	}

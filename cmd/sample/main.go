@@ -177,7 +177,7 @@ func evaluate(w io.Writer, m *model.Model, task data.Task, cfg rundir.Config, ca
 	size := max(cfg.Train.EvalSize, 1)
 	set := data.EvalSet(task, size, cfg.Seed)
 	start := time.Now()
-	res, err := generate.Evaluate(m, set, model.EvalBatch(size), cached)
+	res, err := generate.Evaluate(m, set, model.EvalBatch(size, task.SeqLen()), cached)
 	if err != nil {
 		return err
 	}

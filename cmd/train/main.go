@@ -338,13 +338,16 @@ func summarize(w io.Writer, res *train.Result) {
 		}
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, duration(res.Elapsed, 100*time.Millisecond), rate)
 		if secs > 0 {
-			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%%)\n", duration(res.EvalTime, 10*time.Millisecond),
+			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%% together)\n", duration(res.EvalTime, 10*time.Millisecond),
 				duration(res.RolesTime, 10*time.Millisecond), duration(res.SaveTime, 10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
 		}
 	}
 	if e := res.LastEval; e != nil {
 		// Two lines, so that each fits in 80 columns.
-		fmt.Fprintf(w, "eval at step %d: eval_loss %.4f  token_acc %.4f  seq_acc %.4f%s\n", e.Step, e.EvalLoss, e.TokenAcc, e.SeqAcc, generated(e))
+		fmt.Fprintf(w, "eval at step %d: %s\n", e.Step, evalFigures(e))
+		for _, at := range res.LastAtLength {
+			fmt.Fprintf(w, "  at length %d: %s\n", at.EvalLength, evalFigures(&at))
+		}
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
 	var files []string

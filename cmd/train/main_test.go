@@ -100,9 +100,10 @@ func TestRunErrors(t *testing.T) {
 
 // TestRunWritesRun: a tiny run into the default directory runs/<config
 // name> writes every file, plain log lines (stdout is not a terminal) and the
-// summary; resuming the finished run says so.
+// summary, both with the evaluation at another length; resuming the
+// finished run says so.
 func TestRunWritesRun(t *testing.T) {
-	cfg := writeConfig(t, tinyYAML)
+	cfg := writeConfig(t, strings.Replace(tinyYAML, "checkpoint_every: 5}", "checkpoint_every: 5, eval_lengths: [2]}", 1))
 	t.Chdir(t.TempDir())
 	out, stderr, err := runCmd("-config", cfg)
 	if err != nil {
@@ -116,13 +117,18 @@ func TestRunWritesRun(t *testing.T) {
 	}
 	for _, want := range []string{
 		"training " + cfg + ": task copy, 40 steps, writing runs/tiny\n",
-		"step 5/40  loss ", "step 40/40  eval_loss ",
-		"steps 1-40 of 40 in ", "\nof which evaluation ", ", head roles ", ", saving ", "eval at step 40: eval_loss ",
+		"step 40/40 (100%)  loss ", "  elapsed ", "step 40/40  eval_loss ", "step 10/40  eval_loss ", "\n  at length 2: eval_loss ",
+		"steps 1-40 of 40 in ", "\nof which evaluation ", ", head roles ", ", saving ", "% together)\n",
+		"eval at step 40: eval_loss ",
 		"run directory: runs/tiny\nfiles: config.yaml metrics.jsonl roles.jsonl circuits.jsonl\n       checkpoint.safetensors best.safetensors state-40.safetensors\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
+	}
+	// Four evaluations and the summary each give the figures at length 2.
+	if n := strings.Count(out, "\n  at length 2: eval_loss "); n != 5 {
+		t.Errorf("%d lines at length 2, want 5:\n%s", n, out)
 	}
 	if strings.Contains(out, "\r") || stderr != "" {
 		t.Errorf("progress bar drawn on a non-terminal, or stderr %q", stderr)

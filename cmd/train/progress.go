@@ -13,8 +13,10 @@ import (
 )
 
 // reporter turns training events into output: a single redrawn progress line
-// on a terminal, fitted to its width, or plain log lines (one per logged step
-// and evaluation) when stdout is a pipe or a file, so CI logs stay readable.
+// on a terminal, fitted to its width, or plain log lines when stdout is a
+// pipe or a file (nohup, CI, tee): a progress line with the elapsed time and
+// the ETA at most every tenth of the run and every plainEvery (whichever is
+// rarer) and at the last step, and the figures of every evaluation.
 type reporter struct {
 	mu       sync.Mutex // observe runs on the training goroutine, resize on the signal one
 	w        io.Writer
@@ -31,6 +33,10 @@ type reporter struct {
 	last     train.Event // the newest event, redrawn on resize
 	lastEval *rundir.EvalRecord
 	rate     rateMeter
+	// printedAt and printedStep are when (the clock) and at which step the
+	// last plain progress line was written.
+	printedAt   time.Time
+	printedStep int
 	// tokenMetric keeps tok_acc on the line longer than seq_acc, for a task
 	// whose target is token accuracy (induction); otherwise tok_acc goes
 	// first.
@@ -51,6 +57,7 @@ func (r *reporter) observe(ev train.Event) {
 	now := r.now()
 	if r.start.IsZero() {
 		r.start, r.first = now, ev.Step-1
+		r.printedAt, r.printedStep = now, r.first
 		if r.header != "" {
 			fmt.Fprintln(r.w, r.header)
 		}
@@ -60,12 +67,7 @@ func (r *reporter) observe(ev train.Event) {
 		r.lastEval = ev.Eval
 	}
 	if !r.terminal {
-		if ev.Train != nil {
-			fmt.Fprintf(r.w, "step %d/%d  loss %.4f  lr %.3g  %.0f tok/s\n", ev.Step, ev.Steps, ev.Train.Loss, ev.Train.LR, ev.Train.TokensPerS)
-		}
-		if ev.Eval != nil {
-			fmt.Fprintf(r.w, "step %d/%d  eval_loss %.4f  token_acc %.4f  seq_acc %.4f%s\n", ev.Step, ev.Steps, ev.Eval.EvalLoss, ev.Eval.TokenAcc, ev.Eval.SeqAcc, generated(ev.Eval))
-		}
+		r.printPlain(now, ev)
 		return
 	}
 	r.last = ev
@@ -76,6 +78,76 @@ func (r *reporter) observe(ev train.Event) {
 	}
 	r.lastDraw = now
 	r.draw()
+}
+
+// plainEvery is the least time between two plain progress lines: a short
+// run logs its evaluations and its last step, not a line per log_every.
+const plainEvery = 10 * time.Second
+
+// printPlain writes ev's plain lines: the progress line when one is due,
+// then the evaluation's figures, one line each for the trained length and
+// every train.eval_lengths length.
+func (r *reporter) printPlain(now time.Time, ev train.Event) {
+	tenth := max(1, (ev.Steps-r.first)/10)
+	if ev.Step == ev.Steps || (ev.Step-r.printedStep >= tenth && now.Sub(r.printedAt) >= plainEvery) {
+		fmt.Fprintln(r.w, r.plainProgress(ev))
+		r.printedAt, r.printedStep = now, ev.Step
+	}
+	if ev.Eval == nil {
+		return
+	}
+	fmt.Fprintf(r.w, "step %d/%d  %s\n", ev.Step, ev.Steps, evalFigures(ev.Eval))
+	for _, at := range ev.AtLength {
+		fmt.Fprintf(r.w, "  at length %d: %s\n", at.EvalLength, evalFigures(&at))
+	}
+}
+
+// plainProgress is a progress line for a log, e.g.
+//
+//	step 750/1500 (50%)  loss 1.2345  elapsed 1m10s  ETA 1m10s  29.4k tok/s
+//
+// The throughput is the ETA's rate (evaluations and saving included, and
+// smoothed), so it does not jump with the steps an evaluation falls in.
+func (r *reporter) plainProgress(ev train.Event) string {
+	line := fmt.Sprintf("step %d/%d (%d%%)  loss %.4f  elapsed %s", ev.Step, ev.Steps, 100*ev.Step/max(ev.Steps, 1), ev.Loss, formatETA(ev.Elapsed.Seconds()))
+	if rate, ok := r.rate.perSecond(); ok {
+		line += fmt.Sprintf("  ETA %s  %s tok/s", formatETA(float64(ev.Steps-ev.Step)/rate), thousands(rate*float64(ev.Tokens)))
+	}
+	return line
+}
+
+// thousands writes a throughput the way it is read: "950", "29.4k", "560k",
+// "1.25M".
+func thousands(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e5:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// evalFigures is an evaluation's figures: the loss, token accuracy, and
+// the sequence accuracy, or on a text a language model's figure instead
+// (its sequences are never entirely right).
+func evalFigures(e *rundir.EvalRecord) string {
+	return fmt.Sprintf("eval_loss %.4f  token_acc %.4f  %s%s", e.EvalLoss, e.TokenAcc, taskFigure(e, "%s %.4f"), generated(e))
+}
+
+// taskFigure is the figure an evaluation is read by besides the token
+// accuracy, in format (a name and a value): bits_per_char or perplexity on
+// a text, else seq_acc.
+func taskFigure(e *rundir.EvalRecord, format string) string {
+	switch {
+	case e.BitsPerChar != nil:
+		return fmt.Sprintf(format, "bits_per_char", *e.BitsPerChar)
+	case e.Perplexity != nil:
+		return fmt.Sprintf(format, "perplexity", *e.Perplexity)
+	}
+	return fmt.Sprintf(format, "seq_acc", e.SeqAcc)
 }
 
 // resize takes a new terminal width (SIGWINCH) and redraws the line at once,
@@ -125,7 +197,7 @@ func (r *reporter) line(ev train.Event) string {
 		if r.tokenMetric {
 			tok, seq = seq, tok
 		}
-		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), tok}, field{fmt.Sprintf("seq_acc %.3f", e.SeqAcc), seq})
+		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), tok}, field{taskFigure(e, "%s %.3f"), seq})
 	}
 	if rate, ok := r.rate.perSecond(); ok {
 		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + formatETA(float64(ev.Steps-ev.Step)/rate), 6})

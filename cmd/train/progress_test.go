@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -190,18 +191,88 @@ func TestReporterTerminal(t *testing.T) {
 	}
 }
 
-// TestReporterPlain: off a terminal, only logged steps and evaluations print,
-// one line each.
-func TestReporterPlain(t *testing.T) {
+// plainOutput is what the reporter writes off a terminal for a run of steps
+// steps taking stepTime each and 1000 positions a step, evaluated as evals
+// says.
+func plainOutput(steps int, stepTime time.Duration, evals map[int]train.Event) string {
 	var out bytes.Buffer
+	clock := &fakeClock{t: time.Unix(0, 0)}
 	r := newReporter(&out, false, 0)
-	r.observe(train.Event{Step: 1, Steps: 10, Loss: 2})
-	r.observe(train.Event{Step: 5, Steps: 10, Loss: 1, Train: &rundir.TrainRecord{Step: 5, Loss: 1, LR: 0.003, TokensPerS: 1000}})
-	r.observe(train.Event{Step: 5, Steps: 10, Eval: &rundir.EvalRecord{Step: 5, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25}})
+	r.now = clock.now
+	for s := 1; s <= steps; s++ {
+		ev := evals[s]
+		ev.Step, ev.Steps, ev.Loss, ev.Tokens, ev.Elapsed = s, steps, 1, 1000, time.Duration(s)*stepTime
+		r.observe(ev)
+		clock.t = clock.t.Add(stepTime)
+	}
 	r.finish()
-	want := "step 5/10  loss 1.0000  lr 0.003  1000 tok/s\nstep 5/10  eval_loss 0.5000  token_acc 0.7500  seq_acc 0.2500\n"
-	if out.String() != want {
-		t.Errorf("got %q, want %q", out.String(), want)
+	return out.String()
+}
+
+// TestReporterPlain: off a terminal, a 50-second run prints a progress line
+// every 10 s (not every tenth: that would be every 5 s) and at the last
+// step, with the elapsed time, the ETA and the throughput, and every
+// evaluation with its figures at the other lengths.
+func TestReporterPlain(t *testing.T) {
+	evals := map[int]train.Event{
+		500: {Eval: &rundir.EvalRecord{Step: 500, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25},
+			AtLength: []rundir.EvalRecord{{Step: 500, EvalLength: 12, EvalLoss: 2, TokenAcc: 0.28}}},
+	}
+	want := `step 201/1000 (20%)  loss 1.0000  elapsed 10s  ETA 40s  20.0k tok/s
+step 401/1000 (40%)  loss 1.0000  elapsed 20s  ETA 30s  20.0k tok/s
+step 500/1000  eval_loss 0.5000  token_acc 0.7500  seq_acc 0.2500
+  at length 12: eval_loss 2.0000  token_acc 0.2800  seq_acc 0.0000
+step 601/1000 (60%)  loss 1.0000  elapsed 30s  ETA 20s  20.0k tok/s
+step 801/1000 (80%)  loss 1.0000  elapsed 40s  ETA 10s  20.0k tok/s
+step 1000/1000 (100%)  loss 1.0000  elapsed 50s  ETA 0s  20.0k tok/s
+`
+	if got := plainOutput(1000, 50*time.Millisecond, evals); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestReporterPlainRate: progress lines come every tenth of the run or every
+// 10 s, whichever is rarer, and at the last step, whatever log_every is.
+func TestReporterPlainRate(t *testing.T) {
+	cases := []struct {
+		steps    int
+		stepTime time.Duration
+		want     int // progress lines
+	}{
+		{100, 5 * time.Second, 10},       // a tenth takes 50 s
+		{1000, 50 * time.Millisecond, 5}, // a tenth takes 5 s: every 10 s
+		{100, 30 * time.Millisecond, 1},  // a 3-second run: the last step only
+	}
+	for _, c := range cases {
+		out := plainOutput(c.steps, c.stepTime, nil)
+		if got := strings.Count(out, " tok/s\n"); got != c.want || !strings.HasPrefix(out[strings.LastIndex(out[:len(out)-1], "\n")+1:], fmt.Sprintf("step %d/%d (100%%)", c.steps, c.steps)) {
+			t.Errorf("%d steps of %v: %d progress lines, want %d ending at the last step:\n%s", c.steps, c.stepTime, got, c.want, out)
+		}
+	}
+}
+
+// TestEvalFigures: a text's evaluation reads in bits per character, or
+// perplexity through a tokenizer, in place of its meaningless sequence
+// accuracy, in the log lines, the summary and the terminal's line.
+func TestEvalFigures(t *testing.T) {
+	bits, perplexity := 1.5, 20.25
+	cases := []struct {
+		rec        rundir.EvalRecord
+		line, term string
+	}{
+		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, SeqAcc: 0.25}, "eval_loss 1.0000  token_acc 0.5000  seq_acc 0.2500", "seq_acc 0.250"},
+		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, BitsPerChar: &bits}, "eval_loss 1.0000  token_acc 0.5000  bits_per_char 1.5000", "bits_per_char 1.500"},
+		{rundir.EvalRecord{EvalLoss: 3, TokenAcc: 0.5, Perplexity: &perplexity}, "eval_loss 3.0000  token_acc 0.5000  perplexity 20.2500", "perplexity 20.250"},
+	}
+	for _, c := range cases {
+		if got := evalFigures(&c.rec); got != c.line {
+			t.Errorf("evalFigures = %q, want %q", got, c.line)
+		}
+		r := newReporter(&bytes.Buffer{}, true, 200)
+		r.lastEval = &c.rec
+		if line := r.line(train.Event{Step: 1, Steps: 2}); !strings.Contains(line, c.term) || (c.rec.SeqAcc == 0 && strings.Contains(line, "seq_acc")) {
+			t.Errorf("terminal line %q, want %q in it and no seq_acc beside it", line, c.term)
+		}
 	}
 }
 

@@ -26,3 +26,26 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// TestDidYouMean: a value spelled as another library spells it, or another
+// library's word for it, or a slip of the finger finds the allowed value; a
+// value near none finds nothing.
+func TestDidYouMean(t *testing.T) {
+	positions := []string{"learned", "sinusoidal", "rope", "alibi", "none"}
+	aliases := map[string]string{"rotary": "rope", "rmsnorm": "none"}
+	for _, c := range []struct{ value, want string }{
+		{"RoPE", "; did you mean rope?"},
+		{"ALiBi", "; did you mean alibi?"},
+		{"rotary", "; did you mean rope?"},
+		{"Rotary", "; did you mean rope?"},
+		{"lerned", "; did you mean learned?"},
+		{"sinusodial", "; did you mean sinusoidal?"},
+		{"rms_norm", "; did you mean none?"},
+		{"relative", ""},
+		{"", ""},
+	} {
+		if got := DidYouMean(c.value, positions, aliases); got != c.want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", c.value, got, c.want)
+		}
+	}
+}
