@@ -62,15 +62,6 @@ func (c *Cache) exampleWeights(i int) ([]float64, error) {
 	return out, nil
 }
 
-// Argmax is the index of each row's largest value (the first on a tie).
-func Argmax(m [][]float64) []int {
-	out := make([]int, len(m))
-	for i, row := range m {
-		out[i] = model.Argmax(row)
-	}
-	return out
-}
-
 // Pooled is what n examples of a task give: every head's role and its
 // attention averaged over the examples.
 type Pooled struct {
