@@ -12,7 +12,7 @@ import (
 // Pass is what one forward pass over one sequence gives.
 type Pass struct {
 	Attention   Tensor // (L, H, T, T): every layer's weights, rows = queries
-	Logits      Tensor // (T, V)
+	Logits      Logits // (T, V)
 	Predictions []int  // [position] argmax of the logits
 }
 
@@ -35,25 +35,31 @@ func Forward(m *model.Model, tokens, targets []int, scored []float64) (Pass, err
 func (c *Cache) Pass(i int) (Pass, error) {
 	cfg, t := c.Model.Config, c.Batch.SeqLen
 	p := Pass{Attention: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}},
-		Logits: Tensor{Shape: []int{t, cfg.Vocab}, Data: c.Logits.Data[i*t*cfg.Vocab : (i+1)*t*cfg.Vocab]}}
-	for l := range cfg.Layers {
-		att, err := c.Get(model.AttnWeights(l))
-		if err != nil {
-			return Pass{}, err
-		}
-		p.Attention.Data = append(p.Attention.Data, att.Block(i)...)
+		Logits: c.Logits.rows(i*t, (i+1)*t)}
+	var err error
+	if p.Attention.Data, err = c.exampleWeights(i); err != nil {
+		return Pass{}, err
 	}
-	p.Predictions = Argmax(p.Logits.Matrix())
+	p.Predictions = p.Logits.predictions()
 	return p, nil
 }
 
-// Argmax is the index of each row's largest value (the first on a tie).
-func Argmax(m [][]float64) []int {
-	out := make([]int, len(m))
-	for i, row := range m {
-		out[i] = model.Argmax(row)
+// exampleWeights is example i's attention weights, every layer's (H, T, T)
+// one after the other: c.weights itself for a run of one example (shared,
+// not copied), else a copy.
+func (c *Cache) exampleWeights(i int) ([]float64, error) {
+	if c.weights != nil && c.Batch.Size == 1 {
+		return c.weights, nil
 	}
-	return out
+	var out []float64
+	for l := range c.Model.Config.Layers {
+		att, err := c.Get(model.AttnWeights(l))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, att.Block(i)...)
+	}
+	return out, nil
 }
 
 // Pooled is what n examples of a task give: every head's role and its
@@ -82,7 +88,7 @@ func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
 	}
 	allRows = allRows || data.RolesOnEveryRow(task)
 	sepID := Separator(task)
-	out := Pooled{Mean: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}, Data: make([]float64, cfg.Layers*cfg.Heads*t*t)}, Sep: make([]bool, t), Scored: make([]bool, t)}
+	out := Pooled{Mean: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}}, Sep: make([]bool, t), Scored: make([]bool, t)}
 	for j := range t {
 		out.Sep[j], out.Scored[j] = sepID != heads.NoSeparator, true
 		for i := range n {
@@ -103,9 +109,25 @@ func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
 	if out.Roles, err = heads.Pool(weights, cfg.Layers, cfg.Heads, toks, queries, heads.Options{Separator: sepID, Brackets: data.Brackets(task)}); err != nil {
 		return Pooled{}, err
 	}
+	if out.Mean.Data, err = meanWeights(c, maps); err != nil {
+		return Pooled{}, err
+	}
+	return out, nil
+}
+
+// meanWeights is each head's weights averaged over the examples of c,
+// (L, H, T, T) (maps: every layer's weights). The mean over one example is
+// its weights, shared rather than copied (72 MB at GPT-2 small's size over
+// 256 tokens).
+func meanWeights(c *Cache, maps []Tensor) ([]float64, error) {
+	cfg, n, t := c.Model.Config, c.Batch.Size, c.Batch.SeqLen
+	if n == 1 {
+		return c.exampleWeights(0)
+	}
+	out := Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}, Data: make([]float64, cfg.Layers*cfg.Heads*t*t)}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
-			mean := out.Mean.Block(l, h)
+			mean := out.Block(l, h)
 			for i := range n {
 				for k, w := range maps[l].Block(i, h) {
 					mean[k] += w / float64(n)
@@ -113,7 +135,7 @@ func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
 			}
 		}
 	}
-	return out, nil
+	return out.Data, nil
 }
 
 // Rows splits a flat (N, width) slice into N rows.

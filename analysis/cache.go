@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -40,8 +41,13 @@ func (t Tensor) Matrix(idx ...int) [][]float64 {
 type Cache struct {
 	Model  *model.Model
 	Batch  *data.Batch
-	Logits Tensor // (B*T, V)
+	Logits Logits // (B*T, V)
 	acts   map[string]Tensor
+	// weights holds every layer's attention weights one layer after the
+	// other, (L, B, H, T, T), when the run kept them all: each layer's
+	// Tensor is a view of it, and so is a one-example run's Pass, which
+	// then copies nothing (72 MB at GPT-2 small's size over 256 tokens).
+	weights []float64
 }
 
 // RunWithCache runs m once on b and keeps the named activations (plus the
@@ -67,37 +73,68 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
 		return nil, err
 	}
-	// The lean machine binds the kept nodes to its values, where a
+	// The one-shot machine binds the kept nodes to its values, where a
 	// TapeMachine copied every one (at GPT-2 small's size over 256 tokens,
-	// 87 MB a run); they are converted to float64 below before it goes.
-	vm := g.NewLeanMachine()
+	// 87 MB a run), and lets go of every other value once the run has read
+	// it (about 500 MB more at that size if kept to the end).
+	vm := g.NewOneShotMachine()
 	defer vm.Close()
 	if err := vm.RunAll(); err != nil {
 		return nil, errors.Wrap(err, "running the model")
 	}
 	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
 	if keepLogits {
-		names = append([]string{model.LogitsActivation}, names...)
-	}
-	for _, name := range names {
-		v, err := g.Activation(name)
-		if name == model.LogitsActivation {
-			v, err = g.LogitsValue()
-		}
+		v, err := g.LogitsValue()
 		if err != nil {
 			return nil, err
 		}
-		data, err := model.Float64s(v)
+		if c.Logits, err = logitsOf(v); err != nil {
+			return nil, err
+		}
+	}
+	into := c.weightsInto(names)
+	for _, name := range names {
+		v, err := g.Activation(name)
+		if err != nil {
+			return nil, err
+		}
+		dst := into(name)
+		data, err := model.AppendFloat64s(dst, v)
 		if err != nil {
 			return nil, errors.Wrap(err, name)
 		}
+		if dst != nil && len(data) != cap(dst) {
+			return nil, errors.Errorf("%s: %d values, want (B, H, T, T) = %d", name, len(data), cap(dst))
+		}
 		c.acts[name] = Tensor{Shape: v.Shape().Clone(), Data: data}
 	}
-	c.Logits = c.acts[model.LogitsActivation]
 	if err := c.checkFinite(keepLogits); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// weightsInto allocates c.weights when names hold every layer's attention
+// weights, and returns where an activation is converted to: an empty slice
+// over its layer's part of c.weights for a layer's weights, else nil (a
+// slice of its own).
+func (c *Cache) weightsInto(names []string) func(name string) []float64 {
+	cfg, b := c.Model.Config, c.Batch
+	layer := map[string]int{}
+	for l := range cfg.Layers {
+		if !slices.Contains(names, model.AttnWeights(l)) {
+			return func(string) []float64 { return nil }
+		}
+		layer[model.AttnWeights(l)] = l
+	}
+	size := b.Size * cfg.Heads * b.SeqLen * b.SeqLen // (B, H, T, T)
+	c.weights = make([]float64, cfg.Layers*size)
+	return func(name string) []float64 {
+		if l, ok := layer[name]; ok {
+			return c.weights[l*size : l*size : (l+1)*size]
+		}
+		return nil
+	}
 }
 
 // Get is the named activation, which the run must have kept.
@@ -127,7 +164,7 @@ func (c *Cache) checkFinite(logits bool) error {
 	if !logits {
 		return nil
 	}
-	return model.CheckLogits(c.Model, c.Logits.Data, func(row int) int { return row % c.Batch.SeqLen })
+	return c.Logits.check(c.Model, func(row int) int { return row % c.Batch.SeqLen })
 }
 
 // Weights are the names of every layer's attention weights, for

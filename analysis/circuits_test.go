@@ -198,7 +198,7 @@ func TestPatching(t *testing.T) {
 	var sum, k float64
 	for row, keep := range many.Batch.Mask[:want*task.SeqLen()] {
 		if keep != 0 {
-			sum += many.Logits.Data[row*cfg.Vocab+many.Batch.Targets[row]]
+			sum += many.Logits.At(row*cfg.Vocab + many.Batch.Targets[row])
 			k++
 		}
 	}

@@ -13,8 +13,10 @@
 //
 // Conventions:
 //   - Results are flat tensors with their shape (Tensor): a layer's
-//     attention weights (B, H, T, T), the logits (B*T, V); Matrix gives one
-//     head's (T, T) map as rows, views of the data. Activations are named as
+//     attention weights (B, H, T, T); Matrix gives one head's (T, T) map
+//     as rows, views of the data. The logits (B*T, V) stay in the model's
+//     dtype (Logits), widened to float64 as they are read: the largest
+//     thing a run keeps. Activations are named as
 //     model names them (model.AttnWeights, model.HeadOut, model.ResidPre,
 //     model.ResidPost); Weights and Circuit list what each use reads.
 //   - Interventions (Ablate, Patch) use the graph's hooks

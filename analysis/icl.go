@@ -32,9 +32,9 @@ func ICL(c *Cache, task data.Task) (*InContext, error) {
 		return nil, errors.Errorf("the in-context-learning score reads induction examples; the model's task is %s", task.Name())
 	}
 	b := c.Batch
-	t, v, logits := b.SeqLen, c.Model.Config.Vocab, c.Logits.Data
+	t := b.SeqLen
 	loss := func(row, p int) float64 { // cross-entropy of position p's prediction of its target
-		l := logits[(row*t+p)*v : (row*t+p+1)*v]
+		l := c.Logits.Row(row*t + p)
 		top := slices.Max(l)
 		var z float64
 		for _, x := range l {

@@ -114,7 +114,7 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 		}
 		return 0, errors.Errorf("logits of type %T", out.Data())
 	}
-	p := &Patching{Examples: n, CleanLogit: correctLogit(func(i int) float64 { return clean.Logits.Data[i] })}
+	p := &Patching{Examples: n, CleanLogit: correctLogit(func(i int) float64 { return clean.Logits.At(i) })}
 	if p.CorruptedLogit, err = run(); err != nil {
 		return nil, err
 	}

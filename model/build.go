@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/attnscope/attnscope/internal/engine"
 	"github.com/attnscope/attnscope/internal/raise"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/pkg/errors"
@@ -405,8 +406,23 @@ func (gr *Graph) NewMachine() gorgonia.VM {
 // copying them. It binds no dual values. What it leaves belongs to it and
 // stays valid until its next run.
 func (gr *Graph) NewLeanMachine() gorgonia.VM {
-	outputs := append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...)
-	return leanMachine(gr.G, outputs...)
+	return leanMachine(engine.NewMachine, gr.G, gr.outputs()...)
+}
+
+// NewOneShotMachine is NewLeanMachine for a graph that runs once (an
+// inspection's forward): it lets go of every value but those NewLeanMachine
+// binds as soon as the run no longer reads it (engine.NewOneShotMachine),
+// so a long sequence's forward holds its activations one layer at a time
+// rather than all at once. Training, evaluation and decoding run their
+// graphs again and again, and keep NewLeanMachine's reuse.
+func (gr *Graph) NewOneShotMachine() gorgonia.VM {
+	return leanMachine(engine.NewOneShotMachine, gr.G, gr.outputs()...)
+}
+
+// outputs are the nodes callers read after a run: Logits, Loss, the
+// gradients and the cached activations.
+func (gr *Graph) outputs() gorgonia.Nodes {
+	return append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...)
 }
 
 // Gradients returns d Loss / d Params[i] of the last run alone (never

@@ -203,7 +203,7 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 		return nil, err
 	}
 	d.pos++
-	logits, err := appendFloat64s(d.logits64[:0], d.value(d.logits))
+	logits, err := AppendFloat64s(d.logits64[:0], d.value(d.logits))
 	if err != nil {
 		return nil, errors.Wrap(err, "decode: logits")
 	}

@@ -21,7 +21,7 @@ func NonFinite(m *Model, what string) error {
 
 // CheckLogits refuses logits, rows of Config.Vocab values, that hold a NaN
 // or an infinity, naming position(row) of the first row that does.
-func CheckLogits(m *Model, logits []float64, position func(row int) int) error {
+func CheckLogits[T float32 | float64](m *Model, logits []T, position func(row int) int) error {
 	if i := FirstNonFinite(logits); i >= 0 {
 		return NonFinite(m, fmt.Sprintf("the logits at position %d are %v", position(i/m.Config.Vocab), logits[i]))
 	}

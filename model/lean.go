@@ -7,11 +7,12 @@ import (
 	"github.com/attnscope/attnscope/internal/engine"
 )
 
-// leanMachine is engine's Machine for g, binding outputs, or, when g cannot
-// have one, a VM whose every run returns why: NewLeanMachine returns no
-// error of its own.
-func leanMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) gorgonia.VM {
-	m, err := engine.NewMachine(g, outputs...)
+// leanMachine is engine's Machine for g made by newMachine
+// (engine.NewMachine or NewOneShotMachine), binding outputs, or, when g
+// cannot have one, a VM whose every run returns why: NewLeanMachine returns
+// no error of its own.
+func leanMachine(newMachine func(*gorgonia.ExprGraph, ...*gorgonia.Node) (*engine.Machine, error), g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) gorgonia.VM {
+	m, err := newMachine(g, outputs...)
 	if err != nil {
 		return brokenMachine{errors.Wrap(err, "lean machine")}
 	}

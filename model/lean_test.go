@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/engine"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -79,19 +80,86 @@ func testLeanMatchesTape(t *testing.T, cfg Config, dtype tensor.Dtype) {
 		}
 		run(t, leanVM)
 		run(t, tapeVM)
-		want, got := outputBits(t, tape), outputBits(t, lean)
-		if len(got) != len(want) {
-			t.Fatalf("step %d: %d outputs, the TapeMachine's %d", step, len(got), len(want))
+		sameBits(t, fmt.Sprintf("step %d", step), "the TapeMachine's", outputBits(t, lean), outputBits(t, tape), dtype)
+	}
+}
+
+// sameBits fails the test at the first value of got that differs from
+// want's (theirs names want in the message).
+func sameBits(t *testing.T, what, theirs string, got, want map[string][]uint64, dtype tensor.Dtype) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d outputs, %s %d", what, len(got), theirs, len(want))
+	}
+	for name, w := range want {
+		g := got[name]
+		if len(g) != len(w) {
+			t.Fatalf("%s, %s: %d values, %s %d", what, name, len(g), theirs, len(w))
 		}
-		for name, w := range want {
-			g := got[name]
-			if len(g) != len(w) {
-				t.Fatalf("step %d, %s: %d values, the TapeMachine's %d", step, name, len(g), len(w))
+		for i := range w {
+			if g[i] != w[i] {
+				t.Fatalf("%s, %s[%d]: %v, %s %v", what, name, i, fromBits(g[i], dtype), theirs, fromBits(w[i], dtype))
 			}
-			for i := range w {
-				if g[i] != w[i] {
-					t.Fatalf("step %d, %s[%d]: %v, the TapeMachine's %v", step, name, i, fromBits(g[i], dtype), fromBits(w[i], dtype))
-				}
+		}
+	}
+}
+
+// TestOneShotMachineMatchesLeanMachine: on both paths, attention-only and
+// full blocks (with multi-query attention and rotary positions), float32
+// and float64, a one-shot machine's loss, logits and every activation kept
+// (each layer's attention weights, head outputs and residual streams)
+// equal the lean machine's bit for bit, on its first run and on a second
+// over other tokens, while it holds no other op node's value after a run:
+// it let go of each once read, and handed its memory on to later ops.
+func TestOneShotMachineMatchesLeanMachine(t *testing.T) {
+	for _, path := range layers.Paths {
+		for _, c := range []struct {
+			name string
+			cfg  Config
+		}{
+			{"attention-only", testConfig(false, path)},
+			{"mlp,mqa,rope", func() Config { c := testConfig(true, path); c.KVHeads, c.Position = 1, "rope"; return c }()},
+		} {
+			for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+				t.Run(fmt.Sprintf("%s,%s,%v", path, c.name, dtype), func(t *testing.T) {
+					testOneShotMatchesLean(t, c.cfg, dtype)
+				})
+			}
+		}
+	}
+}
+
+func testOneShotMatchesLean(t *testing.T, cfg Config, dtype tensor.Dtype) {
+	const b, tt = 2, 6
+	m := randomModel(t, cfg, dtype)
+	opts := BuildOptions{Batch: b, SeqLen: tt}
+	opts.Cache = mustBuild(t, m, opts).ActivationNames()
+	opts.Cache = opts.Cache[:len(opts.Cache)-1] // the logits are read as such
+	lean, oneShot := mustBuild(t, m, opts), mustBuild(t, m, opts)
+	leanVM, oneShotVM := lean.NewLeanMachine(), oneShot.NewOneShotMachine()
+	defer leanVM.Close()
+	defer oneShotVM.Close()
+	rng := rand.New(rand.NewPCG(23, 24))
+	for run := range 2 {
+		tokens, targets, mask := randomBatch(rng, b*tt, cfg.Vocab)
+		for _, g := range []*Graph{lean, oneShot} {
+			if err := g.Feed(tokens, targets, mask); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, vm := range []gorgonia.VM{leanVM, oneShotVM} {
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sameBits(t, fmt.Sprintf("run %d", run), "the lean machine's", inferenceBits(t, oneShot), inferenceBits(t, lean), dtype)
+		kept := map[*gorgonia.Node]bool{}
+		for _, n := range oneShot.outputs() {
+			kept[n] = true
+		}
+		for _, n := range oneShot.G.AllNodes() {
+			if v := oneShotVM.(*engine.Machine).Value(n); n.Op() != nil && !kept[n] && v != nil {
+				t.Fatalf("run %d: the one-shot machine still holds the value of %s, read by no op after the run", run, n.Name())
 			}
 		}
 	}
@@ -101,43 +169,60 @@ func testLeanMatchesTape(t *testing.T, cfg Config, dtype tensor.Dtype) {
 // by name, as the bits of each value in g's dtype.
 func outputBits(t *testing.T, g *Graph) map[string][]uint64 {
 	t.Helper()
-	out := map[string][]uint64{}
-	bits := func(v gorgonia.Value) []uint64 {
-		switch d := v.Data().(type) {
-		case float32:
-			return []uint64{uint64(math.Float32bits(d))}
-		case float64:
-			return []uint64{math.Float64bits(d)}
-		case []float32:
-			b := make([]uint64, len(d))
-			for i, x := range d {
-				b[i] = uint64(math.Float32bits(x))
-			}
-			return b
-		case []float64:
-			b := make([]uint64, len(d))
-			for i, x := range d {
-				b[i] = math.Float64bits(x)
-			}
-			return b
-		}
-		t.Fatalf("unexpected %T", v.Data())
-		return nil
-	}
-	out["loss"] = bits(g.Loss.Value())
-	logits, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out["logits"] = bits(logits)
+	out := inferenceBits(t, g)
 	grads, err := g.Gradients()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, gr := range grads {
-		out["d "+g.Model.Params[i].Name] = bits(gr)
+		out["d "+g.Model.Params[i].Name] = valueBits(t, gr)
 	}
 	return out
+}
+
+// inferenceBits is the loss, the logits and every cached activation of
+// g's last run, by name, as outputBits has them.
+func inferenceBits(t *testing.T, g *Graph) map[string][]uint64 {
+	t.Helper()
+	out := map[string][]uint64{"loss": valueBits(t, g.Loss.Value())}
+	logits, err := g.LogitsValue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out["logits"] = valueBits(t, logits)
+	for _, name := range g.Opts.Cache {
+		v, err := g.Activation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = valueBits(t, v)
+	}
+	return out
+}
+
+// valueBits is v's values as the bits of each in its dtype.
+func valueBits(t *testing.T, v gorgonia.Value) []uint64 {
+	t.Helper()
+	switch d := v.Data().(type) {
+	case float32:
+		return []uint64{uint64(math.Float32bits(d))}
+	case float64:
+		return []uint64{math.Float64bits(d)}
+	case []float32:
+		b := make([]uint64, len(d))
+		for i, x := range d {
+			b[i] = uint64(math.Float32bits(x))
+		}
+		return b
+	case []float64:
+		b := make([]uint64, len(d))
+		for i, x := range d {
+			b[i] = math.Float64bits(x)
+		}
+		return b
+	}
+	t.Fatalf("unexpected %T", v.Data())
+	return nil
 }
 
 func fromBits(b uint64, dtype tensor.Dtype) float64 {

@@ -20,11 +20,12 @@ import (
 
 // Float64s copies a Float32 or Float64 value's data (logits, a parameter)
 // into a new float64 slice, which outlives the next run.
-func Float64s(v gorgonia.Value) ([]float64, error) { return appendFloat64s(nil, v) }
+func Float64s(v gorgonia.Value) ([]float64, error) { return AppendFloat64s(nil, v) }
 
-// appendFloat64s is Float64s appended to dst, in its memory when it has the
-// room (the decoder's logits at every step).
-func appendFloat64s(dst []float64, v gorgonia.Value) ([]float64, error) {
+// AppendFloat64s is Float64s appended to dst, in its memory when it has
+// the room (the decoder's logits at every step, the layers' attention
+// weights of analysis.Cache, side by side in one slice).
+func AppendFloat64s(dst []float64, v gorgonia.Value) ([]float64, error) {
 	if v == nil {
 		return nil, errors.New("no value")
 	}

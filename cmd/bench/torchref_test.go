@@ -52,7 +52,7 @@ print(json.dumps(logits.reshape(-1).tolist()))
 `
 			var got []float64
 			runPython(t, python, script, &got, name, writeWeights(t, m), tokensJSON(tokens))
-			checkClose(t, "logits", got, pass.Logits.Data, 1e-4)
+			checkClose(t, "logits", got, pass.Logits.Float64s(), 1e-4)
 		})
 	}
 }
@@ -107,8 +107,8 @@ print(json.dumps({"decode": torch.cat(steps).reshape(-1).tolist(), "forward": lo
 `
 			var got struct{ Decode, Forward, Maps []float64 }
 			runPython(t, python, script, &got, torchDecodeDict(cfg, cfg.Context), writeWeights(t, m), tokensJSON(tokens))
-			checkClose(t, "decoded logits", got.Decode, pass.Logits.Data, 2e-5)
-			checkClose(t, "forward logits", got.Forward, pass.Logits.Data, 2e-5)
+			checkClose(t, "decoded logits", got.Decode, pass.Logits.Float64s(), 2e-5)
+			checkClose(t, "forward logits", got.Forward, pass.Logits.Float64s(), 2e-5)
 			checkClose(t, "attention maps", got.Maps, pass.Attention.Data, 5e-5)
 		})
 	}

@@ -2,7 +2,8 @@
 // ops with, and Machine, the VM that runs a graph on it (it sets the engine
 // on every value, as a TapeMachine sets Gorgonia's StandardEngine).
 // Machine came here from package model, which builds its graphs
-// (Graph.NewLeanMachine, Decoder) but owns nothing of how they run; like
+// (Graph.NewLeanMachine, Graph.NewOneShotMachine, Decoder) but owns nothing
+// of how they run; like
 // every internal package, engine imports nothing of the domain, so its tests
 // run on small hand-built graphs and the check against a TapeMachine on the
 // model's own graphs stays in model (TestLeanMachineMatchesTapeMachine).

@@ -38,7 +38,9 @@ import (
 //     run at S on the gorgonia path, 10% on the fused one; at L4 within
 //     the noise on both): the TapeMachine's sharing kept its working set
 //     small, and Gorgonia's ops spend their time in copies and iterators
-//     more than in allocating.
+//     more than in allocating. A graph run once takes NewOneShotMachine,
+//     which hands each value's memory on after its last reader, as the
+//     TapeMachine's registers do.
 //
 //   - An op's value is reused only when it is memory of its own: a
 //     contiguous *tensor.Dense that overlaps none of the op's inputs. An op
@@ -94,6 +96,12 @@ type Machine struct {
 	reuse []reuse                // how each op is handed its last value
 	own   []bool                 // each op's last value is memory of its own
 	bind  []bool                 // each op's value is bound to its node after each run
+	// lastUse is, in one-shot mode (NewOneShotMachine), the position of
+	// the last op that reads each op's value, or -1 for a value the run
+	// must keep (a bound output); nil in the default mode, which keeps
+	// every value.
+	lastUse []int
+	free    map[freeKey][]*tensor.Dense // in one-shot mode, values let go of that a later op may write into
 }
 
 // reuse is how an op node is handed its previous value.
@@ -190,6 +198,9 @@ func (m *Machine) RunAll() error {
 				args[k] = m.kids[i][k].Value()
 			}
 		}
+		if m.lastUse != nil {
+			m.prealloc(i)
+		}
 		v, err := m.do(i, args)
 		if err != nil {
 			return errors.Wrapf(err, "%s (%v)", n.Name(), n.Op())
@@ -203,6 +214,9 @@ func (m *Machine) RunAll() error {
 			if err := gorgonia.UnsafeLet(n, v); err != nil {
 				return errors.Wrapf(err, "binding the value of %s", n.Name())
 			}
+		}
+		if m.lastUse != nil {
+			m.releaseAfter(i)
 		}
 	}
 	return nil
@@ -231,17 +245,21 @@ func owns(v gorgonia.Value, args []gorgonia.Value) bool {
 	if !ok || d.IsMaterializable() || d.MemSize() == 0 {
 		return false
 	}
-	lo := d.Uintptr()
-	hi := lo + d.MemSize()
 	for _, a := range args {
-		if a == nil || a.MemSize() == 0 {
-			continue
-		}
-		if alo := a.Uintptr(); alo < hi && lo < alo+a.MemSize() {
+		if a != nil && overlap(d, a) {
 			return false
 		}
 	}
 	return true
+}
+
+// overlap says whether a's memory and d's share a byte.
+func overlap(d *tensor.Dense, a gorgonia.Value) bool {
+	if d.MemSize() == 0 || a.MemSize() == 0 {
+		return false
+	}
+	lo, alo := d.Uintptr(), a.Uintptr()
+	return alo < lo+d.MemSize() && lo < alo+a.MemSize()
 }
 
 // Reset does nothing: the values stay for the next run to reuse, and
@@ -260,7 +278,8 @@ func (m *Machine) Close() error {
 }
 
 // Value is n's value: its output of the last run for an op node, its own
-// value for an input. Unlike a node bound as an output, it reads any node.
+// value for an input. Unlike a node bound as an output, it reads any node
+// (in one-shot mode, nil for a node whose value was let go of).
 func (m *Machine) Value(n *gorgonia.Node) gorgonia.Value {
 	if i, ok := m.index[n]; ok {
 		return m.vals[i]

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -176,5 +177,46 @@ func TestNewMachineRefusesForeignOutput(t *testing.T) {
 	_, err := NewMachine(g, foreign)
 	if want := "output foreign is not in the graph"; err == nil || err.Error() != want {
 		t.Fatalf("NewMachine with another graph's output: error %v, want %q", err, want)
+	}
+}
+
+// TestOneShotMachineHandsMemoryOn: over a chain of sixteen 1 MiB sums, a
+// one-shot machine's first run hands each value let go of to a later sum
+// (a few MiB allocated, where NewMachine allocates every one, 16 MiB), and
+// its output is NewMachine's.
+func TestOneShotMachineHandsMemoryOn(t *testing.T) {
+	const links = 16
+	chain := func() (*gorgonia.ExprGraph, *gorgonia.Node) {
+		g := gorgonia.NewGraph()
+		must := graphtest.Must(t)
+		x := graphtest.Param(g, "x", graphtest.RandDense(rand.New(rand.NewPCG(3, 4)), 1, 512, 256)) // float64: 1 MiB
+		y := x
+		for i := range links {
+			y = named(fmt.Sprintf("y%d", i), must(gorgonia.Add(y, x)))
+		}
+		return g, y
+	}
+	run := func(newMachine func(*gorgonia.ExprGraph, ...*gorgonia.Node) (*Machine, error)) (allocated uint64, out []float64) {
+		g, y := chain()
+		vm, err := newMachine(g, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, y.Value().Data().([]float64)
+	}
+	const mib = 1 << 20
+	keptBytes, want := run(NewMachine)
+	oneShotBytes, got := run(NewOneShotMachine)
+	if keptBytes < links*mib || oneShotBytes > 4*mib {
+		t.Errorf("first run allocated %d MiB on NewMachine, %d MiB on a one-shot machine; want at least %d and at most 4", keptBytes/mib, oneShotBytes/mib, links)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Error("the one-shot machine's output differs from NewMachine's")
 	}
 }

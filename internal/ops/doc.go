@@ -32,7 +32,10 @@
 //   - Every op writes its output into a buffer the node owns and reuses on
 //     every run, instead of a fresh tensor (Gorgonia's TapeMachine would
 //     allocate every output on every step). So a node's value is only valid
-//     until the next run of its graph: copy what must outlive it.
+//     until the next run of its graph: copy what must outlive it. A
+//     machine that runs its graph once (engine.NewOneShotMachine) takes the
+//     buffer back after the node's last reader (Release) and may hand it
+//     to a later node of the same size (Prealloc).
 //   - The numerical loops (GEMM, the vector exponential, the parallel row
 //     loops) are internal/kernels'. Kernels accept float32 and float64 and
 //     accumulate reductions in float64, except where a vector kernel keeps

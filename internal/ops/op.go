@@ -154,6 +154,22 @@ type state struct {
 	lastY  tensor.Shape   // and the output shape they gave
 }
 
+// Release lets go of the node's output buffer, for a machine that runs the
+// graph once (engine.NewOneShotMachine, after the node's last reader): the
+// memory is collected once no value handed out refers to it, and a later
+// run allocates the buffer again.
+func (o op) Release() { o.st.out.t, o.st.args.y = nil, nil }
+
+// Prealloc hands the node a buffer to write its output into when it has
+// none (engine.NewOneShotMachine hands on the memory of values no longer
+// read); the kernels write every element, and a buffer of another dtype or
+// shape is replaced as any other (buffer.get).
+func (o op) Prealloc(t *tensor.Dense) {
+	if o.st.out.t == nil {
+		o.st.out.t = t
+	}
+}
+
 func (o op) Arity() int            { return len(o.sig.in) }
 func (o op) ReturnsPtr() bool      { return false }
 func (o op) CallsExtern() bool     { return false }
@@ -256,7 +272,12 @@ func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	if sig.out > 0 {
 		a.y = st.out.get(dt, y...)
 	}
-	if err := o.run(a); err != nil {
+	err = o.run(a)
+	// The state keeps no input from run to run: a node whose value is
+	// kept (an attention map) must not keep what it was computed from.
+	clear(a.in)
+	a.ids = nil
+	if err != nil {
 		return nil, err
 	}
 	switch {
