@@ -25,15 +25,17 @@ var sgemmPreferBLAS bool
 // from the Go code between GEMMs).
 var blasSplitRows bool
 
-// useSgemm reports whether float32 GEMMs go to sgemm.
+// useSgemm reports whether float32 GEMMs go to sgemm, the assembly
+// kernels (else to sgemmGo, or to the BLAS with the openblas tag).
 func useSgemm() bool { return useAVX2 && !sgemmPreferBLAS }
 
 // Gemm is C = op(A) op(B) + beta C for row-major A, B, C, where op
 // transposes when its flag is set: op(A) is m x k, op(B) k x n; leading
 // dimensions are at least max(1, columns), as BLAS requires. float32 goes
 // to this package's sgemm (the assembly kernels) on the AVX2 and AVX-512
-// paths unless the build chose a BLAS (the openblas tag); everything else
-// goes to the BLAS (gonum by default, OpenBLAS with the openblas tag).
+// paths and to sgemmGo (their sums in Go) on the generic one, unless the
+// build chose a BLAS (the openblas tag); everything else goes to the BLAS
+// (gonum by default, OpenBLAS with the openblas tag).
 func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m <= gemvRows && !transA {
 		if a32, ok := any(a).([]float32); ok && transB {
@@ -43,8 +45,12 @@ func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 		gemv(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	if a32, ok := any(a).([]float32); ok && useSgemm() {
-		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	if a32, ok := any(a).([]float32); ok && !sgemmPreferBLAS {
+		gemm := sgemmGo
+		if useSgemm() {
+			gemm = sgemm
+		}
+		gemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
 	ta, tb := trans(transA), trans(transB)

@@ -11,8 +11,8 @@ import (
 type Path int
 
 const (
-	// Generic is pure Go: float32 GEMMs go to the BLAS (gonum's by
-	// default), exponentials to math.Exp.
+	// Generic is pure Go: the assembly's operations in Go, in its order
+	// (float32 GEMMs through sgemmGo, exponentials through expLane).
 	Generic Path = iota
 	// AVX2 is the AVX2 + FMA assembly: 6x16 GEMM tiles, 8-lane exp.
 	AVX2
@@ -82,14 +82,16 @@ func Active() Path { return active }
 func Check() error { return envErr }
 
 // Backend names what float32 GEMMs run on, for benchmark reports: this
-// package's assembly kernel, or the BLAS (gonum's pure Go, or OpenBLAS with
-// the openblas build tag).
+// package's assembly kernels or their Go form, or OpenBLAS (the openblas
+// build tag).
 func Backend() string {
 	switch {
 	case useSgemm() && useAVX512:
 		return "attnscope sgemm, AVX-512 + AVX2/FMA assembly"
 	case useSgemm():
 		return "attnscope sgemm, AVX2/FMA assembly"
+	case !sgemmPreferBLAS:
+		return "attnscope sgemm, pure Go"
 	}
 	return fmt.Sprintf("BLAS %T", blasImpl)
 }

@@ -89,11 +89,11 @@ func TestActivePath(t *testing.T) {
 }
 
 // TestBackendNamesPath: Backend reports what float32 GEMMs run on for each
-// path (the BLAS type on the generic path or in the openblas build).
+// path (the BLAS type in the openblas build).
 func TestBackendNamesPath(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		want := map[Path]string{
-			Generic: "BLAS gonum.Implementation",
+			Generic: "attnscope sgemm, pure Go",
 			AVX2:    "attnscope sgemm, AVX2/FMA assembly",
 			AVX512:  "attnscope sgemm, AVX-512 + AVX2/FMA assembly",
 		}[Active()]
