@@ -77,6 +77,10 @@ func setPath(p Path) {
 // Active returns the path in use.
 func Active() Path { return active }
 
+// Detected returns the best path this CPU runs, whatever ATTNSCOPE_KERNEL
+// says: the paths from Generic to it are the ones the variable may force.
+func Detected() Path { return detected }
+
 // Check returns why ATTNSCOPE_KERNEL was not honoured, or nil. Commands
 // call it first, so a mistyped value is an error, not a silent fallback.
 func Check() error { return envErr }
