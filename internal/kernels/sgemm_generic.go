@@ -13,11 +13,12 @@ func sgemmGo(transA, transB bool, m, n, k int, a []float32, lda int, b []float32
 		return
 	}
 	ParallelFor(m, float64(n)*float64(k), func(lo, hi int) {
-		acc := Scratch(n)
+		acc, aRow := Scratch(n), Scratch(k)
 		for i := lo; i < hi; i++ {
-			sgemmRowGo(transA, transB, i, n, k, a, lda, b, ldb, beta == 1, c[i*ldc:i*ldc+n], (*acc)[:n])
+			sgemmRowGo(transA, transB, i, n, k, a, lda, b, ldb, beta == 1, c[i*ldc:i*ldc+n], (*acc)[:n], (*aRow)[:k])
 		}
 		PutScratch(acc)
+		PutScratch(aRow)
 	})
 }
 
@@ -48,39 +49,33 @@ func sgemmPrepareC(m, n, k int, beta float32, c []float32, ldc int) (float32, bo
 
 // sgemmRowGo computes row i of C (ci) block by block of depth, each block's
 // products summed in acc and then stored (the first block unless add) or
-// added, as the kernels' epilogues do.
-func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b []float32, ldb int, add bool, ci, acc []float32) {
+// added, as the kernels' epilogues do. aRow (k long) holds op(A)'s row i
+// when both operands are transposed.
+func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b []float32, ldb int, add bool, ci, acc, aRow []float32) {
 	rs, ps := lda, 1 // op(A)[i][p] = a[i*rs + p*ps]
 	if transA {
 		rs, ps = 1, lda
+	}
+	var ai []float32 // op(A)'s row i, for a transposed B
+	switch {
+	case transB && transA:
+		ai = aRow
+		for p := range ai {
+			ai[p] = a[p*lda+i]
+		}
+	case transB:
+		ai = a[i*lda : i*lda+k]
 	}
 	for pc := 0; pc < k; pc += sgemmKC {
 		kc := min(sgemmKC, k-pc)
 		if transB { // op(B)[p][j] = b[j*ldb+p]: column j is a contiguous run
 			for j := range acc {
-				var s float32
-				for p, y := range b[j*ldb+pc : j*ldb+pc+kc] { // s = fma32(op(A)[i][pc+p], y, s), written out
-					prod, sum := float64(a[i*rs+(pc+p)*ps])*float64(y), float64(s)
-					r := prod + sum
-					if mayRoundTwice(r) {
-						r = roundedToOdd(prod, sum, r)
-					}
-					s = float32(r)
-				}
-				acc[j] = s
+				acc[j] = fmaChain(ai[pc:pc+kc], b[j*ldb+pc:j*ldb+pc+kc])
 			}
 		} else {
 			clear(acc)
 			for p := pc; p < pc+kc; p++ {
-				x := a[i*rs+p*ps]
-				for j, y := range b[p*ldb : p*ldb+len(acc)] { // acc[j] = fma32(x, y, acc[j]), written out
-					prod, sum := float64(x)*float64(y), float64(acc[j])
-					s := prod + sum
-					if mayRoundTwice(s) {
-						s = roundedToOdd(prod, sum, s)
-					}
-					acc[j] = float32(s)
-				}
+				fmaScaled(a[i*rs+p*ps], b[p*ldb:p*ldb+len(acc)], acc)
 			}
 		}
 		if add || pc > 0 {
@@ -90,5 +85,36 @@ func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b []floa
 		} else {
 			copy(ci, acc)
 		}
+	}
+}
+
+// fmaChain is s = fma32(x[p], y[p], s) for p in order from s = 0, fma32
+// written out (it is too large to inline).
+func fmaChain(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s float32
+	for p, v := range x {
+		prod, sum := float64(v)*float64(y[p]), float64(s)
+		r := prod + sum
+		if mayRoundTwice(r) {
+			r = roundedToOdd(prod, sum, r)
+		}
+		s = float32(r)
+	}
+	return s
+}
+
+// fmaScaled is acc[j] = fma32(x, y[j], acc[j]) for every j, fma32 written
+// out.
+func fmaScaled(x float32, y, acc []float32) {
+	y = y[:len(acc)]
+	xf := float64(x)
+	for j, v := range y {
+		prod, sum := xf*float64(v), float64(acc[j])
+		r := prod + sum
+		if mayRoundTwice(r) {
+			r = roundedToOdd(prod, sum, r)
+		}
+		acc[j] = float32(r)
 	}
 }
