@@ -56,9 +56,11 @@
 // row sums fold eight or sixteen lanes in one fixed order, and the
 // element-wise arithmetic, LayerNorm and RMSNorm rows and Adam do the Go
 // loops' operations, none fused. The generic path computes the fused
-// multiply-adds exactly in Go (fma32), which costs it speed: its GEMM is
-// tens of times slower than gonum's was (docs/benchmarks.md). Outside the
-// guarantee: the openblas build (OpenBLAS sums in its own order), other
-// architectures (where Go fuses multiply-adds of its own) and builds with
-// GOAMD64=v3 or above (the same); float64 GEMMs go to gonum on every path.
+// multiply-adds exactly in Go (fma32), which costs it speed: its float32
+// GEMM is about 15 times slower than gonum's, a training step about 8
+// times (docs/benchmarks.md); the AVX2 and AVX-512 paths pay nothing.
+// Outside the guarantee: the openblas build (OpenBLAS sums in its own
+// order), other architectures (Go fuses multiply-adds of its own there, so
+// their generic path keeps gonum's faster GEMM) and builds with GOAMD64=v3
+// or above (the same); float64 GEMMs go to gonum on every path.
 package kernels

@@ -12,7 +12,8 @@ type Path int
 
 const (
 	// Generic is pure Go: the assembly's operations in Go, in its order
-	// (float32 GEMMs through sgemmGo, exponentials through expLane).
+	// (float32 GEMMs through sgemmGo on amd64, gonum elsewhere;
+	// exponentials through expLane).
 	Generic Path = iota
 	// AVX2 is the AVX2 + FMA assembly: 6x16 GEMM tiles, 8-lane exp.
 	AVX2
@@ -86,15 +87,15 @@ func Detected() Path { return detected }
 func Check() error { return envErr }
 
 // Backend names what float32 GEMMs run on, for benchmark reports: this
-// package's assembly kernels or their Go form, or OpenBLAS (the openblas
-// build tag).
+// package's assembly kernels or their Go form, or the BLAS (gonum's pure
+// Go on other architectures, OpenBLAS with the openblas build tag).
 func Backend() string {
 	switch {
 	case useSgemm() && useAVX512:
 		return "attnscope sgemm, AVX-512 + AVX2/FMA assembly"
 	case useSgemm():
 		return "attnscope sgemm, AVX2/FMA assembly"
-	case !sgemmPreferBLAS:
+	case useSgemmGo():
 		return "attnscope sgemm, pure Go"
 	}
 	return fmt.Sprintf("BLAS %T", blasImpl)
