@@ -57,8 +57,8 @@
 // element-wise arithmetic, LayerNorm and RMSNorm rows and Adam do the Go
 // loops' operations, none fused. The generic path computes the fused
 // multiply-adds exactly in Go (fma32), which costs it speed: its float32
-// GEMM is about 15 times slower than gonum's, a training step about 8
-// times (docs/benchmarks.md); the AVX2 and AVX-512 paths pay nothing.
+// GEMM is about 15 times slower than gonum's, a training step 8-14 times
+// (docs/benchmarks.md); the AVX2 and AVX-512 paths pay nothing.
 // Outside the guarantee: the openblas build (OpenBLAS sums in its own
 // order), other architectures (Go fuses multiply-adds of its own there, so
 // their generic path keeps gonum's faster GEMM) and builds with GOAMD64=v3

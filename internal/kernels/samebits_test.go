@@ -29,7 +29,10 @@ func TestFMA32RoundsOnce(t *testing.T) {
 	// 24929 * 673 = 2^24 + 1: x*y = 1 + 2^-24, halfway between 1 and the
 	// next float32; a tiny z decides the side, which float64 loses.
 	xh, yh := float32(24929), float32(673*0x1p-24)
-	halfway := []triple{{xh, yh, 0x1p-60}, {-xh, yh, -0x1p-60}, {xh * 0x1p-60, yh, 0x1p-120}}
+	// Below float32's normal range: 641 * 6700417 = 2^32 + 1, so x*y =
+	// 2^-150 (1 + 2^-32) and z + x*y lies just past the halfway point
+	// 2^-127 + 2^-150, where float64 rounds it.
+	halfway := []triple{{xh, yh, 0x1p-60}, {-xh, yh, -0x1p-60}, {xh * 0x1p-60, yh, 0x1p-120}, {641 * 0x1p-91, 6700417 * 0x1p-91, 0x1p-127}}
 	cases = append(cases, halfway...)
 	for _, c := range cases {
 		if got, want := fma32(c.x, c.y, c.z), exactFMA32(c.x, c.y, c.z); math.Float32bits(got) != math.Float32bits(want) {
