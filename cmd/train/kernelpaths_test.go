@@ -34,8 +34,8 @@ func TestSameRunOnEveryKernelPath(t *testing.T) {
 	for p := kernels.Generic + 1; p <= kernels.Detected(); p++ {
 		paths = append(paths, p)
 	}
-	if len(paths) < 2 {
-		t.Fatalf("this CPU runs only the %s kernels: nothing to compare", kernels.Detected())
+	if len(paths) < 2 { // no AVX2 (or not amd64): one path, nothing to compare
+		t.Skipf("this CPU runs only the %s kernels", kernels.Detected())
 	}
 	for _, c := range kernelPathConfigs {
 		cfg := writeConfig(t, c.yaml)
