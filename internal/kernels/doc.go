@@ -29,7 +29,8 @@
 //     run on the caller's goroutine and on helper goroutines (parallel.go),
 //     which wait for the next loop spinning for half a millisecond before
 //     they park: waking a parked one on another core cost 70-150 µs here.
-//   - Active, Check, Backend: which path is in use.
+//   - Active, Check, Backend: which path is in use; Detected: the best
+//     this CPU runs.
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
 // At start-up the best the CPU runs is chosen: AVX512 (the AVX-512 GEMM
