@@ -7,6 +7,12 @@ package kernels
 
 func detectPath() Path { return Generic }
 
+// sgemmGoOnGeneric is false here: float32 GEMMs go to gonum, several times
+// faster than sgemmGo's exact fused multiply-adds in Go. The same bits as
+// amd64's are not promised on other architectures (Go fuses multiply-adds
+// of its own there), so nothing is bought with the speed.
+const sgemmGoOnGeneric = false
+
 func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int) {
 	panic("kernels: no assembly GEMM kernel on this architecture")
 }

@@ -6,8 +6,9 @@ import (
 )
 
 // BenchmarkSgemm compares this package's float32 GEMM on the active path
-// with the BLAS (gonum's pure Go by default, OpenBLAS with the openblas tag) on the shapes of a training step at M, and a square one for
-// the peak. Reported as GFLOP/s.
+// (kernel), its Go form (go, the generic path's) and the BLAS (gonum's pure
+// Go by default, OpenBLAS with the openblas tag) on the shapes of a training
+// step at M, and a square one for the peak. Reported as GFLOP/s.
 func BenchmarkSgemm(b *testing.B) {
 	shapes := []struct {
 		name    string
@@ -40,15 +41,18 @@ func BenchmarkSgemm(b *testing.B) {
 			bm[i] = float32(rng.NormFloat64())
 		}
 		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-		for _, impl := range []string{"kernel", "blas"} {
+		for _, impl := range []string{"kernel", "go", "blas"} {
 			if impl == "kernel" && !useAVX2 {
 				continue
 			}
 			b.Run(s.name+"/"+impl, func(b *testing.B) {
 				for b.Loop() {
-					if impl == "kernel" {
+					switch impl {
+					case "kernel":
 						sgemm(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
-					} else {
+					case "go":
+						sgemmGo(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
+					default:
 						blasSgemm(trans(s.tA), trans(s.tB), s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
 					}
 				}

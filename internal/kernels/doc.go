@@ -29,12 +29,13 @@
 //     run on the caller's goroutine and on helper goroutines (parallel.go),
 //     which wait for the next loop spinning for half a millisecond before
 //     they park: waking a parked one on another core cost 70-150 µs here.
-//   - Active, Check, Backend: which path is in use.
+//   - Active, Check, Backend: which path is in use; Detected: the best
+//     this CPU runs.
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
 // At start-up the best the CPU runs is chosen: AVX512 (the AVX-512 GEMM
 // tiles plus the AVX2 ones), AVX2 (AVX2 + FMA: 6x16 GEMM tiles, 8-lane exp)
-// or Generic (gonum's Sgemm/Dgemm and math.Exp). The environment variable
+// or Generic (the assembly's operations in Go). The environment variable
 // ATTNSCOPE_KERNEL=generic|avx2|avx512 forces one (auto or empty: the
 // default); a path the CPU lacks or an unknown value keeps the default and
 // makes Check return an error naming the value and the paths allowed, which
@@ -45,14 +46,22 @@
 // goes to OpenBLAS (by cgo, internal/openblas), on one thread, large
 // products split by rows over the cores here.
 //
-// Accuracy: the assembly GEMM accumulates in float32 lanes, as any BLAS
-// does; ExpShift is accurate to a few float32 ulps (see its tests). A
-// kernel's result may differ between paths in the last bits, never more than
-// the tolerances the tests state. The exceptions give the same bits on
-// every path: the element-wise arithmetic (each lane the Go loop's one IEEE
-// operation), the float32 GEMV and Sum (16 lanes, products rounded before
-// each sum, a fixed fold: gemv.go), and the LayerNorm and RMSNorm rows and Adam, whose assembly
-// does the Go loops' float64 operations in the same order, none fused (as
-// long as Go itself does not fuse them: it does from GOAMD64=v3 on, not at
-// the default v1).
+// Accuracy: the float32 GEMM accumulates in float32, as any BLAS does;
+// ExpShift is accurate to a few float32 ulps (see their tests). Every
+// kernel gives the same bits on every path (TestSameBitsOnEveryPath, and
+// cmd/train's TestSameRunOnEveryKernelPath for a whole training run), so a
+// config trains to the same weights on any amd64 CPU: each element of a
+// GEMM is one chain of fused multiply-adds per 256-deep block whatever the
+// tile (sgemmGo in Go), the exp is one polynomial with the same fusions in
+// every lane (expLane), GELU's Go loops fuse where its assembly does, the
+// row sums fold eight or sixteen lanes in one fixed order, and the
+// element-wise arithmetic, LayerNorm and RMSNorm rows and Adam do the Go
+// loops' operations, none fused. The generic path computes the fused
+// multiply-adds exactly in Go (fma32), which costs it speed: its float32
+// GEMM is about 15 times slower than gonum's, a training step 8-14 times
+// (docs/benchmarks.md); the AVX2 and AVX-512 paths pay nothing.
+// Outside the guarantee: the openblas build (OpenBLAS sums in its own
+// order), other architectures (Go fuses multiply-adds of its own there, so
+// their generic path keeps gonum's faster GEMM) and builds with GOAMD64=v3
+// or above (the same); float64 GEMMs go to gonum on every path.
 package kernels

@@ -15,6 +15,10 @@ import "math"
 // one vector exp and two short loops per block of expBlock elements, and on
 // the AVX2 and AVX-512 paths the same steps in one assembly loop over eight
 // lanes (vexp_amd64.s), the Go loops doing only the last len%8 elements.
+// The Go loops do the assembly's operations in its order, fusing (fma32)
+// where it fuses, so an element's bits depend neither on the path nor on
+// whether it falls in the vector part or the tail
+// (TestGELUSameBitsOnEveryPath).
 
 // expBlock is the number of elements done per exp call (GELU's and
 // SiLUMul's): the scratch lives on the stack and stays in L1.
@@ -79,7 +83,8 @@ func geluGradBlocks(x, dy, dx []float32) {
 			r := 1 / (1 + ei)
 			s := negPick(v, ei, 1) * r
 			ss := ei * r * r // s (1 - s)
-			dxs[i] = dys[i] * (s + 2*v*ss*geluC32*(1+geluA332*v*v))
+			poly := fma32(v, geluA332*v, 1)
+			dxs[i] = fma32(poly, (v+v)*ss*geluC32, s) * dys[i]
 		}
 	}
 }
@@ -96,7 +101,7 @@ func negPick(v, neg, pos float32) float32 {
 // negAbs2u sets z = -|2u(x)| = -2 sqrt(2/pi) |x + 0.044715 x^3|.
 func negAbs2u(x, z []float32) {
 	for i, v := range x {
-		u := 2 * geluC32 * (v + geluA32*v*v*v)
-		z[i] = negAbs(u)
+		u := fma32(v*v*v, geluA32, v) * geluC32
+		z[i] = negAbs(u + u)
 	}
 }

@@ -25,15 +25,19 @@ var sgemmPreferBLAS bool
 // from the Go code between GEMMs).
 var blasSplitRows bool
 
-// useSgemm reports whether float32 GEMMs go to sgemm.
-func useSgemm() bool { return useAVX2 && !sgemmPreferBLAS }
+// useSgemm reports whether float32 GEMMs go to sgemm, the assembly
+// kernels, and useSgemmGo whether to sgemmGo, their sums in Go (else to
+// the BLAS).
+func useSgemm() bool   { return useAVX2 && !sgemmPreferBLAS }
+func useSgemmGo() bool { return !useAVX2 && !sgemmPreferBLAS && sgemmGoOnGeneric }
 
 // Gemm is C = op(A) op(B) + beta C for row-major A, B, C, where op
 // transposes when its flag is set: op(A) is m x k, op(B) k x n; leading
 // dimensions are at least max(1, columns), as BLAS requires. float32 goes
 // to this package's sgemm (the assembly kernels) on the AVX2 and AVX-512
-// paths unless the build chose a BLAS (the openblas tag); everything else
-// goes to the BLAS (gonum by default, OpenBLAS with the openblas tag).
+// paths and to sgemmGo (their sums in Go) on amd64's generic one, unless
+// the build chose a BLAS (the openblas tag); everything else goes to the
+// BLAS (gonum by default, OpenBLAS with the openblas tag).
 func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m <= gemvRows && !transA {
 		if a32, ok := any(a).([]float32); ok && transB {
@@ -43,8 +47,12 @@ func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 		gemv(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	if a32, ok := any(a).([]float32); ok && useSgemm() {
-		sgemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	if a32, ok := any(a).([]float32); ok && (useSgemm() || useSgemmGo()) {
+		gemm := sgemmGo
+		if useSgemm() {
+			gemm = sgemm
+		}
+		gemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
 	ta, tb := trans(transA), trans(transB)

@@ -11,8 +11,9 @@ import (
 type Path int
 
 const (
-	// Generic is pure Go: float32 GEMMs go to the BLAS (gonum's by
-	// default), exponentials to math.Exp.
+	// Generic is pure Go: the assembly's operations in Go, in its order
+	// (float32 GEMMs through sgemmGo on amd64, gonum elsewhere;
+	// exponentials through expLane).
 	Generic Path = iota
 	// AVX2 is the AVX2 + FMA assembly: 6x16 GEMM tiles, 8-lane exp.
 	AVX2
@@ -77,19 +78,25 @@ func setPath(p Path) {
 // Active returns the path in use.
 func Active() Path { return active }
 
+// Detected returns the best path this CPU runs, whatever ATTNSCOPE_KERNEL
+// says: the paths from Generic to it are the ones the variable may force.
+func Detected() Path { return detected }
+
 // Check returns why ATTNSCOPE_KERNEL was not honoured, or nil. Commands
 // call it first, so a mistyped value is an error, not a silent fallback.
 func Check() error { return envErr }
 
 // Backend names what float32 GEMMs run on, for benchmark reports: this
-// package's assembly kernel, or the BLAS (gonum's pure Go, or OpenBLAS with
-// the openblas build tag).
+// package's assembly kernels or their Go form, or the BLAS (gonum's pure
+// Go on other architectures, OpenBLAS with the openblas build tag).
 func Backend() string {
 	switch {
 	case useSgemm() && useAVX512:
 		return "attnscope sgemm, AVX-512 + AVX2/FMA assembly"
 	case useSgemm():
 		return "attnscope sgemm, AVX2/FMA assembly"
+	case useSgemmGo():
+		return "attnscope sgemm, pure Go"
 	}
 	return fmt.Sprintf("BLAS %T", blasImpl)
 }

@@ -89,16 +89,20 @@ func TestActivePath(t *testing.T) {
 }
 
 // TestBackendNamesPath: Backend reports what float32 GEMMs run on for each
-// path (the BLAS type on the generic path or in the openblas build).
+// path (the BLAS type in the openblas build, and on the generic path of
+// other architectures).
 func TestBackendNamesPath(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		want := map[Path]string{
-			Generic: "BLAS gonum.Implementation",
+			Generic: "attnscope sgemm, pure Go",
 			AVX2:    "attnscope sgemm, AVX2/FMA assembly",
 			AVX512:  "attnscope sgemm, AVX-512 + AVX2/FMA assembly",
 		}[Active()]
-		if sgemmPreferBLAS {
+		switch {
+		case sgemmPreferBLAS:
 			want = "BLAS netlib.Implementation"
+		case Active() == Generic && !sgemmGoOnGeneric:
+			want = "BLAS gonum.Implementation"
 		}
 		if got := Backend(); got != want {
 			t.Fatalf("Backend() = %q, want %q", got, want)

@@ -23,24 +23,8 @@ const (
 // sgemm computes C = op(A) op(B) + beta C for row-major A, B, C, where op
 // transposes when its flag is set: op(A) is m x k, op(B) k x n.
 func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if beta != 0 && beta != 1 {
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			for j := range row {
-				row[j] *= beta
-			}
-		}
-		beta = 1
-	}
-	if k == 0 {
-		if beta == 0 {
-			for i := 0; i < m; i++ {
-				clear(c[i*ldc : i*ldc+n])
-			}
-		}
+	beta, more := sgemmPrepareC(m, n, k, beta, c, ldc)
+	if !more {
 		return
 	}
 	// The size test comes first: Workers takes the scheduler lock, which

@@ -1,5 +1,10 @@
 package kernels
 
+// sgemmGoOnGeneric sends the generic path's float32 GEMMs to sgemmGo, so
+// that they give the assembly's bits (the generic path then runs them
+// several times slower than gonum did: docs/benchmarks.md).
+const sgemmGoOnGeneric = true
+
 // Implemented in sgemm_amd64.s.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv() (eax, edx uint32)
