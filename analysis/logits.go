@@ -61,6 +61,24 @@ func (l Logits) Row(i int) []float64 {
 // Matrix is every row (float64 copies for a float32 model).
 func (l Logits) Matrix() [][]float64 { return Rows(l.Float64s(), l.width()) }
 
+// Float32Rows is every row as float32: views of a float32 model's own
+// logits, rounded copies of a float64 model's.
+func (l Logits) Float32Rows() [][]float32 {
+	v := l.width()
+	out := make([][]float32, l.Shape[0])
+	for i := range out {
+		if l.f32 != nil {
+			out[i] = l.f32[i*v : (i+1)*v : (i+1)*v]
+			continue
+		}
+		out[i] = make([]float32, v)
+		for k, x := range l.f64[i*v : (i+1)*v] {
+			out[i][k] = float32(x)
+		}
+	}
+	return out
+}
+
 // Float64s is every logit, flat: the model's own slice for a float64
 // model, a copy for a float32 one.
 func (l Logits) Float64s() []float64 {

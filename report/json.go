@@ -55,10 +55,7 @@ func (r *Report) JSON() Document {
 		Ablation: r.Ablation, Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: r.Circuits,
 		KVHead: r.kvHeads(),
 	}
-	j.Attention, j.Logits = numbers(r.Dtype, r.Forward)
-	if cut := cutLogits(r.Forward.Logits.Matrix(), r.Options.AllLogits); cut != nil {
-		j.Logits, j.CutLogits = nil, *cut
-	}
+	j.Attention, j.Logits, j.CutLogits = numbers(r.Dtype, r.Forward, r.Options.AllLogits)
 	return j
 }
 
@@ -77,17 +74,19 @@ type topLogit struct {
 	Logit float64 `json:"logit"`
 }
 
-// cutLogits reduces logits [position][vocab] when they exceed
-// MaxLogitValues and all is false, else returns nil (keep them whole).
-func cutLogits(logits [][]float64, all bool) *htmlview.CutLogits {
-	if all || len(logits) == 0 || len(logits)*len(logits[0]) <= MaxLogitValues {
+// cutLogits reduces logits (position, vocab) when they exceed
+// MaxLogitValues and all is false, else returns nil (keep them whole). It
+// widens one row at a time.
+func cutLogits(logits analysis.Logits, all bool) *htmlview.CutLogits {
+	if all || len(logits.Shape) < 2 || logits.Shape[0]*logits.Shape[1] <= MaxLogitValues {
 		return nil
 	}
-	v := len(logits[0])
+	v := logits.Shape[1]
 	c := &htmlview.CutLogits{Note: fmt.Sprintf("the top %d of %d logits per position, with each position's log-sum-exp (logits_lse); -all-logits prints every one", LogitsTopK, v)}
 	var tops [][]topLogit
-	for _, row := range logits {
-		ids := make([]int, v)
+	ids := make([]int, v)
+	for p := range logits.Shape[0] {
+		row := logits.Row(p)
 		for i := range ids {
 			ids[i] = i
 		}
@@ -109,8 +108,9 @@ func cutLogits(logits [][]float64, all bool) *htmlview.CutLogits {
 }
 
 // numbers is a pass's attention and logits as the JSON document holds
-// them: float32 for a Float32 model.
-func numbers(dtype tensor.Dtype, fw analysis.Pass) (attention, logits any) {
+// them, float32 for a Float32 model; past MaxLogitValues (unless all) the
+// logits are cut to each position's top ones.
+func numbers(dtype tensor.Dtype, fw analysis.Pass, all bool) (attention, logits any, cut htmlview.CutLogits) {
 	shape := fw.Attention.Shape
 	att := make([][][][]float64, shape[0])
 	for l := range att {
@@ -118,10 +118,17 @@ func numbers(dtype tensor.Dtype, fw analysis.Pass) (attention, logits any) {
 			att[l] = append(att[l], fw.Map(l, h))
 		}
 	}
-	if dtype == tensor.Float32 {
-		return attention32(att), rows32(fw.Logits.Matrix())
+	if c := cutLogits(fw.Logits, all); c != nil {
+		cut = *c
+	} else if dtype == tensor.Float32 {
+		logits = fw.Logits.Float32Rows()
+	} else {
+		logits = fw.Logits.Matrix()
 	}
-	return att, fw.Logits.Matrix()
+	if dtype == tensor.Float32 {
+		return attention32(att), logits, cut
+	}
+	return att, logits, cut
 }
 
 func attention32(a [][][][]float64) [][][][]float32 {

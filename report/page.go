@@ -74,10 +74,7 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 		}
 		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(tokens, targets, mask)}
 		ex.Labels = labels(task, tokens)
-		ex.Attention, ex.Logits = numbers(m.Dtype, fw)
-		if cut := cutLogits(fw.Logits.Matrix(), false); cut != nil {
-			ex.Logits, ex.CutLogits = nil, *cut
-		}
+		ex.Attention, ex.Logits, ex.CutLogits = numbers(m.Dtype, fw, false)
 		out[i] = ex
 	}
 	return out, nil
