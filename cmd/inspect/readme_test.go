@@ -86,3 +86,22 @@ func TestREADMESamples(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageInductionSamples: docs/usage.md's worked example shows, whole,
+// what inspect prints on the committed induction run (configs/induction.yaml's
+// run, as runs/induction): the run view at 100 columns and the ablation
+// table at 80. A retrained run or a changed view fails here until the docs
+// are regenerated.
+func TestUsageInductionSamples(t *testing.T) {
+	plainEnv(t, "100")
+	view := strings.Replace(string(runOK(t, "-run", inductionRun)), "run "+inductionRun+":", "run runs/induction:", 1)
+	if want := docBlock(t, usagePath, "run runs/induction: steps"); view != want {
+		t.Errorf("docs/usage.md's run view differs from what inspect -run prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, view)
+	}
+	plainEnv(t, "80")
+	out := string(runOK(t, "-checkpoint", inductionCheckpoint, "-ablate", "-color", "never"))
+	table := out[strings.Index(out, "ablation (zero):"):]
+	if want := docBlock(t, usagePath, "ablation (zero): "); table != want {
+		t.Errorf("docs/usage.md's ablation table differs from what inspect -ablate prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, table)
+	}
+}
