@@ -116,7 +116,7 @@ func TestCompositionsMatchTheFullMaps(t *testing.T) {
 // TestInductionCircuit: on the committed induction run the layer-1
 // induction head (L1 H3) has the highest prefix-matching score and a
 // positive copying score, and the K-composition of the layer-0
-// previous-token head (L0 H2) into it is the largest of every layer-0 ->
+// previous-token head (L0 H1) into it is the largest of every layer-0 ->
 // layer-1 pair.
 func TestInductionCircuit(t *testing.T) {
 	m := opentest.Induction(t).Model
@@ -138,10 +138,10 @@ func TestInductionCircuit(t *testing.T) {
 			top = comp
 		}
 	}
-	if top.From != [2]int{0, 2} || top.To != [2]int{1, 3} {
-		t.Errorf("largest K-composition %v -> %v (%v), want L0 H2 -> L1 H3", top.From, top.To, top.K)
+	if top.From != [2]int{0, 1} || top.To != [2]int{1, 3} {
+		t.Errorf("largest K-composition %v -> %v (%v), want L0 H1 -> L1 H3", top.From, top.To, top.K)
 	}
-	t.Logf("prefix matching %v; K-composition L0H2->L1H3 %.3f", c.PrefixMatching, top.K)
+	t.Logf("prefix matching %v; K-composition L0H1->L1H3 %.3f", c.PrefixMatching, top.K)
 }
 
 // TestDirectLogitAttribution: on the committed induction run the parts add

@@ -43,10 +43,10 @@ func ExampleScoreHeads() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("layer 0 head 2:", pool.Roles[0][2])
+	fmt.Println("layer 0 head 1:", pool.Roles[0][1])
 	fmt.Println("layer 1 head 3:", pool.Roles[1][3])
 	// Output:
-	// layer 0 head 2: previous-token (0.73)
+	// layer 0 head 1: previous-token (0.73)
 	// layer 1 head 3: induction (1.00)
 }
 
@@ -68,8 +68,8 @@ func ExampleAblate() {
 		fmt.Printf("layer %d head %d %s: loss %+.2f\n", row.Layer, row.Head, row.Role, row.DeltaLoss)
 	}
 	// Output:
-	// layer 0 head 2 previous-token (0.73): loss +9.20
-	// layer 1 head 3 induction (1.00): loss +2.23
+	// layer 0 head 1 previous-token (0.73): loss +8.33
+	// layer 1 head 3 induction (1.00): loss +1.44
 }
 
 // One forward pass: the attention of every head and the predictions.
@@ -103,7 +103,7 @@ func ExampleLogitLens() {
 	}
 	// Output:
 	// depth 0: accuracy 0.02
-	// depth 1: accuracy 0.03
+	// depth 1: accuracy 0.04
 	// depth 2: accuracy 1.00
 }
 
@@ -118,5 +118,5 @@ func ExampleICL() {
 	}
 	fmt.Printf("late %.3f, early %.1f, score %.1f nats\n", icl.Late, icl.Early, icl.Score)
 	// Output:
-	// late 0.005, early 14.3, score -14.3 nats
+	// late 0.006, early 14.6, score -14.6 nats
 }

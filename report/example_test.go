@@ -25,12 +25,12 @@ func ExampleBuild() {
 	// model: 2 layers x 4 heads, d_model 32, attention-only blocks
 	// heads: roles pooled over 64 examples of induction (seed 1), at every position
 	// layer head  role                           score entropy
-	//     0    0  diffuse (best: offset k=12)     0.03    2.28
-	//     0    1  diffuse (best: self)            0.14    1.95
-	//     0    2  previous-token                  0.73    0.34
-	//     0    3  diffuse (best: offset k=10)     0.02    2.26
-	//     1    0  diffuse (best: previous-token)  0.37    0.97
-	//     1    1  induction                       0.91    0.16
-	//     1    2  self                            0.78    0.29
-	//     1    3  induction                       1.00    0.11
+	//     0    0  diffuse (best: offset k=10)     0.03    2.28
+	//     0    1  previous-token                  0.73    0.47
+	//     0    2  diffuse (best: self)            0.12    1.81
+	//     0    3  diffuse (best: offset k=11)     0.04    2.25
+	//     1    0  diffuse (best: previous-token)  0.33    1.19
+	//     1    1  induction                       0.98    0.13
+	//     1    2  self                            0.71    0.33
+	//     1    3  induction                       1.00    0.12
 }

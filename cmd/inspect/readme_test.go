@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +85,80 @@ func TestREADMESamples(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(docBlock(t, readmePath, "layer head  role                                    loss")), "\n") {
 		if !strings.Contains(table, line+"\n") {
 			t.Errorf("the README's ablation line %q is not in what inspect -ablate prints:\n%s", line, table)
+		}
+	}
+}
+
+// TestUsageInductionSamples: docs/usage.md's worked example shows, whole,
+// what inspect prints on the committed induction run (configs/induction.yaml's
+// run, as runs/induction): the run view at 100 columns and the ablation
+// table at 80. A retrained run or a changed view fails here until the docs
+// are regenerated.
+func TestUsageInductionSamples(t *testing.T) {
+	plainEnv(t, "100")
+	view := strings.Replace(string(runOK(t, "-run", inductionRun)), "run "+inductionRun+":", "run runs/induction:", 1)
+	if want := docBlock(t, usagePath, "run runs/induction: steps"); view != want {
+		t.Errorf("docs/usage.md's run view differs from what inspect -run prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, view)
+	}
+	plainEnv(t, "80")
+	out := string(runOK(t, "-checkpoint", inductionCheckpoint, "-ablate", "-color", "never"))
+	table := out[strings.Index(out, "ablation (zero):"):]
+	if want := docBlock(t, usagePath, "ablation (zero): "); table != want {
+		t.Errorf("docs/usage.md's ablation table differs from what inspect -ablate prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, table)
+	}
+}
+
+// TestREADMECircuitsTable: every row of the README's -circuits table shows,
+// rounded as printed there, what inspect -circuits -json computes on the
+// committed induction run: the head's role, prefix matching, copying,
+// direct logit (and the logit it is part of, in the header) and the share
+// patching restores.
+func TestREADMECircuitsTable(t *testing.T) {
+	var j struct {
+		Heads    [][]struct{ Role string } `json:"heads"`
+		Circuits struct {
+			PrefixMatching [][]float64 `json:"prefix_matching"`
+			Copying        []struct {
+				Layer, Head int
+				Score       float64
+			} `json:"copying"`
+			DirectLogit struct {
+				Heads [][]float64 `json:"heads"`
+				Logit float64     `json:"logit"`
+			} `json:"direct_logit"`
+			Patching struct {
+				Restored [][]float64 `json:"restored"`
+			} `json:"patching"`
+		} `json:"circuits"`
+	}
+	if err := json.Unmarshal(runOK(t, "-checkpoint", inductionCheckpoint, "-circuits", "-json"), &j); err != nil {
+		t.Fatal(err)
+	}
+	c := j.Circuits
+	copying := map[[2]int]float64{}
+	for _, cp := range c.Copying {
+		copying[[2]int{cp.Layer, cp.Head}] = cp.Score
+	}
+	doc, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := fmt.Sprintf("| head | prefix matching | copying | direct logit (of %.2f) | patching restores |\n|---|---|---|---|---|\n", c.DirectLogit.Logit)
+	at := strings.Index(string(doc), header)
+	if at < 0 {
+		t.Fatalf("the README has no circuits table headed %q", header)
+	}
+	rows := strings.SplitN(string(doc)[at+len(header):], "\n\n", 2)[0]
+	for _, row := range strings.Split(rows, "\n") {
+		var l, h int
+		if _, err := fmt.Sscanf(row, "| L%d H%d ", &l, &h); err != nil || l >= len(c.PrefixMatching) || h >= len(c.PrefixMatching[l]) {
+			t.Errorf("README circuits row %q names no head of the model (%v)", row, err)
+			continue
+		}
+		want := fmt.Sprintf("| L%d H%d (%s) | %.3f | %.3f | %+.2f | %.3f |", l, h, j.Heads[l][h].Role,
+			c.PrefixMatching[l][h], copying[[2]int{l, h}], c.DirectLogit.Heads[l][h], c.Patching.Restored[l][h])
+		if row != want {
+			t.Errorf("README circuits row %q, inspect computes %q", row, want)
 		}
 	}
 }
