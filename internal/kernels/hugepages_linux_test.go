@@ -2,8 +2,8 @@ package kernels
 
 import (
 	"bufio"
-	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +18,8 @@ import (
 // order (the two lie end to end and count as one).
 func TestHugePages(t *testing.T) {
 	thp, thpErr := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	var kept [][]float32
+	defer func() { runtime.KeepAlive(kept) }()
 	thpOn := thpErr == nil && !strings.Contains(string(thp), "[never]")
 	if !thpOn {
 		t.Logf("transparent huge pages off (%q, %v): only the contents are checked", thp, thpErr)
@@ -31,6 +33,7 @@ func TestHugePages(t *testing.T) {
 		{"two halves backwards", func(x []float32, mid int) [][]float32 { return [][]float32{x[mid:], x[:mid]} }},
 	} {
 		x := make([]float32, 3*hugePage/4) // 6 MiB: two or three whole huge pages inside
+		kept = append(kept, x)             // each case on memory no earlier case collapsed
 		for i := range x {
 			x[i] = float32(i)
 		}
@@ -38,38 +41,41 @@ func TestHugePages(t *testing.T) {
 		first := (lo + hugePage - 1) &^ (hugePage - 1)
 		whole := int(((lo+4*uintptr(len(x)))&^(hugePage-1) - first) / hugePage)
 		midPage := int(first-lo)/4 + hugePage/8 // halfway into the first whole huge page
-		before := anonHugeBytes(t, lo)
+		hi := lo + 4*uintptr(len(x))
+		before := anonHugeBytes(t, lo, hi)
 		HugePages(c.parts(x, midPage)...)
 		for i, v := range x {
 			if v != float32(i) {
 				t.Fatalf("%s: x[%d] = %v after HugePages, want %d", c.name, i, v, i)
 			}
 		}
-		if gained := anonHugeBytes(t, lo) - before; thpOn && gained < whole*hugePage {
+		if gained := anonHugeBytes(t, lo, hi) - before; thpOn && gained < whole*hugePage {
 			t.Errorf("%s: the mapping gained %d bytes of huge pages, want at least %d (%d whole huge pages)", c.name, gained, whole*hugePage, whole)
 		}
 	}
 }
 
-// anonHugeBytes is the AnonHugePages of the mapping holding addr, read from
-// /proc/self/smaps.
-func anonHugeBytes(t *testing.T, addr uintptr) int {
+// anonHugeBytes is the AnonHugePages of the mappings overlapping
+// [lo, hi), read from /proc/self/smaps (a slice of the Go heap may span
+// two).
+func anonHugeBytes(t *testing.T, lo, hi uintptr) int {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	inside := false
+	inside, found, total := false, false, 0
 	for s := bufio.NewScanner(f); s.Scan(); {
 		fields := strings.Fields(s.Text())
 		if len(fields) == 0 {
 			continue
 		}
-		if lo, hi, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
-			l, err1 := strconv.ParseUint(lo, 16, 64)
-			h, err2 := strconv.ParseUint(hi, 16, 64)
-			inside = err1 == nil && err2 == nil && uint64(addr) >= l && uint64(addr) < h
+		if from, to, ok := strings.Cut(fields[0], "-"); ok && !strings.HasSuffix(fields[0], ":") {
+			l, err1 := strconv.ParseUint(from, 16, 64)
+			h, err2 := strconv.ParseUint(to, 16, 64)
+			inside = err1 == nil && err2 == nil && uint64(lo) < h && l < uint64(hi)
+			found = found || inside
 			continue
 		}
 		if inside && fields[0] == "AnonHugePages:" {
@@ -77,9 +83,11 @@ func anonHugeBytes(t *testing.T, addr uintptr) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return kb << 10
+			total += kb << 10
 		}
 	}
-	t.Fatalf("no mapping in /proc/self/smaps holds %#x", addr)
-	return math.MinInt
+	if !found {
+		t.Fatalf("no mapping in /proc/self/smaps holds [%#x, %#x)", lo, hi)
+	}
+	return total
 }
