@@ -162,3 +162,33 @@ func prefixLogits(t *testing.T, m *Model, tokens []int, b, tt, n int) []float64 
 	}
 	return logits
 }
+
+// TestDecoderWeightsInHugePages: making a decoder hands every float32
+// weight of the model, and nothing else, to kernels.HugePages; a float64
+// model's to nothing.
+func TestDecoderWeightsInHugePages(t *testing.T) {
+	defer func(f func(...[]float32)) { hugePages = f }(hugePages)
+	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		m, err := New(decodeVariants()["rope+mlp"], dtype, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]float32
+		hugePages = func(xs ...[]float32) { got = append(got, xs...) }
+		if _, err := NewDecoder(m, 1, 4); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if dtype == tensor.Float32 {
+			want = len(m.Params)
+		}
+		if len(got) != want {
+			t.Fatalf("%v: %d slices handed to HugePages, want %d (the weights)", dtype, len(got), want)
+		}
+		for i, w := range got {
+			if p := m.Params[i].Value.Data().([]float32); len(p) != len(w) || &p[0] != &w[0] {
+				t.Errorf("%v: slice %d handed to HugePages is not %s's memory", dtype, i, m.Params[i].Name)
+			}
+		}
+	}
+}

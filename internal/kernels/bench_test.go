@@ -3,6 +3,7 @@ package kernels
 import (
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // BenchmarkSgemm compares this package's float32 GEMM on the active path
@@ -83,4 +84,65 @@ func BenchmarkGELU(b *testing.B) {
 			GELUGrad(x, dy, out)
 		}
 	})
+}
+
+// decodeGemvShapes are the (n, k) weights one decoding step of a Llama of
+// stories110M's shape reads, in order: per layer the fused q/k/v
+// projection, the output projection, SwiGLU's gate, up and down; then the
+// tied head (438 MB in all, far beyond the caches).
+func decodeGemvShapes() [][2]int {
+	var shapes [][2]int
+	for range 12 {
+		shapes = append(shapes, [2]int{2304, 768}, [2]int{768, 768}, [2]int{2048, 768}, [2]int{2048, 768}, [2]int{768, 2048})
+	}
+	return append(shapes, [2]int{32000, 768})
+}
+
+// decodeWeights makes decodeGemvShapes' weights, in huge pages
+// (HugePages) or not.
+func decodeWeights(shapes [][2]int, huge bool) [][]float32 {
+	var weights [][]float32
+	for _, s := range shapes {
+		w := make([]float32, s[0]*s[1])
+		for i := range w {
+			w[i] = float32(i%251)/125 - 1
+		}
+		if huge {
+			HugePages(w) // filled first, as a model's weights are
+		}
+		weights = append(weights, w)
+	}
+	return weights
+}
+
+// BenchmarkDecodeGemvs times a decoding step's GEMVs at batch 1 through
+// Gemm (split over the cores as in the decoder) on two copies of the
+// weights, one in 4 KiB pages and one in huge pages (HugePages), the two
+// steps alternating so that a shared machine's load falls on both alike:
+// GB/s of weights read on each and the ratio.
+func BenchmarkDecodeGemvs(b *testing.B) {
+	shapes := decodeGemvShapes()
+	sets := [2][][]float32{decodeWeights(shapes, false), decodeWeights(shapes, true)}
+	x, y := make([]float32, 2048), make([]float32, 32000)
+	var bytes float64
+	for _, s := range shapes {
+		bytes += float64(4 * s[0] * s[1])
+	}
+	var took [2]time.Duration
+	i := 0
+	for b.Loop() {
+		for o := range 2 {
+			set := (i + o) % 2 // each goes first every other step
+			start := time.Now()
+			for j, s := range shapes {
+				Gemm(false, true, 1, s[0], s[1], x, s[1], sets[set][j], s[1], 0, y, s[0])
+			}
+			took[set] += time.Since(start)
+		}
+		i++
+	}
+	rate := func(set int) float64 { return bytes * float64(b.N) / took[set].Seconds() / 1e9 }
+	b.ReportMetric(rate(0), "GB/s-4KiB")
+	b.ReportMetric(rate(1), "GB/s-2MiB")
+	b.ReportMetric(rate(1)/rate(0), "2MiB/4KiB")
 }
