@@ -163,9 +163,10 @@ func prefixLogits(t *testing.T, m *Model, tokens []int, b, tt, n int) []float64 
 	return logits
 }
 
-// TestDecoderWeightsInHugePages: making a decoder hands every float32
-// weight of the model, and nothing else, to kernels.HugePages; a float64
-// model's to nothing.
+// TestDecoderWeightsInHugePages: making a decoder of HugePagesFrom steps or
+// more hands every float32 weight of the model, and nothing else, to
+// kernels.HugePages (a float64 model's to nothing); a shorter one, whose
+// steps would not repay the move, hands nothing.
 func TestDecoderWeightsInHugePages(t *testing.T) {
 	defer func(f func(...[]float32)) { hugePages = f }(hugePages)
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
@@ -176,6 +177,12 @@ func TestDecoderWeightsInHugePages(t *testing.T) {
 		var got [][]float32
 		hugePages = func(xs ...[]float32) { got = append(got, xs...) }
 		if _, err := NewDecoder(m, 1, 4); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 0 {
+			t.Fatalf("%v: a decoder of 4 steps handed %d slices to HugePages, want none", dtype, len(got))
+		}
+		if _, err := NewGrowingDecoder(m, 1, 4, HugePagesFrom); err != nil {
 			t.Fatal(err)
 		}
 		want := 0

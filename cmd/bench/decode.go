@@ -128,6 +128,11 @@ func measureDecode(m *model.Model, batch, prompt, length, reps int, cached bool)
 			prompts[i][k] = rng.IntN(m.Config.Vocab)
 		}
 	}
+	if cached {
+		// The steady state: the bench decodes many times on these weights
+		// (a decoder as long as model.HugePagesFrom moves them itself).
+		model.WeightsInHugePages(m)
+	}
 	st, err := generate.New(m, batch, length, cached)
 	if err != nil {
 		return nil, err
