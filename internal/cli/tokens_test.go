@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/attnscope/attnscope/internal/escape/escapetest"
 )
@@ -76,6 +77,9 @@ func TestParseTokensRefused(t *testing.T) {
 // line about -tokens; accepted ids print back to a string that parses to the
 // same ids, one per non-empty field.
 func FuzzParseTokens(f *testing.F) {
+	for _, seed := range []string{"1 2,SEP", "\f", "#3\u00a0sep"} { // \f and NBSP are whitespace too
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ids, err := ParseTokens(s, toyNames)
 		if err != nil {
@@ -85,7 +89,7 @@ func FuzzParseTokens(f *testing.F) {
 			}
 			return
 		}
-		fields := strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(", \t\n\r", r) })
+		fields := strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
 		if len(ids) != len(fields) {
 			t.Fatalf("ParseTokens(%q) = %v from %d fields", s, ids, len(fields))
 		}
