@@ -35,18 +35,28 @@ func (gr *Graph) tapeMachine() gorgonia.VM {
 // over five runs whose tokens, masks and weights all change, so a reused
 // value that a run does not overwrite entirely would show.
 func TestLeanMachineMatchesTapeMachine(t *testing.T) {
+	eachMachineCase(t, []string{"attention-only", "mlp", "mlp,mqa,rope"}, testLeanMatchesTape)
+}
+
+// machineCases are the models the machine tests run, by name, on a path.
+var machineCases = map[string]func(path layers.Path) Config{
+	"attention-only": func(path layers.Path) Config { return testConfig(false, path) },
+	"mlp":            func(path layers.Path) Config { return testConfig(true, path) },
+	"mlp,mqa,rope": func(path layers.Path) Config {
+		c := testConfig(true, path)
+		c.KVHeads, c.Position = 1, "rope"
+		return c
+	},
+}
+
+// eachMachineCase runs test on every path, each named machine case and
+// both dtypes.
+func eachMachineCase(t *testing.T, names []string, test func(*testing.T, Config, tensor.Dtype)) {
 	for _, path := range layers.Paths {
-		for _, c := range []struct {
-			name string
-			cfg  Config
-		}{
-			{"attention-only", testConfig(false, path)},
-			{"mlp", testConfig(true, path)},
-			{"mlp,mqa,rope", func() Config { c := testConfig(true, path); c.KVHeads, c.Position = 1, "rope"; return c }()},
-		} {
+		for _, name := range names {
 			for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				t.Run(fmt.Sprintf("%s,%s,%v", path, c.name, dtype), func(t *testing.T) {
-					testLeanMatchesTape(t, c.cfg, dtype)
+				t.Run(fmt.Sprintf("%s,%s,%v", path, name, dtype), func(t *testing.T) {
+					test(t, machineCases[name](path), dtype)
 				})
 			}
 		}
@@ -112,21 +122,7 @@ func sameBits(t *testing.T, what, theirs string, got, want map[string][]uint64, 
 // over other tokens, while it holds no other op node's value after a run:
 // it let go of each once read, and handed its memory on to later ops.
 func TestOneShotMachineMatchesLeanMachine(t *testing.T) {
-	for _, path := range layers.Paths {
-		for _, c := range []struct {
-			name string
-			cfg  Config
-		}{
-			{"attention-only", testConfig(false, path)},
-			{"mlp,mqa,rope", func() Config { c := testConfig(true, path); c.KVHeads, c.Position = 1, "rope"; return c }()},
-		} {
-			for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				t.Run(fmt.Sprintf("%s,%s,%v", path, c.name, dtype), func(t *testing.T) {
-					testOneShotMatchesLean(t, c.cfg, dtype)
-				})
-			}
-		}
-	}
+	eachMachineCase(t, []string{"attention-only", "mlp,mqa,rope"}, testOneShotMatchesLean)
 }
 
 func testOneShotMatchesLean(t *testing.T, cfg Config, dtype tensor.Dtype) {
