@@ -247,21 +247,28 @@ def write_weights(directory, v, tensors):
 
 def main():
     for name, v in VARIANTS.items():
-        gen = torch.Generator().manual_seed(v["seed"])
-        w = draw_weights(v, gen)
-        ids = torch.randint(0, v["vocab"], (16,), generator=gen)
-        directory = os.path.join(HERE, name)
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "config.json"), "w") as f:
-            json.dump(config_json(v), f, indent=2, sort_keys=True)
-            f.write("\n")
-        write_weights(directory, v, stored_tensors(v, w))
-        logits = forward(v, w, ids)
-        reference = {"tokens": ids.tolist(),
-                     "logits": [[float("%.9g" % x) for x in row] for row in logits.tolist()]}
-        with open(os.path.join(HERE, name + ".reference.json"), "w") as f:
-            json.dump(reference, f, separators=(",", ":"))
-            f.write("\n")
+        write_fixture(name, v, draw_weights, config_json(v), stored_tensors, forward)
+
+
+def write_fixture(name, v, draw, config, stored, run):
+    """Writes fixture name: weights drawn by draw(v, gen) from v's seed, then
+    16 token ids; config.json; the weights as stored(v, w) names them; and
+    name.reference.json with the ids and run(v, w, ids)'s logits."""
+    gen = torch.Generator().manual_seed(v["seed"])
+    w = draw(v, gen)
+    ids = torch.randint(0, v["vocab"], (16,), generator=gen)
+    directory = os.path.join(HERE, name)
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    write_weights(directory, v, stored(v, w))
+    logits = run(v, w, ids)
+    reference = {"tokens": ids.tolist(),
+                 "logits": [[float("%.9g" % x) for x in row] for row in logits.tolist()]}
+    with open(os.path.join(HERE, name + ".reference.json"), "w") as f:
+        json.dump(reference, f, separators=(",", ":"))
+        f.write("\n")
 
 
 if __name__ == "__main__":

@@ -46,14 +46,13 @@ float64 on the rounded values.
               carry them
 """
 
-import json
 import math
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the fixtures
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_fixtures import DTYPES, HERE, torch, write_weights  # noqa: E402
+from gen_fixtures import DTYPES, torch, write_fixture  # noqa: E402
 
 
 def config_json(name, v):
@@ -209,22 +208,7 @@ def stored_tensors(v, w):
 
 def main():
     for name, v in VARIANTS.items():
-        gen = torch.Generator().manual_seed(v["seed"])
-        w = draw_weights(v, gen)
-        ids = torch.randint(0, v["vocab"], (16,), generator=gen)
-        directory = os.path.join(HERE, name)
-        os.makedirs(directory, exist_ok=True)
-        with open(os.path.join(directory, "config.json"), "w") as f:
-            json.dump(config_json(name, v), f, indent=2, sort_keys=True)
-            f.write("\n")
-        write_weights(directory, v, stored_tensors(v, w))
-        logits = forward(v, w, ids)
-        reference = {"tokens": ids.tolist(),
-                     "logits": [[float("%.9g" % x) for x in row] for row in logits.tolist()]}
-        with open(os.path.join(HERE, name + ".reference.json"), "w") as f:
-            json.dump(reference, f, separators=(",", ":"))
-            f.write("\n")
-
+        write_fixture(name, v, draw_weights, config_json(name, v), stored_tensors, forward)
 
 if __name__ == "__main__":
     main()
