@@ -127,7 +127,9 @@ func TestLlama2cRunsTheGoModel(t *testing.T) {
 	for _, untied := range []bool{false, true} {
 		c := smallLlama(untied, map[bool]int{false: 0, true: 2}[untied])
 		c.Context = 32
-		m := wideModel(t, c, 12)
+		// Weights wide enough that greedy decoding does not settle on one
+		// token, so positions and rotary angles decide what comes next.
+		m := shiftedModel(t, c, 12, 0)
 		r, err := newLlama2c(checkout, m)
 		if err != nil {
 			t.Fatal(err)
@@ -147,23 +149,6 @@ func TestLlama2cRunsTheGoModel(t *testing.T) {
 		}
 		t.Logf("untied %t: %v", untied, ours)
 	}
-}
-
-// wideModel is a float32 model of cfg whose weights are scale times
-// model.New's: wide enough that greedy decoding does not settle on one
-// token, so positions and rotary angles decide what comes next.
-func wideModel(t *testing.T, cfg model.Config, scale float32) *model.Model {
-	t.Helper()
-	m, err := model.New(cfg, tensor.Float32, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range m.Params {
-		for i := range p.Value.Float32s() {
-			p.Value.Float32s()[i] *= scale
-		}
-	}
-	return m
 }
 
 // llama2cModelBytes is m's llama2.c model file.

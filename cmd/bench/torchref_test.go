@@ -151,6 +151,12 @@ func torchDecodeDict(c model.Config, context int) string {
 // model.New's (std 0.4 instead of 0.02 at 20) and whose norm weights are
 // off 1, so that a wrong formula on the other side shows.
 func scaledModel(t *testing.T, cfg model.Config, scale float32) *model.Model {
+	return shiftedModel(t, cfg, scale, 0.05)
+}
+
+// shiftedModel is a float32 model of cfg whose i-th value of each weight is
+// scale times model.New's plus shift times i%5.
+func shiftedModel(t *testing.T, cfg model.Config, scale, shift float32) *model.Model {
 	t.Helper()
 	m, err := model.New(cfg, tensor.Float32, 5)
 	if err != nil {
@@ -158,7 +164,7 @@ func scaledModel(t *testing.T, cfg model.Config, scale float32) *model.Model {
 	}
 	for _, p := range m.Params {
 		for i := range p.Value.Float32s() {
-			p.Value.Float32s()[i] = p.Value.Float32s()[i]*scale + float32(i%5)*0.05
+			p.Value.Float32s()[i] = p.Value.Float32s()[i]*scale + float32(i%5)*shift
 		}
 	}
 	return m
