@@ -41,7 +41,8 @@ type DecodeInputs struct {
 //
 //	Out     (B, D)        the layer's output at the new position
 //	KV      (B, 2, G, d)  the new position's key (rotated) and value, for
-//	                      the caller to write into the cache
+//	                      the caller to write into the cache; nil on the
+//	                      fused path, whose step writes them itself
 //	Latent  (B, r)        latent attention's new latent instead of KV
 type DecodeOutput struct {
 	Out, KV, Latent *gorgonia.Node
@@ -50,9 +51,9 @@ type DecodeOutput struct {
 // Decode adds one decoding step: x (B, D) is one new position per sequence,
 // which attends to the cached keys and values and to itself. The fused path
 // goes from the projection to the merged heads in one op
-// (ops.CacheAttention, which reads the cache in place and visits only the
-// slots a query sees) and takes the new key and value with
-// ops.NewKeyValue. The Gorgonia path splits the heads with Reshape and
+// (ops.CacheAttention, which reads the cache in place, visits only the
+// slots a query sees and writes the new key and value into the slot of the
+// new position). The Gorgonia path splits the heads with Reshape and
 // Slice, appends the new key and value to the cache (Concat) and attends
 // with BatchedMatMul and ops.BiasedSoftmax.
 // Latent attention up-projects every cached latent at each step, on both
@@ -80,8 +81,7 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 			slopes = ALiBiSlopes(h)
 		}
 		y := node(p + ".context")(ops.CacheAttention(qkv, in.Keys, in.Values, in.Spans, in.Cos, in.Sin, layout, a.scale(), slopes)) // (B, D)
-		newKV := node(p + ".new_kv")(ops.NewKeyValue(qkv, in.Cos, in.Sin, layout))                                                  // (B, 2, G, d)
-		return DecodeOutput{Out: a.Out.forward(y), KV: newKV}                                                                       // (B, D)
+		return DecodeOutput{Out: a.Out.forward(y)}                                                                                  // (B, D)
 	}
 	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
 	q := a.decodeQuery(p, a.headRange(p+".q", parts, 0, h), in)                       // (B, H, d)

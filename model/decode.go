@@ -381,14 +381,18 @@ func fill(n *gorgonia.Node, row []float64) {
 }
 
 // writeCache copies each layer's new keys and values (or latent) into slot
-// Len() of its cache.
+// Len() of its cache, where the step has not written them itself (the
+// fused path's CacheAttention does).
 func (d *Decoder) writeCache() error {
 	for i, l := range d.layers {
 		var err error
-		if l.out.Latent != nil {
+		switch {
+		case l.out.Latent != nil:
 			err = writeSlot(l.latent, d.value(l.out.Latent), l.latentAt, d.pos)
-		} else if err = writeSlot(l.keys, d.value(l.out.KV), l.keysAt, d.pos); err == nil {
-			err = writeSlot(l.values, d.value(l.out.KV), l.valuesAt, d.pos)
+		case l.out.KV != nil:
+			if err = writeSlot(l.keys, d.value(l.out.KV), l.keysAt, d.pos); err == nil {
+				err = writeSlot(l.values, d.value(l.out.KV), l.valuesAt, d.pos)
+			}
 		}
 		if err != nil {
 			return errors.Wrapf(err, "decode: layer %d cache", i)

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "unsafe"
+
 // The assembly kernels exist only on amd64; elsewhere only the generic path
 // is detected, so these stubs are never called.
 
@@ -132,3 +134,10 @@ func sumLanesAVX2(k16 int, x *float32) float32 {
 func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func addScaledRowsAVX512(n int, y, x *float32, rows int, a *float32, lda int) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+// prefetchRows asks for nothing here: the hint is amd64's assembly only.
+func prefetchRows(p unsafe.Pointer, rows, strideBytes, rowBytes int) {}

@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // sgemmGoOnGeneric sends the generic path's float32 GEMMs to sgemmGo, so
 // that they give the assembly's bits (the generic path then runs them
 // several times slower than gonum did: docs/benchmarks.md).
@@ -88,3 +90,13 @@ func sumLanesAVX2(k16 int, x *float32) float32
 //
 //go:noescape
 func packTransposed16AVX2(kc8 int, b *float32, ldb int, panel *float32)
+
+// addScaledRowsAVX512 is AddScaledRows' kernel (rows_amd64.s).
+//
+//go:noescape
+func addScaledRowsAVX512(n int, y, x *float32, rows int, a *float32, lda int)
+
+// prefetchRows is PrefetchRows' kernel (prefetch_amd64.s).
+//
+//go:noescape
+func prefetchRows(p unsafe.Pointer, rows, strideBytes, rowBytes int)

@@ -21,8 +21,8 @@ import (
 //	y = x / sqrt(mean(x^2) + eps) * w
 //
 // It runs before the head split (and before Rotary), so one op serves
-// every layout, and the decoding step's CacheAttention and NewKeyValue read
-// its output as they would the projection. Gradients: with r = 1/sqrt(
+// every layout, and the decoding step's CacheAttention reads its output as
+// it would the projection. Gradients: with r = 1/sqrt(
 // mean(x^2) + eps) and g = dy * w per head, dx = r g - r^3 x mean(g x);
 // dw = the sum over rows and heads of dy x r; dx of a value head is dy.
 func QKNorm(qkv, wq, wk *gorgonia.Node, heads, kvHeads int, eps float64) (*gorgonia.Node, error) {
