@@ -41,7 +41,7 @@ func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32
 		gemvBlocks(0, blocks, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	chunks(blocks, workers, func(lo, hi int) {
+	guidedChunks(blocks, workers, func(lo, hi int) {
 		gemvBlocks(lo, hi, m, n, k, a, lda, b, ldb, beta, c, ldc)
 	})
 }
