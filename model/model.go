@@ -3,6 +3,7 @@ package model
 import (
 	"math/rand/v2"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 )
@@ -34,19 +35,53 @@ func New(cfg Config, dtype tensor.Dtype, seed uint64) (*Model, error) {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x617474_6e73636f)) // second word spells "attnsco"
 	m := &Model{Config: cfg, Dtype: dtype}
+	if dtype == tensor.Float64 {
+		m.Params = initParams(cfg, ParamBlock[float64](cfg), rng)
+	} else {
+		m.Params = initParams(cfg, ParamBlock[float32](cfg), rng)
+	}
+	return m, nil
+}
+
+// initParams draws cfg's parameters, in ParamSpecs' order, into their
+// parts of block.
+func initParams[T float32 | float64](cfg Config, block map[string][]T, rng *rand.Rand) []Param {
+	var params []Param
 	for _, spec := range cfg.ParamSpecs() {
-		values := make([]float64, product(spec.Shape))
+		values := block[spec.Name]
 		for i := range values {
 			switch spec.Init {
 			case InitNormal:
-				values[i] = rng.NormFloat64() * InitStd
+				values[i] = T(rng.NormFloat64() * InitStd)
 			case InitOnes:
 				values[i] = 1
 			}
 		}
-		m.Params = append(m.Params, Param{Name: spec.Name, Value: newDense(dtype, spec.Shape, values)})
+		params = append(params, Param{Name: spec.Name, Value: tensor.New(tensor.WithShape(spec.Shape...), tensor.WithBacking(values))})
 	}
-	return m, nil
+	return params
+}
+
+// ParamBlock returns every parameter cfg has, by name, as its part of one
+// zeroed block of memory that starts on a 2 MiB boundary
+// (kernels.HugePageAligned), parameters in ParamSpecs' order. Held in one
+// block, a model's weights are backed by huge pages all but the last
+// partial one (WeightsInHugePages), where a slice each leaves up to 2 MiB
+// at either end of each in 4 KiB pages: a tenth of a Llama of
+// stories110M's shape, whose decoding GEMVs then took 3% longer.
+func ParamBlock[T float32 | float64](cfg Config) map[string][]T {
+	specs := cfg.ParamSpecs()
+	total := 0
+	for _, spec := range specs {
+		total += product(spec.Shape)
+	}
+	block := kernels.HugePageAligned[T](total)
+	parts := make(map[string][]T, len(specs))
+	for _, spec := range specs {
+		n := product(spec.Shape)
+		parts[spec.Name], block = block[:n:n], block[n:]
+	}
+	return parts
 }
 
 // Param returns the tensor called name, or nil if the model has none.

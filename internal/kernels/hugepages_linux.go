@@ -8,9 +8,6 @@ import (
 	"unsafe"
 )
 
-// hugePage is the size of an amd64/arm64 transparent huge page.
-const hugePage = 2 << 20
-
 // madvCollapse is Linux's MADV_COLLAPSE (6.1 on): collapse the range's
 // pages into huge pages now, keeping their contents.
 const madvCollapse = 25

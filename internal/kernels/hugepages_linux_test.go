@@ -91,3 +91,26 @@ func anonHugeBytes(t *testing.T, lo, hi uintptr) int {
 	}
 	return total
 }
+
+// TestHugePageAligned: a slice of at least a huge page starts on a 2 MiB
+// boundary, holds n zeroes and cannot grow into the spare memory; a
+// smaller one is plain.
+func TestHugePageAligned(t *testing.T) {
+	for _, n := range []int{hugePage / 4, hugePage/4 + 1, 3*hugePage/4 + 5} {
+		x := HugePageAligned[float32](n)
+		if len(x) != n || cap(x) != n {
+			t.Fatalf("HugePageAligned(%d): len %d cap %d, want both %d", n, len(x), cap(x), n)
+		}
+		if at := uintptr(unsafe.Pointer(&x[0])) % hugePage; at != 0 {
+			t.Fatalf("HugePageAligned(%d) starts %d bytes past a 2 MiB boundary", n, at)
+		}
+		for i, v := range x {
+			if v != 0 {
+				t.Fatalf("HugePageAligned(%d)[%d] = %v, want 0", n, i, v)
+			}
+		}
+	}
+	if x := HugePageAligned[float64](100); len(x) != 100 || cap(x) != 100 {
+		t.Fatalf("HugePageAligned(100): len %d cap %d, want 100", len(x), cap(x))
+	}
+}

@@ -64,7 +64,7 @@ func Load(dir string, o Options) (*Model, error) {
 	if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
 		return nil, err
 	}
-	values, err := readValues(w, sources)
+	values, err := readValues(w, sources, cfg)
 	if err != nil {
 		return nil, err
 	}

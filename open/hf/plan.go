@@ -18,9 +18,9 @@ type source struct {
 	file *weightFile
 	info safetensors.Info
 	target
-	// paramLen is the parameter's length; the tensor fills
-	// [offset, offset + info.Len()) of it.
-	paramLen, offset int
+	// offset is where in its parameter the tensor's values go: it fills
+	// [offset, offset + info.Len()).
+	offset int
 }
 
 // planLoad finds each parameter of cfg among the files' tensors, from the
@@ -132,21 +132,21 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 	for _, n := range spec.Shape[1:] {
 		rowLen *= n
 	}
-	s.paramLen, s.offset = rowLen*spec.Shape[0], rowLen*s.part.first
+	s.offset = rowLen * s.part.first
 	return nil
 }
 
 // readValues reads every source, file by file in data order, into the
 // float32 values of its parameter: the parts of a parameter into its rows
 // of one slice.
-func readValues(w *weights, sources map[slot]*source) (map[string]any, error) {
+func readValues(w *weights, sources map[slot]*source, cfg model.Config) (map[string]any, error) {
 	largest := 0
 	for _, s := range sources {
 		if s.transpose {
 			largest = max(largest, s.info.Len())
 		}
 	}
-	r := &tensorReader{values: make(map[string]any, len(sources)), scratch: make([]float32, largest)}
+	r := &tensorReader{values: make(map[string]any, len(sources)), block: model.ParamBlock[float32](cfg), scratch: make([]float32, largest)}
 	for _, f := range w.files {
 		r.byName = map[string]*source{}
 		for _, s := range sources {
@@ -170,9 +170,10 @@ func readValues(w *weights, sources map[slot]*source) (map[string]any, error) {
 // the previous tensor is finished at the next visit, the last one after
 // ReadAll.
 type tensorReader struct {
-	byName  map[string]*source // the current file's sources by tensor name
-	values  map[string]any     // the parameters' values
-	scratch []float32          // a Conv1D weight as stored, before its transpose
+	byName  map[string]*source   // the current file's sources by tensor name
+	values  map[string]any       // the parameters' values
+	block   map[string][]float32 // their memory, one block (model.ParamBlock)
+	scratch []float32            // a Conv1D weight as stored, before its transpose
 
 	pending  *source   // the tensor read last, not yet finished
 	raw, dst []float32 // its values as stored, and the parameter's
@@ -188,7 +189,7 @@ func (r *tensorReader) visit(in safetensors.Info) (any, error) {
 	}
 	param, ok := r.values[s.param].([]float32)
 	if !ok {
-		param = make([]float32, s.paramLen)
+		param = r.block[s.param]
 		r.values[s.param] = param
 	}
 	r.pending, r.dst = s, param[s.offset:s.offset+in.Len()]
