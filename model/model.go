@@ -68,7 +68,8 @@ func initParams[T float32 | float64](cfg Config, block map[string][]T, rng *rand
 // block, a model's weights are backed by huge pages all but the last
 // partial one (WeightsInHugePages), where a slice each leaves up to 2 MiB
 // at either end of each in 4 KiB pages: a tenth of a Llama of
-// stories110M's shape, whose decoding GEMVs then took 3% longer.
+// stories110M's shape, whose decoding GEMVs read one block 1-2% faster
+// (kernels' BenchmarkDecodeGemvs, block/2MiB).
 func ParamBlock[T float32 | float64](cfg Config) map[string][]T {
 	specs := cfg.ParamSpecs()
 	total := 0

@@ -98,16 +98,40 @@ func decodeGemvShapes() [][2]int {
 	return append(shapes, [2]int{32000, 768})
 }
 
-// decodeWeights makes decodeGemvShapes' weights, in huge pages
-// (HugePages) or not.
-func decodeWeights(shapes [][2]int, huge bool) [][]float32 {
+// weightLayout is where decodeWeights puts the weights: a slice each in
+// 4 KiB pages, a slice each in huge pages, or one block on a 2 MiB
+// boundary in huge pages (as model.ParamBlock holds a model's).
+type weightLayout int
+
+const (
+	smallPages weightLayout = iota
+	hugeSlices
+	hugeBlock
+)
+
+// decodeWeights makes decodeGemvShapes' weights, laid out as layout says.
+func decodeWeights(shapes [][2]int, layout weightLayout) [][]float32 {
+	total := 0
+	for _, s := range shapes {
+		total += s[0] * s[1]
+	}
+	var block []float32
+	if layout == hugeBlock {
+		block = HugePageAligned[float32](total)
+	}
 	var weights [][]float32
 	for _, s := range shapes {
-		w := make([]float32, s[0]*s[1])
+		n := s[0] * s[1]
+		var w []float32
+		if layout == hugeBlock {
+			w, block = block[:n:n], block[n:]
+		} else {
+			w = make([]float32, n)
+		}
 		for i := range w {
 			w[i] = float32(i%251)/125 - 1
 		}
-		if huge {
+		if layout != smallPages {
 			HugePages(w) // filled first, as a model's weights are
 		}
 		weights = append(weights, w)
@@ -116,23 +140,24 @@ func decodeWeights(shapes [][2]int, huge bool) [][]float32 {
 }
 
 // BenchmarkDecodeGemvs times a decoding step's GEMVs at batch 1 through
-// Gemm (split over the cores as in the decoder) on two copies of the
-// weights, one in 4 KiB pages and one in huge pages (HugePages), the two
-// steps alternating so that a shared machine's load falls on both alike:
-// GB/s of weights read on each and the ratio.
+// Gemm (split over the cores as in the decoder) on three copies of the
+// weights: a slice each in 4 KiB pages, a slice each in huge pages
+// (HugePages), and one block in huge pages, the steps taking turns so that
+// a shared machine's load falls on all alike: GB/s of weights read on each
+// and the ratios.
 func BenchmarkDecodeGemvs(b *testing.B) {
 	shapes := decodeGemvShapes()
-	sets := [2][][]float32{decodeWeights(shapes, false), decodeWeights(shapes, true)}
+	sets := [3][][]float32{decodeWeights(shapes, smallPages), decodeWeights(shapes, hugeSlices), decodeWeights(shapes, hugeBlock)}
 	x, y := make([]float32, 2048), make([]float32, 32000)
 	var bytes float64
 	for _, s := range shapes {
 		bytes += float64(4 * s[0] * s[1])
 	}
-	var took [2]time.Duration
+	var took [3]time.Duration
 	i := 0
 	for b.Loop() {
-		for o := range 2 {
-			set := (i + o) % 2 // each goes first every other step
+		for o := range 3 {
+			set := (i + o) % 3 // each goes first every third step
 			start := time.Now()
 			for j, s := range shapes {
 				Gemm(false, true, 1, s[0], s[1], x, s[1], sets[set][j], s[1], 0, y, s[0])
@@ -144,5 +169,7 @@ func BenchmarkDecodeGemvs(b *testing.B) {
 	rate := func(set int) float64 { return bytes * float64(b.N) / took[set].Seconds() / 1e9 }
 	b.ReportMetric(rate(0), "GB/s-4KiB")
 	b.ReportMetric(rate(1), "GB/s-2MiB")
+	b.ReportMetric(rate(2), "GB/s-block")
 	b.ReportMetric(rate(1)/rate(0), "2MiB/4KiB")
+	b.ReportMetric(rate(2)/rate(1), "block/2MiB")
 }
