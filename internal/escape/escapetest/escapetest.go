@@ -22,6 +22,9 @@ var Hostile = []rune{
 	0x2028,
 }
 
+// hostile is Hostile as a string, for strings.ContainsRune.
+var hostile = string(Hostile)
+
 // Check reports, under what, invalid UTF-8 in out and the first character
 // of out that is in Hostile or that escape.Unsafe names, but for those in
 // layout: the newline and tab a format lays itself out with.
@@ -34,7 +37,7 @@ func Check(t testing.TB, what string, out []byte, layout string) {
 		if strings.ContainsRune(layout, r) {
 			continue
 		}
-		if escape.Unsafe(r) || strings.ContainsRune(string(Hostile), r) {
+		if escape.Unsafe(r) || strings.ContainsRune(hostile, r) {
 			t.Errorf("%s: U+%04X is raw at byte %d: %q", what, r, i, out[max(0, i-40):min(len(out), i+40)])
 			return
 		}
