@@ -27,14 +27,14 @@ func TestHostileFiles(t *testing.T) {
 	views := [][]string{nil, {"-summary"}, {"-circuits"}, {"-json"}, {"-html", page}, {"-png", png}}
 	for _, m := range opentest.HostileModels(t) {
 		for _, view := range views {
-			if !m.Opens && view != nil {
+			if !m.Opens() && view != nil {
 				continue // a refused model is refused before any view
 			}
 			t.Run(m.Place+" "+strings.Join(view[:min(1, len(view))], ""), func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
 				err := run(append([]string{"-checkpoint", m.Model, "-color", "never", "-examples", "2"}, view...), &stdout, &stderr)
-				if m.Opens != (err == nil) {
-					t.Fatalf("opens %t, want %t: %v", err == nil, m.Opens, err)
+				if m.Opens() != (err == nil) {
+					t.Fatalf("opens %t, want %t: %v", err == nil, m.Opens(), err)
 				}
 				escapetest.CheckRun(t, "inspect", stdout.Bytes(), stderr.Bytes(), err)
 				if view == nil {
