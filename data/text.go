@@ -253,12 +253,12 @@ func textKey(cfg TaskConfig) string {
 }
 
 // prefix is the first 12 hex digits of a digest, enough to tell two apart
-// in a message.
+// in a message; a recorded one comes from a file, so through msg.Clean.
 func prefix(digest string) string {
 	if len(digest) > 12 {
-		return digest[:12] + "..."
+		return msg.Clean(digest[:12]) + "..."
 	}
-	return digest
+	return msg.Clean(digest)
 }
 
 // Vocabulary is the task of cfg without its data: for the text task, the

@@ -90,7 +90,7 @@ func RunTokenizer(dir string, cfg rundir.Config) (tokenizer.Tokenizer, error) {
 func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Opened, error) {
 	cfg := ck.Config
 	if o.Data != "" {
-		return nil, errors.Errorf("-data %s: %s fine-tuned %s, whose heads are read on repeated tokens of its tokenizer; no text file is read", msg.Quote(o.Data), path, cfg.Init.Source)
+		return nil, errors.Errorf("-data %s: %s fine-tuned %s, whose heads are read on repeated tokens of its tokenizer; no text file is read", msg.Quote(o.Data), path, msg.Clean(cfg.Init.Source))
 	}
 	var tok tokenizer.Tokenizer
 	switch {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/attnscope/attnscope/internal/escape"
 )
 
 // Circuits is the induction papers' circuit metrics of a model (inspect
@@ -110,7 +112,7 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		if len(dla.Raises) > 0 {
 			parts := make([]string, len(dla.Raises))
 			for i, r := range dla.Raises {
-				parts[i] = fmt.Sprintf("L%d H%d %s", r.Layer, r.Head, strings.Join(r.Tokens, " "))
+				parts[i] = fmt.Sprintf("L%d H%d %s", r.Layer, r.Head, strings.Join(escape.Labels(r.Tokens), " "))
 			}
 			p.para(width, "the tokens those heads raise most directly (mean over the same positions), for the %d adding most: %s",
 				len(dla.Raises), strings.Join(parts, "; "))

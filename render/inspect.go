@@ -154,7 +154,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
 	if v.Source != "" {
-		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), v.Source, v.Tokenizer)
+		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
 	} else {
 		p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
 	}

@@ -46,8 +46,8 @@ func labelPanel(label string) Panel {
 	return p
 }
 
-// TestViewsEscapeLabels: for a label of each class, the terminal heatmap
-// and table hold no unsafe character, show the label's escape where the
+// TestViewsEscapeLabels: for a label of each class, the terminal heatmap,
+// table and circuits' top tokens hold no unsafe character, show the label's escape where the
 // label was, and align as if given the escaped text; every PNG view (a
 // figure, a score table, a chart) draws exactly what it draws for the
 // escaped text.
@@ -62,6 +62,14 @@ func TestViewsEscapeLabels(t *testing.T) {
 			var b bytes.Buffer
 			err := Table(&b, []Row{{"token", []string{label, "a"}}, {"target " + label, []string{"b", label}}}, 0)
 			return b.String(), err
+		},
+		// -circuits' list of the tokens the heads raise most (issue 42: a
+		// byte-level vocabulary's control-byte tokens reached it raw).
+		"circuits' top tokens": func(label string) (string, error) {
+			var b bytes.Buffer
+			p := &printer{w: &b}
+			writeCircuits(p, 100, Circuits{DirectLogit: &DirectLogit{Raises: []HeadTokens{{Layer: 0, Head: 1, Tokens: []string{label, "a"}}}}}, 4, 1, false)
+			return b.String(), p.err
 		},
 	}
 	images := map[string]func(label string) (*image.RGBA, error){

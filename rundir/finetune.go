@@ -115,12 +115,13 @@ func (r FileRecord) same(now FileRecord) error {
 	return nil
 }
 
-// prefix is the first 12 hex digits of a digest, enough to tell two apart.
+// prefix is the first 12 hex digits of a digest, enough to tell two apart;
+// a recorded one comes from a file, so through msg.Clean.
 func prefix(digest string) string {
 	if len(digest) > 12 {
-		return digest[:12] + "..."
+		return msg.Clean(digest[:12]) + "..."
 	}
-	return digest
+	return msg.Clean(digest)
 }
 
 // CheckFiles checks every file of the record against its content now

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/pkg/errors"
 )
@@ -141,7 +142,7 @@ func configDiff(a0, b0 Config, nameA, nameB string) string {
 	var diffs []string
 	for _, k := range sortedKeys(a, b) {
 		if fmt.Sprint(a[k]) != fmt.Sprint(b[k]) {
-			diffs = append(diffs, fmt.Sprintf("%s: %s %v, %s %v", k, nameA, a[k], nameB, b[k]))
+			diffs = append(diffs, fmt.Sprintf("%s: %s %s, %s %s", k, nameA, msg.Clean(fmt.Sprint(a[k])), nameB, msg.Clean(fmt.Sprint(b[k]))))
 		}
 	}
 	if len(diffs) > 3 {

@@ -160,7 +160,7 @@ func CheckDir(dir string) error {
 	if info.Mode()&os.ModeSymlink != 0 {
 		target, _ := os.Readlink(dir)
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return errors.Errorf("run directory %s is a dangling symlink (to %s, which does not exist)", dir, target)
+			return errors.Errorf("run directory %s is a dangling symlink (to %s, which does not exist)", dir, msg.Clean(target))
 		}
 		info, err = os.Stat(dir)
 		if err != nil {

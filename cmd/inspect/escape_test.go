@@ -146,6 +146,11 @@ func TestHostileVocabulary(t *testing.T) {
 			}
 		}},
 		{name: "-summary", args: []string{"-summary"}, layout: "\n"},
+		{name: "-circuits", args: []string{"-circuits", "-summary", "-data", text}, layout: "\n", check: func(t *testing.T, out output) {
+			if !strings.Contains(string(out.stdout), "raise most directly") {
+				t.Errorf("-circuits names no tokens the heads raise:\n%s", out.stdout)
+			}
+		}},
 		{name: "-layer -head", args: []string{"-layer", "0", "-head", "1"}, layout: "\n", check: func(t *testing.T, out output) {
 			if got := fieldsAfter(t, out.stdout, "layer 0 head 1", true); !slices.Equal(got, cells) {
 				t.Errorf("key axis %q, want %q", got, cells)

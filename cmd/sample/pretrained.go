@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/tokenizer"
 )
@@ -22,7 +23,7 @@ import (
 // is whole.
 func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) error {
 	if o.eval {
-		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, op.Source)
+		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, msg.Clean(op.Source))
 	}
 	tok := op.Tokenizer
 	prompt, err := pretrainedPrompt(op, o)

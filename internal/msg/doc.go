@@ -7,4 +7,8 @@
 //     of 100 KB.
 //   - Quote always quotes (Go syntax, so a newline cannot break the line);
 //     Clean quotes only a value holding a character that needs it.
+//   - Nothing this package returns holds a character escape.Unsafe names
+//     (C0, DEL, C1, format characters, U+2028/9) or invalid UTF-8: Quote and
+//     Clean Go-quote them, Shorten escapes them as escape.Label does. A value
+//     from a file reaches a message through one of the three, or Go's %q.
 package msg

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/attnscope/attnscope/internal/escape"
 )
 
 // MaxShown is the most bytes of a value a message shows.
@@ -24,7 +26,8 @@ func Quote(s string) string {
 }
 
 // Clean returns s as it is when it is short and holds nothing that needs
-// quoting (a newline, a control character, invalid UTF-8), else Quote(s);
+// quoting (a newline, a control or format character, invalid UTF-8: every
+// character escape.Unsafe names among them), else Quote(s);
 // past MaxShown bytes a plain s is shortened like Quote's, without quotes.
 func Clean(s string) string {
 	head, more := cut(s)
@@ -55,9 +58,12 @@ var word = regexp.MustCompile(`[^\s"]+`)
 
 // Shorten shortens every quoted string and every word of text longer than
 // MaxShown bytes, for a message made by other code (the flag package quotes a
-// bad value whole: `invalid value "..." for flag -seed`).
+// bad value whole: `invalid value "..." for flag -seed`) or a fragment of a
+// file shown as it is written (a JSON value). It first writes every
+// character escape.Unsafe names as escape.Label does (\x1b, \u202e, \n), so
+// what it returns is one line holding nothing a terminal acts on.
 func Shorten(text string) string {
-	text = quoted.ReplaceAllStringFunc(text, func(q string) string {
+	text = quoted.ReplaceAllStringFunc(escape.Label(text), func(q string) string {
 		s, err := strconv.Unquote(q)
 		if err != nil || len(s) <= MaxShown {
 			return q

@@ -3,6 +3,9 @@ package msg
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/attnscope/attnscope/internal/escape/escapetest"
 )
 
 // TestShortened: values up to MaxShown bytes are shown whole; longer ones
@@ -46,6 +49,53 @@ func TestShorten(t *testing.T) {
 	for _, c := range cases {
 		if got := Shorten(c.in); got != c.want {
 			t.Errorf("Shorten(%.40q...) = %.200s, want %.200s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestNothingUnsafeSurvives: whatever a file holds, Quote, Clean and
+// Shorten write no character a terminal acts on or a renderer reorders
+// (escapetest: C0, DEL, C1, format characters, U+2028/9) and no invalid
+// UTF-8, over every code point and every byte that is not UTF-8, alone
+// and inside a JSON value as a message shows it (issue 42: a bidi override,
+// NEL or DEL in config.json reached the terminal through Shorten).
+func TestNothingUnsafeSurvives(t *testing.T) {
+	var out strings.Builder
+	add := func(s string) {
+		for _, shown := range []string{Quote(s), Clean(s), Shorten(s), Shorten(`n_head = "` + s + `": want a positive integer`)} {
+			out.WriteString(shown)
+			out.WriteByte(' ')
+		}
+	}
+	var chunk []rune // 16 code points: at most 64 bytes, shown whole
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		if utf8.ValidRune(r) {
+			chunk = append(chunk, r)
+		}
+		if len(chunk) == 16 || r == utf8.MaxRune {
+			add(string(chunk))
+			chunk = chunk[:0]
+		}
+	}
+	for b := 0x80; b <= 0xff; b++ {
+		add("a" + string([]byte{byte(b)}) + "b")
+	}
+	escapetest.Check(t, "Quote, Clean and Shorten", []byte(out.String()), "")
+}
+
+// TestShortenEscapes: Shorten writes the unsafe characters of a message as
+// escape.Label does, and keeps the rest, quoted values included.
+func TestShortenEscapes(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"n_head = \"\u202efour\u0085\x7f\": want a positive integer", `n_head = "\u202efour\u0085\x7f": want a positive integer`},
+		{"data_offsets [\n1]: bad\u2028", `data_offsets [\n1]: bad\u2028`},
+		{"title \x1b]0;pwned\a\x1b[2J", `title \x1b]0;pwned\x07\x1b[2J`},
+		{"bad \xff byte", `bad \xff byte`},
+		{`already "quoted\x1b" naïve`, `already "quoted\x1b" naïve`},
+	}
+	for _, c := range cases {
+		if got := Shorten(c.in); got != c.want {
+			t.Errorf("Shorten(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

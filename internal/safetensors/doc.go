@@ -27,7 +27,9 @@
 //   - Reading is strict: anything the reference implementation would reject,
 //     and anything ambiguous (duplicate names or keys, null values, gaps,
 //     trailing bytes, unknown fields), is an error naming the tensor and the
-//     problem in one line, without the file's name (only ReadFile adds it).
+//     problem in one line, without the file's name (only ReadFile adds it);
+//     a name is Go-quoted and a header value escaped (internal/escape), so
+//     no control or format character of the file reaches a terminal.
 //     No input makes a reader panic (see FuzzRead, FuzzOpen).
 //   - Every reader of a path refuses one that is not a regular file before
 //     opening can block on it, refuses a file over a size limit, and checks

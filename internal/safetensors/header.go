@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/escape"
 )
 
 // headerLength decodes the 8-byte header length and checks it against
@@ -316,11 +318,13 @@ func intArray(raw []byte) ([]int64, error) {
 	return ints, nil
 }
 
-// abbreviate shortens raw JSON for an error message.
+// abbreviate shortens raw JSON for an error message, its control, format
+// and invalid bytes escaped (escape.Label) so that the message stays one
+// line that a terminal only shows.
 func abbreviate(raw []byte) string {
 	const max = 40
 	if len(raw) > max {
 		return strconv.Quote(string(raw[:max])) + "..."
 	}
-	return string(raw)
+	return escape.Label(string(raw))
 }

@@ -72,6 +72,10 @@ func realPath(path string) (string, error) {
 // path is file inside the directory, as messages name it.
 func (d *modelDir) path(file string) string { return filepath.Join(d.name, file) }
 
+// shown is the path of file in the directory as a message names it: the
+// file's name, which an index may give, through msg.Clean.
+func (d *modelDir) shown(file string) string { return filepath.Join(d.name, msg.Clean(file)) }
+
 // has reports whether the directory holds an entry called file (a link
 // included, dangling or not).
 func (d *modelDir) has(file string) bool {
@@ -84,14 +88,14 @@ func (d *modelDir) has(file string) bool {
 func (d *modelDir) checkInside(file string) error {
 	real, err := realPath(d.path(file))
 	if errors.Is(err, os.ErrNotExist) {
-		return errors.Errorf("%s: no such file", d.path(file))
+		return errors.Errorf("%s: no such file", d.shown(file))
 	}
 	if err != nil {
-		return errors.Wrapf(unwrapPath(err), "%s", d.path(file))
+		return errors.Wrapf(unwrapPath(err), "%s", d.shown(file))
 	}
 	if !within(d.real, real) && !within(cacheBlobs(d.real), real) {
 		return errors.Errorf("%s: is a symlink to %s, outside %s; only files inside the model directory are read (copy the file in)",
-			d.path(file), msg.Clean(real), d.name)
+			d.shown(file), msg.Clean(real), d.name)
 	}
 	return nil
 }
@@ -136,7 +140,7 @@ func (d *modelDir) readJSON(file string, limit int64) ([]byte, error) {
 func (d *modelDir) noteRead(file string, size int64) {
 	d.read = append(d.read, d.path(file))
 	if d.notices != nil {
-		fmt.Fprintf(d.notices, "reading %s (%s)\n", d.path(file), msg.Bytes(float64(size)))
+		fmt.Fprintf(d.notices, "reading %s (%s)\n", d.shown(file), msg.Bytes(float64(size)))
 	}
 }
 

@@ -36,5 +36,8 @@
 //     Llama's q_proj, k_proj and v_proj (and their biases) are each read
 //     straight into their rows of the project's fused qkv, [q | k | v].
 //   - Every error is one line naming the file (or the directory) and the
-//     problem.
+//     problem. A key, value or name from a file (a config key, a shard
+//     name, a tensor name) reaches an error or the "reading" notice through
+//     internal/msg, so no control or format character of it reaches a
+//     terminal.
 package hf

@@ -74,15 +74,15 @@ func openWeightFile(d *modelDir, name string) (*weightFile, error) {
 	path := d.path(name)
 	st, err := safetensors.Open(path, math.MaxInt64)
 	if err != nil {
-		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
 	}
 	info, err := os.Stat(path)
 	if err != nil {
 		st.Close()
-		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
 	}
 	d.noteRead(name, info.Size())
-	return &weightFile{path: path, st: st}, nil
+	return &weightFile{path: d.shown(name), st: st}, nil
 }
 
 // openShards opens the shards model.safetensors.index.json lists and
@@ -101,7 +101,7 @@ func openShards(d *modelDir) (*weights, error) {
 	for _, shard := range shardNames(placed) {
 		if !d.has(shard) {
 			w.Close()
-			return nil, errors.Errorf("%s: no such file (a shard %s lists)", d.path(shard), IndexFile)
+			return nil, errors.Errorf("%s: no such file (a shard %s lists)", d.shown(shard), IndexFile)
 		}
 		f, err := openWeightFile(d, shard)
 		if err == nil {
@@ -173,7 +173,7 @@ func checkShard(f *weightFile, shard string, placed map[string]string) error {
 		case !ok:
 			return errors.Errorf("%s: holds tensor %s, which %s does not list", f.path, msg.Quote(in.Name), IndexFile)
 		case where != shard:
-			return errors.Errorf("%s: holds tensor %s, which %s places in %s", f.path, msg.Quote(in.Name), IndexFile, where)
+			return errors.Errorf("%s: holds tensor %s, which %s places in %s", f.path, msg.Quote(in.Name), IndexFile, msg.Clean(where))
 		}
 	}
 	names := make([]string, 0, len(placed))

@@ -58,7 +58,7 @@ func ropeBase(keys configKeys) (float64, error) {
 func checkRopeDict(key string, dict configKeys) error {
 	for name, raw := range dict {
 		if len(raw) > 0 && raw[0] == '{' {
-			return errors.Errorf("%s.%s: rotary parameters per layer type are not built", key, name)
+			return errors.Errorf("%s.%s: rotary parameters per layer type are not built", key, msg.Clean(name))
 		}
 	}
 	for _, field := range []string{"rope_type", "type"} {

@@ -42,5 +42,7 @@
 //     names; its vocab_size must be the model's, its itos one character per
 //     id and its stoi the inverse.
 //   - Every error is one line naming the file (and the zip entry or tensor)
-//     and the problem.
+//     and the problem; a name or value from the file (a zip entry, a key,
+//     a character) is shown through internal/msg, so no control or format
+//     character of it reaches a terminal.
 package nanogpt

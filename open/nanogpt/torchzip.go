@@ -86,7 +86,7 @@ func (a *archive) findFolder() error {
 	for _, f := range a.zip.File {
 		if dir, base := path.Split(f.Name); base == "data.pkl" && strings.Count(dir, "/") == 1 {
 			if a.folder != "" {
-				return errors.Errorf("the zip holds two pickles, %sdata.pkl and %s", a.folder, msg.Clean(f.Name))
+				return errors.Errorf("the zip holds two pickles, %s and %s", msg.Clean(a.folder+"data.pkl"), msg.Clean(f.Name))
 			}
 			a.folder = dir
 		}
@@ -108,7 +108,7 @@ func (a *archive) findFolder() error {
 			return err
 		}
 		if s := strings.TrimSpace(string(order)); s != "little" {
-			return errors.Errorf("%s says the storages are %s-endian; only little-endian ones are read", f.Name, msg.Clean(s))
+			return errors.Errorf("%s says the storages are %s-endian; only little-endian ones are read", msg.Clean(f.Name), msg.Clean(s))
 		}
 	}
 	return nil
@@ -131,25 +131,25 @@ func (a *archive) pickle() (any, error) {
 		persistent: a.persistentLoad,
 	}
 	v, err := up.load(raw)
-	return v, errors.Wrap(err, f.Name)
+	return v, errors.Wrap(err, msg.Clean(f.Name))
 }
 
 // readEntry reads a whole small zip entry, refusing one over limit bytes.
 func readEntry(f *zip.File, limit uint64) ([]byte, error) {
 	if f.UncompressedSize64 > limit {
-		return nil, errors.Errorf("%s is %d bytes, more than the %d bytes this reader allows it", f.Name, f.UncompressedSize64, limit)
+		return nil, errors.Errorf("%s is %d bytes, more than the %d bytes this reader allows it", msg.Clean(f.Name), f.UncompressedSize64, limit)
 	}
 	r, err := f.Open()
 	if err != nil {
-		return nil, errors.Wrap(err, f.Name)
+		return nil, errors.Wrap(err, msg.Clean(f.Name))
 	}
 	defer r.Close()
 	raw, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
-		return nil, errors.Wrap(err, f.Name)
+		return nil, errors.Wrap(err, msg.Clean(f.Name))
 	}
 	if uint64(len(raw)) != f.UncompressedSize64 {
-		return nil, errors.Errorf("%s holds %d bytes, its zip header says %d", f.Name, len(raw), f.UncompressedSize64)
+		return nil, errors.Errorf("%s holds %d bytes, its zip header says %d", msg.Clean(f.Name), len(raw), f.UncompressedSize64)
 	}
 	return raw, nil
 }
@@ -195,10 +195,10 @@ func (a *archive) persistentLoad(pid any) (any, error) {
 	}
 	f := a.entry("data/" + key)
 	if f == nil {
-		return nil, errors.Errorf("storage %s is not in the zip (no entry %sdata/%s)", msg.Quote(key), a.folder, msg.Clean(key))
+		return nil, errors.Errorf("storage %s is not in the zip (no entry %s)", msg.Quote(key), msg.Clean(a.folder+"data/"+key))
 	}
 	if numel < 0 || uint64(numel) > math.MaxInt64/uint64(typ.elemSize) || f.UncompressedSize64 != uint64(numel*typ.elemSize) {
-		return nil, errors.Errorf("storage %s holds %d bytes, its id says %d elements of %d bytes", f.Name, f.UncompressedSize64, numel, typ.elemSize)
+		return nil, errors.Errorf("storage %s holds %d bytes, its id says %d elements of %d bytes", msg.Clean(f.Name), f.UncompressedSize64, numel, typ.elemSize)
 	}
 	s := &storage{key: key, typ: typ, numel: numel, file: f}
 	a.storages[key] = s
