@@ -59,6 +59,10 @@ type Opened struct {
 	// text model its characters; nil for the lab's toy tasks, whose tokens
 	// are their labels.
 	Tokenizer tokenizer.Tokenizer
+	// Inputs are every file the opening read or may read (package
+	// function Inputs, and each file read), which no output may replace
+	// (rundir.CheckOutput).
+	Inputs []string
 	// EOS are every id that ends a text of a model trained elsewhere: the
 	// tokenizer's EOS and each eos_token_id a Hugging Face config.json lists
 	// (Llama 3's instruct models end a turn with any of three);
@@ -69,6 +73,17 @@ type Opened struct {
 // Open opens the model at path, a run directory or a checkpoint file, by
 // the rules of the package doc. Every error is one line naming the file.
 func Open(path string, o Options) (*Opened, error) {
+	op, err := openModel(path, o)
+	if err != nil {
+		return nil, err
+	}
+	op.Inputs = append(Inputs(path, o), op.Files...)
+	op.Inputs = append(op.Inputs, nonEmpty(op.Checkpoint, op.DataFile)...)
+	return op, nil
+}
+
+// openModel is Open but for Opened.Inputs.
+func openModel(path string, o Options) (*Opened, error) {
 	if dir, ok := huggingFaceDir(path); ok {
 		return openHuggingFace(dir, o)
 	}

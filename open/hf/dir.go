@@ -176,3 +176,37 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// lookedFor are the files of a model directory that opening it reads or
+// looks for by name: config.json, the weights (the pickle's names too,
+// which Load looks for to say what to convert) and every tokenizer file,
+// those this package's readers take and those of transformers' that they
+// do not yet (tokenizer.model, added_tokens.json, generation_config.json).
+var lookedFor = append([]string{ConfigFile, "generation_config.json", WeightsFile, IndexFile, PickleFile, PickleFile + ".index.json",
+	"tokenizer.model", "added_tokens.json"}, tokenizerFiles...)
+
+// Inputs are the files of the model directory dir that opening it reads or
+// may read: every name in lookedFor, whether the directory holds it or
+// not, and the shards its index names, so that no output of a command
+// replaces one or makes one the next opening would read
+// (rundir.CheckOutput). It reads nothing but the index, within
+// maxIndexBytes; an index it cannot parse names no shard (Load refuses it).
+func Inputs(dir string) []string {
+	d := &modelDir{name: dir}
+	var out []string
+	for _, file := range lookedFor {
+		out = append(out, d.path(file))
+	}
+	raw, err := safefile.ReadLimit(d.path(IndexFile), maxIndexBytes, "a "+IndexFile+" may take")
+	if err != nil {
+		return out
+	}
+	placed, err := parseIndex(raw)
+	if err != nil {
+		return out
+	}
+	for _, shard := range shardNames(placed) {
+		out = append(out, d.path(shard))
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package open
+
+import (
+	"path/filepath"
+
+	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/nanogpt"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// Inputs are the files that opening path with o reads or may read, found
+// without loading the model: what no output of a command may replace or
+// create (rundir.CheckOutput), so that a command refuses such an output
+// path before any work. Opened.Inputs adds the files the opening read.
+//   - A Hugging Face directory: every name its readers look for, there or
+//     not, and the shards its index names (hf.Inputs).
+//   - A nanoGPT checkpoint: ckpt.pt and the meta.pkl beside it, there or not.
+//   - The lab's checkpoint: it, and for one in a run directory the run's
+//     files the views read (config, checkpoints, logs, a fine-tuning run's
+//     tokenizer copies) and the text file the run's config records.
+//   - The files -data and -vocab name.
+func Inputs(path string, o Options) []string {
+	in := nonEmpty(o.Data, o.Vocab)
+	if dir, ok := huggingFaceDir(path); ok {
+		return append(in, hf.Inputs(dir)...)
+	}
+	if ckpt, ok := nanoGPTCheckpoint(path); ok {
+		return append(in, ckpt, filepath.Join(filepath.Dir(ckpt), nanogpt.MetaFile))
+	}
+	ckpt, runDir, err := locate(path)
+	if err != nil {
+		return append(in, path)
+	}
+	in = append(in, ckpt)
+	if runDir != "" {
+		in = append(in, runInputs(runDir)...)
+	}
+	return in
+}
+
+// runInputs are the files of the run in dir that the views read, there or
+// not, and the text file its config records.
+func runInputs(dir string) []string {
+	var in []string
+	for _, name := range []string{rundir.ConfigFile, rundir.CheckpointFile, rundir.BestFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile} {
+		in = append(in, filepath.Join(dir, name))
+	}
+	for _, name := range rundir.TokenizerNames {
+		in = append(in, filepath.Join(dir, rundir.InitCopy(name)))
+	}
+	if task, err := rundir.RunTask(dir); err == nil && task.Name == data.Text {
+		in = append(in, data.TextLocation(task))
+	}
+	return in
+}
+
+// nonEmpty is paths without the empty ones.
+func nonEmpty(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
