@@ -16,9 +16,9 @@ import (
 //   - A Hugging Face directory: every name its readers look for, there or
 //     not, and the shards its index names (hf.Inputs).
 //   - A nanoGPT checkpoint: ckpt.pt and the meta.pkl beside it, there or not.
-//   - The lab's checkpoint: it, and for one in a run directory the run's
-//     files the views read (config, checkpoints, logs, a fine-tuning run's
-//     tokenizer copies) and the text file the run's config records.
+//   - The lab's checkpoint: it, and for one in a run directory the text
+//     file the run's config records (the run's own files are run files,
+//     which the output rule guards by name: rundir.IsRunFile).
 //   - The files -data and -vocab name.
 func Inputs(path string, o Options) []string {
 	in := nonEmpty(o.Data, o.Vocab)
@@ -39,20 +39,15 @@ func Inputs(path string, o Options) []string {
 	return in
 }
 
-// runInputs are the files of the run in dir that the views read, there or
-// not, and the text file its config records.
+// runInputs are the files of the run in dir that the views read, besides
+// its own files, which CheckOutput's rule for run files already guards
+// (every run file in a directory holding a run): the text file its config
+// records.
 func runInputs(dir string) []string {
-	var in []string
-	for _, name := range []string{rundir.ConfigFile, rundir.CheckpointFile, rundir.BestFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile} {
-		in = append(in, filepath.Join(dir, name))
-	}
-	for _, name := range rundir.TokenizerNames {
-		in = append(in, filepath.Join(dir, rundir.InitCopy(name)))
-	}
 	if task, err := rundir.RunTask(dir); err == nil && task.Name == data.Text {
-		in = append(in, data.TextLocation(task))
+		return []string{data.TextLocation(task)}
 	}
-	return in
+	return nil
 }
 
 // nonEmpty is paths without the empty ones.

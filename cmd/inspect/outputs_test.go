@@ -56,12 +56,23 @@ func TestOutputsNeverInputs(t *testing.T) {
 			t.Errorf("%s: %s changed (%v)", c.name, target, afterErr)
 		}
 	}
+	// The text a model's windows are read from (-data) is an input too.
+	ck, text, _ := textCheckpoint(t, "abcdefgh")
+	before, err := os.ReadFile(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run([]string{ck, "-data", text, "-html", text}, &bytes.Buffer{}, &bytes.Buffer{})
+	msgtest.Refusal(t, "the -data text", err, "-html: refusing to write "+text+": it is the input "+text)
+	if after, err := os.ReadFile(text); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the -data text changed (%v)", err)
+	}
 	// Another spelling and a hard link of ckpt.pt are the same file.
 	link := filepath.Join(t.TempDir(), "heads.png")
 	if err := os.Link(filepath.Join(outDir, "ckpt.pt"), link); err != nil {
 		t.Fatal(err)
 	}
-	err := run([]string{filepath.Join(outDir, "ckpt.pt"), "-png", link}, &bytes.Buffer{}, &bytes.Buffer{})
+	err = run([]string{filepath.Join(outDir, "ckpt.pt"), "-png", link}, &bytes.Buffer{}, &bytes.Buffer{})
 	msgtest.Refusal(t, "a hard link of ckpt.pt", err, "-png: refusing to write "+link+": it is the input ")
 	heads := filepath.Join(outDir, "heads.png")
 	if err := run([]string{outDir, "-png", heads, "-examples", "1"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
