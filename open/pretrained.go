@@ -45,7 +45,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		tok, names, err := readTokenizer(files)
 		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
-	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
+	op.Files, op.TokenizerFiles, op.Digests = append(m.Files, t.files...), t.files, m.Digests
 	return op, nil
 }
 
@@ -209,7 +209,7 @@ const NanoGPTFile = "ckpt.pt"
 // characters, else GPT-2's (nanoGPT's GPT-2 runs pad the vocabulary to
 // 50304), else ids.
 func openNanoGPT(path string, o Options) (*Opened, error) {
-	m, err := nanogpt.Load(path, nanogpt.Options{Notices: o.Notices, Vocab: o.Vocab})
+	m, err := nanogpt.Load(path, nanogpt.Options{Notices: o.Notices, Vocab: o.Vocab, Digests: o.digests})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	}
 	op, err := pretrained(m.Model, tok, path, "nanoGPT", m.Step)
 	if err == nil {
-		op.Files = m.Files
+		op.Files, op.Digests = m.Files, m.Digests
 		if m.Chars != nil {
 			op.TokenizerFiles = m.Files[1:]
 		}

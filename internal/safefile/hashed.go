@@ -53,6 +53,12 @@ func OpenHashed(path string) (*HashedFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Hashed(f, path)
+}
+
+// Hashed is OpenHashed of f, a regular file open for reading at path (as
+// OpenRegular or OpenOwn open one); on an error it closes f.
+func Hashed(f *os.File, path string) (*HashedFile, error) {
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()

@@ -40,6 +40,9 @@ type modelDir struct {
 	real    string // absolute, with every symlink resolved
 	notices io.Writer
 	read    []string // the files read, as path names them
+	// digests, when not nil, receives each file's digest, of the bytes
+	// read (Options.Digests).
+	digests map[string]safefile.Digest
 }
 
 func openDir(name string) (*modelDir, error) {
@@ -124,12 +127,39 @@ func (d *modelDir) readJSON(file string, limit int64) ([]byte, error) {
 	if err := d.checkInside(file); err != nil {
 		return nil, err
 	}
-	raw, err := safefile.ReadLimit(d.path(file), limit, "a "+file+" may take")
+	what := "a " + file + " may take"
+	if d.digests == nil {
+		raw, err := safefile.ReadLimit(d.path(file), limit, what)
+		if err != nil {
+			return nil, err
+		}
+		d.noteRead(file, int64(len(raw)))
+		return raw, nil
+	}
+	f, err := safefile.OpenHashed(d.path(file))
 	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", d.path(file))
+	}
+	defer f.Close()
+	raw, err := f.ReadLimit(limit, what)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.noteDigest(file, f); err != nil {
 		return nil, err
 	}
 	d.noteRead(file, int64(len(raw)))
 	return raw, nil
+}
+
+// noteDigest records the digest of file, read through f.
+func (d *modelDir) noteDigest(file string, f *safefile.HashedFile) error {
+	sum, err := f.Sum()
+	if err != nil {
+		return err
+	}
+	d.digests[d.path(file)] = sum
+	return nil
 }
 
 // noteRead records that file was read and says so on the notices.
