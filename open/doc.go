@@ -34,7 +34,8 @@
 //     files read (Opened.Files, Opened.TokenizerFiles), each with the size
 //     and SHA-256 of the bytes loaded, hashed as they were read
 //     (Opened.Digests; a tokenizer file, which package tokenizer reads by
-//     its path, is hashed apart).
+//     its path, is hashed before and after it is read, and refused if the
+//     two differ).
 //   - Inputs lists, before the model is loaded, every file opening it reads
 //     or may read (by the names the readers look for, there or not), and
 //     Opened.Inputs adds every file read: what no output of a command may

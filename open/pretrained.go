@@ -9,6 +9,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
 	"github.com/attnscope/attnscope/open/nanogpt"
@@ -34,6 +35,10 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokenizerDigests, err := hashBefore(files, o.digests)
+	if err != nil {
+		return nil, err
+	}
 	type read struct {
 		tok   tokenizer.Tokenizer
 		note  string
@@ -43,6 +48,9 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	tokenizerRead := make(chan read, 1)
 	go func() {
 		tok, names, err := readTokenizer(files)
+		if err == nil && o.digests {
+			err = hashTokenizer(names, tokenizerDigests)
+		}
 		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
 	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests})
@@ -77,7 +85,49 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		return nil, err
 	}
 	op.Files, op.TokenizerFiles, op.Digests = append(m.Files, t.files...), t.files, m.Digests
+	for f, d := range tokenizerDigests {
+		op.Digests[f] = d
+	}
 	return op, nil
+}
+
+// hashBefore hashes the tokenizer files before package tokenizer reads them
+// by their paths, when the digests are asked for (nil otherwise), for
+// hashTokenizer to compare after.
+func hashBefore(files []string, digests bool) (map[string]safefile.Digest, error) {
+	if !digests {
+		return nil, nil
+	}
+	before := map[string]safefile.Digest{}
+	for _, f := range files {
+		rec, err := rundir.HashFile(f)
+		if err != nil {
+			return nil, err
+		}
+		before[f] = safefile.Digest{Size: rec.Size, SHA256: rec.SHA256}
+	}
+	return before, nil
+}
+
+// hashTokenizer hashes the tokenizer files read again, once package
+// tokenizer has read them, refusing one that changed meanwhile, so the
+// digest kept (in digests, which holds them as hashBefore found them) is of
+// the bytes the tokenizer was built from; the files not read are dropped.
+func hashTokenizer(read []string, digests map[string]safefile.Digest) error {
+	for f, before := range digests {
+		if !slices.Contains(read, f) {
+			delete(digests, f)
+			continue
+		}
+		now, err := rundir.HashFile(f)
+		if err != nil {
+			return err
+		}
+		if now.Size != before.Size || now.SHA256 != before.SHA256 {
+			return errors.Errorf("%s changed while it was read; read it again once nothing writes it", f)
+		}
+	}
+	return nil
 }
 
 // gpt2Arch is the architecture whose tokenizer package tokenizer reads
