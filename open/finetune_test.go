@@ -62,7 +62,9 @@ func TestFineTuningRecordsBytesLoaded(t *testing.T) {
 			if f.SHA256 != hex.EncodeToString(want[:]) || f.Size != int64(len(loaded)) {
 				t.Errorf("recorded %d bytes, sha256 %s; the weights loaded are %d bytes, %x", f.Size, f.SHA256, len(loaded), want)
 			}
+			continue
 		}
+		checkRecorded(t, f.Path, f.Size, f.SHA256) // config.json, left as it was
 	}
 	if !found {
 		t.Errorf("the record lists no model.safetensors: %+v", rec.Files)
@@ -90,12 +92,19 @@ func TestFineTuningRecordsNanoGPT(t *testing.T) {
 		t.Fatalf("recorded %+v, want ckpt.pt and meta.pkl", rec.Files)
 	}
 	for _, f := range rec.Files {
-		raw, err := os.ReadFile(f.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sum := sha256.Sum256(raw); f.SHA256 != hex.EncodeToString(sum[:]) || f.Size != int64(len(raw)) {
-			t.Errorf("%s: recorded %d bytes, sha256 %s; the file is %d bytes, %x", f.Path, f.Size, f.SHA256, len(raw), sum)
-		}
+		checkRecorded(t, f.Path, f.Size, f.SHA256)
+	}
+}
+
+// checkRecorded fails the test when the file at path is not of the size
+// and SHA-256 recorded.
+func checkRecorded(t *testing.T, path string, size int64, digest string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(raw); digest != hex.EncodeToString(sum[:]) || size != int64(len(raw)) {
+		t.Errorf("%s: recorded %d bytes, sha256 %s; the file is %d bytes, %x", path, size, digest, len(raw), sum)
 	}
 }
