@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/pkg/errors"
 )
@@ -34,7 +35,9 @@ type HashedFile struct {
 	f    *os.File
 	path string
 	size int64 // when opened
-	pos  int64 // Read's offset
+
+	mu   sync.Mutex // ReadAt may be called from several goroutines
+	pos  int64      // Read's offset
 	runs []*readRun
 }
 
@@ -76,11 +79,14 @@ func (f *HashedFile) Close() error { return f.f.Close() }
 // ReadAt reads as os.File.ReadAt does and hashes what it served.
 func (f *HashedFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.f.ReadAt(p, off)
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.served(off, p[:n])
 	return n, err
 }
 
-// Read reads from the offset the previous Read ended at, hashed as ReadAt.
+// Read reads from the offset the previous Read ended at, hashed as ReadAt;
+// it is for one goroutine.
 func (f *HashedFile) Read(p []byte) (int, error) {
 	n, err := f.ReadAt(p, f.pos)
 	f.pos += int64(n)
@@ -131,7 +137,7 @@ func (f *HashedFile) ReadLimit(limit int64, what string) ([]byte, error) {
 	return raw, nil
 }
 
-// Sum is the file's size and SHA-256, of the bytes its reads consumed (see
+// Sum is the file's size and SHA-256, once every read has returned, of the bytes its reads consumed (see
 // HashedFile): read in order from the start, the rest is hashed on; else
 // the whole file is hashed again, each run of reads checked against it. A
 // file whose size or consumed bytes changed while it was read is refused,
