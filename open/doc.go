@@ -31,7 +31,15 @@
 //     against the run's record), never the pretrained directory, which may
 //     be gone; a lone checkpoint of it has GPT-2's tokenizer or ids.
 //     ForFineTuning opens a model for train to fine-tune and records the
-//     files read (Opened.Files, Opened.TokenizerFiles).
+//     files read (Opened.Files, Opened.TokenizerFiles), each with the size
+//     and SHA-256 of the bytes loaded, hashed as they were read
+//     (Opened.Digests; a tokenizer file, which package tokenizer reads by
+//     its path, is hashed before and after it is read, and refused if the
+//     two differ).
+//   - Inputs lists, before the model is loaded, every file opening it reads
+//     or may read (by the names the readers look for, there or not), and
+//     Opened.Inputs adds every file read: what no output of a command may
+//     replace or create (rundir.CheckOutput).
 //   - A model trained elsewhere (package open/hf for a directory holding
 //     config.json, open/nanogpt for a zip file or a directory holding
 //     ckpt.pt) opens with its tokenizer (Opened.Tokenizer: the directory's

@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/open/nanogpt"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/tokenizer"
@@ -15,12 +16,17 @@ import (
 // ForFineTuning opens the model trained elsewhere at path for a run that
 // fine-tunes it (init_from): Open, and the record of what was read
 // (rundir.InitRecord: every file with its size and SHA-256, the
-// tokenizer's by name). A lab's own run, and a model without a tokenizer
-// (whose text could not be turned into its tokens), are refused.
+// tokenizer's by name). The weights, config.json, the index and meta.pkl
+// are hashed as they are loaded, through the descriptor they are read
+// from, so the digest recorded is of the bytes trained from, whatever
+// replaces the files meanwhile (Opened.Digests). A lab's own run, and a
+// model without a tokenizer (whose text could not be turned into its
+// tokens), are refused.
 func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, rundir.InitRecord{}, errors.Errorf("%s: no such file or directory; fine-tuning starts from a Hugging Face model directory or a nanoGPT ckpt.pt", path)
 	}
+	o.digests = true
 	op, err := Open(path, o)
 	if err != nil {
 		return nil, rundir.InitRecord{}, err
@@ -37,7 +43,7 @@ func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 	}
 	rec := rundir.InitRecord{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
 	for _, f := range op.Files {
-		file, err := rundir.HashFile(f)
+		file, err := fileRecord(f, op.Digests)
 		if err != nil {
 			return nil, rundir.InitRecord{}, err
 		}
@@ -47,6 +53,21 @@ func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 		rec.Tokenizer = append(rec.Tokenizer, filepath.Base(f))
 	}
 	return op, rec, nil
+}
+
+// fileRecord is the record of the file at path: the digest its reader
+// took as it loaded it, else (a tokenizer file, which package tokenizer
+// reads by its path) the file hashed now.
+func fileRecord(path string, digests map[string]safefile.Digest) (rundir.FileRecord, error) {
+	d, ok := digests[path]
+	if !ok {
+		return rundir.HashFile(path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return rundir.FileRecord{}, errors.Wrap(err, path)
+	}
+	return rundir.FileRecord{Path: abs, Size: d.Size, SHA256: d.SHA256}, nil
 }
 
 // RunTokenizer reads the tokenizer of the fine-tuning run in dir whose

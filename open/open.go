@@ -13,6 +13,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -31,6 +32,9 @@ type Options struct {
 	// Vocab is the meta.pkl of a nanoGPT character model (-vocab), "" for
 	// the one beside its ckpt.pt, if any.
 	Vocab string
+	// digests asks the readers of a model trained elsewhere for
+	// Opened.Digests (ForFineTuning).
+	digests bool
 }
 
 // Opened is a model opened from what the user named.
@@ -59,6 +63,14 @@ type Opened struct {
 	// text model its characters; nil for the lab's toy tasks, whose tokens
 	// are their labels.
 	Tokenizer tokenizer.Tokenizer
+	// Digests are the size and SHA-256 of the files of a model trained
+	// elsewhere that its readers hashed as they loaded them, by path as in
+	// Files (ForFineTuning asks for them).
+	Digests map[string]safefile.Digest
+	// Inputs are every file the opening read or may read (package
+	// function Inputs, and each file read), which no output may replace
+	// (rundir.CheckOutput).
+	Inputs []string
 	// EOS are every id that ends a text of a model trained elsewhere: the
 	// tokenizer's EOS and each eos_token_id a Hugging Face config.json lists
 	// (Llama 3's instruct models end a turn with any of three);
@@ -69,6 +81,17 @@ type Opened struct {
 // Open opens the model at path, a run directory or a checkpoint file, by
 // the rules of the package doc. Every error is one line naming the file.
 func Open(path string, o Options) (*Opened, error) {
+	op, err := openModel(path, o)
+	if err != nil {
+		return nil, err
+	}
+	op.Inputs = append(Inputs(path, o), op.Files...)
+	op.Inputs = append(op.Inputs, nonEmpty(op.Checkpoint, op.DataFile)...)
+	return op, nil
+}
+
+// openModel is Open but for Opened.Inputs.
+func openModel(path string, o Options) (*Opened, error) {
 	if dir, ok := huggingFaceDir(path); ok {
 		return openHuggingFace(dir, o)
 	}

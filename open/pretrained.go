@@ -9,6 +9,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
 	"github.com/attnscope/attnscope/open/nanogpt"
@@ -34,6 +35,10 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	tokenizerDigests, err := hashBefore(files, o.digests)
+	if err != nil {
+		return nil, err
+	}
 	type read struct {
 		tok   tokenizer.Tokenizer
 		note  string
@@ -43,9 +48,12 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	tokenizerRead := make(chan read, 1)
 	go func() {
 		tok, names, err := readTokenizer(files)
+		if err == nil && o.digests {
+			err = hashTokenizer(names, tokenizerDigests)
+		}
 		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
-	m, err := hf.Load(dir, hf.Options{Notices: o.Notices})
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
@@ -76,8 +84,50 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	op.Files, op.TokenizerFiles = append(m.Files, t.files...), t.files
+	op.Files, op.TokenizerFiles, op.Digests = append(m.Files, t.files...), t.files, m.Digests
+	for f, d := range tokenizerDigests {
+		op.Digests[f] = d
+	}
 	return op, nil
+}
+
+// hashBefore hashes the tokenizer files before package tokenizer reads them
+// by their paths, when the digests are asked for (nil otherwise), for
+// hashTokenizer to compare after.
+func hashBefore(files []string, digests bool) (map[string]safefile.Digest, error) {
+	if !digests {
+		return nil, nil
+	}
+	before := map[string]safefile.Digest{}
+	for _, f := range files {
+		rec, err := rundir.HashFile(f)
+		if err != nil {
+			return nil, err
+		}
+		before[f] = safefile.Digest{Size: rec.Size, SHA256: rec.SHA256}
+	}
+	return before, nil
+}
+
+// hashTokenizer hashes the tokenizer files read again, once package
+// tokenizer has read them, refusing one that changed meanwhile, so the
+// digest kept (in digests, which holds them as hashBefore found them) is of
+// the bytes the tokenizer was built from; the files not read are dropped.
+func hashTokenizer(read []string, digests map[string]safefile.Digest) error {
+	for f, before := range digests {
+		if !slices.Contains(read, f) {
+			delete(digests, f)
+			continue
+		}
+		now, err := rundir.HashFile(f)
+		if err != nil {
+			return err
+		}
+		if now.Size != before.Size || now.SHA256 != before.SHA256 {
+			return errors.Errorf("%s changed while it was read; read it again once nothing writes it", f)
+		}
+	}
+	return nil
 }
 
 // gpt2Arch is the architecture whose tokenizer package tokenizer reads
@@ -209,7 +259,7 @@ const NanoGPTFile = "ckpt.pt"
 // characters, else GPT-2's (nanoGPT's GPT-2 runs pad the vocabulary to
 // 50304), else ids.
 func openNanoGPT(path string, o Options) (*Opened, error) {
-	m, err := nanogpt.Load(path, nanogpt.Options{Notices: o.Notices, Vocab: o.Vocab})
+	m, err := nanogpt.Load(path, nanogpt.Options{Notices: o.Notices, Vocab: o.Vocab, Digests: o.digests})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +277,7 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	}
 	op, err := pretrained(m.Model, tok, path, "nanoGPT", m.Step)
 	if err == nil {
-		op.Files = m.Files
+		op.Files, op.Digests = m.Files, m.Digests
 		if m.Chars != nil {
 			op.TokenizerFiles = m.Files[1:]
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -105,11 +106,19 @@ func (o Options) RunDir() string {
 	return filepath.Dir(o.Checkpoint)
 }
 
-// Inputs are the files the views read, which no output may replace: the
-// checkpoint and the page's run's metrics and head roles.
+// Inputs are the files the views read or may read, which no output may
+// replace, known before the model is opened: every file opening it reads
+// or looks for (open.Inputs) and the page's run's metrics and head roles.
 func (o Options) Inputs() []string {
 	dir := o.RunDir()
-	return []string{o.Checkpoint, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile)}
+	in := open.Inputs(o.Checkpoint, open.Options{Data: o.Data, Vocab: o.Vocab})
+	return append(in, o.Checkpoint, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile))
+}
+
+// Inputs are Options.Inputs and every file the opening read
+// (open.Opened.Inputs): what the outputs are checked against when written.
+func (r *Report) Inputs() []string {
+	return append(r.Options.Inputs(), r.opened...)
 }
 
 // readPageRuns reads the runs the page plots: the first run directory's

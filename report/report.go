@@ -91,6 +91,9 @@ type Report struct {
 	Graph    *model.Summary
 	Training *htmlview.Training
 	Compare  []htmlview.Training
+	// opened are the files opening the model read or may read
+	// (open.Opened.Inputs), for Inputs.
+	opened []string
 }
 
 // Build opens the checkpoint, checks every option against it before a
@@ -125,6 +128,7 @@ func Build(o Options) (*Report, error) {
 		}
 	}
 	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Source, op.Task, op.Model.Config, op.Model.Dtype
+	r.opened = op.Inputs
 	r.RolesOnSequence = !data.HasWindows(op.Task) || op.Source != "" && tokens != nil
 	if op.Tokenizer != nil {
 		r.Tokenizer = op.Tokenizer.Name()

@@ -79,6 +79,11 @@ func hashCopy(path string, w io.Writer) (int64, string, error) {
 	if err != nil {
 		return 0, "", errors.Wrap(err, path)
 	}
+	return hashFrom(f, path, w)
+}
+
+// hashFrom is hashCopy of the open file f, which it closes.
+func hashFrom(f *os.File, path string, w io.Writer) (int64, string, error) {
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(h, w), f)
@@ -86,6 +91,21 @@ func hashCopy(path string, w io.Writer) (int64, string, error) {
 		return 0, "", errors.Wrapf(err, "reading %s", path)
 	}
 	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashOwn is HashFile of a file of a run directory, refusing a symbolic
+// link (safefile.OpenOwn).
+func hashOwn(path string) (FileRecord, error) {
+	f, err := safefile.OpenOwn(path)
+	if errors.Is(err, safefile.ErrLink) {
+		return FileRecord{}, err
+	}
+	if err != nil {
+		return FileRecord{}, errors.Wrap(err, path)
+	}
+	rec := FileRecord{Path: path}
+	rec.Size, rec.SHA256, err = hashFrom(f, path, io.Discard)
+	return rec, err
 }
 
 // Check refuses a file whose content is no longer what the run recorded,
@@ -171,15 +191,15 @@ func (r InitRecord) CopyTokenizer(dir string) error {
 }
 
 // CheckCopy refuses the copy of the tokenizer file name in the run
-// directory dir when it is not the file the run recorded, and returns its
-// path.
+// directory dir when it is not the file the run recorded, or is a symbolic
+// link (a run's files are never read through one), and returns its path.
 func (r InitRecord) CheckCopy(dir, name string) (string, error) {
 	rec, ok := r.TokenizerFile(name)
 	if !ok {
 		return "", errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
 	}
 	path := filepath.Join(dir, InitCopy(name))
-	now, err := HashFile(path)
+	now, err := hashOwn(path)
 	if err != nil {
 		return "", errors.Wrap(err, "the run's copy of the pretrained model's tokenizer")
 	}

@@ -14,7 +14,8 @@ import (
 // at path with what write produces, after CheckOutput, atomically: write
 // goes to a temporary file beside path, renamed over it only once complete
 // (safefile.WriteFileAtomic), so a failure leaves whatever was there.
-// inputs are the files the command read (e.g. the checkpoint).
+// inputs are the files the command reads or may read (open.Opened.Inputs:
+// the model's every file, read or looked for).
 func WriteOutput(path string, inputs []string, write func(io.Writer) error) error {
 	if err := CheckOutput(path, inputs); err != nil {
 		return err
@@ -22,11 +23,16 @@ func WriteOutput(path string, inputs []string, write func(io.Writer) error) erro
 	return safefile.WriteFileAtomic(path, write)
 }
 
-// CheckOutput refuses an output path that would replace something it must
-// not: an existing path that is not a regular file (a symlink, a named pipe,
-// a device, a directory), one of inputs (by identity, so another spelling or
-// a hard link of it counts), or a run file (IsRunFile) in a directory that
-// holds a run. Each refusal is one line naming the path and the reason.
+// CheckOutput is the one rule for every output file of every command: an
+// output path is never an input. It refuses a path that would replace
+// something it must not: an existing path that is not a regular file (a
+// symlink, a named pipe, a device, a directory), one of inputs, or a run
+// file (IsRunFile) in a directory that holds a run. An input is matched by
+// identity (device and inode, so another spelling or a hard link of it
+// counts) and, whether it exists or not, by its name in its directory
+// (the directory by identity): a file the command looks for but did not
+// find this time (a model's tokenizer.json) is still never made by an
+// output. Each refusal is one line naming the path and the reason.
 func CheckOutput(path string, inputs []string) error {
 	info, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -36,12 +42,8 @@ func CheckOutput(path string, inputs []string) error {
 	} else if !info.Mode().IsRegular() {
 		return errors.Errorf("refusing to write %s: it is %s, not a regular file", path, safefile.Kind(info.Mode()))
 	}
-	if info != nil {
-		for _, in := range inputs {
-			if inInfo, err := os.Stat(in); err == nil && os.SameFile(info, inInfo) {
-				return errors.Errorf("refusing to write %s: it is the input %s", path, in)
-			}
-		}
+	if err := checkNotInput(path, info, inputs); err != nil {
+		return err
 	}
 	if name := filepath.Base(path); IsRunFile(name) {
 		held, err := HoldsRun(inDir(path))
@@ -50,6 +52,32 @@ func CheckOutput(path string, inputs []string) error {
 		}
 		if held || info != nil {
 			return errors.Errorf("refusing to write %s: %s is a file of a training run", path, name)
+		}
+	}
+	return nil
+}
+
+// checkNotInput refuses path (info is its Lstat, nil when it does not
+// exist) when it is one of inputs, by identity or by its directory and
+// name.
+func checkNotInput(path string, info os.FileInfo, inputs []string) error {
+	dir, dirErr := os.Stat(inDir(path))
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		if info != nil {
+			if inInfo, err := os.Stat(in); err == nil && os.SameFile(info, inInfo) {
+				return errors.Errorf("refusing to write %s: it is the input %s", path, in)
+			}
+		}
+		if dirErr == nil && filepath.Base(filepath.Clean(in)) == filepath.Base(filepath.Clean(path)) {
+			if parent, err := os.Stat(inDir(in)); err == nil && os.SameFile(dir, parent) {
+				if info != nil {
+					return errors.Errorf("refusing to write %s: it is the input %s", path, in)
+				}
+				return errors.Errorf("refusing to write %s: it is an input (read from there when it exists)", path)
+			}
 		}
 	}
 	return nil

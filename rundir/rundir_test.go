@@ -41,7 +41,8 @@ func TestWriteOutputRefuses(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	inputs := []string{ckpt, filepath.Join(other, "input.bin")}
+	missing := filepath.Join(other, "tokenizer.json") // an input read when it exists
+	inputs := []string{ckpt, filepath.Join(other, "input.bin"), missing}
 	for _, c := range []struct {
 		name, path, want string
 	}{
@@ -54,6 +55,8 @@ func TestWriteOutputRefuses(t *testing.T) {
 		{"a run's head roles, not written yet", filepath.Join(run, RolesFile), "roles.jsonl is a file of a training run"},
 		{"a run's state", filepath.Join(run, StateFile(7)), "state-7.safetensors is a file of a training run"},
 		{"a new best file in a run", filepath.Join(run, BestFile), "best.safetensors is a file of a training run"},
+		{"an input not there yet", missing, "it is an input (read from there when it exists)"},
+		{"an input not there yet, spelled differently", filepath.Join(run, "..", "other", ".", "tokenizer.json"), "it is an input"},
 		{"a symlink", symlink, "it is a symlink, not a regular file"},
 		{"a named pipe", fifo, "it is a named pipe, not a regular file"},
 		{"a directory", other, "it is a directory, not a regular file"},

@@ -45,14 +45,14 @@ func writeOutputs(r *report.Report, o options, mode render.Mode, stdout io.Write
 }
 
 // writePNG draws the selected heads (and the circuits) as one image,
-// written by the output rule (rundir.WriteOutput): never over the
-// checkpoint, a run file or anything but a regular file.
+// written by the output rule (rundir.WriteOutput): never over a file the
+// model was or may be read from, a run file or anything but a regular file.
 func writePNG(r *report.Report, path string) error {
 	img, err := render.InspectImage(r.Figure(), r.CircuitsView())
 	if err != nil {
 		return err
 	}
-	return errors.Wrap(rundir.WriteOutput(path, []string{r.Options.Checkpoint}, encodePNG(img)), "-png")
+	return errors.Wrap(rundir.WriteOutput(path, r.Inputs(), encodePNG(img)), "-png")
 }
 
 // encodePNG writes img as a PNG.
@@ -66,7 +66,7 @@ func writeHTML(r *report.Report, path string) error {
 	if err != nil {
 		return err
 	}
-	err = rundir.WriteOutput(path, r.Options.Inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
+	err = rundir.WriteOutput(path, r.Inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
 	return errors.Wrap(err, "-html")
 }
 

@@ -9,6 +9,12 @@
 //     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
 //   - ReadLimit reads a whole file only if it is no larger than a limit the
 //     caller derives from what the file can legitimately hold.
+//   - OpenOwn opens a file of a run directory without following a link
+//     (O_NOFOLLOW), as OpenForWrite writes one.
+//   - HashedFile (OpenHashed) hashes a file as its reader consumes it, one
+//     open, so its Digest is of the bytes loaded, whatever replaces the path
+//     meanwhile; reads out of order are checked in a second pass through the
+//     same descriptor.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
 //   - Errors name the path once and carry the os error (errors.Is with

@@ -7,8 +7,8 @@ import (
 	"github.com/pkg/errors"
 )
 
-// ErrLink is wrapped by the error for a path OpenForWrite refuses because it
-// is a symbolic link.
+// ErrLink is wrapped by the error for a path OpenForWrite or OpenOwn
+// refuses because it is a symbolic link.
 var ErrLink = errors.New("a symbolic link")
 
 // OpenForWrite opens path with flag (os.O_WRONLY or os.O_RDWR, with
@@ -20,7 +20,7 @@ var ErrLink = errors.New("a symbolic link")
 func OpenForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, errors.WithStack(linkError{path})
+		return nil, errors.WithStack(linkError{path, "write"})
 	}
 	if err != nil {
 		return nil, err
@@ -28,9 +28,11 @@ func OpenForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return regularOnly(f, path)
 }
 
-type linkError struct{ path string }
+// linkError refuses a symbolic link at path; op is what was refused
+// through it: read or write.
+type linkError struct{ path, op string }
 
 func (e linkError) Error() string {
-	return e.path + " is a symbolic link; refusing to write through it (remove it and run again)"
+	return e.path + " is a symbolic link; refusing to " + e.op + " through it (remove it and run again)"
 }
 func (e linkError) Is(target error) bool { return target == ErrLink }

@@ -48,7 +48,10 @@
 //     each tensor on demand, straight into a []float32 or []float64 (F32,
 //     F64, F16 and BF16 convert), through ReadAt in chunks of at most 1 MiB,
 //     so tensors can be read in any order and concurrently, and reading costs
-//     the values plus one chunk, never the tensor's bytes whole.
+//     the values plus one chunk, never the tensor's bytes whole. OpenSource
+//     does the same from a file already open (a Source); its ReadAll reads
+//     every byte in order, skipped tensors too, so a Source that hashes what
+//     it serves hashes the whole file in the one pass that loads it.
 //
 // The digest covers the data section as a whole, so checking it means reading
 // every byte in order. File.Verify does that on its own (one more pass over

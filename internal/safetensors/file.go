@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"hash"
 	"io"
-	"os"
 
 	"github.com/pkg/errors"
 
@@ -43,7 +42,8 @@ func (in Info) Len() int {
 // tensor data is read only when asked for, through ReadAt, so its methods
 // may be called in any order and from several goroutines at once.
 type File struct {
-	f        *os.File
+	f        Source
+	whole    bool   // ReadAll reads skipped tensors too (OpenSource)
 	start    int64  // offset of the data section in the file
 	tensors  []Info // in data order, tiling the data section
 	byName   map[string]int
@@ -79,7 +79,29 @@ func Open(path string, limit int64) (*File, error) {
 	return newFile(f, h), nil
 }
 
-func newFile(f *os.File, h fileHeader) *File {
+// Source is what OpenSource reads a file from: the file, open, read at
+// offsets and closed with the File.
+type Source interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// OpenSource is Open of a file already open as src, of size bytes (taken
+// as the file's size, as Open takes its Stat). ReadAll of the File reads
+// every byte of the data section, in order, skipped tensors too, so that
+// a source that hashes what it serves (safefile.HashedFile) sees the whole
+// file in one pass: prefix, header, data. On an error src is not closed.
+func OpenSource(src Source, size, limit int64) (*File, error) {
+	h, err := readHeader(io.NewSectionReader(src, 0, size), size, limit)
+	if err != nil {
+		return nil, err
+	}
+	file := newFile(src, h)
+	file.whole = true
+	return file, nil
+}
+
+func newFile(f Source, h fileHeader) *File {
 	file := &File{f: f, start: h.dataStart(), tensors: h.tensors(), metadata: h.metadata, digest: h.digest}
 	file.byName = make(map[string]int, len(file.tensors))
 	for i, in := range file.tensors {
@@ -204,7 +226,7 @@ func (f *File) ReadAll(visit func(Info) (dst any, err error)) (checked bool, err
 func readDst(f *File, in Info, dst any, h hash.Hash, buf []byte) error {
 	switch d := dst.(type) {
 	case nil:
-		if h == nil {
+		if h == nil && !f.whole {
 			return nil
 		}
 		return readInto[float32](f, in, nil, h, buf)

@@ -40,6 +40,9 @@ type modelDir struct {
 	real    string // absolute, with every symlink resolved
 	notices io.Writer
 	read    []string // the files read, as path names them
+	// digests, when not nil, receives each file's digest, of the bytes
+	// read (Options.Digests).
+	digests map[string]safefile.Digest
 }
 
 func openDir(name string) (*modelDir, error) {
@@ -128,12 +131,39 @@ func (d *modelDir) readJSON(file string, limit int64) ([]byte, error) {
 	if err := d.checkInside(file); err != nil {
 		return nil, err
 	}
-	raw, err := safefile.ReadLimit(d.path(file), limit, "a "+file+" may take")
+	what := "a " + file + " may take"
+	if d.digests == nil {
+		raw, err := safefile.ReadLimit(d.path(file), limit, what)
+		if err != nil {
+			return nil, err
+		}
+		d.noteRead(file, int64(len(raw)))
+		return raw, nil
+	}
+	f, err := safefile.OpenHashed(d.path(file))
 	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", d.path(file))
+	}
+	defer f.Close()
+	raw, err := f.ReadLimit(limit, what)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.noteDigest(file, f); err != nil {
 		return nil, err
 	}
 	d.noteRead(file, int64(len(raw)))
 	return raw, nil
+}
+
+// noteDigest records the digest of file, read through f.
+func (d *modelDir) noteDigest(file string, f *safefile.HashedFile) error {
+	sum, err := f.Sum()
+	if err != nil {
+		return err
+	}
+	d.digests[d.path(file)] = sum
+	return nil
 }
 
 // noteRead records that file was read and says so on the notices.
@@ -179,4 +209,38 @@ func unwrapPath(err error) error {
 		return errors.WithMessage(pe.Err, pe.Op)
 	}
 	return err
+}
+
+// lookedFor are the files of a model directory that opening it reads or
+// looks for by name: config.json, the weights (the pickle's names too,
+// which Load looks for to say what to convert) and every tokenizer file,
+// those this package's readers take and those of transformers' that they
+// do not yet (tokenizer.model, added_tokens.json, generation_config.json).
+var lookedFor = append([]string{ConfigFile, "generation_config.json", WeightsFile, IndexFile, PickleFile, PickleFile + ".index.json",
+	"tokenizer.model", "added_tokens.json"}, tokenizerFiles...)
+
+// Inputs are the files of the model directory dir that opening it reads or
+// may read: every name in lookedFor, whether the directory holds it or
+// not, and the shards its index names, so that no output of a command
+// replaces one or makes one the next opening would read
+// (rundir.CheckOutput). It reads nothing but the index, within
+// maxIndexBytes; an index it cannot parse names no shard (Load refuses it).
+func Inputs(dir string) []string {
+	d := &modelDir{name: dir}
+	var out []string
+	for _, file := range lookedFor {
+		out = append(out, d.path(file))
+	}
+	raw, err := safefile.ReadLimit(d.path(IndexFile), maxIndexBytes, "a "+IndexFile+" may take")
+	if err != nil {
+		return out
+	}
+	placed, err := parseIndex(raw)
+	if err != nil {
+		return out
+	}
+	for _, shard := range shardNames(placed) {
+		out = append(out, d.path(shard))
+	}
+	return out
 }

@@ -27,7 +27,11 @@
 //     (models--NAME/snapshots/REV) may link into its repository's blobs
 //     (models--NAME/blobs), where the hub keeps the snapshot's files.
 //     pytorch_model.bin (a pickle) is never read; a directory holding only it
-//     is told to convert it.
+//     is told to convert it. Inputs lists every file of a directory opening
+//     it reads or looks for (the index's shards too), for the output rule.
+//   - With Options.Digests each file is opened once and hashed as it is
+//     read (Model.Digests): the weights through safetensors.OpenSource,
+//     whole and in order, so the digest is of the bytes loaded.
 //   - Weights are read once, in each file's data order, straight into the
 //     model's float32 values through internal/safetensors (F32, F16 and BF16
 //     convert exactly). GPT-2's Conv1D weights, stored (in, out), are read

@@ -9,14 +9,19 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
 // weightFile is one safetensors file of the model, open, its header read
 // and checked.
 type weightFile struct {
+	name string // in the directory
 	path string // as messages name it
 	st   *safetensors.File
+	// hashed is the file st reads, hashing what it serves, when the
+	// directory records digests; nil otherwise.
+	hashed *safefile.HashedFile
 }
 
 // weights are a model's weight files: model.safetensors alone, or the
@@ -26,6 +31,20 @@ type weights struct {
 	// lister is the file that says which tensors there are (the single
 	// file or the index), named when one is missing.
 	lister string
+}
+
+// sum records in d the digest of each file, of the bytes read, once
+// readValues has read them.
+func (w *weights) sum(d *modelDir) error {
+	for _, f := range w.files {
+		if f.hashed == nil {
+			continue
+		}
+		if err := d.noteDigest(f.name, f.hashed); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *weights) Close() {
@@ -72,6 +91,9 @@ func openWeightFile(d *modelDir, name string) (*weightFile, error) {
 		return nil, err
 	}
 	path := d.path(name)
+	if d.digests != nil {
+		return openHashedWeights(d, name)
+	}
 	st, err := safetensors.Open(path, math.MaxInt64)
 	if err != nil {
 		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
@@ -82,7 +104,25 @@ func openWeightFile(d *modelDir, name string) (*weightFile, error) {
 		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
 	}
 	d.noteRead(name, info.Size())
-	return &weightFile{path: d.shown(name), st: st}, nil
+	return &weightFile{name: name, path: d.shown(name), st: st}, nil
+}
+
+// openHashedWeights is openWeightFile for a directory that records
+// digests: the file is opened once and hashed as it is read, the whole of
+// it in the one pass that loads it (safetensors.OpenSource).
+func openHashedWeights(d *modelDir, name string) (*weightFile, error) {
+	path := d.path(name)
+	f, err := safefile.OpenHashed(path)
+	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
+	}
+	st, err := safetensors.OpenSource(f, f.Size(), math.MaxInt64)
+	if err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "%s", d.shown(name))
+	}
+	d.noteRead(name, f.Size())
+	return &weightFile{name: name, path: d.shown(name), st: st, hashed: f}, nil
 }
 
 // openShards opens the shards model.safetensors.index.json lists and

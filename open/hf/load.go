@@ -6,6 +6,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -17,6 +18,10 @@ type Options struct {
 	// MaxBytes refuses a model whose weights take more bytes in float32;
 	// 0 is model.MaxMemory.
 	MaxBytes float64
+	// Digests asks for Model.Digests: each file read is hashed as it is
+	// read (safefile.HashedFile), for a run that records what it started
+	// from.
+	Digests bool
 }
 
 // Model is a model opened from a Hugging Face directory.
@@ -29,6 +34,9 @@ type Model struct {
 	// Files are the files read, in the order read (config.json, the
 	// index, the weights).
 	Files []string
+	// Digests are the size and SHA-256 of each of Files, of the bytes
+	// loaded, when Options.Digests asked for them.
+	Digests map[string]safefile.Digest
 	// TokenizerFiles are the tokenizer files the directory holds
 	// (tokenizer.json, vocab.json, merges.txt, tokenizer_config.json,
 	// special_tokens_map.json, those present), none of them read, each
@@ -44,6 +52,9 @@ func Load(dir string, o Options) (*Model, error) {
 		return nil, err
 	}
 	d.notices = o.Notices
+	if o.Digests {
+		d.digests = map[string]safefile.Digest{}
+	}
 	arch, cfg, specials, err := readConfig(d)
 	if err != nil {
 		return nil, err
@@ -68,11 +79,14 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := w.sum(d); err != nil {
+		return nil, err
+	}
 	m, err := model.FromValues(cfg, values)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s", d.name)
 	}
-	return &Model{Model: m, Arch: arch.class, Specials: specials, Files: d.read, TokenizerFiles: tokenizer}, nil
+	return &Model{Model: m, Arch: arch.class, Specials: specials, Files: d.read, Digests: d.digests, TokenizerFiles: tokenizer}, nil
 }
 
 // readConfig reads config.json: the architecture it names, the model it

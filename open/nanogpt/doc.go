@@ -41,6 +41,8 @@
 //     lies beside the checkpoint, never from a path the checkpoint's config
 //     names; its vocab_size must be the model's, its itos one character per
 //     id and its stoi the inverse.
+//   - With Options.Digests, ckpt.pt and meta.pkl are each opened once and
+//     hashed as read (safefile.HashedFile, Model.Digests).
 //   - Every error is one line naming the file (and the zip entry or tensor)
 //     and the problem; a name or value from the file (a zip entry, a key,
 //     a character) is shown through internal/msg, so no control or format

@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -24,6 +25,9 @@ type Options struct {
 	// Vocab is the meta.pkl the user named (-vocab), "" for none: then
 	// the meta.pkl beside the checkpoint is read, if there is one.
 	Vocab string
+	// Digests asks for Model.Digests: each file is hashed as it is read
+	// (safefile.HashedFile), for a run that records what it started from.
+	Digests bool
 }
 
 // Model is a nanoGPT checkpoint opened.
@@ -35,6 +39,9 @@ type Model struct {
 	Step  int // iter_num, 0 when the checkpoint has none
 	// Files are the files read: the checkpoint, then meta.pkl if any.
 	Files []string
+	// Digests are the size and SHA-256 of each of Files, of the bytes
+	// loaded, when Options.Digests asked for them.
+	Digests map[string]safefile.Digest
 }
 
 // MetaFile is the name of the vocabulary file nanoGPT's prepare.py writes
@@ -49,11 +56,17 @@ func Load(path string, o Options) (*Model, error) {
 	if o.MaxBytes == 0 {
 		o.MaxBytes = model.MaxMemory
 	}
-	ck, err := readCheckpoint(path, o.MaxBytes)
+	var digests map[string]safefile.Digest
+	read := readFile(safefile.ReadLimit)
+	if o.Digests {
+		digests = map[string]safefile.Digest{}
+		read = hashedRead(digests)
+	}
+	ck, err := readCheckpoint(path, o.MaxBytes, digests)
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s", path)
 	}
-	out := &Model{Model: ck.model, Step: ck.step, Files: []string{path}}
+	out := &Model{Model: ck.model, Step: ck.step, Files: []string{path}, Digests: digests}
 	meta := o.Vocab
 	if meta == "" {
 		meta = filepath.Join(filepath.Dir(path), MetaFile)
@@ -65,7 +78,7 @@ func Load(path string, o Options) (*Model, error) {
 		}
 	}
 	notef(o.Notices, "reading the characters of %s", msg.Clean(meta))
-	if out.Chars, err = readMeta(meta, ck.model.Config.Vocab); err != nil {
+	if out.Chars, err = readMeta(meta, read, ck.model.Config.Vocab); err != nil {
 		return nil, errors.Wrapf(err, "%s (the vocabulary of %s)", meta, path)
 	}
 	out.Files = append(out.Files, meta)
@@ -104,14 +117,61 @@ type checkpoint struct {
 	dataset string // config's dataset, "" when it names none
 }
 
+// hashedRead is a readFile that hashes the file as it reads it (one open,
+// one read), recording its digest in digests under path.
+func hashedRead(digests map[string]safefile.Digest) readFile {
+	return func(path string, limit int64, what string) ([]byte, error) {
+		f, err := safefile.OpenHashed(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		raw, err := f.ReadLimit(limit, what)
+		if err != nil {
+			return nil, err
+		}
+		digests[path], err = f.Sum()
+		return raw, err
+	}
+}
+
 // readCheckpoint reads a ckpt.pt: the pickle, then the model's tensors
-// only, once their names, shapes and total size are checked.
-func readCheckpoint(path string, maxBytes float64) (*checkpoint, error) {
-	a, err := openArchive(path)
+// only, once their names, shapes and total size are checked. With digests
+// not nil, the file is hashed as it is read and its digest recorded there
+// (safefile.HashedFile: the zip is read out of order, so the digest takes
+// a second pass through the same descriptor, which checks each range
+// read).
+func readCheckpoint(path string, maxBytes float64, digests map[string]safefile.Digest) (*checkpoint, error) {
+	a, hashed, err := openCheckpoint(path, digests != nil)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
+	ck, err := readArchive(a, maxBytes)
+	if err != nil || hashed == nil {
+		return ck, err
+	}
+	digests[path], err = hashed.Sum()
+	return ck, err
+}
+
+// openCheckpoint opens the torch zip at path, hashed as it is read when
+// hash is set.
+func openCheckpoint(path string, hash bool) (*archive, *safefile.HashedFile, error) {
+	if !hash {
+		a, err := openArchive(path)
+		return a, nil, err
+	}
+	f, err := safefile.OpenHashed(path)
+	if err != nil {
+		return nil, nil, errors.Wrap(unwrapPath(err), "open")
+	}
+	a, err := newArchive(path, f, f.Size())
+	return a, f, err
+}
+
+// readArchive reads the checkpoint's pickle and the model's tensors.
+func readArchive(a *archive, maxBytes float64) (*checkpoint, error) {
 	v, err := a.pickle()
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ const maxPickleBytes = 4 << 20
 // the file torch.save wrote, which may since have been renamed): data.pkl,
 // data/<key> for each storage, version, and in newer torch byteorder.
 type archive struct {
-	file     *os.File
+	file     io.Closer
 	zip      *zip.Reader
 	folder   string
 	entries  map[string]*zip.File // by name within the folder
@@ -52,7 +52,20 @@ func openArchive(p string) (*archive, error) {
 		f.Close()
 		return nil, err
 	}
-	zr, err := zip.NewReader(f, info.Size())
+	return newArchive(p, f, info.Size())
+}
+
+// zipSource is what an archive reads: the file at p, or that file hashed
+// as read (safefile.HashedFile).
+type zipSource interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// newArchive reads the torch zip f, of size bytes, the file at p, and finds
+// its folder; on an error it closes f.
+func newArchive(p string, f zipSource, size int64) (*archive, error) {
+	zr, err := zip.NewReader(f, size)
 	if err != nil {
 		f.Close()
 		return nil, notZip(p, err)
