@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/safefile"
 )
 
 const (
@@ -197,7 +199,7 @@ func metaPickle(vocab int, chars []string, swap string) []byte {
 // nanoGPT's is refused with one line that names the file and the problem,
 // before any code could run or any size read from the file is allocated.
 func TestRefused(t *testing.T) {
-	fixtureChars, err := readMeta("testdata/meta.pkl", 49)
+	fixtureChars, err := readMeta("testdata/meta.pkl", safefile.ReadLimit, 49)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,16 +13,23 @@ import (
 // vocab ids, by the rules Load reads one beside a checkpoint with; every
 // error is one line naming the file.
 func ReadChars(path string, vocab int) ([]string, error) {
-	chars, err := readMeta(path, vocab)
+	chars, err := readMeta(path, safefile.ReadLimit, vocab)
 	return chars, errors.Wrapf(err, "%s", path)
 }
+
+// readFile reads a whole file of at most limit bytes (safefile.ReadLimit
+// or ReadLimitNoFollow).
+type readFile func(path string, limit int64, what string) ([]byte, error)
 
 // readMeta reads the characters of a meta.pkl (prepare.py's pickle of
 // {vocab_size, itos, stoi}, no globals) for a model of vocab ids: itos
 // gives every id from 0 to vocab-1 one character, and stoi, which nanoGPT's
-// sample.py encodes with, must be its inverse.
-func readMeta(path string, vocab int) ([]string, error) {
-	raw, err := safefile.ReadLimit(path, maxPickleBytes, "a nanoGPT meta.pkl needs")
+// sample.py encodes with, must be its inverse. read reads the file.
+func readMeta(path string, read readFile, vocab int) ([]string, error) {
+	raw, err := read(path, maxPickleBytes, "a nanoGPT meta.pkl needs")
+	if errors.Is(err, safefile.ErrLink) {
+		return nil, errors.Errorf("is a symbolic link; a %s beside a checkpoint is read only as a file of its own (copy it in, or name it with -vocab)", MetaFile)
+	}
 	if err != nil {
 		return nil, errors.Wrap(unwrapPath(err), "read")
 	}

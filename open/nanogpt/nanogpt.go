@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -54,9 +55,11 @@ func Load(path string, o Options) (*Model, error) {
 		return nil, errors.Wrapf(err, "%s", path)
 	}
 	out := &Model{Model: ck.model, Step: ck.step, Files: []string{path}}
-	meta := o.Vocab
+	meta, read := o.Vocab, safefile.ReadLimit
 	if meta == "" {
-		meta = filepath.Join(filepath.Dir(path), MetaFile)
+		// One beside the checkpoint is never read through a link, which
+		// could make it any file on the system.
+		meta, read = filepath.Join(filepath.Dir(path), MetaFile), safefile.ReadLimitNoFollow
 		if _, err := os.Lstat(meta); err != nil {
 			if note := noVocabulary(path, ck); note != "" {
 				notef(o.Notices, "%s", note)
@@ -65,7 +68,7 @@ func Load(path string, o Options) (*Model, error) {
 		}
 	}
 	notef(o.Notices, "reading the characters of %s", msg.Clean(meta))
-	if out.Chars, err = readMeta(meta, ck.model.Config.Vocab); err != nil {
+	if out.Chars, err = readMeta(meta, read, ck.model.Config.Vocab); err != nil {
 		return nil, errors.Wrapf(err, "%s (the vocabulary of %s)", meta, path)
 	}
 	out.Files = append(out.Files, meta)
@@ -226,7 +229,8 @@ func lookupString(es []entry, key string) (string, bool) {
 }
 
 // readTensors reads the model's tensors into float32, after checking that
-// each is a contiguous float32 view and that together they fit maxBytes.
+// each is a contiguous float32 view, that together they fit maxBytes, and
+// that no more is inflated than they hold (checkInflated).
 func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]any, error) {
 	names := sortedKeys(tensors)
 	total := 0.0
@@ -240,6 +244,9 @@ func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]an
 	if total > maxBytes {
 		return nil, errors.Errorf("the model's weights take %s as float32, more than the limit of %s", msg.Bytes(total), msg.Bytes(maxBytes))
 	}
+	if err := checkInflated(tensors, names, maxBytes); err != nil {
+		return nil, err
+	}
 	values := make(map[string]any, len(tensors))
 	for _, name := range names {
 		v, err := tensors[name].float32s()
@@ -249,4 +256,33 @@ func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]an
 		values[name] = v
 	}
 	return values, nil
+}
+
+// checkInflated refuses, before any is inflated, a storage holding more
+// bytes (its zip entry's declared size) than the model's tensors read of
+// it, and storages whose reading would inflate more than maxBytes in all.
+// Reading a tensor streams its storage's whole entry (so the CRC-32 is
+// checked): a small view of a large storage, which deflate can make of a
+// file a thousandth its size, would inflate all of it for nothing. Each
+// parameter of a state dict torch.save wrote is a storage of its own.
+func checkInflated(tensors map[string]*tensorRef, names []string, maxBytes float64) error {
+	read := map[*storage]uint64{}
+	for _, name := range names {
+		t := tensors[name]
+		read[t.storage] += 4 * uint64(t.len())
+	}
+	inflated := 0.0
+	for _, name := range names {
+		s := tensors[name].storage
+		size := s.file.UncompressedSize64
+		if size > read[s] {
+			return errors.Errorf("tensor %s: storage %s holds %d bytes, but the model's tensors use only %d of them (a state dict's tensor is a storage of its own)",
+				nanoName(name), msg.Clean(s.file.Name), size, read[s])
+		}
+		inflated += float64(size)
+	}
+	if inflated > maxBytes {
+		return errors.Errorf("reading the model's tensors would inflate %s of storages, more than the limit of %s", msg.Bytes(inflated), msg.Bytes(maxBytes))
+	}
+	return nil
 }
