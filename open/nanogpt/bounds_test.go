@@ -1,0 +1,230 @@
+package nanogpt
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// le64 is n as 8 little-endian bytes.
+func le64(n uint64) string { return string(binary.LittleEndian.AppendUint64(nil, n)) }
+
+// hostilePickles are pickles that state sizes past the reader's bounds,
+// each with what its refusal says. They seed FuzzPickles.
+var hostilePickles = []struct {
+	name   string
+	pickle []byte
+	want   string
+}{
+	// Protocol 4's FRAME: gopickle allocates the frame before reading it.
+	{"a FRAME of 2^36 bytes", []byte("\x80\x04\x95" + le64(1<<36) + "N."),
+		"FRAME at byte 2 claims 68719476736 bytes, the pickle has 2 more"},
+	// gopickle decodes integers past 8 bytes in quadratic time.
+	{"a LONG4 of 64 KiB", pkl("\x8b" + le32(1<<16) + strings.Repeat("\x01", 1<<16)),
+		"LONG4 at byte 2 is an integer of 65536 bytes; this reader takes integers of up to 8 bytes"},
+	{"a LONG1 of 9 bytes in model_args",
+		pkl(dict(ustr("model_args"), dict(ustr("n_layer"), "\x8a\x09"+strings.Repeat("\x01", 9)))),
+		"LONG1 at byte 33 is an integer of 9 bytes"},
+	{"a text LONG of 1000 digits", pkl("L" + strings.Repeat("7", 1000) + "L\n"),
+		"LONG at byte 2 is an integer of 1000 digits; this reader takes integers of up to 20 digits"},
+	{"a memo index past the cap", pkl("Nr" + le32(1<<20)),
+		"LONG_BINPUT at byte 3 writes memo index 1048576; this reader allows indexes below 262144"},
+	{"more memo entries than the cap", pkl("N" + strings.Repeat("\x94", maxMemo+1)),
+		"MEMOIZE at byte 262147 writes memo index 262144"},
+	// gopickle pushes None for an index nothing wrote; Python refuses it.
+	{"a memo index read before written", pkl("h\x05"),
+		"BINGET at byte 2 reads memo index 5, which nothing wrote"},
+	// Each MARK gives gopickle a stack of its own: these 200 KB allocate 78 MB.
+	{"200,000 MARKs", pkl(strings.Repeat("(", 200_000) + "N"),
+		"the values of the pickle up to here would take more than 64.0 MiB to build"},
+}
+
+// besideFixture is a copy of the fixture in a directory of its own with
+// meta beside it as meta.pkl; it returns the checkpoint's path.
+func besideFixture(t *testing.T, meta []byte) string {
+	t.Helper()
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := writeFile(t, "ckpt.pt", raw)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(ckpt), MetaFile), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ckpt
+}
+
+// allocatedBy is the bytes f allocates (TotalAlloc's growth).
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// maxRefusalAlloc bounds what refusing a hostile pickle may allocate: the
+// files read and the walk, far below what any of them states.
+const maxRefusalAlloc = 16 << 20
+
+// TestPickleBounds: each hostile pickle, as a checkpoint's data.pkl and as
+// the meta.pkl beside a good checkpoint, is refused with one line naming
+// the file, before gopickle allocates what it states.
+func TestPickleBounds(t *testing.T) {
+	for _, c := range hostilePickles {
+		t.Run(c.name, func(t *testing.T) {
+			data := checkpointZip(t, c.pickle)
+			beside := besideFixture(t, c.pickle)
+			meta := filepath.Join(filepath.Dir(beside), MetaFile)
+			for _, try := range []struct{ ckpt, blamed string }{{data, data + ": archive/data.pkl: "}, {beside, meta + " (the vocabulary of " + beside + "): "}} {
+				var err error
+				alloc := allocatedBy(func() { _, err = Load(try.ckpt, Options{}) })
+				if err == nil || !strings.HasPrefix(err.Error(), try.blamed) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+					t.Errorf("error %v;\nwant one line starting %q and containing %q", err, try.blamed, c.want)
+				}
+				if alloc > maxRefusalAlloc {
+					t.Errorf("%s: refusing it allocated %d bytes, want at most %d", try.blamed, alloc, maxRefusalAlloc)
+				}
+			}
+		})
+	}
+}
+
+// TestPickleBoundsAdmitTheFixture: the bounds leave room to spare for a
+// real data.pkl: the fixture's memo and values are a small part of them.
+func TestPickleBoundsAdmitTheFixture(t *testing.T) {
+	for _, e := range readZip(t, fixture) {
+		if e.name != fixtureFolder+"data.pkl" {
+			continue
+		}
+		b := &bounds{data: e.data}
+		if err := walkOps(e.data, b.check); err != nil {
+			t.Fatal(err)
+		}
+		if b.entries*100 > maxMemo || b.cost*50 > maxUnpickledBytes {
+			t.Errorf("the fixture's data.pkl has %d memo entries and costs %d bytes: want under 1%% of %d and 2%% of %d", b.entries, b.cost, maxMemo, maxUnpickledBytes)
+		}
+	}
+}
+
+// TestMetaSymlinkBeside: a meta.pkl beside the checkpoint that is a
+// symbolic link is refused by name, not followed: to a good meta.pkl, to a
+// file that is none, or dangling. One named with -vocab may be a link.
+func TestMetaSymlinkBeside(t *testing.T) {
+	good, err := filepath.Abs("testdata/meta.pkl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := writeFile(t, "passwd", []byte("root:x:0:0:root:/root:/bin/bash\n"))
+	for _, target := range []string{good, secret, filepath.Join(t.TempDir(), "gone")} {
+		ckpt := besideFixture(t, nil)
+		meta := filepath.Join(filepath.Dir(ckpt), MetaFile)
+		if err := os.Remove(meta); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, meta); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(ckpt, Options{})
+		want := meta + " (the vocabulary of " + ckpt + "): is a symbolic link; a meta.pkl beside a checkpoint is read only as a file of its own"
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("meta.pkl linked to %s: error %v; want one line starting %q", target, err, want)
+		}
+	}
+	link := filepath.Join(t.TempDir(), "vocab.pkl")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := Load(fixture, Options{Vocab: link}); err != nil || len(m.Chars) != 49 {
+		t.Errorf("-vocab naming a link to the fixture's meta.pkl: %v", err)
+	}
+}
+
+// TestStorageLargerThanItsTensor: a storage whose zip entry declares more
+// bytes than the model's tensors use of it (here 8 MiB of zeros, deflated
+// to a few KB, behind a tensor of 6 KB) is refused before it is inflated.
+func TestStorageLargerThanItsTensor(t *testing.T) {
+	const storageBytes = 8 << 20
+	ckpt := writeFile(t, "ckpt.pt", deflatedZip(t, growStorage0(t, readZip(t, fixture), storageBytes)))
+	if info, err := os.Stat(ckpt); err != nil || info.Size() > storageBytes/20 {
+		t.Fatalf("the hostile checkpoint: %v, %v; want a file far smaller than its storage", info, err)
+	}
+	_, err := Load(ckpt, Options{})
+	want := ckpt + ": tensor transformer.wte.weight: storage ckpt/data/0 holds 8388608 bytes, but the model's tensors use only 6272 of them"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v; want one line starting %q", err, want)
+	}
+}
+
+// growStorage0 makes the fixture's storage "0" (transformer.wte.weight's,
+// 1568 float32) size bytes: its entry padded with zeros and its persistent
+// ids' numel (BININT2 1568 after the location 'cpu', memoized at 9) made
+// size/4.
+func growStorage0(t *testing.T, es []zipEntry, size int) []zipEntry {
+	t.Helper()
+	numel := "J" + le32(size/4)
+	for i := range es {
+		switch es[i].name {
+		case fixtureFolder + "data/0":
+			es[i].data = append(es[i].data, make([]byte, size-len(es[i].data))...)
+		case fixtureFolder + "data.pkl":
+			for _, before := range []string{ustr("cpu") + "q\t", "h\x08h\t"} {
+				old := before + "M\x20\x06t"
+				if bytes.Count(es[i].data, []byte(old)) != 1 {
+					t.Fatalf("the fixture's data.pkl has not one %q", old)
+				}
+				es[i].data = bytes.Replace(es[i].data, []byte(old), []byte(before+numel+"t"), 1)
+			}
+		}
+	}
+	return es
+}
+
+// deflatedZip is a zip of entries, deflated.
+func deflatedZip(t *testing.T, entries []zipEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: e.name, Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(e.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzPickles: whatever a pickle holds, as the meta.pkl beside a good
+// checkpoint or the data.pkl of one, Load returns a model or one line
+// naming the file; it never panics. The seeds are the hostile pickles.
+func FuzzPickles(f *testing.F) {
+	for _, c := range hostilePickles {
+		f.Add(c.pickle)
+	}
+	meta, err := os.ReadFile("testdata/meta.pkl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(meta)
+	f.Fuzz(func(t *testing.T, pickle []byte) {
+		data := checkpointZip(t, pickle)
+		beside := besideFixture(t, pickle)
+		for _, path := range []string{data, beside} {
+			_, err := Load(path, Options{})
+			if err != nil && (!strings.HasPrefix(err.Error(), filepath.Dir(path)) || strings.Contains(err.Error(), "\n")) {
+				t.Errorf("error %q: want one line naming a file in %s", err, filepath.Dir(path))
+			}
+		}
+	})
+}
