@@ -205,25 +205,37 @@ func deflatedZip(t *testing.T, entries []zipEntry) []byte {
 	return buf.Bytes()
 }
 
-// FuzzPickles: whatever a pickle holds, as the meta.pkl beside a good
-// checkpoint or the data.pkl of one, Load returns a model or one line
-// naming the file; it never panics. The seeds are the hostile pickles.
+// FuzzPickles: whatever a pickle holds, as the data.pkl of a checkpoint
+// beside the fixture's storages or as the meta.pkl beside the fixture,
+// Load returns a model or one line naming the file; it never panics. The
+// seeds are the fixture's pickles, code to run and the hostile pickles.
 func FuzzPickles(f *testing.F) {
-	for _, c := range hostilePickles {
-		f.Add(c.pickle)
+	var storages []zipEntry
+	for _, e := range readZip(f, fixture) {
+		if e.name == fixtureFolder+"data.pkl" {
+			f.Add(e.data)
+		} else {
+			storages = append(storages, e)
+		}
 	}
 	meta, err := os.ReadFile("testdata/meta.pkl")
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(meta)
+	f.Add(pkl("cos\nsystem\n", ustr("echo owned"), "\x85R"))
+	f.Add(pkl("}(", ustr("model"), "u"))
+	for _, c := range hostilePickles {
+		f.Add(c.pickle)
+	}
 	f.Fuzz(func(t *testing.T, pickle []byte) {
-		data := checkpointZip(t, pickle)
+		data := writeFile(t, "ckpt.pt", zipBytes(t, append([]zipEntry{{fixtureFolder + "data.pkl", pickle}}, storages...)))
 		beside := besideFixture(t, pickle)
-		for _, path := range []string{data, beside} {
-			_, err := Load(path, Options{})
-			if err != nil && (!strings.HasPrefix(err.Error(), filepath.Dir(path)) || strings.Contains(err.Error(), "\n")) {
-				t.Errorf("error %q: want one line naming a file in %s", err, filepath.Dir(path))
+		meta := filepath.Join(filepath.Dir(beside), MetaFile)
+		for _, blamed := range []struct{ ckpt, file string }{{data, data}, {beside, meta}} {
+			_, err := Load(blamed.ckpt, Options{})
+			if err != nil && (!strings.HasPrefix(err.Error(), blamed.file+":") && !strings.HasPrefix(err.Error(), blamed.file+" (") || strings.Contains(err.Error(), "\n")) {
+				t.Errorf("error %q: want one line naming %s", err, blamed.file)
 			}
 		}
 	})
