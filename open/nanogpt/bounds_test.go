@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -109,6 +110,21 @@ func TestPickleBoundsAdmitTheFixture(t *testing.T) {
 		if b.entries*100 > maxMemo || b.cost*50 > maxUnpickledBytes {
 			t.Errorf("the fixture's data.pkl has %d memo entries and costs %d bytes: want under 1%% of %d and 2%% of %d", b.entries, b.cost, maxMemo, maxUnpickledBytes)
 		}
+	}
+}
+
+// TestManyKeysNamedShortly: a meta.pkl of 20,000 keys and no vocab_size
+// is refused naming a few of its keys, not all (which took time quadratic
+// in their number to list).
+func TestManyKeysNamedShortly(t *testing.T) {
+	var kvs []string
+	for i := range 20_000 {
+		kvs = append(kvs, ustr(strconv.Itoa(i)), "N")
+	}
+	_, err := Load(besideFixture(t, pkl(dict(kvs...))), Options{})
+	want := "no vocab_size (it has 0, 1, 2, 3, 4, 5, 6, 7 and 19992 more)"
+	if err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %.300v; want it to end %q", err, want)
 	}
 }
 

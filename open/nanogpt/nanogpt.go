@@ -180,17 +180,23 @@ func parts(top []entry) ([]entry, map[string]*tensorRef, error) {
 	return args, state, nil
 }
 
-// keyList names a dict's keys for a message.
+// maxKeysShown bounds the keys keyList names: a pickle's dict may hold a
+// hundred thousand.
+const maxKeysShown = 8
+
+// keyList names a dict's keys for a message, the first maxKeysShown of
+// them.
 func keyList(es []entry) string {
 	if len(es) == 0 {
 		return "no keys"
 	}
-	list := ""
-	for i, e := range es {
-		if i > 0 {
-			list += ", "
-		}
-		list += msg.Clean(e.name())
+	names := make([]string, 0, maxKeysShown)
+	for _, e := range es[:min(len(es), maxKeysShown)] {
+		names = append(names, msg.Clean(e.name()))
+	}
+	list := strings.Join(names, ", ")
+	if len(es) > maxKeysShown {
+		list += fmt.Sprintf(" and %d more", len(es)-maxKeysShown)
 	}
 	return msg.Shorten(list)
 }
