@@ -9,6 +9,9 @@
 //     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
 //   - ReadLimit reads a whole file only if it is no larger than a limit the
 //     caller derives from what the file can legitimately hold.
+//     ReadLimitNoFollow does the same for a file found rather than named (a
+//     meta.pkl beside a checkpoint): a symbolic link there is refused by the
+//     open itself (O_NOFOLLOW), so it cannot lead to any file on the system.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
 //   - Errors name the path once and carry the os error (errors.Is with
