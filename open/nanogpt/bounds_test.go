@@ -177,6 +177,27 @@ func TestStorageLargerThanItsTensor(t *testing.T) {
 	}
 }
 
+// TestDeflatedZeros: a checkpoint whose storages are zeros, deflated to
+// a hundredth of what they declare, is refused before it is inflated; the
+// fixture deflated as it is (its weights deflate by a tenth) loads.
+func TestDeflatedZeros(t *testing.T) {
+	es := readZip(t, fixture)
+	if _, err := Load(writeFile(t, "ckpt.pt", deflatedZip(t, es)), Options{}); err != nil {
+		t.Errorf("the fixture deflated: %v", err)
+	}
+	for i := range es {
+		if strings.HasPrefix(es[i].name, fixtureFolder+"data/") {
+			es[i].data = make([]byte, len(es[i].data))
+		}
+	}
+	ckpt := writeFile(t, "ckpt.pt", deflatedZip(t, es))
+	_, err := Load(ckpt, Options{})
+	want := "this reader inflates at most 32 times (torch.save stores storages uncompressed"
+	if err == nil || !strings.HasPrefix(err.Error(), ckpt+": the model's storages declare ") || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v; want one naming %s and containing %q", err, ckpt, want)
+	}
+}
+
 // growStorage0 makes the fixture's storage "0" (transformer.wte.weight's,
 // 1568 float32) size bytes: its entry padded with zeros and its persistent
 // ids' numel (BININT2 1568 after the location 'cpu', memoized at 9) made

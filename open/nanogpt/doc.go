@@ -29,8 +29,9 @@
 //     written, and opcodes whose values would take more than
 //     maxUnpickledBytes to build. Only the model's tensors are read, once
 //     their names, shapes and contiguity are checked against model_args,
-//     their total (float32) against Options.MaxBytes, and each storage's
-//     declared size against what the tensors use of it. The optimizer's
+//     their total (float32) against Options.MaxBytes, each storage's
+//     declared size against what the tensors use of it, and all of them
+//     against maxInflation times the bytes they take in the zip. The optimizer's
 //     storages are never read. Each storage is streamed, so the zip's CRC-32
 //     is checked and the values are held once.
 //   - The mapping: nanoGPT's GPT is GPT-2's pre-LN block with learned

@@ -264,31 +264,53 @@ func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]an
 	return values, nil
 }
 
-// checkInflated refuses, before any is inflated, a storage holding more
-// bytes (its zip entry's declared size) than the model's tensors read of
-// it, and storages whose reading would inflate more than maxBytes in all.
-// Reading a tensor streams its storage's whole entry (so the CRC-32 is
-// checked): a small view of a large storage, which deflate can make of a
-// file a thousandth its size, would inflate all of it for nothing. Each
-// parameter of a state dict torch.save wrote is a storage of its own.
+// checkInflated refuses, before any is inflated, storages that would
+// inflate to more than the model's weights or than the file backs:
+//   - a storage holding more bytes (its zip entry's declared size) than the
+//     model's tensors use of it: reading a tensor streams its storage's
+//     whole entry (so the CRC-32 is checked), and each parameter of a state
+//     dict torch.save wrote is a storage of its own;
+//   - storages whose reading would inflate more than maxBytes in all;
+//   - storages declaring more than maxInflation times the bytes they take
+//     in the zip (see maxInflation).
 func checkInflated(tensors map[string]*tensorRef, names []string, maxBytes float64) error {
-	read := map[*storage]uint64{}
+	used := map[*storage]uint64{}
 	for _, name := range names {
 		t := tensors[name]
-		read[t.storage] += 4 * uint64(t.len())
+		used[t.storage] += 4 * uint64(t.len())
 	}
 	inflated := 0.0
 	for _, name := range names {
 		s := tensors[name].storage
 		size := s.file.UncompressedSize64
-		if size > read[s] {
+		if size > used[s] {
 			return errors.Errorf("tensor %s: storage %s holds %d bytes, but the model's tensors use only %d of them (a state dict's tensor is a storage of its own)",
-				nanoName(name), msg.Clean(s.file.Name), size, read[s])
+				nanoName(name), msg.Clean(s.file.Name), size, used[s])
 		}
 		inflated += float64(size)
 	}
 	if inflated > maxBytes {
 		return errors.Errorf("reading the model's tensors would inflate %s of storages, more than the limit of %s", msg.Bytes(inflated), msg.Bytes(maxBytes))
 	}
+	declared, stored := 0.0, 0.0
+	for s := range used {
+		declared += float64(s.file.UncompressedSize64)
+		stored += float64(s.file.CompressedSize64)
+	}
+	if declared > maxInflation*stored+inflationSlack {
+		return errors.Errorf("the model's storages declare %s, %.0f times the %s they take in the file; this reader inflates at most %d times (torch.save stores storages uncompressed, and trained weights hardly deflate)",
+			msg.Bytes(declared), declared/max(stored, 1), msg.Bytes(stored), maxInflation)
+	}
 	return nil
 }
+
+// maxInflation bounds how many times larger the model's storages are than
+// the bytes they take in the zip, so a small file cannot make the reader
+// inflate and hold a large model of zeros. torch.save stores storages
+// uncompressed, and trained float32 weights deflate by about a tenth when
+// a checkpoint is zipped again by hand; inflationSlack leaves a tiny model
+// room for its zip's overheads.
+const (
+	maxInflation   = 32
+	inflationSlack = 64 << 10
+)
