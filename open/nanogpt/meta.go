@@ -28,7 +28,7 @@ type readFile func(path string, limit int64, what string) ([]byte, error)
 func readMeta(path string, read readFile, vocab int) ([]string, error) {
 	raw, err := read(path, maxPickleBytes, "a nanoGPT meta.pkl needs")
 	if errors.Is(err, safefile.ErrLink) {
-		return nil, errors.Errorf("is a symbolic link; a %s beside a checkpoint is read only as a file of its own (copy it in, or name it with -vocab)", MetaFile)
+		return nil, errors.Errorf("is a symbolic link; a %s beside a checkpoint is read only as a file of its own (copy the file in; inspect and sample also take -vocab FILE)", MetaFile)
 	}
 	if err != nil {
 		return nil, errors.Wrap(unwrapPath(err), "read")
