@@ -31,9 +31,9 @@
 //     their names, shapes and contiguity are checked against model_args,
 //     their total (float32) against Options.MaxBytes, each storage's
 //     declared size against what the tensors use of it, and all of them
-//     against maxInflation times the bytes they take in the zip. The optimizer's
-//     storages are never read. Each storage is streamed, so the zip's CRC-32
-//     is checked and the values are held once.
+//     against maxInflation times the bytes they take in the zip. The
+//     optimizer's storages are never read. Each storage is streamed, so the
+//     zip's CRC-32 is checked and the values are held once.
 //   - The mapping: nanoGPT's GPT is GPT-2's pre-LN block with learned
 //     positions, exact GELU (model activation gelu), an MLP of 4·n_embd,
 //     LayerNorm at eps 1e-5, and Linears and LayerNorms all with a bias or
@@ -46,8 +46,9 @@
 //     are skipped, and a compiled run's "_orig_mod." prefix dropped.
 //   - meta.pkl is read only when the user names it (Options.Vocab) or it
 //     lies beside the checkpoint, never from a path the checkpoint's config
-//     names; one beside the checkpoint is never read through a symlink; its vocab_size must be the model's, its itos one character per
-//     id and its stoi the inverse.
+//     names, and one beside the checkpoint never through a symlink; its
+//     vocab_size must be the model's, its itos one character per id and
+//     its stoi the inverse.
 //   - Every error is one line naming the file (and the zip entry or tensor)
 //     and the problem.
 package nanogpt
