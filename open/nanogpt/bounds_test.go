@@ -25,6 +25,13 @@ var hostilePickles = []struct {
 	// Protocol 4's FRAME: gopickle allocates the frame before reading it.
 	{"a FRAME of 2^36 bytes", []byte("\x80\x04\x95" + le64(1<<36) + "N."),
 		"FRAME at byte 2 claims 68719476736 bytes, the pickle has 2 more"},
+	// Every length is checked against the bytes that remain.
+	{"a BINBYTES8 of 2^62 bytes", pkl("\x8e" + le64(1<<62)),
+		"BINBYTES8 at byte 2 claims 4611686018427387904 bytes, the pickle has 1 more"},
+	{"a BINUNICODE8 of 2^40 bytes", pkl("\x8d" + le64(1<<40)),
+		"BINUNICODE8 at byte 2 claims 1099511627776 bytes, the pickle has 1 more"},
+	{"a SHORT_BINBYTES past the end", pkl("C\xff"),
+		"SHORT_BINBYTES at byte 2 claims 255 bytes, the pickle has 1 more"},
 	// gopickle decodes integers past 8 bytes in quadratic time.
 	{"a LONG4 of 64 KiB", pkl("\x8b" + le32(1<<16) + strings.Repeat("\x01", 1<<16)),
 		"LONG4 at byte 2 is an integer of 65536 bytes; this reader takes integers of up to 8 bytes"},
