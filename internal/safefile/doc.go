@@ -9,8 +9,10 @@
 //     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
 //   - ReadLimit reads a whole file only if it is no larger than a limit the
 //     caller derives from what the file can legitimately hold.
-//   - OpenOwn opens a file of a run directory without following a link
-//     (O_NOFOLLOW), as OpenForWrite writes one.
+//   - OpenOwn opens a file of a run directory, or one found rather than
+//     named (a meta.pkl beside a checkpoint), without following a link
+//     (O_NOFOLLOW), as OpenForWrite writes one; ReadLimitOwn reads one whole
+//     as ReadLimit does.
 //   - HashedFile (OpenHashed) hashes a file as its reader consumes it, one
 //     open, so its Digest is of the bytes loaded, whatever replaces the path
 //     meanwhile; reads out of order are checked in a second pass through the

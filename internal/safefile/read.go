@@ -102,7 +102,15 @@ var fileKinds = []struct {
 // 25600 bytes of metrics"). It never reads more than limit+1 bytes, so a file
 // that grows while it is read is refused too.
 func ReadLimit(path string, limit int64, what string) ([]byte, error) {
-	f, err := OpenRegular(path)
+	return readLimit(OpenRegular, path, limit, what)
+}
+
+// readLimit is ReadLimit with the file opened by open.
+func readLimit(open func(string) (*os.File, error), path string, limit int64, what string) ([]byte, error) {
+	f, err := open(path)
+	if errors.Is(err, ErrLink) {
+		return nil, err // it names the path
+	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

@@ -11,8 +11,8 @@
 // Conventions:
 //   - A pickle never runs code. Before it is unpickled (with
 //     github.com/nlpodyssey/gopickle), every opcode is walked: every length
-//     it carries is checked against the bytes that remain, and every global
-//     it names must be on an allow-list: for data.pkl
+//     it carries (a FRAME's included) is checked against the bytes that
+//     remain, and every global it names must be on an allow-list: for data.pkl
 //     collections.OrderedDict, torch.FloatStorage and
 //     torch._utils._rebuild_tensor_v2 (all that a nanoGPT checkpoint
 //     names), for meta.pkl none. Globals that cannot be checked before
@@ -21,12 +21,19 @@
 //     package: a storage is its zip entry, found and its size checked against
 //     the persistent id's numel, and a tensor a view of it, checked to lie
 //     inside it; neither is read.
-//   - Memory is bounded by what the files hold: data.pkl and meta.pkl are
-//     read only up to 4 MiB, and only the model's tensors are read, once
-//     their names, shapes and contiguity are checked against model_args and
-//     their total (float32) against Options.MaxBytes. The optimizer's
-//     storages are never read. Each storage is streamed, so the zip's CRC-32
-//     is checked and the values are held once.
+//   - Memory and time are bounded by what the files hold, never by a size
+//     they state. data.pkl and meta.pkl are read only up to 4 MiB; gopickle
+//     allocates a size before reading what it sizes and decodes big
+//     integers in quadratic time, so the walk (checkBounds) also refuses
+//     integers past 64 bits, memo indexes from maxMemo on or read before
+//     written, and opcodes whose values would take more than
+//     maxUnpickledBytes to build. Only the model's tensors are read, once
+//     their names, shapes and contiguity are checked against model_args,
+//     their total (float32) against Options.MaxBytes, each storage's
+//     declared size against what the tensors use of it, and all of them
+//     against maxInflation times the bytes they take in the zip. The
+//     optimizer's storages are never read. Each storage is streamed, so the
+//     zip's CRC-32 is checked and the values are held once.
 //   - The mapping: nanoGPT's GPT is GPT-2's pre-LN block with learned
 //     positions, exact GELU (model activation gelu), an MLP of 4·n_embd,
 //     LayerNorm at eps 1e-5, and Linears and LayerNorms all with a bias or
@@ -39,8 +46,9 @@
 //     are skipped, and a compiled run's "_orig_mod." prefix dropped.
 //   - meta.pkl is read only when the user names it (Options.Vocab) or it
 //     lies beside the checkpoint, never from a path the checkpoint's config
-//     names; its vocab_size must be the model's, its itos one character per
-//     id and its stoi the inverse.
+//     names, and one beside the checkpoint never through a symlink; its
+//     vocab_size must be the model's, its itos one character per id and
+//     its stoi the inverse.
 //   - With Options.Digests, ckpt.pt and meta.pkl are each opened once and
 //     hashed as read (safefile.HashedFile, Model.Digests).
 //   - Every error is one line naming the file (and the zip entry or tensor)

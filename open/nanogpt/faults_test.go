@@ -359,25 +359,3 @@ func TestCompiledRun(t *testing.T) {
 		}
 	}
 }
-
-// FuzzDataPickle: whatever data.pkl holds, beside the fixture's storages,
-// Load returns a model or one line naming the file; it never panics.
-func FuzzDataPickle(f *testing.F) {
-	var storages []zipEntry
-	for _, e := range readZip(f, fixture) {
-		if e.name == fixtureFolder+"data.pkl" {
-			f.Add(e.data)
-		} else {
-			storages = append(storages, e)
-		}
-	}
-	f.Add(pkl("cos\nsystem\n", ustr("echo owned"), "\x85R"))
-	f.Add(pkl("}(", ustr("model"), "u"))
-	f.Fuzz(func(t *testing.T, pickle []byte) {
-		path := writeFile(t, "ckpt.pt", zipBytes(t, append([]zipEntry{{fixtureFolder + "data.pkl", pickle}}, storages...)))
-		_, err := Load(path, Options{})
-		if err != nil && (!strings.HasPrefix(err.Error(), path+": ") || strings.Contains(err.Error(), "\n")) {
-			t.Errorf("error %q: want one line naming %s", err, path)
-		}
-	})
-}

@@ -17,8 +17,8 @@ func ReadChars(path string, vocab int) ([]string, error) {
 	return chars, errors.Wrapf(err, "%s", path)
 }
 
-// readFile reads a whole file of at most limit bytes (safefile.ReadLimit,
-// or hashedRead's).
+// readFile reads a whole file of at most limit bytes (safefile.ReadLimit
+// or ReadLimitOwn, or hashedRead's).
 type readFile func(path string, limit int64, what string) ([]byte, error)
 
 // readMeta reads the characters of a meta.pkl (prepare.py's pickle of
@@ -27,6 +27,9 @@ type readFile func(path string, limit int64, what string) ([]byte, error)
 // sample.py encodes with, must be its inverse. read reads the file.
 func readMeta(path string, read readFile, vocab int) ([]string, error) {
 	raw, err := read(path, maxPickleBytes, "a nanoGPT meta.pkl needs")
+	if errors.Is(err, safefile.ErrLink) {
+		return nil, errors.Errorf("is a symbolic link; a %s beside a checkpoint is read only as a file of its own (copy the file in; inspect and sample also take -vocab FILE)", MetaFile)
+	}
 	if err != nil {
 		return nil, errors.Wrap(unwrapPath(err), "read")
 	}

@@ -57,10 +57,12 @@ func Load(path string, o Options) (*Model, error) {
 		o.MaxBytes = model.MaxMemory
 	}
 	var digests map[string]safefile.Digest
-	read := readFile(safefile.ReadLimit)
+	// own reads a meta.pkl found beside the checkpoint: never through a
+	// link, which could make it any file on the system.
+	read, own := readFile(safefile.ReadLimit), readFile(safefile.ReadLimitOwn)
 	if o.Digests {
 		digests = map[string]safefile.Digest{}
-		read = hashedRead(digests)
+		read, own = hashedRead(digests, safefile.OpenRegular), hashedRead(digests, safefile.OpenOwn)
 	}
 	ck, err := readCheckpoint(path, o.MaxBytes, digests)
 	if err != nil {
@@ -69,7 +71,7 @@ func Load(path string, o Options) (*Model, error) {
 	out := &Model{Model: ck.model, Step: ck.step, Files: []string{path}, Digests: digests}
 	meta := o.Vocab
 	if meta == "" {
-		meta = filepath.Join(filepath.Dir(path), MetaFile)
+		meta, read = filepath.Join(filepath.Dir(path), MetaFile), own
 		if _, err := os.Lstat(meta); err != nil {
 			if note := noVocabulary(path, ck); note != "" {
 				notef(o.Notices, "%s", note)
@@ -118,10 +120,14 @@ type checkpoint struct {
 }
 
 // hashedRead is a readFile that hashes the file as it reads it (one open,
-// one read), recording its digest in digests under path.
-func hashedRead(digests map[string]safefile.Digest) readFile {
+// by open, and one read), recording its digest in digests under path.
+func hashedRead(digests map[string]safefile.Digest, open func(string) (*os.File, error)) readFile {
 	return func(path string, limit int64, what string) ([]byte, error) {
-		f, err := safefile.OpenHashed(path)
+		opened, err := open(path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := safefile.Hashed(opened, path)
 		if err != nil {
 			return nil, err
 		}
@@ -237,17 +243,23 @@ func parts(top []entry) ([]entry, map[string]*tensorRef, error) {
 	return args, state, nil
 }
 
-// keyList names a dict's keys for a message.
+// maxKeysShown bounds the keys keyList names: a pickle's dict may hold a
+// hundred thousand.
+const maxKeysShown = 8
+
+// keyList names a dict's keys for a message, the first maxKeysShown of
+// them.
 func keyList(es []entry) string {
 	if len(es) == 0 {
 		return "no keys"
 	}
-	list := ""
-	for i, e := range es {
-		if i > 0 {
-			list += ", "
-		}
-		list += msg.Clean(e.name())
+	names := make([]string, 0, maxKeysShown)
+	for _, e := range es[:min(len(es), maxKeysShown)] {
+		names = append(names, msg.Clean(e.name()))
+	}
+	list := strings.Join(names, ", ")
+	if len(es) > maxKeysShown {
+		list += fmt.Sprintf(" and %d more", len(es)-maxKeysShown)
 	}
 	return msg.Shorten(list)
 }
@@ -286,7 +298,8 @@ func lookupString(es []entry, key string) (string, bool) {
 }
 
 // readTensors reads the model's tensors into float32, after checking that
-// each is a contiguous float32 view and that together they fit maxBytes.
+// each is a contiguous float32 view, that together they fit maxBytes, and
+// that no more is inflated than they hold (checkInflated).
 func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]any, error) {
 	names := sortedKeys(tensors)
 	total := 0.0
@@ -300,6 +313,9 @@ func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]an
 	if total > maxBytes {
 		return nil, errors.Errorf("the model's weights take %s as float32, more than the limit of %s", msg.Bytes(total), msg.Bytes(maxBytes))
 	}
+	if err := checkInflated(tensors, names, maxBytes); err != nil {
+		return nil, err
+	}
 	values := make(map[string]any, len(tensors))
 	for _, name := range names {
 		v, err := tensors[name].float32s()
@@ -310,3 +326,54 @@ func readTensors(tensors map[string]*tensorRef, maxBytes float64) (map[string]an
 	}
 	return values, nil
 }
+
+// checkInflated refuses, before any is inflated, storages that would
+// inflate to more than the model's weights or than the file backs:
+//   - a storage holding more bytes (its zip entry's declared size) than the
+//     model's tensors use of it: reading a tensor streams its storage's
+//     whole entry (so the CRC-32 is checked), and each parameter of a state
+//     dict torch.save wrote is a storage of its own;
+//   - storages whose reading would inflate more than maxBytes in all;
+//   - storages declaring more than maxInflation times the bytes they take
+//     in the zip (see maxInflation).
+func checkInflated(tensors map[string]*tensorRef, names []string, maxBytes float64) error {
+	used := map[*storage]uint64{}
+	for _, name := range names {
+		t := tensors[name]
+		used[t.storage] += 4 * uint64(t.len())
+	}
+	inflated := 0.0
+	for _, name := range names {
+		s := tensors[name].storage
+		size := s.file.UncompressedSize64
+		if size > used[s] {
+			return errors.Errorf("tensor %s: storage %s holds %d bytes, but the model's tensors use only %d of them (a state dict's tensor is a storage of its own)",
+				nanoName(name), msg.Clean(s.file.Name), size, used[s])
+		}
+		inflated += float64(size)
+	}
+	if inflated > maxBytes {
+		return errors.Errorf("reading the model's tensors would inflate %s of storages, more than the limit of %s", msg.Bytes(inflated), msg.Bytes(maxBytes))
+	}
+	declared, stored := 0.0, 0.0
+	for s := range used {
+		declared += float64(s.file.UncompressedSize64)
+		stored += float64(s.file.CompressedSize64)
+	}
+	if declared > maxInflation*stored+inflationSlack {
+		return errors.Errorf("the model's storages declare %s, %.0f times the %s they take in the file; this reader inflates at most %d times (torch.save stores storages uncompressed, and trained weights hardly deflate)",
+			msg.Bytes(declared), declared/max(stored, 1), msg.Bytes(stored), maxInflation)
+	}
+	return nil
+}
+
+// maxInflation bounds how many times larger the model's storages are than
+// the bytes they take in the zip, so a small file cannot make the reader
+// inflate and hold a large model of zeros. torch.save stores storages
+// uncompressed, and trained float32 weights deflate by about a tenth when
+// a checkpoint is zipped again by hand; inflationSlack leaves a tiny model
+// room for its zip's overheads.
+const (
+	maxInflation   = 32
+	inflationSlack = 64 << 10
+)

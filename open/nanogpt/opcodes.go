@@ -76,8 +76,11 @@ func (op pickleOp) name() string { return opcodes[op.code].name }
 // walkOps visits every opcode of a pickle stream up to its STOP, checking
 // each argument against the bytes that remain, so that no length read from
 // the stream reaches an allocation unchecked. Bytes after STOP, an unknown
-// opcode and a stream without STOP are errors.
+// opcode, a stream without STOP and one over maxPickleBytes are errors.
 func walkOps(data []byte, visit func(pickleOp) error) error {
+	if len(data) > maxPickleBytes {
+		return errors.Errorf("the pickle is %d bytes, more than the %d bytes this reader allows one", len(data), maxPickleBytes)
+	}
 	for pos := 0; pos < len(data); {
 		op, next, err := readOp(data, pos)
 		if err != nil {

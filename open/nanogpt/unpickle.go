@@ -24,9 +24,13 @@ type unpickler struct {
 
 // load unpickles data. Only the allowed globals are ever looked up, each to
 // a value of this package: nothing in the pickle can run code or name a
-// type to build. A malformed stream is an error, never a panic.
+// type to build. Every size the pickle states is checked before gopickle
+// reads it (checkBounds). A malformed stream is an error, never a panic.
 func (up unpickler) load(data []byte) (value any, err error) {
 	if err := checkGlobals(data, up.allowed); err != nil {
+		return nil, err
+	}
+	if err := checkBounds(data); err != nil {
 		return nil, err
 	}
 	// The hooks' own errors say exactly what is wrong; gopickle's are
