@@ -8,7 +8,9 @@
 //     it is, before anything could block on it. The open itself never waits
 //     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
 //   - ReadLimit reads a whole file only if it is no larger than a limit the
-//     caller derives from what the file can legitimately hold.
+//     caller derives from what the file can legitimately hold; OpenLimit
+//     applies the same limit to a file read as a stream (by a decoder that
+//     checks as it reads), before the first byte and at every read.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
 //   - Errors name the path once and carry the os error (errors.Is with
