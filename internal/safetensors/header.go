@@ -146,19 +146,17 @@ type headerEntries struct {
 	metadata map[string]string
 }
 
-// firstReserve is the tensors parseHeader makes room for at first: a
-// header refused early costs no more, and one past it gets room for all
-// its members at once rather than growing by copies.
-const firstReserve = 1024
+// firstRoom is the tensors parseHeader makes room for at first; past it,
+// the room doubles (up to the header's member count), so the tensors are
+// copied about once in all, and a header refused early costs no more than
+// twice what it listed.
+const firstRoom = 1024
 
-// reserve makes room for n tensors in all.
-func (h *headerEntries) reserve(n int) {
-	h.tensors = slices.Grow(h.tensors, n-len(h.tensors))
-	byName := make(map[string]int, n)
-	for name, i := range h.byName {
-		byName[name] = i
+// room makes room for the next tensor of at most total.
+func (h *headerEntries) room(total int) {
+	if n := len(h.tensors); n == cap(h.tensors) {
+		h.tensors = slices.Grow(h.tensors, max(1, min(total, 2*n)-n))
 	}
-	h.byName = byName
 }
 
 // parseHeader reads the header's members one at a time, in one pass over
@@ -180,15 +178,12 @@ func parseHeader(header []byte, sectionLen int64, bounds Bounds) (headerEntries,
 	if bounds.Tensors > 0 {
 		total = min(total, bounds.Tensors+1)
 	}
-	h := headerEntries{metadata: map[string]string{}}
-	h.reserve(min(total, firstReserve))
+	first := min(total, firstRoom)
+	h := headerEntries{tensors: make([]Info, 0, first), byName: make(map[string]int, first), metadata: map[string]string{}}
 	s := scanner{b: header, i: 1}
 	var dims []int64 // reused by every entry
 	zeroSize := 0
 	for s.ws(); s.more(); s.ws() {
-		if len(h.byName) == firstReserve {
-			h.reserve(total)
-		}
 		key, value, err := s.member()
 		if err != nil {
 			return headerEntries{}, errors.Wrap(err, "header")
@@ -216,6 +211,7 @@ func parseHeader(header []byte, sectionLen int64, bounds Bounds) (headerEntries,
 				return headerEntries{}, err
 			}
 		}
+		h.room(total)
 		h.tensors = append(h.tensors, in)
 	}
 	delete(h.byName, metadataKey)
