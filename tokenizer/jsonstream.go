@@ -14,6 +14,12 @@ import (
 // than a vocabulary may hold tokens.
 const maxMerges = maxVocab
 
+// maxPartsBytes bounds what a tokenizer.json holds besides model.vocab and
+// model.merges, all of it: its stages and added tokens take a few kilobytes
+// (Gemma 3's six thousand added tokens under a megabyte). Each of those
+// values is checked token by token, so the bound keeps that walk short.
+const maxPartsBytes = 16 << 20
+
 // jsonStream decodes a tokenizer.json a value at a time, as it is read,
 // with checkJSON's rules (no key twice, nesting at most maxJSONDepth deep)
 // applied to each value as it is decoded. model.vocab and model.merges,
@@ -21,8 +27,9 @@ const maxMerges = maxVocab
 // checked as it comes, so a bad entry is refused having read the file only
 // that far, and no more than the vocabulary and the merges is ever held.
 type jsonStream struct {
-	dec *json.Decoder
-	raw json.RawMessage // the entry being checked, reused
+	dec   *json.Decoder
+	raw   json.RawMessage // the entry being checked, reused
+	parts int             // the bytes of the values decoded whole so far
 }
 
 // decodedTokenizerJSON is what a jsonStream decodes: the file's small
@@ -121,7 +128,16 @@ func (s *jsonStream) value(path string, depth int) (json.RawMessage, error) {
 	if err := s.decode(&raw); err != nil {
 		return nil, err
 	}
-	return raw, checkJSONAt(raw, path, depth)
+	return raw, s.check(raw, path, depth)
+}
+
+// check counts raw against maxPartsBytes and checks it as checkJSONAt
+// does.
+func (s *jsonStream) check(raw json.RawMessage, path string, depth int) error {
+	if s.parts += len(raw); s.parts > maxPartsBytes {
+		return errors.Errorf("%s: the file's values besides model.vocab and model.merges pass %d bytes, more than a tokenizer.json holds", msg.Clean(path), maxPartsBytes)
+	}
+	return checkJSONAt(raw, path, depth)
 }
 
 // decode decodes the next value into v, with jsonSyntax's words for an
@@ -217,7 +233,7 @@ func (s *jsonStream) vocab(d *decodedTokenizerJSON) error {
 		}
 		id, ok := parseJSONInt(s.raw)
 		if !ok {
-			if err := checkJSONAt(s.raw, "model.vocab."+name, 3); err != nil {
+			if err := s.check(s.raw, "model.vocab."+name, 3); err != nil {
 				return err
 			}
 			return errors.Errorf("model.vocab: token %s has id %s: want an integer", msg.Quote(name), showJSON(s.raw))
@@ -251,7 +267,7 @@ func (s *jsonStream) merges(d *decodedTokenizerJSON) error {
 		}
 		pair, err := parseMerge(i, s.raw)
 		if err != nil {
-			if deep := checkJSONAt(s.raw, "model.merges[]", 3); deep != nil {
+			if deep := s.check(s.raw, "model.merges[]", 3); deep != nil {
 				return deep
 			}
 			return err

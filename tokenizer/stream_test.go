@@ -43,3 +43,13 @@ func TestTokenizerJSONRefusedAsRead(t *testing.T) {
 		t.Errorf("refusing allocated %d bytes, want at most %d (a tenth of the %d-byte file)", alloc, limit, len(raw))
 	}
 }
+
+// TestTokenizerJSONPartsBounded: a value besides the vocabulary and the
+// merges is checked token by token, so their bytes in all are bounded: a
+// 20 MB normalizer is refused by its size.
+func TestTokenizerJSONPartsBounded(t *testing.T) {
+	raw := append([]byte(`{"normalizer":[`), bytes.Repeat([]byte("1,"), 10<<20)...)
+	raw = append(raw, "1]}"...)
+	_, err := parseTokenizerJSON(raw, "tokenizer.json")
+	msgtest.Refusal(t, "a huge normalizer", err, "tokenizer.json: normalizer: the file's values besides model.vocab and model.merges pass 16777216 bytes")
+}
