@@ -127,14 +127,8 @@ func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, holder 
 	}
 	path := d.path(name)
 	st, err := safetensors.OpenBounded(path, math.MaxInt64, bounds)
-	var tooMany *safetensors.TooManyTensorsError
-	switch {
-	case errors.As(err, &tooMany) && tooMany.ZeroSize:
-		return nil, errors.Errorf("%s: lists more than %d tensors with no elements (a zero in the shape), the most %s can hold", path, tooMany.Max, holder)
-	case errors.As(err, &tooMany):
-		return nil, errors.Errorf("%s: lists more than %d tensors, the most %s can hold", path, tooMany.Max, holder)
-	case err != nil:
-		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+	if err != nil {
+		return nil, headerError(err, path, holder)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -143,6 +137,19 @@ func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, holder 
 	}
 	d.noteRead(name, info.Size())
 	return &weightFile{path: path, st: st}, nil
+}
+
+// headerError words the error of opening the weight file at path (as
+// messages name it), a bound of holder's refused by name.
+func headerError(err error, path, holder string) error {
+	var tooMany *safetensors.TooManyTensorsError
+	switch {
+	case errors.As(err, &tooMany) && tooMany.ZeroSize:
+		return errors.Errorf("%s: lists more than %d tensors with no elements (a zero in the shape), the most %s can hold", path, tooMany.Max, holder)
+	case errors.As(err, &tooMany):
+		return errors.Errorf("%s: lists more than %d tensors, the most %s can hold", path, tooMany.Max, holder)
+	}
+	return errors.Wrapf(unwrapPath(err), "%s", path)
 }
 
 // openShards opens the shards model.safetensors.index.json lists and
