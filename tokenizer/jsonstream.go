@@ -295,7 +295,8 @@ func mergeInVocab(vocab map[string]int, pair [2]string, i int) error {
 }
 
 // unmarshalAt decodes raw, the value of key, into v, wording a type error
-// by the file's own key, as decodeError does for the whole file.
+// by the file's own key ("added_tokens.id is a JSON string: want an
+// integer").
 func unmarshalAt(raw json.RawMessage, key string, v any) error {
 	err := json.Unmarshal(raw, v)
 	var typeErr *json.UnmarshalTypeError
@@ -313,7 +314,7 @@ func unmarshalAt(raw json.RawMessage, key string, v any) error {
 }
 
 // jsonTokenKind names the kind of value whose first token is tok, as
-// decodeError does: "a JSON array".
+// unmarshalAt does: "a JSON array".
 func jsonTokenKind(tok json.Token) string {
 	switch tok.(type) {
 	case string:

@@ -15,26 +15,26 @@ import (
 )
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
-// how text becomes ids. Of post_processor only the token it puts first is
-// read (Encode puts it first too).
+// how text becomes ids, besides the vocabulary and the merges, which
+// decodeTokenizerJSON reads apart, as they come. Of post_processor only
+// the token it puts first is read (Encode puts it first too).
 type tokenizerJSON struct {
-	Model         *bpeJSON        `json:"model"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Decoder       json.RawMessage `json:"decoder"`
-	AddedTokens   []addedToken    `json:"added_tokens"`
+	Model         *bpeJSON // nil when the file has none
+	Normalizer    json.RawMessage
+	PreTokenizer  json.RawMessage
+	PostProcessor json.RawMessage
+	Decoder       json.RawMessage
+	AddedTokens   []addedToken
 }
 
+// bpeJSON is model's members besides vocab and merges.
 type bpeJSON struct {
-	Type                    string            `json:"type"`
-	Vocab                   json.RawMessage   `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
-	Dropout                 *float64          `json:"dropout"`
-	ContinuingSubwordPrefix string            `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         string            `json:"end_of_word_suffix"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	ByteFallback            bool              `json:"byte_fallback"`
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	ContinuingSubwordPrefix string   `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string   `json:"end_of_word_suffix"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
+	ByteFallback            bool     `json:"byte_fallback"`
 }
 
 // addedToken is one of added_tokens: a token matched as a whole, outside
@@ -193,15 +193,6 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
 	}, st, normalized, nil
-}
-
-// decodeError words encoding/json's type errors by the file's own key.
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return errors.Errorf("%s is a JSON %s: want %s", typeErr.Field, msg.Shorten(typeErr.Value), jsonKind(typeErr.Type.Kind()))
-	}
-	return errors.New("unexpected JSON: " + msg.Shorten(err.Error()))
 }
 
 // jsonKind names a Go kind as the JSON a reader would write.

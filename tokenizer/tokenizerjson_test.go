@@ -109,6 +109,10 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		{"too deep", []byte(`{"normalizer":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}"), []string{"JSON nests deeper than 32 levels"}},
 		{"not an object", []byte(`[]`), []string{"unexpected JSON: the file is a JSON array, not an object"}},
 		{"syntax inside a value", []byte(`{"normalizer": [1,,2]}`), []string{"not JSON: invalid character ',' looking for beginning of value at byte 17"}},
+		{"added id a string", edited(func(d, _ map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": "260", "content": endOfText, "special": true}}
+		}), []string{"added_tokens.id is a JSON string: want an integer"}},
+		{"dropout a string", edited(func(_, m map[string]any) { m["dropout"] = "0" }), []string{"model.dropout is a JSON string: want a number"}},
 		{"id not an integer", edited(func(_, m map[string]any) { m["vocab"] = map[string]any{"a": 1.5} }), []string{`model.vocab: token "a" has id 1.5: want an integer`}},
 		{"model an array", []byte(`{"model": []}`), []string{"model is a JSON array: want an object"}},
 		{"no model", []byte(`{"version": "1.0"}`), []string{"no model"}},
