@@ -55,7 +55,7 @@ func TestLoadBoundsTensorCount(t *testing.T) {
 		{"as many tensors as layers", 40_000, 40_000,
 			"holds 40000 tensors, too few for the 40000 layers of config.json, which need at least 360003 (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 40000"},
 		{"more empty tensors than buffers", 20_000, 60_000,
-			"lists more than 20064 tensors with no elements (a zero in the shape), the most the LlamaForCausalLM of config.json (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 20000"},
+			"lists more than 20064 tensors with no elements (a zero in the shape); the LlamaForCausalLM of config.json (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 20000, num_attention_heads 1, num_key_value_heads 1) has at most 200003 tensors, at most 20000 of them with no elements"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := zeroSizeModel(t, c.layers, c.n)
@@ -78,6 +78,53 @@ func TestLoadBoundsTensorCount(t *testing.T) {
 			// over 50 times the file before the counts were checked.
 			if alloc, limit := after.TotalAlloc-before.TotalAlloc, 8*uint64(info.Size()); alloc > limit {
 				t.Errorf("refusing allocated %d bytes, want at most %d (8 times the %d-byte file)", alloc, limit, info.Size())
+			}
+		})
+	}
+}
+
+// TestLoadBoundsShards: a shard is bounded by what the index places in it,
+// and the index by what the model can hold, each with the slack that lets
+// a file a few tensors off be told which tensor is wrong.
+func TestLoadBoundsShards(t *testing.T) {
+	extra := func(n int) map[string]any {
+		out := map[string]any{}
+		for i := range n {
+			out[fmt.Sprintf("extra.%d", i)] = map[string]any{"dtype": "F32", "shape": []int{0}, "data_offsets": []int{0, 0}}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, dir string)
+		file string
+		want string
+	}{
+		{"a shard of more tensors than the index places in it", func(t *testing.T, dir string) {
+			editHeader(t, filepath.Join(dir, shard1), func(h map[string]any) {
+				for k, v := range extra(100) {
+					h[k] = v
+				}
+			})
+		}, shard1, "lists more than 74 tensors; model.safetensors.index.json places 10 tensors in it"},
+		{"an index of more tensors than the model has", func(t *testing.T, dir string) {
+			editWeightMap(t, dir, func(m map[string]any) {
+				for k := range extra(200) {
+					m[k] = shard1
+				}
+			})
+		}, hf.IndexFile, "weight_map lists 228 tensors; the GPT2LMHeadModel of config.json (config.json has vocab_size 96, n_positions 32, n_embd 32, n_inner 128, n_layer 2) has at most 65 tensors"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyVariant(t, "sharded")
+			c.edit(t, dir)
+			_, err := hf.Load(dir, hf.Options{})
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			text, file := err.Error(), filepath.Join(dir, c.file)
+			if strings.Contains(text, "\n") || !strings.HasPrefix(text, file+": ") || !strings.Contains(text, c.want) {
+				t.Errorf("error %q\nwant one line starting %q and saying %q", text, file+":", c.want)
 			}
 		})
 	}

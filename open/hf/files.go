@@ -80,6 +80,11 @@ func (s shape) bounds(n int) safetensors.Bounds {
 // than countSlack.
 func (s shape) tooFew(n int) bool { return n+countSlack < s.least }
 
+// limits says what the model's files can hold, for a message.
+func (s shape) limits() string {
+	return fmt.Sprintf("%s has at most %d tensors, at most %d of them with no elements", s.describe, s.most, s.most-s.least)
+}
+
 func (w *weights) Close() {
 	for _, f := range w.files {
 		f.st.Close()
@@ -100,7 +105,7 @@ func (w *weights) tensorCount() int {
 func openWeights(d *modelDir, s shape) (*weights, error) {
 	switch {
 	case d.has(WeightsFile):
-		f, err := openWeightFile(d, WeightsFile, s.bounds(s.most), s.describe)
+		f, err := openWeightFile(d, WeightsFile, s.bounds(s.most), s.limits())
 		if err != nil {
 			return nil, err
 		}
@@ -117,18 +122,18 @@ func openWeights(d *modelDir, s shape) (*weights, error) {
 
 // openWeightFile opens the safetensors file called name in the directory
 // and reads its header, refusing one that lists more tensors than bounds
-// allow as it is read; holder names what sets the bounds. The file's own
+// allow as it is read; limits says what sets them. The file's own
 // size bounds what the header may claim, and Load checks the weights
 // against MaxBytes before any file is opened, so no size limit of its own
 // is needed.
-func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, holder string) (*weightFile, error) {
+func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, limits string) (*weightFile, error) {
 	if err := d.checkInside(name); err != nil {
 		return nil, err
 	}
 	path := d.path(name)
 	st, err := safetensors.OpenBounded(path, math.MaxInt64, bounds)
 	if err != nil {
-		return nil, headerError(err, path, holder)
+		return nil, headerError(err, path, limits)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -140,14 +145,15 @@ func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, holder 
 }
 
 // headerError words the error of opening the weight file at path (as
-// messages name it), a bound of holder's refused by name.
-func headerError(err error, path, holder string) error {
+// messages name it); a header past its bounds is told the limits that set
+// them.
+func headerError(err error, path, limits string) error {
 	var tooMany *safetensors.TooManyTensorsError
 	switch {
 	case errors.As(err, &tooMany) && tooMany.ZeroSize:
-		return errors.Errorf("%s: lists more than %d tensors with no elements (a zero in the shape), the most %s can hold", path, tooMany.Max, holder)
+		return errors.Errorf("%s: lists more than %d tensors with no elements (a zero in the shape); %s", path, tooMany.Max, limits)
 	case errors.As(err, &tooMany):
-		return errors.Errorf("%s: lists more than %d tensors, the most %s can hold", path, tooMany.Max, holder)
+		return errors.Errorf("%s: lists more than %d tensors; %s", path, tooMany.Max, limits)
 	}
 	return errors.Wrapf(unwrapPath(err), "%s", path)
 }
@@ -165,7 +171,7 @@ func openShards(d *modelDir, s shape) (*weights, error) {
 		return nil, errors.Wrapf(err, "%s", index)
 	}
 	if len(placed) > s.most+countSlack {
-		return nil, errors.Errorf("%s: weight_map lists %d tensors, more than the %d %s can hold", index, len(placed), s.most, s.describe)
+		return nil, errors.Errorf("%s: weight_map lists %d tensors; %s", index, len(placed), s.limits())
 	}
 	w := &weights{lister: index, shape: s}
 	for _, shard := range shardNames(placed) {
@@ -173,7 +179,8 @@ func openShards(d *modelDir, s shape) (*weights, error) {
 			w.Close()
 			return nil, errors.Errorf("%s: no such file (a shard %s lists)", d.path(shard), IndexFile)
 		}
-		f, err := openWeightFile(d, shard, s.bounds(placedIn(placed, shard)), IndexFile+" places in it")
+		n := placedIn(placed, shard)
+		f, err := openWeightFile(d, shard, s.bounds(n), fmt.Sprintf("%s places %d tensors in it", IndexFile, n))
 		if err == nil {
 			w.files = append(w.files, f)
 			err = checkShard(f, shard, placed)
