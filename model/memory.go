@@ -42,7 +42,7 @@ const MaxMemory = 8 << 30
 func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	activations := 2*c.forwardValues(trainBatch) + c.forwardValues(evalBatch)
 	const elem = 4 // bytes of a float32
-	return c.paramCount()*(2*elem+16) + activations*elem
+	return c.ParamCount()*(2*elem+16) + activations*elem
 }
 
 // InferenceBytes is a rough estimate, in bytes, of the memory one float32
@@ -51,7 +51,7 @@ func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 // without gradients or Adam moments).
 func (c Config) InferenceBytes(batch int) float64 {
 	const elem = 4
-	return (c.paramCount() + c.forwardValues(batch)) * elem
+	return (c.ParamCount() + c.forwardValues(batch)) * elem
 }
 
 // forwardValues counts the values of a forward graph of batch sequences
@@ -73,10 +73,10 @@ func (c Config) forwardValues(batch int) float64 {
 	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v
 }
 
-// paramCount is the number of weights of the model. Every block has the
+// ParamCount is the number of weights of the model. Every block has the
 // same tensors, so the count is linear in Layers; listing the specs of 0 and
 // 1 layers avoids a slice per block for an absurd layer count.
-func (c Config) paramCount() float64 {
+func (c Config) ParamCount() float64 {
 	size := func(layers int) float64 {
 		one := c
 		one.Layers = layers
@@ -125,7 +125,7 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 	}
 	layerCount, b := float64(c.Layers), float64(rows)
 	perRow := layerCount*step + 4*d + 4*v + 2*float64(positions)*(layerCount*perLayer+shared)
-	return float64(m.Dtype.Size()) * (c.paramCount() + b*perRow)
+	return float64(m.Dtype.Size()) * (c.ParamCount() + b*perRow)
 }
 
 // evalBatch is the batch of Run's evaluation graph.

@@ -94,14 +94,14 @@ func TestDecodeBytes(t *testing.T) {
 	}{{"fused", 0, 64}, {"gorgonia", 0, 140}, {"fused", 6, 222}} {
 		cfg := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true, Attention: c.path, KVLatent: c.latent}
 		m := mustNew(t, cfg, tensor.Float32, 1)
-		if got, want := m.DecodeBytes(2, 100), 4*(cfg.paramCount()+2*(580+2*100*c.perPosition)); got != want {
+		if got, want := m.DecodeBytes(2, 100), 4*(cfg.ParamCount()+2*(580+2*100*c.perPosition)); got != want {
 			t.Errorf("%+v: DecodeBytes(2, 100) = %v, want %v", c, got, want)
 		}
 		if got := m.DecodeBytes(1, math.MaxInt); math.IsInf(got, 0) || got < 1e20 {
 			t.Errorf("%+v: DecodeBytes(1, MaxInt) = %v, want a finite figure past 1e20", c, got)
 		}
 	}
-	if params := (Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true}).paramCount(); params != 5728 {
+	if params := (Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true}).ParamCount(); params != 5728 {
 		t.Errorf("%v weights, want 5728", params)
 	}
 }

@@ -45,4 +45,8 @@
 // files named, regular files of at most 64 MiB, vocabularies of at most
 // 2^20 tokens with ids exactly 0..n-1, JSON with no key twice and nested at
 // most 32 deep; every error is one line naming the file and the line or key.
+// A tokenizer.json is checked as it is read (jsonStream): its size before
+// the first byte, and each vocabulary entry and merge as it is decoded, so
+// a bad one is refused having read the file only that far; the merges are
+// bounded as the vocabulary is (2^20).
 package tokenizer

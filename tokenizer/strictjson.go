@@ -19,7 +19,11 @@ const maxJSONDepth = 32
 // maxJSONDepth deep, with no key twice in one object (encoding/json would
 // keep the last, so one file could give a token two ids). It walks tokens
 // without recursion, so its cost is linear in the input.
-func checkJSON(raw []byte) error {
+func checkJSON(raw []byte) error { return checkJSONAt(raw, "", 0) }
+
+// checkJSONAt is checkJSON for a value found at path (as messages name its
+// objects: "model.vocab"), nested depth levels deep in its file.
+func checkJSONAt(raw []byte, path string, depth int) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // a number is checked where it is used, not as a float64
 	type level struct {
@@ -31,21 +35,22 @@ func checkJSON(raw []byte) error {
 	var stack []*level
 	// container names the innermost object for a message: "model.vocab".
 	container := func() string {
-		var path strings.Builder
-		for i, l := range stack[:len(stack)-1] {
+		var where strings.Builder
+		where.WriteString(path)
+		for _, l := range stack[:len(stack)-1] {
 			switch {
 			case !l.object:
-				path.WriteString("[]")
-			case i == 0:
-				path.WriteString(l.key)
+				where.WriteString("[]")
+			case where.Len() == 0:
+				where.WriteString(l.key)
 			default:
-				path.WriteString("." + l.key)
+				where.WriteString("." + l.key)
 			}
 		}
-		if path.Len() == 0 {
+		if where.Len() == 0 {
 			return "the top-level object"
 		}
-		return msg.Clean(path.String())
+		return msg.Clean(where.String())
 	}
 	done := false // the top-level value is complete
 	for {
@@ -70,7 +75,7 @@ func checkJSON(raw []byte) error {
 		}
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
-			if len(stack) == maxJSONDepth {
+			if depth+len(stack) == maxJSONDepth {
 				return errors.Errorf("JSON nests deeper than %d levels", maxJSONDepth)
 			}
 			object := tok == json.Delim('{')

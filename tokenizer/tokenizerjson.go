@@ -1,37 +1,40 @@
 package tokenizer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/pkg/errors"
 )
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
-// how text becomes ids. Of post_processor only the token it puts first is
-// read (Encode puts it first too).
+// how text becomes ids, besides the vocabulary and the merges, which
+// decodeTokenizerJSON reads apart, as they come. Of post_processor only
+// the token it puts first is read (Encode puts it first too).
 type tokenizerJSON struct {
-	Model         *bpeJSON        `json:"model"`
-	Normalizer    json.RawMessage `json:"normalizer"`
-	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
-	PostProcessor json.RawMessage `json:"post_processor"`
-	Decoder       json.RawMessage `json:"decoder"`
-	AddedTokens   []addedToken    `json:"added_tokens"`
+	Model         *bpeJSON // nil when the file has none
+	Normalizer    json.RawMessage
+	PreTokenizer  json.RawMessage
+	PostProcessor json.RawMessage
+	Decoder       json.RawMessage
+	AddedTokens   []addedToken
 }
 
+// bpeJSON is model's members besides vocab and merges.
 type bpeJSON struct {
-	Type                    string            `json:"type"`
-	Vocab                   json.RawMessage   `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
-	Dropout                 *float64          `json:"dropout"`
-	ContinuingSubwordPrefix string            `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         string            `json:"end_of_word_suffix"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	ByteFallback            bool              `json:"byte_fallback"`
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	ContinuingSubwordPrefix string   `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string   `json:"end_of_word_suffix"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
+	ByteFallback            bool     `json:"byte_fallback"`
 }
 
 // addedToken is one of added_tokens: a token matched as a whole, outside
@@ -71,11 +74,12 @@ type byteLevelJSON struct {
 // Anything else is an error naming the key, what it holds and what is
 // built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
-	raw, err := readTokenizerFile(path)
+	f, err := safefile.OpenLimit(path, maxFileBytes, "a tokenizer file may hold")
 	if err != nil {
 		return nil, err
 	}
-	t, err := parseTokenizerJSON(raw, path)
+	defer f.Close()
+	t, err := readTokenizerJSON(f, path)
 	if err != nil {
 		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
 	}
@@ -85,7 +89,13 @@ func ReadTokenizerJSON(path string) (Tokenizer, error) {
 // parseTokenizerJSON builds a tokenizer from a tokenizer.json's contents,
 // naming it name in errors.
 func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
-	spec, st, normalizedNames, err := tokenizerJSONSpec(raw, name)
+	return readTokenizerJSON(bytes.NewReader(raw), name)
+}
+
+// readTokenizerJSON builds a tokenizer from a tokenizer.json read from r
+// as it is decoded, naming it name in errors.
+func readTokenizerJSON(r io.Reader, name string) (*bpeTokenizer, error) {
+	spec, st, normalizedNames, err := tokenizerJSONSpec(r, name)
 	if err != nil {
 		return nil, errors.Wrap(err, name)
 	}
@@ -157,14 +167,12 @@ func tokenNamed(spec bpeSpec, names ...string) int {
 // tokenizerJSONSpec checks what a tokenizer.json holds and gathers its
 // vocabulary, merges and added tokens (and which are matched in normalized
 // text), and its stages.
-func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, map[string]bool, error) {
-	if err := checkJSON(raw); err != nil {
+func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bool, error) {
+	d, err := decodeTokenizerJSON(r)
+	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
 	}
-	var file tokenizerJSON
-	if err := json.Unmarshal(raw, &file); err != nil {
-		return bpeSpec{}, stages{}, nil, decodeError(err)
-	}
+	file := d.file
 	if err := checkModel(file.Model); err != nil {
 		return bpeSpec{}, stages{}, nil, err
 	}
@@ -172,17 +180,10 @@ func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, map[string]boo
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
 	}
-	if isNull(file.Model.Vocab) {
+	if d.vocab == nil {
 		return bpeSpec{}, stages{}, nil, errors.New("model.vocab is missing")
 	}
-	vocab, err := parseVocab(file.Model.Vocab)
-	if err != nil {
-		return bpeSpec{}, stages{}, nil, errors.Wrap(err, "model.vocab")
-	}
-	merges, err := parseMergesJSON(file.Model.Merges)
-	if err != nil {
-		return bpeSpec{}, stages{}, nil, err
-	}
+	vocab, merges := d.vocab, d.merges
 	specials, normalized, err := parseAddedTokens(file.AddedTokens, st)
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
@@ -192,15 +193,6 @@ func tokenizerJSONSpec(raw []byte, name string) (bpeSpec, stages, map[string]boo
 		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
 	}, st, normalized, nil
-}
-
-// decodeError words encoding/json's type errors by the file's own key.
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return errors.Errorf("%s is a JSON %s: want %s", typeErr.Field, msg.Shorten(typeErr.Value), jsonKind(typeErr.Type.Kind()))
-	}
-	return errors.New("unexpected JSON: " + msg.Shorten(err.Error()))
 }
 
 // jsonKind names a Go kind as the JSON a reader would write.
@@ -287,31 +279,6 @@ func componentType(raw json.RawMessage) string {
 		types[i] = componentType(p)
 	}
 	return msg.Clean(c.Type + " [" + strings.Join(types, ", ") + "]")
-}
-
-// parseMergesJSON reads model.merges: "a b" strings, as older files write
-// them, or [a, b] pairs, as newer ones do.
-func parseMergesJSON(raw []json.RawMessage) ([][2]string, error) {
-	merges := make([][2]string, len(raw))
-	for i, r := range raw {
-		var pair []string
-		var line string
-		switch {
-		case json.Unmarshal(r, &line) == nil:
-			a, b, ok := strings.Cut(line, " ")
-			if !ok || strings.Contains(b, " ") {
-				return nil, errors.Errorf("model.merges[%d] is %s: want two tokens and one space (\"a b\")", i, msg.Quote(line))
-			}
-			pair = []string{a, b}
-		case json.Unmarshal(r, &pair) != nil:
-			return nil, errors.Errorf("model.merges[%d] is %s: want \"a b\" or [\"a\", \"b\"]", i, showJSON(r))
-		}
-		if len(pair) != 2 || pair[0] == "" || pair[1] == "" {
-			return nil, errors.Errorf("model.merges[%d] is %s: want two tokens", i, showJSON(r))
-		}
-		merges[i] = [2]string{pair[0], pair[1]}
-	}
-	return merges, nil
 }
 
 // parseAddedTokens reads added_tokens, and which are matched in normalized

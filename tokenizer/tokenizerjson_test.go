@@ -106,7 +106,14 @@ func TestTokenizerJSONRefused(t *testing.T) {
 		{"two values", []byte(valid + valid), []string{"more data after the value"}},
 		{"key twice", []byte(strings.Replace(valid, `{`, `{"model":null,`, 1)), []string{`key "model" appears twice in the top-level object`}},
 		{"vocab key twice", []byte(strings.Replace(valid, `"vocab":{`, `"vocab":{"!":0,`, 1)), []string{`key "!" appears twice in model.vocab`}},
-		{"too deep", []byte(strings.Repeat("[", 40) + strings.Repeat("]", 40)), []string{"JSON nests deeper than 32 levels"}},
+		{"too deep", []byte(`{"normalizer":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "}"), []string{"JSON nests deeper than 32 levels"}},
+		{"not an object", []byte(`[]`), []string{"unexpected JSON: the file is a JSON array, not an object"}},
+		{"syntax inside a value", []byte(`{"normalizer": [1,,2]}`), []string{"not JSON: invalid character ',' looking for beginning of value at byte 17"}},
+		{"added id a string", edited(func(d, _ map[string]any) {
+			d["added_tokens"] = []any{map[string]any{"id": "260", "content": endOfText, "special": true}}
+		}), []string{"added_tokens.id is a JSON string: want an integer"}},
+		{"dropout a string", edited(func(_, m map[string]any) { m["dropout"] = "0" }), []string{"model.dropout is a JSON string: want a number"}},
+		{"id not an integer", edited(func(_, m map[string]any) { m["vocab"] = map[string]any{"a": 1.5} }), []string{`model.vocab: token "a" has id 1.5: want an integer`}},
 		{"model an array", []byte(`{"model": []}`), []string{"model is a JSON array: want an object"}},
 		{"no model", []byte(`{"version": "1.0"}`), []string{"no model"}},
 		{"unigram", edited(func(_, m map[string]any) { m["type"] = "Unigram" }), []string{`model.type is "Unigram": built is BPE`}},
@@ -174,6 +181,10 @@ func FuzzParseTokenizerJSON(f *testing.F) {
 		`"decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"}]},` +
 		`"added_tokens":[{"id":2,"content":"a","special":false,"normalized":true}]}`))
 	f.Add([]byte(`{"model":{"type":"Unigram"}}`))
+	// Issue 42's bad merge 254, in small, and entries refused as they are read.
+	f.Add(badMerge254(f, 3))
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1.5},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`))
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1},"merges":["a b","a c"]},"pre_tokenizer":{"type":"ByteLevel"}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		tok, err := parseTokenizerJSON(raw, "tokenizer.json")
 		if err != nil {

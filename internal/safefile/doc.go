@@ -8,7 +8,9 @@
 //     it is, before anything could block on it. The open itself never waits
 //     (O_NONBLOCK), so a pipe with no writer is refused, not waited for.
 //   - ReadLimit reads a whole file only if it is no larger than a limit the
-//     caller derives from what the file can legitimately hold.
+//     caller derives from what the file can legitimately hold; OpenLimit
+//     applies the same limit to a file read as a stream (by a decoder that
+//     checks as it reads), before the first byte and at every read.
 //   - OpenOwn opens a file of a run directory, or one found rather than
 //     named (a meta.pkl beside a checkpoint), without following a link
 //     (O_NOFOLLOW), as OpenForWrite writes one; ReadLimitOwn reads one whole

@@ -136,6 +136,52 @@ func readLimit(open func(string) (*os.File, error), path string, limit int64, wh
 	return raw, nil
 }
 
+// OpenLimit opens the regular file at path to be read as a stream, with
+// ReadLimit's bounds and messages: a file of more than limit bytes is
+// refused from its size before anything is read, and reading one that has
+// grown past limit since fails with the same message, so a reader that
+// decodes as it reads stops where the file should have.
+func OpenLimit(path string, limit int64, what string) (io.ReadCloser, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, errors.Wrapf(unwrapPath(err), "%s", path)
+	}
+	if info.Size() > limit {
+		f.Close()
+		return nil, tooLarge(path, info.Size(), limit, what)
+	}
+	return &limitedFile{f: f, left: limit, path: path, limit: limit, what: what}, nil
+}
+
+// limitedFile reads a file up to limit bytes and fails past it.
+type limitedFile struct {
+	f           *os.File
+	left, limit int64
+	path, what  string
+}
+
+func (l *limitedFile) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, tooLarge(l.path, l.limit+1, l.limit, l.what)
+	}
+	n, err := l.f.Read(p[:min(int64(len(p)), l.left+1)])
+	l.left -= int64(n)
+	if l.left < 0 {
+		return 0, tooLarge(l.path, l.limit+1, l.limit, l.what)
+	}
+	if err != nil && err != io.EOF {
+		err = errors.Wrapf(unwrapPath(err), "%s", l.path)
+	}
+	return n, err
+}
+
+func (l *limitedFile) Close() error { return l.f.Close() }
+
 func tooLarge(path string, size, limit int64, what string) error {
 	return errors.Errorf("%s is %d bytes, more than the %d bytes %s", path, size, limit, what)
 }

@@ -37,6 +37,13 @@
 //     so a pipe, /dev/zero, a huge file or a small file whose header claims
 //     huge tensors is an error, not a read that never ends or an allocation
 //     the file cannot fill.
+//   - A header is decoded in one pass, a record at a time, at a bounded
+//     cost per record, and refused at its first fault: a bad tensor is
+//     refused without decoding the records after it. A caller that knows
+//     how many tensors the file may hold, and how many of them may have no
+//     elements, says so (OpenBounded); a header listing more is refused at
+//     the first one too many, so a header of a million zero-size tensors
+//     costs its bytes, not a million records.
 //
 // Two ways to read:
 //   - Read, ReadFile, ReadFileLimit and ReadFileChecked hold the whole data

@@ -59,7 +59,13 @@ type File struct {
 //
 // Errors do not name the file. One from the file system is returned as os
 // gave it, an *os.PathError, for the caller to word.
-func Open(path string, limit int64) (*File, error) {
+func Open(path string, limit int64) (*File, error) { return OpenBounded(path, limit, Bounds{}) }
+
+// OpenBounded is Open that also refuses a header listing more tensors than
+// bounds allow, with a *TooManyTensorsError, as soon as the parse reaches
+// the first one too many: a caller that knows how many tensors the file
+// may hold does not pay for decoding more.
+func OpenBounded(path string, limit int64, bounds Bounds) (*File, error) {
 	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -71,7 +77,7 @@ func Open(path string, limit int64) (*File, error) {
 	}
 	// Bounded by the size the file had when opened, the header cannot be
 	// read from bytes appended since.
-	h, err := readHeader(io.NewSectionReader(f, 0, info.Size()), info.Size(), limit)
+	h, err := readHeader(io.NewSectionReader(f, 0, info.Size()), info.Size(), limit, bounds)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -86,13 +92,14 @@ type Source interface {
 	io.Closer
 }
 
-// OpenSource is Open of a file already open as src, of size bytes (taken
-// as the file's size, as Open takes its Stat). ReadAll of the File reads
-// every byte of the data section, in order, skipped tensors too, so that
-// a source that hashes what it serves (safefile.HashedFile) sees the whole
-// file in one pass: prefix, header, data. On an error src is not closed.
-func OpenSource(src Source, size, limit int64) (*File, error) {
-	h, err := readHeader(io.NewSectionReader(src, 0, size), size, limit)
+// OpenSource is OpenBounded of a file already open as src, of size bytes
+// (taken as the file's size, as Open takes its Stat). ReadAll of the File
+// reads every byte of the data section, in order, skipped tensors too, so
+// that a source that hashes what it serves (safefile.HashedFile) sees the
+// whole file in one pass: prefix, header, data. On an error src is not
+// closed.
+func OpenSource(src Source, size, limit int64, bounds Bounds) (*File, error) {
+	h, err := readHeader(io.NewSectionReader(src, 0, size), size, limit, bounds)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +109,18 @@ func OpenSource(src Source, size, limit int64) (*File, error) {
 }
 
 func newFile(f Source, h fileHeader) *File {
-	file := &File{f: f, start: h.dataStart(), tensors: h.tensors(), metadata: h.metadata, digest: h.digest}
-	file.byName = make(map[string]int, len(file.tensors))
-	for i, in := range file.tensors {
-		file.byName[in.Name] = i
+	return &File{f: f, start: h.dataStart(), tensors: h.tensors, byName: h.byName, metadata: h.metadata, digest: h.digest}
+}
+
+// NumTensors is the number of tensors, without copying their Info.
+func (f *File) NumTensors() int { return len(f.tensors) }
+
+// DataLen is the length in bytes of the data section.
+func (f *File) DataLen() int64 {
+	if n := len(f.tensors); n > 0 {
+		return f.tensors[n-1].End
 	}
-	return file
+	return 0
 }
 
 // Tensors lists the file's tensors in data order.
@@ -202,11 +215,7 @@ func (f *File) ReadAll(visit func(Info) (dst any, err error)) (checked bool, err
 	if f.digest != "" {
 		h = sha256.New()
 	}
-	var sectionLen int64
-	if n := len(f.tensors); n > 0 {
-		sectionLen = f.tensors[n-1].End
-	}
-	buf := chunkBuffer(sectionLen)
+	buf := chunkBuffer(f.DataLen())
 	for _, in := range f.tensors {
 		dst, err := visit(in.clone())
 		if err != nil {

@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -47,6 +48,9 @@ func corpusSeeds() map[string][]byte {
 		"digest-mismatch":    flipped,
 		"digest-malformed":   file(`{"__metadata__":{"data_sha256":"0123"}}`, nil),
 		"valid-no-digest":    file(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}`, []byte{0, 0x3c, 0, 0xc0}),
+		// Issue 42's header of zero-size tensors, in small.
+		"many-zero-size": manyTensors(64),
+		"escaped-fields": file(`{"a":{"d\u0074ype":"F32","shape":[1e0],"data_offsets":[0,4]}}`, make([]byte, 4)),
 	}
 }
 
@@ -145,6 +149,7 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		defer file.Close()
+		checkBounded(t, path, file)
 		if _, err := file.Verify(); fmt.Sprint(err) != fmt.Sprint(readErr) {
 			t.Fatalf("Verify: %v; Read: %v", err, readErr)
 		}
@@ -171,4 +176,30 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkBounded: OpenBounded with small bounds refuses the file Open opened
+// exactly when it holds more tensors, or more of no elements, than they
+// allow, and otherwise reads the same tensors.
+func checkBounded(t *testing.T, path string, file *File) {
+	bounds := Bounds{Tensors: 4, ZeroSize: 1}
+	tensors, zeroSize := file.Tensors(), 0
+	for _, in := range tensors {
+		if in.Len() == 0 {
+			zeroSize++
+		}
+	}
+	bounded, err := OpenBounded(path, MaxFileLen, bounds)
+	var tooMany *TooManyTensorsError
+	switch over := len(tensors) > bounds.Tensors || zeroSize > bounds.ZeroSize; {
+	case over && !errors.As(err, &tooMany):
+		t.Fatalf("%d tensors, %d of no elements, within %+v: error %v", len(tensors), zeroSize, bounds, err)
+	case !over && err != nil:
+		t.Fatalf("%d tensors, %d of no elements, within %+v: error %v", len(tensors), zeroSize, bounds, err)
+	case !over:
+		defer bounded.Close()
+		if !reflect.DeepEqual(bounded.Tensors(), tensors) {
+			t.Fatalf("bounded %v, unbounded %v", bounded.Tensors(), tensors)
+		}
+	}
 }

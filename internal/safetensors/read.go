@@ -76,12 +76,12 @@ func ReadFileChecked(path string, limit int64, check func(header []Tensor, metad
 // readFrom reads one safetensors file from r (see ReadFileLimit). size is
 // the file's length when known (a regular file), or -1.
 func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]string) error) ([]Tensor, map[string]string, error) {
-	h, err := readHeader(r, size, limit)
+	h, err := readHeader(r, size, limit, Bounds{})
 	if err != nil {
 		return nil, nil, err
 	}
 	if check != nil {
-		if err := check(tensorsIn(h.entries, nil), h.metadata); err != nil {
+		if err := check(tensorsIn(h.tensors, nil), h.metadata); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -92,7 +92,7 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	if got := int64(len(section)); got < h.end {
 		// Checked against the bytes that did arrive, the header names the
 		// first tensor cut short, as Read does.
-		if _, err := layout(h.raw, got); err != nil {
+		if _, err := layout(h.raw, got, Bounds{}); err != nil {
 			return nil, nil, err
 		}
 		return nil, nil, errors.Errorf("data section ends after %d of %d bytes (truncated file?)", got, h.end)
@@ -106,7 +106,7 @@ func readFrom(r io.Reader, size, limit int64, check func([]Tensor, map[string]st
 	if err := checkDigest(h.digest, section); err != nil {
 		return nil, nil, err
 	}
-	return tensorsIn(h.entries, section), h.metadata, nil
+	return tensorsIn(h.tensors, section), h.metadata, nil
 }
 
 // fileHeader is a file's header as readHeader read and checked it.
@@ -120,8 +120,8 @@ func (h fileHeader) dataStart() int64 { return 8 + int64(len(h.raw)) }
 
 // readHeader reads the length prefix and the header from r and checks them,
 // and the data section they describe, against the file's size (-1 when not
-// known) and limit; it reads no tensor data.
-func readHeader(r io.Reader, size, limit int64) (fileHeader, error) {
+// known), limit and bounds; it reads no tensor data.
+func readHeader(r io.Reader, size, limit int64, bounds Bounds) (fileHeader, error) {
 	if size > limit {
 		return fileHeader{}, errors.Errorf("file is %d bytes, larger than the %d-byte limit", size, limit)
 	}
@@ -156,7 +156,7 @@ func readHeader(r io.Reader, size, limit int64) (fileHeader, error) {
 	if known {
 		sectionLen = size - 8 - n
 	}
-	p, err := layout(header, sectionLen)
+	p, err := layout(header, sectionLen, bounds)
 	if err != nil {
 		return fileHeader{}, err
 	}
@@ -199,7 +199,7 @@ func Read(data []byte) ([]Tensor, map[string]string, error) {
 		return nil, nil, err
 	}
 	header, section := data[8:8+n], data[8+n:]
-	p, err := layout(header, int64(len(section)))
+	p, err := layout(header, int64(len(section)), Bounds{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,5 +209,5 @@ func Read(data []byte) ([]Tensor, map[string]string, error) {
 	if err := checkDigest(p.digest, section); err != nil {
 		return nil, nil, err
 	}
-	return tensorsIn(p.entries, section), p.metadata, nil
+	return tensorsIn(p.tensors, section), p.metadata, nil
 }

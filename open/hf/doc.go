@@ -16,8 +16,16 @@
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
-//     against the config, and the float32 weights against Options.MaxBytes,
-//     from the headers alone, before any tensor data is read.
+//     against the config from the headers alone, before any tensor data is
+//     read; the float32 weights against Options.MaxBytes from config.json
+//     alone, before any file is opened.
+//   - Nothing is built per layer before the files' tensor count is known
+//     to fit the config (shape, newShape): each header is refused as it is
+//     parsed once it lists more tensors than the model has names, or more
+//     with no elements than it has buffers (safetensors.OpenBounded), and
+//     files with fewer tensors than its parameters are refused before the
+//     name table is made. Counts within countSlack of the model's go on to
+//     the checks that name the tensor at fault.
 //   - Only files the user named are read: config.json,
 //     model.safetensors.index.json and the weight files, all inside the
 //     directory. A shard name is a plain file name (no separator, not

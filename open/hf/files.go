@@ -1,6 +1,7 @@
 package hf
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/model"
 )
 
 // weightFile is one safetensors file of the model, open, its header read
@@ -31,6 +33,61 @@ type weights struct {
 	// lister is the file that says which tensors there are (the single
 	// file or the index), named when one is missing.
 	lister string
+	shape  shape // what the files of the model config.json describes hold
+}
+
+// shape is how many tensors the files of a model can hold, from
+// config.json alone: at least one per parameter (or part of one: Llama's
+// q_proj, k_proj and v_proj), at most one per name of the architecture's
+// table, every buffer it ignores included. Only those buffers may have no
+// elements (a parameter's dimensions are sizes config.json gives, all
+// positive), so at most most - least tensors have none.
+type shape struct {
+	least, most int
+	describe    string // the architecture and config.json's sizes, for messages
+}
+
+// newShape counts the tensors of arch and cfg. Every block has the same
+// names, so the counts are linear in the layers: the tables of no layers
+// and of one give them, and nothing is built per layer of cfg.
+func newShape(arch architecture, cfg model.Config) shape {
+	count := func(layers int) (least, most int) {
+		c := cfg
+		c.Layers = layers
+		names := arch.tensors(c)
+		for _, slots := range slotsByParam(names) {
+			least += len(slots)
+		}
+		return least, len(names)
+	}
+	least0, most0 := count(0)
+	least1, most1 := count(1)
+	return shape{
+		least:    least0 + cfg.Layers*(least1-least0),
+		most:     most0 + cfg.Layers*(most1-most0),
+		describe: fmt.Sprintf("the %s of %s (%s)", arch.class, ConfigFile, arch.sizes(cfg)),
+	}
+}
+
+// countSlack is how far a file's tensor count may be off the model's
+// before the count alone refuses it: a file a few tensors off (a layer
+// missing, a bias too many) is read on, to be told which tensor is wrong,
+// and a hostile count is still refused before anything is built for it.
+const countSlack = 64
+
+// bounds are the safetensors bounds of a file that may hold up to n of the
+// model's tensors, with countSlack.
+func (s shape) bounds(n int) safetensors.Bounds {
+	return safetensors.Bounds{Tensors: n + countSlack, ZeroSize: min(n, s.most-s.least) + countSlack}
+}
+
+// tooFew reports whether n tensors are too few for the model, by more
+// than countSlack.
+func (s shape) tooFew(n int) bool { return n+countSlack < s.least }
+
+// limits says what the model's files can hold, for a message.
+func (s shape) limits() string {
+	return fmt.Sprintf("%s has at most %d tensors, at most %d of them with no elements", s.describe, s.most, s.most-s.least)
 }
 
 // sum records in d the digest of each file, of the bytes read, once
@@ -57,23 +114,23 @@ func (w *weights) Close() {
 func (w *weights) tensorCount() int {
 	n := 0
 	for _, f := range w.files {
-		n += len(f.st.Tensors())
+		n += f.st.NumTensors()
 	}
 	return n
 }
 
 // openWeights opens the directory's weight files as transformers would
 // choose them: model.safetensors when present, else the index's shards.
-func openWeights(d *modelDir) (*weights, error) {
+func openWeights(d *modelDir, s shape) (*weights, error) {
 	switch {
 	case d.has(WeightsFile):
-		f, err := openWeightFile(d, WeightsFile)
+		f, err := openWeightFile(d, WeightsFile, s.bounds(s.most), s.limits())
 		if err != nil {
 			return nil, err
 		}
-		return &weights{files: []*weightFile{f}, lister: f.path}, nil
+		return &weights{files: []*weightFile{f}, lister: f.path, shape: s}, nil
 	case d.has(IndexFile):
-		return openShards(d)
+		return openShards(d, s)
 	case d.has(PickleFile) || d.has(PickleFile+".index.json"):
 		return nil, errors.Errorf("%s: holds %s but no %s; a pickle is not read: convert it, e.g. in Python with transformers, "+
 			"AutoModelForCausalLM.from_pretrained(%s).save_pretrained(%s) writes %s",
@@ -83,20 +140,22 @@ func openWeights(d *modelDir) (*weights, error) {
 }
 
 // openWeightFile opens the safetensors file called name in the directory
-// and reads its header. The file's own size bounds what the header may
-// claim, and Load checks the weights against MaxBytes before any data is
-// read, so no size limit of its own is needed.
-func openWeightFile(d *modelDir, name string) (*weightFile, error) {
+// and reads its header, refusing one that lists more tensors than bounds
+// allow as it is read; limits says what sets them. The file's own
+// size bounds what the header may claim, and Load checks the weights
+// against MaxBytes before any file is opened, so no size limit of its own
+// is needed.
+func openWeightFile(d *modelDir, name string, bounds safetensors.Bounds, limits string) (*weightFile, error) {
 	if err := d.checkInside(name); err != nil {
 		return nil, err
 	}
 	path := d.path(name)
 	if d.digests != nil {
-		return openHashedWeights(d, name)
+		return openHashedWeights(d, name, bounds, limits)
 	}
-	st, err := safetensors.Open(path, math.MaxInt64)
+	st, err := safetensors.OpenBounded(path, math.MaxInt64, bounds)
 	if err != nil {
-		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
+		return nil, headerError(err, d.shown(name), limits)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -110,24 +169,38 @@ func openWeightFile(d *modelDir, name string) (*weightFile, error) {
 // openHashedWeights is openWeightFile for a directory that records
 // digests: the file is opened once and hashed as it is read, the whole of
 // it in the one pass that loads it (safetensors.OpenSource).
-func openHashedWeights(d *modelDir, name string) (*weightFile, error) {
+func openHashedWeights(d *modelDir, name string, bounds safetensors.Bounds, limits string) (*weightFile, error) {
 	path := d.path(name)
 	f, err := safefile.OpenHashed(path)
 	if err != nil {
 		return nil, errors.Wrapf(unwrapPath(err), "%s", d.shown(name))
 	}
-	st, err := safetensors.OpenSource(f, f.Size(), math.MaxInt64)
+	st, err := safetensors.OpenSource(f, f.Size(), math.MaxInt64, bounds)
 	if err != nil {
 		f.Close()
-		return nil, errors.Wrapf(err, "%s", d.shown(name))
+		return nil, headerError(err, d.shown(name), limits)
 	}
 	d.noteRead(name, f.Size())
 	return &weightFile{name: name, path: d.shown(name), st: st, hashed: f}, nil
 }
 
+// headerError words the error of opening the weight file at path (as
+// messages name it); a header past its bounds is told the limits that set
+// them.
+func headerError(err error, path, limits string) error {
+	var tooMany *safetensors.TooManyTensorsError
+	switch {
+	case errors.As(err, &tooMany) && tooMany.ZeroSize:
+		return errors.Errorf("%s: lists more than %d tensors with no elements (a zero in the shape); %s", path, tooMany.Max, limits)
+	case errors.As(err, &tooMany):
+		return errors.Errorf("%s: lists more than %d tensors; %s", path, tooMany.Max, limits)
+	}
+	return errors.Wrapf(unwrapPath(err), "%s", path)
+}
+
 // openShards opens the shards model.safetensors.index.json lists and
 // checks that each holds exactly the tensors the index places in it.
-func openShards(d *modelDir) (*weights, error) {
+func openShards(d *modelDir, s shape) (*weights, error) {
 	raw, err := d.readJSON(IndexFile, maxIndexBytes)
 	if err != nil {
 		return nil, err
@@ -137,13 +210,17 @@ func openShards(d *modelDir) (*weights, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "%s", index)
 	}
-	w := &weights{lister: index}
+	if len(placed) > s.most+countSlack {
+		return nil, errors.Errorf("%s: weight_map lists %d tensors; %s", index, len(placed), s.limits())
+	}
+	w := &weights{lister: index, shape: s}
 	for _, shard := range shardNames(placed) {
 		if !d.has(shard) {
 			w.Close()
 			return nil, errors.Errorf("%s: no such file (a shard %s lists)", d.shown(shard), IndexFile)
 		}
-		f, err := openWeightFile(d, shard)
+		n := placedIn(placed, shard)
+		f, err := openWeightFile(d, shard, s.bounds(n), fmt.Sprintf("%s places %d tensors in it", IndexFile, n))
 		if err == nil {
 			w.files = append(w.files, f)
 			err = checkShard(f, shard, placed)
@@ -201,6 +278,17 @@ func shardNames(placed map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// placedIn is the number of tensors the index places in shard.
+func placedIn(placed map[string]string, shard string) int {
+	n := 0
+	for _, where := range placed {
+		if where == shard {
+			n++
+		}
+	}
+	return n
 }
 
 // checkShard refuses a shard holding a tensor the index does not place in

@@ -59,20 +59,20 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
+		return nil, err
+	}
 	tokenizer, err := d.tokenizerFiles()
 	if err != nil {
 		return nil, err
 	}
-	w, err := openWeights(d)
+	w, err := openWeights(d, newShape(arch, cfg))
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
 	sources, err := planLoad(arch, cfg, w)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
 		return nil, err
 	}
 	values, err := readValues(w, sources, cfg)
@@ -127,19 +127,14 @@ func parseModelConfig(raw []byte) (architecture, model.Config, Specials, error) 
 }
 
 // checkSize refuses a model whose float32 weights take more than maxBytes
-// (0: model.MaxMemory).
+// (0: model.MaxMemory), from config.json alone: the count costs the same
+// whatever the number of layers, so it comes before anything is built per
+// layer or read from the weights.
 func checkSize(dir string, cfg model.Config, maxBytes float64) error {
 	if maxBytes == 0 {
 		maxBytes = model.MaxMemory
 	}
-	count := 0.0
-	for _, spec := range cfg.ParamSpecs() {
-		n := 1.0
-		for _, s := range spec.Shape {
-			n *= float64(s)
-		}
-		count += n
-	}
+	count := cfg.ParamCount()
 	if bytes := 4 * count; bytes > maxBytes {
 		return errors.Errorf("%s: the model's %.0f weights take %s in float32, more than the %s limit",
 			dir, count, msg.Bytes(bytes), msg.Bytes(maxBytes))

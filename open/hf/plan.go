@@ -29,11 +29,14 @@ type source struct {
 // each of the shape cfg gives it and of a dtype that converts to float32.
 // It returns the sources by slot.
 func planLoad(arch architecture, cfg model.Config, w *weights) (map[slot]*source, error) {
-	// Every block has tensors of its own: a file with fewer tensors than
-	// blocks cannot match, and checking first keeps a corrupt n_layer from
-	// making the name table hold billions of names.
-	if n := w.tensorCount(); cfg.Layers > n {
-		return nil, errors.Errorf("%s: holds %d tensors, too few for the %d layers of %s (%s)", w.lister, n, cfg.Layers, ConfigFile, arch.sizes(cfg))
+	// Every block has tensors of its own: files with fewer tensors than the
+	// model's parameters cannot match, and checking first keeps a corrupt
+	// n_layer from making the name table hold billions of names. (The
+	// headers were bounded by the most the model can have as they were
+	// read.)
+	if n := w.tensorCount(); w.shape.tooFew(n) {
+		return nil, errors.Errorf("%s: holds %d tensors, too few for the %d layers of %s, which need at least %d (%s)",
+			w.lister, n, cfg.Layers, ConfigFile, w.shape.least, arch.sizes(cfg))
 	}
 	names := arch.tensors(cfg)
 	sources := map[slot]*source{}
