@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/tokenizer"
 )
 
@@ -115,7 +116,7 @@ func (t RepeatedTokens) Note() string {
 	case t.Ordinary() == 0:
 		return fmt.Sprintf("the tokenizer has no ordinary tokens (every id is its BOS or an end of text), so each copy draws its %d tokens from every id, with replacement", t.Half)
 	case t.WithReplacement():
-		return fmt.Sprintf("the tokenizer has %d ordinary tokens, fewer than the %d distinct ones a copy needs, so they are drawn with replacement and a token may recur within a copy", t.Ordinary(), t.Half)
+		return fmt.Sprintf("the tokenizer has %s, fewer than the %d distinct ones a copy needs, so they are drawn with replacement and a token may recur within a copy", msg.Count(t.Ordinary(), "ordinary token"), t.Half)
 	}
 	return ""
 }
