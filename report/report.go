@@ -140,7 +140,7 @@ func Build(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Sequence, err = example(shown, r.Config, tokens, o.Seed); err != nil {
+	if r.Sequence, err = example(shown, r.Config, tokens, tokensFlag(o), o.Seed); err != nil {
 		return nil, err
 	}
 	return r, r.analyse(op)

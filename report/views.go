@@ -102,10 +102,7 @@ func (r *Report) sequenceView() render.Sequence {
 	v := render.Sequence{
 		Labels: labels(r.Task, s.Tokens), Targets: make([]string, n), Predicted: labels(r.Task, r.Forward.Predictions),
 		Scored: make([]bool, n), Correct: make([]bool, n), Drawn: s.Drawn, TaskScored: make([]bool, len(s.TaskScored)),
-		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: "-tokens", EveryPosition: r.Source != "" && !s.Drawn,
-	}
-	if r.Options.Text != "" {
-		v.From = "-text"
+		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: tokensFlag(r.Options), EveryPosition: r.Source != "" && !s.Drawn,
 	}
 	for i := range n {
 		v.Scored[i], v.Correct[i] = s.Scored[i] != 0, r.Forward.Predictions[i] == s.Targets[i]

@@ -5,6 +5,9 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
+	"github.com/attnscope/attnscope/open/opentest"
 )
 
 // TestPatchingUndefined: on a Mistral of window 1 the corruption of the
@@ -42,4 +45,16 @@ func TestPatchingUndefined(t *testing.T) {
 	if string(p["restored"]) != "null" || !strings.Contains(string(p["undefined"]), "no fall to restore") || p["clean_logit"] == nil {
 		t.Errorf("-json patching on a window of 1: %v; want restored null, the reason in undefined and the logits", p)
 	}
+}
+
+// TestTextErrors: -text is checked as sample's -prompt is, and what it
+// causes names -text, never -tokens: a byte that is not UTF-8 by its
+// offset (it was read silently), an empty -text, and text of more tokens
+// than the model's context.
+func TestTextErrors(t *testing.T) {
+	dna := opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles)
+	refused(t, "-text not UTF-8", []string{dna, "-text", "gat\xfftaca"}, "-text: byte 3 (0xff) is not valid UTF-8; give UTF-8 text, or the ids with -tokens")
+	refused(t, "-text empty", []string{dna, "-text", ""}, "-text is empty")
+	_, _, err := runWithin(t, dna, "-text", strings.Repeat("acgt", 33))
+	msgtest.Refusal(t, "-text too long", err, "-text: 132 tokens is longer than the model's context of 128")
 }
