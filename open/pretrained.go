@@ -62,7 +62,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		// (a variant of a Llama-family file): the model still opens, on
 		// token ids.
 		notef(o.Notices, "note: %v; tokens show as ids and text cannot be given (-tokens takes ids)", t.err)
-		tok = tokenizer.IDs(m.Model.Config.Vocab)
+		tok = tokenizer.Unbuilt(m.Model.Config.Vocab, t.err)
 	case tok != nil:
 	case m.Arch == gpt2Arch && m.Model.Config.Vocab == tokenizer.GPT2().Size():
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)

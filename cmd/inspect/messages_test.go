@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,4 +59,28 @@ func TestTextErrors(t *testing.T) {
 	refused(t, "-text empty", []string{dna, "-text", ""}, "-text is empty")
 	_, _, err := runWithin(t, dna, "-text", strings.Repeat("acgt", 33))
 	msgtest.Refusal(t, "-text too long", err, "-text: 132 tokens is longer than the model's context of 128")
+}
+
+// TestTokenizerNotBuilt: a Llama whose tokenizer.json is of a kind not
+// built opens on ids with a note giving the reason, and -text is refused
+// with that reason, not with "the model has no tokenizer files".
+func TestTokenizerNotBuilt(t *testing.T) {
+	dir := editedFixture(t, "llama")
+	writeFile(t, filepath.Join(dir, "tokenizer.json"), `{"version": "1.0", "model": {"type": "WordPiece", "vocab": {"a": 0}}}`)
+	var stderr strings.Builder
+	err := run([]string{dir, "-text", "hi"}, io.Discard, &stderr)
+	if !msgtest.Refusal(t, "-text on a tokenizer not built", err, "-text: its tokenizer was not built (", "tokenizer.json", "WordPiece") {
+		return
+	}
+	if strings.Contains(err.Error(), "no tokenizer files") || !strings.Contains(stderr.String(), "WordPiece") {
+		t.Errorf("-text on a tokenizer not built: %v (notes %q); want the reason, not \"no tokenizer files\"", err, stderr.String())
+	}
+}
+
+// writeFile writes content to path, failing the test on an error.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

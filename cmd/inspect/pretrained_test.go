@@ -229,8 +229,8 @@ func TestRotaryLongContext(t *testing.T) {
 }
 
 // editedFixture is a copy of the open/hf/testdata directory variant whose
-// config.json has its text from replaced by to.
-func editedFixture(t *testing.T, variant, from, to string) string {
+// config.json has each text fromTo[2i] replaced by fromTo[2i+1].
+func editedFixture(t *testing.T, variant string, fromTo ...string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "open", "hf", "testdata", variant)
 	dir := filepath.Join(t.TempDir(), variant)
@@ -246,11 +246,11 @@ func editedFixture(t *testing.T, variant, from, to string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() == "config.json" {
-			if !strings.Contains(string(raw), from) {
-				t.Fatalf("%s/config.json holds no %s", src, from)
+		for i := 0; e.Name() == "config.json" && i+1 < len(fromTo); i += 2 {
+			if !strings.Contains(string(raw), fromTo[i]) {
+				t.Fatalf("%s/config.json holds no %s", src, fromTo[i])
 			}
-			raw = []byte(strings.Replace(string(raw), from, to, 1))
+			raw = []byte(strings.Replace(string(raw), fromTo[i], fromTo[i+1], 1))
 		}
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), raw, 0o644); err != nil {
 			t.Fatal(err)
