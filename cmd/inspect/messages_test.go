@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
 )
 
@@ -82,5 +83,18 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHalfGPT2Tokenizer: a GPT-2 directory holding vocab.json without
+// merges.txt, or merges.txt without vocab.json, is refused naming the file
+// missing (it opened with GPT-2's built-in tokenizer, whatever vocab.json
+// said).
+func TestHalfGPT2Tokenizer(t *testing.T) {
+	for present, missing := range map[string]string{"vocab.json": "merges.txt", "merges.txt": "vocab.json"} {
+		dir := opentest.GPT2Dir(t, model.Config{Context: 16, DModel: 8, Heads: 2, Layers: 1, DFF: 16})
+		writeFile(t, filepath.Join(dir, present), opentest.DNAFiles[present])
+		_, _, err := runWithin(t, dir, "-summary")
+		msgtest.Refusal(t, present+" alone", err, filepath.Join(dir, present)+" has no "+missing+" beside it")
 	}
 }
