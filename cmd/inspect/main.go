@@ -131,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("-training-graph needs -graph or -dot")
 	}
 	if o.graph || o.dot != "" {
-		return showGraph(o, stdout)
+		return showGraph(o, fs, stdout)
 	}
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {

@@ -98,3 +98,20 @@ func TestHalfGPT2Tokenizer(t *testing.T) {
 		msgtest.Refusal(t, present+" alone", err, filepath.Join(dir, present)+" has no "+missing+" beside it")
 	}
 }
+
+// TestFlagsOfOtherKinds: a flag that does not apply to the model's kind is
+// refused in one line naming the flag and the kind, before anything is
+// read (-vocab and -data were ignored for a Hugging Face model, -data for
+// a nanoGPT checkpoint); -graph refuses the flags it would ignore.
+func TestFlagsOfOtherKinds(t *testing.T) {
+	hfDir := filepath.Join("..", "..", "open", "hf", "testdata", "llama")
+	nano := filepath.Join("..", "..", "open", "nanogpt", "testdata")
+	text := filepath.Join(t.TempDir(), "text.txt")
+	writeFile(t, text, "some text\n")
+	meta := filepath.Join(nano, "meta.pkl")
+	refused(t, "-vocab for Hugging Face", []string{hfDir, "-vocab", meta}, `-vocab "`+meta+`" names a nanoGPT character model's meta.pkl; `+hfDir+" is a Hugging Face model directory")
+	refused(t, "-data for Hugging Face", []string{hfDir, "-data", text}, `-data "`+text+`": `+hfDir+" is a Hugging Face model directory", "reads no text file")
+	ckpt := filepath.Join(nano, "bias", "ckpt.pt")
+	refused(t, "-data for nanoGPT", []string{ckpt, "-data", text}, `-data "`+text+`": `+ckpt+" is a nanoGPT checkpoint", "reads no text file")
+	refused(t, "-graph with -tokens", []string{hfDir, "-graph", "-tokens", "1 2", "-layer", "0"}, "-layer, -png, -tokens: -graph and -dot show the model's expression graph and take only -training-graph and -path")
+}
