@@ -55,11 +55,11 @@ func TestPatchingUndefined(t *testing.T) {
 // offset (it was read silently), an empty -text, and text of more tokens
 // than the model's context.
 func TestTextErrors(t *testing.T) {
-	dna := opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles)
-	refused(t, "-text not UTF-8", []string{dna, "-text", "gat\xfftaca"}, "-text: byte 3 (0xff) is not valid UTF-8; give UTF-8 text, or the ids with -tokens")
-	refused(t, "-text empty", []string{dna, "-text", ""}, "-text is empty")
-	_, _, err := runWithin(t, dna, "-text", strings.Repeat("acgt", 33))
-	msgtest.Refusal(t, "-text too long", err, "-text: 132 tokens is longer than the model's context of 128")
+	dir := opentest.GPT2Dir(t, model.Config{Context: 16, DModel: 8, Heads: 2, Layers: 1, DFF: 16})
+	refused(t, "-text not UTF-8", []string{dir, "-text", "the \xff cat"}, "-text: byte 4 (0xff) is not valid UTF-8; give UTF-8 text, or the ids with -tokens")
+	refused(t, "-text empty", []string{dir, "-text", ""}, "-text is empty")
+	_, _, err := runWithin(t, dir, "-text", strings.Repeat(" a", 20))
+	msgtest.Refusal(t, "-text too long", err, "-text: 20 tokens is longer than the model's context of 16")
 }
 
 // TestTokenizerNotBuilt: a Llama whose tokenizer.json is of a kind not
