@@ -116,13 +116,12 @@ func Open(path string, o Options) (*Opened, error) {
 }
 
 // refuseData refuses a text file (-data) for the model at path, of the
-// kind named: a model trained elsewhere, whose heads are read on repeated
-// tokens and which reads no text file.
+// kind named: a model trained elsewhere, which reads no text file.
 func refuseData(data, path, kind string) error {
 	if data == "" {
 		return nil
 	}
-	return errors.Errorf("-data %s: %s is %s, whose heads are read on repeated tokens of its tokenizer; it reads no text file (-data is a lab text model's text; -text gives text to show)", msg.Quote(data), path, kind)
+	return errors.Errorf("-data %s: %s is %s, which reads no text file (-data names the text a lab text model was trained on)", msg.Quote(data), path, kind)
 }
 
 // characters is the tokenizer of a character-level text task: its

@@ -26,8 +26,8 @@ func TestFlagsOfOtherKinds(t *testing.T) {
 		want string
 	}{
 		{[]string{hfDir, "-vocab", filepath.Join(nano, "meta.pkl")}, hfDir + " is a Hugging Face model directory, whose tokenizer is its own files"},
-		{[]string{hfDir, "-data", text, "-n", "2"}, hfDir + " is a Hugging Face model directory, whose heads are read on repeated tokens"},
-		{[]string{filepath.Join(nano, "bias", "ckpt.pt"), "-data", text, "-n", "2"}, "is a nanoGPT checkpoint, whose heads are read on repeated tokens"},
+		{[]string{hfDir, "-data", text, "-n", "2"}, hfDir + " is a Hugging Face model directory, which reads no text file"},
+		{[]string{filepath.Join(nano, "bias", "ckpt.pt"), "-data", text, "-n", "2"}, "is a nanoGPT checkpoint, which reads no text file"},
 	} {
 		out, notes, err := sampleNoted(t, c.args...)
 		if msgtest.Refusal(t, strings.Join(c.args, " "), err, c.want) && (out != "" || notes != "") {
