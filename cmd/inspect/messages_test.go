@@ -16,8 +16,9 @@ import (
 // TestPatchingUndefined: on a Mistral of window 1 the corruption of the
 // first copy cannot move the scored logits, so no head has a fall to
 // restore: -circuits shows every other measure, the patched column as
-// n/a and the reason once, and -json has restored null and the reason
-// (it aborted the whole view with "nothing to restore").
+// n/a and the reason once, -json has restored null and the reason, and
+// -png and -html are written (it aborted the whole view with "nothing to
+// restore").
 func TestPatchingUndefined(t *testing.T) {
 	plainEnv(t, "100")
 	dir := editedFixture(t, "mistral", `"sliding_window": 4`, `"sliding_window": 1`)
@@ -33,7 +34,8 @@ func TestPatchingUndefined(t *testing.T) {
 		}
 	}
 	stdout.Reset()
-	if err := run([]string{dir, "-circuits", "-examples", "2", "-json"}, &stdout, io.Discard); err != nil {
+	png, page := filepath.Join(t.TempDir(), "heads.png"), filepath.Join(t.TempDir(), "page.html")
+	if err := run([]string{dir, "-circuits", "-examples", "2", "-json", "-png", png, "-html", page}, &stdout, io.Discard); err != nil {
 		t.Fatalf("-circuits -json on a window of 1: %v", err)
 	}
 	var doc struct {
@@ -47,6 +49,11 @@ func TestPatchingUndefined(t *testing.T) {
 	p := doc.Circuits.Patching
 	if string(p["restored"]) != "null" || !strings.Contains(string(p["undefined"]), "no fall to restore") || p["clean_logit"] == nil {
 		t.Errorf("-json patching on a window of 1: %v; want restored null, the reason in undefined and the logits", p)
+	}
+	for _, f := range []string{png, page} {
+		if info, err := os.Stat(f); err != nil || info.Size() == 0 {
+			t.Errorf("-circuits on a window of 1 wrote no %s: %v", f, err)
+		}
 	}
 }
 
