@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // runWithin runs the command, failing the test when it does not return
@@ -52,5 +58,32 @@ func TestSmallVocabulary(t *testing.T) {
 	}
 	if strings.Contains(out, "with replacement") {
 		t.Errorf("-text scores the roles on the text given, yet the view notes the task's draw:\n%s", out)
+	}
+}
+
+// TestSmallVocabularyFineTuned: a lone checkpoint of a run that fine-tuned
+// a 4-token model (its tokenizer left in the run directory, so it opens on
+// ids) shows its view with the draw noted, as the model it came from does.
+func TestSmallVocabularyFineTuned(t *testing.T) {
+	plainEnv(t, "100")
+	cfg := model.Config{Vocab: 4, Context: 128, DModel: 8, Heads: 2, Layers: 1,
+		MLP: true, DFF: 16, QKVBias: true, OutBias: true, TieEmbeddings: true}
+	m, err := model.New(cfg, tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rundir.DefaultConfig()
+	run.InitFrom, run.Model = "dna", m.Config
+	run.Task = data.TaskConfig{Name: data.Text, Path: "dna.txt", Length: 16}
+	run.Init = rundir.InitRecord{Path: "/models/dna", Source: "Hugging Face GPT2LMHeadModel", Vocab: 4, Context: 128,
+		Files:     []rundir.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
+		Tokenizer: []string{"vocab.json"}}
+	ckpt := filepath.Join(t.TempDir(), "dna-tuned.safetensors")
+	if err := rundir.SaveCheckpoint(ckpt, m, run, 1); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runWithin(t, ckpt, "-summary", "-examples", "2", "-color", "never")
+	if err != nil || !strings.Contains(out, "fine-tuned from") || !strings.Contains(strings.Join(strings.Fields(out), " "), "4 ordinary tokens, fewer than the 50 distinct ones a copy needs") {
+		t.Errorf("a fine-tuned 4-token model: %v\n%s", err, out)
 	}
 }
