@@ -22,7 +22,11 @@
 //   - Interventions (Ablate, Patch) use the graph's hooks
 //     (model.BuildOptions.Hooks); everything else reads a Cache.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an
-//     error naming the layer, head and position, and the likely cause.
+//     error naming the layer, head and position, and the likely cause. A
+//     measure the model leaves undefined is not an error: patching whose
+//     corruption does not move the logit reports why (Patching.Undefined)
+//     and the other measures go on.
 //   - Examples come from the seeds given (data.Fill with PCG(seed, stream)),
-//     so the same call gives the same result.
+//     so the same call gives the same result; a draw that rejects ids is
+//     bounded (data.DrawExcept), so every call ends.
 package analysis

@@ -50,10 +50,11 @@ func ICL(c *Cache, task data.Task) (*InContext, error) {
 			if mask[p] == 0 {
 				continue
 			}
-			// The copy's symbol at p occurred once before, at q; the same
-			// target follows it there.
-			q := slices.Index(tokens[:p], tokens[p])
-			if q < 0 || targets[q] != targets[p] {
+			// The pair of the copy's symbol at p and its target occurred
+			// first at q, in the earlier copy or before it (tokens drawn
+			// with replacement may recur), where the context did not hold it.
+			q := firstPair(tokens[:p], targets, tokens[p], targets[p])
+			if q < 0 {
 				return nil, errors.Errorf("example %d: scored position %d has no earlier occurrence followed by the same token", r, p)
 			}
 			out.Early += loss(r, q)
@@ -68,6 +69,17 @@ func ICL(c *Cache, task data.Task) (*InContext, error) {
 	out.Late /= float64(out.Pairs)
 	out.Score = out.Late - out.Early
 	return &out, nil
+}
+
+// firstPair is the first position of tokens holding token followed by
+// target, -1 when none does.
+func firstPair(tokens, targets []int, token, target int) int {
+	for q, id := range tokens {
+		if id == token && targets[q] == target {
+			return q
+		}
+	}
+	return -1
 }
 
 // Repeats reports whether task's examples repeat a block of tokens and

@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pkg/errors"
 
@@ -16,15 +19,18 @@ import (
 // clean-minus-corrupted difference of the correct token's mean logit (over
 // the scored positions) that patching head h of layer l at every position
 // brings back; ByPosition[l][h][t] the share patching it at position t alone
-// brings back.
+// brings back. When the corruption leaves that logit where it was there is
+// nothing to restore and no share is defined: Undefined says why, and
+// Restored and ByPosition are nil (null in JSON).
 type Patching struct {
 	// Examples is how many of the cache's examples are patched: the first
 	// ones, as many as keep the patched forwards within MaxPerHeadTokens.
 	Examples       int           `json:"examples"`
 	CleanLogit     float64       `json:"clean_logit"`
 	CorruptedLogit float64       `json:"corrupted_logit"`
-	Restored       [][]float64   `json:"restored"`    // [layer][head]
-	ByPosition     [][][]float64 `json:"by_position"` // [layer][head][position]; nil past MaxPatchedPositions
+	Undefined      string        `json:"undefined,omitempty"` // why no share is defined; "" when they are
+	Restored       [][]float64   `json:"restored"`            // [layer][head]
+	ByPosition     [][][]float64 `json:"by_position"`         // [layer][head][position]; nil past MaxPatchedPositions
 }
 
 // MaxPatchedPositions bounds the runs of patching one head at one position
@@ -115,12 +121,18 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 		return 0, errors.Errorf("logits of type %T", out.Data())
 	}
 	p := &Patching{Examples: n, CleanLogit: correctLogit(func(i int) float64 { return clean.Logits.At(i) })}
+	if slices.Equal(corrupt.Tokens, cb.Tokens) {
+		p.CorruptedLogit = p.CleanLogit
+		p.Undefined = fmt.Sprintf("the examples hold every id of the vocabulary of %d, so none is left to corrupt them with", cfg.Vocab)
+		return p, nil
+	}
 	if p.CorruptedLogit, err = run(); err != nil {
 		return nil, err
 	}
 	gap := p.CleanLogit - p.CorruptedLogit
 	if gap == 0 {
-		return nil, errors.New("the corruption does not change the correct token's logit: nothing to restore")
+		p.Undefined = "corrupting the first copy leaves the correct token's logit where it was (the model does not read the earlier copy there), so there is no fall to restore"
+		return p, nil
 	}
 	share := func(l, h, pos int) (float64, error) {
 		g.ResetHooks()
@@ -169,21 +181,18 @@ func corrupted(clean *data.Batch, vocab int, rng *rand.Rand) *data.Batch {
 	copy(out.Mask, clean.Mask)
 	for r := range clean.Size {
 		tokens, _, _ := out.Row(r)
-		used := map[int]bool{}
 		first := map[int]int{}
 		for i, tok := range tokens {
-			used[tok] = true
 			if _, seen := first[tok]; !seen {
 				first[tok] = i
 			}
 		}
+		used := slices.Sorted(maps.Keys(first))
 		for i, tok := range tokens {
 			if j := first[tok]; j != i && len(used) < vocab { // tok repeats: replace its first occurrence
-				fresh := rng.IntN(vocab)
-				for used[fresh] {
-					fresh = rng.IntN(vocab)
-				}
-				used[fresh] = true
+				fresh := data.DrawExcept(rng, vocab, used)
+				at, _ := slices.BinarySearch(used, fresh)
+				used = slices.Insert(used, at, fresh)
 				tokens[j] = fresh
 			}
 		}

@@ -28,9 +28,12 @@
 //     the block. The answer at a second-copy symbol is therefore the symbol
 //     after its earlier occurrence, which no fixed offset or position finds.
 //     repeated-tokens (a model trained elsewhere, over its tokenizer's ids;
-//     RepeatedTokens): [BOS] then Half random ordinary tokens (neither BOS
-//     nor any end-of-text id), then the
-//     same Half again; the second copy is scored.
+//     RepeatedTokens): [BOS] then Half distinct random ordinary tokens
+//     (neither BOS nor any end-of-text id), then the same Half again; the
+//     second copy is scored. With fewer than Half ordinary tokens a copy
+//     draws them with replacement (RepeatedTokens.Note says so).
+//   - No draw depends on luck to end: a draw that rejects ids (DrawExcept)
+//     rejects at most MaxRejections times, then picks among the ids left.
 //   - What is scored: the loss mask is 1 where the target is a token the model
 //     can know. For repeat that is every position. For the two-half tasks it
 //     is positions L..2L-1, whose targets are the L tokens after SEP; the

@@ -1,11 +1,13 @@
 package data
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/tokenizer"
 )
 
@@ -23,7 +25,9 @@ const DefaultRepeatedHalf = 50
 // from the tokenizer's ordinary tokens (neither its BOS nor any of the
 // model's end-of-text ids), then the same Half again. The second copy is scored from its second token on: each of
 // those predictions repeats the token after the current one's earlier
-// occurrence, which a model can only know by induction.
+// occurrence, which a model can only know by induction. A tokenizer of
+// fewer than Half ordinary tokens (a character model of 4 letters) draws
+// them with replacement (WithReplacement, Note), so every draw ends.
 type RepeatedTokens struct {
 	Half  int
 	Tok   tokenizer.Tokenizer
@@ -33,8 +37,7 @@ type RepeatedTokens struct {
 
 // NewRepeatedTokens is the repeated-tokens task over tok's tokens for a
 // model of vocab ids whose texts end at any of ends (besides tok.EOS(): a
-// Llama 3 instruct model lists several); half is at most the tokenizer's
-// ordinary tokens.
+// Llama 3 instruct model lists several).
 func NewRepeatedTokens(tok tokenizer.Tokenizer, vocab, half int, ends []int) RepeatedTokens {
 	return RepeatedTokens{Half: half, Tok: tok, vocab: vocab, ends: ends}
 }
@@ -74,13 +77,13 @@ func (t RepeatedTokens) Sample(rng *rand.Rand, tokens, targets []int, mask []flo
 	if p == 1 {
 		seq[0] = t.Tok.BOS()
 	}
-	seen := make(map[int]bool, t.Half)
+	n, skip := t.pool()
+	distinct := !t.WithReplacement()
 	for i := range t.Half {
-		id := t.ordinary(rng)
-		for seen[id] {
-			id = t.ordinary(rng)
+		id := DrawExcept(rng, n, skip)
+		if distinct {
+			skip = insertSorted(skip, id)
 		}
-		seen[id] = true
 		seq[p+i], seq[p+t.Half+i] = id, id
 	}
 	copy(tokens, seq[:len(seq)-1])
@@ -95,12 +98,82 @@ func (t RepeatedTokens) Sample(rng *rand.Rand, tokens, targets []int, mask []flo
 	}
 }
 
-// ordinary draws an id of the tokenizer that is not a special token.
-func (t RepeatedTokens) ordinary(rng *rand.Rand) int {
-	for {
-		id := rng.IntN(t.Tok.Size())
-		if id != t.Tok.BOS() && id != t.Tok.EOS() && !slices.Contains(t.ends, id) {
+// Ordinary is how many ids of the tokenizer a copy draws from: all but its
+// BOS and the end-of-text ids.
+func (t RepeatedTokens) Ordinary() int {
+	return t.Tok.Size() - len(t.specials())
+}
+
+// WithReplacement reports whether a copy draws its tokens with
+// replacement: the tokenizer has fewer ordinary tokens than Half (a
+// character model of 4 letters), so Half distinct ones do not exist.
+func (t RepeatedTokens) WithReplacement() bool { return t.Ordinary() < t.Half }
+
+// Note says how the draw departs from Half distinct ordinary tokens, for
+// the views; "" when it does not.
+func (t RepeatedTokens) Note() string {
+	switch {
+	case t.Ordinary() == 0:
+		return fmt.Sprintf("the tokenizer has no ordinary tokens (every id is its BOS or an end of text), so each copy draws its %d tokens from every id, with replacement", t.Half)
+	case t.WithReplacement():
+		return fmt.Sprintf("the tokenizer has %s, fewer than the %d distinct ones a copy needs, so they are drawn with replacement and a token may recur within a copy", msg.Count(t.Ordinary(), "ordinary token"), t.Half)
+	}
+	return ""
+}
+
+// pool is what a copy draws from: the ids of [0, n) not in skip (sorted).
+// Those are the ordinary tokens, or when there are none every id of the
+// tokenizer (of the model, for an empty tokenizer).
+func (t RepeatedTokens) pool() (n int, skip []int) {
+	switch {
+	case t.Ordinary() > 0:
+		return t.Tok.Size(), t.specials()
+	case t.Tok.Size() > 0:
+		return t.Tok.Size(), nil
+	}
+	return max(t.vocab, 1), nil
+}
+
+// specials are the tokenizer's ids a copy never draws, sorted: its BOS,
+// its EOS and the other end-of-text ids.
+func (t RepeatedTokens) specials() []int {
+	var out []int
+	for _, id := range append([]int{t.Tok.BOS(), t.Tok.EOS()}, t.ends...) {
+		if id >= 0 && id < t.Tok.Size() && !slices.Contains(out, id) {
+			out = insertSorted(out, id)
+		}
+	}
+	return out
+}
+
+// insertSorted is the sorted s with id added.
+func insertSorted(s []int, id int) []int {
+	i, _ := slices.BinarySearch(s, id)
+	return slices.Insert(s, i, id)
+}
+
+// MaxRejections bounds DrawExcept's draws by rejection: past it the
+// draw ends in one step whatever the generator gives.
+const MaxRejections = 64
+
+// DrawExcept draws an id of [0, n) that is not in skip (sorted ascending,
+// distinct, within [0, n) and fewer than n), uniformly. It draws as the
+// tasks always did, rng.IntN(n) until an id is not skipped, so a seed
+// gives the same ids, but at most MaxRejections times: then it takes the
+// k-th id not skipped for a uniform k, which is as uniform and ends.
+func DrawExcept(rng *rand.Rand, n int, skip []int) int {
+	for range MaxRejections {
+		id := rng.IntN(n)
+		if _, found := slices.BinarySearch(skip, id); !found {
 			return id
 		}
 	}
+	id := rng.IntN(n - len(skip))
+	for _, s := range skip {
+		if s > id {
+			break
+		}
+		id++ // s is skipped: the k-th free id lies one further on
+	}
+	return id
 }

@@ -53,4 +53,7 @@
 //     on token ids with a notice saying why. Its files are read
 //     by the rules of those packages: only what the user named, bounded by
 //     the headers, no pickle code run.
+//   - An option that does not apply to the model's kind is refused, naming
+//     it and the kind, before anything is read: Data for any model trained
+//     elsewhere, Vocab for all but a nanoGPT checkpoint.
 package open

@@ -34,7 +34,11 @@ func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 	if len(op.Files) == 0 {
 		return nil, rundir.InitRecord{}, errors.Errorf("%s: not a model trained elsewhere (a Hugging Face model directory, a nanoGPT ckpt.pt), which fine-tuning starts from", path)
 	}
-	if _, err := op.Tokenizer.Encode("a"); errors.Is(err, tokenizer.ErrNoTokenizer) {
+	var notBuilt *tokenizer.NotBuiltError
+	switch _, err := op.Tokenizer.Encode("a"); {
+	case errors.As(err, &notBuilt):
+		return nil, rundir.InitRecord{}, errors.Errorf("%s: its tokenizer was not built (%v), so the text cannot be turned into its tokens", path, notBuilt.Why)
+	case errors.Is(err, tokenizer.ErrNoTokenizer):
 		return nil, rundir.InitRecord{}, errors.Errorf("%s: has no tokenizer (tokenizer.json, vocab.json and merges.txt, or a nanoGPT meta.pkl), so the text cannot be turned into its tokens", path)
 	}
 	abs, err := filepath.Abs(path)

@@ -93,9 +93,19 @@ func Open(path string, o Options) (*Opened, error) {
 // openModel is Open but for Opened.Inputs.
 func openModel(path string, o Options) (*Opened, error) {
 	if dir, ok := huggingFaceDir(path); ok {
+		const kind = "a Hugging Face model directory"
+		if err := refuseData(o.Data, dir, kind); err != nil {
+			return nil, err
+		}
+		if o.Vocab != "" {
+			return nil, errors.Errorf("-vocab %s names a nanoGPT character model's meta.pkl; %s is %s, whose tokenizer is its own files", msg.Quote(o.Vocab), dir, kind)
+		}
 		return openHuggingFace(dir, o)
 	}
 	if ckpt, ok := nanoGPTCheckpoint(path); ok {
+		if err := refuseData(o.Data, ckpt, "a nanoGPT checkpoint"); err != nil {
+			return nil, err
+		}
 		return openNanoGPT(ckpt, o)
 	}
 	if o.Vocab != "" {
@@ -126,6 +136,15 @@ func openModel(path string, o Options) (*Opened, error) {
 		op.Tokenizer, err = characters(op.Task)
 	}
 	return op, errors.Wrapf(err, "checkpoint %s", ckpt)
+}
+
+// refuseData refuses a text file (-data) for the model at path, of the
+// kind named: a model trained elsewhere, which reads no text file.
+func refuseData(data, path, kind string) error {
+	if data == "" {
+		return nil
+	}
+	return errors.Errorf("-data %s: %s is %s, which reads no text file (-data names the text a lab text model was trained on)", msg.Quote(data), path, kind)
 }
 
 // characters is the tokenizer of a character-level text task: its

@@ -70,7 +70,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		// (a variant of a Llama-family file): the model still opens, on
 		// token ids.
 		notef(o.Notices, "note: %v; tokens show as ids and text cannot be given (-tokens takes ids)", t.err)
-		tok = tokenizer.IDs(m.Model.Config.Vocab)
+		tok = tokenizer.Unbuilt(m.Model.Config.Vocab, t.err)
 	case tok != nil:
 	case m.Arch == gpt2Arch && m.Model.Config.Vocab == tokenizer.GPT2().Size():
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
@@ -208,17 +208,28 @@ func readTokenizer(files []string) (tokenizer.Tokenizer, []string, error) {
 
 // readTokenizerFiles reads the tokenizer of the files has maps by base
 // name to their paths: tokenizer.json, else vocab.json with merges.txt;
-// nil when it has neither.
+// nil when it has none. One of vocab.json and merges.txt alone is refused,
+// naming the other: it is half a tokenizer, not GPT-2's own.
 func readTokenizerFiles(has map[string]string) (tokenizer.Tokenizer, []string, error) {
+	vocab, merges := has["vocab.json"], has["merges.txt"]
 	switch {
 	case has["tokenizer.json"] != "":
 		tok, err := tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
 		return tok, []string{has["tokenizer.json"]}, err
-	case has["vocab.json"] != "" && has["merges.txt"] != "":
-		tok, err := tokenizer.ReadGPT2Files(has["vocab.json"], has["merges.txt"])
-		return tok, []string{has["vocab.json"], has["merges.txt"]}, err
+	case vocab != "" && merges != "":
+		tok, err := tokenizer.ReadGPT2Files(vocab, merges)
+		return tok, []string{vocab, merges}, err
+	case vocab != "":
+		return nil, nil, halfGPT2(vocab, "merges.txt")
+	case merges != "":
+		return nil, nil, halfGPT2(merges, "vocab.json")
 	}
 	return nil, nil, nil
+}
+
+// halfGPT2 refuses one of a GPT-2 tokenizer's two files without the other.
+func halfGPT2(present, missing string) error {
+	return errors.Errorf("%s has no %s beside it: a GPT-2 tokenizer is vocab.json and merges.txt together (or one tokenizer.json)", present, missing)
 }
 
 // nanoGPTCheckpoint reports whether path is a nanoGPT checkpoint: a file

@@ -33,7 +33,7 @@ type CircuitHead struct {
 	// vocabulary too large to build the circuit whole).
 	Prefix, Copying, Diagonal float64
 	Logit                     float64 // what it adds to the correct token's logit
-	Patched                   float64 // share of the corrupted run's fall patching it restores
+	Patched                   float64 // share of the corrupted run's fall patching it restores; unset when Patching.Undefined
 }
 
 // DirectLogit is the parts of the correct token's logit besides the heads.
@@ -53,11 +53,17 @@ type HeadTokens struct {
 }
 
 // Patching is the correct token's mean logit on the clean and the
-// corrupted examples, of which the first Examples were patched.
+// corrupted examples, of which the first Examples were patched. Undefined,
+// when set, says why no head's share is defined (no fall to restore): the
+// views show n/a for each and the reason once.
 type Patching struct {
 	CleanLogit, CorruptedLogit float64
 	Examples                   int
+	Undefined                  string
 }
+
+// defined reports whether patching was measured and its shares are defined.
+func (p *Patching) defined() bool { return p != nil && p.Undefined == "" }
 
 // ICL is the in-context-learning score: the loss of Pairs predictions late
 // and early in the sequence, and their difference.
@@ -123,8 +129,12 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		if pt.Examples < samples {
 			on = fmt.Sprintf(" (on the first %d of the %d examples, bounding the forwards a head each)", pt.Examples, samples)
 		}
-		p.para(width, "activation patching%s: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",
-			on, pt.CleanLogit, pt.CorruptedLogit)
+		if pt.Undefined != "" {
+			p.para(width, "activation patching%s: undefined, patched is n/a: %s", on, pt.Undefined)
+		} else {
+			p.para(width, "activation patching%s: the first copy of the block replaced, the correct token's mean logit falls from %.3f to %.3f; patched is the share of that fall patching the head from the clean run restores",
+				on, pt.CleanLogit, pt.CorruptedLogit)
+		}
 	}
 	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
 	for _, h := range c.PerHead {
@@ -132,8 +142,11 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		if c.DirectLogit != nil {
 			logit = fmt.Sprintf("%+.3f", h.Logit)
 		}
-		if c.Patching != nil {
+		switch {
+		case c.Patching.defined():
 			patched = fmt.Sprintf("%.3f", h.Patched)
+		case c.Patching != nil:
+			patched = "n/a"
 		}
 		diagonal := "-"
 		if !math.IsNaN(h.Diagonal) {
@@ -203,8 +216,11 @@ func headMetrics(c Circuits) ScoreTable {
 	if c.DirectLogit != nil {
 		title += ", direct logit attribution"
 	}
-	if c.Patching != nil {
+	switch {
+	case c.Patching.defined():
 		title += ", share restored by patching"
+	case c.Patching != nil:
+		title += "; the share restored by patching is undefined: " + c.Patching.Undefined
 	}
 	t := ScoreTable{
 		Title:   []string{title},
@@ -217,7 +233,7 @@ func headMetrics(c Circuits) ScoreTable {
 		}
 		t.Columns = append(t.Columns, ScoreColumn{Name: "logit", Lo: lo, Hi: hi, Format: "%+.2f"})
 	}
-	if c.Patching != nil {
+	if c.Patching.defined() {
 		t.Columns = append(t.Columns, ScoreColumn{Name: "patched", Lo: 0, Hi: 1, Format: "%.3f"})
 	}
 	noDiagonal := len(c.PerHead) > 0 && math.IsNaN(c.PerHead[0].Diagonal)
@@ -232,7 +248,7 @@ func headMetrics(c Circuits) ScoreTable {
 		if c.DirectLogit != nil {
 			row = append(row, h.Logit)
 		}
-		if c.Patching != nil {
+		if c.Patching.defined() {
 			row = append(row, h.Patched)
 		}
 		t.Rows = append(t.Rows, headName(h.Layer, h.Head))

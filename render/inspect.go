@@ -32,6 +32,9 @@ type Inspect struct {
 	// ("Hugging Face GPT2LMHeadModel") and its tokenizer's name; "" for
 	// the lab's checkpoints.
 	Source, Tokenizer string
+	// TaskNote, when set, says how the task's examples depart from what it
+	// usually draws (a small vocabulary's tokens drawn with replacement).
+	TaskNote string
 
 	Heads    []HeadLine // the selected heads, layer by layer
 	Circuits *Circuits  // nil: none asked for
@@ -160,6 +163,9 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	}
 	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
+	if v.TaskNote != "" {
+		p.para(width, "%s: %s", v.Task, v.TaskNote)
+	}
 	writeHeads(p, v.Heads, m, width)
 	if v.Circuits != nil {
 		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)

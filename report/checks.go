@@ -45,12 +45,12 @@ func checkMemory(cfg model.Config, t, samples int) error {
 // graph of one sequence of t positions (bounded as a training step of it),
 // and the attention maps (Layers x Heads x t x t) that every view keeps as
 // float64 and -json and -html also write as text (about 12 bytes each).
-func checkSequenceMemory(cfg model.Config, t int) error {
+func checkSequenceMemory(cfg model.Config, t int, from string) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
 	return model.CheckMemory(at.EstimateBytes(1, 0)+maps*(8+12),
-		fmt.Sprintf("-tokens: inspecting %d tokens (attention maps of %s x %s x %d x %d positions)", t, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t),
+		fmt.Sprintf("%s: inspecting %d tokens (attention maps of %s x %s x %d x %d positions)", from, t, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t),
 		"give fewer tokens")
 }
 

@@ -27,3 +27,12 @@ func userTokens(op *open.Opened, o Options) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// tokensFlag is the flag that gave the sequence shown, for the errors it
+// causes: -text or -tokens.
+func tokensFlag(o Options) string {
+	if o.Text != "" {
+		return "-text"
+	}
+	return "-tokens"
+}

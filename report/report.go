@@ -82,9 +82,13 @@ type Report struct {
 	// examples of the task (a text model opened without its text, or text a
 	// user gave a model trained elsewhere).
 	RolesOnSequence bool
-	Tokenizer       string             // the tokenizer's name, "" for a toy task's labels
-	Circuits        *analysis.Circuits // with Options.Circuits
-	Ablation        *ablation.Table    // with Options.Ablate
+	// TaskNote says how the task's examples depart from what it usually
+	// draws (data.RepeatedTokens.Note: with replacement, from a small
+	// vocabulary); "" when they do not.
+	TaskNote  string
+	Tokenizer string             // the tokenizer's name, "" for a toy task's labels
+	Circuits  *analysis.Circuits // with Options.Circuits
+	Ablation  *ablation.Table    // with Options.Ablate
 	// With Options.Page: the run's held-out examples, the forward graph,
 	// the run's curves (nil when there is none) and the other runs'.
 	Examples []htmlview.Example
@@ -133,11 +137,14 @@ func Build(o Options) (*Report, error) {
 	if op.Tokenizer != nil {
 		r.Tokenizer = op.Tokenizer.Name()
 	}
+	if repeated, ok := op.Task.(data.RepeatedTokens); ok && !r.RolesOnSequence {
+		r.TaskNote = repeated.Note()
+	}
 	shown, err := r.check(op, tokens)
 	if err != nil {
 		return nil, err
 	}
-	if r.Sequence, err = example(shown, r.Config, tokens, o.Seed); err != nil {
+	if r.Sequence, err = example(shown, r.Config, tokens, tokensFlag(o), o.Seed); err != nil {
 		return nil, err
 	}
 	return r, r.analyse(op)

@@ -33,11 +33,12 @@ type Sequence struct {
 	MisplacedSep int
 }
 
-// example returns the user's tokens (validated against the model) or one
-// example of the task drawn from seed. For user tokens the target of
-// position t is token t+1, scored where the task's mask scores position t;
-// the last position has no target.
-func example(task data.Task, cfg model.Config, user []int, seed uint64) (Sequence, error) {
+// example returns the user's tokens (validated against the model; from is
+// the flag that gave them, for its errors) or one example of the task
+// drawn from seed. For user tokens the target of position t is token t+1,
+// scored where the task's mask scores position t; the last position has no
+// target.
+func example(task data.Task, cfg model.Config, user []int, from string, seed uint64) (Sequence, error) {
 	t := task.SeqLen()
 	s := Sequence{Tokens: make([]int, t), Targets: make([]int, t), Scored: make([]float64, t)}
 	if data.HasWindows(task) {
@@ -51,7 +52,7 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (Sequenc
 		s.Drawn, s.MisplacedSep = true, -1
 		return s, nil
 	}
-	if err := checkTokens(cfg, user); err != nil {
+	if err := checkTokens(cfg, user, from); err != nil {
 		return Sequence{}, err
 	}
 	drawn := s
@@ -86,17 +87,17 @@ func example(task data.Task, cfg model.Config, user []int, seed uint64) (Sequenc
 }
 
 // checkTokens refuses tokens the model cannot run or that would not fit
-// in memory.
-func checkTokens(cfg model.Config, user []int) error {
+// in memory, naming the flag that gave them (-tokens or -text).
+func checkTokens(cfg model.Config, user []int, from string) error {
 	if limit := cfg.MaxLength(); limit > 0 && len(user) > limit {
-		return errors.Errorf("-tokens: %d tokens is longer than the model's context of %d", len(user), limit)
+		return errors.Errorf("%s: %d tokens is longer than the model's context of %d", from, len(user), limit)
 	}
-	if err := checkSequenceMemory(cfg, len(user)); err != nil {
+	if err := checkSequenceMemory(cfg, len(user), from); err != nil {
 		return err
 	}
 	for i, id := range user {
 		if id < 0 || id >= cfg.Vocab {
-			return errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, cfg.Vocab)
+			return errors.Errorf("%s: token %d at position %d is outside the vocabulary [0, %d)", from, id, i, cfg.Vocab)
 		}
 	}
 	return nil

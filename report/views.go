@@ -49,7 +49,7 @@ func (r *Report) Text(summary bool) render.Inspect {
 	v := render.Inspect{
 		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
 		RolesOnSequence: r.RolesOnSequence, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.Source != "" && r.RolesOnSequence,
-		Source: r.Source, Tokenizer: r.Tokenizer,
+		Source: r.Source, Tokenizer: r.Tokenizer, TaskNote: r.TaskNote,
 		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
 	layers, hs := r.selected()
@@ -102,10 +102,7 @@ func (r *Report) sequenceView() render.Sequence {
 	v := render.Sequence{
 		Labels: labels(r.Task, s.Tokens), Targets: make([]string, n), Predicted: labels(r.Task, r.Forward.Predictions),
 		Scored: make([]bool, n), Correct: make([]bool, n), Drawn: s.Drawn, TaskScored: make([]bool, len(s.TaskScored)),
-		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: "-tokens", EveryPosition: r.Source != "" && !s.Drawn,
-	}
-	if r.Options.Text != "" {
-		v.From = "-text"
+		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: tokensFlag(r.Options), EveryPosition: r.Source != "" && !s.Drawn,
 	}
 	for i := range n {
 		v.Scored[i], v.Correct[i] = s.Scored[i] != 0, r.Forward.Predictions[i] == s.Targets[i]
@@ -237,7 +234,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		if c.DirectLogit != nil {
 			h.Logit = c.DirectLogit.Heads[cp.Layer][cp.Head]
 		}
-		if c.Patching != nil {
+		if c.Patching != nil && c.Patching.Undefined == "" {
 			h.Patched = c.Patching.Restored[cp.Layer][cp.Head]
 		}
 		v.PerHead = append(v.PerHead, h)
@@ -246,7 +243,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs, Raises: r.raises(d)}
 	}
 	if p := c.Patching; p != nil {
-		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples}
+		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples, Undefined: p.Undefined}
 	}
 	if icl := c.ICL; icl != nil {
 		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score}

@@ -40,6 +40,9 @@
 //   - The pre-tokenizers, the byte handling and the merging are separate
 //     (bpeTokenizer's stages, bpeModel).
 //   - A nanoGPT character model's characters: NewChars(itos).
+//   - None: IDs(n) for a model without tokenizer files, Unbuilt(n, why)
+//     for one whose files could not be built; their Encode refuses text
+//     (ErrNoTokenizer), Unbuilt's saying why.
 //
 // Files are read as the project's rules say (docs/faults.md): only the
 // files named, regular files of at most 64 MiB, vocabularies of at most

@@ -72,7 +72,8 @@
 //     prints the expression graph instead of the heads (model.Graph.Summary:
 //     op nodes in execution order, name, op, shape, parameters, totals;
 //     -training-graph for the training graph of the run's batch), -dot
-//     writes Gorgonia's ToDot atomically, never over the checkpoint.
+//     writes Gorgonia's ToDot atomically, never over the checkpoint. They
+//     take no other flag (it would be ignored).
 //   - -run DIR without a model shows a training run (rundir.ReadLogs):
 //     the training and held-out loss (one scale, 0 to the highest loss),
 //     token accuracy and exact match (0 to 1), then for each head its
@@ -84,8 +85,11 @@
 //     head, a guide at 0.5), never over the run's files. Other flags need
 //     a model.
 //   - Every bad input is reported as one line before any graph is built:
-//     flags, -tokens (not a number, outside the vocabulary, longer than the
-//     context), a checkpoint that is missing or corrupt in any way, and a
+//     flags, -tokens or -text (not a number, not UTF-8, outside the
+//     vocabulary, longer than the context: the error names the flag given),
+//     a flag that does not apply to the model's kind (-data for a model
+//     trained elsewhere, -vocab for all but a nanoGPT checkpoint), a
+//     checkpoint that is missing or corrupt in any way, and a
 //     -examples whose scoring batch would need more than model.MaxMemory by
 //     train's estimate. Nothing is printed or written before that check.
 package main

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"flag"
 	"io"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -10,9 +12,22 @@ import (
 	"github.com/attnscope/attnscope/rundir"
 )
 
+// graphFlags are the flags -graph and -dot take ("train" is
+// -training-graph's old name); any other would be ignored.
+var graphFlags = map[string]bool{"checkpoint": true, "graph": true, "dot": true, "training-graph": true, "train": true, "path": true}
+
 // showGraph is -graph and -dot: the checkpoint's expression graph as a
 // summary on stdout and as Gorgonia's DOT in a file.
-func showGraph(o options, stdout io.Writer) error {
+func showGraph(o options, fs *flag.FlagSet, stdout io.Writer) error {
+	var other []string
+	fs.Visit(func(f *flag.Flag) {
+		if !graphFlags[f.Name] {
+			other = append(other, "-"+f.Name)
+		}
+	})
+	if len(other) > 0 {
+		return errors.Errorf("%s: -graph and -dot show the model's expression graph and take only -training-graph and -path (drop the others, or -graph and -dot to see the heads)", strings.Join(other, ", "))
+	}
 	if err := checkOutput("-dot", o.dot, o.r.Inputs()); err != nil {
 		return err
 	}

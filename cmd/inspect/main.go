@@ -131,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errors.New("-training-graph needs -graph or -dot")
 	}
 	if o.graph || o.dot != "" {
-		return showGraph(o, stdout)
+		return showGraph(o, fs, stdout)
 	}
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {
@@ -174,8 +174,8 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 }
 
 // checkFlagUse refuses flags that would be ignored or cannot do what they
-// say: -ablation without -ablate, an empty -tokens, a -png file that is not
-// a .png.
+// say: -ablation without -ablate, an empty -tokens or -text, a -text that
+// is not UTF-8, a -png file that is not a .png.
 func checkFlagUse(fs *flag.FlagSet, o options) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -184,12 +184,14 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.New("-ablation is used only with -ablate (add -ablate, or drop -ablation)")
 	case set["tokens"] && strings.TrimSpace(o.r.Tokens) == "":
 		return errors.New(`-tokens is empty: give token ids or names, e.g. -tokens "3 1 4 SEP 3 1 4" (leave it out for an example of the task)`)
+	case set["text"] && o.r.Text == "":
+		return errors.New(`-text is empty: give the text to show (leave it out for an example of the task)`)
 	case o.png != "" && !strings.EqualFold(filepath.Ext(o.png), ".png"):
 		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
 	case set["summary"] && (o.json || o.png != "" || o.html != ""):
 		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
 	}
-	return nil
+	return cli.CheckText("-text", o.r.Text)
 }
 
 // checkSamplesSet refuses -examples given as 0 or less, which would

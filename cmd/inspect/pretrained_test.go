@@ -219,8 +219,21 @@ func checkWindowPNG(t *testing.T, dir, path string, window int) {
 // lengths (at the context, prefix matching needed terabytes and ablation
 // was refused at 16 TiB).
 func TestRotaryLongContext(t *testing.T) {
-	src := filepath.Join("..", "..", "open", "hf", "testdata", "mistral")
-	dir := filepath.Join(t.TempDir(), "mistral")
+	dir := editedFixture(t, "mistral", `"max_position_embeddings": 64`, `"max_position_embeddings": 131072`)
+	out := string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "2", "-color", "never"))
+	for _, want := range []string{"prefix matching on 2 sequences", "logit lens", "Δloss"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-circuits -ablate at a context of 131072 lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// editedFixture is a copy of the open/hf/testdata directory variant whose
+// config.json has each text fromTo[2i] replaced by fromTo[2i+1].
+func editedFixture(t *testing.T, variant string, fromTo ...string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "open", "hf", "testdata", variant)
+	dir := filepath.Join(t.TempDir(), variant)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -233,17 +246,15 @@ func TestRotaryLongContext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Name() == "config.json" {
-			raw = []byte(strings.Replace(string(raw), `"max_position_embeddings": 64`, `"max_position_embeddings": 131072`, 1))
+		for i := 0; e.Name() == "config.json" && i+1 < len(fromTo); i += 2 {
+			if !strings.Contains(string(raw), fromTo[i]) {
+				t.Fatalf("%s/config.json holds no %s", src, fromTo[i])
+			}
+			raw = []byte(strings.Replace(string(raw), fromTo[i], fromTo[i+1], 1))
 		}
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out := string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "2", "-color", "never"))
-	for _, want := range []string{"prefix matching on 2 sequences", "logit lens", "Δloss"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("-circuits -ablate at a context of 131072 lacks %q:\n%s", want, out)
-		}
-	}
+	return dir
 }

@@ -24,7 +24,10 @@
 //     of held-out windows is the prompt and the model writes the rest.
 //   - -prompt is text for the text task (its characters) and token labels
 //     ("3 1 4 SEP") for the others; -tokens takes ids or names
-//     (cli.ParseTokens). With a prompt the model writes -n tokens, -samples
+//     (cli.ParseTokens). -prompt (or -text) must be UTF-8 (cli.CheckText);
+//     an error it causes names the flag as the user gave it. -data and
+//     -vocab are refused for a model whose kind reads neither (package
+//     open). With a prompt the model writes -n tokens, -samples
 //     times; a prompt of a task with SEP that lacks it gets a note on
 //     stderr saying what the task's prompts look like.
 //   - -eval writes the answer of every row of the run's held-out set

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pkg/errors"
 
@@ -42,9 +41,12 @@ flags:
 // options are the parsed flags.
 type options struct {
 	checkpoint, prompt, tokens, path, data, vocab string
-	n, samples                                    int
-	eval, noCache, raw                            bool
-	pick                                          generate.Options
+	// promptFlag is the flag that gave the prompt as the user typed it
+	// (-prompt, or its alias -text; -tokens), for the errors it causes.
+	promptFlag         string
+	n, samples         int
+	eval, noCache, raw bool
+	pick               generate.Options
 }
 
 // pretrainedN is -n's default for a model trained elsewhere.
@@ -85,7 +87,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	samplesSet := false
-	fs.Visit(func(f *flag.Flag) { samplesSet = samplesSet || f.Name == "samples" })
+	o.promptFlag = "-prompt"
+	fs.Visit(func(f *flag.Flag) {
+		samplesSet = samplesSet || f.Name == "samples"
+		if f.Name == "text" || f.Name == "tokens" {
+			o.promptFlag = "-" + f.Name
+		}
+	})
 	if !samplesSet {
 		o.samples = heldOutSamples
 		if o.prompt != "" || o.tokens != "" {
@@ -149,8 +157,8 @@ func check(fs *flag.FlagSet, o options) error {
 	case o.eval && (set["temperature"] || set["top-k"] || set["top-p"]):
 		return errors.New("-eval writes greedily, as exact match needs; it takes no -temperature, -top-k or -top-p")
 	}
-	if bad := invalidUTF8(o.prompt); bad >= 0 {
-		return errors.Errorf("-prompt: byte %d (%#02x) is not valid UTF-8; give UTF-8 text, or the ids with -tokens", bad, o.prompt[bad])
+	if err := cli.CheckText(o.promptFlag, o.prompt); err != nil {
+		return err
 	}
 	return o.pick.Validate()
 }
@@ -241,9 +249,9 @@ func separatorNote(task data.Task, prompt []int, o options) string {
 	if !ok || slices.Contains(prompt, sep) {
 		return ""
 	}
-	flag, given := "-prompt", o.prompt
+	flag, given := o.promptFlag, o.prompt
 	if o.tokens != "" {
-		flag, given = "-tokens", o.tokens
+		given = o.tokens
 	}
 	name := task.Label(sep)
 	return fmt.Sprintf("note: task %s's examples are symbols, %s, then the answer; this prompt has no %s, so what follows is no answer: try %s %q",
@@ -284,7 +292,7 @@ func promptIDs(op *open.Opened, o options) ([]int, error) {
 	case data.IsText(task):
 		var err error
 		if ids, _, err = data.Encode(task, o.prompt); err != nil {
-			return nil, errors.Wrap(err, "-prompt")
+			return nil, errors.Wrap(err, o.promptFlag)
 		}
 	default:
 		names := map[string]int{}
@@ -294,15 +302,15 @@ func promptIDs(op *open.Opened, o options) ([]int, error) {
 		for i, f := range strings.Fields(o.prompt) {
 			id, ok := names[strings.ToUpper(f)]
 			if !ok {
-				return nil, errors.Errorf("-prompt: %s (token %d) is not a token of task %s (its tokens print as %s ... %s)",
-					strconv.Quote(f), i, task.Name(), task.Label(0), task.Label(task.Vocab()-1))
+				return nil, errors.Errorf("%s: %s (token %d) is not a token of task %s (its tokens print as %s ... %s)",
+					o.promptFlag, strconv.Quote(f), i, task.Name(), task.Label(0), task.Label(task.Vocab()-1))
 			}
 			ids = append(ids, id)
 		}
 	}
 	for i, id := range ids {
 		if id < 0 || id >= task.Vocab() {
-			return nil, errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, task.Vocab())
+			return nil, errors.Errorf("%s: token %d at position %d is outside the vocabulary [0, %d)", o.promptFlag, id, i, task.Vocab())
 		}
 	}
 	return ids, nil
@@ -365,17 +373,4 @@ func cacheName(cached bool) string {
 		return "KV cache"
 	}
 	return "no cache"
-}
-
-// invalidUTF8 is the offset of the first byte of s that is not valid UTF-8,
-// or -1.
-func invalidUTF8(s string) int {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return i
-		}
-		i += size
-	}
-	return -1
 }

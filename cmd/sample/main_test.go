@@ -114,6 +114,8 @@ func TestBadFlags(t *testing.T) {
 		{append(ck, "-tokens", "1 2", "-n", "40"), "-n 40: a prompt of 2 tokens leaves room for 23 more"},
 		{append(ck, "-tokens", "1 2", "-n", "9223372036854775807"), "-n 9223372036854775807: a prompt of 2 tokens leaves room for 23 more"},
 		{append(ck, "-prompt", "1 2\xff"), "-prompt: byte 3 (0xff) is not valid UTF-8"},
+		{append(ck, "-text", "1 2\xff"), "-text: byte 3 (0xff) is not valid UTF-8"},
+		{append(ck, "-text", "1 2 cat"), `-text: "cat" (token 2) is not a token of task induction`},
 		{append(ck, "-tokens", "1 2", "-raw"), "-raw writes a text model's characters as they are; task induction prints labels"},
 		{append(ck, "-tokens", "1", "-prompt", "2"), "use one"},
 		{append(ck, "-eval", "-temperature", "1"), "-eval writes greedily"},

@@ -81,7 +81,7 @@ func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
 		ids, err = cli.ParseTokens(o.tokens, open.TokenNames(op))
 	case o.prompt != "":
 		if ids, err = tok.Encode(o.prompt); err != nil {
-			return nil, errors.Wrap(err, "-prompt")
+			return nil, errors.Wrap(err, o.promptFlag)
 		}
 	case tok.BOS() >= 0:
 		ids = []int{tok.BOS()}
@@ -93,7 +93,7 @@ func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
 	}
 	for i, id := range ids {
 		if id < 0 || id >= op.Model.Config.Vocab {
-			return nil, errors.Errorf("-tokens: token %d at position %d is outside the vocabulary [0, %d)", id, i, op.Model.Config.Vocab)
+			return nil, errors.Errorf("%s: token %d at position %d is outside the vocabulary [0, %d)", o.promptFlag, id, i, op.Model.Config.Vocab)
 		}
 	}
 	return ids, nil

@@ -9,6 +9,7 @@
 // one short line ending in "see -h", never the usage. A renamed flag keeps
 // its old name working with a one-line note (Rename). -tokens is read here
 // (ParseTokens) against the names a model's vocabulary gives
-// (open.TokenNames). Like every internal package, it imports nothing of
-// the domain.
+// (open.TokenNames); text given on the command line (-prompt, -text) must
+// be UTF-8 (CheckText). Every error names the flag the user gave. Like
+// every internal package, it imports nothing of the domain.
 package cli

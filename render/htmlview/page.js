@@ -221,7 +221,8 @@
       "Copying: the eigenvalues of the head's OV circuit (1 copies, -1 suppresses) and the share of tokens it raises most."];
     if (c.direct_logit) notes.push("Logit: what the head adds to the correct token's logit (of " + fmt3(c.direct_logit.logit) + ") at the scored positions" +
       (c.direct_logit.mlps ? "; the MLPs add " + c.direct_logit.mlps.map((x) => (x >= 0 ? "+" : "") + fmt3(x)).join(", ") + " by layer." : "."));
-    if (c.patching) notes.push("Patched: the share of the correct logit's fall (" + fmt3(c.patching.clean_logit) + " to " + fmt3(c.patching.corrupted_logit) +
+    if (c.patching && c.patching.restored === null) notes.push("Patched: n/a, undefined: " + c.patching.undefined + ".");
+    else if (c.patching) notes.push("Patched: the share of the correct logit's fall (" + fmt3(c.patching.clean_logit) + " to " + fmt3(c.patching.corrupted_logit) +
       ") that patching the head's clean output into a corrupted run restores.");
     if (c.icl) notes.push("In-context learning: the copy's loss " + fmt3(c.icl.late_loss) + " against " + fmt3(c.icl.early_loss) +
       " for the same predictions at the block's first occurrence, a score of " + fmt3(c.icl.score) + ".");
@@ -244,7 +245,8 @@
         const v = c.direct_logit.heads[cp.layer][cp.head];
         scoreCell(tr, v, lo, hi, (v >= 0 ? "+" : "") + fmt3(v));
       }
-      if (c.patching) scoreCell(tr, c.patching.restored[cp.layer][cp.head], 0, 1, fmt3(c.patching.restored[cp.layer][cp.head]));
+      if (c.patching && c.patching.restored === null) el("td", {}, tr, "n/a");
+      else if (c.patching) scoreCell(tr, c.patching.restored[cp.layer][cp.head], 0, 1, fmt3(c.patching.restored[cp.layer][cp.head]));
       tr.addEventListener("click", () => { state.layer = cp.layer; state.head = cp.head; drawFocus(); });
     });
     if (c.composition && c.composition.length) {
