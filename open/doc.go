@@ -27,15 +27,18 @@
 //     training uses.
 //   - A run that fine-tuned a model trained elsewhere (rundir.Config.InitFrom)
 //     opens as that model does (its tokenizer, the repeated-tokens task),
-//     with the run's copy of the tokenizer (RunTokenizer, each file checked
-//     against the run's record), never the pretrained directory, which may
-//     be gone; a lone checkpoint of it has GPT-2's tokenizer or ids.
+//     with the run's copy of the tokenizer (RunTokenizer: each copy opened
+//     once, never through a link, and checked against the run's record on
+//     the very bytes it is built from), never the pretrained directory,
+//     which may be gone; a lone checkpoint of it has GPT-2's tokenizer or
+//     ids.
 //     ForFineTuning opens a model for train to fine-tune and records the
 //     files read (Opened.Files, Opened.TokenizerFiles), each with the size
 //     and SHA-256 of the bytes loaded, hashed as they were read
-//     (Opened.Digests; a tokenizer file, which package tokenizer reads by
-//     its path, is hashed before and after it is read, and refused if the
-//     two differ).
+//     (Opened.Digests). Tokenizer files are no exception: each is opened
+//     once and package tokenizer builds from that opening
+//     (tokenizer.DecodeTokenizerJSON, DecodeGPT2Files), never from its
+//     path, so the bytes hashed are the bytes parsed.
 //   - Inputs lists, before the model is loaded, every file opening it reads
 //     or may read (by the names the readers look for, there or not), and
 //     Opened.Inputs adds every file read: what no output of a command may

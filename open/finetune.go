@@ -60,12 +60,13 @@ func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 }
 
 // fileRecord is the record of the file at path: the digest its reader
-// took as it loaded it, else (a tokenizer file, which package tokenizer
-// reads by its path) the file hashed now.
+// took as it loaded it. Every reader takes one (Options.digests), so a
+// file without one is a reader that forgot, refused rather than hashed
+// again by its path.
 func fileRecord(path string, digests map[string]safefile.Digest) (rundir.FileRecord, error) {
 	d, ok := digests[path]
 	if !ok {
-		return rundir.HashFile(path)
+		return rundir.FileRecord{}, errors.Errorf("%s: read without its digest taken as it was read", msg.Clean(path))
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -76,34 +77,54 @@ func fileRecord(path string, digests map[string]safefile.Digest) (rundir.FileRec
 
 // RunTokenizer reads the tokenizer of the fine-tuning run in dir whose
 // config is cfg: the copies of the pretrained model's tokenizer files the
-// run made (rundir.InitCopy), each checked against the run's record, or
-// GPT-2's own when it recorded none.
+// run made (rundir.InitCopy), or GPT-2's own when it recorded none. Each
+// copy is opened once, never through a link (rundir.InitRecord.OpenCopy),
+// the tokenizer built from what that opening reads, and those bytes
+// checked against the run's record (CheckCopy): no path is opened again
+// between the check and the parse.
 func RunTokenizer(dir string, cfg rundir.Config) (tokenizer.Tokenizer, error) {
 	rec := cfg.Init
-	has := map[string]string{}
-	for _, name := range rec.Tokenizer {
-		path, err := rec.CheckCopy(dir, name)
-		if err != nil {
-			return nil, err
-		}
-		has[name] = path
-	}
-	if len(has) == 0 {
+	if len(rec.Tokenizer) == 0 {
 		return tokenizer.GPT2(), nil
 	}
-	if meta := has[nanogpt.MetaFile]; meta != "" {
-		chars, err := nanogpt.ReadChars(meta, cfg.Model.Vocab)
-		if err != nil {
-			return nil, err
+	has, names := map[string]string{}, map[string]string{}
+	for _, name := range rec.Tokenizer {
+		if _, ok := rec.TokenizerFile(name); !ok {
+			return nil, errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
 		}
-		tok, err := tokenizer.NewChars(chars)
-		return tok, errors.Wrapf(err, "%s", meta)
+		path := filepath.Join(dir, rundir.InitCopy(name))
+		has[name], names[path] = path, name
 	}
-	tok, _, err := readTokenizerFiles(has)
+	open := func(path string) (*safefile.HashedFile, error) { return rec.OpenCopy(dir, names[path]) }
+	check := func(f *safefile.HashedFile) error { return rec.CheckCopy(names[f.Name()], f) }
+	if meta := has[nanogpt.MetaFile]; meta != "" {
+		return runChars(meta, open, check, cfg.Model.Vocab)
+	}
+	tok, _, err := readTokenizerFiles(has, open, check)
 	if tok == nil && err == nil {
 		err = errors.Errorf("init.tokenizer = %v: not the files of a tokenizer", rec.Tokenizer)
 	}
 	return tok, err
+}
+
+// runChars is RunTokenizer's tokenizer of a nanoGPT model: the characters
+// of the copy of its meta.pkl at path, opened by open and checked by check
+// once read.
+func runChars(path string, open func(string) (*safefile.HashedFile, error), check func(*safefile.HashedFile) error, vocab int) (tokenizer.Tokenizer, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	chars, err := nanogpt.DecodeChars(f, path, vocab)
+	if err := check(f); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.NewChars(chars)
+	return tok, errors.Wrapf(err, "%s", path)
 }
 
 // openFineTuned opens the checkpoint of a run that fine-tuned a model

@@ -35,23 +35,21 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	tokenizerDigests, err := hashBefore(files, o.digests)
-	if err != nil {
-		return nil, err
-	}
 	type read struct {
-		tok   tokenizer.Tokenizer
-		note  string
-		files []string // read
-		err   error
+		tok     tokenizer.Tokenizer
+		note    string
+		files   []string // read
+		digests map[string]safefile.Digest
+		err     error
 	}
 	tokenizerRead := make(chan read, 1)
 	go func() {
-		tok, names, err := readTokenizer(files)
-		if err == nil && o.digests {
-			err = hashTokenizer(names, tokenizerDigests)
+		digests, done := map[string]safefile.Digest{}, ignoreRead
+		if o.digests {
+			done = recordDigest(digests)
 		}
-		tokenizerRead <- read{tok, readingNote(names), names, err}
+		tok, names, err := readTokenizer(files, done)
+		tokenizerRead <- read{tok, readingNote(names), names, digests, err}
 	}()
 	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests})
 	t := <-tokenizerRead
@@ -85,49 +83,10 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		return nil, err
 	}
 	op.Files, op.TokenizerFiles, op.Digests = append(m.Files, t.files...), t.files, m.Digests
-	for f, d := range tokenizerDigests {
+	for f, d := range t.digests {
 		op.Digests[f] = d
 	}
 	return op, nil
-}
-
-// hashBefore hashes the tokenizer files before package tokenizer reads them
-// by their paths, when the digests are asked for (nil otherwise), for
-// hashTokenizer to compare after.
-func hashBefore(files []string, digests bool) (map[string]safefile.Digest, error) {
-	if !digests {
-		return nil, nil
-	}
-	before := map[string]safefile.Digest{}
-	for _, f := range files {
-		rec, err := rundir.HashFile(f)
-		if err != nil {
-			return nil, err
-		}
-		before[f] = safefile.Digest{Size: rec.Size, SHA256: rec.SHA256}
-	}
-	return before, nil
-}
-
-// hashTokenizer hashes the tokenizer files read again, once package
-// tokenizer has read them, refusing one that changed meanwhile, so the
-// digest kept (in digests, which holds them as hashBefore found them) is of
-// the bytes the tokenizer was built from; the files not read are dropped.
-func hashTokenizer(read []string, digests map[string]safefile.Digest) error {
-	for f, before := range digests {
-		if !slices.Contains(read, f) {
-			delete(digests, f)
-			continue
-		}
-		now, err := rundir.HashFile(f)
-		if err != nil {
-			return err
-		}
-		if now.Size != before.Size || now.SHA256 != before.SHA256 {
-			return errors.Errorf("%s changed while it was read; read it again once nothing writes it", f)
-		}
-	}
-	return nil
 }
 
 // gpt2Arch is the architecture whose tokenizer package tokenizer reads
@@ -193,38 +152,92 @@ func readingNote(files []string) string {
 // readTokenizer reads a model directory's tokenizer from its files, and
 // names the files it read: tokenizer.json, else vocab.json with
 // merges.txt; nil when it has neither, having built GPT-2's own, the likely
-// stand-in. It runs beside the weights' reading, so it writes no notice.
-func readTokenizer(files []string) (tokenizer.Tokenizer, []string, error) {
+// stand-in. Each file is opened once (safefile.OpenHashed) and done is
+// given it once the tokenizer is built from it. It runs beside the
+// weights' reading, so it writes no notice.
+func readTokenizer(files []string, done func(*safefile.HashedFile) error) (tokenizer.Tokenizer, []string, error) {
 	has := map[string]string{}
 	for _, f := range files {
 		has[filepath.Base(f)] = f
 	}
-	tok, read, err := readTokenizerFiles(has)
+	tok, read, err := readTokenizerFiles(has, openHashed, done)
 	if tok == nil && err == nil {
 		tokenizer.GPT2()
 	}
 	return tok, read, err
 }
 
+// openHashed opens a tokenizer file of a model directory for its one read.
+func openHashed(path string) (*safefile.HashedFile, error) {
+	return safefile.OpenHashed(path)
+}
+
+// ignoreRead is readTokenizerFiles' done for a reader that keeps no
+// record of the files read.
+func ignoreRead(*safefile.HashedFile) error { return nil }
+
+// recordDigest is readTokenizerFiles' done that records the digest of each
+// file read in digests: of the bytes the tokenizer was built from, and the
+// rest of the file, hashed through the same descriptor.
+func recordDigest(digests map[string]safefile.Digest) func(*safefile.HashedFile) error {
+	return func(f *safefile.HashedFile) error {
+		d, err := f.Sum()
+		digests[f.Name()] = d
+		return err
+	}
+}
+
 // readTokenizerFiles reads the tokenizer of the files has maps by base
 // name to their paths: tokenizer.json, else vocab.json with merges.txt;
 // nil when it has none. One of vocab.json and merges.txt alone is refused,
-// naming the other: it is half a tokenizer, not GPT-2's own.
-func readTokenizerFiles(has map[string]string) (tokenizer.Tokenizer, []string, error) {
+// naming the other: it is half a tokenizer, not GPT-2's own. Each file is
+// opened once, by open, and the tokenizer is built from what that one
+// opening reads; done is then given each file read (to hash or check
+// what was read), and its error comes before the tokenizer's: a file that
+// was not the one expected explains why it did not parse.
+func readTokenizerFiles(has map[string]string, open func(string) (*safefile.HashedFile, error), done func(*safefile.HashedFile) error) (tokenizer.Tokenizer, []string, error) {
 	vocab, merges := has["vocab.json"], has["merges.txt"]
 	switch {
 	case has["tokenizer.json"] != "":
-		tok, err := tokenizer.ReadTokenizerJSON(has["tokenizer.json"])
-		return tok, []string{has["tokenizer.json"]}, err
+		return buildTokenizer([]string{has["tokenizer.json"]}, open, done, func(f []*safefile.HashedFile) (tokenizer.Tokenizer, error) {
+			return tokenizer.DecodeTokenizerJSON(f[0], f[0].Name())
+		})
 	case vocab != "" && merges != "":
-		tok, err := tokenizer.ReadGPT2Files(vocab, merges)
-		return tok, []string{vocab, merges}, err
+		return buildTokenizer([]string{vocab, merges}, open, done, func(f []*safefile.HashedFile) (tokenizer.Tokenizer, error) {
+			return tokenizer.DecodeGPT2Files(f[0], f[1], f[0].Name(), f[1].Name())
+		})
 	case vocab != "":
 		return nil, nil, halfGPT2(vocab, "merges.txt")
 	case merges != "":
 		return nil, nil, halfGPT2(merges, "vocab.json")
 	}
 	return nil, nil, nil
+}
+
+// buildTokenizer opens the files at paths (open), builds the tokenizer
+// from them, gives each to done and closes it (readTokenizerFiles).
+func buildTokenizer(paths []string, open func(string) (*safefile.HashedFile, error), done func(*safefile.HashedFile) error,
+	build func([]*safefile.HashedFile) (tokenizer.Tokenizer, error)) (tokenizer.Tokenizer, []string, error) {
+	var files []*safefile.HashedFile
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, p := range paths {
+		f, err := open(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	tok, err := build(files)
+	for _, f := range files {
+		if err := done(f); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tok, paths, err
 }
 
 // halfGPT2 refuses one of a GPT-2 tokenizer's two files without the other.

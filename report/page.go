@@ -42,11 +42,15 @@ func (r *Report) Page() (htmlview.Data, error) {
 		rowsUsed = "at every position"
 	}
 	o := r.Options
+	roleNote := fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", o.Samples, r.Task.Name(), o.Seed, rowsUsed)
+	if r.TaskNote != "" {
+		roleNote += "; " + r.TaskNote // how the examples were drawn, as the text view says
+	}
 	return htmlview.Data{
 		Title:      fmt.Sprintf("attnscope: %s, step %d", r.Task.Name(), r.Step),
 		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(),
 		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect,
-		RoleNote: fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", o.Samples, r.Task.Name(), o.Seed, rowsUsed),
+		RoleNote: roleNote,
 		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
 	}, nil
 }

@@ -81,6 +81,8 @@
 //     directory), a run file in a directory holding a run, or an existing
 //     path that is not a regular file (a symlink, a pipe, a device); the
 //     file is written atomically beside the target.
-//   - A run's tokenizer copies are read only as files of their own
-//     (CheckCopy opens them with O_NOFOLLOW, safefile.OpenOwn).
+//   - A run's tokenizer copies are read only as files of their own, once:
+//     OpenCopy opens one with O_NOFOLLOW (safefile.OpenOwn), its reads
+//     hashed, and CheckCopy checks the bytes the tokenizer was built from
+//     against the record.
 package rundir

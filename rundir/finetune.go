@@ -93,21 +93,6 @@ func hashFrom(f *os.File, path string, w io.Writer) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// hashOwn is HashFile of a file of a run directory, refusing a symbolic
-// link (safefile.OpenOwn).
-func hashOwn(path string) (FileRecord, error) {
-	f, err := safefile.OpenOwn(path)
-	if errors.Is(err, safefile.ErrLink) {
-		return FileRecord{}, err
-	}
-	if err != nil {
-		return FileRecord{}, errors.Wrap(err, path)
-	}
-	rec := FileRecord{Path: path}
-	rec.Size, rec.SHA256, err = hashFrom(f, path, io.Discard)
-	return rec, err
-}
-
 // Check refuses a file whose content is no longer what the run recorded,
 // naming it, both sizes and digests, and what to do.
 func (r FileRecord) Check() error {
@@ -190,24 +175,56 @@ func (r InitRecord) CopyTokenizer(dir string) error {
 	return nil
 }
 
-// CheckCopy refuses the copy of the tokenizer file name in the run
-// directory dir when it is not the file the run recorded, or is a symbolic
-// link (a run's files are never read through one), and returns its path.
-func (r InitRecord) CheckCopy(dir, name string) (string, error) {
+// OpenCopy opens the copy of the tokenizer file name in the run directory
+// dir for its one read, never through a symbolic link (a run's files are
+// never read through one: the open itself refuses it), refusing at once a
+// copy whose size is not the recorded. The reads are hashed as they are
+// served: CheckCopy, once the tokenizer is built from them, refuses a copy
+// whose bytes are not the file the run recorded, so the bytes checked are
+// the bytes parsed.
+func (r InitRecord) OpenCopy(dir, name string) (*safefile.HashedFile, error) {
 	rec, ok := r.TokenizerFile(name)
 	if !ok {
-		return "", errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
+		return nil, errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
 	}
 	path := filepath.Join(dir, InitCopy(name))
-	now, err := hashOwn(path)
+	opened, err := safefile.OpenOwn(path)
+	if err != nil && !errors.Is(err, safefile.ErrLink) {
+		err = errors.Wrap(err, path)
+	}
 	if err != nil {
-		return "", errors.Wrap(err, "the run's copy of the pretrained model's tokenizer")
+		return nil, errors.Wrap(err, "the run's copy of the pretrained model's tokenizer")
+	}
+	f, err := safefile.Hashed(opened, path)
+	if err != nil {
+		return nil, errors.Wrap(err, path)
+	}
+	if f.Size() != rec.Size {
+		err := r.CheckCopy(name, f)
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// CheckCopy refuses the copy f of the tokenizer file name (OpenCopy), once
+// the tokenizer is built from it, when the bytes read (and the rest of the
+// file, hashed through the same descriptor) are not the file the run
+// recorded.
+func (r InitRecord) CheckCopy(name string, f *safefile.HashedFile) error {
+	rec, ok := r.TokenizerFile(name)
+	if !ok {
+		return errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
+	}
+	now, err := f.Sum()
+	if err != nil {
+		return errors.Wrap(err, "the run's copy of the pretrained model's tokenizer")
 	}
 	if now.Size != rec.Size || now.SHA256 != rec.SHA256 {
-		return "", errors.Errorf("%s: not the copy of %s the run made (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s)",
-			msg.Clean(path), msg.Clean(rec.Path), rec.Size, prefix(rec.SHA256), now.Size, prefix(now.SHA256))
+		return errors.Errorf("%s: not the copy of %s the run made (recorded %d bytes, sha256 %s; found %d bytes, sha256 %s)",
+			msg.Clean(f.Name()), msg.Clean(rec.Path), rec.Size, prefix(rec.SHA256), now.Size, prefix(now.SHA256))
 	}
-	return path, nil
+	return nil
 }
 
 // Pretrained is the model a fine-tuning run starts from, as its config

@@ -51,5 +51,8 @@
 // A tokenizer.json is checked as it is read (jsonStream): its size before
 // the first byte, and each vocabulary entry and merge as it is decoded, so
 // a bad one is refused having read the file only that far; the merges are
-// bounded as the vocabulary is (2^20).
+// bounded as the vocabulary is (2^20). DecodeTokenizerJSON and
+// DecodeGPT2Files read the same files from a file their caller opened
+// (safefile.Sized), by the same rules, so that what is built is what the
+// caller hashed or checked.
 package tokenizer

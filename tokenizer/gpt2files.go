@@ -14,10 +14,13 @@ import (
 // the largest tokenizer.json in use about 35 MB.
 const maxFileBytes = 64 << 20
 
+// fileBound is what maxFileBytes bounds, for its message.
+const fileBound = "a tokenizer file may hold"
+
 // readTokenizerFile reads a whole tokenizer file the user named, refusing
 // anything but a regular file of at most maxFileBytes.
 func readTokenizerFile(path string) ([]byte, error) {
-	return safefile.ReadLimit(path, maxFileBytes, "a tokenizer file may hold")
+	return safefile.ReadLimit(path, maxFileBytes, fileBound)
 }
 
 // ReadGPT2Files reads a byte-level BPE tokenizer as GPT-2 ships it: vocab.json
@@ -33,6 +36,26 @@ func ReadGPT2Files(vocabPath, mergesPath string) (Tokenizer, error) {
 		return nil, err
 	}
 	t, err := parseGPT2Files(rawVocab, rawMerges, vocabPath, mergesPath)
+	if err != nil {
+		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
+	}
+	return t, nil
+}
+
+// DecodeGPT2Files is ReadGPT2Files of the contents of vocab.json and
+// merges.txt its caller opened (so that the tokenizer is built from the
+// bytes the caller hashes), named vocabName and mergesName in errors, with
+// the same bound on their sizes.
+func DecodeGPT2Files(vocab, merges safefile.Sized, vocabName, mergesName string) (Tokenizer, error) {
+	rawVocab, err := safefile.ReadSized(vocab, vocabName, maxFileBytes, fileBound)
+	if err != nil {
+		return nil, err
+	}
+	rawMerges, err := safefile.ReadSized(merges, mergesName, maxFileBytes, fileBound)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseGPT2Files(rawVocab, rawMerges, vocabName, mergesName)
 	if err != nil {
 		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
 	}

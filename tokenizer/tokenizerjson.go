@@ -74,12 +74,28 @@ type byteLevelJSON struct {
 // Anything else is an error naming the key, what it holds and what is
 // built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
-	f, err := safefile.OpenLimit(path, maxFileBytes, "a tokenizer file may hold")
+	f, err := safefile.OpenLimit(path, maxFileBytes, fileBound)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	t, err := readTokenizerJSON(f, path)
+	if err != nil {
+		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
+	}
+	return t, nil
+}
+
+// DecodeTokenizerJSON is ReadTokenizerJSON of the content of a
+// tokenizer.json its caller opened (so that the tokenizer is built from
+// the bytes the caller hashes), named name in errors, with the same bound
+// on its size.
+func DecodeTokenizerJSON(r safefile.Sized, name string) (Tokenizer, error) {
+	bounded, err := safefile.LimitSized(r, name, maxFileBytes, fileBound)
+	if err != nil {
+		return nil, err
+	}
+	t, err := readTokenizerJSON(bounded, name)
 	if err != nil {
 		return nil, err // not a nil *bpeTokenizer inside a non-nil Tokenizer
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,12 +53,31 @@ func TestSmallVocabulary(t *testing.T) {
 		}
 	}
 	dna := opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles)
+	smallVocabularyPage(t, dna)
 	out, _, err := runWithin(t, dna, "-text", "gattaca", "-color", "never")
 	if err != nil || !strings.Contains(out, "sequence (from -text;") {
 		t.Errorf("-text on a DNA model: %v\n%s", err, out)
 	}
 	if strings.Contains(out, "with replacement") {
 		t.Errorf("-text scores the roles on the text given, yet the view notes the task's draw:\n%s", out)
+	}
+}
+
+// smallVocabularyPage: the page of the 4-token model in dir says, under its
+// roles, that the repeated tokens are drawn with replacement, as the text
+// view does.
+func smallVocabularyPage(t *testing.T, dir string) {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "dna.html")
+	if _, _, err := runWithin(t, dir, "-examples", "2", "-html", page); err != nil {
+		t.Fatalf("-html on a DNA model: %v", err)
+	}
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "4 ordinary tokens, fewer than the 50 distinct ones a copy needs, so they are drawn with replacement") {
+		t.Errorf("the page of a 4-token model does not say its tokens are drawn with replacement")
 	}
 }
 

@@ -18,7 +18,9 @@
 //   - HashedFile (OpenHashed) hashes a file as its reader consumes it, one
 //     open, so its Digest is of the bytes loaded, whatever replaces the path
 //     meanwhile; reads out of order are checked in a second pass through the
-//     same descriptor.
+//     same descriptor. A reader that must parse what its caller hashed
+//     takes the open file (Sized: ReadSized, LimitSized bound it as
+//     ReadLimit and OpenLimit bound a path), never its path.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
 //   - Errors name the path once and carry the os error (errors.Is with

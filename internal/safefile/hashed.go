@@ -73,6 +73,9 @@ func Hashed(f *os.File, path string) (*HashedFile, error) {
 // Size is the file's size when it was opened.
 func (f *HashedFile) Size() int64 { return f.size }
 
+// Name is the path the file was opened at.
+func (f *HashedFile) Name() string { return f.path }
+
 // Close closes the file.
 func (f *HashedFile) Close() error { return f.f.Close() }
 

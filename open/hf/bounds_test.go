@@ -43,7 +43,8 @@ func zeroSizeModel(t *testing.T, layers, n int) string {
 // many tensors as config.json has layers passed the old guard (tensors
 // no fewer than layers) and then cost a name table of every layer's
 // names; one of more tensors than the model has buffers that may be
-// empty was decoded whole. Each is now refused from the counts: the first
+// empty was decoded whole. (The issue's 200,000 layers are now refused
+// from config.json, TestLoadBoundsLayers; these are within the bound.) Each is now refused from the counts: the first
 // after its header, the second as soon as its header passes the bound.
 // Neither allocates more than a small multiple of the file.
 func TestLoadBoundsTensorCount(t *testing.T) {
@@ -52,10 +53,10 @@ func TestLoadBoundsTensorCount(t *testing.T) {
 		layers, n int
 		want      string
 	}{
-		{"as many tensors as layers", 40_000, 40_000,
-			"holds 40000 tensors, too few for the 40000 layers of config.json, which need at least 360003 (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 40000"},
-		{"more empty tensors than buffers", 20_000, 60_000,
-			"lists more than 20064 tensors with no elements (a zero in the shape); the LlamaForCausalLM of config.json (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 20000, num_attention_heads 1, num_key_value_heads 1) has at most 200003 tensors, at most 20000 of them with no elements"},
+		{"as many tensors as layers", 1_000, 1_000,
+			"holds 1000 tensors, too few for the 1000 layers of config.json, which need at least 9003 (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 1000"},
+		{"more empty tensors than buffers", 1_000, 3_000,
+			"lists more than 1064 tensors with no elements (a zero in the shape); the LlamaForCausalLM of config.json (config.json has vocab_size 4, hidden_size 2, intermediate_size 2, num_hidden_layers 1000, num_attention_heads 1, num_key_value_heads 1) has at most 10003 tensors, at most 1000 of them with no elements"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := zeroSizeModel(t, c.layers, c.n)
@@ -127,5 +128,32 @@ func TestLoadBoundsShards(t *testing.T) {
 				t.Errorf("error %q\nwant one line starting %q and saying %q", text, file+":", c.want)
 			}
 		})
+	}
+}
+
+// TestLoadBoundsLayers: issue 42's well-formed absurd model, 100,000
+// layers two wide, loaded for 10 s and a gigabyte before inspect's
+// estimate refused it: the weights' size, counted from the widths, is
+// small. It is refused from config.json, naming the key, the value and
+// the bound, before the weights are opened (here a file that is not
+// safetensors, which opening would report) and having allocated next to
+// nothing.
+func TestLoadBoundsLayers(t *testing.T) {
+	dir := copyVariant(t, "llama")
+	configEdits(map[string]any{"num_hidden_layers": 100_000, "hidden_size": 2, "intermediate_size": 2, "vocab_size": 4,
+		"num_attention_heads": 1, "num_key_value_heads": 1})(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, hf.WeightsFile), []byte("not safetensors"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := hf.Load(dir, hf.Options{})
+	runtime.ReadMemStats(&after)
+	want := filepath.Join(dir, hf.ConfigFile) + ": num_hidden_layers = 100000: want a positive integer of at most 1024 (the deepest models have about 128 layers)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %q", err, want)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("refusing allocated %d bytes, want at most 1 MiB", alloc)
 	}
 }

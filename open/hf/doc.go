@@ -18,7 +18,8 @@
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
 //     against the config from the headers alone, before any tensor data is
 //     read; the float32 weights against Options.MaxBytes from config.json
-//     alone, before any file is opened.
+//     alone, before any file is opened, and the layers and heads against
+//     maxLayers and maxHeads, whose cost the weights' size does not show.
 //   - Nothing is built per layer before the files' tensor count is known
 //     to fit the config (shape, newShape): each header is refused as it is
 //     parsed once it lists more tensors than the model has names, or more

@@ -44,12 +44,13 @@ func gpt2Config(keys configKeys) (model.Config, error) {
 		key  string
 		def  int
 		dest *int
+		read func(key string, def int) (int, error)
 	}{
-		{"vocab_size", 50257, &cfg.Vocab}, {"n_embd", 768, &cfg.DModel},
-		{"n_layer", 12, &cfg.Layers}, {"n_head", 12, &cfg.Heads},
+		{"vocab_size", 50257, &cfg.Vocab, keys.size}, {"n_embd", 768, &cfg.DModel, keys.size},
+		{"n_layer", 12, &cfg.Layers, keys.layerCount}, {"n_head", 12, &cfg.Heads, keys.headCount},
 	}
 	for _, s := range sizes {
-		if *s.dest, err = keys.size(s.key, s.def); err != nil {
+		if *s.dest, err = s.read(s.key, s.def); err != nil {
 			return model.Config{}, err
 		}
 	}

@@ -116,17 +116,46 @@ func (c configKeys) str(key, def string) (string, error) {
 // vocabulary past it is a corrupt file, not a model.
 const maxSize = 1 << 30
 
+// Bounds on the counts of a model's parts, far above any model released
+// (the deepest have about 128 layers, Llama 3.1 405B 126; the most heads
+// per layer are Falcon 180B's 232). Each layer and each head costs
+// tensors, graph nodes and per-head views whatever its width, which the
+// weights' size, counted from the widths (checkSize), does not see: a
+// well-formed file of 100,000 layers two wide takes a second per 5,000
+// layers and a gigabyte before an estimate refuses it. Past these, the
+// count is refused from config.json before another file is opened.
+const (
+	maxLayers = 1024
+	maxHeads  = 1024
+)
+
 // size is key's value, a positive integer of at most maxSize, def when
 // absent.
 func (c configKeys) size(key string, def int) (int, error) {
+	return c.sizeAtMost(key, def, maxSize, "")
+}
+
+// sizeAtMost is size with the bound limit, which why explains ("" for
+// none).
+func (c configKeys) sizeAtMost(key string, def, limit int, why string) (int, error) {
 	if !c.present(key) {
 		return def, nil
 	}
 	n, err := strconv.ParseInt(string(c[key]), 10, 64)
-	if err != nil || n <= 0 || n > maxSize {
-		return 0, c.wrongValue(key, "a positive integer of at most "+strconv.Itoa(maxSize))
+	if err != nil || n <= 0 || n > int64(limit) {
+		return 0, c.wrongValue(key, "a positive integer of at most "+strconv.Itoa(limit)+why)
 	}
 	return int(n), nil
+}
+
+// layerCount and headCount are key's number of layers and of attention
+// heads, within maxLayers and maxHeads.
+func (c configKeys) layerCount(key string, def int) (int, error) {
+	return c.sizeAtMost(key, def, maxLayers, " (the deepest models have about 128 layers)")
+}
+
+func (c configKeys) headCount(key string, def int) (int, error) {
+	return c.sizeAtMost(key, def, maxHeads, " (the most heads a model has are about 250 a layer)")
 }
 
 // null reports whether the file sets key to null (transformers' None,

@@ -38,12 +38,13 @@ func (f llamaFamily) config(keys configKeys) (model.Config, error) {
 		key  string
 		def  int
 		dest *int
+		read func(key string, def int) (int, error)
 	}{
-		{"vocab_size", f.vocab, &cfg.Vocab}, {"hidden_size", 4096, &cfg.DModel},
-		{"intermediate_size", f.intermediate, &cfg.DFF}, {"num_hidden_layers", 32, &cfg.Layers},
-		{"num_attention_heads", 32, &cfg.Heads}, {"max_position_embeddings", f.positions, &cfg.Context},
+		{"vocab_size", f.vocab, &cfg.Vocab, keys.size}, {"hidden_size", 4096, &cfg.DModel, keys.size},
+		{"intermediate_size", f.intermediate, &cfg.DFF, keys.size}, {"num_hidden_layers", 32, &cfg.Layers, keys.layerCount},
+		{"num_attention_heads", 32, &cfg.Heads, keys.headCount}, {"max_position_embeddings", f.positions, &cfg.Context, keys.size},
 	} {
-		if *s.dest, err = keys.size(s.key, s.def); err != nil {
+		if *s.dest, err = s.read(s.key, s.def); err != nil {
 			return model.Config{}, err
 		}
 	}

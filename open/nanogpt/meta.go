@@ -17,6 +17,17 @@ func ReadChars(path string, vocab int) ([]string, error) {
 	return chars, errors.Wrapf(err, "%s", path)
 }
 
+// DecodeChars is ReadChars of the content of a meta.pkl its caller opened
+// (so that the characters are read from the bytes the caller hashes),
+// named name in errors.
+func DecodeChars(r safefile.Sized, name string, vocab int) ([]string, error) {
+	read := func(path string, limit int64, what string) ([]byte, error) {
+		return safefile.ReadSized(r, path, limit, what)
+	}
+	chars, err := readMeta(name, read, vocab)
+	return chars, errors.Wrapf(err, "%s", name)
+}
+
 // readFile reads a whole file of at most limit bytes (safefile.ReadLimit
 // or ReadLimitOwn, or hashedRead's).
 type readFile func(path string, limit int64, what string) ([]byte, error)
