@@ -117,7 +117,11 @@ func Build(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab})
+	textFlag := ""
+	if o.Text != "" {
+		textFlag = "-text"
+	}
+	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab, TextFlag: textFlag})
 	if err != nil {
 		return nil, err
 	}
