@@ -34,7 +34,8 @@ func encode(t *testing.T, d Document) map[string]any {
 // TestJSONSelection: -layer 1 -head 3 on the committed induction run
 // writes that head alone in every per-head field, each value the one the
 // whole document holds for layer 1 head 3, and says which (selection);
-// without -layer and -head every head is there.
+// without -layer and -head every head is there. A Llama's kv_head holds
+// the selected head's key-value head.
 func TestJSONSelection(t *testing.T) {
 	o := Options{Checkpoint: "../testdata/induction", Layer: 1, Head: 3, Samples: 8, Seed: 1, Circuits: true, Ablate: true}
 	r, err := Build(o)
@@ -78,6 +79,19 @@ func TestJSONSelection(t *testing.T) {
 	same("heads", one.Heads[0], all.Heads[1][3:4])
 	if one.Task != "induction" || one.Texts != nil || one.Bytes != nil {
 		t.Errorf("task %q, texts %q, bytes %v; want induction and no texts", one.Task, one.Texts, one.Bytes)
+	}
+
+	// A Llama's query heads share key-value heads: kv_head is the selected
+	// head's.
+	r, err = Build(Options{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3", Layer: 1, Head: 3, Samples: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one = r.JSON()
+	r.Options.Layer, r.Options.Head = -1, -1
+	all = r.JSON()
+	if len(all.KVHead) != 4 || !reflect.DeepEqual(one.KVHead, all.KVHead[3:]) {
+		t.Errorf("kv_head %v of %v", one.KVHead, all.KVHead)
 	}
 }
 
