@@ -21,6 +21,7 @@ func (p Pass) Map(l, h int) [][]float64 { return p.Attention.Matrix(l, h) }
 
 // Forward runs the model on one sequence (an inference graph with Batch 1):
 // tokens, their next-token targets and the scored mask, each of length T.
+// ForwardTokens takes the tokens alone.
 func Forward(m *model.Model, tokens, targets []int, scored []float64) (Pass, error) {
 	b := &data.Batch{Size: 1, SeqLen: len(tokens), Tokens: tokens, Targets: targets, Mask: scored}
 	c, err := RunWithCache(m, b, Weights(m)...)

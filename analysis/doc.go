@@ -11,6 +11,12 @@
 // logit lens (LogitLens). CopyingEigen is the copying score alone from the
 // D x D side, cheap enough for train to record at every evaluation.
 //
+// A program holding token ids alone (a tokenizer's Encode) runs
+// ForwardTokens on one sequence or RunTokensWithCache on several: each
+// position's target is the next token, so no targets or scored positions
+// are built by hand (Forward and RunWithCache take them, for a task's
+// examples).
+//
 // Conventions:
 //   - Results are flat tensors with their shape (Tensor): a layer's
 //     attention weights (B, H, T, T); Matrix gives one head's (T, T) map

@@ -58,5 +58,7 @@
 //     the headers, no pickle code run.
 //   - An option that does not apply to the model's kind is refused, naming
 //     it and the kind, before anything is read: Data for any model trained
-//     elsewhere, Vocab for all but a nanoGPT checkpoint.
+//     elsewhere, Vocab for all but a nanoGPT checkpoint. Text for a model
+//     without a tokenizer (TextFlag: a toy task's checkpoint) is refused
+//     from the checkpoint's header, before its weights are read.
 package open

@@ -32,6 +32,12 @@ type Options struct {
 	// Vocab is the meta.pkl of a nanoGPT character model (-vocab), "" for
 	// the one beside its ckpt.pt, if any.
 	Vocab string
+	// TextFlag is the flag that gives text for the model's tokenizer to
+	// read ("-text"), "" for none: the checkpoint of a toy task, which has
+	// no tokenizer, is then refused naming it as soon as its header is
+	// read, before its weights are (a model trained elsewhere, a text
+	// model and a fine-tuned one always have a tokenizer).
+	TextFlag string
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
 	digests bool
@@ -115,6 +121,9 @@ func openModel(path string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseText(path, ckpt, o.TextFlag); err != nil {
+		return nil, err
+	}
 	ck, err := rundir.LoadCheckpoint(ckpt)
 	if err != nil {
 		return nil, err
@@ -136,6 +145,24 @@ func openModel(path string, o Options) (*Opened, error) {
 		op.Tokenizer, err = characters(op.Task)
 	}
 	return op, errors.Wrapf(err, "checkpoint %s", ckpt)
+}
+
+// refuseText refuses text (the flag named, "" for none) for the lab's
+// checkpoint ckpt (named path by the user) of a toy task, whose tokens are
+// its labels: from the header alone (rundir.PeekCheckpoint), so a large
+// checkpoint is not read to say so.
+func refuseText(path, ckpt, flag string) error {
+	if flag == "" {
+		return nil
+	}
+	cfg, _, err := rundir.PeekCheckpoint(ckpt)
+	if err != nil {
+		return err
+	}
+	if cfg.FineTunes() || cfg.Task.Name == data.Text {
+		return nil
+	}
+	return errors.Errorf("%s: %s's task (%s) has no tokenizer; give its tokens with -tokens", flag, path, cfg.Task.Name)
 }
 
 // refuseData refuses a text file (-data) for the model at path, of the

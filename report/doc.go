@@ -30,7 +30,8 @@
 //     embeds, Runs.Text and Runs.Chart the -run views. report writes
 //     nothing: render lays the views out, the caller writes them
 //     (rundir.WriteOutput for files). Options.Layer and Head select what
-//     the views draw; the JSON document holds every head.
+//     the views draw and the heads the JSON document holds (Selection;
+//     the page's document holds every head).
 //   - The JSON documents keep their shape: snake_case keys, names of things
 //     (roles, heads) as values, attention [layer][head][query][key] and
 //     logits [position][vocab] at float32 precision for a float32 model;

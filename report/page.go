@@ -31,9 +31,10 @@ const (
 const maxCurvePoints = 2000
 
 // Page is the HTML page's data (package render/htmlview); Build must have
-// run with Options.Page.
+// run with Options.Page. Its inspect member is the JSON document of every
+// head, which the page draws.
 func (r *Report) Page() (htmlview.Data, error) {
-	inspect, err := json.Marshal(r.JSON())
+	inspect, err := json.Marshal(r.document(every(r.Config.Layers, r.Config.Heads)))
 	if err != nil {
 		return htmlview.Data{}, errors.Wrap(err, "encoding the page's data")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
+	"github.com/attnscope/attnscope/tokenizer"
 )
 
 // Options are what a user asks to see of a checkpoint (inspect's flags).
@@ -28,7 +29,8 @@ type Options struct {
 	// Layer and Head select the heads the views show; -1 selects every
 	// one, and Layer LayerAuto every layer of a model of at most
 	// MaxHeadsShown heads, else layer 0 alone (the heads' table still lists
-	// every head). The JSON document holds every head whatever they select.
+	// every head). The JSON document holds the heads they select (Layer
+	// LayerAuto: every layer).
 	Layer, Head int
 	Samples     int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
 	Seed        uint64        // of the example shown and of the scoring examples
@@ -98,6 +100,7 @@ type Report struct {
 	// opened are the files opening the model read or may read
 	// (open.Opened.Inputs), for Inputs.
 	opened []string
+	tok    tokenizer.Tokenizer // the model's (open.Opened.Tokenizer), for the tokens' texts
 }
 
 // Build opens the checkpoint, checks every option against it before a
@@ -114,7 +117,11 @@ func Build(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab})
+	textFlag := ""
+	if o.Text != "" {
+		textFlag = "-text"
+	}
+	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab, TextFlag: textFlag})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +139,7 @@ func Build(o Options) (*Report, error) {
 		}
 	}
 	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Source, op.Task, op.Model.Config, op.Model.Dtype
-	r.opened = op.Inputs
+	r.opened, r.tok = op.Inputs, op.Tokenizer
 	r.RolesOnSequence = !data.HasWindows(op.Task) || op.Source != "" && tokens != nil
 	if op.Tokenizer != nil {
 		r.Tokenizer = op.Tokenizer.Name()

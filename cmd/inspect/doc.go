@@ -45,12 +45,15 @@
 //     truecolor or 24bit, else 256-colour cells. Heads of a layer sit side by
 //     side in rows of as many as fit in COLUMNS (else the terminal's width,
 //     else 80), and prose lines wrap to it.
-//   - -json prints one object and nothing else: tokens, labels, targets (null
-//     where not scored), attention [layer][head][query][key], logits
-//     [position][vocab], predictions [position], heads [layer][head] {role,
-//     score, offset_k, scores{pattern: score}, entropy, entropy_norm,
-//     sequences}, and kv_head [head], the key-value head each query head
-//     reads, when query heads share them (grouped-query attention). -layer and -head do not filter it. Values of a float32
+//   - -json prints one object and nothing else: tokens, labels, texts (each
+//     token's raw text), targets (null where not scored), attention
+//     [layer][head][query][key], logits [position][vocab], predictions
+//     [position], heads [layer][head] {role, score, offset_k, scores
+//     [{role, score}], entropy, entropy_norm, sequences}, and kv_head
+//     [head], the key-value head each query head reads, when query heads
+//     share them (grouped-query attention); docs/json.md lists every key.
+//     It holds the heads -layer and -head select, and selection names
+//     them. Values of a float32
 //     model print at float32 precision. Labels hold the real characters;
 //     every JSON inspect writes passes through escape.JSON, so a control or
 //     format character travels as a \u escape, and every other view shows
@@ -60,7 +63,8 @@
 //     as fit report.PNGMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
 //   - -html writes one self-contained interactive page atomically (see
-//     package render/htmlview): its "inspect" data is the -json object, then
+//     package render/htmlview): its "inspect" data is the -json object of
+//     every head, then
 //     the first min(-examples, 16) rows of the run's held-out set
 //     (data.EvalSet of the run config's seed; fewer for a model whose
 //     attention would make the page large), the forward graph's summary, and

@@ -81,7 +81,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	fs.IntVar(&o.r.Head, "head", -1, "show only this head; -1 shows all")
-	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) instead of heatmaps")
+	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) of the heads -layer and -head select instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
 	fs.Func("run", "alone: show this run directory's curves and head roles through training (repeat -run to draw several runs together); with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)", func(dir string) error {

@@ -124,7 +124,8 @@ func TestFileOutputsPrintTheTable(t *testing.T) {
 
 // TestWideVocabularyLogits: past report.MaxLogitValues logits a sequence's -json
 // carries each position's top 16 logits (largest first, the prediction
-// first) and its log-sum-exp instead of every logit, and says so; with
+// first) and its log-sum-exp instead of every logit, and says why in
+// numbers (logits_cut: top_k, vocab, positions, limit); with
 // -all-logits it carries every one, and the cut's numbers are those of the
 // full logits (top values within float32 printing, 1e-5 relative;
 // log-sum-exp within 1e-4).
@@ -145,17 +146,22 @@ func TestWideVocabularyLogits(t *testing.T) {
 		Logit float64 `json:"logit"`
 	}
 	var cut struct {
-		Logits      [][]float64 `json:"logits"`
-		Top         [][]entry   `json:"logits_top"`
-		LSE         []float64   `json:"logits_lse"`
-		Note        string      `json:"logits_cut"`
-		Predictions []int       `json:"predictions"`
+		Logits [][]float64 `json:"logits"`
+		Top    [][]entry   `json:"logits_top"`
+		LSE    []float64   `json:"logits_lse"`
+		Cut    struct {
+			TopK      int `json:"top_k"`
+			Vocab     int `json:"vocab"`
+			Positions int `json:"positions"`
+			Limit     int `json:"limit"`
+		} `json:"logits_cut"`
+		Predictions []int `json:"predictions"`
 	}
 	if err := json.Unmarshal(runOK(t, "-checkpoint", ck, "-json", "-examples", "1"), &cut); err != nil {
 		t.Fatal(err)
 	}
-	if cut.Logits != nil || len(cut.Top) != 16 || len(cut.Top[0]) != 16 || len(cut.LSE) != 16 || !strings.Contains(cut.Note, "the top 16 of 5000 logits per position") {
-		t.Fatalf("cut JSON: %d logit rows, %d top rows, %d lse, note %q", len(cut.Logits), len(cut.Top), len(cut.LSE), cut.Note)
+	if cut.Logits != nil || len(cut.Top) != 16 || len(cut.Top[0]) != 16 || len(cut.LSE) != 16 || cut.Cut.TopK != 16 || cut.Cut.Vocab != 5000 || cut.Cut.Positions != 16 || cut.Cut.Limit != report.MaxLogitValues {
+		t.Fatalf("cut JSON: %d logit rows, %d top rows, %d lse, cut %+v", len(cut.Logits), len(cut.Top), len(cut.LSE), cut.Cut)
 	}
 	var full struct {
 		Logits [][]float64 `json:"logits"`

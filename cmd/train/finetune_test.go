@@ -91,13 +91,18 @@ func TestFineTuneKilledAndResumed(t *testing.T) {
 // TestFineTuneResumeWithConfig: -resume DIR -config FILE of a fine-tuning
 // run reads the config over the pretrained model the run recorded, so it
 // extends the run with the pretrained directory gone; a config naming
-// another model is refused, naming init_from.
+// another model is refused, naming init_from. The first run's summary
+// lists the copy of the tokenizer it made.
 func TestFineTuneResumeWithConfig(t *testing.T) {
 	pre := nanoGPTDir(t)
 	cfg := writeConfig(t, fmt.Sprintf(fineTuneYAML, pre, corpus))
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, _, err := runCmd("-config", cfg, "-run", dir); err != nil {
+	out, _, err := runCmd("-config", cfg, "-run", dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out, "files: config.yaml "+rundir.InitCopy("meta.pkl")+" metrics.jsonl") {
+		t.Errorf("the summary does not list the tokenizer's copy after the config:\n%s", out)
 	}
 	moved := filepath.Join(t.TempDir(), "moved")
 	if err := os.Rename(pre, moved); err != nil {
@@ -110,6 +115,6 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 		t.Fatalf("after the extension: %v, %v", ck, err)
 	}
 	other := writeConfig(t, fmt.Sprintf(fineTuneYAML, moved, corpus))
-	_, _, err := runCmd("-resume", dir, "-config", other, "-set", "train.steps=30")
+	_, _, err = runCmd("-resume", dir, "-config", other, "-set", "train.steps=30")
 	msgtest.Refusal(t, "another model", err, "init_from: saved "+pre+", given "+moved)
 }

@@ -350,8 +350,14 @@ func summarize(w io.Writer, res *train.Result) {
 		}
 		fmt.Fprintf(w, "best eval_loss %.4f at step %d (best.safetensors)\n", res.BestLoss, res.BestStep)
 	}
+	// A fine-tuning run's copies of the pretrained tokenizer follow its
+	// config: the run opens with them when the pretrained model is gone.
+	names := []string{rundir.ConfigFile}
+	for _, name := range rundir.TokenizerNames {
+		names = append(names, rundir.InitCopy(name))
+	}
 	var files []string
-	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile} {
+	for _, f := range append(names, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile) {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
 			files = append(files, f)
 		}
@@ -360,14 +366,30 @@ func summarize(w io.Writer, res *train.Result) {
 	for _, s := range states {
 		files = append(files, filepath.Base(s)) // the optimizer state of the checkpoint, for -resume
 	}
-	// The directory on a line of its own, and the files on two, keep the
+	// The directory on a line of its own, and the files wrapped, keep the
 	// summary within 80 columns.
 	fmt.Fprintf(w, "run directory: %s\n", res.Dir)
-	if split := 3 + len(files)/7; len(files) > split {
-		fmt.Fprintf(w, "files: %s\n       %s\n", strings.Join(files[:split], " "), strings.Join(files[split:], " "))
-	} else {
-		fmt.Fprintf(w, "files: %s\n", strings.Join(files, " "))
+	fmt.Fprint(w, wrapFiles(files, 80))
+}
+
+// wrapFiles lists files after "files: ", each line at most width columns
+// (a name longer than a line has one to itself), continuation lines
+// indented under the first name.
+func wrapFiles(files []string, width int) string {
+	const prefix, indent = "files: ", "       "
+	var b strings.Builder
+	line := prefix
+	for i, f := range files {
+		if i > 0 && len(line)+1+len(f) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		} else if i > 0 {
+			line += " "
+		}
+		line += f
 	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // duration rounds d to unit, or to the millisecond under a second, so that

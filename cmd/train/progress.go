@@ -138,16 +138,31 @@ func evalFigures(e *rundir.EvalRecord) string {
 }
 
 // taskFigure is the figure an evaluation is read by besides the token
-// accuracy, in format (a name and a value): bits_per_char or perplexity on
-// a text, else seq_acc.
+// accuracy, in format (a name and a value): bits_per_char or perplexity
+// (printed by perplexity, whatever the format) on a text, else seq_acc.
 func taskFigure(e *rundir.EvalRecord, format string) string {
 	switch {
 	case e.BitsPerChar != nil:
 		return fmt.Sprintf(format, "bits_per_char", *e.BitsPerChar)
 	case e.Perplexity != nil:
-		return fmt.Sprintf(format, "perplexity", *e.Perplexity)
+		return "perplexity " + perplexity(*e.Perplexity)
 	}
 	return fmt.Sprintf(format, "seq_acc", e.SeqAcc)
+}
+
+// perplexity prints a perplexity with the digits that mean something: two
+// decimals under 100 (20.25), whole numbers under a million (26614: a
+// pretrained model on a text unlike its own starts in the tens of
+// thousands, where decimals are noise), then three significant digits
+// (3.27e+09).
+func perplexity(v float64) string {
+	switch {
+	case v < 100:
+		return fmt.Sprintf("%.2f", v)
+	case v < 1e6:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // resize takes a new terminal width (SIGWINCH) and redraws the line at once,

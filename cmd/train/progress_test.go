@@ -253,16 +253,20 @@ func TestReporterPlainRate(t *testing.T) {
 
 // TestEvalFigures: a text's evaluation reads in bits per character, or
 // perplexity through a tokenizer, in place of its meaningless sequence
-// accuracy, in the log lines, the summary and the terminal's line.
+// accuracy, in the log lines, the summary and the terminal's line; a
+// perplexity prints two decimals under 100, whole numbers under a million,
+// then three significant digits.
 func TestEvalFigures(t *testing.T) {
-	bits, perplexity := 1.5, 20.25
+	bits, perplexity, large, huge := 1.5, 20.25, 26614.2311, 3.2712e9
 	cases := []struct {
 		rec        rundir.EvalRecord
 		line, term string
 	}{
 		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, SeqAcc: 0.25}, "eval_loss 1.0000  token_acc 0.5000  seq_acc 0.2500", "seq_acc 0.250"},
 		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, BitsPerChar: &bits}, "eval_loss 1.0000  token_acc 0.5000  bits_per_char 1.5000", "bits_per_char 1.500"},
-		{rundir.EvalRecord{EvalLoss: 3, TokenAcc: 0.5, Perplexity: &perplexity}, "eval_loss 3.0000  token_acc 0.5000  perplexity 20.2500", "perplexity 20.250"},
+		{rundir.EvalRecord{EvalLoss: 3, TokenAcc: 0.5, Perplexity: &perplexity}, "eval_loss 3.0000  token_acc 0.5000  perplexity 20.25", "perplexity 20.25"},
+		{rundir.EvalRecord{EvalLoss: 10.19, TokenAcc: 0, Perplexity: &large}, "eval_loss 10.1900  token_acc 0.0000  perplexity 26614", "perplexity 26614"},
+		{rundir.EvalRecord{EvalLoss: 21.9, TokenAcc: 0, Perplexity: &huge}, "eval_loss 21.9000  token_acc 0.0000  perplexity 3.27e+09", "perplexity 3.27e+09"},
 	}
 	for _, c := range cases {
 		if got := evalFigures(&c.rec); got != c.line {
@@ -312,5 +316,22 @@ func TestSummaryWording(t *testing.T) {
 	os.Args[0] = "/tmp/go-build123/b001/exe/train"
 	if got := selfCommand(); got != "go run ./cmd/train" {
 		t.Errorf("from go run: %q", got)
+	}
+}
+
+// TestWrapFiles: the summary's files wrap within 80 columns, the most a
+// fine-tuning run lists (three tokenizer copies and a state of a long run)
+// included.
+func TestWrapFiles(t *testing.T) {
+	files := []string{"config.yaml", "init-tokenizer.json", "init-vocab.json", "init-merges.txt", "metrics.jsonl", "roles.jsonl",
+		"circuits.jsonl", "checkpoint.safetensors", "best.safetensors", "state-1000000.safetensors"}
+	got := wrapFiles(files, 80)
+	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		if len(line) > 80 {
+			t.Errorf("line of %d columns: %q", len(line), line)
+		}
+	}
+	if strings.Join(strings.Fields(strings.ReplaceAll(got, "files:", "")), " ") != strings.Join(files, " ") {
+		t.Errorf("wrapped list %q lost or reordered files", got)
 	}
 }

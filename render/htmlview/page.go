@@ -50,11 +50,28 @@ type Example struct {
 
 // CutLogits stands for a sequence's logits when they are too many to carry:
 // each position's top logits and log-sum-exp, so p(id) = exp(logit - lse),
-// and a note saying so. The zero value (whole logits) adds nothing to JSON.
+// and why they were cut (Cut). The zero value (whole logits) adds nothing
+// to JSON.
 type CutLogits struct {
-	Top  any       `json:"logits_top,omitempty"` // [position][]{id, logit}, largest first
-	LSE  []float64 `json:"logits_lse,omitempty"` // [position]
-	Note string    `json:"logits_cut,omitempty"`
+	Top [][]TopLogit `json:"logits_top,omitempty"` // [position][k], largest first
+	LSE []float64    `json:"logits_lse,omitempty"` // [position]
+	Cut *LogitsCut   `json:"logits_cut,omitempty"`
+}
+
+// TopLogit is one of a position's largest logits.
+type TopLogit struct {
+	ID    int     `json:"id"`
+	Logit float64 `json:"logit"`
+}
+
+// LogitsCut says, as numbers, why a sequence carries CutLogits instead of
+// its logits: Positions x Vocab logits are more than Limit, so each
+// position keeps its TopK largest.
+type LogitsCut struct {
+	TopK      int `json:"top_k"`
+	Vocab     int `json:"vocab"`
+	Positions int `json:"positions"`
+	Limit     int `json:"limit"`
 }
 
 // Training is what the run directory recorded, as rundir.ReadLogs reads it.
