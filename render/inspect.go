@@ -157,11 +157,11 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
 	if v.Source != "" {
-		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
+		p.para(width, "model %s: %s, tokenizer %s", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
 	} else {
-		p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
+		p.para(width, "checkpoint %s (step %d)", escape.Label(v.Checkpoint), v.Step)
 	}
-	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
+	p.para(width, "model: %s x %s, d_model %d, %s%s", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
 	if v.TaskNote != "" {
 		p.para(width, "%s: %s", v.Task, v.TaskNote)
