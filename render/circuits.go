@@ -71,7 +71,14 @@ func (p *Patching) defined() bool { return p != nil && p.Undefined == "" }
 type ICL struct {
 	Pairs              int
 	Late, Early, Score float64
+	// InductionHeads counts the model's heads whose role is induction
+	// (every head's, whatever the view selects).
+	InductionHeads int
 }
+
+// iclLarge is the fall in loss (nats, early minus late) past which the
+// view explains a copy predicted without an induction head.
+const iclLarge = 1.0
 
 // LensDepth is the logit lens at one depth: 0 after the embeddings, d
 // after block d-1.
@@ -158,6 +165,10 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 	if icl := c.ICL; icl != nil {
 		p.para(width, "in-context learning: the copy's %s lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
 			msg.Count(icl.Pairs, "prediction"), icl.Late, icl.Early, icl.Score)
+		if icl.InductionHeads == 0 && -icl.Score >= iclLarge {
+			p.para(width, "no head has the induction role, yet the copy's loss is %.1f nats below its first occurrence's: the model predicts repeats without an induction head, e.g. positionally (an offset head reading a fixed distance back works wherever the repeats keep that distance; on repeated tokens an induction head attends the same way, and the roles name it offset)",
+				-icl.Score)
+		}
 	}
 	if len(c.Lens) > 0 {
 		lnf := ""

@@ -274,7 +274,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples, Undefined: p.Undefined}
 	}
 	if icl := c.ICL; icl != nil {
-		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score}
+		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score, InductionHeads: r.inductionHeads()}
 	}
 	for _, l := range c.LogitLens {
 		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
@@ -283,6 +283,19 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
 	}
 	return v
+}
+
+// inductionHeads counts the model's heads whose role is induction.
+func (r *Report) inductionHeads() int {
+	n := 0
+	for _, layer := range r.Pooled.Roles {
+		for _, res := range layer {
+			if res.Role == heads.Induction {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // replacements say what a removed head's output becomes, by mode.
