@@ -230,7 +230,7 @@ func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 	}
 	if bin > 1 {
 		p := &printer{w: w}
-		p.para(width, "binned to fit %d columns: a cell is %d query positions by %d key positions, the queries' mean share of attention to those keys, labelled by its first position; -png FILE or -html FILE draws every position",
+		p.para(width, "binned to fit %d columns: a cell is %d query positions by %d key positions (the queries' mean share of attention to those keys), a row or column labelled by its first position; -png FILE or -html FILE draws every position",
 			width, bin, bin)
 		return errors.Wrap(p.err, "writing heatmap")
 	}
