@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // Circuits is the induction papers' circuit metrics of a model (inspect
@@ -70,7 +71,14 @@ func (p *Patching) defined() bool { return p != nil && p.Undefined == "" }
 type ICL struct {
 	Pairs              int
 	Late, Early, Score float64
+	// InductionHeads counts the model's heads whose role is induction
+	// (every head's, whatever the view selects).
+	InductionHeads int
 }
+
+// iclLarge is the fall in loss (nats, early minus late) past which the
+// view explains a copy predicted without an induction head.
+const iclLarge = 1.0
 
 // LensDepth is the logit lens at one depth: 0 after the embeddings, d
 // after block d-1.
@@ -102,7 +110,7 @@ func headName(layer, head int) string { return fmt.Sprintf("L%d H%d", layer, hea
 // score, the logit lens, then the strongest compositions. samples and seed
 // are prefix matching's sequences; mlp says the lens reads through ln_f.
 func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, mlp bool) {
-	p.para(width, "circuits: prefix matching on %d sequences of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", samples, seed)
+	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", msg.Count(samples, "sequence"), seed)
 	if dla := c.DirectLogit; dla != nil {
 		through, mlps := "the LM head", ""
 		if len(dla.MLPs) > 0 {
@@ -113,8 +121,8 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 			}
 			mlps = ", MLPs by layer " + strings.Join(parts, " ")
 		}
-		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %d scored positions of %d examples (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
-			through, dla.Positions, samples, dla.Logit, dla.Embeddings, dla.Biases, mlps)
+		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %s of %s (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
+			through, msg.Count(dla.Positions, "scored position"), msg.Count(samples, "example"), dla.Logit, dla.Embeddings, dla.Biases, mlps)
 		if len(dla.Raises) > 0 {
 			parts := make([]string, len(dla.Raises))
 			for i, r := range dla.Raises {
@@ -127,7 +135,7 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 	if pt := c.Patching; pt != nil {
 		on := ""
 		if pt.Examples < samples {
-			on = fmt.Sprintf(" (on the first %d of the %d examples, bounding the forwards a head each)", pt.Examples, samples)
+			on = fmt.Sprintf(" (on the first %d of the %s, bounding the forwards a head each)", pt.Examples, msg.Count(samples, "example"))
 		}
 		if pt.Undefined != "" {
 			p.para(width, "activation patching%s: undefined, patched is n/a: %s", on, pt.Undefined)
@@ -155,8 +163,12 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		p.printf("%5d %4d  %9.3f %7.3f %9s %9s %8s\n", h.Layer, h.Head, h.Prefix, h.Copying, diagonal, logit, patched)
 	}
 	if icl := c.ICL; icl != nil {
-		p.para(width, "in-context learning: the copy's %d predictions lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
-			icl.Pairs, icl.Late, icl.Early, icl.Score)
+		p.para(width, "in-context learning: the copy's %s lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
+			msg.Count(icl.Pairs, "prediction"), icl.Late, icl.Early, icl.Score)
+		if icl.InductionHeads == 0 && -icl.Score >= iclLarge {
+			p.para(width, "no head has the induction role, yet the copy's loss is %.1f nats below its first occurrence's: the model predicts repeats without an induction head, e.g. positionally (an offset head reading a fixed distance back works wherever the repeats keep that distance; on repeated tokens an induction head attends the same way, and the roles name it offset)",
+				-icl.Score)
+		}
 	}
 	if len(c.Lens) > 0 {
 		lnf := ""

@@ -34,6 +34,11 @@
 //     terminal or an image raw.
 //   - Plain mode writes no escape sequences at all; colour modes write SGR
 //     background colours and reset after every cell run.
+//   - No line of a terminal view is wider than the width it is given: heads
+//     sit side by side as they fit, a panel too wide is drawn compact
+//     (two-character cells), and one too wide even so is binned
+//     (Panel.Binned: k x k positions a cell, the queries' mean share of
+//     attention to the keys, k the fewest that fit), with a line saying so.
 //   - Nothing here decides whether colour is wanted or how wide the terminal
 //     is: the caller passes a Mode and a width.
 package render

@@ -16,7 +16,8 @@ const gridLegend = "cells: the role's code and score x 100 (pv previous-token, s
 // writeHeadGrid prints the heads as rows of layers and columns of heads,
 // each cell the role's code and score ("in97"), or "·" for a diffuse head;
 // under the head numbers, the key-value head each reads when the model
-// groups its query heads.
+// groups its query heads. Heads wider than width together go in blocks of
+// as many columns as fit, one under the other.
 func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 	heads := 0
 	for _, h := range lines {
@@ -26,33 +27,49 @@ func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 	for _, h := range lines {
 		cell = max(cell, len(gridCell(h))+1)
 	}
-	p.printf("%5s ", "layer")
-	for h := range heads {
-		p.printf("%*s", cell, fmt.Sprintf("h%d", h))
-	}
-	p.printf("\n")
-	if m.Grouped() {
-		p.printf("%5s ", "kv")
-		for h := range heads {
-			p.printf("%*d", cell, m.KVHead(h))
-		}
-		p.printf("\n")
-	}
+	var rows [][]string // a row per layer, in the order lines list them
+	var layers []int
 	for i := 0; i < len(lines); {
 		layer := lines[i].Layer
 		row := make([]string, heads)
 		for ; i < len(lines) && lines[i].Layer == layer; i++ {
 			row[lines[i].Head] = gridCell(lines[i])
 		}
-		p.printf("%5d ", layer)
-		for _, c := range row {
-			p.printf("%*s", cell, c)
+		rows, layers = append(rows, row), append(layers, layer)
+	}
+	per := max(1, (width-len("layer "))/cell)
+	for start := 0; start < heads; start += per {
+		if start > 0 {
+			p.printf("\n")
 		}
-		p.printf("\n")
+		writeGridBlock(p, rows, layers, m, start, min(heads, start+per), cell)
 	}
 	p.para(width, "%s", gridLegend)
 	if m.Grouped() {
 		p.para(width, "kv: the key-value head each query head reads (%d query heads share each)", m.Heads/m.KVHeads)
+	}
+}
+
+// writeGridBlock prints the grid's columns of heads [from, to).
+func writeGridBlock(p *printer, rows [][]string, layers []int, m Model, from, to, cell int) {
+	p.printf("%5s ", "layer")
+	for h := from; h < to; h++ {
+		p.printf("%*s", cell, fmt.Sprintf("h%d", h))
+	}
+	p.printf("\n")
+	if m.Grouped() {
+		p.printf("%5s ", "kv")
+		for h := from; h < to; h++ {
+			p.printf("%*d", cell, m.KVHead(h))
+		}
+		p.printf("\n")
+	}
+	for i, row := range rows {
+		p.printf("%5d ", layers[i])
+		for _, c := range row[from:to] {
+			p.printf("%*s", cell, c)
+		}
+		p.printf("\n")
 	}
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,32 @@ func TestKVHeads(t *testing.T) {
 		}
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("%d heads, %d kv heads: kv heads %q, want %q:\n%s", c.heads, c.kvHeads, got, c.want, buf.String())
+		}
+	}
+}
+
+// TestHeadGridFits: a grid of more heads a layer than fit the width (32
+// heads of 5 columns in 80) goes in blocks of as many head columns as fit,
+// each with its header, every layer in each, and no line wider than the
+// width; a grid that fits is one block.
+func TestHeadGridFits(t *testing.T) {
+	for _, c := range []struct{ width, heads, blocks int }{{80, 32, 3}, {120, 32, 2}, {80, 12, 1}} {
+		var buf bytes.Buffer
+		writeHeads(&printer{w: &buf}, headLines(4, c.heads), Model{Layers: 4, Heads: c.heads, KVHeads: 4}, c.width)
+		out := buf.String()
+		for _, l := range strings.Split(out, "\n") {
+			if visibleWidth(l) > c.width {
+				t.Errorf("%d heads at %d columns: line %q is %d wide", c.heads, c.width, l, visibleWidth(l))
+			}
+		}
+		if n := strings.Count(out, "layer "); n != c.blocks {
+			t.Errorf("%d heads at %d columns: %d blocks, want %d:\n%s", c.heads, c.width, n, c.blocks, out)
+		}
+		if n := strings.Count(out, "in97"); n != 4 {
+			t.Errorf("%d heads at %d columns: head 3 shown in %d layers, want 4:\n%s", c.heads, c.width, n, out)
+		}
+		if !strings.Contains(out, "h"+strconv.Itoa(c.heads-1)+"\n") || strings.Count(out, "   kv ") != c.blocks {
+			t.Errorf("%d heads at %d columns: the last head's column or a kv row is missing:\n%s", c.heads, c.width, out)
 		}
 	}
 }

@@ -40,7 +40,11 @@ type Inspect struct {
 	Circuits *Circuits  // nil: none asked for
 	Ablation *Ablation  // nil: none asked for
 	// Summary stops the view after the heads' table and the circuits.
-	Summary  bool
+	Summary bool
+	// Length is the task length of the example shown when the user set it
+	// (-length); 0: the trained one. The roles are scored at the trained
+	// length either way.
+	Length   int
 	Sequence Sequence
 	// Mean: the heatmaps are each head's mean over Samples examples.
 	Mean   bool
@@ -157,11 +161,11 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
 	if v.Source != "" {
-		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
+		p.para(width, "model %s: %s, tokenizer %s", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
 	} else {
-		p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
+		p.para(width, "checkpoint %s (step %d)", escape.Label(v.Checkpoint), v.Step)
 	}
-	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
+	p.para(width, "model: %s x %s, d_model %d, %s%s", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
 	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
 	if v.TaskNote != "" {
 		p.para(width, "%s: %s", v.Task, v.TaskNote)
@@ -171,14 +175,17 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)
 	}
 	if v.Summary {
+		if v.Length != 0 && v.Sequence.Drawn {
+			p.para(width, "-length %d changes only the example shown, which -summary leaves out", v.Length)
+		}
 		return p.err
 	}
 	p.printf("\n")
 	writeSequence(p, v, width)
 	p.printf("\n")
 	if v.Mean {
-		p.para(width, "heatmaps: the mean over %d examples of %s (seed %d); rows = query positions, columns = key positions, %s = masked",
-			v.Samples, v.Task, v.Seed, MaskedGlyph)
+		p.para(width, "heatmaps: the mean over %s of %s (seed %d); rows = query positions, columns = key positions, %s = masked",
+			msg.Count(v.Samples, "example"), v.Task, v.Seed, MaskedGlyph)
 	} else {
 		p.para(width, "heatmaps: the sequence above; rows = queries, columns = keys, %s = masked", MaskedGlyph)
 	}
@@ -208,7 +215,10 @@ func (v Inspect) rolesSource() string {
 	if v.RolesOnSequence {
 		return "scored on the sequence shown (they pool over windows of the text when -data names it)"
 	}
-	return fmt.Sprintf("pooled over %d examples of %s (seed %d)", v.Samples, v.Task, v.Seed)
+	if v.Length != 0 {
+		return fmt.Sprintf("pooled over %s of %s at its trained length (seed %d)", msg.Count(v.Samples, "example"), v.Task, v.Seed)
+	}
+	return fmt.Sprintf("pooled over %s of %s (seed %d)", msg.Count(v.Samples, "example"), v.Task, v.Seed)
 }
 
 // rowsUsed says at which query positions the roles were scored.
@@ -252,6 +262,8 @@ func writeHeads(p *printer, lines []HeadLine, m Model, width int) {
 func writeSequence(p *printer, v Inspect, width int) {
 	s := v.Sequence
 	switch {
+	case s.Drawn && v.Length != 0:
+		p.para(width, "sequence (one example of task %s at length %d, drawn with seed %d):", v.Task, v.Length, v.Seed)
 	case s.Drawn:
 		p.para(width, "sequence (one example of task %s drawn with seed %d):", v.Task, v.Seed)
 	case s.EveryPosition:
@@ -266,8 +278,8 @@ func writeSequence(p *printer, v Inspect, width int) {
 	if correct, scored := s.Accuracy(); scored > 0 {
 		p.printf("correct at scored positions: %d/%d\n", correct, scored)
 	} else {
-		p.para(width, "no position of these %d tokens is one task %s scores (%s), so there is nothing to score",
-			len(s.Labels), v.Task, positions(s.TaskScored))
+		p.para(width, "no position of the %s given is one task %s scores (%s), so there is nothing to score",
+			msg.Count(len(s.Labels), "token"), v.Task, positions(s.TaskScored))
 	}
 	if s.Misplaced >= 0 {
 		at := make([]string, len(s.TaskSep))

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -130,6 +131,19 @@ func (p Panel) lines(mode Mode, compact bool) []string {
 	return padAll(out)
 }
 
+// compactWidth is the width of lines(mode, true), without drawing them.
+func (p Panel) compactWidth() int {
+	w := visibleWidth(p.Title)
+	for _, n := range p.Notes {
+		w = max(w, visibleWidth(n))
+	}
+	rw := 0
+	for _, l := range p.Rows {
+		rw = max(rw, labelWidth(l))
+	}
+	return max(w, rw+1+2*len(p.Cols))
+}
+
 // MaskedGlyph marks a masked cell (a key after the query), drawn once at
 // the right of the cell on the terminal's background in every mode. A weight
 // fills its whole cell (ramp characters or a colour), so neither a weight
@@ -174,7 +188,9 @@ const maskedLegend = MaskedGlyph + " = masked"
 // width columns (width <= 0: no limit, one row), a blank line between rows,
 // then the scale legend and the masked glyph. When even one panel is wider than width, every
 // panel is drawn compact (two-character cells, key labels written
-// downwards).
+// downwards); when a compact panel is still wider, every panel is binned
+// (Binned) by the smallest number of positions that fits, and a line under
+// the legend says so.
 func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 	panels = shownPanels(panels)
 	drawn := make([][]string, len(panels))
@@ -186,9 +202,11 @@ func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 		drawn[i] = p.lines(mode, false)
 		compact = compact || (width > 0 && visibleWidth(drawn[i][0]) > width)
 	}
+	bin := 1
 	if compact {
+		bin = binToFit(panels, width)
 		for i, p := range panels {
-			drawn[i] = p.lines(mode, true)
+			drawn[i] = p.Binned(bin).lines(mode, true)
 		}
 	}
 	var out []string
@@ -210,7 +228,66 @@ func Terminal(w io.Writer, panels []Panel, mode Mode, width int) error {
 			return errors.Wrap(err, "writing heatmap")
 		}
 	}
+	if bin > 1 {
+		p := &printer{w: w}
+		p.para(width, "binned to fit %d columns: a cell is %d query positions by %d key positions (the queries' mean share of attention to those keys), a row or column labelled by its first position; -png FILE or -html FILE draws every position",
+			width, bin, bin)
+		return errors.Wrap(p.err, "writing heatmap")
+	}
 	return nil
+}
+
+// binToFit is the smallest number of positions a bin holds (1: none
+// binned) for which every panel drawn compact fits width columns; the
+// whole sequence in one bin when none does.
+func binToFit(panels []Panel, width int) int {
+	longest := 0
+	for _, p := range panels {
+		longest = max(longest, len(p.Weights))
+	}
+	for bin := 1; bin < longest; bin++ {
+		fits := true
+		for _, p := range panels {
+			fits = fits && p.Binned(bin).compactWidth() <= width
+		}
+		if fits {
+			return bin
+		}
+	}
+	return max(1, longest)
+}
+
+// Binned is the panel with its positions grouped bin at a time (the last
+// bin may hold fewer): cell (I, J) is the share of attention the queries of
+// bin I give the keys of bin J, summed over those keys and averaged over
+// the queries, so each row still sums to what the panel's rows do. Axes
+// are labelled by each bin's first position. A cell is masked when every
+// key of it is masked for every query: bins of a causal panel are causal
+// too, and a window of W positions is a window of ceil((W+bin-1)/bin)
+// bins. Binned(1) is the panel itself.
+func (p Panel) Binned(bin int) Panel {
+	if bin <= 1 {
+		return p
+	}
+	t := len(p.Weights)
+	n := (t + bin - 1) / bin
+	labels := make([]string, n)
+	weights := make([][]float64, n)
+	for i := range n {
+		labels[i] = strconv.Itoa(i * bin)
+		weights[i] = make([]float64, n)
+		queries := p.Weights[i*bin : min(t, (i+1)*bin)]
+		for _, row := range queries {
+			for j, v := range row {
+				weights[i][j/bin] += v / float64(len(queries))
+			}
+		}
+	}
+	window := 0
+	if p.Window > 0 {
+		window = (p.Window + 2*bin - 2) / bin
+	}
+	return Panel{Title: p.Title, Weights: weights, Rows: labels, Cols: labels, Causal: p.Causal, Window: window, Notes: p.Notes}
 }
 
 // joinSideBySide puts blocks of equal-width lines next to each other, padding

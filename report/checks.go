@@ -37,7 +37,7 @@ func checkMemory(cfg model.Config, t, samples int) error {
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
 	return model.CheckMemory(at.InferenceBytes(samples)+8*maps,
-		fmt.Sprintf("-examples %d: scoring the heads of this model (%d layers of %d heads) on examples of %d tokens", samples, cfg.Layers, cfg.Heads, t),
+		fmt.Sprintf("-examples %d: scoring the heads of this model (%s of %s) on examples of %s", samples, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), msg.Count(t, "token")),
 		"use a smaller -examples")
 }
 

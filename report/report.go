@@ -28,9 +28,10 @@ type Options struct {
 	Tokens, Text string
 	// Layer and Head select the heads the views show; -1 selects every
 	// one, and Layer LayerAuto every layer of a model of at most
-	// MaxHeadsShown heads, else layer 0 alone (the heads' table still lists
-	// every head). The JSON document holds the heads they select (Layer
-	// LayerAuto: every layer).
+	// MaxHeadsShown heads, else layer 0 alone in the PNG and the
+	// StrongestShown heads of highest role score in the text view (whose
+	// table still lists every head). The JSON document holds the heads they
+	// select (Layer LayerAuto: every layer).
 	Layer, Head int
 	Samples     int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
 	Seed        uint64        // of the example shown and of the scoring examples
@@ -53,7 +54,8 @@ type Options struct {
 const LayerAuto = -1 << 30
 
 // MaxHeadsShown is the most heads whose heatmaps the views show at once by
-// default: a model with more (GPT-2 small has 144) shows one layer.
+// default: a model with more (GPT-2 small has 144) shows the strongest
+// heads (StrongestShown) on a terminal, one layer in a PNG.
 const MaxHeadsShown = 32
 
 // DefaultSamples and DefaultPretrainedSamples are the examples the roles

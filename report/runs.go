@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -216,7 +217,7 @@ func circuitSeries(r *rundir.Logs) (prefix []curve, icl *curve) {
 
 // runTitle names the run, its steps and its evaluations.
 func runTitle(r *rundir.Logs) []string {
-	return []string{fmt.Sprintf("run %s: steps %d-%d, %d evaluations", r.Dir, int(firstStep(r)), int(lastStep(r)), len(r.Eval))}
+	return []string{fmt.Sprintf("run %s: steps %d-%d, %s", r.Dir, int(firstStep(r)), int(lastStep(r)), msg.Count(len(r.Eval), "evaluation"))}
 }
 
 // compareTitle names each run with its tag, steps and evaluations.

@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/render"
 )
 
@@ -50,22 +51,30 @@ func (r *Report) Text(summary bool) render.Inspect {
 		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
 		RolesOnSequence: r.RolesOnSequence, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.Source != "" && r.RolesOnSequence,
 		Source: r.Source, Tokenizer: r.Tokenizer, TaskNote: r.TaskNote,
-		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Sequence: r.sequenceView(), Mean: o.Mean,
+		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Length: o.Length, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
 	layers, hs := r.selected()
-	for _, l := range layers {
-		var panels []render.Panel
-		for _, h := range hs {
-			panels = append(panels, r.Panel(l, h, textNotes(r.Pooled.Roles[l][h])))
-		}
-		v.Layers = append(v.Layers, panels)
-	}
 	if r.Options.Layer == LayerAuto && r.Layer() >= 0 {
-		// The table lists every head; the heatmaps show one layer.
-		v.LayerNote = fmt.Sprintf("heatmaps of layer %d only, of %d (-layer N shows another, -layer all every one)", r.Layer(), r.Config.Layers)
+		// The table lists every head; the heatmaps show the strongest.
 		layers = nil
 		for l := range r.Config.Layers {
 			layers = append(layers, l)
+		}
+		shown := r.strongest(layers, hs)
+		var panels []render.Panel
+		for _, lh := range shown {
+			panels = append(panels, r.Panel(lh[0], lh[1], textNotes(r.Pooled.Roles[lh[0]][lh[1]])))
+		}
+		v.Layers = [][]render.Panel{panels}
+		v.LayerNote = fmt.Sprintf("heatmaps of the %s of highest role score of %d: -layer N -head H draws another, -layer N a whole layer; -html FILE shows every head on one page",
+			msg.Count(len(shown), "head"), len(layers)*len(hs))
+	} else {
+		for _, l := range layers {
+			var panels []render.Panel
+			for _, h := range hs {
+				panels = append(panels, r.Panel(l, h, textNotes(r.Pooled.Roles[l][h])))
+			}
+			v.Layers = append(v.Layers, panels)
 		}
 	}
 	for _, l := range layers {
@@ -75,6 +84,25 @@ func (r *Report) Text(summary bool) render.Inspect {
 		}
 	}
 	return v
+}
+
+// StrongestShown is how many heads the text view draws by default on a
+// model of more than MaxHeadsShown heads: those of highest role score.
+const StrongestShown = 4
+
+// strongest are the StrongestShown heads (layer, head) of layers and hs of
+// highest role score, highest first; ties keep the layers' and heads'
+// order.
+func (r *Report) strongest(layers, hs []int) [][2]int {
+	var all [][2]int
+	for _, l := range layers {
+		for _, h := range hs {
+			all = append(all, [2]int{l, h})
+		}
+	}
+	score := func(lh [2]int) float64 { return r.Pooled.Roles[lh[0]][lh[1]].Score }
+	slices.SortStableFunc(all, func(a, b [2]int) int { return cmp.Compare(score(b), score(a)) })
+	return all[:min(StrongestShown, len(all))]
 }
 
 func (r *Report) model() render.Model {
@@ -246,7 +274,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples, Undefined: p.Undefined}
 	}
 	if icl := c.ICL; icl != nil {
-		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score}
+		v.ICL = &render.ICL{Pairs: icl.Pairs, Late: icl.Late, Early: icl.Early, Score: icl.Score, InductionHeads: r.inductionHeads()}
 	}
 	for _, l := range c.LogitLens {
 		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
@@ -255,6 +283,19 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
 	}
 	return v
+}
+
+// inductionHeads counts the model's heads whose role is induction.
+func (r *Report) inductionHeads() int {
+	n := 0
+	for _, layer := range r.Pooled.Roles {
+		for _, res := range layer {
+			if res.Role == heads.Induction {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // replacements say what a removed head's output becomes, by mode.

@@ -43,8 +43,11 @@
 //   - Colour: -color never or auto with NO_COLOR set or stdout not a
 //     terminal gives the plain ramp; otherwise 24-bit cells when COLORTERM is
 //     truecolor or 24bit, else 256-colour cells. Heads of a layer sit side by
-//     side in rows of as many as fit in COLUMNS (else the terminal's width,
-//     else 80), and prose lines wrap to it.
+//     side in rows of as many as fit the terminal's width (else COLUMNS,
+//     else 80), and prose lines wrap to it; a heatmap too wide even with
+//     two-character cells is binned to fit (render.Panel.Binned). Above
+//     report.MaxHeadsShown heads the default view draws the grid of heads
+//     and the report.StrongestShown heads of highest role score.
 //   - -json prints one object and nothing else: tokens, labels, texts (each
 //     token's raw text), targets (null where not scored), attention
 //     [layer][head][query][key], logits [position][vocab], predictions

@@ -97,3 +97,24 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestLengthSaid: -length N says N where it shows it (the example's line)
+// and where it does not: -summary says it leaves the example out, and the
+// roles say they are scored at the trained length.
+func TestLengthSaid(t *testing.T) {
+	plainEnv(t, "100")
+	rope := familyCheckpoint(t, model.Config{Position: "rope"})
+	summary := prose(string(runOK(t, "-checkpoint", rope, "-length", "6", "-summary")))
+	for _, want := range []string{"roles pooled over 64 examples of copy at its trained length (seed 1)", "-length 6 changes only the example shown, which -summary leaves out"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("-length 6 -summary lacks %q:\n%s", want, summary)
+		}
+	}
+	full := prose(string(runOK(t, "-checkpoint", rope, "-length", "6")))
+	if want := "sequence (one example of task copy at length 6, drawn with seed 1):"; !strings.Contains(full, want) {
+		t.Errorf("-length 6 lacks %q:\n%.1500s", want, full)
+	}
+	if trained := prose(string(runOK(t, "-checkpoint", rope, "-summary"))); strings.Contains(trained, "length") {
+		t.Errorf("without -length, -summary speaks of a length:\n%s", trained)
+	}
+}

@@ -68,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.r.Vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
 	o.r.Layer = report.LayerAuto
-	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or layer 0 alone for a model of more than %d heads)", report.MaxHeadsShown), func(v string) error {
+	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score)", report.MaxHeadsShown, report.StrongestShown), func(v string) error {
 		if v == "all" {
 			o.r.Layer = -1
 			return nil

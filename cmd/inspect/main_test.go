@@ -502,7 +502,7 @@ func TestTokensOffTask(t *testing.T) {
 	plainEnv(t, "100")
 	short := string(runOK(t, "-checkpoint", testCheckpoint, "-tokens", "5 2 SEP 5"))
 	for _, want := range []string{
-		"no position of these 4 tokens is one task copy scores (4-7), so there is nothing to score",
+		"no position of the 4 tokens given is one task copy scores (4-7), so there is nothing to score",
 		"note: these tokens do not follow task copy,",
 		"which has SEP only at position 4 (this input differs at position 2);",
 	} {

@@ -129,20 +129,36 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// defaultWidth is the layout width when neither COLUMNS nor the terminal
+// defaultWidth is the layout width when neither the terminal nor COLUMNS
 // says otherwise (stdout redirected to a file or a pipe).
 const defaultWidth = 80
 
-// width is the terminal width for laying out heads side by side: COLUMNS if
-// it is a positive integer, else the terminal's size, else defaultWidth.
-func width(stdout io.Writer) int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+// width is the width the text views are laid out to (layoutWidth of this
+// process's terminal and environment).
+func width(stdout io.Writer) int { return layoutWidth(stdout, stdoutWidth, os.Getenv) }
+
+// layoutWidth is the terminal's width, when stdout is one (terminalWidth
+// > 0), else COLUMNS if getenv gives a positive integer, else
+// defaultWidth. The terminal comes first: a shell's COLUMNS goes stale
+// when the window is resized, and most shells do not export it.
+func layoutWidth(stdout io.Writer, terminalWidth func(io.Writer) int, getenv func(string) string) int {
+	if w := terminalWidth(stdout); w > 0 {
+		return w
+	}
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if isTerminal(stdout) {
-		if w, _, err := term.GetSize(int(stdout.(*os.File).Fd())); err == nil && w > 0 {
-			return w
-		}
-	}
 	return defaultWidth
+}
+
+// stdoutWidth is the width of the terminal stdout is, 0 when it is none.
+func stdoutWidth(stdout io.Writer) int {
+	if !isTerminal(stdout) {
+		return 0
+	}
+	w, _, err := term.GetSize(int(stdout.(*os.File).Fd()))
+	if err != nil {
+		return 0
+	}
+	return w
 }

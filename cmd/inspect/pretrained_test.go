@@ -34,7 +34,7 @@ func runNoted(t *testing.T, args ...string) []byte {
 
 // TestPretrainedViews: a model trained elsewhere opens in every view. By
 // default its roles pool over repeated random tokens (8 of them) and its 36
-// heads show as a grid with layer 0's heatmaps; -text shows the text's
+// heads show as a grid with the heatmaps of the 4 strongest; -text shows the text's
 // tokens as labels ("␣" for spaces), scores the roles on it at every
 // position; -json carries the tokens and labels; -circuits, -ablate and
 // -html run; a nanoGPT character model reads -text through meta.pkl; a
@@ -42,9 +42,9 @@ func runNoted(t *testing.T, args ...string) []byte {
 // masking more of Mistral's heatmaps.
 func TestPretrainedViews(t *testing.T) {
 	dir := opentest.GPT2Dir(t, model.Config{Context: 128, DModel: 24, Heads: 12, Layers: 3, DFF: 48})
-	out := string(runNoted(t, "-checkpoint", dir, "-color", "never"))
+	out := prose(string(runNoted(t, "-checkpoint", dir, "-color", "never")))
 	for _, want := range []string{"Hugging Face GPT2LMHeadModel, tokenizer GPT-2 byte-level BPE (50257 tokens)",
-		"roles pooled over 8 examples of repeated-tokens", "layer   h0", "heatmaps of layer 0 only, of 3"} {
+		"roles pooled over 8 examples of repeated-tokens", "layer   h0", "heatmaps of the 4 heads of highest role score of 36"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("default view lacks %q:\n%.1500s", want, out)
 		}
@@ -80,7 +80,7 @@ func TestPretrainedViews(t *testing.T) {
 	}
 	nano := filepath.Join("..", "..", "open", "nanogpt", "testdata")
 	out = string(runNoted(t, "-checkpoint", filepath.Join(nano, "bias", "ckpt.pt"), "-vocab", filepath.Join(nano, "meta.pkl"), "-text", "the cat", "-summary", "-color", "never"))
-	if !strings.Contains(out, "nanoGPT, tokenizer characters (49 tokens)") {
+	if !strings.Contains(prose(out), "nanoGPT, tokenizer characters (49 tokens)") {
 		t.Errorf("nanoGPT -text:\n%s", out)
 	}
 	masked := map[string]int{}
@@ -126,7 +126,7 @@ func llamaFamilyViews(t *testing.T, c llamaFixture) int {
 	t.Helper()
 	dir := filepath.Join("..", "..", "open", "hf", "testdata", c.variant)
 	out := string(runNoted(t, "-checkpoint", dir, "-summary", "-examples", "2", "-color", "never"))
-	if !strings.Contains(out, c.source+", tokenizer none (96 token ids)") || !strings.Contains(out, c.family) || strings.Contains(out, "sequence (") {
+	if text := prose(out); !strings.Contains(text, c.source+", tokenizer none (96 token ids)") || !strings.Contains(text, c.family) || strings.Contains(out, "sequence (") {
 		t.Errorf("%s -summary: want %q, %q and nothing past the heads:\n%s", c.variant, c.source, c.family, out)
 	}
 	if got, want := kvColumn(out), slices.Concat(c.kv, c.kv); !slices.Equal(got, want) {
