@@ -156,13 +156,9 @@ const roleLegend = "prev = previous-token, first = first-token, sep = separator,
 func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
-	if v.Source != "" {
-		p.printf("model %s: %s, tokenizer %s\n", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
-	} else {
-		p.printf("checkpoint %s (step %d)\n", escape.Label(v.Checkpoint), v.Step)
-	}
-	p.printf("model: %s x %s, d_model %d, %s%s\n", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
-	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
+	p.printf("%s\n", v.Heading())
+	p.printf("model: %s\n", m.Description())
+	p.para(width, "heads: %s", v.RolesNote())
 	if v.TaskNote != "" {
 		p.para(width, "%s: %s", v.Task, v.TaskNote)
 	}

@@ -171,6 +171,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	var d struct {
 		Inspect  pageExample `json:"inspect"`
+		Maps     [][]string  `json:"maps"`
 		Examples []pageExample
 		Graph    struct{ Rows []any }
 		Training struct {
@@ -180,6 +181,11 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
 		t.Fatal(err)
+	}
+	d.Inspect.Maps = d.Maps
+	d.Inspect.decodeMaps(t)
+	for i := range d.Examples {
+		d.Examples[i].decodeMaps(t)
 	}
 	layers, heads, T := len(d.Inspect.Attention), len(d.Inspect.Attention[0]), len(d.Inspect.Tokens)
 	var circuits struct {
@@ -458,8 +464,15 @@ type pageExample struct {
 	Labels      []string        `json:"labels"`
 	Targets     []*int          `json:"targets"`
 	Predictions []int           `json:"predictions"`
-	Attention   [][][][]float64 `json:"attention"`
+	Maps        [][]string      `json:"maps"`
+	Attention   [][][][]float64 `json:"-"` // Maps decoded
 	Heads       [][]headRole    `json:"heads"`
+}
+
+// decodeMaps fills Attention from Maps.
+func (e *pageExample) decodeMaps(t *testing.T) {
+	t.Helper()
+	e.Attention = decodeMaps(t, e.Maps, len(e.Tokens))
 }
 
 // headRole is a head's role as -json gives it.
