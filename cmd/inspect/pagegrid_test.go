@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/opentest"
 )
 
 // manyHeadsDir writes a random model of GPT-2 small's 12 layers x 12 heads
@@ -105,4 +108,97 @@ func TestManyHeadsPageInBrowser(t *testing.T) {
 		t.Errorf("the page's title is %q over %q, want %q and no step", title, heading, want)
 	}
 	events.check(t, path)
+}
+
+// terminalAndPage runs inspect with args for the terminal (plain, on a
+// terminal 1,000 columns wide, so the predictions' table is one block)
+// and for the -html page; it returns the terminal's lines and the page.
+func terminalAndPage(t *testing.T, args ...string) ([]string, string) {
+	t.Helper()
+	t.Setenv("COLUMNS", "1000")
+	path := filepath.Join(t.TempDir(), "page.html")
+	var outputs []string
+	for _, a := range [][]string{append(args, "-color", "never"), append(args, "-html", path)} {
+		var stdout, stderr bytes.Buffer
+		if err := run(a, &stdout, &stderr); err != nil {
+			t.Fatalf("run %q: %v", a, err)
+		}
+		outputs = append(outputs, stdout.String())
+	}
+	return strings.Split(outputs[0], "\n"), path
+}
+
+// terminalRow is the cells of the terminal's row named name ("predicted").
+func terminalRow(t *testing.T, lines []string, name string) []string {
+	t.Helper()
+	for _, line := range lines {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			return f[1:]
+		}
+	}
+	t.Fatalf("the terminal view has no %q row", name)
+	return nil
+}
+
+// terminalLine is the terminal's line starting with prefix, prefix cut.
+func terminalLine(t *testing.T, lines []string, prefix string) string {
+	t.Helper()
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return rest
+		}
+	}
+	t.Fatalf("the terminal view has no line starting %q", prefix)
+	return ""
+}
+
+// TestPageWordsAreTheTerminals: the page says what the terminal says, as a
+// browser shows it. Under its title the terminal's first line (a model
+// trained elsewhere named by its source and path, no step; the lab's
+// checkpoint by its step); the "blocks" row the terminal's blocks (a
+// Llama's pre-RMSNorm and SwiGLU, not "pre-LN"); the roles' note the
+// terminal's (on -text: scored on the text given, at every position); the
+// "predicted" row the terminal's labels, not token ids (on "aaaaaaaa" a
+// 4-token model predicts tokens the text does not hold).
+func TestPageWordsAreTheTerminals(t *testing.T) {
+	chromium := tooltest.Chromium(t)
+	for _, c := range []struct {
+		name, title string
+		args        []string
+	}{
+		{"-text", "attnscope · Hugging Face GPT2LMHeadModel", []string{"-checkpoint", opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles), "-text", "aaaaaaaa"}},
+		{"Llama", "attnscope · Hugging Face LlamaForCausalLM", []string{"-checkpoint", filepath.Join("..", "..", "open", "hf", "testdata", "llama"), "-tokens", llamaTokens, "-examples", "2"}},
+		{"lab checkpoint", "attnscope · copy · step ", []string{"-checkpoint", testCheckpoint, "-examples", "2"}},
+	} {
+		lines, path := terminalAndPage(t, c.args...)
+		bctx, events := openPage(t, chromium, path)
+		var page struct {
+			Title, Heading, Blocks, Roles string
+			Predicted                     []string
+		}
+		if err := chromedp.Run(bctx, chromedp.Evaluate(`(() => {
+			const dd = Array.from(document.querySelectorAll("#model-card dt")).find((dt) => dt.textContent === "blocks").nextElementSibling;
+			const row = Array.from(document.querySelectorAll("#predictions tr")).find((r) => r.cells[0].textContent === "predicted");
+			return {Title: document.querySelector("header h1").textContent, Heading: document.getElementById("title-sub").textContent,
+				Blocks: dd.textContent, Roles: document.getElementById("roles-note").textContent,
+				Predicted: Array.from(row.querySelectorAll("td")).map((td) => td.textContent.replace(/ [✓✗]$/, ""))};
+		})()`, &page)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(page.Title, c.title) || page.Heading != lines[0] {
+			t.Errorf("%s: the page's title is %q over %q; want %q... over the terminal's first line %q", c.name, page.Title, page.Heading, c.title, lines[0])
+		}
+		if model := terminalLine(t, lines, "model: "); page.Blocks == "" || !strings.Contains(model, strings.SplitN(page.Blocks, " (d_ff", 2)[0]) {
+			t.Errorf("%s: the page's blocks are %q, the terminal's model %q", c.name, page.Blocks, model)
+		}
+		// The page writes the terminal's note (one line at 1,000 columns) as a sentence.
+		roles := terminalLine(t, lines, "heads: roles ")
+		if note := strings.TrimSuffix(strings.TrimPrefix(page.Roles, "Click a head to open it below. Roles "), "."); note != roles {
+			t.Errorf("%s: the page's roles note is %q, the terminal's %q", c.name, page.Roles, roles)
+		}
+		if want := terminalRow(t, lines, "predicted"); !slices.Equal(page.Predicted, want) {
+			t.Errorf("%s: the page's predictions are %q, the terminal's %q", c.name, page.Predicted, want)
+		}
+		events.check(t, path)
+	}
 }
