@@ -32,8 +32,8 @@
 //     weights, 180 MB, for 1,024 heads at 256 tokens). A thumbnail string a
 //     head (a 32 x 32 downsampled map at a byte a weight: under 1 MB for
 //     1,024 heads) for the grid, with full maps only for the heads a user
-//     can open, would cut it; the grid, which draws a cell from whatever
-//     string it is given, stays as it is.
+//     can open, would cut it, changing only what a cell decodes (drawThumb),
+//     not the grid's layout or its drawing on demand.
 //   - The title, the roles' note and the blocks are the terminal view's
 //     sentences (render's Inspect.Heading and RolesNote, -json's "blocks"
 //     from model.Config.Blocks): the page and the terminal never describe
