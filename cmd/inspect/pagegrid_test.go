@@ -57,7 +57,7 @@ func TestManyHeadsPageInBrowser(t *testing.T) {
 	chromium := tooltest.Chromium(t)
 	dir, tokens := manyHeadsDir(t), "1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8"
 	path := filepath.Join(t.TempDir(), "page.html")
-	runNoted(t, "-checkpoint", dir, "-tokens", tokens, "-examples", "2", "-html", path)
+	runNoted(t, "-checkpoint", dir, "-tokens", tokens, "-examples", "2", "-circuits", "-ablate", "-html", path)
 	bctx, events := openPage(t, chromium, path)
 	var g gridBoxes
 	var title, heading string
