@@ -21,7 +21,9 @@ type Data struct {
 	// Source says where a model trained elsewhere comes from ("Hugging
 	// Face GPT2LMHeadModel"), "" for the lab's checkpoints, which have a
 	// Step; Heading is the terminal view's first line (render's
-	// Inspect.Heading), shown under the page's title.
+	// Inspect.Heading), shown under the page's title. Write escapes both
+	// (escape.Label) as the page shows them: a fine-tuned model's source
+	// comes from its run's config.
 	Source  string `json:"source,omitempty"`
 	Heading string `json:"heading"`
 	Task    string `json:"task"`
@@ -114,6 +116,7 @@ func Write(w io.Writer, d Data) error {
 	if err != nil {
 		return err
 	}
+	d.Source, d.Heading = escape.Label(d.Source), escape.Label(d.Heading)
 	blob, err := json.Marshal(struct {
 		Data
 		ShownLabels    [][]string `json:"shown_labels"`

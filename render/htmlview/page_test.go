@@ -144,6 +144,8 @@ func TestPageEscapesLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Inspect, d.Examples[0].Labels = inspect, hostile[2:]
+	d.PredictedLabels, d.Examples[0].PredictedLabels = hostile[:2], hostile[2:4]
+	d.Source, d.Heading = "fine-tuned from "+hostile[5], "model m: fine-tuned from "+hostile[0]
 	page := render(t, d)
 	escapetest.Check(t, "the page", []byte(page), "\n\t")
 	var blob struct {
@@ -153,10 +155,19 @@ func TestPageEscapesLabels(t *testing.T) {
 		Examples []struct {
 			Labels []string `json:"labels"`
 		} `json:"examples"`
-		ShownLabels [][]string `json:"shown_labels"`
+		ShownLabels    [][]string `json:"shown_labels"`
+		ShownPredicted [][]string `json:"shown_predicted"`
+		Source         string     `json:"source"`
+		Heading        string     `json:"heading"`
 	}
 	if err := json.Unmarshal([]byte(dataBody.FindStringSubmatch(page)[2]), &blob); err != nil {
 		t.Fatal(err)
+	}
+	if blob.Source != `fine-tuned from \u202eabc` || blob.Heading != `model m: fine-tuned from \x1b[2J` {
+		t.Errorf("the source reads %q and the heading %q, want them escaped", blob.Source, blob.Heading)
+	}
+	if want := [][]string{escape.Labels(hostile[:2]), escape.Labels(hostile[2:4])}; !slices.EqualFunc(blob.ShownPredicted, want, slices.Equal) {
+		t.Errorf("the predictions are shown as %q, want %q", blob.ShownPredicted, want)
 	}
 	real := append(slices.Clone(blob.Inspect.Labels), blob.Examples[0].Labels...)
 	if !slices.Equal(real, hostile) {
