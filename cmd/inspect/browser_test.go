@@ -202,8 +202,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	bctx, events := openPage(t, chromium, path)
 	var thumbs int
 	var roles, captions []string
+	var gap float64
 	if err := chromedp.Run(bctx,
 		chromedp.Evaluate(`document.querySelectorAll("#grid .thumb").length`, &thumbs),
+		chromedp.Evaluate(`document.querySelector("#grid .thumb").getBoundingClientRect().left - document.getElementById("grid").getBoundingClientRect().left`, &gap),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb figcaption")).map((c) => c.innerText)`, &captions),
 	); err != nil {
@@ -227,6 +229,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if thumbs != layers*heads {
 		t.Errorf("the grid shows %d heads, want %d x %d", thumbs, layers, heads)
+	}
+	// A grid of few heads keeps its cells beside the layer labels, at its left.
+	if gap < 0 || gap > 48 {
+		t.Errorf("the first head's cell is %.0f px right of the grid's left edge, want at most 48 (the layer labels' column)", gap)
 	}
 	for i, r := range roles {
 		l, h := i/heads, i%heads
