@@ -191,8 +191,9 @@
   // share them (grouped-query attention: -json's kv_head).
   const kvOf = (h) => (I.kv_head ? " · kv " + I.kv_head[h] : "");
   const thumbs = [];
-  // MANY_HEADS: above this many heads a layer the grid takes the page's
-  // whole width, with smaller captions.
+  // Above MANY_HEADS heads a layer the grid takes the page's whole width;
+  // above MANY_CAPTIONS its captions are smaller and the ablation table
+  // goes under it.
   const MANY_HEADS = 4, MANY_CAPTIONS = 8;
   let onScreen = null;
   function drawGrid() {
