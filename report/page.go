@@ -44,11 +44,15 @@ func (r *Report) Page() (htmlview.Data, error) {
 		return htmlview.Data{}, errors.Wrap(err, "encoding the page's data")
 	}
 	o, v := r.Options, r.Text(true)
+	roleNote := v.RolesNote()
+	if r.TaskNote != "" {
+		roleNote += "; " + r.TaskNote // how the examples were drawn, as the text view says
+	}
 	return htmlview.Data{
 		Title:      "attnscope: " + r.pageTitle(),
 		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(), Source: r.Source, Heading: v.Heading(),
 		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward),
-		RoleNote: v.RolesNote(), PredictedLabels: v.Sequence.Predicted,
+		RoleNote: roleNote, PredictedLabels: v.Sequence.Predicted,
 		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
 	}, nil
 }
