@@ -156,8 +156,8 @@ const roleLegend = "prev = previous-token, first = first-token, sep = separator,
 func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
-	p.para(width, "%s", v.Heading())
-	p.para(width, "model: %s", m.Description())
+	p.printf("%s\n", v.Heading())
+	p.printf("model: %s\n", m.Description())
 	p.para(width, "heads: %s", v.RolesNote())
 	if v.TaskNote != "" {
 		p.para(width, "%s: %s", v.Task, v.TaskNote)
