@@ -15,7 +15,8 @@
 //     matplotlib's "inferno" (black, purple, red, orange, pale yellow), the
 //     same on a terminal and in a PNG.
 //   - A PNG is a Figure: title lines over the panels, each layer's heads in
-//     rows of as many as fit MaxWidth pixels. Its panels number the
+//     rows of as many as fit MaxWidth pixels; a title line wider than the
+//     panels wraps at its spaces. Its panels number the
 //     positions on both axes and draw the optional marks (scored rows,
 //     separator, predictions) a Panel carries. A cell is as wide as the
 //     longest column label until the heatmap would pass 960 px a side;

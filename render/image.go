@@ -78,6 +78,7 @@ type Layout struct {
 	CellPx        int         // heatmap cell side, px
 	Panel         image.Point // size of one panel, px
 	TitleH        int         // height of the figure's title block, px
+	title         []string    // the figure's title lines wrapped to its width
 	titleLines    int
 	colStep       int // every colStep-th column is labelled (1: all)
 	rowStep       int // every rowStep-th row is labelled, and has its prediction drawn
@@ -182,10 +183,39 @@ func gridLayout(f Figure) (Layout, error) {
 		rows := (l.Heads + fit - 1) / fit
 		l.Cols = (l.Heads + rows - 1) / rows
 	}
-	if len(f.Title) > 0 {
-		l.TitleH = pad + len(f.Title)*(lineH+spacing)
+	// The title wraps to the panels' width, which a short sequence or a
+	// few heads make narrower than its lines.
+	l.title = wrapLines(f.Title, (l.Cols*l.Panel.X-2*pad)/charW)
+	if len(l.title) > 0 {
+		l.TitleH = pad + len(l.title)*(lineH+spacing)
 	}
 	return l, nil
+}
+
+// wrapLines breaks each line longer than width characters at its spaces,
+// the breaks as late as they can be; a word longer than width is cut.
+func wrapLines(lines []string, width int) []string {
+	width = max(width, 1)
+	var out []string
+	for _, line := range lines {
+		rest := []rune(line)
+		for len(rest) > width {
+			cut := width
+			for i := width; i > 0; i-- {
+				if rest[i] == ' ' {
+					cut = i
+					break
+				}
+			}
+			out = append(out, string(rest[:cut]))
+			rest = rest[cut:]
+			for len(rest) > 0 && rest[0] == ' ' {
+				rest = rest[1:]
+			}
+		}
+		out = append(out, string(rest))
+	}
+	return out
 }
 
 // sizeCells sizes the heatmap cells of a column label of up to chars
@@ -241,7 +271,7 @@ func Grid(f Figure) (*image.RGBA, Layout, error) {
 	}
 	img := image.NewRGBA(image.Rectangle{Max: l.Size()})
 	draw.Draw(img, img.Bounds(), image.NewUniform(white), image.Point{}, draw.Src)
-	for i, s := range f.Title {
+	for i, s := range l.title {
 		text(img, image.Pt(pad, pad+i*(lineH+spacing)), s, ink)
 	}
 	for li, row := range f.Grid {

@@ -160,13 +160,9 @@ const roleLegend = "prev = previous-token, first = first-token, sep = separator,
 func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p := &printer{w: w}
 	m := v.Model
-	if v.Source != "" {
-		p.para(width, "model %s: %s, tokenizer %s", escape.Label(v.Checkpoint), escape.Label(v.Source), escape.Label(v.Tokenizer))
-	} else {
-		p.para(width, "checkpoint %s (step %d)", escape.Label(v.Checkpoint), v.Step)
-	}
-	p.para(width, "model: %s x %s, d_model %d, %s%s", msg.Count(m.Layers, "layer"), msg.Count(m.Heads, "head"), m.DModel, m.Blocks, m.familySuffix())
-	p.para(width, "heads: roles %s, at %s", v.rolesSource(), v.rowsUsed())
+	p.para(width, "%s", v.Heading())
+	p.para(width, "model: %s", m.Description())
+	p.para(width, "heads: %s", v.RolesNote())
 	if v.TaskNote != "" {
 		p.para(width, "%s: %s", v.Task, v.TaskNote)
 	}

@@ -19,7 +19,8 @@ import (
 // MaxPageExamples caps the held-out examples the page embeds besides the
 // sequence shown, and pageValueBudget the attention and logit values they
 // add (each prints as up to ~12 bytes of JSON), so that a large model still
-// gives a page of a few megabytes at most.
+// gives a page of a few megabytes at most: past the budget the page embeds
+// none (one 101-token example of GPT-2 small's 144 heads alone was 11.5 MB).
 const (
 	MaxPageExamples = 16
 	pageValueBudget = 120_000
@@ -31,41 +32,60 @@ const (
 const maxCurvePoints = 2000
 
 // Page is the HTML page's data (package render/htmlview); Build must have
-// run with Options.Page. Its inspect member is the JSON document of every
-// head, which the page draws.
+// run with Options.Page. Its inspect member is the -json document of every
+// head, whatever the views select, but its attention, which Maps carries
+// compactly.
 func (r *Report) Page() (htmlview.Data, error) {
-	inspect, err := json.Marshal(r.document(every(r.Config.Layers, r.Config.Heads)))
+	inspect, err := json.Marshal(struct {
+		Document
+		Attention any `json:"attention,omitempty"`
+	}{Document: r.document(every(r.Config.Layers, r.Config.Heads))})
 	if err != nil {
 		return htmlview.Data{}, errors.Wrap(err, "encoding the page's data")
 	}
-	rowsUsed := "at the positions the task scores"
-	if r.Options.AllRows {
-		rowsUsed = "at every position"
-	}
-	o := r.Options
-	roleNote := fmt.Sprintf("pooled over %d examples of %s (seed %d), %s", o.Samples, r.Task.Name(), o.Seed, rowsUsed)
+	o, v := r.Options, r.Text(true)
+	roleNote := v.RolesNote()
 	if r.TaskNote != "" {
 		roleNote += "; " + r.TaskNote // how the examples were drawn, as the text view says
 	}
 	return htmlview.Data{
-		Title:      fmt.Sprintf("attnscope: %s, step %d", r.Task.Name(), r.Step),
-		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(),
-		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect,
-		RoleNote: roleNote,
+		Title:      "attnscope: " + r.pageTitle(),
+		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(), Source: r.Source, Heading: v.Heading(),
+		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward),
+		RoleNote: roleNote, PredictedLabels: v.Sequence.Predicted,
 		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
 	}, nil
 }
 
+// pageTitle names the model in the browser's title: a model trained
+// elsewhere by its source and path (it has no step), the lab's checkpoint
+// by its task and step.
+func (r *Report) pageTitle() string {
+	if r.Source != "" {
+		return fmt.Sprintf("%s, %s", r.Source, r.Options.Checkpoint)
+	}
+	return fmt.Sprintf("%s, step %d", r.Task.Name(), r.Step)
+}
+
 // pageExamples is how many held-out examples the page embeds for a model of
-// config cfg on sequences of length t, given the number of samples.
+// config cfg on sequences of length t, given the number of samples: as many
+// as the budget holds, counting the logits as carried (each position's top
+// LogitsTopK ids and logits and its log-sum-exp past MaxLogitValues).
 func pageExamples(cfg model.Config, t, samples int) int {
-	perExample := cfg.Layers*cfg.Heads*t*t + t*cfg.Vocab
-	return max(1, min(samples, MaxPageExamples, pageValueBudget/perExample))
+	logits := t * cfg.Vocab
+	if logits > MaxLogitValues {
+		logits = t * (2*LogitsTopK + 1)
+	}
+	perExample := cfg.Layers*cfg.Heads*t*t + logits
+	return min(samples, MaxPageExamples, pageValueBudget/perExample)
 }
 
 // heldOut runs the model on the first n examples of the run's held-out set
 // (data.EvalSet of the run's seed: sequences training never drew).
 func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Example, error) {
+	if n == 0 {
+		return nil, nil
+	}
 	set := data.EvalSet(task, n, seed)
 	c, err := analysis.RunWithCache(m, set, analysis.Weights(m)...)
 	if err != nil {
@@ -79,8 +99,9 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 			return nil, err
 		}
 		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(tokens, targets, mask)}
-		ex.Labels = labels(task, tokens)
-		ex.Attention, ex.Logits, ex.CutLogits = numbers(m.Dtype, fw, false)
+		ex.Labels, ex.PredictedLabels = labels(task, tokens), labels(task, fw.Predictions)
+		_, ex.Logits, ex.CutLogits = numbers(m.Dtype, fw, false)
+		ex.Maps = pageMaps(fw)
 		out[i] = ex
 	}
 	return out, nil
@@ -194,4 +215,17 @@ func thin[T any](xs []T, n int) (kept []T, stride int) {
 		kept = append(kept, xs[i])
 	}
 	return kept, stride
+}
+
+// pageMaps is every head's attention on a pass as the page carries it
+// (htmlview.EncodeMap), [layer][head].
+func pageMaps(fw analysis.Pass) [][]string {
+	shape := fw.Attention.Shape
+	maps := make([][]string, shape[0])
+	for l := range maps {
+		for h := range shape[1] {
+			maps[l] = append(maps[l], htmlview.EncodeMap(fw.Map(l, h)))
+		}
+	}
+	return maps
 }

@@ -202,7 +202,7 @@ func (r *Report) Figure() render.Figure {
 	ok, n := seq.Accuracy()
 	source := fmt.Sprintf("one example of task %s drawn with seed %d; correct at scored positions: %d/%d", r.Task.Name(), o.Seed, ok, n)
 	if !seq.Drawn {
-		source = fmt.Sprintf("tokens from -tokens; correct at scored positions: %d/%d", ok, n)
+		source = fmt.Sprintf("tokens from %s; correct at scored positions: %d/%d", seq.From, ok, n)
 	}
 	if o.Mean {
 		// The mean has no one sequence: no predictions, SEP where every
@@ -210,8 +210,13 @@ func (r *Report) Figure() render.Figure {
 		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", o.Samples, r.Task.Name(), o.Seed)
 		scored, seps, predicted, correct = r.Pooled.Scored, r.Pooled.Sep, nil, nil
 	}
+	heading := fmt.Sprintf("%s  task %s  step %d  (%s)", o.Checkpoint, r.Task.Name(), r.Step, r.model().Shape())
+	if r.Source != "" {
+		// A model trained elsewhere has no step: named as the terminal names it.
+		heading = fmt.Sprintf("%s  (%s)", render.Inspect{Checkpoint: o.Checkpoint, Source: r.Source, Tokenizer: r.Tokenizer}.Heading(), r.model().Shape())
+	}
 	f := render.Figure{
-		Title:    []string{fmt.Sprintf("%s  task %s  step %d  (%s)", o.Checkpoint, r.Task.Name(), r.Step, r.model().Shape()), "heatmaps: " + source, render.FigureLegend},
+		Title:    []string{heading, "heatmaps: " + source, render.FigureLegend},
 		MaxWidth: PNGMaxWidth,
 	}
 	layers, hs := r.selected()

@@ -171,6 +171,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	var d struct {
 		Inspect  pageExample `json:"inspect"`
+		Maps     [][]string  `json:"maps"`
 		Examples []pageExample
 		Graph    struct{ Rows []any }
 		Training struct {
@@ -180,6 +181,11 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {
 		t.Fatal(err)
+	}
+	d.Inspect.Maps = d.Maps
+	d.Inspect.decodeMaps(t)
+	for i := range d.Examples {
+		d.Examples[i].decodeMaps(t)
 	}
 	layers, heads, T := len(d.Inspect.Attention), len(d.Inspect.Attention[0]), len(d.Inspect.Tokens)
 	var circuits struct {
@@ -196,8 +202,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	bctx, events := openPage(t, chromium, path)
 	var thumbs int
 	var roles, captions []string
+	var gap float64
 	if err := chromedp.Run(bctx,
 		chromedp.Evaluate(`document.querySelectorAll("#grid .thumb").length`, &thumbs),
+		chromedp.Evaluate(`document.querySelector("#grid .thumb").getBoundingClientRect().left - document.getElementById("grid").getBoundingClientRect().left`, &gap),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb")).map((f) => f.dataset.layer + "," + f.dataset.head + " " + f.querySelector(".role").className)`, &roles),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#grid .thumb figcaption")).map((c) => c.innerText)`, &captions),
 	); err != nil {
@@ -221,6 +229,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if thumbs != layers*heads {
 		t.Errorf("the grid shows %d heads, want %d x %d", thumbs, layers, heads)
+	}
+	// A grid of few heads keeps its cells beside the layer labels, at its left.
+	if gap < 0 || gap > 48 {
+		t.Errorf("the first head's cell is %.0f px right of the grid's left edge, want at most 48 (the layer labels' column)", gap)
 	}
 	for i, r := range roles {
 		l, h := i/heads, i%heads
@@ -458,8 +470,15 @@ type pageExample struct {
 	Labels      []string        `json:"labels"`
 	Targets     []*int          `json:"targets"`
 	Predictions []int           `json:"predictions"`
-	Attention   [][][][]float64 `json:"attention"`
+	Maps        [][]string      `json:"maps"`
+	Attention   [][][][]float64 `json:"-"` // Maps decoded
 	Heads       [][]headRole    `json:"heads"`
+}
+
+// decodeMaps fills Attention from Maps.
+func (e *pageExample) decodeMaps(t *testing.T) {
+	t.Helper()
+	e.Attention = decodeMaps(t, e.Maps, len(e.Tokens))
 }
 
 // headRole is a head's role as -json gives it.

@@ -62,12 +62,13 @@
 //     format character travels as a \u escape, and every other view shows
 //     it escaped (package render).
 //   - -png writes the selected heads atomically as one image: a title
-//     (checkpoint, task, step), then each layer's heads in rows of as many
+//     (checkpoint, task, step, or a model trained elsewhere as the terminal
+//     names it; the flag that gave the tokens), wrapped to the image, then each layer's heads in rows of as many
 //     as fit report.PNGMaxWidth pixels, each with position numbers, the scored rows,
 //     SEP and the predictions marked.
 //   - -html writes one self-contained interactive page atomically (see
 //     package render/htmlview): its "inspect" data is the -json object of
-//     every head, then
+//     every head (its attention as compact per-head maps beside it), then
 //     the first min(-examples, 16) rows of the run's held-out set
 //     (data.EvalSet of the run config's seed; fewer for a model whose
 //     attention would make the page large), the forward graph's summary, and

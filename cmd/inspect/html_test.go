@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -62,6 +63,7 @@ type pageData struct {
 		Params int `json:"params"`
 	} `json:"graph"`
 	Inspect  map[string]any     `json:"inspect"`
+	Maps     [][]string         `json:"maps"`
 	Examples []map[string]any   `json:"examples"`
 	Training *htmlview.Training `json:"training"`
 	Params   int                `json:"params"`
@@ -77,6 +79,36 @@ func blob(t *testing.T, page []byte) []byte {
 		t.Fatal("the page has no data script")
 	}
 	return m[1]
+}
+
+// decodeMaps is the page's attention ([layer][head] htmlview.EncodeMap
+// strings) of a sequence of n tokens as [layer][head][query][key].
+func decodeMaps(t *testing.T, maps [][]string, n int) [][][][]float64 {
+	t.Helper()
+	out := make([][][][]float64, len(maps))
+	for l, layer := range maps {
+		for h, s := range layer {
+			m, ok := htmlview.DecodeMap(s, n)
+			if !ok {
+				t.Fatalf("the page's map of layer %d head %d is not one of %d tokens", l, h, n)
+			}
+			out[l] = append(out[l], m)
+		}
+	}
+	return out
+}
+
+// anyMaps is an example's "maps" decoded generically, as [][]string.
+func anyMaps(ex map[string]any) [][]string {
+	var out [][]string
+	for _, layer := range ex["maps"].([]any) {
+		var heads []string
+		for _, s := range layer.([]any) {
+			heads = append(heads, s.(string))
+		}
+		out = append(out, heads)
+	}
+	return out
 }
 
 func decodePage(t *testing.T, page []byte) pageData {
@@ -106,8 +138,9 @@ func writePage(t *testing.T, args ...string) []byte {
 
 // TestHTMLCarriesJSON: the page's "inspect" member is exactly the object
 // -json prints for the same flags (every number, compared as its decimal
-// text), with a drawn example, and with -tokens and -ablate (the ablation
-// table).
+// text) but for its attention, which the page's maps carry: every weight
+// of every head the same float32; with a drawn example, and with -tokens
+// and -ablate (the ablation table).
 func TestHTMLCarriesJSON(t *testing.T) {
 	for _, extra := range [][]string{nil, {"-tokens", "5 2 7 2 8 5 2 6", "-seed", "3", "-examples", "9", "-ablate"}} {
 		args := append([]string{"-checkpoint", testCheckpoint}, extra...)
@@ -118,6 +151,11 @@ func TestHTMLCarriesJSON(t *testing.T) {
 		if err := dec.Decode(&want); err != nil {
 			t.Fatal(err)
 		}
+		if _, ok := page.Inspect["attention"]; ok {
+			t.Errorf("%q: the page carries the attention twice, in inspect and in maps", extra)
+		}
+		checkMaps(t, fmt.Sprint(extra), decodeMaps(t, page.Maps, len(want["tokens"].([]any))), want["attention"])
+		delete(want, "attention")
 		if !reflect.DeepEqual(page.Inspect, want) {
 			t.Errorf("%q: the page's inspect data differs from -json", extra)
 		}
@@ -186,12 +224,11 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 				}
 			}
 			alone := decode(t, runOK(t, "-checkpoint", testCheckpoint, "-json", "-examples", "1", "-tokens", strings.Join(ids, " ")))
-			att := ex["attention"].([]any)
+			att := decodeMaps(t, anyMaps(ex), len(tokens))
 			for l := range m.Config.Layers {
 				for h := range m.Config.Heads {
-					for q, row := range att[l].([]any)[h].([]any) {
-						for k, v := range row.([]any) {
-							got, _ := v.(json.Number).Float64()
+					for q, row := range att[l][h] {
+						for k, got := range row {
 							if d := math.Abs(got - alone.Attention[l][h][q][k]); d > 1e-6 {
 								t.Errorf("example %d layer %d head %d [%d][%d] = %v, alone %v", i, l, h, q, k, got, alone.Attention[l][h][q][k])
 							}
@@ -208,6 +245,31 @@ func TestHTMLHeldOutExamples(t *testing.T) {
 	}
 	if m.Dtype != tensor.Float32 {
 		t.Errorf("test checkpoint dtype %v, the float32 printing above assumes float32", m.Dtype)
+	}
+}
+
+// checkMaps compares the page's maps with -json's attention (decoded with
+// json.Number): the same float32 at every weight.
+func checkMaps(t *testing.T, what string, maps [][][][]float64, attention any) {
+	t.Helper()
+	att := attention.([]any)
+	if len(maps) != len(att) {
+		t.Fatalf("%s: the page has maps of %d layers, -json %d", what, len(maps), len(att))
+	}
+	for l, layer := range att {
+		for h, head := range layer.([]any) {
+			for q, row := range head.([]any) {
+				for k, v := range row.([]any) {
+					want, err := strconv.ParseFloat(v.(json.Number).String(), 32)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := maps[l][h][q][k]; float32(got) != float32(want) {
+						t.Errorf("%s: layer %d head %d [%d][%d] is %v on the page, %v in -json", what, l, h, q, k, got, want)
+					}
+				}
+			}
+		}
 	}
 }
 

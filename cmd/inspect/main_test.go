@@ -309,8 +309,18 @@ func TestPNG(t *testing.T) {
 
 	one := filepath.Join(dir, "one.png")
 	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
-	if got, want := readPNG(t, one).Bounds().Size(), l.Panel.Add(image.Pt(0, l.TitleH)); got != want {
-		t.Errorf("-layer 1 -head 0 image is %v, want one panel under the title %v", got, want)
+	// One panel is narrower than the title, which wraps to it: a taller
+	// title block over the same panel.
+	r1, err := report.Build(report.Options{Checkpoint: testCheckpoint, Layer: 1, Head: 0, Samples: 64, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, err := render.GridLayout(r1.Figure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readPNG(t, one).Bounds().Size(), l.Panel.Add(image.Pt(0, l1.TitleH)); got != want || l1.Panel != l.Panel {
+		t.Errorf("-layer 1 -head 0 image is %v, want one panel %v under the title %v", got, l.Panel, want)
 	}
 	title := r.Figure().Title
 	if len(title) < 2 || !strings.Contains(title[0], testCheckpoint+"  task copy  step 400") || !strings.Contains(title[1], "correct at scored positions: 4/4") {

@@ -3,17 +3,14 @@ package main
 import (
 	"bytes"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"gorgonia.org/tensor"
-
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open/hf"
+	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/report"
 )
 
@@ -52,21 +49,11 @@ func TestLayoutWidth(t *testing.T) {
 	}
 }
 
-// manyHeadsDir writes a random GPT-2 of 12 layers x 12 heads (GPT-2
+// manyHeadsWideDir writes a random GPT-2 of 12 layers x 12 heads (GPT-2
 // small's 144) with a vocabulary of 200 ids and no tokenizer files, as a
 // Hugging Face directory: its default sequence is 101 repeated tokens.
-func manyHeadsDir(t *testing.T) string {
-	t.Helper()
-	cfg := model.Config{Vocab: 200, Context: 128, DModel: 24, Heads: 12, Layers: 12, MLP: true, DFF: 48, QKVBias: true, OutBias: true, TieEmbeddings: true}
-	m, err := model.New(cfg, tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "heads144")
-	if err := hf.SaveGPT2(dir, m); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+func manyHeadsWideDir(t *testing.T) string {
+	return opentest.GPT2Dir(t, model.Config{Vocab: 200, Context: 128, DModel: 24, Heads: 12, Layers: 12, DFF: 48})
 }
 
 // panelTitle is a heatmap's title line.
@@ -79,7 +66,7 @@ var panelTitle = regexp.MustCompile(`(?m)^layer \d+ head \d+$`)
 // a line pointing to -html for every head. A selected head and -summary
 // fit 80 columns too.
 func TestManyHeadsFitTheTerminal(t *testing.T) {
-	dir := manyHeadsDir(t)
+	dir := manyHeadsWideDir(t)
 	for _, c := range []struct {
 		columns int
 		args    []string

@@ -1,7 +1,8 @@
 // Package htmlview writes the one-file interactive report of a model that
 // `inspect -html` produces: the model's config, a grid of every layer x head
 // as a thumbnail heatmap labelled with its role (and with the key-value
-// head it reads when query heads share them), a large view of the chosen
+// head it reads when query heads share them) that fits the page's width, a
+// large view of the chosen
 // head with token axes, a hover tooltip and a colour scale, a head view with
 // lines from each query to its keys, an example selector with predictions
 // against targets, and the training curves and head roles through training
@@ -13,14 +14,37 @@
 //     double click opens it offline. Heatmaps and charts are hand-written
 //     canvas and SVG; no library is vendored.
 //   - The data is one JSON blob, <script id="data" type="application/json">,
-//     holding Data. Its "inspect" member is the `inspect -json` object
-//     verbatim (the first example and the head roles), so the page and -json
-//     carry the same numbers. Data.Examples follow it in the selector.
+//     holding Data. Its "inspect" member is the `inspect -json` object (the
+//     first example and the head roles) but for its attention, which Maps
+//     carries for every head; Data.Examples follow it in the selector.
+//   - Attention travels as one string a head (EncodeMap: the causal lower
+//     triangle row by row, little-endian float32, base64), the numbers
+//     -json prints for a float32 model in a third of the bytes. The script
+//     decodes a head only to draw it (mapOf keeps the last few decoded), so
+//     its work and memory follow the heads on screen, not the model's.
+//   - The head grid's columns share the width (at most 132 px each): every
+//     head is on screen without sideways scrolling (pinned at 144 heads and
+//     1,400 px by a browser test). A cell is a canvas of the map at one
+//     pixel a weight, scaled by CSS, drawn when an IntersectionObserver
+//     sees it come into view and again only when the example changes. At
+//     1,024 heads the page thus draws the few dozen cells on screen; what
+//     stays to do there is the data's size (T(T+1)/2 weights a head: 34 M
+//     weights, 180 MB, for 1,024 heads at 256 tokens). A thumbnail string a
+//     head (a 32 x 32 downsampled map at a byte a weight: under 1 MB for
+//     1,024 heads) for the grid, with full maps only for the heads a user
+//     can open, would cut it, changing only what a cell decodes (drawThumb),
+//     not the grid's layout or its drawing on demand.
+//   - The title, the roles' note and the blocks are the terminal view's
+//     sentences (render's Inspect.Heading and RolesNote, -json's "blocks"
+//     from model.Config.Blocks): the page and the terminal never describe
+//     a model differently. A model trained elsewhere (Data.Source) has no
+//     step on the page.
 //   - Labels keep their real characters in the blob, which passes through
 //     escape.JSON, so the page's bytes hold no control, C1 or format
 //     character raw. The page shows each label as escape.Label writes it:
-//     Write adds "shown_labels", one list per example (the "inspect" one
-//     first, then Data.Examples), and the script draws those.
+//     Write adds "shown_labels" and "shown_predicted" (the predictions'
+//     labels, as the terminal's "predicted" row), one list per example (the
+//     "inspect" one first, then Data.Examples), and the script draws those.
 //   - Attention is [layer][head][query][key] with causal zeros above the
 //     diagonal; the page draws key > query as masked, not as weight 0.
 //   - Optional sections render only when their data is present: the graph

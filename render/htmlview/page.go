@@ -15,18 +15,34 @@ import (
 
 // Data is everything the page shows, embedded as its JSON blob.
 type Data struct {
-	Title      string          `json:"title"`
-	Checkpoint string          `json:"checkpoint"`
-	Step       int             `json:"step"`
-	Task       string          `json:"task"`
-	Dtype      string          `json:"dtype"`
-	Params     int             `json:"params"` // weights in the checkpoint
-	Model      any             `json:"model"`  // the model config as a JSON object
-	Inspect    json.RawMessage `json:"inspect"`
-	// RoleNote says what the head roles were pooled over, for the page's caption.
-	RoleNote string    `json:"role_note"`
-	Examples []Example `json:"examples"` // after the one in Inspect
-	Training *Training `json:"training,omitempty"`
+	Title      string `json:"title"`
+	Checkpoint string `json:"checkpoint"`
+	Step       int    `json:"step"`
+	// Source says where a model trained elsewhere comes from ("Hugging
+	// Face GPT2LMHeadModel"), "" for the lab's checkpoints, which have a
+	// Step; Heading is the terminal view's first line (render's
+	// Inspect.Heading), shown under the page's title. Write escapes both
+	// (escape.Label) as the page shows them: a fine-tuned model's source
+	// comes from its run's config.
+	Source  string `json:"source,omitempty"`
+	Heading string `json:"heading"`
+	Task    string `json:"task"`
+	Dtype   string `json:"dtype"`
+	Params  int    `json:"params"` // weights in the checkpoint
+	Model   any    `json:"model"`  // the model config as a JSON object
+	// Inspect is the -json object without its attention, which Maps
+	// carries: one EncodeMap string a head, [layer][head].
+	Inspect json.RawMessage `json:"inspect"`
+	Maps    [][]string      `json:"maps"`
+	// RoleNote says what the head roles were scored on, in the terminal
+	// view's words (render's Inspect.RolesNote), for the page's caption.
+	RoleNote string `json:"role_note"`
+	// PredictedLabels name the inspect sequence's predictions as the
+	// terminal's "predicted" row does (Example.PredictedLabels for the
+	// others).
+	PredictedLabels []string  `json:"predicted_labels"`
+	Examples        []Example `json:"examples"` // after the one in Inspect
+	Training        *Training `json:"training,omitempty"`
 	// Compare are other runs (more -run) whose held-out curves the page
 	// draws beside Training's.
 	Compare []Training `json:"compare,omitempty"`
@@ -36,16 +52,19 @@ type Data struct {
 }
 
 // Example is one sequence run through the model; its fields mean what the
-// same fields of `inspect -json` mean.
+// same fields of `inspect -json` mean, but for its attention (Maps).
 type Example struct {
-	Source      string   `json:"source"` // e.g. "held-out 3"
-	Tokens      []int    `json:"tokens"`
-	Labels      []string `json:"labels"`
-	Targets     []*int   `json:"targets"` // nil where the position is not scored
-	Attention   any      `json:"attention"`
-	Logits      any      `json:"logits,omitempty"`
-	CutLogits            // instead of Logits for a wide vocabulary
-	Predictions []int    `json:"predictions"`
+	Source  string   `json:"source"` // e.g. "held-out 3"
+	Tokens  []int    `json:"tokens"`
+	Labels  []string `json:"labels"`
+	Targets []*int   `json:"targets"` // nil where the position is not scored
+	// Maps are the attention, [layer][head] EncodeMap strings.
+	Maps        [][]string `json:"maps"`
+	Logits      any        `json:"logits,omitempty"`
+	CutLogits              // instead of Logits for a wide vocabulary
+	Predictions []int      `json:"predictions"`
+	// PredictedLabels name the predictions as the task labels tokens.
+	PredictedLabels []string `json:"predicted_labels"`
 }
 
 // CutLogits stands for a sequence's logits when they are too many to carry:
@@ -114,10 +133,12 @@ func Write(w io.Writer, d Data) error {
 	if err != nil {
 		return err
 	}
+	d.Source, d.Heading = escape.Label(d.Source), escape.Label(d.Heading)
 	blob, err := json.Marshal(struct {
 		Data
-		ShownLabels [][]string `json:"shown_labels"`
-	}{d, shown})
+		ShownLabels    [][]string `json:"shown_labels"`
+		ShownPredicted [][]string `json:"shown_predicted"`
+	}{d, shown, shownPredicted(d)})
 	if err != nil {
 		return errors.Wrap(err, "html page: encoding the data")
 	}
@@ -155,4 +176,14 @@ func shownLabels(d Data) ([][]string, error) {
 		out = append(out, escape.Labels(ex.Labels))
 	}
 	return out, nil
+}
+
+// shownPredicted is the predictions' labels of every example as the page
+// shows them (escape.Label), in shownLabels' order.
+func shownPredicted(d Data) [][]string {
+	out := [][]string{escape.Labels(d.PredictedLabels)}
+	for _, ex := range d.Examples {
+		out = append(out, escape.Labels(ex.PredictedLabels))
+	}
+	return out
 }

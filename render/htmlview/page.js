@@ -4,12 +4,12 @@
 (function () {
   const D = JSON.parse(document.getElementById("data").textContent);
   const I = D.inspect;
-  const examples = [Object.assign({source: "the sequence inspect shows"}, I)].concat(D.examples || []);
+  const examples = [Object.assign({source: "the sequence inspect shows", maps: D.maps}, I)].concat(D.examples || []);
   // Labels are shown as Go escaped them (shown_labels, one list per
   // example): a control or bidi character of a token reads \u202e, and the
   // real labels stay for comparing ("SEP").
-  examples.forEach((ex, i) => { ex.shown = D.shown_labels[i]; });
-  const layers = I.attention.length, headsPerLayer = I.attention[0].length;
+  examples.forEach((ex, i) => { ex.shown = D.shown_labels[i]; ex.shownPredicted = (D.shown_predicted || [])[i]; });
+  const layers = D.maps.length, headsPerLayer = D.maps[0].length;
   const state = {ex: 0, layer: 0, head: 0};
 
   // ---- small helpers ----
@@ -39,11 +39,41 @@
   // the same five stops, so a weight looks the same in every view and a zero
   // is far from the masked grey.
   const STOPS = [[0, 0, 4], [87, 16, 110], [188, 55, 84], [249, 142, 9], [252, 255, 164]];
-  function color(w) {
+  function rgb(w) {
     const x = Math.min(1, Math.max(0, w)) * (STOPS.length - 1);
     const i = Math.min(STOPS.length - 2, Math.floor(x)), f = x - i;
-    const c = STOPS[i].map((v, k) => Math.round(v + (STOPS[i + 1][k] - v) * f));
-    return "rgb(" + c.join(",") + ")";
+    return STOPS[i].map((v, k) => Math.round(v + (STOPS[i + 1][k] - v) * f));
+  }
+  const color = (w) => "rgb(" + rgb(w).join(",") + ")";
+  const MASKED = [0xec, 0xee, 0xf2];
+  // isMasked: key k is hidden from query q (after it, or outside the window).
+  const isMasked = (q, k) => k > q || (D.model.window > 0 && k <= q - D.model.window);
+  // The attention travels as one string a head (htmlview.EncodeMap): the
+  // causal lower triangle row by row, little-endian float32, base64.
+  // decodeMap reads one into [query][key], zero above the diagonal. A
+  // thumbnail decodes its head as it draws it; the large view and the head
+  // view read the head open through mapOf, which keeps the last few
+  // decoded. Only the heads drawn are ever decoded.
+  function decodeMap(s, T) {
+    const bin = atob(s), bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    const f = new DataView(bytes.buffer), rows = [];
+    let o = 0;
+    for (let q = 0; q < T; q++) {
+      const row = new Array(T).fill(0);
+      for (let k = 0; k <= q; k++, o += 4) row[k] = f.getFloat32(o, true);
+      rows.push(row);
+    }
+    return rows;
+  }
+  const decoded = new Map(), KEEP_DECODED = 8;
+  function mapOf(ex, l, h) {
+    const key = examples.indexOf(ex) + "/" + l + "/" + h;
+    if (!decoded.has(key)) {
+      if (decoded.size >= KEEP_DECODED) decoded.delete(decoded.keys().next().value);
+      decoded.set(key, decodeMap(ex.maps[l][h], ex.tokens.length));
+    }
+    return decoded.get(key);
   }
   const ink = (w) => (w > 0.6 ? "#1d2330" : "#fff");
 
@@ -66,22 +96,23 @@
 
   // ---- the model card ----
   function drawModel() {
-    $("title-task").textContent = "· " + D.task + " · step " + D.step;
-    $("title-sub").textContent = D.checkpoint;
+    // A model trained elsewhere is named by where it comes from and has no
+    // step; the line under the title is the terminal view's first.
+    $("title-task").textContent = "· " + (D.source ? D.source : D.task + " · step " + D.step);
+    $("title-sub").textContent = D.heading;
     const m = D.model, card = $("model-card");
-    const rows = [
-      ["task", D.task],
-      ["checkpoint", D.checkpoint],
-      ["step", String(D.step)],
+    const rows = (D.source ? [["model", D.source], ["path", D.checkpoint]] :
+      [["task", D.task], ["checkpoint", D.checkpoint], ["step", String(D.step)]]).concat([
       ["layers × heads", m.layers + " × " + m.heads],
       ["d_model / d_head", m.d_model + " / " + (m.d_model / m.heads)],
-      ["blocks", m.mlp ? "pre-LN, attention + MLP (d_ff " + m.d_ff + ")" : "attention only, x + attn(x)"],
+      // The blocks in the terminal's words (model.Config.Blocks, -json's "blocks").
+      ["blocks", I.blocks + (m.mlp ? " (d_ff " + m.d_ff + ")" : "")],
       ["vocabulary / context", m.vocab + " / " + m.context],
       ["biases", ["qkv_bias", "out_bias", "lm_head_bias"].filter((k) => m[k]).join(", ") || "none"],
       ["dropout", String(m.dropout)],
       ["attention", I.family || "learned positions, multi-head"],
       ["parameters", D.params.toLocaleString("en-US") + " (" + D.dtype + ")"],
-    ];
+    ]);
     for (const [k, v] of rows) { el("dt", {}, card, k); el("dd", {}, card, v); }
     if (D.graph) drawGraph(D.graph);
   }
@@ -135,7 +166,7 @@
       el("td", {class: cls}, rows[2], scored ? labelOf(t) : "");
       const good = ex.predictions[i] === t;
       el("td", {class: cls + (scored ? (good ? " ok" : " wrong") : ""), title: scored ? (good ? "right" : "wrong") : "not scored"},
-        rows[3], labelOf(ex.predictions[i]) + (scored ? (good ? " ✓" : " ✗") : ""));
+        rows[3], predictedLabel(ex, i) + (scored ? (good ? " ✓" : " ✗") : ""));
       el("td", {class: cls}, rows[4], fmt2(p));
     });
   }
@@ -143,33 +174,74 @@
   const labels = {};
   examples.forEach((ex) => ex.tokens.forEach((id, i) => { labels[id] = tokenLabel(ex, i); }));
   const labelOf = (id) => (id in labels ? labels[id] : String(id));
+  // predictedLabel is the label of the prediction at position i as the
+  // terminal's "predicted" row shows it (a prediction need not be a token
+  // of any example).
+  const predictedLabel = (ex, i) => (ex.shownPredicted ? ex.shownPredicted[i] : labelOf(ex.predictions[i]));
 
   // ---- the grid of thumbnails ----
+  // Every head is a cell of a layers x heads grid whose columns share the
+  // width (up to 132 px each), so every head is on screen without sideways
+  // scrolling however many heads a layer has. A cell's canvas holds the
+  // map at one pixel a weight, scaled by CSS; it is drawn only when it
+  // scrolls into view (an IntersectionObserver) and only again when the
+  // example changes, so a page of a thousand heads draws the few dozen on
+  // screen, never all of them at once.
   // kvOf names the key-value head query head h reads, when query heads
   // share them (grouped-query attention: -json's kv_head).
   const kvOf = (h) => (I.kv_head ? " · kv " + I.kv_head[h] : "");
   const thumbs = [];
+  // Above MANY_HEADS heads a layer the grid takes the page's whole width;
+  // above MANY_CAPTIONS its captions are smaller and the ablation table
+  // goes under it.
+  const MANY_HEADS = 4, MANY_CAPTIONS = 8;
+  let onScreen = null;
   function drawGrid() {
     const grid = $("grid");
-    grid.style.gridTemplateColumns = "auto repeat(" + headsPerLayer + ", auto)";
-    $("roles-note").textContent = "Click a head to open it below. Roles: " + D.role_note + ".";
+    grid.style.gridTemplateColumns = "auto repeat(" + headsPerLayer + ", minmax(0, 132px))";
+    if (headsPerLayer > MANY_HEADS) $("heads").classList.add("wide");
+    grid.classList.toggle("many", headsPerLayer > MANY_CAPTIONS);
+    $("roles-note").textContent = "Click a head to open it below. " + D.role_note.charAt(0).toUpperCase() + D.role_note.slice(1) + ".";
+    if ("IntersectionObserver" in window) {
+      onScreen = new IntersectionObserver((entries) => entries.forEach((e) => {
+        const t = e.target.thumb;
+        t.visible = e.isIntersecting;
+        if (t.visible) drawThumb(t);
+      }), {rootMargin: "200px"});
+    }
     for (let l = 0; l < layers; l++) {
       el("div", {class: "layer-label"}, grid, "layer " + l);
       thumbs[l] = [];
       for (let h = 0; h < headsPerLayer; h++) {
-        const fig = el("figure", {class: "thumb", role: "listitem", "data-layer": l, "data-head": h, tabindex: "0"}, grid);
+        const r = I.heads[l][h];
+        const fig = el("figure", {class: "thumb", role: "listitem", "data-layer": l, "data-head": h, tabindex: "0",
+          title: "layer " + l + ", head " + h + kvOf(h) + ": " + roleText(r)}, grid);
         const c = el("canvas", {}, fig);
         const cap = el("figcaption", {}, fig);
         el("b", {}, cap, "L" + l + " H" + h + kvOf(h));
         el("br", {}, cap);
-        const r = I.heads[l][h];
         el("span", {class: "role role-" + r.role, title: "entropy " + fmt2(r.entropy) + " nats"}, cap, roleText(r));
         const pick = () => { state.layer = l; state.head = h; drawFocus(); };
         fig.addEventListener("click", pick);
         fig.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") pick(); });
-        thumbs[l][h] = {fig: fig, canvas: c};
+        thumbs[l][h] = fig.thumb = {fig: fig, canvas: c, layer: l, head: h, drawn: -1, visible: !onScreen};
+        if (onScreen) onScreen.observe(fig);
       }
     }
+  }
+  // drawThumb draws a head's map on the example shown, unless it already
+  // shows it: T x T pixels, masked keys grey.
+  function drawThumb(t) {
+    if (t.drawn === state.ex) return;
+    const ex = examples[state.ex], T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
+    t.canvas.width = T; t.canvas.height = T;
+    const g = t.canvas.getContext("2d"), img = g.createImageData(T, T);
+    for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
+      const c = isMasked(q, k) ? MASKED : rgb(a[q][k]), i = 4 * (q * T + k);
+      img.data[i] = c[0]; img.data[i + 1] = c[1]; img.data[i + 2] = c[2]; img.data[i + 3] = 255;
+    }
+    g.putImageData(img, 0, 0);
+    t.drawn = state.ex;
   }
   // ---- the ablation table (inspect -ablate) ----
   function drawAblation() {
@@ -282,19 +354,13 @@
     }
   }
 
+  // drawThumbs draws the cells on screen (the others as they scroll into
+  // view) and marks the head open and its rows in the tables.
   function drawThumbs() {
-    const ex = examples[state.ex], T = ex.tokens.length;
-    const cell = Math.max(2, Math.floor(104 / T)), size = cell * T;
-    for (let l = 0; l < layers; l++) for (let h = 0; h < headsPerLayer; h++) {
-      const c = thumbs[l][h].canvas;
-      c.width = size; c.height = size;
-      const g = c.getContext("2d"), a = ex.attention[l][h];
-      for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-        g.fillStyle = k > q ? "#eceef2" : color(a[q][k]);
-        g.fillRect(k * cell, q * cell, cell, cell);
-      }
-      thumbs[l][h].fig.classList.toggle("selected", l === state.layer && h === state.head);
-    }
+    thumbs.flat().forEach((t) => {
+      if (t.visible) drawThumb(t);
+      t.fig.classList.toggle("selected", t.layer === state.layer && t.head === state.head);
+    });
     document.querySelectorAll("#ablation tr[data-layer], #roles-table tr[data-layer], #circuits-heads tr[data-layer]").forEach((tr) =>
       tr.classList.toggle("selected", Number(tr.dataset.layer) === state.layer && Number(tr.dataset.head) === state.head));
   }
@@ -318,7 +384,7 @@
     for (let k = 1; ; k *= 10) for (const f of [1, 2, 5]) if (f * k * cell >= room) return f * k;
   }
   function drawLarge() {
-    const ex = examples[state.ex], T = ex.tokens.length, a = ex.attention[state.layer][state.head];
+    const ex = examples[state.ex], T = ex.tokens.length, a = mapOf(ex, state.layer, state.head);
     const svg = clear($("large"));
     const cell = Math.max(10, Math.min(30, Math.floor(480 / T)));
     // Small cells get labels no taller than a cell, key labels too wide for
@@ -344,7 +410,7 @@
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-      const masked = k > q || (D.model.window > 0 && k <= q - D.model.window), w = a[q][k];
+      const masked = isMasked(q, k), w = a[q][k];
       const r = sv("rect", {x: left + k * cell, y: top + q * cell, width: cell, height: cell,
         class: "cell" + (masked ? " masked" : ""), "data-q": q, "data-k": k}, g);
       if (!masked) r.setAttribute("fill", color(w));
@@ -378,7 +444,7 @@
   // ---- the head view ----
   let highlightQuery = () => {};
   function drawLines() {
-    const ex = examples[state.ex], T = ex.tokens.length, a = ex.attention[state.layer][state.head];
+    const ex = examples[state.ex], T = ex.tokens.length, a = mapOf(ex, state.layer, state.head);
     const svg = clear($("lines"));
     const row = Math.max(14, Math.min(24, Math.floor(520 / T))), top = 24, xl = 84, xr = 276;
     svg.setAttribute("width", 360); svg.setAttribute("height", top + row * T + 8);

@@ -21,10 +21,11 @@ func small() Data {
 	return Data{
 		Title: "attnscope: t, step 3", Checkpoint: "c.safetensors", Step: 3, Task: "t", Dtype: "float32", Params: 10,
 		Model:    map[string]any{"layers": 1, "heads": 1},
-		Inspect:  json.RawMessage(`{"tokens":[0,1],"labels":["a","</script><script>alert(1)</script>"],"attention":[[[[1,0],[0.25,0.75]]]]}`),
+		Inspect:  json.RawMessage(`{"tokens":[0,1],"labels":["a","</script><script>alert(1)</script>"],"blocks":"attention-only blocks"}`),
+		Maps:     [][]string{{EncodeMap([][]float64{{1, 0}, {0.25, 0.75}})}},
 		RoleNote: "pooled over 1 example",
 		Examples: []Example{{Source: "held-out 0", Tokens: []int{1, 0}, Labels: []string{"b", "a"}, Targets: []*int{nil, &one},
-			Attention: [][][][]float64{{{{1, 0}, {0.5, 0.5}}}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
+			Maps: [][]string{{EncodeMap([][]float64{{1, 0}, {0.5, 0.5}})}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
 		Graph: map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
 		Training: &Training{Dir: "run", Stride: 1, Train: []rundir.TrainRecord{{Step: 1, Loss: 2}}, Eval: []rundir.EvalRecord{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}},
 			Heads: [][]rundir.HeadHistory{{{Layer: 0, Head: 0, Role: "self", Steps: []int{1}, Scores: []float64{0.25}}}}},
@@ -79,7 +80,7 @@ func TestPageIsItsTemplate(t *testing.T) {
 		"{{.Title}}", "&lt;b&gt; &amp; c",
 		"{{.CSS}}", "(page.css)",
 		"{{.JS}}", "(page.js)",
-		"{{.Data}}", "{checkpoint dtype examples graph inspect model params role_note shown_labels step task title training}",
+		"{{.Data}}", "{checkpoint dtype examples graph heading inspect maps model params predicted_labels role_note shown_labels shown_predicted step task title training}",
 	).Replace(pageHTML)
 	if got := string(skeleton(t, render(t, d))); got != want {
 		t.Errorf("the page differs from page.html with its actions filled:\n--- got\n%s\n--- want\n%s", got, want)
@@ -138,11 +139,13 @@ func TestWriteNeedsInspectData(t *testing.T) {
 func TestPageEscapesLabels(t *testing.T) {
 	hostile := []string{"\x1b[2J", "\u009b31m", "\u009d0;x\u009c", "\u0090q", "\u0085", "\u202eabc", "\u2066", "\u200f", "\u200b", "\ufeff", "\x7f", "\r\a"}
 	d := small()
-	inspect, err := json.Marshal(map[string]any{"tokens": []int{0, 1}, "labels": hostile[:2], "attention": [][][][]float64{{{{1, 0}, {0.25, 0.75}}}}})
+	inspect, err := json.Marshal(map[string]any{"tokens": []int{0, 1}, "labels": hostile[:2]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.Inspect, d.Examples[0].Labels = inspect, hostile[2:]
+	d.PredictedLabels, d.Examples[0].PredictedLabels = hostile[:2], hostile[2:4]
+	d.Source, d.Heading = "fine-tuned from "+hostile[5], "model m: fine-tuned from "+hostile[0]
 	page := render(t, d)
 	escapetest.Check(t, "the page", []byte(page), "\n\t")
 	var blob struct {
@@ -152,10 +155,19 @@ func TestPageEscapesLabels(t *testing.T) {
 		Examples []struct {
 			Labels []string `json:"labels"`
 		} `json:"examples"`
-		ShownLabels [][]string `json:"shown_labels"`
+		ShownLabels    [][]string `json:"shown_labels"`
+		ShownPredicted [][]string `json:"shown_predicted"`
+		Source         string     `json:"source"`
+		Heading        string     `json:"heading"`
 	}
 	if err := json.Unmarshal([]byte(dataBody.FindStringSubmatch(page)[2]), &blob); err != nil {
 		t.Fatal(err)
+	}
+	if blob.Source != `fine-tuned from \u202eabc` || blob.Heading != `model m: fine-tuned from \x1b[2J` {
+		t.Errorf("the source reads %q and the heading %q, want them escaped", blob.Source, blob.Heading)
+	}
+	if want := [][]string{escape.Labels(hostile[:2]), escape.Labels(hostile[2:4])}; !slices.EqualFunc(blob.ShownPredicted, want, slices.Equal) {
+		t.Errorf("the predictions are shown as %q, want %q", blob.ShownPredicted, want)
 	}
 	real := append(slices.Clone(blob.Inspect.Labels), blob.Examples[0].Labels...)
 	if !slices.Equal(real, hostile) {
