@@ -50,7 +50,7 @@ func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSe
 		return err
 	}
 	defer st.Close()
-	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, prompt)), rows: make([]textRow, o.samples)}
+	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, echoed(tok, prompt, o.raw || o.tokens != ""))), rows: make([]textRow, o.samples)}
 	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
 	for i := range prompts {
 		prompts[i], ns[i] = plan.feed, n
@@ -98,6 +98,18 @@ func pretrainedPrompt(notices io.Writer, op *open.Opened, o options) ([]int, err
 		}
 	}
 	return ids, nil
+}
+
+// echoed is the prompt as printed before the continuation: without the
+// beginning-of-text token it starts with (the one a model starts from, or
+// Encode puts first), which is a mark rather than text, as Hugging Face's
+// decode(skip_special_tokens=True) leaves it out; keep (-raw, or ids the
+// user gave with -tokens) writes it, its name in the tokenizer's bytes.
+func echoed(tok tokenizer.Tokenizer, prompt []int, keep bool) []int {
+	if !keep && len(prompt) > 0 && prompt[0] == tok.BOS() {
+		return prompt[1:]
+	}
+	return prompt
 }
 
 // textRows prints -samples continuations of one prompt in a tokenizer's
