@@ -22,14 +22,16 @@ import (
 func main() { cli.Main("sample", run) }
 
 const usage = `usage: sample MODEL [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
-              [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-raw] [-path fused|gorgonia]
+              [-top-k K] [-top-p P] [-seed S] [-samples M] [-crop] [-no-cache] [-raw] [-path fused|gorgonia]
        sample MODEL -eval [-no-cache]
 
 Lets a trained model write, one token at a time with a KV cache, printing
 each as it is written. MODEL (or -checkpoint MODEL) is a run directory or a
 checkpoint written by train, a Hugging Face directory or a nanoGPT ckpt.pt. A model trained elsewhere (a Hugging Face directory or
 a nanoGPT ckpt.pt) continues -prompt in its tokenizer, or starts from its
-beginning-of-text token, and stops at any of its end-of-text tokens or after -n tokens. Without a prompt it writes the answers of held-out
+beginning-of-text token (or a newline, as nanoGPT), and stops at any of its end-of-text tokens or after -n tokens.
+Past a learned context each token is predicted from the last ones that fit,
+as nanoGPT crops; -crop does the same for other positions. Without a prompt it writes the answers of held-out
 examples of its task and marks each token; with -prompt or -tokens it
 continues them. -eval writes the answer of every held-out example and prints
 how many it wrote exactly on its own. Model text is printed with control
