@@ -18,14 +18,11 @@ import (
 type Window struct {
 	Stepper     // the steps before the first crop
 	Size    int // the positions the model sees at once
-	// OnCrop, if not nil, is called once, before the first crop.
-	OnCrop func()
 
-	model   *model.Model
-	last    [][]int    // each row's last Size tokens at most
-	fed     int        // positions fed since Reset
-	cropped bool       // OnCrop was called
-	full    *Recompute // the forward of the cropped window; the inner stepper itself without a cache
+	model *model.Model
+	last  [][]int    // each row's last Size tokens at most
+	fed   int        // positions fed since Reset
+	full  *Recompute // the forward of the cropped window; the inner stepper itself without a cache
 }
 
 // NewWindow is the stepper of batch rows that sees size positions at once
@@ -88,10 +85,6 @@ func (w *Window) Step(tokens []int) ([]float64, error) {
 // crop computes the logits of a full forward of each row's last Size
 // tokens.
 func (w *Window) crop() ([]float64, error) {
-	if !w.cropped && w.OnCrop != nil {
-		w.OnCrop()
-	}
-	w.cropped = true
 	if w.full == nil {
 		w.full = &Recompute{Model: w.model, Batch: len(w.last), Capacity: w.Size}
 	}

@@ -19,7 +19,6 @@ type contextPlan struct {
 	feed   []int // the prompt as fed: its last window tokens when it is longer
 	n      int   // tokens to write
 	window int   // crop to the last window tokens; 0: never
-	cut    bool  // the prompt itself was cropped
 	// what the context is, for the notice and the refusals: "its learned
 	// position table"
 	what string
@@ -51,7 +50,7 @@ func planContinuation(cfg model.Config, pretrained, crop bool, prompt []int, n i
 	}
 	p.window = size
 	if len(prompt) > size {
-		p.feed, p.cut = prompt[len(prompt)-size:], true
+		p.feed = prompt[len(prompt)-size:]
 	}
 	return p, nil
 }
@@ -84,17 +83,17 @@ func defaultLength(cfg model.Config, pretrained, stops bool, prompt int) int {
 	return cfg.Context
 }
 
-// cropNote is the one line said the first time rows are cropped.
-func (p contextPlan) cropNote() string {
-	return fmt.Sprintf("note: past the model's context of %d tokens (%s), each token is predicted from the last %d, cropped as nanoGPT's sample.py crops",
-		p.window, p.what, p.window)
+// cropNote is the one line said before writing when rows will pass the
+// context.
+func (p contextPlan) cropNote(prompt int) string {
+	return fmt.Sprintf("note: a prompt of %d tokens and -n %d pass the model's context of %d (%s): past it each token is predicted from the last %d, cropped as nanoGPT's sample.py does",
+		prompt, p.n, p.window, p.what, p.window)
 }
 
-// newStepper is the stepper of rows continuations planned by p: a growing
-// cache (or Recompute) when they stay within the context, else a
-// generate.Window whose first crop writes p.cropNote to notices (at once
-// when the prompt itself was cropped).
-func newStepper(m *model.Model, rows int, p contextPlan, cached bool, notices io.Writer) (generate.Stepper, error) {
+// newStepper is the stepper of rows continuations of a prompt of prompt
+// tokens planned by p: a growing cache (or Recompute) when they stay within
+// the context, else a generate.Window, said on notices first.
+func newStepper(m *model.Model, rows, prompt int, p contextPlan, cached bool, notices io.Writer) (generate.Stepper, error) {
 	if p.window == 0 {
 		return generate.NewGrowing(m, rows, len(p.feed)+generate.CacheAhead, len(p.feed)+p.n-1, cached)
 	}
@@ -102,16 +101,7 @@ func newStepper(m *model.Model, rows int, p contextPlan, cached bool, notices io
 	if err != nil {
 		return nil, err
 	}
-	said := false
-	w.OnCrop = func() {
-		if !said {
-			fmt.Fprintln(notices, p.cropNote())
-		}
-		said = true
-	}
-	if p.cut {
-		w.OnCrop()
-	}
+	fmt.Fprintln(notices, p.cropNote(prompt))
 	return w, nil
 }
 

@@ -38,7 +38,7 @@ func croppedGreedy(t *testing.T, m *model.Model, prompt []int, n, size int, stop
 
 // cropNotes counts the crop notices among the lines of stderr.
 func cropNotes(notes string) int {
-	return strings.Count(notes, "cropped as nanoGPT's sample.py crops")
+	return strings.Count(notes, "cropped as nanoGPT's sample.py does")
 }
 
 // TestLearnedContextCrops: a lab model with a learned position table of 24

@@ -58,8 +58,8 @@
 //   - The context (planContinuation): a row that passes a learned position
 //     table is cropped to its last Context tokens, as nanoGPT's sample.py
 //     crops to block_size (generate.Window: one full forward of the window
-//     per token past it), and the first crop is said on stderr in one line.
-//     Other positions write on past a lab model's trained length, and stop
+//     per token past it), said on stderr in one line before anything is
+//     written. Other positions write on past a lab model's trained length, and stop
 //     at a model trained elsewhere's max_position_embeddings, a longer
 //     request refused naming -crop, which crops them as a learned table
 //     is. Past the context the bound is the window's, whatever -n.

@@ -238,7 +238,7 @@ func continuePrompt(w, notices io.Writer, op *open.Opened, o options, s *generat
 	if err := (memoryBound{m, !o.noCache}).checkPlan(o.samples, plan); err != nil {
 		return err
 	}
-	st, err := newStepper(m, o.samples, plan, !o.noCache, notices)
+	st, err := newStepper(m, o.samples, len(prompt), plan, !o.noCache, notices)
 	if err != nil {
 		return err
 	}

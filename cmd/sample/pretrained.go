@@ -45,7 +45,7 @@ func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSe
 	if err != nil {
 		return err
 	}
-	st, err := newStepper(op.Model, o.samples, plan, !o.noCache, notices)
+	st, err := newStepper(op.Model, o.samples, len(prompt), plan, !o.noCache, notices)
 	if err != nil {
 		return err
 	}
