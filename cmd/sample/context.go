@@ -43,8 +43,8 @@ func planContinuation(cfg model.Config, pretrained, crop bool, prompt []int, n i
 		return p, errors.Errorf("the prompt has %d tokens, longer than the model's context of %d (%s); -crop keeps its last %d tokens",
 			len(prompt), size, p.what, size)
 	case stops && p.n > size-len(prompt)+1: // n - 1 + prompt could wrap
-		return p, errors.Errorf("-n %d: a prompt of %d tokens leaves room for %d more in the model's context of %d (%s); -crop writes on from the last %d tokens",
-			p.n, len(prompt), size-len(prompt)+1, size, p.what, size)
+		return p, errors.Errorf("-n %d: a prompt of %s leaves room for %d more in the model's context of %d (%s); -crop writes on from the last %d tokens",
+			p.n, msg.Count(len(prompt), "token"), size-len(prompt)+1, size, p.what, size)
 	case stops || p.n <= size-len(prompt)+1:
 		return p, nil
 	}
@@ -86,8 +86,8 @@ func defaultLength(cfg model.Config, pretrained, stops bool, prompt int) int {
 // cropNote is the one line said before writing when rows will pass the
 // context.
 func (p contextPlan) cropNote(prompt int) string {
-	return fmt.Sprintf("note: a prompt of %d tokens and -n %d pass the model's context of %d (%s): past it each token is predicted from the last %d, cropped as nanoGPT's sample.py does",
-		prompt, p.n, p.window, p.what, p.window)
+	return fmt.Sprintf("note: a prompt of %s and -n %d pass the model's context of %d (%s): past it each token is predicted from the last %d, cropped as nanoGPT's sample.py does",
+		msg.Count(prompt, "token"), p.n, p.window, p.what, p.window)
 }
 
 // newStepper is the stepper of rows continuations of a prompt of prompt

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/escape"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -120,7 +122,8 @@ func TestMaxPositionEmbeddingsStopsUnlessCrop(t *testing.T) {
 // (open/nanogpt/testdata: a character model of context 32, whose
 // vocabulary has no beginning-of-text token) starts from a newline, as
 // nanoGPT's sample.py does, writes its 64 tokens past the context by
-// cropping, and says both on stderr; -prompt with -n 200 writes 200.
+// cropping, and says both on stderr ("a prompt of 1 token"); -prompt
+// with -n 200 writes 200.
 func TestREADMENanoGPTCommand(t *testing.T) {
 	args := readmeCommand(t, "go run ./cmd/sample out-shakespeare-char/ckpt.pt")
 	dir := t.TempDir()
@@ -157,7 +160,8 @@ func TestREADMENanoGPTCommand(t *testing.T) {
 		want := escape.Text(c.prompt+string(tokenizer.Decode(op.Tokenizer, ref))) + "\n"
 		out, notes, err := sampleNoted(t, append(slices.Clone(args), c.extra...)...)
 		newline := strings.Count(notes, "starting from a newline, as nanoGPT's sample.py does")
-		if err != nil || out != want || cropNotes(notes) != 1 || newline != b2i(c.extra == nil) {
+		crop := fmt.Sprintf("a prompt of %s and -n %d pass the model's context of 32", msg.Count(len(ids), "token"), c.n)
+		if err != nil || out != want || cropNotes(notes) != 1 || !strings.Contains(notes, crop) || newline != b2i(c.extra == nil) {
 			t.Errorf("%q: %v\nwrote  %q\nwant   %q\nstderr %q", append(args, c.extra...), err, out, want, notes)
 		}
 	}
