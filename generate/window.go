@@ -91,13 +91,18 @@ func (w *Window) crop() ([]float64, error) {
 	return w.full.Fill(w.last)
 }
 
-// WindowMemoryNeed is MemoryNeed of a Window of size positions: its cache
-// (or Recompute) of size positions and, with the cache, the forward of
-// size positions a crop runs beside it.
+// WindowMemoryNeed is a rough estimate, in bytes, of what a Window of size
+// positions takes for rows sequences: without the cache MemoryNeed's
+// Recompute of size positions, which crops too; with it, the cache of size
+// positions (model.DecodeBytes, the weights included) and beside it the
+// values of a crop's forward of size positions (model.Config.InferenceBytes
+// without the weights, which the two share).
 func WindowMemoryNeed(m *model.Model, rows, size int, cached bool) float64 {
-	need := MemoryNeed(m, rows, size, cached)
-	if cached {
-		need += MemoryNeed(m, rows, size, false)
+	if !cached {
+		return MemoryNeed(m, rows, size, false)
 	}
-	return need
+	cfg := m.Config
+	cfg.Context = size
+	const elem = 4 // bytes of a float32
+	return m.DecodeBytes(rows, size) + cfg.InferenceBytes(rows) - cfg.ParamCount()*elem
 }

@@ -2,14 +2,19 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
@@ -192,4 +197,31 @@ func readmeCommand(t *testing.T, prefix string) []string {
 	}
 	t.Fatalf("the README has no line starting %q", prefix)
 	return nil
+}
+
+// TestWindowBound: past the context the memory bound is the window's
+// (its cache and the forward of a crop), whatever -n: on GPT-2 small's
+// shape (only its config is read) one row of -n MaxInt fits, 1024 rows do
+// not and the refusal names the most -samples that fit.
+func TestWindowBound(t *testing.T) {
+	big := &model.Model{Dtype: tensor.Float32, Config: model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072}}
+	plan, err := planContinuation(big.Config, true, false, []int{1, 2}, math.MaxInt)
+	if err != nil || plan.window != 1024 || len(plan.feed) != 2 {
+		t.Fatalf("-n MaxInt on a learned table: plan %+v, %v; want a window of 1024", plan, err)
+	}
+	bound := memoryBound{big, true}
+	if err := bound.checkPlan(1, plan); err != nil {
+		t.Errorf("one row: %v", err)
+	}
+	err = bound.checkPlan(1024, plan)
+	want := regexp.MustCompile(`^-samples 1024: writing past the model's context of 1024 positions, 1024 rows need an estimated \d+\.\d [GT]iB for the window and the forward pass of a crop \(limit 8\.0 GiB\); use -samples (\d+) or less$`)
+	m := want.FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("1024 rows: %v, want a line matching %s", err, want)
+	}
+	most, _ := strconv.Atoi(m[1])
+	fits := func(r int) bool { return generate.WindowMemoryNeed(big, r, 1024, true) <= model.MaxMemory }
+	if !fits(most) || fits(most+1) {
+		t.Errorf("%s: %d is not the largest -samples that fits", err, most)
+	}
 }
