@@ -116,8 +116,12 @@ func (b memoryBound) checkPlan(rows int, p contextPlan) error {
 	if need(rows) <= model.MaxMemory {
 		return nil
 	}
-	over := fmt.Sprintf("writing past the model's context of %d positions, %d rows need an estimated %s for the window and the forward pass of a crop (limit %s)",
-		p.window, rows, msg.Bytes(need(rows)), msg.Bytes(model.MaxMemory))
+	verb := "need"
+	if rows == 1 {
+		verb = "needs"
+	}
+	over := fmt.Sprintf("writing past the model's context of %d positions, %s %s an estimated %s for the window and the forward pass of a crop (limit %s)",
+		p.window, msg.Count(rows, "row"), verb, msg.Bytes(need(rows)), msg.Bytes(model.MaxMemory))
 	if most := largest(rows-1, func(r int) bool { return need(r) <= model.MaxMemory }); most > 0 {
 		return errors.Errorf("-samples %d: %s; use -samples %d or less", rows, over, most)
 	}
