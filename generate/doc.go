@@ -18,6 +18,11 @@
 //     cmd/sample asks) and doubles as the rows reach it, so memory follows
 //     what is written; MemoryNeed estimates it for a length before anything
 //     is built.
+//   - A Window lets rows pass the model's context of Size positions as
+//     nanoGPT's sample.py does, cropping each to its last Size tokens: up to
+//     the context it steps with the cache (or Recompute), and every step past
+//     it is one full forward of the cropped window (Recompute.Fill), since a
+//     slid window moves every position the cache holds.
 //   - Logits holding a NaN or an infinity stop generation with
 //     model.NonFinite's words, rather than picking token 0 from them.
 //   - A task example's answer is the span from its first to its last scored

@@ -115,6 +115,29 @@ func (r *Recompute) Step(tokens []int) ([]float64, error) {
 	for i, t := range tokens {
 		r.history[i] = append(r.history[i], t)
 	}
+	return r.forward()
+}
+
+// Fill replaces each row's tokens by rows[i] (all of one length, at most
+// Capacity) and returns the logits of the token after the last, as Step
+// would have after feeding them one by one: one forward of the whole rows.
+func (r *Recompute) Fill(rows [][]int) ([]float64, error) {
+	if len(rows) != r.Batch || len(rows[0]) == 0 || len(rows[0]) > r.Capacity {
+		return nil, errors.Errorf("recompute: fill with %d rows of %d tokens, want %d rows of 1 to %d", len(rows), len(rows[0]), r.Batch, r.Capacity)
+	}
+	r.history = make([][]int, r.Batch)
+	for i, row := range rows {
+		if len(row) != len(rows[0]) {
+			return nil, errors.Errorf("recompute: fill row %d has %d tokens, row 0 %d", i, len(row), len(rows[0]))
+		}
+		r.history[i] = slices.Clone(row)
+	}
+	return r.forward()
+}
+
+// forward runs the graph over each row's tokens and returns the logits of
+// each row's last position.
+func (r *Recompute) forward() ([]float64, error) {
 	n := r.Len()
 	if err := r.graphFor(n); err != nil {
 		return nil, err

@@ -16,7 +16,10 @@ with or without a bias, RMSNorm, the norms' eps; gelu_tanh, exact gelu,
 swiglu and relu2 MLPs with or without biases; tied embeddings; QK-norm).
 Norm is written here rather than taken from torch.nn, whose LayerNorm has no
 bias switch before torch 2.1 and which has no RMSNorm before 2.4. `read_safetensors` reads the file in pure Python
-(Debian's python3 has no safetensors package), and `save` writes a state
+(Debian's python3 has no safetensors package) and needs no torch: the
+model half (AttnLM and the parts above, in attnscope_nn.py) and torch are
+imported only when one of their names, `to_torch`, `load` or `save` is used;
+and `save` writes a state
 dict with these names back to a checkpoint inspect and sample open (the
 safetensors layout and metadata rundir.SaveCheckpoint writes: the run
 config, the step, the format and the data's SHA-256); to_checkpoint.py does
@@ -27,231 +30,12 @@ use this module.
 
 import hashlib
 import json
-import math
 import os
 import struct
+import sys
 import tempfile
-
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-def gelu_tanh(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-class Norm(nn.Module):
-    """model.norm over the last dimension: "layernorm" (biased variance;
-    a bias unless bias=False) or "rmsnorm" (no mean, no bias)."""
-
-    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5):
-        super().__init__()
-        self.kind, self.eps = kind, eps
-        self.weight = nn.Parameter(torch.ones(width))
-        self.bias = nn.Parameter(torch.zeros(width)) if kind == "layernorm" and bias else None
-
-    def forward(self, x):
-        if self.kind == "rmsnorm":
-            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
-        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
-
-
-def block_norm(cfg):
-    """A block's (or the final) norm as the config sets it."""
-    bias = cfg.get("norm_bias")
-    return Norm(cfg["d_model"], cfg.get("norm") or "layernorm", bias is None or bias,
-                cfg.get("norm_eps") or 1e-5)
-
-
-def alibi_slopes(n):
-    """Press et al.'s head slopes, as their reference code computes them."""
-    def power_of_2(n):
-        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        return [start * start ** i for i in range(n)]
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
-
-
-def rotate_half(x):
-    x1, x2 = x.chunk(2, dim=-1)
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def rope(x, base):
-    """Rotary embeddings, GPT-NeoX/Llama convention: x (B, heads, T, d)."""
-    T, d = x.shape[-2], x.shape[-1]
-    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
-    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)  # (T, d/2)
-    emb = torch.cat((angles, angles), dim=-1)                            # (T, d)
-    return x * emb.cos() + rotate_half(x) * emb.sin()
-
-
-def sinusoidal(T, D):
-    pos = torch.arange(T, dtype=torch.float64)[:, None]
-    div = torch.pow(10000.0, torch.arange(0, D, 2, dtype=torch.float64) / D)
-    table = torch.zeros(T, D, dtype=torch.float64)
-    table[:, 0::2] = torch.sin(pos / div)
-    table[:, 1::2] = torch.cos(pos / div)
-    return table
-
-
-class Attention(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        d = cfg["d_model"]
-        self.heads = cfg["heads"]
-        self.kv_heads = cfg.get("kv_heads") or self.heads
-        self.position = cfg.get("position") or "learned"
-        self.rope_base = cfg.get("rope_base") or 10000.0
-        self.window = cfg.get("window") or 0
-        self.latent = cfg.get("kv_latent") or 0
-        dh = d // self.heads
-        if self.latent:
-            self.q = nn.Linear(d, d, bias=cfg["qkv_bias"])
-            self.kv_down = nn.Linear(d, self.latent, bias=False)
-            self.kv_up = nn.Linear(self.latent, 2 * d, bias=cfg["qkv_bias"])
-        else:
-            self.qkv = nn.Linear(d, d + 2 * self.kv_heads * dh, bias=cfg["qkv_bias"])
-        self.out = nn.Linear(d, d, bias=cfg["out_bias"])
-        if cfg.get("qk_norm"):
-            eps = cfg.get("norm_eps") or 1e-5
-            self.q_norm = Norm(dh, "rmsnorm", eps=eps)                    # one weight for every head
-            self.k_norm = Norm(dh, "rmsnorm", eps=eps)                    # and every kv head
-        else:
-            self.q_norm = self.k_norm = None
-
-    def forward(self, x):
-        B, T, D = x.shape
-        H, G = self.heads, self.kv_heads
-        d = D // H
-        if self.latent:
-            q = self.q(x)
-            k, v = self.kv_up(self.kv_down(x)).split(D, dim=-1)
-        else:
-            q, k, v = self.qkv(x).split([D, G * d, G * d], dim=-1)
-        q = q.view(B, T, H, d).transpose(1, 2)                               # (B, H, T, d)
-        k = k.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
-        v = v.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
-        if self.q_norm is not None:                                          # before the rotation
-            q, k = self.q_norm(q), self.k_norm(k)
-        if self.position == "rope":
-            q, k = rope(q, self.rope_base), rope(k, self.rope_base)
-        k = k.repeat_interleave(H // k.shape[1], dim=1)                      # (B, H, T, d)
-        v = v.repeat_interleave(H // v.shape[1], dim=1)
-        s = q @ k.transpose(-2, -1) / math.sqrt(d)                           # (B, H, T, T)
-        i = torch.arange(T)[:, None]
-        j = torch.arange(T)[None, :]
-        if self.position == "alibi":
-            slopes = torch.tensor(alibi_slopes(H), dtype=torch.float64)[:, None, None]
-            s = s - slopes * (i - j).to(torch.float64).abs()
-        allowed = j <= i
-        if self.window:
-            allowed = allowed & (j > i - self.window)
-        s = s.masked_fill(~allowed, float("-inf"))
-        a = torch.softmax(s, dim=-1)                                        # (B, H, T, T)
-        y = (a @ v).transpose(1, 2).reshape(B, T, D)                        # (B, T, D)
-        return self.out(y), a
-
-
-ACTIVATIONS = {
-    "gelu_tanh": gelu_tanh,
-    "gelu": lambda x: 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))),
-    "relu2": lambda x: torch.relu(x) ** 2,
-}
-
-
-class MLP(nn.Module):
-    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x)."""
-
-    def __init__(self, cfg):
-        super().__init__()
-        D, F = cfg["d_model"], cfg["d_ff"]
-        bias = cfg.get("mlp_bias")
-        bias = bias is None or bias
-        self.activation = cfg.get("activation") or "gelu_tanh"
-        if self.activation == "swiglu":
-            self.gate = nn.Linear(D, F, bias=bias)
-            self.up = nn.Linear(D, F, bias=bias)
-            self.down = nn.Linear(F, D, bias=bias)
-        else:
-            self.fc = nn.Linear(D, F, bias=bias)
-            self.proj = nn.Linear(F, D, bias=bias)
-
-    def forward(self, x):
-        if self.activation == "swiglu":
-            g = self.gate(x)
-            return self.down(g * torch.sigmoid(g) * self.up(x))
-        return self.proj(ACTIVATIONS[self.activation](self.fc(x)))
-
-
-class Block(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        self.full = cfg["mlp"]
-        if self.full:
-            self.ln1 = block_norm(cfg)
-        self.attn = Attention(cfg)
-        if self.full:
-            self.ln2 = block_norm(cfg)
-            self.mlp = MLP(cfg)
-
-    def forward(self, x):
-        if not self.full:
-            y, a = self.attn(x)
-            return x + y, a
-        y, a = self.attn(self.ln1(x))
-        x = x + y
-        return x + self.mlp(self.ln2(x)), a
-
-
-class TiedHead(nn.Module):
-    """An LM head whose weight is the token embedding's; only its bias (if
-    any) is its own, named lm_head.bias."""
-
-    def __init__(self, embedding, vocab, bias):
-        super().__init__()
-        self.embedding = [embedding]                                     # a list: not a submodule
-        self.bias = nn.Parameter(torch.zeros(vocab)) if bias else None
-
-    def forward(self, x):
-        logits = x @ self.embedding[0].weight.t()                        # (B, T, V)
-        return logits if self.bias is None else logits + self.bias
-
-
-class AttnLM(nn.Module):
-    def __init__(self, cfg):
-        super().__init__()
-        self.cfg = cfg
-        self.position = cfg.get("position") or "learned"
-        self.tok_emb = nn.Embedding(cfg["vocab"], cfg["d_model"])
-        if self.position == "learned":
-            self.pos_emb = nn.Embedding(cfg["context"], cfg["d_model"])
-        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg["layers"])])
-        if cfg["mlp"]:
-            self.ln_f = block_norm(cfg)
-        self.tied = bool(cfg.get("tie_embeddings"))
-        if self.tied:
-            self.lm_head = TiedHead(self.tok_emb, cfg["vocab"], cfg["lm_head_bias"])
-        else:
-            self.lm_head = nn.Linear(cfg["d_model"], cfg["vocab"], bias=cfg["lm_head_bias"])
-
-    def forward(self, tokens):
-        B, T = tokens.shape
-        x = self.tok_emb(tokens)                                         # (B, T, D)
-        if self.position == "learned":
-            x = x + self.pos_emb(torch.arange(T))[None]
-        elif self.position == "sinusoidal":
-            x = x + sinusoidal(T, self.cfg["d_model"])[None]
-        attention = []
-        for block in self.blocks:
-            x, a = block(x)
-            attention.append(a)
-        if self.cfg["mlp"]:
-            x = self.ln_f(x)
-        return self.lm_head(x).reshape(B * T, -1), attention           # (B*T, V)
+from array import array
+from collections import namedtuple
 
 
 def param_order(cfg):
@@ -295,11 +79,19 @@ def param_order(cfg):
     return names
 
 
-DTYPES = {"F32": torch.float32, "F64": torch.float64}
+# The element types read and written, by safetensors dtype: array's typecode
+# and torch's dtype name.
+TYPECODES = {"F32": "f", "F64": "d"}
+TORCH_DTYPES = {"F32": "float32", "F64": "float64"}
+
+# Array is one tensor as read, without torch: its safetensors dtype, its
+# shape and its values in row-major order (an array.array).
+Array = namedtuple("Array", "dtype shape values")
 
 
 def read_safetensors(path):
-    """The tensors of a safetensors file by name, and its metadata."""
+    """The tensors of a safetensors file by name, as Arrays, and its
+    metadata. Pure Python: no torch is imported (to_torch converts)."""
     with open(path, "rb") as f:
         raw = f.read()
     (n,) = struct.unpack("<Q", raw[:8])
@@ -308,53 +100,55 @@ def read_safetensors(path):
     data = raw[8 + n:]
     tensors = {}
     for name, t in header.items():
-        if t["dtype"] not in DTYPES:
+        if t["dtype"] not in TYPECODES:
             raise ValueError("%s: tensor %s has dtype %s; want F32 or F64" % (path, name, t["dtype"]))
         start, end = t["data_offsets"]
-        flat = torch.frombuffer(bytearray(data[start:end]), dtype=DTYPES[t["dtype"]])
-        tensors[name] = flat.reshape(t["shape"]).clone()
+        values = array(TYPECODES[t["dtype"]], data[start:end])
+        if sys.byteorder == "big":                                      # safetensors is little-endian
+            values.byteswap()
+        tensors[name] = Array(t["dtype"], list(t["shape"]), values)
     return tensors, metadata
 
 
-def load(path, dtype=torch.float64):
-    """The model of an attnscope checkpoint with its weights, in eval mode,
-    and the checkpoint's metadata (run config, step)."""
-    tensors, metadata = read_safetensors(path)
+def to_torch(arrays):
+    """read_safetensors' Arrays as torch tensors, by name."""
+    import torch
+    return {name: torch.frombuffer(bytearray(a.values.tobytes()), dtype=getattr(torch, TORCH_DTYPES[a.dtype]))
+            .reshape(a.shape).clone() for name, a in arrays.items()}
+
+
+def load(path, dtype=None):
+    """The model of an attnscope checkpoint with its weights, in eval mode
+    (float64 unless dtype says), and the checkpoint's metadata (run config,
+    step)."""
+    import torch
+    from attnscope_nn import AttnLM
+    dtype = dtype or torch.float64
+    arrays, metadata = read_safetensors(path)
     run = json.loads(metadata["config"])
     model = AttnLM(run["model"]).to(dtype)
-    model.load_state_dict({k: v.to(dtype) for k, v in tensors.items()}, strict=True)
+    model.load_state_dict({k: v.to(dtype) for k, v in to_torch(arrays).items()}, strict=True)
     model.eval()
     return model, {"config": run, "step": int(metadata.get("step", 0))}
+
+
+# The names attnscope_nn defines, imported from it (with torch) on first use.
+MODEL_NAMES = ("AttnLM", "Attention", "Block", "MLP", "Norm", "TiedHead", "ACTIVATIONS", "block_norm",
+               "gelu_tanh", "alibi_slopes", "rotate_half", "rope", "sinusoidal", "checkpoint_tensors")
+
+
+def __getattr__(name):
+    if name in MODEL_NAMES:
+        import attnscope_nn
+        return getattr(attnscope_nn, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 # The checkpoint format rundir.CheckpointFormat names, and the metadata key
 # of the data section's SHA-256 (internal/safetensors.DigestKey).
 CHECKPOINT_FORMAT = "attnscope/1"
 DIGEST_KEY = "data_sha256"
-NAMES = {torch.float32: "F32", torch.float64: "F64"}
-
-
-def checkpoint_tensors(state_dict, model_config, dtype=torch.float32):
-    """The tensors of state_dict in the order and with the shapes of the
-    model model_config describes (param_order), as contiguous dtype tensors.
-    A missing or unexpected name, a wrong shape or a value that is not
-    finite raises ValueError naming it."""
-    names = param_order(model_config)
-    missing = [n for n in names if n not in state_dict]
-    unexpected = sorted(set(state_dict) - set(names))
-    if missing or unexpected:
-        raise ValueError("the state dict does not hold the model of the config: missing %s, unexpected %s"
-                         % (missing or "none", unexpected or "none"))
-    shapes = {k: tuple(v.shape) for k, v in AttnLM(model_config).state_dict().items()}
-    out = []
-    for name in names:
-        t = state_dict[name].detach()
-        if tuple(t.shape) != shapes[name]:
-            raise ValueError("%s has shape %s; the config's model wants %s" % (name, list(t.shape), list(shapes[name])))
-        if not torch.isfinite(t).all():
-            raise ValueError("%s holds a NaN or infinite value" % name)
-        out.append((name, t.to(dtype).contiguous()))
-    return out
+NAMES = {"torch.float32": "F32", "torch.float64": "F64"}  # str(tensor.dtype) -> safetensors dtype
 
 
 def write_safetensors(path, tensors, metadata):
@@ -369,7 +163,7 @@ def write_safetensors(path, tensors, metadata):
     header = {"__metadata__": dict(sorted(meta.items()))}
     offset = 0
     for (name, t), raw in zip(tensors, datas):
-        header[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
+        header[name] = {"dtype": NAMES[str(t.dtype)], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
         offset += len(raw)
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-(8 + len(text)) % 8)
@@ -387,10 +181,12 @@ def write_safetensors(path, tensors, metadata):
         raise
 
 
-def save(state_dict, path, config, step=0, dtype=torch.float32):
+def save(state_dict, path, config, step=0, dtype=None):
     """Writes state_dict (the names of `load`'s model) with the run config
     (a dict, as `load` returns it in info["config"]) and the step to an
     attnscope checkpoint at path, in float32 as attnscope trains."""
-    tensors = checkpoint_tensors(state_dict, config["model"], dtype)
+    import torch
+    from attnscope_nn import checkpoint_tensors
+    tensors = checkpoint_tensors(state_dict, config["model"], dtype or torch.float32)
     metadata = {"config": json.dumps(config, separators=(",", ":")), "step": str(int(step)), "format": CHECKPOINT_FORMAT}
     write_safetensors(path, tensors, metadata)

@@ -96,7 +96,7 @@ sys.path.insert(0, "../../python")
 import attnscope_torch
 cfg, weights, tokens = eval(sys.argv[1]), sys.argv[2], torch.tensor([json.loads(sys.argv[3])])
 ref = runpy.run_path("torch_decode.py", run_name="torch_decode")
-m = ref["from_attnscope"](attnscope_torch.read_safetensors(weights)[0], cfg)
+m = ref["from_attnscope"](attnscope_torch.to_torch(attnscope_torch.read_safetensors(weights)[0]), cfg)
 T = tokens.shape[1]
 with torch.no_grad():
     caches = ref["new_caches"](cfg, 1, T)

@@ -2,7 +2,7 @@
 //
 //	sample MODEL [-prompt TEXT | -tokens IDS] [-n N]
 //	       [-temperature T] [-top-k K] [-top-p P] [-seed S] [-samples M]
-//	       [-no-cache] [-raw] [-path fused|gorgonia]
+//	       [-crop] [-no-cache] [-raw] [-path fused|gorgonia]
 //	sample MODEL -eval [-no-cache]
 //
 // The model is the first argument or -checkpoint, as in inspect; flags may
@@ -12,7 +12,10 @@
 //   - A model trained elsewhere (a Hugging Face directory, a nanoGPT
 //     ckpt.pt; package open) writes in its tokenizer's text: -prompt (or
 //     -text) is encoded by it, without one the model starts from its
-//     beginning-of-text token, and each row stops after -n tokens (64 by
+//     beginning-of-text token (a character model without one from a
+//     newline, as nanoGPT's sample.py, said on stderr; the beginning of
+//     text is not echoed as text unless -raw or -tokens gave it), and
+//     each row stops after -n tokens (64 by
 //     default) or at any of its end-of-text tokens (open.Opened.EOS: a
 //     Llama 3 instruct model has three); a character split across tokens
 //     is held until it is whole, then escaped like every model text.
@@ -51,8 +54,15 @@
 //     as the rows reach it. -n and -samples are bounded before anything is
 //     built: rows x (prompt + n) positions must fit model.MaxMemory by
 //     generate.MemoryNeed, or the refusal names the estimate and the
-//     largest -n or -samples that fits. A learned position table bounds -n
-//     first, as before.
+//     largest -n or -samples that fits.
+//   - The context (planContinuation): a row that passes a learned position
+//     table is cropped to its last Context tokens, as nanoGPT's sample.py
+//     crops to block_size (generate.Window: one full forward of the window
+//     per token past it), said on stderr in one line before anything is
+//     written. Other positions write on past a lab model's trained length, and stop
+//     at a model trained elsewhere's max_position_embeddings, a longer
+//     request refused naming -crop, which crops them as a learned table
+//     is. Past the context the bound is the window's, whatever -n.
 //   - A checkpoint whose forward pass overflows to NaN or infinity stops at
 //     the first such step with inspect's line (model.NonFinite).
 package main

@@ -22,14 +22,16 @@ import (
 func main() { cli.Main("sample", run) }
 
 const usage = `usage: sample MODEL [-prompt TEXT | -tokens IDS] [-n N] [-temperature T]
-              [-top-k K] [-top-p P] [-seed S] [-samples M] [-no-cache] [-raw] [-path fused|gorgonia]
+              [-top-k K] [-top-p P] [-seed S] [-samples M] [-crop] [-no-cache] [-raw] [-path fused|gorgonia]
        sample MODEL -eval [-no-cache]
 
 Lets a trained model write, one token at a time with a KV cache, printing
 each as it is written. MODEL (or -checkpoint MODEL) is a run directory or a
 checkpoint written by train, a Hugging Face directory or a nanoGPT ckpt.pt. A model trained elsewhere (a Hugging Face directory or
 a nanoGPT ckpt.pt) continues -prompt in its tokenizer, or starts from its
-beginning-of-text token, and stops at any of its end-of-text tokens or after -n tokens. Without a prompt it writes the answers of held-out
+beginning-of-text token (or a newline, as nanoGPT), and stops at any of its end-of-text tokens or after -n tokens.
+Past a learned context each token is predicted from the last ones that fit,
+as nanoGPT crops; -crop does the same for other positions. Without a prompt it writes the answers of held-out
 examples of its task and marks each token; with -prompt or -tokens it
 continues them. -eval writes the answer of every held-out example and prints
 how many it wrote exactly on its own. Model text is printed with control
@@ -46,6 +48,7 @@ type options struct {
 	promptFlag         string
 	n, samples         int
 	eval, noCache, raw bool
+	crop               bool
 	pick               generate.Options
 }
 
@@ -76,6 +79,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.pick.Seed, "seed", 1, "seed of the draws (the held-out examples come from the run's own seed)")
 	fs.IntVar(&o.samples, "samples", 0, fmt.Sprintf("how many to write: held-out examples (default %d), or continuations of a prompt or of a model trained elsewhere (default 1)", heldOutSamples))
 	fs.BoolVar(&o.eval, "eval", false, "write the answer of every held-out example and print the exact match")
+	fs.BoolVar(&o.crop, "crop", false, "write past the context of a model without a learned position table (rotary, ALiBi, sinusoidal, none) by cropping to its last tokens, as a learned one always does")
 	fs.BoolVar(&o.noCache, "no-cache", false, "recompute the whole prefix at every step instead of using the KV cache")
 	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's)")
 	fs.BoolVar(&o.raw, "raw", false, "write a text model's continuation byte for byte, unescaped, for a pipe or a file; a terminal may act on control characters the model writes (text models with -prompt or -tokens only)")
@@ -112,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if op.Source != "" {
-		return writePretrained(stdout, op, o, samplesSet)
+		return writePretrained(stdout, stderr, op, o, samplesSet)
 	}
 	if err := checkHeldOut(fs, o); err != nil {
 		return err
@@ -175,6 +179,8 @@ func checkHeldOut(fs *flag.FlagSet, o options) error {
 		return errors.New("-n is the length written after a prompt; held-out examples are written to their answer's end (add -prompt or -tokens)")
 	case o.raw && !prompt:
 		return errors.New("-raw writes a continuation of -prompt or -tokens as it is; held-out examples and -eval print quoted text and figures")
+	case o.crop && !prompt:
+		return errors.New("-crop lets a continuation of -prompt or -tokens pass the model's context; held-out examples are written within it")
 	}
 	return nil
 }
@@ -225,19 +231,19 @@ func continuePrompt(w, notices io.Writer, op *open.Opened, o options, s *generat
 	if note := separatorNote(task, prompt, o); note != "" {
 		fmt.Fprintln(notices, note)
 	}
-	n, err := tokensToWrite(m.Config, len(prompt), o.n)
+	plan, err := planContinuation(m.Config, false, o.crop, prompt, o.n)
 	if err != nil {
 		return err
 	}
-	if err := (memoryBound{m, !o.noCache}).checkContinuation(o.samples, len(prompt), n); err != nil {
+	if err := (memoryBound{m, !o.noCache}).checkPlan(o.samples, plan); err != nil {
 		return err
 	}
-	st, err := generate.NewGrowing(m, o.samples, len(prompt)+generate.CacheAhead, len(prompt)+n-1, !o.noCache)
+	st, err := newStepper(m, o.samples, len(prompt), plan, !o.noCache, notices)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	err = stream(w, st, printer{task, o.raw}, prompt, n, o.samples, s, m.Config.Vocab)
+	err = stream(w, st, printer{task, o.raw}, prompt, plan, o.samples, s, m.Config.Vocab)
 	return errors.Wrapf(err, "checkpoint %s", o.checkpoint)
 }
 
@@ -256,26 +262,6 @@ func separatorNote(task data.Task, prompt []int, o options) string {
 	name := task.Label(sep)
 	return fmt.Sprintf("note: task %s's examples are symbols, %s, then the answer; this prompt has no %s, so what follows is no answer: try %s %q",
 		task.Name(), name, name, flag, strings.TrimSpace(given)+" "+name)
-}
-
-// tokensToWrite is -n after a prompt of prompt tokens (0: to the end of a
-// learned position table, else the trained length), refused past a learned
-// table.
-func tokensToWrite(cfg model.Config, prompt, n int) (int, error) {
-	limit := cfg.MaxLength()
-	if limit > 0 && prompt > limit {
-		return 0, errors.Errorf("the prompt has %d tokens, longer than the model's context of %d (its learned position table)", prompt, limit)
-	}
-	if n == 0 {
-		n = cfg.Context
-		if limit > 0 {
-			n = limit - prompt + 1
-		}
-	}
-	if room := limit - prompt + 1; limit > 0 && n > room { // n - 1 + prompt could wrap
-		return 0, errors.Errorf("-n %d: a prompt of %d tokens leaves room for %d more in the model's context of %d (its learned position table)", n, prompt, room, limit)
-	}
-	return n, nil
 }
 
 // promptIDs reads -prompt (characters for text, labels otherwise) or

@@ -21,44 +21,39 @@ import (
 // tokens (pretrainedN by default) or until it writes its end of text, each
 // streamed as it is picked, a character split across tokens held until it
 // is whole.
-func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) error {
+func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSet bool) error {
 	if o.eval {
 		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, msg.Clean(op.Source))
 	}
 	tok := op.Tokenizer
-	prompt, err := pretrainedPrompt(op, o)
+	prompt, err := pretrainedPrompt(notices, op, o)
 	if err != nil {
 		return err
 	}
 	if !samplesSet {
 		o.samples = 1
 	}
-	n := o.n
-	if n == 0 {
-		n = pretrainedN
-		if limit := op.Model.Config.MaxLength(); limit > 0 {
-			n = max(1, min(n, limit-len(prompt)+1))
-		}
-	}
-	if n, err = tokensToWrite(op.Model.Config, len(prompt), n); err != nil {
+	plan, err := planContinuation(op.Model.Config, true, o.crop, prompt, o.n)
+	if err != nil {
 		return err
 	}
-	if err := (memoryBound{op.Model, !o.noCache}).checkContinuation(o.samples, len(prompt), n); err != nil {
+	n := plan.n
+	if err := (memoryBound{op.Model, !o.noCache}).checkPlan(o.samples, plan); err != nil {
 		return err
 	}
 	sampler, err := generate.NewSampler(o.pick)
 	if err != nil {
 		return err
 	}
-	st, err := generate.NewGrowing(op.Model, o.samples, len(prompt)+generate.CacheAhead, len(prompt)+n-1, !o.noCache)
+	st, err := newStepper(op.Model, o.samples, len(prompt), plan, !o.noCache, notices)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, prompt)), rows: make([]textRow, o.samples)}
+	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, echoed(tok, prompt, o.raw || o.tokens != ""))), rows: make([]textRow, o.samples)}
 	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
 	for i := range prompts {
-		prompts[i], ns[i] = prompt, n
+		prompts[i], ns[i] = plan.feed, n
 		out.rows[i].stream = tokenizer.NewStream(tok)
 	}
 	if err := out.start(); err != nil {
@@ -71,9 +66,10 @@ func writePretrained(w io.Writer, op *open.Opened, o options, samplesSet bool) e
 	return nil
 }
 
-// pretrainedPrompt is -prompt in the tokenizer, -tokens, or the
-// beginning-of-text token alone.
-func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
+// pretrainedPrompt is -prompt in the tokenizer, -tokens, the
+// beginning-of-text token alone, or else "\n" (as nanoGPT's sample.py
+// starts) when the vocabulary has it, said on notices.
+func pretrainedPrompt(notices io.Writer, op *open.Opened, o options) ([]int, error) {
 	var ids []int
 	var err error
 	switch tok := op.Tokenizer; {
@@ -86,7 +82,12 @@ func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
 	case tok.BOS() >= 0:
 		ids = []int{tok.BOS()}
 	default:
-		return nil, errors.Errorf("%s's tokenizer has no beginning-of-text token to start from: give -prompt or -tokens", o.checkpoint)
+		newline, encodeErr := tok.Encode("\n")
+		if encodeErr != nil || len(newline) != 1 {
+			return nil, errors.Errorf("%s's tokenizer has no beginning-of-text token and no newline to start from: give -prompt or -tokens", o.checkpoint)
+		}
+		fmt.Fprintf(notices, "note: %s's tokenizer has no beginning-of-text token; starting from a newline, as nanoGPT's sample.py does (-prompt starts elsewhere)\n", o.checkpoint)
+		ids = newline
 	}
 	if err != nil {
 		return nil, err
@@ -97,6 +98,18 @@ func pretrainedPrompt(op *open.Opened, o options) ([]int, error) {
 		}
 	}
 	return ids, nil
+}
+
+// echoed is the prompt as printed before the continuation: without the
+// beginning-of-text token it starts with (the one a model starts from, or
+// Encode puts first), which is a mark rather than text, as Hugging Face's
+// decode(skip_special_tokens=True) leaves it out; keep (-raw, or ids the
+// user gave with -tokens) writes it, its name in the tokenizer's bytes.
+func echoed(tok tokenizer.Tokenizer, prompt []int, keep bool) []int {
+	if !keep && len(prompt) > 0 && prompt[0] == tok.BOS() {
+		return prompt[1:]
+	}
+	return prompt
 }
 
 // textRows prints -samples continuations of one prompt in a tokenizer's

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/generate"
+	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -174,6 +175,34 @@ func TestTextRowsHoldAndStop(t *testing.T) {
 			if after[i] != want[i] {
 				t.Errorf("ending at %d: after token %d the output is %q, want %q", end, i, after[i], want[i])
 			}
+		}
+	}
+}
+
+// TestBeginningOfTextIsNotEchoed: GPT-2 starts from <|endoftext|> and a
+// Llama-family prompt from the BOS its Encode puts first; neither is
+// printed as text before the continuation (Hugging Face's
+// skip_special_tokens), while -raw writes the tokenizer's bytes, the
+// token's name included.
+func TestBeginningOfTextIsNotEchoed(t *testing.T) {
+	dir := opentest.GPT2Dir(t, model.Config{Context: 32, DModel: 16, Heads: 2, Layers: 2, DFF: 32})
+	op := openDir(t, dir)
+	bos := op.Tokenizer.BOS()
+	written := greedy(t, op, []int{bos}, 4, op.EOS)
+	if slices.Contains(op.EOS, written[len(written)-1]) {
+		written = written[:len(written)-1]
+	}
+	text := string(tokenizer.Decode(op.Tokenizer, written))
+	for _, c := range []struct {
+		raw  bool
+		want string
+	}{{false, escape.Text(text) + "\n"}, {true, "<|endoftext|>" + text + "\n"}} {
+		args := []string{dir, "-n", "4"}
+		if c.raw {
+			args = append(args, "-raw")
+		}
+		if out, err := sample(t, args...); err != nil || out != c.want {
+			t.Errorf("%q: %v\nwrote %q\nwant  %q", args, err, out, c.want)
 		}
 	}
 }

@@ -288,7 +288,7 @@ func TestContinuationsStream(t *testing.T) {
 		}
 		w := &stepWriter{st: &countingStepper{Stepper: st}}
 		s, _ := generate.NewSampler(generate.Options{Temperature: 1.5, TopP: 1, Seed: 2})
-		if err := stream(w, w.st, printer{task: task}, prompt, n, rows, s, m.Config.Vocab); err != nil {
+		if err := stream(w, w.st, printer{task: task}, prompt, contextPlan{feed: prompt, n: n}, rows, s, m.Config.Vocab); err != nil {
 			t.Fatal(err)
 		}
 		st.Close()

@@ -67,14 +67,15 @@ func flush(w io.Writer) error {
 	return nil
 }
 
-// stream writes rows continuations of prompt by n tokens, picked by s from
-// st's logits (vocab per row), printing each as continuations says.
-func stream(w io.Writer, st generate.Stepper, p printer, prompt []int, n, rows int, s *generate.Sampler, vocab int) error {
+// stream writes rows continuations of prompt by plan.n tokens (plan.feed
+// fed), picked by s from st's logits (vocab per row), printing each as
+// continuations says.
+func stream(w io.Writer, st generate.Stepper, p printer, prompt []int, plan contextPlan, rows int, s *generate.Sampler, vocab int) error {
 	prompts, ns := make([][]int, rows), make([]int, rows)
 	for i := range prompts {
-		prompts[i], ns[i] = prompt, n
+		prompts[i], ns[i] = plan.feed, plan.n
 	}
-	out := newContinuations(w, p, prompt, n, rows)
+	out := newContinuations(w, p, prompt, plan.n, rows)
 	if err := out.start(); err != nil {
 		return err
 	}
