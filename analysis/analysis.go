@@ -177,7 +177,13 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 		"the model is too large to ablate here"); err != nil {
 		return nil, err
 	}
-	table, err := ablation.Run(m, data.EvalSet(task, n, seed), mode)
+	return AblateOn(m, data.EvalSet(task, n, seed), mode, roles)
+}
+
+// AblateOn is Ablate on a set of the caller's (the sequence a user gave a
+// model trained elsewhere), scored where its mask says.
+func AblateOn(m *model.Model, set *data.Batch, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
+	table, err := ablation.Run(m, set, mode)
 	if err != nil {
 		return nil, err
 	}

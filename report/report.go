@@ -207,17 +207,7 @@ func (r *Report) analyse(op *open.Opened) error {
 		}
 	}
 	if o.Ablate {
-		mode := o.Ablation
-		if mode == "" {
-			mode = ablation.Zero
-		}
-		evalSize := op.Config.Train.EvalSize
-		if op.Source != "" {
-			// A model trained elsewhere has no held-out set: its examples
-			// stand in, as many as a forward per head allows.
-			evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
-		}
-		if r.Ablation, err = analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
+		if r.Ablation, err = r.ablate(op); err != nil {
 			return err
 		}
 	}
@@ -280,3 +270,29 @@ func circuits(c *analysis.Cache, task data.Task, o Options, examples bool) (*ana
 	}
 	return out, nil
 }
+
+// ablate removes each head in turn: on the run's held-out set, or for a
+// model trained elsewhere (which has no run) on the sequence the user gave
+// (the one its roles were scored on) or else on examples of its task, as
+// many as a forward per head allows.
+func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
+	o, m := r.Options, op.Model
+	mode := o.Ablation
+	if mode == "" {
+		mode = ablation.Zero
+	}
+	if r.ablatesSequence() {
+		s := r.Sequence
+		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
+		return analysis.AblateOn(m, set, mode, r.Pooled.Roles)
+	}
+	evalSize := op.Config.Train.EvalSize
+	if op.Source != "" {
+		evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
+	}
+	return analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles)
+}
+
+// ablatesSequence reports whether -ablate removes the heads on the
+// sequence shown: the text or tokens given to a model trained elsewhere.
+func (r *Report) ablatesSequence() bool { return r.Source != "" && r.RolesOnSequence }
