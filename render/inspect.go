@@ -39,7 +39,8 @@ type Inspect struct {
 	Heads    []HeadLine // the selected heads, layer by layer
 	Circuits *Circuits  // nil: none asked for
 	Ablation *Ablation  // nil: none asked for
-	// Summary stops the view after the heads' table and the circuits.
+	// Summary stops the view after the heads' table, the circuits and
+	// the ablation table (its most important heads when there are many).
 	Summary  bool
 	Sequence Sequence
 	// Mean: the heatmaps are each head's mean over Samples examples.

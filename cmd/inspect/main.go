@@ -95,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
 	fs.BoolVar(&o.r.Circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
-	fs.BoolVar(&o.summary, "summary", false, "print only the model and one line per head (layer, head, role, score, entropy)")
+	fs.BoolVar(&o.summary, "summary", false, "print only the model, one line per head (layer, head, role, score, entropy) and the -circuits and -ablate tables")
 	fs.IntVar(&o.r.Length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.r.AllRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.r.Mean, "mean", false, "draw each head's weights averaged over the -examples examples (axes are positions) instead of on the one sequence")
