@@ -388,4 +388,3 @@ func selfCommand() string {
 	}
 	return os.Args[0]
 }
-
