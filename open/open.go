@@ -32,6 +32,9 @@ type Options struct {
 	// Vocab is the meta.pkl of a nanoGPT character model (-vocab), "" for
 	// the one beside its ckpt.pt, if any.
 	Vocab string
+	// Progress, when set, hears the bytes of a Hugging Face model's
+	// weights read so far of their total as they load; nil: nothing.
+	Progress func(done, total int64)
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
 	digests bool

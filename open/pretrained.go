@@ -53,7 +53,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		}
 		tokenizerRead <- read{tok, readingNote(names), names, err}
 	}()
-	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests})
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests, Progress: o.Progress})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err
