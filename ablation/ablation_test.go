@@ -70,7 +70,7 @@ func TestInductionHeadsMatter(t *testing.T) {
 		for _, mode := range []Mode{Zero, Mean} {
 			t.Run(string(path)+"/"+string(mode), func(t *testing.T) {
 				m, set := loadInduction(t, path)
-				table, err := Run(m, set, mode)
+				table, err := Run(m, set, mode, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,9 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkg/errors"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/report"
 )
 
@@ -58,8 +61,27 @@ flags:
 `
 
 // run is the whole command: flags and the model in args, output and -h on
-// stdout, notes on stderr.
+// stdout, notes and progress on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		// A writer of the caller's (a test's buffer) gets notes, not
+		// progress, which would depend on how long the work took.
+		return runWith(args, stdout, stderr, nil)
+	}
+	line := progress.NewLine(stderr, progress.IsTerminal(f), progress.DefaultWidth)
+	if progress.IsTerminal(f) {
+		line.Resize(progress.Width(f))
+		defer progress.WatchResize(f, line.Resize)()
+	}
+	defer line.Ticking(time.Second)()
+	return runWith(args, stdout, stderr, line)
+}
+
+// runWith is run with its progress reported on line (stderr's): the
+// phases of the work and the files written, cleared before stdout is
+// written; nil reports none.
+func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt; or give it as the first argument")
@@ -115,6 +137,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.r.Notices = stderr
+	if line != nil {
+		// Notices pass through the live line, which is cleared before
+		// anything else is written (the output, or the error).
+		defer line.Finish()
+		o.r.Notices, o.r.Progress = line, line.Update
+	}
 	if err := checkSamplesSet(fs, o.r.Samples); err != nil {
 		return err
 	}
@@ -144,7 +172,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return writeOutputs(r, o, mode, stdout)
+	return writeOutputs(r, o, mode, stdout, line)
 }
 
 // checkCheckpointFlags refuses flags that do not combine with a model
