@@ -48,9 +48,9 @@ type Options struct {
 	Page bool
 	Runs []string
 	// Progress, when set, hears how far each long phase of Build has come:
-	// done of total units of the phase (total 0: not known), unit what
-	// they are ("heads", "examples", or progress.Bytes for the weights
-	// read). nil hears nothing; report writes no progress of its own.
+	// done of total units of the phase (total 0: not known, the time
+	// alone tells), unit what they are ("heads", or progress.Bytes for the
+	// weights read). nil hears nothing; report writes no progress itself.
 	Progress func(phase string, done, total int64, unit string)
 }
 
