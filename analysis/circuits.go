@@ -428,6 +428,12 @@ const MaxPrefixBatchTokens = 512
 // the token after its earlier occurrence (Olsson et al.): [layer][head], in
 // [0, 1].
 func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
+	return prefixMatching(m, n, seed, nil)
+}
+
+// prefixMatching is PrefixMatching telling progress, when not nil, the
+// sequences run of n.
+func prefixMatching(m *model.Model, n int, seed uint64, progress func(done, total int)) ([][]float64, error) {
 	cfg := m.Config
 	half := min(cfg.Context/2, MaxPrefixTokens)
 	if half < 2 {
@@ -451,6 +457,9 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 	// logits alone are 200 KB a position).
 	per := max(1, MaxPrefixBatchTokens/t)
 	for lo := 0; lo < n; lo += per {
+		if progress != nil {
+			progress(lo, n)
+		}
 		k := min(per, n-lo)
 		c, err := runMaps(m, &data.Batch{Size: k, SeqLen: t, Tokens: tokens[lo*t : (lo+k)*t], Targets: make([]int, k*t), Mask: make([]float64, k*t)})
 		if err != nil {
@@ -470,6 +479,9 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 				}
 			}
 		}
+	}
+	if progress != nil {
+		progress(n, n)
 	}
 	for l := range out {
 		for h := range out[l] {
@@ -497,8 +509,19 @@ type Circuits struct {
 }
 
 // Measure computes every circuit metric of m; prefix matching on n
-// sequences drawn from seed.
-func Measure(m *model.Model, n int, seed uint64) (*Circuits, error) {
+// sequences drawn from seed. progress, when not nil, hears each stage
+// ("copying and composition", "prefix matching") and the units of it done
+// of its total (0 when it counts none: prefix matching counts sequences).
+func Measure(m *model.Model, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
+	stage := func(name string) func(done, total int) {
+		if progress == nil {
+			return nil
+		}
+		return func(done, total int) { progress(name, done, total) }
+	}
+	if s := stage("copying and composition"); s != nil {
+		s(0, 0)
+	}
 	hs, err := Heads(m)
 	if err != nil {
 		return nil, err
@@ -507,7 +530,7 @@ func Measure(m *model.Model, n int, seed uint64) (*Circuits, error) {
 	if c.Copying, err = CopyingScores(m, hs); err != nil {
 		return nil, err
 	}
-	if c.PrefixMatching, err = PrefixMatching(m, n, seed); err != nil {
+	if c.PrefixMatching, err = prefixMatching(m, n, seed, stage("prefix matching")); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -120,7 +120,7 @@ func TestCompositionsMatchTheFullMaps(t *testing.T) {
 // layer-1 pair.
 func TestInductionCircuit(t *testing.T) {
 	m := opentest.Induction(t).Model
-	c, err := Measure(m, 64, 1)
+	c, err := Measure(m, 64, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

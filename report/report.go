@@ -260,8 +260,9 @@ func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
 // score. Each is a phase of Options.Progress.
 func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits, error) {
 	o, task := r.Options, r.Task
-	r.phase("circuits: copying, composition, prefix matching", 0, 0, "")
-	out, err := analysis.Measure(c.Model, o.Samples, o.Seed)
+	out, err := analysis.Measure(c.Model, o.Samples, o.Seed, func(stage string, done, total int) {
+		r.phase("circuits: "+stage, done, total, "sequences")
+	})
 	if err != nil {
 		return nil, err
 	}
