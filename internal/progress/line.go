@@ -205,10 +205,11 @@ func (l *Line) percent() string {
 // plain is a line for a log, e.g.
 //
 //	ablating heads: 37/144 heads (25%)  elapsed 23s  ETA 1m09s
+//	circuits: logit lens  elapsed 5s
 func (l *Line) plain(now time.Time) string {
-	line := l.phase + ":"
+	line := l.phase
 	if c := l.count(); c != "" {
-		line += " " + c
+		line += ": " + c
 	}
 	if p := l.percent(); p != "" {
 		line += " (" + p + ")"
