@@ -202,8 +202,8 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 }
 
 // checkFlagUse refuses flags that would be ignored or cannot do what they
-// say: -ablation without -ablate, an empty -tokens or -text, a -text that
-// is not UTF-8, a -png file that is not a .png.
+// say: -ablation without -ablate, -mean with -summary, an empty -tokens or
+// -text, a -text that is not UTF-8, a -png file that is not a .png.
 func checkFlagUse(fs *flag.FlagSet, o options) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -218,6 +218,8 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
 	case set["summary"] && (o.json || o.png != "" || o.html != ""):
 		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
+	case o.summary && o.r.Mean:
+		return errors.New("-mean draws the heatmaps as means, and -summary shows no heatmap; drop one of them")
 	}
 	return cli.CheckText("-text", o.r.Text)
 }
