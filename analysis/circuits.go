@@ -138,9 +138,16 @@ type Composition struct {
 // GEMM of their stacked factors (at GPT-2 small's shape 15 GFLOP in all,
 // where gonum's float64 products of each pair took ten seconds); the rest
 // is float64 on d x d matrices, the pairs on every core.
-func Compositions(hs [][]Head) []Composition {
+func Compositions(hs [][]Head) []Composition { return compositions(hs, nil) }
+
+// compositions is Compositions telling progress, when not nil, the pairs
+// of consecutive layers done of their total.
+func compositions(hs [][]Head, progress func(done, total int)) []Composition {
 	var out []Composition
 	for l := 0; l+1 < len(hs); l++ {
+		if progress != nil {
+			progress(l, len(hs)-1)
+		}
 		writers, readers := hs[l], hs[l+1]
 		dm, d := writers[0].O.Dims()
 		na, nb := len(writers), len(readers)
@@ -178,6 +185,9 @@ func Compositions(hs [][]Head) []Composition {
 			}
 		})
 		out = append(out, pairs...)
+	}
+	if progress != nil {
+		progress(len(hs)-1, len(hs)-1)
 	}
 	return out
 }
@@ -510,8 +520,9 @@ type Circuits struct {
 
 // Measure computes every circuit metric of m; prefix matching on n
 // sequences drawn from seed. progress, when not nil, hears each stage
-// ("copying and composition", "prefix matching") and the units of it done
-// of its total (0 when it counts none: prefix matching counts sequences).
+// ("head weights", "composition", "copying", "prefix matching") and the
+// units of it done of its total: layer pairs for composition, sequences
+// for prefix matching, 0 of 0 for the others, which count nothing.
 func Measure(m *model.Model, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
 	stage := func(name string) func(done, total int) {
 		if progress == nil {
@@ -519,14 +530,18 @@ func Measure(m *model.Model, n int, seed uint64, progress func(stage string, don
 		}
 		return func(done, total int) { progress(name, done, total) }
 	}
-	if s := stage("copying and composition"); s != nil {
-		s(0, 0)
+	begin := func(name string) {
+		if progress != nil {
+			progress(name, 0, 0)
+		}
 	}
+	begin("head weights")
 	hs, err := Heads(m)
 	if err != nil {
 		return nil, err
 	}
-	c := &Circuits{Composition: Compositions(hs)}
+	c := &Circuits{Composition: compositions(hs, stage("composition"))}
+	begin("copying")
 	if c.Copying, err = CopyingScores(m, hs); err != nil {
 		return nil, err
 	}

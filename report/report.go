@@ -261,7 +261,7 @@ func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
 func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits, error) {
 	o, task := r.Options, r.Task
 	out, err := analysis.Measure(c.Model, o.Samples, o.Seed, func(stage string, done, total int) {
-		r.phase("circuits: "+stage, done, total, "sequences")
+		r.phase("circuits: "+stage, done, total, measureUnits[stage])
 	})
 	if err != nil {
 		return nil, err
@@ -285,6 +285,9 @@ func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits,
 	}
 	return out, nil
 }
+
+// measureUnits are what each stage of analysis.Measure counts.
+var measureUnits = map[string]string{"composition": "layer pairs", "prefix matching": "sequences"}
 
 // scoring names the phase of the run every analysis reads.
 func (r *Report) scoring() string {

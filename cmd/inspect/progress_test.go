@@ -38,7 +38,7 @@ func TestProgressOnStderrOnly(t *testing.T) {
 		phases []string
 	}{
 		{[]string{"-checkpoint", inductionCheckpoint, "-ablate", "-circuits", "-summary"},
-			[]string{"scoring 64 examples", "circuits: copying and composition", "circuits: prefix matching [", "/64 sequences", "circuits: activation patching", "/8 heads", "ablating heads", "circuits: logit lens"}},
+			[]string{"scoring 64 examples", "circuits: head weights", "circuits: composition [", "1/1 layer pairs", "circuits: copying", "circuits: prefix matching [", "/64 sequences", "circuits: activation patching", "/8 heads", "ablating heads", "circuits: logit lens"}},
 		{[]string{"-checkpoint", inductionCheckpoint, "-examples", "4", "-png", png},
 			[]string{"scoring 4 examples", "writing " + png}},
 	} {
