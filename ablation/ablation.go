@@ -55,8 +55,10 @@ type Table struct {
 	Rows     []Row `json:"rows"`
 }
 
-// Run scores m on set intact and with each head removed in turn.
-func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
+// Run scores m on set intact and with each head removed in turn. progress,
+// when not nil, hears the heads done of the total after the intact run and
+// after each head.
+func Run(m *model.Model, set *data.Batch, mode Mode, progress func(done, total int)) (Table, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return Table{}, err
 	}
@@ -78,6 +80,12 @@ func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 		fills = r.means
 	}
 	t := Table{Mode: mode, Examples: set.Size, Intact: intact}
+	report := func() {
+		if progress != nil {
+			progress(len(t.Rows), cfg.Layers*cfg.Heads)
+		}
+	}
+	report()
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
 			var fill []float64
@@ -104,6 +112,7 @@ func Run(m *model.Model, set *data.Batch, mode Mode) (Table, error) {
 			}
 			t.Rows = append(t.Rows, Row{Layer: l, Head: h, Score: s,
 				DeltaLoss: s.Loss - intact.Loss, DeltaTokenAcc: s.TokenAcc - intact.TokenAcc, DeltaExactMatch: s.ExactMatch - intact.ExactMatch})
+			report()
 		}
 	}
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return cmp.Compare(b.DeltaLoss, a.DeltaLoss) })

@@ -63,16 +63,25 @@ func lastEval(t *testing.T) Score {
 // more than removing any other head. Margin asserted: each of the two
 // raises the loss by at least 1 nat and drops exact match by at least 0.5,
 // while every other head raises the loss by at most 0.05 (20x less) and
-// moves exact match by at most 0.02.
+// moves exact match by at most 0.02. Progress hears each head done.
 func TestInductionHeadsMatter(t *testing.T) {
 	want := lastEval(t)
 	for _, path := range layers.Paths {
 		for _, mode := range []Mode{Zero, Mean} {
 			t.Run(string(path)+"/"+string(mode), func(t *testing.T) {
 				m, set := loadInduction(t, path)
-				table, err := Run(m, set, mode)
+				var heard []int // heads done, as progress hears them
+				table, err := Run(m, set, mode, func(done, total int) {
+					if total != m.Config.Layers*m.Config.Heads {
+						t.Errorf("progress of %d heads, the model has %d", total, m.Config.Layers*m.Config.Heads)
+					}
+					heard = append(heard, done)
+				})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if len(heard) != len(table.Rows)+1 || heard[0] != 0 || heard[len(heard)-1] != len(table.Rows) {
+					t.Errorf("progress heard %v, want 0 to %d, once a head", heard, len(table.Rows))
 				}
 				in := table.Intact
 				if math.Abs(in.Loss-want.Loss) > 1e-4 || in.TokenAcc != want.TokenAcc || in.ExactMatch != want.ExactMatch {

@@ -154,8 +154,9 @@ const defaultAblationExamples = 1000
 
 // Ablate scores the run's held-out set (data.EvalSet of the run's seed and
 // train.eval_size, evalSize) intact and with each head removed, and names
-// each row's head by its role.
-func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode ablation.Mode, roles [][]heads.Result) (*ablation.Table, error) {
+// each row's head by its role. progress, when not nil, hears the heads
+// done of the total (ablation.Run).
+func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode ablation.Mode, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
 	n := evalSize
 	if n <= 0 {
 		n = defaultAblationExamples
@@ -178,7 +179,13 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 		"the model is too large to ablate here"); err != nil {
 		return nil, err
 	}
-	table, err := ablation.Run(m, data.EvalSet(task, n, seed), mode)
+	return AblateOn(m, data.EvalSet(task, n, seed), mode, roles, progress)
+}
+
+// AblateOn is Ablate on a set of the caller's (the sequence a user gave a
+// model trained elsewhere), scored where its mask says.
+func AblateOn(m *model.Model, set *data.Batch, mode ablation.Mode, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
+	table, err := ablation.Run(m, set, mode, progress)
 	if err != nil {
 		return nil, err
 	}

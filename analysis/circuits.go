@@ -138,9 +138,16 @@ type Composition struct {
 // GEMM of their stacked factors (at GPT-2 small's shape 15 GFLOP in all,
 // where gonum's float64 products of each pair took ten seconds); the rest
 // is float64 on d x d matrices, the pairs on every core.
-func Compositions(hs [][]Head) []Composition {
+func Compositions(hs [][]Head) []Composition { return compositions(hs, nil) }
+
+// compositions is Compositions telling progress, when not nil, the pairs
+// of consecutive layers done of their total.
+func compositions(hs [][]Head, progress func(done, total int)) []Composition {
 	var out []Composition
 	for l := 0; l+1 < len(hs); l++ {
+		if progress != nil {
+			progress(l, len(hs)-1)
+		}
 		writers, readers := hs[l], hs[l+1]
 		dm, d := writers[0].O.Dims()
 		na, nb := len(writers), len(readers)
@@ -178,6 +185,9 @@ func Compositions(hs [][]Head) []Composition {
 			}
 		})
 		out = append(out, pairs...)
+	}
+	if progress != nil {
+		progress(len(hs)-1, len(hs)-1)
 	}
 	return out
 }
@@ -428,6 +438,12 @@ const MaxPrefixBatchTokens = 512
 // the token after its earlier occurrence (Olsson et al.): [layer][head], in
 // [0, 1].
 func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
+	return prefixMatching(m, n, seed, nil)
+}
+
+// prefixMatching is PrefixMatching telling progress, when not nil, the
+// sequences run of n.
+func prefixMatching(m *model.Model, n int, seed uint64, progress func(done, total int)) ([][]float64, error) {
 	cfg := m.Config
 	half := min(cfg.Context/2, MaxPrefixTokens)
 	if half < 2 {
@@ -451,6 +467,9 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 	// logits alone are 200 KB a position).
 	per := max(1, MaxPrefixBatchTokens/t)
 	for lo := 0; lo < n; lo += per {
+		if progress != nil {
+			progress(lo, n)
+		}
 		k := min(per, n-lo)
 		c, err := runMaps(m, &data.Batch{Size: k, SeqLen: t, Tokens: tokens[lo*t : (lo+k)*t], Targets: make([]int, k*t), Mask: make([]float64, k*t)})
 		if err != nil {
@@ -470,6 +489,9 @@ func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
 				}
 			}
 		}
+	}
+	if progress != nil {
+		progress(n, n)
 	}
 	for l := range out {
 		for h := range out[l] {
@@ -497,17 +519,33 @@ type Circuits struct {
 }
 
 // Measure computes every circuit metric of m; prefix matching on n
-// sequences drawn from seed.
-func Measure(m *model.Model, n int, seed uint64) (*Circuits, error) {
+// sequences drawn from seed. progress, when not nil, hears each stage
+// ("head weights", "composition", "copying", "prefix matching") and the
+// units of it done of its total: layer pairs for composition, sequences
+// for prefix matching, 0 of 0 for the others, which count nothing.
+func Measure(m *model.Model, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
+	stage := func(name string) func(done, total int) {
+		if progress == nil {
+			return nil
+		}
+		return func(done, total int) { progress(name, done, total) }
+	}
+	begin := func(name string) {
+		if progress != nil {
+			progress(name, 0, 0)
+		}
+	}
+	begin("head weights")
 	hs, err := Heads(m)
 	if err != nil {
 		return nil, err
 	}
-	c := &Circuits{Composition: Compositions(hs)}
+	c := &Circuits{Composition: compositions(hs, stage("composition"))}
+	begin("copying")
 	if c.Copying, err = CopyingScores(m, hs); err != nil {
 		return nil, err
 	}
-	if c.PrefixMatching, err = PrefixMatching(m, n, seed); err != nil {
+	if c.PrefixMatching, err = prefixMatching(m, n, seed, stage("prefix matching")); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -120,7 +120,7 @@ func TestCompositionsMatchTheFullMaps(t *testing.T) {
 // layer-1 pair.
 func TestInductionCircuit(t *testing.T) {
 	m := opentest.Induction(t).Model
-	c, err := Measure(m, 64, 1)
+	c, err := Measure(m, 64, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestDirectLogitAttribution(t *testing.T) {
 func TestPatching(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	p, err := Patch(cached(t, m, task, 32, 1), task, 1)
+	p, err := Patch(cached(t, m, task, 32, 1), task, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestPatching(t *testing.T) {
 	// clean logit is theirs.
 	cfg := m.Config
 	many := cached(t, m, task, 2*MaxPerHeadTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
-	bounded, err := Patch(many, task, 1)
+	bounded, err := Patch(many, task, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,9 @@
 //     model names them (model.AttnWeights, model.HeadOut, model.ResidPre,
 //     model.ResidPost); Weights and Circuit list what each use reads.
 //   - Interventions (Ablate, Patch) use the graph's hooks
-//     (model.BuildOptions.Hooks); everything else reads a Cache.
+//     (model.BuildOptions.Hooks); everything else reads a Cache. They run
+//     the model once per head and take a progress callback (heads done of
+//     the total), nil for none; nothing here writes to a terminal.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an
 //     error naming the layer, head and position, and the likely cause. A
 //     measure the model leaves undefined is not an error: patching whose

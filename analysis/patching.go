@@ -58,7 +58,9 @@ func PerHeadExamples(cfg model.Config, n, t int) int {
 // run that kept every layer's head outputs (Circuit), drawn by
 // Examples(task, n, seed): the clean run is the cache, each patched run
 // one more forward of the corrupted examples.
-func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
+//
+// progress, when not nil, hears the heads patched of the total.
+func Patch(clean *Cache, task data.Task, seed uint64, progress func(done, total int)) (*Patching, error) {
 	if !Repeats(task) {
 		return nil, errors.Errorf("activation patching corrupts induction examples; the model's task is %s", task.Name())
 	}
@@ -151,6 +153,9 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 	}
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
+			if progress != nil {
+				progress(l*cfg.Heads+h, cfg.Layers*cfg.Heads)
+			}
 			s, err := share(l, h, -1)
 			if err != nil {
 				return nil, err
@@ -167,6 +172,9 @@ func Patch(clean *Cache, task data.Task, seed uint64) (*Patching, error) {
 			}
 			p.ByPosition[l] = append(p.ByPosition[l], row)
 		}
+	}
+	if progress != nil {
+		progress(cfg.Layers*cfg.Heads, cfg.Layers*cfg.Heads)
 	}
 	return p, nil
 }

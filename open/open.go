@@ -38,6 +38,9 @@ type Options struct {
 	// read, before its weights are (a model trained elsewhere, a text
 	// model and a fine-tuned one always have a tokenizer).
 	TextFlag string
+	// Progress, when set, hears the bytes of a Hugging Face model's
+	// weights read so far of their total as they load; nil: nothing.
+	Progress func(done, total int64)
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
 	digests bool

@@ -39,7 +39,8 @@ type Inspect struct {
 	Heads    []HeadLine // the selected heads, layer by layer
 	Circuits *Circuits  // nil: none asked for
 	Ablation *Ablation  // nil: none asked for
-	// Summary stops the view after the heads' table and the circuits.
+	// Summary stops the view after the heads' table, the circuits and
+	// the ablation table (its most important heads when there are many).
 	Summary bool
 	// Length is the task length of the example shown when the user set it
 	// (-length); 0: the trained one. The roles are scored at the trained
@@ -174,6 +175,10 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 		if v.Length != 0 && v.Sequence.Drawn {
 			p.para(width, "-length %d changes only the example shown, which -summary leaves out", v.Length)
 		}
+		if v.Ablation != nil {
+			p.printf("\n")
+			writeAblation(p, width, *v.Ablation, summaryAblationRows(len(v.Ablation.Rows)))
+		}
 		return p.err
 	}
 	p.printf("\n")
@@ -198,7 +203,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	p.para(width, "%s", roleLegend)
 	if v.Ablation != nil {
 		p.printf("\n")
-		writeAblation(p, width, *v.Ablation)
+		writeAblation(p, width, *v.Ablation, len(v.Ablation.Rows))
 	}
 	return p.err
 }
@@ -311,17 +316,22 @@ func positions(marked []bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// Ablation is -ablate's table: the held-out set's scores intact, then one
-// row per head removed, most important first.
+// Ablation is -ablate's table: the set's scores intact, then one row per
+// head removed, most important first.
 type Ablation struct {
-	Mode                       string // how a head was removed: zero or mean
-	Replacement                string // what its output became: "zeros", "its mean over them"
-	Examples                   int
+	Mode        string // how a head was removed: zero or mean
+	Replacement string // what its output became: "zeros", "its mean over them"
+	// On says what the heads were removed on: "the 256 held-out examples
+	// of the run", "1 repeated-tokens sequence of 100 tokens", "the
+	// sequence given with -text (7 tokens)".
+	On                         string
 	Loss, TokenAcc, ExactMatch float64 // intact
 	Rows                       []AblationRow
-	// Language is true for a language model (the text task), which never
-	// writes a whole window exactly: exact match, 0 throughout, is left out.
-	Language bool
+	// NoExactMatch: the set has no exact-match target (a language model's
+	// text, never written whole exactly, or a model trained elsewhere,
+	// which has no task of its own): exact match, which means nothing
+	// there, is left out.
+	NoExactMatch bool
 }
 
 // AblationRow is one head removed.
@@ -331,24 +341,51 @@ type AblationRow struct {
 	Loss, DeltaLoss, DeltaTokenAcc, DeltaExactMatch float64
 }
 
-// writeAblation prints the intact scores, then one row per head.
-func writeAblation(p *printer, width int, a Ablation) {
+// summaryAblationRows is how many of n heads -summary's ablation table
+// lists: all of a model whose heads' table lists a line each, else the
+// MaxHeadLines/2 most important (the rest are summed up in one line).
+func summaryAblationRows(n int) int {
+	if n <= MaxHeadLines {
+		return n
+	}
+	return MaxHeadLines / 2
+}
+
+// Widths of the ablation table's columns but the role.
+const (
+	ablationFixed = 12 + 9 + 2*10 // "layer head  ", " loss", " Δloss", " Δtoken"
+	ablationExact = 10            // " Δexact"
+	minRoleWidth  = 8             // a cut role still reads: "previou…"
+)
+
+// writeAblation prints the intact scores, then one row for each of the
+// first rows heads (the most important), fitted to width: a role too long
+// for the room left is cut. A line says how many heads are left out and
+// how far their loss moved.
+func writeAblation(p *printer, width int, a Ablation, rows int) {
 	exact, exactHead := fmt.Sprintf(", exact match %.4f", a.ExactMatch), fmt.Sprintf(" %9s", "Δexact")
-	if a.Language {
-		exact, exactHead = "", ""
+	fixed := ablationFixed + ablationExact
+	if a.NoExactMatch {
+		exact, exactHead, fixed = "", "", ablationFixed
 	}
-	p.para(width, "ablation (%s): each head's output replaced by %s on the %d held-out examples of the run; intact: loss %.4f, token acc %.4f%s",
-		a.Mode, a.Replacement, a.Examples, a.Loss, a.TokenAcc, exact)
-	roleW := 24 // the role column fits the longest role
-	for _, row := range a.Rows {
-		roleW = max(roleW, utf8.RuneCountInString(row.Role))
+	p.para(width, "ablation (%s): each head's output replaced by %s on %s; intact: loss %.4f, token acc %.4f%s",
+		a.Mode, a.Replacement, a.On, a.Loss, a.TokenAcc, exact)
+	shown := a.Rows[:min(rows, len(a.Rows))]
+	roleW := len("role")
+	for _, row := range shown {
+		roleW = max(roleW, utf8.RuneCountInString(escape.Label(row.Role)))
 	}
+	roleW = max(minRoleWidth, min(roleW, width-1-fixed))
 	p.printf("%5s %4s  %-*s %8s %9s %9s%s\n", "layer", "head", roleW, "role", "loss", "Δloss", "Δtoken", exactHead)
-	for _, row := range a.Rows {
-		if !a.Language {
+	for _, row := range shown {
+		if !a.NoExactMatch {
 			exact = fmt.Sprintf(" %+9.4f", row.DeltaExactMatch)
 		}
-		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f%s\n", row.Layer, row.Head, roleW, escape.Label(row.Role), row.Loss, row.DeltaLoss, row.DeltaTokenAcc, exact)
+		p.printf("%5d %4d  %-*s %8.4f %+9.4f %+9.4f%s\n", row.Layer, row.Head, roleW, cutTo(escape.Label(row.Role), roleW), row.Loss, row.DeltaLoss, row.DeltaTokenAcc, exact)
+	}
+	if rest := a.Rows[len(shown):]; len(rest) > 0 {
+		p.para(width, "the other %s: Δloss from %+.4f to %+.4f (without -summary every head is listed)",
+			msg.Count(len(rest), "head"), rest[len(rest)-1].DeltaLoss, rest[0].DeltaLoss)
 	}
 }
 

@@ -37,6 +37,9 @@
 //     logits [position][vocab] at float32 precision for a float32 model;
 //     past MaxLogitValues logits a sequence carries each position's top
 //     LogitsTopK and its log-sum-exp unless Options.AllLogits.
+//   - Options.Progress hears each long phase of Build (the weights read,
+//     the scoring run, each circuit stage, the heads ablated) as counts;
+//     report draws nothing of it (inspect's stderr line does).
 //   - Imports run cmd -> report -> open -> (analysis | rundir) -> model;
 //     report fills render's types, and render imports nothing of it.
 package report

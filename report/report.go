@@ -9,6 +9,8 @@ import (
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -48,6 +50,11 @@ type Options struct {
 	// none: the checkpoint's directory, when it holds a run).
 	Page bool
 	Runs []string
+	// Progress, when set, hears how far each long phase of Build has come:
+	// done of total units of the phase (total 0: not known, the time
+	// alone tells), unit what they are ("heads", or progress.Bytes for the
+	// weights read). nil hears nothing; report writes no progress itself.
+	Progress func(phase string, done, total int64, unit string)
 }
 
 // LayerAuto is Options.Layer's "as many layers as read well".
@@ -123,7 +130,7 @@ func Build(o Options) (*Report, error) {
 	if o.Text != "" {
 		textFlag = "-text"
 	}
-	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab, TextFlag: textFlag})
+	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab, TextFlag: textFlag, Progress: r.bytesRead()})
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +200,7 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 // for.
 func (r *Report) analyse(op *open.Opened) error {
 	o, m, s := r.Options, op.Model, r.Sequence
+	r.phase(r.scoring(), 0, 0, "")
 	cache, err := r.examplesRun(m)
 	if err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
@@ -211,22 +219,12 @@ func (r *Report) analyse(op *open.Opened) error {
 		return err
 	}
 	if o.Circuits {
-		if r.Circuits, err = circuits(cache, r.Task, o, !r.RolesOnSequence); err != nil {
+		if r.Circuits, err = r.circuits(cache, !r.RolesOnSequence); err != nil {
 			return err
 		}
 	}
 	if o.Ablate {
-		mode := o.Ablation
-		if mode == "" {
-			mode = ablation.Zero
-		}
-		evalSize := op.Config.Train.EvalSize
-		if op.Source != "" {
-			// A model trained elsewhere has no held-out set: its examples
-			// stand in, as many as a forward per head allows.
-			evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
-		}
-		if r.Ablation, err = analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles); err != nil {
+		if r.Ablation, err = r.ablate(op); err != nil {
 			return err
 		}
 	}
@@ -236,6 +234,7 @@ func (r *Report) analyse(op *open.Opened) error {
 	if !o.Page {
 		return nil
 	}
+	r.phase("the page's held-out examples", 0, 0, "")
 	if r.Examples, err = heldOut(m, r.Task, op.Config.Seed, pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
@@ -267,25 +266,94 @@ func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
 // the shared one (c), prefix matching on its own sequences of repeated
 // random tokens, and, when c holds examples of a task of repeats,
 // activation patching from c into runs of corrupted examples and the ICL
-// score.
-func circuits(c *analysis.Cache, task data.Task, o Options, examples bool) (*analysis.Circuits, error) {
-	out, err := analysis.Measure(c.Model, o.Samples, o.Seed)
+// score. Each is a phase of Options.Progress.
+func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits, error) {
+	o, task := r.Options, r.Task
+	out, err := analysis.Measure(c.Model, o.Samples, o.Seed, func(stage string, done, total int) {
+		r.phase("circuits: "+stage, done, total, measureUnits[stage])
+	})
 	if err != nil {
 		return nil, err
 	}
+	r.phase("circuits: direct logit attribution", 0, 0, "")
 	if out.DirectLogit, err = analysis.DirectLogitAttribution(c); err != nil {
 		return nil, err
 	}
 	if examples && analysis.Repeats(task) {
-		if out.Patching, err = analysis.Patch(c, task, o.Seed); err != nil {
+		if out.Patching, err = analysis.Patch(c, task, o.Seed, r.counter("circuits: activation patching", "heads")); err != nil {
 			return nil, err
 		}
+		r.phase("circuits: in-context learning", 0, 0, "")
 		if out.ICL, err = analysis.ICL(c, task); err != nil {
 			return nil, err
 		}
 	}
+	r.phase("circuits: logit lens", 0, 0, "")
 	if out.LogitLens, err = analysis.LogitLens(c); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// measureUnits are what each stage of analysis.Measure counts.
+var measureUnits = map[string]string{"composition": "layer pairs", "prefix matching": "sequences"}
+
+// scoring names the phase of the run every analysis reads.
+func (r *Report) scoring() string {
+	if r.RolesOnSequence {
+		return "running the model on the sequence"
+	}
+	return "scoring " + msg.Count(r.Options.Samples, "example")
+}
+
+// phase tells Options.Progress that phase has done of total units.
+func (r *Report) phase(name string, done, total int, unit string) {
+	if p := r.Options.Progress; p != nil {
+		p(name, int64(done), int64(total), unit)
+	}
+}
+
+// counter is the callback an analysis counts one phase's units with; nil
+// without Options.Progress.
+func (r *Report) counter(name, unit string) func(done, total int) {
+	if r.Options.Progress == nil {
+		return nil
+	}
+	return func(done, total int) { r.phase(name, done, total, unit) }
+}
+
+// bytesRead is open's callback for the weights' bytes read; nil without
+// Options.Progress.
+func (r *Report) bytesRead() func(done, total int64) {
+	p := r.Options.Progress
+	if p == nil {
+		return nil
+	}
+	return func(done, total int64) { p("reading weights", done, total, progress.Bytes) }
+}
+
+// ablate removes each head in turn: on the run's held-out set, or for a
+// model trained elsewhere (which has no run) on the sequence the user gave
+// (the one its roles were scored on) or else on examples of its task, as
+// many as a forward per head allows.
+func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
+	o, m := r.Options, op.Model
+	mode := o.Ablation
+	if mode == "" {
+		mode = ablation.Zero
+	}
+	if r.ablatesSequence() {
+		s := r.Sequence
+		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
+		return analysis.AblateOn(m, set, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+	}
+	evalSize := op.Config.Train.EvalSize
+	if op.Source != "" {
+		evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
+	}
+	return analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+}
+
+// ablatesSequence reports whether -ablate removes the heads on the
+// sequence shown: the text or tokens given to a model trained elsewhere.
+func (r *Report) ablatesSequence() bool { return r.Source != "" && r.RolesOnSequence }

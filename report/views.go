@@ -313,11 +313,25 @@ func (r *Report) ablationView() *render.Ablation {
 	if a == nil {
 		return nil
 	}
-	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], Examples: a.Examples, Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch,
-		Language: data.IsText(r.Task)}
+	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], On: r.ablatedOn(a.Examples),
+		Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch,
+		NoExactMatch: data.IsText(r.Task) || r.Source != ""}
 	for _, row := range a.Rows {
 		v.Rows = append(v.Rows, render.AblationRow{Layer: row.Layer, Head: row.Head, Role: row.Role, Loss: row.Loss,
 			DeltaLoss: row.DeltaLoss, DeltaTokenAcc: row.DeltaTokenAcc, DeltaExactMatch: row.DeltaExactMatch})
 	}
 	return v
+}
+
+// ablatedOn says what the n examples the heads were removed on are: the
+// run's held-out set, or for a model trained elsewhere (which has no run)
+// sequences of its task or the sequence the user gave.
+func (r *Report) ablatedOn(n int) string {
+	switch {
+	case r.Source == "":
+		return fmt.Sprintf("the %s of the run", msg.Count(n, "held-out example"))
+	case r.ablatesSequence():
+		return fmt.Sprintf("the sequence given with %s (%s)", tokensFlag(r.Options), msg.Count(len(r.Sequence.Tokens), "token"))
+	}
+	return fmt.Sprintf("%s of %s", msg.Count(n, r.Task.Name()+" sequence"), msg.Count(r.Task.SeqLen(), "token"))
 }

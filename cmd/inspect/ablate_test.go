@@ -70,3 +70,24 @@ func TestAblateInduction(t *testing.T) {
 		}
 	}
 }
+
+// TestAblateSummary: -ablate -summary prints the heads' table and the
+// ablation table (issue 43: it printed the heads' table alone), every
+// line within the width, and no heatmap.
+func TestAblateSummary(t *testing.T) {
+	plainEnv(t, "72")
+	out := string(runOK(t, "-checkpoint", inductionCheckpoint, "-ablate", "-summary"))
+	for _, want := range []string{"layer head", "ablation (zero): each head's output replaced by zeros on the 1000", "Δexact"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-ablate -summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "heatmaps") {
+		t.Errorf("-ablate -summary shows heatmaps:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 71 {
+			t.Errorf("a line of %d at 72 columns: %s", n, line)
+		}
+	}
+}

@@ -92,6 +92,11 @@
 //     -png draws the same curves as three stacked line charts (one line per
 //     head, a guide at 0.5), never over the run's files. Other flags need
 //     a model.
+//   - Progress goes to stderr (internal/progress.Line, fed by
+//     report.Options.Progress): on a terminal one line redrawn and
+//     cleared before stdout is written, on a pipe or a file a plain line
+//     at most every 10 s; a writer that is not a file (a test's buffer)
+//     gets none. stdout is the same with or without it.
 //   - Every bad input is reported as one line before any graph is built:
 //     flags, -tokens or -text (not a number, not UTF-8, outside the
 //     vocabulary, longer than the context: the error names the flag given),

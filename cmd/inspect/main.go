@@ -4,9 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pkg/errors"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/report"
 )
 
@@ -58,8 +61,27 @@ flags:
 `
 
 // run is the whole command: flags and the model in args, output and -h on
-// stdout, notes on stderr.
+// stdout, notes and progress on stderr.
 func run(args []string, stdout, stderr io.Writer) error {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		// A writer of the caller's (a test's buffer) gets notes, not
+		// progress, which would depend on how long the work took.
+		return runWith(args, stdout, stderr, nil)
+	}
+	line := progress.NewLine(stderr, progress.IsTerminal(f), progress.DefaultWidth)
+	if progress.IsTerminal(f) {
+		line.Resize(progress.Width(f))
+		defer progress.WatchResize(f, line.Resize)()
+	}
+	defer line.Ticking(time.Second)()
+	return runWith(args, stdout, stderr, line)
+}
+
+// runWith is run with its progress reported on line (stderr's): the
+// phases of the work and the files written, cleared before stdout is
+// written; nil reports none.
+func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt; or give it as the first argument")
@@ -95,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
 	fs.BoolVar(&o.r.Circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
-	fs.BoolVar(&o.summary, "summary", false, "print only the model and one line per head (layer, head, role, score, entropy)")
+	fs.BoolVar(&o.summary, "summary", false, "print only the model, one line per head (layer, head, role, score, entropy) and the -circuits and -ablate tables")
 	fs.IntVar(&o.r.Length, "length", 0, "show one example of this task length (task.length) instead of the trained one: length generalisation (not beyond a learned position table)")
 	fs.BoolVar(&o.r.AllRows, "all-rows", false, "score head roles over every query position, not only those the task scores")
 	fs.BoolVar(&o.r.Mean, "mean", false, "draw each head's weights averaged over the -examples examples (axes are positions) instead of on the one sequence")
@@ -115,6 +137,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o.r.Notices = stderr
+	if line != nil {
+		// Notices pass through the live line, which is cleared before
+		// anything else is written (the output, or the error).
+		defer line.Finish()
+		o.r.Notices, o.r.Progress = line, line.Update
+	}
 	if err := checkSamplesSet(fs, o.r.Samples); err != nil {
 		return err
 	}
@@ -144,7 +172,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return writeOutputs(r, o, mode, stdout)
+	return writeOutputs(r, o, mode, stdout, line)
 }
 
 // checkCheckpointFlags refuses flags that do not combine with a model
@@ -174,8 +202,8 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 }
 
 // checkFlagUse refuses flags that would be ignored or cannot do what they
-// say: -ablation without -ablate, an empty -tokens or -text, a -text that
-// is not UTF-8, a -png file that is not a .png.
+// say: -ablation without -ablate, -mean with -summary, an empty -tokens or
+// -text, a -text that is not UTF-8, a -png file that is not a .png.
 func checkFlagUse(fs *flag.FlagSet, o options) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -190,6 +218,8 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
 	case set["summary"] && (o.json || o.png != "" || o.html != ""):
 		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
+	case o.summary && o.r.Mean:
+		return errors.New("-mean draws the heatmaps as means, and -summary shows no heatmap; drop one of them")
 	}
 	return cli.CheckText("-text", o.r.Text)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/report"
@@ -22,17 +23,23 @@ import (
 
 // writeOutputs writes the files asked for, then prints -json or the text
 // view. With a file written, the terminal gets the heads' table and where
-// the file went, not every heatmap again.
-func writeOutputs(r *report.Report, o options, mode render.Mode, stdout io.Writer) error {
+// the file went, not every heatmap again. Writing each file is a phase on
+// line (nil: none), which is cleared before stdout is written.
+func writeOutputs(r *report.Report, o options, mode render.Mode, stdout io.Writer, line *progress.Line) error {
 	if o.png != "" {
+		writing(line, o.png)
 		if err := writePNG(r, o.png); err != nil {
 			return err
 		}
 	}
 	if o.html != "" {
+		writing(line, o.html)
 		if err := writeHTML(r, o.html); err != nil {
 			return err
 		}
+	}
+	if line != nil {
+		line.Finish()
 	}
 	if o.json {
 		return writeJSONLine(stdout, r.JSON())
@@ -42,6 +49,13 @@ func writeOutputs(r *report.Report, o options, mode render.Mode, stdout io.Write
 		return err
 	}
 	return wrote(stdout, o.png, o.html)
+}
+
+// writing starts line's phase of writing the file at path.
+func writing(line *progress.Line, path string) {
+	if line != nil {
+		line.Update("writing "+msg.Clean(path), 0, 0, "")
+	}
 }
 
 // writePNG draws the selected heads (and the circuits) as one image,

@@ -68,9 +68,21 @@ func TestPretrainedViews(t *testing.T) {
 	// 36 heads on 8 examples of 101 tokens pass analysis.MaxPerHeadTokens:
 	// patching and ablation run the first 4.
 	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-layer", "0", "-head", "0", "-color", "never"))
-	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on the 4 held-out"} {
-		if !strings.Contains(out, want) {
+	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on 4 repeated-tokens sequences of 100 tokens;"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("-circuits -ablate lacks %q:\n%s", want, out)
+		}
+	}
+	ablated := out[strings.Index(out, "ablation (zero)"):]
+	if strings.Contains(ablated, "held-out") || strings.Contains(ablated, "exact") {
+		t.Errorf("the ablation of a model trained elsewhere names a run's held-out set or an exact match it does not have:\n%s", ablated)
+	}
+	// -text: the heads are removed on the text given, the one the roles
+	// were scored on, and -summary shows the table.
+	out = string(runNoted(t, "-checkpoint", dir, "-text", "The cat sat on the mat.", "-ablate", "-summary", "-color", "never"))
+	for _, want := range []string{"roles scored on the text given", "on the sequence given with -text (7 tokens);", "Δloss"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("-text -ablate -summary lacks %q:\n%s", want, out)
 		}
 	}
 	page := filepath.Join(t.TempDir(), "page.html")

@@ -82,7 +82,7 @@ func TestREADMESamples(t *testing.T) {
 	checkExcerpt(t, "the README's copy sample", docBlock(t, readmePath, "layer head  role       score entropy"), got)
 
 	table := string(runOK(t, "-checkpoint", inductionCheckpoint, "-ablate", "-color", "never"))
-	for _, line := range strings.Split(strings.TrimSpace(docBlock(t, readmePath, "layer head  role                                    loss")), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(docBlock(t, readmePath, "layer head  role                             loss")), "\n") {
 		if !strings.Contains(table, line+"\n") {
 			t.Errorf("the README's ablation line %q is not in what inspect -ablate prints:\n%s", line, table)
 		}

@@ -38,6 +38,7 @@ func TestWrongKinds(t *testing.T) {
 	var out bytes.Buffer
 	jpg := filepath.Join(dir, "x.jpg")
 	msgtest.Refusal(t, "-png of another format", run([]string{"-checkpoint", testCheckpoint, "-png", jpg}, &out, &out), "writes a PNG image; give a file name ending in .png")
+	msgtest.Refusal(t, "-mean with -summary", run([]string{"-checkpoint", testCheckpoint, "-mean", "-summary"}, &out, &out), "-mean draws the heatmaps as means, and -summary shows no heatmap")
 	if _, err := os.Stat(jpg); !os.IsNotExist(err) {
 		t.Errorf("-png x.jpg wrote the file (%v)", err)
 	}

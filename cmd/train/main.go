@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/pkg/errors"
-	"golang.org/x/term"
 
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -112,10 +112,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ctx, stop, caught := cli.StopOn(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	output := &outputWriter{w: stdout}
-	rep := newReporter(output, isTerminal(stdout), defaultWidth)
+	rep := newReporter(output, progress.IsTerminal(stdout), progress.DefaultWidth)
 	if f, ok := stdout.(*os.File); ok && rep.terminal {
-		rep.width = terminalWidth(f)
-		defer watchResize(f, rep.resize)()
+		rep.width = progress.Width(f)
+		defer progress.WatchResize(f, rep.resize)()
 	}
 	rep.header = header(dir, *configPath, resumeDir != "", cfg, overrides)
 	rep.tokenMetric = cfg.Task.Name == "induction" // its target is token accuracy (configs/induction.yaml)
@@ -409,20 +409,4 @@ func selfCommand() string {
 		return "go run ./cmd/train"
 	}
 	return os.Args[0]
-}
-
-// terminalWidth is f's width in columns, or defaultWidth when it cannot be
-// read.
-func terminalWidth(f *os.File) int {
-	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-		return w
-	}
-	return defaultWidth
-}
-
-// isTerminal reports whether w is a terminal (progress bar) rather than a
-// pipe or file (plain log lines).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

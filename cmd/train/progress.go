@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
@@ -21,7 +21,7 @@ type reporter struct {
 	mu       sync.Mutex // observe runs on the training goroutine, resize on the signal one
 	w        io.Writer
 	terminal bool
-	width    int // terminal columns; <= 0 means unknown (defaultWidth)
+	width    int // terminal columns; <= 0 means unknown (progress.DefaultWidth)
 	now      func() time.Time
 	// header is printed before the first step's output, so a run refused
 	// before it starts prints nothing but its error.
@@ -32,7 +32,7 @@ type reporter struct {
 	drawn    bool
 	last     train.Event // the newest event, redrawn on resize
 	lastEval *rundir.EvalRecord
-	rate     rateMeter
+	rate     progress.Rate
 	// printedAt and printedStep are when (the clock) and at which step the
 	// last plain progress line was written.
 	printedAt   time.Time
@@ -42,9 +42,6 @@ type reporter struct {
 	// first.
 	tokenMetric bool
 }
-
-// defaultWidth is the terminal width assumed when the size cannot be read.
-const defaultWidth = 80
 
 func newReporter(w io.Writer, terminal bool, width int) *reporter {
 	return &reporter{w: w, terminal: terminal, width: width, now: time.Now}
@@ -62,7 +59,7 @@ func (r *reporter) observe(ev train.Event) {
 			fmt.Fprintln(r.w, r.header)
 		}
 	}
-	r.rate.observe(now, ev.Step)
+	r.rate.Observe(now, int64(ev.Step))
 	if ev.Eval != nil {
 		r.lastEval = ev.Eval
 	}
@@ -109,9 +106,9 @@ func (r *reporter) printPlain(now time.Time, ev train.Event) {
 // The throughput is the ETA's rate (evaluations and saving included, and
 // smoothed), so it does not jump with the steps an evaluation falls in.
 func (r *reporter) plainProgress(ev train.Event) string {
-	line := fmt.Sprintf("step %d/%d (%d%%)  loss %.4f  elapsed %s", ev.Step, ev.Steps, 100*ev.Step/max(ev.Steps, 1), ev.Loss, formatETA(ev.Elapsed.Seconds()))
-	if rate, ok := r.rate.perSecond(); ok {
-		line += fmt.Sprintf("  ETA %s  %s tok/s", formatETA(float64(ev.Steps-ev.Step)/rate), thousands(rate*float64(ev.Tokens)))
+	line := fmt.Sprintf("step %d/%d (%d%%)  loss %.4f  elapsed %s", ev.Step, ev.Steps, 100*ev.Step/max(ev.Steps, 1), ev.Loss, progress.FormatETA(ev.Elapsed.Seconds()))
+	if rate, ok := r.rate.PerSecond(); ok {
+		line += fmt.Sprintf("  ETA %s  %s tok/s", progress.FormatETA(float64(ev.Steps-ev.Step)/rate), thousands(rate*float64(ev.Tokens)))
 	}
 	return line
 }
@@ -199,7 +196,7 @@ const (
 func (r *reporter) line(ev train.Event) string {
 	width := r.width
 	if width <= 0 {
-		width = defaultWidth
+		width = progress.DefaultWidth
 	}
 	room := width - 1
 	type field struct {
@@ -214,8 +211,8 @@ func (r *reporter) line(ev train.Event) string {
 		}
 		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), tok}, field{taskFigure(e, "%s %.3f"), seq})
 	}
-	if rate, ok := r.rate.perSecond(); ok {
-		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + formatETA(float64(ev.Steps-ev.Step)/rate), 6})
+	if rate, ok := r.rate.PerSecond(); ok {
+		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + progress.FormatETA(float64(ev.Steps-ev.Step)/rate), 6})
 	}
 	length := func() (n int) {
 		for _, f := range fields {
@@ -240,7 +237,7 @@ func (r *reporter) line(ev train.Event) string {
 	for i, f := range fields {
 		parts[i] = f.text
 		if f.text == "BAR" {
-			parts[i] = "[" + progressBar(ev.Step, ev.Steps, bar) + "]"
+			parts[i] = "[" + progress.Bar(int64(ev.Step), int64(ev.Steps), bar) + "]"
 		}
 	}
 	s := strings.Join(parts, " ")
@@ -248,92 +245,6 @@ func (r *reporter) line(ev train.Event) string {
 		s = s[:max(0, room)]
 	}
 	return s
-}
-
-// progressBar is a bar of width characters, "=" for the steps done.
-func progressBar(step, steps, width int) string {
-	filled := int(int64(width) * int64(step) / int64(max(steps, 1)))
-	bar := strings.Repeat("=", filled)
-	if filled < width {
-		bar += ">" + strings.Repeat(" ", width-filled-1)
-	}
-	return bar
-}
-
-// formatETA writes a number of seconds the way a person reads a wait:
-// "42s", "3m05s", "2h07m", "3d04h", and "> 999d" for anything longer
-// (including +Inf) instead of an overflowed duration.
-func formatETA(secs float64) string {
-	switch {
-	case math.IsNaN(secs) || secs < 0:
-		return "?"
-	case secs >= 1000*86400:
-		return "> 999d"
-	}
-	s := int64(math.Round(secs))
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd%02dh", s/86400, s%86400/3600)
-}
-
-// rateMeter estimates steps per second for the ETA. It keeps two views: the
-// average since the first step (which includes the evaluations and
-// checkpoints met so far) and an exponentially smoothed rate over windows of
-// at least rateWindow (which follows a machine that slows down). The ETA
-// uses the slower of the two, so that early on, before the first evaluation
-// has been paid for, it is not optimistic, and it moves smoothly rather than
-// jumping with every window.
-type rateMeter struct {
-	began       time.Time
-	firstStep   int
-	windowStart time.Time
-	windowStep  int
-	lastStep    int
-	lastTime    time.Time
-	smoothed    float64 // steps/s, 0 before the first full window
-}
-
-const (
-	rateWindow = 500 * time.Millisecond
-	// rateSmoothing is the weight of the newest window in the smoothed rate.
-	rateSmoothing = 0.2
-)
-
-func (m *rateMeter) observe(now time.Time, step int) {
-	if m.began.IsZero() {
-		// The first step builds caches and warms up; time from its end.
-		m.began, m.firstStep, m.windowStart, m.windowStep = now, step, now, step
-	}
-	m.lastStep = step
-	if dt := now.Sub(m.windowStart); dt >= rateWindow {
-		window := float64(step-m.windowStep) / dt.Seconds()
-		if m.smoothed == 0 {
-			m.smoothed = window
-		} else {
-			m.smoothed += rateSmoothing * (window - m.smoothed)
-		}
-		m.windowStart, m.windowStep = now, step
-	}
-	m.lastTime = now
-}
-
-// perSecond is the rate the ETA uses, and false until there is one.
-func (m *rateMeter) perSecond() (float64, bool) {
-	elapsed := m.lastTime.Sub(m.began).Seconds()
-	if m.lastStep <= m.firstStep || elapsed <= 0 {
-		return 0, false
-	}
-	rate := float64(m.lastStep-m.firstStep) / elapsed
-	if m.smoothed > 0 {
-		rate = min(rate, m.smoothed)
-	}
-	return rate, rate > 0
 }
 
 // finish ends the progress line so that what follows starts on a new line.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
 )
@@ -60,7 +61,7 @@ func TestProgressLineWidths(t *testing.T) {
 		if got != c.want {
 			t.Errorf("width %d:\n got %q\nwant %q", c.width, got, c.want)
 		}
-		if w := max(c.width, defaultWidth*btoi(c.width <= 0)); len(got) >= w {
+		if w := max(c.width, progress.DefaultWidth*btoi(c.width <= 0)); len(got) >= w {
 			t.Errorf("width %d: line is %d characters, would reach the last column", c.width, len(got))
 		}
 	}
@@ -100,7 +101,7 @@ func TestProgressETASmoothed(t *testing.T) {
 		} else {
 			clock.t = clock.t.Add(50 * time.Millisecond)
 		}
-		rate, ok := r.rate.perSecond()
+		rate, ok := r.rate.PerSecond()
 		if !ok {
 			continue
 		}
@@ -129,29 +130,9 @@ func TestProgressETAEarlyNotOptimistic(t *testing.T) {
 		}
 		r.observe(train.Event{Step: s, Steps: 1000})
 	}
-	rate, _ := r.rate.perSecond()
+	rate, _ := r.rate.PerSecond()
 	if rate > 50 {
 		t.Errorf("rate at step 250 = %.1f steps/s; with the evaluations the run makes about 33", rate)
-	}
-}
-
-// TestFormatETA covers each unit and the overflow of issue 11 (defect 9):
-// an ETA longer than time.Duration can hold printed as
-// "ETA -2562047h47m16.85s".
-func TestFormatETA(t *testing.T) {
-	cases := []struct {
-		secs float64
-		want string
-	}{
-		{0, "0s"}, {41.6, "42s"}, {185, "3m05s"}, {3599.4, "59m59s"}, {7620, "2h07m"},
-		{3*86400 + 4*3600 + 59, "3d04h"}, {999*86400 + 1, "999d00h"},
-		{1000 * 86400, "> 999d"}, {1e30, "> 999d"}, {math.Inf(1), "> 999d"},
-		{math.NaN(), "?"}, {-1, "?"},
-	}
-	for _, c := range cases {
-		if got := formatETA(c.secs); got != c.want {
-			t.Errorf("formatETA(%v) = %q, want %q", c.secs, got, c.want)
-		}
 	}
 }
 

@@ -49,6 +49,7 @@ type File struct {
 	byName   map[string]int
 	metadata map[string]string // without DigestKey
 	digest   string            // "" when the file records none
+	read     func(bytes int64) // hears each chunk read (Counted); nil: none
 }
 
 // Open opens the safetensors file at path and reads and checks its length
@@ -110,6 +111,15 @@ func OpenSource(src Source, size, limit int64, bounds Bounds) (*File, error) {
 
 func newFile(f Source, h fileHeader) *File {
 	return &File{f: f, start: h.dataStart(), tensors: h.tensors, byName: h.byName, metadata: h.metadata, digest: h.digest}
+}
+
+// Counted is f reading the same file and telling read the size of each
+// chunk of tensor data it reads (a progress count: at most one chunk,
+// 1 MiB, between two calls).
+func (f *File) Counted(read func(bytes int64)) *File {
+	c := *f
+	c.read = read
+	return &c
 }
 
 // NumTensors is the number of tensors, without copying their Info.
@@ -189,6 +199,9 @@ func readInto[T float](f *File, in Info, dst []T, h hash.Hash, buf []byte) error
 		}
 		if dst != nil {
 			decodeFloats(dst[(at-in.Begin)/size:], chunk, in.DType)
+		}
+		if f.read != nil {
+			f.read(int64(len(chunk)))
 		}
 		at += int64(len(chunk))
 	}

@@ -343,3 +343,36 @@ func TestReadMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestCounted: a Counted file reports every byte of tensor data ReadAll
+// reads, a chunk at a time, and reads the same values; the file it was
+// made from reports nothing.
+func TestCounted(t *testing.T) {
+	big := make([]float32, chunkSize/4+100) // two chunks
+	f := openBytes(t, written(t, []Tensor{
+		{Name: "a", DType: "F32", Shape: []int{len(big)}, Data: EncodeFloat32(big)},
+		{Name: "b", DType: "F32", Shape: []int{3}, Data: EncodeFloat32([]float32{1, 2, 3})},
+	}, nil))
+	var calls int
+	var read int64
+	counted := f.Counted(func(n int64) { calls++; read += n })
+	var b []float32
+	if _, err := counted.ReadAll(func(in Info) (any, error) {
+		dst := make([]float32, in.Len())
+		if in.Name == "b" {
+			b = dst
+		}
+		return dst, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if read != f.DataLen() || calls != 3 {
+		t.Errorf("counted %d bytes in %d calls, want the %d of the data section in 3 chunks", read, calls, f.DataLen())
+	}
+	if !reflect.DeepEqual(b, []float32{1, 2, 3}) {
+		t.Errorf("the counted file read b as %v", b)
+	}
+	if _, err := f.Verify(); err != nil || calls != 3 {
+		t.Errorf("the uncounted file: %v, and %d calls", err, calls)
+	}
+}

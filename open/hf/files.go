@@ -34,6 +34,7 @@ type weights struct {
 	// file or the index), named when one is missing.
 	lister string
 	shape  shape // what the files of the model config.json describes hold
+	read   int64 // tensor bytes read of every file so far (Options.Progress)
 }
 
 // shape is how many tensors the files of a model can hold, from

@@ -22,6 +22,9 @@ type Options struct {
 	// read (safefile.HashedFile), for a run that records what it started
 	// from.
 	Digests bool
+	// Progress, when set, hears the weights' bytes read so far of their
+	// total as they load (at most a MiB between two calls); nil: nothing.
+	Progress func(done, total int64)
 }
 
 // Model is a model opened from a Hugging Face directory.
@@ -75,7 +78,7 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	values, err := readValues(w, sources, cfg)
+	values, err := readValues(w, sources, cfg, o.Progress)
 	if err != nil {
 		return nil, err
 	}

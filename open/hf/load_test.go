@@ -306,3 +306,23 @@ func TestLoadHubCacheSnapshot(t *testing.T) {
 		t.Errorf("links into a cache from a directory that is not a snapshot: %v", err)
 	}
 }
+
+// TestLoadProgress: Progress hears the weights' bytes read, rising to
+// their total across every shard, and loading without it reads the same.
+func TestLoadProgress(t *testing.T) {
+	dir := filepath.Join("testdata", "sharded")
+	var seen [][2]int64
+	load(t, dir, hf.Options{Progress: func(done, total int64) { seen = append(seen, [2]int64{done, total}) }})
+	if len(seen) < 4 {
+		t.Fatalf("%d progress calls for 3 shards: %v", len(seen), seen)
+	}
+	total := seen[0][1]
+	if seen[0][0] != 0 || total <= 0 || seen[len(seen)-1] != [2]int64{total, total} {
+		t.Errorf("progress %v: want 0 first, the total last", seen)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i][0] < seen[i-1][0] || seen[i][1] != total {
+			t.Errorf("progress went from %v to %v", seen[i-1], seen[i])
+		}
+	}
+}

@@ -142,7 +142,7 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 // readValues reads every source, file by file in data order, into the
 // float32 values of its parameter: the parts of a parameter into its rows
 // of one slice.
-func readValues(w *weights, sources map[slot]*source, cfg model.Config) (map[string]any, error) {
+func readValues(w *weights, sources map[slot]*source, cfg model.Config, progress func(done, total int64)) (map[string]any, error) {
 	largest := 0
 	for _, s := range sources {
 		if s.transpose {
@@ -157,7 +157,7 @@ func readValues(w *weights, sources map[slot]*source, cfg model.Config) (map[str
 				r.byName[s.info.Name] = s
 			}
 		}
-		_, err := f.st.ReadAll(r.visit)
+		_, err := counted(f.st, w, progress).ReadAll(r.visit)
 		if err == nil {
 			err = r.finish()
 		}
@@ -165,7 +165,35 @@ func readValues(w *weights, sources map[slot]*source, cfg model.Config) (map[str
 			return nil, errors.Wrapf(err, "%s", f.path)
 		}
 	}
+	if progress != nil {
+		// Tensors the model does not use are skipped, not read.
+		progress(w.dataLen(), w.dataLen())
+	}
 	return r.values, nil
+}
+
+// counted is st telling progress the bytes read of all w's files so far,
+// or st itself when progress is nil.
+func counted(st *safetensors.File, w *weights, progress func(done, total int64)) *safetensors.File {
+	if progress == nil {
+		return st
+	}
+	total := w.dataLen()
+	if w.read == 0 {
+		progress(0, total)
+	}
+	return st.Counted(func(n int64) {
+		w.read += n
+		progress(w.read, total)
+	})
+}
+
+// dataLen is the bytes of tensor data of every file.
+func (w *weights) dataLen() (n int64) {
+	for _, f := range w.files {
+		n += f.st.DataLen()
+	}
+	return n
 }
 
 // tensorReader gives ReadAll where each tensor goes, and finishes each

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package progress
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// watchResize calls resize with the terminal's new width on every SIGWINCH
+// WatchResize calls resize with the terminal's new width on every SIGWINCH
 // until stop is called.
-func watchResize(f *os.File, resize func(width int)) (stop func()) {
+func WatchResize(f *os.File, resize func(width int)) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGWINCH)
 	done := make(chan struct{})
@@ -18,7 +18,7 @@ func watchResize(f *os.File, resize func(width int)) (stop func()) {
 		for {
 			select {
 			case <-ch:
-				resize(terminalWidth(f))
+				resize(Width(f))
 			case <-done:
 				return
 			}

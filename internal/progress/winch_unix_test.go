@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package progress
 
 import (
 	"os"
@@ -19,14 +19,14 @@ func TestWatchResize(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	got := make(chan int, 4)
-	stop := watchResize(w, func(width int) { got <- width })
+	stop := WatchResize(w, func(width int) { got <- width })
 	if err := syscall.Kill(os.Getpid(), syscall.SIGWINCH); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case width := <-got:
-		if width != defaultWidth {
-			t.Errorf("resize(%d), want the default %d for a pipe", width, defaultWidth)
+		if width != DefaultWidth {
+			t.Errorf("resize(%d), want the default %d for a pipe", width, DefaultWidth)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no resize after SIGWINCH")
