@@ -125,7 +125,7 @@ func colorMode(flagValue string, stdout io.Writer) (render.Mode, error) {
 	case "never":
 		return render.Plain, nil
 	case "auto":
-		if os.Getenv("NO_COLOR") != "" || !isTerminal(stdout) {
+		if os.Getenv("NO_COLOR") != "" || !progress.IsTerminal(stdout) {
 			return render.Plain, nil
 		}
 	case "always":
@@ -136,11 +136,6 @@ func colorMode(flagValue string, stdout io.Writer) (render.Mode, error) {
 		return render.TrueColor, nil
 	}
 	return render.Color256, nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // defaultWidth is the layout width when neither the terminal nor COLUMNS
@@ -167,7 +162,7 @@ func layoutWidth(stdout io.Writer, terminalWidth func(io.Writer) int, getenv fun
 
 // stdoutWidth is the width of the terminal stdout is, 0 when it is none.
 func stdoutWidth(stdout io.Writer) int {
-	if !isTerminal(stdout) {
+	if !progress.IsTerminal(stdout) {
 		return 0
 	}
 	w, _, err := term.GetSize(int(stdout.(*os.File).Fd()))
