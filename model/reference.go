@@ -42,8 +42,9 @@ func NewReference(m *Model) (*Reference, error) {
 // Len is the number of positions written to the cache.
 func (r *Reference) Len() int { return len(r.cache[0]) }
 
-// Step is run.c's forward: it feeds token at position Len(), writes its
-// keys and values to the cache and returns the logits of the next token (V).
+// Step is run.c's forward: it feeds token (in [0, Vocab)) at position
+// Len() (below Context with learned positions), writes its keys and values
+// to the cache and returns the logits of the next token (V).
 func (r *Reference) Step(token int) []float64 {
 	c, pos, D := r.cfg, r.Len(), r.cfg.DModel
 	x := append([]float64(nil), r.w["tok_emb.weight"][token*D:(token+1)*D]...) // the token's embedding
