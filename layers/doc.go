@@ -4,6 +4,13 @@
 // Norm), MLP (of an Activation) and SwiGLU (a block's FeedForward),
 // MultiHeadSelfAttention, Block and the loss.
 //
+// The model has two readable definitions. gorgonia.go writes each layer in
+// Gorgonia's own ops: the graph, node by node. model/reference.go writes
+// the whole model as float64 loops in the style of llama2.c's run.c, one
+// token at a time with its KV cache, every variant inline: the oracle the
+// tests hold both paths' forwards and the KV-cache decoder to. Read those
+// two first; the fused ops compute the same values faster.
+//
 // Conventions:
 //   - Activations are flat matrices (B*T, D), rows in row-major (batch,
 //     position) order; only attention scores and weights are 4-D,

@@ -11,6 +11,11 @@
 // builders (the embeddings, blocks, final norm and LM head); moved to
 // package generate it would need half of them exported.
 //
+// Reference (reference.go) is the model once more as plain float64 loops,
+// one token at a time with its KV cache, in the style of llama2.c's run.c:
+// the definition a newcomer reads top to bottom, and the oracle the tests
+// hold Build and Decoder to on every variant.
+//
 // Conventions:
 //   - Weights are plain tensors owned by a Model, named and laid out exactly as
 //     PyTorch's nn.Linear / nn.Embedding would hold them (Linear weight is
