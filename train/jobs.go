@@ -51,13 +51,24 @@ func (r *runner) logsAt(s int) bool {
 // logTraining writes the training line of step s to metrics.jsonl.
 func (r *runner) logTraining(s int, loss, norm float64) (*rundir.TrainRecord, error) {
 	now := r.clock()
-	tokens := float64((s - r.lastLogStep) * r.tokensPerStep())
-	rec := &rundir.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: tokens / now.Sub(r.lastLog).Seconds()}
+	tokens := (s - r.lastLogStep) * r.tokensPerStep()
+	rec := &rundir.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: throughput(tokens, now.Sub(r.lastLog))}
 	r.lastLog, r.lastLogStep = now, s
 	if err := r.metrics.Write(rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// throughput is tokens over interval, per second, for tokens_per_s: a
+// diagnostic, always finite, since the log's check of non-finite values
+// stops the run and a diagnostic must not. An interval the clock did not
+// measure (a coarse clock over fast steps) gives 0, not +Inf.
+func throughput(tokens int, interval time.Duration) float64 {
+	if interval <= 0 {
+		return 0
+	}
+	return float64(tokens) / interval.Seconds()
 }
 
 // evaluatesAt says whether step s evaluates (and probes): every
