@@ -9,6 +9,17 @@
 //     whole batch's.
 //     The count is fixed, so a config trains to the same numbers on any
 //     machine. cmd/bench times the same step through BuildReplicas.
+//   - The loop (runner.loop) reads as nanoGPT's train.py: it feeds a step,
+//     takes it, then runs each periodic job that falls due (the training
+//     line, the evaluations, the probes, best.safetensors, the checkpoint)
+//     as one call behind a condition named for it (logsAt, evaluatesAt,
+//     improves, checkpointsAt). The jobs live in jobs.go, in the loop's
+//     order, which is the order of the lines and files they write.
+//   - Only the loss, the gradients, the weight updates and the evaluations
+//     stop a run when they are not finite. A diagnostic never does:
+//     tokens_per_s, the one value read from the wall clock, is 0 over an
+//     interval the clock did not measure (throughput). The clock is
+//     runner.clock, which a test stops.
 //   - Randomness comes only from rundir.Config.Seed, through streams derived
 //     from it rather than carried along: the batch of step s from data.StepRNG(seed,
 //     s), the held-out set from data.EvalSet, dropout from DropoutStream, and

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -145,6 +144,16 @@ type runner struct {
 	lock       *rundir.Lock // held from the first look at the directory to the end
 	start      int          // last completed step before this call
 	saved      int          // step of the checkpoint on disk
+	batch      *data.Batch  // the fed batch of the step being trained
+	// clock is the wall clock of the timings (Result, Event.Elapsed) and of
+	// tokens_per_s; a test stops it.
+	clock func() time.Time
+	began time.Time // when this call's first step began
+	// lastLog and lastLogStep are the time and step of the previous training
+	// line (of this call's start before the first), the interval
+	// tokens_per_s is measured over.
+	lastLog     time.Time
+	lastLogStep int
 }
 
 // ErrInterruptedEarly is returned by Run when its context is cancelled
@@ -177,7 +186,7 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 		fmt.Fprintf(opts.Notices, "reading windows of %s\n", msg.Clean(data.TextLocation(taskCfg)))
 	}
 	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, newProbes: opts.Probes, task: task,
-		pretrained: pre, state: runState{BestLoss: math.Inf(1)}}
+		pretrained: pre, state: runState{BestLoss: math.Inf(1)}, clock: time.Now}
 	t := cfg.Train
 	r.sched = LRSchedule{Peak: t.LR, Min: t.MinLR, Warmup: t.WarmupSteps, Steps: t.Steps, Cosine: t.Schedule == "cosine"}
 	if opts.Resume {
@@ -373,111 +382,61 @@ func (r *runner) close() {
 	}
 }
 
+// loop trains from the step after r.start to the run's last, as nanoGPT's
+// train.py does: each step feeds its batch and updates the weights, then
+// runs the periodic jobs that fall due on it, in the order their lines and
+// files are written. A cancelled ctx stops it between steps, with a
+// checkpoint of the last completed one.
 func (r *runner) loop(ctx context.Context) (*Result, error) {
-	t := r.cfg.Train
-	res := &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: t.Steps}
-	batch := data.NewBatch(t.BatchSize, r.task.SeqLen())
-	began := time.Now()
-	lastLog, lastLogStep := began, r.start
-	for s := r.start + 1; s <= t.Steps; s++ {
+	res := r.startLoop()
+	for s := r.start + 1; s <= res.Steps; s++ {
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			break
 		}
-		if err := data.Fill(r.task, batch, data.StepRNG(r.cfg.Seed, s)); err != nil {
+		if err := r.feed(s); err != nil {
 			return nil, err
-		}
-		if err := r.graph.Feed(batch.Tokens, batch.Targets, batch.Mask); err != nil {
-			return nil, errors.Wrapf(err, "step %d", s)
-		}
-		if err := r.graph.drawDropout(r.cfg.Model.Dropout, rand.New(rand.NewPCG(r.cfg.Seed, DropoutStream^uint64(s)))); err != nil {
-			return nil, errors.Wrapf(err, "step %d", s)
 		}
 		loss, norm, err := r.step(s)
 		if err != nil {
 			return nil, errors.Wrapf(err, "step %d", s)
 		}
-		ev := Event{Step: s, Steps: t.Steps, Loss: loss, Tokens: t.BatchSize * r.task.SeqLen()}
-		last := s == t.Steps
-		if t.LogEvery > 0 && (s%t.LogEvery == 0 || last) {
-			now := time.Now()
-			tokens := float64((s - lastLogStep) * t.BatchSize * r.task.SeqLen())
-			ev.Train = &rundir.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: tokens / now.Sub(lastLog).Seconds()}
-			lastLog, lastLogStep = now, s
-			if err := r.metrics.Write(ev.Train); err != nil {
+		ev := Event{Step: s, Steps: res.Steps, Loss: loss, Tokens: r.tokensPerStep()}
+		if r.logsAt(s) {
+			if ev.Train, err = r.logTraining(s, loss, norm); err != nil {
 				return nil, err
 			}
 		}
-		if r.eval != nil && (s%t.EvalEvery == 0 || last) {
-			evalStart := time.Now()
-			rec, err := r.eval.run(s)
-			res.EvalTime += time.Since(evalStart)
-			if err != nil {
-				return nil, errors.Wrapf(err, "step %d: evaluation", s)
-			}
-			ev.Eval, res.LastEval = &rec, &rec
-			if err := r.metrics.Write(rec); err != nil {
+		if r.evaluatesAt(s) {
+			if ev.Eval, err = r.evaluate(s, res); err != nil {
 				return nil, err
 			}
-			for _, at := range r.atLength {
-				evalStart := time.Now()
-				rec, err := at.run(s)
-				res.EvalTime += time.Since(evalStart)
-				if err != nil {
-					return nil, errors.Wrapf(err, "step %d: evaluation at length %d", s, at.length)
-				}
-				if err := r.metrics.Write(rec); err != nil {
-					return nil, err
-				}
-				ev.AtLength = append(ev.AtLength, rec)
+			if ev.AtLength, err = r.evaluateAtLengths(s, res); err != nil {
+				return nil, err
 			}
-			res.LastAtLength = ev.AtLength
-			probeStart := time.Now() // head roles and circuit metrics
-			for i, p := range r.probes {
-				line, err := p.Measure(s)
-				if err != nil {
-					return nil, errors.Wrapf(err, "step %d: %s", s, p.File())
-				}
-				if err := r.probeLogs[i].Write(line); err != nil {
-					return nil, err
-				}
+			if err := r.probe(s, res); err != nil {
+				return nil, err
 			}
-			res.RolesTime += time.Since(probeStart)
-			if rec.EvalLoss < r.state.BestLoss {
-				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
-				saveStart := time.Now()
-				err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
-				res.SaveTime += time.Since(saveStart)
-				if err != nil {
+			if r.improves(*ev.Eval) {
+				if err := r.saveBest(s, *ev.Eval, res); err != nil {
 					return nil, err
 				}
 			}
 		}
-		if (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || last {
-			saveStart := time.Now()
-			err := r.checkpoint(s)
-			res.SaveTime += time.Since(saveStart)
-			if err != nil {
+		if r.checkpointsAt(s) {
+			if err := r.checkpoint(s, res); err != nil {
 				return nil, err
 			}
 		}
 		res.Step = s
-		if r.observer != nil {
-			ev.Elapsed = time.Since(began)
-			r.observer(ev)
-		}
+		r.report(ev)
 	}
-	if res.Interrupted && res.Step > r.saved {
-		saveStart := time.Now()
-		err := r.checkpoint(res.Step)
-		res.SaveTime += time.Since(saveStart)
-		if err != nil {
+	if r.unsavedAfterInterrupt(res) {
+		if err := r.checkpoint(res.Step, res); err != nil {
 			return nil, errors.Wrap(err, "saving on interrupt")
 		}
 	}
-	res.Elapsed = time.Since(began)
-	res.BestLoss, res.BestStep = r.state.BestLoss, r.state.BestStep
-	return res, nil
+	return r.endLoop(res), nil
 }
 
 // step runs forward and backward on the fed batch, clips, and updates the
@@ -516,20 +475,6 @@ func (r *runner) untouched() string {
 		return "no checkpoint was written yet"
 	}
 	return fmt.Sprintf("the checkpoint of step %d is untouched", r.saved)
-}
-
-// checkpoint saves the optimizer state of step s, then the weights, then
-// drops older states: at every moment the directory holds a checkpoint and
-// the state of that checkpoint's step.
-func (r *runner) checkpoint(s int) error {
-	if err := saveState(r.dir, s, r.state, r.model); err != nil {
-		return err
-	}
-	if err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
-		return err
-	}
-	r.saved = s
-	return removeStates(r.dir, func(step int) bool { return step < s })
 }
 
 // writeFile replaces path with content atomically.

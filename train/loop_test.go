@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
@@ -325,6 +326,48 @@ func TestNonFiniteStops(t *testing.T) {
 	}
 	if _, err := ck.Model.Tensors(); err != nil { // refuses a NaN or Inf weight, naming it
 		t.Fatalf("checkpoint of step 1: %v", err)
+	}
+}
+
+// TestStoppedClockDoesNotStop: tokens_per_s is a diagnostic, and a
+// diagnostic cannot stop a run (only the loss, the gradients, the weight
+// updates and the evaluations can). A clock that does not advance between
+// training lines, as a coarse one does over fast steps, once stopped a
+// healthy run with "step 1: tokens_per_s is +Inf; stopping". On the stopped
+// clock the run trains to the end, writes the files a run on the wall clock
+// writes, and the rate it could not measure as 0.
+func TestStoppedClockDoesNotStop(t *testing.T) {
+	cfg := parse(t, smallYAML) // a training line every step
+	want := t.TempDir()
+	runOK(t, cfg, Options{Dir: want})
+	got := t.TempDir()
+	r, err := prepare(context.Background(), cfg, Options{Dir: got, Probes: analysisProbes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	stopped := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.clock = func() time.Time { return stopped }
+	res, err := r.loop(context.Background())
+	if err != nil {
+		t.Fatalf("a run on a stopped clock: %v", err)
+	}
+	if res.Step != cfg.Train.Steps || res.Elapsed != 0 {
+		t.Errorf("a run on a stopped clock ended at step %d after %v", res.Step, res.Elapsed)
+	}
+	sameRun(t, want, got)
+	lines := readJSONL[map[string]any](t, filepath.Join(got, rundir.MetricsFile))
+	trainLines := 0
+	for _, l := range lines {
+		if rate, ok := l["tokens_per_s"]; ok {
+			trainLines++
+			if rate != 0.0 {
+				t.Errorf("step %v: tokens_per_s %v over no measured time, want 0", l["step"], rate)
+			}
+		}
+	}
+	if trainLines != cfg.Train.Steps {
+		t.Errorf("%d training lines, want %d", trainLines, cfg.Train.Steps)
 	}
 }
 
