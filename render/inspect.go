@@ -417,7 +417,7 @@ func (p *printer) para(width int, format string, args ...any) {
 	}
 	line := ""
 	add := func(piece string) {
-		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width-1 {
+		if line != "" && visibleWidth(line)+1+visibleWidth(piece) > width-1 {
 			p.printf("%s\n", line)
 			line = " "
 		}
@@ -427,7 +427,7 @@ func (p *printer) para(width int, format string, args ...any) {
 		line += piece
 	}
 	for _, c := range clauses {
-		if utf8.RuneCountInString(c)+2 <= width-1 {
+		if visibleWidth(c)+2 <= width-1 {
 			add(c)
 			continue
 		}

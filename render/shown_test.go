@@ -125,3 +125,47 @@ func TestTableAlignsEscapedCells(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestTableCountsWideCharacters: an East Asian wide character takes two
+// columns of a terminal and a combining mark none, so a table of Japanese
+// tokens wraps to the width it is given, its columns stay aligned, and a
+// label is cut at maxLabel columns, not characters.
+func TestTableCountsWideCharacters(t *testing.T) {
+	tokens := strings.Split("日本 語の 文章 です 。 日本 語の 文章 です 。 é é", " ")
+	tokens[len(tokens)-1] = "e\u0301" // e and a combining acute: one column
+	var b bytes.Buffer
+	if err := Table(&b, []Row{{"token", tokens}, {"pred", tokens}}, 30); err != nil {
+		t.Fatal(err)
+	}
+	// columns counts by hand what a terminal shows of these tokens: the
+	// kana, kanji and 。 (U+3000-U+9FFF) two columns, U+0301 none.
+	columns := func(s string) int {
+		n := 0
+		for _, r := range s {
+			switch {
+			case r >= 0x3000 && r <= 0x9fff:
+				n += 2
+			case r != 0x301:
+				n++
+			}
+		}
+		return n
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	for _, l := range lines {
+		if w := columns(l); w > 30 {
+			t.Errorf("a line of %d columns, over 30: %q", w, l)
+		}
+	}
+	for i := 0; i+1 < len(lines); i += 3 {
+		if columns(lines[i]) != columns(lines[i+1]) {
+			t.Errorf("rows not aligned:\n%s\n%s", lines[i], lines[i+1])
+		}
+	}
+	if got := cut("日本語の文章です"); got != "日本語" {
+		t.Errorf("cut of 16 columns = %q, want the 6 columns 日本語", got)
+	}
+	if got := visibleWidth("e\u0301。"); got != 3 {
+		t.Errorf("e + combining acute + 。 = %d columns, want 3", got)
+	}
+}

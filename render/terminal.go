@@ -5,9 +5,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
+	"golang.org/x/text/width"
 )
 
 // Mode selects how a terminal cell shows a weight.
@@ -366,14 +368,18 @@ func Table(w io.Writer, rows []Row, width int) error {
 	return nil
 }
 
+// cut shortens a label to at most maxLabel columns.
 func cut(s string) string {
-	if utf8.RuneCountInString(s) <= maxLabel {
-		return s
+	used := 0
+	for i, r := range s {
+		if used += cells(r); used > maxLabel {
+			return s[:i]
+		}
 	}
-	return string([]rune(s)[:maxLabel])
+	return s
 }
 
-func labelWidth(s string) int { return min(maxLabel, utf8.RuneCountInString(s)) }
+func labelWidth(s string) int { return min(maxLabel, visibleWidth(s)) }
 
 func padLeft(s string, w int) string {
 	return strings.Repeat(" ", max(0, w-visibleWidth(s))) + s
@@ -395,7 +401,7 @@ func padAll(lines []string) []string {
 	return lines
 }
 
-// visibleWidth counts the runes of s outside ANSI escape sequences
+// visibleWidth counts the terminal columns of s outside ANSI escape sequences
 // (ESC [ ... final byte in @..~).
 func visibleWidth(s string) int {
 	n := 0
@@ -408,9 +414,23 @@ func visibleWidth(s string) int {
 			i++
 			continue
 		}
-		_, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		n++
+		n += cells(r)
 	}
 	return n
+}
+
+// cells is the number of terminal columns r takes: two for an East Asian
+// wide or fullwidth character (a CJK ideograph, a kana, "。"), none for a
+// combining mark, which joins the character before it, else one.
+func cells(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	if unicode.In(r, unicode.Mn, unicode.Me) {
+		return 0
+	}
+	return 1
 }
