@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -21,6 +22,8 @@ import (
 	"github.com/attnscope/attnscope/open/hf"
 	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/tokenizer"
+	"github.com/attnscope/attnscope/train"
 )
 
 func runCmd(args ...string) (string, string, error) {
@@ -197,5 +200,151 @@ func TestExportIntoEmptyDir(t *testing.T) {
 	entries, err := os.ReadDir(out)
 	if err != nil || len(entries) != 2 {
 		t.Errorf("%s holds %d files (%v), want config.json and model.safetensors", out, len(entries), err)
+	}
+}
+
+// fineTuned trains 2 steps of a run fine-tuning the Hugging Face directory
+// pre on DNA text, and returns the run directory.
+func fineTuned(t *testing.T, pre string) string {
+	t.Helper()
+	dir := t.TempDir()
+	text, yml, runDir := filepath.Join(dir, "dna.txt"), filepath.Join(dir, "finetune.yaml"), filepath.Join(dir, "run")
+	if err := os.WriteFile(text, []byte(strings.Repeat("acgtgcat", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "seed: 3\ninit_from: " + pre + "\ntask: {name: text, path: " + text + ", length: 8}\n" +
+		"train: {batch_size: 2, steps: 2, log_every: 0, eval_every: 0, checkpoint_every: 2}\n"
+	if err := os.WriteFile(yml, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rundir.LoadConfigFrom(yml, nil, func(from string) (rundir.Pretrained, error) {
+		pre, err := train.OpenPretrained(from, nil)
+		if err != nil {
+			return rundir.Pretrained{}, err
+		}
+		return pre.Config(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Run(context.Background(), cfg, train.Options{Dir: runDir}); err != nil {
+		t.Fatal(err)
+	}
+	return runDir
+}
+
+// TestExportFineTunedTokenizer: a run that fine-tuned a GPT-2 exports with
+// its tokenizer: the run's copies of the pretrained model's vocab.json and
+// merges.txt, byte for byte, so the export opens with text read as the
+// pretrained model reads it; a copy that is not the one the run recorded is
+// refused, nothing written. A lone checkpoint of the run, whose tokenizer
+// stayed in the run, exports without one and says so.
+func TestExportFineTunedTokenizer(t *testing.T) {
+	runDir := fineTuned(t, opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles))
+	out := filepath.Join(t.TempDir(), "hf")
+	stdout, stderr, err := runCmd(runDir, "-out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, ": config.json, model.safetensors, vocab.json, merges.txt (GPT2LMHeadModel") || stderr != "" {
+		t.Errorf("stdout %q, stderr %q", stdout, stderr)
+	}
+	for name, want := range opentest.DNAFiles {
+		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q (%v), want the pretrained model's %q", name, got, err, want)
+		}
+	}
+	back, err := open.Open(out, open.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := back.Tokenizer.Encode("gatc"); err != nil || !slices.Equal(ids, []int{2, 0, 3, 1}) {
+		t.Errorf("the export's tokenizer reads gatc as %v (%v), want [2 0 3 1]", ids, err)
+	}
+
+	lone := filepath.Join(t.TempDir(), "lone.safetensors")
+	raw, err := os.ReadFile(filepath.Join(runDir, rundir.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lone, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err = runCmd(lone, "-out", filepath.Join(t.TempDir(), "hf"))
+	if err != nil || !strings.Contains(stdout, ": config.json, model.safetensors (") ||
+		!strings.Contains(stderr, "is a lone checkpoint: its tokenizer is in the run directory that wrote it (init-vocab.json), so none is written") {
+		t.Errorf("a lone checkpoint: %v, stdout %q, stderr %q", err, stdout, stderr)
+	}
+
+	copied := filepath.Join(runDir, rundir.InitCopy("merges.txt"))
+	if err := os.WriteFile(copied, []byte("#version: 0.2\na c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(t.TempDir(), "hf")
+	_, _, err = runCmd(runDir, "-out", out)
+	msgtest.Refusal(t, "a changed copy", err, "init-merges.txt")
+	if _, statErr := os.Stat(out); statErr == nil {
+		t.Errorf("a refused export wrote %s", out)
+	}
+}
+
+// TestExportCharacterModel: a lab text model exports its weights and says
+// on stderr that Hugging Face has no tokenizer file for its characters.
+func TestExportCharacterModel(t *testing.T) {
+	m, err := model.New(gpt2Shaped, tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rundir.DefaultConfig()
+	run.Task = data.TaskConfig{Name: data.Text, Path: "/data/text.txt", Length: gpt2Shaped.Context, Chars: "\n abcdefghi"}
+	run.Model = gpt2Shaped
+	ckpt := filepath.Join(t.TempDir(), "text.safetensors")
+	if err := rundir.SaveCheckpoint(ckpt, m, run, 5); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "hf")
+	stdout, stderr, err := runCmd(ckpt, "-out", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, ": config.json, model.safetensors (") ||
+		!strings.Contains(stderr, "reads characters (11 of them), which Hugging Face has no tokenizer file for; none is written") {
+		t.Errorf("stdout %q, stderr %q", stdout, stderr)
+	}
+}
+
+// TestExportGPT2OwnTokenizer: a run that fine-tuned a GPT-2 without
+// tokenizer files (which reads GPT-2's own) exports GPT-2's vocab.json and
+// merges.txt, and config.json names <|endoftext|> (50256) as its
+// beginning and end of text; the export opens with GPT-2's ids.
+func TestExportGPT2OwnTokenizer(t *testing.T) {
+	runDir := fineTuned(t, opentest.GPT2Dir(t, model.Config{Context: 16, DModel: 8, Heads: 2, Layers: 1, DFF: 16}))
+	out := filepath.Join(t.TempDir(), "hf")
+	if _, _, err := runCmd(runDir, "-out", out); err != nil {
+		t.Fatal(err)
+	}
+	vocab, merges := tokenizer.GPT2Files()
+	for name, want := range map[string][]byte{"vocab.json": vocab, "merges.txt": merges} {
+		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes (%v), want GPT-2's %d", name, len(got), err, len(want))
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(out, hf.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg["bos_token_id"] != 50256.0 || cfg["eos_token_id"] != 50256.0 {
+		t.Errorf("config.json: bos_token_id %v, eos_token_id %v; want 50256", cfg["bos_token_id"], cfg["eos_token_id"])
+	}
+	back, err := open.Open(out, open.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := back.Tokenizer.Encode("Hello, world"); err != nil || !slices.Equal(ids, []int{15496, 11, 995}) {
+		t.Errorf("the export's tokenizer reads Hello, world as %v (%v), want GPT-2's [15496 11 995]", ids, err)
 	}
 }
