@@ -95,10 +95,17 @@ func GPT2Shaped(c model.Config) error {
 		differs(c.NormKind() == model.NormLayer && !c.NormBias.On(), "model.norm_bias = false (GPT-2's LayerNorms have biases)")
 		differs(c.ActivationKind() != model.ActivationGELUTanh && c.ActivationKind() != model.ActivationGELU,
 			"model.activation = %s (GPT-2's is gelu_tanh, or gelu)", c.ActivationKind())
-		differs(!c.MLPBias.On(), "model.mlp_bias = false (GPT-2's MLP has biases)")
 	}
-	differs(!c.QKVBias, "model.qkv_bias = false (GPT-2's q/k/v projection has a bias)")
-	differs(!c.OutBias, "model.out_bias = false (GPT-2's attention output has a bias)")
+	var biases []string
+	for _, b := range []struct {
+		key string
+		off bool
+	}{{"model.mlp_bias", c.MLP && !c.MLPBias.On()}, {"model.qkv_bias", !c.QKVBias}, {"model.out_bias", !c.OutBias}} {
+		if b.off {
+			biases = append(biases, b.key+" = false")
+		}
+	}
+	differs(len(biases) > 0, "%s (GPT-2 has these biases)", strings.Join(biases, ", "))
 	differs(c.LMBias, "model.lm_head_bias = true (GPT-2's LM head has none)")
 	differs(c.KVLatent == 0 && c.KVHeadCount() != c.Heads, "model.kv_heads = %d of %d heads (grouped heads; GPT-2's are multi-head)", c.KVHeadCount(), c.Heads)
 	differs(c.KVLatent > 0, "model.kv_latent = %d (latent attention; GPT-2's is multi-head)", c.KVLatent)

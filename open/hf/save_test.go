@@ -91,11 +91,11 @@ func TestGPT2Shaped(t *testing.T) {
 		want []string
 	}{
 		{"llama", llama, []string{"model.position = rope (GPT-2's positions are learned)", "model.norm = rmsnorm (GPT-2's is layernorm)",
-			"model.activation = swiglu", "model.mlp_bias = false", "model.qkv_bias = false", "model.out_bias = false",
+			"model.activation = swiglu", "model.mlp_bias = false, model.qkv_bias = false, model.out_bias = false (GPT-2 has these biases)",
 			"model.kv_heads = 1 of 2 heads (grouped heads"}},
 		{"latent", latent, []string{"model.kv_latent = 4 (latent attention", "model.window = 3", "model.qk_norm = true",
 			"model.lm_head_bias = true", "model.norm_bias = false"}},
-		{"attention-only", attnOnly, []string{"model.mlp = false (attention-only blocks", "model.position = alibi", "model.qkv_bias = false"}},
+		{"attention-only", attnOnly, []string{"model.mlp = false (attention-only blocks", "model.position = alibi", "model.qkv_bias = false, model.out_bias = false (GPT-2 has"}},
 	} {
 		err := hf.GPT2Shaped(c.cfg)
 		if err == nil || strings.Contains(err.Error(), "\n") {
