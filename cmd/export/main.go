@@ -41,64 +41,22 @@ type options struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	var o options
-	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train; or give it as the first argument")
-	fs.StringVar(&o.out, "out", "", "the Hugging Face directory to write: new, or empty")
-	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, when its run's recorded copy has moved (the run directory reads the one it recorded)")
-	arg, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
+	o, helped, err := parseFlags(args, stdout)
 	if helped || err != nil {
 		return err
 	}
-	if o.checkpoint, err = cli.FlagOrArg("checkpoint", o.checkpoint, arg); err != nil {
-		return err
-	}
-	switch {
-	case o.checkpoint == "":
-		return errors.New("no model: give one, e.g. export runs/shakespeare -out hf/shakespeare")
-	case o.out == "":
-		return errors.New("no -out DIR: name the Hugging Face directory to write (new, or empty)")
-	}
-	opts := open.Options{Data: o.data, Notices: stderr}
-	if err := checkOut(o.out, open.Inputs(o.checkpoint, opts)); err != nil {
-		return err
-	}
-	if err := refuseShape(o.checkpoint); err != nil {
-		return err
-	}
-	op, err := open.Open(o.checkpoint, opts)
+	op, err := openGPT2(o, stderr)
 	if err != nil {
 		return err
-	}
-	if len(op.Files) > 0 {
-		return errors.Errorf("%s is a model trained elsewhere (%s); export writes the lab's own models (a run directory or a checkpoint train wrote)", o.checkpoint, op.Source)
-	}
-	if err := hf.GPT2Shaped(op.Model.Config); err != nil {
-		return errors.Wrapf(err, "%s is not a GPT-2", o.checkpoint)
 	}
 	tok, err := tokenizerOf(op)
 	if err != nil {
 		return err
 	}
-	if err := checkOut(o.out, op.Inputs); err != nil {
+	if err := checkOut(o.out, op.Inputs); err != nil { // again, against every file the opening read
 		return err
 	}
-	err = safefile.WriteDirAtomic(o.out, func(tmp string) error {
-		if err := hf.SaveGPT2(tmp, op.Model, &tok.specials); err != nil {
-			return err
-		}
-		for _, f := range tok.files {
-			err := safefile.WriteFileAtomic(filepath.Join(tmp, f.name), func(w io.Writer) error {
-				_, err := w.Write(f.data)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := safefile.WriteDirAtomic(o.out, func(tmp string) error { return write(tmp, op, tok) }); err != nil {
 		return err
 	}
 	if tok.note != "" {
@@ -111,6 +69,70 @@ func run(args []string, stdout, stderr io.Writer) error {
 	c := op.Model.Config
 	fmt.Fprintf(stdout, "wrote %s: %s (GPT2LMHeadModel: %d layers, %d heads, d_model %d, vocab %d, context %d; step %d)\n",
 		o.out, strings.Join(written, ", "), c.Layers, c.Heads, c.DModel, c.Vocab, c.Context, op.Step)
+	return nil
+}
+
+// parseFlags parses args; helped is true when -h printed the usage.
+func parseFlags(args []string, stdout io.Writer) (o options, helped bool, err error) {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.StringVar(&o.checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train; or give it as the first argument")
+	fs.StringVar(&o.out, "out", "", "the Hugging Face directory to write: new, or empty")
+	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, when its run's recorded copy has moved (the run directory reads the one it recorded)")
+	arg, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
+	if helped || err != nil {
+		return o, helped, err
+	}
+	if o.checkpoint, err = cli.FlagOrArg("checkpoint", o.checkpoint, arg); err != nil {
+		return o, false, err
+	}
+	switch {
+	case o.checkpoint == "":
+		return o, false, errors.New("no model: give one, e.g. export runs/shakespeare -out hf/shakespeare")
+	case o.out == "":
+		return o, false, errors.New("no -out DIR: name the Hugging Face directory to write (new, or empty)")
+	}
+	return o, false, nil
+}
+
+// openGPT2 opens the model o names once the output directory is allowed,
+// refusing one that is not a lab GPT-2: from the checkpoint's header when
+// it can, else once opened.
+func openGPT2(o options, notices io.Writer) (*open.Opened, error) {
+	opts := open.Options{Data: o.data, Notices: notices}
+	if err := checkOut(o.out, open.Inputs(o.checkpoint, opts)); err != nil {
+		return nil, err
+	}
+	if err := refuseShape(o.checkpoint); err != nil {
+		return nil, err
+	}
+	op, err := open.Open(o.checkpoint, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(op.Files) > 0 {
+		return nil, errors.Errorf("%s is a model trained elsewhere (%s); export writes the lab's own models (a run directory or a checkpoint train wrote)", o.checkpoint, op.Source)
+	}
+	if err := hf.GPT2Shaped(op.Model.Config); err != nil {
+		return nil, errors.Wrapf(err, "%s is not a GPT-2", o.checkpoint)
+	}
+	return op, nil
+}
+
+// write puts op's model and the tokenizer files of tok in the directory
+// dir.
+func write(dir string, op *open.Opened, tok exported) error {
+	if err := hf.SaveGPT2(dir, op.Model, &tok.specials); err != nil {
+		return err
+	}
+	for _, f := range tok.files {
+		err := safefile.WriteFileAtomic(filepath.Join(dir, f.name), func(w io.Writer) error {
+			_, err := w.Write(f.data)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
