@@ -1,16 +1,15 @@
 package hf
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/safefile"
@@ -46,21 +45,17 @@ func SaveGPT2(dir string, m *model.Model, specials *Specials) error {
 		if !ok {
 			return errors.Errorf("%s: tensor %s has no GPT-2 name", dir, p.Name)
 		}
-		values, err := model.Float64s(p.Value)
+		values, err := float32s(p.Value)
 		if err != nil {
 			return errors.Wrap(err, p.Name)
 		}
 		shape := []int(p.Value.Shape())
 		if hf.transpose {
-			t := make([]float64, len(values))
+			t := make([]float32, len(values))
 			kernels.Transpose(t, values, shape[0], shape[1])
 			values, shape = t, []int{shape[1], shape[0]}
 		}
-		data := make([]byte, 4*len(values))
-		for i, v := range values {
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
-		}
-		tensors = append(tensors, safetensors.Tensor{Name: hf.param, DType: "F32", Shape: shape, Data: data})
+		tensors = append(tensors, safetensors.Tensor{Name: hf.param, DType: "F32", Shape: shape, Data: safetensors.EncodeFloat32(values)})
 	}
 	config, err := json.MarshalIndent(gpt2ConfigJSON(c, specials), "", "  ")
 	if err != nil {
@@ -76,6 +71,23 @@ func SaveGPT2(dir string, m *model.Model, specials *Specials) error {
 		_, err := w.Write(append(config, '\n'))
 		return err
 	})
+}
+
+// float32s are the values of t in float32: a float32 model's own, not
+// copied (the file is float32 whatever the model's dtype).
+func float32s(t *tensor.Dense) ([]float32, error) {
+	if t.Dtype() == tensor.Float32 {
+		return t.Float32s(), nil
+	}
+	values, err := model.Float64s(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(values))
+	for i, v := range values {
+		out[i] = float32(v)
+	}
+	return out, nil
 }
 
 // GPT2Shaped refuses a config GPT2LMHeadModel cannot hold, naming every
