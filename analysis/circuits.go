@@ -506,8 +506,10 @@ type Circuits struct {
 	PrefixMatching [][]float64   `json:"prefix_matching"` // [layer][head]
 	Copying        []Copying     `json:"copying"`
 	Composition    []Composition `json:"composition"`
-	// DirectLogit is direct logit attribution on the task's examples, nil
-	// for a model with MLP blocks.
+	// DirectLogit is direct logit attribution on the task's examples
+	// (DirectLogitAttribution), for every model; with MLP blocks it also
+	// holds each layer's MLP (Attribution.MLPs). Measure leaves it to its
+	// caller, which has the cached run it reads.
 	DirectLogit *Attribution `json:"direct_logit,omitempty"`
 	// Patching is activation patching, nil for a task other than induction.
 	Patching *Patching `json:"patching,omitempty"`

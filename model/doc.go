@@ -3,7 +3,9 @@
 // (the config's: a LayerNorm, with or without a bias, or an RMSNorm) and a
 // linear LM head (the token embedding itself with tie_embeddings).
 //
-// The package is the model: its config, weights, graphs and checkpoints.
+// The package is the model: its config, weights and graphs. Checkpoints
+// (the weights as safetensors tensors, Model.Tensors, with the run config
+// and step in the metadata) are package rundir's.
 // How a graph runs lives elsewhere: the lean machine NewLeanMachine returns
 // is internal/engine's Machine, and the training step's split of a batch
 // over the cores is train's Replicas. The KV-cache Decoder stays here
@@ -26,7 +28,7 @@
 //     weights, bit for bit, on every machine.
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major
 //     (batch, position) order.
-//   - Checkpoints are safetensors files whose __metadata__ carries the run
-//     config as JSON (key "config", whose "model" member is a Config), the step
-//     and the format version.
+//   - Model.Tensors gives the weights as safetensors tensors, by those names
+//     and layouts, for rundir's checkpoints to write (their __metadata__
+//     carries the run config, its "model" member a Config).
 package model

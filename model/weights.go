@@ -51,7 +51,7 @@ func (m *Model) Tensors() ([]safetensors.Tensor, error) {
 	return tensors, nil
 }
 
-// WeightsDigest is the hex SHA-256 of m's weights as Save writes them: each
+// WeightsDigest is the hex SHA-256 of m's weights as Tensors gives them: each
 // parameter's name, dtype, shape and little-endian bytes, in ParamSpecs
 // order. Equal digests mean bit-identical weights; train stores it in an
 // optimizer state file to bind the state to its checkpoint.

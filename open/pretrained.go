@@ -151,8 +151,8 @@ func readingNote(files []string) string {
 
 // readTokenizer reads a model directory's tokenizer from its files, and
 // names the files it read: tokenizer.json, else vocab.json with
-// merges.txt; nil when it has neither, having built GPT-2's own, the likely
-// stand-in. Each file is opened once (safefile.OpenHashed) and done is
+// merges.txt; nil when it has neither (openHuggingFace then builds GPT-2's
+// own for a GPT-2 only). Each file is opened once (safefile.OpenHashed) and done is
 // given it once the tokenizer is built from it. It runs beside the
 // weights' reading, so it writes no notice.
 func readTokenizer(files []string, done func(*safefile.HashedFile) error) (tokenizer.Tokenizer, []string, error) {
@@ -160,11 +160,7 @@ func readTokenizer(files []string, done func(*safefile.HashedFile) error) (token
 	for _, f := range files {
 		has[filepath.Base(f)] = f
 	}
-	tok, read, err := readTokenizerFiles(has, openHashed, done)
-	if tok == nil && err == nil {
-		tokenizer.GPT2()
-	}
-	return tok, read, err
+	return readTokenizerFiles(has, openHashed, done)
 }
 
 // openHashed opens a tokenizer file of a model directory for its one read.

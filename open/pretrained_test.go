@@ -29,7 +29,7 @@ func gpt2Vocab(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "gpt2-tiny")
-	if err := hf.SaveGPT2(dir, m); err != nil {
+	if err := hf.SaveGPT2(dir, m, nil); err != nil {
 		t.Fatal(err)
 	}
 	return dir

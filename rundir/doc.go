@@ -24,7 +24,8 @@
 //     model.context are never read from YAML; Resolve fills them, and d_ff
 //     (4·d_model when the blocks have an MLP and it is unset, 0 when they have
 //     none). A resolved Config's YAML() reloads to an equal Config, and its
-//     JSON is the "config" a checkpoint carries (ParseConfigJSON reads it).
+//     JSON is the "config" a checkpoint carries (LoadCheckpoint and
+//     PeekCheckpoint read it back).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
 //     exceeds MaxMemory, naming the estimate.
 //   - init_from names a pretrained model to fine-tune (Config.FineTunes).

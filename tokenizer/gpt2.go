@@ -24,6 +24,12 @@ var (
 // the package on first use and shared after.
 func GPT2() Tokenizer { return gpt2() }
 
+// GPT2Files are GPT-2's own tokenizer as GPT-2 ships it: vocab.json and
+// merges.txt, the files GPT2() is read from, for a model exported with it.
+func GPT2Files() (vocabJSON, mergesTXT []byte) {
+	return gunzip(gpt2VocabGz), gunzip(gpt2MergesGz)
+}
+
 var gpt2 = sync.OnceValue(func() *bpeTokenizer {
 	t, err := parseGPT2Files(gunzip(gpt2VocabGz), gunzip(gpt2MergesGz), "gpt2_vocab.json.gz", "gpt2_merges.txt.gz")
 	if err != nil {

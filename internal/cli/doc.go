@@ -1,5 +1,5 @@
 // Package cli holds the command-line conventions cmd/train, cmd/inspect,
-// cmd/sample and cmd/bench share: main is cli.Main, so a failure is one line
+// cmd/sample, cmd/export and cmd/bench share: main is cli.Main, so a failure is one line
 // on stderr after the command's name and exit status 1, and a command a
 // signal stopped cleanly (*Interrupted) exits 128 plus the signal's number
 // (130 for Ctrl-C). Flags may stand anywhere; a command takes flags only

@@ -23,6 +23,9 @@
 //     ReadLimit and OpenLimit bound a path), never its path.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
+//     WriteDirAtomic does the same for a directory of files (an exported
+//     model), which must be new or empty (CheckNewDir): it is written
+//     whole beside its place and renamed there.
 //   - Errors name the path once and carry the os error (errors.Is with
 //     fs.ErrNotExist still holds).
 package safefile

@@ -48,6 +48,10 @@
 //     the project's (out, in): the model is held once, plus that buffer.
 //     Llama's q_proj, k_proj and v_proj (and their biases) are each read
 //     straight into their rows of the project's fused qkv, [q | k | v].
+//   - The way back: SaveGPT2 writes a model of GPT-2's block (GPT2Shaped,
+//     which names every key of another that differs) as GPT2LMHeadModel's
+//     config.json and model.safetensors, in float32, Conv1D weights stored
+//     (in, out); Load reads it back bit for bit. cmd/export calls it.
 //   - Every error is one line naming the file (or the directory) and the
 //     problem. A key, value or name from a file (a config key, a shard
 //     name, a tensor name) reaches an error or the "reading" notice through

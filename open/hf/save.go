@@ -1,15 +1,15 @@
 package hf
 
 import (
-	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/safefile"
@@ -21,13 +21,13 @@ import (
 // model.safetensors in float32, the tensors under GPT2LMHeadModel's names
 // ("transformer.h.0.attn.c_attn.weight", Conv1D weights stored (in, out)),
 // which transformers' GPT2LMHeadModel.from_pretrained and Load read back.
-// m must be a GPT-2: learned positions, LayerNorms with biases, an MLP of
-// tanh or exact GELU with biases, q/k/v and output biases, multi-head
-// attention and no LM head bias. dir is created if missing; files in it
-// are replaced whole (written atomically).
-func SaveGPT2(dir string, m *model.Model) error {
+// m must be a GPT-2 (GPT2Shaped). config.json names the special ids of
+// specials, null where it has none; nil leaves them out, so readers take
+// GPT2Config's defaults (50256, GPT-2's <|endoftext|>). dir is created if
+// missing; files in it are replaced whole (written atomically).
+func SaveGPT2(dir string, m *model.Model, specials *Specials) error {
 	c := m.Config
-	if err := gpt2Exportable(c); err != nil {
+	if err := GPT2Shaped(c); err != nil {
 		return errors.Wrapf(err, "%s: the model is not a GPT-2", dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -45,23 +45,19 @@ func SaveGPT2(dir string, m *model.Model) error {
 		if !ok {
 			return errors.Errorf("%s: tensor %s has no GPT-2 name", dir, p.Name)
 		}
-		values, err := model.Float64s(p.Value)
+		values, err := float32s(p.Value)
 		if err != nil {
 			return errors.Wrap(err, p.Name)
 		}
 		shape := []int(p.Value.Shape())
 		if hf.transpose {
-			t := make([]float64, len(values))
+			t := make([]float32, len(values))
 			kernels.Transpose(t, values, shape[0], shape[1])
 			values, shape = t, []int{shape[1], shape[0]}
 		}
-		data := make([]byte, 4*len(values))
-		for i, v := range values {
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(v)))
-		}
-		tensors = append(tensors, safetensors.Tensor{Name: hf.param, DType: "F32", Shape: shape, Data: data})
+		tensors = append(tensors, safetensors.Tensor{Name: hf.param, DType: "F32", Shape: shape, Data: safetensors.EncodeFloat32(values)})
 	}
-	config, err := json.MarshalIndent(gpt2ConfigJSON(c), "", "  ")
+	config, err := json.MarshalIndent(gpt2ConfigJSON(c, specials), "", "  ")
 	if err != nil {
 		return errors.Wrap(err, "encoding config.json")
 	}
@@ -77,33 +73,87 @@ func SaveGPT2(dir string, m *model.Model) error {
 	})
 }
 
-// gpt2Exportable refuses a config GPT2LMHeadModel cannot hold.
-func gpt2Exportable(c model.Config) error {
-	switch {
-	case c.PositionKind() != model.PositionLearned:
-		return errors.Errorf("model.position = %s; GPT-2 has learned positions", c.PositionKind())
-	case !c.MLP || c.NormKind() != model.NormLayer || !c.NormHasBias():
-		return errors.New("GPT-2's blocks have LayerNorms with biases and an MLP (model.mlp, norm, norm_bias)")
-	case c.ActivationKind() != model.ActivationGELUTanh && c.ActivationKind() != model.ActivationGELU:
-		return errors.Errorf("model.activation = %s; GPT-2's is gelu_tanh (or gelu)", c.ActivationKind())
-	case !c.MLPBias.On() || !c.QKVBias || !c.OutBias || c.LMBias:
-		return errors.New("GPT-2 has q/k/v, output and MLP biases and no LM head bias")
-	case c.KVHeadCount() != c.Heads || c.KVLatent > 0 || c.Window > 0 || c.QKNorm:
-		return errors.New("GPT-2 has full multi-head attention (no kv_heads, kv_latent, window or qk_norm)")
+// float32s are the values of t in float32: a float32 model's own, not
+// copied (the file is float32 whatever the model's dtype).
+func float32s(t *tensor.Dense) ([]float32, error) {
+	if t.Dtype() == tensor.Float32 {
+		return t.Float32s(), nil
+	}
+	values, err := model.Float64s(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(values))
+	for i, v := range values {
+		out[i] = float32(v)
+	}
+	return out, nil
+}
+
+// GPT2Shaped refuses a config GPT2LMHeadModel cannot hold, naming every
+// key that differs from GPT-2's block and what GPT-2 has instead, on one
+// line ("model.position = rope (GPT-2's positions are learned); ...").
+func GPT2Shaped(c model.Config) error {
+	var diffs []string
+	differs := func(cond bool, format string, args ...any) {
+		if cond {
+			diffs = append(diffs, fmt.Sprintf(format, args...))
+		}
+	}
+	differs(!c.MLP, "model.mlp = false (attention-only blocks; GPT-2's have an MLP and a final LayerNorm)")
+	differs(c.PositionKind() != model.PositionLearned, "model.position = %s (GPT-2's positions are learned)", c.PositionKind())
+	if c.MLP {
+		differs(c.NormKind() != model.NormLayer, "model.norm = %s (GPT-2's is layernorm)", c.NormKind())
+		differs(c.NormKind() == model.NormLayer && !c.NormBias.On(), "model.norm_bias = false (GPT-2's LayerNorms have biases)")
+		differs(c.ActivationKind() != model.ActivationGELUTanh && c.ActivationKind() != model.ActivationGELU,
+			"model.activation = %s (GPT-2's is gelu_tanh, or gelu)", c.ActivationKind())
+	}
+	var biases []string
+	for _, b := range []struct {
+		key string
+		off bool
+	}{{"model.mlp_bias", c.MLP && !c.MLPBias.On()}, {"model.qkv_bias", !c.QKVBias}, {"model.out_bias", !c.OutBias}} {
+		if b.off {
+			biases = append(biases, b.key+" = false")
+		}
+	}
+	differs(len(biases) > 0, "%s (GPT-2 has these biases)", strings.Join(biases, ", "))
+	differs(c.LMBias, "model.lm_head_bias = true (GPT-2's LM head has none)")
+	differs(c.KVLatent == 0 && c.KVHeadCount() != c.Heads, "model.kv_heads = %d of %d heads (grouped heads; GPT-2's are multi-head)", c.KVHeadCount(), c.Heads)
+	differs(c.KVLatent > 0, "model.kv_latent = %d (latent attention; GPT-2's is multi-head)", c.KVLatent)
+	differs(c.Window > 0, "model.window = %d (GPT-2 attends to every earlier token)", c.Window)
+	differs(c.QKNorm, "model.qk_norm = true (GPT-2 does not normalise q and k)")
+	if len(diffs) > 0 {
+		return errors.New(strings.Join(diffs, "; "))
 	}
 	return nil
 }
 
-// gpt2ConfigJSON is the config.json of a GPT-2 of config c.
-func gpt2ConfigJSON(c model.Config) map[string]any {
+// gpt2ConfigJSON is the config.json of a GPT-2 of config c, with the
+// special ids of specials (none when nil).
+func gpt2ConfigJSON(c model.Config, specials *Specials) map[string]any {
 	activation := "gelu_new"
 	if c.ActivationKind() == model.ActivationGELU {
 		activation = "gelu"
 	}
-	return map[string]any{
+	out := map[string]any{
 		"architectures": []string{"GPT2LMHeadModel"}, "model_type": "gpt2",
 		"vocab_size": c.Vocab, "n_positions": c.Context, "n_ctx": c.Context, "n_embd": c.DModel,
 		"n_layer": c.Layers, "n_head": c.Heads, "n_inner": c.DFF, "activation_function": activation,
 		"layer_norm_epsilon": c.Eps(), "tie_word_embeddings": c.TieEmbeddings,
 	}
+	if specials != nil {
+		out["bos_token_id"], out["eos_token_id"] = nil, nil
+		if specials.BOS >= 0 {
+			out["bos_token_id"] = specials.BOS
+		}
+		switch len(specials.EOS) {
+		case 0:
+		case 1:
+			out["eos_token_id"] = specials.EOS[0]
+		default:
+			out["eos_token_id"] = specials.EOS
+		}
+	}
+	return out
 }
