@@ -207,6 +207,29 @@ func TestPatching(t *testing.T) {
 	}
 }
 
+// TestPatchingNeedsAFall: an untrained model of the induction run's shape
+// hardly reads the earlier copy, so corrupting it moves the correct
+// token's logit by less than MinPatchingFall; Patch then defines no share
+// (a share of such a fall is noise) and says by how much it moved.
+func TestPatchingNeedsAFall(t *testing.T) {
+	op := opentest.Induction(t)
+	untrained, err := model.New(op.Model.Config, tensor.Float64, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Patch(cached(t, untrained, op.Task, 8, 1), op.Task, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gap := p.CleanLogit - p.CorruptedLogit
+	if gap >= MinPatchingFall {
+		t.Fatalf("the untrained model's fall is %v; the test needs one under %v", gap, MinPatchingFall)
+	}
+	if p.Restored != nil || p.ByPosition != nil || !strings.Contains(p.Undefined, fmt.Sprintf("%+.3g", -gap)) {
+		t.Errorf("a fall of %v: restored %v, undefined %q; want no shares and the move named", gap, p.Restored, p.Undefined)
+	}
+}
+
 // TestInContextLearning: on the committed induction run the copy's
 // predictions lose far less than the same predictions at the block's first
 // occurrence (score below -2.5 nats, the late loss below 0.3); a model

@@ -19,9 +19,10 @@ import (
 // clean-minus-corrupted difference of the correct token's mean logit (over
 // the scored positions) that patching head h of layer l at every position
 // brings back; ByPosition[l][h][t] the share patching it at position t alone
-// brings back. When the corruption leaves that logit where it was there is
-// nothing to restore and no share is defined: Undefined says why, and
-// Restored and ByPosition are nil (null in JSON).
+// brings back. When the corruption lowers that logit by less than
+// MinPatchingFall (or not at all) there is nothing to restore and no share
+// is defined: Undefined says why, and Restored and ByPosition are nil (null
+// in JSON).
 type Patching struct {
 	// Examples is how many of the cache's examples are patched: the first
 	// ones, as many as keep the patched forwards within MaxPerHeadTokens.
@@ -32,6 +33,12 @@ type Patching struct {
 	Restored       [][]float64   `json:"restored"`            // [layer][head]
 	ByPosition     [][][]float64 `json:"by_position"`         // [layer][head][position]; nil past MaxPatchedPositions
 }
+
+// MinPatchingFall is the least fall of the correct token's logit that
+// Patch shares out among the heads. Below it (an untrained model, or one
+// that does not read the earlier copy) each share divides by noise: a fall
+// of 0.008 gave shares of 53 and -52.
+const MinPatchingFall = 0.1
 
 // MaxPatchedPositions bounds the runs of patching one head at one position
 // (heads x positions, each a forward of the examples): past it (a model of
@@ -132,8 +139,13 @@ func Patch(clean *Cache, task data.Task, seed uint64, progress func(done, total 
 		return nil, err
 	}
 	gap := p.CleanLogit - p.CorruptedLogit
-	if gap == 0 {
+	switch {
+	case gap == 0:
 		p.Undefined = "corrupting the first copy leaves the correct token's logit where it was (the model does not read the earlier copy there), so there is no fall to restore"
+		return p, nil
+	case gap < MinPatchingFall:
+		p.Undefined = fmt.Sprintf("corrupting the first copy moves the correct token's logit by %+.3g, less than a fall of %g (the model hardly reads the earlier copy there), so there is no fall to restore and shares of it would be noise",
+			-gap, MinPatchingFall)
 		return p, nil
 	}
 	share := func(l, h, pos int) (float64, error) {
