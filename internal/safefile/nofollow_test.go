@@ -30,7 +30,7 @@ func TestReadLimitOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, err := ReadLimitOwn(link, 100, "a file may take")
-		if want := link + " is a symbolic link; refusing to read through it (remove it and run again)"; err == nil || err.Error() != want || !errors.Is(err, ErrLink) || raw != nil {
+		if want := link + " is a symbolic link; refusing to read through it (put the file itself in its place)"; err == nil || err.Error() != want || !errors.Is(err, ErrLink) || raw != nil {
 			t.Errorf("a link to %s: %q, %v; want %q wrapping ErrLink", target, raw, err, want)
 		}
 	}

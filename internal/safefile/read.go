@@ -32,7 +32,7 @@ func OpenRegular(path string) (*os.File, error) {
 // OpenOwn opens path for reading as OpenRegular does, but never through a
 // symbolic link: a link at path, dangling or not, is refused with an error
 // wrapping ErrLink ("PATH is a symbolic link; refusing to read through it
-// (remove it and run again)"), the rule for the files of a run directory.
+// (put the file itself in its place)"), the rule for the files of a run directory.
 // The open itself refuses it (O_NOFOLLOW), so a link swapped in after a
 // check is refused too.
 func OpenOwn(path string) (*os.File, error) {

@@ -33,6 +33,10 @@ func OpenForWrite(path string, flag int, perm os.FileMode) (*os.File, error) {
 type linkError struct{ path, op string }
 
 func (e linkError) Error() string {
-	return e.path + " is a symbolic link; refusing to " + e.op + " through it (remove it and run again)"
+	advice := "remove it and run again" // a file about to be written anew
+	if e.op == "read" {
+		advice = "put the file itself in its place" // the file is needed: removing the link loses it
+	}
+	return e.path + " is a symbolic link; refusing to " + e.op + " through it (" + advice + ")"
 }
 func (e linkError) Is(target error) bool { return target == ErrLink }
