@@ -10,14 +10,12 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Files of a run directory.
 const (
 	ConfigFile     = "config.yaml"            // the resolved config
-	MetricsFile    = "metrics.jsonl"          // one JSON object per line
-	RolesFile      = "roles.jsonl"            // the head roles at each evaluation, one JSON object per line
-	CircuitsFile   = "circuits.jsonl"         // prefix matching, copying and the ICL score at each evaluation
 	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
 	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
 	LockFile       = "train.lock"             // flocked by the process writing the run
@@ -37,8 +35,9 @@ var StatePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
 // leaves behind when the process dies before its rename.
 var TemporaryPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
 
-// dataFiles are the names whose presence means a directory holds a run.
-var dataFiles = []string{ConfigFile, MetricsFile, RolesFile, CircuitsFile, CheckpointFile, BestFile}
+// dataFiles are the names whose presence means a directory holds a run:
+// its config, its logs (package runlog) and its checkpoints.
+var dataFiles = []string{ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, CheckpointFile, BestFile}
 
 // IsRunFile reports whether name (a base name) is one a run directory uses.
 func IsRunFile(name string) bool {

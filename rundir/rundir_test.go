@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestWriteOutputRefuses pins the output rule: every case is refused with a
@@ -24,7 +26,7 @@ func TestWriteOutputRefuses(t *testing.T) {
 		}
 	}
 	ckpt := filepath.Join(run, CheckpointFile)
-	for _, f := range []string{ckpt, filepath.Join(run, ConfigFile), filepath.Join(run, MetricsFile), filepath.Join(run, StateFile(7)), filepath.Join(other, "input.bin")} {
+	for _, f := range []string{ckpt, filepath.Join(run, ConfigFile), filepath.Join(run, runlog.MetricsFile), filepath.Join(run, StateFile(7)), filepath.Join(other, "input.bin")} {
 		if err := os.WriteFile(f, []byte("precious "+f), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -51,8 +53,8 @@ func TestWriteOutputRefuses(t *testing.T) {
 		{"a hard link of the input", hardLink, "it is the input " + ckpt},
 		{"another input", filepath.Join(other, "input.bin"), "it is the input"},
 		{"a run's config", filepath.Join(run, ConfigFile), "config.yaml is a file of a training run"},
-		{"a run's metrics", filepath.Join(run, MetricsFile), "metrics.jsonl is a file of a training run"},
-		{"a run's head roles, not written yet", filepath.Join(run, RolesFile), "roles.jsonl is a file of a training run"},
+		{"a run's metrics", filepath.Join(run, runlog.MetricsFile), "metrics.jsonl is a file of a training run"},
+		{"a run's head roles, not written yet", filepath.Join(run, runlog.RolesFile), "roles.jsonl is a file of a training run"},
 		{"a run's state", filepath.Join(run, StateFile(7)), "state-7.safetensors is a file of a training run"},
 		{"a new best file in a run", filepath.Join(run, BestFile), "best.safetensors is a file of a training run"},
 		{"an input not there yet", missing, "it is an input (read from there when it exists)"},
@@ -177,7 +179,7 @@ func TestCheckOnlyRunFiles(t *testing.T) {
 		{"missing", nil, ""},
 		{"empty", []string{}, ""},
 		{"stale lock and a temporary", []string{LockFile, ".checkpoint.safetensors.tmp-123"}, ""},
-		{"a run's files", []string{ConfigFile, MetricsFile, StateFile(5)}, ""},
+		{"a run's files", []string{ConfigFile, runlog.MetricsFile, StateFile(5)}, ""},
 		{"a user's file beside a lock", []string{LockFile, "data.txt"}, `: the directory exists and holds files that are not a run's ("data.txt"); give a new or empty directory`},
 		{"a subdirectory", []string{"src/"}, `("src")`},
 		{"many entries", []string{"bin/", "boot/", "dev/", "etc/", "home/", ConfigFile}, `("bin", "boot", "dev" and 2 more)`},

@@ -236,3 +236,5 @@ func maxStateBytes(params []model.Param) int64 {
 	}
 	return 8 + 1<<20 + 16*n
 }
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -16,6 +16,7 @@ import (
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // smallYAML is a run that exercises every piece of state a resume must
@@ -88,7 +89,7 @@ func finalModel(t *testing.T, dir string, cfg rundir.Config) (*model.Model, data
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	lines := readJSONL[map[string]any](t, filepath.Join(dir, rundir.MetricsFile))
+	lines := readJSONL[map[string]any](t, filepath.Join(dir, runlog.MetricsFile))
 	for _, l := range lines {
 		delete(l, "tokens_per_s")
 	}
@@ -113,7 +114,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("metrics line %d: %v vs %v", i+1, a[i], b[i])
 		}
 	}
-	for _, name := range []string{rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile} {
+	for _, name := range []string{runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile} {
 		x, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
 			t.Fatal(err)

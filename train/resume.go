@@ -7,6 +7,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/pkg/errors"
 )
 
@@ -64,12 +65,12 @@ func (r *runner) resume() error {
 		name  string
 		limit int64
 	}{
-		{rundir.MetricsFile, rundir.MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
-		{rundir.RolesFile, rundir.MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
-		{rundir.CircuitsFile, rundir.MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{runlog.MetricsFile, runlog.MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
+		{runlog.RolesFile, runlog.MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{runlog.CircuitsFile, runlog.MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {
-		if err := rundir.TruncateLog(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
+		if err := runlog.TruncateLog(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestTextModelTokens: on a character-level text model -tokens reads each
@@ -72,7 +73,7 @@ func TestTextPageInBrowser(t *testing.T) {
 	run := filepath.Dir(ck) // the checkpoint's run: its config and metrics beside it
 	for name, content := range map[string]string{
 		rundir.ConfigFile: string(config),
-		rundir.MetricsFile: `{"step":10,"loss":3,"lr":0.1}
+		runlog.MetricsFile: `{"step":10,"loss":3,"lr":0.1}
 {"step":10,"eval_loss":2.5,"token_acc":0.3,"seq_acc":0}
 {"step":10,"eval_length":32,"eval_loss":2.6,"token_acc":0.25,"seq_acc":0}
 {"step":20,"eval_loss":2,"token_acc":0.4,"seq_acc":0}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // fsizeEnv makes the test binary, started as the train command, run under
@@ -189,7 +190,7 @@ func TestKilledDuringWrites(t *testing.T) {
 				if err != nil {
 					t.Fatalf("attempt %d: %v: %s", attempt, err, stderr.String())
 				}
-				sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
+				sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile)
 				checkRunFiles(t, dir, 60)
 				t.Logf("finished after %d kills; temporaries left by kills: %v", kills, midWrite)
 				if midWrite[rundir.CheckpointFile] == 0 || midWrite["state"] == 0 {
@@ -270,7 +271,7 @@ func failedWrite(t *testing.T, dir, want string, before map[string][]byte, err e
 	if _, _, err := runCmd("-resume", dir); err != nil {
 		t.Fatalf("resuming once the disk is fixed: %v", err)
 	}
-	sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
+	sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, runlog.MetricsFile)
 	checkRunFiles(t, dir, 40)
 }
 
@@ -405,7 +406,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, _, err := runCmd("-resume", dir); err != nil {
 			t.Fatal(err)
 		}
-		sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
+		sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, runlog.MetricsFile)
 	})
 }
 

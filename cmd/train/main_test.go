@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestMain lets the test binary stand in for the command: the subprocess
@@ -110,7 +111,7 @@ func TestRunWritesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("runs", "tiny")
-	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-40.safetensors"} {
+	for _, f := range []string{rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-40.safetensors"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -203,7 +204,7 @@ func sameFiles(t *testing.T, want, got string, names ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == rundir.MetricsFile {
+		if name == runlog.MetricsFile {
 			a, b = dropTiming(t, a), dropTiming(t, b)
 		}
 		if !bytes.Equal(a, b) {
@@ -260,7 +261,7 @@ func killUntilDone(t *testing.T, cfg string, extra ...string) {
 			if err != nil {
 				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
 			}
-			sameFiles(t, want, dir, append([]string{rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile}, extra...)...)
+			sameFiles(t, want, dir, append([]string{rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile}, extra...)...)
 			t.Logf("finished after %d kills", kills)
 			return
 		// Kill delays double every 8 attempts, so a slow machine still
