@@ -6,6 +6,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/open/nanogpt"
@@ -133,7 +134,7 @@ func runChars(path string, open func(string) (*safefile.HashedFile, error), chec
 // repeated-tokens task, with the run config the checkpoint carries,
 // whatever the pretrained model's directory holds
 // now, or whether it still exists.
-func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Opened, error) {
+func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*Opened, error) {
 	cfg := ck.Config
 	if o.Data != "" {
 		return nil, errors.Errorf("-data %s: %s fine-tuned %s, whose heads are read on repeated tokens of its tokenizer; no text file is read", msg.Quote(o.Data), path, msg.Clean(cfg.Init.Source))

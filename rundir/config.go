@@ -301,6 +301,47 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// ValidateModel checks what a model's forward needs of c: the model
+// section, the task (no file it names is read) and their agreement on the
+// vocabulary and the context. It is what every reader of a checkpoint
+// applies; values only training uses (train.*, the seed) are not checked, so
+// no reader refuses a checkpoint over them.
+func (c Config) ValidateModel() error {
+	if c.FineTunes() {
+		return c.checkFineTuneModel()
+	}
+	if err := c.Task.Validate(); err != nil {
+		return err
+	}
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	if c.Task.Name == data.Text && c.Task.Chars == "" {
+		// The characters come from the file, which the reader names.
+		if c.Model.Context != c.Task.Length {
+			return errors.Errorf("model.context = %d does not match task.length = %d of task text", c.Model.Context, c.Task.Length)
+		}
+		return nil
+	}
+	task, err := data.Vocabulary(c.Task)
+	if err != nil {
+		return err
+	}
+	return c.checkTaskSizes(task)
+}
+
+// checkTaskSizes refuses a model whose vocabulary or context is not the
+// task's.
+func (c Config) checkTaskSizes(task data.Task) error {
+	if c.Model.Vocab != task.Vocab() {
+		return errors.Errorf("model.vocab = %d does not match the vocabulary of task %s (%d)", c.Model.Vocab, task.Name(), task.Vocab())
+	}
+	if c.Model.Context != task.SeqLen() {
+		return errors.Errorf("model.context = %d does not match the sequence length of task %s (%d)", c.Model.Context, task.Name(), task.SeqLen())
+	}
+	return nil
+}
+
 // validateEvalLengths checks each of train.eval_lengths: a length the task
 // allows, listed once, that the model's positions reach.
 func (c Config) validateEvalLengths() error {

@@ -1,12 +1,11 @@
-// Package rundir owns the files of a training run: the run config (Config,
-// read from YAML with -set overrides, or from a checkpoint's JSON, and
-// validated in one place), the checkpoint and optimizer state formats, the
-// logs (metrics, head roles, circuits: the records train writes and every
-// reader reads, with the one writer and the readers), the layout of a run
-// directory and the rules that keep one safe: which file names belong to a
-// run, the lock that makes one process at a time its writer, and the one
-// function every command uses to write an output file (a PNG, a DOT graph,
-// an HTML page) so that it can never replace its input or a run's file.
+// Package rundir owns the run config and the run directory: the config
+// (Config, read from YAML with -set overrides and validated in one place,
+// with the record of a fine-tuning run's pretrained model), the layout of a
+// run directory and the rules that keep one safe: which file names belong
+// to a run, the lock that makes one process at a time its writer, and the
+// checks a directory must pass to hold a new run. The files a run writes
+// have packages of their own: runlog (the logs) and checkpoint (the
+// checkpoints and the optimizer state).
 //
 // Conventions:
 //   - A run is fully described by a Config: seed, task (package data), model
@@ -24,7 +23,8 @@
 //     model.context are never read from YAML; Resolve fills them, and d_ff
 //     (4·d_model when the blocks have an MLP and it is unset, 0 when they have
 //     none). A resolved Config's YAML() reloads to an equal Config, and its
-//     JSON is the "config" a checkpoint carries (ParseConfigJSON reads it).
+//     JSON is the "config" a checkpoint carries (package checkpoint reads it
+//     back, and applies ValidateModel, the checks a reader of a model needs).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
 //     exceeds MaxMemory, naming the estimate.
 //   - init_from names a pretrained model to fine-tune (Config.FineTunes).
@@ -39,33 +39,12 @@
 //     learned position table; the memory estimate counts the activations at
 //     task.length and the weights whole. LoadConfig and ParseConfig, which
 //     open nothing, refuse init_from.
-//   - A run directory holds ConfigFile, MetricsFile, RolesFile, CircuitsFile,
-//     CheckpointFile, BestFile, state-<step>.safetensors (StateFile),
-//     LockFile, a fine-tuning run's copies of its tokenizer files
-//     (InitCopy: init-tokenizer.json, ...), and the temporaries of interrupted atomic writes
-//     (".<name>.tmp-<digits>").
+//   - A run directory holds ConfigFile, the logs (runlog.MetricsFile,
+//     runlog.RolesFile, runlog.CircuitsFile), CheckpointFile, BestFile,
+//     state-<step>.safetensors (StateFile), LockFile, a fine-tuning run's
+//     copies of its tokenizer files (InitCopy: init-tokenizer.json, ...),
+//     and the temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
-//   - OptimizerState is StateFile(step): Adam's moments as F64 tensors and
-//     the steps, the best evaluation and the digest of the checkpoint's
-//     weights as metadata bound by their own digest. ReadOptimizerState
-//     refuses what a run cannot have written and a state of other weights.
-//   - The logs hold one JSON object per line, each with a "step", written
-//     by Log (one write a line, so a killed run leaves at most a torn last
-//     line) and cut back to a checkpoint's step on resume by TruncateLog,
-//     within MaxMetricsBytes, MaxRolesBytes and MaxCircuitsBytes. Every key
-//     is snake_case, and the names of things (roles, heads) are values,
-//     never keys: metrics.jsonl holds TrainRecord and EvalRecord lines,
-//     roles.jsonl RolesRecord lines, circuits.jsonl CircuitsRecord lines,
-//     each head a record of its own. The readers also take the shape that
-//     runs wrote before (roles as keys, heads as grids), line by line, so a
-//     run written before, resumed now, reads whole.
-//   - ReadLogs reads a run's logs for a command that shows a run: a torn last
-//     line is skipped; a line without a step, of another shape of model than
-//     the first, or going back in steps is an error naming the file and
-//     line; a file larger than MaxLogBytes, or not a regular file, is
-//     refused rather than read. A head's history follows its strongest role:
-//     the pattern with the highest score at the last evaluation; it formed at
-//     the first evaluation where that score is above FormedAt (0.5).
 //   - A new run goes only into a directory that is missing, empty or holds
 //     nothing but a run's files (CheckOnlyRunFiles): a stale lock or the
 //     temporaries of an interrupted write count as empty, anything else (a

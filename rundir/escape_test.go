@@ -21,7 +21,7 @@ func TestRecordedValuesEscaped(t *testing.T) {
 	}
 	var a, b Config
 	a.Task.Path, b.Task.Path = "text.txt", escapetest.Payload
-	diff := configDiff(a, b, "checkpoint", "run")
+	diff := ConfigDiff(a, b, "checkpoint", "run")
 	if !strings.Contains(diff, "task.path") {
 		t.Fatalf("the difference %q does not name task.path", diff)
 	}

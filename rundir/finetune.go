@@ -268,7 +268,7 @@ func fromPretrained(name string, src []byte, sets []string, dec decoder, first C
 	}
 	given := cfg.Model
 	given.Dropout, given.Attention = pre.Model.Dropout, pre.Model.Attention
-	if diff := configDiff(Config{Model: given}, Config{Model: pre.Model}, "given", "pretrained"); diff != "" {
+	if diff := ConfigDiff(Config{Model: given}, Config{Model: pre.Model}, "given", "pretrained"); diff != "" {
 		return Config{}, errors.Errorf("init_from = %s: the model section disagrees with the pretrained model (%s); leave the model section out (only model.dropout and model.attention may differ)",
 			msg.Quote(first.InitFrom), diff)
 	}

@@ -78,7 +78,7 @@ func TestFineTuneConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := decodeConfigJSON(raw)
+	back, err := fromJSON(raw)
 	if err != nil || !reflect.DeepEqual(back, cfg) || back.ValidateModel() != nil {
 		t.Errorf("through JSON: %v (%v)\n got %+v\nwant %+v", err, back.ValidateModel(), back, cfg)
 	}

@@ -22,7 +22,7 @@ const (
 )
 
 // StateFile is the name of the optimizer state saved with the checkpoint of
-// step (OptimizerState). The step in the name is what pairs the two files: a
+// step (checkpoint.OptimizerState). The step in the name is what pairs the two files: a
 // run writes state-<step> before checkpoint.safetensors of that step and
 // deletes older state files only afterwards, so whatever moment a run is
 // killed at, the state file of the checkpoint's step exists.

@@ -13,6 +13,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
@@ -447,7 +448,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			if rec.EvalLoss < r.state.BestLoss {
 				r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
 				saveStart := time.Now()
-				err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
+				err := checkpoint.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
 				res.SaveTime += time.Since(saveStart)
 				if err != nil {
 					return nil, err
@@ -526,7 +527,7 @@ func (r *runner) checkpoint(s int) error {
 	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
-	if err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
+	if err := checkpoint.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
 		return err
 	}
 	r.saved = s

@@ -13,7 +13,7 @@ import (
 // wires the probes (Options.Probes), so a change to an analysis cannot break
 // training.
 type Probe interface {
-	File() string                            // the run file its lines go to, a rundir log
+	File() string                            // the run file its lines go to, a runlog log
 	Measure(step int) (runlog.Record, error) // the line of the model as it is now
 	Close()
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
@@ -27,7 +28,7 @@ func lockRun(dir string) (*rundir.Lock, error) {
 
 // resume restores the run in r.dir at its checkpoint's step.
 func (r *runner) resume() error {
-	saved, err := rundir.SavedConfig(r.dir)
+	saved, err := checkpoint.SavedConfig(r.dir)
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (r *runner) resume() error {
 	}
 	ckpt := filepath.Join(r.dir, rundir.CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
-		ck, err := rundir.LoadCheckpoint(ckpt)
+		ck, err := checkpoint.Load(ckpt)
 		if err != nil {
 			return err
 		}

@@ -17,11 +17,11 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/report"
-	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -194,7 +194,7 @@ func TestHTMLCarriesJSON(t *testing.T) {
 // predictions equal what -json gives for those tokens on their own (1e-6:
 // graphs of batch n and batch 1).
 func TestHTMLHeldOutExamples(t *testing.T) {
-	ck, err := rundir.LoadCheckpoint(testCheckpoint)
+	ck, err := checkpoint.Load(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ func TestHTMLTraining(t *testing.T) {
 		if tr.Train[0] != first || tr.Eval[eval-1] != last {
 			t.Errorf("%q: first training point %+v, last evaluation %+v; want %+v and %+v", args, tr.Train[0], tr.Eval[eval-1], first, last)
 		}
-		// The head roles through training: rundir's reading of roles.jsonl,
+		// The head roles through training: runlog's reading of roles.jsonl,
 		// a point per evaluation, each head ending on its best score of the
 		// file's last line.
 		got := pageRoleHistories(t, page)
@@ -374,7 +374,7 @@ func pageRoleHistories(t *testing.T, page []byte) [][]runlog.HeadHistory {
 }
 
 // lastRolesLine is the last record of the test run's roles.jsonl, decoded
-// here without package rundir.
+// here without package runlog.
 func lastRolesLine(t *testing.T) [][]map[string]float64 {
 	t.Helper()
 	raw, err := os.ReadFile(testRoles)

@@ -11,6 +11,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
@@ -99,7 +100,7 @@ func TestSmallVocabularyFineTuned(t *testing.T) {
 		Files:     []rundir.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
 		Tokenizer: []string{"vocab.json"}}
 	ckpt := filepath.Join(t.TempDir(), "dna-tuned.safetensors")
-	if err := rundir.SaveCheckpoint(ckpt, m, run, 1); err != nil {
+	if err := checkpoint.Save(ckpt, m, run, 1); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runWithin(t, ckpt, "-summary", "-examples", "2", "-color", "never")

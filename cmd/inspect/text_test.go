@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
@@ -62,7 +63,7 @@ func TestTextPageInBrowser(t *testing.T) {
 	if len(vocab) != 64 {
 		t.Fatalf("the test's text has %d characters, want 64", len(vocab))
 	}
-	cfg, _, err := rundir.PeekCheckpoint(ck)
+	cfg, _, err := checkpoint.Peek(ck)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
@@ -96,13 +97,13 @@ func watch(t *testing.T, dir string) <-chan string {
 }
 
 // checkResumable requires what a kill must never break: a checkpoint that
-// exists is complete (rundir.LoadCheckpoint, which -resume and inspect use, accepts it)
+// exists is complete (checkpoint.Load, which -resume and inspect use, accepts it)
 // and has the optimizer state of its step beside it, and best.safetensors,
 // if any, is complete too.
 func checkResumable(t *testing.T, dir string, kill int) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, rundir.CheckpointFile)); err == nil {
-		ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+		ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			t.Fatalf("after kill %d the checkpoint is broken: %v", kill, err)
 		}
@@ -111,7 +112,7 @@ func checkResumable(t *testing.T, dir string, kill int) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.BestFile)); err == nil {
-		if _, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.BestFile)); err != nil {
+		if _, err := checkpoint.Load(filepath.Join(dir, rundir.BestFile)); err != nil {
 			t.Fatalf("after kill %d best.safetensors is broken: %v", kill, err)
 		}
 	}

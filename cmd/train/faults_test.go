@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
@@ -395,7 +396,7 @@ func TestNaNLossStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil || ck.Step != 1 {
 		t.Fatalf("checkpoint after the NaN: %v, %+v", err, ck)
 	}
@@ -490,7 +491,7 @@ func TestStopSignals(t *testing.T) {
 				t.Fatalf("after %v: %v (want exit status %d), stderr %q, stdout:\n%s", sig, err, 128+int(sig), stderr.String(), out)
 			}
 			step, _ := strconv.Atoi(m[1])
-			if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
+			if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
 				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, ck)
 			}
 			checkRunFiles(t, dir, step)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -111,7 +112,7 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 	if _, _, err := runCmd("-resume", dir, "-config", cfg, "-set", "train.steps=25"); err != nil {
 		t.Fatalf("extending with the pretrained directory gone: %v", err)
 	}
-	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 25 {
+	if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 25 {
 		t.Fatalf("after the extension: %v, %v", ck, err)
 	}
 	other := writeConfig(t, fmt.Sprintf(fineTuneYAML, moved, corpus))

@@ -15,6 +15,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
@@ -213,7 +214,7 @@ func (p *pretrainedOpener) open(initFrom string) (rundir.Pretrained, error) {
 // fine-tunes none.
 func recordedPretrained(dir string, open rundir.OpenPretrained) rundir.OpenPretrained {
 	return func(initFrom string) (rundir.Pretrained, error) {
-		saved, err := rundir.SavedConfig(dir)
+		saved, err := checkpoint.SavedConfig(dir)
 		if err != nil || !saved.FineTunes() {
 			return open(initFrom)
 		}
@@ -231,7 +232,7 @@ func resolve(configPath, out, resume string, overrides []string, open rundir.Ope
 			return "", rundir.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
 		}
 		if configPath == "" {
-			cfg, err := rundir.SavedConfig(resume)
+			cfg, err := checkpoint.SavedConfig(resume)
 			if err != nil || len(overrides) == 0 {
 				return resume, cfg, err
 			}
@@ -285,7 +286,7 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 	var h string
 	if resuming {
 		h = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
-		if saved, err := rundir.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
+		if saved, err := checkpoint.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
 			h = fmt.Sprintf("resuming %s (task %s), extended from %d to %d steps", dir, cfg.Task.Name, saved.Train.Steps, cfg.Train.Steps)
 			if cfg.Train.Schedule == "cosine" {
 				h += fmt.Sprintf("\nschedule cosine: the rest of the decay is stretched to end at step %d", cfg.Train.Steps)
@@ -308,7 +309,7 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 // checkpointStep is the step of the run's checkpoint, read from its header
 // alone, and whether there is one. train.Run checks the file in full.
 func checkpointStep(dir string) (int, bool) {
-	_, step, err := rundir.PeekCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	_, step, err := checkpoint.Peek(filepath.Join(dir, rundir.CheckpointFile))
 	return step, err == nil
 }
 

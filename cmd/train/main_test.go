@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -161,7 +162,7 @@ func TestRunWritesRun(t *testing.T) {
 			t.Errorf("extending the run: stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if saved, err := rundir.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
+	if saved, err := checkpoint.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
 		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
 	// And with -config naming the run's own file.
