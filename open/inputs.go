@@ -11,7 +11,7 @@ import (
 
 // Inputs are the files that opening path with o reads or may read, found
 // without loading the model: what no output of a command may replace or
-// create (rundir.CheckOutput), so that a command refuses such an output
+// create (safefile.CheckOutput), so that a command refuses such an output
 // path before any work. Opened.Inputs adds the files the opening read.
 //   - A Hugging Face directory: every name its readers look for, there or
 //     not, and the shards its index names (hf.Inputs).

@@ -79,7 +79,7 @@ type Opened struct {
 	Digests map[string]safefile.Digest
 	// Inputs are every file the opening read or may read (package
 	// function Inputs, and each file read), which no output may replace
-	// (rundir.CheckOutput).
+	// (safefile.CheckOutput).
 	Inputs []string
 	// EOS are every id that ends a text of a model trained elsewhere: the
 	// tokenizer's EOS and each eos_token_id a Hugging Face config.json lists

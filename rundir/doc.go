@@ -53,13 +53,11 @@
 //     process. The kernel drops it when the process dies, so a lock left by a
 //     killed run never blocks a resume; the file keeps the holder's pid only
 //     so that the refusal can name it, and Release removes it.
-//   - An output path is never an input: CheckOutput is the one rule for every
-//     output file of every command, and WriteOutput writes by it. It refuses
-//     a path that is one of the command's inputs (every file it reads or may
-//     read: by device and inode, and, there or not, by name in its
-//     directory), a run file in a directory holding a run, or an existing
-//     path that is not a regular file (a symlink, a pipe, a device); the
-//     file is written atomically beside the target.
+//   - An output of a command never replaces or adds a run's file:
+//     RefuseRunFile refuses a run file's name in a directory holding a run,
+//     or one that exists. The commands pass it to safefile.WriteOutput (the
+//     output rule: never an input, never anything but a regular file) beside
+//     their inputs.
 //   - A run's tokenizer copies are read only as files of their own, once:
 //     OpenCopy opens one with O_NOFOLLOW (safefile.OpenOwn), its reads
 //     hashed, and CheckCopy checks the bytes the tokenizer was built from

@@ -172,7 +172,21 @@ func CheckDir(dir string) error {
 	return nil
 }
 
-// inDir is path's directory, "." for a bare name.
-func inDir(path string) string {
-	return filepath.Dir(filepath.Clean(path))
+// RefuseRunFile refuses an output path that is a run's file (IsRunFile) in a
+// directory that holds a run, or that exists: the rule a command passes to
+// safefile.WriteOutput, beside its inputs, so that no output replaces or
+// adds a file of a run.
+func RefuseRunFile(path string, exists bool) error {
+	name := filepath.Base(path)
+	if !IsRunFile(name) {
+		return nil
+	}
+	held, err := HoldsRun(filepath.Dir(filepath.Clean(path)))
+	if err != nil {
+		return errors.Wrapf(err, "output %s", path)
+	}
+	if held || exists {
+		return errors.Errorf("refusing to write %s: %s is a file of a training run", path, name)
+	}
+	return nil
 }

@@ -17,7 +17,7 @@
 //
 // The command parses flags and checks how they combine; package report
 // computes what it shows (Build, ReadRuns, OpenGraph), package render lays
-// each view out, and the command writes them (rundir.WriteOutput for
+// each view out, and the command writes them (safefile.WriteOutput for
 // files).
 //
 // Conventions:
