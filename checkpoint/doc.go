@@ -1,8 +1,8 @@
 // Package checkpoint owns the files a run saves to be read back: the
 // checkpoint (a model with its run config and step: Save, Load, Peek) and
-// the optimizer state beside it (OptimizerState), and SavedConfig, the
-// config of a run to resume, which pairs its checkpoint with its
-// config.yaml.
+// the optimizer state beside it (OptimizerState); and what a resume reads
+// of them: SavedConfig, the config of the run, which pairs its checkpoint
+// with its config.yaml, and CheckResumeConfig, what a resume may change.
 //
 // Conventions:
 //   - A checkpoint is safetensors: the weights by model.Tensors (PyTorch's
@@ -27,5 +27,5 @@
 //   - SavedConfig takes a run's config from its checkpoint, train.steps
 //     from config.yaml when an extended run raised it, and refuses a
 //     checkpoint whose config differs otherwise (one copied in from another
-//     run).
+//     run). A resume may only raise train.steps (CheckResumeConfig).
 package checkpoint

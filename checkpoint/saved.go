@@ -51,3 +51,24 @@ func SavedConfig(dir string) (rundir.Config, error) {
 	}
 	return fromCkpt, nil
 }
+
+// CheckResumeConfig says whether a run saved with config saved may be
+// resumed with config given. They must be equal except that train.steps may
+// be raised, to extend a run (finished or not). The learning rate of every
+// step is the schedule's with the steps in force when the step runs: with
+// schedule constant an extended run is bit-identical to one started with
+// the larger train.steps; with schedule cosine the remaining decay is
+// stretched to end at the new last step, so the rate steps up at the first
+// new step. Every other key, the schedule's included (schedule,
+// warmup_steps, min_lr, lr), stays fixed.
+func CheckResumeConfig(saved, given rundir.Config) error {
+	if given.Train.Steps < saved.Train.Steps {
+		return errors.Errorf("train.steps = %d is below the saved %d: on resume train.steps may only be raised", given.Train.Steps, saved.Train.Steps)
+	}
+	raised := given
+	raised.Train.Steps = saved.Train.Steps
+	if diff := rundir.ConfigDiff(saved, raised, "saved", "given"); diff != "" {
+		return errors.Errorf("the config differs (%s); on resume only train.steps may change, and only upward", diff)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
@@ -69,8 +70,8 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 			run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: c.cfg.Context, Symbols: c.cfg.Vocab}, c.cfg
 			if c.fineTuned {
 				run.InitFrom, run.Task = "/models/char", data.TaskConfig{Name: data.Text, Path: "/data/text.txt", Length: 4}
-				run.Init = rundir.InitRecord{Path: "/models/char", Source: "nanoGPT", Vocab: c.cfg.Vocab, Context: c.cfg.Context,
-					Files: []rundir.FileRecord{{Path: "/models/char/ckpt.pt", Size: 1, SHA256: "00"}}}
+				run.Init = initfrom.Record{Path: "/models/char", Source: "nanoGPT", Vocab: c.cfg.Vocab, Context: c.cfg.Context,
+					Files: []initfrom.FileRecord{{Path: "/models/char/ckpt.pt", Size: 1, SHA256: "00"}}}
 			}
 			if err := checkpoint.Save(path, m, run, 7); err != nil {
 				t.Fatal(err)

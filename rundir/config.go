@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/strictyaml"
@@ -30,8 +31,8 @@ type Config struct {
 	Model    model.Config    `yaml:"model" json:"model"` // Vocab and Context are filled from the task (or init) by Resolve
 	Train    TrainConfig     `yaml:"train" json:"train"`
 	// Init records the pretrained model of InitFrom, filled when the run
-	// starts (InitRecord).
-	Init InitRecord `yaml:"init,omitempty" json:"init,omitzero"`
+	// starts (initfrom.Record).
+	Init initfrom.Record `yaml:"init,omitempty" json:"init,omitzero"`
 }
 
 // TrainConfig is the optimisation schedule and the run's bookkeeping.

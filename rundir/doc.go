@@ -4,8 +4,9 @@
 // run directory and the rules that keep one safe: which file names belong
 // to a run, the lock that makes one process at a time its writer, and the
 // checks a directory must pass to hold a new run. The files a run writes
-// have packages of their own: runlog (the logs) and checkpoint (the
-// checkpoints and the optimizer state).
+// have packages of their own: runlog (the logs), checkpoint (the
+// checkpoints and the optimizer state) and initfrom (a fine-tuning run's
+// record of its pretrained model, and its tokenizer copies).
 //
 // Conventions:
 //   - A run is fully described by a Config: seed, task (package data), model
@@ -32,9 +33,9 @@
 //     OpenPretrained returns, after checking the task and the train section
 //     without it: a model key that disagrees is refused (model.dropout and
 //     model.attention may differ), and the record of the model (Config.Init:
-//     InitRecord, every file read with its size and SHA-256, the tokenizer
-//     files by name, the vocabulary and context) is kept in config.yaml and
-//     every checkpoint. The task is text through the model's tokenizer
+//     initfrom.Record, every file read with its size and SHA-256, the
+//     tokenizer files by name, the vocabulary and context) is kept in
+//     config.yaml and every checkpoint. The task is text through the model's tokenizer
 //     (task.chars stays empty), windows of task.length tokens within a
 //     learned position table; the memory estimate counts the activations at
 //     task.length and the weights whole. LoadConfig and ParseConfig, which
@@ -42,7 +43,7 @@
 //   - A run directory holds ConfigFile, the logs (runlog.MetricsFile,
 //     runlog.RolesFile, runlog.CircuitsFile), CheckpointFile, BestFile,
 //     state-<step>.safetensors (StateFile), LockFile, a fine-tuning run's
-//     copies of its tokenizer files (InitCopy: init-tokenizer.json, ...),
+//     copies of its tokenizer files (initfrom.CopyName: init-tokenizer.json, ...),
 //     and the temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
 //   - A new run goes only into a directory that is missing, empty or holds
@@ -58,8 +59,4 @@
 //     or one that exists. The commands pass it to safefile.WriteOutput (the
 //     output rule: never an input, never anything but a regular file) beside
 //     their inputs.
-//   - A run's tokenizer copies are read only as files of their own, once:
-//     OpenCopy opens one with O_NOFOLLOW (safefile.OpenOwn), its reads
-//     hashed, and CheckCopy checks the bytes the tokenizer was built from
-//     against the record.
 package rundir

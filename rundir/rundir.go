@@ -9,6 +9,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -46,7 +47,7 @@ func IsRunFile(name string) bool {
 			return true
 		}
 	}
-	return name == LockFile || isInitCopy(name) || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
+	return name == LockFile || initfrom.IsCopy(name) || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
 }
 
 // runEntries lists dir; a missing dir has no entries.

@@ -32,7 +32,7 @@ func (r *runner) resume() error {
 	if err != nil {
 		return err
 	}
-	if err := rundir.CheckResumeConfig(saved, r.cfg); err != nil {
+	if err := checkpoint.CheckResumeConfig(saved, r.cfg); err != nil {
 		return errors.Wrapf(err, "cannot resume %s", r.dir)
 	}
 	ckpt := filepath.Join(r.dir, rundir.CheckpointFile)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -96,8 +97,8 @@ func TestSmallVocabularyFineTuned(t *testing.T) {
 	run := rundir.DefaultConfig()
 	run.InitFrom, run.Model = "dna", m.Config
 	run.Task = data.TaskConfig{Name: data.Text, Path: "dna.txt", Length: 16}
-	run.Init = rundir.InitRecord{Path: "/models/dna", Source: "Hugging Face GPT2LMHeadModel", Vocab: 4, Context: 128,
-		Files:     []rundir.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
+	run.Init = initfrom.Record{Path: "/models/dna", Source: "Hugging Face GPT2LMHeadModel", Vocab: 4, Context: 128,
+		Files:     []initfrom.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
 		Tokenizer: []string{"vocab.json"}}
 	ckpt := filepath.Join(t.TempDir(), "dna-tuned.safetensors")
 	if err := checkpoint.Save(ckpt, m, run, 1); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
@@ -355,8 +356,8 @@ func summarize(w io.Writer, res *train.Result) {
 	// A fine-tuning run's copies of the pretrained tokenizer follow its
 	// config: the run opens with them when the pretrained model is gone.
 	names := []string{rundir.ConfigFile}
-	for _, name := range rundir.TokenizerNames {
-		names = append(names, rundir.InitCopy(name))
+	for _, name := range initfrom.TokenizerNames {
+		names = append(names, initfrom.CopyName(name))
 	}
 	var files []string
 	for _, f := range append(names, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile) {
