@@ -8,18 +8,19 @@ import (
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Probe is what training records at every evaluation: the interface of
 // train.Probe, which the command converts to (training imports no analysis).
 type Probe interface {
 	File() string
-	Measure(step int) (rundir.Record, error)
+	Measure(step int) (runlog.Record, error)
 	Close()
 }
 
 // Probes are the measurements a run records at every evaluation: each
-// head's roles on the first rundir.RoleRows rows of the held-out set
+// head's roles on the first runlog.RoleRows rows of the held-out set
 // (roles.jsonl), and the induction papers' metrics (circuits.jsonl).
 func Probes(m *model.Model, task data.Task, cfg rundir.Config) ([]Probe, error) {
 	roles, err := newRolesProbe(m, task, cfg.Train.EvalSize, cfg.Seed)
@@ -30,7 +31,7 @@ func Probes(m *model.Model, task data.Task, cfg rundir.Config) ([]Probe, error) 
 }
 
 // rolesProbe scores every head's roles on a fixed held-out sample with its
-// own forward graph (batch rundir.RoleRows), sharing the model's weights.
+// own forward graph (batch runlog.RoleRows), sharing the model's weights.
 type rolesProbe struct {
 	graph   *model.Graph
 	vm      gorgonia.VM
@@ -40,7 +41,7 @@ type rolesProbe struct {
 }
 
 func newRolesProbe(m *model.Model, task data.Task, size int, seed uint64) (*rolesProbe, error) {
-	n := min(rundir.RoleRows, size)
+	n := min(runlog.RoleRows, size)
 	set := data.EvalSet(task, n, seed) // the first n rows of the evaluation set
 	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: task.SeqLen(), Cache: Weights(m)})
 	if err != nil {
@@ -64,30 +65,30 @@ func newRolesProbe(m *model.Model, task data.Task, size int, seed uint64) (*role
 }
 
 // Measure scores the heads of the model as it is now.
-func (p *rolesProbe) Measure(step int) (rundir.Record, error) {
+func (p *rolesProbe) Measure(step int) (runlog.Record, error) {
 	defer p.vm.Reset()
 	if err := p.vm.RunAll(); err != nil {
-		return rundir.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
+		return runlog.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
 	}
 	cfg, t := p.graph.Model.Config, p.graph.Opts.SeqLen
 	att := make([]Tensor, cfg.Layers)
 	for l := range att {
 		v, err := p.graph.Activation(model.AttnWeights(l))
 		if err != nil {
-			return rundir.RolesRecord{}, err
+			return runlog.RolesRecord{}, err
 		}
 		data, err := model.Float64s(v)
 		if err != nil {
-			return rundir.RolesRecord{}, err
+			return runlog.RolesRecord{}, err
 		}
 		att[l] = Tensor{Shape: []int{len(p.tokens), cfg.Heads, t, t}, Data: data}
 	}
 	maps := func(l, b, h int) [][]float64 { return att[l].Matrix(b, h) }
 	results, err := heads.Pool(maps, cfg.Layers, cfg.Heads, p.tokens, p.queries, p.opts)
 	if err != nil {
-		return rundir.RolesRecord{}, err
+		return runlog.RolesRecord{}, err
 	}
-	rec := rundir.RolesRecord{Step: step, Heads: make([][]map[heads.Pattern]float64, len(results))}
+	rec := runlog.RolesRecord{Step: step, Heads: make([][]map[heads.Pattern]float64, len(results))}
 	for l, layer := range results {
 		for _, r := range layer {
 			rec.Heads[l] = append(rec.Heads[l], r.Scores)
@@ -97,10 +98,10 @@ func (p *rolesProbe) Measure(step int) (rundir.Record, error) {
 }
 
 // circuitsProbe records the induction papers' metrics at each evaluation
-// (circuits.jsonl): every head's prefix-matching score on rundir.RoleRows
+// (circuits.jsonl): every head's prefix-matching score on runlog.RoleRows
 // sequences of random tokens repeated twice, its copying score from the
 // weights, and for an induction task the in-context-learning score on
-// rundir.RoleRows of its examples; the sequences are drawn from the run's
+// runlog.RoleRows of its examples; the sequences are drawn from the run's
 // seed, the same at every evaluation.
 type circuitsProbe struct {
 	model *model.Model
@@ -117,8 +118,8 @@ func newCircuitsProbe(m *model.Model, task data.Task, seed uint64) *circuitsProb
 }
 
 // Measure measures the model as it is now.
-func (p *circuitsProbe) Measure(step int) (rundir.Record, error) {
-	rec := rundir.CircuitsRecord{Step: step}
+func (p *circuitsProbe) Measure(step int) (runlog.Record, error) {
+	rec := runlog.CircuitsRecord{Step: step}
 	hs, err := Heads(p.model)
 	if err != nil {
 		return rec, err
@@ -127,12 +128,12 @@ func (p *circuitsProbe) Measure(step int) (rundir.Record, error) {
 		return rec, err
 	}
 	if p.model.Config.Context >= 4 {
-		if rec.PrefixMatching, err = PrefixMatching(p.model, rundir.RoleRows, p.seed); err != nil {
+		if rec.PrefixMatching, err = PrefixMatching(p.model, runlog.RoleRows, p.seed); err != nil {
 			return rec, err
 		}
 	}
 	if p.task != nil {
-		b, err := Examples(p.task, rundir.RoleRows, p.seed)
+		b, err := Examples(p.task, runlog.RoleRows, p.seed)
 		if err != nil {
 			return rec, err
 		}
@@ -149,7 +150,7 @@ func (p *circuitsProbe) Measure(step int) (rundir.Record, error) {
 	return rec, nil
 }
 
-func (p *rolesProbe) File() string    { return rundir.RolesFile }
+func (p *rolesProbe) File() string    { return runlog.RolesFile }
 func (p *rolesProbe) Close()          { p.vm.Close() }
-func (p *circuitsProbe) File() string { return rundir.CircuitsFile }
+func (p *circuitsProbe) File() string { return runlog.CircuitsFile }
 func (p *circuitsProbe) Close()       {}

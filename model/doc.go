@@ -5,7 +5,7 @@
 //
 // The package is the model: its config, weights and graphs. Checkpoints
 // (the weights as safetensors tensors, Model.Tensors, with the run config
-// and step in the metadata) are package rundir's.
+// and step in the metadata) are package checkpoint's.
 // How a graph runs lives elsewhere: the lean machine NewLeanMachine returns
 // is internal/engine's Machine, and the training step's split of a batch
 // over the cores is train's Replicas. The KV-cache Decoder stays here
@@ -29,6 +29,6 @@
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major
 //     (batch, position) order.
 //   - Model.Tensors gives the weights as safetensors tensors, by those names
-//     and layouts, for rundir's checkpoints to write (their __metadata__
+//     and layouts, for package checkpoint to write (their __metadata__
 //     carries the run config, its "model" member a Config).
 package model

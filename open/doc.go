@@ -42,7 +42,7 @@
 //   - Inputs lists, before the model is loaded, every file opening it reads
 //     or may read (by the names the readers look for, there or not), and
 //     Opened.Inputs adds every file read: what no output of a command may
-//     replace or create (rundir.CheckOutput).
+//     replace or create (safefile.CheckOutput).
 //   - A model trained elsewhere (package open/hf for a directory holding
 //     config.json, open/nanogpt for a zip file or a directory holding
 //     ckpt.pt) opens with its tokenizer (Opened.Tokenizer: the directory's

@@ -6,6 +6,8 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/open/nanogpt"
@@ -15,41 +17,41 @@ import (
 
 // ForFineTuning opens the model trained elsewhere at path for a run that
 // fine-tunes it (init_from): Open, and the record of what was read
-// (rundir.InitRecord: every file with its size and SHA-256, the
+// (initfrom.Record: every file with its size and SHA-256, the
 // tokenizer's by name). The weights, config.json, the index and meta.pkl
 // are hashed as they are loaded, through the descriptor they are read
 // from, so the digest recorded is of the bytes trained from, whatever
 // replaces the files meanwhile (Opened.Digests). A lab's own run, and a
 // model without a tokenizer (whose text could not be turned into its
 // tokens), are refused.
-func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
+func ForFineTuning(path string, o Options) (*Opened, initfrom.Record, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, rundir.InitRecord{}, errors.Errorf("%s: no such file or directory; fine-tuning starts from a Hugging Face model directory or a nanoGPT ckpt.pt", path)
+		return nil, initfrom.Record{}, errors.Errorf("%s: no such file or directory; fine-tuning starts from a Hugging Face model directory or a nanoGPT ckpt.pt", path)
 	}
 	o.digests = true
 	op, err := Open(path, o)
 	if err != nil {
-		return nil, rundir.InitRecord{}, err
+		return nil, initfrom.Record{}, err
 	}
 	if len(op.Files) == 0 {
-		return nil, rundir.InitRecord{}, errors.Errorf("%s: not a model trained elsewhere (a Hugging Face model directory, a nanoGPT ckpt.pt), which fine-tuning starts from", path)
+		return nil, initfrom.Record{}, errors.Errorf("%s: not a model trained elsewhere (a Hugging Face model directory, a nanoGPT ckpt.pt), which fine-tuning starts from", path)
 	}
 	var notBuilt *tokenizer.NotBuiltError
 	switch _, err := op.Tokenizer.Encode("a"); {
 	case errors.As(err, &notBuilt):
-		return nil, rundir.InitRecord{}, errors.Errorf("%s: its tokenizer was not built (%v), so the text cannot be turned into its tokens", path, notBuilt.Why)
+		return nil, initfrom.Record{}, errors.Errorf("%s: its tokenizer was not built (%v), so the text cannot be turned into its tokens", path, notBuilt.Why)
 	case errors.Is(err, tokenizer.ErrNoTokenizer):
-		return nil, rundir.InitRecord{}, errors.Errorf("%s: has no tokenizer (tokenizer.json, vocab.json and merges.txt, or a nanoGPT meta.pkl), so the text cannot be turned into its tokens", path)
+		return nil, initfrom.Record{}, errors.Errorf("%s: has no tokenizer (tokenizer.json, vocab.json and merges.txt, or a nanoGPT meta.pkl), so the text cannot be turned into its tokens", path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, rundir.InitRecord{}, errors.Wrap(err, path)
+		return nil, initfrom.Record{}, errors.Wrap(err, path)
 	}
-	rec := rundir.InitRecord{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
+	rec := initfrom.Record{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
 	for _, f := range op.Files {
 		file, err := fileRecord(f, op.Digests)
 		if err != nil {
-			return nil, rundir.InitRecord{}, err
+			return nil, initfrom.Record{}, err
 		}
 		rec.Files = append(rec.Files, file)
 	}
@@ -63,22 +65,22 @@ func ForFineTuning(path string, o Options) (*Opened, rundir.InitRecord, error) {
 // took as it loaded it. Every reader takes one (Options.digests), so a
 // file without one is a reader that forgot, refused rather than hashed
 // again by its path.
-func fileRecord(path string, digests map[string]safefile.Digest) (rundir.FileRecord, error) {
+func fileRecord(path string, digests map[string]safefile.Digest) (initfrom.FileRecord, error) {
 	d, ok := digests[path]
 	if !ok {
-		return rundir.FileRecord{}, errors.Errorf("%s: read without its digest taken as it was read", msg.Clean(path))
+		return initfrom.FileRecord{}, errors.Errorf("%s: read without its digest taken as it was read", msg.Clean(path))
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return rundir.FileRecord{}, errors.Wrap(err, path)
+		return initfrom.FileRecord{}, errors.Wrap(err, path)
 	}
-	return rundir.FileRecord{Path: abs, Size: d.Size, SHA256: d.SHA256}, nil
+	return initfrom.FileRecord{Path: abs, Size: d.Size, SHA256: d.SHA256}, nil
 }
 
 // RunTokenizer reads the tokenizer of the fine-tuning run in dir whose
 // config is cfg: the copies of the pretrained model's tokenizer files the
-// run made (rundir.InitCopy), or GPT-2's own when it recorded none. Each
-// copy is opened once, never through a link (rundir.InitRecord.OpenCopy),
+// run made (initfrom.CopyName), or GPT-2's own when it recorded none. Each
+// copy is opened once, never through a link (initfrom.Record.OpenCopy),
 // the tokenizer built from what that opening reads, and those bytes
 // checked against the run's record (CheckCopy): no path is opened again
 // between the check and the parse.
@@ -92,7 +94,7 @@ func RunTokenizer(dir string, cfg rundir.Config) (tokenizer.Tokenizer, error) {
 		if _, ok := rec.TokenizerFile(name); !ok {
 			return nil, errors.Errorf("init.tokenizer names %s, which init.files does not list", msg.Quote(name))
 		}
-		path := filepath.Join(dir, rundir.InitCopy(name))
+		path := filepath.Join(dir, initfrom.CopyName(name))
 		has[name], names[path] = path, name
 	}
 	open := func(path string) (*safefile.HashedFile, error) { return rec.OpenCopy(dir, names[path]) }
@@ -133,7 +135,7 @@ func runChars(path string, open func(string) (*safefile.HashedFile, error), chec
 // repeated-tokens task, with the run config the checkpoint carries,
 // whatever the pretrained model's directory holds
 // now, or whether it still exists.
-func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Opened, error) {
+func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*Opened, error) {
 	cfg := ck.Config
 	if o.Data != "" {
 		return nil, errors.Errorf("-data %s: %s fine-tuned %s, whose heads are read on repeated tokens of its tokenizer; no text file is read", msg.Quote(o.Data), path, msg.Clean(cfg.Init.Source))
@@ -151,7 +153,7 @@ func openFineTuned(ck *rundir.Checkpoint, path, runDir string, o Options) (*Open
 	case len(cfg.Init.Tokenizer) == 0:
 		tok = tokenizer.GPT2()
 	default:
-		notef(o.Notices, "note: %s is a lone checkpoint: its tokenizer is in the run directory that wrote it (%s): tokens show as ids", path, rundir.InitCopy(cfg.Init.Tokenizer[0]))
+		notef(o.Notices, "note: %s is a lone checkpoint: its tokenizer is in the run directory that wrote it (%s): tokens show as ids", path, initfrom.CopyName(cfg.Init.Tokenizer[0]))
 		tok = tokenizer.IDs(cfg.Model.Vocab)
 	}
 	op, err := pretrained(ck.Model, tok, path, "fine-tuned from "+cfg.Init.Source, ck.Step)

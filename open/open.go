@@ -10,6 +10,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
@@ -78,7 +79,7 @@ type Opened struct {
 	Digests map[string]safefile.Digest
 	// Inputs are every file the opening read or may read (package
 	// function Inputs, and each file read), which no output may replace
-	// (rundir.CheckOutput).
+	// (safefile.CheckOutput).
 	Inputs []string
 	// EOS are every id that ends a text of a model trained elsewhere: the
 	// tokenizer's EOS and each eos_token_id a Hugging Face config.json lists
@@ -127,7 +128,7 @@ func openModel(path string, o Options) (*Opened, error) {
 	if err := refuseText(path, ckpt, o.TextFlag); err != nil {
 		return nil, err
 	}
-	ck, err := rundir.LoadCheckpoint(ckpt)
+	ck, err := checkpoint.Load(ckpt)
 	if err != nil {
 		return nil, err
 	}
@@ -152,13 +153,13 @@ func openModel(path string, o Options) (*Opened, error) {
 
 // refuseText refuses text (the flag named, "" for none) for the lab's
 // checkpoint ckpt (named path by the user) of a toy task, whose tokens are
-// its labels: from the header alone (rundir.PeekCheckpoint), so a large
+// its labels: from the header alone (checkpoint.Peek), so a large
 // checkpoint is not read to say so.
 func refuseText(path, ckpt, flag string) error {
 	if flag == "" {
 		return nil
 	}
-	cfg, _, err := rundir.PeekCheckpoint(ckpt)
+	cfg, _, err := checkpoint.Peek(ckpt)
 	if err != nil {
 		return err
 	}

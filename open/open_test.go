@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
@@ -45,7 +46,7 @@ model: {d_model: 8, heads: 2, layers: 1}
 	if err := os.WriteFile(filepath.Join(dir, rundir.ConfigFile), yml, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := rundir.SaveCheckpoint(filepath.Join(dir, rundir.CheckpointFile), m, cfg, 1); err != nil {
+	if err := checkpoint.Save(filepath.Join(dir, rundir.CheckpointFile), m, cfg, 1); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -25,7 +26,7 @@ func TestTextRefusedFromHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	ckpt := filepath.Join(t.TempDir(), "copy.safetensors")
-	if err := rundir.SaveCheckpoint(ckpt, m, cfg, 1); err != nil {
+	if err := checkpoint.Save(ckpt, m, cfg, 1); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats

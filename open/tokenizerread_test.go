@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -91,11 +92,11 @@ func TestTokenizerDigestOfBytesParsed(t *testing.T) {
 func runWithCopies(t *testing.T) (string, rundir.Config) {
 	t.Helper()
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{rundir.InitCopy("vocab.json"): dnaVocab, rundir.InitCopy("merges.txt"): dnaMerges})
+	writeFiles(t, dir, map[string]string{initfrom.CopyName("vocab.json"): dnaVocab, initfrom.CopyName("merges.txt"): dnaMerges})
 	cfg := rundir.DefaultConfig()
 	cfg.Model.Vocab = 4
-	cfg.Init = rundir.InitRecord{Path: "/models/dna", Vocab: 4, Tokenizer: []string{"vocab.json", "merges.txt"},
-		Files: []rundir.FileRecord{
+	cfg.Init = initfrom.Record{Path: "/models/dna", Vocab: 4, Tokenizer: []string{"vocab.json", "merges.txt"},
+		Files: []initfrom.FileRecord{
 			{Path: "/models/dna/vocab.json", Size: int64(len(dnaVocab)), SHA256: digestOf(dnaVocab)},
 			{Path: "/models/dna/merges.txt", Size: int64(len(dnaMerges)), SHA256: digestOf(dnaMerges)},
 		}}
@@ -116,8 +117,8 @@ func TestRunTokenizerReadsCopiesOnce(t *testing.T) {
 		t.Fatalf("the copies as made: %v", err)
 	}
 	rec := cfg.Init
-	vocabCopy := filepath.Join(dir, rundir.InitCopy("vocab.json"))
-	has := map[string]string{"vocab.json": vocabCopy, "merges.txt": filepath.Join(dir, rundir.InitCopy("merges.txt"))}
+	vocabCopy := filepath.Join(dir, initfrom.CopyName("vocab.json"))
+	has := map[string]string{"vocab.json": vocabCopy, "merges.txt": filepath.Join(dir, initfrom.CopyName("merges.txt"))}
 	names := map[string]string{has["vocab.json"]: "vocab.json", has["merges.txt"]: "merges.txt"}
 	openCopy := func(path string) (*safefile.HashedFile, error) { return rec.OpenCopy(dir, names[path]) }
 	check := func(f *safefile.HashedFile) error { return rec.CheckCopy(names[f.Name()], f) }

@@ -21,10 +21,10 @@ model half (AttnLM and the parts above, in attnscope_nn.py) and torch are
 imported only when one of their names, `to_torch`, `load` or `save` is used;
 and `save` writes a state
 dict with these names back to a checkpoint inspect and sample open (the
-safetensors layout and metadata rundir.SaveCheckpoint writes: the run
+safetensors layout and metadata checkpoint.Save writes: the run
 config, the step, the format and the data's SHA-256); to_checkpoint.py does
 it from the command line. The model tests
-(model/testdata/pytorch/gen_fixtures.py) and model.TestPyTorchLoadsCheckpoint
+(model/testdata/pytorch/gen_fixtures.py) and checkpoint.TestPyTorchLoadsCheckpoint
 use this module.
 """
 
@@ -144,7 +144,7 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
-# The checkpoint format rundir.CheckpointFormat names, and the metadata key
+# The checkpoint format checkpoint.Format names, and the metadata key
 # of the data section's SHA-256 (internal/safetensors.DigestKey).
 CHECKPOINT_FORMAT = "attnscope/1"
 DIGEST_KEY = "data_sha256"

@@ -13,6 +13,7 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // MaxSamples bounds Options.Samples: the scoring batch holds Layers x
@@ -127,7 +128,7 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 	}
 	if len(tr.Heads) != cfg.Layers || len(tr.Heads[0]) != cfg.Heads {
 		return errors.Errorf("%s: head roles of %d layers x %d heads, but the checkpoint has %d x %d (is it a file of another run?)",
-			filepath.Join(tr.Dir, rundir.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
+			filepath.Join(tr.Dir, runlog.RolesFile), len(tr.Heads), len(tr.Heads[0]), cfg.Layers, cfg.Heads)
 	}
 	return nil
 }
@@ -146,7 +147,7 @@ func checkRunConfig(tr *htmlview.Training, cfg rundir.Config) error {
 
 // CheckRunPath refuses a file given as a run directory, saying what to
 // pass instead: a checkpoint's directory, or the checkpoint itself with
-// -checkpoint. A missing path is left to rundir.ReadLogs to report.
+// -checkpoint. A missing path is left to runlog.ReadLogs to report.
 func CheckRunPath(path string) error {
 	info, err := os.Stat(path)
 	if err != nil || info.IsDir() {
@@ -155,5 +156,5 @@ func CheckRunPath(path string) error {
 	if strings.HasSuffix(path, ".safetensors") {
 		return errors.Errorf("-run %s: is a checkpoint file; -run takes its run directory (-run %s), and -checkpoint %s shows the model", path, filepath.Dir(path), path)
 	}
-	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, rundir.MetricsFile)
+	return errors.Errorf("-run %s: is a file; -run takes a run directory written by train (one holding %s)", path, runlog.MetricsFile)
 }

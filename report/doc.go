@@ -29,7 +29,7 @@
 //     types, JSON and Page are the documents -json prints and the page
 //     embeds, Runs.Text and Runs.Chart the -run views. report writes
 //     nothing: render lays the views out, the caller writes them
-//     (rundir.WriteOutput for files). Options.Layer and Head select what
+//     (safefile.WriteOutput for files). Options.Layer and Head select what
 //     the views draw and the heads the JSON document holds (Selection;
 //     the page's document holds every head).
 //   - The JSON documents keep their shape: snake_case keys, names of things

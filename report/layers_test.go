@@ -6,6 +6,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -33,7 +34,7 @@ func TestManyHeadsShowOneLayer(t *testing.T) {
 		run := rundir.DefaultConfig()
 		run.Task, run.Model = task, cfg
 		path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
-		if err := rundir.SaveCheckpoint(path, m, run, 1); err != nil {
+		if err := checkpoint.Save(path, m, run, 1); err != nil {
 			t.Fatal(err)
 		}
 		r, err := Build(Options{Checkpoint: path, Layer: c.layer, Head: -1, Samples: 2, Seed: 1})

@@ -14,6 +14,7 @@ import (
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // MaxPageExamples caps the held-out examples the page embeds besides the
@@ -138,7 +139,7 @@ func (o Options) RunDir() string {
 func (o Options) Inputs() []string {
 	dir := o.RunDir()
 	in := open.Inputs(o.Checkpoint, open.Options{Data: o.Data, Vocab: o.Vocab})
-	return append(in, o.Checkpoint, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile))
+	return append(in, o.Checkpoint, filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile))
 }
 
 // Inputs are Options.Inputs and every file the opening read
@@ -158,7 +159,7 @@ func readPageRuns(o Options) (*htmlview.Training, []htmlview.Training, error) {
 		if err := CheckRunPath(dir); err != nil {
 			return nil, nil, err
 		}
-	} else if _, err := os.Lstat(filepath.Join(dir, rundir.MetricsFile)); errors.Is(err, os.ErrNotExist) {
+	} else if _, err := os.Lstat(filepath.Join(dir, runlog.MetricsFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil
 	}
 	training, err := trainingOf(dir)
@@ -183,7 +184,7 @@ func readPageRuns(o Options) (*htmlview.Training, []htmlview.Training, error) {
 // trainingOf reads a run directory's logs for the page, thinned to
 // maxCurvePoints.
 func trainingOf(dir string) (*htmlview.Training, error) {
-	run, err := rundir.ReadLogs(dir)
+	run, err := runlog.ReadLogs(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // curve is one line of a run: its name, points, the scale shown, the
@@ -61,7 +62,7 @@ var unitShort = map[string]string{"character": "char", "token": "token"}
 // from 0 to the highest loss, the accuracies from 0 to 1. A language
 // model's (unit "character" or "token") show its held-out bits per unit
 // instead of the exact match of a whole window, which is 0 throughout.
-func runCurves(r *rundir.Logs, unit string) []curve {
+func runCurves(r *runlog.Logs, unit string) []curve {
 	trainLoss := curve{name: trainLossName}
 	evalLoss := curve{name: evalLossName}
 	tokenAcc := curve{name: tokenAccName, hi: 1, kind: accuracyCurve}
@@ -97,7 +98,7 @@ func runCurves(r *rundir.Logs, unit string) []curve {
 // lengthCurves are the held-out token accuracy and exact match at each of
 // train.eval_lengths (metrics lines with an eval_length), shortest length
 // first; a language model's show token accuracy alone.
-func lengthCurves(r *rundir.Logs, unit string) []curve {
+func lengthCurves(r *runlog.Logs, unit string) []curve {
 	var lengths []int
 	for _, p := range r.AtLength {
 		if !slices.Contains(lengths, p.EvalLength) {

@@ -12,7 +12,7 @@ import (
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/render"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Runs are training runs as inspect -run shows them: one run's loss and
@@ -20,7 +20,7 @@ import (
 // circuits' curves; or several runs' curves on one step axis, each run
 // tagged a, b, ...
 type Runs struct {
-	Logs []*rundir.Logs
+	Logs []*runlog.Logs
 	// units are what each run's loss is per when it is a language model's
 	// (languageUnit), in the order of Logs.
 	units []string
@@ -38,11 +38,11 @@ func (r *Runs) unit(i int) string {
 // output may replace.
 func RunInputs(dirs []string) []string {
 	if len(dirs) == 1 {
-		return []string{filepath.Join(dirs[0], rundir.MetricsFile), filepath.Join(dirs[0], rundir.RolesFile), filepath.Join(dirs[0], rundir.CircuitsFile)}
+		return []string{filepath.Join(dirs[0], runlog.MetricsFile), filepath.Join(dirs[0], runlog.RolesFile), filepath.Join(dirs[0], runlog.CircuitsFile)}
 	}
 	var inputs []string
 	for _, dir := range dirs {
-		inputs = append(inputs, filepath.Join(dir, rundir.MetricsFile), filepath.Join(dir, rundir.RolesFile))
+		inputs = append(inputs, filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile))
 	}
 	return inputs
 }
@@ -55,12 +55,12 @@ func ReadRuns(dirs []string) (*Runs, error) {
 		if err := CheckRunPath(dir); err != nil {
 			return nil, err
 		}
-		r, err := rundir.ReadLogs(dir)
+		r, err := runlog.ReadLogs(dir)
 		if err != nil {
 			return nil, err
 		}
 		if len(r.Train) == 0 && len(r.Eval) == 0 {
-			return nil, errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, rundir.MetricsFile))
+			return nil, errors.Errorf("%s: no training or evaluation lines yet", filepath.Join(dir, runlog.MetricsFile))
 		}
 		runs.Logs = append(runs.Logs, r)
 		runs.units = append(runs.units, languageUnit(dir))
@@ -68,7 +68,7 @@ func ReadRuns(dirs []string) (*Runs, error) {
 	return runs, nil
 }
 
-// JSON is the -json document: one run's rundir.Logs, or the array of them.
+// JSON is the -json document: one run's runlog.Logs, or the array of them.
 func (r *Runs) JSON() any {
 	if len(r.Logs) == 1 {
 		return r.Logs[0]
@@ -106,7 +106,7 @@ func (r *Runs) steps() (x0, x1 float64) {
 // tag names the i-th run when several are compared: a, b, ...
 func tag(i int) string { return string(rune('a' + i%26)) }
 
-func firstStep(r *rundir.Logs) float64 {
+func firstStep(r *runlog.Logs) float64 {
 	first := math.Inf(1)
 	if len(r.Train) > 0 {
 		first = float64(r.Train[0].Step)
@@ -117,7 +117,7 @@ func firstStep(r *rundir.Logs) float64 {
 	return first
 }
 
-func lastStep(r *rundir.Logs) float64 {
+func lastStep(r *runlog.Logs) float64 {
 	last := math.Inf(-1)
 	if len(r.Train) > 0 {
 		last = float64(r.Train[len(r.Train)-1].Step)
@@ -134,7 +134,7 @@ func lastStep(r *rundir.Logs) float64 {
 // headName names a head and its role, as in "L1 H3 induction"; a head whose
 // strongest pattern ends under the role threshold is "diffuse", as every
 // other view names it.
-func headName(h rundir.HeadHistory) string {
+func headName(h runlog.HeadHistory) string {
 	if diffuse(h) {
 		return fmt.Sprintf("L%d H%d %s", h.Layer, h.Head, heads.Diffuse)
 	}
@@ -142,13 +142,13 @@ func headName(h rundir.HeadHistory) string {
 }
 
 // diffuse reports whether the head's last score is under the role threshold.
-func diffuse(h rundir.HeadHistory) bool {
+func diffuse(h runlog.HeadHistory) bool {
 	return h.Scores[len(h.Scores)-1] < heads.DefaultThreshold
 }
 
 // headScore is the head's last score, with its strongest pattern when the
 // head is diffuse: "0.91", or "diffuse (best: offset 0.03)".
-func headScore(h rundir.HeadHistory) string {
+func headScore(h runlog.HeadHistory) string {
 	last := h.Scores[len(h.Scores)-1]
 	if diffuse(h) {
 		return heads.Below(string(h.Role), last)
@@ -156,16 +156,16 @@ func headScore(h rundir.HeadHistory) string {
 	return fmt.Sprintf("%.2f", last)
 }
 
-// formed says when a head's role first passed rundir.FormedAt.
-func formed(h rundir.HeadHistory) string {
+// formed says when a head's role first passed runlog.FormedAt.
+func formed(h runlog.HeadHistory) string {
 	if h.Formed == nil {
-		return fmt.Sprintf("never above %.1f", rundir.FormedAt)
+		return fmt.Sprintf("never above %.1f", runlog.FormedAt)
 	}
 	return fmt.Sprintf("formed at step %d", *h.Formed)
 }
 
 // headSteps are a head's evaluation steps as x values.
-func headSteps(h rundir.HeadHistory) []float64 {
+func headSteps(h runlog.HeadHistory) []float64 {
 	xs := make([]float64, len(h.Steps))
 	for i, s := range h.Steps {
 		xs[i] = float64(s)
@@ -175,7 +175,7 @@ func headSteps(h rundir.HeadHistory) []float64 {
 
 // headRows are each head's score of its strongest role through training,
 // labelled by prefix and its name.
-func headRows(r *rundir.Logs, prefix string) []render.SparkRow {
+func headRows(r *runlog.Logs, prefix string) []render.SparkRow {
 	var rows []render.SparkRow
 	for _, layer := range r.Heads {
 		for _, h := range layer {
@@ -188,7 +188,7 @@ func headRows(r *rundir.Logs, prefix string) []render.SparkRow {
 // circuitSeries are circuits.jsonl's curves: each head's prefix-matching
 // score (0 to 1) and the ICL score (its lowest value to 0); nil without the
 // file.
-func circuitSeries(r *rundir.Logs) (prefix []curve, icl *curve) {
+func circuitSeries(r *runlog.Logs) (prefix []curve, icl *curve) {
 	if len(r.Circuits) == 0 {
 		return nil, nil
 	}
@@ -216,7 +216,7 @@ func circuitSeries(r *rundir.Logs) (prefix []curve, icl *curve) {
 }
 
 // runTitle names the run, its steps and its evaluations.
-func runTitle(r *rundir.Logs) []string {
+func runTitle(r *runlog.Logs) []string {
 	return []string{fmt.Sprintf("run %s: steps %d-%d, %s", r.Dir, int(firstStep(r)), int(lastStep(r)), msg.Count(len(r.Eval), "evaluation"))}
 }
 
@@ -240,13 +240,13 @@ func (r *Runs) Text() render.Sparks {
 
 // runSections are one run's curves, those at other lengths, its heads'
 // roles and its circuits.
-func runSections(r *rundir.Logs, unit string) []render.SparkSection {
+func runSections(r *runlog.Logs, unit string) []render.SparkSection {
 	curves := render.SparkSection{Rows: sparkRows(runCurves(r, unit), "")}
-	roles := render.SparkSection{Heading: []string{fmt.Sprintf("no %s: the run has no head roles (evaluation off, or written before they were recorded)", rundir.RolesFile)}}
+	roles := render.SparkSection{Heading: []string{fmt.Sprintf("no %s: the run has no head roles (evaluation off, or written before they were recorded)", runlog.RolesFile)}}
 	if r.Heads != nil {
 		roles = render.SparkSection{Heading: []string{
 			"heads: strongest role at the last evaluation, its score (0-1) at each evaluation,",
-			fmt.Sprintf("  on the run's first %d held-out rows (%s; inspect's heatmaps score -examples of the task)", rundir.RoleRows, rundir.RolesFile),
+			fmt.Sprintf("  on the run's first %d held-out rows (%s; inspect's heatmaps score -examples of the task)", runlog.RoleRows, runlog.RolesFile),
 		}, Rows: headRows(r, "")}
 	}
 	sections := []render.SparkSection{curves}
@@ -259,7 +259,7 @@ func runSections(r *rundir.Logs, unit string) []render.SparkSection {
 		return sections
 	}
 	circuits := render.SparkSection{Heading: []string{
-		fmt.Sprintf("circuits (%s): each head's prefix-matching score (0-1) on %d sequences of", rundir.CircuitsFile, rundir.RoleRows),
+		fmt.Sprintf("circuits (%s): each head's prefix-matching score (0-1) on %d sequences of", runlog.CircuitsFile, runlog.RoleRows),
 		"  random tokens repeated twice",
 	}}
 	if icl != nil {
@@ -336,9 +336,9 @@ var grey = color.RGBA{150, 150, 150, 255}
 
 // runPanels are one run's -png view: the losses, a language model's bits
 // per unit, the accuracies, those at other lengths and, when the run has
-// roles.jsonl, one line per head with a guide at rundir.FormedAt; then
+// roles.jsonl, one line per head with a guide at runlog.FormedAt; then
 // circuits.jsonl's curves.
-func runPanels(r *rundir.Logs, unit string) []render.ChartPanel {
+func runPanels(r *runlog.Logs, unit string) []render.ChartPanel {
 	loss := render.ChartPanel{Title: "loss"}
 	bits := render.ChartPanel{Title: "held-out bits per " + unit}
 	acc := render.ChartPanel{Title: "held-out accuracy", YMax: 1}
@@ -383,9 +383,9 @@ func runPanels(r *rundir.Logs, unit string) []render.ChartPanel {
 }
 
 // rolePanel is one line per head: its strongest role's score through
-// training, with a guide at rundir.FormedAt.
-func rolePanel(r *rundir.Logs) render.ChartPanel {
-	roles := render.ChartPanel{Title: "heads: strongest role at the last evaluation, its score at each evaluation", YMax: 1, Guides: []float64{rundir.FormedAt}}
+// training, with a guide at runlog.FormedAt.
+func rolePanel(r *runlog.Logs) render.ChartPanel {
+	roles := render.ChartPanel{Title: "heads: strongest role at the last evaluation, its score at each evaluation", YMax: 1, Guides: []float64{runlog.FormedAt}}
 	for _, layer := range r.Heads {
 		for _, h := range layer {
 			name := headName(h)

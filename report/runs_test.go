@@ -10,6 +10,7 @@ import (
 
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestRoundUp: the loss scale's top is a round number above the highest loss.
@@ -26,7 +27,7 @@ func TestRoundUp(t *testing.T) {
 func runDir(t *testing.T, task, metrics string) string {
 	t.Helper()
 	dir := t.TempDir()
-	files := map[string]string{rundir.MetricsFile: metrics}
+	files := map[string]string{runlog.MetricsFile: metrics}
 	if task != "" {
 		files[rundir.ConfigFile] = "task: " + task + "\n"
 	}

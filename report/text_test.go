@@ -7,6 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -25,7 +26,7 @@ func TestTextRefusedBeforeWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	ckpt := filepath.Join(t.TempDir(), "copy.safetensors")
-	if err := rundir.SaveCheckpoint(ckpt, m, run, 1); err != nil {
+	if err := checkpoint.Save(ckpt, m, run, 1); err != nil {
 		t.Fatal(err)
 	}
 	m = nil

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/strictyaml"
@@ -30,8 +31,8 @@ type Config struct {
 	Model    model.Config    `yaml:"model" json:"model"` // Vocab and Context are filled from the task (or init) by Resolve
 	Train    TrainConfig     `yaml:"train" json:"train"`
 	// Init records the pretrained model of InitFrom, filled when the run
-	// starts (InitRecord).
-	Init InitRecord `yaml:"init,omitempty" json:"init,omitzero"`
+	// starts (initfrom.Record).
+	Init initfrom.Record `yaml:"init,omitempty" json:"init,omitzero"`
 }
 
 // TrainConfig is the optimisation schedule and the run's bookkeeping.
@@ -297,6 +298,47 @@ func (c Config) Validate() error {
 	if err := model.CheckMemory(c.EstimateBytes(), fmt.Sprintf("the run (a training graph of %d x %d positions, %s)", c.Train.BatchSize, task.SeqLen(), eval),
 		"reduce train.batch_size, train.eval_size, task.length or the model size"); err != nil {
 		return err
+	}
+	return nil
+}
+
+// ValidateModel checks what a model's forward needs of c: the model
+// section, the task (no file it names is read) and their agreement on the
+// vocabulary and the context. It is what every reader of a checkpoint
+// applies; values only training uses (train.*, the seed) are not checked, so
+// no reader refuses a checkpoint over them.
+func (c Config) ValidateModel() error {
+	if c.FineTunes() {
+		return c.checkFineTuneModel()
+	}
+	if err := c.Task.Validate(); err != nil {
+		return err
+	}
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	if c.Task.Name == data.Text && c.Task.Chars == "" {
+		// The characters come from the file, which the reader names.
+		if c.Model.Context != c.Task.Length {
+			return errors.Errorf("model.context = %d does not match task.length = %d of task text", c.Model.Context, c.Task.Length)
+		}
+		return nil
+	}
+	task, err := data.Vocabulary(c.Task)
+	if err != nil {
+		return err
+	}
+	return c.checkTaskSizes(task)
+}
+
+// checkTaskSizes refuses a model whose vocabulary or context is not the
+// task's.
+func (c Config) checkTaskSizes(task data.Task) error {
+	if c.Model.Vocab != task.Vocab() {
+		return errors.Errorf("model.vocab = %d does not match the vocabulary of task %s (%d)", c.Model.Vocab, task.Name(), task.Vocab())
+	}
+	if c.Model.Context != task.SeqLen() {
+		return errors.Errorf("model.context = %d does not match the sequence length of task %s (%d)", c.Model.Context, task.Name(), task.SeqLen())
 	}
 	return nil
 }

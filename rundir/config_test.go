@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -440,34 +441,6 @@ train:
 	roundTrip(t, "defaults", def)
 }
 
-// TestDecodeConfigJSON: a config as a checkpoint stores it reads back
-// equal; the model check a checkpoint's readers apply refuses sizes that
-// do not fit the task, and the decoder an unknown key.
-func TestDecodeConfigJSON(t *testing.T) {
-	cfg, err := LoadConfig("../configs/sort.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(raw), `"vocab":17`) || !strings.Contains(string(raw), `"context":16`) {
-		t.Errorf("JSON lacks the derived sizes: %s", raw)
-	}
-	back, err := decodeConfigJSON(raw)
-	if err != nil || !reflect.DeepEqual(back, cfg) {
-		t.Fatalf("decodeConfigJSON = %+v, %v; want %+v", back, err, cfg)
-	}
-	bad, err := decodeConfigJSON([]byte(strings.Replace(string(raw), `"vocab":17`, `"vocab":12`, 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgtest.Refusal(t, "inconsistent vocab", bad.ValidateModel(), "model.vocab = 12 does not match the vocabulary of task sort (17)")
-	_, err = decodeConfigJSON([]byte(`{"seed": 1, "colour": "red"}`))
-	msgtest.Refusal(t, "unknown JSON field", err, "run config", "colour")
-}
-
 // TestEstimateBytes pins the estimate for the default config, counted by hand:
 // params 17·32 + 16·32 + 96·32 + 32·32 + 32 + 17·32 = 5728, at 4 + 4 + 8 + 8
 // bytes each = 137472; training forward at B·T = 512: block
@@ -556,7 +529,7 @@ model: {d_model: 48, heads: 4, layers: 2, mlp: true, norm: layernorm, norm_bias:
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := decodeConfigJSON(raw)
+	back, err := fromJSON(raw)
 	if err != nil || !reflect.DeepEqual(back, cfg) {
 		t.Fatalf("JSON round trip: %v, %+v", err, back.Model)
 	}
@@ -578,4 +551,15 @@ model: {d_model: 48, heads: 4, layers: 2, mlp: true, norm: layernorm, norm_bias:
 	}
 	_, err = ParseConfig("x.yaml", []byte("model: {mlp: true, mlp_bias: 0}\n"), nil)
 	msgtest.Refusal(t, "a number for a switch", err, "x.yaml:1:30: model.mlp_bias = 0: want true or false")
+}
+
+// fromJSON decodes a config's JSON as a checkpoint's reader does (package
+// checkpoint, which also bounds its size and depth and refuses a repeated
+// key): over DefaultConfig, every key known.
+func fromJSON(raw []byte) (Config, error) {
+	cfg := DefaultConfig()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&cfg)
+	return cfg, err
 }

@@ -1,12 +1,12 @@
-// Package rundir owns the files of a training run: the run config (Config,
-// read from YAML with -set overrides, or from a checkpoint's JSON, and
-// validated in one place), the checkpoint and optimizer state formats, the
-// logs (metrics, head roles, circuits: the records train writes and every
-// reader reads, with the one writer and the readers), the layout of a run
-// directory and the rules that keep one safe: which file names belong to a
-// run, the lock that makes one process at a time its writer, and the one
-// function every command uses to write an output file (a PNG, a DOT graph,
-// an HTML page) so that it can never replace its input or a run's file.
+// Package rundir owns the run config and the run directory: the config
+// (Config, read from YAML with -set overrides and validated in one place,
+// with the record of a fine-tuning run's pretrained model), the layout of a
+// run directory and the rules that keep one safe: which file names belong
+// to a run, the lock that makes one process at a time its writer, and the
+// checks a directory must pass to hold a new run. The files a run writes
+// have packages of their own: runlog (the logs), checkpoint (the
+// checkpoints and the optimizer state) and initfrom (a fine-tuning run's
+// record of its pretrained model, and its tokenizer copies).
 //
 // Conventions:
 //   - A run is fully described by a Config: seed, task (package data), model
@@ -24,8 +24,8 @@
 //     model.context are never read from YAML; Resolve fills them, and d_ff
 //     (4·d_model when the blocks have an MLP and it is unset, 0 when they have
 //     none). A resolved Config's YAML() reloads to an equal Config, and its
-//     JSON is the "config" a checkpoint carries (LoadCheckpoint and
-//     PeekCheckpoint read it back).
+//     JSON is the "config" a checkpoint carries (package checkpoint reads it
+//     back, and applies ValidateModel, the checks a reader of a model needs).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
 //     exceeds MaxMemory, naming the estimate.
 //   - init_from names a pretrained model to fine-tune (Config.FineTunes).
@@ -33,40 +33,19 @@
 //     OpenPretrained returns, after checking the task and the train section
 //     without it: a model key that disagrees is refused (model.dropout and
 //     model.attention may differ), and the record of the model (Config.Init:
-//     InitRecord, every file read with its size and SHA-256, the tokenizer
-//     files by name, the vocabulary and context) is kept in config.yaml and
-//     every checkpoint. The task is text through the model's tokenizer
+//     initfrom.Record, every file read with its size and SHA-256, the
+//     tokenizer files by name, the vocabulary and context) is kept in
+//     config.yaml and every checkpoint. The task is text through the model's tokenizer
 //     (task.chars stays empty), windows of task.length tokens within a
 //     learned position table; the memory estimate counts the activations at
 //     task.length and the weights whole. LoadConfig and ParseConfig, which
 //     open nothing, refuse init_from.
-//   - A run directory holds ConfigFile, MetricsFile, RolesFile, CircuitsFile,
-//     CheckpointFile, BestFile, state-<step>.safetensors (StateFile),
-//     LockFile, a fine-tuning run's copies of its tokenizer files
-//     (InitCopy: init-tokenizer.json, ...), and the temporaries of interrupted atomic writes
-//     (".<name>.tmp-<digits>").
+//   - A run directory holds ConfigFile, the logs (runlog.MetricsFile,
+//     runlog.RolesFile, runlog.CircuitsFile), CheckpointFile, BestFile,
+//     state-<step>.safetensors (StateFile), LockFile, a fine-tuning run's
+//     copies of its tokenizer files (initfrom.CopyName: init-tokenizer.json, ...),
+//     and the temporaries of interrupted atomic writes (".<name>.tmp-<digits>").
 //     Adding a file to a run means adding its name here (IsRunFile).
-//   - OptimizerState is StateFile(step): Adam's moments as F64 tensors and
-//     the steps, the best evaluation and the digest of the checkpoint's
-//     weights as metadata bound by their own digest. ReadOptimizerState
-//     refuses what a run cannot have written and a state of other weights.
-//   - The logs hold one JSON object per line, each with a "step", written
-//     by Log (one write a line, so a killed run leaves at most a torn last
-//     line) and cut back to a checkpoint's step on resume by TruncateLog,
-//     within MaxMetricsBytes, MaxRolesBytes and MaxCircuitsBytes. Every key
-//     is snake_case, and the names of things (roles, heads) are values,
-//     never keys: metrics.jsonl holds TrainRecord and EvalRecord lines,
-//     roles.jsonl RolesRecord lines, circuits.jsonl CircuitsRecord lines,
-//     each head a record of its own. The readers also take the shape that
-//     runs wrote before (roles as keys, heads as grids), line by line, so a
-//     run written before, resumed now, reads whole.
-//   - ReadLogs reads a run's logs for a command that shows a run: a torn last
-//     line is skipped; a line without a step, of another shape of model than
-//     the first, or going back in steps is an error naming the file and
-//     line; a file larger than MaxLogBytes, or not a regular file, is
-//     refused rather than read. A head's history follows its strongest role:
-//     the pattern with the highest score at the last evaluation; it formed at
-//     the first evaluation where that score is above FormedAt (0.5).
 //   - A new run goes only into a directory that is missing, empty or holds
 //     nothing but a run's files (CheckOnlyRunFiles): a stale lock or the
 //     temporaries of an interrupted write count as empty, anything else (a
@@ -75,15 +54,9 @@
 //     process. The kernel drops it when the process dies, so a lock left by a
 //     killed run never blocks a resume; the file keeps the holder's pid only
 //     so that the refusal can name it, and Release removes it.
-//   - An output path is never an input: CheckOutput is the one rule for every
-//     output file of every command, and WriteOutput writes by it. It refuses
-//     a path that is one of the command's inputs (every file it reads or may
-//     read: by device and inode, and, there or not, by name in its
-//     directory), a run file in a directory holding a run, or an existing
-//     path that is not a regular file (a symlink, a pipe, a device); the
-//     file is written atomically beside the target.
-//   - A run's tokenizer copies are read only as files of their own, once:
-//     OpenCopy opens one with O_NOFOLLOW (safefile.OpenOwn), its reads
-//     hashed, and CheckCopy checks the bytes the tokenizer was built from
-//     against the record.
+//   - An output of a command never replaces or adds a run's file:
+//     RefuseRunFile refuses a run file's name in a directory holding a run,
+//     or one that exists. The commands pass it to safefile.WriteOutput (the
+//     output rule: never an input, never anything but a regular file) beside
+//     their inputs.
 package rundir

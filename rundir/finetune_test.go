@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
 )
@@ -19,8 +20,8 @@ func stubPretrained() Pretrained {
 	return Pretrained{
 		Model: model.Config{Vocab: 49, Context: 32, DModel: 32, Heads: 2, Layers: 2, MLP: true, DFF: 128,
 			QKVBias: true, OutBias: true, Activation: model.ActivationGELU, TieEmbeddings: true},
-		Record: InitRecord{Path: "/models/shakespeare", Source: "nanoGPT", Vocab: 49, Context: 32,
-			Files: []FileRecord{
+		Record: initfrom.Record{Path: "/models/shakespeare", Source: "nanoGPT", Vocab: 49, Context: 32,
+			Files: []initfrom.FileRecord{
 				{Path: "/models/shakespeare/ckpt.pt", Size: 373628, SHA256: strings.Repeat("ab", 32)},
 				{Path: "/models/shakespeare/meta.pkl", Size: 545, SHA256: strings.Repeat("cd", 32)},
 			},
@@ -78,7 +79,7 @@ func TestFineTuneConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := decodeConfigJSON(raw)
+	back, err := fromJSON(raw)
 	if err != nil || !reflect.DeepEqual(back, cfg) || back.ValidateModel() != nil {
 		t.Errorf("through JSON: %v (%v)\n got %+v\nwant %+v", err, back.ValidateModel(), back, cfg)
 	}
@@ -118,25 +119,4 @@ func TestFineTuneConfigErrors(t *testing.T) {
 	}
 	_, err := ParseConfig("x.yaml", []byte("init_from: /models/shakespeare\n"), nil)
 	msgtest.Refusal(t, "without an opener", err, `x.yaml: init_from = "/models/shakespeare" names a pretrained model, which only train opens`)
-}
-
-// TestFileRecordCheck: a recorded file whose content changed, or that is
-// gone, is named with what to do.
-func TestFileRecordCheck(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := os.WriteFile(path, []byte("weights"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := HashFile(path)
-	if err != nil || rec.Size != 7 || rec.Check() != nil {
-		t.Fatalf("record %+v: %v, check %v", rec, err, rec.Check())
-	}
-	if err := os.WriteFile(path, []byte("Weights"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	msgtest.Refusal(t, "changed", rec.Check(), "model.safetensors (in ", "the file changed since the run started from it (recorded 7 bytes", "restore it, or start a new run")
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	msgtest.Refusal(t, "gone", rec.Check(), "model.safetensors (in ", "is gone", "restore it, or start a new run")
 }

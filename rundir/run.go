@@ -14,49 +14,6 @@ import (
 	"github.com/pkg/errors"
 )
 
-// SavedConfig returns the config of the run in dir: the one inside its
-// checkpoint (read from its header alone), or its config.yaml if it was
-// stopped before the first checkpoint.
-//
-// A run extended on resume (train.steps raised) records its new length in
-// config.yaml before its first new step, so train.steps comes from
-// config.yaml when it is larger than the checkpoint's; every other key must
-// agree, else the checkpoint was copied in from another run (it would pair
-// with the wrong metrics and optimizer state) and SavedConfig refuses it.
-// A run written before runs recorded their text file (task.file) gets the
-// record of the file as it is now, from config.yaml's task.path.
-func SavedConfig(dir string) (Config, error) {
-	ckpt := filepath.Join(dir, CheckpointFile)
-	yml := filepath.Join(dir, ConfigFile)
-	if _, err := os.Stat(ckpt); err != nil {
-		if _, err := os.Stat(yml); err != nil {
-			return Config{}, errors.Errorf("%s holds no run to resume (no %s or %s)", dir, CheckpointFile, ConfigFile)
-		}
-		return LoadRunConfig(yml, nil)
-	}
-	fromCkpt, _, err := PeekCheckpoint(ckpt)
-	if err != nil {
-		return Config{}, err
-	}
-	fromYAML, err := LoadRunConfig(yml, nil)
-	if err != nil {
-		return Config{}, err
-	}
-	if fromYAML.Train.Steps > fromCkpt.Train.Steps {
-		fromCkpt.Train.Steps = fromYAML.Train.Steps
-	}
-	if !fromCkpt.Task.File.Recorded() {
-		fromCkpt.Task.File = fromYAML.Task.File
-	}
-	if diff := runDiff(fromYAML, fromCkpt); diff != "" {
-		return Config{}, errors.Errorf("%s does not belong to the run in %s: its config differs (%s)", ckpt, dir, diff)
-	}
-	if err := fromCkpt.Validate(); err != nil {
-		return Config{}, errors.Wrapf(err, "%s: run config", ckpt)
-	}
-	return fromCkpt, nil
-}
-
 // RunTask is the task section of the config file of the run in dir, as
 // written, without reading the file a text task names or checking any
 // other section: what a reader of the run's checkpoint needs to find the
@@ -95,9 +52,9 @@ func CheckBelongs(dir string, ckpt Config) error {
 	return nil
 }
 
-// runDiff is configDiff between a run's config file and a checkpoint's
+// runDiff is ConfigDiff between a run's config file and a checkpoint's
 // config.
-func runDiff(run, ckpt Config) string { return configDiff(run, ckpt, ConfigFile, "checkpoint") }
+func runDiff(run, ckpt Config) string { return ConfigDiff(run, ckpt, ConfigFile, "checkpoint") }
 
 // decodeRunConfig decodes the config file of the run in dir as written:
 // over DefaultConfig, with a text task's record (task.file, task.chars)
@@ -113,31 +70,10 @@ func decodeRunConfig(dir string) (Config, string, error) {
 	return cfg, path, err
 }
 
-// CheckResumeConfig says whether a run saved with config saved may be
-// resumed with config given. They must be equal except that train.steps may
-// be raised, to extend a run (finished or not). The learning rate of every
-// step is the schedule's with the steps in force when the step runs: with
-// schedule constant an extended run is bit-identical to one started with
-// the larger train.steps; with schedule cosine the remaining decay is
-// stretched to end at the new last step, so the rate steps up at the first
-// new step. Every other key, the schedule's included (schedule,
-// warmup_steps, min_lr, lr), stays fixed.
-func CheckResumeConfig(saved, given Config) error {
-	if given.Train.Steps < saved.Train.Steps {
-		return errors.Errorf("train.steps = %d is below the saved %d: on resume train.steps may only be raised", given.Train.Steps, saved.Train.Steps)
-	}
-	raised := given
-	raised.Train.Steps = saved.Train.Steps
-	if diff := configDiff(saved, raised, "saved", "given"); diff != "" {
-		return errors.Errorf("the config differs (%s); on resume only train.steps may change, and only upward", diff)
-	}
-	return nil
-}
-
-// configDiff lists the keys whose values differ between a and b, as
+// ConfigDiff lists the keys whose values differ between a and b, as
 // "key: <nameA> X, <nameB> Y", the first three and how many more, or
 // returns "" when the configs are equal.
-func configDiff(a0, b0 Config, nameA, nameB string) string {
+func ConfigDiff(a0, b0 Config, nameA, nameB string) string {
 	a, b := flatten(a0), flatten(b0)
 	var diffs []string
 	for _, k := range sortedKeys(a, b) {

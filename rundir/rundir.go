@@ -9,22 +9,21 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Files of a run directory.
 const (
 	ConfigFile     = "config.yaml"            // the resolved config
-	MetricsFile    = "metrics.jsonl"          // one JSON object per line
-	RolesFile      = "roles.jsonl"            // the head roles at each evaluation, one JSON object per line
-	CircuitsFile   = "circuits.jsonl"         // prefix matching, copying and the ICL score at each evaluation
 	CheckpointFile = "checkpoint.safetensors" // the latest weights, with the run config and step
 	BestFile       = "best.safetensors"       // the weights of the lowest eval_loss so far
 	LockFile       = "train.lock"             // flocked by the process writing the run
 )
 
 // StateFile is the name of the optimizer state saved with the checkpoint of
-// step (OptimizerState). The step in the name is what pairs the two files: a
+// step (checkpoint.OptimizerState). The step in the name is what pairs the two files: a
 // run writes state-<step> before checkpoint.safetensors of that step and
 // deletes older state files only afterwards, so whatever moment a run is
 // killed at, the state file of the checkpoint's step exists.
@@ -37,8 +36,9 @@ var StatePattern = regexp.MustCompile(`^state-([0-9]+)\.safetensors$`)
 // leaves behind when the process dies before its rename.
 var TemporaryPattern = regexp.MustCompile(`^\..+\.tmp-[0-9]+$`)
 
-// dataFiles are the names whose presence means a directory holds a run.
-var dataFiles = []string{ConfigFile, MetricsFile, RolesFile, CircuitsFile, CheckpointFile, BestFile}
+// dataFiles are the names whose presence means a directory holds a run:
+// its config, its logs (package runlog) and its checkpoints.
+var dataFiles = []string{ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, CheckpointFile, BestFile}
 
 // IsRunFile reports whether name (a base name) is one a run directory uses.
 func IsRunFile(name string) bool {
@@ -47,7 +47,7 @@ func IsRunFile(name string) bool {
 			return true
 		}
 	}
-	return name == LockFile || isInitCopy(name) || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
+	return name == LockFile || initfrom.IsCopy(name) || StatePattern.MatchString(name) || TemporaryPattern.MatchString(name)
 }
 
 // runEntries lists dir; a missing dir has no entries.
@@ -173,7 +173,21 @@ func CheckDir(dir string) error {
 	return nil
 }
 
-// inDir is path's directory, "." for a bare name.
-func inDir(path string) string {
-	return filepath.Dir(filepath.Clean(path))
+// RefuseRunFile refuses an output path that is a run's file (IsRunFile) in a
+// directory that holds a run, or that exists: the rule a command passes to
+// safefile.WriteOutput, beside its inputs, so that no output replaces or
+// adds a file of a run.
+func RefuseRunFile(path string, exists bool) error {
+	name := filepath.Base(path)
+	if !IsRunFile(name) {
+		return nil
+	}
+	held, err := HoldsRun(filepath.Dir(filepath.Clean(path)))
+	if err != nil {
+		return errors.Wrapf(err, "output %s", path)
+	}
+	if held || exists {
+		return errors.Errorf("refusing to write %s: %s is a file of a training run", path, name)
+	}
+	return nil
 }

@@ -7,111 +7,59 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
+	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/runlog"
 )
 
-// TestWriteOutputRefuses pins the output rule: every case is refused with a
-// message naming the path and the reason, and leaves what was at the path
-// untouched.
-func TestWriteOutputRefuses(t *testing.T) {
-	dir := t.TempDir()
-	run := filepath.Join(dir, "run")
-	other := filepath.Join(dir, "other")
-	for _, d := range []string{run, other} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+// TestRefuseRunFile: the output rule with the run-file rule, as the
+// commands apply it, refuses a run's file in a directory holding a run
+// (there or not yet) with a message naming the path and the file, and
+// leaves what was there untouched.
+func TestRefuseRunFile(t *testing.T) {
+	run := t.TempDir()
+	for _, name := range []string{CheckpointFile, ConfigFile, runlog.MetricsFile, StateFile(7)} {
+		if err := os.WriteFile(filepath.Join(run, name), []byte("precious "+name), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ckpt := filepath.Join(run, CheckpointFile)
-	for _, f := range []string{ckpt, filepath.Join(run, ConfigFile), filepath.Join(run, MetricsFile), filepath.Join(run, StateFile(7)), filepath.Join(other, "input.bin")} {
-		if err := os.WriteFile(f, []byte("precious "+f), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hardLink := filepath.Join(other, "link.png")
-	if err := os.Link(ckpt, hardLink); err != nil {
-		t.Fatal(err)
-	}
-	symlink := filepath.Join(other, "sym.png")
-	if err := os.Symlink(filepath.Join(other, "input.bin"), symlink); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(other, "fifo.png")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(other, "tokenizer.json") // an input read when it exists
-	inputs := []string{ckpt, filepath.Join(other, "input.bin"), missing}
 	for _, c := range []struct {
-		name, path, want string
+		name, file string
 	}{
-		{"the input checkpoint", ckpt, "it is the input " + ckpt},
-		{"the input spelled differently", filepath.Join(run, "..", "run", CheckpointFile), "it is the input " + ckpt},
-		{"a hard link of the input", hardLink, "it is the input " + ckpt},
-		{"another input", filepath.Join(other, "input.bin"), "it is the input"},
-		{"a run's config", filepath.Join(run, ConfigFile), "config.yaml is a file of a training run"},
-		{"a run's metrics", filepath.Join(run, MetricsFile), "metrics.jsonl is a file of a training run"},
-		{"a run's head roles, not written yet", filepath.Join(run, RolesFile), "roles.jsonl is a file of a training run"},
-		{"a run's state", filepath.Join(run, StateFile(7)), "state-7.safetensors is a file of a training run"},
-		{"a new best file in a run", filepath.Join(run, BestFile), "best.safetensors is a file of a training run"},
-		{"an input not there yet", missing, "it is an input (read from there when it exists)"},
-		{"an input not there yet, spelled differently", filepath.Join(run, "..", "other", ".", "tokenizer.json"), "it is an input"},
-		{"a symlink", symlink, "it is a symlink, not a regular file"},
-		{"a named pipe", fifo, "it is a named pipe, not a regular file"},
-		{"a directory", other, "it is a directory, not a regular file"},
+		{"a run's checkpoint", CheckpointFile},
+		{"a run's config", ConfigFile},
+		{"a run's metrics", runlog.MetricsFile},
+		{"a run's head roles, not written yet", runlog.RolesFile},
+		{"a run's state", StateFile(7)},
+		{"a new best file in a run", BestFile},
 	} {
-		before := contents(c.path)
-		err := WriteOutput(c.path, inputs, func(w io.Writer) error {
+		path := filepath.Join(run, c.file)
+		before, _ := os.ReadFile(path)
+		err := safefile.WriteOutput(path, nil, RefuseRunFile, func(w io.Writer) error {
 			_, err := io.WriteString(w, "PNG")
 			return err
 		})
-		if err == nil || !strings.HasPrefix(err.Error(), "refusing to write "+c.path+": ") || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want refusing to write %s: ...%s", c.name, err, c.path, c.want)
+		msgtest.Refusal(t, c.name, err, "refusing to write "+path+": "+c.file+" is a file of a training run")
+		if after, _ := os.ReadFile(path); string(after) != string(before) {
+			t.Errorf("%s: %s changed", c.name, path)
 		}
-		if after := contents(c.path); after != before {
-			t.Errorf("%s: %s changed", c.name, c.path)
-		}
-	}
-	if info, err := os.Lstat(fifo); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
-		t.Errorf("the named pipe was replaced: %v %v", info, err)
 	}
 }
 
-// contents is the file at path if it is regular, else its type.
-func contents(path string) string {
-	info, err := os.Lstat(path)
-	if err != nil {
-		return err.Error()
+// TestRefuseRunFileOutsideARun: a run file's name outside any run is an
+// ordinary output, written.
+func TestRefuseRunFileOutsideARun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ConfigFile)
+	if err := safefile.WriteOutput(path, nil, RefuseRunFile, func(w io.Writer) error {
+		_, err := io.WriteString(w, "new")
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	if !info.Mode().IsRegular() {
-		return info.Mode().Type().String()
-	}
-	raw, _ := os.ReadFile(path)
-	return string(raw)
-}
-
-// TestWriteOutputWrites: a new path, an existing regular output and a run
-// file name outside any run are written, atomically (no temporary left).
-func TestWriteOutputWrites(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"heads.png", "heads.png", ConfigFile} {
-		path := filepath.Join(dir, name)
-		if err := WriteOutput(path, nil, func(w io.Writer) error {
-			_, err := io.WriteString(w, "new")
-			return err
-		}); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got, _ := os.ReadFile(path); string(got) != "new" {
-			t.Errorf("%s holds %q", name, got)
-		}
-		if err := os.Remove(path); name == ConfigFile && err != nil {
-			t.Fatal(err)
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("left behind: %v", entries)
+	if got, _ := os.ReadFile(path); string(got) != "new" {
+		t.Errorf("%s holds %q", path, got)
 	}
 }
 
@@ -177,7 +125,7 @@ func TestCheckOnlyRunFiles(t *testing.T) {
 		{"missing", nil, ""},
 		{"empty", []string{}, ""},
 		{"stale lock and a temporary", []string{LockFile, ".checkpoint.safetensors.tmp-123"}, ""},
-		{"a run's files", []string{ConfigFile, MetricsFile, StateFile(5)}, ""},
+		{"a run's files", []string{ConfigFile, runlog.MetricsFile, StateFile(5)}, ""},
 		{"a user's file beside a lock", []string{LockFile, "data.txt"}, `: the directory exists and holds files that are not a run's ("data.txt"); give a new or empty directory`},
 		{"a subdirectory", []string{"src/"}, `("src")`},
 		{"many entries", []string{"bin/", "boot/", "dev/", "etc/", "home/", ConfigFile}, `("bin", "boot", "dev" and 2 more)`},

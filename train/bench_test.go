@@ -86,7 +86,7 @@ func attnOnly(batch, t, d, h int) string {
 // BenchmarkEvaluation times what cmd/train does at each evaluation of
 // configs/induction.yaml, the two parts interleaved so that both see the
 // same machine load: the held-out loss and accuracies on its 1000 rows
-// (eval-ms), and the head roles on rundir.RoleRows of those rows (forward with
+// (eval-ms), and the head roles on runlog.RoleRows of those rows (forward with
 // the attention kept, copy, scoring: roles-ms), the cost roles.jsonl adds.
 // roles/eval-% is their ratio.
 func BenchmarkEvaluation(b *testing.B) {

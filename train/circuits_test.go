@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestCircuitsFile: an induction run writes one circuits.jsonl line per
@@ -23,13 +23,13 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 `)
 	dir := filepath.Join(t.TempDir(), "run")
 	runOK(t, cfg, Options{Dir: dir})
-	recs := readJSONL[rundir.CircuitsRecord](t, filepath.Join(dir, rundir.CircuitsFile))
+	recs := readJSONL[runlog.CircuitsRecord](t, filepath.Join(dir, runlog.CircuitsFile))
 	if len(recs) != 3 || recs[0].Step != 4 || recs[2].Step != 12 {
 		t.Fatalf("%d lines (%+v), want steps 4, 8, 12", len(recs), recs)
 	}
 	last := recs[2]
 	m, task := finalModel(t, dir, cfg)
-	prefix, err := analysis.PrefixMatching(m, rundir.RoleRows, cfg.Seed)
+	prefix, err := analysis.PrefixMatching(m, runlog.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := analysis.Examples(task, rundir.RoleRows, cfg.Seed)
+	b, err := analysis.Examples(task, runlog.RoleRows, cfg.Seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	}
 	other := filepath.Join(t.TempDir(), "reverse")
 	runOK(t, parse(t, smallYAML, "train.steps=6"), Options{Dir: other})
-	for _, rec := range readJSONL[rundir.CircuitsRecord](t, filepath.Join(other, rundir.CircuitsFile)) {
+	for _, rec := range readJSONL[runlog.CircuitsRecord](t, filepath.Join(other, runlog.CircuitsFile)) {
 		if rec.ICL != nil || len(rec.Copying) != 2 {
 			t.Errorf("reverse run: %+v, want copying for 2 layers and no ICL", rec)
 		}

@@ -32,7 +32,7 @@
 //     directory before config.yaml; a resume reads them there, so a run with
 //     a checkpoint needs nothing of the pretrained directory. A run killed
 //     before its first checkpoint opens the pretrained model again, after
-//     checking every file the run recorded (rundir.InitRecord.CheckFiles).
+//     checking every file the run recorded (initfrom.Record.CheckFiles).
 //   - Every evaluation also runs the run's probes (Options.Probes, an
 //     interface train owns: cmd/train wires package analysis's head roles
 //     and circuit metrics, so training imports no analysis) and appends each

@@ -11,7 +11,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // evaluator scores the model on a fixed held-out set with its own
@@ -70,7 +70,7 @@ func evalSet(ctx context.Context, task data.Task, size int, seed uint64) (*data.
 // run evaluates the whole set in chunks of the graph's batch. The last chunk
 // is padded with copies of the set's first row whose loss mask is 0, so they
 // add nothing to the loss and are not counted.
-func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
+func (e *evaluator) run(step int) (runlog.EvalRecord, error) {
 	set, chunk, t := e.set, e.chunk, e.set.SeqLen
 	var lossSum, scored, correct float64
 	var seqs, seqsRight int
@@ -81,24 +81,24 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 			n += m
 		}
 		if err := e.graph.Feed(chunk.Tokens, chunk.Targets, chunk.Mask); err != nil {
-			return rundir.EvalRecord{}, err
+			return runlog.EvalRecord{}, err
 		}
 		if err := e.vm.RunAll(); err != nil {
 			e.vm.Reset()
-			return rundir.EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
+			return runlog.EvalRecord{}, errors.Wrap(err, "running the evaluation graph")
 		}
 		if n > 0 {
 			loss, err := e.graph.LossValue()
 			if err != nil {
 				e.vm.Reset()
-				return rundir.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
+				return runlog.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
 			}
 			lossSum += loss * n
 		}
 		out, err := e.graph.LogitsValue()
 		if err != nil {
 			e.vm.Reset()
-			return rundir.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
+			return runlog.EvalRecord{}, errors.Wrap(err, "the evaluation graph")
 		}
 		var predict func(p int) int // argmax of position p's logits
 		switch logits := out.Data().(type) {
@@ -110,7 +110,7 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 			predict = func(p int) int { return model.Argmax(logits[p*v : (p+1)*v]) }
 		default:
 			e.vm.Reset()
-			return rundir.EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
+			return runlog.EvalRecord{}, errors.Errorf("the evaluation graph produced %v logits", out.Dtype())
 		}
 		for r := 0; r < rows; r++ {
 			right, scoredRow := true, false
@@ -136,14 +136,14 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 		scored += n
 	}
 	if scored == 0 || seqs == 0 {
-		return rundir.EvalRecord{}, errors.New("the evaluation set scores no position")
+		return runlog.EvalRecord{}, errors.New("the evaluation set scores no position")
 	}
-	rec := rundir.EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
+	rec := runlog.EvalRecord{Step: step, EvalLength: e.length, EvalLoss: lossSum / scored, TokenAcc: correct / scored, SeqAcc: float64(seqsRight) / float64(seqs)}
 	addLanguageFigure(&rec, e.task)
 	if e.write {
 		res, err := generate.Evaluate(e.graph.Model, set, chunk.Size, true)
 		if err != nil {
-			return rundir.EvalRecord{}, err
+			return runlog.EvalRecord{}, err
 		}
 		seqAcc, tokAcc := res.ExactMatch(), float64(res.TokensRight)/float64(max(res.Tokens, 1))
 		rec.GenSeqAcc, rec.GenTokenAcc = &seqAcc, &tokAcc
@@ -155,7 +155,7 @@ func (e *evaluator) run(step int) (rundir.EvalRecord, error) {
 // cross-entropy in nats) the way a language model is read: in bits per
 // character on the character-level task, as perplexity per token through a
 // tokenizer (whose tokens span varying numbers of characters).
-func addLanguageFigure(rec *rundir.EvalRecord, task data.Task) {
+func addLanguageFigure(rec *runlog.EvalRecord, task data.Task) {
 	switch {
 	case data.IsCharText(task):
 		bits := rec.EvalLoss / math.Ln2

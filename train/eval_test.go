@@ -7,12 +7,12 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // evaluate scores m at step on the held-out set of size rows drawn from
 // seed, in chunks of batch rows.
-func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) rundir.EvalRecord {
+func evaluate(t *testing.T, m *model.Model, task data.Task, size, batch int, seed uint64, step int) runlog.EvalRecord {
 	t.Helper()
 	ev, err := newEvaluator(context.Background(), m, task, size, batch, seed)
 	if err != nil {
@@ -106,7 +106,7 @@ model: {d_model: 8, heads: 2, layers: 1, lm_head_bias: true}
 			seqsRight++
 		}
 	}
-	want := rundir.EvalRecord{Step: 7, EvalLoss: loss / scored, TokenAcc: right / scored, SeqAcc: seqsRight / seqs}
+	want := runlog.EvalRecord{Step: 7, EvalLoss: loss / scored, TokenAcc: right / scored, SeqAcc: seqsRight / seqs}
 	if got.Step != 7 || math.Abs(got.EvalLoss-want.EvalLoss) > 1e-5 || got.TokenAcc != want.TokenAcc || got.SeqAcc != want.SeqAcc {
 		t.Fatalf("evaluation %+v, reference %+v", got, want)
 	}

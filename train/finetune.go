@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
@@ -18,7 +19,7 @@ import (
 // files read (their SHA-256 among it).
 type Pretrained struct {
 	Opened *open.Opened
-	Record rundir.InitRecord
+	Record initfrom.Record
 }
 
 // OpenPretrained opens the model trained elsewhere that initFrom names,

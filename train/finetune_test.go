@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -310,7 +311,7 @@ func TestFineTunedOpensAlone(t *testing.T) {
 		if !reflect.DeepEqual(op.Config, lastCheckpoint(t, dir).Config) {
 			t.Errorf("opened with the run config %+v, not the checkpoint's", op.Config)
 		}
-		name := rundir.InitCopy(cfg.Init.Tokenizer[0])
+		name := initfrom.CopyName(cfg.Init.Tokenizer[0])
 		writeText(t, filepath.Join(dir, name), "{}")
 		if _, err := open.Open(dir, open.Options{}); err == nil || !strings.Contains(err.Error(), name+": not the copy of") {
 			t.Errorf("a changed %s: %v", name, err)

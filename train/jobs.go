@@ -7,8 +7,10 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // The steps of runner.loop, in its order: feeding a step, then the periodic
@@ -49,10 +51,10 @@ func (r *runner) logsAt(s int) bool {
 }
 
 // logTraining writes the training line of step s to metrics.jsonl.
-func (r *runner) logTraining(s int, loss, norm float64) (*rundir.TrainRecord, error) {
+func (r *runner) logTraining(s int, loss, norm float64) (*runlog.TrainRecord, error) {
 	now := r.clock()
 	tokens := (s - r.lastLogStep) * r.tokensPerStep()
-	rec := &rundir.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: throughput(tokens, now.Sub(r.lastLog))}
+	rec := &runlog.TrainRecord{Step: s, Loss: loss, LR: r.sched.At(s), GradNorm: norm, TokensPerS: throughput(tokens, now.Sub(r.lastLog))}
 	r.lastLog, r.lastLogStep = now, s
 	if err := r.metrics.Write(rec); err != nil {
 		return nil, err
@@ -78,7 +80,7 @@ func (r *runner) evaluatesAt(s int) bool {
 }
 
 // evaluate scores the held-out set at step s and writes its line.
-func (r *runner) evaluate(s int, res *Result) (*rundir.EvalRecord, error) {
+func (r *runner) evaluate(s int, res *Result) (*runlog.EvalRecord, error) {
 	rec, err := r.runEval(r.eval, s, res)
 	if err != nil {
 		return nil, errors.Wrapf(err, "step %d: evaluation", s)
@@ -92,8 +94,8 @@ func (r *runner) evaluate(s int, res *Result) (*rundir.EvalRecord, error) {
 
 // evaluateAtLengths scores the held-out set of each train.eval_lengths
 // entry at step s, in the config's order, and writes their lines.
-func (r *runner) evaluateAtLengths(s int, res *Result) ([]rundir.EvalRecord, error) {
-	var recs []rundir.EvalRecord
+func (r *runner) evaluateAtLengths(s int, res *Result) ([]runlog.EvalRecord, error) {
+	var recs []runlog.EvalRecord
 	for _, at := range r.atLength {
 		rec, err := r.runEval(at, s, res)
 		if err != nil {
@@ -109,7 +111,7 @@ func (r *runner) evaluateAtLengths(s int, res *Result) ([]rundir.EvalRecord, err
 }
 
 // runEval runs ev at step s, its time counted in res.EvalTime.
-func (r *runner) runEval(ev *evaluator, s int, res *Result) (rundir.EvalRecord, error) {
+func (r *runner) runEval(ev *evaluator, s int, res *Result) (runlog.EvalRecord, error) {
 	defer r.addTime(&res.EvalTime, r.clock())
 	return ev.run(s)
 }
@@ -131,16 +133,16 @@ func (r *runner) probe(s int, res *Result) error {
 }
 
 // improves says whether the evaluation rec beats the run's best so far.
-func (r *runner) improves(rec rundir.EvalRecord) bool {
+func (r *runner) improves(rec runlog.EvalRecord) bool {
 	return rec.EvalLoss < r.state.BestLoss
 }
 
 // saveBest records the evaluation rec of step s as the run's best and saves
 // the weights as best.safetensors.
-func (r *runner) saveBest(s int, rec rundir.EvalRecord, res *Result) error {
+func (r *runner) saveBest(s int, rec runlog.EvalRecord, res *Result) error {
 	r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
 	defer r.addTime(&res.SaveTime, r.clock())
-	return rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
+	return checkpoint.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
 }
 
 // checkpointsAt says whether step s saves a checkpoint: every
@@ -159,7 +161,7 @@ func (r *runner) checkpoint(s int, res *Result) error {
 	if err := saveState(r.dir, s, r.state, r.model); err != nil {
 		return err
 	}
-	if err := rundir.SaveCheckpoint(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
+	if err := checkpoint.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
 		return err
 	}
 	r.saved = s

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestEvalLengths: with train.eval_lengths, every evaluation writes one
@@ -94,10 +95,10 @@ func TestLogLimitsDoNotOverflow(t *testing.T) {
 	if _, err := rundir.ParseConfig("test.yaml", []byte(smallYAML), []string{"train.steps=20000000000000000"}); err == nil || !strings.Contains(err.Error(), "train.steps = 20000000000000000: must be at most 1000000000000") {
 		t.Errorf("train.steps 2e16: %v", err)
 	}
-	if m := rundir.MaxMetricsBytes(rundir.MaxSteps, rundir.MaxEvalLengths); m <= 0 || m < int64(rundir.MaxSteps) {
+	if m := runlog.MaxMetricsBytes(rundir.MaxSteps, rundir.MaxEvalLengths); m <= 0 || m < int64(rundir.MaxSteps) {
 		t.Errorf("MaxMetricsBytes of the largest run: %d", m)
 	}
-	if r := rundir.MaxRolesBytes(rundir.MaxSteps, 4096); r <= 0 || r < int64(rundir.MaxSteps) {
+	if r := runlog.MaxRolesBytes(rundir.MaxSteps, 4096); r <= 0 || r < int64(rundir.MaxSteps) {
 		t.Errorf("MaxRolesBytes of the largest run: %d", r)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // modelDtype is the element type of the models Run trains: float32, as
@@ -39,11 +40,11 @@ type Event struct {
 	Loss        float64             // this step's training loss
 	Tokens      int                 // positions fed per step (batch × sequence length)
 	Elapsed     time.Duration       // wall time since this call's first step began
-	Train       *rundir.TrainRecord // the training line, on steps that log one
-	Eval        *rundir.EvalRecord  // the evaluation, on steps that evaluate
+	Train       *runlog.TrainRecord // the training line, on steps that log one
+	Eval        *runlog.EvalRecord  // the evaluation, on steps that evaluate
 	// AtLength are the evaluations at train.eval_lengths, in the config's
 	// order, on steps that evaluate.
-	AtLength []rundir.EvalRecord
+	AtLength []runlog.EvalRecord
 }
 
 // Observer receives an Event after every step (for progress display). It runs
@@ -88,8 +89,8 @@ type Result struct {
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
 	RolesTime          time.Duration       // the probes at each evaluation (head roles, circuit metrics)
-	LastEval           *rundir.EvalRecord  // the last evaluation of this call, nil if none
-	LastAtLength       []rundir.EvalRecord // the last evaluations at train.eval_lengths
+	LastEval           *runlog.EvalRecord  // the last evaluation of this call, nil if none
+	LastAtLength       []runlog.EvalRecord // the last evaluations at train.eval_lengths
 	BestLoss           float64             // lowest eval_loss of the run so far (+Inf if none)
 	BestStep           int
 }
@@ -137,10 +138,10 @@ type runner struct {
 	// step says so.
 	extendedTo int
 	probes     []Probe       // none when evaluation is off
-	probeLogs  []*rundir.Log // probes[i] writes probeLogs[i]
+	probeLogs  []*runlog.Log // probes[i] writes probeLogs[i]
 	state      runState
 	sched      LRSchedule
-	metrics    *rundir.Log
+	metrics    *runlog.Log
 	lock       *rundir.Lock // held from the first look at the directory to the end
 	start      int          // last completed step before this call
 	saved      int          // step of the checkpoint on disk
@@ -220,12 +221,12 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 			return nil, err
 		}
 	}
-	if r.metrics, err = rundir.OpenLog(filepath.Join(r.dir, rundir.MetricsFile)); err != nil {
+	if r.metrics, err = runlog.OpenLog(filepath.Join(r.dir, runlog.MetricsFile)); err != nil {
 		r.close()
 		return nil, err
 	}
 	for _, p := range r.probes {
-		l, err := rundir.OpenLog(filepath.Join(r.dir, p.File()))
+		l, err := runlog.OpenLog(filepath.Join(r.dir, p.File()))
 		if err != nil {
 			r.close()
 			return nil, err
@@ -334,7 +335,7 @@ func (r *runner) createDir() error {
 	if err := writeFile(filepath.Join(r.dir, rundir.ConfigFile), yml); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(r.dir, rundir.MetricsFile), nil)
+	return writeFile(filepath.Join(r.dir, runlog.MetricsFile), nil)
 }
 
 // initialModel is the model at step 0: the pretrained model of a
@@ -371,7 +372,7 @@ func (r *runner) close() {
 		p.Close()
 	}
 	// The logs were written line by line; a close error cannot lose any.
-	for _, l := range append([]*rundir.Log{r.metrics}, r.probeLogs...) {
+	for _, l := range append([]*runlog.Log{r.metrics}, r.probeLogs...) {
 		if l != nil {
 			_ = l.Close()
 		}

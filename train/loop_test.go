@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // smallYAML is a run that exercises every piece of state a resume must
@@ -66,9 +68,9 @@ func runOK(t *testing.T, cfg rundir.Config, opts Options) *Result {
 }
 
 // lastCheckpoint is the checkpoint the run in dir kept.
-func lastCheckpoint(t *testing.T, dir string) *rundir.Checkpoint {
+func lastCheckpoint(t *testing.T, dir string) *checkpoint.Checkpoint {
 	t.Helper()
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func finalModel(t *testing.T, dir string, cfg rundir.Config) (*model.Model, data
 // withoutTiming reads a metrics log and drops the clock-dependent field.
 func withoutTiming(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	lines := readJSONL[map[string]any](t, filepath.Join(dir, rundir.MetricsFile))
+	lines := readJSONL[map[string]any](t, filepath.Join(dir, runlog.MetricsFile))
 	for _, l := range lines {
 		delete(l, "tokens_per_s")
 	}
@@ -114,7 +116,7 @@ func sameRun(t *testing.T, want, got string) {
 			t.Fatalf("metrics line %d: %v vs %v", i+1, a[i], b[i])
 		}
 	}
-	for _, name := range []string{rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile} {
+	for _, name := range []string{runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile} {
 		x, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil {
 			t.Fatal(err)
@@ -203,7 +205,7 @@ func testResumeAfterCrash(t *testing.T, path string) {
 			}
 		}})
 	}()
-	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 16 {
+	if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 16 {
 		t.Fatalf("after the crash: %v, step %v", err, ck)
 	}
 	stray, err := os.ReadFile(filepath.Join(want, rundir.StateFile(24)))
@@ -250,7 +252,7 @@ func TestInterruptAndResume(t *testing.T) {
 		if err != nil || !res.Interrupted || res.Step != stopAt {
 			t.Fatalf("interrupted run: %v %+v", err, res)
 		}
-		if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != stopAt {
+		if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != stopAt {
 			t.Fatalf("checkpoint on interrupt: %v %+v", err, ck)
 		}
 		if stopAt == 3 {
@@ -281,7 +283,7 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "task.name: saved reverse, given copy") {
 		t.Fatalf("resume with another task: %v", err)
 	}
-	saved, err := rundir.SavedConfig(dir)
+	saved, err := checkpoint.SavedConfig(dir)
 	if err != nil || !reflect.DeepEqual(saved, cfg) {
 		t.Fatalf("SavedConfig: %v, %+v; want %+v", err, saved, cfg)
 	}
@@ -297,14 +299,14 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 	// As with -resume and no -config: the config comes from the checkpoint,
 	// and SavedConfig finds it at odds with config.yaml. Resuming with the
 	// run's own config meets the same refusal.
-	if _, err := rundir.SavedConfig(dir); err == nil || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
+	if _, err := checkpoint.SavedConfig(dir); err == nil || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
 		t.Errorf("SavedConfig with a foreign checkpoint: %v", err)
 	}
 	_, err = Run(context.Background(), cfg, Options{Dir: dir, Resume: true})
 	if err == nil || !strings.Contains(err.Error(), "does not belong to the run") || !strings.Contains(err.Error(), "seed: config.yaml 5, checkpoint 6") {
 		t.Errorf("resume onto a foreign checkpoint: %v", err)
 	}
-	if _, err := rundir.SavedConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no run") {
+	if _, err := checkpoint.SavedConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no run") {
 		t.Errorf("SavedConfig of an empty directory: %v", err)
 	}
 }
@@ -320,7 +322,7 @@ func TestNonFiniteStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil || ck.Step != 1 {
 		t.Fatalf("checkpoint after the failure: %v, %+v", err, ck)
 	}
@@ -356,7 +358,7 @@ func TestStoppedClockDoesNotStop(t *testing.T) {
 		t.Errorf("a run on a stopped clock ended at step %d after %v", res.Step, res.Elapsed)
 	}
 	sameRun(t, want, got)
-	lines := readJSONL[map[string]any](t, filepath.Join(got, rundir.MetricsFile))
+	lines := readJSONL[map[string]any](t, filepath.Join(got, runlog.MetricsFile))
 	trainLines := 0
 	for _, l := range lines {
 		if rate, ok := l["tokens_per_s"]; ok {
@@ -405,7 +407,7 @@ func TestResumeExtendsSteps(t *testing.T) {
 			}
 		}})
 	}()
-	saved, err := rundir.SavedConfig(killed)
+	saved, err := checkpoint.SavedConfig(killed)
 	if err != nil || saved.Train.Steps != 24 {
 		t.Fatalf("SavedConfig after a kill mid-extension: steps %d, %v", saved.Train.Steps, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // readJSONL reads a log of the run directory, one T per line, in order;
@@ -78,9 +79,9 @@ train: {batch_size: 4, steps: 2, log_every: 1, eval_every: 1, eval_size: 8, chec
 		file string
 		keys []string // keys some line must have, so that the file's shape is the one checked
 	}{
-		{rundir.MetricsFile, []string{"loss", "eval_loss", "eval_length", "gen_seq_acc"}},
-		{rundir.RolesFile, []string{"roles", "heads"}},
-		{rundir.CircuitsFile, []string{"heads", "icl"}},
+		{runlog.MetricsFile, []string{"loss", "eval_loss", "eval_length", "gen_seq_acc"}},
+		{runlog.RolesFile, []string{"roles", "heads"}},
+		{runlog.CircuitsFile, []string{"heads", "icl"}},
 	} {
 		lines := readJSONL[map[string]any](t, filepath.Join(dir, c.file))
 		seen := map[string]bool{}
@@ -128,7 +129,7 @@ func TestTextFigures(t *testing.T) {
 	for _, c := range cases {
 		run := filepath.Join(dir, c.name)
 		runOK(t, c.cfg, Options{Dir: run})
-		lines := readJSONL[map[string]any](t, filepath.Join(run, rundir.MetricsFile))
+		lines := readJSONL[map[string]any](t, filepath.Join(run, runlog.MetricsFile))
 		if len(lines) != 2 {
 			t.Fatalf("%s: %d evaluation lines, want 2", c.name, len(lines))
 		}

@@ -4,6 +4,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Probe measures the model as it trains: at every evaluation it returns one
@@ -12,8 +13,8 @@ import (
 // wires the probes (Options.Probes), so a change to an analysis cannot break
 // training.
 type Probe interface {
-	File() string                            // the run file its lines go to, a rundir log
-	Measure(step int) (rundir.Record, error) // the line of the model as it is now
+	File() string                            // the run file its lines go to, a runlog log
+	Measure(step int) (runlog.Record, error) // the line of the model as it is now
 	Close()
 }
 

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/pkg/errors"
 )
 
@@ -26,16 +28,16 @@ func lockRun(dir string) (*rundir.Lock, error) {
 
 // resume restores the run in r.dir at its checkpoint's step.
 func (r *runner) resume() error {
-	saved, err := rundir.SavedConfig(r.dir)
+	saved, err := checkpoint.SavedConfig(r.dir)
 	if err != nil {
 		return err
 	}
-	if err := rundir.CheckResumeConfig(saved, r.cfg); err != nil {
+	if err := checkpoint.CheckResumeConfig(saved, r.cfg); err != nil {
 		return errors.Wrapf(err, "cannot resume %s", r.dir)
 	}
 	ckpt := filepath.Join(r.dir, rundir.CheckpointFile)
 	if _, err := os.Stat(ckpt); err == nil {
-		ck, err := rundir.LoadCheckpoint(ckpt)
+		ck, err := checkpoint.Load(ckpt)
 		if err != nil {
 			return err
 		}
@@ -64,12 +66,12 @@ func (r *runner) resume() error {
 		name  string
 		limit int64
 	}{
-		{rundir.MetricsFile, rundir.MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
-		{rundir.RolesFile, rundir.MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
-		{rundir.CircuitsFile, rundir.MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{runlog.MetricsFile, runlog.MaxMetricsBytes(saved.Train.Steps, len(saved.Train.EvalLengths))},
+		{runlog.RolesFile, runlog.MaxRolesBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
+		{runlog.CircuitsFile, runlog.MaxCircuitsBytes(saved.Train.Steps, saved.Model.Layers*saved.Model.Heads)},
 	}
 	for _, l := range logs {
-		if err := rundir.TruncateLog(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
+		if err := runlog.TruncateLog(filepath.Join(r.dir, l.name), r.start, saved.Train.Steps, l.limit); err != nil {
 			return err
 		}
 	}

@@ -9,13 +9,13 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestRolesFile: a run with evaluation writes one roles.jsonl line per
 // evaluation (steps 6, 12, 18, 24), each with every pattern's score in
 // [0, 1] for every head, and the last line equals the roles computed
-// independently from the final checkpoint: each of the first rundir.RoleRows
+// independently from the final checkpoint: each of the first runlog.RoleRows
 // held-out examples run alone (batch 1) and scored by a heads.Accumulator
 // at the scored query rows, within 1e-5 (float32 weights, sums over a
 // different batch size).
@@ -26,7 +26,7 @@ func TestRolesFile(t *testing.T) {
 	if res.RolesTime <= 0 || res.EvalTime+res.RolesTime+res.SaveTime > res.Elapsed {
 		t.Errorf("head roles took %v, evaluation %v, saving %v of %v", res.RolesTime, res.EvalTime, res.SaveTime, res.Elapsed)
 	}
-	recs := readJSONL[rundir.RolesRecord](t, filepath.Join(dir, rundir.RolesFile))
+	recs := readJSONL[runlog.RolesRecord](t, filepath.Join(dir, runlog.RolesFile))
 	if len(recs) != 4 {
 		t.Fatalf("%d lines, want one per evaluation (6, 12, 18, 24)", len(recs))
 	}
@@ -70,7 +70,7 @@ func TestRolesFile(t *testing.T) {
 		}
 	}
 	set := data.EvalSet(task, cfg.Train.EvalSize, cfg.Seed)
-	for i := range rundir.RoleRows {
+	for i := range runlog.RoleRows {
 		tokens, targets, mask := set.Row(i)
 		pass, err := analysis.Forward(m, tokens, targets, mask) // one sequence at a time
 		if err != nil {
@@ -101,7 +101,7 @@ func TestRolesFile(t *testing.T) {
 func TestNoRolesWithoutEval(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	runOK(t, parse(t, smallYAML, "train.eval_every=0", "train.steps=4"), Options{Dir: dir})
-	if _, err := os.Stat(filepath.Join(dir, rundir.RolesFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, runlog.RolesFile)); !os.IsNotExist(err) {
 		t.Errorf("roles.jsonl with evaluation off: %v", err)
 	}
 }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
 
 // runState is everything a run carries from one step to the next besides the
 // weights: the optimizer and the best evaluation so far (which decides when
-// best.safetensors is rewritten). rundir.OptimizerState is its file.
+// best.safetensors is rewritten). checkpoint.OptimizerState is its file.
 type runState struct {
 	Adam     *Adam
 	BestLoss float64 // +Inf before the first evaluation
@@ -28,7 +29,7 @@ func saveState(dir string, step int, st runState, m *model.Model) error {
 	if err != nil {
 		return errors.Wrap(err, "saving the optimizer state")
 	}
-	file := rundir.OptimizerState{
+	file := checkpoint.OptimizerState{
 		Step: step, AdamStep: st.Adam.Step, BestLoss: st.BestLoss, BestStep: st.BestStep,
 		M: st.Adam.M, V: st.Adam.V, WeightsDigest: digest,
 	}
@@ -38,13 +39,13 @@ func saveState(dir string, step int, st runState, m *model.Model) error {
 // loadState reads the state file of step from dir into st.Adam (which must
 // have been made for m's parameters) and returns the rest of the state in
 // st. The file must belong to m's weights, the checkpoint's
-// (rundir.ReadOptimizerState).
+// (checkpoint.ReadOptimizerState).
 func loadState(dir string, step int, st *runState, m *model.Model) error {
 	digest, err := model.WeightsDigest(m)
 	if err != nil {
 		return err
 	}
-	file, err := rundir.ReadOptimizerState(dir, step, m.Params, digest)
+	file, err := checkpoint.ReadOptimizerState(dir, step, m.Params, digest)
 	if err != nil {
 		return err
 	}

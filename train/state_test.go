@@ -16,7 +16,7 @@ import (
 // and the best-eval bookkeeping, loads them into a fresh optimizer and
 // requires bit-equality, also before any evaluation (best loss +Inf); the
 // state of the same shapes with other weights is refused (issue 11: it was
-// accepted on resume). The file format's own checks are rundir's tests.
+// accepted on resume). The file format's own checks are package checkpoint's tests.
 func TestStateRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	params := []model.Param{

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -41,7 +42,7 @@ func TestResumeChecksTheText(t *testing.T) {
 	run := filepath.Join(dir, "run")
 	runOK(t, textRunConfig(t, text, "4"), Options{Dir: run})
 
-	saved, err := rundir.SavedConfig(run)
+	saved, err := checkpoint.SavedConfig(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestResumeRecordsTheText(t *testing.T) {
 	writeText(t, "text.txt", textLines)
 	runOK(t, textRunConfig(t, "text.txt", "4"), Options{Dir: "run"})
 	unrecord(t, "run")
-	saved, err := rundir.SavedConfig("run")
+	saved, err := checkpoint.SavedConfig("run")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestResumeRecordsTheText(t *testing.T) {
 	if !strings.Contains(notices.String(), "recorded no SHA-256 of its text file, so the content of "+filepath.Join(dir, "text.txt")+" cannot be checked") {
 		t.Errorf("notices %q", notices.String())
 	}
-	ck, err := rundir.LoadCheckpoint(filepath.Join("run", rundir.CheckpointFile))
+	ck, err := checkpoint.Load(filepath.Join("run", rundir.CheckpointFile))
 	if err != nil || !ck.Config.Task.File.Recorded() || ck.Step != 8 {
 		t.Fatalf("after the resume: %v, %+v", err, ck.Config.Task)
 	}

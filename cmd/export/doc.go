@@ -13,7 +13,7 @@
 //     weights stored (in, out), lm_head.weight only when untied; and the
 //     tokenizer where Hugging Face has files for it: a run fine-tuned from
 //     a GPT-2 gets the run's copies of its tokenizer files, each checked
-//     against the run's record on the bytes read (rundir.InitRecord), or
+//     against the run's record on the bytes read (initfrom.Record), or
 //     GPT-2's own vocab.json and merges.txt (tokenizer.GPT2Files).
 //     config.json names the tokenizer's beginning- and end-of-text ids,
 //     null for a model without a tokenizer. A character model, a toy
@@ -23,11 +23,11 @@
 //   - Only GPT-2's block exports (hf.GPT2Shaped): any other model is
 //     refused in one line naming every key that differs, from the
 //     checkpoint's header before its weights are read
-//     (rundir.PeekCheckpoint). A model trained elsewhere (a Hugging Face
+//     (checkpoint.Peek). A model trained elsewhere (a Hugging Face
 //     directory, a nanoGPT ckpt.pt) is refused: export writes the lab's own.
 //   - The output rule: DIR must be new or an empty directory
 //     (safefile.CheckNewDir), and neither it nor a file written in it may
-//     be an input of the model (rundir.CheckOutput with open.Inputs, then
+//     be an input of the model (safefile.CheckOutput with open.Inputs, then
 //     Opened.Inputs), all checked before anything is read. DIR is written
 //     whole in a temporary directory beside it and renamed into place
 //     (safefile.WriteDirAtomic): a failure leaves no DIR and nothing else.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/checkpoint"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
@@ -138,18 +140,18 @@ func write(dir string, op *open.Opened, tok exported) error {
 
 // checkOut refuses out as the directory to write: it must be new or empty
 // (safefile.CheckNewDir), and neither it nor a file written in it an input
-// (rundir.CheckOutput: the files opening the model reads or may read).
+// (safefile.CheckOutput: the files opening the model reads or may read).
 func checkOut(out string, inputs []string) error {
 	if err := safefile.CheckNewDir(out); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
-		if err := rundir.CheckOutput(out, inputs); err != nil {
+		if err := safefile.CheckOutput(out, inputs, rundir.RefuseRunFile); err != nil {
 			return err
 		}
 	}
 	for _, name := range []string{hf.ConfigFile, hf.WeightsFile, "tokenizer.json", "vocab.json", "merges.txt"} {
-		if err := rundir.CheckOutput(filepath.Join(out, name), inputs); err != nil {
+		if err := safefile.CheckOutput(filepath.Join(out, name), inputs, rundir.RefuseRunFile); err != nil {
 			return err
 		}
 	}
@@ -157,7 +159,7 @@ func checkOut(out string, inputs []string) error {
 }
 
 // refuseShape refuses a lab checkpoint that is not a GPT-2 from its header
-// alone (rundir.PeekCheckpoint), before its weights are read. What is not
+// alone (checkpoint.Peek), before its weights are read. What is not
 // a lab checkpoint, or does not peek, is left to open.Open, whose errors
 // name the fault.
 func refuseShape(path string) error {
@@ -165,7 +167,7 @@ func refuseShape(path string) error {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		ckpt = filepath.Join(path, rundir.CheckpointFile)
 	}
-	cfg, _, err := rundir.PeekCheckpoint(ckpt)
+	cfg, _, err := checkpoint.Peek(ckpt)
 	if err != nil {
 		return nil
 	}
@@ -214,7 +216,7 @@ func tokenizerOf(op *open.Opened) (exported, error) {
 		none.note = fmt.Sprintf("%s reads the characters of the meta.pkl of %s, which Hugging Face has no tokenizer file for; none is written", op.Checkpoint, msg.Clean(init.Path))
 		return none, nil
 	case op.RunDir == "":
-		none.note = fmt.Sprintf("%s is a lone checkpoint: its tokenizer is in the run directory that wrote it (%s), so none is written", op.Checkpoint, rundir.InitCopy(init.Tokenizer[0]))
+		none.note = fmt.Sprintf("%s is a lone checkpoint: its tokenizer is in the run directory that wrote it (%s), so none is written", op.Checkpoint, initfrom.CopyName(init.Tokenizer[0]))
 		return none, nil
 	}
 	out := exported{specials: specialsOf(op)}
@@ -230,7 +232,7 @@ func tokenizerOf(op *open.Opened) (exported, error) {
 
 // readCopy reads the run's copy of the tokenizer file name, checked
 // against the run's record on the bytes read.
-func readCopy(dir string, init rundir.InitRecord, name string) ([]byte, error) {
+func readCopy(dir string, init initfrom.Record, name string) ([]byte, error) {
 	f, err := init.OpenCopy(dir, name)
 	if err != nil {
 		return nil, err

@@ -14,7 +14,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
@@ -53,7 +55,7 @@ func labCheckpoint(t *testing.T, cfg model.Config) (string, *model.Model) {
 	run := rundir.DefaultConfig()
 	run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: cfg.Context, Symbols: cfg.Vocab}, cfg
 	path := filepath.Join(t.TempDir(), "model.safetensors")
-	if err := rundir.SaveCheckpoint(path, m, run, 7); err != nil {
+	if err := checkpoint.Save(path, m, run, 7); err != nil {
 		t.Fatal(err)
 	}
 	return path, m
@@ -276,7 +278,7 @@ func TestExportFineTunedTokenizer(t *testing.T) {
 		t.Errorf("a lone checkpoint: %v, stdout %q, stderr %q", err, stdout, stderr)
 	}
 
-	copied := filepath.Join(runDir, rundir.InitCopy("merges.txt"))
+	copied := filepath.Join(runDir, initfrom.CopyName("merges.txt"))
 	if err := os.WriteFile(copied, []byte("#version: 0.2\na c\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func TestExportCharacterModel(t *testing.T) {
 	run.Task = data.TaskConfig{Name: data.Text, Path: "/data/text.txt", Length: gpt2Shaped.Context, Chars: "\n abcdefghi"}
 	run.Model = gpt2Shaped
 	ckpt := filepath.Join(t.TempDir(), "text.safetensors")
-	if err := rundir.SaveCheckpoint(ckpt, m, run, 5); err != nil {
+	if err := checkpoint.Save(ckpt, m, run, 5); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "hf")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/internal/tooltest"
-	"github.com/attnscope/attnscope/rundir"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -23,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // profileDir is a fresh Chromium profile directory, removed after the test.
@@ -176,7 +176,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		Graph    struct{ Rows []any }
 		Training struct {
 			Eval  []any
-			Heads [][]rundir.HeadHistory
+			Heads [][]runlog.HeadHistory
 		}
 	}
 	if err := json.Unmarshal(blob(t, raw), &d); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
@@ -83,7 +84,7 @@ func TestRegenerateCheckpoint(t *testing.T) {
 		}
 		vm.Reset()
 	}
-	if err := rundir.SaveCheckpoint(testCheckpoint, m, cfg, regenSteps); err != nil {
+	if err := checkpoint.Save(testCheckpoint, m, cfg, regenSteps); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,7 +107,7 @@ func saveCheckpoint(t *testing.T, path string, m *model.Model, task data.TaskCon
 	t.Helper()
 	run := rundir.DefaultConfig()
 	run.Task, run.Model = task, m.Config
-	if err := rundir.SaveCheckpoint(path, m, run, 0); err != nil {
+	if err := checkpoint.Save(path, m, run, 0); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -17,7 +17,7 @@
 //
 // The command parses flags and checks how they combine; package report
 // computes what it shows (Build, ReadRuns, OpenGraph), package render lays
-// each view out, and the command writes them (rundir.WriteOutput for
+// each view out, and the command writes them (safefile.WriteOutput for
 // files).
 //
 // Conventions:
@@ -82,13 +82,13 @@
 //     -training-graph for the training graph of the run's batch), -dot
 //     writes Gorgonia's ToDot atomically, never over the checkpoint. They
 //     take no other flag (it would be ignored).
-//   - -run DIR without a model shows a training run (rundir.ReadLogs):
+//   - -run DIR without a model shows a training run (runlog.ReadLogs):
 //     the training and held-out loss (one scale, 0 to the highest loss),
 //     token accuracy and exact match (0 to 1), then for each head its
 //     strongest role at the last evaluation with that role's score at every
 //     evaluation of roles.jsonl and the step it first passed 0.5. Every
 //     sparkline starts at the same column and spans the same steps (first
-//     to last logged), as wide as COLUMNS allows. -json prints rundir.Logs;
+//     to last logged), as wide as COLUMNS allows. -json prints runlog.Logs;
 //     -png draws the same curves as three stacked line charts (one line per
 //     head, a guide at 0.5), never over the run's files. Other flags need
 //     a model.

@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
 )
 
 // refused runs the command with args and requires what the issue asks of
@@ -425,7 +425,7 @@ func TestEditHeaderKeepsValidFile(t *testing.T) {
 	if _, _, err := safetensors.ReadFile(path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rundir.LoadCheckpoint(path); err != nil {
+	if _, err := checkpoint.Load(path); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/report"
 	"github.com/attnscope/attnscope/rundir"
@@ -36,7 +37,7 @@ func showGraph(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		return err
 	}
 	if o.dot != "" {
-		if err := rundir.WriteOutput(o.dot, o.r.Inputs(), func(w io.Writer) error {
+		if err := safefile.WriteOutput(o.dot, o.r.Inputs(), rundir.RefuseRunFile, func(w io.Writer) error {
 			_, err := io.WriteString(w, g.G.ToDot())
 			return err
 		}); err != nil {

@@ -17,11 +17,12 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/report"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // testRun and testRoles are the real metrics.jsonl and roles.jsonl of a run
@@ -41,7 +42,7 @@ const (
 func runDirWithCheckpoint(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: rundir.MetricsFile, testRoles: rundir.RolesFile} {
+	for src, dst := range map[string]string{testCheckpoint: "checkpoint.safetensors", testRun: runlog.MetricsFile, testRoles: runlog.RolesFile} {
 		b, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +194,7 @@ func TestHTMLCarriesJSON(t *testing.T) {
 // predictions equal what -json gives for those tokens on their own (1e-6:
 // graphs of batch n and batch 1).
 func TestHTMLHeldOutExamples(t *testing.T) {
-	ck, err := rundir.LoadCheckpoint(testCheckpoint)
+	ck, err := checkpoint.Load(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,8 +282,8 @@ func checkMaps(t *testing.T, what string, maps [][][][]float64, attention any) {
 func TestHTMLTraining(t *testing.T) {
 	ck := runDirWithCheckpoint(t)
 	var train, eval int
-	var first rundir.TrainRecord // decoded by encoding/json alone
-	var last rundir.EvalRecord
+	var first runlog.TrainRecord // decoded by encoding/json alone
+	var last runlog.EvalRecord
 	raw, err := os.ReadFile(testRun)
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +307,7 @@ func TestHTMLTraining(t *testing.T) {
 			train++
 		}
 	}
-	want, err := rundir.ReadLogs(filepath.Dir(ck))
+	want, err := runlog.ReadLogs(filepath.Dir(ck))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,12 +325,12 @@ func TestHTMLTraining(t *testing.T) {
 		if tr.Train[0] != first || tr.Eval[eval-1] != last {
 			t.Errorf("%q: first training point %+v, last evaluation %+v; want %+v and %+v", args, tr.Train[0], tr.Eval[eval-1], first, last)
 		}
-		// The head roles through training: rundir's reading of roles.jsonl,
+		// The head roles through training: runlog's reading of roles.jsonl,
 		// a point per evaluation, each head ending on its best score of the
 		// file's last line.
 		got := pageRoleHistories(t, page)
 		if !reflect.DeepEqual(got, want.Heads) {
-			t.Errorf("%q: the page's head roles through training differ from rundir.ReadLogs'", args)
+			t.Errorf("%q: the page's head roles through training differ from runlog.ReadLogs'", args)
 		}
 		if len(got) != 2 || len(got[0]) != 2 {
 			t.Fatalf("%q: head roles of %d layers, want 2 x 2 heads", args, len(got))
@@ -349,7 +350,7 @@ func TestHTMLTraining(t *testing.T) {
 	// A run without roles.jsonl (no evaluation, or an older run) has curves
 	// and no head roles.
 	noRoles := filepath.Dir(runDirWithCheckpoint(t))
-	if err := os.Remove(filepath.Join(noRoles, rundir.RolesFile)); err != nil {
+	if err := os.Remove(filepath.Join(noRoles, runlog.RolesFile)); err != nil {
 		t.Fatal(err)
 	}
 	page := writePage(t, "-checkpoint", filepath.Join(noRoles, "checkpoint.safetensors"))
@@ -359,11 +360,11 @@ func TestHTMLTraining(t *testing.T) {
 }
 
 // pageRoleHistories is the page's training.heads.
-func pageRoleHistories(t *testing.T, page []byte) [][]rundir.HeadHistory {
+func pageRoleHistories(t *testing.T, page []byte) [][]runlog.HeadHistory {
 	t.Helper()
 	var d struct {
 		Training struct {
-			Heads [][]rundir.HeadHistory `json:"heads"`
+			Heads [][]runlog.HeadHistory `json:"heads"`
 		} `json:"training"`
 	}
 	if err := json.Unmarshal(blob(t, page), &d); err != nil {
@@ -373,7 +374,7 @@ func pageRoleHistories(t *testing.T, page []byte) [][]rundir.HeadHistory {
 }
 
 // lastRolesLine is the last record of the test run's roles.jsonl, decoded
-// here without package rundir.
+// here without package runlog.
 func lastRolesLine(t *testing.T) [][]map[string]float64 {
 	t.Helper()
 	raw, err := os.ReadFile(testRoles)
@@ -464,7 +465,7 @@ func TestHTMLRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	badRun := t.TempDir()
-	if err := os.WriteFile(filepath.Join(badRun, rundir.MetricsFile), []byte("{\"step\":1,\"loss\":2}\nnot json\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(badRun, runlog.MetricsFile), []byte("{\"step\":1,\"loss\":2}\nnot json\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -473,7 +474,7 @@ func TestHTMLRefuses(t *testing.T) {
 	}{
 		{[]string{"-checkpoint", ck, "-html", ck}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", sameFile}, "it is the input"},
-		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, rundir.MetricsFile)}, "it is the input"},
+		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, runlog.MetricsFile)}, "it is the input"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "config.yaml")}, "config.yaml is a file of a training run"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "best.safetensors")}, "best.safetensors is a file of a training run"},
 		{[]string{"-checkpoint", ck, "-html", filepath.Join(dir, "state-400.safetensors")}, "state-400.safetensors is a file of a training run"},

@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/report"
-	"github.com/attnscope/attnscope/rundir"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/golden"
@@ -178,7 +178,7 @@ func TestJSONInvariants(t *testing.T) {
 	tokens := []int{5, 2, 7, 2, 8, 5, 2}
 	out := runOK(t, "-checkpoint", testCheckpoint, "-json", "-tokens", "5,2,7,2,8,5,2")
 	j := decode(t, out)
-	ck, err := rundir.LoadCheckpoint(testCheckpoint)
+	ck, err := checkpoint.Load(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func TestMeanHeatmaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := rundir.LoadCheckpoint(testCheckpoint)
+	ck, err := checkpoint.Load(testCheckpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/progress"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/report"
@@ -59,14 +60,14 @@ func writing(line *progress.Line, path string) {
 }
 
 // writePNG draws the selected heads (and the circuits) as one image,
-// written by the output rule (rundir.WriteOutput): never over a file the
+// written by the output rule (safefile.WriteOutput): never over a file the
 // model was or may be read from, a run file or anything but a regular file.
 func writePNG(r *report.Report, path string) error {
 	img, err := render.InspectImage(r.Figure(), r.CircuitsView())
 	if err != nil {
 		return err
 	}
-	return errors.Wrap(rundir.WriteOutput(path, r.Inputs(), encodePNG(img)), "-png")
+	return errors.Wrap(safefile.WriteOutput(path, r.Inputs(), rundir.RefuseRunFile, encodePNG(img)), "-png")
 }
 
 // encodePNG writes img as a PNG.
@@ -80,7 +81,7 @@ func writeHTML(r *report.Report, path string) error {
 	if err != nil {
 		return err
 	}
-	err = rundir.WriteOutput(path, r.Inputs(), func(w io.Writer) error { return htmlview.Write(w, d) })
+	err = safefile.WriteOutput(path, r.Inputs(), rundir.RefuseRunFile, func(w io.Writer) error { return htmlview.Write(w, d) })
 	return errors.Wrap(err, "-html")
 }
 
@@ -90,7 +91,7 @@ func checkOutput(flag, path string, inputs []string) error {
 	if path == "" {
 		return nil
 	}
-	return errors.Wrap(rundir.CheckOutput(path, inputs), flag)
+	return errors.Wrap(safefile.CheckOutput(path, inputs, rundir.RefuseRunFile), flag)
 }
 
 // wrote says which files were written ("" is none).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/train"
@@ -24,7 +25,7 @@ func TestFineTunedRunCopyIsNoLink(t *testing.T) {
 	if err := run([]string{dir, "-summary", "-examples", "1"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatalf("the run as written: %v", err)
 	}
-	copied := filepath.Join(dir, rundir.InitCopy("vocab.json"))
+	copied := filepath.Join(dir, initfrom.CopyName("vocab.json"))
 	elsewhere := filepath.Join(t.TempDir(), "vocab.json")
 	if err := os.Rename(copied, elsewhere); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/report"
 	"github.com/attnscope/attnscope/rundir"
@@ -56,7 +57,7 @@ func showRun(o options, fs *flag.FlagSet, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := rundir.WriteOutput(o.png, inputs, encodePNG(img)); err != nil {
+		if err := safefile.WriteOutput(o.png, inputs, rundir.RefuseRunFile, encodePNG(img)); err != nil {
 			return errors.Wrap(err, "-png")
 		}
 	}

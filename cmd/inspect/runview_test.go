@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/attnscope/attnscope/render"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // inductionRun is the committed run of configs/induction.yaml (see package
@@ -141,9 +141,9 @@ func TestRunView(t *testing.T) {
 // steepestFall reads the committed induction run's logs and finds the
 // evaluation step at which the held-out loss fell most since the one
 // before, and by how much.
-func steepestFall(t *testing.T) (step int, drop float64, logs *rundir.Logs) {
+func steepestFall(t *testing.T) (step int, drop float64, logs *runlog.Logs) {
 	t.Helper()
-	logs, err := rundir.ReadLogs(inductionRun)
+	logs, err := runlog.ReadLogs(inductionRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,22 +155,22 @@ func steepestFall(t *testing.T) (step int, drop float64, logs *rundir.Logs) {
 	return step, drop, logs
 }
 
-// TestRunViewJSONAndPNG: -json prints exactly what rundir.ReadLogs reads
+// TestRunViewJSONAndPNG: -json prints exactly what runlog.ReadLogs reads
 // (curves and head histories), -png writes a decodable chart, and neither
 // may replace the run's own files.
 func TestRunViewJSONAndPNG(t *testing.T) {
-	var got rundir.Logs
+	var got runlog.Logs
 	if err := json.Unmarshal(runOK(t, "-run", inductionRun, "-json"), &got); err != nil {
 		t.Fatal(err)
 	}
-	want, err := rundir.ReadLogs(inductionRun)
+	want, err := runlog.ReadLogs(inductionRun)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := json.Marshal(want)
 	b, _ := json.Marshal(got)
 	if !bytes.Equal(a, b) || len(got.Heads) != 2 || len(got.Heads[1]) != 4 || len(got.Eval) != 60 {
-		t.Errorf("-json differs from rundir.Read, or lacks the 2x4 heads and 60 evaluations")
+		t.Errorf("-json differs from runlog.ReadLogs, or lacks the 2x4 heads and 60 evaluations")
 	}
 	out := filepath.Join(t.TempDir(), "run.png")
 	text := string(runOK(t, "-run", inductionRun, "-png", out))

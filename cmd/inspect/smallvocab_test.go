@@ -11,7 +11,9 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -95,11 +97,11 @@ func TestSmallVocabularyFineTuned(t *testing.T) {
 	run := rundir.DefaultConfig()
 	run.InitFrom, run.Model = "dna", m.Config
 	run.Task = data.TaskConfig{Name: data.Text, Path: "dna.txt", Length: 16}
-	run.Init = rundir.InitRecord{Path: "/models/dna", Source: "Hugging Face GPT2LMHeadModel", Vocab: 4, Context: 128,
-		Files:     []rundir.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
+	run.Init = initfrom.Record{Path: "/models/dna", Source: "Hugging Face GPT2LMHeadModel", Vocab: 4, Context: 128,
+		Files:     []initfrom.FileRecord{{Path: "/models/dna/vocab.json", Size: 1, SHA256: strings.Repeat("0", 64)}},
 		Tokenizer: []string{"vocab.json"}}
 	ckpt := filepath.Join(t.TempDir(), "dna-tuned.safetensors")
-	if err := rundir.SaveCheckpoint(ckpt, m, run, 1); err != nil {
+	if err := checkpoint.Save(ckpt, m, run, 1); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := runWithin(t, ckpt, "-summary", "-examples", "2", "-color", "never")

@@ -10,8 +10,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestTextModelTokens: on a character-level text model -tokens reads each
@@ -61,7 +63,7 @@ func TestTextPageInBrowser(t *testing.T) {
 	if len(vocab) != 64 {
 		t.Fatalf("the test's text has %d characters, want 64", len(vocab))
 	}
-	cfg, _, err := rundir.PeekCheckpoint(ck)
+	cfg, _, err := checkpoint.Peek(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +74,7 @@ func TestTextPageInBrowser(t *testing.T) {
 	run := filepath.Dir(ck) // the checkpoint's run: its config and metrics beside it
 	for name, content := range map[string]string{
 		rundir.ConfigFile: string(config),
-		rundir.MetricsFile: `{"step":10,"loss":3,"lr":0.1}
+		runlog.MetricsFile: `{"step":10,"loss":3,"lr":0.1}
 {"step":10,"eval_loss":2.5,"token_acc":0.3,"seq_acc":0}
 {"step":10,"eval_length":32,"eval_loss":2.6,"token_acc":0.25,"seq_acc":0}
 {"step":20,"eval_loss":2,"token_acc":0.4,"seq_acc":0}

@@ -14,6 +14,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/generate"
 	"github.com/attnscope/attnscope/internal/escape"
@@ -39,7 +40,7 @@ func saveCheckpoint(t *testing.T, taskConfig data.TaskConfig, cfg model.Config, 
 	run := rundir.DefaultConfig()
 	run.Task, run.Model = taskConfig, cfg
 	path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
-	if err := rundir.SaveCheckpoint(path, m, run, 0); err != nil {
+	if err := checkpoint.Save(path, m, run, 0); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -181,7 +182,7 @@ var refusal = regexp.MustCompile(`^(-n|-samples) (\d+): (\d+) rows? of (\d+) pos
 // (the refusal allocates next to nothing).
 func TestLengthIsBounded(t *testing.T) {
 	ck := saveCheckpoint(t, copyTask, model.Config{DModel: 16, Heads: 2, Layers: 1, Position: model.PositionALiBi}, func(*model.Model) {})
-	ck0, err := rundir.LoadCheckpoint(ck)
+	ck0, err := checkpoint.Load(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestTrainingOnlyValuesDoNotMatter(t *testing.T) {
 	run.Task, run.Model = copyTask, m.Config
 	run.Train.BatchSize, run.Train.EvalSize = 0, -5
 	path := filepath.Join(t.TempDir(), "odd.safetensors")
-	if err := rundir.SaveCheckpoint(path, m, run, 0); err != nil {
+	if err := checkpoint.Save(path, m, run, 0); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := sample(t, "-checkpoint", path, "-prompt", "1 2 3 4 SEP", "-n", "3"); err != nil || !strings.HasPrefix(out, "1 2 3 4 SEP | ") {

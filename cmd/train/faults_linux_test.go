@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // fsizeEnv makes the test binary, started as the train command, run under
@@ -95,13 +97,13 @@ func watch(t *testing.T, dir string) <-chan string {
 }
 
 // checkResumable requires what a kill must never break: a checkpoint that
-// exists is complete (rundir.LoadCheckpoint, which -resume and inspect use, accepts it)
+// exists is complete (checkpoint.Load, which -resume and inspect use, accepts it)
 // and has the optimizer state of its step beside it, and best.safetensors,
 // if any, is complete too.
 func checkResumable(t *testing.T, dir string, kill int) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, rundir.CheckpointFile)); err == nil {
-		ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+		ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 		if err != nil {
 			t.Fatalf("after kill %d the checkpoint is broken: %v", kill, err)
 		}
@@ -110,7 +112,7 @@ func checkResumable(t *testing.T, dir string, kill int) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, rundir.BestFile)); err == nil {
-		if _, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.BestFile)); err != nil {
+		if _, err := checkpoint.Load(filepath.Join(dir, rundir.BestFile)); err != nil {
 			t.Fatalf("after kill %d best.safetensors is broken: %v", kill, err)
 		}
 	}
@@ -189,7 +191,7 @@ func TestKilledDuringWrites(t *testing.T) {
 				if err != nil {
 					t.Fatalf("attempt %d: %v: %s", attempt, err, stderr.String())
 				}
-				sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
+				sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile)
 				checkRunFiles(t, dir, 60)
 				t.Logf("finished after %d kills; temporaries left by kills: %v", kills, midWrite)
 				if midWrite[rundir.CheckpointFile] == 0 || midWrite["state"] == 0 {
@@ -270,7 +272,7 @@ func failedWrite(t *testing.T, dir, want string, before map[string][]byte, err e
 	if _, _, err := runCmd("-resume", dir); err != nil {
 		t.Fatalf("resuming once the disk is fixed: %v", err)
 	}
-	sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
+	sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, runlog.MetricsFile)
 	checkRunFiles(t, dir, 40)
 }
 
@@ -405,7 +407,7 @@ func TestWriteFailures(t *testing.T) {
 		if _, _, err := runCmd("-resume", dir); err != nil {
 			t.Fatal(err)
 		}
-		sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, rundir.MetricsFile)
+		sameFiles(t, want, dir, rundir.CheckpointFile, rundir.ConfigFile, runlog.MetricsFile)
 	})
 }
 

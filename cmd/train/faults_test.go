@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -261,7 +263,7 @@ func TestCorruptResume(t *testing.T) {
 	}
 	f64 := func(v float64) []byte { return safetensors.EncodeFloat64([]float64{v}) }
 
-	const ck, st, me, co = rundir.CheckpointFile, "state-7.safetensors", rundir.MetricsFile, rundir.ConfigFile
+	const ck, st, me, co = rundir.CheckpointFile, "state-7.safetensors", runlog.MetricsFile, rundir.ConfigFile
 	cases := []struct {
 		name, file string
 		content    []byte // nil removes the file
@@ -294,10 +296,10 @@ func TestCorruptResume(t *testing.T) {
 		{"metrics garbage line", me, []byte("{\"step\":5,\"loss\":1}\nnot json\n"), []string{"metrics.jsonl line 2 is not a metrics record"}},
 		{"metrics larger than the run can write", me, bytes.Repeat([]byte("{\"step\":5,\"loss\":1}\n"), 2000),
 			[]string{"cannot resume: ", "metrics.jsonl is 40000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
-		{"roles larger than the run can write", rundir.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 4000),
+		{"roles larger than the run can write", runlog.RolesFile, bytes.Repeat([]byte("{\"step\":5,\"heads\":[]}\n"), 4000),
 			[]string{"cannot resume: ", "roles.jsonl is 88000 bytes, more than the 68880 bytes a run of 40 steps writes at most"}},
-		{"roles a named pipe", rundir.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
-		{"circuits larger than the run can write", rundir.CircuitsFile, bytes.Repeat([]byte("{\"step\":5,\"copying\":[]}\n"), 4000),
+		{"roles a named pipe", runlog.RolesFile, nil, []string{"roles.jsonl: is a named pipe, not a regular file"}},
+		{"circuits larger than the run can write", runlog.CircuitsFile, bytes.Repeat([]byte("{\"step\":5,\"copying\":[]}\n"), 4000),
 			[]string{"cannot resume: ", "circuits.jsonl is 96000 bytes, more than the 20992 bytes a run of 40 steps writes at most"}},
 		{"metrics a named pipe", me, nil, []string{"cannot resume: ", "metrics.jsonl: is a named pipe, not a regular file"}},
 		{"metrics a symlink to /dev/zero", me, nil, []string{"metrics.jsonl is a symbolic link; a run's files are never read or written through a link"}},
@@ -394,14 +396,14 @@ func TestNaNLossStops(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile))
 	if err != nil || ck.Step != 1 {
 		t.Fatalf("checkpoint after the NaN: %v, %+v", err, ck)
 	}
 	if _, err := ck.Model.Tensors(); err != nil { // refuses a NaN or Inf weight, naming it
 		t.Fatalf("checkpoint of step 1: %v", err)
 	}
-	if logs, err := rundir.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
+	if logs, err := runlog.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
 		t.Errorf("metrics after the NaN: %+v %v, want the training line of step 1", logs, err)
 	}
 	checkRunFiles(t, dir, 1)
@@ -414,7 +416,7 @@ func TestNaNLossStops(t *testing.T) {
 	if want := "step 1: eval_loss is NaN; stopping"; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
-	if logs, err := rundir.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
+	if logs, err := runlog.ReadMetrics(dir); err != nil || len(logs.Train) != 1 || logs.Train[0].Step != 1 || len(logs.Eval) != 0 {
 		t.Errorf("metrics after the NaN evaluation: %+v %v, want the training line of step 1", logs, err)
 	}
 	for _, f := range []string{rundir.CheckpointFile, rundir.BestFile} {
@@ -435,7 +437,7 @@ func checkRunFiles(t *testing.T, dir string, step int) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
+		case rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-" + strconv.Itoa(step) + ".safetensors":
 		default:
 			t.Errorf("%s holds a stray %s", dir, e.Name())
 		}
@@ -470,7 +472,7 @@ func TestStopSignals(t *testing.T) {
 			}
 			// The signal goes once training has begun (the first metrics line).
 			for {
-				if b, _ := os.ReadFile(filepath.Join(dir, rundir.MetricsFile)); len(b) > 0 {
+				if b, _ := os.ReadFile(filepath.Join(dir, runlog.MetricsFile)); len(b) > 0 {
 					break
 				}
 				time.Sleep(2 * time.Millisecond)
@@ -489,14 +491,14 @@ func TestStopSignals(t *testing.T) {
 				t.Fatalf("after %v: %v (want exit status %d), stderr %q, stdout:\n%s", sig, err, 128+int(sig), stderr.String(), out)
 			}
 			step, _ := strconv.Atoi(m[1])
-			if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
+			if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != step {
 				t.Fatalf("checkpoint after %v at step %d: %v %+v", sig, step, err, ck)
 			}
 			checkRunFiles(t, dir, step)
 			if _, _, err := runCmd("-resume", dir); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, rundir.MetricsFile, rundir.ConfigFile, rundir.RolesFile, rundir.CircuitsFile)
+			sameFiles(t, want, dir, rundir.CheckpointFile, rundir.BestFile, runlog.MetricsFile, rundir.ConfigFile, runlog.RolesFile, runlog.CircuitsFile)
 			checkRunFiles(t, dir, 3000)
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -85,7 +87,7 @@ func TestFineTuneKilledAndResumed(t *testing.T) {
 		t.Skip("runs the command in subprocesses")
 	}
 	cfg := writeConfig(t, strings.Replace(fmt.Sprintf(fineTuneYAML, nanoGPTDir(t), corpus), "steps: 20", "steps: 300", 1))
-	killUntilDone(t, cfg, rundir.InitCopy("meta.pkl"))
+	killUntilDone(t, cfg, initfrom.CopyName("meta.pkl"))
 }
 
 // TestFineTuneResumeWithConfig: -resume DIR -config FILE of a fine-tuning
@@ -101,7 +103,7 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "files: config.yaml "+rundir.InitCopy("meta.pkl")+" metrics.jsonl") {
+	if !strings.Contains(out, "files: config.yaml "+initfrom.CopyName("meta.pkl")+" metrics.jsonl") {
 		t.Errorf("the summary does not list the tokenizer's copy after the config:\n%s", out)
 	}
 	moved := filepath.Join(t.TempDir(), "moved")
@@ -111,7 +113,7 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 	if _, _, err := runCmd("-resume", dir, "-config", cfg, "-set", "train.steps=25"); err != nil {
 		t.Fatalf("extending with the pretrained directory gone: %v", err)
 	}
-	if ck, err := rundir.LoadCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 25 {
+	if ck, err := checkpoint.Load(filepath.Join(dir, rundir.CheckpointFile)); err != nil || ck.Step != 25 {
 		t.Fatalf("after the extension: %v, %v", ck, err)
 	}
 	other := writeConfig(t, fmt.Sprintf(fineTuneYAML, moved, corpus))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // kernelPathConfigs are small runs that between them reach every kernel a
@@ -51,7 +52,7 @@ func TestSameRunOnEveryKernelPath(t *testing.T) {
 		}
 		for i, dir := range dirs[1:] {
 			t.Run(c.name+"/"+paths[i+1].String(), func(t *testing.T) {
-				sameFiles(t, dirs[0], dir, rundir.CheckpointFile, rundir.BestFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile)
+				sameFiles(t, dirs[0], dir, rundir.CheckpointFile, rundir.BestFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile)
 			})
 		}
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
@@ -23,6 +25,7 @@ import (
 	"github.com/attnscope/attnscope/internal/strictyaml"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -212,7 +215,7 @@ func (p *pretrainedOpener) open(initFrom string) (rundir.Pretrained, error) {
 // fine-tunes none.
 func recordedPretrained(dir string, open rundir.OpenPretrained) rundir.OpenPretrained {
 	return func(initFrom string) (rundir.Pretrained, error) {
-		saved, err := rundir.SavedConfig(dir)
+		saved, err := checkpoint.SavedConfig(dir)
 		if err != nil || !saved.FineTunes() {
 			return open(initFrom)
 		}
@@ -230,7 +233,7 @@ func resolve(configPath, out, resume string, overrides []string, open rundir.Ope
 			return "", rundir.Config{}, errors.Errorf("-resume %s: is a file; -resume takes the run directory (-resume %s)", resume, filepath.Dir(resume))
 		}
 		if configPath == "" {
-			cfg, err := rundir.SavedConfig(resume)
+			cfg, err := checkpoint.SavedConfig(resume)
 			if err != nil || len(overrides) == 0 {
 				return resume, cfg, err
 			}
@@ -284,7 +287,7 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 	var h string
 	if resuming {
 		h = fmt.Sprintf("resuming %s (task %s, %d steps)", dir, cfg.Task.Name, cfg.Train.Steps)
-		if saved, err := rundir.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
+		if saved, err := checkpoint.SavedConfig(dir); err == nil && saved.Train.Steps < cfg.Train.Steps {
 			h = fmt.Sprintf("resuming %s (task %s), extended from %d to %d steps", dir, cfg.Task.Name, saved.Train.Steps, cfg.Train.Steps)
 			if cfg.Train.Schedule == "cosine" {
 				h += fmt.Sprintf("\nschedule cosine: the rest of the decay is stretched to end at step %d", cfg.Train.Steps)
@@ -307,7 +310,7 @@ func header(dir, configPath string, resuming bool, cfg rundir.Config, overrides 
 // checkpointStep is the step of the run's checkpoint, read from its header
 // alone, and whether there is one. train.Run checks the file in full.
 func checkpointStep(dir string) (int, bool) {
-	_, step, err := rundir.PeekCheckpoint(filepath.Join(dir, rundir.CheckpointFile))
+	_, step, err := checkpoint.Peek(filepath.Join(dir, rundir.CheckpointFile))
 	return step, err == nil
 }
 
@@ -353,11 +356,11 @@ func summarize(w io.Writer, res *train.Result) {
 	// A fine-tuning run's copies of the pretrained tokenizer follow its
 	// config: the run opens with them when the pretrained model is gone.
 	names := []string{rundir.ConfigFile}
-	for _, name := range rundir.TokenizerNames {
-		names = append(names, rundir.InitCopy(name))
+	for _, name := range initfrom.TokenizerNames {
+		names = append(names, initfrom.CopyName(name))
 	}
 	var files []string
-	for _, f := range append(names, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile) {
+	for _, f := range append(names, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile) {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
 			files = append(files, f)
 		}

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // TestMain lets the test binary stand in for the command: the subprocess
@@ -110,7 +112,7 @@ func TestRunWritesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("runs", "tiny")
-	for _, f := range []string{rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-40.safetensors"} {
+	for _, f := range []string{rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile, rundir.CheckpointFile, rundir.BestFile, "state-40.safetensors"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -160,7 +162,7 @@ func TestRunWritesRun(t *testing.T) {
 			t.Errorf("extending the run: stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if saved, err := rundir.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
+	if saved, err := checkpoint.SavedConfig(dir); err != nil || saved.Train.Steps != 50 {
 		t.Errorf("after extending: steps %d, %v", saved.Train.Steps, err)
 	}
 	// And with -config naming the run's own file.
@@ -203,7 +205,7 @@ func sameFiles(t *testing.T, want, got string, names ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == rundir.MetricsFile {
+		if name == runlog.MetricsFile {
 			a, b = dropTiming(t, a), dropTiming(t, b)
 		}
 		if !bytes.Equal(a, b) {
@@ -260,7 +262,7 @@ func killUntilDone(t *testing.T, cfg string, extra ...string) {
 			if err != nil {
 				t.Fatalf("run %d: %v: %s", attempt, err, stderr.String())
 			}
-			sameFiles(t, want, dir, append([]string{rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, rundir.MetricsFile, rundir.RolesFile, rundir.CircuitsFile}, extra...)...)
+			sameFiles(t, want, dir, append([]string{rundir.CheckpointFile, rundir.BestFile, rundir.ConfigFile, runlog.MetricsFile, runlog.RolesFile, runlog.CircuitsFile}, extra...)...)
 			t.Logf("finished after %d kills", kills)
 			return
 		// Kill delays double every 8 attempts, so a slow machine still

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -60,7 +61,7 @@ func TestRunDirectoryMustBeOwn(t *testing.T) {
 			if _, _, err := runCmd(args...); err != nil {
 				t.Fatal(err)
 			}
-			if saved, err := rundir.SavedConfig(dir); err != nil || saved.Train.Steps != 5 {
+			if saved, err := checkpoint.SavedConfig(dir); err != nil || saved.Train.Steps != 5 {
 				t.Errorf("the run in %s: %v, steps %d", dir, err, saved.Train.Steps)
 			}
 			checkRunFiles(t, dir, 5) // the stale lock is gone with the run's own

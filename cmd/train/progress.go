@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/internal/progress"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -31,7 +31,7 @@ type reporter struct {
 	lastDraw time.Time
 	drawn    bool
 	last     train.Event // the newest event, redrawn on resize
-	lastEval *rundir.EvalRecord
+	lastEval *runlog.EvalRecord
 	rate     progress.Rate
 	// printedAt and printedStep are when (the clock) and at which step the
 	// last plain progress line was written.
@@ -130,14 +130,14 @@ func thousands(v float64) string {
 // evalFigures is an evaluation's figures: the loss, token accuracy, and
 // the sequence accuracy, or on a text a language model's figure instead
 // (its sequences are never entirely right).
-func evalFigures(e *rundir.EvalRecord) string {
+func evalFigures(e *runlog.EvalRecord) string {
 	return fmt.Sprintf("eval_loss %.4f  token_acc %.4f  %s%s", e.EvalLoss, e.TokenAcc, taskFigure(e, "%s %.4f"), generated(e))
 }
 
 // taskFigure is the figure an evaluation is read by besides the token
 // accuracy, in format (a name and a value): bits_per_char or perplexity
 // (printed by perplexity, whatever the format) on a text, else seq_acc.
-func taskFigure(e *rundir.EvalRecord, format string) string {
+func taskFigure(e *runlog.EvalRecord, format string) string {
 	switch {
 	case e.BitsPerChar != nil:
 		return fmt.Sprintf(format, "bits_per_char", *e.BitsPerChar)
@@ -258,7 +258,7 @@ func (r *reporter) finish() {
 
 // generated is the autoregressive figures of an evaluation line, when the
 // run writes its answers (train.eval_generate).
-func generated(e *rundir.EvalRecord) string {
+func generated(e *runlog.EvalRecord) string {
 	if e.GenSeqAcc == nil {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/attnscope/attnscope/internal/progress"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/attnscope/attnscope/train"
 )
 
@@ -28,7 +28,7 @@ func midRun(width int) (*reporter, train.Event) {
 	for s := 1; s <= 500; s++ {
 		ev := train.Event{Step: s, Steps: 4000, Loss: 0.5}
 		if s == 500 {
-			ev.Eval = &rundir.EvalRecord{Step: 500, TokenAcc: 0.9876, SeqAcc: 0.875}
+			ev.Eval = &runlog.EvalRecord{Step: 500, TokenAcc: 0.9876, SeqAcc: 0.875}
 		}
 		r.observe(ev)
 		clock.t = clock.t.Add(40 * time.Millisecond)
@@ -158,7 +158,7 @@ func TestReporterTerminal(t *testing.T) {
 	r := newReporter(&out, true, 200)
 	r.observe(train.Event{Step: 1, Steps: 4, Loss: 2})
 	r.observe(train.Event{Step: 2, Steps: 4, Loss: 1.5})
-	r.observe(train.Event{Step: 4, Steps: 4, Loss: 0.25, Eval: &rundir.EvalRecord{Step: 4, TokenAcc: 0.5, SeqAcc: 0.125}})
+	r.observe(train.Event{Step: 4, Steps: 4, Loss: 0.25, Eval: &runlog.EvalRecord{Step: 4, TokenAcc: 0.5, SeqAcc: 0.125}})
 	r.finish()
 	s := out.String()
 	last := s[strings.LastIndex(s, "\r")+1:]
@@ -196,8 +196,8 @@ func plainOutput(steps int, stepTime time.Duration, evals map[int]train.Event) s
 // evaluation with its figures at the other lengths.
 func TestReporterPlain(t *testing.T) {
 	evals := map[int]train.Event{
-		500: {Eval: &rundir.EvalRecord{Step: 500, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25},
-			AtLength: []rundir.EvalRecord{{Step: 500, EvalLength: 12, EvalLoss: 2, TokenAcc: 0.28}}},
+		500: {Eval: &runlog.EvalRecord{Step: 500, EvalLoss: 0.5, TokenAcc: 0.75, SeqAcc: 0.25},
+			AtLength: []runlog.EvalRecord{{Step: 500, EvalLength: 12, EvalLoss: 2, TokenAcc: 0.28}}},
 	}
 	want := `step 201/1000 (20%)  loss 1.0000  elapsed 10s  ETA 40s  20.0k tok/s
 step 401/1000 (40%)  loss 1.0000  elapsed 20s  ETA 30s  20.0k tok/s
@@ -240,14 +240,14 @@ func TestReporterPlainRate(t *testing.T) {
 func TestEvalFigures(t *testing.T) {
 	bits, perplexity, large, huge := 1.5, 20.25, 26614.2311, 3.2712e9
 	cases := []struct {
-		rec        rundir.EvalRecord
+		rec        runlog.EvalRecord
 		line, term string
 	}{
-		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, SeqAcc: 0.25}, "eval_loss 1.0000  token_acc 0.5000  seq_acc 0.2500", "seq_acc 0.250"},
-		{rundir.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, BitsPerChar: &bits}, "eval_loss 1.0000  token_acc 0.5000  bits_per_char 1.5000", "bits_per_char 1.500"},
-		{rundir.EvalRecord{EvalLoss: 3, TokenAcc: 0.5, Perplexity: &perplexity}, "eval_loss 3.0000  token_acc 0.5000  perplexity 20.25", "perplexity 20.25"},
-		{rundir.EvalRecord{EvalLoss: 10.19, TokenAcc: 0, Perplexity: &large}, "eval_loss 10.1900  token_acc 0.0000  perplexity 26614", "perplexity 26614"},
-		{rundir.EvalRecord{EvalLoss: 21.9, TokenAcc: 0, Perplexity: &huge}, "eval_loss 21.9000  token_acc 0.0000  perplexity 3.27e+09", "perplexity 3.27e+09"},
+		{runlog.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, SeqAcc: 0.25}, "eval_loss 1.0000  token_acc 0.5000  seq_acc 0.2500", "seq_acc 0.250"},
+		{runlog.EvalRecord{EvalLoss: 1, TokenAcc: 0.5, BitsPerChar: &bits}, "eval_loss 1.0000  token_acc 0.5000  bits_per_char 1.5000", "bits_per_char 1.500"},
+		{runlog.EvalRecord{EvalLoss: 3, TokenAcc: 0.5, Perplexity: &perplexity}, "eval_loss 3.0000  token_acc 0.5000  perplexity 20.25", "perplexity 20.25"},
+		{runlog.EvalRecord{EvalLoss: 10.19, TokenAcc: 0, Perplexity: &large}, "eval_loss 10.1900  token_acc 0.0000  perplexity 26614", "perplexity 26614"},
+		{runlog.EvalRecord{EvalLoss: 21.9, TokenAcc: 0, Perplexity: &huge}, "eval_loss 21.9000  token_acc 0.0000  perplexity 3.27e+09", "perplexity 3.27e+09"},
 	}
 	for _, c := range cases {
 		if got := evalFigures(&c.rec); got != c.line {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/rundir"
 )
 
@@ -56,7 +57,7 @@ func TestOldRunFlags(t *testing.T) {
 		if err != nil || !strings.HasPrefix(out, "resuming "+dir+" ") {
 			t.Fatalf("%q: %v, printed:\n%s", resume, err, out)
 		}
-		if _, step, err := rundir.PeekCheckpoint(filepath.Join(dir, rundir.CheckpointFile)); err != nil || step != steps {
+		if _, step, err := checkpoint.Peek(filepath.Join(dir, rundir.CheckpointFile)); err != nil || step != steps {
 			t.Errorf("%q: the checkpoint is of step %d (%v), want %d", resume, step, err, steps)
 		}
 	}

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 	"github.com/attnscope/attnscope/train"
 )
 
 // runFiles are the files of a finished tiny run that must come from one run.
-var runFiles = []string{rundir.ConfigFile, rundir.MetricsFile, rundir.CheckpointFile, rundir.BestFile}
+var runFiles = []string{rundir.ConfigFile, runlog.MetricsFile, rundir.CheckpointFile, rundir.BestFile}
 
 // soloRun is the run directory tinyYAML with seed leaves when trained alone.
 func soloRun(t *testing.T, seed int) string {

@@ -26,6 +26,14 @@
 //     WriteDirAtomic does the same for a directory of files (an exported
 //     model), which must be new or empty (CheckNewDir): it is written
 //     whole beside its place and renamed there.
+//   - An output path is never an input: CheckOutput is the one rule for every
+//     output file of every command, and WriteOutput writes by it. It refuses
+//     a path that is one of the command's inputs (every file it reads or may
+//     read: by device and inode, and, there or not, by name in its
+//     directory), an existing path that is not a regular file (a symlink, a
+//     pipe, a device), or what the caller's Guard refuses (the commands pass
+//     rundir.RefuseRunFile: a run's file); the file is written atomically
+//     beside the target.
 //   - Errors name the path once and carry the os error (errors.Is with
 //     fs.ErrNotExist still holds).
 package safefile

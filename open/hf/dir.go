@@ -223,7 +223,7 @@ var lookedFor = append([]string{ConfigFile, "generation_config.json", WeightsFil
 // may read: every name in lookedFor, whether the directory holds it or
 // not, and the shards its index names, so that no output of a command
 // replaces one or makes one the next opening would read
-// (rundir.CheckOutput). It reads nothing but the index, within
+// (safefile.CheckOutput). It reads nothing but the index, within
 // maxIndexBytes; an index it cannot parse names no shard (Load refuses it).
 func Inputs(dir string) []string {
 	d := &modelDir{name: dir}

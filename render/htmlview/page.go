@@ -10,7 +10,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/escape"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // Data is everything the page shows, embedded as its JSON blob.
@@ -93,15 +93,15 @@ type LogitsCut struct {
 	Limit     int `json:"limit"`
 }
 
-// Training is what the run directory recorded, as rundir.ReadLogs reads it.
+// Training is what the run directory recorded, as runlog.ReadLogs reads it.
 type Training struct {
 	Dir string `json:"dir"`
 	// Train holds the training lines of metrics.jsonl and Eval its
 	// evaluation lines.
-	Train []rundir.TrainRecord `json:"train"`
-	Eval  []rundir.EvalRecord  `json:"eval"`
+	Train []runlog.TrainRecord `json:"train"`
+	Eval  []runlog.EvalRecord  `json:"eval"`
 	// AtLength are the evaluations at train.eval_lengths (eval_length).
-	AtLength []rundir.EvalRecord `json:"eval_at_length,omitempty"`
+	AtLength []runlog.EvalRecord `json:"eval_at_length,omitempty"`
 	// Unit is what a language model's loss is per ("character" or
 	// "token"): its held-out bits per unit are drawn and the exact match
 	// of whole windows is not; "" for the toy tasks.
@@ -110,7 +110,7 @@ type Training struct {
 	Stride int `json:"stride"`
 	// Heads is each head's strongest role through training, from
 	// roles.jsonl; absent when the run recorded none.
-	Heads [][]rundir.HeadHistory `json:"heads,omitempty"`
+	Heads [][]runlog.HeadHistory `json:"heads,omitempty"`
 }
 
 var (

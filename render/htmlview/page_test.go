@@ -11,7 +11,7 @@ import (
 
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/escape/escapetest"
-	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // small is a one-layer, one-head model on a two-token sequence, with a label
@@ -27,8 +27,8 @@ func small() Data {
 		Examples: []Example{{Source: "held-out 0", Tokens: []int{1, 0}, Labels: []string{"b", "a"}, Targets: []*int{nil, &one},
 			Maps: [][]string{{EncodeMap([][]float64{{1, 0}, {0.5, 0.5}})}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
 		Graph: map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
-		Training: &Training{Dir: "run", Stride: 1, Train: []rundir.TrainRecord{{Step: 1, Loss: 2}}, Eval: []rundir.EvalRecord{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}},
-			Heads: [][]rundir.HeadHistory{{{Layer: 0, Head: 0, Role: "self", Steps: []int{1}, Scores: []float64{0.25}}}}},
+		Training: &Training{Dir: "run", Stride: 1, Train: []runlog.TrainRecord{{Step: 1, Loss: 2}}, Eval: []runlog.EvalRecord{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}},
+			Heads: [][]runlog.HeadHistory{{{Layer: 0, Head: 0, Role: "self", Steps: []int{1}, Scores: []float64{0.25}}}}},
 	}
 }
 

@@ -4,6 +4,6 @@
 // data_offsets, plus "__metadata__"), edited, then joined with the data
 // section unchanged, or with the data edited and the digest recorded anew
 // (Reseal), or with the run config its metadata carries edited (EditConfig).
-// It is imported by tests only (cmd/train, cmd/inspect, model, open,
-// rundir, train).
+// It is imported by tests only (checkpoint, cmd/train, cmd/inspect, model,
+// open, train).
 package sttest

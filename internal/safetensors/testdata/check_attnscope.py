@@ -1,7 +1,7 @@
 """Independent check that an attnscope checkpoint is real safetensors that
 PyTorch can use. Run by hand (the Go tests never need Python):
 
-    /usr/bin/python3 internal/safetensors/testdata/check_attnscope.py rundir/testdata/checkpoint_tiny.safetensors
+    /usr/bin/python3 internal/safetensors/testdata/check_attnscope.py checkpoint/testdata/checkpoint_tiny.safetensors
 
 It parses the file with nothing but struct/json (the `safetensors` pip package
 is not installed here), checks the layout rules the reference implementation

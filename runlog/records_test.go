@@ -1,8 +1,9 @@
-package rundir
+package runlog
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -246,6 +247,9 @@ func TestShapeErrors(t *testing.T) {
 // run of one line, in both shapes: resume never refuses a log a run wrote.
 func TestLogLimitsHoldTheLongestLines(t *testing.T) {
 	const worst = -1.2345678901234567e-300
+	// The longest step an int holds: more digits than the largest a run
+	// takes (rundir.MaxSteps), which this package does not know.
+	const maxStep = math.MaxInt
 	for _, size := range [][2]int{{1, 1}, {16, 16}} {
 		layers, perLayer := size[0], size[1]
 		roles := make(roleGrid, layers)
@@ -260,21 +264,21 @@ func TestLogLimitsHoldTheLongestLines(t *testing.T) {
 				grid[l] = append(grid[l], worst)
 			}
 		}
-		now, _ := json.Marshal(RolesRecord{Step: MaxSteps, Heads: roles})
+		now, _ := json.Marshal(RolesRecord{Step: maxStep, Heads: roles})
 		older, _ := json.Marshal(struct {
 			Step  int      `json:"step"`
 			Heads roleGrid `json:"heads"`
-		}{MaxSteps, roles})
-		circuitsNow, _ := json.Marshal(CircuitsRecord{Step: MaxSteps, PrefixMatching: grid, Copying: grid, ICL: icl(worst)})
+		}{maxStep, roles})
+		circuitsNow, _ := json.Marshal(CircuitsRecord{Step: maxStep, PrefixMatching: grid, Copying: grid, ICL: icl(worst)})
 		circuitsOlder, _ := json.Marshal(struct {
 			Step           int         `json:"step"`
 			PrefixMatching [][]float64 `json:"prefix_matching"`
 			Copying        [][]float64 `json:"copying"`
 			ICL            float64     `json:"icl"`
-		}{MaxSteps, grid, grid, worst})
-		train, _ := json.Marshal(TrainRecord{MaxSteps, worst, worst, worst, worst})
+		}{maxStep, grid, grid, worst})
+		train, _ := json.Marshal(TrainRecord{maxStep, worst, worst, worst, worst})
 		// A text task gives one language figure, never both.
-		eval, _ := json.Marshal(EvalRecord{MaxSteps, MaxSteps, worst, worst, worst, icl(worst), icl(worst), icl(worst), nil})
+		eval, _ := json.Marshal(EvalRecord{maxStep, maxStep, worst, worst, worst, icl(worst), icl(worst), icl(worst), nil})
 		n := layers * perLayer
 		for _, c := range []struct {
 			name  string

@@ -1,4 +1,4 @@
-package rundir
+package checkpoint
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // stParams are the parameters of the state tests: a matrix and a vector.
@@ -77,7 +78,7 @@ func TestOptimizerStateRefused(t *testing.T) {
 		{name: "other shapes", params: other, want: "state-7.safetensors: adam.m.b is F64 [3], want F64 (4)"},
 		{name: "other weights", digest: "d2", want: "state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights (weights_sha256 \"d1\", the checkpoint's d2)"},
 		{name: "no weights digest", edit: func(s *OptimizerState) { s.WeightsDigest = "" }, want: "has no weights_sha256 metadata"},
-		{name: "renamed", file: func(t *testing.T, p string) { stRename(t, p, StateFile(10)) }, step: 10, want: "state-10.safetensors: holds the state of step 7, not 10"},
+		{name: "renamed", file: func(t *testing.T, p string) { stRename(t, p, rundir.StateFile(10)) }, step: 10, want: "state-10.safetensors: holds the state of step 7, not 10"},
 		{name: "adam step 1", edit: func(s *OptimizerState) { s.AdamStep = 1 }, want: "metadata adam_step = 1, but the run is at step 7"},
 		{name: "adam step 2^63-1", edit: func(s *OptimizerState) { s.AdamStep = math.MaxInt64 }, want: "metadata adam_step = 9223372036854775807"},
 		{name: "best step ahead", edit: func(s *OptimizerState) { s.BestStep = 999999 }, want: "metadata best_step = 999999 is after the run's step 7"},
@@ -96,7 +97,7 @@ func TestOptimizerStateRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.file != nil {
-			c.file(t, filepath.Join(dir, StateFile(7)))
+			c.file(t, filepath.Join(dir, rundir.StateFile(7)))
 		}
 		step, params, digest := cmp.Or(c.step, 7), c.params, cmp.Or(c.digest, "d1")
 		if params == nil {

@@ -1,4 +1,4 @@
-package rundir_test
+package checkpoint_test
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
@@ -22,7 +24,7 @@ import (
 )
 
 // TestPyTorchLoadsCheckpoint: python/attnscope_torch.py loads a checkpoint
-// that SaveCheckpoint wrote (tensor names, layouts and the config from the
+// that Save wrote (tensor names, layouts and the config from the
 // metadata, load_state_dict strict) and its PyTorch model gives the logits
 // of model.Build on the same tokens, within 1e-5 relative to the largest
 // logit (Go runs float32, PyTorch float64 of the same float32 weights),
@@ -68,10 +70,10 @@ func TestPyTorchLoadsCheckpoint(t *testing.T) {
 			run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: c.cfg.Context, Symbols: c.cfg.Vocab}, c.cfg
 			if c.fineTuned {
 				run.InitFrom, run.Task = "/models/char", data.TaskConfig{Name: data.Text, Path: "/data/text.txt", Length: 4}
-				run.Init = rundir.InitRecord{Path: "/models/char", Source: "nanoGPT", Vocab: c.cfg.Vocab, Context: c.cfg.Context,
-					Files: []rundir.FileRecord{{Path: "/models/char/ckpt.pt", Size: 1, SHA256: "00"}}}
+				run.Init = initfrom.Record{Path: "/models/char", Source: "nanoGPT", Vocab: c.cfg.Vocab, Context: c.cfg.Context,
+					Files: []initfrom.FileRecord{{Path: "/models/char/ckpt.pt", Size: 1, SHA256: "00"}}}
 			}
-			if err := rundir.SaveCheckpoint(path, m, run, 7); err != nil {
+			if err := checkpoint.Save(path, m, run, 7); err != nil {
 				t.Fatal(err)
 			}
 			tokens := []int{3, 1, 4, 1, 5, 9, 2, 6, 5}
@@ -148,7 +150,7 @@ train: {batch_size: 4, steps: 5, warmup_steps: 0, log_every: 0, eval_every: 0, c
 	if _, err := train.Run(context.Background(), cfg, train.Options{Dir: run}); err != nil {
 		t.Fatal(err)
 	}
-	original, err := rundir.LoadCheckpoint(filepath.Join(run, rundir.CheckpointFile))
+	original, err := checkpoint.Load(filepath.Join(run, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

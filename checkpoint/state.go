@@ -1,4 +1,4 @@
-package rundir
+package checkpoint
 
 import (
 	"crypto/sha256"
@@ -18,6 +18,7 @@ import (
 	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 // StateFormat is the "format" metadata of an optimizer state file.
@@ -36,7 +37,7 @@ const (
 )
 
 // OptimizerState is what a run carries from one step to the next besides the
-// weights, as StateFile(Step) holds it: F64 tensors adam.m.<name> and
+// weights, as rundir.StateFile(Step) holds it: F64 tensors adam.m.<name> and
 // adam.v.<name> for each parameter, and the other fields as metadata.
 // Batches and dropout masks are derived from (seed, step), so there is no
 // RNG state to keep.
@@ -51,7 +52,7 @@ type OptimizerState struct {
 	WeightsDigest string
 }
 
-// Write saves s into dir as StateFile(s.Step), atomically; params (the
+// Write saves s into dir as rundir.StateFile(s.Step), atomically; params (the
 // model's, in order) name and shape the moments.
 func (s *OptimizerState) Write(dir string, params []model.Param) error {
 	var tensors []safetensors.Tensor
@@ -74,7 +75,7 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 		stateBestStep: strconv.Itoa(s.BestStep),
 	}
 	meta[stateDigest] = metaDigest(meta)
-	return safefile.WriteFileAtomic(filepath.Join(dir, StateFile(s.Step)), func(w io.Writer) error {
+	return safefile.WriteFileAtomic(filepath.Join(dir, rundir.StateFile(s.Step)), func(w io.Writer) error {
 		return safetensors.Write(w, tensors, meta)
 	})
 }
@@ -107,7 +108,7 @@ func metaDigest(meta map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ReadOptimizerState reads StateFile(step) from dir for a model of params
+// ReadOptimizerState reads rundir.StateFile(step) from dir for a model of params
 // whose weights have the digest weightsDigest (the checkpoint's). Every
 // parameter's moments must be present with its shape, and nothing else; the
 // metadata must be what a run writes (its digest intact, one Adam update a
@@ -115,7 +116,7 @@ func metaDigest(meta map[string]string) string {
 // must be weightsDigest: a state of another run at the same step would
 // otherwise be taken for this one's.
 func ReadOptimizerState(dir string, step int, params []model.Param, weightsDigest string) (*OptimizerState, error) {
-	path := filepath.Join(dir, StateFile(step))
+	path := filepath.Join(dir, rundir.StateFile(step))
 	tensors, meta, err := safetensors.ReadFileLimit(path, maxStateBytes(params))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
@@ -136,9 +137,9 @@ func ReadOptimizerState(dir string, step int, params []model.Param, weightsDiges
 	}
 	switch {
 	case s.WeightsDigest == "":
-		return nil, errors.Errorf("%s has no %s metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, stateWeights, CheckpointFile)
+		return nil, errors.Errorf("%s has no %s metadata, so it cannot be matched to %s (written by another program or an older attnscope)", path, stateWeights, rundir.CheckpointFile)
 	case s.WeightsDigest != weightsDigest:
-		return nil, errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (%s %s, the checkpoint's %s)", path, CheckpointFile, stateWeights, msg.Quote(s.WeightsDigest), weightsDigest)
+		return nil, errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (%s %s, the checkpoint's %s)", path, rundir.CheckpointFile, stateWeights, msg.Quote(s.WeightsDigest), weightsDigest)
 	}
 	return s, nil
 }
@@ -236,3 +237,5 @@ func maxStateBytes(params []model.Param) int64 {
 	}
 	return 8 + 1<<20 + 16*n
 }
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

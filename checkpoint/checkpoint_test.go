@@ -1,4 +1,4 @@
-package rundir
+package checkpoint
 
 import (
 	"bytes"
@@ -22,10 +22,11 @@ import (
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/rundir"
 )
 
 var updateCheckpointGolden = flag.Bool("update-checkpoint-golden", false,
-	"rewrite rundir/testdata/checkpoint_tiny.safetensors and the FuzzLoad seed corpus")
+	"rewrite checkpoint/testdata/checkpoint_tiny.safetensors and the FuzzLoad seed corpus")
 
 // ckConfigs are the architectures the checkpoint tests cover: attention-only
 // and full-MLP with every bias on, and a bare attention-only one.
@@ -41,8 +42,8 @@ var ckConfigs = []struct {
 
 // ckRunConfig is a run config for a model of cfg, as train would write it:
 // a repeat task of cfg's vocabulary and context.
-func ckRunConfig(cfg model.Config) Config {
-	run := DefaultConfig()
+func ckRunConfig(cfg model.Config) rundir.Config {
+	run := rundir.DefaultConfig()
 	run.Seed = 7
 	run.Task = data.TaskConfig{Name: "repeat", Length: cfg.Context, Symbols: cfg.Vocab}
 	run.Model = cfg
@@ -138,7 +139,7 @@ func ckSameWeights(t *testing.T, got, want *model.Model) {
 	}
 }
 
-// TestCheckpointRoundTrip: New -> SaveCheckpoint -> LoadCheckpoint gives
+// TestCheckpointRoundTrip: New -> Save -> Load gives
 // the same run config, step and bit-identical weights, on either path and
 // dtype, and saving the loaded model again reproduces the file byte for
 // byte.
@@ -154,10 +155,10 @@ func TestCheckpointRoundTrip(t *testing.T) {
 					m := ckNew(t, cfg, dtype, 11)
 					ckRandomize(m, 5)
 					run := ckRunConfig(cfg)
-					if err := SaveCheckpoint(path, m, run, 1234); err != nil {
+					if err := Save(path, m, run, 1234); err != nil {
 						t.Fatal(err)
 					}
-					got, err := LoadCheckpoint(path)
+					got, err := Load(path)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -166,7 +167,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 					}
 					ckSameWeights(t, got.Model, m)
 					again := filepath.Join(dir, "again.safetensors")
-					if err := SaveCheckpoint(again, got.Model, got.Config, got.Step); err != nil {
+					if err := Save(again, got.Model, got.Config, got.Step); err != nil {
 						t.Fatal(err)
 					}
 					a, _ := os.ReadFile(path)
@@ -287,10 +288,10 @@ func TestSaveMaterializesViews(t *testing.T) {
 			}
 		}
 		path := filepath.Join(t.TempDir(), "c.safetensors")
-		if err := SaveCheckpoint(path, m, ckRunConfig(cfg), 0); err != nil {
+		if err := Save(path, m, ckRunConfig(cfg), 0); err != nil {
 			t.Fatal(err)
 		}
-		got, err := LoadCheckpoint(path)
+		got, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,9 +334,9 @@ func TestCheckpointGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(saved, want) {
-		t.Errorf("Save no longer writes %s byte for byte; if the format change is intended, bump CheckpointFormat and rerun with -update-checkpoint-golden", golden)
+		t.Errorf("Save no longer writes %s byte for byte; if the format change is intended, bump Format and rerun with -update-checkpoint-golden", golden)
 	}
-	got, err := LoadCheckpoint(golden)
+	got, err := Load(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +346,7 @@ func TestCheckpointGolden(t *testing.T) {
 	ckSameWeights(t, got.Model, m)
 }
 
-func ckGoldenConfig() (model.Config, Config) {
+func ckGoldenConfig() (model.Config, rundir.Config) {
 	cfg := model.Config{Vocab: 5, Context: 4, DModel: 4, Heads: 2, Layers: 1, MLP: true, DFF: 8, QKVBias: true, OutBias: true, LMBias: true, Attention: "fused"}
 	run := ckRunConfig(cfg)
 	run.Seed = 1
@@ -358,16 +359,16 @@ func ckGoldenConfig() (model.Config, Config) {
 func TestSaveRejects(t *testing.T) {
 	cfg := ckConfigs[1].cfg
 	run := ckRunConfig(cfg)
-	type mutation func(m *model.Model) (Config, int)
-	withRun := func(change func(r *Config)) mutation {
-		return func(*model.Model) (Config, int) {
+	type mutation func(m *model.Model) (rundir.Config, int)
+	withRun := func(change func(r *rundir.Config)) mutation {
+		return func(*model.Model) (rundir.Config, int) {
 			r := ckRunConfig(cfg)
 			change(&r)
 			return r, 1
 		}
 	}
 	setWeight := func(name string, i int, v float64) mutation {
-		return func(m *model.Model) (Config, int) {
+		return func(m *model.Model) (rundir.Config, int) {
 			graphtest.Set(m.Param(name), i, v)
 			return run, 1
 		}
@@ -377,23 +378,23 @@ func TestSaveRejects(t *testing.T) {
 		mutate mutation
 		want   string
 	}{
-		{"run config for another model", withRun(func(r *Config) { r.Model.Dropout = 0.2 }), "run config differs from the model's own config (model.dropout: run config 0.2, model 0.1)"},
-		{"run config of another task", withRun(func(r *Config) { r.Task.Length = 9 }), "model.context = 5 does not match the sequence length of task repeat (9)"},
-		{"run config with an invalid task", withRun(func(r *Config) { r.Task.Name = "spell" }), `task.name = "spell": unknown task`},
-		{"negative step", func(*model.Model) (Config, int) { return run, -1 }, "step -1 is negative"},
+		{"run config for another model", withRun(func(r *rundir.Config) { r.Model.Dropout = 0.2 }), "run config differs from the model's own config (model.dropout: run config 0.2, model 0.1)"},
+		{"run config of another task", withRun(func(r *rundir.Config) { r.Task.Length = 9 }), "model.context = 5 does not match the sequence length of task repeat (9)"},
+		{"run config with an invalid task", withRun(func(r *rundir.Config) { r.Task.Name = "spell" }), `task.name = "spell": unknown task`},
+		{"negative step", func(*model.Model) (rundir.Config, int) { return run, -1 }, "step -1 is negative"},
 		{"NaN weight", setWeight("blocks.1.attn.out.weight", 19, math.NaN()), `tensor "blocks.1.attn.out.weight": value NaN at index [2 3] (flat 19) is not finite`},
 		{"Inf weight", setWeight("lm_head.bias", 6, math.Inf(-1)), `tensor "lm_head.bias": value -Inf at index [6] (flat 6) is not finite`},
-		{"missing tensor", func(m *model.Model) (Config, int) { m.Params = m.Params[:len(m.Params)-1]; return run, 1 }, "model has 29 tensors, its config wants 30"},
-		{"renamed tensor", func(m *model.Model) (Config, int) { m.Params[0].Name = "tok.weight"; return run, 1 }, `tensor 0 is "tok.weight", want "tok_emb.weight"`},
-		{"wrong dtype tensor", func(m *model.Model) (Config, int) {
+		{"missing tensor", func(m *model.Model) (rundir.Config, int) { m.Params = m.Params[:len(m.Params)-1]; return run, 1 }, "model has 29 tensors, its config wants 30"},
+		{"renamed tensor", func(m *model.Model) (rundir.Config, int) { m.Params[0].Name = "tok.weight"; return run, 1 }, `tensor 0 is "tok.weight", want "tok_emb.weight"`},
+		{"wrong dtype tensor", func(m *model.Model) (rundir.Config, int) {
 			m.Params[1].Value = ckDense(tensor.Float64, []int{5, 8}, make([]float64, 40))
 			return run, 1
 		}, `tensor "pos_emb.weight" has dtype float64, the model float32`},
-		{"wrong shape tensor", func(m *model.Model) (Config, int) {
+		{"wrong shape tensor", func(m *model.Model) (rundir.Config, int) {
 			m.Params[1].Value = ckDense(tensor.Float32, []int{8, 5}, make([]float64, 40))
 			return run, 1
 		}, `tensor "pos_emb.weight" has shape [8 5], want [5 8]`},
-		{"unsupported model dtype", func(m *model.Model) (Config, int) { m.Dtype = tensor.Int; return run, 1 }, "model dtype int: only float32 and float64"},
+		{"unsupported model dtype", func(m *model.Model) (rundir.Config, int) { m.Dtype = tensor.Int; return run, 1 }, "model dtype int: only float32 and float64"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -401,9 +402,9 @@ func TestSaveRejects(t *testing.T) {
 			path := filepath.Join(dir, "c.safetensors")
 			m := ckNew(t, cfg, tensor.Float32, 2)
 			runConfig, step := c.mutate(m)
-			err := SaveCheckpoint(path, m, runConfig, step)
+			err := Save(path, m, runConfig, step)
 			if err == nil {
-				t.Fatal("SaveCheckpoint accepted it")
+				t.Fatal("Save accepted it")
 			}
 			if msg := err.Error(); !strings.HasPrefix(msg, "save checkpoint "+path+": ") || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
 				t.Errorf("error %q\nwant one line starting %q containing %q", msg, "save checkpoint "+path+": ", c.want)
@@ -414,7 +415,7 @@ func TestSaveRejects(t *testing.T) {
 		})
 	}
 	t.Run("nil model", func(t *testing.T) {
-		if err := SaveCheckpoint(filepath.Join(t.TempDir(), "c"), nil, run, 0); err == nil || !strings.Contains(err.Error(), "model is nil") {
+		if err := Save(filepath.Join(t.TempDir(), "c"), nil, run, 0); err == nil || !strings.Contains(err.Error(), "model is nil") {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -422,13 +423,13 @@ func TestSaveRejects(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "c.safetensors")
 		m := ckNew(t, cfg, tensor.Float32, 2)
-		if err := SaveCheckpoint(path, m, run, 1); err != nil {
+		if err := Save(path, m, run, 1); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := os.ReadFile(path)
 		graphtest.Set(m.Param("tok_emb.weight"), 0, math.NaN())
-		if err := SaveCheckpoint(path, m, run, 2); err == nil {
-			t.Fatal("SaveCheckpoint accepted a NaN weight")
+		if err := Save(path, m, run, 2); err == nil {
+			t.Fatal("Save accepted a NaN weight")
 		}
 		after, _ := os.ReadFile(path)
 		if !bytes.Equal(before, after) {

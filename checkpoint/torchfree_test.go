@@ -1,4 +1,4 @@
-package rundir_test
+package checkpoint_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
@@ -18,7 +19,7 @@ import (
 // TestReadSafetensorsWithoutTorch: python/attnscope_torch.py imports and
 // its read_safetensors and param_order run on a Python where `import torch`
 // fails (a meta path finder refuses it): they read a checkpoint's tensors
-// exactly, the values SaveCheckpoint wrote, with its metadata, and torch
+// exactly, the values Save wrote, with its metadata, and torch
 // is never imported.
 func TestReadSafetensorsWithoutTorch(t *testing.T) {
 	if _, err := exec.LookPath(tooltest.Python); err != nil {
@@ -36,7 +37,7 @@ func TestReadSafetensorsWithoutTorch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checkpoint.safetensors")
 	run := rundir.DefaultConfig()
 	run.Task, run.Model = data.TaskConfig{Name: "repeat", Length: cfg.Context, Symbols: cfg.Vocab}, cfg
-	if err := rundir.SaveCheckpoint(path, m, run, 4); err != nil {
+	if err := checkpoint.Save(path, m, run, 4); err != nil {
 		t.Fatal(err)
 	}
 	script := `

@@ -1,4 +1,4 @@
-package rundir
+package safefile
 
 import (
 	"io"
@@ -6,53 +6,50 @@ import (
 	"path/filepath"
 
 	"github.com/pkg/errors"
-
-	"github.com/attnscope/attnscope/internal/safefile"
 )
+
+// Guard refuses an output path for a reason of the caller's; exists says
+// whether something is at path. rundir.RefuseRunFile is one: a run's file.
+type Guard func(path string, exists bool) error
 
 // WriteOutput writes an output file of a command (inspect -png, -dot, ...)
 // at path with what write produces, after CheckOutput, atomically: write
 // goes to a temporary file beside path, renamed over it only once complete
-// (safefile.WriteFileAtomic), so a failure leaves whatever was there.
-// inputs are the files the command reads or may read (open.Opened.Inputs:
-// the model's every file, read or looked for).
-func WriteOutput(path string, inputs []string, write func(io.Writer) error) error {
-	if err := CheckOutput(path, inputs); err != nil {
+// (WriteFileAtomic), so a failure leaves whatever was there. inputs are the
+// files the command reads or may read (open.Opened.Inputs: the model's
+// every file, read or looked for); guard, when not nil, is the caller's
+// own rule.
+func WriteOutput(path string, inputs []string, guard Guard, write func(io.Writer) error) error {
+	if err := CheckOutput(path, inputs, guard); err != nil {
 		return err
 	}
-	return safefile.WriteFileAtomic(path, write)
+	return WriteFileAtomic(path, write)
 }
 
 // CheckOutput is the one rule for every output file of every command: an
 // output path is never an input. It refuses a path that would replace
 // something it must not: an existing path that is not a regular file (a
-// symlink, a named pipe, a device, a directory), one of inputs, or a run
-// file (IsRunFile) in a directory that holds a run. An input is matched by
-// identity (device and inode, so another spelling or a hard link of it
-// counts) and, whether it exists or not, by its name in its directory
-// (the directory by identity): a file the command looks for but did not
-// find this time (a model's tokenizer.json) is still never made by an
-// output. Each refusal is one line naming the path and the reason.
-func CheckOutput(path string, inputs []string) error {
+// symlink, a named pipe, a device, a directory), one of inputs, or what
+// guard refuses (the commands pass rundir.RefuseRunFile: a run's file). An
+// input is matched by identity (device and inode, so another spelling or a
+// hard link of it counts) and, whether it exists or not, by its name in its
+// directory (the directory by identity): a file the command looks for but
+// did not find this time (a model's tokenizer.json) is still never made by
+// an output. Each refusal is one line naming the path and the reason.
+func CheckOutput(path string, inputs []string, guard Guard) error {
 	info, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		info = nil
 	} else if err != nil {
 		return errors.Wrapf(err, "output %s", path)
 	} else if !info.Mode().IsRegular() {
-		return errors.Errorf("refusing to write %s: it is %s, not a regular file", path, safefile.Kind(info.Mode()))
+		return errors.Errorf("refusing to write %s: it is %s, not a regular file", path, Kind(info.Mode()))
 	}
 	if err := checkNotInput(path, info, inputs); err != nil {
 		return err
 	}
-	if name := filepath.Base(path); IsRunFile(name) {
-		held, err := HoldsRun(inDir(path))
-		if err != nil {
-			return errors.Wrapf(err, "output %s", path)
-		}
-		if held || info != nil {
-			return errors.Errorf("refusing to write %s: %s is a file of a training run", path, name)
-		}
+	if guard != nil {
+		return guard(path, info != nil)
 	}
 	return nil
 }
@@ -81,4 +78,9 @@ func checkNotInput(path string, info os.FileInfo, inputs []string) error {
 		}
 	}
 	return nil
+}
+
+// inDir is path's directory, "." for a bare name.
+func inDir(path string) string {
+	return filepath.Dir(filepath.Clean(path))
 }

@@ -1,4 +1,4 @@
-package rundir
+package runlog
 
 import (
 	"bytes"
@@ -11,6 +11,13 @@ import (
 
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/safefile"
+)
+
+// The logs of a run directory, each one JSON object per line.
+const (
+	MetricsFile  = "metrics.jsonl"  // TrainRecord and EvalRecord lines
+	RolesFile    = "roles.jsonl"    // the head roles at each evaluation (RolesRecord)
+	CircuitsFile = "circuits.jsonl" // prefix matching, copying and the ICL score at each evaluation (CircuitsRecord)
 )
 
 // MaxLogBytes bounds each log ReadLogs reads: far more than any run logs.

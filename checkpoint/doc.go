@@ -1,0 +1,31 @@
+// Package checkpoint owns the files a run saves to be read back: the
+// checkpoint (a model with its run config and step: Save, Load, Peek) and
+// the optimizer state beside it (OptimizerState); and what a resume reads
+// of them: SavedConfig, the config of the run, which pairs its checkpoint
+// with its config.yaml, and CheckResumeConfig, what a resume may change.
+//
+// Conventions:
+//   - A checkpoint is safetensors: the weights by model.Tensors (PyTorch's
+//     names and layouts) and, as metadata, the resolved run config as JSON
+//     ("config", package rundir's Config), the step and the format (Format).
+//     Save writes it atomically (safefile.WriteFileAtomic), sealed: the
+//     SHA-256 of its tensor data is in the metadata (safetensors.DigestKey),
+//     and Load compares it (Checkpoint.Sealed; a file written before
+//     checkpoints carried one loads unsealed).
+//   - Load checks the header before any tensor data is read: the file size
+//     (at most MaxLen), the format, the step, the run config (bounded in
+//     size and nesting, every key known and none twice, then
+//     rundir.Config.ValidateModel) and every tensor's name, dtype and shape
+//     against the model it describes; each value is then checked finite.
+//     Every refusal is one line naming the file and the problem. Peek makes
+//     the same checks of the header and reads no tensor.
+//   - OptimizerState is rundir.StateFile(step): Adam's moments as F64
+//     tensors and the steps, the best evaluation and the digest of the
+//     checkpoint's weights as metadata bound by their own digest.
+//     ReadOptimizerState refuses what a run cannot have written and a state
+//     of other weights.
+//   - SavedConfig takes a run's config from its checkpoint, train.steps
+//     from config.yaml when an extended run raised it, and refuses a
+//     checkpoint whose config differs otherwise (one copied in from another
+//     run). A resume may only raise train.steps (CheckResumeConfig).
+package checkpoint
