@@ -188,16 +188,38 @@ func Circuit(m *model.Model) []string {
 	return names
 }
 
-// SamplesStream is the second PCG word of the examples Examples draws from
-// its seed (inspect shows its one sequence from stream 1, so changing the
-// number of examples never changes the sequence shown).
-const SamplesStream uint64 = 2
+// InspectStreams is the high range of the second PCG words an inspection
+// draws from ("insp" in the high bytes). Training numbers its batches'
+// streams by step (data.StepRNG), which never gets this large, and keeps
+// evaluation (data.EvalStream) and dropout in ranges of their own, so
+// inspect never shows or scores a batch training drew.
+const InspectStreams uint64 = 0x696e_7370_0000_0000
+
+// ShownStream is the stream of the one sequence inspect shows, and
+// SamplesStream that of the examples Examples draws and of Measure's
+// sequences: apart, so changing the number of examples never changes the
+// sequence shown.
+const (
+	ShownStream   = InspectStreams | 1
+	SamplesStream = InspectStreams | 2
+)
+
+// ProbeStream is the stream training's circuits probe draws its examples
+// and prefix-matching sequences from. It is training step 2's (the probe
+// predates InspectStreams); moving it rewrites every run's circuits.jsonl,
+// so it waits for the committed runs to be retrained.
+const ProbeStream uint64 = 2
 
 // Examples draws n examples of task from seed (SamplesStream): the batch
 // every analysis of one inspection shares.
 func Examples(task data.Task, n int, seed uint64) (*data.Batch, error) {
+	return Draw(task, n, seed, SamplesStream)
+}
+
+// Draw draws n examples of task from the PCG of seed and stream.
+func Draw(task data.Task, n int, seed, stream uint64) (*data.Batch, error) {
 	b := data.NewBatch(n, task.SeqLen())
-	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, SamplesStream))); err != nil {
+	if err := data.Fill(task, b, rand.New(rand.NewPCG(seed, stream))); err != nil {
 		return nil, err
 	}
 	return b, nil

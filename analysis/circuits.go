@@ -436,21 +436,22 @@ const MaxPrefixBatchTokens = 512
 // tokens repeated twice (the first half of the model's context, at most
 // MaxPrefixTokens, then the same again), from every token of the repeat to
 // the token after its earlier occurrence (Olsson et al.): [layer][head], in
-// [0, 1].
-func PrefixMatching(m *model.Model, n int, seed uint64) ([][]float64, error) {
-	return prefixMatching(m, n, seed, nil)
+// [0, 1]. The sequences are drawn from the PCG of seed and stream
+// (SamplesStream for an inspection, ProbeStream for training's probe).
+func PrefixMatching(m *model.Model, n int, seed, stream uint64) ([][]float64, error) {
+	return prefixMatching(m, n, seed, stream, nil)
 }
 
 // prefixMatching is PrefixMatching telling progress, when not nil, the
 // sequences run of n.
-func prefixMatching(m *model.Model, n int, seed uint64, progress func(done, total int)) ([][]float64, error) {
+func prefixMatching(m *model.Model, n int, seed, stream uint64, progress func(done, total int)) ([][]float64, error) {
 	cfg := m.Config
 	half := min(cfg.Context/2, MaxPrefixTokens)
 	if half < 2 {
 		return nil, errors.Errorf("prefix matching needs a context of at least 4 positions, the model has %d", cfg.Context)
 	}
 	t := 2 * half
-	rng := rand.New(rand.NewPCG(seed, SamplesStream))
+	rng := rand.New(rand.NewPCG(seed, stream))
 	tokens := make([]int, n*t)
 	for b := 0; b < n; b++ {
 		for i := 0; i < half; i++ {
@@ -521,10 +522,11 @@ type Circuits struct {
 }
 
 // Measure computes every circuit metric of m; prefix matching on n
-// sequences drawn from seed. progress, when not nil, hears each stage
-// ("head weights", "composition", "copying", "prefix matching") and the
-// units of it done of its total: layer pairs for composition, sequences
-// for prefix matching, 0 of 0 for the others, which count nothing.
+// sequences drawn from seed (SamplesStream). progress, when not nil, hears
+// each stage ("head weights", "composition", "copying", "prefix matching")
+// and the units of it done of its total: layer pairs for composition,
+// sequences for prefix matching, 0 of 0 for the others, which count
+// nothing.
 func Measure(m *model.Model, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
 	stage := func(name string) func(done, total int) {
 		if progress == nil {
@@ -547,7 +549,7 @@ func Measure(m *model.Model, n int, seed uint64, progress func(stage string, don
 	if c.Copying, err = CopyingScores(m, hs); err != nil {
 		return nil, err
 	}
-	if c.PrefixMatching, err = prefixMatching(m, n, seed, stage("prefix matching")); err != nil {
+	if c.PrefixMatching, err = prefixMatching(m, n, seed, SamplesStream, stage("prefix matching")); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -172,7 +172,8 @@ func TestDirectLogitAttribution(t *testing.T) {
 func TestPatching(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
-	p, err := Patch(cached(t, m, task, 32, 1), task, 1, nil)
+	clean := cached(t, m, task, 32, 1)
+	p, err := Patch(clean, task, Corruption(clean.Batch, m.Config.Vocab, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestPatching(t *testing.T) {
 	// clean logit is theirs.
 	cfg := m.Config
 	many := cached(t, m, task, 2*MaxPerHeadTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
-	bounded, err := Patch(many, task, 1, nil)
+	bounded, err := Patch(many, task, Corruption(many.Batch, cfg.Vocab, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +208,50 @@ func TestPatching(t *testing.T) {
 	}
 }
 
+// TestPatchingRunsTheCorruptionGiven: a cache of examples drawn from
+// another seed than the one patching is given (5, not 1) is corrupted from
+// its own tokens: each row loses exactly the first copy of its block, to
+// symbols the row does not hold, and the corrupted run Patch measures is
+// that batch's. Patch once replayed the seed's draw to step past it, so
+// its corruption depended on a batch it never ran.
+func TestPatchingRunsTheCorruptionGiven(t *testing.T) {
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
+	clean := cached(t, m, task, 2, 5)
+	corrupt := Corruption(clean.Batch, m.Config.Vocab, 1)
+	for r := range clean.Batch.Size {
+		tokens, _, _ := clean.Batch.Row(r)
+		got, _, _ := corrupt.Row(r)
+		for i, tok := range tokens {
+			firstCopy := slices.Index(tokens, tok) == i && slices.Contains(tokens[i+1:], tok)
+			switch {
+			case firstCopy && slices.Contains(tokens, got[i]):
+				t.Errorf("row %d position %d: the first copy of %d became %d, a symbol the row holds", r, i, tok, got[i])
+			case !firstCopy && got[i] != tok:
+				t.Errorf("row %d position %d: %d, not a first copy, became %d", r, i, tok, got[i])
+			}
+		}
+	}
+	p, err := Patch(clean, task, corrupt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, err := RunWithCache(m, corrupt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, k float64
+	for row, keep := range corrupt.Mask {
+		if keep != 0 {
+			sum += ran.Logits.At(row*m.Config.Vocab + corrupt.Targets[row])
+			k++
+		}
+	}
+	if math.Abs(p.CorruptedLogit-sum/k) > 1e-9 {
+		t.Errorf("corrupted logit %v; the corrupted batch given runs to %v", p.CorruptedLogit, sum/k)
+	}
+}
+
 // TestPatchingNeedsAFall: an untrained model of the induction run's shape
 // hardly reads the earlier copy, so corrupting it moves the correct
 // token's logit by less than MinPatchingFall; Patch then defines no share
@@ -217,7 +262,8 @@ func TestPatchingNeedsAFall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Patch(cached(t, untrained, op.Task, 8, 1), op.Task, 1, nil)
+	clean := cached(t, untrained, op.Task, 8, 1)
+	p, err := Patch(clean, op.Task, Corruption(clean.Batch, untrained.Config.Vocab, 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,10 @@
 //     corruption does not move the logit reports why (Patching.Undefined)
 //     and the other measures go on.
 //   - Examples come from the seeds given (data.Fill with PCG(seed, stream)),
-//     so the same call gives the same result; a draw that rejects ids is
-//     bounded (data.DrawExcept), so every call ends.
+//     an inspection's from streams of its own range (InspectStreams: never
+//     a training batch's), training's circuits probe from ProbeStream, so
+//     the same call gives the same result; a draw that rejects ids is
+//     bounded (data.DrawExcept), so every call ends. What belongs to a batch
+//     (Patch's corruption) is built by the caller from the batch it cached
+//     (Corruption, from a stream of its own), never by replaying a draw.
 package analysis

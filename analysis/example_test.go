@@ -102,7 +102,7 @@ func ExampleLogitLens() {
 		fmt.Printf("depth %d: accuracy %.2f\n", l.Depth, l.Accuracy)
 	}
 	// Output:
-	// depth 0: accuracy 0.02
+	// depth 0: accuracy 0.03
 	// depth 1: accuracy 0.04
 	// depth 2: accuracy 1.00
 }
@@ -118,5 +118,5 @@ func ExampleICL() {
 	}
 	fmt.Printf("late %.3f, early %.1f, score %.1f nats\n", icl.Late, icl.Early, icl.Score)
 	// Output:
-	// late 0.006, early 14.6, score -14.6 nats
+	// late 0.019, early 14.7, score -14.7 nats
 }

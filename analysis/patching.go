@@ -61,25 +61,35 @@ func PerHeadExamples(cfg model.Config, n, t int) int {
 	return max(1, min(n, MaxPerHeadTokens/(cfg.Layers*cfg.Heads*t)))
 }
 
+// CorruptionStream is the second PCG word of the fresh symbols Corruption
+// draws: a stream of its own, so the corruption of a batch depends on its
+// tokens and the seed only, never on what drew the batch.
+const CorruptionStream uint64 = 0x636f_7272_0000_0000 // "corr" in the high bytes
+
+// Corruption is the corrupted twin of the induction examples clean that
+// Patch runs: every token that occurs twice in a row has its first
+// occurrence replaced by a symbol the row does not hold, drawn from seed's
+// CorruptionStream. The caller builds it from the examples it cached.
+func Corruption(clean *data.Batch, vocab int, seed uint64) *data.Batch {
+	return corrupted(clean, vocab, rand.New(rand.NewPCG(seed, CorruptionStream)))
+}
+
 // Patch runs activation patching on the induction examples of a cached
-// run that kept every layer's head outputs (Circuit), drawn by
-// Examples(task, n, seed): the clean run is the cache, each patched run
-// one more forward of the corrupted examples.
+// run that kept every layer's head outputs (Circuit): the clean run is the
+// cache, each patched run one more forward of corrupt, the cache's
+// examples corrupted (Corruption of clean.Batch).
 //
 // progress, when not nil, hears the heads patched of the total.
-func Patch(clean *Cache, task data.Task, seed uint64, progress func(done, total int)) (*Patching, error) {
+func Patch(clean *Cache, task data.Task, corrupt *data.Batch, progress func(done, total int)) (*Patching, error) {
 	if !Repeats(task) {
 		return nil, errors.Errorf("activation patching corrupts induction examples; the model's task is %s", task.Name())
 	}
 	m := clean.Model
 	cfg := m.Config
 	t := clean.Batch.SeqLen
-	// The corruption draws from the stream after the examples' own draws.
-	rng := rand.New(rand.NewPCG(seed, SamplesStream))
-	if err := data.Fill(task, data.NewBatch(clean.Batch.Size, t), rng); err != nil {
-		return nil, err
+	if corrupt.Size != clean.Batch.Size || corrupt.SeqLen != t {
+		return nil, errors.Errorf("activation patching: %d corrupted examples of %d positions for %d cached ones of %d", corrupt.Size, corrupt.SeqLen, clean.Batch.Size, t)
 	}
-	corrupt := corrupted(clean.Batch, cfg.Vocab, rng)
 	n := PerHeadExamples(cfg, clean.Batch.Size, t)
 	cb := clean.Batch.Head(n)
 	corrupt = corrupt.Head(n)

@@ -128,12 +128,12 @@ func (p *circuitsProbe) Measure(step int) (runlog.Record, error) {
 		return rec, err
 	}
 	if p.model.Config.Context >= 4 {
-		if rec.PrefixMatching, err = PrefixMatching(p.model, runlog.RoleRows, p.seed); err != nil {
+		if rec.PrefixMatching, err = PrefixMatching(p.model, runlog.RoleRows, p.seed, ProbeStream); err != nil {
 			return rec, err
 		}
 	}
 	if p.task != nil {
-		b, err := Examples(p.task, runlog.RoleRows, p.seed)
+		b, err := Draw(p.task, runlog.RoleRows, p.seed, ProbeStream)
 		if err != nil {
 			return rec, err
 		}

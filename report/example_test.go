@@ -26,11 +26,11 @@ func ExampleBuild() {
 	// heads: roles pooled over 64 examples of induction (seed 1), at every position
 	// layer head  role                           score entropy
 	//     0    0  diffuse (best: offset k=10)     0.03    2.28
-	//     0    1  previous-token                  0.73    0.47
-	//     0    2  diffuse (best: self)            0.12    1.81
-	//     0    3  diffuse (best: offset k=11)     0.04    2.25
-	//     1    0  diffuse (best: previous-token)  0.33    1.19
+	//     0    1  previous-token                  0.73    0.48
+	//     0    2  diffuse (best: self)            0.12    1.83
+	//     0    3  diffuse (best: offset k=10)     0.04    2.26
+	//     1    0  diffuse (best: previous-token)  0.32    1.21
 	//     1    1  induction                       0.98    0.13
 	//     1    2  self                            0.71    0.33
-	//     1    3  induction                       1.00    0.12
+	//     1    3  induction                       1.00    0.11
 }

@@ -280,7 +280,7 @@ func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits,
 		return nil, err
 	}
 	if examples && analysis.Repeats(task) {
-		if out.Patching, err = analysis.Patch(c, task, o.Seed, r.counter("circuits: activation patching", "heads")); err != nil {
+		if out.Patching, err = analysis.Patch(c, task, analysis.Corruption(c.Batch, c.Model.Config.Vocab, o.Seed), r.counter("circuits: activation patching", "heads")); err != nil {
 			return nil, err
 		}
 		r.phase("circuits: in-context learning", 0, 0, "")

@@ -11,10 +11,11 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// ExampleStream is the PCG stream of the sequence shown under a seed; the
-// scoring examples come from analysis.SamplesStream, so changing the
-// number of samples never changes the sequence shown.
-const ExampleStream uint64 = 1
+// ExampleStream is the PCG stream of the sequence shown under a seed
+// (analysis.ShownStream, in inspect's own range, never a training
+// batch's); the scoring examples come from analysis.SamplesStream, so
+// changing the number of samples never changes the sequence shown.
+const ExampleStream = analysis.ShownStream
 
 // Sequence is the one sequence whose heatmaps are shown.
 type Sequence struct {

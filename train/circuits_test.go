@@ -29,7 +29,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	}
 	last := recs[2]
 	m, task := finalModel(t, dir, cfg)
-	prefix, err := analysis.PrefixMatching(m, runlog.RoleRows, cfg.Seed)
+	prefix, err := analysis.PrefixMatching(m, runlog.RoleRows, cfg.Seed, analysis.ProbeStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ train: {batch_size: 8, steps: 12, log_every: 0, eval_every: 4, eval_size: 40, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := analysis.Examples(task, runlog.RoleRows, cfg.Seed)
+	b, err := analysis.Draw(task, runlog.RoleRows, cfg.Seed, analysis.ProbeStream)
 	if err != nil {
 		t.Fatal(err)
 	}

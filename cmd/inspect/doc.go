@@ -24,7 +24,8 @@
 //   - The task comes from the checkpoint's run config ("task" member), the
 //     model from its tensors; nothing else is read.
 //   - Without -tokens the sequence shown is one example of the task drawn from
-//     rand.NewPCG(seed, 1). -tokens takes ids (#N always) or the names
+//     rand.NewPCG(seed, analysis.ShownStream), a stream in inspect's own
+//     range (analysis.InspectStreams) that no training batch uses. -tokens takes ids (#N always) or the names
 //     inspect prints ("SEP", any case; a text model's characters, exactly:
 //     cli.ParseTokens); -text takes text in the model's tokenizer, a text
 //     model's characters included. With -tokens the target at position t is token t+1
@@ -35,7 +36,7 @@
 //     instead of on the one sequence; its axes are positions (SEP where
 //     every example has it) and the PNG then shows no predictions.
 //   - Head roles are pooled over -examples examples drawn from
-//     rand.NewPCG(seed, 2), at the query positions the task scores (all
+//     rand.NewPCG(seed, analysis.SamplesStream), at the query positions the task scores (all
 //     positions with -all-rows, and always for induction, whose
 //     previous-token head works at unscored positions); see package heads
 //     for the scores. They
