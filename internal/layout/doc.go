@@ -1,4 +1,7 @@
 // Package layout holds no code: its test holds the imports of every package
-// of the module to the table docs/design.md draws, so the document says
-// what the code does, and keeps internal/ free of the domain.
+// of the project to the table docs/design.md draws, so the document says
+// what the code does, and keeps internal/ free of the domain. The project's
+// packages are those in a top-level directory of a package the table lists;
+// a user's program in a top-level directory of its own is left alone by this
+// rule and by the size rules.
 package layout
