@@ -13,16 +13,18 @@ import (
 	"testing"
 )
 
-// DocCommand is one "go run ./cmd/NAME ..." of the docs: where it stands and
-// its arguments, as a shell would split them.
+// DocCommand is one "go run ./cmd/NAME ..." or "bin/NAME ..." (the binary
+// the README's tour builds with go build -o bin/ ./cmd/...) of the docs:
+// where it stands and its arguments, as a shell would split them.
 type DocCommand struct {
 	Where string // file:line
 	Args  []string
 }
 
-// goRun finds a command line: go run, an optional -tags, ./cmd/NAME, and
-// the rest of the line (or of the inline code span).
-var goRun = regexp.MustCompile("go run (?:-tags \\S+ )?\\./cmd/(\\w+)([^`\\n]*)")
+// goRun finds a command line: go run, an optional -tags and ./cmd/NAME, or
+// bin/NAME as a word of its own (not /usr/bin/time), and the rest of the
+// line (or of the inline code span).
+var goRun = regexp.MustCompile("(?:go run (?:-tags \\S+ )?\\./cmd/|(?:^|[\\s`(])bin/)(\\w+)([^`\\n]*)")
 
 // DocCommands returns every command line of command name (train, inspect,
 // ...) in root's README.md and docs/*.md, a line ending in \ joined to the
