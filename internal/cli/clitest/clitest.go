@@ -61,6 +61,22 @@ func DocCommands(t *testing.T, root, name string) []DocCommand {
 	return found
 }
 
+// READMECommands returns the command lines of name in root's README.md
+// alone, in the README's order.
+func READMECommands(t *testing.T, root, name string) []DocCommand {
+	t.Helper()
+	var found []DocCommand
+	for _, c := range DocCommands(t, root, name) {
+		if strings.HasPrefix(c.Where, "README.md:") {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("the README under %s gives no command line of %s", root, name)
+	}
+	return found
+}
+
 // shellWords splits s as a shell would, for the docs' simple lines: words
 // apart at blanks, quotes grouping, and the command ending at a comment, a
 // pipe, a redirection or a ;.
