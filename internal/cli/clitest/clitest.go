@@ -13,16 +13,18 @@ import (
 	"testing"
 )
 
-// DocCommand is one "go run ./cmd/NAME ..." of the docs: where it stands and
-// its arguments, as a shell would split them.
+// DocCommand is one "go run ./cmd/NAME ..." or "bin/NAME ..." (the binary
+// the README's tour builds with go build -o bin/ ./cmd/...) of the docs:
+// where it stands and its arguments, as a shell would split them.
 type DocCommand struct {
 	Where string // file:line
 	Args  []string
 }
 
-// goRun finds a command line: go run, an optional -tags, ./cmd/NAME, and
-// the rest of the line (or of the inline code span).
-var goRun = regexp.MustCompile("go run (?:-tags \\S+ )?\\./cmd/(\\w+)([^`\\n]*)")
+// goRun finds a command line: go run, an optional -tags and ./cmd/NAME, or
+// bin/NAME as a word of its own (not /usr/bin/time), and the rest of the
+// line (or of the inline code span).
+var goRun = regexp.MustCompile("(?:go run (?:-tags \\S+ )?\\./cmd/|(?:^|[\\s`(])bin/)(\\w+)([^`\\n]*)")
 
 // DocCommands returns every command line of command name (train, inspect,
 // ...) in root's README.md and docs/*.md, a line ending in \ joined to the
@@ -55,6 +57,22 @@ func DocCommands(t *testing.T, root, name string) []DocCommand {
 	}
 	if len(found) == 0 {
 		t.Fatalf("the docs under %s give no command line of %s", root, name)
+	}
+	return found
+}
+
+// READMECommands returns the command lines of name in root's README.md
+// alone, in the README's order.
+func READMECommands(t *testing.T, root, name string) []DocCommand {
+	t.Helper()
+	var found []DocCommand
+	for _, c := range DocCommands(t, root, name) {
+		if strings.HasPrefix(c.Where, "README.md:") {
+			found = append(found, c)
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("the README under %s gives no command line of %s", root, name)
 	}
 	return found
 }

@@ -28,9 +28,9 @@ func TestShellWords(t *testing.T) {
 }
 
 // TestDocCommands: the command lines of one command in the README and
-// docs/*.md, in code blocks and inline code, a line ending in \ joined to
-// the next, each with its file and first line; other commands' lines are
-// left out.
+// docs/*.md, run by go run or as a built bin/NAME, in code blocks and inline
+// code, a line ending in \ joined to the next, each with its file and first
+// line; other commands' lines, and /usr/bin/NAME, are left out.
 func TestDocCommands(t *testing.T) {
 	root := t.TempDir()
 	write := func(name, text string) {
@@ -41,13 +41,15 @@ func TestDocCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("README.md", "```sh\ngo run ./cmd/train -config a.yaml   # a run\ngo run ./cmd/inspect runs/a\n```\n")
-	write("docs/more.md", "Run `go run ./cmd/train -resume runs/a` or\n\n  go run ./cmd/train -config b.yaml \\\n    -set seed=$seed\n")
+	write("README.md", "```sh\ngo run ./cmd/train -config a.yaml   # a run\ngo run ./cmd/inspect runs/a\nbin/train -config c.yaml\n/usr/bin/train -x\n```\n")
+	write("docs/more.md", "Run `go run ./cmd/train -resume runs/a` or\n\n  go run ./cmd/train -config b.yaml \\\n    -set seed=$seed\nand (`bin/train -fresh`).\n")
 	got := fmt.Sprintf("%q", DocCommands(t, root, "train"))
 	want := fmt.Sprintf("%q", []DocCommand{
 		{"README.md:2", []string{"-config", "a.yaml"}},
+		{"README.md:4", []string{"-config", "c.yaml"}},
 		{"more.md:1", []string{"-resume", "runs/a"}},
 		{"more.md:3", []string{"-config", "b.yaml", "-set", "seed=$seed"}},
+		{"more.md:5", []string{"-fresh"}},
 	})
 	if got != want {
 		t.Errorf("DocCommands = %s, want %s", got, want)
