@@ -15,6 +15,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/generate"
+	"github.com/attnscope/attnscope/internal/cli/clitest"
 	"github.com/attnscope/attnscope/internal/escape"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
@@ -130,7 +131,7 @@ func TestMaxPositionEmbeddingsStopsUnlessCrop(t *testing.T) {
 // cropping, and says both on stderr ("a prompt of 1 token"); -prompt
 // with -n 200 writes 200.
 func TestREADMENanoGPTCommand(t *testing.T) {
-	args := readmeCommand(t, "go run ./cmd/sample out-shakespeare-char/ckpt.pt")
+	args := readmeNanoGPTCommand(t)
 	dir := t.TempDir()
 	for from, to := range map[string]string{
 		filepath.Join("bias", "ckpt.pt"): filepath.Join("out-shakespeare-char", "ckpt.pt"),
@@ -181,21 +182,16 @@ func idList(ids []int) string {
 	return strings.Join(s, " ")
 }
 
-// readmeCommand is the arguments of the README's command line that starts
-// with prefix, as written (up to a comment).
-func readmeCommand(t *testing.T, prefix string) []string {
+// readmeNanoGPTCommand is the arguments of the README's sample line on
+// nanoGPT's out-shakespeare-char/ckpt.pt, as written.
+func readmeNanoGPTCommand(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(readme), "\n") {
-		if strings.HasPrefix(line, prefix) {
-			line, _, _ = strings.Cut(line, "#")
-			return strings.Fields(strings.TrimPrefix(line, "go run ./cmd/sample"))
+	for _, c := range clitest.READMECommands(t, filepath.Join("..", ".."), "sample") {
+		if len(c.Args) > 0 && c.Args[0] == "out-shakespeare-char/ckpt.pt" {
+			return c.Args
 		}
 	}
-	t.Fatalf("the README has no line starting %q", prefix)
+	t.Fatal("the README gives no sample line on out-shakespeare-char/ckpt.pt")
 	return nil
 }
 
