@@ -47,7 +47,7 @@ func ForFineTuning(path string, o Options) (*Opened, initfrom.Record, error) {
 	if err != nil {
 		return nil, initfrom.Record{}, errors.Wrap(err, path)
 	}
-	rec := initfrom.Record{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
+	rec := initfrom.Record{Path: abs, Source: op.Origin, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
 	for _, f := range op.Files {
 		file, err := fileRecord(f, op.Digests)
 		if err != nil {
@@ -162,6 +162,6 @@ func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*
 	}
 	// The run config is the checkpoint's own, so the run's logs and pages
 	// pair with it; the task is the pretrained model's view.
-	op.Config, op.RunDir = cfg, runDir
+	op.Run, op.RunDir = &cfg, runDir
 	return op, nil
 }

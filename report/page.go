@@ -13,7 +13,6 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
-	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -109,8 +108,8 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 }
 
 // forwardSummary is the summary of the forward graph -graph prints.
-func forwardSummary(m *model.Model, cfg rundir.Config) (*model.Summary, error) {
-	g, err := Graph(m, cfg, false)
+func forwardSummary(m *model.Model) (*model.Summary, error) {
+	g, err := Graph(m, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -143,13 +143,13 @@ func Build(o Options) (*Report, error) {
 	}
 	if r.Options.Samples == 0 {
 		r.Options.Samples = DefaultSamples
-		if op.Source != "" {
+		if op.TrainedElsewhere() {
 			r.Options.Samples = DefaultPretrainedSamples
 		}
 	}
-	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Source, op.Task, op.Model.Config, op.Model.Dtype
+	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Origin, op.Task, op.Model.Config, op.Model.Dtype
 	r.opened, r.tok = op.Inputs, op.Tokenizer
-	r.RolesOnSequence = !data.HasWindows(op.Task) || op.Source != "" && tokens != nil
+	r.RolesOnSequence = !data.HasWindows(op.Task) || op.TrainedElsewhere() && tokens != nil
 	if op.Tokenizer != nil {
 		r.Tokenizer = op.Tokenizer.Name()
 	}
@@ -170,10 +170,10 @@ func Build(o Options) (*Report, error) {
 // task whose example is shown.
 func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	o, cfg := r.Options, r.Config
-	if op.Source != "" && o.Length != 0 {
+	if op.TrainedElsewhere() && o.Length != 0 {
 		return nil, errors.Errorf("-length %d: %s has no task length to change; give the sequence with -text or -tokens", o.Length, o.Checkpoint)
 	}
-	if err := checkRunConfig(r.Training, op.Config); err != nil {
+	if err := checkRunConfig(r.Training, op); err != nil {
 		return nil, err
 	}
 	if err := checkRunHeads(r.Training, cfg); err != nil {
@@ -193,7 +193,7 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	if err := checkWindows(op.Task, tokens, o); err != nil {
 		return nil, err
 	}
-	return lengthTask(op.Task, op.Config.Task, cfg, o.Length)
+	return lengthTask(op.Task, op.Run, cfg, o.Length)
 }
 
 // analyse runs the model on the sequence shown and every analysis asked
@@ -235,10 +235,10 @@ func (r *Report) analyse(op *open.Opened) error {
 		return nil
 	}
 	r.phase("the page's held-out examples", 0, 0, "")
-	if r.Examples, err = heldOut(m, r.Task, op.Config.Seed, pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+	if r.Examples, err = heldOut(m, r.Task, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
-	r.Graph, err = forwardSummary(m, op.Config)
+	r.Graph, err = forwardSummary(m)
 	return err
 }
 
@@ -347,13 +347,33 @@ func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
 		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
 		return analysis.AblateOn(m, set, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 	}
-	evalSize := op.Config.Train.EvalSize
-	if op.Source != "" {
-		evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
-	}
-	return analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+	return analysis.Ablate(m, r.Task, ablationSize(op, o.Samples), examplesSeed(op), mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 }
 
 // ablatesSequence reports whether -ablate removes the heads on the
 // sequence shown: the text or tokens given to a model trained elsewhere.
 func (r *Report) ablatesSequence() bool { return r.Source != "" && r.RolesOnSequence }
+
+// examplesSeed is the seed the page's held-out examples and -ablate's
+// draw with: the run's, as its evaluations drew; a model trained elsewhere
+// has no run, and its repeated tokens draw with DefaultExamplesSeed.
+func examplesSeed(op *open.Opened) uint64 {
+	if op.Run == nil {
+		return DefaultExamplesSeed
+	}
+	return op.Run.Seed
+}
+
+// DefaultExamplesSeed is the seed of the examples drawn for a model
+// without a run (examplesSeed): a default run's seed.
+const DefaultExamplesSeed = 1
+
+// ablationSize is how many examples -ablate removes the heads on: the
+// run's held-out set, or for a model read as trained elsewhere as many
+// as a forward per head allows.
+func ablationSize(op *open.Opened, samples int) int {
+	if op.TrainedElsewhere() {
+		return analysis.PerHeadExamples(op.Model.Config, samples, op.Task.SeqLen())
+	}
+	return op.Run.Train.EvalSize
+}
