@@ -383,7 +383,7 @@ func TokenNames(op *Opened) cli.TokenNames {
 			names[op.Task.Label(id)] = id
 		}
 		return cli.TokenNames{Names: names, Characters: true}
-	case op.TrainedElsewhere():
+	case op.Tokenizer != nil:
 		for _, id := range specialTokens(op) {
 			names[string(op.Tokenizer.Token(id))] = id
 		}

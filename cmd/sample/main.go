@@ -221,7 +221,7 @@ func ratio(a, b int) float64 {
 // note on notices first.
 func continuePrompt(w, notices io.Writer, op *open.Opened, o options, s *generate.Sampler) error {
 	m, task := op.Model, op.Task
-	if o.raw && !data.IsText(task) && !op.TrainedElsewhere() {
+	if o.raw && op.Tokenizer == nil {
 		return errors.Errorf("-raw writes a text model's characters as they are; task %s prints labels (digits and SEP), which have nothing to escape", task.Name())
 	}
 	prompt, err := promptIDs(op, o)
