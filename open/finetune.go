@@ -130,9 +130,10 @@ func runChars(path string, open func(string) (*safefile.HashedFile, error), chec
 }
 
 // openFineTuned opens the checkpoint of a run that fine-tuned a model
-// trained elsewhere as that model opens: with its tokenizer (the copy in
-// its run directory; a lone checkpoint has GPT-2's own, or ids) and the
-// repeated-tokens task, with the run config the checkpoint carries,
+// trained elsewhere as that model opens (Opened.Origin says fine-tuned from
+// what): with its tokenizer (the copy in its run directory; a lone
+// checkpoint has GPT-2's own, or ids) and the repeated-tokens task, with
+// the run config the checkpoint carries (Opened.Run),
 // whatever the pretrained model's directory holds
 // now, or whether it still exists.
 func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*Opened, error) {

@@ -78,7 +78,7 @@ const (
 type Report struct {
 	Options Options
 	Step    int          // the checkpoint's
-	Source  string       // where a model trained elsewhere comes from (open.Opened.Source); "" for the lab's
+	Source  string       // where a model trained elsewhere comes from (open.Opened.Origin); "" for the lab's
 	Task    data.Task    // the checkpoint's
 	Config  model.Config // the model's
 	Dtype   tensor.Dtype
@@ -385,17 +385,17 @@ func examplesOf(op *open.Opened, tokens []int) examples {
 
 // examplesSeed is the seed the page's held-out examples and -ablate's
 // draw with: the run's, as its evaluations drew; a model trained elsewhere
-// has no run, and its repeated tokens draw with DefaultExamplesSeed.
+// has no run, and its repeated tokens draw with noRunSeed.
 func examplesSeed(op *open.Opened) uint64 {
 	if op.Run == nil {
-		return DefaultExamplesSeed
+		return noRunSeed
 	}
 	return op.Run.Seed
 }
 
-// DefaultExamplesSeed is the seed of the examples drawn for a model
-// without a run (examplesSeed): a default run's seed.
-const DefaultExamplesSeed = 1
+// noRunSeed is the seed of the examples drawn for a model without a run
+// (examplesSeed): a default run's, which such a model was once given.
+const noRunSeed = 1
 
 // ablationSize is how many examples -ablate removes the heads on: the
 // run's held-out set, or for a model read as trained elsewhere as many
