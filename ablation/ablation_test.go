@@ -27,7 +27,7 @@ func loadInduction(t *testing.T, path layers.Path) (*model.Model, *data.Batch) {
 	t.Helper()
 	op := opentest.Induction(t)
 	op.Model.Config.Attention = string(path)
-	return op.Model, data.EvalSet(op.Task, op.Config.Train.EvalSize, op.Config.Seed)
+	return op.Model, data.EvalSet(op.Task, op.Run.Train.EvalSize, op.Run.Seed)
 }
 
 // lastEval is the last evaluation line of the committed run's metrics.jsonl,

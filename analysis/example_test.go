@@ -17,7 +17,7 @@ func load() (*model.Model, data.Task, rundir.Config) {
 	if err != nil {
 		panic(err)
 	}
-	return op.Model, op.Task, op.Config
+	return op.Model, op.Task, *op.Run
 }
 
 // examples is one run of the model over 64 examples of its task drawn

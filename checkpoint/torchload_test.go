@@ -206,8 +206,8 @@ print(json.dumps(logits.reshape(-1).tolist()))
 		if err != nil {
 			t.Fatalf("opening what PyTorch saved from %s: %v", c.state, err)
 		}
-		if op.Step != 5 || op.Config.Model != original.Config.Model || op.Config.Task != original.Config.Task {
-			t.Errorf("%s: step %d, config %+v; want the run's step 5 and config %+v", c.state, op.Step, op.Config, original.Config)
+		if op.Step != 5 || op.Run.Model != original.Config.Model || op.Run.Task != original.Config.Task {
+			t.Errorf("%s: step %d, config %+v; want the run's step 5 and config %+v", c.state, op.Step, *op.Run, original.Config)
 		}
 		got := opentest.Logits(t, op.Model, batch)
 		for i := range got {

@@ -124,7 +124,7 @@ func TestGreedyMatchesReference(t *testing.T) {
 func TestAutoregressiveExactMatchOnInduction(t *testing.T) {
 	op := opentest.Induction(t)
 	m := op.Model
-	set := data.EvalSet(op.Task, 64, op.Config.Seed)
+	set := data.EvalSet(op.Task, 64, op.Run.Seed)
 	res, err := Evaluate(m, set, 16, true)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,9 @@
 //     tokenizer files, a nanoGPT meta.pkl beside the checkpoint or named by
 //     Options.Vocab, GPT-2's own for a GPT-2 without files, else token ids)
 //     and the repeated-tokens task (data.RepeatedTokens) its heads are
-//     scored on; Opened.Source names where it comes from. A Hugging Face
+//     scored on; Opened.Origin names where it comes from, and it has no
+//     run config (Opened.Run is nil): nothing here records how it was
+//     trained, so nothing is made up. A Hugging Face
 //     model's tokenizer carries the bos_token_id and eos_token_id its
 //     config.json names (Opened.EOS lists every end-of-text id); a Llama,
 //     Mistral or Qwen 2 whose tokenizer.json package tokenizer refuses opens

@@ -47,7 +47,7 @@ func ForFineTuning(path string, o Options) (*Opened, initfrom.Record, error) {
 	if err != nil {
 		return nil, initfrom.Record{}, errors.Wrap(err, path)
 	}
-	rec := initfrom.Record{Path: abs, Source: op.Source, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
+	rec := initfrom.Record{Path: abs, Source: op.Origin, Vocab: op.Model.Config.Vocab, Context: op.Model.Config.Context}
 	for _, f := range op.Files {
 		file, err := fileRecord(f, op.Digests)
 		if err != nil {
@@ -130,9 +130,10 @@ func runChars(path string, open func(string) (*safefile.HashedFile, error), chec
 }
 
 // openFineTuned opens the checkpoint of a run that fine-tuned a model
-// trained elsewhere as that model opens: with its tokenizer (the copy in
-// its run directory; a lone checkpoint has GPT-2's own, or ids) and the
-// repeated-tokens task, with the run config the checkpoint carries,
+// trained elsewhere as that model opens (Opened.Origin says fine-tuned from
+// what): with its tokenizer (the copy in its run directory; a lone
+// checkpoint has GPT-2's own, or ids) and the repeated-tokens task, with
+// the run config the checkpoint carries (Opened.Run),
 // whatever the pretrained model's directory holds
 // now, or whether it still exists.
 func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*Opened, error) {
@@ -162,6 +163,6 @@ func openFineTuned(ck *checkpoint.Checkpoint, path, runDir string, o Options) (*
 	}
 	// The run config is the checkpoint's own, so the run's logs and pages
 	// pair with it; the task is the pretrained model's view.
-	op.Config, op.RunDir = cfg, runDir
+	op.Run, op.RunDir = &cfg, runDir
 	return op, nil
 }

@@ -49,9 +49,12 @@ type Options struct {
 
 // Opened is a model opened from what the user named.
 type Opened struct {
-	Model  *model.Model
-	Config rundir.Config // the run config the checkpoint carries
-	Step   int
+	Model *model.Model
+	// Run is the run config of a model the lab trained (the checkpoint's,
+	// a fine-tuning run's included): nil for a model trained elsewhere,
+	// whose training settings no file here records.
+	Run  *rundir.Config
+	Step int
 	// Checkpoint is the file read; RunDir the run directory it belongs to,
 	// "" for a lone checkpoint.
 	Checkpoint, RunDir string
@@ -60,9 +63,11 @@ type Opened struct {
 	Task data.Task
 	// DataFile is the text file the windows come from, "" when none was read.
 	DataFile string
-	// Source names where a model trained elsewhere comes from ("Hugging
-	// Face GPT2LMHeadModel"); "" for the lab's own checkpoints.
-	Source string
+	// Origin names the kind of model trained elsewhere this is ("Hugging
+	// Face GPT2LMHeadModel", "nanoGPT", "fine-tuned from nanoGPT"), whose
+	// heads are read on repeated tokens of its tokenizer; "" for the lab's
+	// own models of a task.
+	Origin string
 	// Files are the files a model trained elsewhere was read from (its
 	// config, weights and tokenizer), TokenizerFiles those of them the
 	// tokenizer came from (none for GPT-2's own): what a run fine-tuning
@@ -88,6 +93,11 @@ type Opened struct {
 	EOS []int
 }
 
+// TrainedElsewhere reports whether the model is read as one trained
+// elsewhere (Origin): by its tokenizer's repeated tokens, not a task's
+// examples.
+func (op *Opened) TrainedElsewhere() bool { return op.Origin != "" }
+
 // Open opens the model at path, a run directory or a checkpoint file, by
 // the rules of the package doc. Every error is one line naming the file.
 func Open(path string, o Options) (*Opened, error) {
@@ -100,10 +110,31 @@ func Open(path string, o Options) (*Opened, error) {
 	return op, nil
 }
 
+// The kinds of model trained elsewhere a path can hold (TrainedElsewhereKind).
+const (
+	HuggingFaceKind = "a Hugging Face model directory"
+	NanoGPTKind     = "a nanoGPT checkpoint"
+)
+
+// TrainedElsewhereKind is the kind of model trained elsewhere path holds,
+// told as Open tells it, from its names and first bytes, before anything
+// is loaded; "" for anything else (the lab's runs and checkpoints): what
+// refuses an option such a model has nothing for without reading its
+// weights.
+func TrainedElsewhereKind(path string) string {
+	if _, ok := huggingFaceDir(path); ok {
+		return HuggingFaceKind
+	}
+	if _, ok := nanoGPTCheckpoint(path); ok {
+		return NanoGPTKind
+	}
+	return ""
+}
+
 // openModel is Open but for Opened.Inputs.
 func openModel(path string, o Options) (*Opened, error) {
 	if dir, ok := huggingFaceDir(path); ok {
-		const kind = "a Hugging Face model directory"
+		const kind = HuggingFaceKind
 		if err := refuseData(o.Data, dir, kind); err != nil {
 			return nil, err
 		}
@@ -113,7 +144,7 @@ func openModel(path string, o Options) (*Opened, error) {
 		return openHuggingFace(dir, o)
 	}
 	if ckpt, ok := nanoGPTCheckpoint(path); ok {
-		if err := refuseData(o.Data, ckpt, "a nanoGPT checkpoint"); err != nil {
+		if err := refuseData(o.Data, ckpt, NanoGPTKind); err != nil {
 			return nil, err
 		}
 		return openNanoGPT(ckpt, o)
@@ -138,7 +169,7 @@ func openModel(path string, o Options) (*Opened, error) {
 	if ck.Config.FineTunes() {
 		return openFineTuned(ck, ckpt, runDir, o)
 	}
-	op := &Opened{Model: ck.Model, Config: ck.Config, Step: ck.Step, Checkpoint: ckpt, RunDir: runDir}
+	op := &Opened{Model: ck.Model, Run: &ck.Config, Step: ck.Step, Checkpoint: ckpt, RunDir: runDir}
 	if op.Task, op.DataFile, err = taskOf(ck.Config.Task, ckpt, runDir, o); err != nil {
 		return nil, err
 	}
@@ -352,7 +383,7 @@ func TokenNames(op *Opened) cli.TokenNames {
 			names[op.Task.Label(id)] = id
 		}
 		return cli.TokenNames{Names: names, Characters: true}
-	case op.Source != "":
+	case op.Tokenizer != nil:
 		for _, id := range specialTokens(op) {
 			names[string(op.Tokenizer.Token(id))] = id
 		}

@@ -308,9 +308,9 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 // pretrained is a model trained elsewhere, opened for the views: its heads
 // are scored on repeated random tokens of its tokenizer (data.RepeatedTokens,
 // which draws none of the end-of-text ids ends: none given, the tokenizer's
-// EOS alone) and the run config it carries is made up of its model config
-// and that task.
-func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, step int, ends ...int) (*Opened, error) {
+// EOS alone). It has no run config: nothing here records how it was
+// trained.
+func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, origin string, step int, ends ...int) (*Opened, error) {
 	if tok.Size() > m.Config.Vocab {
 		return nil, errors.Errorf("%s: its tokenizer has %d tokens, more than the model's vocabulary of %d", path, tok.Size(), m.Config.Vocab)
 	}
@@ -322,8 +322,5 @@ func pretrained(m *model.Model, tok tokenizer.Tokenizer, path, source string, st
 		ends = []int{tok.EOS()}
 	}
 	task := data.NewRepeatedTokens(tok, m.Config.Vocab, half, ends)
-	cfg := rundir.DefaultConfig()
-	cfg.Model = m.Config
-	cfg.Task = data.TaskConfig{Name: data.RepeatedTokensName, Length: half}
-	return &Opened{Model: m, Config: cfg, Step: step, Checkpoint: path, Task: task, Source: source, Tokenizer: tok, EOS: ends}, nil
+	return &Opened{Model: m, Step: step, Checkpoint: path, Task: task, Origin: origin, Tokenizer: tok, EOS: ends}, nil
 }

@@ -59,9 +59,12 @@ func TestOpenPretrained(t *testing.T) {
 			continue
 		}
 		task, ok := op.Task.(data.RepeatedTokens)
-		if op.Source != c.source || !strings.HasPrefix(op.Tokenizer.Name(), c.tokenizer) || !ok || task.Tok != op.Tokenizer {
-			t.Errorf("%s: source %q, tokenizer %q, task %s; want %q, %q and repeated tokens over the tokenizer",
-				c.path, op.Source, op.Tokenizer.Name(), op.Task.Name(), c.source, c.tokenizer)
+		if op.Origin != c.source || !strings.HasPrefix(op.Tokenizer.Name(), c.tokenizer) || !ok || task.Tok != op.Tokenizer {
+			t.Errorf("%s: origin %q, tokenizer %q, task %s; want %q, %q and repeated tokens over the tokenizer",
+				c.path, op.Origin, op.Tokenizer.Name(), op.Task.Name(), c.source, c.tokenizer)
+		}
+		if op.Run != nil {
+			t.Errorf("%s: opened with a run config %+v; a model trained elsewhere has none", c.path, *op.Run)
 		}
 		if task.SeqLen() > op.Model.Config.Context {
 			t.Errorf("%s: examples of %d tokens, a context of %d", c.path, task.SeqLen(), op.Model.Config.Context)
@@ -122,9 +125,9 @@ func TestOpenLlamaFamily(t *testing.T) {
 		if end := drawnEnd(task, rng, op.EOS); end >= 0 {
 			t.Errorf("%s: the repeated-tokens task drew the end-of-text id %d (ends %v)", c.variant, end, op.EOS)
 		}
-		if op.Source != c.source || op.Tokenizer.BOS() != c.bos || op.Tokenizer.EOS() != c.eos || !slices.Equal(op.EOS, c.ends) || tokens[0] != c.bos {
+		if op.Origin != c.source || op.Tokenizer.BOS() != c.bos || op.Tokenizer.EOS() != c.eos || !slices.Equal(op.EOS, c.ends) || tokens[0] != c.bos {
 			t.Errorf("%s: source %q, BOS %d, EOS %d, ends %v, first token %d; want %q, %d, %d, %v, BOS",
-				c.variant, op.Source, op.Tokenizer.BOS(), op.Tokenizer.EOS(), op.EOS, tokens[0], c.source, c.bos, c.eos, c.ends)
+				c.variant, op.Origin, op.Tokenizer.BOS(), op.Tokenizer.EOS(), op.EOS, tokens[0], c.source, c.bos, c.eos, c.ends)
 		}
 		if !strings.Contains(notes.String(), c.notice) {
 			t.Errorf("%s: notices %q lack %q", c.variant, notes.String(), c.notice)

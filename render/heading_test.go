@@ -17,7 +17,7 @@ func TestHeadingIsTheTerminals(t *testing.T) {
 		heading, model, note string
 	}{
 		{Inspect{Checkpoint: "gpt2\x1b", Source: "Hugging Face GPT2LMHeadModel", Tokenizer: "GPT-2", Model: Model{Layers: 12, Heads: 12, DModel: 768, Blocks: "pre-LN blocks with MLP"},
-			RolesOnSequence: true, RolesEveryRow: true, Task: "repeated-tokens", Samples: 8, Seed: 1},
+			RolesOnSequence: true, RolesOnGiven: true, RolesEveryRow: true, Task: "repeated-tokens", Samples: 8, Seed: 1},
 			`model gpt2\x1b: Hugging Face GPT2LMHeadModel, tokenizer GPT-2`, "12 layers x 12 heads, d_model 768, pre-LN blocks with MLP",
 			"roles scored on the text given (without -text or -tokens they pool over repeated random tokens), at every position"},
 		{Inspect{Checkpoint: "llama", Source: "Hugging Face LlamaForCausalLM", Tokenizer: "none", Model: llama, Task: "repeated-tokens", Samples: 2, Seed: 1},

@@ -24,9 +24,10 @@ type Inspect struct {
 	Seed       uint64 // of the examples and of the sequence drawn
 
 	// RolesOnSequence: the roles were scored on the sequence shown (a text
-	// model opened without its text); RolesEveryRow: at every query
-	// position, not only at those the task scores.
-	RolesOnSequence, RolesEveryRow bool
+	// model opened without its text); RolesOnGiven: that sequence is the
+	// text given to a model trained elsewhere; RolesEveryRow: at every
+	// query position, not only at those the task scores.
+	RolesOnSequence, RolesOnGiven, RolesEveryRow bool
 
 	// Source and Tokenizer say where a model trained elsewhere comes from
 	// ("Hugging Face GPT2LMHeadModel") and its tokenizer's name; "" for
@@ -210,7 +211,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 
 // rolesSource says what the head roles were scored on.
 func (v Inspect) rolesSource() string {
-	if v.RolesOnSequence && v.Source != "" {
+	if v.RolesOnGiven {
 		return "scored on the text given (without -text or -tokens they pool over repeated random tokens)"
 	}
 	if v.RolesOnSequence {

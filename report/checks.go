@@ -11,6 +11,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
@@ -103,13 +104,14 @@ func checkWindows(task data.Task, userTokens []int, o Options) error {
 }
 
 // lengthTask is the task whose example is shown: the checkpoint's, or at
-// another length the same task at that length, refused beyond a learned
+// another length the run's task at that length (check refuses -length for
+// a model trained elsewhere, which has no run), refused beyond a learned
 // position table.
-func lengthTask(task data.Task, taskCfg data.TaskConfig, cfg model.Config, length int) (data.Task, error) {
+func lengthTask(task data.Task, run *rundir.Config, cfg model.Config, length int) (data.Task, error) {
 	if length == 0 {
 		return task, nil
 	}
-	at, err := data.AtLength(taskCfg, length)
+	at, err := data.AtLength(run.Task, length)
 	if err != nil {
 		return nil, errors.Wrapf(err, "-length %d", length)
 	}
@@ -134,12 +136,19 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 }
 
 // checkRunConfig refuses to plot a run whose config.yaml is not the
-// checkpoint's config (another run's curves under this model).
-func checkRunConfig(tr *htmlview.Training, cfg rundir.Config) error {
+// checkpoint's config (another run's curves under this model); for a model
+// trained elsewhere, which no run here trained, any run's.
+func checkRunConfig(tr *htmlview.Training, op *open.Opened) error {
 	if tr == nil {
 		return nil
 	}
-	if err := rundir.CheckBelongs(tr.Dir, cfg); err != nil {
+	if op.Run == nil {
+		if _, err := os.Lstat(filepath.Join(tr.Dir, rundir.ConfigFile)); err == nil {
+			return errors.Errorf("-run %s is another run; pass the checkpoint's own run directory: %s is a model trained elsewhere (%s), which no run here trained", tr.Dir, op.Checkpoint, op.Origin)
+		}
+		return nil
+	}
+	if err := rundir.CheckBelongs(tr.Dir, *op.Run); err != nil {
 		return errors.Wrapf(err, "-run %s is another run; pass the checkpoint's own run directory", tr.Dir)
 	}
 	return nil

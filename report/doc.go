@@ -25,6 +25,12 @@
 //     so changing Samples never changes the sequence shown. One cached run
 //     over those examples (analysis.RunWithCache) serves the head roles,
 //     the mean heatmaps and every circuit metric that only reads a run.
+//   - A model trained elsewhere has no run (open.Opened.Run is nil): the
+//     views ask what they need, never where it comes from. examplesOf says
+//     once where the examples come from (a lab run's task, or the text
+//     given or repeated tokens of a tokenizer), render names the model in
+//     one place, and what needs a run (the training graph, the run's
+//     seed) asks for open.Opened.Run.
 //   - Views are data: Text, Figure and CircuitsView fill render's view
 //     types, JSON and Page are the documents -json prints and the page
 //     embeds, Runs.Text and Runs.Chart the -run views. report writes

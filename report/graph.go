@@ -12,8 +12,14 @@ import (
 )
 
 // OpenGraph opens the checkpoint on an attention path ("": its own) and
-// builds the graph Graph describes.
+// builds the graph Graph describes: with train, its run's training graph.
+// A model trained elsewhere has no run, so no batch to build one of: that
+// is refused before its weights are read, naming init_from, which trains
+// one from it.
 func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
+	if kind := open.TrainedElsewhereKind(checkpoint); train && kind != "" {
+		return nil, errors.Errorf("-training-graph: %s is %s, a model trained elsewhere with no run whose batch to build; fine-tune it with init_from in a run config (go run ./cmd/train -config FILE) and show that run's", checkpoint, kind)
+	}
 	op, err := open.Open(checkpoint, open.Options{})
 	if err != nil {
 		return nil, err
@@ -21,16 +27,20 @@ func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
 	if err := op.UsePath(path); err != nil {
 		return nil, err
 	}
-	return Graph(op.Model, op.Config, train)
+	var run *rundir.Config // nil: the forward graph
+	if train {
+		run = op.Run
+	}
+	return Graph(op.Model, run)
 }
 
 // Graph builds the graph inspect shows: the forward graph it runs (batch
-// 1, the full context), or with train the training graph of the
-// checkpoint's run (its batch size, gradients and dropout masks).
-func Graph(m *model.Model, cfg rundir.Config, train bool) (*model.Graph, error) {
+// 1, the full context), or given a run's config the training graph of that
+// run (its batch size, gradients and dropout masks).
+func Graph(m *model.Model, run *rundir.Config) (*model.Graph, error) {
 	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
-	if train {
-		batch := cfg.Train.BatchSize
+	if run != nil {
+		batch := run.Train.BatchSize
 		if batch < 1 {
 			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", batch)
 		}

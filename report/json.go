@@ -130,7 +130,7 @@ func (r *Report) document(sel Selection) Document {
 // ranTask is what the heads were scored on (Document.Task).
 func (r *Report) ranTask() string {
 	switch {
-	case r.Source == "" || !r.RolesOnSequence:
+	case !r.RolesOnGiven:
 		return r.Task.Name()
 	case r.Options.Text != "":
 		return TextGiven

@@ -13,7 +13,6 @@ import (
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
-	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -50,22 +49,12 @@ func (r *Report) Page() (htmlview.Data, error) {
 		roleNote += "; " + r.TaskNote // how the examples were drawn, as the text view says
 	}
 	return htmlview.Data{
-		Title:      "attnscope: " + r.pageTitle(),
+		Title:      "attnscope: " + v.Title(),
 		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(), Source: r.Source, Heading: v.Heading(),
 		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward),
 		RoleNote: roleNote, PredictedLabels: v.Sequence.Predicted,
 		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
 	}, nil
-}
-
-// pageTitle names the model in the browser's title: a model trained
-// elsewhere by its source and path (it has no step), the lab's checkpoint
-// by its task and step.
-func (r *Report) pageTitle() string {
-	if r.Source != "" {
-		return fmt.Sprintf("%s, %s", r.Source, r.Options.Checkpoint)
-	}
-	return fmt.Sprintf("%s, step %d", r.Task.Name(), r.Step)
 }
 
 // pageExamples is how many held-out examples the page embeds for a model of
@@ -109,8 +98,8 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 }
 
 // forwardSummary is the summary of the forward graph -graph prints.
-func forwardSummary(m *model.Model, cfg rundir.Config) (*model.Summary, error) {
-	g, err := Graph(m, cfg, false)
+func forwardSummary(m *model.Model) (*model.Summary, error) {
+	g, err := Graph(m, nil)
 	if err != nil {
 		return nil, err
 	}

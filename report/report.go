@@ -78,7 +78,7 @@ const (
 type Report struct {
 	Options Options
 	Step    int          // the checkpoint's
-	Source  string       // where a model trained elsewhere comes from (open.Opened.Source); "" for the lab's
+	Source  string       // where a model trained elsewhere comes from (open.Opened.Origin); "" for the lab's
 	Task    data.Task    // the checkpoint's
 	Config  model.Config // the model's
 	Dtype   tensor.Dtype
@@ -93,6 +93,9 @@ type Report struct {
 	// examples of the task (a text model opened without its text, or text a
 	// user gave a model trained elsewhere).
 	RolesOnSequence bool
+	// RolesOnGiven: that sequence is the text or tokens the user gave a
+	// model trained elsewhere, scored at every position (scoredOn).
+	RolesOnGiven bool
 	// TaskNote says how the task's examples depart from what it usually
 	// draws (data.RepeatedTokens.Note: with replacement, from a small
 	// vocabulary); "" when they do not.
@@ -109,7 +112,10 @@ type Report struct {
 	// opened are the files opening the model read or may read
 	// (open.Opened.Inputs), for Inputs.
 	opened []string
-	tok    tokenizer.Tokenizer // the model's (open.Opened.Tokenizer), for the tokens' texts
+	// runExamples: the task's examples are drawn as its run drew them
+	// (examples.ofRun).
+	runExamples bool
+	tok         tokenizer.Tokenizer // the model's (open.Opened.Tokenizer), for the tokens' texts
 }
 
 // Build opens the checkpoint, checks every option against it before a
@@ -141,15 +147,13 @@ func Build(o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	ex := examplesOf(op, tokens)
 	if r.Options.Samples == 0 {
-		r.Options.Samples = DefaultSamples
-		if op.Source != "" {
-			r.Options.Samples = DefaultPretrainedSamples
-		}
+		r.Options.Samples = ex.samples
 	}
-	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Source, op.Task, op.Model.Config, op.Model.Dtype
+	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Origin, op.Task, op.Model.Config, op.Model.Dtype
 	r.opened, r.tok = op.Inputs, op.Tokenizer
-	r.RolesOnSequence = !data.HasWindows(op.Task) || op.Source != "" && tokens != nil
+	r.RolesOnSequence, r.RolesOnGiven, r.runExamples = ex.onSequence, ex.onGiven, ex.ofRun
 	if op.Tokenizer != nil {
 		r.Tokenizer = op.Tokenizer.Name()
 	}
@@ -170,10 +174,10 @@ func Build(o Options) (*Report, error) {
 // task whose example is shown.
 func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	o, cfg := r.Options, r.Config
-	if op.Source != "" && o.Length != 0 {
+	if !r.runExamples && o.Length != 0 {
 		return nil, errors.Errorf("-length %d: %s has no task length to change; give the sequence with -text or -tokens", o.Length, o.Checkpoint)
 	}
-	if err := checkRunConfig(r.Training, op.Config); err != nil {
+	if err := checkRunConfig(r.Training, op); err != nil {
 		return nil, err
 	}
 	if err := checkRunHeads(r.Training, cfg); err != nil {
@@ -193,7 +197,7 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	if err := checkWindows(op.Task, tokens, o); err != nil {
 		return nil, err
 	}
-	return lengthTask(op.Task, op.Config.Task, cfg, o.Length)
+	return lengthTask(op.Task, op.Run, cfg, o.Length)
 }
 
 // analyse runs the model on the sequence shown and every analysis asked
@@ -235,10 +239,10 @@ func (r *Report) analyse(op *open.Opened) error {
 		return nil
 	}
 	r.phase("the page's held-out examples", 0, 0, "")
-	if r.Examples, err = heldOut(m, r.Task, op.Config.Seed, pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+	if r.Examples, err = heldOut(m, r.Task, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
-	r.Graph, err = forwardSummary(m, op.Config)
+	r.Graph, err = forwardSummary(m)
 	return err
 }
 
@@ -342,18 +346,63 @@ func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
 	if mode == "" {
 		mode = ablation.Zero
 	}
-	if r.ablatesSequence() {
+	if r.RolesOnGiven {
 		s := r.Sequence
 		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
 		return analysis.AblateOn(m, set, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 	}
-	evalSize := op.Config.Train.EvalSize
-	if op.Source != "" {
-		evalSize = analysis.PerHeadExamples(m.Config, o.Samples, r.Task.SeqLen())
-	}
-	return analysis.Ablate(m, r.Task, evalSize, op.Config.Seed, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+	return analysis.Ablate(m, r.Task, r.ablationSize(op), examplesSeed(op), mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 }
 
-// ablatesSequence reports whether -ablate removes the heads on the
-// sequence shown: the text or tokens given to a model trained elsewhere.
-func (r *Report) ablatesSequence() bool { return r.Source != "" && r.RolesOnSequence }
+// examples says where the views' examples come from: the one place they
+// tell a lab model's task from a model trained elsewhere (examplesOf).
+type examples struct {
+	// ofRun: the task is the run's, its examples drawn as the run's
+	// evaluations drew them: -ablate removes heads on its held-out set,
+	// -length changes its length, exact match counts. A model trained
+	// elsewhere (a fine-tuned one's too) is read on repeated random tokens
+	// of its tokenizer, as many as a forward per head allows.
+	ofRun bool
+	// samples is Options.Samples' default: a model trained elsewhere is
+	// thousands of times the work per example of the lab's toy models.
+	samples int
+	// onSequence, onGiven are Report.RolesOnSequence and RolesOnGiven.
+	onSequence, onGiven bool
+}
+
+// examplesOf is where op's examples come from: a lab model's from its
+// task, or the sequence shown when the task draws none (a text model
+// opened without its text); a model trained elsewhere's from the text or
+// tokens given, else from repeated tokens of its tokenizer, its task.
+func examplesOf(op *open.Opened, tokens []int) examples {
+	ex := examples{ofRun: true, samples: DefaultSamples}
+	if op.TrainedElsewhere() {
+		ex = examples{samples: DefaultPretrainedSamples, onGiven: tokens != nil}
+	}
+	ex.onSequence = ex.onGiven || !data.HasWindows(op.Task)
+	return ex
+}
+
+// examplesSeed is the seed the page's held-out examples and -ablate's
+// draw with: the run's, as its evaluations drew; a model trained elsewhere
+// has no run, and its repeated tokens draw with noRunSeed.
+func examplesSeed(op *open.Opened) uint64 {
+	if op.Run == nil {
+		return noRunSeed
+	}
+	return op.Run.Seed
+}
+
+// noRunSeed is the seed of the examples drawn for a model without a run
+// (examplesSeed): a default run's, which such a model was once given.
+const noRunSeed = 1
+
+// ablationSize is how many examples -ablate removes the heads on: the
+// run's held-out set, or for a model read as trained elsewhere as many
+// as a forward per head allows.
+func (r *Report) ablationSize(op *open.Opened) int {
+	if r.runExamples {
+		return op.Run.Train.EvalSize
+	}
+	return analysis.PerHeadExamples(op.Model.Config, r.Options.Samples, r.Task.SeqLen())
+}

@@ -49,7 +49,7 @@ func (r *Report) Text(summary bool) render.Inspect {
 	o := r.Options
 	v := render.Inspect{
 		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
-		RolesOnSequence: r.RolesOnSequence, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.Source != "" && r.RolesOnSequence,
+		RolesOnSequence: r.RolesOnSequence, RolesOnGiven: r.RolesOnGiven, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.RolesOnGiven,
 		Source: r.Source, Tokenizer: r.Tokenizer, TaskNote: r.TaskNote,
 		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Length: o.Length, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
@@ -130,7 +130,7 @@ func (r *Report) sequenceView() render.Sequence {
 	v := render.Sequence{
 		Labels: labels(r.Task, s.Tokens), Targets: make([]string, n), Predicted: labels(r.Task, r.Forward.Predictions),
 		Scored: make([]bool, n), Correct: make([]bool, n), Drawn: s.Drawn, TaskScored: make([]bool, len(s.TaskScored)),
-		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: tokensFlag(r.Options), EveryPosition: r.Source != "" && !s.Drawn,
+		Misplaced: s.MisplacedSep, TaskSep: s.TaskSep, From: tokensFlag(r.Options), EveryPosition: r.RolesOnGiven,
 	}
 	for i := range n {
 		v.Scored[i], v.Correct[i] = s.Scored[i] != 0, r.Forward.Predictions[i] == s.Targets[i]
@@ -210,13 +210,8 @@ func (r *Report) Figure() render.Figure {
 		source = fmt.Sprintf("the mean over %d examples of task %s (seed %d)", o.Samples, r.Task.Name(), o.Seed)
 		scored, seps, predicted, correct = r.Pooled.Scored, r.Pooled.Sep, nil, nil
 	}
-	heading := fmt.Sprintf("%s  task %s  step %d  (%s)", o.Checkpoint, r.Task.Name(), r.Step, r.model().Shape())
-	if r.Source != "" {
-		// A model trained elsewhere has no step: named as the terminal names it.
-		heading = fmt.Sprintf("%s  (%s)", render.Inspect{Checkpoint: o.Checkpoint, Source: r.Source, Tokenizer: r.Tokenizer}.Heading(), r.model().Shape())
-	}
 	f := render.Figure{
-		Title:    []string{heading, "heatmaps: " + source, render.FigureLegend},
+		Title:    []string{r.naming().FigureHeading(), "heatmaps: " + source, render.FigureLegend},
 		MaxWidth: PNGMaxWidth,
 	}
 	layers, hs := r.selected()
@@ -303,6 +298,12 @@ func (r *Report) inductionHeads() int {
 	return n
 }
 
+// naming is what the views name the model by (render.Inspect's Heading,
+// Title and FigureHeading).
+func (r *Report) naming() render.Inspect {
+	return render.Inspect{Checkpoint: r.Options.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Source: r.Source, Tokenizer: r.Tokenizer}
+}
+
 // replacements say what a removed head's output becomes, by mode.
 var replacements = map[ablation.Mode]string{ablation.Zero: "zeros", ablation.Mean: "its mean over them"}
 
@@ -315,7 +316,7 @@ func (r *Report) ablationView() *render.Ablation {
 	}
 	v := &render.Ablation{Mode: string(a.Mode), Replacement: replacements[a.Mode], On: r.ablatedOn(a.Examples),
 		Loss: a.Intact.Loss, TokenAcc: a.Intact.TokenAcc, ExactMatch: a.Intact.ExactMatch,
-		NoExactMatch: data.IsText(r.Task) || r.Source != ""}
+		NoExactMatch: data.IsText(r.Task) || !r.runExamples}
 	for _, row := range a.Rows {
 		v.Rows = append(v.Rows, render.AblationRow{Layer: row.Layer, Head: row.Head, Role: row.Role, Loss: row.Loss,
 			DeltaLoss: row.DeltaLoss, DeltaTokenAcc: row.DeltaTokenAcc, DeltaExactMatch: row.DeltaExactMatch})
@@ -328,9 +329,9 @@ func (r *Report) ablationView() *render.Ablation {
 // sequences of its task or the sequence the user gave.
 func (r *Report) ablatedOn(n int) string {
 	switch {
-	case r.Source == "":
+	case r.runExamples:
 		return fmt.Sprintf("the %s of the run", msg.Count(n, "held-out example"))
-	case r.ablatesSequence():
+	case r.RolesOnGiven:
 		return fmt.Sprintf("the sequence given with %s (%s)", tokensFlag(r.Options), msg.Count(len(r.Sequence.Tokens), "token"))
 	}
 	return fmt.Sprintf("%s of %s", msg.Count(n, r.Task.Name()+" sequence"), msg.Count(r.Task.SeqLen(), "token"))

@@ -305,11 +305,11 @@ func TestFineTunedOpensAlone(t *testing.T) {
 		if errGot != nil || errWant != nil || !reflect.DeepEqual(got, wantIDs) {
 			t.Errorf("the run's tokenizer encodes %q as %v (%v), the pretrained one as %v (%v)", text, got, errGot, wantIDs, errWant)
 		}
-		if op.Step != 2 || op.Source != "fine-tuned from "+original.Source || op.Model.Config.Context != original.Model.Config.Context {
-			t.Errorf("opened step %d, source %q, context %d", op.Step, op.Source, op.Model.Config.Context)
+		if op.Step != 2 || op.Origin != "fine-tuned from "+original.Origin || op.Model.Config.Context != original.Model.Config.Context {
+			t.Errorf("opened step %d, origin %q, context %d", op.Step, op.Origin, op.Model.Config.Context)
 		}
-		if !reflect.DeepEqual(op.Config, lastCheckpoint(t, dir).Config) {
-			t.Errorf("opened with the run config %+v, not the checkpoint's", op.Config)
+		if op.Run == nil || !reflect.DeepEqual(*op.Run, lastCheckpoint(t, dir).Config) {
+			t.Errorf("opened with the run config %+v, not the checkpoint's", op.Run)
 		}
 		name := initfrom.CopyName(cfg.Init.Tokenizer[0])
 		writeText(t, filepath.Join(dir, name), "{}")

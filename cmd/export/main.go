@@ -111,8 +111,8 @@ func openGPT2(o options, notices io.Writer) (*open.Opened, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(op.Files) > 0 {
-		return nil, errors.Errorf("%s is a model trained elsewhere (%s); export writes the lab's own models (a run directory or a checkpoint train wrote)", o.checkpoint, op.Source)
+	if op.Run == nil {
+		return nil, errors.Errorf("%s is a model trained elsewhere (%s); export writes the lab's own models (a run directory or a checkpoint train wrote)", o.checkpoint, op.Origin)
 	}
 	if err := hf.GPT2Shaped(op.Model.Config); err != nil {
 		return nil, errors.Wrapf(err, "%s is not a GPT-2", o.checkpoint)
@@ -199,13 +199,13 @@ const maxTokenizerFile = 64 << 20
 // checkpoint whose tokenizer stayed in its run get none, said in the note.
 func tokenizerOf(op *open.Opened) (exported, error) {
 	none := exported{specials: hf.Specials{BOS: -1}}
-	init := op.Config.Init
+	init := op.Run.Init
 	switch {
 	case op.Tokenizer == nil:
 		none.note = fmt.Sprintf("%s (task %s) has no tokenizer: its tokens are the task's ids 0 to %d, as inspect labels them; no tokenizer file is written",
-			op.Checkpoint, op.Config.Task.Name, op.Model.Config.Vocab-1)
+			op.Checkpoint, op.Run.Task.Name, op.Model.Config.Vocab-1)
 		return none, nil
-	case !op.Config.FineTunes():
+	case !op.Run.FineTunes():
 		none.note = fmt.Sprintf("%s reads characters (%d of them), which Hugging Face has no tokenizer file for; none is written: id i is the i-th character of task.chars in the checkpoint's config (python/attnscope_torch.py's load returns it)",
 			op.Checkpoint, op.Tokenizer.Size())
 		return none, nil

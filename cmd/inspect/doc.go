@@ -80,7 +80,8 @@
 //     (default: its own model.attention); both give the same view. -graph
 //     prints the expression graph instead of the heads (model.Graph.Summary:
 //     op nodes in execution order, name, op, shape, parameters, totals;
-//     -training-graph for the training graph of the run's batch), -dot
+//     -training-graph for the training graph of the run's batch, refused
+//     for a model trained elsewhere, which has no run), -dot
 //     writes Gorgonia's ToDot atomically, never over the checkpoint. They
 //     take no other flag (it would be ignored).
 //   - -run DIR without a model shows a training run (runlog.ReadLogs):

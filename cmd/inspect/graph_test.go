@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/golden"
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 )
 
 // TestGraphGolden pins -graph for the test checkpoint (two attention-only
@@ -93,6 +94,35 @@ func TestPathFlagErrors(t *testing.T) {
 		}
 		if stdout.Len() > 0 {
 			t.Errorf("%q printed %q", c.args, stdout.String())
+		}
+	}
+}
+
+// TestTrainingGraphOfModelTrainedElsewhere: -training-graph of a model
+// trained elsewhere, which has no run and so no batch to build a training
+// graph of, is refused in one line naming the model, its kind and
+// init_from (it drew a batch of 32, a default run's, that no run used),
+// before its weights are read, and nothing is printed; its forward graph
+// still shows.
+func TestTrainingGraphOfModelTrainedElsewhere(t *testing.T) {
+	unread := t.TempDir() // a config.json alone: reading it, or weights, would fail otherwise
+	writeFile(t, filepath.Join(unread, "config.json"), "not json")
+	models := map[string]string{
+		unread: "a Hugging Face model directory",
+		filepath.Join("..", "..", "open", "hf", "testdata", "llama"):                "a Hugging Face model directory",
+		filepath.Join("..", "..", "open", "nanogpt", "testdata", "bias", "ckpt.pt"): "a nanoGPT checkpoint",
+	}
+	for path, kind := range models {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{path, "-graph", "-training-graph"}, &stdout, &stderr)
+		if msgtest.Refusal(t, path, err, "-training-graph: "+path+" is "+kind+", a model trained elsewhere", "init_from") && stdout.Len()+stderr.Len() > 0 {
+			t.Errorf("%s: stdout %q, stderr %q, want both empty", path, stdout.String(), stderr.String())
+		}
+		if path == unread {
+			continue
+		}
+		if out := string(runOK(t, path, "-graph")); !strings.Contains(out, "batch 1") {
+			t.Errorf("%s -graph: %q, want its forward graph of batch 1", path, out)
 		}
 	}
 }

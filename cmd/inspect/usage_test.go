@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,6 +47,11 @@ func TestWrongKinds(t *testing.T) {
 	refused(t, "a mistyped flag", []string{"-checkpont", testCheckpoint}, "(did you mean -checkpoint?)")
 	refused(t, "-html with another run's directory", []string{"-checkpoint", testCheckpoint, "-html", filepath.Join(dir, "x.html"), "-run", "../../testdata/induction"},
 		"-run ../../testdata/induction is another run; pass the checkpoint's own run directory: ../../testdata/induction/config.yaml differs from the checkpoint's config (model.context: config.yaml 24, checkpoint 8;", "and 6 more)")
+	// A model trained elsewhere has no run config to compare (it was
+	// compared with a made-up one): any run's is another's.
+	hfDir := filepath.Join("..", "..", "open", "hf", "testdata", "llama")
+	msgtest.Refusal(t, "-html of a model trained elsewhere with a run's directory", run([]string{hfDir, "-html", filepath.Join(dir, "y.html"), "-run", "../../testdata/induction"}, io.Discard, io.Discard),
+		"-run ../../testdata/induction is another run; pass the checkpoint's own run directory: "+hfDir+" is a model trained elsewhere (Hugging Face LlamaForCausalLM), which no run here trained")
 }
 
 // TestCompareRuns: several -run draw every run's curves on one step axis

@@ -111,13 +111,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, task, cfg := op.Model, op.Task, op.Config
 	if err := op.UsePath(o.path); err != nil {
 		return err
 	}
-	if op.Source != "" {
+	if op.TrainedElsewhere() {
 		return writePretrained(stdout, stderr, op, o, samplesSet)
 	}
+	m, task, cfg := op.Model, op.Task, *op.Run // the lab's own model: its run's
 	if err := checkHeldOut(fs, o); err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func ratio(a, b int) float64 {
 // note on notices first.
 func continuePrompt(w, notices io.Writer, op *open.Opened, o options, s *generate.Sampler) error {
 	m, task := op.Model, op.Task
-	if o.raw && !data.IsText(task) && op.Source == "" {
+	if o.raw && op.Tokenizer == nil {
 		return errors.Errorf("-raw writes a text model's characters as they are; task %s prints labels (digits and SEP), which have nothing to escape", task.Name())
 	}
 	prompt, err := promptIDs(op, o)

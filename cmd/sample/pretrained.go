@@ -23,7 +23,7 @@ import (
 // is whole.
 func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSet bool) error {
 	if o.eval {
-		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, msg.Clean(op.Source))
+		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, msg.Clean(op.Origin))
 	}
 	tok := op.Tokenizer
 	prompt, err := pretrainedPrompt(notices, op, o)
