@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -178,12 +177,6 @@ func (r *reporter) draw() {
 	fmt.Fprint(r.w, "\r"+r.line(r.last)+"\x1b[K")
 }
 
-// Field widths of the progress line.
-const (
-	maxBar = 24 // widest progress bar, brackets excluded
-	minBar = 5  // narrower than this, the bar is dropped
-)
-
 // line renders the progress line for the terminal width, e.g.
 //
 //	step 120/1000 [===>       ] loss 0.1234 tok_acc 0.912 seq_acc 0.875 12.3 steps/s ETA 1m10s
@@ -199,52 +192,18 @@ func (r *reporter) line(ev train.Event) string {
 		width = progress.DefaultWidth
 	}
 	room := width - 1
-	type field struct {
-		text string
-		drop int // order of dropping, 1 first; 0 never
-	}
-	fields := []field{{text: fmt.Sprintf("step %d/%d", ev.Step, ev.Steps)}, {text: "BAR", drop: 2}, {text: fmt.Sprintf("loss %.4f", ev.Loss), drop: 5}}
+	fields := []progress.Field{{Text: fmt.Sprintf("step %d/%d", ev.Step, ev.Steps)}, {Text: progress.BarField, Drop: 2}, {Text: fmt.Sprintf("loss %.4f", ev.Loss), Drop: 5}}
 	if e := r.lastEval; e != nil {
 		tok, seq := 1, 4
 		if r.tokenMetric {
 			tok, seq = seq, tok
 		}
-		fields = append(fields, field{fmt.Sprintf("tok_acc %.3f", e.TokenAcc), tok}, field{taskFigure(e, "%s %.3f"), seq})
+		fields = append(fields, progress.Field{Text: fmt.Sprintf("tok_acc %.3f", e.TokenAcc), Drop: tok}, progress.Field{Text: taskFigure(e, "%s %.3f"), Drop: seq})
 	}
 	if rate, ok := r.rate.PerSecond(); ok {
-		fields = append(fields, field{fmt.Sprintf("%.1f steps/s", rate), 3}, field{"ETA " + progress.FormatETA(float64(ev.Steps-ev.Step)/rate), 6})
+		fields = append(fields, progress.Field{Text: fmt.Sprintf("%.1f steps/s", rate), Drop: 3}, progress.Field{Text: "ETA " + progress.FormatETA(float64(ev.Steps-ev.Step)/rate), Drop: 6})
 	}
-	length := func() (n int) {
-		for _, f := range fields {
-			if f.text == "BAR" {
-				n += 2 + minBar
-			} else {
-				n += len(f.text)
-			}
-		}
-		return n + len(fields) - 1
-	}
-	for rank := 1; length() > room && rank <= 6; rank++ {
-		for i, f := range fields {
-			if f.drop == rank {
-				fields = append(fields[:i], fields[i+1:]...)
-				break
-			}
-		}
-	}
-	bar := min(maxBar, minBar+room-length())
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = f.text
-		if f.text == "BAR" {
-			parts[i] = "[" + progress.Bar(int64(ev.Step), int64(ev.Steps), bar) + "]"
-		}
-	}
-	s := strings.Join(parts, " ")
-	if len(s) > room {
-		s = s[:max(0, room)]
-	}
-	return s
+	return progress.Fit(fields, room, func(width int) string { return progress.Bar(int64(ev.Step), int64(ev.Steps), width) })
 }
 
 // finish ends the progress line so that what follows starts on a new line.

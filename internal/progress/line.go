@@ -3,9 +3,11 @@ package progress
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/attnscope/attnscope/internal/msg"
 )
@@ -240,45 +242,55 @@ func (l *Line) fitted(now time.Time) string {
 		width = DefaultWidth
 	}
 	room := width - 1
-	type field struct {
-		text string
-		drop int // order of dropping, 1 first; 0 never
-	}
-	fields := []field{{text: l.phase}}
+	fields := []Field{{Text: l.phase}}
 	if l.total > 0 {
-		fields = append(fields, field{"BAR", 1})
+		fields = append(fields, Field{BarField, 1})
 	}
-	for _, f := range []field{{l.count(), 3}, {l.percent(), 4}, {FormatETA(now.Sub(l.began).Seconds()), 2}, {l.eta(), 5}} {
-		if f.text != "" {
+	for _, f := range []Field{{l.count(), 3}, {l.percent(), 4}, {FormatETA(now.Sub(l.began).Seconds()), 2}, {l.eta(), 5}} {
+		if f.Text != "" {
 			fields = append(fields, f)
 		}
 	}
+	return Fit(fields, room, func(width int) string { return Bar(l.done, l.total, width) })
+}
+
+// BarField, as a Field's text, stands for the progress bar, which Fit
+// sizes to the room the other fields leave.
+const BarField = "BAR"
+
+// Field is one part of a progress line. Drop orders what goes when the
+// line does not fit: 1 first, then 2, ...; 0 never.
+type Field struct {
+	Text string
+	Drop int
+}
+
+// Fit joins fields with spaces into a line of at most room characters:
+// fields are dropped in their Drop order until the rest fits, the bar
+// (BarField) takes the width left, from minBar to maxBar characters
+// between brackets, drawn by bar, and a line still too long is cut.
+func Fit(fields []Field, room int, bar func(width int) string) string {
 	length := func() (n int) {
 		for _, f := range fields {
-			if f.text == "BAR" {
+			if f.Text == BarField {
 				n += 2 + minBar
 			} else {
-				n += len([]rune(f.text))
+				n += utf8.RuneCountInString(f.Text)
 			}
 		}
 		return n + len(fields) - 1
 	}
-	for rank := 1; length() > room && rank <= 5; rank++ {
-		for i, f := range fields {
-			if f.drop == rank {
-				fields = append(fields[:i], fields[i+1:]...)
-				break
-			}
-		}
+	for rank := 1; length() > room && slices.ContainsFunc(fields, func(f Field) bool { return f.Drop >= rank }); rank++ {
+		fields = slices.DeleteFunc(fields, func(f Field) bool { return f.Drop == rank })
 	}
-	bar := min(maxBar, minBar+room-length())
+	width := min(maxBar, minBar+room-length())
 	parts := make([]string, len(fields))
 	for i, f := range fields {
-		parts[i] = f.text
-		if f.text == "BAR" {
-			parts[i] = "[" + Bar(l.done, l.total, bar) + "]"
+		parts[i] = f.Text
+		if f.Text == BarField {
+			parts[i] = "[" + bar(width) + "]"
 		}
 	}
-	s := []rune(strings.Join(parts, " "))
-	return string(s[:min(len(s), max(0, room))])
+	line := []rune(strings.Join(parts, " "))
+	return string(line[:min(len(line), max(0, room))])
 }
