@@ -109,6 +109,11 @@ type Report struct {
 	Graph    *model.Summary
 	Training *htmlview.Training
 	Compare  []htmlview.Training
+	// Passes are the forwards Build ran for the views, in order: one for
+	// a plain view (the sequence shown is a row of the scoring examples
+	// when the lengths match), one more for the page's held-out examples.
+	// The analyses' own runs (circuits, -ablate) are not counted.
+	Passes []Pass
 	// opened are the files opening the model read or may read
 	// (open.Opened.Inputs), for Inputs.
 	opened []string
@@ -200,23 +205,20 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	return lengthTask(op.Task, op.Run, cfg, o.Length)
 }
 
-// analyse runs the model on the sequence shown and every analysis asked
-// for.
+// analyse runs the plan: the model on the sequence shown and every
+// analysis asked for.
 func (r *Report) analyse(op *open.Opened) error {
-	o, m, s := r.Options, op.Model, r.Sequence
+	o, m := r.Options, op.Model
+	p, err := r.plan(m)
+	if err != nil {
+		return err
+	}
 	r.phase(r.scoring(), 0, 0, "")
-	cache, err := r.examplesRun(m)
+	cache, err := r.run(m, p.batch, p.keep)
 	if err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
-	// Roles scored on the sequence shown read the same run; else the
-	// sequence runs on its own.
-	if r.RolesOnSequence {
-		r.Forward, err = cache.Pass(0)
-	} else {
-		r.Forward, err = analysis.Forward(m, s.Tokens, s.Targets, s.Scored)
-	}
-	if err != nil {
+	if r.Forward, err = r.shownPass(m, cache, p.shownRow); err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
 	if r.Pooled, err = analysis.ScoreHeads(cache, r.Task, o.AllRows); err != nil {
@@ -239,31 +241,74 @@ func (r *Report) analyse(op *open.Opened) error {
 		return nil
 	}
 	r.phase("the page's held-out examples", 0, 0, "")
-	if r.Examples, err = heldOut(m, r.Task, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+	if r.Examples, err = r.heldOut(m, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
-	r.Graph, err = forwardSummary(m)
-	return err
+	r.Graph = &cache.Graph
+	return nil
 }
 
-// examplesRun is the one forward every analysis that reads a run shares:
-// over Samples examples of the task, or over the sequence shown when the
-// task draws none (a text model opened without its text). It keeps the
-// attention weights, and with Circuits what the circuit analyses read.
-func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
+// plan is what a view runs, decided before anything runs: the one batch
+// every analysis that reads a run shares, the row of it that is the
+// sequence shown (-1: the sequence runs on its own), and the activations
+// the run keeps.
+type plan struct {
+	batch    *data.Batch
+	shownRow int
+	keep     []string
+}
+
+// plan decides the view's batch: Samples examples of the task with the
+// sequence shown as their first row when the lengths match, so that one
+// forward serves both; or the sequence shown alone when the roles are
+// scored on it (a text model opened without its text, text given to a
+// model trained elsewhere). It keeps the attention weights, and with
+// Circuits what the circuit analyses read.
+func (r *Report) plan(m *model.Model) (plan, error) {
 	s := r.Sequence
-	b := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
-	if !r.RolesOnSequence {
-		var err error
-		if b, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
-			return nil, err
-		}
-	}
-	names := analysis.Weights(m)
+	p := plan{keep: analysis.Weights(m), shownRow: 0}
 	if r.Options.Circuits {
-		names = analysis.Circuit(m)
+		p.keep = analysis.Circuit(m)
 	}
-	return analysis.RunWithCache(m, b, names...)
+	if r.RolesOnSequence {
+		p.batch = &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
+		return p, nil
+	}
+	var err error
+	if p.batch, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
+		return plan{}, err
+	}
+	if len(s.Tokens) != p.batch.SeqLen {
+		p.shownRow = -1
+		return p, nil
+	}
+	tokens, targets, mask := p.batch.Row(0)
+	copy(tokens, s.Tokens)
+	copy(targets, s.Targets)
+	copy(mask, s.Scored)
+	return p, nil
+}
+
+// run is the plan's one forward over its batch, recorded in Passes.
+func (r *Report) run(m *model.Model, b *data.Batch, keep []string) (*analysis.Cache, error) {
+	r.Passes = append(r.Passes, Pass{Batch: b.Size, Length: b.SeqLen})
+	return analysis.RunWithCache(m, b, keep...)
+}
+
+// shownPass is the model's pass on the sequence shown: row shownRow of the
+// shared run, or a forward of its own when the plan could not fit it there.
+func (r *Report) shownPass(m *model.Model, cache *analysis.Cache, shownRow int) (analysis.Pass, error) {
+	if shownRow >= 0 {
+		return cache.Pass(shownRow)
+	}
+	s := r.Sequence
+	r.Passes = append(r.Passes, Pass{Batch: 1, Length: len(s.Tokens)})
+	return analysis.Forward(m, s.Tokens, s.Targets, s.Scored)
+}
+
+// Pass is one forward a view ran: its batch size and sequence length.
+type Pass struct {
+	Batch, Length int
 }
 
 // circuits are the induction papers' measures: those that read a run from
