@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attnscope/attnscope/analysis"
+	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/open"
 )
 
@@ -70,5 +71,13 @@ func TestShownIsAnExampleRow(t *testing.T) {
 		if d := math.Abs(w - r.Forward.Attention.Data[i]); d > 1e-5 {
 			t.Fatalf("attention value %d is %g in the shared run, %g alone", i, r.Forward.Attention.Data[i], w)
 		}
+	}
+}
+
+// TestBytesUnit: the weights' phase counts in the unit inspect's progress
+// line draws as MiB.
+func TestBytesUnit(t *testing.T) {
+	if BytesUnit != progress.Bytes {
+		t.Errorf("report.BytesUnit %q, progress.Bytes %q", BytesUnit, progress.Bytes)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -52,10 +51,16 @@ type Options struct {
 	Runs []string
 	// Progress, when set, hears how far each long phase of Build has come:
 	// done of total units of the phase (total 0: not known, the time
-	// alone tells), unit what they are ("heads", or progress.Bytes for the
+	// alone tells), unit what they are ("heads", or BytesUnit for the
 	// weights read). nil hears nothing; report writes no progress itself.
 	Progress func(phase string, done, total int64, unit string)
 }
+
+// BytesUnit is the unit of the phase that counts the weights' bytes read:
+// internal/progress.Bytes, which inspect's progress line shows as MiB,
+// named here so that report need not import the line's drawing (a test
+// holds the two equal).
+const BytesUnit = "bytes"
 
 // LayerAuto is Options.Layer's "as many layers as read well".
 const LayerAuto = -1 << 30
@@ -378,7 +383,7 @@ func (r *Report) bytesRead() func(done, total int64) {
 	if p == nil {
 		return nil
 	}
-	return func(done, total int64) { p("reading weights", done, total, progress.Bytes) }
+	return func(done, total int64) { p("reading weights", done, total, BytesUnit) }
 }
 
 // ablate removes each head in turn: on the run's held-out set, or for a
