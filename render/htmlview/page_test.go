@@ -188,3 +188,21 @@ func TestPageEscapesLabels(t *testing.T) {
 		t.Errorf("the override is shown as %q", shown[5])
 	}
 }
+
+// TestPageLabelsAreData: the page shows the labels Data.Labels gives and
+// never decodes the inspect document for them (here it holds none, and
+// other labels would be wrong).
+func TestPageLabelsAreData(t *testing.T) {
+	d := small()
+	d.Inspect = json.RawMessage(`{"tokens":[0,1],"labels":["wrong","wrong"]}`)
+	d.Labels = []string{"x", "y"}
+	var blob struct {
+		ShownLabels [][]string `json:"shown_labels"`
+	}
+	if err := json.Unmarshal([]byte(dataBody.FindStringSubmatch(render(t, d))[2]), &blob); err != nil {
+		t.Fatal(err)
+	}
+	if len(blob.ShownLabels) == 0 || !slices.Equal(blob.ShownLabels[0], d.Labels) {
+		t.Errorf("the page shows the labels %q, want %q first", blob.ShownLabels, d.Labels)
+	}
+}
