@@ -226,6 +226,7 @@ func (r *Report) analyse(op *open.Opened) error {
 	if r.Forward, err = r.shownPass(m, cache, p.shownRow); err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
+	graph := cache.Graph // read now: the cache goes once the analyses have read it
 	if r.Pooled, err = analysis.ScoreHeads(cache, r.Task, o.AllRows); err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (r *Report) analyse(op *open.Opened) error {
 	if r.Examples, err = r.heldOut(m, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
-	r.Graph = &cache.Graph
+	r.Graph = &graph
 	return nil
 }
 
@@ -304,7 +305,11 @@ func (r *Report) run(m *model.Model, b *data.Batch, keep []string) (*analysis.Ca
 // shared run, or a forward of its own when the plan could not fit it there.
 func (r *Report) shownPass(m *model.Model, cache *analysis.Cache, shownRow int) (analysis.Pass, error) {
 	if shownRow >= 0 {
-		return cache.Pass(shownRow)
+		p, err := cache.Pass(shownRow)
+		if cache.Batch.Size > 1 {
+			p.Logits = p.Logits.Own() // the report outlives the batch's logits
+		}
+		return p, err
 	}
 	s := r.Sequence
 	r.Passes = append(r.Passes, Pass{Batch: 1, Length: len(s.Tokens)})
