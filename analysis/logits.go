@@ -105,8 +105,8 @@ func (l Logits) rows(lo, hi int) Logits {
 	return out
 }
 
-// Own is l in memory of its own: rows of a batch's logits kept past the
-// run (a view, as Cache.Pass gives) would keep every row alive.
+// Own is l in memory of its own: rows of a batch's logits (a view, as
+// Cache.Pass gives) kept past the run would keep every row alive.
 func (l Logits) Own() Logits {
 	return Logits{Shape: slices.Clone(l.Shape), f32: slices.Clone(l.f32), f64: slices.Clone(l.f64)}
 }

@@ -235,6 +235,11 @@ func (r *Report) analyse(op *open.Opened) error {
 			return err
 		}
 	}
+	if (o.Ablate || o.Page) && p.batch.Size > 1 && p.shownRow >= 0 {
+		// The analyses that read the run are done: the pass shown keeps
+		// its own logits, and the batch's go before the runs that follow.
+		r.Forward.Logits = r.Forward.Logits.Own()
+	}
 	if o.Ablate {
 		if r.Ablation, err = r.ablate(op); err != nil {
 			return err
@@ -305,11 +310,7 @@ func (r *Report) run(m *model.Model, b *data.Batch, keep []string) (*analysis.Ca
 // shared run, or a forward of its own when the plan could not fit it there.
 func (r *Report) shownPass(m *model.Model, cache *analysis.Cache, shownRow int) (analysis.Pass, error) {
 	if shownRow >= 0 {
-		p, err := cache.Pass(shownRow)
-		if cache.Batch.Size > 1 {
-			p.Logits = p.Logits.Own() // the report outlives the batch's logits
-		}
-		return p, err
+		return cache.Pass(shownRow)
 	}
 	s := r.Sequence
 	r.Passes = append(r.Passes, Pass{Batch: 1, Length: len(s.Tokens)})
