@@ -1,8 +1,9 @@
 package analysis
 
 import (
-	"gorgonia.org/tensor"
 	"slices"
+
+	"gorgonia.org/tensor"
 
 	"github.com/pkg/errors"
 

@@ -108,8 +108,9 @@ type Report struct {
 	Tokenizer string             // the tokenizer's name, "" for a toy task's labels
 	Circuits  *analysis.Circuits // with Options.Circuits
 	Ablation  *ablation.Table    // with Options.Ablate
-	// With Options.Page: the run's held-out examples, the forward graph,
-	// the run's curves (nil when there is none) and the other runs'.
+	// With Options.Page: the run's held-out examples, the summary of the
+	// scoring run's graph (Passes[0]: its batch and length), the run's
+	// curves (nil when there is none) and the other runs'.
 	Examples []htmlview.Example
 	Graph    *model.Summary
 	Training *htmlview.Training
@@ -245,8 +246,8 @@ func (r *Report) analyse(op *open.Opened) error {
 			return err
 		}
 	}
-	for _, p := range m.Params {
-		r.Params += p.Value.Shape().TotalSize()
+	for _, param := range m.Params {
+		r.Params += param.Value.Shape().TotalSize()
 	}
 	if !o.Page {
 		return nil
