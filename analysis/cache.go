@@ -42,7 +42,10 @@ type Cache struct {
 	Model  *model.Model
 	Batch  *data.Batch
 	Logits Logits // (B*T, V)
-	acts   map[string]Tensor
+	// Graph is the summary of the graph that ran (model.Graph.Summary),
+	// for a view that describes it: no other graph is built to say so.
+	Graph model.Summary
+	acts  map[string]Tensor
 	// weights holds every layer's attention weights one layer after the
 	// other, (L, B, H, T, T), when the run kept them all: each layer's
 	// Tensor is a view of it, and so is a one-example run's Pass, which
@@ -83,6 +86,9 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 		return nil, errors.Wrap(err, "running the model")
 	}
 	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
+	if c.Graph, err = g.Summary(); err != nil {
+		return nil, err
+	}
 	if keepLogits {
 		v, err := g.LogitsValue()
 		if err != nil {

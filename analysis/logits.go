@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"slices"
+
 	"gorgonia.org/tensor"
 
 	"github.com/pkg/errors"
@@ -102,6 +104,12 @@ func (l Logits) rows(lo, hi int) Logits {
 		out.f64 = l.f64[lo*v : hi*v : hi*v]
 	}
 	return out
+}
+
+// Own is l in memory of its own: rows of a batch's logits (a view, as
+// Cache.Pass gives) kept past the run would keep every row alive.
+func (l Logits) Own() Logits {
+	return Logits{Shape: slices.Clone(l.Shape), f32: slices.Clone(l.f32), f64: slices.Clone(l.f64)}
 }
 
 // predictions is each row's argmax (the first on a tie), read in the

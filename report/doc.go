@@ -22,9 +22,16 @@
 //     -tokens, ...), since the options are inspect's flags.
 //   - The sequence shown is drawn from rand.NewPCG(Seed, ExampleStream), the
 //     scoring examples from analysis.Examples (stream analysis.SamplesStream),
-//     so changing Samples never changes the sequence shown. One cached run
-//     over those examples (analysis.RunWithCache) serves the head roles,
-//     the mean heatmaps and every circuit metric that only reads a run.
+//     so changing Samples never changes the sequence shown.
+//   - One plan per view, decided before anything runs (Report.plan): the
+//     batch, the sequence shown as the first row of the scoring examples
+//     when the lengths match, and the activations kept. Its one cached run
+//     (analysis.RunWithCache) serves the sequence's pass, the head roles,
+//     the mean heatmaps and every circuit metric that only reads a run;
+//     the page adds one run of its held-out examples, and its graph
+//     summary is the scoring run's (analysis.Cache.Graph), never a graph
+//     built for the summary. Report.Passes records each forward, for the
+//     tests that count them.
 //   - A model trained elsewhere has no run (open.Opened.Run is nil): the
 //     views ask what they need, never where it comes from. examplesOf says
 //     once where the examples come from (a lab run's task, or the text

@@ -29,7 +29,7 @@ func ExampleBuild() {
 	//     0    1  previous-token                  0.73    0.48
 	//     0    2  diffuse (best: self)            0.12    1.83
 	//     0    3  diffuse (best: offset k=10)     0.04    2.26
-	//     1    0  diffuse (best: previous-token)  0.32    1.21
+	//     1    0  diffuse (best: previous-token)  0.33    1.21
 	//     1    1  induction                       0.98    0.13
 	//     1    2  self                            0.71    0.33
 	//     1    3  induction                       1.00    0.11

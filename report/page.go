@@ -48,13 +48,17 @@ func (r *Report) Page() (htmlview.Data, error) {
 	if r.TaskNote != "" {
 		roleNote += "; " + r.TaskNote // how the examples were drawn, as the text view says
 	}
-	return htmlview.Data{
+	d := htmlview.Data{
 		Title:      "attnscope: " + v.Title(),
 		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(), Source: r.Source, Heading: v.Heading(),
 		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward),
 		RoleNote: roleNote, PredictedLabels: v.Sequence.Predicted,
-		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Graph: r.Graph,
-	}, nil
+		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Labels: labels(r.Task, r.Sequence.Tokens),
+	}
+	if r.Graph != nil && len(r.Passes) > 0 {
+		d.Graph, d.GraphBatch, d.GraphLength = r.Graph, r.Passes[0].Batch, r.Passes[0].Length
+	}
+	return d, nil
 }
 
 // pageExamples is how many held-out examples the page embeds for a model of
@@ -72,12 +76,13 @@ func pageExamples(cfg model.Config, t, samples int) int {
 
 // heldOut runs the model on the first n examples of the run's held-out set
 // (data.EvalSet of the run's seed: sequences training never drew).
-func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Example, error) {
+func (r *Report) heldOut(m *model.Model, seed uint64, n int) ([]htmlview.Example, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	task := r.Task
 	set := data.EvalSet(task, n, seed)
-	c, err := analysis.RunWithCache(m, set, analysis.Weights(m)...)
+	c, err := r.run(m, set, analysis.Weights(m))
 	if err != nil {
 		return nil, err
 	}
@@ -95,19 +100,6 @@ func heldOut(m *model.Model, task data.Task, seed uint64, n int) ([]htmlview.Exa
 		out[i] = ex
 	}
 	return out, nil
-}
-
-// forwardSummary is the summary of the forward graph -graph prints.
-func forwardSummary(m *model.Model) (*model.Summary, error) {
-	g, err := Graph(m, nil)
-	if err != nil {
-		return nil, err
-	}
-	s, err := g.Summary()
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
 }
 
 // RunDir is the run directory the page plots: the first of Runs, or else

@@ -10,7 +10,6 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
-	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -52,10 +51,16 @@ type Options struct {
 	Runs []string
 	// Progress, when set, hears how far each long phase of Build has come:
 	// done of total units of the phase (total 0: not known, the time
-	// alone tells), unit what they are ("heads", or progress.Bytes for the
+	// alone tells), unit what they are ("heads", or BytesUnit for the
 	// weights read). nil hears nothing; report writes no progress itself.
 	Progress func(phase string, done, total int64, unit string)
 }
+
+// BytesUnit is the unit of the phase that counts the weights' bytes read:
+// internal/progress.Bytes, which inspect's progress line shows as MiB,
+// named here so that report need not import the line's drawing (a test
+// holds the two equal).
+const BytesUnit = "bytes"
 
 // LayerAuto is Options.Layer's "as many layers as read well".
 const LayerAuto = -1 << 30
@@ -103,12 +108,18 @@ type Report struct {
 	Tokenizer string             // the tokenizer's name, "" for a toy task's labels
 	Circuits  *analysis.Circuits // with Options.Circuits
 	Ablation  *ablation.Table    // with Options.Ablate
-	// With Options.Page: the run's held-out examples, the forward graph,
-	// the run's curves (nil when there is none) and the other runs'.
+	// With Options.Page: the run's held-out examples, the summary of the
+	// scoring run's graph (Passes[0]: its batch and length), the run's
+	// curves (nil when there is none) and the other runs'.
 	Examples []htmlview.Example
 	Graph    *model.Summary
 	Training *htmlview.Training
 	Compare  []htmlview.Training
+	// Passes are the forwards Build ran for the views, in order: one for
+	// a plain view (the sequence shown is a row of the scoring examples
+	// when the lengths match), one more for the page's held-out examples.
+	// The analyses' own runs (circuits, -ablate) are not counted.
+	Passes []Pass
 	// opened are the files opening the model read or may read
 	// (open.Opened.Inputs), for Inputs.
 	opened []string
@@ -200,25 +211,23 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	return lengthTask(op.Task, op.Run, cfg, o.Length)
 }
 
-// analyse runs the model on the sequence shown and every analysis asked
-// for.
+// analyse runs the plan: the model on the sequence shown and every
+// analysis asked for.
 func (r *Report) analyse(op *open.Opened) error {
-	o, m, s := r.Options, op.Model, r.Sequence
+	o, m := r.Options, op.Model
+	p, err := r.plan(m)
+	if err != nil {
+		return err
+	}
 	r.phase(r.scoring(), 0, 0, "")
-	cache, err := r.examplesRun(m)
+	cache, err := r.run(m, p.batch, p.keep)
 	if err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
-	// Roles scored on the sequence shown read the same run; else the
-	// sequence runs on its own.
-	if r.RolesOnSequence {
-		r.Forward, err = cache.Pass(0)
-	} else {
-		r.Forward, err = analysis.Forward(m, s.Tokens, s.Targets, s.Scored)
-	}
-	if err != nil {
+	if r.Forward, err = r.shownPass(m, cache, p.shownRow); err != nil {
 		return errors.Wrapf(err, "checkpoint %s", o.Checkpoint)
 	}
+	graph := cache.Graph // read now: the cache goes once the analyses have read it
 	if r.Pooled, err = analysis.ScoreHeads(cache, r.Task, o.AllRows); err != nil {
 		return err
 	}
@@ -227,43 +236,91 @@ func (r *Report) analyse(op *open.Opened) error {
 			return err
 		}
 	}
+	if (o.Ablate || o.Page) && p.batch.Size > 1 && p.shownRow >= 0 {
+		// The analyses that read the run are done: the pass shown keeps
+		// its own logits, and the batch's go before the runs that follow.
+		r.Forward.Logits = r.Forward.Logits.Own()
+	}
 	if o.Ablate {
 		if r.Ablation, err = r.ablate(op); err != nil {
 			return err
 		}
 	}
-	for _, p := range m.Params {
-		r.Params += p.Value.Shape().TotalSize()
+	for _, param := range m.Params {
+		r.Params += param.Value.Shape().TotalSize()
 	}
 	if !o.Page {
 		return nil
 	}
 	r.phase("the page's held-out examples", 0, 0, "")
-	if r.Examples, err = heldOut(m, r.Task, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+	if r.Examples, err = r.heldOut(m, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
-	r.Graph, err = forwardSummary(m)
-	return err
+	r.Graph = &graph
+	return nil
 }
 
-// examplesRun is the one forward every analysis that reads a run shares:
-// over Samples examples of the task, or over the sequence shown when the
-// task draws none (a text model opened without its text). It keeps the
-// attention weights, and with Circuits what the circuit analyses read.
-func (r *Report) examplesRun(m *model.Model) (*analysis.Cache, error) {
+// plan is what a view runs, decided before anything runs: the one batch
+// every analysis that reads a run shares, the row of it that is the
+// sequence shown (-1: the sequence runs on its own), and the activations
+// the run keeps.
+type plan struct {
+	batch    *data.Batch
+	shownRow int
+	keep     []string
+}
+
+// plan decides the view's batch: Samples examples of the task with the
+// sequence shown as their first row when the lengths match, so that one
+// forward serves both; or the sequence shown alone when the roles are
+// scored on it (a text model opened without its text, text given to a
+// model trained elsewhere). It keeps the attention weights, and with
+// Circuits what the circuit analyses read.
+func (r *Report) plan(m *model.Model) (plan, error) {
 	s := r.Sequence
-	b := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
-	if !r.RolesOnSequence {
-		var err error
-		if b, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
-			return nil, err
-		}
-	}
-	names := analysis.Weights(m)
+	p := plan{keep: analysis.Weights(m), shownRow: 0}
 	if r.Options.Circuits {
-		names = analysis.Circuit(m)
+		p.keep = analysis.Circuit(m)
 	}
-	return analysis.RunWithCache(m, b, names...)
+	if r.RolesOnSequence {
+		p.batch = &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
+		return p, nil
+	}
+	var err error
+	if p.batch, err = analysis.Examples(r.Task, r.Options.Samples, r.Options.Seed); err != nil {
+		return plan{}, err
+	}
+	if len(s.Tokens) != p.batch.SeqLen {
+		p.shownRow = -1
+		return p, nil
+	}
+	tokens, targets, mask := p.batch.Row(0)
+	copy(tokens, s.Tokens)
+	copy(targets, s.Targets)
+	copy(mask, s.Scored)
+	return p, nil
+}
+
+// run is the plan's one forward over its batch, recorded in Passes.
+func (r *Report) run(m *model.Model, b *data.Batch, keep []string) (*analysis.Cache, error) {
+	r.Passes = append(r.Passes, Pass{Batch: b.Size, Length: b.SeqLen})
+	return analysis.RunWithCache(m, b, keep...)
+}
+
+// shownPass is the model's pass on the sequence shown: row shownRow of the
+// shared run, or a forward of its own when the plan could not fit it there.
+func (r *Report) shownPass(m *model.Model, cache *analysis.Cache, shownRow int) (analysis.Pass, error) {
+	if shownRow >= 0 {
+		return cache.Pass(shownRow)
+	}
+	s := r.Sequence
+	r.Passes = append(r.Passes, Pass{Batch: 1, Length: len(s.Tokens)})
+	return analysis.Forward(m, s.Tokens, s.Targets, s.Scored)
+}
+
+// Pass is one forward a view ran: its batch size and sequence length.
+type Pass struct {
+	Batch, Length int
 }
 
 // circuits are the induction papers' measures: those that read a run from
@@ -333,7 +390,7 @@ func (r *Report) bytesRead() func(done, total int64) {
 	if p == nil {
 		return nil
 	}
-	return func(done, total int64) { p("reading weights", done, total, progress.Bytes) }
+	return func(done, total int64) { p("reading weights", done, total, BytesUnit) }
 }
 
 // ablate removes each head in turn: on the run's held-out set, or for a

@@ -213,8 +213,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	var graphRows, evalDots int
 	var trainingHidden bool
+	var graphTitle string
 	if err := chromedp.Run(bctx,
 		chromedp.Evaluate(`document.querySelectorAll("#graph-table tr").length - 1`, &graphRows),
+		chromedp.Evaluate(`document.getElementById("graph-title").textContent`, &graphTitle),
 		chromedp.Evaluate(`document.getElementById("training").hidden`, &trainingHidden),
 		chromedp.Evaluate(`document.querySelectorAll("#acc-chart circle").length`, &evalDots),
 	); err != nil {
@@ -226,6 +228,10 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 	if graphRows != len(d.Graph.Rows) || graphRows == 0 {
 		t.Errorf("the graph table has %d rows, the summary %d", graphRows, len(d.Graph.Rows))
+	}
+	// The summary is the scoring run's graph: the 4 examples at their length.
+	if want := fmt.Sprintf(" path, batch 4, length %d): ", T); !strings.Contains(graphTitle, want) {
+		t.Errorf("the graph's title %q, want it to say %q", graphTitle, want)
 	}
 	if thumbs != layers*heads {
 		t.Errorf("the grid shows %d heads, want %d x %d", thumbs, layers, heads)

@@ -548,9 +548,10 @@ func TestCheckpointDirectory(t *testing.T) {
 }
 
 // TestMeanHeatmaps: with -mean each panel is the mean of the head's weights
-// over the -examples examples, checked against the examples run one at a
-// time (a batch-1 graph per example, averaged here; float32, so 1e-5), and
-// its axes are positions with SEP where every example has it.
+// over the -examples examples (the sequence shown the first), checked
+// against the examples run one at a time (a batch-1 graph per example,
+// averaged here; float32, so 1e-5), and its axes are positions with SEP
+// where every example has it.
 func TestMeanHeatmaps(t *testing.T) {
 	const n = 3
 	r, err := report.Build(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: n, Seed: 7, Mean: true})
@@ -567,6 +568,11 @@ func TestMeanHeatmaps(t *testing.T) {
 	if err := data.Fill(r.Task, b, rand.New(rand.NewPCG(7, analysis.SamplesStream))); err != nil {
 		t.Fatal(err)
 	}
+	// The sequence shown is the first example (report's plan).
+	tokens, targets, mask := b.Row(0)
+	copy(tokens, r.Sequence.Tokens)
+	copy(targets, r.Sequence.Targets)
+	copy(mask, r.Sequence.Scored)
 	want := make([][][][]float64, r.Config.Layers)
 	for i := range n {
 		tokens, targets, mask := b.Row(i)

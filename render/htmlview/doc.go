@@ -44,11 +44,14 @@
 //     character raw. The page shows each label as escape.Label writes it:
 //     Write adds "shown_labels" and "shown_predicted" (the predictions'
 //     labels, as the terminal's "predicted" row), one list per example (the
-//     "inspect" one first, then Data.Examples), and the script draws those.
+//     "inspect" one first, from Data.Labels, then Data.Examples), and the
+//     script draws those. Write never decodes Data.Inspect: what it needs
+//     of the first example comes as data (Labels, PredictedLabels).
 //   - Attention is [layer][head][query][key] with causal zeros above the
 //     diagonal; the page draws key > query as masked, not as weight 0.
 //   - Optional sections render only when their data is present: the graph
-//     summary (Data.Graph), the training curves (Data.Training), the head
+//     summary (Data.Graph, the graph that ran, titled with its GraphBatch
+//     and GraphLength), the training curves (Data.Training), the head
 //     roles through training (Training.Heads, from roles.jsonl) and the
 //     ablation table beside the thumbnails (the -json object's "ablation",
 //     from inspect -ablate).

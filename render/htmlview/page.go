@@ -34,6 +34,9 @@ type Data struct {
 	// carries: one EncodeMap string a head, [layer][head].
 	Inspect json.RawMessage `json:"inspect"`
 	Maps    [][]string      `json:"maps"`
+	// Labels name the inspect sequence's tokens as its labels member
+	// does: given as data, so that the page never decodes Inspect.
+	Labels []string `json:"-"`
 	// RoleNote says what the head roles were scored on, in the terminal
 	// view's words (render's Inspect.RolesNote), for the page's caption.
 	RoleNote string `json:"role_note"`
@@ -46,9 +49,13 @@ type Data struct {
 	// Compare are other runs (more -run) whose held-out curves the page
 	// draws beside Training's.
 	Compare []Training `json:"compare,omitempty"`
-	// Graph is the forward graph's summary as `inspect -graph` prints it
-	// (model.Summary: path, rows of name, op, shape, params, builtin, totals).
-	Graph any `json:"graph,omitempty"`
+	// Graph is the summary of the forward graph that ran, as `inspect
+	// -graph` prints it (model.Summary: path, rows of name, op, shape,
+	// params, builtin, totals), of GraphBatch sequences of GraphLength
+	// tokens.
+	Graph       any `json:"graph,omitempty"`
+	GraphBatch  int `json:"graph_batch,omitempty"`
+	GraphLength int `json:"graph_length,omitempty"`
 }
 
 // Example is one sequence run through the model; its fields mean what the
@@ -129,10 +136,7 @@ func Write(w io.Writer, d Data) error {
 	if len(d.Inspect) == 0 {
 		return errors.New("html page: no inspect data")
 	}
-	shown, err := shownLabels(d)
-	if err != nil {
-		return err
-	}
+	shown := shownLabels(d)
 	d.Source, d.Heading = escape.Label(d.Source), escape.Label(d.Heading)
 	blob, err := json.Marshal(struct {
 		Data
@@ -163,19 +167,13 @@ func Write(w io.Writer, d Data) error {
 }
 
 // shownLabels is the labels of every example as the page shows them
-// (escape.Label), the inspect object's first, then Examples' in order.
-func shownLabels(d Data) ([][]string, error) {
-	var first struct {
-		Labels []string `json:"labels"`
-	}
-	if err := json.Unmarshal(d.Inspect, &first); err != nil {
-		return nil, errors.Wrap(err, "html page: the inspect data")
-	}
-	out := [][]string{escape.Labels(first.Labels)}
+// (escape.Label), the inspect sequence's first, then Examples' in order.
+func shownLabels(d Data) [][]string {
+	out := [][]string{escape.Labels(d.Labels)}
 	for _, ex := range d.Examples {
 		out = append(out, escape.Labels(ex.Labels))
 	}
-	return out, nil
+	return out
 }
 
 // shownPredicted is the predictions' labels of every example as the page

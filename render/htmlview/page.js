@@ -118,7 +118,7 @@
   }
   function drawGraph(g) {
     $("graph").hidden = false;
-    $("graph-title").textContent = "Expression graph (" + g.path + " path, batch 1, length " + D.model.context + "): " + g.op_nodes +
+    $("graph-title").textContent = "Expression graph (" + g.path + " path, batch " + D.graph_batch + ", length " + D.graph_length + "): " + g.op_nodes +
       " op nodes, " + g.builtin_ops + " Gorgonia's own, " + g.project_ops + " attnscope's (orange)";
     const tb = $("graph-table"), head = el("tr", {}, tb);
     ["#", "node", "op", "shape", "params"].forEach((h) => el("th", {}, head, h));

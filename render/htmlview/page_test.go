@@ -22,11 +22,13 @@ func small() Data {
 		Title: "attnscope: t, step 3", Checkpoint: "c.safetensors", Step: 3, Task: "t", Dtype: "float32", Params: 10,
 		Model:    map[string]any{"layers": 1, "heads": 1},
 		Inspect:  json.RawMessage(`{"tokens":[0,1],"labels":["a","</script><script>alert(1)</script>"],"blocks":"attention-only blocks"}`),
+		Labels:   []string{"a", "</script><script>alert(1)</script>"},
 		Maps:     [][]string{{EncodeMap([][]float64{{1, 0}, {0.25, 0.75}})}},
 		RoleNote: "pooled over 1 example",
 		Examples: []Example{{Source: "held-out 0", Tokens: []int{1, 0}, Labels: []string{"b", "a"}, Targets: []*int{nil, &one},
 			Maps: [][]string{{EncodeMap([][]float64{{1, 0}, {0.5, 0.5}})}}, Logits: [][]float64{{0, 1}, {1, 0}}, Predictions: []int{1, 1}}},
-		Graph: map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
+		Graph:      map[string]any{"path": "fused", "rows": []any{map[string]any{"name": "loss", "op": "Sum", "shape": []int{}, "params": 0, "builtin": true}}},
+		GraphBatch: 1, GraphLength: 2,
 		Training: &Training{Dir: "run", Stride: 1, Train: []runlog.TrainRecord{{Step: 1, Loss: 2}}, Eval: []runlog.EvalRecord{{Step: 1, EvalLoss: 2, TokenAcc: 0.5}},
 			Heads: [][]runlog.HeadHistory{{{Layer: 0, Head: 0, Role: "self", Steps: []int{1}, Scores: []float64{0.25}}}}},
 	}
@@ -80,7 +82,7 @@ func TestPageIsItsTemplate(t *testing.T) {
 		"{{.Title}}", "&lt;b&gt; &amp; c",
 		"{{.CSS}}", "(page.css)",
 		"{{.JS}}", "(page.js)",
-		"{{.Data}}", "{checkpoint dtype examples graph heading inspect maps model params predicted_labels role_note shown_labels shown_predicted step task title training}",
+		"{{.Data}}", "{checkpoint dtype examples graph graph_batch graph_length heading inspect maps model params predicted_labels role_note shown_labels shown_predicted step task title training}",
 	).Replace(pageHTML)
 	if got := string(skeleton(t, render(t, d))); got != want {
 		t.Errorf("the page differs from page.html with its actions filled:\n--- got\n%s\n--- want\n%s", got, want)
@@ -143,7 +145,7 @@ func TestPageEscapesLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Inspect, d.Examples[0].Labels = inspect, hostile[2:]
+	d.Inspect, d.Labels, d.Examples[0].Labels = inspect, hostile[:2], hostile[2:]
 	d.PredictedLabels, d.Examples[0].PredictedLabels = hostile[:2], hostile[2:4]
 	d.Source, d.Heading = "fine-tuned from "+hostile[5], "model m: fine-tuned from "+hostile[0]
 	page := render(t, d)
@@ -184,5 +186,23 @@ func TestPageEscapesLabels(t *testing.T) {
 	}
 	if shown[5] != `\u202eabc` {
 		t.Errorf("the override is shown as %q", shown[5])
+	}
+}
+
+// TestPageLabelsAreData: the page shows the labels Data.Labels gives and
+// never decodes the inspect document for them (here it holds none, and
+// other labels would be wrong).
+func TestPageLabelsAreData(t *testing.T) {
+	d := small()
+	d.Inspect = json.RawMessage(`{"tokens":[0,1],"labels":["wrong","wrong"]}`)
+	d.Labels = []string{"x", "y"}
+	var blob struct {
+		ShownLabels [][]string `json:"shown_labels"`
+	}
+	if err := json.Unmarshal([]byte(dataBody.FindStringSubmatch(render(t, d))[2]), &blob); err != nil {
+		t.Fatal(err)
+	}
+	if len(blob.ShownLabels) == 0 || !slices.Equal(blob.ShownLabels[0], d.Labels) {
+		t.Errorf("the page shows the labels %q, want %q first", blob.ShownLabels, d.Labels)
 	}
 }
