@@ -4,10 +4,11 @@
     /usr/bin/python3 cmd/export/testdata/gpt2_forward.py DIR '[3, 1, 4]'
 
 prints {"logits": [[...] per position]} in float64. cmd/export's tests hold
-the lab's forward to it on a model export wrote. It is written from GPT-2's
-published definition (OpenAI's gpt-2 model.py, Hugging Face's
-modeling_gpt2.py), independently of python/attnscope_torch.py and of the Go
-code, and reads the directory as GPT2LMHeadModel.from_pretrained does:
+the lab's forward to it on a model export wrote. Its forward is
+open/hf/testdata/gen_fixtures.py's, written from GPT-2's published
+definition (OpenAI's gpt-2 model.py, Hugging Face's modeling_gpt2.py),
+independently of python/attnscope_torch.py and of the Go code. It reads the
+directory as GPT2LMHeadModel.from_pretrained does:
 
     config.json   GPT2Config's keys, its defaults for those left out
                   (n_inner null is 4 n_embd, tie_word_embeddings true)
@@ -32,12 +33,16 @@ read with struct and json alone (Debian has no safetensors package).
 """
 
 import json
-import math
 import os
 import struct
 import sys
 
 import torch
+
+# GPT-2's forward, the one open/hf's fixtures were made with (from the same
+# published definition, independent of the Go code).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "open", "hf", "testdata"))
+import gen_fixtures  # noqa: E402
 
 DTYPES = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
 
@@ -91,48 +96,6 @@ def expected_shapes(v):
     return s
 
 
-def layer_norm(x, weight, bias, eps):
-    mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + eps) * weight + bias
-
-
-def gelu_new(x):
-    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
-
-
-def gelu_exact(x):
-    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
-
-
-ACTIVATIONS = {"gelu_new": gelu_new, "gelu": gelu_exact}
-
-
-def forward(v, w, ids):
-    """GPT-2's logits (T, V) for one sequence."""
-    t, d, h = len(ids), v["d"], v["heads"]
-    hd = d // h
-    act = ACTIVATIONS[v["activation"]]
-    causal = torch.tril(torch.ones(t, t, dtype=torch.bool))
-    x = w["transformer.wte.weight"][ids] + w["transformer.wpe.weight"][:t]     # (T, D)
-    for i in range(v["layers"]):
-        p = "transformer.h.%d." % i
-        a = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], v["eps"])
-        qkv = a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]        # (T, 3D)
-        q, k, val = qkv.split(d, dim=-1)                                        # (T, D) each
-        q, k, val = (z.view(t, h, hd).transpose(0, 1) for z in (q, k, val))     # (H, T, d)
-        s = q @ k.transpose(-1, -2) / math.sqrt(hd)                             # (H, T, T)
-        s = s.masked_fill(~causal, float("-inf"))
-        o = (torch.softmax(s, dim=-1) @ val).transpose(0, 1).reshape(t, d)      # (T, D)
-        x = x + o @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
-        m = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], v["eps"])
-        m = act(m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])         # (T, F)
-        x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-    x = layer_norm(x, w["transformer.ln_f.weight"], w["transformer.ln_f.bias"], v["eps"])
-    head = w["transformer.wte.weight"] if v["tied"] else w["lm_head.weight"]
-    return x @ head.T                                                           # (T, V)
-
-
 def main():
     directory, ids = sys.argv[1], json.loads(sys.argv[2])
     v = config_of(directory)
@@ -147,8 +110,9 @@ def main():
             sys.exit("model.safetensors: %s is not a GPT2LMHeadModel tensor" % name)
         if list(w[name].shape) != want.get(name, [v["vocab"], v["d"]]):
             sys.exit("model.safetensors: %s has shape %s, want %s" % (name, list(w[name].shape), want.get(name)))
+    inner = {k.removeprefix("transformer."): t for k, t in w.items()}
     with torch.no_grad():
-        logits = forward(v, w, torch.tensor(ids))
+        logits = gen_fixtures.forward(v, inner, torch.tensor(ids))
     print(json.dumps({"logits": logits.tolist()}))
 
 

@@ -176,7 +176,8 @@ ACTIVATIONS = {"gelu_new": gelu_new, "gelu": gelu_exact}
 
 
 def forward(v, w, ids):
-    """GPT-2's logits (T, V) for one sequence, in float64."""
+    """GPT-2's logits (T, V) for one sequence, in float64: w by the names
+    under "transformer." (and lm_head.weight when v["tied"] is false)."""
     w = {k: t.to(torch.float64) for k, t in w.items()}
     t, d, h = len(ids), v["d"], v["heads"]
     hd = d // h
@@ -197,7 +198,8 @@ def forward(v, w, ids):
         m = act(m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])         # (T, F)
         x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
     x = layer_norm(x, w["ln_f.weight"], w["ln_f.bias"], v["eps"])
-    return x @ w["wte.weight"].T                                                # (T, V)
+    head = w["wte.weight"] if v.get("tied", True) else w["lm_head.weight"]
+    return x @ head.T                                                           # (T, V)
 
 
 # ---- the variants ----
