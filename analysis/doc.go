@@ -41,4 +41,7 @@
 //     bounded (data.DrawExcept), so every call ends. What belongs to a batch
 //     (Patch's corruption) is built by the caller from the batch it cached
 //     (Corruption, from a stream of its own), never by replaying a draw.
+//   - A run is read through its records (package runlog), never its config:
+//     what an analysis needs of the run (the held-out set's size, the seed)
+//     it takes as values, so analysis imports no rundir (Ablate, Probes).
 package analysis

@@ -7,7 +7,6 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
 
@@ -21,13 +20,15 @@ type Probe interface {
 
 // Probes are the measurements a run records at every evaluation: each
 // head's roles on the first runlog.RoleRows rows of the held-out set
-// (roles.jsonl), and the induction papers' metrics (circuits.jsonl).
-func Probes(m *model.Model, task data.Task, cfg rundir.Config) ([]Probe, error) {
-	roles, err := newRolesProbe(m, task, cfg.Train.EvalSize, cfg.Seed)
+// (roles.jsonl), and the induction papers' metrics (circuits.jsonl). They
+// take the two settings of the run they read, its held-out set's size and
+// its seed (as Ablate does), not the run's config: the caller passes them.
+func Probes(m *model.Model, task data.Task, evalSize int, seed uint64) ([]Probe, error) {
+	roles, err := newRolesProbe(m, task, evalSize, seed)
 	if err != nil {
 		return nil, err
 	}
-	return []Probe{roles, newCircuitsProbe(m, task, cfg.Seed)}, nil
+	return []Probe{roles, newCircuitsProbe(m, task, seed)}, nil
 }
 
 // rolesProbe scores every head's roles on a fixed held-out sample with its

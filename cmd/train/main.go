@@ -168,7 +168,7 @@ func stopped(err error, caught func() (syscall.Signal, bool)) error {
 // probes are what a run records at every evaluation besides its metrics:
 // the head roles and the circuit metrics (package analysis).
 func probes(m *model.Model, task data.Task, cfg rundir.Config) ([]train.Probe, error) {
-	made, err := analysis.Probes(m, task, cfg)
+	made, err := analysis.Probes(m, task, cfg.Train.EvalSize, cfg.Seed)
 	out := make([]train.Probe, len(made))
 	for i, p := range made {
 		out[i] = p
