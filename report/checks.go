@@ -56,10 +56,12 @@ func checkSequenceMemory(cfg model.Config, t int, from string) error {
 		"give fewer tokens")
 }
 
-// checkTrainGraph refuses a training graph of batch sequences that would
-// not fit.
-func checkTrainGraph(cfg model.Config, batch int) error {
-	return model.CheckMemory(cfg.EstimateBytes(batch, 0), fmt.Sprintf("-training-graph: the training graph of batch %d", batch), "-graph without -training-graph shows the forward graph")
+// checkTrainGraph refuses a training graph of batch sequences of seqLen
+// positions that would exceed the memory limit, before it is built.
+func checkTrainGraph(cfg model.Config, batch, seqLen int) error {
+	at := cfg
+	at.Context = seqLen // EstimateBytes counts a batch at the context's length
+	return model.CheckMemory(at.EstimateBytes(batch, 0), fmt.Sprintf("-training-graph: the training graph of batch %d x %d positions", batch, seqLen), "-graph without -training-graph shows the forward graph")
 }
 
 // checkIndex refuses a -layer or -head outside the model, naming the valid

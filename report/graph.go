@@ -18,7 +18,7 @@ import (
 // one from it.
 func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
 	if kind := open.TrainedElsewhereKind(checkpoint); train && kind != "" {
-		return nil, errors.Errorf("-training-graph: %s is %s, a model trained elsewhere with no run whose batch to build; fine-tune it with init_from in a run config (go run ./cmd/train -config FILE) and show that run's", checkpoint, kind)
+		return nil, errors.Errorf("-training-graph: %s is %s, a model trained elsewhere with no run whose batch to build; fine-tune it with init_from in a run config (train -config FILE), then give -training-graph that run", checkpoint, kind)
 	}
 	op, err := open.Open(checkpoint, open.Options{})
 	if err != nil {
@@ -27,27 +27,35 @@ func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
 	if err := op.UsePath(path); err != nil {
 		return nil, err
 	}
-	var run *rundir.Config // nil: the forward graph
-	if train {
-		run = op.Run
+	if !train {
+		return Graph(op.Model, nil, 0)
 	}
-	return Graph(op.Model, run)
+	seqLen := op.Task.SeqLen()
+	if op.Run.FineTunes() {
+		seqLen = op.Run.Task.Length // its text's windows; op.Task is the pretrained model's view
+	}
+	return Graph(op.Model, op.Run, seqLen)
 }
 
 // Graph builds the graph inspect shows: the forward graph it runs (batch
 // 1, the full context), or given a run's config the training graph of that
-// run (its batch size, gradients and dropout masks).
-func Graph(m *model.Model, run *rundir.Config) (*model.Graph, error) {
+// run: its batch size, its task's sequence length seqLen (a fine-tuning
+// run's windows are shorter than the model's context), gradients and
+// dropout masks.
+func Graph(m *model.Model, run *rundir.Config, seqLen int) (*model.Graph, error) {
 	opts := model.BuildOptions{Batch: 1, SeqLen: m.Config.Context}
 	if run != nil {
 		batch := run.Train.BatchSize
 		if batch < 1 {
 			return nil, errors.Errorf("metadata config: train.batch_size %d, want >= 1", batch)
 		}
-		if err := checkTrainGraph(m.Config, batch); err != nil {
+		if seqLen < 1 || seqLen > m.Config.Context {
+			return nil, errors.Errorf("metadata config: a task of %d positions, want 1 to the model's context of %d", seqLen, m.Config.Context)
+		}
+		if err := checkTrainGraph(m.Config, batch, seqLen); err != nil {
 			return nil, err
 		}
-		opts.Batch, opts.Train = batch, true
+		opts.Batch, opts.SeqLen, opts.Train = batch, seqLen, true
 	}
 	return model.Build(m, opts)
 }

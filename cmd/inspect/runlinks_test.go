@@ -41,6 +41,18 @@ func TestFineTunedRunCopyIsNoLink(t *testing.T) {
 	}
 }
 
+// TestTrainingGraphOfFineTunedRun: -training-graph of a fine-tuning run
+// is the graph it trained, its windows of task.length 8, not the model's
+// context of 32 (which made GPT-2 small's fine-tuning, batch 1 of 8
+// tokens, refused as needing 12.5 GiB).
+func TestTrainingGraphOfFineTunedRun(t *testing.T) {
+	dir := fineTunedRun(t)
+	out := string(runOK(t, dir, "-graph", "-training-graph"))
+	if want := "batch 2, length 8: training graph"; !strings.Contains(out, want) {
+		t.Errorf("-training-graph of a run of batch 2 and task.length 8:\n%.300s\nwant %q", out, want)
+	}
+}
+
 // fineTunedRun fine-tunes open/hf's distil GPT-2 (given a byte-level
 // vocab.json of its 96 ids and no merges) for a few steps, and returns the
 // run directory, which holds the copies of vocab.json and merges.txt.
