@@ -52,21 +52,26 @@ const (
 func Short(v float64) string { return fmt.Sprintf("%.4g", v) }
 
 // WriteSparks writes the view with sparklines as wide as fit width columns
-// beside the labels and notes, within fixed bounds.
+// beside the labels and notes, within fixed bounds. Every line is at most
+// width-1 columns, as the other text views (so no terminal wraps it): the
+// title and headings wrap as prose, and a note too long to follow its
+// sparkline goes on the next line, under the sparkline's start.
 func WriteSparks(w io.Writer, s Sparks, width int) error {
-	spark := max(minSparkWidth, min(maxSparkWidth, width-SparkLabelWidth-SparkNoteWidth))
+	room := width - 1
+	spark := max(minSparkWidth, min(maxSparkWidth, room-SparkLabelWidth-2-SparkNoteWidth))
 	var b strings.Builder
+	p := &printer{w: &b}
 	for _, line := range s.Title {
-		fmt.Fprintf(&b, "%s\n", escape.Label(line))
+		p.para(width, "%s", escape.Label(line))
 	}
 	from, to := fmt.Sprintf("step %d", int(s.X0)), fmt.Sprintf("%d", int(s.X1))
-	fmt.Fprintf(&b, "%-*s%s%*s\n", SparkLabelWidth, "", from, spark-len(from), to)
+	p.printf("%-*s%s%*s\n", SparkLabelWidth, "", from, spark-len(from), to)
 	for _, sec := range s.Sections {
 		if len(sec.Heading) > 0 {
-			b.WriteString("\n")
+			p.printf("\n")
 		}
 		for _, line := range sec.Heading {
-			fmt.Fprintf(&b, "%s\n", escape.Label(line))
+			p.para(width, "%s", escape.Label(line))
 		}
 		for _, r := range sec.Rows {
 			label, note := r.Label, r.Note
@@ -76,8 +81,17 @@ func WriteSparks(w io.Writer, s Sparks, width int) error {
 			if note == "" {
 				note = Short(r.Y[0]) + " -> " + Short(r.Y[len(r.Y)-1])
 			}
-			fmt.Fprintf(&b, "%-*s%s  %s\n", SparkLabelWidth, escape.Label(label), Sparkline(r.X, r.Y, s.X0, s.X1, spark, r.Lo, r.Hi), escape.Label(note))
+			note = escape.Label(note)
+			line := fmt.Sprintf("%-*s%s", SparkLabelWidth, escape.Label(label), Sparkline(r.X, r.Y, s.X0, s.X1, spark, r.Lo, r.Hi))
+			if visibleWidth(line)+2+visibleWidth(note) > room {
+				p.printf("%s\n%*s%s\n", line, SparkLabelWidth, "", note)
+			} else {
+				p.printf("%s  %s\n", line, note)
+			}
 		}
+	}
+	if p.err != nil {
+		return p.err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -84,24 +84,34 @@ func TestRunView(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	var sparks []string
 	heads := map[string]string{} // "L1 H3 induction" -> the rest of its line
-	for _, line := range lines {
+	for i, line := range lines {
 		if utf8.RuneCountInString(line) < render.SparkLabelWidth || !strings.ContainsAny(line, "▁▂▃▄▅▆▇█") {
 			continue
 		}
 		label := []rune(line)[:render.SparkLabelWidth]
-		rest := []rune(line)[render.SparkLabelWidth:]
-		end := strings.IndexFunc(string(rest), func(r rune) bool { return !strings.ContainsRune("▁▂▃▄▅▆▇█", r) })
-		sparks = append(sparks, string(rest)[:end])
+		rest := string([]rune(line)[render.SparkLabelWidth:])
+		spark, note := rest, ""
+		if end := strings.IndexFunc(rest, func(r rune) bool { return !strings.ContainsRune("▁▂▃▄▅▆▇█", r) }); end >= 0 {
+			spark, note = rest[:end], rest[end:]
+		} else if i+1 < len(lines) {
+			note = lines[i+1] // a note too long for the line goes under the sparkline
+		}
+		sparks = append(sparks, spark)
 		if name := strings.TrimSpace(string(label)); strings.HasPrefix(name, "L") {
-			heads[name] = string(rest)[end:]
+			heads[name] = note
 		}
 	}
 	if len(sparks) != 4+8+8+1 {
 		t.Fatalf("%d sparkline rows, want 4 curves, 8 heads' roles, 8 heads' prefix matching and the ICL score:\n%s", len(sparks), text)
 	}
 	for i, s := range sparks {
-		if n := utf8.RuneCountInString(s); n != 100-render.SparkLabelWidth-render.SparkNoteWidth {
-			t.Errorf("sparkline %d is %d columns, want %d", i, n, 100-render.SparkLabelWidth-render.SparkNoteWidth)
+		if n, want := utf8.RuneCountInString(s), 99-render.SparkLabelWidth-2-render.SparkNoteWidth; n != want {
+			t.Errorf("sparkline %d is %d columns, want %d (99 columns less the label, the gap and the note)", i, n, want)
+		}
+	}
+	for i, line := range lines {
+		if w := utf8.RuneCountInString(line); w > 99 {
+			t.Errorf("line %d is %d columns, over 99 at COLUMNS=100: %q", i, w, line)
 		}
 	}
 	want := formationSteps(t, inductionRun)
