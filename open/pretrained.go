@@ -292,8 +292,8 @@ func openNanoGPT(path string, o Options) (*Opened, error) {
 	case m.Model.Config.Vocab >= tokenizer.GPT2().Size():
 		notef(o.Notices, "note: %s has no meta.pkl; using GPT-2's tokenizer, as nanoGPT does for its GPT-2 runs", path)
 		tok = tokenizer.GPT2()
-	default:
-		tok = tokenizer.IDs(m.Model.Config.Vocab)
+	default: // a character model whose meta.pkl is elsewhere: say where text comes from
+		tok = tokenizer.Unbuilt(m.Model.Config.Vocab, errors.Errorf("no %s beside %s; -vocab FILE names one", nanogpt.MetaFile, path))
 	}
 	op, err := pretrained(m.Model, tok, path, "nanoGPT", m.Step)
 	if err == nil {

@@ -69,8 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		written = append(written, f.name)
 	}
 	c := op.Model.Config
-	fmt.Fprintf(stdout, "wrote %s: %s (GPT2LMHeadModel: %d layers, %d heads, d_model %d, vocab %d, context %d; step %d)\n",
-		o.out, strings.Join(written, ", "), c.Layers, c.Heads, c.DModel, c.Vocab, c.Context, op.Step)
+	fmt.Fprintf(stdout, "wrote %s: %s (GPT2LMHeadModel: %s, %s, d_model %d, vocab %d, context %d; step %d)\n",
+		o.out, strings.Join(written, ", "), msg.Count(c.Layers, "layer"), msg.Count(c.Heads, "head"), c.DModel, c.Vocab, c.Context, op.Step)
 	return nil
 }
 

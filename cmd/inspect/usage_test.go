@@ -68,8 +68,9 @@ func TestCompareRuns(t *testing.T) {
 		}
 	}
 	// Every curve and head line has its sparkline in the same columns: the
-	// value after it starts right after the 48 columns and two spaces.
-	const spark = 100 - render.SparkLabelWidth - render.SparkNoteWidth
+	// value after it starts right after the 45 columns (99 less the label,
+	// the gap and the note) and two spaces.
+	const spark = 99 - render.SparkLabelWidth - 2 - render.SparkNoteWidth
 	lines := 0
 	for _, line := range strings.Split(text, "\n") {
 		r := []rune(line)
