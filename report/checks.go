@@ -161,7 +161,13 @@ func checkRunConfig(tr *htmlview.Training, op *open.Opened) error {
 // -checkpoint. A missing path is left to runlog.ReadLogs to report.
 func CheckRunPath(path string) error {
 	info, err := os.Stat(path)
-	if err != nil || info.IsDir() {
+	if err != nil {
+		return nil
+	}
+	if info.IsDir() {
+		if _, err := os.Lstat(filepath.Join(path, runlog.MetricsFile)); errors.Is(err, os.ErrNotExist) {
+			return errors.Errorf("-run %s: holds no %s, so no run train wrote; -run takes a run directory (-checkpoint %s shows a model there)", path, runlog.MetricsFile, path)
+		}
 		return nil
 	}
 	if strings.HasSuffix(path, ".safetensors") {

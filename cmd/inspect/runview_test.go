@@ -239,7 +239,7 @@ func TestRunViewErrors(t *testing.T) {
 	}{
 		{[]string{"-run", inductionRun, "-tokens", "1 2"}, "-tokens: needs a model"},
 		{[]string{"-run", inductionRun, "-ablate", "-layer", "0"}, "-ablate, -layer: needs a model"},
-		{[]string{"-run", t.TempDir()}, "metrics.jsonl: no such file or directory"},
+		{[]string{"-run", t.TempDir()}, "holds no metrics.jsonl, so no run train wrote"},
 		{[]string{"-run", empty}, "no training or evaluation lines yet"},
 		{[]string{"-run", badRoles}, "roles.jsonl line 2 is not a head roles record"},
 	} {

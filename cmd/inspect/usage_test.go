@@ -33,6 +33,8 @@ func TestWrongKinds(t *testing.T) {
 	refused(t, "a config as -checkpoint", []string{"-checkpoint", config}, "is a run config, not a checkpoint; train from it (go run ./cmd/train -config "+config+")")
 	refused(t, "a checkpoint as -run", []string{"-run", testCheckpoint}, "-run "+testCheckpoint+": is a checkpoint file; -run takes its run directory (-run testdata)")
 	refused(t, "a file as -run", []string{"-run", config}, "-run "+config+": is a file; -run takes a run directory")
+	model := filepath.Join("..", "..", "open", "hf", "testdata", "distil")
+	refused(t, "a model's directory as -run", []string{"-run", model}, "-run "+model+": holds no metrics.jsonl, so no run train wrote")
 	refused(t, "-ablation without -ablate", []string{"-checkpoint", testCheckpoint, "-ablation", "mean"}, "-ablation is used only with -ablate")
 	refused(t, "empty -tokens", []string{"-checkpoint", testCheckpoint, "-tokens", " "}, "-tokens is empty")
 	// refused adds a -png of its own, so this one runs directly.
