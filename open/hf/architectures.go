@@ -42,6 +42,26 @@ type target struct {
 	// (Llama's q_proj, k_proj and v_proj, the project's fused qkv), is
 	// those rows; the zero value is the whole parameter.
 	part rows
+	// split, for a tensor whose consecutive row ranges fill rows of one
+	// or more parameters (GPT-NeoX's query_key_value, head by head;
+	// Phi-3's gate_up_proj), is those rows in the tensor's order, each
+	// with its part's count set; param is then "".
+	split []target
+}
+
+// ignored reports whether the tensor is a buffer that is not read.
+func (t target) ignored() bool { return t.param == "" && t.split == nil }
+
+// slots are the slots the tensor fills: its own, or each of its split's.
+func (t target) slots() []slot {
+	if t.split == nil {
+		return []slot{t.slot()}
+	}
+	out := make([]slot, len(t.split))
+	for i, p := range t.split {
+		out[i] = p.slot()
+	}
+	return out
 }
 
 // rows are count rows of a parameter from row first (its first
