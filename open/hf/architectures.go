@@ -83,6 +83,10 @@ var architectures = []architecture{
 	{class: "LlamaForCausalLM", modelType: "llama", config: llamaDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
 	{class: "MistralForCausalLM", modelType: "mistral", config: mistralDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
 	{class: "Qwen2ForCausalLM", modelType: "qwen2", config: qwen2Defaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: -1, eos: -1},
+	{class: "GPTNeoXForCausalLM", modelType: "gpt_neox", config: neoxConfig, tensors: neoxTensors, sizes: neoxSizes, bos: 0, eos: 2},
+	{class: "GPTNeoForCausalLM", modelType: "gpt_neo", config: gptNeoConfig, tensors: gptNeoTensors, sizes: gptNeoSizes, bos: 50256, eos: 50256},
+	{class: "Phi3ForCausalLM", modelType: "phi3", config: phi3Config, tensors: llamaShapedTensors(phi3Block), sizes: headSizes, bos: 1, eos: 32000},
+	{class: "Olmo2ForCausalLM", modelType: "olmo2", config: olmo2Config, tensors: llamaShapedTensors(olmo2Block), sizes: headSizes, bos: -1, eos: 50279},
 }
 
 // findArchitecture is the row of the architectures table config.json

@@ -1,0 +1,123 @@
+package hf
+
+import (
+	"encoding/json"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/msg"
+)
+
+// ropeDicts are the dicts a config.json may give rotary parameters in.
+var ropeDicts = []string{"rope_scaling", "rope_parameters"}
+
+// partialRope is the rotary base and the channels of each head rotary
+// positions turn (model.Config.RotaryDims: 0 for all headDim of them) of
+// a config whose class turns only a fraction of them: GPT-NeoX's
+// rotary_pct, the Phi family's partial_rotary_factor (fractionKey, def
+// when absent). As the classes' convert_rope_params_to_dict do, a
+// partial_rotary_factor in rope_parameters (transformers 5) wins over the
+// top-level key, and baseKey ("rotary_emb_base" for GPT-NeoX) stands for
+// rope_theta; the rest is read as ropeBase reads a Llama's.
+func partialRope(keys configKeys, fractionKey string, def float64, baseKey string, headDim int) (base float64, rotaryDims int, err error) {
+	key, fraction, err := rotaryFraction(keys, fractionKey, def)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !(fraction > 0 && fraction <= 1) {
+		return 0, 0, errors.Errorf("%s = %v: want a fraction in (0, 1]", key, fraction)
+	}
+	// transformers truncates: int(head_dim * fraction).
+	dims := int(float64(headDim) * fraction)
+	if dims == 0 || dims%2 != 0 {
+		return 0, 0, errors.Errorf("%s = %v turns int(%d × %v) = %d channels of each head; rotary positions turn an even number > 0 of them",
+			key, fraction, headDim, fraction, dims)
+	}
+	rest, err := withoutFraction(keys, fractionKey, baseKey)
+	if err != nil {
+		return 0, 0, err
+	}
+	if base, err = ropeBase(rest); err != nil {
+		return 0, 0, err
+	}
+	if dims == headDim {
+		dims = 0
+	}
+	return base, dims, nil
+}
+
+// rotaryFraction is the fraction of each head's channels that turn, and
+// the key it was read from.
+func rotaryFraction(keys configKeys, fractionKey string, def float64) (string, float64, error) {
+	for _, name := range ropeDicts {
+		dict, err := keys.dict(name)
+		if err != nil {
+			return "", 0, err
+		}
+		if dict.present("partial_rotary_factor") {
+			key := name + ".partial_rotary_factor"
+			f, err := dict.number("partial_rotary_factor", 0)
+			if err != nil {
+				return "", 0, errors.Wrap(err, name)
+			}
+			return key, f, nil
+		}
+	}
+	f, err := keys.number(fractionKey, def)
+	return fractionKey, f, err
+}
+
+// withoutFraction is keys without the fraction (the top-level key and the
+// dicts' partial_rotary_factor), with baseKey's value as rope_theta when
+// the file gives it: what ropeBase reads.
+func withoutFraction(keys configKeys, fractionKey, baseKey string) (configKeys, error) {
+	out := make(configKeys, len(keys))
+	for k, v := range keys {
+		out[k] = v
+	}
+	delete(out, fractionKey)
+	delete(out, "partial_rotary_factor")
+	if baseKey != "" && keys.present(baseKey) {
+		if _, err := keys.number(baseKey, 0); err != nil {
+			return nil, err
+		}
+		out["rope_theta"] = keys[baseKey]
+	}
+	for _, name := range ropeDicts {
+		dict, err := keys.dict(name)
+		if err != nil || !dict.present("partial_rotary_factor") {
+			continue
+		}
+		delete(dict, "partial_rotary_factor")
+		raw, err := json.Marshal(map[string]json.RawMessage(dict))
+		if err != nil {
+			return nil, errors.Wrap(err, name)
+		}
+		out[name] = raw
+	}
+	return out, nil
+}
+
+// refuseRopeTypes refuses, by the name transformers gives it, a rope type
+// of the rope dicts that the architecture's class maps to one the model
+// does not build (Phi-3's "su" and "yarn" are its "longrope"), before
+// ropeBase would name the type as written.
+func refuseRopeTypes(keys configKeys, renamed map[string]string, why string) error {
+	for _, name := range ropeDicts {
+		dict, err := keys.dict(name)
+		if err != nil {
+			return err
+		}
+		for _, field := range []string{"rope_type", "type"} {
+			kind, err := dict.str(field, unscaledRope)
+			if err != nil {
+				return errors.Wrap(err, name)
+			}
+			if to, ok := renamed[kind]; ok {
+				return errors.Errorf("%s.%s = %s (%s to transformers): not built; %s",
+					name, field, msg.Quote(kind), to, why)
+			}
+		}
+	}
+	return nil
+}
