@@ -80,19 +80,16 @@ func globalLayers(local []bool) []int {
 // layer. A config.json that also lists attention_layers (transformers
 // writes both) must list the same.
 func gptNeoLayers(keys configKeys, layers int) ([]bool, error) {
-	kinds := []string{}
-	if !keys.present("attention_types") {
-		for range 12 {
-			kinds = append(kinds, "global", "local")
-		}
-	} else {
-		var err error
-		if kinds, err = expandAttentionTypes(keys["attention_types"]); err != nil {
-			return nil, keys.wrongValue("attention_types", `a list of [[kinds...], count] with kinds "global" or "local"`)
-		}
+	types := json.RawMessage(`[[["global","local"],12]]`) // GPTNeoConfig's default
+	if keys.present("attention_types") {
+		types = keys["attention_types"]
+	}
+	kinds, err := expandAttentionTypes(types)
+	if err != nil {
+		return nil, keys.wrongValue("attention_types", `a list of [[kinds...], count] with kinds "global" or "local"`)
 	}
 	if len(kinds) != layers {
-		return nil, errors.Errorf("attention_types = %s gives %d layers; num_layers = %d", shown(keys["attention_types"]), len(kinds), layers)
+		return nil, errors.Errorf("attention_types = %s gives %d layers; num_layers = %d", shown(types), len(kinds), layers)
 	}
 	if keys.present("attention_layers") {
 		var listed []string
