@@ -177,7 +177,12 @@ func (c Config) Path() (layers.Path, error) {
 }
 
 // DHead is the width of one attention head.
-func (c Config) DHead() int { return c.DModel / c.Heads }
+func (c Config) DHead() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	return c.DModel / c.Heads
+}
 
 // Validate reports the first impossible setting, naming the numbers.
 func (c Config) Validate() error {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attnscope/attnscope/data"
@@ -271,4 +272,56 @@ func writeZeros(t *testing.T, path string, tensors map[string]sizedTensor) {
 	if err := os.WriteFile(path, file, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFusedLayoutsRefuseFiles: a fused tensor of the wrong shape, or one
+// missing, is refused naming it, its shape and the one config.json gives
+// it (the rows of every part it fills).
+func TestFusedLayoutsRefuseFiles(t *testing.T) {
+	for _, c := range []struct {
+		name, variant, want string
+		edit                func(t *testing.T, path string)
+	}{
+		{"query_key_value of the wrong rows", "pythia",
+			`tensor "gpt_neox.layers.0.attention.query_key_value.weight" has shape [144 12], want [72 24]`,
+			func(t *testing.T, path string) {
+				editHeader(t, path, func(h map[string]any) {
+					h["gpt_neox.layers.0.attention.query_key_value.weight"].(map[string]any)["shape"] = []int{144, 12}
+				})
+			}},
+		{"gate_up_proj missing", "phi3", `holds no tensor "model.layers.1.mlp.gate_up_proj.weight"`,
+			func(t *testing.T, path string) {
+				dropTensor(t, path, "model.layers.1.mlp.gate_up_proj.weight")
+			}},
+	} {
+		dir := copyVariant(t, c.variant)
+		path := filepath.Join(dir, hf.WeightsFile)
+		c.edit(t, path)
+		_, err := hf.Load(dir, hf.Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v\nwant one naming %s and saying %q", c.name, err, path, c.want)
+		}
+	}
+}
+
+// dropTensor removes tensor name, its entry and its bytes, from the
+// safetensors file at path.
+func dropTensor(t *testing.T, path, name string) {
+	t.Helper()
+	header, data := sttest.Split(t, readFile(t, path))
+	begin, end := sttest.Offsets(header, name)
+	delete(header, name)
+	for k := range header {
+		if k == "__metadata__" {
+			continue
+		}
+		offsets := sttest.Entry(header, k)["data_offsets"].([]any)
+		for i, o := range offsets {
+			if o.(float64) >= end {
+				offsets[i] = o.(float64) - (end - begin)
+			}
+		}
+	}
+	data = append(data[:int(begin):int(begin)], data[int(end):]...)
+	writeFile(t, path, string(sttest.Join(t, header, data)))
 }
