@@ -1,8 +1,10 @@
 // Package hf opens a Hugging Face model directory (config.json, and
 // model.safetensors or the shards model.safetensors.index.json lists) as a
 // model.Model: GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
-// -large, -xl), Llama (LlamaForCausalLM), Mistral (MistralForCausalLM) and
-// Qwen 2 (Qwen2ForCausalLM). Load is the one entry; package open calls it.
+// -large, -xl), Llama (LlamaForCausalLM), Mistral (MistralForCausalLM),
+// Qwen 2 (Qwen2ForCausalLM), GPT-NeoX (GPTNeoXForCausalLM: Pythia), GPT-Neo
+// (GPTNeoForCausalLM: TinyStories), Phi-3 (Phi3ForCausalLM) and OLMo 2
+// (Olmo2ForCausalLM). Load is the one entry; package open calls it.
 //
 // Conventions:
 //   - config.json decides the architecture: architectures[0] and model_type
@@ -47,7 +49,11 @@
 //     into one scratch buffer of the largest such tensor and transposed into
 //     the project's (out, in): the model is held once, plus that buffer.
 //     Llama's q_proj, k_proj and v_proj (and their biases) are each read
-//     straight into their rows of the project's fused qkv, [q | k | v].
+//     straight into their rows of the project's fused qkv, [q | k | v]. A
+//     tensor whose rows go to several places (target.split: GPT-NeoX's
+//     query_key_value, laid out head by head; Phi-3's gate_up_proj, two
+//     parameters) is read into the same scratch buffer and its rows copied
+//     to their places.
 //   - The way back: SaveGPT2 writes a model of GPT-2's block (GPT2Shaped,
 //     which names every key of another that differs) as GPT2LMHeadModel's
 //     config.json and model.safetensors, in float32, Conv1D weights stored
