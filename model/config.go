@@ -82,16 +82,28 @@ type Config struct {
 	// rotary positions: Qwen 3's q_norm and k_norm.
 	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm,omitempty"`
 
-	// Issue 45's keys as BRIEF45 names them, for open/hf's readers until
-	// the branches that build them (p45-rope, p45-scores, p45-norms) are
-	// merged; their definitions replace these.
-	HeadDim          int     `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
-	RotaryDims       int     `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
-	AttnScale        float64 `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
-	NormPlacement    string  `json:"norm_placement,omitempty" yaml:"norm_placement,omitempty"`
-	QKNormScope      string  `json:"qk_norm_scope,omitempty" yaml:"qk_norm_scope,omitempty"`
-	ParallelResidual bool    `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
+	// Issue 45's keys as the branches that build them (p45-rope,
+	// p45-scores, p45-norms) name them, for open/hf's readers until those
+	// merge; their definitions replace these.
+	HeadDim          int       `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
+	RotaryDimsKey    int       `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
+	GlobalLayers     LayerList `json:"global_layers,omitempty" yaml:"global_layers,omitempty"`
+	AttnScale        float64   `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
+	NormPlacement    string    `json:"norm_placement,omitempty" yaml:"norm_placement,omitempty"`
+	QKNormScope      string    `json:"qk_norm_scope,omitempty" yaml:"qk_norm_scope,omitempty"`
+	ParallelResidual bool      `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
 }
+
+// LayerList, NewLayerList, PlacementPost and QKScopeAll stand for
+// p45-rope's and p45-norms' until they merge.
+type LayerList string
+
+func NewLayerList(layers ...int) LayerList { return LayerList(fmt.Sprint(layers)) }
+
+const (
+	PlacementPost = "post"
+	QKScopeAll    = "all"
+)
 
 // The position kinds of Config.Position.
 const (

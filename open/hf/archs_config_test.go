@@ -39,7 +39,7 @@ func edited(c model.Config, edit func(*model.Config)) model.Config { edit(&c); r
 // partial_rotary_factor wins), a fraction of 1 read as the whole head.
 func TestNeoXConfig(t *testing.T) {
 	neox := model.Config{Vocab: 50432, Context: 2048, DModel: 6144, Heads: 64, Layers: 44, MLP: true, DFF: 24576,
-		QKVBias: true, OutBias: true, Position: model.PositionRope, RopeBase: 10000, RotaryDims: 24,
+		QKVBias: true, OutBias: true, Position: model.PositionRope, RopeBase: 10000, RotaryDimsKey: 24,
 		Norm: model.NormLayer, Activation: model.ActivationGELU, ParallelResidual: true}
 	const class, modelType = "GPTNeoXForCausalLM", "gpt_neox"
 	checkConfigs(t, []configCase{
@@ -47,12 +47,12 @@ func TestNeoXConfig(t *testing.T) {
 		{"pythia-70m", class, modelType, `"hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 6, "intermediate_size": 2048,
 			"rotary_pct": 0.25, "rotary_emb_base": 10000, "use_parallel_residual": true, "tie_word_embeddings": false, "vocab_size": 50304`,
 			edited(neox, func(c *model.Config) {
-				c.DModel, c.Heads, c.Layers, c.DFF, c.RotaryDims, c.Vocab = 512, 8, 6, 2048, 16, 50304
+				c.DModel, c.Heads, c.Layers, c.DFF, c.RotaryDimsKey, c.Vocab = 512, 8, 6, 2048, 16, 50304
 			})},
 		{"rotary_emb_base", class, modelType, `"rotary_emb_base": 500`, edited(neox, func(c *model.Config) { c.RopeBase = 500 })},
-		{"whole head", class, modelType, `"rotary_pct": 1.0`, edited(neox, func(c *model.Config) { c.RotaryDims = 0 })},
+		{"whole head", class, modelType, `"rotary_pct": 1.0`, edited(neox, func(c *model.Config) { c.RotaryDimsKey = 0 })},
 		{"rope_parameters", class, modelType, `"rotary_pct": 1.0, "rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}`,
-			edited(neox, func(c *model.Config) { c.RotaryDims = 48 })},
+			edited(neox, func(c *model.Config) { c.RotaryDimsKey = 48 })},
 		{"sequential, no biases, tied, gelu_new, eps", class, modelType,
 			`"use_parallel_residual": false, "attention_bias": false, "tie_word_embeddings": true, "hidden_act": "gelu_new", "layer_norm_eps": 1e-6`,
 			edited(neox, func(c *model.Config) {
@@ -65,20 +65,24 @@ func TestNeoXConfig(t *testing.T) {
 // TestGPTNeoConfig: a GPT-Neo config.json maps to GPTNeoConfig's model,
 // with its defaults (gpt-neo-1.3B's sizes, d_ff 4·hidden for a null
 // intermediate_size, gelu_new, a tied head, unscaled scores, a window of
-// 256 on the local layers), and attention_types expanded to say which
-// layers are local.
+// 256 on the local layers, the others global), and attention_types
+// expanded to say which layers are local.
 func TestGPTNeoConfig(t *testing.T) {
 	neo := model.Config{Vocab: 50257, Context: 2048, DModel: 2048, Heads: 16, Layers: 24, MLP: true, DFF: 8192, OutBias: true,
 		Position: model.PositionLearned, Norm: model.NormLayer, Activation: model.ActivationGELUTanh, TieEmbeddings: true,
-		AttnScale: 1, Window: 256}
+		AttnScale: 1, Window: 256, GlobalLayers: model.NewLayerList(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22)}
 	const class, modelType = "GPTNeoForCausalLM", "gpt_neo"
 	checkConfigs(t, []configCase{
 		{"defaults", class, modelType, ``, neo},
 		{"TinyStories-1M", class, modelType, `"hidden_size": 64, "num_heads": 16, "num_layers": 8, "intermediate_size": null,
 			"attention_types": [[["global", "local"], 4]], "window_size": 256, "max_position_embeddings": 2048, "vocab_size": 50257`,
-			edited(neo, func(c *model.Config) { c.DModel, c.Heads, c.Layers, c.DFF = 64, 16, 8, 256 })},
+			edited(neo, func(c *model.Config) {
+				c.DModel, c.Heads, c.Layers, c.DFF, c.GlobalLayers = 64, 16, 8, 256, model.NewLayerList(0, 2, 4, 6)
+			})},
+		{"every layer local", class, modelType, `"num_layers": 2, "attention_types": [[["local"], 2]], "window_size": 4`,
+			edited(neo, func(c *model.Config) { c.Layers, c.Window, c.GlobalLayers = 2, 4, "" })},
 		{"every layer global", class, modelType, `"num_layers": 2, "attention_types": [[["global"], 2]], "intermediate_size": 100, "tie_word_embeddings": false`,
-			edited(neo, func(c *model.Config) { c.Layers, c.Window, c.DFF, c.TieEmbeddings = 2, 0, 100, false })},
+			edited(neo, func(c *model.Config) { c.Layers, c.Window, c.GlobalLayers, c.DFF, c.TieEmbeddings = 2, 0, "", 100, false })},
 	})
 	for _, c := range []struct {
 		keys string
@@ -109,16 +113,16 @@ func TestPhi3AndOlmo2Config(t *testing.T) {
 		Position: model.PositionRope, RopeBase: 10000, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff}
 	olmo2 := model.Config{Vocab: 50304, Context: 2048, DModel: 4096, Heads: 32, Layers: 32, MLP: true, DFF: 11008,
 		Position: model.PositionRope, RopeBase: 10000, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff,
-		QKNorm: true, QKNormScope: "all", NormPlacement: "post"}
+		QKNorm: true, QKNormScope: model.QKScopeAll, NormPlacement: model.PlacementPost}
 	checkConfigs(t, []configCase{
 		{"phi3 defaults", "Phi3ForCausalLM", "phi3", ``, phi3},
 		{"Phi-3-mini-4k", "Phi3ForCausalLM", "phi3", `"sliding_window": 2047, "rope_scaling": null, "vocab_size": 32064, "rope_theta": 10000.0`,
 			edited(phi3, func(c *model.Config) { c.Window = 2047 })},
 		{"phi3 head_dim, kv heads, partial", "Phi3ForCausalLM", "phi3",
 			`"head_dim": 128, "num_key_value_heads": 8, "partial_rotary_factor": 0.75, "sliding_window": null, "rms_norm_eps": 1e-6`,
-			edited(phi3, func(c *model.Config) { c.HeadDim, c.KVHeads, c.RotaryDims, c.NormEps = 128, 8, 96, 1e-6 })},
+			edited(phi3, func(c *model.Config) { c.HeadDim, c.KVHeads, c.RotaryDimsKey, c.NormEps = 128, 8, 96, 1e-6 })},
 		{"phi3 rope_parameters", "Phi3ForCausalLM", "phi3", `"rope_parameters": {"rope_type": "default", "rope_theta": 250000, "partial_rotary_factor": 0.5}`,
-			edited(phi3, func(c *model.Config) { c.RopeBase, c.RotaryDims = 250000, 48 })},
+			edited(phi3, func(c *model.Config) { c.RopeBase, c.RotaryDimsKey = 250000, 48 })},
 		{"olmo2 defaults", "Olmo2ForCausalLM", "olmo2", ``, olmo2},
 		{"OLMo-2-1B", "Olmo2ForCausalLM", "olmo2", `"hidden_size": 2048, "num_attention_heads": 16, "num_hidden_layers": 16, "intermediate_size": 8192,
 			"rope_theta": 500000, "rms_norm_eps": 1e-6, "vocab_size": 100352, "max_position_embeddings": 4096, "attention_bias": false`,

@@ -175,7 +175,7 @@ func greedyCached(t *testing.T, m *model.Model, prompt []int, n int) []int {
 	}
 	var out []int
 	for range n {
-		tok := argmax(next)
+		tok := mostLikely(next)
 		out = append(out, tok)
 		if next, err = dec.Step([]int{tok}); err != nil {
 			t.Fatal(err)
@@ -192,12 +192,12 @@ func greedyForward(t *testing.T, m *model.Model, prompt []int, n int) []int {
 	vocab := m.Config.Vocab
 	for range n {
 		all := logits(t, m, seq)
-		seq = append(seq, argmax(all[len(all)-vocab:]))
+		seq = append(seq, mostLikely(all[len(all)-vocab:]))
 	}
 	return seq[len(prompt):]
 }
 
-func argmax(xs []float64) int {
+func mostLikely(xs []float64) int {
 	best := 0
 	for i, x := range xs {
 		if x > xs[best] {

@@ -19,7 +19,7 @@ import (
 // windowed to window_size keys, and a head tied to wte.
 func gptNeoConfig(keys configKeys) (model.Config, error) {
 	cfg := model.Config{MLP: true, OutBias: true, Position: model.PositionLearned, Norm: model.NormLayer, AttnScale: 1}
-	if err := readSizes([]sizeKey{
+	if err := readSizeKeys([]sizeKey{
 		{"vocab_size", 50257, &cfg.Vocab, keys.size}, {"hidden_size", 2048, &cfg.DModel, keys.size},
 		{"num_layers", 24, &cfg.Layers, keys.layerCount}, {"num_heads", 16, &cfg.Heads, keys.headCount},
 		{"max_position_embeddings", 2048, &cfg.Context, keys.size},
@@ -54,7 +54,7 @@ func gptNeoConfig(keys configKeys) (model.Config, error) {
 		if cfg.Window, err = keys.size("window_size", 256); err != nil {
 			return model.Config{}, err
 		}
-		setGlobalLayers(&cfg, globalLayers(local))
+		cfg.GlobalLayers = model.NewLayerList(globalLayers(local)...)
 	}
 	if err := cfg.Validate(); err != nil {
 		return model.Config{}, errors.Wrap(err, "the model it describes")

@@ -53,8 +53,8 @@ type sizeKey struct {
 	read func(key string, def int) (int, error)
 }
 
-// readSizes reads each size into its destination.
-func readSizes(sizes []sizeKey) error {
+// readSizeKeys reads each size into its destination.
+func readSizeKeys(sizes []sizeKey) error {
 	for _, s := range sizes {
 		v, err := s.read(s.key, s.def)
 		if err != nil {

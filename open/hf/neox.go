@@ -16,7 +16,7 @@ import (
 // (true), and an untied embed_out (tie_word_embeddings false).
 func neoxConfig(keys configKeys) (model.Config, error) {
 	cfg := model.Config{MLP: true, Position: model.PositionRope, Norm: model.NormLayer}
-	if err := readSizes([]sizeKey{
+	if err := readSizeKeys([]sizeKey{
 		{"vocab_size", 50432, &cfg.Vocab, keys.size}, {"hidden_size", 6144, &cfg.DModel, keys.size},
 		{"intermediate_size", 24576, &cfg.DFF, keys.size}, {"num_hidden_layers", 44, &cfg.Layers, keys.layerCount},
 		{"num_attention_heads", 64, &cfg.Heads, keys.headCount}, {"max_position_embeddings", 2048, &cfg.Context, keys.size},
@@ -33,7 +33,7 @@ func neoxConfig(keys configKeys) (model.Config, error) {
 	if cfg.NormEps, err = normEps(keys, "layer_norm_eps", 1e-5); err != nil {
 		return model.Config{}, err
 	}
-	if cfg.RopeBase, cfg.RotaryDims, err = partialRope(keys, "rotary_pct", 0.25, "rotary_emb_base", cfg.DModel/cfg.Heads); err != nil {
+	if err = partialRope(keys, "rotary_pct", 0.25, "rotary_emb_base", &cfg); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.QKVBias, err = keys.boolean("attention_bias", true); err != nil {

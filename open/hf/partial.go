@@ -6,44 +6,52 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
 )
 
 // ropeDicts are the dicts a config.json may give rotary parameters in.
 var ropeDicts = []string{"rope_scaling", "rope_parameters"}
 
-// partialRope is the rotary base and the channels of each head rotary
-// positions turn (model.Config.RotaryDims: 0 for all headDim of them) of
-// a config whose class turns only a fraction of them: GPT-NeoX's
-// rotary_pct, the Phi family's partial_rotary_factor (fractionKey, def
-// when absent). As the classes' convert_rope_params_to_dict do, a
-// partial_rotary_factor in rope_parameters (transformers 5) wins over the
-// top-level key, and baseKey ("rotary_emb_base" for GPT-NeoX) stands for
-// rope_theta; the rest is read as ropeBase reads a Llama's.
-func partialRope(keys configKeys, fractionKey string, def float64, baseKey string, headDim int) (base float64, rotaryDims int, err error) {
+// partialRope sets cfg's rotary positions from a config whose class turns
+// only a fraction of each head's channels: GPT-NeoX's rotary_pct, the Phi
+// family's partial_rotary_factor (fractionKey, def when absent), as
+// model.Config.RotaryDimsKey (0 for the whole head). As the classes'
+// convert_rope_params_to_dict do, a partial_rotary_factor in
+// rope_parameters (transformers 5) wins over the top-level key, and
+// baseKey ("rotary_emb_base" for GPT-NeoX) stands for rope_theta; the rest
+// is read as a Llama's (setRope). cfg's head width must be set.
+func partialRope(keys configKeys, fractionKey string, def float64, baseKey string, cfg *model.Config) error {
 	key, fraction, err := rotaryFraction(keys, fractionKey, def)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	if !(fraction > 0 && fraction <= 1) {
-		return 0, 0, errors.Errorf("%s = %v: want a fraction in (0, 1]", key, fraction)
+		return errors.Errorf("%s = %v: want a fraction in (0, 1]", key, fraction)
 	}
 	// transformers truncates: int(head_dim * fraction).
+	headDim := cfg.DHead()
 	dims := int(float64(headDim) * fraction)
 	if dims == 0 || dims%2 != 0 {
-		return 0, 0, errors.Errorf("%s = %v turns int(%d × %v) = %d channels of each head; rotary positions turn an even number > 0 of them",
+		return errors.Errorf("%s = %v turns int(%d × %v) = %d channels of each head; rotary positions turn an even number > 0 of them",
 			key, fraction, headDim, fraction, dims)
 	}
 	rest, err := withoutFraction(keys, fractionKey, baseKey)
 	if err != nil {
-		return 0, 0, err
-	}
-	if base, err = ropeBase(rest); err != nil {
-		return 0, 0, err
+		return err
 	}
 	if dims == headDim {
 		dims = 0
 	}
-	return base, dims, nil
+	cfg.RotaryDimsKey = dims
+	return setRope(rest, cfg)
+}
+
+// setRope sets cfg's rotary base from a Llama-family config.json's keys
+// (ropeBase).
+func setRope(keys configKeys, cfg *model.Config) error {
+	base, err := ropeBase(keys)
+	cfg.RopeBase = base
+	return err
 }
 
 // rotaryFraction is the fraction of each head's channels that turn, and

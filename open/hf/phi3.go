@@ -17,7 +17,7 @@ import (
 // files) is refused by name.
 func phi3Config(keys configKeys) (model.Config, error) {
 	cfg := model.Config{MLP: true, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, Position: model.PositionRope, MLPBias: model.FlagOff}
-	if err := readSizes([]sizeKey{
+	if err := readSizeKeys([]sizeKey{
 		{"vocab_size", 32064, &cfg.Vocab, keys.size}, {"hidden_size", 3072, &cfg.DModel, keys.size},
 		{"intermediate_size", 8192, &cfg.DFF, keys.size}, {"num_hidden_layers", 32, &cfg.Layers, keys.layerCount},
 		{"num_attention_heads", 32, &cfg.Heads, keys.headCount}, {"max_position_embeddings", 4096, &cfg.Context, keys.size},
@@ -32,7 +32,7 @@ func phi3Config(keys configKeys) (model.Config, error) {
 		return model.Config{}, err
 	}
 	var err error
-	if cfg.RopeBase, cfg.RotaryDims, err = partialRope(keys, "partial_rotary_factor", 1, "", cfg.DHead()); err != nil {
+	if err = partialRope(keys, "partial_rotary_factor", 1, "", &cfg); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.NormEps, err = normEps(keys, "rms_norm_eps", 1e-5); err != nil {
@@ -89,8 +89,8 @@ func phi3Block(cfg model.Config, i int) map[string]target {
 // attention_bias (false), and an untied head.
 func olmo2Config(keys configKeys) (model.Config, error) {
 	cfg := model.Config{MLP: true, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, Position: model.PositionRope,
-		MLPBias: model.FlagOff, QKNorm: true, QKNormScope: "all", NormPlacement: "post"}
-	if err := readSizes([]sizeKey{
+		MLPBias: model.FlagOff, QKNorm: true, QKNormScope: model.QKScopeAll, NormPlacement: model.PlacementPost}
+	if err := readSizeKeys([]sizeKey{
 		{"vocab_size", 50304, &cfg.Vocab, keys.size}, {"hidden_size", 4096, &cfg.DModel, keys.size},
 		{"intermediate_size", 11008, &cfg.DFF, keys.size}, {"num_hidden_layers", 32, &cfg.Layers, keys.layerCount},
 		{"num_attention_heads", 32, &cfg.Heads, keys.headCount}, {"max_position_embeddings", 2048, &cfg.Context, keys.size},
@@ -101,7 +101,7 @@ func olmo2Config(keys configKeys) (model.Config, error) {
 		return model.Config{}, err
 	}
 	var err error
-	if cfg.RopeBase, err = ropeBase(keys); err != nil {
+	if err = setRope(keys, &cfg); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.NormEps, err = normEps(keys, "rms_norm_eps", 1e-5); err != nil {
