@@ -98,7 +98,12 @@ type Config struct {
 // p45-rope's and p45-norms' until they merge.
 type LayerList string
 
-func NewLayerList(layers ...int) LayerList { return LayerList(fmt.Sprint(layers)) }
+func NewLayerList(layers ...int) LayerList {
+	if len(layers) == 0 {
+		return ""
+	}
+	return LayerList(fmt.Sprint(layers))
+}
 
 const (
 	PlacementPost = "post"

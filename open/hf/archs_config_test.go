@@ -82,7 +82,9 @@ func TestGPTNeoConfig(t *testing.T) {
 		{"every layer local", class, modelType, `"num_layers": 2, "attention_types": [[["local"], 2]], "window_size": 4`,
 			edited(neo, func(c *model.Config) { c.Layers, c.Window, c.GlobalLayers = 2, 4, "" })},
 		{"every layer global", class, modelType, `"num_layers": 2, "attention_types": [[["global"], 2]], "intermediate_size": 100, "tie_word_embeddings": false`,
-			edited(neo, func(c *model.Config) { c.Layers, c.Window, c.GlobalLayers, c.DFF, c.TieEmbeddings = 2, 0, "", 100, false })},
+			edited(neo, func(c *model.Config) {
+				c.Layers, c.Window, c.GlobalLayers, c.DFF, c.TieEmbeddings = 2, 0, "", 100, false
+			})},
 	})
 	for _, c := range []struct {
 		keys string
