@@ -157,7 +157,7 @@ func Build(s Subject, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Sequence, err = example(shown, r.Config, tokens, tokensFlag(o), o.Seed); err != nil {
+	if r.Sequence, err = example(shown, r.Config, given{tokens, tokensFlag(o), r.RolesOnGiven}, o.Seed); err != nil {
 		return nil, err
 	}
 	return r, r.analyse(s)
