@@ -405,7 +405,7 @@ type examples struct {
 // tokens given, else from repeated tokens of its tokenizer, its task.
 func examplesOf(s Subject, tokens []int) examples {
 	ex := examples{ofRun: true, samples: DefaultSamples}
-	if s.trainedElsewhere() {
+	if s.Origin != "" { // a model trained elsewhere
 		ex = examples{samples: DefaultPretrainedSamples, onGiven: tokens != nil}
 	}
 	ex.onSequence = ex.onGiven || !data.HasWindows(s.Task)

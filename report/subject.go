@@ -32,6 +32,3 @@ type Subject struct {
 	Inputs []string
 }
 
-// trainedElsewhere reports whether the model is read as one trained
-// elsewhere: by its tokenizer's repeated tokens, not a task's examples.
-func (s Subject) trainedElsewhere() bool { return s.Origin != "" }
