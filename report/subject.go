@@ -31,4 +31,3 @@ type Subject struct {
 	// output may replace (open.Opened.Inputs).
 	Inputs []string
 }
-
