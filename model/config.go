@@ -164,7 +164,7 @@ func (c Config) KVPerToken() int {
 func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
 	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
 	if c.QKNorm {
-		o.QKNorm = &layers.QKNorm{Eps: c.Eps()}
+		o.QKNorm = &layers.QKNorm{Eps: c.Eps(), All: c.QKScope() == QKScopeAll, Offset: c.NormScaleOffset()}
 	}
 	if c.PositionKind() == PositionRope {
 		o.RotaryBase = c.RopeBase

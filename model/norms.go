@@ -76,6 +76,15 @@ func (c Config) validateNorms() error {
 	return nil
 }
 
+// NormScaleOffset is what every RMSNorm of the model adds to its weight: 1
+// with norm_offset (Gemma's x / rms · (1 + w)), else 0.
+func (c Config) NormScaleOffset() float64 {
+	if c.NormOffset {
+		return 1
+	}
+	return 0
+}
+
 // normInit is how a norm's weight starts: ones, or zeros when the norm
 // scales by (1 + w).
 func (c Config) normInit() InitKind {
