@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
@@ -35,13 +36,14 @@ func (n *QKNorm) check(heads, kv, dh int) error {
 	if n == nil {
 		return nil
 	}
-	q, k := dh, dh
+	q, k, want := dh, dh, fmt.Sprintf("want (%d) each, the head size", dh)
 	if n.All {
 		q, k = heads*dh, kv*dh
+		want = fmt.Sprintf("want (%d) and (%d) over the whole projections", q, k)
 	}
 	vector := func(w *gorgonia.Node, width int) bool { return w != nil && w.Dims() == 1 && w.Shape()[0] == width }
 	if !vector(n.Q, q) || !vector(n.K, k) {
-		return errors.Errorf("attention: qk norm weights %v and %v, want (%d) and (%d)", nodeShape(n.Q), nodeShape(n.K), q, k)
+		return errors.Errorf("attention: qk norm weights %v and %v, %s", nodeShape(n.Q), nodeShape(n.K), want)
 	}
 	if !(n.Eps >= 0) || math.IsInf(n.Eps, 0) {
 		return errors.Errorf("attention: qk norm eps %v must be finite and not negative", n.Eps)

@@ -104,6 +104,21 @@ func (c Config) qkNormWidths() (q, k int) {
 	return d, d
 }
 
+// normsTensors is how many (B·T, D) tensors more than a pre-norm block's a
+// full block holds, as EstimateBytes counts them: 4 for sandwich norms'
+// two more norms (each an output and its statistics' share), 1 for the
+// parallel residual's sum of the sublayers; post-norms hold as many as
+// pre-norms.
+func (c Config) normsTensors() float64 {
+	switch {
+	case c.PlacementKind() == PlacementSandwich:
+		return 4
+	case c.ParallelResidual:
+		return 1
+	}
+	return 0
+}
+
 // normWords names the blocks' norms for a model card where the placement
 // does not already ("pre-RMSNorm blocks"): "LayerNorm", "RMSNorm", or
 // "RMSNorm (1 + w)".

@@ -204,3 +204,28 @@ func referenceLoss(t *testing.T, m *Model, tokens, targets []int, mask []float64
 	}
 	return loss / scored
 }
+
+// TestNormsEstimateBytes: sandwich norms add their two norms' weights
+// (a LayerNorm's weight and bias, 4·32, at 24 bytes each with gradients
+// and Adam moments) and 4 (B·T, D) tensors per block, forward and
+// backward; the parallel residual 1 (B·T, D); post-norms as many as
+// pre-norms. Counted by hand from TestEstimateBytes' MLP model, B·T = 512.
+func TestNormsEstimateBytes(t *testing.T) {
+	pre := Config{Vocab: 17, Context: 16, DModel: 32, Heads: 4, Layers: 1, OutBias: true, MLP: true, DFF: 64}
+	base := pre.EstimateBytes(32, 0)
+	sandwich, post, parallel := pre, pre, pre
+	sandwich.NormPlacement, post.NormPlacement, parallel.ParallelResidual = PlacementSandwich, PlacementPost, true
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want float64
+	}{
+		{"sandwich", sandwich, base + 24*4*32 + 4*2*4*512*32},
+		{"post", post, base},
+		{"parallel", parallel, base + 4*2*512*32},
+	} {
+		if got := c.cfg.EstimateBytes(32, 0); got != c.want {
+			t.Errorf("%s: EstimateBytes(32, 0) = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
