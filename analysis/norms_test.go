@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +93,118 @@ func TestReadoutThroughNorms(t *testing.T) {
 			for l, x := range check("MLPs zeroed").MLPs {
 				if math.Abs(x) > 1e-6 {
 					t.Errorf("layer %d's zeroed MLP adds %v", l, x)
+				}
+			}
+		})
+	}
+}
+
+// TestTopTokensThroughPostNorms: with norms after the sublayers, each
+// head's TopTokens carry the largest sums over the scored positions of
+// W_U ln_f(ln1_post(W_O^h y)), both norms at the position's divisors (ln_f
+// at the final stream, ln1_post at the layer's attention output W_O y +
+// b_O) and without their biases, written here as plain loops (1e-4
+// relative, the product runs in float32).
+func TestTopTokensThroughPostNorms(t *testing.T) {
+	task, err := data.New(data.TaskConfig{Name: "copy", Length: 5, Symbols: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"gemma", "olmo2", "post layernorm"} {
+		t.Run(name, func(t *testing.T) {
+			m := normsModel(t, normsBlockConfigs(task.Vocab(), task.SeqLen())[name])
+			for _, p := range m.Params { // ln1_post weights of both signs, so a readout that skips them ranks other tokens
+				if strings.HasSuffix(p.Name, "ln1_post.weight") {
+					for i := range p.Value.Float32s() {
+						p.Value.Float32s()[i] = float32(i%5) - 2.5
+					}
+				}
+			}
+			cfg, c := m.Config, cached(t, m, task, 16, 2)
+			a, err := DirectLogitAttribution(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, dh, tt := cfg.DModel, cfg.DHead(), c.Batch.SeqLen
+			param := func(name string) []float64 {
+				x, _ := model.Float64s(m.Param(name)) // nil for a tensor the model lacks
+				return x
+			}
+			offset := cfg.NormScaleOffset()
+			// norm is w ⊙ (x - centre) / sqrt(mean((x - centre)²) + eps), without its bias,
+			// at the divisor of at (centre: at's mean for a LayerNorm, else 0).
+			norm := func(x, at, w []float64) []float64 {
+				var mean, sq float64
+				if cfg.NormKind() == model.NormLayer {
+					for _, v := range at {
+						mean += v / float64(d)
+					}
+				}
+				for _, v := range at {
+					sq += (v - mean) * (v - mean) / float64(d)
+				}
+				var xMean float64
+				if cfg.NormKind() == model.NormLayer {
+					for _, v := range x {
+						xMean += v / float64(d)
+					}
+				}
+				out := make([]float64, d)
+				for i := range out {
+					out[i] = (offset + w[i]) * (x[i] - xMean) / math.Sqrt(sq+cfg.Eps())
+				}
+				return out
+			}
+			final, err := c.Get(model.ResidPost(cfg.Layers - 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wu := param(cfg.UnembeddingName())
+			for l := range cfg.Layers {
+				wo, bo := param(fmt.Sprintf("blocks.%d.attn.out.weight", l)), param(fmt.Sprintf("blocks.%d.attn.out.bias", l))
+				post := param(fmt.Sprintf("blocks.%d.ln1_post.weight", l))
+				ys, err := c.Get(model.HeadOut(l))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for h := range cfg.Heads {
+					sums := make([]float64, cfg.Vocab)
+					for row, keep := range c.Batch.Mask {
+						if keep == 0 {
+							continue
+						}
+						bi, p := row/tt, row%tt
+						head, whole := make([]float64, d), make([]float64, d) // W_O^h y, and W_O y + b_O
+						for i := range d {
+							for hh := range cfg.Heads {
+								y := ys.Data[((bi*cfg.Heads+hh)*tt+p)*dh:][:dh]
+								for j := range dh {
+									v := wo[i*cfg.Heads*dh+hh*dh+j] * y[j]
+									whole[i] += v
+									if hh == h {
+										head[i] += v
+									}
+								}
+							}
+							if bo != nil {
+								whole[i] += bo[i]
+							}
+						}
+						x := final.Data[row*d : (row+1)*d]
+						read := norm(norm(head, whole, post), x, param("ln_f.weight"))
+						for k := range sums {
+							for i := range d {
+								sums[k] += wu[k*d+i] * read[i]
+							}
+						}
+					}
+					want := slices.Clone(sums)
+					slices.SortFunc(want, func(x, y float64) int { return cmp.Compare(y, x) })
+					for i, id := range a.TopTokens[l][h] {
+						if math.Abs(sums[id]-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+							t.Errorf("L%d H%d: top token %d is %d (sum %v), the %d-th largest sum is %v", l, h, i, id, sums[id], i, want[i])
+						}
+					}
 				}
 			}
 		})
