@@ -56,13 +56,41 @@ func newReadout(m *model.Model) (*readout, error) {
 		return nil, err
 	}
 	if cfg.MLP {
-		r.norm = cfg.NormKind()
-		if r.normW, err = get("ln_f.weight"); err != nil {
+		norm, err := newNorm(m, "ln_f")
+		if err != nil {
 			return nil, err
 		}
-		if r.normB, err = get("ln_f.bias"); err != nil {
-			return nil, err
+		r.norm, r.normW, r.normB = norm.norm, norm.normW, norm.normB
+	}
+	return r, nil
+}
+
+// newNorm is the readout of the norm name (ln_f, or a block's post norm)
+// alone, its divisor, weight and bias, without an unembedding: the weight
+// is what the norm scales by, 1 + w with norm_offset (Gemma's).
+func newNorm(m *model.Model, name string) (*readout, error) {
+	cfg := m.Config
+	r := &readout{d: cfg.DModel, eps: cfg.Eps(), norm: cfg.NormKind()}
+	get := func(name string) ([]float64, error) {
+		p := m.Param(name)
+		if p == nil {
+			return nil, nil
 		}
+		x, err := model.Float64s(p)
+		return x, errors.Wrap(err, name)
+	}
+	var err error
+	if r.normW, err = get(name + ".weight"); err != nil {
+		return nil, err
+	}
+	if r.normW == nil {
+		return nil, errors.Errorf("the model has no %s.weight", name)
+	}
+	for i := range r.normW {
+		r.normW[i] += cfg.NormScaleOffset()
+	}
+	if r.normB, err = get(name + ".bias"); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -136,7 +164,13 @@ func (r *readout) logit(k int, normed []float64) float64 {
 // the norm's weight and divisor folded into W_U's row k, less its mean
 // for a LayerNorm (whose centring is linear too).
 func (r *readout) gradient(k int, divisor float64) []float64 {
-	g := r.row(k)
+	return r.fold(r.row(k), divisor)
+}
+
+// fold turns g, in place, into g' with g . normed(x, divisor) = g' . x
+// for every x: the norm's weight and divisor folded into g, less its mean
+// for a LayerNorm.
+func (r *readout) fold(g []float64, divisor float64) []float64 {
 	if r.norm == "" {
 		return g
 	}

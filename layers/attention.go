@@ -54,7 +54,8 @@ type AttentionOptions struct {
 	ALiBi bool
 	// QKNorm, when not nil, normalises each head's q and k by an RMSNorm
 	// over its d channels after the head split, before rotary positions
-	// (Qwen 3's q_norm and k_norm).
+	// (Qwen 3's q_norm and k_norm), or with QKNorm.All the whole q and k
+	// projections before the split (OLMo 2's).
 	QKNorm *QKNorm
 }
 
@@ -113,7 +114,7 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, qkv, out *Linear, opts 
 	if want := d + 2*kv*(d/heads); qkv.Out != want {
 		return nil, errors.Errorf("attention: qkv projection is %d -> %d, want %d -> %d", qkv.In, qkv.Out, d, want)
 	}
-	if err := opts.QKNorm.check(d / heads); err != nil {
+	if err := opts.QKNorm.check(heads, kv, d/heads); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -83,6 +83,7 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 		y := node(p + ".context")(ops.CacheAttention(qkv, in.Keys, in.Values, in.Spans, in.Cos, in.Sin, layout, a.scale(), slopes)) // (B, D)
 		return DecodeOutput{Out: a.Out.forward(y)}                                                                                  // (B, D)
 	}
+	qkv = a.normalizeWhole(p, qkv)                                                    // (B, D + 2*G*d): QK-norm with All
 	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
 	q := a.decodeQuery(p, a.headRange(p+".q", parts, 0, h), in)                       // (B, H, d)
 	k := a.decodeKey(p, a.headRange(p+".k", parts, h, kv), in)                        // (B, G, d)
@@ -214,14 +215,10 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 // decoding step is inference).
 func (bl *Block) Decode(x *gorgonia.Node, in DecodeInputs) (built DecodeOutput, err error) {
 	defer raise.Catch(&err)
-	if bl.MLP == nil {
-		attn := bl.Attn.decode(x, in)                        // (B, D)
-		attn.Out = bl.residual(x, attn.Out, "attn_residual") // (B, D)
-		return attn, nil
-	}
-	attn := bl.Attn.decode(bl.LN1.forward(x), in)  // (B, D)
-	x = bl.residual(x, attn.Out, "attn_residual")  // (B, D)
-	mlp := bl.MLP.forward(bl.LN2.forward(x))       // (B, D)
-	attn.Out = bl.residual(x, mlp, "mlp_residual") // (B, D)
+	var attn DecodeOutput
+	attn.Out = bl.around(x, func(h *gorgonia.Node) *gorgonia.Node { // (B, D)
+		attn = bl.Attn.decode(h, in)
+		return attn.Out
+	})
 	return attn, nil
 }

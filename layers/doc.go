@@ -52,10 +52,18 @@
 //     on the Gorgonia path ".qkv" (BatchedMatMul with W's transpose flag,
 //     BroadcastAdd), ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k",
 //     ".v" (Slice), ".q_norm", ".k_norm" (QK-norm's RMSNorm of q and k,
-//     when the layer has it), ".scores" (BatchedMatMul), ".weights",
+//     when the layer has it; with QKNorm.All, before the split, of
+//     ".q_cols" and ".k_cols" (Slice), joined with ".v_cols" into
+//     ".qk_norm" by Concat), ".scores" (BatchedMatMul), ".weights",
 //     ".context" (BatchedMatMul), ".context_bthd" (Transpose), ".merged"
 //     (Reshape) and ".out". Both add ".dropped" with a dropout mask and
 //     ".head_masked", ".head_ablated" with a head mask.
+//   - Block nodes, named after the block ("blocks.0"): ".attn_residual"
+//     and ".mlp_residual" (the residual adds), ".parallel_sum" (the
+//     parallel residual's mlp + attn); its norms are named by their
+//     weights ("blocks.0.ln1", "blocks.0.ln1_post"), and a norm that scales
+//     by (Offset + w) adds ".scale" ("blocks.0.ln1.scale", Gorgonia's Add
+//     on both paths).
 //   - The fused path's ops are internal/ops' (one op per layer, exact
 //     hand-written gradients, reused output buffers: a node's value is only
 //     valid until the next run of its graph). This package only decides

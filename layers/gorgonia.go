@@ -55,12 +55,12 @@ func (l *LayerNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	return scaleRows(p, centered, sq, l.Weight, l.Bias, "var", "std", l.Eps)          // (N, D)
 }
 
-// forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * w, row by row, with
-// Square, Sum, Sqrt and broadcast arithmetic.
+// forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * (offset + w), row by
+// row, with Square, Sum, Sqrt and broadcast arithmetic.
 func (l *RMSNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	p := prefixOf(l.Weight)
-	sq := node(p + ".sq")(gorgonia.Square(x))                     // (N, D)
-	return scaleRows(p, x, sq, l.Weight, nil, "ms", "rms", l.Eps) // (N, D)
+	sq := node(p + ".sq")(gorgonia.Square(x))                                             // (N, D)
+	return scaleRows(p, x, sq, offsetWeight(l.Weight, l.Offset), nil, "ms", "rms", l.Eps) // (N, D)
 }
 
 // scaleRows is what LayerNorm and RMSNorm share on the Gorgonia path:
@@ -85,7 +85,7 @@ func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps floa
 func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
 	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
 	p, dh := a.name(), d/h
-	qkv := a.project(p, x) // (B*T, D + 2*G*d) = x W_qkv^T + b_qkv
+	qkv := a.normalizeWhole(p, a.project(p, x)) // (B*T, D + 2*G*d) = x W_qkv^T + b_qkv [, QK-norm with All]
 	var weights, y *gorgonia.Node
 	if kv := a.kvHeads(h); kv == h {
 		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)

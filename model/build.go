@@ -200,7 +200,14 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	if !gr.Model.Config.MLP {
 		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
 	}
-	return raise.Must(layers.NewBlock(gr.norm(params, p+"ln1"), attn, gr.norm(params, p+"ln2"), gr.mlp(params, p+"mlp")))
+	bl := &layers.Block{Attn: attn, MLP: gr.mlp(params, p+"mlp"), Parallel: cfg.ParallelResidual}
+	if cfg.PreNorms() {
+		bl.LN1, bl.LN2 = gr.norm(params, p+"ln1"), gr.norm(params, p+"ln2")
+	}
+	if cfg.PostNorms() {
+		bl.LN1Post, bl.LN2Post = gr.norm(params, p+"ln1_post"), gr.norm(params, p+"ln2_post")
+	}
+	return raise.Must(layers.NewFullBlock(bl))
 }
 
 // linear, layerNorm and embedding make the layer whose parameters are
@@ -224,14 +231,15 @@ func (gr *Graph) lmHead(params map[string]*gorgonia.Node) *layers.Linear {
 	return l
 }
 
-// norm is the config's norm named name (ln1, ln2, ln_f), at the config's
-// epsilon, on the graph's path: an RMSNorm, or a LayerNorm whose bias is
-// nil when the config has none.
+// norm is the config's norm named name (ln1, ln2, their post norms,
+// ln_f), at the config's epsilon, on the graph's path: an RMSNorm (by 1 +
+// w with norm_offset), or a LayerNorm whose bias is nil when the config
+// has none.
 func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm {
 	w, eps := params[name+".weight"], gr.Model.Config.Eps()
 	if gr.Model.Config.NormKind() == NormRMS {
 		l := raise.Must(layers.NewRMSNorm(w))
-		l.Eps, l.Path = eps, gr.Path
+		l.Eps, l.Path, l.Offset = eps, gr.Path, gr.Model.Config.NormScaleOffset()
 		return l
 	}
 	l := raise.Must(layers.NewLayerNorm(w, params[name+".bias"]))

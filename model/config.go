@@ -82,20 +82,34 @@ type Config struct {
 	// rotary positions: Qwen 3's q_norm and k_norm.
 	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm,omitempty"`
 
+	// Where the norms sit and how the residual adds (see norms.go).
+
+	// NormPlacement is where a full block's norms sit: "pre" ("" reads as
+	// it; x + f(norm(x))), "sandwich" (x + post(f(pre(x))), Gemma 2 and 3:
+	// ln1, ln1_post, ln2, ln2_post) or "post" (x + norm(f(x)), OLMo 2:
+	// ln1_post and ln2_post only). ln_f stays.
+	NormPlacement string `json:"norm_placement,omitempty" yaml:"norm_placement,omitempty"`
+	// NormOffset makes every RMSNorm (the blocks', QK-norm's and ln_f)
+	// scale by (1 + w), as Gemma's do; its weights start at 0.
+	NormOffset bool `json:"norm_offset,omitempty" yaml:"norm_offset,omitempty"`
+	// QKNormScope is what QK-norm normalises: "head" ("" reads as it;
+	// each head's d channels) or "all" (OLMo 2: the whole q projection,
+	// H·d, and the whole k projection, G·d), before rotary either way.
+	QKNormScope string `json:"qk_norm_scope,omitempty" yaml:"qk_norm_scope,omitempty"`
+	// ParallelResidual adds the attention and the MLP of the same input:
+	// x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX's use_parallel_residual).
+	ParallelResidual bool `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
+
 	// Issue 45's keys as the branches that build them (p45-rope,
-	// p45-scores, p45-norms) name them, for open/hf's readers until those
-	// merge; their definitions replace these.
-	HeadDim          int       `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
-	RotaryDimsKey    int       `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
-	GlobalLayers     LayerList `json:"global_layers,omitempty" yaml:"global_layers,omitempty"`
-	AttnScale        float64   `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
-	NormPlacement    string    `json:"norm_placement,omitempty" yaml:"norm_placement,omitempty"`
-	QKNormScope      string    `json:"qk_norm_scope,omitempty" yaml:"qk_norm_scope,omitempty"`
-	ParallelResidual bool      `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
+	// p45-scores) name them, for open/hf's readers until those merge;
+	// their definitions replace these.
+	HeadDim       int       `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
+	RotaryDimsKey int       `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
+	GlobalLayers  LayerList `json:"global_layers,omitempty" yaml:"global_layers,omitempty"`
+	AttnScale     float64   `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
 }
 
-// LayerList, NewLayerList, PlacementPost and QKScopeAll stand for
-// p45-rope's and p45-norms' until they merge.
+// LayerList and NewLayerList stand for p45-rope's until it merges.
 type LayerList string
 
 func NewLayerList(layers ...int) LayerList {
@@ -104,11 +118,6 @@ func NewLayerList(layers ...int) LayerList {
 	}
 	return LayerList(fmt.Sprint(layers))
 }
-
-const (
-	PlacementPost = "post"
-	QKScopeAll    = "all"
-)
 
 // The position kinds of Config.Position.
 const (
@@ -173,7 +182,7 @@ func (c Config) KVPerToken() int {
 func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
 	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
 	if c.QKNorm {
-		o.QKNorm = &layers.QKNorm{Eps: c.Eps()}
+		o.QKNorm = &layers.QKNorm{Eps: c.Eps(), All: c.QKScope() == QKScopeAll, Offset: c.NormScaleOffset()}
 	}
 	if c.PositionKind() == PositionRope {
 		o.RotaryBase = c.RopeBase
@@ -285,7 +294,7 @@ func (c Config) ParamSpecs() []ParamSpec {
 	}
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blocks.%d.", i)
-		if c.MLP {
+		if c.PreNorms() {
 			specs = append(specs, c.normSpecs(p+"ln1")...)
 		}
 		specs = append(specs, c.projectionSpecs(p+"attn.")...)
@@ -294,9 +303,17 @@ func (c Config) ParamSpecs() []ParamSpec {
 		if c.OutBias {
 			specs = append(specs, ParamSpec{p + "attn.out.bias", []int{d}, InitZeros})
 		}
-		if c.MLP {
+		if c.PostNorms() {
+			specs = append(specs, c.normSpecs(p+"ln1_post")...)
+		}
+		if c.PreNorms() {
 			specs = append(specs, c.normSpecs(p+"ln2")...)
+		}
+		if c.MLP {
 			specs = append(specs, c.mlpSpecs(p+"mlp.")...)
+		}
+		if c.PostNorms() {
+			specs = append(specs, c.normSpecs(p+"ln2_post")...)
 		}
 	}
 	if c.MLP {
@@ -392,15 +409,18 @@ func (c Config) Blocks() string {
 		if !c.MLPBias.On() {
 			own = append(own, "no MLP biases")
 		}
-		parts[0] = "pre-LN blocks with MLP"
-		if c.NormKind() == NormRMS {
-			parts[0] = "pre-RMSNorm blocks with MLP"
-		}
+		head, norm := c.blocksHead()
+		parts[0], own = head, append(norm, own...)
 		if len(own) > 0 {
 			parts[0] += " (" + strings.Join(own, ", ") + ")"
 		}
 	}
-	if c.QKNorm {
+	if c.ParallelResidual {
+		parts = append(parts, "parallel residual")
+	}
+	if c.QKNorm && c.QKScope() == QKScopeAll {
+		parts = append(parts, "QK-norm over the projection")
+	} else if c.QKNorm {
 		parts = append(parts, "QK-norm")
 	}
 	if c.TieEmbeddings {

@@ -46,10 +46,10 @@ func randomize(m *Model, seed uint64, std float64) {
 	}
 }
 
-// isNormWeight reports a norm's weight: ln1, ln2, ln_f or QK-norm's
+// isNormWeight reports a norm's weight: ln1, ln2, their _post norms, ln_f or QK-norm's
 // q_norm and k_norm.
 func isNormWeight(name string) bool {
-	for _, norm := range []string{"ln1", "ln2", "ln_f", "_norm"} {
+	for _, norm := range []string{"ln1", "ln2", "ln_f", "_norm", "_post"} {
 		if strings.HasSuffix(name, norm+".weight") {
 			return true
 		}

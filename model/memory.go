@@ -68,7 +68,7 @@ func (c Config) forwardValues(batch int) float64 {
 		if c.ActivationKind() == ActivationSwiGLU {
 			hidden = 12 // a gate, an up and their product where GELU has two
 		}
-		block += 8*b*t*d + hidden*b*t*f
+		block += (8+c.normsTensors())*b*t*d + hidden*b*t*f
 	}
 	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v
 }
@@ -121,7 +121,7 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 	}
 	step := 12 * d // a step's activations per row and layer, as EstimateBytes counts a position
 	if c.MLP {
-		step += 8*d + 8*f
+		step += (8+c.normsTensors())*d + 8*f
 	}
 	layerCount, b := float64(c.Layers), float64(rows)
 	perRow := layerCount*step + 4*d + 4*v + 2*float64(positions)*(layerCount*perLayer+shared)

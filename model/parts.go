@@ -163,7 +163,7 @@ func (c Config) validateParts() error {
 	case !c.MLP && c.MLPBias.Set():
 		return errors.Errorf("model.mlp_bias = %t: %s", c.MLPBias.On(), full)
 	}
-	return nil
+	return c.validateNorms()
 }
 
 func contains(list []string, s string) bool {
@@ -178,7 +178,7 @@ func contains(list []string, s string) bool {
 // normSpecs are a norm's parameters: its weight, and a LayerNorm's bias
 // unless norm_bias is false.
 func (c Config) normSpecs(name string) []ParamSpec {
-	specs := []ParamSpec{{name + ".weight", []int{c.DModel}, InitOnes}}
+	specs := []ParamSpec{{name + ".weight", []int{c.DModel}, c.normInit()}}
 	if c.NormHasBias() {
 		specs = append(specs, ParamSpec{name + ".bias", []int{c.DModel}, InitZeros})
 	}
@@ -203,10 +203,12 @@ func (c Config) mlpSpecs(p string) []ParamSpec {
 	return append(linear("fc", f, d), linear("proj", d, f)...)
 }
 
-// qkNormSpecs are one layer's QK-norm weights (d each), or none.
+// qkNormSpecs are one layer's QK-norm weights (d each, or H·d and G·d over
+// the whole projections), or none.
 func (c Config) qkNormSpecs(p string) []ParamSpec {
 	if !c.QKNorm {
 		return nil
 	}
-	return []ParamSpec{{p + "q_norm.weight", []int{c.DHead()}, InitOnes}, {p + "k_norm.weight", []int{c.DHead()}, InitOnes}}
+	q, k := c.qkNormWidths()
+	return []ParamSpec{{p + "q_norm.weight", []int{q}, c.normInit()}, {p + "k_norm.weight", []int{k}, c.normInit()}}
 }

@@ -64,8 +64,16 @@ func (r *Reference) Step(token int) []float64 {
 			addTo(x, r.attention(l, pos, p, x))
 			continue
 		}
-		addTo(x, r.attention(l, pos, p, r.norm(x, p+"ln1")))  // pre-norm block: x = x + attn(ln1(x))
-		addTo(x, r.feedForward(p+"mlp.", r.norm(x, p+"ln2"))) // x = x + mlp(ln2(x))
+		attn := func(in []float64) []float64 { return r.attention(l, pos, p, in) }
+		mlp := func(in []float64) []float64 { return r.feedForward(p+"mlp.", in) }
+		if c.ParallelResidual { // GPT-NeoX: x = x + (mlp(ln2(x)) + attn(ln1(x))), both of the block's input
+			both := mlp(r.norm(x, p+"ln2"))
+			addTo(both, attn(r.norm(x, p+"ln1")))
+			addTo(x, both)
+			continue
+		}
+		addTo(x, r.sublayer(x, p+"ln1", attn)) // x = x + attn through its norms
+		addTo(x, r.sublayer(x, p+"ln2", mlp))  // x = x + mlp through its norms
 	}
 	if c.MLP {
 		x = r.norm(x, "ln_f")
@@ -75,6 +83,21 @@ func (r *Reference) Step(token int) []float64 {
 		head = "tok_emb.weight" // the unembedding is the embedding
 	}
 	return matVec(r.w[head], r.w["lm_head.bias"], x) // (V)
+}
+
+// sublayer is f (a block's attention or MLP) of x through the norms the
+// placement gives it, ln before and ln_post after: f(ln(x)) pre-norm,
+// ln_post(f(ln(x))) sandwich, ln_post(f(x)) post-norm.
+func (r *Reference) sublayer(x []float64, ln string, f func([]float64) []float64) []float64 {
+	placement := r.cfg.PlacementKind()
+	if placement != PlacementPost {
+		x = r.norm(x, ln)
+	}
+	y := f(x)
+	if placement != PlacementPre {
+		y = r.norm(y, ln+"_post")
+	}
+	return y
 }
 
 // attention is layer l's self-attention of position pos, x its input (D):
@@ -91,6 +114,10 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 	} else {
 		qkv := r.linear(p+"attn.qkv", x) // [q (H·d) | k (G·d) | v (G·d)]
 		q = qkv[:H*d]
+		if c.QKNorm && c.QKScope() == QKScopeAll { // OLMo 2: one RMSNorm over all of q, one over all of k
+			copy(q, normalize(q, r.scale(p+"attn.q_norm.weight"), nil, c.Eps(), false))
+			copy(qkv[H*d:], normalize(qkv[H*d:H*d+G*d], r.scale(p+"attn.k_norm.weight"), nil, c.Eps(), false))
+		}
 		r.headwise(p, q, "q_norm.weight", pos)
 		r.headwise(p, qkv[H*d:H*d+G*d], "k_norm.weight", pos)
 		r.cache[l] = append(r.cache[l], qkv[H*d:]) // k | v
@@ -124,13 +151,14 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 
 // headwise applies to each head of v (q or k of the new position, d
 // channels a head), in place, QK-norm (an RMSNorm with the layer's weight
-// norm) when the model has it, then the rotary turn of position pos.
+// norm) when the model has it per head, then the rotary turn of position
+// pos.
 func (r *Reference) headwise(p string, v []float64, norm string, pos int) {
 	d := r.cfg.DHead()
 	for h := 0; h < len(v)/d; h++ {
 		head := v[h*d : (h+1)*d]
-		if r.cfg.QKNorm {
-			copy(head, normalize(head, r.w[p+"attn."+norm], nil, r.cfg.Eps(), false))
+		if r.cfg.QKNorm && r.cfg.QKScope() == QKScopeHead {
+			copy(head, normalize(head, r.scale(p+"attn."+norm), nil, r.cfg.Eps(), false))
 		}
 		if r.cfg.PositionKind() == PositionRope {
 			base := r.cfg.RopeBase
@@ -179,9 +207,25 @@ func (r *Reference) feedForward(p string, x []float64) []float64 {
 	return r.linear(p+"proj", h)
 }
 
-// norm is the config's norm called name (ln1, ln2, ln_f) of x.
+// norm is the config's norm called name (ln1, ln2, their _post norms,
+// ln_f) of x.
 func (r *Reference) norm(x []float64, name string) []float64 {
-	return normalize(x, r.w[name+".weight"], r.w[name+".bias"], r.cfg.Eps(), r.cfg.NormKind() == NormLayer)
+	return normalize(x, r.scale(name+".weight"), r.w[name+".bias"], r.cfg.Eps(), r.cfg.NormKind() == NormLayer)
+}
+
+// scale is what a norm's weight (by its name) multiplies the normalised x
+// by: the weight w, or with norm_offset 1 + w (Gemma's RMSNorm, which
+// stores w - 1).
+func (r *Reference) scale(name string) []float64 {
+	w := r.w[name]
+	if !r.cfg.NormOffset {
+		return w
+	}
+	s := make([]float64, len(w))
+	for i, v := range w {
+		s[i] = 1 + v
+	}
+	return s
 }
 
 // normalize is a LayerNorm when centred, (x - mean) / sqrt(var + eps) · w

@@ -34,6 +34,10 @@ func TestEveryNodeNamed(t *testing.T) {
 		mlpParts["swiglu"](&llama)
 		llama.Norm, llama.QKNorm, llama.TieEmbeddings, llama.Position, llama.KVHeads = NormRMS, true, true, PositionRope, 1
 		configs = append(configs, llama)
+		for _, norms := range normsVariants() { // sandwich and post norms, (1 + w), QK-norm over the projections, the parallel residual
+			norms.Attention = string(path)
+			configs = append(configs, norms)
+		}
 		for _, cfg := range configs {
 			mlp := fmt.Sprintf("%t (%s, %s, bias %t, %s)", cfg.MLP, cfg.NormKind(), cfg.ActivationKind(), cfg.MLPBias.On(), cfg.Blocks())
 			m, err := New(cfg, tensor.Float32, 1)

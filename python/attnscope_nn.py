@@ -19,25 +19,32 @@ def gelu_tanh(x):
 
 class Norm(nn.Module):
     """model.norm over the last dimension: "layernorm" (biased variance;
-    a bias unless bias=False) or "rmsnorm" (no mean, no bias)."""
+    a bias unless bias=False) or "rmsnorm" (no mean, no bias), which with
+    offset=1 scales by (1 + weight) as Gemma's does (its weight then starts
+    at 0)."""
 
-    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5):
+    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5, offset=0.0):
         super().__init__()
-        self.kind, self.eps = kind, eps
-        self.weight = nn.Parameter(torch.ones(width))
+        self.kind, self.eps, self.offset = kind, eps, offset
+        self.weight = nn.Parameter(torch.full((width,), 1.0 - offset))
         self.bias = nn.Parameter(torch.zeros(width)) if kind == "layernorm" and bias else None
 
     def forward(self, x):
         if self.kind == "rmsnorm":
-            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * (self.offset + self.weight)
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+def norm_offset(cfg):
+    """What every RMSNorm adds to its weight: 1 with norm_offset, else 0."""
+    return 1.0 if cfg.get("norm_offset") else 0.0
 
 
 def block_norm(cfg):
     """A block's (or the final) norm as the config sets it."""
     bias = cfg.get("norm_bias")
     return Norm(cfg["d_model"], cfg.get("norm") or "layernorm", bias is None or bias,
-                cfg.get("norm_eps") or 1e-5)
+                cfg.get("norm_eps") or 1e-5, norm_offset(cfg))
 
 
 def alibi_slopes(n):
@@ -92,10 +99,12 @@ class Attention(nn.Module):
         else:
             self.qkv = nn.Linear(d, d + 2 * self.kv_heads * dh, bias=cfg["qkv_bias"])
         self.out = nn.Linear(d, d, bias=cfg["out_bias"])
+        self.qk_all = cfg.get("qk_norm_scope") == "all"
         if cfg.get("qk_norm"):
-            eps = cfg.get("norm_eps") or 1e-5
-            self.q_norm = Norm(dh, "rmsnorm", eps=eps)                    # one weight for every head
-            self.k_norm = Norm(dh, "rmsnorm", eps=eps)                    # and every kv head
+            eps, offset = cfg.get("norm_eps") or 1e-5, norm_offset(cfg)
+            q_width, k_width = (self.heads * dh, self.kv_heads * dh) if self.qk_all else (dh, dh)
+            self.q_norm = Norm(q_width, "rmsnorm", eps=eps, offset=offset)  # per head: one weight for every head;
+            self.k_norm = Norm(k_width, "rmsnorm", eps=eps, offset=offset)  # all: OLMo 2's, over the projection
         else:
             self.q_norm = self.k_norm = None
 
@@ -108,10 +117,12 @@ class Attention(nn.Module):
             k, v = self.kv_up(self.kv_down(x)).split(D, dim=-1)
         else:
             q, k, v = self.qkv(x).split([D, G * d, G * d], dim=-1)
+        if self.q_norm is not None and self.qk_all:                          # OLMo 2: before the head split
+            q, k = self.q_norm(q), self.k_norm(k)
         q = q.view(B, T, H, d).transpose(1, 2)                               # (B, H, T, d)
         k = k.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
         v = v.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
-        if self.q_norm is not None:                                          # before the rotation
+        if self.q_norm is not None and not self.qk_all:                      # per head, before the rotation
             q, k = self.q_norm(q), self.k_norm(k)
         if self.position == "rope":
             q, k = rope(q, self.rope_base), rope(k, self.rope_base)
@@ -164,23 +175,50 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
+    """attention-only: x + attn(x); full, with norm_placement "pre":
+    x + f(ln(x)) for f = attn then mlp, "sandwich" (Gemma 2 and 3):
+    x + ln_post(f(ln(x))), "post" (OLMo 2): x + ln_post(f(x)); with
+    parallel_residual (GPT-NeoX): x + (mlp(ln2(x)) + attn(ln1(x)))."""
+
     def __init__(self, cfg):
         super().__init__()
         self.full = cfg["mlp"]
-        if self.full:
+        placement = cfg.get("norm_placement") or "pre"
+        self.pre = self.full and placement != "post"
+        self.post = self.full and placement != "pre"
+        self.parallel = bool(cfg.get("parallel_residual"))
+        if self.pre:
             self.ln1 = block_norm(cfg)
         self.attn = Attention(cfg)
-        if self.full:
+        if self.post:
+            self.ln1_post = block_norm(cfg)
+        if self.pre:
             self.ln2 = block_norm(cfg)
+        if self.full:
             self.mlp = MLP(cfg)
+        if self.post:
+            self.ln2_post = block_norm(cfg)
+
+    def sublayer(self, f, x, ln, ln_post):
+        y = f(ln(x) if self.pre else x)
+        return ln_post(y) if self.post else y
 
     def forward(self, x):
         if not self.full:
             y, a = self.attn(x)
             return x + y, a
-        y, a = self.attn(self.ln1(x))
-        x = x + y
-        return x + self.mlp(self.ln2(x)), a
+        attention = []
+
+        def attend(h):
+            y, a = self.attn(h)
+            attention.append(a)
+            return y
+        if self.parallel:
+            y = attend(self.ln1(x))
+            return x + (self.mlp(self.ln2(x)) + y), attention[0]
+        x = x + self.sublayer(attend, x, getattr(self, "ln1", None), getattr(self, "ln1_post", None))
+        x = x + self.sublayer(self.mlp, x, getattr(self, "ln2", None), getattr(self, "ln2_post", None))
+        return x, attention[0]
 
 
 class TiedHead(nn.Module):

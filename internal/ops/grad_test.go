@@ -114,6 +114,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := QKNorm(qkv, wq, wk, 4, 1, 0.3)
 			return y, gorgonia.Nodes{qkv, wq, wk}, err
 		}},
+		{"QKNorm/whole projection", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv, wq, wk := p("qkv", rnd(3, (4+2*2)*2)), p("wq", rnd(4*2)), p("wk", rnd(2*2)) // OLMo 2's: wq (H*d), wk (G*d)
+			y, err := QKNorm(qkv, wq, wk, 4, 2, 1e-5)
+			return y, gorgonia.Nodes{qkv, wq, wk}, err
+		}},
 		{"SplitGroupedHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			s := Heads{B: 2, T: 3, H: 4, D: 2}
 			x := p("x", rnd(s.B*s.T, (s.H+2*2)*s.D))

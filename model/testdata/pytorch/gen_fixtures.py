@@ -25,7 +25,11 @@ model.Config.ParamSpecs:
              swiglu: down(silu(gate(x)) * up(x)); biases unless mlp_bias false
     LN     : biased variance, eps norm_eps (1e-5); a bias unless norm_bias false
     RMSNorm: x / sqrt(mean(x^2) + eps) * w
-    qk_norm: RMSNorm of each head's q and k over d, before the rotation
+    qk_norm: RMSNorm of each head's q and k over d, before the rotation;
+             qk_norm_scope all: of the whole q (H*d) and k (G*d) projections
+    placement: pre x + f(ln(x)); sandwich x + ln_post(f(ln(x))); post
+             x + ln_post(f(x)); parallel_residual x + (mlp(ln2 x) + attn(ln1 x))
+    offset : norm_offset: every RMSNorm scales by (1 + w)
     tied   : lm_head's weight is tok_emb's (one tensor, both gradients)
     logits = lm_head([ln_f](x))                                  (B*T, V)
     loss   = sum(mask * CE) / sum(mask)
@@ -175,6 +179,23 @@ def main():
                                         activation="relu2", norm="rmsnorm", tie_embeddings=True,
                                         lm_head_bias=True, out_bias=True, qkv_bias=True),
               batch=2, seq_len=6, seed=97)
+    # Where the norms sit (model/norms.go). Gemma 2: sandwich norms, RMSNorm by
+    # (1 + w) everywhere (QK-norm per head, as Gemma 3's, and ln_f included).
+    make_case("gemma_norms", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                    position="rope", kv_heads=1, norm="rmsnorm", norm_eps=1e-6,
+                                    norm_placement="sandwich", norm_offset=True, qk_norm=True,
+                                    activation="swiglu", mlp_bias=False),
+              batch=2, seq_len=5, seed=98)
+    # OLMo 2: norms after each sublayer only, QK-norm over the whole projections.
+    make_case("olmo2_norms", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                    position="rope", kv_heads=1, norm="rmsnorm", norm_placement="post",
+                                    qk_norm=True, qk_norm_scope="all", activation="swiglu", mlp_bias=False),
+              batch=2, seq_len=5, seed=99)
+    # GPT-NeoX (Pythia): the parallel residual, LayerNorms with biases, exact GELU.
+    make_case("neox_parallel", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                      position="rope", qkv_bias=True, out_bias=True, activation="gelu",
+                                      parallel_residual=True),
+              batch=2, seq_len=5, seed=100)
 
 
 if __name__ == "__main__":
