@@ -129,7 +129,7 @@ func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgon
 // h/g, member h%g, through the output projection (B, D).
 func (a *MultiHeadSelfAttention) merge(p string, y *gorgonia.Node) *gorgonia.Node {
 	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{y.Shape()[0], a.Heads * a.dHead()})) // (B, H*d)
-	return a.Out.forward(merged)                                                        // (B, D)
+	return a.Out.forward(merged)                                                                        // (B, D)
 }
 
 // headRange is heads [from, from+n) of parts (B, H+2G, d), as (B, n, d):

@@ -31,7 +31,7 @@ type Decoder struct {
 	g                 *gorgonia.ExprGraph
 	vm                *engine.Machine
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
-	views             []*decodeView // what the layers see, one per distinct window and rotary frequencies
+	views             []*decodeView  // what the layers see, one per distinct window and rotary frequencies
 	layers            []cacheLayer
 	logits            *gorgonia.Node // (B, V)
 	pos               int            // positions written so far
