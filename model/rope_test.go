@@ -2,13 +2,16 @@ package model
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/graphtest"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -171,4 +174,71 @@ func TestGlobalLayersReadAsAList(t *testing.T) {
 	if c.LayerWindow(1) != 0 || c.LayerWindow(2) != 2 {
 		t.Errorf("windows of layers 1, 2: %d, %d; want 0, 2", c.LayerWindow(1), c.LayerWindow(2))
 	}
+}
+
+// TestRopeGradientsMatchCentralDifferences: on both paths, every entry of
+// every parameter gradient of a model with each position and shape key
+// equals the central difference (L(w+h) - L(w-h)) / 2h, h = 1e-5, of the
+// graph's own float64 loss (whose forward TestBuildMatchesPyTorch and
+// TestReferenceIsTheOracle hold to independent ones). Tolerance: per
+// tensor, ||g - fd|| / max(||g||, ||fd||) < 1e-6, weights random at std 0.5.
+func TestRopeGradientsMatchCentralDifferences(t *testing.T) {
+	configs := map[string]Config{
+		"llama3+partial+head_dim+gqa": {Vocab: 5, Context: 4, DModel: 6, Heads: 2, KVHeads: 1, HeadDim: 6, Layers: 1, MLP: true, DFF: 5,
+			Position: PositionRope, RotaryDimsKey: 4, RopeBase: 100, RopeScaling: RopeScalingLlama3, RopeFactor: 8,
+			RopeLowFreqFactor: 1, RopeHighFreqFactor: 4, RopeOriginalContext: 16, QKVBias: true},
+		"local/global+local base+linear": {Vocab: 5, Context: 4, DModel: 4, Heads: 2, Layers: 2, Position: PositionRope, RopeBase: 1000,
+			RopeScaling: RopeScalingLinear, RopeFactor: 3, Window: 2, GlobalLayers: NewLayerList(0), LocalRopeBase: 10, OutBias: true},
+	}
+	eachPath(t, func(t *testing.T, path layers.Path) {
+		for _, name := range slices.Sorted(maps.Keys(configs)) {
+			t.Run(name, func(t *testing.T) {
+				cfg := configs[name]
+				cfg.Attention = string(path)
+				m, err := New(cfg, tensor.Float64, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				randomize(m, 11, 0.5)
+				const b, T = 2, 4
+				g, err := Build(m, BuildOptions{Batch: b, SeqLen: T, Train: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(7, 8)), b*T, cfg.Vocab)
+				if err := g.Feed(tokens, targets, mask); err != nil {
+					t.Fatal(err)
+				}
+				vm := g.NewMachine()
+				defer vm.Close()
+				run(t, vm)
+				grads, err := g.Gradients()
+				if err != nil {
+					t.Fatal(err)
+				}
+				saved := make([][]float64, len(grads))
+				for i, gr := range grads {
+					saved[i] = append([]float64(nil), gr.Float64s()...)
+				}
+				loss := func() float64 { run(t, vm); return lossOf(t, g) }
+				const h = 1e-5
+				for i, p := range m.Params {
+					var diff, gn, fn float64
+					for j, gj := range saved[i] {
+						w := at(p.Value, j)
+						graphtest.Set(p.Value, j, w+h)
+						up := loss()
+						graphtest.Set(p.Value, j, w-h)
+						down := loss()
+						graphtest.Set(p.Value, j, w)
+						fd := (up - down) / (2 * h)
+						diff, gn, fn = diff+(gj-fd)*(gj-fd), gn+gj*gj, fn+fd*fd
+					}
+					if rel := math.Sqrt(diff) / math.Max(math.Sqrt(math.Max(gn, fn)), 1e-300); !(rel < 1e-6) {
+						t.Errorf("%s: relative gradient error %.3g (|g| %.3g, |fd| %.3g)", p.Name, rel, math.Sqrt(gn), math.Sqrt(fn))
+					}
+				}
+			})
+		}
+	})
 }
