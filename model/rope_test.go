@@ -242,3 +242,24 @@ func TestRopeGradientsMatchCentralDifferences(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadDimMemory: the estimates count the attention at H·d: the weights
+// (qkv (H·d + 2·G·d) × D, out D × H·d) and the activations grow when
+// head_dim is twice d_model/heads, and equal today's when it is d_model/heads.
+func TestHeadDimMemory(t *testing.T) {
+	plain := Config{Vocab: 10, Context: 8, DModel: 8, Heads: 2, Layers: 1, Position: PositionRope}
+	same, wide := plain, plain
+	same.HeadDim, wide.HeadDim = 4, 8
+	emb := 10.0 * 8 * 2 // tok_emb and lm_head
+	if got, want := wide.ParamCount(), emb+(2+2*2)*8*8+8*2*8; got != want {
+		t.Errorf("ParamCount %v, want %v", got, want)
+	}
+	if same.EstimateBytes(4, 4) != plain.EstimateBytes(4, 4) || !(wide.EstimateBytes(4, 4) > plain.EstimateBytes(4, 4)) {
+		t.Errorf("EstimateBytes: head_dim 4 %v, 8 %v, unset %v: want the first equal, the second larger",
+			same.EstimateBytes(4, 4), wide.EstimateBytes(4, 4), plain.EstimateBytes(4, 4))
+	}
+	decode := func(c Config) float64 { return (&Model{Config: c, Dtype: tensor.Float32}).DecodeBytes(1, 8) }
+	if !(decode(wide) > decode(plain)) || decode(same) != decode(plain) {
+		t.Errorf("DecodeBytes: head_dim 8 %v, 4 %v, unset %v", decode(wide), decode(same), decode(plain))
+	}
+}
