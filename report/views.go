@@ -179,7 +179,7 @@ func (r *Report) Panel(l, h int, notes []string) render.Panel {
 		Rows:    labels,
 		Cols:    labels,
 		Causal:  true,
-		Window:  r.Config.Window,
+		Window:  r.Config.LayerWindow(l), // a global layer of a local/global model has none
 		Notes:   notes,
 	}
 }
