@@ -263,3 +263,24 @@ func TestHeadDimMemory(t *testing.T) {
 		t.Errorf("DecodeBytes: head_dim 8 %v, 4 %v, unset %v", decode(wide), decode(same), decode(plain))
 	}
 }
+
+// TestRopeFamilyWords: the model card names each key that is set, and
+// nothing for a config that sets none.
+func TestRopeFamilyWords(t *testing.T) {
+	c := Config{Vocab: 5, Context: 4, DModel: 8, Heads: 2, Layers: 6, Position: PositionRope, HeadDim: 16, RotaryDimsKey: 8,
+		RopeScaling: RopeScalingLlama3, RopeFactor: 8, RopeLowFreqFactor: 1, RopeHighFreqFactor: 4, RopeOriginalContext: 64,
+		Window: 4, GlobalLayers: NewLayerList(5), LocalRopeBase: 10000}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Family()
+	for _, want := range []string{"head_dim 16", "llama3 rope scaling x8", "rotary on 8 of 16 channels", "local/global 5:1 (global layers 5)", "local rope base 10000"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Family() = %q: no %q", got, want)
+		}
+	}
+	plain := Config{Vocab: 5, Context: 4, DModel: 8, Heads: 2, Layers: 6, Position: PositionRope}
+	if got := plain.Family(); got != "rope positions (base 10000)" {
+		t.Errorf("Family() without the keys = %q", got)
+	}
+}
