@@ -284,3 +284,24 @@ func TestRopeFamilyWords(t *testing.T) {
 		t.Errorf("Family() without the keys = %q", got)
 	}
 }
+
+// TestHeadDimShapeWords: a checkpoint tensor of the wrong shape under
+// head_dim names the keys that give the dimension.
+func TestHeadDimShapeWords(t *testing.T) {
+	c := Config{Vocab: 5, Context: 4, DModel: 8, Heads: 2, KVHeads: 1, HeadDim: 6, Layers: 1, QKNorm: true}
+	want := map[string]struct {
+		got  []int
+		word string
+	}{
+		"blocks.0.attn.qkv.weight":    {[]int{16, 8}, "(dim 0 is (model.heads+2*model.kv_heads)*model.head_dim=24)"},
+		"blocks.0.attn.out.weight":    {[]int{8, 8}, "(dim 1 is model.heads*model.head_dim=12)"},
+		"blocks.0.attn.q_norm.weight": {[]int{4}, "(dim 0 is model.head_dim=6)"},
+	}
+	for _, spec := range c.ParamSpecs() {
+		if w, ok := want[spec.Name]; ok {
+			if got := explainShape(c, spec, w.got); got != " "+w.word {
+				t.Errorf("%s %v: %q, want %q", spec.Name, w.got, got, " "+w.word)
+			}
+		}
+	}
+}
