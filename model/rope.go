@@ -216,6 +216,8 @@ func (c Config) validateLayerKeys(rope bool) error {
 		return errors.Errorf("model.position = rope needs an even head size (channel i pairs with i+d/2): d_model %d / heads %d = %d", c.DModel, c.Heads, c.DHead())
 	case rope && c.RotaryDims()%2 != 0:
 		return errors.Errorf("model.position = rope needs an even head size (channel i pairs with i+d/2): model.head_dim = %d", c.HeadDim)
+	case c.Window < 0: // checked here too: a global layer 0 would hide it from layers.CheckOptions
+		return errors.Errorf("model.window = %d: must be 0 (full) or positive", c.Window)
 	case c.GlobalLayers != "" && c.Window == 0:
 		return errors.Errorf("model.global_layers = [%s] is only used with model.window > 0 (every layer sees every earlier position without one)", c.GlobalLayers)
 	case c.LocalRopeBase != 0 && (!rope || c.GlobalLayers == ""):

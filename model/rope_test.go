@@ -108,6 +108,7 @@ func TestRopeKeysValidate(t *testing.T) {
 		{"rotary_dims past the head", func(c *Config) { c.RotaryDimsKey = 6 }, "model.rotary_dims = 6"},
 		{"rotary_dims without rope", func(c *Config) { c.Position, c.RotaryDimsKey = PositionALiBi, 2 }, "model.rotary_dims = 2 is only used with model.position = rope"},
 		{"global_layers without window", func(c *Config) { c.GlobalLayers = NewLayerList(1) }, "model.global_layers = [1] is only used with model.window > 0"},
+		{"global_layers with a negative window", func(c *Config) { c.Window, c.GlobalLayers = -2, NewLayerList(0) }, "model.window = -2: must be 0 (full) or positive"},
 		{"global layer past the model", func(c *Config) { c.Window, c.GlobalLayers = 2, NewLayerList(0, 2) }, "model.global_layers: layer 2 is not one of the 2 layers (0 to 1)"},
 		{"local base without global layers", func(c *Config) { c.Window, c.LocalRopeBase = 2, 10 }, "model.local_rope_base = 10 is only used with model.position = rope and model.global_layers set"},
 		{"local base at 1", func(c *Config) { c.Window, c.GlobalLayers, c.LocalRopeBase = 2, NewLayerList(1), 1 }, "model.local_rope_base = 1: must be finite and > 1"},
