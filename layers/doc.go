@@ -64,6 +64,13 @@
 //     weights ("blocks.0.ln1", "blocks.0.ln1_post"), and a norm that scales
 //     by (Offset + w) adds ".scale" ("blocks.0.ln1.scale", Gorgonia's Add
 //     on both paths).
+//   - A head is AttentionOptions.HeadDim wide (D/H when 0): the projection
+//     gives (H + 2G)·d columns and the merged heads (B*T, H·d) go through
+//     an out projection H·d -> D. Rotary positions come as per-pair inverse
+//     frequencies (RotaryFreqs), which the caller computes (a model config:
+//     its base, scaling, rotary_dims and the layer's own base): no layer or
+//     op knows a base or a scaling rule, and each layer of a model may have
+//     its own frequencies and window.
 //   - The fused path's ops are internal/ops' (one op per layer, exact
 //     hand-written gradients, reused output buffers: a node's value is only
 //     valid until the next run of its graph). This package only decides

@@ -188,9 +188,9 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	var attn *layers.MultiHeadSelfAttention
 	if cfg.KVLatent > 0 {
 		latent := layers.Latent{Q: gr.linear(params, p+"attn.q"), Down: gr.linear(params, p+"attn.kv_down"), Up: gr.linear(params, p+"attn.kv_up")}
-		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
+		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path, i)))
 	} else {
-		opts := cfg.AttentionOptions(gr.Path)
+		opts := cfg.AttentionOptions(gr.Path, i)
 		if opts.QKNorm != nil {
 			opts.QKNorm.Q, opts.QKNorm.K = params[p+"attn.q_norm.weight"], params[p+"attn.k_norm.weight"]
 		}

@@ -99,6 +99,32 @@ type Config struct {
 	// ParallelResidual adds the attention and the MLP of the same input:
 	// x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX's use_parallel_residual).
 	ParallelResidual bool `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
+
+	// Positions and shapes (see rope.go). Every zero value is the
+	// behaviour before these keys existed.
+
+	// HeadDim is each head's width d; 0 reads as DModel/Heads. The heads
+	// then concatenate to H·d channels: qkv (H·d + 2·G·d, D), attn.out
+	// (D, H·d).
+	HeadDim int `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
+	// RopeScaling rescales the rotary inverse frequencies: "" none,
+	// "linear" (divided by RopeFactor) or "llama3" (with RopeFactor,
+	// RopeLowFreqFactor, RopeHighFreqFactor, RopeOriginalContext), as
+	// transformers' modeling_rope_utils computes them.
+	RopeScaling         string  `json:"rope_scaling,omitempty" yaml:"rope_scaling,omitempty"`
+	RopeFactor          float64 `json:"rope_factor,omitempty" yaml:"rope_factor,omitempty"`
+	RopeLowFreqFactor   float64 `json:"rope_low_freq_factor,omitempty" yaml:"rope_low_freq_factor,omitempty"`
+	RopeHighFreqFactor  float64 `json:"rope_high_freq_factor,omitempty" yaml:"rope_high_freq_factor,omitempty"`
+	RopeOriginalContext int     `json:"rope_original_context,omitempty" yaml:"rope_original_context,omitempty"`
+	// RotaryDimsKey is rotary_dims: 0 turns the whole head, else only the
+	// first rotary_dims channels of each head turn (RotaryDims).
+	RotaryDimsKey int `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
+	// GlobalLayers, with Window > 0, are the layers that see every earlier
+	// position; the others keep the window. Empty: every layer windowed.
+	GlobalLayers LayerList `json:"global_layers,omitempty" yaml:"global_layers,omitempty"`
+	// LocalRopeBase, with rope and GlobalLayers, is the windowed layers'
+	// rotary base, without rope scaling; 0: every layer uses RopeBase.
+	LocalRopeBase float64 `json:"local_rope_base,omitempty" yaml:"local_rope_base,omitempty"`
 }
 
 // The position kinds of Config.Position.
@@ -159,19 +185,15 @@ func (c Config) KVPerToken() int {
 	return 2 * c.KVHeadCount() * c.DHead()
 }
 
-// AttentionOptions are the layers' options for this config on path p; with
+// AttentionOptions are the layers' options of layer i for this config on
+// path p (the window and rotary frequencies may differ by layer); with
 // qk_norm, the builder of a graph sets QKNorm's weights.
-func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
-	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
+func (c Config) AttentionOptions(p layers.Path, i int) layers.AttentionOptions {
+	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.LayerWindow(i), ALiBi: c.PositionKind() == PositionALiBi, HeadDim: c.HeadDim}
 	if c.QKNorm {
 		o.QKNorm = &layers.QKNorm{Eps: c.Eps(), All: c.QKScope() == QKScopeAll, Offset: c.NormScaleOffset()}
 	}
-	if c.PositionKind() == PositionRope {
-		o.RotaryBase = c.RopeBase
-		if o.RotaryBase == 0 {
-			o.RotaryBase = DefaultRopeBase
-		}
-	}
+	o.RotaryFreqs = c.RopeFrequencies(i)
 	return o
 }
 
@@ -184,8 +206,14 @@ func (c Config) Path() (layers.Path, error) {
 	return p, nil
 }
 
-// DHead is the width of one attention head.
-func (c Config) DHead() int { return c.DModel / c.Heads }
+// DHead is the width of one attention head: HeadDim, 0 read as
+// DModel/Heads.
+func (c Config) DHead() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	return c.DModel / c.Heads
+}
 
 // Validate reports the first impossible setting, naming the numbers.
 func (c Config) Validate() error {
@@ -210,7 +238,10 @@ func (c Config) Validate() error {
 	if err := c.validateParts(); err != nil {
 		return err
 	}
-	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused), configKey); err != nil {
+	if err := c.validatePositions(); err != nil {
+		return err
+	}
+	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused, 0), configKey); err != nil {
 		return err
 	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
@@ -276,7 +307,7 @@ func (c Config) ParamSpecs() []ParamSpec {
 		}
 		specs = append(specs, c.projectionSpecs(p+"attn.")...)
 		specs = append(specs, c.qkNormSpecs(p+"attn.")...)
-		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, d}, InitNormal})
+		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, c.Heads * c.DHead()}, InitNormal})
 		if c.OutBias {
 			specs = append(specs, ParamSpec{p + "attn.out.bias", []int{d}, InitZeros})
 		}
@@ -315,7 +346,7 @@ func (c Config) UnembeddingName() string {
 }
 
 // projectionSpecs are one attention layer's input projections: the fused
-// [q | k | v] (D + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
+// [q | k | v] (H·d + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
 // kv_up (2D, r) with rows [k | v]. Biases go with QKVBias (none on
 // kv_down).
 func (c Config) projectionSpecs(p string) []ParamSpec {
@@ -330,7 +361,7 @@ func (c Config) projectionSpecs(p string) []ParamSpec {
 	if c.KVLatent > 0 {
 		return append(append(linear("q", d, d), linear("kv_down", c.KVLatent, d)...), linear("kv_up", 2*d, c.KVLatent)...)
 	}
-	return linear("qkv", d+2*c.KVHeadCount()*c.DHead(), d)
+	return linear("qkv", (c.Heads+2*c.KVHeadCount())*c.DHead(), d)
 }
 
 // Family describes the attention variant in words, for headers: "" for the
@@ -363,6 +394,7 @@ func (c Config) Family() string {
 	if c.Window > 0 {
 		parts = append(parts, fmt.Sprintf("window %d", c.Window))
 	}
+	parts = append(parts, c.positionWords()...)
 	return strings.Join(parts, ", ")
 }
 

@@ -58,10 +58,10 @@ func (c Config) InferenceBytes(batch int) float64 {
 // (see EstimateBytes).
 func (c Config) forwardValues(batch int) float64 {
 	t, d, h, f, v := float64(c.Context), float64(c.DModel), float64(c.Heads), float64(c.DFF), float64(c.Vocab)
-	b := float64(batch)
-	block := 12*b*t*d + 4*b*h*t*t
+	b, inner := float64(batch), c.attentionWidth()
+	block := 6*b*t*d + 6*b*t*inner + 4*b*h*t*t
 	if c.QKNorm {
-		block += 3 * b * t * d
+		block += 3 * b * t * inner
 	}
 	if c.MLP {
 		hidden := 8.0 // (B·T, F) tensors: GELU's input and output and their intermediates
@@ -72,6 +72,12 @@ func (c Config) forwardValues(batch int) float64 {
 	}
 	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v
 }
+
+// attentionWidth is H·d, the width of the attention's projections, heads
+// and merged context: D unless head_dim sets d apart from D/H. Of the
+// twelve values per position and layer a block's forward keeps, six are
+// these (q, k, v, their heads, the context and its merge), six are D wide.
+func (c Config) attentionWidth() float64 { return float64(c.Heads * c.DHead()) }
 
 // ParamCount is the number of weights of the model. Every block has the
 // same tensors, so the count is linear in Layers; listing the specs of 0 and
@@ -119,7 +125,7 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 		perLayer += kv + 2*h
 		shared = h
 	}
-	step := 12 * d // a step's activations per row and layer, as EstimateBytes counts a position
+	step := 6*d + 6*c.attentionWidth() // a step's activations per row and layer, as EstimateBytes counts a position
 	if c.MLP {
 		step += (8+c.normsTensors())*d + 8*f
 	}

@@ -118,14 +118,14 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 			copy(q, normalize(q, r.scale(p+"attn.q_norm.weight"), nil, c.Eps(), false))
 			copy(qkv[H*d:], normalize(qkv[H*d:H*d+G*d], r.scale(p+"attn.k_norm.weight"), nil, c.Eps(), false))
 		}
-		r.headwise(p, q, "q_norm.weight", pos)
-		r.headwise(p, qkv[H*d:H*d+G*d], "k_norm.weight", pos)
+		r.headwise(l, p, q, "q_norm.weight", pos)
+		r.headwise(l, p, qkv[H*d:H*d+G*d], "k_norm.weight", pos)
 		r.cache[l] = append(r.cache[l], qkv[H*d:]) // k | v
 	}
 	keys, values := r.keysValues(p, r.cache[l]) // per position (G·d) each
 	first := 0                                  // the first position this one sees
-	if c.Window > 0 {
-		first = max(0, pos-c.Window+1)
+	if w := r.window(l); w > 0 {
+		first = max(0, pos-w+1)
 	}
 	out := make([]float64, H*d) // the heads' outputs side by side
 	for h := 0; h < H; h++ {
@@ -151,9 +151,9 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 
 // headwise applies to each head of v (q or k of the new position, d
 // channels a head), in place, QK-norm (an RMSNorm with the layer's weight
-// norm) when the model has it per head, then the rotary turn of position
-// pos.
-func (r *Reference) headwise(p string, v []float64, norm string, pos int) {
+// norm) when the model has it per head, then layer l's rotary turn of
+// position pos.
+func (r *Reference) headwise(l int, p string, v []float64, norm string, pos int) {
 	d := r.cfg.DHead()
 	for h := 0; h < len(v)/d; h++ {
 		head := v[h*d : (h+1)*d]
@@ -161,11 +161,7 @@ func (r *Reference) headwise(p string, v []float64, norm string, pos int) {
 			copy(head, normalize(head, r.scale(p+"attn."+norm), nil, r.cfg.Eps(), false))
 		}
 		if r.cfg.PositionKind() == PositionRope {
-			base := r.cfg.RopeBase
-			if base == 0 {
-				base = DefaultRopeBase
-			}
-			rotate(head, pos, base)
+			rotate(head, pos, r.rotaryFrequencies(l))
 		}
 	}
 }
@@ -252,14 +248,14 @@ func normalize(x, w, b []float64, eps float64, centred bool) []float64 {
 	return y
 }
 
-// rotate turns head x of position pos by the rotary angles, rotate-half
-// (GPT-NeoX, Llama): channel i pairs with i+d/2, turned by pos·base^(-2i/d).
-func rotate(x []float64, pos int, base float64) {
-	d := len(x)
-	for i := 0; i < d/2; i++ {
-		sin, cos := math.Sincos(float64(pos) * math.Pow(base, -2*float64(i)/float64(d)))
-		x1, x2 := x[i], x[i+d/2]
-		x[i], x[i+d/2] = x1*cos-x2*sin, x2*cos+x1*sin
+// rotate turns x (one head) by the angles pos·freqs[i] on the pairs (i,
+// i+R/2) of its first R = 2·len(freqs) channels; the rest stay.
+func rotate(x []float64, pos int, freqs []float64) {
+	half := len(freqs)
+	for i, f := range freqs {
+		sin, cos := math.Sincos(float64(pos) * f)
+		x1, x2 := x[i], x[i+half]
+		x[i], x[i+half] = x1*cos-x2*sin, x2*cos+x1*sin
 	}
 }
 

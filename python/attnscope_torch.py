@@ -11,7 +11,9 @@
 names and layouts of attnscope's checkpoints, so `load_state_dict` takes a
 checkpoint's tensors as they are. It covers the attention family (learned,
 sinusoidal, rope, alibi and no positions; grouped- and multi-query heads;
-windows; latent attention) and the block parts of model/parts.go (LayerNorm
+windows; latent attention; head_dim apart from d_model/heads, linear and
+llama3 rope scaling, partial rotary, local/global layers with their own
+rope base) and the block parts of model/parts.go (LayerNorm
 with or without a bias, RMSNorm, the norms' eps; gelu_tanh, exact gelu,
 swiglu and relu2 MLPs with or without biases; tied embeddings; QK-norm per
 head or over the whole projections; pre, sandwich and post norms; RMSNorm

@@ -101,7 +101,12 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		}},
 		{"Rotary", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, heads.D))
-			y, err := Rotary(qkv, 10, 2)
+			y, err := Rotary(qkv, RotaryFrequencies(10, heads.D), 2)
+			return y, gorgonia.Nodes{qkv}, err
+		}},
+		{"Rotary/partial", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, 4))
+			y, err := Rotary(qkv, []float64{0.8}, 2) // (3, B, H, T, 4): one pair (0, 1) turns, channels 2, 3 pass
 			return y, gorgonia.Nodes{qkv}, err
 		}},
 		{"QKNorm", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {

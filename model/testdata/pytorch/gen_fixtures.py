@@ -30,6 +30,11 @@ model.Config.ParamSpecs:
     placement: pre x + f(ln(x)); sandwich x + ln_post(f(ln(x))); post
              x + ln_post(f(x)); parallel_residual x + (mlp(ln2 x) + attn(ln1 x))
     offset : norm_offset: every RMSNorm scales by (1 + w)
+    head_dim: heads d wide apart from D/H: qkv (H*d + 2*G*d, D), out (D, H*d)
+    rope   : inverse frequencies as transformers' modeling_rope_utils
+             (default, linear, llama3), on the first rotary_dims channels;
+             global_layers see every position despite the window, and the
+             windowed layers use local_rope_base unscaled when it is set
     tied   : lm_head's weight is tok_emb's (one tensor, both gradients)
     logits = lm_head([ln_f](x))                                  (B*T, V)
     loss   = sum(mask * CE) / sum(mask)
@@ -144,6 +149,19 @@ def config(**kw):
 
 
 def main():
+    # Positions and shapes (model/rope.go): a medium llama3 band (wavelengths
+    # 6.3, 29 and 135 against 64/4 and 64/1), partial rotary, head_dim.
+    make_case("rope_llama3_partial_head_dim",
+              config(vocab=9, context=8, d_model=12, heads=2, layers=2, mlp=True, d_ff=16, qkv_bias=True,
+                     position="rope", rope_base=100.0, head_dim=8, kv_heads=1, rotary_dims=6,
+                     rope_scaling="llama3", rope_factor=8.0, rope_low_freq_factor=1.0,
+                     rope_high_freq_factor=4.0, rope_original_context=64),
+              batch=2, seq_len=7, seed=451)
+    make_case("rope_local_global",
+              config(vocab=9, context=8, d_model=8, heads=2, layers=3, qkv_bias=True, out_bias=True,
+                     position="rope", rope_base=1000.0, rope_scaling="linear", rope_factor=4.0,
+                     window=2, global_layers=[1], local_rope_base=10.0),
+              batch=2, seq_len=7, seed=452)
     make_case("attn_only", config(vocab=11, context=7, d_model=16, heads=4, layers=1,
                                   qkv_bias=True, out_bias=True, lm_head_bias=True),
               batch=2, seq_len=7, seed=1234)
