@@ -56,6 +56,12 @@ type AttentionOptions struct {
 	// over its d channels after the head split, before rotary positions
 	// (Qwen 3's q_norm and k_norm).
 	QKNorm *QKNorm
+	// Scale > 0 is the scores' factor in place of 1/sqrt(d): 1 is
+	// GPT-Neo's unscaled attention, Gemma's query_pre_attn_scalar^-0.5.
+	Scale float64
+	// SoftCap > 0 caps the scaled scores s at SoftCap·tanh(s/SoftCap)
+	// before the mask (Gemma 2's attn_logit_softcapping).
+	SoftCap float64
 }
 
 // kvHeads is G, the number of key and value heads.
@@ -240,15 +246,12 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	if a.RotaryBase > 0 {
 		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryBase, 0)) // (3, B, H, T, d): q, k turned by position
 	}
-	scores := node(p + ".scores")(ops.AttnScores(heads))                                        // (B, H, T, T) = q k^T
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
-	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))          // (B, H, T, d) = w v
-	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                           // (B*T, D)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}              // (B*T, D)
+	scores := node(p + ".scores")(ops.AttnScores(heads))                               // (B, H, T, T) = q k^T
+	weights := a.weights(p, scores, in.KeyMask)                                        // (B, H, T, T)
+	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads)) // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                  // (B*T, D)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}     // (B*T, D)
 }
-
-// scale is 1/sqrt(d), the scores' factor.
-func (a *MultiHeadSelfAttention) scale() float64 { return 1 / math.Sqrt(float64(a.D/a.Heads)) }
 
 // check raises an error naming the shapes when x or an input does not fit
 // the layer.

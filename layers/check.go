@@ -10,7 +10,8 @@ import (
 // combinations live: d divisible by heads, kv heads dividing heads, a
 // window of 0 or more, a rotary base finite and above 1 on an even head
 // size, a latent of width 0 or more with one key and value per head, no
-// rotary positions and no QK-norm. latent is the latent's width r (0:
+// rotary positions and no QK-norm, and the scores' scale and soft-cap
+// (checkScores). latent is the latent's width r (0:
 // none). key names each setting in the message: the layers name them as
 // their options do ("kv_heads"), a model config as its keys
 // ("model.kv_heads").
@@ -37,7 +38,7 @@ func CheckOptions(d, heads, latent int, o AttentionOptions, key func(string) str
 	case latent > 0 && o.RotaryBase != 0:
 		return errors.Errorf("%s = %d with %s = rope: rotary keys need DeepSeek's decoupled rotary key, which is not built; use alibi, learned, sinusoidal or none", key("kv_latent"), latent, key("position"))
 	}
-	return nil
+	return checkScores(o, key)
 }
 
 // optionName is how the layers name a setting in CheckOptions' messages.

@@ -14,9 +14,19 @@ import (
 // Decode is the layout of one decoding step's fused projection qkv
 // (B, (H+2G)*d): for each row, H query heads, then G key heads, then G
 // value heads, d wide each; query head h reads key and value head h/(H/G).
-type Decode struct{ H, G, D int }
+// SoftCap > 0 caps each scaled score s at SoftCap·tanh(s/SoftCap), as
+// SoftCap does for a sequence.
+type Decode struct {
+	H, G, D int
+	SoftCap float64
+}
 
-func (s Decode) String() string { return fmt.Sprintf("H=%d,G=%d,d=%d", s.H, s.G, s.D) }
+func (s Decode) String() string {
+	if s.SoftCap > 0 {
+		return fmt.Sprintf("H=%d,G=%d,d=%d,softcap=%v", s.H, s.G, s.D, s.SoftCap)
+	}
+	return fmt.Sprintf("H=%d,G=%d,d=%d", s.H, s.G, s.D)
+}
 
 // width is the projection's columns, (H+2G)*d.
 func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
@@ -173,6 +183,9 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 				kernels.AddScaledRows(scores[:n], q, kt[first:], c) // (n) = q K[:, slots]
 				scores[n] = dotT(q, kNew)                           // the new position's own key
 				kernels.ScaleAdd(scores, T(d.scale), 0)
+				if d.SoftCap > 0 {
+					capScores(scores, d.SoftCap)
+				}
 				if d.slopes != nil {
 					for t := range scores[:n] {
 						scores[t] -= T(d.slopes[h] * float64(pos-first-t))
@@ -187,6 +200,13 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			}
 		}
 	})
+}
+
+// capScores sets each score s to cap·tanh(s/cap), in float64.
+func capScores[T float](scores []T, cap float64) {
+	for i, s := range scores {
+		scores[i] = T(cap * math.Tanh(float64(s)/cap))
+	}
 }
 
 // dotT is x·y, accumulated in float64 for float64 and in float32 lanes for
