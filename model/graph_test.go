@@ -132,6 +132,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		for _, part := range slices.Sorted(maps.Keys(mlpParts)) {
 			cases = append(cases, fdCase{"mlp/" + part, true, false, false, false, false, part})
 		}
+		for _, part := range slices.Sorted(maps.Keys(scoreParts)) { // a case named after a scoreParts entry has that part
+			cases = append(cases, fdCase{part, true, true, false, false, false, ""})
+		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
@@ -145,6 +148,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				}
 				if c.part != "" {
 					mlpParts[c.part](&cfg)
+				}
+				if part := scoreParts[c.name]; part != nil {
+					part(&cfg)
 				}
 				m, err := New(cfg, tensor.Float64, 3)
 				if err != nil {
