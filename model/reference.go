@@ -48,7 +48,8 @@ func (r *Reference) Len() int { return len(r.cache[0]) }
 func (r *Reference) Step(token int) []float64 {
 	c, pos, D := r.cfg, r.Len(), r.cfg.DModel
 	x := append([]float64(nil), r.w["tok_emb.weight"][token*D:(token+1)*D]...) // the token's embedding
-	if c.EmbedScale > 0 {                                                      // Gemma's sqrt(D), on this copy: a tied head reads the table unscaled
+	// Gemma's sqrt(D), on this copy: a tied head reads the table unscaled.
+	if c.EmbedScale > 0 {
 		for i := range x {
 			x[i] *= c.EmbedScale
 		}
