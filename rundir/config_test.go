@@ -157,7 +157,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"top level scalar", "hello\n", []string{"x.yaml:1:1: the config: want a mapping", "got a value"}},
 		{"unknown top key", "sed: 1\n", []string{"x.yaml:1:1: unknown key sed (allowed: seed, init_from, task, model, train)"}},
 		{"unknown train key", "train:\n  lr_rate: 0.1\n", []string{"x.yaml:2:3: unknown key train.lr_rate (allowed: batch_size, steps, lr, schedule, warmup_steps, min_lr, grad_clip, weight_decay, beta1, beta2, eps, log_every, eval_every, eval_size, checkpoint_every, eval_lengths, eval_generate)"}},
-		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent, norm, norm_bias, norm_eps, activation, mlp_bias, tie_embeddings, qk_norm)"}},
+		{"unknown model key", "model:\n  n_heads: 4\n", []string{"unknown key model.n_heads (allowed: d_model, heads, layers, mlp, d_ff, qkv_bias, out_bias, lm_head_bias, dropout, attention, position, rope_base, kv_heads, window, kv_latent, norm, norm_bias, norm_eps, activation, mlp_bias, tie_embeddings, qk_norm, attn_scale, attn_softcap, final_softcap, embed_scale)"}},
 		{"vocab is derived", "model:\n  vocab: 10\n", []string{"x.yaml:2:3: model.vocab cannot be set: it comes from the task"}},
 		{"context is derived", "model:\n  context: 10\n", []string{"model.context cannot be set: it is the task's sequence length"}},
 		{"duplicate key", "seed: 1\nmodel:\n  heads: 4\n  heads: 8\n", []string{"x.yaml:4:3: duplicate key model.heads (first set at line 3)"}},
