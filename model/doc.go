@@ -1,7 +1,9 @@
 // Package model is the small causal language model built from package layers:
 // token + position embedding, a stack of blocks, an optional final norm
 // (the config's: a LayerNorm, with or without a bias, or an RMSNorm) and a
-// linear LM head (the token embedding itself with tie_embeddings).
+// linear LM head (the token embedding itself with tie_embeddings), with
+// Gemma's and GPT-Neo's changes to the scores, the logits and the token
+// embeddings when the config sets them (scores.go).
 //
 // The package is the model: its config, weights and graphs. Checkpoints
 // (the weights as safetensors tensors, Model.Tensors, with the run config
