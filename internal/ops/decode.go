@@ -49,7 +49,8 @@ func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
 //	                             heads side by side
 //
 // q and the new key are turned by the angles first; slopes, one per query
-// head when not nil, add ALiBi's bias. A step costs the slots a row sees,
+// head when not nil, add ALiBi's bias; with s.SoftCap the scaled scores
+// are capped before the softmax. A step costs the slots a row sees,
 // not the cache's capacity, and the cache is read in place. The new key
 // (turned) and value are also written into slot spans[2b+1] of the cache,
 // which must be one: the op reads the column beside it anyway, so the
