@@ -18,7 +18,9 @@ import (
 // norm's shift and the LM head's). With full blocks the final norm's scale
 // is held fixed, as TransformerLens does: each part is centred (LayerNorm)
 // and divided by the position's own σ or RMS, so the parts still add up
-// exactly to the logit. Each figure is a mean over the scored positions.
+// exactly to the logit. A final soft-cap (model.final_softcap) is not
+// split: the logit is the one before it, which the cap only bends (it keeps
+// every logit's order). Each figure is a mean over the scored positions.
 type Attribution struct {
 	Embeddings float64     `json:"embeddings"`
 	Heads      [][]float64 `json:"heads"`          // [layer][head]
