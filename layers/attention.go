@@ -63,6 +63,12 @@ type AttentionOptions struct {
 	// (Qwen 3's q_norm and k_norm), or with QKNorm.All the whole q and k
 	// projections before the split (OLMo 2's).
 	QKNorm *QKNorm
+	// Scale > 0 is the scores' factor in place of 1/sqrt(d): 1 is
+	// GPT-Neo's unscaled attention, Gemma's query_pre_attn_scalar^-0.5.
+	Scale float64
+	// SoftCap > 0 caps the scaled scores s at SoftCap·tanh(s/SoftCap)
+	// before the mask (Gemma 2's attn_logit_softcapping).
+	SoftCap float64
 }
 
 // headDim is d, each head's width: HeadDim, or D/H when it is 0.
@@ -258,15 +264,12 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	if len(a.RotaryFreqs) > 0 {
 		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryFreqs, 0)) // (3, B, H, T, d): q, k turned by position
 	}
-	scores := node(p + ".scores")(ops.AttnScores(heads))                                        // (B, H, T, T) = q k^T
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
-	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))          // (B, H, T, d) = w v
-	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                           // (B*T, H*d)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}              // (B*T, D)
+	scores := node(p + ".scores")(ops.AttnScores(heads))                               // (B, H, T, T) = q k^T
+	weights := a.weights(p, scores, in.KeyMask)                                        // (B, H, T, T)
+	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads)) // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                  // (B*T, H*d)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}     // (B*T, D)
 }
-
-// scale is 1/sqrt(d), the scores' factor.
-func (a *MultiHeadSelfAttention) scale() float64 { return 1 / math.Sqrt(float64(a.dHead())) }
 
 // dHead is d, the width of one head.
 func (a *MultiHeadSelfAttention) dHead() int { return a.headDim(a.D, a.Heads) }

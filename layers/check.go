@@ -10,7 +10,8 @@ import (
 // combinations live: d divisible by heads, kv heads dividing heads, a
 // window of 0 or more, a head_dim of 0 or more, rotary frequencies finite,
 // positive and at most d/2 of them, a latent of width 0 or more with one key and value per head, no
-// rotary positions and no QK-norm. latent is the latent's width r (0:
+// rotary positions and no QK-norm, and the scores' scale and soft-cap
+// (checkScores). latent is the latent's width r (0:
 // none). key names each setting in the message: the layers name them as
 // their options do ("kv_heads"), a model config as its keys
 // ("model.kv_heads").
@@ -39,7 +40,7 @@ func CheckOptions(d, heads, latent int, o AttentionOptions, key func(string) str
 	case latent > 0 && len(o.RotaryFreqs) != 0:
 		return errors.Errorf("%s = %d with %s = rope: rotary keys need DeepSeek's decoupled rotary key, which is not built; use alibi, learned, sinusoidal or none", key("kv_latent"), latent, key("position"))
 	}
-	return nil
+	return checkScores(o, key)
 }
 
 // optionName is how the layers name a setting in CheckOptions' messages.

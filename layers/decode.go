@@ -76,7 +76,7 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 	qkv := a.QKV.forward(x) // (B, H*d + 2*G*d)
 	if a.Path != Gorgonia {
 		qkv = a.normalizeQKV(p, qkv) // (B, H*d + 2*G*d): q and k heads normalised, before CacheAttention turns them
-		layout := ops.Decode{H: h, G: kv, D: dh, R: a.rotaryDims()}
+		layout := ops.Decode{H: h, G: kv, D: dh, R: a.rotaryDims(), SoftCap: a.SoftCap}
 		var slopes []float64
 		if a.ALiBi {
 			slopes = ALiBiSlopes(h)
@@ -122,7 +122,7 @@ func (a *MultiHeadSelfAttention) decodeLatent(x *gorgonia.Node, in DecodeInputs)
 // keys and values (B, G, C+1, d), merged and projected out (B, D).
 func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
 	scores := node(p + ".scores")(gorgonia.BatchedMatMul(qg, keys, false, true))   // (B, G, g, C+1) = q k^T
-	weights := node(p + ".weights")(ops.BiasedSoftmax(scores, in.Bias, a.scale())) // (B, G, g, C+1)
+	weights := a.decodeWeights(p, scores, in.Bias)                                 // (B, G, g, C+1)
 	return a.merge(p, node(p+".context")(gorgonia.BatchedMatMul(weights, values))) // (B, D) from w v (B, G, g, d)
 }
 

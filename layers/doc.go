@@ -1,7 +1,7 @@
 // Package layers builds multi-head self-attention and the transformer parts
 // around it as symbolic Gorgonia (v0.9.18) expression graphs: Linear,
 // Embedding, LayerNorm (with or without a bias) and RMSNorm (a block's
-// Norm), MLP (of an Activation) and SwiGLU (a block's FeedForward),
+// Norm), MLP (of an Activation), SwiGLU and GeGLU (a block's FeedForward),
 // MultiHeadSelfAttention, Block and the loss.
 //
 // The model has two readable definitions. gorgonia.go writes each layer in
@@ -56,8 +56,10 @@
 //     ".q_cols" and ".k_cols" (Slice), joined with ".v_cols" into
 //     ".qk_norm" by Concat), ".scores" (BatchedMatMul), ".weights",
 //     ".context" (BatchedMatMul), ".context_bthd" (Transpose), ".merged"
-//     (Reshape) and ".out". Both add ".dropped" with a dropout mask and
-//     ".head_masked", ".head_ablated" with a head mask.
+//     (Reshape) and ".out". Both add ".dropped" with a dropout mask,
+//     ".head_masked", ".head_ablated" with a head mask, and ".capped" (the
+//     soft-capped scores, scores.go: ops.SoftCap, or ".capped.tanh_arg",
+//     ".capped.tanh" and ".capped" on the Gorgonia path) with a soft-cap.
 //   - Block nodes, named after the block ("blocks.0"): ".attn_residual"
 //     and ".mlp_residual" (the residual adds), ".parallel_sum" (the
 //     parallel residual's mlp + attn); its norms are named by their

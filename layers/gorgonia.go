@@ -96,8 +96,8 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 		v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
 		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
 		// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
-		weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
-		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v))     // (B, H, T, d) = w v
+		weights = a.weights(p, scores, in.KeyMask)                                             // (B, H, T, T)
+		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v)) // (B, H, T, d) = w v
 	} else {
 		weights, y = a.groupedGorgonia(p, qkv, kv, in)
 	}
@@ -125,7 +125,7 @@ func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, k
 	vb := node(p + ".v_bg")(gorgonia.Transpose(v, 1, 0, 2, 3))                                   // (B, G, T, d)
 	stacked := node(p + ".scores_stacked")(gorgonia.BatchedMatMul(qg, kb, false, true))          // (B, G, g*T, T) = q k^T
 	scores := node(p + ".scores")(gorgonia.Reshape(stacked, tensor.Shape{b, h, t, t}))           // (B, H, T, T)
-	weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale()))   // (B, H, T, T)
+	weights = a.weights(p, scores, in.KeyMask)                                                   // (B, H, T, T)
 	applied := a.dropout(p, weights, in.Dropout)                                                 // (B, H, T, T)
 	wg := node(p + ".weights_stacked")(gorgonia.Reshape(applied, tensor.Shape{b, kv, g * t, t})) // (B, G, g*T, T)
 	yg := node(p + ".context_stacked")(gorgonia.BatchedMatMul(wg, vb))                           // (B, G, g*T, d) = w v

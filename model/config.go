@@ -125,6 +125,21 @@ type Config struct {
 	// LocalRopeBase, with rope and GlobalLayers, is the windowed layers'
 	// rotary base, without rope scaling; 0: every layer uses RopeBase.
 	LocalRopeBase float64 `json:"local_rope_base,omitempty" yaml:"local_rope_base,omitempty"`
+	// The scores, logits and embeddings of Gemma and GPT-Neo (see
+	// scores.go); every zero value is today's model.
+
+	// AttnScale > 0 is the factor on q·k before the softmax; 0 reads as
+	// 1/sqrt(head size). GPT-Neo's is 1, Gemma's query_pre_attn_scalar^-0.5.
+	AttnScale float64 `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
+	// AttnSoftcap > 0 caps the scaled scores s at cap·tanh(s/cap) before
+	// the mask (Gemma 2's 50).
+	AttnSoftcap float64 `json:"attn_softcap,omitempty" yaml:"attn_softcap,omitempty"`
+	// FinalSoftcap > 0 caps the logits z at cap·tanh(z/cap) (Gemma 2's 30).
+	FinalSoftcap float64 `json:"final_softcap,omitempty" yaml:"final_softcap,omitempty"`
+	// EmbedScale > 0 multiplies the token embeddings after the lookup,
+	// before positions (Gemma's sqrt(d_model) in the weights' dtype); a
+	// tied head reads the unscaled table.
+	EmbedScale float64 `json:"embed_scale,omitempty" yaml:"embed_scale,omitempty"`
 }
 
 // The position kinds of Config.Position.
@@ -193,6 +208,7 @@ func (c Config) AttentionOptions(p layers.Path, i int) layers.AttentionOptions {
 	if c.QKNorm {
 		o.QKNorm = &layers.QKNorm{Eps: c.Eps(), All: c.QKScope() == QKScopeAll, Offset: c.NormScaleOffset()}
 	}
+	o.Scale, o.SoftCap = c.AttnScale, c.AttnSoftcap
 	o.RotaryFreqs = c.RopeFrequencies(i)
 	return o
 }
@@ -239,6 +255,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.validatePositions(); err != nil {
+		return err
+	}
+	if err := c.validateScores(); err != nil {
 		return err
 	}
 	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused, 0), configKey); err != nil {
@@ -395,6 +414,7 @@ func (c Config) Family() string {
 		parts = append(parts, fmt.Sprintf("window %d", c.Window))
 	}
 	parts = append(parts, c.positionWords()...)
+	parts = append(parts, c.attentionScoresWords()...)
 	return strings.Join(parts, ", ")
 }
 
@@ -435,10 +455,12 @@ func (c Config) Blocks() string {
 	if c.TieEmbeddings {
 		parts = append(parts, "tied embeddings")
 	}
+	parts = append(parts, c.outputScoresWords()...)
 	return strings.Join(parts, ", ")
 }
 
 // activationNames are the activations as model cards name them.
 var activationNames = map[string]string{
 	ActivationGELUTanh: "GELU (tanh)", ActivationGELU: "exact GELU", ActivationSwiGLU: "SwiGLU", ActivationReLU2: "ReLU²",
+	ActivationGeGLU: "GeGLU",
 }

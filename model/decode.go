@@ -126,7 +126,7 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	for _, p := range m.Params {
 		params[p.Name] = layers.NewParam(d.g, p.Name, p.Value)
 	}
-	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens)) // (B, D)
+	x := gr.scaleEmbedding(raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens))) // (B, D)
 	if table := gr.positionTable(params); table != nil {
 		pos := raise.Must(gr.embedding(table).Forward(d.positions)) // (B, D)
 		x = node(EmbedName)(path.Add(x, pos))                       // (B, D)
@@ -142,8 +142,8 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	if m.Config.MLP {
 		x = raise.Must(gr.norm(params, "ln_f").Forward(x)) // (B, D)
 	}
-	d.logits = raise.Must(gr.lmHead(params).Forward(x)) // (B, V)
-	d.vm = raise.Must(engine.NewMachine(d.g))           // read through d.vm.Value
+	d.logits = gr.capLogits(raise.Must(gr.lmHead(params).Forward(x))) // (B, V)
+	d.vm = raise.Must(engine.NewMachine(d.g))                         // read through d.vm.Value
 	return d, nil
 }
 

@@ -25,6 +25,7 @@ func referenceVariants() map[string]Config {
 	out["no biases+mlp"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24, NormBias: FlagOff, MLPBias: FlagOff}
 	maps.Copy(out, normsVariants())
 	maps.Copy(out, ropeVariants())
+	maps.Copy(out, architectureVariants())
 	return out
 }
 

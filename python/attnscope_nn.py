@@ -131,6 +131,8 @@ class Attention(nn.Module):
         self.window = 0 if is_global(cfg, layer) else cfg.get("window") or 0
         self.latent = cfg.get("kv_latent") or 0
         self.dh = dh = cfg.get("head_dim") or d // self.heads
+        self.scale = cfg.get("attn_scale") or 0                              # GPT-Neo's 1, Gemma's own; 0: 1/sqrt(d)
+        self.softcap = cfg.get("attn_softcap") or 0
         if self.latent:
             self.q = nn.Linear(d, d, bias=cfg["qkv_bias"])
             self.kv_down = nn.Linear(d, self.latent, bias=False)
@@ -167,7 +169,10 @@ class Attention(nn.Module):
             q, k = rope(q, self.inv_freq.to(torch.float64)), rope(k, self.inv_freq.to(torch.float64))
         k = k.repeat_interleave(H // k.shape[1], dim=1)                      # (B, H, T, d)
         v = v.repeat_interleave(H // v.shape[1], dim=1)
-        s = q @ k.transpose(-2, -1) / math.sqrt(d)                           # (B, H, T, T)
+        s = q @ k.transpose(-2, -1)                                          # (B, H, T, T)
+        s = s * self.scale if self.scale else s / math.sqrt(d)
+        if self.softcap:                                                     # Gemma 2: before the mask
+            s = self.softcap * torch.tanh(s / self.softcap)
         i = torch.arange(T)[:, None]
         j = torch.arange(T)[None, :]
         if self.position == "alibi":
@@ -190,7 +195,8 @@ ACTIVATIONS = {
 
 
 class MLP(nn.Module):
-    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x)."""
+    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x), for geglu
+    down(gelu_tanh(gate x) * up x)."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -198,7 +204,7 @@ class MLP(nn.Module):
         bias = cfg.get("mlp_bias")
         bias = bias is None or bias
         self.activation = cfg.get("activation") or "gelu_tanh"
-        if self.activation == "swiglu":
+        if self.activation in ("swiglu", "geglu"):
             self.gate = nn.Linear(D, F, bias=bias)
             self.up = nn.Linear(D, F, bias=bias)
             self.down = nn.Linear(F, D, bias=bias)
@@ -210,6 +216,8 @@ class MLP(nn.Module):
         if self.activation == "swiglu":
             g = self.gate(x)
             return self.down(g * torch.sigmoid(g) * self.up(x))
+        if self.activation == "geglu":
+            return self.down(gelu_tanh(self.gate(x)) * self.up(x))
         return self.proj(ACTIVATIONS[self.activation](self.fc(x)))
 
 
@@ -294,6 +302,8 @@ class AttnLM(nn.Module):
     def forward(self, tokens):
         B, T = tokens.shape
         x = self.tok_emb(tokens)                                         # (B, T, D)
+        if self.cfg.get("embed_scale"):                                  # Gemma's; a tied head reads tok_emb unscaled
+            x = x * self.cfg["embed_scale"]
         if self.position == "learned":
             x = x + self.pos_emb(torch.arange(T))[None]
         elif self.position == "sinusoidal":
@@ -304,7 +314,11 @@ class AttnLM(nn.Module):
             attention.append(a)
         if self.cfg["mlp"]:
             x = self.ln_f(x)
-        return self.lm_head(x).reshape(B * T, -1), attention           # (B*T, V)
+        logits = self.lm_head(x).reshape(B * T, -1)                      # (B*T, V)
+        cap = self.cfg.get("final_softcap")
+        if cap:                                                          # Gemma 2's
+            logits = cap * torch.tanh(logits / cap)
+        return logits, attention
 
 
 def checkpoint_tensors(state_dict, model_config, dtype=torch.float32):

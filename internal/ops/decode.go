@@ -15,10 +15,19 @@ import (
 // (B, (H+2G)*d): for each row, H query heads, then G key heads, then G
 // value heads, d wide each; query head h reads key and value head h/(H/G).
 // With rotary positions, R is the number of channels turned (pairs (i,
-// i+R/2), as Rotary); 0 reads as d.
-type Decode struct{ H, G, D, R int }
+// i+R/2), as Rotary); 0 reads as d. SoftCap > 0 caps each scaled score s
+// at SoftCap·tanh(s/SoftCap), as SoftCap does for a sequence.
+type Decode struct {
+	H, G, D, R int
+	SoftCap    float64
+}
 
-func (s Decode) String() string { return fmt.Sprintf("H=%d,G=%d,d=%d,r=%d", s.H, s.G, s.D, s.R) }
+func (s Decode) String() string {
+	if s.SoftCap > 0 {
+		return fmt.Sprintf("H=%d,G=%d,d=%d,r=%d,softcap=%v", s.H, s.G, s.D, s.R, s.SoftCap)
+	}
+	return fmt.Sprintf("H=%d,G=%d,d=%d,r=%d", s.H, s.G, s.D, s.R)
+}
 
 // rotatedHalf is R/2, the rotary pairs of a head.
 func (s Decode) rotatedHalf() int {
@@ -50,7 +59,8 @@ func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
 //	                             heads side by side
 //
 // q and the new key are turned by the angles first; slopes, one per query
-// head when not nil, add ALiBi's bias. A step costs the slots a row sees,
+// head when not nil, add ALiBi's bias; with s.SoftCap the scaled scores
+// are capped before the softmax. A step costs the slots a row sees,
 // not the cache's capacity, and the cache is read in place. The new key
 // (turned) and value are also written into slot spans[2b+1] of the cache,
 // which must be one: the op reads the column beside it anyway, so the
@@ -187,6 +197,9 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 				kernels.AddScaledRows(scores[:n], q, kt[first:], c) // (n) = q K[:, slots]
 				scores[n] = dotT(q, kNew)                           // the new position's own key
 				kernels.ScaleAdd(scores, T(d.scale), 0)
+				if d.SoftCap > 0 {
+					capScores(scores, d.SoftCap)
+				}
 				if d.slopes != nil {
 					for t := range scores[:n] {
 						scores[t] -= T(d.slopes[h] * float64(pos-first-t))
@@ -201,6 +214,13 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			}
 		}
 	})
+}
+
+// capScores sets each score s to cap·tanh(s/cap), in float64.
+func capScores[T float](scores []T, cap float64) {
+	for i, s := range scores {
+		scores[i] = T(cap * math.Tanh(float64(s)/cap))
+	}
 }
 
 // dotT is x·y, accumulated in float64 for float64 and in float32 lanes for
