@@ -24,7 +24,9 @@ import (
 // output in the same way, so the heads' parts still add up to what the
 // attention wrote; the post norms' biases count among the biases. With the
 // parallel residual the MLP's part is its own output, as it is added to
-// the stream. Each figure is a mean over the scored positions.
+// the stream. A final soft-cap (model.final_softcap) is not split: the
+// logit is the one before it, which the cap only bends (it keeps every
+// logit's order). Each figure is a mean over the scored positions.
 type Attribution struct {
 	Embeddings float64     `json:"embeddings"`
 	Heads      [][]float64 `json:"heads"`          // [layer][head]

@@ -15,7 +15,9 @@ import (
 // weight is the token embedding's when the model ties them. The logit lens
 // applies it whole; direct logit attribution splits it over the parts of
 // the stream, with the norm's divisor fixed at the whole vector's so that
-// the parts add up to the logit.
+// the parts add up to the logit. A final soft-cap (model.final_softcap) is
+// not linear: the lens applies it (logitRows), the attribution's parts add
+// up to the logit before it (logit, gradient, shift).
 type readout struct {
 	d, vocab     int
 	norm         string    // model.NormLayer or model.NormRMS; "" without a final norm
@@ -26,11 +28,12 @@ type readout struct {
 	unemb32 []float32
 	unemb   []float64
 	bias    []float64 // lm_head.bias (V), or nil
+	softcap float64   // model.final_softcap: logits z become c·tanh(z/c); 0 none
 }
 
 func newReadout(m *model.Model) (*readout, error) {
 	cfg := m.Config
-	r := &readout{d: cfg.DModel, vocab: cfg.Vocab, eps: cfg.Eps()}
+	r := &readout{d: cfg.DModel, vocab: cfg.Vocab, eps: cfg.Eps(), softcap: cfg.FinalSoftcap}
 	get := func(name string) ([]float64, error) {
 		p := m.Param(name)
 		if p == nil {
@@ -199,10 +202,23 @@ func (r *readout) shift(k int) float64 {
 	return s
 }
 
-// logitRows are the logits (P, V) of P residual vectors xs (P, D) in one
-// GEMM, in float32 for a float32 model (as its own forward computes them:
-// a logit lens over 400 positions of GPT-2 small is 200 GFLOP).
+// logitRows are the logits (P, V) of P residual vectors xs (P, D), after
+// the final soft-cap when the model has one.
 func (r *readout) logitRows(xs []float64) []float64 {
+	out := r.linearRows(xs)
+	if c := r.softcap; c > 0 {
+		for i, z := range out {
+			out[i] = c * math.Tanh(z/c)
+		}
+	}
+	return out
+}
+
+// linearRows are the logits (P, V) of P residual vectors xs (P, D) before
+// any soft-cap, in one GEMM, in float32 for a float32 model (as its own
+// forward computes them: a logit lens over 400 positions of GPT-2 small is
+// 200 GFLOP).
+func (r *readout) linearRows(xs []float64) []float64 {
 	p := len(xs) / r.d
 	normed := make([]float64, len(xs))
 	for i := range p {

@@ -2,7 +2,9 @@
 // token + position embedding, a stack of blocks, an optional final norm
 // (the config's: a LayerNorm, with or without a bias, or an RMSNorm, by
 // (1 + w) with norm_offset) and a linear LM head (the token embedding
-// itself with tie_embeddings). A full block's norms sit before its
+// itself with tie_embeddings), with Gemma's and GPT-Neo's changes to the
+// scores, the logits and the token embeddings when the config sets them
+// (scores.go). A full block's norms sit before its
 // sublayers, around them (sandwich) or after them (post), as
 // norm_placement says (norms.go); resid_pre and resid_post are the stream
 // between blocks in every placement.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -22,9 +23,9 @@ func referenceVariants() map[string]Config {
 	out["rope base+gqa+window"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, Position: PositionRope, RopeBase: 50, KVHeads: 2, Window: 4}
 	out["mla+alibi+window+mlp"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24, Position: PositionALiBi, KVLatent: 6, Window: 3, QKVBias: true}
 	out["no biases+mlp"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24, NormBias: FlagOff, MLPBias: FlagOff}
-	for name, c := range normsVariants() {
-		out[name] = c
-	}
+	maps.Copy(out, normsVariants())
+	maps.Copy(out, ropeVariants())
+	maps.Copy(out, architectureVariants())
 	return out
 }
 
