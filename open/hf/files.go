@@ -40,10 +40,11 @@ type weights struct {
 // shape is how many tensors the files of a model can hold, from
 // config.json alone: at least one per parameter (or part of one: Llama's
 // q_proj, k_proj and v_proj; or parts of several: GPT-NeoX's
-// query_key_value, Phi-3's gate_up_proj), at most one per name of the architecture's
-// table, every buffer it ignores included. Only those buffers may have no
-// elements (a parameter's dimensions are sizes config.json gives, all
-// positive), so at most most - least tensors have none.
+// query_key_value, Phi-3's gate_up_proj), at most one per name of the
+// architecture's table, every buffer it ignores included. Only those
+// buffers may have no elements (a parameter's dimensions are sizes
+// config.json gives, all positive), so at most most - least tensors have
+// none.
 type shape struct {
 	least, most int
 	describe    string // the architecture and config.json's sizes, for messages

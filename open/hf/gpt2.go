@@ -178,7 +178,7 @@ func gpt2Block(i int) map[string]target {
 
 // gpt2Tensors lists the names a GPT2LMHeadModel's files may hold.
 func gpt2Tensors(cfg model.Config) map[string]target {
-	return gpt2LayoutTensors(cfg, func(i int) map[string]target { return gpt2Block(i) })
+	return gpt2LayoutTensors(cfg, gpt2Block)
 }
 
 // gpt2LayoutTensors lists the names the files of a model laid out as

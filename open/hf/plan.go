@@ -214,7 +214,7 @@ type tensorReader struct {
 	byName  map[string]*source   // the current file's sources by tensor name
 	values  map[string]any       // the parameters' values
 	block   map[string][]float32 // their memory, one block (model.ParamBlock)
-	scratch []float32            // a Conv1D weight as stored, before its transpose; a split tensor
+	scratch []float32            // a Conv1D weight before its transpose, a split tensor before its rows are copied
 
 	pending  *source   // the tensor read last, not yet finished
 	raw, dst []float32 // its values as stored, and a transposed tensor's parameter's
