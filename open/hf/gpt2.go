@@ -66,7 +66,7 @@ func gpt2Config(keys configKeys) (model.Config, error) {
 	if cfg.Activation, err = geluActivation(keys, "activation_function", "gelu_new"); err != nil {
 		return model.Config{}, err
 	}
-	if cfg.NormEps, err = gpt2Eps(keys); err != nil {
+	if cfg.NormEps, err = normEps(keys, "layer_norm_epsilon", model.DefaultNormEps); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.TieEmbeddings, err = keys.boolean("tie_word_embeddings", true); err != nil {
@@ -109,22 +109,6 @@ func geluActivation(keys configKeys, key, def string) (string, error) {
 	}
 	sort.Strings(known)
 	return "", errors.Errorf("%s = %s: not supported; supported: %s", key, msg.Quote(name), strings.Join(known, ", "))
-}
-
-// gpt2Eps is layer_norm_epsilon, as the model.Config holds it: 0 for the
-// default 1e-5, so that a model card names only what is not GPT-2's.
-func gpt2Eps(keys configKeys) (float64, error) {
-	eps, err := keys.number("layer_norm_epsilon", model.DefaultNormEps)
-	if err != nil {
-		return 0, err
-	}
-	if !(eps > 0 && eps < 1) {
-		return 0, keys.wrongValue("layer_norm_epsilon", "a number in (0, 1)")
-	}
-	if eps == model.DefaultNormEps {
-		return 0, nil
-	}
-	return eps, nil
 }
 
 // gpt2CheckFixed refuses the switches the model cannot follow, and a
