@@ -2,6 +2,7 @@ package hf
 
 import (
 	"io"
+	"math"
 
 	"github.com/pkg/errors"
 
@@ -77,6 +78,9 @@ func Load(dir string, o Options) (*Model, error) {
 	sources, err := planLoad(arch, cfg, w)
 	if err != nil {
 		return nil, err
+	}
+	if arch.normaliser {
+		cfg.EmbedScale = inDType(math.Sqrt(float64(cfg.DModel)), sources[slot{param: "tok_emb.weight"}].info.DType)
 	}
 	values, err := readValues(w, sources, cfg, o.Progress)
 	if err != nil {
