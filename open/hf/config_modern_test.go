@@ -101,8 +101,8 @@ func TestGemmaConfig(t *testing.T) {
 		c.RopeBase, c.LocalRopeBase, c.GlobalLayers = 1e6, 1e4, model.NewLayerList(5, 11, 17, 23)
 	})
 	gemma3Small := with(gemma3, func(c *model.Config) {
-		c.Vocab, c.Context, c.DModel, c.Heads, c.KVHeads, c.DFF, c.Window, c.EmbedScale = 262144, 32768, 1152, 4, 0, 6912, 512, float64(float32(math.Sqrt(1152)))
-		c.KVHeads = 1
+		c.Vocab, c.Context, c.DModel, c.Heads, c.KVHeads, c.DFF, c.Window = 262144, 32768, 1152, 4, 1, 6912, 512
+		c.EmbedScale = float64(float32(math.Sqrt(1152)))
 	})
 	for _, c := range []struct {
 		name, class, modelType, keys string
@@ -115,7 +115,9 @@ func TestGemmaConfig(t *testing.T) {
 			})},
 		{"gemma2 no caps, no window, untied", "Gemma2ForCausalLM", "gemma2",
 			`"attn_logit_softcapping": null, "final_logit_softcapping": null, "sliding_window": null, "tie_word_embeddings": false, "hidden_act": "gelu"`,
-			with(gemma2, func(c *model.Config) { c.AttnSoftcap, c.FinalSoftcap, c.Window, c.GlobalLayers, c.TieEmbeddings = 0, 0, 0, "", false })},
+			with(gemma2, func(c *model.Config) {
+				c.AttnSoftcap, c.FinalSoftcap, c.Window, c.GlobalLayers, c.TieEmbeddings = 0, 0, 0, "", false
+			})},
 		{"gemma2 layer_types", "Gemma2ForCausalLM", "gemma2", `"num_hidden_layers": 3, "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]`,
 			with(gemma2, func(c *model.Config) { c.Layers, c.GlobalLayers = 3, model.NewLayerList(0) })},
 		{"gemma2 one layer, sliding", "Gemma2ForCausalLM", "gemma2", `"num_hidden_layers": 1`,
