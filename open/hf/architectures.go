@@ -29,6 +29,10 @@ type architecture struct {
 	// the model's dtype (Gemma's), which Load takes to be the dtype of the
 	// file's embedding.
 	normaliser bool
+	// textTower, for a model of more than text whose config.json nests
+	// the text model's (text_config), is the architecture of that text
+	// model within the files, and the keys of its config.
+	textTower func(a architecture, keys configKeys) (architecture, configKeys, error)
 }
 
 // target is what one tensor of a file is.
@@ -70,14 +74,7 @@ var architectures = []architecture{
 	{class: "Qwen3ForCausalLM", modelType: "qwen3", config: qwen3Defaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: -1, eos: -1},
 	{class: "Gemma2ForCausalLM", modelType: "gemma2", config: gemma2Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 	{class: "Gemma3ForCausalLM", modelType: "gemma3_text", config: gemma3Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
-}
-
-// refused are classes a user may well try whose files Load does not read,
-// and why.
-var refused = map[string]string{
-	"Gemma3ForConditionalGeneration": "a Gemma 3 vision model (gemma-3-4b and larger): its files hold a SigLIP vision tower " +
-		"beside the text model (text_config, tensors under language_model.), and only text-only Gemma3ForCausalLM " +
-		"directories are read (gemma-3-1b, gemma-3-270m)",
+	{class: "Gemma3ForConditionalGeneration", modelType: "gemma3", textTower: gemma3TextTower, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 }
 
 // findArchitecture is the row of the architectures table config.json
@@ -95,9 +92,6 @@ func findArchitecture(keys configKeys) (architecture, error) {
 		if a.class == class && a.modelType == modelType {
 			return a, nil
 		}
-	}
-	if why, ok := refused[class]; ok {
-		return architecture{}, errors.Errorf("architectures[0] = %s: not supported: %s", named(class), why)
 	}
 	supported := make([]string, len(architectures))
 	for i, a := range architectures {

@@ -163,3 +163,40 @@ func TestEmbedScaleInDType(t *testing.T) {
 		}
 	}
 }
+
+// TestGemma3VisionConfig: a Gemma3ForConditionalGeneration's config.json
+// is read as its text_config, Gemma3TextConfig's defaults for the keys it
+// leaves out (as the hub's files leave out most), with the eos_token_id
+// of the top level; its vision_config only names the tensors skipped.
+func TestGemma3VisionConfig(t *testing.T) {
+	raw := configJSON("Gemma3ForConditionalGeneration", "gemma3", `"eos_token_id": [1, 106], "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text", "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024}, "vision_config": {"num_hidden_layers": 27, "hidden_size": 1152}`)
+	arch, cfg, specials, err := parseModelConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var global []int
+	for i := 5; i < 34; i += 6 {
+		global = append(global, i)
+	}
+	want := model.Config{Vocab: 262208, Context: 131072, DModel: 2560, Heads: 8, KVHeads: 4, HeadDim: 256, Layers: 34, MLP: true,
+		DFF: 10240, Position: model.PositionRope, RopeBase: 1e6, RopeScaling: "linear", RopeFactor: 8, LocalRopeBase: 1e4,
+		Norm: model.NormRMS, NormEps: 1e-6, NormOffset: true, NormPlacement: model.PlacementSandwich, QKNorm: true,
+		Activation: model.ActivationGeGLU, MLPBias: model.FlagOff, TieEmbeddings: true, Window: 1024,
+		GlobalLayers: model.NewLayerList(global...), EmbedScale: float64(float32(math.Sqrt(2560)))}
+	if cfg != want {
+		t.Errorf("config %+v\nwant %+v", cfg, want)
+	}
+	if specials.BOS != 2 || len(specials.EOS) != 2 || specials.EOS[1] != 106 {
+		t.Errorf("specials %+v, want BOS 2 and EOS [1 106]", specials)
+	}
+	names := arch.tensors(cfg)
+	for _, name := range []string{"language_model.model.layers.33.post_feedforward_layernorm.weight",
+		"vision_tower.vision_model.encoder.layers.26.mlp.fc2.bias", "multi_modal_projector.mm_input_projection_weight"} {
+		if _, ok := names[name]; !ok {
+			t.Errorf("no name %s", name)
+		}
+	}
+	if _, ok := names["vision_tower.vision_model.encoder.layers.27.mlp.fc2.bias"]; ok {
+		t.Error("a vision layer past vision_config's 27")
+	}
+}

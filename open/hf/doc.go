@@ -3,7 +3,8 @@
 // model.Model: GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
 // -large, -xl), Llama 2 and 3.x (LlamaForCausalLM), Mistral
 // (MistralForCausalLM), Qwen 2 and 3 (Qwen2ForCausalLM, Qwen3ForCausalLM)
-// and Gemma 2 and 3 (Gemma2ForCausalLM, the text-only Gemma3ForCausalLM).
+// and Gemma 2 and 3 (Gemma2ForCausalLM, Gemma3ForCausalLM, and the text
+// model of a Gemma3ForConditionalGeneration, its vision tower skipped).
 // Load is the one entry; package open calls it.
 //
 // Conventions:
@@ -11,9 +12,7 @@
 //     must name a row of the architectures table (architectures.go), and
 //     every key that would change the forward from the project's is refused
 //     naming the key and its value (a rotary scaling other than linear and
-//     llama3, bidirectional attention); a class a user may well try that
-//     is not read (Gemma3ForConditionalGeneration) is refused saying why.
-//     A key config.json leaves out takes the default transformers' config
+//     llama3, bidirectional attention). A key config.json leaves out takes the default transformers' config
 //     class gives it. Windows by layer follow layer_types when the file
 //     has it, else the model's own rule (Qwen's max_window_layers, Gemma
 //     2's every other layer, Gemma 3's sliding_window_pattern).

@@ -125,6 +125,11 @@ func parseModelConfig(raw []byte) (architecture, model.Config, Specials, error) 
 	if err != nil {
 		return architecture{}, model.Config{}, Specials{}, err
 	}
+	if arch.textTower != nil {
+		if arch, keys, err = arch.textTower(arch, keys); err != nil {
+			return architecture{}, model.Config{}, Specials{}, err
+		}
+	}
 	cfg, err := arch.config(keys)
 	if err != nil {
 		return architecture{}, model.Config{}, Specials{}, err

@@ -16,9 +16,10 @@ import (
 
 // The fixtures gen_llama3_qwen3_gemma_fixtures.py writes (see its doc for
 // what each exercises): Llama 3.x's llama3 and linear rotary scaling, Qwen
-// 3, Gemma 2 and Gemma 3, with the attention weights of every head beside
-// the logits.
-var modernVariants = []string{"llama3", "llama_linear", "qwen3", "qwen3_bf16", "gemma2", "gemma2_bf16", "gemma3", "gemma3_types"}
+// 3, Gemma 2 and Gemma 3 (text-only, and the text model of a vision
+// model's directory), with the attention weights of every head beside the
+// logits.
+var modernVariants = []string{"llama3", "llama_linear", "qwen3", "qwen3_bf16", "gemma2", "gemma2_bf16", "gemma3", "gemma3_types", "gemma3_vlm"}
 
 // attnReference is such a fixture's NAME.reference.json.
 type attnReference struct {

@@ -13,8 +13,9 @@ import (
 // the key: the rotary scalings other than linear and llama3, a scaling
 // missing its keys or scaling twice, scaled positions on Gemma 3's sliding
 // layers, a layer type transformers does not write, a bidirectional or
-// non-tanh Gemma, Gemma 3's vision model; and a fixture's weights that
-// disagree with its head_dim or lack Qwen 3's q_norm.
+// non-tanh Gemma, a Gemma 3 vision model's text_config or vision tower
+// off what it reads; and a fixture's weights that disagree with its
+// head_dim or lack Qwen 3's q_norm.
 func TestModernRefuses(t *testing.T) {
 	llama3 := map[string]any{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
 	without := func(key string) map[string]any {
@@ -66,8 +67,21 @@ func TestModernRefuses(t *testing.T) {
 			hf.ConfigFile, `final_logit_softcapping = -30: want a number > 0, or null for none`},
 		{"gemma2 query_pre_attn_scalar 0", "gemma2", configSets("query_pre_attn_scalar", 0),
 			hf.ConfigFile, `query_pre_attn_scalar = 0: want a number > 0`},
-		{"Gemma 3's vision model", "gemma3", configEdits(map[string]any{"architectures": []string{"Gemma3ForConditionalGeneration"}, "model_type": "gemma3"}),
-			hf.ConfigFile, `architectures[0] = "Gemma3ForConditionalGeneration": not supported: a Gemma 3 vision model`},
+		{"a vision model's text_config of another model", "gemma3_vlm", func(t *testing.T, d string) {
+			editConfig(t, d, func(c map[string]any) { c["text_config"].(map[string]any)["model_type"] = "gemma2" })
+		}, hf.ConfigFile, `text_config.model_type = "gemma2": want gemma3_text`},
+		{"a vision model's text_config key", "gemma3_vlm", func(t *testing.T, d string) {
+			editConfig(t, d, func(c map[string]any) { c["text_config"].(map[string]any)["sliding_window_pattern"] = 0 })
+		}, hf.ConfigFile, `text_config: sliding_window_pattern = 0: want a positive integer`},
+		{"a vision tower of no layers", "gemma3_vlm", func(t *testing.T, d string) {
+			editConfig(t, d, func(c map[string]any) { c["vision_config"].(map[string]any)["num_hidden_layers"] = 0 })
+		}, hf.ConfigFile, `vision_config: num_hidden_layers = 0: want a positive integer`},
+		{"a vision tower of more layers than vision_config's", "gemma3_vlm", func(t *testing.T, d string) {
+			renameTensor(t, filepath.Join(d, single), "vision_tower.vision_model.encoder.layers.0.mlp.fc2.bias", "vision_tower.vision_model.encoder.layers.1.mlp.fc2.bias")
+		}, single, `unexpected tensor "vision_tower.vision_model.encoder.layers.1.mlp.fc2.bias"`},
+		{"a vision tower tensor not SigLIP's", "gemma3_vlm", func(t *testing.T, d string) {
+			renameTensor(t, filepath.Join(d, single), "vision_tower.vision_model.post_layernorm.bias", "vision_tower.vision_model.head.probe")
+		}, single, `unexpected tensor "vision_tower.vision_model.head.probe"`},
 		{"gemma3 of model_type gemma3", "gemma3", configSets("model_type", "gemma3"),
 			hf.ConfigFile, `architectures[0] = "Gemma3ForCausalLM", model_type = "gemma3": not supported`},
 		{"head_dim the weights do not have", "qwen3", configSets("head_dim", 8),

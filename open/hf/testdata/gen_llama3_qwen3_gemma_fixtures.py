@@ -84,6 +84,12 @@ Beside each directory, NAME.reference.json holds the tokens, the logits
     gemma3_types/  Gemma3ForCausalLM F32, transformers 5's layout:
                    layer_types given (global, local, local) and
                    rope_parameters per layer type, a final soft-cap
+    gemma3_vlm/    Gemma3ForConditionalGeneration BF16 (model_type gemma3), as
+                   the hub's gemma-3-4b and larger: the text model's config
+                   in text_config (only the keys off Gemma3TextConfig's
+                   defaults), its tensors under language_model., a one-layer
+                   SigLIP vision tower and the projector beside (not used by
+                   the forward), eos_token_id at the top level
 """
 
 import json
@@ -101,6 +107,8 @@ TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
 # ---- config.json, as each config class's to_json writes the keys given ----
 
 def config_json(name, v):
+    if v.get("vlm"):
+        return vlm_config_json(name, v)
     c = {
         "architectures": [v["arch"]],
         "model_type": v["model_type"],
@@ -119,6 +127,26 @@ def config_json(name, v):
     }
     c.update(v["config"])
     return c
+
+
+def vlm_config_json(name, v):
+    """Gemma3ForConditionalGeneration's config.json as the hub's are: the
+    text model's keys that differ from Gemma3TextConfig's defaults in
+    text_config, a SigLIP vision_config, eos_token_id at the top."""
+    text = {k: x for k, x in config_json(name, dict(v, vlm=False)).items()
+            if k not in ("architectures", "torch_dtype", "transformers_version", "use_cache", "attention_dropout")}
+    text["model_type"] = "gemma3_text"
+    return {
+        "architectures": [v["arch"]],
+        "model_type": v["model_type"],
+        "boi_token_index": 60, "eoi_token_index": 61, "image_token_index": 62, "mm_tokens_per_image": 4,
+        "eos_token_id": [1, 3],
+        "initializer_range": 0.02,
+        "text_config": text,
+        "vision_config": dict(VISION, model_type="siglip_vision_model", vision_use_head=False),
+        "torch_dtype": TORCH_DTYPE[v["dtype"]],
+        "transformers_version": "4.50.0.dev0",
+    }
 
 
 # ---- weights, by their Hugging Face names ----
@@ -159,8 +187,37 @@ def draw_weights(v, gen):
     return {k: t.to(DTYPES[v["dtype"]]).to(torch.float32) for k, t in w.items()}
 
 
+VISION = {"hidden_size": 4, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1, "patch_size": 2,
+          "image_size": 4}
+
+
+def vision_tensors(v):
+    """A SigLIP vision tower's and Gemma 3's projector's tensors, named as
+    the hub's files name them (the forward does not use them)."""
+    gen = torch.Generator().manual_seed(v["seed"] + 1000)
+    h, f, p = VISION["hidden_size"], VISION["intermediate_size"], VISION["patch_size"]
+    patches = (VISION["image_size"] // p) ** 2
+    tower = "vision_tower.vision_model."
+    shapes = {"multi_modal_projector.mm_input_projection_weight": (h, v["d"]),
+              "multi_modal_projector.mm_soft_emb_norm.weight": (h,),
+              tower + "embeddings.patch_embedding.weight": (h, 3, p, p), tower + "embeddings.patch_embedding.bias": (h,),
+              tower + "embeddings.position_embedding.weight": (patches, h),
+              tower + "post_layernorm.weight": (h,), tower + "post_layernorm.bias": (h,)}
+    for i in range(VISION["num_hidden_layers"]):
+        layer = tower + "encoder.layers.%d." % i
+        for part, shape in (("layer_norm1", (h,)), ("layer_norm2", (h,)), ("self_attn.q_proj", (h, h)),
+                            ("self_attn.k_proj", (h, h)), ("self_attn.v_proj", (h, h)), ("self_attn.out_proj", (h, h)),
+                            ("mlp.fc1", (f, h)), ("mlp.fc2", (h, f))):
+            shapes[layer + part + ".weight"], shapes[layer + part + ".bias"] = shape, shape[:1]
+    return {k: torch.randn(*shape, generator=gen, dtype=torch.float32) for k, shape in shapes.items()}
+
+
 def stored_tensors(v, w):
-    return {k: (t, v["dtype"]) for k, t in w.items()}
+    if not v.get("vlm"):
+        return {k: (t, v["dtype"]) for k, t in w.items()}
+    out = {"language_model." + k: (t, v["dtype"]) for k, t in w.items()}
+    out.update({k: (t, v["dtype"]) for k, t in vision_tensors(v).items()})
+    return out
 
 
 # ---- the forward ----
@@ -364,6 +421,13 @@ VARIANTS = {
                                  "layer_types": ["full_attention", "sliding_attention", "sliding_attention"],
                                  "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6},
                                                      "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}}),
+    "gemma3_vlm": dict(GEMMA3, seed=29, dtype="BF16", arch="Gemma3ForConditionalGeneration", model_type="gemma3",
+                       vlm=True, scalar=16,
+                       rope={"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+                             "sliding_attention": {"rope_theta": 1e4}},
+                       layer_kinds=kinds(["sliding_attention", "sliding_attention", "full_attention"], 4),
+                       config={"head_dim": 8, "query_pre_attn_scalar": 16, "sliding_window": 4, "sliding_window_pattern": 3,
+                               "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}),
 }
 
 
