@@ -2,6 +2,7 @@ package hf
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/attnscope/attnscope/model"
@@ -198,5 +199,25 @@ func TestGemma3VisionConfig(t *testing.T) {
 	}
 	if _, ok := names["vision_tower.vision_model.encoder.layers.27.mlp.fc2.bias"]; ok {
 		t.Error("a vision layer past vision_config's 27")
+	}
+}
+
+// TestModernSpecials: the special tokens each new config class gives when
+// config.json leaves them out: Gemma's BOS 2 and EOS 1, none for Qwen 3.
+func TestModernSpecials(t *testing.T) {
+	for _, c := range []struct {
+		class, modelType, keys string
+		bos                    int
+		eos                    []int
+	}{
+		{"Qwen3ForCausalLM", "qwen3", `"vocab_size": 100`, -1, nil},
+		{"Gemma2ForCausalLM", "gemma2", `"vocab_size": 100`, 2, []int{1}},
+		{"Gemma3ForCausalLM", "gemma3_text", `"vocab_size": 100`, 2, []int{1}},
+		{"Gemma3ForConditionalGeneration", "gemma3", `"text_config": {"vocab_size": 100}`, 2, []int{1}},
+	} {
+		_, _, got, err := parseModelConfig(configJSON(c.class, c.modelType, c.keys))
+		if err != nil || got.BOS != c.bos || !slices.Equal(got.EOS, c.eos) {
+			t.Errorf("%s: %+v (%v), want BOS %d and EOS %v", c.class, got, err, c.bos, c.eos)
+		}
 	}
 }
