@@ -18,7 +18,15 @@ import (
 // norm's shift and the LM head's). With full blocks the final norm's scale
 // is held fixed, as TransformerLens does: each part is centred (LayerNorm)
 // and divided by the position's own σ or RMS, so the parts still add up
-// exactly to the logit. Each figure is a mean over the scored positions.
+// exactly to the logit. With norms after the sublayers (sandwich or
+// post-norm blocks) a head's part is what it writes through its layer's
+// ln1_post, whose divisor is held fixed at the layer's whole attention
+// output in the same way, so the heads' parts still add up to what the
+// attention wrote; the post norms' biases count among the biases. With the
+// parallel residual the MLP's part is its own output, as it is added to
+// the stream. A final soft-cap (model.final_softcap) is not split: the
+// logit is the one before it, which the cap only bends (it keeps every
+// logit's order). Each figure is a mean over the scored positions.
 type Attribution struct {
 	Embeddings float64     `json:"embeddings"`
 	Heads      [][]float64 `json:"heads"`          // [layer][head]
@@ -53,6 +61,10 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "direct logit attribution")
 	}
+	posts, err := postNorms(m)
+	if err != nil {
+		return nil, errors.Wrap(err, "direct logit attribution")
+	}
 	out := &Attribution{Heads: make([][]float64, cfg.Layers)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
@@ -74,6 +86,12 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 				return nil, errors.Wrap(err, "direct logit attribution")
 			}
 			*a.dst = x.Data
+		}
+	}
+	mlpPostBiases := make([][]float64, cfg.Layers) // each layer's ln2_post bias (D), or nil
+	if cfg.PostNorms() {
+		for l := range mlpPostBiases {
+			mlpPostBiases[l] = param(fmt.Sprintf("blocks.%d.ln2_post.bias", l))
 		}
 	}
 	hd := cfg.Heads * dh
@@ -99,13 +117,24 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.Biases += head.shift(b.Targets[row])
 		out.Embeddings += kernels.Dot(g, res[0][row*d:(row+1)*d])
 		for l := 0; l < cfg.Layers; l++ {
-			attn := 0.0 // what the layer's attention output adds, bias included
+			attn := 0.0           // what the layer's attention output adds, bias included
+			gl, postDiv := g, 1.0 // what the attention output is read with, and its post norm's divisor
+			if post := posts[l]; post != nil {
+				a := attentionOutput(outs[l], wos[l], biases[l], cfg.Heads, t, dh, bi, p) // (D)
+				postDiv = post.divisor(a)
+				gl = post.fold(slices.Clone(g), postDiv)
+				if post.normB != nil {
+					attn = kernels.Dot(g, post.normB)
+					out.Biases += attn
+				}
+			}
 			if biases[l] != nil {
-				attn = kernels.Dot(g, biases[l])
-				out.Biases += attn
+				bias := kernels.Dot(gl, biases[l])
+				out.Biases += bias
+				attn += bias
 			}
 			clear(gw)
-			for i, gi := range g {
+			for i, gi := range gl {
 				kernels.Axpy(gi, wos[l][i*hd:(i+1)*hd], gw)
 			}
 			for h := 0; h < cfg.Heads; h++ {
@@ -113,17 +142,23 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 				written := kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
 				out.Heads[l][h] += written
 				attn += written
-				kernels.Axpy(1/divisor, y, ys[l][h*dh:(h+1)*dh])
+				kernels.Axpy(1/(divisor*postDiv), y, ys[l][h*dh:(h+1)*dh])
 			}
-			if cfg.MLP { // what is left of the block's change of the stream
-				out.MLPs[l] += kernels.Dot(g, res[l+1][row*d:(row+1)*d]) - kernels.Dot(g, res[l][row*d:(row+1)*d]) - attn
+			if cfg.MLP { // what is left of the block's change of the stream, less ln2_post's bias
+				mlp := kernels.Dot(g, res[l+1][row*d:(row+1)*d]) - kernels.Dot(g, res[l][row*d:(row+1)*d]) - attn
+				if b2 := mlpPostBiases[l]; b2 != nil {
+					bias := kernels.Dot(g, b2)
+					out.Biases += bias
+					mlp -= bias
+				}
+				out.MLPs[l] += mlp
 			}
 		}
 	}
 	if out.Positions == 0 {
 		return nil, errors.New("no scored position in the examples")
 	}
-	out.TopTokens = topTokens(head, wos, ys, cfg.Heads, dh)
+	out.TopTokens = topTokens(head, posts, wos, ys, cfg.Heads, dh)
 	k := float64(out.Positions)
 	out.Embeddings, out.Biases = out.Embeddings/k, out.Biases/k
 	out.Logit = out.Embeddings + out.Biases
@@ -141,9 +176,11 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 }
 
 // topTokens is Attribution.TopTokens from ys (each layer's Σ y / divisor,
-// (H*d)) and W_O: every head's summed direct output, one row each, read
-// out in one product.
-func topTokens(head *readout, wos, ys [][]float64, heads, dh int) [][][]int {
+// (H*d), the divisors the final norm's and the layer's post norm's) and
+// W_O: every head's summed direct output, through its layer's post norm
+// (posts[l], or none) and the final norm, one row each, read out in one
+// product.
+func topTokens(head *readout, posts []*readout, wos, ys [][]float64, heads, dh int) [][][]int {
 	d := head.d
 	written := make([]float64, 0, len(ys)*heads*d)
 	for l, y := range ys {
@@ -151,6 +188,9 @@ func topTokens(head *readout, wos, ys [][]float64, heads, dh int) [][][]int {
 			w := make([]float64, d) // W_O^h ys[l][h]
 			for i := range d {
 				w[i] = kernels.Dot(wos[l][i*heads*dh+h*dh:i*heads*dh+(h+1)*dh], y[h*dh:(h+1)*dh])
+			}
+			if posts[l] != nil {
+				w = posts[l].scaled(w)
 			}
 			written = append(written, head.scaled(w)...)
 		}
@@ -183,4 +223,41 @@ func largest(xs []float64, k int) []int {
 		}
 	}
 	return top
+}
+
+// postNorms are each layer's norm after the attention (ln1_post) as a
+// readout of its own, with sandwich or post-norm blocks; nil entries
+// without.
+func postNorms(m *model.Model) ([]*readout, error) {
+	posts := make([]*readout, m.Config.Layers)
+	if !m.Config.PostNorms() {
+		return posts, nil
+	}
+	for l := range posts {
+		post, err := newNorm(m, fmt.Sprintf("blocks.%d.ln1_post", l))
+		if err != nil {
+			return nil, err
+		}
+		posts[l] = post
+	}
+	return posts, nil
+}
+
+// attentionOutput is a layer's attention output at position p of example
+// bi, before any norm after it: W_O of its heads' outputs (outs (B, H, T,
+// d), flat) side by side, plus the output bias (nil: none). (D)
+func attentionOutput(outs, wo, bias []float64, heads, t, dh, bi, p int) []float64 {
+	hd := heads * dh
+	y := make([]float64, 0, hd) // the heads' outputs at the position, side by side
+	for h := range heads {
+		y = append(y, outs[((bi*heads+h)*t+p)*dh:][:dh]...)
+	}
+	a := make([]float64, len(wo)/hd)
+	for i := range a {
+		a[i] = kernels.Dot(wo[i*hd:(i+1)*hd], y)
+		if bias != nil {
+			a[i] += bias[i]
+		}
+	}
+	return a
 }

@@ -90,8 +90,8 @@ func Heads(m *model.Model) ([][]Head, error) {
 			if err != nil {
 				return nil, err
 			}
-			g := cfg.KVHeadCount()
-			wq, wk, wv = qkv.Slice(0, dm, 0, dm), qkv.Slice(dm, dm+g*d, 0, dm), qkv.Slice(dm+g*d, dm+2*g*d, 0, dm)
+			g, q := cfg.KVHeadCount(), cfg.Heads*d // q rows H*d: D unless head_dim sets d apart
+			wq, wk, wv = qkv.Slice(0, q, 0, dm), qkv.Slice(q, q+g*d, 0, dm), qkv.Slice(q+g*d, q+2*g*d, 0, dm)
 		}
 		wo, err := get(p + "out.weight") // (D, H*d)
 		if err != nil {

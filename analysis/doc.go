@@ -44,4 +44,12 @@
 //   - A run is read through its records (package runlog), never its config:
 //     what an analysis needs of the run (the held-out set's size, the seed)
 //     it takes as values, so analysis imports no rundir (Ablate, Probes).
+//   - The readout (the logit lens, direct logit attribution) is the final
+//     norm, by (1 + w) with norm_offset, and the LM head, read with each
+//     position's own divisor held fixed so that it is linear in the stream.
+//     The stream between blocks (resid_pre, resid_post) is a sum of the
+//     embeddings and every sublayer's output in every norm placement and
+//     with the parallel residual, so both read it as they read a pre-norm
+//     model's; with norms after the sublayers a head's part is what it
+//     writes through ln1_post, whose divisor is held fixed likewise.
 package analysis

@@ -15,7 +15,9 @@ import (
 // weight is the token embedding's when the model ties them. The logit lens
 // applies it whole; direct logit attribution splits it over the parts of
 // the stream, with the norm's divisor fixed at the whole vector's so that
-// the parts add up to the logit.
+// the parts add up to the logit. A final soft-cap (model.final_softcap) is
+// not linear: the lens applies it (logitRows), the attribution's parts add
+// up to the logit before it (logit, gradient, shift).
 type readout struct {
 	d, vocab     int
 	norm         string    // model.NormLayer or model.NormRMS; "" without a final norm
@@ -26,11 +28,12 @@ type readout struct {
 	unemb32 []float32
 	unemb   []float64
 	bias    []float64 // lm_head.bias (V), or nil
+	softcap float64   // model.final_softcap: logits z become c·tanh(z/c); 0 none
 }
 
 func newReadout(m *model.Model) (*readout, error) {
 	cfg := m.Config
-	r := &readout{d: cfg.DModel, vocab: cfg.Vocab, eps: cfg.Eps()}
+	r := &readout{d: cfg.DModel, vocab: cfg.Vocab, eps: cfg.Eps(), softcap: cfg.FinalSoftcap}
 	get := func(name string) ([]float64, error) {
 		p := m.Param(name)
 		if p == nil {
@@ -56,13 +59,41 @@ func newReadout(m *model.Model) (*readout, error) {
 		return nil, err
 	}
 	if cfg.MLP {
-		r.norm = cfg.NormKind()
-		if r.normW, err = get("ln_f.weight"); err != nil {
+		norm, err := newNorm(m, "ln_f")
+		if err != nil {
 			return nil, err
 		}
-		if r.normB, err = get("ln_f.bias"); err != nil {
-			return nil, err
+		r.norm, r.normW, r.normB = norm.norm, norm.normW, norm.normB
+	}
+	return r, nil
+}
+
+// newNorm is the readout of the norm name (ln_f, or a block's post norm)
+// alone, its divisor, weight and bias, without an unembedding: the weight
+// is what the norm scales by, 1 + w with norm_offset (Gemma's).
+func newNorm(m *model.Model, name string) (*readout, error) {
+	cfg := m.Config
+	r := &readout{d: cfg.DModel, eps: cfg.Eps(), norm: cfg.NormKind()}
+	get := func(name string) ([]float64, error) {
+		p := m.Param(name)
+		if p == nil {
+			return nil, nil
 		}
+		x, err := model.Float64s(p)
+		return x, errors.Wrap(err, name)
+	}
+	var err error
+	if r.normW, err = get(name + ".weight"); err != nil {
+		return nil, err
+	}
+	if r.normW == nil {
+		return nil, errors.Errorf("the model has no %s.weight", name)
+	}
+	for i := range r.normW {
+		r.normW[i] += cfg.NormScaleOffset()
+	}
+	if r.normB, err = get(name + ".bias"); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -136,7 +167,13 @@ func (r *readout) logit(k int, normed []float64) float64 {
 // the norm's weight and divisor folded into W_U's row k, less its mean
 // for a LayerNorm (whose centring is linear too).
 func (r *readout) gradient(k int, divisor float64) []float64 {
-	g := r.row(k)
+	return r.fold(r.row(k), divisor)
+}
+
+// fold turns g, in place, into g' with g . normed(x, divisor) = g' . x
+// for every x: the norm's weight and divisor folded into g, less its mean
+// for a LayerNorm.
+func (r *readout) fold(g []float64, divisor float64) []float64 {
 	if r.norm == "" {
 		return g
 	}
@@ -165,10 +202,23 @@ func (r *readout) shift(k int) float64 {
 	return s
 }
 
-// logitRows are the logits (P, V) of P residual vectors xs (P, D) in one
-// GEMM, in float32 for a float32 model (as its own forward computes them:
-// a logit lens over 400 positions of GPT-2 small is 200 GFLOP).
+// logitRows are the logits (P, V) of P residual vectors xs (P, D), after
+// the final soft-cap when the model has one.
 func (r *readout) logitRows(xs []float64) []float64 {
+	out := r.linearRows(xs)
+	if c := r.softcap; c > 0 {
+		for i, z := range out {
+			out[i] = c * math.Tanh(z/c)
+		}
+	}
+	return out
+}
+
+// linearRows are the logits (P, V) of P residual vectors xs (P, D) before
+// any soft-cap, in one GEMM, in float32 for a float32 model (as its own
+// forward computes them: a logit lens over 400 positions of GPT-2 small is
+// 200 GFLOP).
+func (r *readout) linearRows(xs []float64) []float64 {
 	p := len(xs) / r.d
 	normed := make([]float64, len(xs))
 	for i := range p {

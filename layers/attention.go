@@ -18,9 +18,9 @@ import (
 // multi-head latent attention.
 type MultiHeadSelfAttention struct {
 	Batch, SeqLen, D, Heads int     // B, T, D, H
-	QKV                     *Linear // D -> D + 2*G*d, output columns [q | k | v], head h at [h*d, (h+1)*d) of each; nil with Latent
+	QKV                     *Linear // D -> H*d + 2*G*d, output columns [q | k | v], head h at [h*d, (h+1)*d) of each; nil with Latent
 	Latent                  *Latent // multi-head latent attention's projections, or nil
-	Out                     *Linear // D -> D
+	Out                     *Linear // H*d -> D
 	AttentionOptions
 }
 
@@ -46,17 +46,41 @@ type AttentionOptions struct {
 	// Window > 0 lets each query see only its last Window keys, itself
 	// included (a band in the mask).
 	Window int
-	// RotaryBase > 0 turns q and k by rotary position embeddings of that base
-	// (ops.Rotary: rotate-half pairs (i, i+d/2), as GPT-NeoX and Llama).
-	RotaryBase float64
+	// HeadDim is each head's width d; 0 means D/H. Set apart from D/H the
+	// heads concatenate to H*d channels, which the out projection maps back
+	// to D (Gemma, Qwen 3, Mistral Nemo).
+	HeadDim int
+	// RotaryFreqs, when not empty, turns q and k by rotary position
+	// embeddings with these per-pair inverse frequencies (ops.Rotary:
+	// rotate-half pairs (i, i+R/2) on the first R = 2·len channels of each
+	// head, as GPT-NeoX and Llama; the rest pass unturned).
+	RotaryFreqs []float64
 	// ALiBi adds Press et al.'s linear bias -m_h * (i - j) to the scaled
 	// scores, with the slopes m_h of ALiBiSlopes.
 	ALiBi bool
 	// QKNorm, when not nil, normalises each head's q and k by an RMSNorm
 	// over its d channels after the head split, before rotary positions
-	// (Qwen 3's q_norm and k_norm).
+	// (Qwen 3's q_norm and k_norm), or with QKNorm.All the whole q and k
+	// projections before the split (OLMo 2's).
 	QKNorm *QKNorm
+	// Scale > 0 is the scores' factor in place of 1/sqrt(d): 1 is
+	// GPT-Neo's unscaled attention, Gemma's query_pre_attn_scalar^-0.5.
+	Scale float64
+	// SoftCap > 0 caps the scaled scores s at SoftCap·tanh(s/SoftCap)
+	// before the mask (Gemma 2's attn_logit_softcapping).
+	SoftCap float64
 }
+
+// headDim is d, each head's width: HeadDim, or D/H when it is 0.
+func (o AttentionOptions) headDim(d, heads int) int {
+	if o.HeadDim == 0 {
+		return d / heads
+	}
+	return o.HeadDim
+}
+
+// rotaryDims is R, the channels of a head rotary positions turn (0: none).
+func (o AttentionOptions) rotaryDims() int { return 2 * len(o.RotaryFreqs) }
 
 // kvHeads is G, the number of key and value heads.
 func (o AttentionOptions) kvHeads(heads int) int {
@@ -109,11 +133,11 @@ func NewMultiHeadSelfAttention(batch, seqLen, heads int, qkv, out *Linear, opts 
 	if err := a.checkSizes(); err != nil {
 		return nil, err
 	}
-	d, kv := a.D, a.kvHeads(heads)
-	if want := d + 2*kv*(d/heads); qkv.Out != want {
+	d, kv, dh := a.D, a.kvHeads(heads), a.dHead()
+	if want := (heads + 2*kv) * dh; qkv.Out != want {
 		return nil, errors.Errorf("attention: qkv projection is %d -> %d, want %d -> %d", qkv.In, qkv.Out, d, want)
 	}
-	if err := opts.QKNorm.check(d / heads); err != nil {
+	if err := opts.QKNorm.check(heads, kv, dh); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -154,8 +178,8 @@ func (a *MultiHeadSelfAttention) checkSizes() error {
 		return errors.Errorf("attention: batch %d and seq len %d must be positive", b, t)
 	case CheckOptions(d, h, 0, o, optionName) != nil:
 		return errors.Wrap(CheckOptions(d, h, 0, o, optionName), "attention")
-	case a.Out.In != d || a.Out.Out != d:
-		return errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", a.Out.In, a.Out.Out, d, d)
+	case a.Out.In != h*a.dHead() || a.Out.Out != d:
+		return errors.Errorf("attention: out projection is %d -> %d, want %d -> %d", a.Out.In, a.Out.Out, h*a.dHead(), d)
 	}
 	return nil
 }
@@ -229,26 +253,26 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	if a.Path == Gorgonia {
 		return a.forwardGorgonia(x, in)
 	}
-	p, sizes, kv := a.name(), ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.D / a.Heads}, a.kvHeads(a.Heads)
-	qkv := a.normalizeQKV(p, a.project(p, x)) // (B*T, D + 2*G*d)
+	p, sizes, kv := a.name(), ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.dHead()}, a.kvHeads(a.Heads)
+	qkv := a.normalizeQKV(p, a.project(p, x)) // (B*T, H*d + 2*G*d)
 	var heads *gorgonia.Node
 	if kv == a.Heads {
 		heads = node(p + ".heads")(ops.SplitHeads(qkv, sizes, 3)) // (3, B, H, T, d): q, k, v
 	} else {
 		heads = node(p + ".heads")(ops.SplitGroupedHeads(qkv, sizes, kv)) // (3, B, H, T, d): k, v of head h from kv head h/(H/G)
 	}
-	if a.RotaryBase > 0 {
-		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryBase, 0)) // (3, B, H, T, d): q, k turned by position
+	if len(a.RotaryFreqs) > 0 {
+		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryFreqs, 0)) // (3, B, H, T, d): q, k turned by position
 	}
-	scores := node(p + ".scores")(ops.AttnScores(heads))                                        // (B, H, T, T) = q k^T
-	weights := node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
-	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))          // (B, H, T, d) = w v
-	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                           // (B*T, D)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}              // (B*T, D)
+	scores := node(p + ".scores")(ops.AttnScores(heads))                               // (B, H, T, T) = q k^T
+	weights := a.weights(p, scores, in.KeyMask)                                        // (B, H, T, T)
+	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads)) // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                  // (B*T, H*d)
+	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}     // (B*T, D)
 }
 
-// scale is 1/sqrt(d), the scores' factor.
-func (a *MultiHeadSelfAttention) scale() float64 { return 1 / math.Sqrt(float64(a.D/a.Heads)) }
+// dHead is d, the width of one head.
+func (a *MultiHeadSelfAttention) dHead() int { return a.headDim(a.D, a.Heads) }
 
 // check raises an error naming the shapes when x or an input does not fit
 // the layer.
@@ -261,7 +285,7 @@ func (a *MultiHeadSelfAttention) check(x *gorgonia.Node, in AttentionInputs) {
 		raise.If(errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", in.Dropout.Shape(), b, h, t, t))
 	}
 	if in.HeadOut != nil {
-		in.HeadOut.check(tensor.Shape{b, h, t, d / h}, "the head outputs")
+		in.HeadOut.check(tensor.Shape{b, h, t, a.dHead()}, "the head outputs")
 	}
 }
 

@@ -30,7 +30,8 @@ import (
 //	                             the window), ALiBi's -m_h*(i-j) goes here
 //	Cos, Sin      (B, d)         with rotary positions: each row's angles at
 //	                             its position, each angle twice (channels i
-//	                             and i+d/2), as ops.RotaryAngles
+//	                             and i+R/2; cos 1 and sin 0 past R), as
+//	                             RotaryTable
 type DecodeInputs struct {
 	Keys, Values, Latent *gorgonia.Node
 	Spans, Bias          *gorgonia.Node
@@ -71,18 +72,19 @@ func (a *MultiHeadSelfAttention) decode(x *gorgonia.Node, in DecodeInputs) Decod
 		return a.decodeLatent(x, in)
 	}
 	p, b, h := a.name()+".decode", x.Shape()[0], a.Heads
-	dh, kv := a.D/h, a.kvHeads(h)
-	qkv := a.QKV.forward(x) // (B, D + 2*G*d)
+	dh, kv := a.dHead(), a.kvHeads(h)
+	qkv := a.QKV.forward(x) // (B, H*d + 2*G*d)
 	if a.Path != Gorgonia {
-		qkv = a.normalizeQKV(p, qkv) // (B, D + 2*G*d): q and k heads normalised, before CacheAttention turns them
-		layout := ops.Decode{H: h, G: kv, D: dh}
+		qkv = a.normalizeQKV(p, qkv) // (B, H*d + 2*G*d): q and k heads normalised, before CacheAttention turns them
+		layout := ops.Decode{H: h, G: kv, D: dh, R: a.rotaryDims(), SoftCap: a.SoftCap}
 		var slopes []float64
 		if a.ALiBi {
 			slopes = ALiBiSlopes(h)
 		}
-		y := node(p + ".context")(ops.CacheAttention(qkv, in.Keys, in.Values, in.Spans, in.Cos, in.Sin, layout, a.scale(), slopes)) // (B, D)
+		y := node(p + ".context")(ops.CacheAttention(qkv, in.Keys, in.Values, in.Spans, in.Cos, in.Sin, layout, a.scale(), slopes)) // (B, H*d)
 		return DecodeOutput{Out: a.Out.forward(y)}                                                                                  // (B, D)
 	}
+	qkv = a.normalizeWhole(p, qkv)                                                    // (B, D + 2*G*d): QK-norm with All
 	parts := node(p + ".parts")(gorgonia.Reshape(qkv, tensor.Shape{b, h + 2*kv, dh})) // (B, H+2G, d)
 	q := a.decodeQuery(p, a.headRange(p+".q", parts, 0, h), in)                       // (B, H, d)
 	k := a.decodeKey(p, a.headRange(p+".k", parts, h, kv), in)                        // (B, G, d)
@@ -120,15 +122,15 @@ func (a *MultiHeadSelfAttention) decodeLatent(x *gorgonia.Node, in DecodeInputs)
 // keys and values (B, G, C+1, d), merged and projected out (B, D).
 func (a *MultiHeadSelfAttention) decodeAttend(p string, qg, keys, values *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
 	scores := node(p + ".scores")(gorgonia.BatchedMatMul(qg, keys, false, true))   // (B, G, g, C+1) = q k^T
-	weights := node(p + ".weights")(ops.BiasedSoftmax(scores, in.Bias, a.scale())) // (B, G, g, C+1)
+	weights := a.decodeWeights(p, scores, in.Bias)                                 // (B, G, g, C+1)
 	return a.merge(p, node(p+".context")(gorgonia.BatchedMatMul(weights, values))) // (B, D) from w v (B, G, g, d)
 }
 
 // merge is the heads y (B, G, g, d) side by side (B, D), head h = group
 // h/g, member h%g, through the output projection (B, D).
 func (a *MultiHeadSelfAttention) merge(p string, y *gorgonia.Node) *gorgonia.Node {
-	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{y.Shape()[0], a.D})) // (B, D)
-	return a.Out.forward(merged)                                                        // (B, D)
+	merged := node(p + ".merged")(gorgonia.Reshape(y, tensor.Shape{y.Shape()[0], a.Heads * a.dHead()})) // (B, H*d)
+	return a.Out.forward(merged)                                                                        // (B, D)
 }
 
 // headRange is heads [from, from+n) of parts (B, H+2G, d), as (B, n, d):
@@ -153,12 +155,12 @@ func (a *MultiHeadSelfAttention) appendSlot(name string, cache, x *gorgonia.Node
 // has rotary positions: x*cos + rotate_half(x)*sin, as rotate does for a
 // sequence.
 func (a *MultiHeadSelfAttention) decodeRotate(name string, x *gorgonia.Node, in DecodeInputs) *gorgonia.Node {
-	if a.RotaryBase == 0 {
+	if len(a.RotaryFreqs) == 0 {
 		return x
 	}
 	s := x.Shape()
 	b, n, dh := s[0], s[1], s[2]
-	_, _, turn := rotaryConstants(x.Graph(), x.Dtype(), 1, dh, a.RotaryBase)
+	_, _, turn := rotaryConstants(x.Graph(), x.Dtype(), 1, dh, a.RotaryFreqs)
 	flat := node(name + ".flat")(gorgonia.Reshape(x, tensor.Shape{b * n, dh}))                // (B*n, d)
 	half := node(name + ".rotate_half")(gorgonia.Mul(flat, turn))                             // (B*n, d) = [-x2 | x1]
 	half3 := node(name + ".rotate_half_rows")(gorgonia.Reshape(half, tensor.Shape{b, n, dh})) // (B, n, d)
@@ -174,7 +176,7 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 	if len(s) != 2 || s[1] != a.D {
 		raise.If(errors.Errorf("attention decode: input shape %v, want (B, D) with D = %d", s, a.D))
 	}
-	b, c, h, dh := s[0], a.SeqLen, a.Heads, a.D/a.Heads
+	b, c, h, dh := s[0], a.SeqLen, a.Heads, a.dHead()
 	kv := a.kvHeads(h)
 	type want struct {
 		name  string
@@ -196,7 +198,7 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 		}
 		wants = append(wants, want{"key cache", in.Keys, cache}, want{"value cache", in.Values, cache})
 	}
-	if a.RotaryBase > 0 {
+	if len(a.RotaryFreqs) > 0 {
 		wants = append(wants, want{"rotary cos", in.Cos, tensor.Shape{b, dh}}, want{"rotary sin", in.Sin, tensor.Shape{b, dh}})
 	}
 	for _, w := range wants {
@@ -214,14 +216,10 @@ func (a *MultiHeadSelfAttention) checkDecode(x *gorgonia.Node, in DecodeInputs) 
 // decoding step is inference).
 func (bl *Block) Decode(x *gorgonia.Node, in DecodeInputs) (built DecodeOutput, err error) {
 	defer raise.Catch(&err)
-	if bl.MLP == nil {
-		attn := bl.Attn.decode(x, in)                        // (B, D)
-		attn.Out = bl.residual(x, attn.Out, "attn_residual") // (B, D)
-		return attn, nil
-	}
-	attn := bl.Attn.decode(bl.LN1.forward(x), in)  // (B, D)
-	x = bl.residual(x, attn.Out, "attn_residual")  // (B, D)
-	mlp := bl.MLP.forward(bl.LN2.forward(x))       // (B, D)
-	attn.Out = bl.residual(x, mlp, "mlp_residual") // (B, D)
+	var attn DecodeOutput
+	attn.Out = bl.around(x, func(h *gorgonia.Node) *gorgonia.Node { // (B, D)
+		attn = bl.Attn.decode(h, in)
+		return attn.Out
+	})
 	return attn, nil
 }

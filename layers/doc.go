@@ -1,7 +1,7 @@
 // Package layers builds multi-head self-attention and the transformer parts
 // around it as symbolic Gorgonia (v0.9.18) expression graphs: Linear,
 // Embedding, LayerNorm (with or without a bias) and RMSNorm (a block's
-// Norm), MLP (of an Activation) and SwiGLU (a block's FeedForward),
+// Norm), MLP (of an Activation), SwiGLU and GeGLU (a block's FeedForward),
 // MultiHeadSelfAttention, Block and the loss.
 //
 // The model has two readable definitions. gorgonia.go writes each layer in
@@ -52,10 +52,27 @@
 //     on the Gorgonia path ".qkv" (BatchedMatMul with W's transpose flag,
 //     BroadcastAdd), ".qkv_5d" (Reshape), ".heads" (Transpose), ".q", ".k",
 //     ".v" (Slice), ".q_norm", ".k_norm" (QK-norm's RMSNorm of q and k,
-//     when the layer has it), ".scores" (BatchedMatMul), ".weights",
+//     when the layer has it; with QKNorm.All, before the split, of
+//     ".q_cols" and ".k_cols" (Slice), joined with ".v_cols" into
+//     ".qk_norm" by Concat), ".scores" (BatchedMatMul), ".weights",
 //     ".context" (BatchedMatMul), ".context_bthd" (Transpose), ".merged"
-//     (Reshape) and ".out". Both add ".dropped" with a dropout mask and
-//     ".head_masked", ".head_ablated" with a head mask.
+//     (Reshape) and ".out". Both add ".dropped" with a dropout mask,
+//     ".head_masked", ".head_ablated" with a head mask, and ".capped" (the
+//     soft-capped scores, scores.go: ops.SoftCap, or ".capped.tanh_arg",
+//     ".capped.tanh" and ".capped" on the Gorgonia path) with a soft-cap.
+//   - Block nodes, named after the block ("blocks.0"): ".attn_residual"
+//     and ".mlp_residual" (the residual adds), ".parallel_sum" (the
+//     parallel residual's mlp + attn); its norms are named by their
+//     weights ("blocks.0.ln1", "blocks.0.ln1_post"), and a norm that scales
+//     by (Offset + w) adds ".scale" ("blocks.0.ln1.scale", Gorgonia's Add
+//     on both paths).
+//   - A head is AttentionOptions.HeadDim wide (D/H when 0): the projection
+//     gives (H + 2G)·d columns and the merged heads (B*T, H·d) go through
+//     an out projection H·d -> D. Rotary positions come as per-pair inverse
+//     frequencies (RotaryFreqs), which the caller computes (a model config:
+//     its base, scaling, rotary_dims and the layer's own base): no layer or
+//     op knows a base or a scaling rule, and each layer of a model may have
+//     its own frequencies and window.
 //   - The fused path's ops are internal/ops' (one op per layer, exact
 //     hand-written gradients, reused output buffers: a node's value is only
 //     valid until the next run of its graph). This package only decides

@@ -13,11 +13,11 @@ import (
 )
 
 // feedForwardKind is one feed-forward layer: an MLP of an activation, or
-// SwiGLU; with or without its biases.
+// SwiGLU, or GeGLU; with or without its biases.
 type feedForwardKind struct {
-	act    Activation
-	swiglu bool
-	bias   bool
+	act           Activation
+	swiglu, geglu bool
+	bias          bool
 }
 
 func (k feedForwardKind) String() string {
@@ -25,17 +25,20 @@ func (k feedForwardKind) String() string {
 	if k.swiglu {
 		name = "swiglu"
 	}
+	if k.geglu {
+		name = "geglu"
+	}
 	if !k.bias {
 		name += ",no-bias"
 	}
 	return name
 }
 
-// feedForwardKinds are every activation with biases, and GPT-2's and
-// SwiGLU also without.
+// feedForwardKinds are every activation with biases, and GPT-2's,
+// SwiGLU and GeGLU also without.
 var feedForwardKinds = []feedForwardKind{
 	{act: GELUTanh, bias: true}, {act: GELU, bias: true}, {act: ReLU2, bias: true}, {swiglu: true, bias: true},
-	{act: GELUTanh}, {swiglu: true},
+	{geglu: true, bias: true}, {act: GELUTanh}, {swiglu: true}, {geglu: true},
 }
 
 // feedForwardWeights are the weights every kind reads, named as a block's
@@ -74,9 +77,12 @@ func (k feedForwardKind) build(t *testing.T, g *gorgonia.ExprGraph, w map[string
 	}
 	var ff FeedForward
 	var err error
-	if k.swiglu {
+	switch {
+	case k.swiglu:
 		ff, err = NewSwiGLU(linear("gate"), linear("up"), linear("down"))
-	} else {
+	case k.geglu:
+		ff, err = NewGeGLU(linear("gate"), linear("up"), linear("down"))
+	default:
 		ff, err = NewMLP(linear("fc"), linear("proj"), k.act)
 	}
 	if err != nil {
@@ -96,9 +102,13 @@ func (k feedForwardKind) reference(x []float64, n int, w map[string]*tensor.Dens
 		}
 		return refLinear(x, n, w["mlp."+name+".weight"], b)
 	}
-	if k.swiglu {
+	if k.swiglu || k.geglu {
 		h, up := linear(x, "gate"), linear(x, "up")
 		for i, z := range h {
+			if k.geglu {
+				h[i] = graphtest.Activation(string(GELUTanh), z) * up[i]
+				continue
+			}
 			h[i] = graphtest.SiLU(z) * up[i]
 		}
 		return linear(h, "down")
@@ -163,6 +173,7 @@ func TestFeedForwardErrors(t *testing.T) {
 		{"swiglu with up wider than gate", second(NewSwiGLU(up, wide, down)), "swiglu: need gate and up (D -> F) and down (F -> D)"},
 		{"swiglu with down from the wrong width", second(NewSwiGLU(up, up, linear("down7", 4, 7))), "swiglu: need gate and up"},
 		{"swiglu without down", second(NewSwiGLU(up, up, nil)), "swiglu: need gate and up"},
+		{"geglu with up wider than gate", second(NewGeGLU(up, wide, down)), "geglu: need gate and up (D -> F) and down (F -> D)"},
 		{"mlp of swiglu", second(NewMLP(up, down, "swiglu")), `mlp: activation "swiglu": want gelu_tanh, gelu or relu2 (SwiGLU is a layer of its own)`},
 		{"mlp of tanh", second(NewMLP(up, down, "tanh")), `mlp: activation "tanh": want`},
 	} {

@@ -7,6 +7,7 @@ package layers
 
 import (
 	"fmt"
+	"hash/fnv"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -55,12 +56,12 @@ func (l *LayerNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	return scaleRows(p, centered, sq, l.Weight, l.Bias, "var", "std", l.Eps)          // (N, D)
 }
 
-// forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * w, row by row, with
-// Square, Sum, Sqrt and broadcast arithmetic.
+// forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * (offset + w), row by
+// row, with Square, Sum, Sqrt and broadcast arithmetic.
 func (l *RMSNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	p := prefixOf(l.Weight)
-	sq := node(p + ".sq")(gorgonia.Square(x))                     // (N, D)
-	return scaleRows(p, x, sq, l.Weight, nil, "ms", "rms", l.Eps) // (N, D)
+	sq := node(p + ".sq")(gorgonia.Square(x))                                             // (N, D)
+	return scaleRows(p, x, sq, offsetWeight(l.Weight, l.Offset), nil, "ms", "rms", l.Eps) // (N, D)
 }
 
 // scaleRows is what LayerNorm and RMSNorm share on the Gorgonia path:
@@ -83,9 +84,9 @@ func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps floa
 
 // forwardGorgonia is the attention of Forward on Gorgonia's own ops.
 func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
-	b, t, d, h := a.Batch, a.SeqLen, a.D, a.Heads
-	p, dh := a.name(), d/h
-	qkv := a.project(p, x) // (B*T, D + 2*G*d) = x W_qkv^T + b_qkv
+	b, t, h := a.Batch, a.SeqLen, a.Heads
+	p, dh := a.name(), a.dHead()
+	qkv := a.normalizeWhole(p, a.project(p, x)) // (B*T, H*d + 2*G*d) = x W_qkv^T + b_qkv [, QK-norm with All]
 	var weights, y *gorgonia.Node
 	if kv := a.kvHeads(h); kv == h {
 		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)
@@ -95,13 +96,13 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 		v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
 		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
 		// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
-		weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale())) // (B, H, T, T)
-		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v))     // (B, H, T, d) = w v
+		weights = a.weights(p, scores, in.KeyMask)                                             // (B, H, T, T)
+		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v)) // (B, H, T, d) = w v
 	} else {
 		weights, y = a.groupedGorgonia(p, qkv, kv, in)
 	}
 	bthd := node(p + ".context_bthd")(gorgonia.Transpose(a.ablate(p, y, in), 0, 2, 1, 3)) // (B, T, H, d)
-	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, d}))         // (B*T, D)
+	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, h * dh}))    // (B*T, H*d)
 	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}        // (B*T, D) = merged W_out^T + b_out
 }
 
@@ -111,7 +112,7 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 // (B, G, T, d) and no key or value head is copied per query head.
 func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, kv int, in AttentionInputs) (weights, y *gorgonia.Node) {
 	b, t, h := a.Batch, a.SeqLen, a.Heads
-	dh, g := a.D/h, h/kv
+	dh, g := a.dHead(), h/kv
 	heads4 := node(p + ".qkv_4d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, h + 2*kv, dh}))       // (B, T, H+2G, d)
 	heads := node(p + ".heads")(gorgonia.Transpose(heads4, 2, 0, 1, 3))                          // (H+2G, B, T, d)
 	q := a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h))))                       // (H, B, T, d)
@@ -124,7 +125,7 @@ func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, k
 	vb := node(p + ".v_bg")(gorgonia.Transpose(v, 1, 0, 2, 3))                                   // (B, G, T, d)
 	stacked := node(p + ".scores_stacked")(gorgonia.BatchedMatMul(qg, kb, false, true))          // (B, G, g*T, T) = q k^T
 	scores := node(p + ".scores")(gorgonia.Reshape(stacked, tensor.Shape{b, h, t, t}))           // (B, H, T, T)
-	weights = node(p + ".weights")(ops.MaskedSoftmax(scores, in.KeyMask, a.mask(), a.scale()))   // (B, H, T, T)
+	weights = a.weights(p, scores, in.KeyMask)                                                   // (B, H, T, T)
 	applied := a.dropout(p, weights, in.Dropout)                                                 // (B, H, T, T)
 	wg := node(p + ".weights_stacked")(gorgonia.Reshape(applied, tensor.Shape{b, kv, g * t, t})) // (B, G, g*T, T)
 	yg := node(p + ".context_stacked")(gorgonia.BatchedMatMul(wg, vb))                           // (B, G, g*T, d) = w v
@@ -144,16 +145,16 @@ func (a *MultiHeadSelfAttention) kvSlice(name string, heads *gorgonia.Node, from
 
 // rotate turns x (..., T, d) by rotary position embeddings when the layer
 // has them: x*cos + rotate_half(x)*sin, with cos and sin constant (T, d)
-// tables (each angle twice, for channels i and i+d/2) and rotate_half a
-// fixed (d, d) matrix R, x R = [-x2 | x1].
+// tables (RotaryTable) and rotate_half a fixed (d, d) matrix R, x R =
+// [-x2 | x1 | 0] on the R rotated channels [x1 | x2] and none past them.
 func (a *MultiHeadSelfAttention) rotate(name string, x *gorgonia.Node) *gorgonia.Node {
-	if a.RotaryBase == 0 {
+	if len(a.RotaryFreqs) == 0 {
 		return x
 	}
 	s := x.Shape()
 	t, dh := s[len(s)-2], s[len(s)-1]
 	n := s.TotalSize() / (t * dh)
-	cos, sin, turn := rotaryConstants(x.Graph(), x.Dtype(), t, dh, a.RotaryBase)
+	cos, sin, turn := rotaryConstants(x.Graph(), x.Dtype(), t, dh, a.RotaryFreqs)
 	x3 := node(name + ".rows")(gorgonia.Reshape(x, tensor.Shape{n, t, dh}))                   // (N, T, d)
 	flat := node(name + ".flat")(gorgonia.Reshape(x, tensor.Shape{n * t, dh}))                // (N*T, d)
 	half := node(name + ".rotate_half")(gorgonia.Mul(flat, turn))                             // (N*T, d) = [-x2 | x1]
@@ -166,20 +167,44 @@ func (a *MultiHeadSelfAttention) rotate(name string, x *gorgonia.Node) *gorgonia
 
 // rotaryConstants are the named constant inputs of rotate: cos and sin
 // (T, d) and the rotate-half matrix (d, d). Equal tables share one node.
-func rotaryConstants(g *gorgonia.ExprGraph, dt tensor.Dtype, t, dh int, base float64) (cos, sin, turn *gorgonia.Node) {
-	c, s := ops.RotaryAngles(t, dh, 0, base)
-	half := dh / 2
-	cosT, sinT, r := make([]float64, t*dh), make([]float64, t*dh), make([]float64, dh*dh)
+func rotaryConstants(g *gorgonia.ExprGraph, dt tensor.Dtype, t, dh int, freqs []float64) (cos, sin, turn *gorgonia.Node) {
+	c, s := ops.RotaryAngles(t, 0, freqs)
+	half := len(freqs)
+	r := make([]float64, dh*dh)
+	for i := 0; i < half; i++ {
+		r[(i+half)*dh+i] = -1 // (x R)[i] = -x[i+R/2]
+		r[i*dh+i+half] = 1    // (x R)[i+R/2] = x[i]
+	}
+	tag := fmt.Sprintf("(T=%d,d=%d,freqs=%s)", t, dh, frequencyTag(freqs))
+	cosT, sinT := RotaryTable(c, half, dh, 1), RotaryTable(s, half, dh, 0)
+	return constant(g, dt, "rotary_cos"+tag, cosT, t, dh), constant(g, dt, "rotary_sin"+tag, sinT, t, dh), constant(g, dt, "rotate_half"+tag, r, dh, dh)
+}
+
+// RotaryTable spreads the values (T, half) of ops.RotaryAngles over a
+// head's d channels (T, d): pair i's value at channels i and i+half, and
+// rest on the channels past 2·half that rotary positions leave unturned
+// (1 for cos, 0 for sin).
+func RotaryTable(values []float64, half, dh int, rest float64) []float64 {
+	t := len(values) / half
+	table := make([]float64, t*dh)
 	for p := 0; p < t; p++ {
-		for i := 0; i < half; i++ {
-			cosT[p*dh+i], cosT[p*dh+i+half] = c[p*half+i], c[p*half+i]
-			sinT[p*dh+i], sinT[p*dh+i+half] = s[p*half+i], s[p*half+i]
+		row := table[p*dh : (p+1)*dh]
+		for i := range row {
+			row[i] = rest
+		}
+		for i, v := range values[p*half : (p+1)*half] {
+			row[i], row[i+half] = v, v
 		}
 	}
-	for i := 0; i < half; i++ {
-		r[(i+half)*dh+i] = -1 // (x R)[i] = -x[i+d/2]
-		r[i*dh+i+half] = 1    // (x R)[i+d/2] = x[i]
+	return table
+}
+
+// frequencyTag tells sets of rotary frequencies apart in a constant's name:
+// the first, the last and a hash of them all.
+func frequencyTag(freqs []float64) string {
+	h := fnv.New64a()
+	for _, f := range freqs {
+		fmt.Fprintf(h, "%v,", f)
 	}
-	tag := fmt.Sprintf("(T=%d,d=%d,base=%v)", t, dh, base)
-	return constant(g, dt, "rotary_cos"+tag, cosT, t, dh), constant(g, dt, "rotary_sin"+tag, sinT, t, dh), constant(g, dt, "rotate_half"+tag, r, dh, dh)
+	return fmt.Sprintf("%d:%x", len(freqs), h.Sum64())
 }

@@ -141,7 +141,9 @@ func TestEmbeddingLookup(t *testing.T) {
 }
 
 // TestBlockShapesAndErrors: a full pre-LN block maps (B*T, D) to (B*T, D)
-// with finite values; mismatched parts are rejected at build time.
+// with finite values; mismatched parts are rejected at build time, and so
+// are a sublayer without a norm before or after it and a parallel residual
+// other than pre-norm's.
 func TestBlockShapesAndErrors(t *testing.T) {
 	const b, tt, d, h, f = 2, 3, 4, 2, 6
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -175,6 +177,24 @@ func TestBlockShapesAndErrors(t *testing.T) {
 	}
 	if _, err := NewBlock(nil, attn, ln2, mlp); err == nil {
 		t.Error("full block without ln1 accepted")
+	}
+	for name, bl := range map[string]*Block{
+		"no norm around the MLP":         {LN1: ln1, Attn: attn, MLP: mlp},
+		"a parallel residual post-norm":  {LN1Post: ln1, Attn: attn, LN2Post: ln2, MLP: mlp, Parallel: true},
+		"a parallel residual with posts": {LN1: ln1, LN1Post: ln1, Attn: attn, LN2: ln2, MLP: mlp, Parallel: true},
+	} {
+		if _, err := NewFullBlock(bl); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+	for name, bl := range map[string]*Block{
+		"post-norm": {LN1Post: ln1, Attn: attn, LN2Post: ln2, MLP: mlp},
+		"sandwich":  {LN1: ln1, LN1Post: ln1, Attn: attn, LN2: ln2, LN2Post: ln2, MLP: mlp},
+		"parallel":  {LN1: ln1, Attn: attn, LN2: ln2, MLP: mlp, Parallel: true},
+	} {
+		if _, err := NewFullBlock(bl); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 	block, err := NewBlock(ln1, attn, ln2, mlp)
 	if err != nil {

@@ -184,8 +184,11 @@ func (m *MLP) SetPath(p Path) { m.Path, m.FC.Path, m.Proj.Path = p, p, p }
 func (bl *Block) SetPath(p Path) {
 	bl.Attn.SetPath(p)
 	if bl.MLP != nil {
-		bl.LN1.SetPath(p)
-		bl.LN2.SetPath(p)
 		bl.MLP.SetPath(p)
+	}
+	for _, n := range []Norm{bl.LN1, bl.LN1Post, bl.LN2, bl.LN2Post} {
+		if n != nil {
+			n.SetPath(p)
+		}
 	}
 }

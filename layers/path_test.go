@@ -20,8 +20,9 @@ type pathCase struct {
 }
 
 // TestLayersAgreeAcrossPaths: Linear, LayerNorm (with and without bias),
-// RMSNorm and every feed-forward kind (feedForwardKinds: the MLP of each
-// activation, SwiGLU, with and without biases) on the Gorgonia path (Mul,
+// RMSNorm, the soft-cap and every feed-forward kind (feedForwardKinds: the
+// MLP of each activation, SwiGLU, GeGLU, with and without biases) on the
+// Gorgonia path (Mul,
 // Transpose, BroadcastAdd, Sum, Square, Sqrt, BroadcastHadamardDiv, Cube,
 // Tanh, Sigmoid, ops.Erf, ...) give the Fused path's output and gradients
 // of sum(c * y) (float64 within 1e-12, float32 within 1e-5, relative to
@@ -50,6 +51,9 @@ func TestLayersAgreeAcrossPaths(t *testing.T) {
 		{"linear", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
 			l := linear(t, g, p, "l", path)
 			return graphtest.Must(t)(l.Forward(x)), gorgonia.Nodes{x, l.Weight, l.Bias}
+		}},
+		{"softcap", func(t *testing.T, g *gorgonia.ExprGraph, x *gorgonia.Node, p map[string]*tensor.Dense, path Path) (*gorgonia.Node, gorgonia.Nodes) {
+			return graphtest.Must(t)(SoftCap(path, "softcap", x, 0.7, 1.3)), gorgonia.Nodes{x} // x of std 1 reaches where tanh bends
 		}},
 	}
 	for _, k := range feedForwardKinds {

@@ -10,11 +10,13 @@ import (
 
 // RMSNorm scales each row of x (N, D) to unit root mean square, then by
 // Weight, as Llama's RMSNorm and PyTorch's nn.RMSNorm(D, eps):
-// y = x / sqrt(mean(x^2) + Eps) * Weight. Unlike LayerNorm it neither
-// centres the row nor adds a bias.
+// y = x / sqrt(mean(x^2) + Eps) * (Offset + Weight). Unlike LayerNorm it
+// neither centres the row nor adds a bias. Offset is 0 but for Gemma's
+// RMSNorm, which scales by (1 + Weight).
 type RMSNorm struct {
 	D      int
 	Eps    float64
+	Offset float64        // added to Weight: 1 for Gemma's (1 + w), else 0
 	Weight *gorgonia.Node // (D)
 	Path   Path           // which ops Forward writes; "" is Fused
 }
@@ -44,5 +46,15 @@ func (l *RMSNorm) forward(x *gorgonia.Node) *gorgonia.Node {
 	if l.Path == Gorgonia {
 		return l.forwardGorgonia(x)
 	}
-	return node(prefixOf(l.Weight))(ops.RMSNorm(x, l.Weight, l.Eps)) // (N, D)
+	return node(prefixOf(l.Weight))(ops.RMSNorm(x, offsetWeight(l.Weight, l.Offset), l.Eps)) // (N, D)
+}
+
+// offsetWeight is a norm's scale w + offset (D), named like
+// "blocks.0.ln1.scale", or w itself when offset is 0. A sum of D values,
+// it is Gorgonia's Add on either path.
+func offsetWeight(w *gorgonia.Node, offset float64) *gorgonia.Node {
+	if offset == 0 {
+		return w
+	}
+	return node(prefixOf(w) + ".scale")(gorgonia.Add(w, scalar(w.Graph(), w.Dtype(), offset))) // (D)
 }

@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/graphtest"
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // variant is one member of the attention family: its options and, when
@@ -24,32 +25,36 @@ var variants = []variant{
 	{"gqa", AttentionOptions{KVHeads: 2}, 0},
 	{"mqa", AttentionOptions{KVHeads: 1}, 0},
 	{"window", AttentionOptions{Window: 2}, 0},
-	{"rope", AttentionOptions{RotaryBase: 10}, 0},
+	{"rope", AttentionOptions{RotaryFreqs: ops.RotaryFrequencies(10, 4)}, 0},
+	{"rope partial scaled", AttentionOptions{RotaryFreqs: []float64{0.9, 0.05}}, 0},
+	{"head_dim", AttentionOptions{HeadDim: 6}, 0},
+	{"head_dim+partial rope+gqa", AttentionOptions{HeadDim: 6, KVHeads: 2, RotaryFreqs: []float64{0.7, 0.2}}, 0},
 	{"alibi", AttentionOptions{ALiBi: true}, 0},
-	{"rope+gqa+window", AttentionOptions{KVHeads: 2, RotaryBase: 10, Window: 3}, 0},
+	{"rope+gqa+window", AttentionOptions{KVHeads: 2, RotaryFreqs: ops.RotaryFrequencies(10, 4), Window: 3}, 0},
 	{"alibi+mqa", AttentionOptions{KVHeads: 1, ALiBi: true}, 0},
 	{"latent", AttentionOptions{}, 6},
 	{"latent+alibi+window", AttentionOptions{ALiBi: true, Window: 3}, 6},
 	{"qknorm", AttentionOptions{QKNorm: &QKNorm{Eps: 1e-3}}, 0},
-	{"qknorm+rope+gqa", AttentionOptions{KVHeads: 2, RotaryBase: 10, QKNorm: &QKNorm{Eps: 1e-3}}, 0},
-	{"qknorm+rope+mqa", AttentionOptions{KVHeads: 1, RotaryBase: 10, QKNorm: &QKNorm{Eps: 1e-3}}, 0},
+	{"qknorm+rope+gqa", AttentionOptions{KVHeads: 2, RotaryFreqs: ops.RotaryFrequencies(10, 4), QKNorm: &QKNorm{Eps: 1e-3}}, 0},
+	{"qknorm+rope+mqa", AttentionOptions{KVHeads: 1, RotaryFreqs: ops.RotaryFrequencies(10, 4), QKNorm: &QKNorm{Eps: 1e-3}}, 0},
 }
 
 // variantWeights are random weights for a variant at width d with h heads
 // (QK-norm's weights 1 + N(0, 0.5^2)).
 func variantWeights(rng *rand.Rand, v variant, d, h int) map[string]*tensor.Dense {
-	w := map[string]*tensor.Dense{"out.weight": graphtest.RandDense(rng, 0.5, d, d), "out.bias": graphtest.RandDense(rng, 0.5, d)}
+	dh := v.opts.headDim(d, h)
+	w := map[string]*tensor.Dense{"out.weight": graphtest.RandDense(rng, 0.5, d, h*dh), "out.bias": graphtest.RandDense(rng, 0.5, d)}
 	if v.latent > 0 {
 		w["q.weight"], w["q.bias"] = graphtest.RandDense(rng, 0.5, d, d), graphtest.RandDense(rng, 0.5, d)
 		w["kv_down.weight"] = graphtest.RandDense(rng, 0.5, v.latent, d)
 		w["kv_up.weight"], w["kv_up.bias"] = graphtest.RandDense(rng, 0.5, 2*d, v.latent), graphtest.RandDense(rng, 0.5, 2*d)
 		return w
 	}
-	width := d + 2*v.opts.kvHeads(h)*(d/h)
+	width := (h + 2*v.opts.kvHeads(h)) * dh
 	w["qkv.weight"], w["qkv.bias"] = graphtest.RandDense(rng, 0.5, width, d), graphtest.RandDense(rng, 0.5, width)
 	if v.opts.QKNorm != nil {
 		for _, name := range []string{"q_norm.weight", "k_norm.weight"} {
-			w[name] = graphtest.RandDense(rng, 0.5, d/h)
+			w[name] = graphtest.RandDense(rng, 0.5, dh)
 			for i, x := range w[name].Float64s() {
 				w[name].Float64s()[i] = 1 + x
 			}
@@ -93,13 +98,14 @@ func buildVariant(t *testing.T, g *gorgonia.ExprGraph, v variant, w map[string]*
 // definitions: projections, k and v of query head h from key/value head
 // h/(H/G), q and k of each head normalised by QK-norm (q / sqrt(mean(q^2)
 // + eps) * q_norm, k likewise with k_norm), then of position t turned by
-// rotary angles t*base^(-2i/d) on pairs (i, i+d/2), score q.k/sqrt(d) - slope_h*(i-j) (ALiBi slopes 2^(-8(h+1)/H),
+// rotary angles t*freqs[i] on pairs (i, i+R/2) of the first R = 2*len(freqs)
+// channels, score q.k/sqrt(d) - slope_h*(i-j) (ALiBi slopes 2^(-8(h+1)/H),
 // here H = 4) over keys j <= i (and j > i-W with a window), softmax, weighted
 // sum of v, output projection. It returns the output (B*T, D) and weights
 // (B, H, T, T).
 func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense) (out, weights []float64) {
 	d := w["out.weight"].Shape()[0]
-	dh, kv := d/h, v.opts.kvHeads(h)
+	dh, kv := v.opts.headDim(d, h), v.opts.kvHeads(h)
 	var q, k, val []float64 // (B*T, H*d), (B*T, G*d), (B*T, G*d)
 	if v.latent > 0 {
 		q = refLinear(x, b*tt, w["q.weight"], w["q.bias"])
@@ -111,12 +117,13 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 		}
 	} else {
 		qkv := refLinear(x, b*tt, w["qkv.weight"], w["qkv.bias"])
-		width := d + 2*kv*dh
-		q, k, val = make([]float64, b*tt*d), make([]float64, b*tt*kv*dh), make([]float64, b*tt*kv*dh)
+		qw := h * dh
+		width := qw + 2*kv*dh
+		q, k, val = make([]float64, b*tt*qw), make([]float64, b*tt*kv*dh), make([]float64, b*tt*kv*dh)
 		for r := 0; r < b*tt; r++ {
-			copy(q[r*d:], qkv[r*width:r*width+d])
-			copy(k[r*kv*dh:], qkv[r*width+d:r*width+d+kv*dh])
-			copy(val[r*kv*dh:], qkv[r*width+d+kv*dh:(r+1)*width])
+			copy(q[r*qw:], qkv[r*width:r*width+qw])
+			copy(k[r*kv*dh:], qkv[r*width+qw:r*width+qw+kv*dh])
+			copy(val[r*kv*dh:], qkv[r*width+qw+kv*dh:(r+1)*width])
 		}
 	}
 	vec := func(m []float64, heads, bi, t, hh int) []float64 {
@@ -129,17 +136,17 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 			}
 			graphtest.RMSNorm(out, norm.Float64s(), v.opts.QKNorm.Eps)
 		}
-		if v.opts.RotaryBase > 0 && &m[0] != &val[0] {
-			for i := 0; i < dh/2; i++ {
-				angle := float64(t) * math.Pow(v.opts.RotaryBase, -2*float64(i)/float64(dh))
-				x1, x2 := out[i], out[i+dh/2]
+		if half := len(v.opts.RotaryFreqs); half > 0 && &m[0] != &val[0] {
+			for i, f := range v.opts.RotaryFreqs {
+				angle := float64(t) * f
+				x1, x2 := out[i], out[i+half]
 				out[i] = x1*math.Cos(angle) - x2*math.Sin(angle)
-				out[i+dh/2] = x2*math.Cos(angle) + x1*math.Sin(angle)
+				out[i+half] = x2*math.Cos(angle) + x1*math.Sin(angle)
 			}
 		}
 		return out
 	}
-	concat := make([]float64, b*tt*d)
+	concat := make([]float64, b*tt*h*dh)
 	weights = make([]float64, b*h*tt*tt)
 	for bi := 0; bi < b; bi++ {
 		for hh := 0; hh < h; hh++ {
@@ -176,7 +183,7 @@ func refVariant(x []float64, b, tt, h int, v variant, w map[string]*tensor.Dense
 					weights[((bi*h+hh)*tt+i)*tt+j] = a
 					vj := vec(val, kv, bi, j, g)
 					for c := range vj {
-						concat[(bi*tt+i)*d+hh*dh+c] += a * vj[c]
+						concat[(bi*tt+i)*h*dh+hh*dh+c] += a * vj[c]
 					}
 				}
 			}
@@ -284,15 +291,15 @@ func TestAttentionVariantErrors(t *testing.T) {
 			return err
 		}, "qkv projection is 8 -> 24, want 8 -> 16"},
 		{"odd head with rope", func() error {
-			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("e", 18, 6), lin("f", 6, 6), AttentionOptions{RotaryBase: 10000})
+			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("e", 18, 6), lin("f", 6, 6), AttentionOptions{RotaryFreqs: ops.RotaryFrequencies(10000, 4)})
 			return err
-		}, "position = rope needs an even head size"},
+		}, "position = rope: 2 rotary pairs for a head of 3 channels: want 1 to 1"},
 		{"negative window", func() error {
 			_, err := NewMultiHeadSelfAttention(1, 3, 2, lin("g", 24, 8), lin("h", 8, 8), AttentionOptions{Window: -1})
 			return err
 		}, "window = -1: must be 0 (full) or positive"},
 		{"latent with rope", func() error {
-			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("i", 8, 8), Down: lin("j", 4, 8), Up: lin("k", 16, 4)}, lin("l", 8, 8), AttentionOptions{RotaryBase: 10000})
+			_, err := NewLatentAttention(1, 3, 2, Latent{Q: lin("i", 8, 8), Down: lin("j", 4, 8), Up: lin("k", 16, 4)}, lin("l", 8, 8), AttentionOptions{RotaryFreqs: ops.RotaryFrequencies(10000, 4)})
 			return err
 		}, "decoupled rotary key"},
 		{"latent with kv heads", func() error {

@@ -94,8 +94,8 @@ func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path,
 		Activations: map[string]*gorgonia.Node{}, hooks: map[string]*layers.Hook{}}
 	params, posIDs := gr.inputs()
-	x := gr.forward(params, posIDs)                      // (B*T, D)
-	gr.Logits = raise.Must(gr.lmHead(params).Forward(x)) // (B*T, V)
+	x := gr.forward(params, posIDs)                                    // (B*T, D)
+	gr.Logits = gr.capLogits(raise.Must(gr.lmHead(params).Forward(x))) // (B*T, V)
 	gr.keep(LogitsActivation, gr.Logits)
 	raise.If(gr.checkNames())
 	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
@@ -157,7 +157,7 @@ func (gr *Graph) gradients() {
 // (B*T, D), after ln_f when the model has one.
 func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) *gorgonia.Node {
 	cfg, b, t := gr.Model.Config, gr.Opts.Batch, gr.Opts.SeqLen
-	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens)) // (B*T, D)
+	x := gr.scaleEmbedding(raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens))) // (B*T, D)
 	if table := gr.positionTable(params); table != nil {
 		pos := raise.Must(gr.embedding(table).Forward(posIDs)) // (B*T, D)
 		x = node(EmbedName)(gr.Path.Add(x, pos))               // (B*T, D)
@@ -188,9 +188,9 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	var attn *layers.MultiHeadSelfAttention
 	if cfg.KVLatent > 0 {
 		latent := layers.Latent{Q: gr.linear(params, p+"attn.q"), Down: gr.linear(params, p+"attn.kv_down"), Up: gr.linear(params, p+"attn.kv_up")}
-		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path)))
+		attn = raise.Must(layers.NewLatentAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads, latent, gr.linear(params, p+"attn.out"), cfg.AttentionOptions(gr.Path, i)))
 	} else {
-		opts := cfg.AttentionOptions(gr.Path)
+		opts := cfg.AttentionOptions(gr.Path, i)
 		if opts.QKNorm != nil {
 			opts.QKNorm.Q, opts.QKNorm.K = params[p+"attn.q_norm.weight"], params[p+"attn.k_norm.weight"]
 		}
@@ -200,7 +200,14 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 	if !gr.Model.Config.MLP {
 		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
 	}
-	return raise.Must(layers.NewBlock(gr.norm(params, p+"ln1"), attn, gr.norm(params, p+"ln2"), gr.mlp(params, p+"mlp")))
+	bl := &layers.Block{Attn: attn, MLP: gr.mlp(params, p+"mlp"), Parallel: cfg.ParallelResidual}
+	if cfg.PreNorms() {
+		bl.LN1, bl.LN2 = gr.norm(params, p+"ln1"), gr.norm(params, p+"ln2")
+	}
+	if cfg.PostNorms() {
+		bl.LN1Post, bl.LN2Post = gr.norm(params, p+"ln1_post"), gr.norm(params, p+"ln2_post")
+	}
+	return raise.Must(layers.NewFullBlock(bl))
 }
 
 // linear, layerNorm and embedding make the layer whose parameters are
@@ -224,14 +231,15 @@ func (gr *Graph) lmHead(params map[string]*gorgonia.Node) *layers.Linear {
 	return l
 }
 
-// norm is the config's norm named name (ln1, ln2, ln_f), at the config's
-// epsilon, on the graph's path: an RMSNorm, or a LayerNorm whose bias is
-// nil when the config has none.
+// norm is the config's norm named name (ln1, ln2, their post norms,
+// ln_f), at the config's epsilon, on the graph's path: an RMSNorm (by 1 +
+// w with norm_offset), or a LayerNorm whose bias is nil when the config
+// has none.
 func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm {
 	w, eps := params[name+".weight"], gr.Model.Config.Eps()
 	if gr.Model.Config.NormKind() == NormRMS {
 		l := raise.Must(layers.NewRMSNorm(w))
-		l.Eps, l.Path = eps, gr.Path
+		l.Eps, l.Path, l.Offset = eps, gr.Path, gr.Model.Config.NormScaleOffset()
 		return l
 	}
 	l := raise.Must(layers.NewLayerNorm(w, params[name+".bias"]))
@@ -240,13 +248,16 @@ func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm
 }
 
 // mlp is the config's MLP whose parameters are under name, on the graph's
-// path: SwiGLU's gate, up and down, or fc and proj around the activation
+// path: SwiGLU's or GeGLU's gate, up and down, or fc and proj around the activation
 // (layers.Activation spells the other kinds as the config does).
 func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedForward {
 	var mlp layers.FeedForward
-	if kind := gr.Model.Config.ActivationKind(); kind == ActivationSwiGLU {
+	switch kind := gr.Model.Config.ActivationKind(); kind {
+	case ActivationSwiGLU:
 		mlp = raise.Must(layers.NewSwiGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
-	} else {
+	case ActivationGeGLU:
+		mlp = raise.Must(layers.NewGeGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+	default:
 		mlp = raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.Activation(kind)))
 	}
 	mlp.SetPath(gr.Path)

@@ -81,6 +81,65 @@ type Config struct {
 	// d channels, a learned weight per channel shared by the heads, before
 	// rotary positions: Qwen 3's q_norm and k_norm.
 	QKNorm bool `json:"qk_norm,omitempty" yaml:"qk_norm,omitempty"`
+
+	// Where the norms sit and how the residual adds (see norms.go).
+
+	// NormPlacement is where a full block's norms sit: "pre" ("" reads as
+	// it; x + f(norm(x))), "sandwich" (x + post(f(pre(x))), Gemma 2 and 3:
+	// ln1, ln1_post, ln2, ln2_post) or "post" (x + norm(f(x)), OLMo 2:
+	// ln1_post and ln2_post only). ln_f stays.
+	NormPlacement string `json:"norm_placement,omitempty" yaml:"norm_placement,omitempty"`
+	// NormOffset makes every RMSNorm (the blocks', QK-norm's and ln_f)
+	// scale by (1 + w), as Gemma's do; its weights start at 0.
+	NormOffset bool `json:"norm_offset,omitempty" yaml:"norm_offset,omitempty"`
+	// QKNormScope is what QK-norm normalises: "head" ("" reads as it;
+	// each head's d channels) or "all" (OLMo 2: the whole q projection,
+	// H·d, and the whole k projection, G·d), before rotary either way.
+	QKNormScope string `json:"qk_norm_scope,omitempty" yaml:"qk_norm_scope,omitempty"`
+	// ParallelResidual adds the attention and the MLP of the same input:
+	// x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX's use_parallel_residual).
+	ParallelResidual bool `json:"parallel_residual,omitempty" yaml:"parallel_residual,omitempty"`
+
+	// Positions and shapes (see rope.go). Every zero value is the
+	// behaviour before these keys existed.
+
+	// HeadDim is each head's width d; 0 reads as DModel/Heads. The heads
+	// then concatenate to H·d channels: qkv (H·d + 2·G·d, D), attn.out
+	// (D, H·d).
+	HeadDim int `json:"head_dim,omitempty" yaml:"head_dim,omitempty"`
+	// RopeScaling rescales the rotary inverse frequencies: "" none,
+	// "linear" (divided by RopeFactor) or "llama3" (with RopeFactor,
+	// RopeLowFreqFactor, RopeHighFreqFactor, RopeOriginalContext), as
+	// transformers' modeling_rope_utils computes them.
+	RopeScaling         string  `json:"rope_scaling,omitempty" yaml:"rope_scaling,omitempty"`
+	RopeFactor          float64 `json:"rope_factor,omitempty" yaml:"rope_factor,omitempty"`
+	RopeLowFreqFactor   float64 `json:"rope_low_freq_factor,omitempty" yaml:"rope_low_freq_factor,omitempty"`
+	RopeHighFreqFactor  float64 `json:"rope_high_freq_factor,omitempty" yaml:"rope_high_freq_factor,omitempty"`
+	RopeOriginalContext int     `json:"rope_original_context,omitempty" yaml:"rope_original_context,omitempty"`
+	// RotaryDimsKey is rotary_dims: 0 turns the whole head, else only the
+	// first rotary_dims channels of each head turn (RotaryDims).
+	RotaryDimsKey int `json:"rotary_dims,omitempty" yaml:"rotary_dims,omitempty"`
+	// GlobalLayers, with Window > 0, are the layers that see every earlier
+	// position; the others keep the window. Empty: every layer windowed.
+	GlobalLayers LayerList `json:"global_layers,omitempty" yaml:"global_layers,omitempty"`
+	// LocalRopeBase, with rope and GlobalLayers, is the windowed layers'
+	// rotary base, without rope scaling; 0: every layer uses RopeBase.
+	LocalRopeBase float64 `json:"local_rope_base,omitempty" yaml:"local_rope_base,omitempty"`
+	// The scores, logits and embeddings of Gemma and GPT-Neo (see
+	// scores.go); every zero value is today's model.
+
+	// AttnScale > 0 is the factor on q·k before the softmax; 0 reads as
+	// 1/sqrt(head size). GPT-Neo's is 1, Gemma's query_pre_attn_scalar^-0.5.
+	AttnScale float64 `json:"attn_scale,omitempty" yaml:"attn_scale,omitempty"`
+	// AttnSoftcap > 0 caps the scaled scores s at cap·tanh(s/cap) before
+	// the mask (Gemma 2's 50).
+	AttnSoftcap float64 `json:"attn_softcap,omitempty" yaml:"attn_softcap,omitempty"`
+	// FinalSoftcap > 0 caps the logits z at cap·tanh(z/cap) (Gemma 2's 30).
+	FinalSoftcap float64 `json:"final_softcap,omitempty" yaml:"final_softcap,omitempty"`
+	// EmbedScale > 0 multiplies the token embeddings after the lookup,
+	// before positions (Gemma's sqrt(d_model) in the weights' dtype); a
+	// tied head reads the unscaled table.
+	EmbedScale float64 `json:"embed_scale,omitempty" yaml:"embed_scale,omitempty"`
 }
 
 // The position kinds of Config.Position.
@@ -141,19 +200,16 @@ func (c Config) KVPerToken() int {
 	return 2 * c.KVHeadCount() * c.DHead()
 }
 
-// AttentionOptions are the layers' options for this config on path p; with
+// AttentionOptions are the layers' options of layer i for this config on
+// path p (the window and rotary frequencies may differ by layer); with
 // qk_norm, the builder of a graph sets QKNorm's weights.
-func (c Config) AttentionOptions(p layers.Path) layers.AttentionOptions {
-	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.Window, ALiBi: c.PositionKind() == PositionALiBi}
+func (c Config) AttentionOptions(p layers.Path, i int) layers.AttentionOptions {
+	o := layers.AttentionOptions{Path: p, KVHeads: c.KVHeads, Window: c.LayerWindow(i), ALiBi: c.PositionKind() == PositionALiBi, HeadDim: c.HeadDim}
 	if c.QKNorm {
-		o.QKNorm = &layers.QKNorm{Eps: c.Eps()}
+		o.QKNorm = &layers.QKNorm{Eps: c.Eps(), All: c.QKScope() == QKScopeAll, Offset: c.NormScaleOffset()}
 	}
-	if c.PositionKind() == PositionRope {
-		o.RotaryBase = c.RopeBase
-		if o.RotaryBase == 0 {
-			o.RotaryBase = DefaultRopeBase
-		}
-	}
+	o.Scale, o.SoftCap = c.AttnScale, c.AttnSoftcap
+	o.RotaryFreqs = c.RopeFrequencies(i)
 	return o
 }
 
@@ -166,8 +222,14 @@ func (c Config) Path() (layers.Path, error) {
 	return p, nil
 }
 
-// DHead is the width of one attention head.
-func (c Config) DHead() int { return c.DModel / c.Heads }
+// DHead is the width of one attention head: HeadDim, 0 read as
+// DModel/Heads.
+func (c Config) DHead() int {
+	if c.HeadDim > 0 {
+		return c.HeadDim
+	}
+	return c.DModel / c.Heads
+}
 
 // Validate reports the first impossible setting, naming the numbers.
 func (c Config) Validate() error {
@@ -192,7 +254,13 @@ func (c Config) Validate() error {
 	if err := c.validateParts(); err != nil {
 		return err
 	}
-	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused), configKey); err != nil {
+	if err := c.validatePositions(); err != nil {
+		return err
+	}
+	if err := c.validateScores(); err != nil {
+		return err
+	}
+	if err := layers.CheckOptions(c.DModel, c.Heads, c.KVLatent, c.AttentionOptions(layers.Fused, 0), configKey); err != nil {
 		return err
 	}
 	if !(c.Dropout >= 0 && c.Dropout < 1) { // written so that NaN fails too
@@ -253,18 +321,26 @@ func (c Config) ParamSpecs() []ParamSpec {
 	}
 	for i := 0; i < c.Layers; i++ {
 		p := fmt.Sprintf("blocks.%d.", i)
-		if c.MLP {
+		if c.PreNorms() {
 			specs = append(specs, c.normSpecs(p+"ln1")...)
 		}
 		specs = append(specs, c.projectionSpecs(p+"attn.")...)
 		specs = append(specs, c.qkNormSpecs(p+"attn.")...)
-		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, d}, InitNormal})
+		specs = append(specs, ParamSpec{p + "attn.out.weight", []int{d, c.Heads * c.DHead()}, InitNormal})
 		if c.OutBias {
 			specs = append(specs, ParamSpec{p + "attn.out.bias", []int{d}, InitZeros})
 		}
-		if c.MLP {
+		if c.PostNorms() {
+			specs = append(specs, c.normSpecs(p+"ln1_post")...)
+		}
+		if c.PreNorms() {
 			specs = append(specs, c.normSpecs(p+"ln2")...)
+		}
+		if c.MLP {
 			specs = append(specs, c.mlpSpecs(p+"mlp.")...)
+		}
+		if c.PostNorms() {
+			specs = append(specs, c.normSpecs(p+"ln2_post")...)
 		}
 	}
 	if c.MLP {
@@ -289,7 +365,7 @@ func (c Config) UnembeddingName() string {
 }
 
 // projectionSpecs are one attention layer's input projections: the fused
-// [q | k | v] (D + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
+// [q | k | v] (H·d + 2·G·d, D), or with a latent q (D, D), kv_down (r, D) and
 // kv_up (2D, r) with rows [k | v]. Biases go with QKVBias (none on
 // kv_down).
 func (c Config) projectionSpecs(p string) []ParamSpec {
@@ -304,7 +380,7 @@ func (c Config) projectionSpecs(p string) []ParamSpec {
 	if c.KVLatent > 0 {
 		return append(append(linear("q", d, d), linear("kv_down", c.KVLatent, d)...), linear("kv_up", 2*d, c.KVLatent)...)
 	}
-	return linear("qkv", d+2*c.KVHeadCount()*c.DHead(), d)
+	return linear("qkv", (c.Heads+2*c.KVHeadCount())*c.DHead(), d)
 }
 
 // Family describes the attention variant in words, for headers: "" for the
@@ -337,6 +413,8 @@ func (c Config) Family() string {
 	if c.Window > 0 {
 		parts = append(parts, fmt.Sprintf("window %d", c.Window))
 	}
+	parts = append(parts, c.positionWords()...)
+	parts = append(parts, c.attentionScoresWords()...)
 	return strings.Join(parts, ", ")
 }
 
@@ -360,24 +438,29 @@ func (c Config) Blocks() string {
 		if !c.MLPBias.On() {
 			own = append(own, "no MLP biases")
 		}
-		parts[0] = "pre-LN blocks with MLP"
-		if c.NormKind() == NormRMS {
-			parts[0] = "pre-RMSNorm blocks with MLP"
-		}
+		head, norm := c.blocksHead()
+		parts[0], own = head, append(norm, own...)
 		if len(own) > 0 {
 			parts[0] += " (" + strings.Join(own, ", ") + ")"
 		}
 	}
-	if c.QKNorm {
+	if c.ParallelResidual {
+		parts = append(parts, "parallel residual")
+	}
+	if c.QKNorm && c.QKScope() == QKScopeAll {
+		parts = append(parts, "QK-norm over the projection")
+	} else if c.QKNorm {
 		parts = append(parts, "QK-norm")
 	}
 	if c.TieEmbeddings {
 		parts = append(parts, "tied embeddings")
 	}
+	parts = append(parts, c.outputScoresWords()...)
 	return strings.Join(parts, ", ")
 }
 
 // activationNames are the activations as model cards name them.
 var activationNames = map[string]string{
 	ActivationGELUTanh: "GELU (tanh)", ActivationGELU: "exact GELU", ActivationSwiGLU: "SwiGLU", ActivationReLU2: "ReLU²",
+	ActivationGeGLU: "GeGLU",
 }

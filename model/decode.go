@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/attnscope/attnscope/internal/engine"
 	"github.com/attnscope/attnscope/internal/kernels"
-	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/internal/raise"
 	"github.com/attnscope/attnscope/layers"
 )
@@ -33,16 +31,14 @@ type Decoder struct {
 	g                 *gorgonia.ExprGraph
 	vm                *engine.Machine
 	tokens, positions *gorgonia.Node // (B) Int: each row's new token and its position
-	spans             *gorgonia.Node // (2B) Int, the fused path's slots seen, see layers.DecodeInputs
-	bias              *gorgonia.Node // (B, G, g, C+1), the Gorgonia path's and latent attention's, or nil
-	cos, sin          *gorgonia.Node // (B, d) with rotary positions, else nil
+	views             []*decodeView  // what the layers see, one per distinct window and rotary frequencies
 	layers            []cacheLayer
 	logits            *gorgonia.Node // (B, V)
 	pos               int            // positions written so far
 	// The Int inputs' values, written in place at each step, and the
 	// logits Step returns, converted into the same memory at each step.
-	tokenIDs, positionIDs, spanIDs []int
-	logits64                       []float64
+	tokenIDs, positionIDs []int
+	logits64              []float64
 }
 
 // cacheLayer is one layer's cache inputs and what its step writes to them:
@@ -50,6 +46,7 @@ type Decoder struct {
 type cacheLayer struct {
 	keys, values, latent       *gorgonia.Node // (B, G, C, d) each, or the latent (B, C, r)
 	keysAt, valuesAt, latentAt slotLayout
+	view                       *decodeView
 	out                        layers.DecodeOutput
 }
 
@@ -129,14 +126,15 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	for _, p := range m.Params {
 		params[p.Name] = layers.NewParam(d.g, p.Name, p.Value)
 	}
-	x := raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens)) // (B, D)
+	x := gr.scaleEmbedding(raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens))) // (B, D)
 	if table := gr.positionTable(params); table != nil {
 		pos := raise.Must(gr.embedding(table).Forward(d.positions)) // (B, D)
 		x = node(EmbedName)(path.Add(x, pos))                       // (B, D)
 	}
 	for i := range d.layers {
 		l := &d.layers[i]
-		in := layers.DecodeInputs{Keys: l.keys, Values: l.values, Latent: l.latent, Spans: d.spans, Bias: d.bias, Cos: d.cos, Sin: d.sin}
+		v := l.view
+		in := layers.DecodeInputs{Keys: l.keys, Values: l.values, Latent: l.latent, Spans: v.spans, Bias: v.bias, Cos: v.cos, Sin: v.sin}
 		out, err := gr.block(params, i).Decode(x, in)
 		raise.If(errors.Wrapf(err, "decoder: block %d", i))
 		l.out, x = out, out.Out // (B, D)
@@ -144,8 +142,8 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	if m.Config.MLP {
 		x = raise.Must(gr.norm(params, "ln_f").Forward(x)) // (B, D)
 	}
-	d.logits = raise.Must(gr.lmHead(params).Forward(x)) // (B, V)
-	d.vm = raise.Must(engine.NewMachine(d.g))           // read through d.vm.Value
+	d.logits = gr.capLogits(raise.Must(gr.lmHead(params).Forward(x))) // (B, V)
+	d.vm = raise.Must(engine.NewMachine(d.g))                         // read through d.vm.Value
 	return d, nil
 }
 
@@ -156,17 +154,10 @@ func (d *Decoder) inputs() {
 	d.tokenIDs, d.positionIDs = make([]int, b), make([]int, b)
 	d.tokens = intInput(d.g, "decode.tokens", d.tokenIDs)
 	d.positions = intInput(d.g, "decode.positions", d.positionIDs)
-	if d.Path == layers.Gorgonia || cfg.KVLatent > 0 {
-		d.bias = layers.NewParam(d.g, "decode.bias", newDense(dt, []int{b, kv, cfg.Heads / kv, c + 1}, make([]float64, b*cfg.Heads*(c+1))))
-	} else {
-		d.spanIDs = make([]int, 2*b)
-		d.spans = intInput(d.g, "decode.spans", d.spanIDs)
-	}
-	if cfg.PositionKind() == PositionRope {
-		d.cos = layers.NewParam(d.g, "decode.rotary_cos", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
-		d.sin = layers.NewParam(d.g, "decode.rotary_sin", newDense(dt, []int{b, dh}, make([]float64, b*dh)))
-	}
 	d.layers = make([]cacheLayer, cfg.Layers)
+	for i := range d.layers {
+		d.layers[i].view = d.viewOf(cfg.LayerWindow(i), cfg.RopeFrequencies(i))
+	}
 	for i := range d.layers {
 		cache := func(what string, shape ...int) *gorgonia.Node {
 			return layers.NewParam(d.g, fmt.Sprintf("blocks.%d.attn.cache.%s", i, what), newDense(dt, shape, make([]float64, product(shape))))
@@ -230,8 +221,10 @@ func (d *Decoder) Step(tokens []int) ([]float64, error) {
 	for i := range d.positionIDs {
 		d.positionIDs[i] = d.pos
 	}
-	d.fillBias()
-	d.fillRotary()
+	for _, v := range d.views {
+		d.fillBias(v)
+		d.fillRotary(v)
+	}
 	if err := d.run(); err != nil {
 		return nil, errors.Wrap(err, "decode")
 	}
@@ -308,61 +301,6 @@ func copySlots[T float32 | float64](dst, src []T, oldC, newC, inner, pos int) {
 	for b := 0; b < len(src)/(oldC*inner); b++ {
 		copy(dst[b*newC*inner:][:pos*inner], src[b*oldC*inner:][:pos*inner])
 	}
-}
-
-// fillBias writes which cache slots the new position sees: slots before it
-// (within the window, when there is one) and itself, with ALiBi's bias in
-// the Gorgonia path's bias.
-func (d *Decoder) fillBias() {
-	cfg, c, i := d.Model.Config, d.Capacity, d.pos
-	if d.spans != nil {
-		first := 0
-		if cfg.Window > 0 {
-			first = max(0, i-cfg.Window+1)
-		}
-		for r := 0; r < len(d.spanIDs); r += 2 {
-			d.spanIDs[r], d.spanIDs[r+1] = first, i
-		}
-		return
-	}
-	var slopes []float64
-	if cfg.PositionKind() == PositionALiBi {
-		slopes = layers.ALiBiSlopes(cfg.Heads)
-	}
-	row := make([]float64, cfg.Heads*(c+1)) // one batch row: (H, C+1)
-	for h := 0; h < cfg.Heads; h++ {
-		for t := 0; t <= c; t++ {
-			j := t // the key's position: slot t, or the new position itself
-			if t == c {
-				j = i
-			}
-			v := math.Inf(-1)
-			if t == c || t < i && (cfg.Window == 0 || j > i-cfg.Window) {
-				v = 0
-				if slopes != nil {
-					v = -slopes[h] * float64(i-j)
-				}
-			}
-			row[h*(c+1)+t] = v
-		}
-	}
-	fill(d.bias, row)
-}
-
-// fillRotary writes the rotary angles of the new position into every row.
-func (d *Decoder) fillRotary() {
-	if d.cos == nil {
-		return
-	}
-	dh := d.Model.Config.DHead()
-	cos, sin := ops.RotaryAngles(1, dh, d.pos, d.Model.Config.AttentionOptions(d.Path).RotaryBase)
-	cosRow, sinRow := make([]float64, dh), make([]float64, dh)
-	for k := 0; k < dh/2; k++ {
-		cosRow[k], cosRow[k+dh/2] = cos[k], cos[k]
-		sinRow[k], sinRow[k+dh/2] = sin[k], sin[k]
-	}
-	fill(d.cos, cosRow)
-	fill(d.sin, sinRow)
 }
 
 // fill writes row into every batch row of n's value (n holds B copies of

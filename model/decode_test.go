@@ -53,6 +53,9 @@ func decodeVariants() map[string]Config {
 		part(&c)
 		out[name+"+mlp"] = c
 	}
+	for name, c := range scoreVariants(out) {
+		out[name] = c
+	}
 	// GPT-2's block (biased QKV, tied head, no head bias) at a width where
 	// a step's products take every branch of the float32 GEMV: the tied
 	// head (1031 x 64) split over the cores, d_ff 200 a tail past the

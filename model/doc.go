@@ -1,7 +1,13 @@
 // Package model is the small causal language model built from package layers:
 // token + position embedding, a stack of blocks, an optional final norm
-// (the config's: a LayerNorm, with or without a bias, or an RMSNorm) and a
-// linear LM head (the token embedding itself with tie_embeddings).
+// (the config's: a LayerNorm, with or without a bias, or an RMSNorm, by
+// (1 + w) with norm_offset) and a linear LM head (the token embedding
+// itself with tie_embeddings), with Gemma's and GPT-Neo's changes to the
+// scores, the logits and the token embeddings when the config sets them
+// (scores.go). A full block's norms sit before its
+// sublayers, around them (sandwich) or after them (post), as
+// norm_placement says (norms.go); resid_pre and resid_post are the stream
+// between blocks in every placement.
 //
 // The package is the model: its config, weights and graphs. Checkpoints
 // (the weights as safetensors tensors, Model.Tensors, with the run config

@@ -31,7 +31,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 	tok, pos := p("tok_emb.weight"), p("pos_emb.weight")
 	for r := 0; r < n; r++ {
 		for c := 0; c < d; c++ {
-			x[r*d+c] = tok[tokens[r]*d+c] + pos[(r%tt)*d+c]
+			x[r*d+c] = refEmbedScale(cfg)*tok[tokens[r]*d+c] + pos[(r%tt)*d+c]
 		}
 	}
 	for l := 0; l < cfg.Layers; l++ {
@@ -62,7 +62,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 						for c := 0; c < dh; c++ {
 							s[j] += at(i, 0, c) * at(j, 1, c)
 						}
-						s[j] /= math.Sqrt(float64(dh))
+						s[j] = refScore(cfg, s[j])
 						if ok(j) {
 							maxv = math.Max(maxv, s[j])
 						}
@@ -102,7 +102,7 @@ func refForward(m *Model, b, tt int, tokens, targets []int, lossMask, keyMask []
 	if cfg.TieEmbeddings {
 		head = tok
 	}
-	logits = refLinear(x, d, head, p("lm_head.bias"))
+	logits = refCapLogits(cfg, refLinear(x, d, head, p("lm_head.bias")))
 	v := cfg.Vocab
 	var count float64
 	for r := 0; r < n; r++ {

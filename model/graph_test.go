@@ -46,10 +46,10 @@ func randomize(m *Model, seed uint64, std float64) {
 	}
 }
 
-// isNormWeight reports a norm's weight: ln1, ln2, ln_f or QK-norm's
+// isNormWeight reports a norm's weight: ln1, ln2, their _post norms, ln_f or QK-norm's
 // q_norm and k_norm.
 func isNormWeight(name string) bool {
-	for _, norm := range []string{"ln1", "ln2", "ln_f", "_norm"} {
+	for _, norm := range []string{"ln1", "ln2", "ln_f", "_norm", "_post"} {
 		if strings.HasSuffix(name, norm+".weight") {
 			return true
 		}
@@ -132,6 +132,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		for _, part := range slices.Sorted(maps.Keys(mlpParts)) {
 			cases = append(cases, fdCase{"mlp/" + part, true, false, false, false, false, part})
 		}
+		for _, part := range slices.Sorted(maps.Keys(scoreParts)) { // a case named after a scoreParts entry has that part
+			cases = append(cases, fdCase{part, true, true, false, false, false, ""})
+		}
 		for ci, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				cfg := Config{Vocab: 5, Context: 4, DModel: 6, Heads: 2, Layers: 2, MLP: c.mlp, DFF: 5,
@@ -145,6 +148,9 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 				}
 				if c.part != "" {
 					mlpParts[c.part](&cfg)
+				}
+				if part := scoreParts[c.name]; part != nil {
+					part(&cfg)
 				}
 				m, err := New(cfg, tensor.Float64, 3)
 				if err != nil {
@@ -224,9 +230,17 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 
 // TestLeanMachineMatchesNewMachine: the machine train.Run uses (no copies
 // of the attention weights) gives the same loss, logits and gradients, bit
-// for bit, as NewMachine on a float32 model with full blocks, over two runs.
+// for bit, as NewMachine on a float32 model with full blocks, and on one
+// with Gemma 2's parts (whose soft-caps' gradients read their outputs),
+// over two runs.
 func TestLeanMachineMatchesNewMachine(t *testing.T) {
-	cfg := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
+	plain := Config{Vocab: 7, Context: 6, DModel: 8, Heads: 2, Layers: 2, MLP: true, DFF: 16, OutBias: true}
+	for name, cfg := range map[string]Config{"gpt2": plain, "gemma2": gemma2(plain)} {
+		t.Run(name, func(t *testing.T) { leanMatchesNewMachine(t, cfg) })
+	}
+}
+
+func leanMatchesNewMachine(t *testing.T, cfg Config) {
 	m := mustNew(t, cfg, tensor.Float32, 4)
 	randomize(m, 5, 0.5)
 	var outs [2][]float32

@@ -28,6 +28,8 @@ const MaxMemory = 8 << 30
 // two float64 Adam moments; the forward and backward activations of a
 // training graph of trainBatch sequences; and a forward-only evaluation
 // graph of evalBatch sequences (0: none).
+// attn_softcap adds a (B, H, T, T) tensor per block, embed_scale a (B·T, D)
+// and final_softcap a (B·T, V) one (scoresValues).
 // Per block a graph holds about 12 (B·T, D) tensors for attention
 // (projections, head split, transposes, output, residual; 3 more for
 // QK-norm's copy of the projection) plus 4 (B, H, T, T)
@@ -58,20 +60,26 @@ func (c Config) InferenceBytes(batch int) float64 {
 // (see EstimateBytes).
 func (c Config) forwardValues(batch int) float64 {
 	t, d, h, f, v := float64(c.Context), float64(c.DModel), float64(c.Heads), float64(c.DFF), float64(c.Vocab)
-	b := float64(batch)
-	block := 12*b*t*d + 4*b*h*t*t
+	b, inner := float64(batch), c.attentionWidth()
+	block := 6*b*t*d + 6*b*t*inner + 4*b*h*t*t
 	if c.QKNorm {
-		block += 3 * b * t * d
+		block += 3 * b * t * inner
 	}
 	if c.MLP {
 		hidden := 8.0 // (B·T, F) tensors: GELU's input and output and their intermediates
-		if c.ActivationKind() == ActivationSwiGLU {
+		if c.Gated() {
 			hidden = 12 // a gate, an up and their product where GELU has two
 		}
-		block += 8*b*t*d + hidden*b*t*f
+		block += (8+c.normsTensors())*b*t*d + hidden*b*t*f
 	}
-	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v
+	return float64(c.Layers)*block + 4*b*t*d + 4*b*t*v + c.scoresValues(b, t)
 }
+
+// attentionWidth is H·d, the width of the attention's projections, heads
+// and merged context: D unless head_dim sets d apart from D/H. Of the
+// twelve values per position and layer a block's forward keeps, six are
+// these (q, k, v, their heads, the context and its merge), six are D wide.
+func (c Config) attentionWidth() float64 { return float64(c.Heads * c.DHead()) }
 
 // ParamCount is the number of weights of the model. Every block has the
 // same tensors, so the count is linear in Layers; listing the specs of 0 and
@@ -102,7 +110,8 @@ func (c Config) ParamCount() float64 {
 // (KVPerToken again); latent attention appends to the latents and
 // up-projects, transposes and splits keys and values from them (2r + 6·D);
 // both of these add the scores and weights (2·H per layer) and the mask's
-// bias (H, once). A growing cache (NewGrowingDecoder) holds its previous
+// bias (H, once), and with attn_softcap the cap's nodes (3·H per layer);
+// final_softcap adds the capped logits per row (decodeScoresValues). A growing cache (NewGrowingDecoder) holds its previous
 // graph, at least half its size, while it copies it, so the part that
 // grows with the positions counts twice. The arithmetic is float64: an
 // absurd count gives an absurd figure, never an overflow.
@@ -119,12 +128,14 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 		perLayer += kv + 2*h
 		shared = h
 	}
-	step := 12 * d // a step's activations per row and layer, as EstimateBytes counts a position
+	step := 6*d + 6*c.attentionWidth() // a step's activations per row and layer, as EstimateBytes counts a position
 	if c.MLP {
-		step += 8*d + 8*f
+		step += (8+c.normsTensors())*d + 8*f
 	}
 	layerCount, b := float64(c.Layers), float64(rows)
-	perRow := layerCount*step + 4*d + 4*v + 2*float64(positions)*(layerCount*perLayer+shared)
+	capped, capRow := c.decodeScoresValues(path)
+	perLayer += capped
+	perRow := layerCount*step + 4*d + 4*v + capRow + 2*float64(positions)*(layerCount*perLayer+shared)
 	return float64(m.Dtype.Size()) * (c.ParamCount() + b*perRow)
 }
 

@@ -15,20 +15,26 @@ var mlpParts = map[string]func(*Config){
 	"gelu":        func(c *Config) { c.Activation = ActivationGELU },                       // nanoGPT's
 	"swiglu":      func(c *Config) { c.Activation, c.MLPBias = ActivationSwiGLU, FlagOff }, // Llama's
 	"relu2":       func(c *Config) { c.Activation, c.MLPBias = ActivationReLU2, FlagOff },  // nanochat's
+	"geglu":       func(c *Config) { c.Activation, c.MLPBias = ActivationGeGLU, FlagOff },  // Gemma's
 	"no-mlp-bias": func(c *Config) { c.MLPBias = FlagOff },                                 // GPT-2's without biases
 }
 
 // refMLP is block pre's MLP ("blocks.0.") on x (rows, D) in plain-Go
-// float64 loops: proj(act(fc x)), or SwiGLU's down(silu(gate x) * up x).
+// float64 loops: proj(act(fc x)), SwiGLU's down(silu(gate x) * up x) or
+// GeGLU's down(gelu_tanh(gate x) * up x).
 // p gives a tensor's values, nil for one the model lacks (a bias).
 func refMLP(cfg Config, p func(string) []float64, pre string, x []float64) []float64 {
 	d, f := cfg.DModel, cfg.DFF
 	linear := func(x []float64, in int, name string) []float64 {
 		return refLinear(x, in, p(pre+"mlp."+name+".weight"), p(pre+"mlp."+name+".bias"))
 	}
-	if cfg.ActivationKind() == ActivationSwiGLU {
+	if cfg.Gated() {
 		h, up := linear(x, d, "gate"), linear(x, d, "up")
 		for i, z := range h {
+			if cfg.ActivationKind() == ActivationGeGLU {
+				h[i] = graphtest.Activation("gelu_tanh", z) * up[i]
+				continue
+			}
 			h[i] = graphtest.SiLU(z) * up[i]
 		}
 		return linear(h, f, "down")
@@ -45,7 +51,7 @@ func refMLP(cfg Config, p func(string) []float64, pre string, x []float64) []flo
 // fused path and Gorgonia's own on the Gorgonia path, where only the exact
 // GELU's erf is this project's (ops.Erf: Gorgonia has none).
 func TestMLPOpsOnEachPath(t *testing.T) {
-	parts := map[string]string{"": "gelu", "gelu": "gelu", "swiglu": "swiglu", "relu2": "relu2", "no-mlp-bias": "gelu"}
+	parts := map[string]string{"": "gelu", "gelu": "gelu", "swiglu": "swiglu", "relu2": "relu2", "no-mlp-bias": "gelu", "geglu": "geglu"}
 	eachPath(t, func(t *testing.T, path layers.Path) {
 		for part, node := range parts {
 			cfg := testConfig(true, path)

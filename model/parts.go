@@ -19,12 +19,13 @@ const (
 	ActivationGELU     = "gelu"      // exact: 0.5 x (1 + erf(x / sqrt 2)), nanoGPT's nn.GELU
 	ActivationSwiGLU   = "swiglu"    // down(silu(gate x) * up x), Llama's MLP
 	ActivationReLU2    = "relu2"     // relu(x)^2, nanochat's
+	ActivationGeGLU    = "geglu"     // down(gelu_tanh(gate x) * up x), Gemma's MLP
 )
 
 // Norms and Activations list the values, in the order messages name them.
 var (
 	Norms       = []string{NormLayer, NormRMS}
-	Activations = []string{ActivationGELUTanh, ActivationGELU, ActivationSwiGLU, ActivationReLU2}
+	Activations = []string{ActivationGELUTanh, ActivationGELU, ActivationSwiGLU, ActivationReLU2, ActivationGeGLU}
 )
 
 // normAliases and activationAliases are other libraries' words for Norms
@@ -125,11 +126,11 @@ func (c Config) Eps() float64 {
 func (c Config) NormHasBias() bool { return c.NormKind() == NormLayer && c.NormBias.On() }
 
 // DefaultDFF is the MLP's hidden width when model.d_ff is unset: 4·D, or
-// for SwiGLU, whose three matrices would otherwise hold half as many
+// for SwiGLU and GeGLU (Gated), whose three matrices would otherwise hold half as many
 // weights again, 2/3 of it rounded up as Llama rounds it, to a multiple of
 // SwiGLUMultiple.
 func (c Config) DefaultDFF() int {
-	if c.ActivationKind() != ActivationSwiGLU {
+	if !c.Gated() {
 		return 4 * c.DModel
 	}
 	f := 2 * 4 * c.DModel / 3
@@ -163,7 +164,7 @@ func (c Config) validateParts() error {
 	case !c.MLP && c.MLPBias.Set():
 		return errors.Errorf("model.mlp_bias = %t: %s", c.MLPBias.On(), full)
 	}
-	return nil
+	return c.validateNorms()
 }
 
 func contains(list []string, s string) bool {
@@ -178,7 +179,7 @@ func contains(list []string, s string) bool {
 // normSpecs are a norm's parameters: its weight, and a LayerNorm's bias
 // unless norm_bias is false.
 func (c Config) normSpecs(name string) []ParamSpec {
-	specs := []ParamSpec{{name + ".weight", []int{c.DModel}, InitOnes}}
+	specs := []ParamSpec{{name + ".weight", []int{c.DModel}, c.normInit()}}
 	if c.NormHasBias() {
 		specs = append(specs, ParamSpec{name + ".bias", []int{c.DModel}, InitZeros})
 	}
@@ -186,8 +187,8 @@ func (c Config) normSpecs(name string) []ParamSpec {
 }
 
 // mlpSpecs are one block's MLP parameters: fc (F, D) and proj (D, F), or
-// SwiGLU's gate and up (F, D) and down (D, F), with biases unless mlp_bias
-// is false.
+// SwiGLU's and GeGLU's gate and up (F, D) and down (D, F), with biases
+// unless mlp_bias is false.
 func (c Config) mlpSpecs(p string) []ParamSpec {
 	d, f := c.DModel, c.DFF
 	linear := func(name string, out, in int) []ParamSpec {
@@ -197,16 +198,18 @@ func (c Config) mlpSpecs(p string) []ParamSpec {
 		}
 		return specs
 	}
-	if c.ActivationKind() == ActivationSwiGLU {
+	if c.Gated() {
 		return append(append(linear("gate", f, d), linear("up", f, d)...), linear("down", d, f)...)
 	}
 	return append(linear("fc", f, d), linear("proj", d, f)...)
 }
 
-// qkNormSpecs are one layer's QK-norm weights (d each), or none.
+// qkNormSpecs are one layer's QK-norm weights (d each, or H·d and G·d over
+// the whole projections), or none.
 func (c Config) qkNormSpecs(p string) []ParamSpec {
 	if !c.QKNorm {
 		return nil
 	}
-	return []ParamSpec{{p + "q_norm.weight", []int{c.DHead()}, InitOnes}, {p + "k_norm.weight", []int{c.DHead()}, InitOnes}}
+	q, k := c.qkNormWidths()
+	return []ParamSpec{{p + "q_norm.weight", []int{q}, c.normInit()}, {p + "k_norm.weight", []int{k}, c.normInit()}}
 }

@@ -20,7 +20,7 @@ func TestPartsValidation(t *testing.T) {
 		{"unknown norm", func(c *Config) { c.Norm = "batchnorm" }, `model.norm = "batchnorm": want one of layernorm, rmsnorm`},
 		{"unknown activation", func(c *Config) { c.Activation = "tanh" }, `model.activation = "tanh": want one of gelu_tanh, gelu, swiglu, relu2`},
 		{"another library's norm", func(c *Config) { c.Norm = "RMSNorm" }, `model.norm = "RMSNorm": want one of layernorm, rmsnorm; did you mean rmsnorm?`},
-		{"another library's activation", func(c *Config) { c.Activation = "gelu_new" }, `model.activation = "gelu_new": want one of gelu_tanh, gelu, swiglu, relu2; did you mean gelu_tanh?`},
+		{"another library's activation", func(c *Config) { c.Activation = "gelu_new" }, `model.activation = "gelu_new": want one of gelu_tanh, gelu, swiglu, relu2, geglu; did you mean gelu_tanh?`},
 		{"norm_bias with rmsnorm", func(c *Config) { c.Norm, c.NormBias = NormRMS, FlagOff }, "model.norm_bias = false: only model.norm = layernorm has a bias to turn off; rmsnorm has none"},
 		{"norm_bias true with rmsnorm", func(c *Config) { c.Norm, c.NormBias = NormRMS, FlagOn }, "model.norm_bias = true: only model.norm = layernorm"},
 		{"negative norm_eps", func(c *Config) { c.NormEps = -1 }, "model.norm_eps = -1: must be in (0, 1)"},

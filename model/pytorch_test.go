@@ -43,7 +43,8 @@ type torchTensor struct {
 }
 
 var torchFixtures = []string{"attn_only", "mlp_2layer", "rope_gqa", "alibi_mqa_window", "sinusoidal", "mla_none",
-	"llama_style", "nanogpt_style", "relu2_tied_bias"}
+	"llama_style", "nanogpt_style", "relu2_tied_bias", "gemma_norms", "olmo2_norms", "neox_parallel",
+	"gemma2_scores", "gptneo_unscaled"}
 
 func loadTorchFixture(t *testing.T, name string) *torchFixture {
 	t.Helper()

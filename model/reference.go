@@ -48,6 +48,12 @@ func (r *Reference) Len() int { return len(r.cache[0]) }
 func (r *Reference) Step(token int) []float64 {
 	c, pos, D := r.cfg, r.Len(), r.cfg.DModel
 	x := append([]float64(nil), r.w["tok_emb.weight"][token*D:(token+1)*D]...) // the token's embedding
+	// Gemma's sqrt(D), on this copy: a tied head reads the table unscaled.
+	if c.EmbedScale > 0 {
+		for i := range x {
+			x[i] *= c.EmbedScale
+		}
+	}
 	switch c.PositionKind() {
 	case PositionLearned:
 		addTo(x, r.w["pos_emb.weight"][pos*D:(pos+1)*D])
@@ -64,8 +70,16 @@ func (r *Reference) Step(token int) []float64 {
 			addTo(x, r.attention(l, pos, p, x))
 			continue
 		}
-		addTo(x, r.attention(l, pos, p, r.norm(x, p+"ln1")))  // pre-norm block: x = x + attn(ln1(x))
-		addTo(x, r.feedForward(p+"mlp.", r.norm(x, p+"ln2"))) // x = x + mlp(ln2(x))
+		attn := func(in []float64) []float64 { return r.attention(l, pos, p, in) }
+		mlp := func(in []float64) []float64 { return r.feedForward(p+"mlp.", in) }
+		if c.ParallelResidual { // GPT-NeoX: x = x + (mlp(ln2(x)) + attn(ln1(x))), both of the block's input
+			both := mlp(r.norm(x, p+"ln2"))
+			addTo(both, attn(r.norm(x, p+"ln1")))
+			addTo(x, both)
+			continue
+		}
+		addTo(x, r.sublayer(x, p+"ln1", attn)) // x = x + attn through its norms
+		addTo(x, r.sublayer(x, p+"ln2", mlp))  // x = x + mlp through its norms
 	}
 	if c.MLP {
 		x = r.norm(x, "ln_f")
@@ -74,7 +88,28 @@ func (r *Reference) Step(token int) []float64 {
 	if c.TieEmbeddings {
 		head = "tok_emb.weight" // the unembedding is the embedding
 	}
-	return matVec(r.w[head], r.w["lm_head.bias"], x) // (V)
+	logits := matVec(r.w[head], r.w["lm_head.bias"], x) // (V)
+	if c.FinalSoftcap > 0 {
+		for i, z := range logits {
+			logits[i] = softcap(z, c.FinalSoftcap)
+		}
+	}
+	return logits
+}
+
+// sublayer is f (a block's attention or MLP) of x through the norms the
+// placement gives it, ln before and ln_post after: f(ln(x)) pre-norm,
+// ln_post(f(ln(x))) sandwich, ln_post(f(x)) post-norm.
+func (r *Reference) sublayer(x []float64, ln string, f func([]float64) []float64) []float64 {
+	placement := r.cfg.PlacementKind()
+	if placement != PlacementPost {
+		x = r.norm(x, ln)
+	}
+	y := f(x)
+	if placement != PlacementPre {
+		y = r.norm(y, ln+"_post")
+	}
+	return y
 }
 
 // attention is layer l's self-attention of position pos, x its input (D):
@@ -91,14 +126,22 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 	} else {
 		qkv := r.linear(p+"attn.qkv", x) // [q (H·d) | k (G·d) | v (G·d)]
 		q = qkv[:H*d]
-		r.headwise(p, q, "q_norm.weight", pos)
-		r.headwise(p, qkv[H*d:H*d+G*d], "k_norm.weight", pos)
+		if c.QKNorm && c.QKScope() == QKScopeAll { // OLMo 2: one RMSNorm over all of q, one over all of k
+			copy(q, normalize(q, r.scale(p+"attn.q_norm.weight"), nil, c.Eps(), false))
+			copy(qkv[H*d:], normalize(qkv[H*d:H*d+G*d], r.scale(p+"attn.k_norm.weight"), nil, c.Eps(), false))
+		}
+		r.headwise(l, p, q, "q_norm.weight", pos)
+		r.headwise(l, p, qkv[H*d:H*d+G*d], "k_norm.weight", pos)
 		r.cache[l] = append(r.cache[l], qkv[H*d:]) // k | v
 	}
 	keys, values := r.keysValues(p, r.cache[l]) // per position (G·d) each
 	first := 0                                  // the first position this one sees
-	if c.Window > 0 {
-		first = max(0, pos-c.Window+1)
+	if w := r.window(l); w > 0 {
+		first = max(0, pos-w+1)
+	}
+	scale := 1 / math.Sqrt(float64(d)) // the scores' factor: attn_scale, or 1/sqrt(d)
+	if c.AttnScale > 0 {
+		scale = c.AttnScale
 	}
 	out := make([]float64, H*d) // the heads' outputs side by side
 	for h := 0; h < H; h++ {
@@ -106,7 +149,10 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 		qh := q[h*d : (h+1)*d]
 		scores := make([]float64, pos+1-first) // keys first..pos; every other key is masked: weight 0
 		for j := first; j <= pos; j++ {
-			s := dot(qh, keys[j][g*d:(g+1)*d]) / math.Sqrt(float64(d))
+			s := dot(qh, keys[j][g*d:(g+1)*d]) * scale
+			if c.AttnSoftcap > 0 {
+				s = softcap(s, c.AttnSoftcap)
+			}
 			if c.PositionKind() == PositionALiBi {
 				s -= alibiSlope(h, H) * float64(pos-j)
 			}
@@ -124,20 +170,17 @@ func (r *Reference) attention(l, pos int, p string, x []float64) []float64 {
 
 // headwise applies to each head of v (q or k of the new position, d
 // channels a head), in place, QK-norm (an RMSNorm with the layer's weight
-// norm) when the model has it, then the rotary turn of position pos.
-func (r *Reference) headwise(p string, v []float64, norm string, pos int) {
+// norm) when the model has it per head, then layer l's rotary turn of
+// position pos.
+func (r *Reference) headwise(l int, p string, v []float64, norm string, pos int) {
 	d := r.cfg.DHead()
 	for h := 0; h < len(v)/d; h++ {
 		head := v[h*d : (h+1)*d]
-		if r.cfg.QKNorm {
-			copy(head, normalize(head, r.w[p+"attn."+norm], nil, r.cfg.Eps(), false))
+		if r.cfg.QKNorm && r.cfg.QKScope() == QKScopeHead {
+			copy(head, normalize(head, r.scale(p+"attn."+norm), nil, r.cfg.Eps(), false))
 		}
 		if r.cfg.PositionKind() == PositionRope {
-			base := r.cfg.RopeBase
-			if base == 0 {
-				base = DefaultRopeBase
-			}
-			rotate(head, pos, base)
+			rotate(head, pos, r.rotaryFrequencies(l))
 		}
 	}
 }
@@ -155,12 +198,16 @@ func (r *Reference) keysValues(p string, cache [][]float64) (keys, values [][]fl
 	return keys, values
 }
 
-// feedForward is the block's MLP on x: proj(act(fc x)), or SwiGLU's
-// down(silu(gate x) · up x).
+// feedForward is the block's MLP on x: proj(act(fc x)), SwiGLU's
+// down(silu(gate x) · up x) or GeGLU's down(gelu_tanh(gate x) · up x).
 func (r *Reference) feedForward(p string, x []float64) []float64 {
-	if r.cfg.ActivationKind() == ActivationSwiGLU {
+	if r.cfg.Gated() {
 		gate, up := r.linear(p+"gate", x), r.linear(p+"up", x)
 		for i, z := range gate {
+			if r.cfg.ActivationKind() == ActivationGeGLU {
+				gate[i] = 0.5 * z * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(z+0.044715*z*z*z))) * up[i]
+				continue
+			}
 			gate[i] = z / (1 + math.Exp(-z)) * up[i] // silu(z) = z·sigmoid(z)
 		}
 		return r.linear(p+"down", gate)
@@ -179,9 +226,25 @@ func (r *Reference) feedForward(p string, x []float64) []float64 {
 	return r.linear(p+"proj", h)
 }
 
-// norm is the config's norm called name (ln1, ln2, ln_f) of x.
+// norm is the config's norm called name (ln1, ln2, their _post norms,
+// ln_f) of x.
 func (r *Reference) norm(x []float64, name string) []float64 {
-	return normalize(x, r.w[name+".weight"], r.w[name+".bias"], r.cfg.Eps(), r.cfg.NormKind() == NormLayer)
+	return normalize(x, r.scale(name+".weight"), r.w[name+".bias"], r.cfg.Eps(), r.cfg.NormKind() == NormLayer)
+}
+
+// scale is what a norm's weight (by its name) multiplies the normalised x
+// by: the weight w, or with norm_offset 1 + w (Gemma's RMSNorm, which
+// stores w - 1).
+func (r *Reference) scale(name string) []float64 {
+	w := r.w[name]
+	if !r.cfg.NormOffset {
+		return w
+	}
+	s := make([]float64, len(w))
+	for i, v := range w {
+		s[i] = 1 + v
+	}
+	return s
 }
 
 // normalize is a LayerNorm when centred, (x - mean) / sqrt(var + eps) · w
@@ -208,14 +271,14 @@ func normalize(x, w, b []float64, eps float64, centred bool) []float64 {
 	return y
 }
 
-// rotate turns head x of position pos by the rotary angles, rotate-half
-// (GPT-NeoX, Llama): channel i pairs with i+d/2, turned by pos·base^(-2i/d).
-func rotate(x []float64, pos int, base float64) {
-	d := len(x)
-	for i := 0; i < d/2; i++ {
-		sin, cos := math.Sincos(float64(pos) * math.Pow(base, -2*float64(i)/float64(d)))
-		x1, x2 := x[i], x[i+d/2]
-		x[i], x[i+d/2] = x1*cos-x2*sin, x2*cos+x1*sin
+// rotate turns x (one head) by the angles pos·freqs[i] on the pairs (i,
+// i+R/2) of its first R = 2·len(freqs) channels; the rest stay.
+func rotate(x []float64, pos int, freqs []float64) {
+	half := len(freqs)
+	for i, f := range freqs {
+		sin, cos := math.Sincos(float64(pos) * f)
+		x1, x2 := x[i], x[i+half]
+		x[i], x[i+half] = x1*cos-x2*sin, x2*cos+x1*sin
 	}
 }
 
@@ -232,6 +295,9 @@ func alibiSlope(h, heads int) float64 {
 	}
 	return math.Pow(2, -8*float64(2*(h-n)+1)/float64(2*n))
 }
+
+// softcap is Gemma 2's cap·tanh(x/cap).
+func softcap(x, cap float64) float64 { return cap * math.Tanh(x/cap) }
 
 // softmax turns x into exp(x - max) / sum, in place.
 func softmax(x []float64) {

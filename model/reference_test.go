@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -15,13 +16,16 @@ import (
 // referenceVariants are decodeVariants and what those leave out: ALiBi's
 // slopes for a head count that is not a power of two, a rotary base of the
 // config's with a window on grouped-query heads, a latent with ALiBi and a
-// window, and a model with no bias anywhere.
+// window, a model with no bias anywhere, and normsVariants.
 func referenceVariants() map[string]Config {
 	out := decodeVariants()
 	out["alibi 6 heads+mlp"] = Config{Vocab: 11, Context: 9, DModel: 24, Heads: 6, Layers: 2, MLP: true, DFF: 24, Position: PositionALiBi}
 	out["rope base+gqa+window"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, Position: PositionRope, RopeBase: 50, KVHeads: 2, Window: 4}
 	out["mla+alibi+window+mlp"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24, Position: PositionALiBi, KVLatent: 6, Window: 3, QKVBias: true}
 	out["no biases+mlp"] = Config{Vocab: 11, Context: 9, DModel: 16, Heads: 4, Layers: 2, MLP: true, DFF: 24, NormBias: FlagOff, MLPBias: FlagOff}
+	maps.Copy(out, normsVariants())
+	maps.Copy(out, ropeVariants())
+	maps.Copy(out, architectureVariants())
 	return out
 }
 

@@ -33,7 +33,11 @@ func TestEveryNodeNamed(t *testing.T) {
 		llama := testConfig(true, path) // every other part at once: RMSNorm, QK-norm, a tied head, rope, GQA
 		mlpParts["swiglu"](&llama)
 		llama.Norm, llama.QKNorm, llama.TieEmbeddings, llama.Position, llama.KVHeads = NormRMS, true, true, PositionRope, 1
-		configs = append(configs, llama)
+		configs = append(configs, llama, gemma2(testConfig(true, path)))
+		for _, norms := range normsVariants() { // sandwich and post norms, (1 + w), QK-norm over the projections, the parallel residual
+			norms.Attention = string(path)
+			configs = append(configs, norms)
+		}
 		for _, cfg := range configs {
 			mlp := fmt.Sprintf("%t (%s, %s, bias %t, %s)", cfg.MLP, cfg.NormKind(), cfg.ActivationKind(), cfg.MLPBias.On(), cfg.Blocks())
 			m, err := New(cfg, tensor.Float32, 1)

@@ -259,6 +259,11 @@ func dimNames(cfg Config, name string) []string {
 	if kv := cfg.KVHeadCount(); kv != cfg.Heads {
 		d3 = fmt.Sprintf("model.d_model+2*model.kv_heads*d_head=%d", cfg.DModel+2*kv*cfg.DHead())
 	}
+	hd, dh := d, fmt.Sprintf("model.d_model/model.heads=%d", cfg.DHead())
+	if cfg.HeadDim > 0 { // the heads' width apart from d_model
+		d3 = fmt.Sprintf("(model.heads+2*model.kv_heads)*model.head_dim=%d", (cfg.Heads+2*cfg.KVHeadCount())*cfg.HeadDim)
+		hd, dh = fmt.Sprintf("model.heads*model.head_dim=%d", cfg.Heads*cfg.HeadDim), fmt.Sprintf("model.head_dim=%d", cfg.HeadDim)
+	}
 	f := fmt.Sprintf("model.d_ff=%d", cfg.DFF)
 	switch {
 	case name == "tok_emb.weight", name == "lm_head.weight":
@@ -272,7 +277,7 @@ func dimNames(cfg Config, name string) []string {
 	case strings.HasSuffix(name, ".attn.qkv.bias"):
 		return []string{d3}
 	case strings.HasSuffix(name, ".attn.out.weight"):
-		return []string{d, d}
+		return []string{d, hd}
 	case strings.HasSuffix(name, ".mlp.fc.weight"), strings.HasSuffix(name, ".mlp.gate.weight"), strings.HasSuffix(name, ".mlp.up.weight"):
 		return []string{f, d}
 	case strings.HasSuffix(name, ".mlp.fc.bias"), strings.HasSuffix(name, ".mlp.gate.bias"), strings.HasSuffix(name, ".mlp.up.bias"):
@@ -280,7 +285,7 @@ func dimNames(cfg Config, name string) []string {
 	case strings.HasSuffix(name, ".mlp.proj.weight"), strings.HasSuffix(name, ".mlp.down.weight"):
 		return []string{d, f}
 	case strings.HasSuffix(name, "_norm.weight"):
-		return []string{fmt.Sprintf("model.d_model/model.heads=%d", cfg.DHead())}
+		return []string{dh}
 	}
 	return []string{d}
 }

@@ -19,25 +19,32 @@ def gelu_tanh(x):
 
 class Norm(nn.Module):
     """model.norm over the last dimension: "layernorm" (biased variance;
-    a bias unless bias=False) or "rmsnorm" (no mean, no bias)."""
+    a bias unless bias=False) or "rmsnorm" (no mean, no bias), which with
+    offset=1 scales by (1 + weight) as Gemma's does (its weight then starts
+    at 0)."""
 
-    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5):
+    def __init__(self, width, kind="layernorm", bias=True, eps=1e-5, offset=0.0):
         super().__init__()
-        self.kind, self.eps = kind, eps
-        self.weight = nn.Parameter(torch.ones(width))
+        self.kind, self.eps, self.offset = kind, eps, offset
+        self.weight = nn.Parameter(torch.full((width,), 1.0 - offset))
         self.bias = nn.Parameter(torch.zeros(width)) if kind == "layernorm" and bias else None
 
     def forward(self, x):
         if self.kind == "rmsnorm":
-            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+            return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * (self.offset + self.weight)
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+def norm_offset(cfg):
+    """What every RMSNorm adds to its weight: 1 with norm_offset, else 0."""
+    return 1.0 if cfg.get("norm_offset") else 0.0
 
 
 def block_norm(cfg):
     """A block's (or the final) norm as the config sets it."""
     bias = cfg.get("norm_bias")
     return Norm(cfg["d_model"], cfg.get("norm") or "layernorm", bias is None or bias,
-                cfg.get("norm_eps") or 1e-5)
+                cfg.get("norm_eps") or 1e-5, norm_offset(cfg))
 
 
 def alibi_slopes(n):
@@ -56,13 +63,51 @@ def rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
-def rope(x, base):
-    """Rotary embeddings, GPT-NeoX/Llama convention: x (B, heads, T, d)."""
-    T, d = x.shape[-2], x.shape[-1]
-    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
-    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)  # (T, d/2)
-    emb = torch.cat((angles, angles), dim=-1)                            # (T, d)
-    return x * emb.cos() + rotate_half(x) * emb.sin()
+def rope(x, inv_freq):
+    """Rotary embeddings, GPT-NeoX/Llama convention: x (B, heads, T, d); the
+    first R = 2 len(inv_freq) channels turn (pairs (i, i + R/2)), the rest
+    pass (GPT-NeoX rotary_ndims)."""
+    T, R = x.shape[-2], 2 * inv_freq.shape[0]
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)  # (T, R/2)
+    emb = torch.cat((angles, angles), dim=-1)                            # (T, R)
+    turned, rest = x[..., :R], x[..., R:]
+    return torch.cat((turned * emb.cos() + rotate_half(turned) * emb.sin(), rest), dim=-1)
+
+
+def is_global(cfg, layer):
+    """Whether layer sees every earlier position though the model has a
+    window (Gemma 2/3's global layers, GPT-Neo's "global" attention)."""
+    return layer in (cfg.get("global_layers") or [])
+
+
+def rope_frequencies(cfg, layer):
+    """Layer's rotary inverse frequencies, as transformers'
+    modeling_rope_utils computes them: _compute_default_rope_parameters on
+    rotary_dims channels (all of the head by default), then
+    _compute_linear_scaling_rope_parameters (divide by the factor) or
+    _compute_llama3_parameters. A windowed layer of a config with
+    local_rope_base uses that base and no scaling (Gemma 3's
+    rope_local_base_freq)."""
+    dh = cfg.get("head_dim") or cfg["d_model"] // cfg["heads"]
+    dim = cfg.get("rotary_dims") or dh
+    base, scaling = cfg.get("rope_base") or 10000.0, cfg.get("rope_scaling") or ""
+    if cfg.get("local_rope_base") and cfg.get("window") and not is_global(cfg, layer):
+        base, scaling = cfg["local_rope_base"], ""
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(torch.float64) / dim))
+    factor = cfg.get("rope_factor")
+    if scaling == "linear":
+        inv_freq = inv_freq / factor
+    elif scaling == "llama3":
+        low, high = cfg["rope_low_freq_factor"], cfg["rope_high_freq_factor"]
+        old = cfg["rope_original_context"]
+        low_wavelen, high_wavelen = old / low, old / high
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
+        inv_freq = torch.where(medium, smoothed, scaled)
+    return inv_freq
 
 
 def sinusoidal(T, D):
@@ -75,49 +120,59 @@ def sinusoidal(T, D):
 
 
 class Attention(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer=0):
         super().__init__()
         d = cfg["d_model"]
         self.heads = cfg["heads"]
         self.kv_heads = cfg.get("kv_heads") or self.heads
         self.position = cfg.get("position") or "learned"
-        self.rope_base = cfg.get("rope_base") or 10000.0
-        self.window = cfg.get("window") or 0
+        if self.position == "rope":
+            self.register_buffer("inv_freq", rope_frequencies(cfg, layer), persistent=False)
+        self.window = 0 if is_global(cfg, layer) else cfg.get("window") or 0
         self.latent = cfg.get("kv_latent") or 0
-        dh = d // self.heads
+        self.dh = dh = cfg.get("head_dim") or d // self.heads
+        self.scale = cfg.get("attn_scale") or 0                              # GPT-Neo's 1, Gemma's own; 0: 1/sqrt(d)
+        self.softcap = cfg.get("attn_softcap") or 0
         if self.latent:
             self.q = nn.Linear(d, d, bias=cfg["qkv_bias"])
             self.kv_down = nn.Linear(d, self.latent, bias=False)
             self.kv_up = nn.Linear(self.latent, 2 * d, bias=cfg["qkv_bias"])
         else:
-            self.qkv = nn.Linear(d, d + 2 * self.kv_heads * dh, bias=cfg["qkv_bias"])
-        self.out = nn.Linear(d, d, bias=cfg["out_bias"])
+            self.qkv = nn.Linear(d, (self.heads + 2 * self.kv_heads) * dh, bias=cfg["qkv_bias"])
+        self.out = nn.Linear(self.heads * dh, d, bias=cfg["out_bias"])
+        self.qk_all = cfg.get("qk_norm_scope") == "all"
         if cfg.get("qk_norm"):
-            eps = cfg.get("norm_eps") or 1e-5
-            self.q_norm = Norm(dh, "rmsnorm", eps=eps)                    # one weight for every head
-            self.k_norm = Norm(dh, "rmsnorm", eps=eps)                    # and every kv head
+            eps, offset = cfg.get("norm_eps") or 1e-5, norm_offset(cfg)
+            q_width, k_width = (self.heads * dh, self.kv_heads * dh) if self.qk_all else (dh, dh)
+            self.q_norm = Norm(q_width, "rmsnorm", eps=eps, offset=offset)  # per head: one weight for every head;
+            self.k_norm = Norm(k_width, "rmsnorm", eps=eps, offset=offset)  # all: OLMo 2's, over the projection
         else:
             self.q_norm = self.k_norm = None
 
     def forward(self, x):
         B, T, D = x.shape
         H, G = self.heads, self.kv_heads
-        d = D // H
+        d = self.dh
         if self.latent:
             q = self.q(x)
             k, v = self.kv_up(self.kv_down(x)).split(D, dim=-1)
         else:
-            q, k, v = self.qkv(x).split([D, G * d, G * d], dim=-1)
+            q, k, v = self.qkv(x).split([H * d, G * d, G * d], dim=-1)
+        if self.q_norm is not None and self.qk_all:                          # OLMo 2: before the head split
+            q, k = self.q_norm(q), self.k_norm(k)
         q = q.view(B, T, H, d).transpose(1, 2)                               # (B, H, T, d)
         k = k.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
         v = v.reshape(B, T, -1, d).transpose(1, 2)                           # (B, G, T, d)
-        if self.q_norm is not None:                                          # before the rotation
+        if self.q_norm is not None and not self.qk_all:                      # per head, before the rotation
             q, k = self.q_norm(q), self.k_norm(k)
         if self.position == "rope":
-            q, k = rope(q, self.rope_base), rope(k, self.rope_base)
+            q, k = rope(q, self.inv_freq.to(torch.float64)), rope(k, self.inv_freq.to(torch.float64))
         k = k.repeat_interleave(H // k.shape[1], dim=1)                      # (B, H, T, d)
         v = v.repeat_interleave(H // v.shape[1], dim=1)
-        s = q @ k.transpose(-2, -1) / math.sqrt(d)                           # (B, H, T, T)
+        s = q @ k.transpose(-2, -1)                                          # (B, H, T, T)
+        s = s * self.scale if self.scale else s / math.sqrt(d)
+        if self.softcap:                                                     # Gemma 2: before the mask
+            s = self.softcap * torch.tanh(s / self.softcap)
         i = torch.arange(T)[:, None]
         j = torch.arange(T)[None, :]
         if self.position == "alibi":
@@ -128,7 +183,7 @@ class Attention(nn.Module):
             allowed = allowed & (j > i - self.window)
         s = s.masked_fill(~allowed, float("-inf"))
         a = torch.softmax(s, dim=-1)                                        # (B, H, T, T)
-        y = (a @ v).transpose(1, 2).reshape(B, T, D)                        # (B, T, D)
+        y = (a @ v).transpose(1, 2).reshape(B, T, H * d)                    # (B, T, H*d)
         return self.out(y), a
 
 
@@ -140,7 +195,8 @@ ACTIVATIONS = {
 
 
 class MLP(nn.Module):
-    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x)."""
+    """proj(act(fc x)), or for swiglu down(silu(gate x) * up x), for geglu
+    down(gelu_tanh(gate x) * up x)."""
 
     def __init__(self, cfg):
         super().__init__()
@@ -148,7 +204,7 @@ class MLP(nn.Module):
         bias = cfg.get("mlp_bias")
         bias = bias is None or bias
         self.activation = cfg.get("activation") or "gelu_tanh"
-        if self.activation == "swiglu":
+        if self.activation in ("swiglu", "geglu"):
             self.gate = nn.Linear(D, F, bias=bias)
             self.up = nn.Linear(D, F, bias=bias)
             self.down = nn.Linear(F, D, bias=bias)
@@ -160,27 +216,56 @@ class MLP(nn.Module):
         if self.activation == "swiglu":
             g = self.gate(x)
             return self.down(g * torch.sigmoid(g) * self.up(x))
+        if self.activation == "geglu":
+            return self.down(gelu_tanh(self.gate(x)) * self.up(x))
         return self.proj(ACTIVATIONS[self.activation](self.fc(x)))
 
 
 class Block(nn.Module):
-    def __init__(self, cfg):
+    """attention-only: x + attn(x); full, with norm_placement "pre":
+    x + f(ln(x)) for f = attn then mlp, "sandwich" (Gemma 2 and 3):
+    x + ln_post(f(ln(x))), "post" (OLMo 2): x + ln_post(f(x)); with
+    parallel_residual (GPT-NeoX): x + (mlp(ln2(x)) + attn(ln1(x)))."""
+
+    def __init__(self, cfg, layer=0):
         super().__init__()
         self.full = cfg["mlp"]
-        if self.full:
+        placement = cfg.get("norm_placement") or "pre"
+        self.pre = self.full and placement != "post"
+        self.post = self.full and placement != "pre"
+        self.parallel = bool(cfg.get("parallel_residual"))
+        if self.pre:
             self.ln1 = block_norm(cfg)
-        self.attn = Attention(cfg)
-        if self.full:
+        self.attn = Attention(cfg, layer)
+        if self.post:
+            self.ln1_post = block_norm(cfg)
+        if self.pre:
             self.ln2 = block_norm(cfg)
+        if self.full:
             self.mlp = MLP(cfg)
+        if self.post:
+            self.ln2_post = block_norm(cfg)
+
+    def sublayer(self, f, x, ln, ln_post):
+        y = f(ln(x) if self.pre else x)
+        return ln_post(y) if self.post else y
 
     def forward(self, x):
         if not self.full:
             y, a = self.attn(x)
             return x + y, a
-        y, a = self.attn(self.ln1(x))
-        x = x + y
-        return x + self.mlp(self.ln2(x)), a
+        attention = []
+
+        def attend(h):
+            y, a = self.attn(h)
+            attention.append(a)
+            return y
+        if self.parallel:
+            y = attend(self.ln1(x))
+            return x + (self.mlp(self.ln2(x)) + y), attention[0]
+        x = x + self.sublayer(attend, x, getattr(self, "ln1", None), getattr(self, "ln1_post", None))
+        x = x + self.sublayer(self.mlp, x, getattr(self, "ln2", None), getattr(self, "ln2_post", None))
+        return x, attention[0]
 
 
 class TiedHead(nn.Module):
@@ -205,7 +290,7 @@ class AttnLM(nn.Module):
         self.tok_emb = nn.Embedding(cfg["vocab"], cfg["d_model"])
         if self.position == "learned":
             self.pos_emb = nn.Embedding(cfg["context"], cfg["d_model"])
-        self.blocks = nn.ModuleList([Block(cfg) for _ in range(cfg["layers"])])
+        self.blocks = nn.ModuleList([Block(cfg, i) for i in range(cfg["layers"])])
         if cfg["mlp"]:
             self.ln_f = block_norm(cfg)
         self.tied = bool(cfg.get("tie_embeddings"))
@@ -217,6 +302,8 @@ class AttnLM(nn.Module):
     def forward(self, tokens):
         B, T = tokens.shape
         x = self.tok_emb(tokens)                                         # (B, T, D)
+        if self.cfg.get("embed_scale"):                                  # Gemma's; a tied head reads tok_emb unscaled
+            x = x * self.cfg["embed_scale"]
         if self.position == "learned":
             x = x + self.pos_emb(torch.arange(T))[None]
         elif self.position == "sinusoidal":
@@ -227,7 +314,11 @@ class AttnLM(nn.Module):
             attention.append(a)
         if self.cfg["mlp"]:
             x = self.ln_f(x)
-        return self.lm_head(x).reshape(B * T, -1), attention           # (B*T, V)
+        logits = self.lm_head(x).reshape(B * T, -1)                      # (B*T, V)
+        cap = self.cfg.get("final_softcap")
+        if cap:                                                          # Gemma 2's
+            logits = cap * torch.tanh(logits / cap)
+        return logits, attention
 
 
 def checkpoint_tensors(state_dict, model_config, dtype=torch.float32):

@@ -11,9 +11,14 @@
 names and layouts of attnscope's checkpoints, so `load_state_dict` takes a
 checkpoint's tensors as they are. It covers the attention family (learned,
 sinusoidal, rope, alibi and no positions; grouped- and multi-query heads;
-windows; latent attention) and the block parts of model/parts.go (LayerNorm
+windows; latent attention; head_dim apart from d_model/heads, linear and
+llama3 rope scaling, partial rotary, local/global layers with their own
+rope base) and the block parts of model/parts.go (LayerNorm
 with or without a bias, RMSNorm, the norms' eps; gelu_tanh, exact gelu,
-swiglu and relu2 MLPs with or without biases; tied embeddings; QK-norm).
+swiglu, geglu and relu2 MLPs with or without biases; tied embeddings; QK-norm per
+head or over the whole projections; pre, sandwich and post norms; RMSNorm
+by (1 + w); the parallel residual) and the scores' parts of model/scores.go
+(attn_scale, attn_softcap, final_softcap, embed_scale).
 Norm is written here rather than taken from torch.nn, whose LayerNorm has no
 bias switch before torch 2.1 and which has no RMSNorm before 2.4. `read_safetensors` reads the file in pure Python
 (Debian's python3 has no safetensors package) and needs no torch: the
@@ -50,13 +55,16 @@ def param_order(cfg):
 
     mlp_bias = cfg.get("mlp_bias")
     mlp_bias = mlp_bias is None or mlp_bias
-    mlp = ["gate", "up", "down"] if cfg.get("activation") == "swiglu" else ["fc", "proj"]
+    mlp = ["gate", "up", "down"] if cfg.get("activation") in ("swiglu", "geglu") else ["fc", "proj"]
     names = ["tok_emb.weight"]
     if (cfg.get("position") or "learned") == "learned":
         names.append("pos_emb.weight")
+    placement = cfg.get("norm_placement") or "pre"
+    pre = cfg["mlp"] and placement != "post"
+    post = cfg["mlp"] and placement != "pre"
     for i in range(cfg["layers"]):
         p = "blocks.%d." % i
-        if cfg["mlp"]:
+        if pre:
             names += norm(p + "ln1")
         if cfg.get("kv_latent"):
             names += linear(p + "attn.q", cfg["qkv_bias"]) + [p + "attn.kv_down.weight"]
@@ -66,10 +74,15 @@ def param_order(cfg):
         if cfg.get("qk_norm"):
             names += [p + "attn.q_norm.weight", p + "attn.k_norm.weight"]
         names += linear(p + "attn.out", cfg["out_bias"])
-        if cfg["mlp"]:
+        if post:
+            names += norm(p + "ln1_post")
+        if pre:
             names += norm(p + "ln2")
+        if cfg["mlp"]:
             for m in mlp:
                 names += linear(p + "mlp." + m, mlp_bias)
+        if post:
+            names += norm(p + "ln2_post")
     if cfg["mlp"]:
         names += norm("ln_f")
     if not cfg.get("tie_embeddings"):

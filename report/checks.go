@@ -11,7 +11,6 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
@@ -140,17 +139,17 @@ func checkRunHeads(tr *htmlview.Training, cfg model.Config) error {
 // checkRunConfig refuses to plot a run whose config.yaml is not the
 // checkpoint's config (another run's curves under this model); for a model
 // trained elsewhere, which no run here trained, any run's.
-func checkRunConfig(tr *htmlview.Training, op *open.Opened) error {
+func checkRunConfig(tr *htmlview.Training, s Subject, checkpoint string) error {
 	if tr == nil {
 		return nil
 	}
-	if op.Run == nil {
+	if s.Run == nil {
 		if _, err := os.Lstat(filepath.Join(tr.Dir, rundir.ConfigFile)); err == nil {
-			return errors.Errorf("-run %s is another run; pass the checkpoint's own run directory: %s is a model trained elsewhere (%s), which no run here trained", tr.Dir, op.Checkpoint, op.Origin)
+			return errors.Errorf("-run %s is another run; pass the checkpoint's own run directory: %s is a model trained elsewhere (%s), which no run here trained", tr.Dir, checkpoint, s.Origin)
 		}
 		return nil
 	}
-	if err := rundir.CheckBelongs(tr.Dir, *op.Run); err != nil {
+	if err := rundir.CheckBelongs(tr.Dir, *s.Run); err != nil {
 		return errors.Wrapf(err, "-run %s is another run; pass the checkpoint's own run directory", tr.Dir)
 	}
 	return nil

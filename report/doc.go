@@ -1,12 +1,16 @@
-// Package report is what inspect shows, as a library: Build turns a
-// checkpoint and the options a user gives (Options) into a Report - the
+// Package report is what inspect shows, as a library: Build turns an
+// opened model (Subject, what open.Open gives) and the options a user
+// gives (Options) into a Report - the
 // sequence shown and the model's pass on it, every head's role from one
 // shared cached run, the circuit metrics, the ablation table and what the
 // HTML page adds (held-out examples, the forward graph's summary, the
 // run's curves). ReadRuns does the same for training runs (inspect -run),
-// OpenGraph and GraphView for the expression graph (inspect -graph).
+// Graph and GraphView for the expression graph (inspect -graph).
 //
-//	r, err := report.Build(report.Options{Checkpoint: "runs/copy", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+//	op, err := open.Open("runs/copy", open.Options{})
+//	...
+//	s := report.Subject{Model: op.Model, Run: op.Run, Step: op.Step, Task: op.Task, Origin: op.Origin, Tokenizer: op.Tokenizer}
+//	r, err := report.Build(s, report.Options{Checkpoint: "runs/copy", Layer: -1, Head: -1, Samples: 64, Seed: 1})
 //	...
 //	render.WriteInspect(os.Stdout, r.Text(false), render.Plain, 100)
 //
@@ -32,12 +36,12 @@
 //     summary is the scoring run's (analysis.Cache.Graph), never a graph
 //     built for the summary. Report.Passes records each forward, for the
 //     tests that count them.
-//   - A model trained elsewhere has no run (open.Opened.Run is nil): the
+//   - A model trained elsewhere has no run (Subject.Run is nil): the
 //     views ask what they need, never where it comes from. examplesOf says
 //     once where the examples come from (a lab run's task, or the text
 //     given or repeated tokens of a tokenizer), render names the model in
 //     one place, and what needs a run (the training graph, the run's
-//     seed) asks for open.Opened.Run.
+//     seed) asks for Subject.Run.
 //   - Views are data: Text, Figure and CircuitsView fill render's view
 //     types, JSON and Page are the documents -json prints and the page
 //     embeds, Runs.Text and Runs.Chart the -run views. report writes
@@ -53,6 +57,9 @@
 //   - Options.Progress hears each long phase of Build (the weights read,
 //     the scoring run, each circuit stage, the heads ablated) as counts;
 //     report draws nothing of it (inspect's stderr line does).
-//   - Imports run cmd -> report -> open -> (analysis | rundir) -> model;
+//   - report opens no file of a model: the caller opens it (open.Open)
+//     and hands Build what it read, so report depends on no model
+//     format's reader. Imports run cmd -> (open | report);
+//     report -> (analysis | rundir | render) -> model;
 //     report fills render's types, and render imports nothing of it.
 package report

@@ -4,15 +4,23 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/report"
 )
 
-// A Go program inspects the committed induction run without the command:
+// A Go program inspects the committed induction run without the command,
+// opening it as inspect does:
 // every head's role over 64 examples of its task, as inspect -summary
 // prints it.
 func ExampleBuild() {
-	r, err := report.Build(report.Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+	op, err := open.Open("../testdata/induction", open.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	model := report.Subject{Model: op.Model, Run: op.Run, Step: op.Step, Task: op.Task, Origin: op.Origin, Tokenizer: op.Tokenizer, Inputs: op.Inputs}
+	r, err := report.Build(model, report.Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 64, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -20,7 +20,7 @@ func TestFigureTitleNamesTheFlag(t *testing.T) {
 		{Options{Tokens: "0 1"}, "-tokens"},
 	} {
 		c.o.Checkpoint, c.o.Layer, c.o.Head, c.o.Samples, c.o.Seed = dir, -1, -1, 2, 1
-		r, err := Build(c.o)
+		r, err := build(c.o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,36 +6,9 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render"
 	"github.com/attnscope/attnscope/rundir"
 )
-
-// OpenGraph opens the checkpoint on an attention path ("": its own) and
-// builds the graph Graph describes: with train, its run's training graph.
-// A model trained elsewhere has no run, so no batch to build one of: that
-// is refused before its weights are read, naming init_from, which trains
-// one from it.
-func OpenGraph(checkpoint, path string, train bool) (*model.Graph, error) {
-	if kind := open.TrainedElsewhereKind(checkpoint); train && kind != "" {
-		return nil, errors.Errorf("-training-graph: %s is %s, a model trained elsewhere with no run whose batch to build; fine-tune it with init_from in a run config (train -config FILE), then give -training-graph that run", checkpoint, kind)
-	}
-	op, err := open.Open(checkpoint, open.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := op.UsePath(path); err != nil {
-		return nil, err
-	}
-	if !train {
-		return Graph(op.Model, nil, 0)
-	}
-	seqLen := op.Task.SeqLen()
-	if op.Run.FineTunes() {
-		seqLen = op.Run.Task.Length // its text's windows; op.Task is the pretrained model's view
-	}
-	return Graph(op.Model, op.Run, seqLen)
-}
 
 // Graph builds the graph inspect shows: the forward graph it runs (batch
 // 1, the full context), or given a run's config the training graph of that

@@ -4,21 +4,20 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/cli"
-	"github.com/attnscope/attnscope/open"
 )
 
 // userTokens is the sequence the user gave: Options.Tokens (ids, or token
 // names) or Options.Text in the model's tokenizer; nil when neither.
-func userTokens(op *open.Opened, o Options) ([]int, error) {
+func userTokens(s Subject, o Options) ([]int, error) {
 	switch {
 	case o.Tokens != "" && o.Text != "":
 		return nil, errors.New("-tokens and -text both give the sequence; use one")
 	case o.Text == "":
-		return cli.ParseTokens(o.Tokens, open.TokenNames(op))
-	case op.Tokenizer == nil:
-		return nil, errors.Errorf("-text: %s's task (%s) has no tokenizer; give its tokens with -tokens", o.Checkpoint, op.Task.Name())
+		return cli.ParseTokens(o.Tokens, s.TokenNames)
+	case s.Tokenizer == nil:
+		return nil, errors.Errorf("-text: %s's task (%s) has no tokenizer; give its tokens with -tokens", o.Checkpoint, s.Task.Name())
 	}
-	ids, err := op.Tokenizer.Encode(o.Text)
+	ids, err := s.Tokenizer.Encode(o.Text)
 	if err != nil {
 		return nil, errors.Wrap(err, "-text")
 	}

@@ -38,7 +38,7 @@ func encode(t *testing.T, d Document) map[string]any {
 // the selected head's key-value head.
 func TestJSONSelection(t *testing.T) {
 	o := Options{Checkpoint: "../testdata/induction", Layer: 1, Head: 3, Samples: 8, Seed: 1, Circuits: true, Ablate: true}
-	r, err := Build(o)
+	r, err := build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestJSONSelection(t *testing.T) {
 
 	// A Llama's query heads share key-value heads: kv_head is the selected
 	// head's.
-	r, err = Build(Options{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3", Layer: 1, Head: 3, Samples: 1, Seed: 1})
+	r, err = build(Options{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3", Layer: 1, Head: 3, Samples: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestJSONSelection(t *testing.T) {
 // label; a token whose bytes are not valid UTF-8 has them in bytes.
 func TestJSONTextsAndTask(t *testing.T) {
 	dna := opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles)
-	r, err := Build(Options{Checkpoint: dna, Text: "gattaca", Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
+	r, err := build(Options{Checkpoint: dna, Text: "gattaca", Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestJSONTextsAndTask(t *testing.T) {
 	if d.Task != TextGiven || d.Samples != 1 || strings.Join(d.Texts, "") != "gattaca" || d.Bytes != nil {
 		t.Errorf("task %q, samples %d, texts %q, bytes %v", d.Task, d.Samples, d.Texts, d.Bytes)
 	}
-	r, err = Build(Options{Checkpoint: dna, Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
+	r, err = build(Options{Checkpoint: dna, Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestJSONTextsAndTask(t *testing.T) {
 
 	gpt2, bad := tokenizer.GPT2(), invalidGPT2Token(t)
 	dir := opentest.GPT2Dir(t, model.Config{Context: 8, DModel: 8, Heads: 2, Layers: 1, DFF: 8})
-	r, err = Build(Options{Checkpoint: dir, Tokens: fmt.Sprintf("464 %d 3797", bad), Layer: LayerAuto, Head: -1, Samples: 1, Seed: 1})
+	r, err = build(Options{Checkpoint: dir, Tokens: fmt.Sprintf("464 %d 3797", bad), Layer: LayerAuto, Head: -1, Samples: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestJSONDocumented(t *testing.T) {
 		{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3"},
 	} {
 		o.Layer, o.Head, o.Samples, o.Seed = LayerAuto, -1, 4, 1
-		r, err := Build(o)
+		r, err := build(o)
 		if err != nil {
 			t.Fatal(err)
 		}

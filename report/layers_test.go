@@ -37,7 +37,7 @@ func TestManyHeadsShowOneLayer(t *testing.T) {
 		if err := checkpoint.Save(path, m, run, 1); err != nil {
 			t.Fatal(err)
 		}
-		r, err := Build(Options{Checkpoint: path, Layer: c.layer, Head: -1, Samples: 2, Seed: 1})
+		r, err := build(Options{Checkpoint: path, Layer: c.layer, Head: -1, Samples: 2, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -114,19 +113,18 @@ func (o Options) RunDir() string {
 	return filepath.Dir(o.Checkpoint)
 }
 
-// Inputs are the files the views read or may read, which no output may
-// replace, known before the model is opened: every file opening it reads
-// or looks for (open.Inputs) and the page's run's metrics and head roles.
-func (o Options) Inputs() []string {
+// RunInputs are the page's run's metrics and head roles, which no output
+// may replace; the model's own files are its opener's (Subject.Inputs).
+func (o Options) RunInputs() []string {
 	dir := o.RunDir()
-	in := open.Inputs(o.Checkpoint, open.Options{Data: o.Data, Vocab: o.Vocab})
-	return append(in, o.Checkpoint, filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile))
+	return []string{filepath.Join(dir, runlog.MetricsFile), filepath.Join(dir, runlog.RolesFile)}
 }
 
-// Inputs are Options.Inputs and every file the opening read
-// (open.Opened.Inputs): what the outputs are checked against when written.
+// Inputs are every file the views read or may read: the model's
+// (Subject.Inputs) and the page's run's (Options.RunInputs), what the
+// outputs are checked against when written.
 func (r *Report) Inputs() []string {
-	return append(r.Options.Inputs(), r.opened...)
+	return append(r.Options.RunInputs(), r.opened...)
 }
 
 // readPageRuns reads the runs the page plots: the first run directory's

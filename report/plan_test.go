@@ -17,7 +17,7 @@ import (
 // context.
 func TestPlanPasses(t *testing.T) {
 	o := Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 8, Seed: 1}
-	plain, err := Build(o)
+	plain, err := build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestPlanPasses(t *testing.T) {
 		t.Errorf("a plain view ran %v, want %v", plain.Passes, want)
 	}
 	o.Page = true
-	page, err := Build(o)
+	page, err := build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestPlanPasses(t *testing.T) {
 // TestShownIsAnExampleRow: the sequence shown is row 0 of the scoring
 // run, and its pass there is the pass a forward of its own gives.
 func TestShownIsAnExampleRow(t *testing.T) {
-	r, err := Build(Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 4, Seed: 3})
+	r, err := build(Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 4, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"io"
-
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
@@ -11,18 +9,13 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
-	"github.com/attnscope/attnscope/open"
 	"github.com/attnscope/attnscope/render/htmlview"
 	"github.com/attnscope/attnscope/tokenizer"
 )
 
 // Options are what a user asks to see of a checkpoint (inspect's flags).
 type Options struct {
-	Checkpoint string    // a run directory or a checkpoint file written by train
-	Data       string    // the text file a text model's windows come from (open.Options.Data)
-	Vocab      string    // a nanoGPT character model's meta.pkl (open.Options.Vocab)
-	Notices    io.Writer // where the files read are named (stderr); nil: nowhere
-	Path       string    // the attention path to run on, fused or gorgonia; "": the checkpoint's
+	Checkpoint string // what the model was opened from, as the user named it, for messages and the page's run
 	// Tokens is the sequence shown, ids or token names; "" draws one
 	// example of the task from Seed. Text gives it as text instead, in the
 	// model's tokenizer (a model trained elsewhere, or a text model).
@@ -83,7 +76,7 @@ const (
 type Report struct {
 	Options Options
 	Step    int          // the checkpoint's
-	Source  string       // where a model trained elsewhere comes from (open.Opened.Origin); "" for the lab's
+	Source  string       // where a model trained elsewhere comes from (Subject.Origin); "" for the lab's
 	Task    data.Task    // the checkpoint's
 	Config  model.Config // the model's
 	Dtype   tensor.Dtype
@@ -121,18 +114,18 @@ type Report struct {
 	// The analyses' own runs (circuits, -ablate) are not counted.
 	Passes []Pass
 	// opened are the files opening the model read or may read
-	// (open.Opened.Inputs), for Inputs.
+	// (Subject.Inputs), for Inputs.
 	opened []string
 	// runExamples: the task's examples are drawn as its run drew them
 	// (examples.ofRun).
 	runExamples bool
-	tok         tokenizer.Tokenizer // the model's (open.Opened.Tokenizer), for the tokens' texts
+	tok         tokenizer.Tokenizer // the model's (Subject.Tokenizer), for the tokens' texts
 }
 
-// Build opens the checkpoint, checks every option against it before a
-// graph is built, then runs the model on the sequence shown and scores
-// every head on one shared cached run of the examples.
-func Build(o Options) (*Report, error) {
+// Build checks every option against the opened model s before a graph is
+// built, then runs the model on the sequence shown and scores every head on
+// one shared cached run of the examples.
+func Build(s Subject, o Options) (*Report, error) {
 	if err := checkSamples(max(o.Samples, 1)); err != nil {
 		return nil, err
 	}
@@ -143,58 +136,47 @@ func Build(o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	textFlag := ""
-	if o.Text != "" {
-		textFlag = "-text"
-	}
-	op, err := open.Open(o.Checkpoint, open.Options{Data: o.Data, Notices: o.Notices, Vocab: o.Vocab, TextFlag: textFlag, Progress: r.bytesRead()})
+	tokens, err := userTokens(s, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.UsePath(o.Path); err != nil {
-		return nil, err
-	}
-	tokens, err := userTokens(op, o)
-	if err != nil {
-		return nil, err
-	}
-	ex := examplesOf(op, tokens)
+	ex := examplesOf(s, tokens)
 	if r.Options.Samples == 0 {
 		r.Options.Samples = ex.samples
 	}
-	r.Step, r.Source, r.Task, r.Config, r.Dtype = op.Step, op.Origin, op.Task, op.Model.Config, op.Model.Dtype
-	r.opened, r.tok = op.Inputs, op.Tokenizer
+	r.Step, r.Source, r.Task, r.Config, r.Dtype = s.Step, s.Origin, s.Task, s.Model.Config, s.Model.Dtype
+	r.opened, r.tok = s.Inputs, s.Tokenizer
 	r.RolesOnSequence, r.RolesOnGiven, r.runExamples = ex.onSequence, ex.onGiven, ex.ofRun
-	if op.Tokenizer != nil {
-		r.Tokenizer = op.Tokenizer.Name()
+	if s.Tokenizer != nil {
+		r.Tokenizer = s.Tokenizer.Name()
 	}
-	if repeated, ok := op.Task.(data.RepeatedTokens); ok && !r.RolesOnSequence {
+	if repeated, ok := s.Task.(data.RepeatedTokens); ok && !r.RolesOnSequence {
 		r.TaskNote = repeated.Note()
 	}
-	shown, err := r.check(op, tokens)
+	shown, err := r.check(s, tokens)
 	if err != nil {
 		return nil, err
 	}
-	if r.Sequence, err = example(shown, r.Config, tokens, tokensFlag(o), o.Seed); err != nil {
+	if r.Sequence, err = example(shown, r.Config, given{tokens, tokensFlag(o), r.RolesOnGiven}, o.Seed); err != nil {
 		return nil, err
 	}
-	return r, r.analyse(op)
+	return r, r.analyse(s)
 }
 
 // check refuses options that do not fit the opened model and returns the
 // task whose example is shown.
-func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
+func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	o, cfg := r.Options, r.Config
 	if !r.runExamples && o.Length != 0 {
 		return nil, errors.Errorf("-length %d: %s has no task length to change; give the sequence with -text or -tokens", o.Length, o.Checkpoint)
 	}
-	if err := checkRunConfig(r.Training, op); err != nil {
+	if err := checkRunConfig(r.Training, s, o.Checkpoint); err != nil {
 		return nil, err
 	}
 	if err := checkRunHeads(r.Training, cfg); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, op.Task.SeqLen(), o.Samples); err != nil {
+	if err := checkMemory(cfg, s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
 	if o.Layer != LayerAuto {
@@ -205,16 +187,16 @@ func (r *Report) check(op *open.Opened, tokens []int) (data.Task, error) {
 	if err := checkIndex("-head", o.Head, cfg.Heads, "head", " per layer"); err != nil {
 		return nil, err
 	}
-	if err := checkWindows(op.Task, tokens, o); err != nil {
+	if err := checkWindows(s.Task, tokens, o); err != nil {
 		return nil, err
 	}
-	return lengthTask(op.Task, op.Run, cfg, o.Length)
+	return lengthTask(s.Task, s.Run, cfg, o.Length)
 }
 
 // analyse runs the plan: the model on the sequence shown and every
 // analysis asked for.
-func (r *Report) analyse(op *open.Opened) error {
-	o, m := r.Options, op.Model
+func (r *Report) analyse(s Subject) error {
+	o, m := r.Options, s.Model
 	p, err := r.plan(m)
 	if err != nil {
 		return err
@@ -242,7 +224,7 @@ func (r *Report) analyse(op *open.Opened) error {
 		r.Forward.Logits = r.Forward.Logits.Own()
 	}
 	if o.Ablate {
-		if r.Ablation, err = r.ablate(op); err != nil {
+		if r.Ablation, err = r.ablate(s); err != nil {
 			return err
 		}
 	}
@@ -253,7 +235,7 @@ func (r *Report) analyse(op *open.Opened) error {
 		return nil
 	}
 	r.phase("the page's held-out examples", 0, 0, "")
-	if r.Examples, err = r.heldOut(m, examplesSeed(op), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
+	if r.Examples, err = r.heldOut(m, examplesSeed(s), pageExamples(r.Config, r.Task.SeqLen(), o.Samples)); err != nil {
 		return err
 	}
 	r.Graph = &graph
@@ -383,22 +365,12 @@ func (r *Report) counter(name, unit string) func(done, total int) {
 	return func(done, total int) { r.phase(name, done, total, unit) }
 }
 
-// bytesRead is open's callback for the weights' bytes read; nil without
-// Options.Progress.
-func (r *Report) bytesRead() func(done, total int64) {
-	p := r.Options.Progress
-	if p == nil {
-		return nil
-	}
-	return func(done, total int64) { p("reading weights", done, total, BytesUnit) }
-}
-
 // ablate removes each head in turn: on the run's held-out set, or for a
 // model trained elsewhere (which has no run) on the sequence the user gave
 // (the one its roles were scored on) or else on examples of its task, as
 // many as a forward per head allows.
-func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
-	o, m := r.Options, op.Model
+func (r *Report) ablate(s Subject) (*ablation.Table, error) {
+	o, m := r.Options, s.Model
 	mode := o.Ablation
 	if mode == "" {
 		mode = ablation.Zero
@@ -408,7 +380,7 @@ func (r *Report) ablate(op *open.Opened) (*ablation.Table, error) {
 		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
 		return analysis.AblateOn(m, set, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 	}
-	return analysis.Ablate(m, r.Task, r.ablationSize(op), examplesSeed(op), mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+	return analysis.Ablate(m, r.Task, r.ablationSize(s), examplesSeed(s), mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
 }
 
 // examples says where the views' examples come from: the one place they
@@ -427,27 +399,27 @@ type examples struct {
 	onSequence, onGiven bool
 }
 
-// examplesOf is where op's examples come from: a lab model's from its
+// examplesOf is where the examples come from: a lab model's from its
 // task, or the sequence shown when the task draws none (a text model
 // opened without its text); a model trained elsewhere's from the text or
 // tokens given, else from repeated tokens of its tokenizer, its task.
-func examplesOf(op *open.Opened, tokens []int) examples {
+func examplesOf(s Subject, tokens []int) examples {
 	ex := examples{ofRun: true, samples: DefaultSamples}
-	if op.TrainedElsewhere() {
+	if s.Origin != "" { // a model trained elsewhere
 		ex = examples{samples: DefaultPretrainedSamples, onGiven: tokens != nil}
 	}
-	ex.onSequence = ex.onGiven || !data.HasWindows(op.Task)
+	ex.onSequence = ex.onGiven || !data.HasWindows(s.Task)
 	return ex
 }
 
 // examplesSeed is the seed the page's held-out examples and -ablate's
 // draw with: the run's, as its evaluations drew; a model trained elsewhere
 // has no run, and its repeated tokens draw with noRunSeed.
-func examplesSeed(op *open.Opened) uint64 {
-	if op.Run == nil {
+func examplesSeed(s Subject) uint64 {
+	if s.Run == nil {
 		return noRunSeed
 	}
-	return op.Run.Seed
+	return s.Run.Seed
 }
 
 // noRunSeed is the seed of the examples drawn for a model without a run
@@ -457,9 +429,9 @@ const noRunSeed = 1
 // ablationSize is how many examples -ablate removes the heads on: the
 // run's held-out set, or for a model read as trained elsewhere as many
 // as a forward per head allows.
-func (r *Report) ablationSize(op *open.Opened) int {
+func (r *Report) ablationSize(s Subject) int {
 	if r.runExamples {
-		return op.Run.Train.EvalSize
+		return s.Run.Train.EvalSize
 	}
-	return analysis.PerHeadExamples(op.Model.Config, r.Options.Samples, r.Task.SeqLen())
+	return analysis.PerHeadExamples(s.Model.Config, r.Options.Samples, r.Task.SeqLen())
 }

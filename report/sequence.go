@@ -34,12 +34,22 @@ type Sequence struct {
 	MisplacedSep int
 }
 
-// example returns the user's tokens (validated against the model; from is
-// the flag that gave them, for its errors) or one example of the task
-// drawn from seed. For user tokens the target of position t is token t+1,
-// scored where the task's mask scores position t; the last position has no
+// given is the sequence a user gave: its tokens (nil: none), the flag that
+// gave them (-tokens or -text, for its errors), and whether every position
+// is scored (what a user gives a model trained elsewhere, whose task has
+// no mask of its own) or those the task scores.
+type given struct {
+	tokens        []int
+	flag          string
+	everyPosition bool
+}
+
+// example returns the user's tokens (validated against the model) or one
+// example of the task drawn from seed. For user tokens the target of
+// position t is token t+1, scored at every position or where the task's
+// mask scores position t (given.everyPosition); the last position has no
 // target.
-func example(task data.Task, cfg model.Config, user []int, from string, seed uint64) (Sequence, error) {
+func example(task data.Task, cfg model.Config, g given, seed uint64) (Sequence, error) {
 	t := task.SeqLen()
 	s := Sequence{Tokens: make([]int, t), Targets: make([]int, t), Scored: make([]float64, t)}
 	if data.HasWindows(task) {
@@ -49,16 +59,16 @@ func example(task data.Task, cfg model.Config, user []int, from string, seed uin
 			s.Scored[i] = 1 // the text task scores every position
 		}
 	}
+	user, everyPosition := g.tokens, g.everyPosition
 	if user == nil {
 		s.Drawn, s.MisplacedSep = true, -1
 		return s, nil
 	}
-	if err := checkTokens(cfg, user, from); err != nil {
+	if err := checkTokens(cfg, user, g.flag); err != nil {
 		return Sequence{}, err
 	}
 	drawn := s
 	s = Sequence{Tokens: user, Targets: make([]int, len(user)), Scored: make([]float64, len(user)), TaskScored: drawn.Scored, MisplacedSep: -1}
-	everyPosition := task.Name() == data.RepeatedTokensName // text given to a model trained elsewhere
 	for i := 0; i+1 < len(user); i++ {
 		s.Targets[i] = user[i+1]
 		if i < len(drawn.Scored) || everyPosition {

@@ -19,7 +19,7 @@ func TestLongTokensSeparator(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := model.Config{Vocab: task.Vocab(), Context: task.SeqLen(), DModel: 16, Heads: 4, Layers: 1, Position: "rope"}
-	drawn, err := example(task, cfg, nil, "-tokens", 1)
+	drawn, err := example(task, cfg, given{flag: "-tokens"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLongTokensSeparator(t *testing.T) {
 		want  int
 	}{{[]int{0, 1}, -1}, {[]int{0, sep}, len(drawn.Tokens) + 1}} {
 		user := append(append([]int{}, drawn.Tokens...), c.extra...)
-		s, err := example(task, cfg, user, "-tokens", 1)
+		s, err := example(task, cfg, given{tokens: user, flag: "-tokens"}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestInspectDrawsNoTrainingBatch(t *testing.T) {
 			}
 		}
 		cfg := model.Config{Vocab: task.Vocab(), Context: task.SeqLen(), DModel: 16, Heads: 4, Layers: 1}
-		shown, err := example(task, cfg, nil, "-tokens", seed)
+		shown, err := example(task, cfg, given{flag: "-tokens"}, seed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/render"
 )
 
@@ -174,14 +175,27 @@ func (r *Report) Panel(l, h int, notes []string) render.Panel {
 		}
 	}
 	return render.Panel{
-		Title:   fmt.Sprintf("layer %d head %d", l, h),
+		Title:   fmt.Sprintf("layer %d head %d%s", l, h, layerKind(r.Config, l)),
 		Weights: weights,
 		Rows:    labels,
 		Cols:    labels,
 		Causal:  true,
-		Window:  r.Config.Window,
+		Window:  r.Config.LayerWindow(l), // a global layer of a local/global model has none
 		Notes:   notes,
 	}
+}
+
+// layerKind marks the layers of a local/global model (global_layers):
+// " (local)" for a windowed one, " (global)" for one that sees every
+// earlier position; "" for a model whose layers are all alike.
+func layerKind(c model.Config, l int) string {
+	switch {
+	case c.GlobalLayers == "" || c.Window == 0:
+		return ""
+	case c.LocalLayer(l):
+		return " (local)"
+	}
+	return " (global)"
 }
 
 // PNGMaxWidth is the widest PNG in pixels: the heads of a layer wrap into

@@ -235,6 +235,7 @@ func checkLlama2cConfig(c model.Config) error {
 	llama := c.MLP && c.Norm == model.NormRMS && eps == 1e-5 && c.Activation == model.ActivationSwiGLU && !c.MLPBias.On() &&
 		c.PositionKind() == model.PositionRope && base == 10000 && !c.QKVBias && !c.OutBias && !c.LMBias && !c.QKNorm &&
 		c.KVLatent == 0 && c.Window == 0
+	llama = llama && c.PlacementKind() == model.PlacementPre && !c.NormOffset && !c.ParallelResidual // run.c's norms sit before each sublayer, scale by w
 	if !llama {
 		return errors.Errorf("llama2.c's run.c computes Llama's block (RMSNorm eps 1e-5, SwiGLU, rope base 10000, no biases), not this model's %+v", c)
 	}

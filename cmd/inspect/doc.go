@@ -15,8 +15,9 @@
 // checkpoint file, a Hugging Face directory or a nanoGPT ckpt.pt); flags
 // may stand before or after it.
 //
-// The command parses flags and checks how they combine; package report
-// computes what it shows (Build, ReadRuns, OpenGraph), package render lays
+// The command parses flags and checks how they combine, and opens the
+// model (package open); package report computes what it shows from the
+// opened model (Build, ReadRuns, Graph), package render lays
 // each view out, and the command writes them (safefile.WriteOutput for
 // files).
 //

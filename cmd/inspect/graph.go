@@ -29,15 +29,15 @@ func showGraph(o options, fs *flag.FlagSet, stdout io.Writer) error {
 	if len(other) > 0 {
 		return errors.Errorf("%s: -graph and -dot show the model's expression graph and take only -training-graph and -path (drop the others, or -graph and -dot to see the heads)", strings.Join(other, ", "))
 	}
-	if err := checkOutput("-dot", o.dot, o.r.Inputs()); err != nil {
+	if err := checkOutput("-dot", o.dot, o.inputs()); err != nil {
 		return err
 	}
-	g, err := report.OpenGraph(o.r.Checkpoint, o.r.Path, o.trainGraph)
+	g, err := openGraph(o, o.trainGraph)
 	if err != nil {
 		return err
 	}
 	if o.dot != "" {
-		if err := safefile.WriteOutput(o.dot, o.r.Inputs(), rundir.RefuseRunFile, func(w io.Writer) error {
+		if err := safefile.WriteOutput(o.dot, o.inputs(), rundir.RefuseRunFile, func(w io.Writer) error {
 			_, err := io.WriteString(w, g.G.ToDot())
 			return err
 		}); err != nil {

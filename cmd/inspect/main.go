@@ -26,7 +26,11 @@ func main() { cli.Main("inspect", run) }
 // which outputs to write.
 type options struct {
 	r          report.Options
-	run        string // the first -run
+	data       string    // -data: the text file a text model's windows come from
+	vocab      string    // -vocab: a nanoGPT character model's meta.pkl
+	path       string    // -path: the attention path to run on; "": the checkpoint's
+	notices    io.Writer // where the files read are named (stderr, through the progress line)
+	run        string    // the first -run
 	json       bool
 	png        string
 	html       string
@@ -85,9 +89,9 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.r.Checkpoint, "checkpoint", "", "the model: a run directory or a checkpoint file written by train, a Hugging Face directory (config.json) of GPT-2, Llama, Mistral or Qwen 2, or a nanoGPT ckpt.pt; or give it as the first argument")
-	fs.StringVar(&o.r.Data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
+	fs.StringVar(&o.data, "data", "", "the text file a text model was trained on, for its windows (a lone checkpoint reads no file otherwise; a run directory reads the one its run recorded)")
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
-	fs.StringVar(&o.r.Vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
+	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
 	o.r.Layer = report.LayerAuto
 	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score)", report.MaxHeadsShown, report.StrongestShown), func(v string) error {
@@ -123,7 +127,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.BoolVar(&o.r.Mean, "mean", false, "draw each head's weights averaged over the -examples examples (axes are positions) instead of on the one sequence")
 	fs.BoolVar(&o.r.Ablate, "ablate", false, "also run the run's held-out set once per head with that head removed and print the heads by importance")
 	fs.StringVar(&o.ablation, "ablation", "zero", "with -ablate: replace a removed head's output by zero or by its mean over the set (mean)")
-	fs.StringVar(&o.r.Path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
+	fs.StringVar(&o.path, "path", "", "run on this attention path, fused or gorgonia (default: the checkpoint's model.attention)")
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
 	fs.BoolVar(&o.trainGraph, "training-graph", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
@@ -136,12 +140,12 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	if o.r.Checkpoint, err = cli.FlagOrArg("checkpoint", o.r.Checkpoint, model); err != nil {
 		return err
 	}
-	o.r.Notices = stderr
+	o.notices = stderr
 	if line != nil {
 		// Notices pass through the live line, which is cleared before
 		// anything else is written (the output, or the error).
 		defer line.Finish()
-		o.r.Notices, o.r.Progress = line, line.Update
+		o.notices, o.r.Progress = line, line.Update
 	}
 	if err := checkSamplesSet(fs, o.r.Samples); err != nil {
 		return err
@@ -168,7 +172,11 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	if err := checkCheckpointFlags(fs, &o); err != nil {
 		return err
 	}
-	r, err := report.Build(o.r)
+	subject, err := openModel(o)
+	if err != nil {
+		return err
+	}
+	r, err := report.Build(subject, o.r)
 	if err != nil {
 		return err
 	}
@@ -191,10 +199,10 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 		return errors.New("-run: only the -html page uses the run directory next to a model; add -html FILE, or drop the model to show the run")
 	}
 	// Output paths are refused before the work; each write checks again.
-	if err := checkOutput("-png", o.png, o.r.Inputs()); err != nil {
+	if err := checkOutput("-png", o.png, o.inputs()); err != nil {
 		return err
 	}
-	if err := checkOutput("-html", o.html, o.r.Inputs()); err != nil {
+	if err := checkOutput("-html", o.html, o.inputs()); err != nil {
 		return err
 	}
 	o.r.Page = o.html != ""

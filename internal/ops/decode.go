@@ -14,9 +14,28 @@ import (
 // Decode is the layout of one decoding step's fused projection qkv
 // (B, (H+2G)*d): for each row, H query heads, then G key heads, then G
 // value heads, d wide each; query head h reads key and value head h/(H/G).
-type Decode struct{ H, G, D int }
+// With rotary positions, R is the number of channels turned (pairs (i,
+// i+R/2), as Rotary); 0 reads as d. SoftCap > 0 caps each scaled score s
+// at SoftCap·tanh(s/SoftCap), as SoftCap does for a sequence.
+type Decode struct {
+	H, G, D, R int
+	SoftCap    float64
+}
 
-func (s Decode) String() string { return fmt.Sprintf("H=%d,G=%d,d=%d", s.H, s.G, s.D) }
+func (s Decode) String() string {
+	if s.SoftCap > 0 {
+		return fmt.Sprintf("H=%d,G=%d,d=%d,r=%d,softcap=%v", s.H, s.G, s.D, s.R, s.SoftCap)
+	}
+	return fmt.Sprintf("H=%d,G=%d,d=%d,r=%d", s.H, s.G, s.D, s.R)
+}
+
+// rotatedHalf is R/2, the rotary pairs of a head.
+func (s Decode) rotatedHalf() int {
+	if s.R == 0 {
+		return s.D / 2
+	}
+	return s.R / 2
+}
 
 // width is the projection's columns, (H+2G)*d.
 func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
@@ -34,12 +53,14 @@ func (s Decode) width() int { return (s.H + 2*s.G) * s.D }
 //	                             spans[2b+1]) and itself, at position
 //	                             spans[2b+1]
 //	cos, sin      (B, d)         each row's rotary angles (each twice, for
-//	                             channels i and i+d/2), or both nil
+//	                             channels i and i+R/2; cos 1 and sin 0 on
+//	                             the channels R and beyond), or both nil
 //	out           (B, H*d)       softmax(scale * q k^T - slope_h * (i-j)) v,
 //	                             heads side by side
 //
 // q and the new key are turned by the angles first; slopes, one per query
-// head when not nil, add ALiBi's bias. A step costs the slots a row sees,
+// head when not nil, add ALiBi's bias; with s.SoftCap the scaled scores
+// are capped before the softmax. A step costs the slots a row sees,
 // not the cache's capacity, and the cache is read in place. The new key
 // (turned) and value are also written into slot spans[2b+1] of the cache,
 // which must be one: the op reads the column beside it anyway, so the
@@ -53,6 +74,9 @@ func CacheAttention(qkv, keys, values, spans, cos, sin *gorgonia.Node, s Decode,
 	}
 	if (cos == nil) != (sin == nil) {
 		return nil, errors.New("cache attention: cos and sin come together")
+	}
+	if s.R < 0 || s.R%2 != 0 || s.R > s.D {
+		return nil, errors.Errorf("cache attention: %d rotated channels of a head of %d: want an even number up to d", s.R, s.D)
 	}
 	if slopes != nil && len(slopes) != s.H {
 		return nil, errors.Errorf("cache attention: %d ALiBi slopes for %d heads", len(slopes), s.H)
@@ -107,14 +131,14 @@ func (d cacheAttnDef) run(a *args) error {
 	return byDtype(d, a, cacheAttention[float64], cacheAttention[float32])
 }
 
-// turn sets y to x turned by one row's rotary angles (cos, sin of width d),
-// or copies x when cos is nil.
-func turn[T float](y, x, cos, sin []T) {
+// turn sets y to x turned by one row's rotary angles (cos, sin of width d)
+// on the pairs (i, i+half), copying the channels past 2·half, or copies x
+// when cos is nil.
+func turn[T float](y, x, cos, sin []T, half int) {
+	copy(y, x)
 	if cos == nil {
-		copy(y, x)
 		return
 	}
-	half := len(x) / 2
 	for i := 0; i < half; i++ {
 		x1, x2 := float64(x[i]), float64(x[i+half])
 		y[i] = T(x1*float64(cos[i]) - x2*float64(sin[i]))
@@ -159,7 +183,7 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			if cos != nil {
 				rc, rs = cos[row*dh:(row+1)*dh], sin[row*dh:(row+1)*dh]
 			}
-			turn(kNew, proj[(d.H+grp)*dh:(d.H+grp+1)*dh], rc, rs)
+			turn(kNew, proj[(d.H+grp)*dh:(d.H+grp+1)*dh], rc, rs, d.rotatedHalf())
 			vNew := proj[(d.H+d.G+grp)*dh : (d.H+d.G+grp+1)*dh]
 			kt, vt := keys[bg*dh*c:(bg+1)*dh*c], values[bg*dh*c:(bg+1)*dh*c] // (d, C) each
 			for i := range kNew {
@@ -167,12 +191,15 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			}
 			for j := 0; j < g; j++ {
 				h := grp*g + j
-				turn(q, proj[h*dh:(h+1)*dh], rc, rs)
+				turn(q, proj[h*dh:(h+1)*dh], rc, rs, d.rotatedHalf())
 				scores := w[:n+1]
 				clear(scores)
 				kernels.AddScaledRows(scores[:n], q, kt[first:], c) // (n) = q K[:, slots]
 				scores[n] = dotT(q, kNew)                           // the new position's own key
 				kernels.ScaleAdd(scores, T(d.scale), 0)
+				if d.SoftCap > 0 {
+					capScores(scores, d.SoftCap)
+				}
 				if d.slopes != nil {
 					for t := range scores[:n] {
 						scores[t] -= T(d.slopes[h] * float64(pos-first-t))
@@ -187,6 +214,13 @@ func cacheAttention[T float](d cacheAttnDef, a *args) {
 			}
 		}
 	})
+}
+
+// capScores sets each score s to cap·tanh(s/cap), in float64.
+func capScores[T float](scores []T, cap float64) {
+	for i, s := range scores {
+		scores[i] = T(cap * math.Tanh(float64(s)/cap))
+	}
 }
 
 // dotT is x·y, accumulated in float64 for float64 and in float32 lanes for

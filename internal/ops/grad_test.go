@@ -44,6 +44,16 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := GELU(x)
 			return y, gorgonia.Nodes{x}, err
 		}},
+		{"SoftCap", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			x := p("x", graphtest.RandDense(rng, 2, 2, 3, 2, 2)) // scores (B, H, T, T) reaching where tanh bends
+			y, err := SoftCap(x, 0.6, 1.5)
+			return y, gorgonia.Nodes{x}, err
+		}},
+		{"GeGLU", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			gate, up := p("gate", graphtest.RandDense(rng, 2, 3, 5)), p("up", rnd(3, 5))
+			y, err := GeGLU(gate, up)
+			return y, gorgonia.Nodes{gate, up}, err
+		}},
 		{"LayerNorm", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			x, w, b := p("x", rnd(4, 6)), p("w", rnd(6)), p("b", rnd(6))
 			y, err := LayerNorm(x, w, b, 1e-5)
@@ -101,7 +111,12 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		}},
 		{"Rotary", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, heads.D))
-			y, err := Rotary(qkv, 10, 2)
+			y, err := Rotary(qkv, RotaryFrequencies(10, heads.D), 2)
+			return y, gorgonia.Nodes{qkv}, err
+		}},
+		{"Rotary/partial", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, 4))
+			y, err := Rotary(qkv, []float64{0.8}, 2) // (3, B, H, T, 4): one pair (0, 1) turns, channels 2, 3 pass
 			return y, gorgonia.Nodes{qkv}, err
 		}},
 		{"QKNorm", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
@@ -112,6 +127,11 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 		{"QKNorm/grouped", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			qkv, wq, wk := p("qkv", rnd(3, (4+2*1)*2)), p("wq", rnd(2)), p("wk", rnd(2))
 			y, err := QKNorm(qkv, wq, wk, 4, 1, 0.3)
+			return y, gorgonia.Nodes{qkv, wq, wk}, err
+		}},
+		{"QKNorm/whole projection", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			qkv, wq, wk := p("qkv", rnd(3, (4+2*2)*2)), p("wq", rnd(4*2)), p("wk", rnd(2*2)) // OLMo 2's: wq (H*d), wk (G*d)
+			y, err := QKNorm(qkv, wq, wk, 4, 2, 1e-5)
 			return y, gorgonia.Nodes{qkv, wq, wk}, err
 		}},
 		{"SplitGroupedHeads", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {

@@ -14,6 +14,10 @@
 //     prefixes of the input (locate), because yaml.v3 reports only a line,
 //     and sometimes the wrong one; past a budget of parsed bytes the error
 //     keeps yaml.v3's line and no column.
+//   - A field type may decode itself: from one scalar (Scalar, a switch
+//     whose unset value means on) or from one list (List, a set of layer
+//     indexes held as a comparable value); each names what it wants in the
+//     error.
 //   - A config is exactly one YAML document; an empty one is an error.
 //   - Decoding goes over what the struct already holds, so defaults stay
 //     where the file says nothing; a null section keeps its defaults.

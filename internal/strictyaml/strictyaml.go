@@ -19,6 +19,14 @@ type Scalar interface {
 	Want() string
 }
 
+// List is a field type that decodes itself from one YAML list (a set of
+// layer indexes held as a comparable value, say), and names in a message
+// what it wants.
+type List interface {
+	DecodeList(n *yaml.Node) error
+	Want() string
+}
+
 // Decoder decodes YAML into a struct strictly (see the package doc).
 type Decoder struct {
 	// Fixed names dotted keys a person might try to set but may not, each
@@ -193,6 +201,18 @@ func clean(s string) string { return msg.Clean(s) }
 func (d Decoder) assign(v reflect.Value, n *yaml.Node, path string, where func(*yaml.Node) string) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if l, ok := v.Addr().Interface().(List); ok {
+		if isNull(n) {
+			return nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			return errors.Errorf("%s: %s: %s, got %s", where(n), path, l.Want(), describe(n))
+		}
+		if err := l.DecodeList(n); err != nil {
+			return errors.Errorf("%s: %s: %s", where(n), path, l.Want())
+		}
+		return nil
 	}
 	if v.Kind() == reflect.Struct {
 		return d.assignSection(v, n, path, where)

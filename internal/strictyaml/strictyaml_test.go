@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pkg/errors"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -103,5 +104,45 @@ func TestDecoder(t *testing.T) {
 	}
 	if err := dec.Set(&s, "na\nme=1"); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a -set key with a newline: error %q, want one line", err)
+	}
+}
+
+// evens is a List: a YAML list of even ints, held as their count.
+type evens int
+
+func (e *evens) DecodeList(n *yaml.Node) error {
+	var list []int
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	for _, x := range list {
+		if x%2 != 0 {
+			return errors.New("odd")
+		}
+	}
+	*e = evens(len(list))
+	return nil
+}
+
+func (e *evens) Want() string { return "want a list of even ints" }
+
+// TestListField: a List field decodes itself from a YAML list, and a
+// scalar or a list it refuses is an error naming the key and what it
+// wants.
+func TestListField(t *testing.T) {
+	type cfg struct {
+		E evens `yaml:"e"`
+	}
+	var c cfg
+	if err := (Decoder{}).File(&c, "x.yaml", []byte("e: [2, 4, 6]\n")); err != nil || c.E != 3 {
+		t.Fatalf("decoded %d, %v; want 3, nil", c.E, err)
+	}
+	for src, want := range map[string]string{
+		"e: 2\n":      "x.yaml:1:4: e: want a list of even ints, got a value",
+		"e: [2, 3]\n": "x.yaml:1:4: e: want a list of even ints",
+	} {
+		if err := (Decoder{}).File(&c, "x.yaml", []byte(src)); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
 	}
 }

@@ -18,16 +18,29 @@ model.Config.ParamSpecs:
     block  = attention-only:  x = x + attn(x)
              full (mlp):      x = x + attn(ln1(x)); x = x + mlp(ln2(x))
     attn   : qkv = x W_qkv^T [+ b_qkv], rows [q | k | v], head h at rows
-             [h*d, (h+1)*d) of each; s = q k^T / sqrt(d); causal mask;
+             [h*d, (h+1)*d) of each; s = q k^T * attn_scale (1/sqrt(d)
+             unset); attn_softcap c: s = c tanh(s / c); causal mask;
              a = softmax over keys (masked entries exactly 0);
              y = (a v) heads concatenated, then W_out^T [+ b_out]
     mlp    : proj(act(fc(x))), act gelu_tanh, exact gelu or relu(x)^2;
-             swiglu: down(silu(gate(x)) * up(x)); biases unless mlp_bias false
+             swiglu: down(silu(gate(x)) * up(x)); geglu: down(gelu_tanh(gate(x))
+             * up(x)); biases unless mlp_bias false
     LN     : biased variance, eps norm_eps (1e-5); a bias unless norm_bias false
     RMSNorm: x / sqrt(mean(x^2) + eps) * w
-    qk_norm: RMSNorm of each head's q and k over d, before the rotation
+    qk_norm: RMSNorm of each head's q and k over d, before the rotation;
+             qk_norm_scope all: of the whole q (H*d) and k (G*d) projections
+    placement: pre x + f(ln(x)); sandwich x + ln_post(f(ln(x))); post
+             x + ln_post(f(x)); parallel_residual x + (mlp(ln2 x) + attn(ln1 x))
+    offset : norm_offset: every RMSNorm scales by (1 + w)
+    head_dim: heads d wide apart from D/H: qkv (H*d + 2*G*d, D), out (D, H*d)
+    rope   : inverse frequencies as transformers' modeling_rope_utils
+             (default, linear, llama3), on the first rotary_dims channels;
+             global_layers see every position despite the window, and the
+             windowed layers use local_rope_base unscaled when it is set
     tied   : lm_head's weight is tok_emb's (one tensor, both gradients)
+    embed_scale e: x = e tok_emb[tokens] (+ positions); tied heads read tok_emb
     logits = lm_head([ln_f](x))                                  (B*T, V)
+             final_softcap c: logits = c tanh(logits / c)
     loss   = sum(mask * CE) / sum(mask)
 
 Everything is computed in float64. Weights are drawn from a fixed seed, are not
@@ -140,6 +153,19 @@ def config(**kw):
 
 
 def main():
+    # Positions and shapes (model/rope.go): a medium llama3 band (wavelengths
+    # 6.3, 29 and 135 against 64/4 and 64/1), partial rotary, head_dim.
+    make_case("rope_llama3_partial_head_dim",
+              config(vocab=9, context=8, d_model=12, heads=2, layers=2, mlp=True, d_ff=16, qkv_bias=True,
+                     position="rope", rope_base=100.0, head_dim=8, kv_heads=1, rotary_dims=6,
+                     rope_scaling="llama3", rope_factor=8.0, rope_low_freq_factor=1.0,
+                     rope_high_freq_factor=4.0, rope_original_context=64),
+              batch=2, seq_len=7, seed=451)
+    make_case("rope_local_global",
+              config(vocab=9, context=8, d_model=8, heads=2, layers=3, qkv_bias=True, out_bias=True,
+                     position="rope", rope_base=1000.0, rope_scaling="linear", rope_factor=4.0,
+                     window=2, global_layers=[1], local_rope_base=10.0),
+              batch=2, seq_len=7, seed=452)
     make_case("attn_only", config(vocab=11, context=7, d_model=16, heads=4, layers=1,
                                   qkv_bias=True, out_bias=True, lm_head_bias=True),
               batch=2, seq_len=7, seed=1234)
@@ -175,6 +201,35 @@ def main():
                                         activation="relu2", norm="rmsnorm", tie_embeddings=True,
                                         lm_head_bias=True, out_bias=True, qkv_bias=True),
               batch=2, seq_len=6, seed=97)
+    # Where the norms sit (model/norms.go). Gemma 2: sandwich norms, RMSNorm by
+    # (1 + w) everywhere (QK-norm per head, as Gemma 3's, and ln_f included).
+    make_case("gemma_norms", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                    position="rope", kv_heads=1, norm="rmsnorm", norm_eps=1e-6,
+                                    norm_placement="sandwich", norm_offset=True, qk_norm=True,
+                                    activation="swiglu", mlp_bias=False),
+              batch=2, seq_len=5, seed=98)
+    # OLMo 2: norms after each sublayer only, QK-norm over the whole projections.
+    make_case("olmo2_norms", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                    position="rope", kv_heads=1, norm="rmsnorm", norm_placement="post",
+                                    qk_norm=True, qk_norm_scope="all", activation="swiglu", mlp_bias=False),
+              batch=2, seq_len=5, seed=99)
+    # GPT-NeoX (Pythia): the parallel residual, LayerNorms with biases, exact GELU.
+    make_case("neox_parallel", config(vocab=9, context=5, d_model=8, heads=2, layers=2, mlp=True, d_ff=12,
+                                      position="rope", qkv_bias=True, out_bias=True, activation="gelu",
+                                      parallel_residual=True),
+              batch=2, seq_len=5, seed=100)
+    # Gemma 2's scores, logits and MLP (model/scores.go): GeGLU, a scale of its
+    # own, both soft-caps (small, so tanh bends these weights' scores), scaled
+    # embeddings read by the unscaled tied head.
+    make_case("gemma2_scores", config(vocab=11, context=6, d_model=16, heads=4, layers=2, mlp=True, d_ff=16,
+                                      position="rope", kv_heads=2, norm="rmsnorm", activation="geglu",
+                                      mlp_bias=False, tie_embeddings=True, attn_scale=0.3, attn_softcap=2.0,
+                                      final_softcap=3.0, embed_scale=4.0),
+              batch=2, seq_len=6, seed=98)
+    # GPT-Neo's unscaled attention, on learned positions.
+    make_case("gptneo_unscaled", config(vocab=9, context=6, d_model=16, heads=2, layers=1, mlp=True, d_ff=32,
+                                        qkv_bias=False, out_bias=True, lm_head_bias=False, attn_scale=1.0),
+              batch=2, seq_len=6, seed=99)
 
 
 if __name__ == "__main__":
