@@ -409,7 +409,7 @@ VARIANTS = {
                    config={"head_dim": 8, "query_pre_attn_scalar": 8, "sliding_window": 4, "sliding_window_pattern": 3,
                            "rope_theta": 1e6, "rope_local_base_freq": 1e4, "hidden_activation": "gelu_pytorch_tanh",
                            "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "final_logit_softcapping": None,
-                           "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": [1, 106]}),
+                           "attn_logit_softcapping": None, "bos_token_id": 2, "eos_token_id": [1, 50]}),
     "gemma3_types": dict(GEMMA3, seed=28, dtype="F32", arch="Gemma3ForCausalLM", model_type="gemma3_text",
                          scalar=16, final_cap=3.0,
                          rope={"full_attention": {"rope_type": "default", "rope_theta": 1e6},
