@@ -3,6 +3,7 @@ package hf_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,7 +87,7 @@ func forward(t *testing.T, m *model.Model, tokens []int) (logits []float64, attn
 // TestModernMatchesPyTorch: each fixture loads, and on its 16 tokens the
 // model's logits and every head's attention weights equal the float64
 // PyTorch forward's on both attention paths, within 1e-5 of the largest
-// value (Go computes in float32).
+// value (Go computes in float32; the worst seen is about 2e-6 of it).
 func TestModernMatchesPyTorch(t *testing.T) {
 	for _, v := range modernVariants {
 		ref := readAttnReference(t, v)
@@ -167,4 +168,53 @@ func argmax(xs []float64) int {
 		}
 	}
 	return best
+}
+
+// TestModernLoadConfig: each fixture's config.json maps to the model its
+// architecture defines: the rope scaling, head_dim apart from hidden/heads,
+// Qwen 3's QK-norm and windows from layer_types, Gemma's parts with its
+// normaliser sqrt(24) in the file's dtype (float32's, bfloat16's 4.90625),
+// its layers' windows by Gemma 2's rule, Gemma 3's sliding_window_pattern
+// or layer_types, and Gemma 3's local rotary base.
+func TestModernLoadConfig(t *testing.T) {
+	edit := func(c model.Config, change func(*model.Config)) model.Config { change(&c); return c }
+	llama := model.Config{Vocab: 64, Context: 256, DModel: 16, Heads: 2, KVHeads: 1, Layers: 2, MLP: true, DFF: 24,
+		Position: model.PositionRope, RopeBase: 100, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, MLPBias: model.FlagOff,
+		TieEmbeddings: true, RopeScaling: "llama3", RopeFactor: 8, RopeLowFreqFactor: 1, RopeHighFreqFactor: 4, RopeOriginalContext: 32}
+	qwen3 := edit(llama, func(c *model.Config) {
+		c.RopeBase, c.RopeScaling, c.RopeFactor, c.RopeLowFreqFactor, c.RopeHighFreqFactor, c.RopeOriginalContext = 1e6, "", 0, 0, 0, 0
+		c.NormEps, c.HeadDim, c.QKNorm, c.QKVBias, c.OutBias, c.TieEmbeddings = 1e-6, 12, true, true, true, false
+	})
+	gemma := model.Config{Vocab: 64, Context: 256, DModel: 24, Heads: 4, KVHeads: 2, HeadDim: 8, Layers: 2, MLP: true, DFF: 12,
+		Position: model.PositionRope, RopeBase: 1e4, Norm: model.NormRMS, NormEps: 1e-6, NormOffset: true,
+		NormPlacement: model.PlacementSandwich, Activation: model.ActivationGeGLU, MLPBias: model.FlagOff, TieEmbeddings: true,
+		AttnScale: 1 / math.Sqrt(12), AttnSoftcap: 5, FinalSoftcap: 3, Window: 4, GlobalLayers: model.NewLayerList(1),
+		EmbedScale: float64(float32(math.Sqrt(24)))}
+	gemma3 := edit(gemma, func(c *model.Config) {
+		c.Heads, c.KVHeads, c.Layers, c.QKNorm, c.AttnScale, c.AttnSoftcap, c.FinalSoftcap = 2, 1, 3, true, 0, 0, 0
+		c.GlobalLayers, c.RopeBase, c.RopeScaling, c.RopeFactor, c.LocalRopeBase = model.NewLayerList(2), 1e6, "linear", 8, 1e4
+	})
+	want := map[string]model.Config{
+		"llama3": llama,
+		"llama_linear": edit(llama, func(c *model.Config) {
+			c.KVHeads, c.HeadDim, c.TieEmbeddings, c.RopeBase, c.RopeScaling, c.RopeFactor = 0, 12, false, 1000, "linear", 4
+			c.RopeLowFreqFactor, c.RopeHighFreqFactor, c.RopeOriginalContext = 0, 0, 0
+		}),
+		"qwen3": qwen3,
+		"qwen3_bf16": edit(qwen3, func(c *model.Config) {
+			c.RopeBase, c.QKVBias, c.OutBias, c.TieEmbeddings, c.Window, c.GlobalLayers = 1e4, false, false, true, 4, model.NewLayerList(0)
+		}),
+		"gemma2":      gemma,
+		"gemma2_bf16": edit(gemma, func(c *model.Config) { c.Layers, c.EmbedScale = 3, 4.90625 }),
+		"gemma3":      gemma3,
+		"gemma3_types": edit(gemma3, func(c *model.Config) {
+			c.AttnScale, c.FinalSoftcap, c.GlobalLayers, c.RopeScaling, c.RopeFactor = 0.25, 3, model.NewLayerList(0), "", 0
+		}),
+		"gemma3_vlm": edit(gemma3, func(c *model.Config) { c.AttnScale, c.EmbedScale = 0.25, 4.90625 }),
+	}
+	for _, v := range modernVariants {
+		if got := load(t, filepath.Join("testdata", v), hf.Options{}).Model.Config; got != want[v] {
+			t.Errorf("%s: config %+v\nwant %+v", v, got, want[v])
+		}
+	}
 }
