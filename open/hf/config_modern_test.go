@@ -31,6 +31,10 @@ func TestLlama3Config(t *testing.T) {
 			with(func(c *model.Config) {
 				c.RopeBase, c.RopeScaling, c.RopeFactor, c.RopeLowFreqFactor, c.RopeHighFreqFactor, c.RopeOriginalContext = 500000, "llama3", 8, 2, 8, 4096
 			})},
+		{"llama3 in both dicts", `"rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 4096}, "rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 4096}`,
+			with(func(c *model.Config) {
+				c.RopeBase, c.RopeScaling, c.RopeFactor, c.RopeLowFreqFactor, c.RopeHighFreqFactor, c.RopeOriginalContext = 500000, "llama3", 8, 2, 8, 4096
+			})},
 		{"linear, an old file's type", `"rope_scaling": {"type": "linear", "factor": 2.0}`,
 			with(func(c *model.Config) { c.RopeScaling, c.RopeFactor = "linear", 2 })},
 		{"type over rope_type", `"rope_scaling": {"type": "linear", "rope_type": "default", "factor": 4.0}`,

@@ -42,8 +42,8 @@ func TestModernRefuses(t *testing.T) {
 			hf.ConfigFile, `rope_scaling: high_freq_factor = 1: want more than low_freq_factor = 4`},
 		{"linear factor 0", "llama_linear", configSets("rope_parameters", map[string]any{"rope_type": "linear", "factor": 0, "rope_theta": 1000.0}),
 			hf.ConfigFile, `rope_parameters: factor = 0: want a number > 0`},
-		{"scaled twice", "llama3", configSets("rope_parameters", map[string]any{"rope_type": "linear", "factor": 2.0}),
-			hf.ConfigFile, `rope_parameters.rope_type = "linear": the rotary positions are scaled twice (rope_scaling and rope_parameters)`},
+		{"scaled two ways", "llama3", configSets("rope_parameters", map[string]any{"rope_type": "linear", "factor": 2.0}),
+			hf.ConfigFile, `rope_parameters.rope_type = "linear": scales the rotary positions otherwise than rope_scaling does`},
 		{"qwen3 partial rotary", "qwen3", configSets("partial_rotary_factor", 0.5),
 			hf.ConfigFile, `partial_rotary_factor = 0.5: not built`},
 		{"gemma3 sliding layers scaled", "gemma3_types", configSets("rope_parameters", map[string]any{

@@ -9,24 +9,21 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// The rope_type values: plain rotary positions (angle t · rope_theta^(−2i/d)
-// at position t), and the rescaled frequencies the model builds
-// (modeling_rope_utils' _compute_linear_scaling_rope_parameters and
-// _compute_llama3_parameters). The other kinds (dynamic, yarn, longrope)
-// are refused by name.
-const (
-	unscaledRope = "default"
-	linearRope   = "linear"
-	llama3Rope   = "llama3"
-)
+// unscaledRope is the rope_type of plain rotary positions: angle
+// t · rope_theta^(−2i/d) at position t. The others the model builds are
+// its rope scalings, model.RopeScalings (as modeling_rope_utils'
+// _compute_linear_scaling_rope_parameters and _compute_llama3_parameters
+// compute them), each a rope_type of the same name; the other kinds
+// (dynamic, yarn, longrope) are refused by name.
+const unscaledRope = "default"
 
-var builtRopes = []string{unscaledRope, linearRope, llama3Rope}
+var builtRopes = append([]string{unscaledRope}, model.RopeScalings...)
 
 // rotary is one set of rotary parameters: the base, and the scaling of the
 // inverse frequencies with its keys (model.Config's rope keys).
 type rotary struct {
 	theta    float64
-	scaling  string // "" unscaled, linearRope or llama3Rope
+	scaling  string // "" unscaled, or one of model.RopeScalings
 	factor   float64
 	lowFreq  float64 // llama3's low_freq_factor
 	highFreq float64 // llama3's high_freq_factor
@@ -98,8 +95,8 @@ func perLayerType(dict configKeys) bool {
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
 
 // read is r with what the rope_scaling or rope_parameters dict key gives
-// over it: its rope_theta, and its scaling (one of the two dicts may
-// scale).
+// over it: its rope_theta, and its scaling (when both dicts scale, the
+// same way).
 func (r rotary) read(key string, dict configKeys) (rotary, error) {
 	if err := checkFullRotary(key+".", dict); err != nil {
 		return rotary{}, err
@@ -115,10 +112,14 @@ func (r rotary) read(key string, dict configKeys) (rotary, error) {
 	if err != nil || kind == unscaledRope {
 		return r, err
 	}
-	if r.scaling != "" {
-		return rotary{}, errors.Errorf("%s.%s = %s: the rotary positions are scaled twice (rope_scaling and rope_parameters)", key, field, msg.Quote(kind))
+	if r.scaling == "" {
+		return r.scaled(key, kind, dict)
 	}
-	return r.scaled(key, kind, dict)
+	again, err := r.scaled(key, kind, dict)
+	if err == nil && again != r {
+		err = errors.Errorf("%s.%s = %s: scales the rotary positions otherwise than rope_scaling does", key, field, msg.Quote(kind))
+	}
+	return again, err
 }
 
 // ropeType is the rope_type a dict names ("type" in older files, which
@@ -142,12 +143,12 @@ func ropeType(key string, dict configKeys) (field, kind string, err error) {
 	return "", "", errors.Errorf("%s.%s = %s: not built; built: %s", key, field, msg.Quote(kind), strings.Join(builtRopes, ", "))
 }
 
-// scaled is r scaled as kind (linear or llama3) with the keys of dict key,
-// each of which the kind needs.
+// scaled is r scaled as kind (model.RopeScalings) with the keys of dict
+// key, each of which the kind needs.
 func (r rotary) scaled(key, kind string, dict configKeys) (rotary, error) {
 	r.scaling = kind
 	var err error
-	if r.factor, err = scaleKey(dict, kind, "factor"); err != nil || kind == linearRope {
+	if r.factor, err = scaleKey(dict, kind, "factor"); err != nil || kind == model.RopeScalingLinear {
 		return r, errors.Wrap(err, key)
 	}
 	if r.lowFreq, err = scaleKey(dict, kind, "low_freq_factor"); err != nil {
