@@ -119,13 +119,17 @@ func (f gemmaFamily) scores(keys configKeys, cfg *model.Config) error {
 	return err
 }
 
-// softcap is key's cap, a number > 0, def when absent, 0 (none) when null.
+// softcap is key's cap, a number > 0 (transformers divides by it), def
+// when absent, 0 (none) when null.
 func softcap(keys configKeys, key string, def float64) (float64, error) {
-	if keys.null(key) {
+	switch {
+	case keys.null(key):
 		return 0, nil
+	case !keys.present(key):
+		return def, nil
 	}
-	v, err := keys.number(key, def)
-	if err == nil && v != 0 && !(v > 0) {
+	v, err := keys.number(key, 0)
+	if err == nil && !(v > 0) {
 		err = keys.wrongValue(key, "a number > 0, or null for none")
 	}
 	return v, err

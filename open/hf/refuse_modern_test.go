@@ -65,6 +65,8 @@ func TestModernRefuses(t *testing.T) {
 			hf.ConfigFile, `use_bidirectional_attention = true: not supported; the model's attention is causal`},
 		{"gemma2 a negative cap", "gemma2", configSets("final_logit_softcapping", -30),
 			hf.ConfigFile, `final_logit_softcapping = -30: want a number > 0, or null for none`},
+		{"gemma3 a cap of 0", "gemma3", configSets("attn_logit_softcapping", 0),
+			hf.ConfigFile, `attn_logit_softcapping = 0: want a number > 0, or null for none`},
 		{"gemma2 query_pre_attn_scalar 0", "gemma2", configSets("query_pre_attn_scalar", 0),
 			hf.ConfigFile, `query_pre_attn_scalar = 0: want a number > 0`},
 		{"a vision model's text_config of another model", "gemma3_vlm", func(t *testing.T, d string) {
