@@ -12,11 +12,12 @@
 //     must name a row of the architectures table (architectures.go), and
 //     every key that would change the forward from the project's is refused
 //     naming the key and its value (a rotary scaling other than linear and
-//     llama3, bidirectional attention). A key config.json leaves out takes the default transformers' config
-//     class gives it. Windows by layer follow layer_types when the file
-//     has it, else the model's own rule (Qwen's max_window_layers, Gemma
-//     2's every other layer, Gemma 3's sliding_window_pattern).
-//     Model.Specials carries the bos_token_id and eos_token_id it names.
+//     llama3, bidirectional attention). A key config.json leaves out takes
+//     the default transformers' config class gives it. Windows by layer
+//     follow layer_types when the file has it, else the model's own rule
+//     (Qwen's max_window_layers, Gemma 2's every other layer, Gemma 3's
+//     sliding_window_pattern). Model.Specials carries the bos_token_id and
+//     eos_token_id it names.
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
