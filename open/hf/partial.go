@@ -46,12 +46,15 @@ func partialRope(keys configKeys, fractionKey string, def float64, baseKey strin
 	return setRope(rest, cfg)
 }
 
-// setRope sets cfg's rotary base from a Llama-family config.json's keys
-// (ropeBase).
+// setRope sets cfg's rotary positions from a Llama-family config.json's
+// keys (readRope): the base, and its linear or llama3 scaling.
 func setRope(keys configKeys, cfg *model.Config) error {
-	base, err := ropeBase(keys)
-	cfg.RopeBase = base
-	return err
+	r, err := readRope(keys, model.DefaultRopeBase)
+	if err != nil {
+		return err
+	}
+	r.apply(cfg)
+	return nil
 }
 
 // rotaryFraction is the fraction of each head's channels that turn, and
