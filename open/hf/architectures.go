@@ -97,8 +97,8 @@ var architectures = []architecture{
 	{class: "Gemma3ForConditionalGeneration", modelType: "gemma3", textTower: gemma3TextTower, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 	{class: "GPTNeoXForCausalLM", modelType: "gpt_neox", config: neoxConfig, tensors: neoxTensors, sizes: neoxSizes, bos: 0, eos: 2},
 	{class: "GPTNeoForCausalLM", modelType: "gpt_neo", config: gptNeoConfig, tensors: gptNeoTensors, sizes: gptNeoSizes, bos: 50256, eos: 50256},
-	{class: "Phi3ForCausalLM", modelType: "phi3", config: phi3Config, tensors: llamaShapedTensors(phi3Block), sizes: headSizes, bos: 1, eos: 32000},
-	{class: "Olmo2ForCausalLM", modelType: "olmo2", config: olmo2Config, tensors: llamaShapedTensors(olmo2Block), sizes: headSizes, bos: -1, eos: 50279},
+	{class: "Phi3ForCausalLM", modelType: "phi3", config: phi3Config, tensors: phi3Tensors, sizes: llamaSizes, bos: 1, eos: 32000},
+	{class: "Olmo2ForCausalLM", modelType: "olmo2", config: olmo2Config, tensors: olmo2Tensors, sizes: llamaSizes, bos: -1, eos: 50279},
 }
 
 // findArchitecture is the row of the architectures table config.json

@@ -36,7 +36,8 @@ func edited(c model.Config, edit func(*model.Config)) model.Config { edit(&c); r
 // rotary_pct 0.25 of 96 channels = 24, parallel residual, biases, an
 // untied head), the rotary base and fraction in both of transformers'
 // layouts (rotary_emb_base and rotary_pct; rope_parameters, whose
-// partial_rotary_factor wins), a fraction of 1 read as the whole head.
+// partial_rotary_factor wins), a fraction of 1 read as the whole head,
+// and GPTNeoXConfig's linear rope scaling.
 func TestNeoXConfig(t *testing.T) {
 	neox := model.Config{Vocab: 50432, Context: 2048, DModel: 6144, Heads: 64, Layers: 44, MLP: true, DFF: 24576,
 		QKVBias: true, OutBias: true, Position: model.PositionRope, RopeBase: 10000, RotaryDimsKey: 24,
@@ -53,6 +54,8 @@ func TestNeoXConfig(t *testing.T) {
 		{"whole head", class, modelType, `"rotary_pct": 1.0`, edited(neox, func(c *model.Config) { c.RotaryDimsKey = 0 })},
 		{"rope_parameters", class, modelType, `"rotary_pct": 1.0, "rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}`,
 			edited(neox, func(c *model.Config) { c.RotaryDimsKey = 48 })},
+		{"linear scaling", class, modelType, `"rope_scaling": {"type": "linear", "factor": 2.0}`,
+			edited(neox, func(c *model.Config) { c.RopeScaling, c.RopeFactor = model.RopeScalingLinear, 2 })},
 		{"sequential, no biases, tied, gelu_new, eps", class, modelType,
 			`"use_parallel_residual": false, "attention_bias": false, "tie_word_embeddings": true, "hidden_act": "gelu_new", "layer_norm_eps": 1e-6`,
 			edited(neox, func(c *model.Config) {
@@ -160,13 +163,15 @@ func TestFusedLayoutsRefuse(t *testing.T) {
 		{"neo count past the bound", "GPTNeoForCausalLM", "gpt_neo", `"attention_types": [[["global", "local"], 4611686018427387904]]`,
 			`attention_types = [[["global","local"],4611686018427387904]]: want a list of [[kinds...], count] with kinds "global" or "local"`},
 		{"phi3 longrope", "Phi3ForCausalLM", "phi3", `"rope_scaling": {"type": "longrope", "short_factor": [1], "long_factor": [1]}`,
-			`rope_scaling.type = "longrope" (longrope to transformers): not built; Phi-3's long-context models rescale rotary frequencies by short_factor and long_factor`},
-		{"phi3 su", "Phi3ForCausalLM", "phi3", `"rope_scaling": {"type": "su"}`, `rope_scaling.type = "su" (longrope to transformers): not built`},
+			`rope_scaling.type = "longrope": Phi-3's longrope, not built (it rescales the rotary frequencies by short_factor and long_factor)`},
+		{"phi3 su", "Phi3ForCausalLM", "phi3", `"rope_scaling": {"type": "su"}`, `rope_scaling.type = "su": Phi-3's longrope, not built`},
+		{"phi3 linear", "Phi3ForCausalLM", "phi3", `"rope_scaling": {"rope_type": "linear", "factor": 2}`,
+			`rope_scaling.rope_type = "linear": not a Phi-3 rotary type (Phi3Config takes "default" or "longrope")`},
 		{"phi3 gelu", "Phi3ForCausalLM", "phi3", `"hidden_act": "gelu"`, `hidden_act = "gelu": not supported; supported: silu`},
 		{"phi3 kv heads", "Phi3ForCausalLM", "phi3", `"num_key_value_heads": 5`, "num_key_value_heads = 5 does not divide num_attention_heads = 32"},
 		{"olmo2 partial rotary", "Olmo2ForCausalLM", "olmo2", `"partial_rotary_factor": 0.5`, "partial_rotary_factor = 0.5: not built"},
 		{"olmo2 no head width", "Olmo2ForCausalLM", "olmo2", `"hidden_size": 100, "num_attention_heads": 8`,
-			"hidden_size = 100 is not divisible by num_attention_heads = 8, and head_dim is not given"},
+			"hidden_size = 100 is not divisible by num_attention_heads = 8 (and head_dim is not given)"},
 	} {
 		_, _, _, err := parseModelConfig(configJSON(c.class, c.modelType, c.keys))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

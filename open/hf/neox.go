@@ -16,11 +16,7 @@ import (
 // (true), and an untied embed_out (tie_word_embeddings false).
 func neoxConfig(keys configKeys) (model.Config, error) {
 	cfg := model.Config{MLP: true, Position: model.PositionRope, Norm: model.NormLayer}
-	if err := readSizeKeys([]sizeKey{
-		{"vocab_size", 50432, &cfg.Vocab, keys.size}, {"hidden_size", 6144, &cfg.DModel, keys.size},
-		{"intermediate_size", 24576, &cfg.DFF, keys.size}, {"num_hidden_layers", 44, &cfg.Layers, keys.layerCount},
-		{"num_attention_heads", 64, &cfg.Heads, keys.headCount}, {"max_position_embeddings", 2048, &cfg.Context, keys.size},
-	}); err != nil {
+	if err := readSizes(keys, &cfg, 50432, 6144, 24576, 44, 64, 2048); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.DModel%cfg.Heads != 0 {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/pkg/errors"
 
-	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -107,28 +106,4 @@ func withoutFraction(keys configKeys, fractionKey, baseKey string) (configKeys, 
 		out[name] = raw
 	}
 	return out, nil
-}
-
-// refuseRopeTypes refuses, by the name transformers gives it, a rope type
-// of the rope dicts that the architecture's class maps to one the model
-// does not build (Phi-3's "su" and "yarn" are its "longrope"), before
-// ropeBase would name the type as written.
-func refuseRopeTypes(keys configKeys, renamed map[string]string, why string) error {
-	for _, name := range ropeDicts {
-		dict, err := keys.dict(name)
-		if err != nil {
-			return err
-		}
-		for _, field := range []string{"rope_type", "type"} {
-			kind, err := dict.str(field, unscaledRope)
-			if err != nil {
-				return errors.Wrap(err, name)
-			}
-			if to, ok := renamed[kind]; ok {
-				return errors.Errorf("%s.%s = %s (%s to transformers): not built; %s",
-					name, field, msg.Quote(kind), to, why)
-			}
-		}
-	}
-	return nil
 }
