@@ -18,8 +18,10 @@
 //     the default transformers' config class gives it. Windows by layer
 //     follow layer_types when the file has it, else the model's own rule
 //     (Qwen's max_window_layers, Gemma 2's every other layer, Gemma 3's
-//     sliding_window_pattern). Model.Specials carries the bos_token_id and
-//     eos_token_id it names.
+//     sliding_window_pattern, GPT-Neo's attention_types). A rotary
+//     fraction (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor) turns
+//     transformers' int(head_dim · fraction) channels. Model.Specials
+//     carries the bos_token_id and eos_token_id it names.
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
