@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -22,7 +23,10 @@ type bpeSpec struct {
 	merges        [][2]string
 	specials      map[string]int // added tokens; may repeat vocab entries
 	ignoreMerges  bool           // a piece that is a whole token is that token
-	sentencePiece bool           // tokens are text with "▁" for a space, and <0xNN> bytes
+	sentencePiece bool           // tokens are text, not GPT-2's characters; characters without a token are <0xNN> bytes
+	holes         bool           // ids may skip numbers (tokenizer.json), not only 0..n-1
+	spaceMark     string         // SentencePiece: what a token writes a space as ("▁"), "" to keep it as it is
+	fallbackBytes bool           // SentencePiece: a token <0xNN> is the byte NN
 
 	vocabWhere string             // names the vocabulary in errors: its file
 	mergesFile string             // names the file of the merges in errors
@@ -62,10 +66,13 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 	m := &bpeModel{tokens: make([][]byte, len(names)), eos: -1}
 	for id, name := range names {
 		if sid, ok := spec.specials[name]; ok && sid == id {
-			m.tokens[id] = []byte(name)
+			m.tokens[id] = spec.addedBytes(name)
 			continue
 		}
-		b, err := tokenBytes(name, spec.sentencePiece)
+		if name == "" {
+			continue // an id no token has: Token gives nil, as for one out of range
+		}
+		b, err := spec.tokenBytes(name)
 		if err != nil {
 			return nil, errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
 		}
@@ -94,21 +101,39 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 	return m, nil
 }
 
-// tokenBytes is the bytes a vocabulary entry stands for: GPT-2's
-// byte-to-unicode characters decoded, or SentencePiece's text with "▁" a
-// space and <0xNN> the byte NN.
-func tokenBytes(name string, sentencePiece bool) ([]byte, error) {
-	if sentencePiece {
-		if b, ok := fallbackByte(name); ok {
+// tokenBytes is the bytes a vocabulary entry stands for, as the decoder
+// gives them: GPT-2's byte-to-unicode characters decoded, or
+// SentencePiece's text with "▁" a space and <0xNN> the byte NN.
+func (spec bpeSpec) tokenBytes(name string) ([]byte, error) {
+	if spec.sentencePiece {
+		if b, ok := fallbackByte(name); ok && spec.fallbackBytes {
 			return []byte{b}, nil
 		}
-		return []byte(strings.ReplaceAll(name, metaspace, " ")), nil
+		if spec.spaceMark == "" {
+			return []byte(name), nil
+		}
+		return []byte(strings.ReplaceAll(name, spec.spaceMark, " ")), nil
 	}
 	b, bad, ok := byteLevelDecode(name)
 	if !ok {
 		return nil, errors.Errorf("holds %s, which is not one of GPT-2's byte-level characters", msg.Quote(string(bad)))
 	}
 	return b, nil
+}
+
+// addedBytes is the bytes of an added token, as the decoder gives them:
+// its name, through GPT-2's table when every character of it is in the
+// table (Hugging Face's ByteLevel decoder), or as a SentencePiece token's
+// text.
+func (spec bpeSpec) addedBytes(name string) []byte {
+	if !spec.sentencePiece {
+		if b, _, ok := byteLevelDecode(name); ok {
+			return b
+		}
+		return []byte(name)
+	}
+	b, _ := spec.tokenBytes(name) // text never fails
+	return b
 }
 
 // wholeTokens maps each piece a token spells to its id, for ignoreMerges:
@@ -126,11 +151,15 @@ func wholeTokens(spec bpeSpec) map[string]int32 {
 	return whole
 }
 
-// namesByID lists the tokens by id, refusing ids that are not 0..n-1 or
-// that two tokens share. An added token may repeat a vocabulary entry with
-// its id.
+// namesByID lists the tokens by id ("" for an id no token has), refusing
+// an id out of range or that two tokens share. The ids are 0..n-1 for n
+// tokens, or, with spec.holes, 0..the largest, as Hugging Face allows
+// (cl100k's files leave ids between the vocabulary and the added tokens
+// unused). An added token may repeat a vocabulary entry with its id. The
+// tokens are placed as the maps give them; a problem is then named by the
+// smallest id that has one, so the message is the same on every run.
 func namesByID(spec bpeSpec) ([]string, error) {
-	n := len(spec.vocab)
+	n, largest := len(spec.vocab), -1
 	for name, id := range spec.specials {
 		vid, inVocab := spec.vocab[name]
 		if inVocab && vid != id {
@@ -146,41 +175,63 @@ func namesByID(spec bpeSpec) ([]string, error) {
 	if n > maxVocab {
 		return nil, errors.Errorf("%d tokens is more than the %d a vocabulary may hold", n, maxVocab)
 	}
-	names := make([]string, n)
-	filled := make([]bool, n)
-	place := func(name string, id int) error {
-		if id < 0 || id >= n {
-			return errors.Errorf("token %s has id %d: the %d tokens need ids 0..%d", msg.Quote(name), id, n, n-1)
+	bound := n
+	if spec.holes {
+		bound = maxVocab
+	}
+	if name, id, bad := smallestOutside(spec, bound); bad {
+		if spec.holes {
+			return nil, errors.Errorf("token %s has id %d: ids are 0..%d", msg.Quote(name), id, bound-1)
 		}
-		if filled[id] && names[id] != name {
-			pair := []string{names[id], name}
-			sort.Strings(pair)
-			return errors.Errorf("id %d belongs to both %s and %s", id, msg.Quote(pair[0]), msg.Quote(pair[1]))
-		}
-		names[id], filled[id] = name, true
-		return nil
+		return nil, errors.Errorf("token %s has id %d: the %d tokens need ids 0..%d", msg.Quote(name), id, n, n-1)
 	}
 	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
-		for _, name := range sortedByID(tokens) {
-			if err := place(name, tokens[name]); err != nil {
-				return nil, err
-			}
+		for _, id := range tokens {
+			largest = max(largest, id)
 		}
+	}
+	names := make([]string, largest+1)
+	filled := make([]bool, largest+1)
+	shared := -1 // the smallest id two tokens share
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for name, id := range tokens {
+			if filled[id] && names[id] != name && (shared < 0 || id < shared) {
+				shared = id
+			}
+			names[id], filled[id] = name, true
+		}
+	}
+	if shared >= 0 {
+		pair := tokensWithID(spec, shared)
+		return nil, errors.Errorf("id %d belongs to both %s and %s", shared, msg.Quote(pair[0]), msg.Quote(pair[1]))
 	}
 	return names, nil
 }
 
-// sortedByID lists tokens' names by id (then name), so that the first
-// problem found, and so the message, is the same on every run.
-func sortedByID(tokens map[string]int) []string {
-	names := make([]string, 0, len(tokens))
-	for name := range tokens {
-		names = append(names, name)
+// smallestOutside is the token with the smallest id (then name) outside
+// 0..bound-1, if one is.
+func smallestOutside(spec bpeSpec, bound int) (name string, id int, found bool) {
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for n, i := range tokens {
+			if (i < 0 || i >= bound) && (!found || i < id || i == id && n < name) {
+				name, id, found = n, i, true
+			}
+		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := tokens[names[i]], tokens[names[j]]
-		return a < b || a == b && names[i] < names[j]
-	})
+	return name, id, found
+}
+
+// tokensWithID lists the names of the tokens with id, sorted.
+func tokensWithID(spec bpeSpec, id int) []string {
+	var names []string
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for name, i := range tokens {
+			if i == id && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
 	return names
 }
 

@@ -49,13 +49,6 @@ type addedToken struct {
 	RStrip     bool   `json:"rstrip"`
 }
 
-// byteLevelJSON is a ByteLevel pre-tokenizer or decoder's options.
-type byteLevelJSON struct {
-	Type           string `json:"type"`
-	AddPrefixSpace bool   `json:"add_prefix_space"`
-	UseRegex       *bool  `json:"use_regex"`
-}
-
 // ReadTokenizerJSON reads a Hugging Face tokenizer.json holding a BPE of
 // one of the kinds built:
 //   - GPT-2's byte-level BPE (and the models that reuse it), whose end and
@@ -128,20 +121,22 @@ func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name
 	if err != nil {
 		return nil, err
 	}
+	for _, id := range slices.Concat(st.template.before, st.template.after) {
+		if id < 0 || id >= len(model.tokens) {
+			return nil, errors.Errorf("%s: post_processor puts id %d around the text, outside the %d tokens", name, id, len(model.tokens))
+		}
+	}
 	inText, inNormalized := splitAdded(spec.specials, normalizedNames, st.normalize)
 	t := &bpeTokenizer{
 		model: model, added: newAddedTokens(inText), addedNormalized: newAddedTokens(inNormalized),
-		normalize: st.normalize, rewrite: st.rewrite, pieceLen: st.pieceLen,
-		stripSpaces: st.stripSpaces, bos: tokenNamed(spec, "<s>", "<|begin_of_text|>"),
-		eos:  tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText),
-		name: fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
+		normalize: st.normalize, pretokenize: st.pretokenize, stripSpaces: st.decoding.stripSpaces,
+		bos:      tokenNamed(spec, "<s>", "<|begin_of_text|>", "<bos>"),
+		eos:      tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText, "<eos>"),
+		template: st.template,
+		name:     fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
 	}
-	if st.bosFirst != "" {
-		if t.bos = tokenNamed(spec, st.bosFirst); t.bos < 0 {
-			return nil, errors.Errorf("%s: post_processor puts %s first, which is neither in the vocabulary nor one of added_tokens",
-				name, msg.Quote(st.bosFirst))
-		}
-		t.addsBOS = true
+	if len(st.template.before) > 0 {
+		t.bos = st.template.before[0]
 	}
 	return t, nil
 }
@@ -206,7 +201,7 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 	}
 	return bpeSpec{
 		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
-		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
+		holes: true, sentencePiece: !st.decoding.byteLevel, spaceMark: st.decoding.spaceMark, fallbackBytes: st.decoding.byteFallback, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
 	}, st, normalized, nil
 }
@@ -239,28 +234,6 @@ func checkModel(m *bpeJSON) error {
 		return errors.Errorf("model.dropout is %g: a tokenizer that drops merges at random is not supported", *m.Dropout)
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
 		return errors.New("model has a continuing_subword_prefix or end_of_word_suffix: the BPEs built have neither")
-	}
-	return nil
-}
-
-// checkByteLevel refuses a component other than GPT-2's ByteLevel; a
-// decoder may also be absent.
-func checkByteLevel(key string, raw json.RawMessage, required bool) error {
-	if isNull(raw) && !required {
-		return nil
-	}
-	var bl byteLevelJSON
-	if isNull(raw) || json.Unmarshal(raw, &bl) != nil || bl.Type != "ByteLevel" {
-		return errors.Errorf("%s is %s: only ByteLevel (GPT-2's) is supported", key, componentType(raw))
-	}
-	if key != "pre_tokenizer" {
-		return nil
-	}
-	if bl.AddPrefixSpace {
-		return errors.New("pre_tokenizer.add_prefix_space is true: only GPT-2's split, without an added space, is supported")
-	}
-	if bl.UseRegex != nil && !*bl.UseRegex {
-		return errors.New("pre_tokenizer.use_regex is false: only GPT-2's split is supported")
 	}
 	return nil
 }
@@ -311,9 +284,6 @@ func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[strin
 			return nil, nil, errors.Errorf("added_tokens[%d] has no id", i)
 		case t.Content == "":
 			return nil, nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
-		case st.gpt2 && !t.Special:
-			return nil, nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
-				msg.Quote(t.Content), *t.ID)
 		case !st.gpt2 && (t.LStrip || t.RStrip || t.SingleWord):
 			return nil, nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
 				msg.Quote(t.Content), *t.ID)
