@@ -21,6 +21,7 @@ const maxVocab = 1 << 20
 type bpeSpec struct {
 	vocab         map[string]int
 	merges        [][2]string
+	mergeIDs      [][3]int32     // instead of merges when read as ids: left, right, and what they make
 	specials      map[string]int // added tokens; may repeat vocab entries
 	ignoreMerges  bool           // a piece that is a whole token is that token
 	sentencePiece bool           // tokens are text, not GPT-2's characters; characters without a token are <0xNN> bytes
@@ -84,7 +85,7 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		m.eos = id
 	}
 	m.setByteIDs(spec)
-	if err := m.setMerges(spec); err != nil {
+	if err := m.setMerges(spec, names); err != nil {
 		return nil, err
 	}
 	if spec.sentencePiece {
@@ -250,23 +251,32 @@ func (m *bpeModel) setByteIDs(spec bpeSpec) {
 	}
 }
 
-// setMerges ranks the merges in file order.
-func (m *bpeModel) setMerges(spec bpeSpec) error {
-	m.merges = make(map[uint64]merge, len(spec.merges))
-	for rank, pair := range spec.merges {
+// setMerges ranks the merges in file order; names are the tokens by id,
+// for a message.
+func (m *bpeModel) setMerges(spec bpeSpec, names []string) error {
+	n := max(len(spec.merges), len(spec.mergeIDs))
+	m.merges = make(map[uint64]merge, n)
+	var joined []byte
+	for rank := range n {
 		var ids [3]int32
-		for i, name := range []string{pair[0], pair[1], pair[0] + pair[1]} {
-			id, ok := spec.vocab[name]
-			if !ok {
-				return errors.Errorf("%s: %s: merge %s %s: %s is not in the vocabulary", spec.mergesFile,
-					spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), msg.Quote(name))
+		if spec.mergeIDs != nil {
+			ids = spec.mergeIDs[rank]
+		} else {
+			pair := spec.merges[rank]
+			joined = append(append(joined[:0], pair[0]...), pair[1]...)
+			for i, name := range [][]byte{[]byte(pair[0]), []byte(pair[1]), joined} {
+				id, ok := spec.vocab[string(name)]
+				if !ok {
+					return errors.Errorf("%s: %s: merge %s %s: %s is not in the vocabulary", spec.mergesFile,
+						spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), msg.Quote(string(name)))
+				}
+				ids[i] = int32(id)
 			}
-			ids[i] = int32(id)
 		}
 		key := pairKey(ids[0], ids[1])
 		if earlier, dup := m.merges[key]; dup {
 			return errors.Errorf("%s: %s: merge %s %s repeats %s", spec.mergesFile,
-				spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), spec.mergeWhere(int(earlier.rank)))
+				spec.mergeWhere(rank), msg.Quote(names[ids[0]]), msg.Quote(names[ids[1]]), spec.mergeWhere(int(earlier.rank)))
 		}
 		m.merges[key] = merge{rank: int32(rank), id: ids[2]}
 	}

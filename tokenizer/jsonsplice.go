@@ -35,8 +35,10 @@ type splicer struct {
 	passed int64   // bytes passed on
 	shifts []shift // where the file and what is passed on part
 
-	vocab  map[string]int // model.vocab, nil until read here
-	merges [][2]string    // model.merges, read here when mergesRead
+	vocab      map[string]int // model.vocab, nil until read here
+	merges     [][2]string    // model.merges, read here when mergesRead, before the vocabulary
+	mergeIDs   [][3]int32     // model.merges, read here when mergesRead, after the vocabulary
+	joined     []byte         // a merge's two tokens joined, reused
 	mergesRead bool
 	err        error // the first problem found in either
 }
@@ -227,23 +229,38 @@ func (s *splicer) readMerges() error {
 		if err != nil {
 			return err
 		}
-		pair, ok := plainMerge(raw)
-		if !ok {
-			if pair, err = parseMerge(i, raw); err != nil {
-				if deep := checkJSONAt(raw, "model.merges[]", 3); deep != nil {
-					return deep
-				}
-				return err
+		if a, b, ok := plainMerge(raw); ok && vocabSeen {
+			return s.mergeByID(a, b, i)
+		}
+		pair, err := parseMerge(i, raw)
+		if err != nil {
+			if deep := checkJSONAt(raw, "model.merges[]", 3); deep != nil {
+				return deep
 			}
+			return err
 		}
 		if vocabSeen {
-			if err := mergeInVocab(s.vocab, pair, i); err != nil {
-				return err
-			}
+			return s.mergeByID([]byte(pair[0]), []byte(pair[1]), i)
 		}
 		s.merges = append(s.merges, pair)
 		return nil
 	})
+}
+
+// mergeByID keeps merge i, a b, as the ids of a, b and ab, refusing it
+// as mergeInVocab does when the vocabulary lacks one.
+func (s *splicer) mergeByID(a, b []byte, i int) error {
+	s.joined = append(append(s.joined[:0], a...), b...)
+	var ids [3]int32
+	for j, name := range [][]byte{a, b, s.joined} {
+		id, ok := s.vocab[string(name)]
+		if !ok {
+			return errors.Errorf("model.merges[%d]: merge %s %s: %s is not in the vocabulary", i, msg.Quote(string(a)), msg.Quote(string(b)), msg.Quote(string(name)))
+		}
+		ids[j] = int32(id)
+	}
+	s.mergeIDs = append(s.mergeIDs, ids)
+	return nil
 }
 
 // entries reads the entries of an object or array up to its close, with
@@ -281,33 +298,45 @@ func (s *splicer) entries(close byte, where string, entry func(i int) error) err
 
 // plainMerge reads a merge written without escapes, "a b" or ["a","b"]
 // (nearly all are), as parseMerge would; ok is false for any other.
-func plainMerge(raw []byte) ([2]string, bool) {
-	if bytes.IndexByte(raw, '\\') >= 0 || len(raw) < 2 {
-		return [2]string{}, false
+func plainMerge(raw []byte) (a, b []byte, ok bool) {
+	if bytes.IndexByte(raw, '\\') >= 0 || len(raw) < 2 || !utf8.Valid(raw) {
+		return nil, nil, false
 	}
 	if raw[0] == '"' {
 		a, b, ok := bytes.Cut(raw[1:len(raw)-1], []byte{' '})
-		if !ok || len(a) == 0 || len(b) == 0 || bytes.IndexByte(b, ' ') >= 0 {
-			return [2]string{}, false
+		if !ok || len(a) == 0 || len(b) == 0 || bytes.IndexByte(b, ' ') >= 0 || bytes.IndexByte(raw[1:len(raw)-1], '"') >= 0 {
+			return nil, nil, false
 		}
-		return [2]string{string(a), string(b)}, true
+		return a, b, true
 	}
 	if raw[0] != '[' || raw[len(raw)-1] != ']' {
-		return [2]string{}, false
+		return nil, nil, false
 	}
-	parts := bytes.Split(bytes.TrimSpace(raw[1:len(raw)-1]), []byte{','})
-	if len(parts) != 2 {
-		return [2]string{}, false // a comma inside a token: parseMerge reads it
+	first, second, ok := bytes.Cut(raw[1:len(raw)-1], []byte{','})
+	if !ok {
+		return nil, nil, false
 	}
-	var pair [2]string
-	for i, p := range parts {
-		p = bytes.TrimSpace(p)
-		if len(p) < 3 || p[0] != '"' || p[len(p)-1] != '"' || bytes.IndexByte(p[1:len(p)-1], '"') >= 0 {
-			return [2]string{}, false
+	if a, ok = quotedPlain(first); ok {
+		b, ok = quotedPlain(second)
+	}
+	return a, b, ok
+}
+
+// quotedPlain is the inside of a JSON string written without escapes,
+// with space around it; a comma or quote inside is refused, for
+// parseMerge to read.
+func quotedPlain(p []byte) ([]byte, bool) {
+	p = bytes.TrimSpace(p)
+	if len(p) < 3 || p[0] != '"' || p[len(p)-1] != '"' {
+		return nil, false
+	}
+	inner := p[1 : len(p)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == ',' {
+			return nil, false
 		}
-		pair[i] = string(p[1 : len(p)-1])
 	}
-	return pair, true
+	return inner, true
 }
 
 // plainString reads a JSON string written without escapes (nearly every
@@ -361,15 +390,17 @@ func (s *splicer) syntax(where string) error {
 // skipSpace reads past whitespace.
 func (s *splicer) skipSpace() error {
 	for {
-		b, err := s.src.Peek(1)
-		if err != nil {
+		chunk, _ := s.src.Peek(max(1, s.src.Buffered()))
+		if len(chunk) == 0 {
 			return errors.Errorf("not JSON: it ends early, at byte %d", s.off)
 		}
-		switch b[0] {
-		case ' ', '\t', '\n', '\r':
-			s.src.Discard(1)
-			s.off++
-		default:
+		n := 0
+		for n < len(chunk) && (chunk[n] == ' ' || chunk[n] == '\t' || chunk[n] == '\n' || chunk[n] == '\r') {
+			n++
+		}
+		s.src.Discard(n)
+		s.off += int64(n)
+		if n < len(chunk) {
 			return nil
 		}
 	}

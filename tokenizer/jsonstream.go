@@ -28,7 +28,7 @@ const maxPartsBytes = 16 << 20
 // that far, and no more than the vocabulary and the merges is ever held.
 type jsonStream struct {
 	dec   *json.Decoder
-	src   *splicer // what dec reads
+	src   *splicer        // what dec reads
 	raw   json.RawMessage // the entry being checked, reused
 	parts int             // the bytes of the values decoded whole so far
 }
@@ -37,9 +37,10 @@ type jsonStream struct {
 // parts as tokenizerJSON holds them, and its vocabulary and merges,
 // checked entry by entry.
 type decodedTokenizerJSON struct {
-	file   tokenizerJSON
-	vocab  map[string]int // nil when model.vocab is missing or null
-	merges [][2]string
+	file     tokenizerJSON
+	vocab    map[string]int // nil when model.vocab is missing or null
+	merges   [][2]string
+	mergeIDs [][3]int32 // the merges as ids, read after the vocabulary (splicer)
 }
 
 // decodeTokenizerJSON decodes a tokenizer.json from r.
@@ -58,7 +59,7 @@ func decodeTokenizerJSON(r io.Reader) (decodedTokenizerJSON, error) {
 		d.vocab = src.vocab
 	}
 	if src.mergesRead {
-		d.merges = src.merges
+		d.merges, d.mergeIDs = src.merges, src.mergeIDs
 	}
 	return d, nil
 }

@@ -200,7 +200,7 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 		return bpeSpec{}, stages{}, nil, err
 	}
 	return bpeSpec{
-		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
+		vocab: vocab, merges: merges, mergeIDs: d.mergeIDs, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
 		holes: true, sentencePiece: !st.decoding.byteLevel, spaceMark: st.decoding.spaceMark, fallbackBytes: st.decoding.byteFallback, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
 	}, st, normalized, nil
