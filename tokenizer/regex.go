@@ -46,8 +46,8 @@ func compileSplitRegex(key, pattern string) (func(string) ([][]int, error), erro
 	find := func(s string) ([][]int, error) {
 		found, err := re.FindAllStringIndex(s, -1)
 		if err != nil {
-			return nil, errors.Errorf("%s: %s takes longer than %v on the text (regexp2: %s)", key, msg.Quote(pattern),
-				splitMatchTimeout, msg.Clean(err.Error()))
+			return nil, errors.Errorf("%s: %s takes longer than %v on the text: the pattern backtracks catastrophically there",
+				key, msg.Quote(pattern), splitMatchTimeout)
 		}
 		return found, nil
 	}
