@@ -16,8 +16,7 @@ import (
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
 // how text becomes ids, besides the vocabulary and the merges, which
-// decodeTokenizerJSON reads apart, as they come. Of post_processor only
-// the token it puts first is read (Encode puts it first too).
+// decodeTokenizerJSON reads apart, as they come.
 type tokenizerJSON struct {
 	Model         *bpeJSON // nil when the file has none
 	Normalizer    json.RawMessage
@@ -49,23 +48,18 @@ type addedToken struct {
 	RStrip     bool   `json:"rstrip"`
 }
 
-// ReadTokenizerJSON reads a Hugging Face tokenizer.json holding a BPE of
-// one of the kinds built:
-//   - GPT-2's byte-level BPE (and the models that reuse it), whose end and
-//     beginning of text are <|endoftext|> when the file has it, and whose
-//     special tokens' names in text are text;
-//   - Llama 3's and Qwen 2's byte-level BPE (a Split by their own pattern,
-//     Qwen 2's after NFC);
-//   - SentencePiece-style BPE with byte fallback (Llama 2, Mistral,
-//     TinyLlama), by Llama 2's normalizer or a Metaspace pre-tokenizer.
-//
-// Beyond GPT-2, added tokens are matched in text as Hugging Face does
-// (those marked normalized in normalized text, by their normalized
-// names); the beginning of text is the token the post_processor puts
-// first (Encode puts it first too), else <s> or <|begin_of_text|>, the
-// end </s>, <|end_of_text|> or <|endoftext|>, when the file has them.
-// Anything else is an error naming the key, what it holds and what is
-// built.
+// ReadTokenizerJSON reads a Hugging Face tokenizer.json whose parts are
+// built (readStages): a BPE, byte-level or with byte fallback, and the
+// normalizer, pre-tokenizer, post-processor and decoder around it, run as
+// Hugging Face's tokenizers runs them. GPT-2's own file keeps GPT-2's
+// encoder's rules: <|endoftext|> is its beginning and end of text, and
+// special tokens' names in text are text. Any other file's added tokens
+// are matched in text as Hugging Face does (those marked normalized in
+// normalized text, by their normalized names); its beginning of text is
+// the first token the post-processor puts before the text (Encode puts
+// them there too), else <s>, <|begin_of_text|> or <bos>, its end </s>,
+// <|end_of_text|>, <|endoftext|> or <eos>, when the file has them. A part
+// not built is an error naming its key, what it holds and what is built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
 	f, err := safefile.OpenLimit(path, maxFileBytes, fileBound)
 	if err != nil {
@@ -271,10 +265,9 @@ func componentType(raw json.RawMessage) string {
 }
 
 // parseAddedTokens reads added_tokens, and which are matched in normalized
-// text. For GPT-2's kind each must be special: its Encode treats special
-// tokens' names as text, and a non-special added token, which Hugging Face
-// matches in text, would silently encode differently. The other kinds
-// match them all, as they are (no lstrip, rstrip or single_word).
+// text. GPT-2's kind (whose added tokens are all special, isGPT2) treats
+// their names as text; the other kinds match them all, as they are (no
+// lstrip, rstrip or single_word).
 func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[string]bool, error) {
 	specials := make(map[string]int, len(tokens))
 	normalized := map[string]bool{}
