@@ -41,6 +41,7 @@ type splicer struct {
 	joined     []byte         // a merge's two tokens joined, reused
 	mergesRead bool
 	err        error // the first problem found in either
+	passAll    bool  // pass model.vocab and model.merges on too, for jsonStream to read (a test compares the two)
 }
 
 // shift says that from byte at of what is passed on, the file is delta
@@ -91,7 +92,7 @@ func (s *splicer) Read(p []byte) (int, error) {
 		s.passed++
 		p[n] = b
 		n++
-		if s.step(b) {
+		if s.step(b) && !s.passAll {
 			s.readPart()
 		}
 	}
@@ -366,7 +367,10 @@ func plainInt(raw []byte) (int, bool) {
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if len(digits) == 0 || len(digits) > 18 {
+	switch {
+	case len(digits) > 1 && digits[0] == '0':
+		return 0, false // JSON has no leading zeros: encoding/json refuses them
+	case len(digits) == 0 || len(digits) > 18:
 		return parseJSONInt(raw)
 	}
 	n := 0

@@ -45,7 +45,11 @@ type decodedTokenizerJSON struct {
 
 // decodeTokenizerJSON decodes a tokenizer.json from r.
 func decodeTokenizerJSON(r io.Reader) (decodedTokenizerJSON, error) {
-	src := newSplicer(r)
+	return decodeThrough(newSplicer(r))
+}
+
+// decodeThrough decodes a tokenizer.json that src reads.
+func decodeThrough(src *splicer) (decodedTokenizerJSON, error) {
 	s := &jsonStream{dec: json.NewDecoder(src), src: src}
 	s.dec.UseNumber() // a number is checked where it is used, not as a float64
 	d, err := s.decodeAll()
