@@ -65,19 +65,17 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		return nil, errors.Wrap(err, spec.vocabWhere)
 	}
 	m := &bpeModel{tokens: make([][]byte, len(names)), eos: -1}
-	for id, name := range names {
-		if sid, ok := spec.specials[name]; ok && sid == id {
-			m.tokens[id] = spec.addedBytes(name)
-			continue
-		}
-		if name == "" {
-			continue // an id no token has: Token gives nil, as for one out of range
-		}
-		b, err := spec.tokenBytes(name)
-		if err != nil {
-			return nil, errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
-		}
-		m.tokens[id] = b
+	// The merge table is built beside the tokens' bytes: each takes a
+	// good part of loading a large vocabulary, and neither reads what the
+	// other writes.
+	merged := make(chan error, 1)
+	go func() { merged <- m.setMerges(spec, names) }()
+	err = m.setTokens(spec, names)
+	if mergeErr := <-merged; err == nil {
+		err = mergeErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	if id, ok := spec.vocab[endOfText]; ok {
 		m.eos = id
@@ -85,9 +83,6 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		m.eos = id
 	}
 	m.setByteIDs(spec)
-	if err := m.setMerges(spec, names); err != nil {
-		return nil, err
-	}
 	if spec.sentencePiece {
 		m.chars = make(map[string]int32)
 		for name, id := range spec.vocab {
@@ -100,6 +95,25 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		m.whole = wholeTokens(spec)
 	}
 	return m, nil
+}
+
+// setTokens sets each id's bytes from its name (names, by id).
+func (m *bpeModel) setTokens(spec bpeSpec, names []string) error {
+	for id, name := range names {
+		if sid, ok := spec.specials[name]; ok && sid == id {
+			m.tokens[id] = spec.addedBytes(name)
+			continue
+		}
+		if name == "" {
+			continue // an id no token has: Token gives nil, as for one out of range
+		}
+		b, err := spec.tokenBytes(name)
+		if err != nil {
+			return errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
+		}
+		m.tokens[id] = b
+	}
+	return nil
 }
 
 // tokenBytes is the bytes a vocabulary entry stands for, as the decoder

@@ -171,6 +171,12 @@ func FuzzParseTokenizerJSON(f *testing.F) {
 		`"decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"▁"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"}]},` +
 		`"added_tokens":[{"id":2,"content":"a","special":false,"normalized":true}]}`))
 	f.Add([]byte(`{"model":{"type":"Unigram"}}`))
+	// The parts beyond the listed files': each pre-tokenizer, a regex, a template with a token after.
+	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1,"ab":2},"merges":["a b"]},"normalizer":{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Prepend","prepend":"a"}]},` +
+		`"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Digits","individual_digits":true},{"type":"Punctuation","behavior":"Contiguous"},` +
+		`{"type":"Split","pattern":{"Regex":"(?<=a)b|\\s+(?!\\S)"},"behavior":"MergedWithNext","invert":true},{"type":"Split","pattern":{"String":"b"},"behavior":"MergedWithPrevious"},` +
+		`{"type":"ByteLevel","add_prefix_space":true,"use_regex":false}]},` +
+		`"post_processor":{"type":"TemplateProcessing","single":[{"Sequence":{"id":"A"}},{"SpecialToken":{"id":"b"}}],"special_tokens":{"b":{"ids":[1]}}}}`))
 	// Issue 42's bad merge 254, in small, and entries refused as they are read.
 	f.Add(badMerge254(f, 3))
 	f.Add([]byte(`{"model":{"type":"BPE","vocab":{"a":0,"b":1.5},"merges":[]},"pre_tokenizer":{"type":"ByteLevel"}}`))
