@@ -97,21 +97,25 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 	return m, nil
 }
 
-// setTokens sets each id's bytes from its name (names, by id).
+// setTokens sets each id's bytes from its name (names, by id): an added
+// token's as the decoder gives added tokens, the others' as vocabulary
+// entries.
 func (m *bpeModel) setTokens(spec bpeSpec, names []string) error {
 	for id, name := range names {
-		if sid, ok := spec.specials[name]; ok && sid == id {
-			m.tokens[id] = spec.addedBytes(name)
-			continue
-		}
 		if name == "" {
 			continue // an id no token has: Token gives nil, as for one out of range
 		}
 		b, err := spec.tokenBytes(name)
 		if err != nil {
+			if sid, ok := spec.specials[name]; ok && sid == id {
+				continue // an added token's name need not be a vocabulary entry's: set below
+			}
 			return errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
 		}
 		m.tokens[id] = b
+	}
+	for name, id := range spec.specials {
+		m.tokens[id] = spec.addedBytes(name)
 	}
 	return nil
 }
