@@ -56,15 +56,16 @@ func (t *bpeTokenizer) Encode(text string) ([]int, error) {
 // encodeText appends the ids of text to ids: it cuts text at its added
 // tokens and encodes the stretches between.
 func (t *bpeTokenizer) encodeText(ids []int, text string) ([]int, error) {
-	var err error
-	for at := 0; at < len(text); {
-		before, id, size := t.added.next(text[at:])
-		if ids, err = t.encodeStretch(ids, text[at:at+before], at); err != nil {
-			return nil, err
-		}
-		if at += before + size; id >= 0 {
-			ids = append(ids, id)
-		}
+	err := t.added.split(text, func(stretch string, at int) error {
+		var err error
+		ids, err = t.encodeStretch(ids, stretch, at)
+		return err
+	}, func(id int) error {
+		ids = append(ids, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -75,17 +76,15 @@ func (t *bpeTokenizer) encodeStretch(ids []int, text string, at int) ([]int, err
 	if t.normalize != nil {
 		text = t.normalize(text)
 	}
-	var err error
-	for pos := 0; pos < len(text); {
-		before, id, size := t.addedNormalized.next(text[pos:])
-		if ids, err = t.encodeSplit(ids, text[pos:pos+before], at+pos); err != nil {
-			return nil, err
-		}
-		if pos += before + size; id >= 0 {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+	err := t.addedNormalized.split(text, func(stretch string, pos int) error {
+		var err error
+		ids, err = t.encodeSplit(ids, stretch, at+pos)
+		return err
+	}, func(id int) error {
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
 }
 
 // encodeSplit appends the ids of normalized text without added tokens,

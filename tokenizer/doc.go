@@ -46,8 +46,10 @@
 //     (pretokenize.go), a fast path 2.3-2.8x faster than regexp2, held
 //     equal to it by TestHandWrittenSplitsEqualRegexp2.
 //   - Added tokens (special or not) are matched in text as Hugging Face
-//     matches them (leftmost, then longest) and never split; those marked
-//     normalized in normalized text, by their normalized names. GPT-2's
+//     matches them (leftmost, then longest, without overlap) and never
+//     split; those marked normalized in normalized text, by their
+//     normalized names; single_word, lstrip and rstrip as Hugging Face
+//     reads them (addedTokens.split). GPT-2's
 //     own file (ByteLevel alone, no normalizer, special added tokens only)
 //     keeps GPT-2's encoder's rule instead: special tokens' names are
 //     text. Encode puts around the text what the post-processor puts

@@ -251,9 +251,6 @@ func TestLlamaFamilyRefused(t *testing.T) {
 		}), "normalizer.normalizers[1].pattern is not a String: built is Replace of a String"},
 		{"roberta", split(func(d, _ map[string]any) { d["post_processor"] = map[string]any{"type": "RobertaProcessing"} }),
 			`post_processor.type is "RobertaProcessing": built are ByteLevel, TemplateProcessing and a Sequence of them`},
-		{"added lstrip", split(func(d, _ map[string]any) {
-			d["added_tokens"] = []any{map[string]any{"id": 261, "content": "<a>", "special": true, "lstrip": true}}
-		}), `added token "<a>" (id 261) has lstrip, rstrip or single_word`},
 		{"byte level with fallback", sp(func(d, _ map[string]any) {
 			d["normalizer"], d["pre_tokenizer"] = nil, map[string]any{"type": "ByteLevel"}
 		}), "model.byte_fallback is true with a ByteLevel pre-tokenizer: built is one of the two"},

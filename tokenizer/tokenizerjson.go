@@ -98,19 +98,19 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 // readTokenizerJSON builds a tokenizer from a tokenizer.json read from r
 // as it is decoded, naming it name in errors.
 func readTokenizerJSON(r io.Reader, name string) (*bpeTokenizer, error) {
-	spec, st, normalizedNames, err := tokenizerJSONSpec(r, name)
+	spec, st, options, err := tokenizerJSONSpec(r, name)
 	if err != nil {
 		return nil, errors.Wrap(err, name)
 	}
 	if st.gpt2 {
 		return newGPT2BPE(spec)
 	}
-	return newStagedBPE(spec, st, normalizedNames, name)
+	return newStagedBPE(spec, st, options, name)
 }
 
 // newStagedBPE is a tokenizer of the kinds beyond GPT-2's: added tokens
 // matched in text, and the stages st; name names the file in errors.
-func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name string) (*bpeTokenizer, error) {
+func newStagedBPE(spec bpeSpec, st stages, options map[string]addedToken, name string) (*bpeTokenizer, error) {
 	model, err := newBPEModel(spec)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name
 			return nil, errors.Errorf("%s: post_processor puts id %d around the text, outside the %d tokens", name, id, len(model.tokens))
 		}
 	}
-	inText, inNormalized := splitAdded(spec.specials, normalizedNames, st.normalize)
+	inText, inNormalized := splitAdded(spec.specials, options, st.normalize)
 	t := &bpeTokenizer{
 		model: model, added: newAddedTokens(inText), addedNormalized: newAddedTokens(inNormalized),
 		normalize: st.normalize, pretokenize: st.pretokenize, stripSpaces: st.decoding.stripSpaces,
@@ -137,20 +137,26 @@ func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name
 
 // splitAdded parts added tokens into those matched in the raw text and
 // those matched in normalized text, as Hugging Face does: by their names
-// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer).
-func splitAdded(tokens map[string]int, normalized map[string]bool, normalize func(string) string) (inText, inNormalized map[string]int) {
-	inText, inNormalized = map[string]int{}, map[string]int{}
+// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer), each with
+// its options. A name the normalizer empties is never matched.
+func splitAdded(tokens map[string]int, options map[string]addedToken, normalize func(string) string) (inText, inNormalized []addedName) {
+	normalized := map[string]addedName{}
 	for name, id := range tokens {
-		if normalized[name] {
-			if normalize != nil {
-				name = normalize(name)
-			}
-			if earlier, dup := inNormalized[name]; !dup || id < earlier {
-				inNormalized[name] = id // of two names normalized alike, the first
-			}
-		} else {
-			inText[name] = id
+		o := options[name]
+		t := addedName{name: name, id: id, lstrip: o.LStrip, rstrip: o.RStrip, wholeWord: o.SingleWord}
+		if !o.Normalized {
+			inText = append(inText, t)
+			continue
 		}
+		if normalize != nil {
+			t.name = normalize(name)
+		}
+		if earlier, dup := normalized[t.name]; t.name != "" && (!dup || id < earlier.id) {
+			normalized[t.name] = t // of two names normalized alike, the first
+		}
+	}
+	for _, t := range normalized {
+		inNormalized = append(inNormalized, t)
 	}
 	return inText, inNormalized
 }
@@ -172,7 +178,7 @@ func tokenNamed(spec bpeSpec, names ...string) int {
 // tokenizerJSONSpec checks what a tokenizer.json holds and gathers its
 // vocabulary, merges and added tokens (and which are matched in normalized
 // text), and its stages.
-func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bool, error) {
+func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]addedToken, error) {
 	d, err := decodeTokenizerJSON(r)
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
@@ -189,7 +195,7 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 		return bpeSpec{}, stages{}, nil, errors.New("model.vocab is missing")
 	}
 	vocab, merges := d.vocab, d.merges
-	specials, normalized, err := parseAddedTokens(file.AddedTokens, st)
+	specials, options, err := parseAddedTokens(file.AddedTokens)
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
 	}
@@ -197,7 +203,7 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 		vocab: vocab, merges: merges, mergeIDs: d.mergeIDs, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
 		holes: true, sentencePiece: !st.decoding.byteLevel, spaceMark: st.decoding.spaceMark, fallbackBytes: st.decoding.byteFallback, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
-	}, st, normalized, nil
+	}, st, options, nil
 }
 
 // jsonKind names a Go kind as the JSON a reader would write.
@@ -264,28 +270,24 @@ func componentType(raw json.RawMessage) string {
 	return msg.Clean(c.Type + " [" + strings.Join(types, ", ") + "]")
 }
 
-// parseAddedTokens reads added_tokens, and which are matched in normalized
-// text. GPT-2's kind (whose added tokens are all special, isGPT2) treats
-// their names as text; the other kinds match them all, as they are (no
-// lstrip, rstrip or single_word).
-func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[string]bool, error) {
+// parseAddedTokens reads added_tokens: each name's id, and its options
+// (matched in normalized text, lstrip, rstrip, single_word). GPT-2's kind
+// (whose added tokens are all special, isGPT2) treats their names as text.
+func parseAddedTokens(tokens []addedToken) (map[string]int, map[string]addedToken, error) {
 	specials := make(map[string]int, len(tokens))
-	normalized := map[string]bool{}
+	options := make(map[string]addedToken, len(tokens))
 	for i, t := range tokens {
 		switch {
 		case t.ID == nil:
 			return nil, nil, errors.Errorf("added_tokens[%d] has no id", i)
 		case t.Content == "":
 			return nil, nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
-		case !st.gpt2 && (t.LStrip || t.RStrip || t.SingleWord):
-			return nil, nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
-				msg.Quote(t.Content), *t.ID)
 		}
 		if id, dup := specials[t.Content]; dup {
 			return nil, nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
 		}
 		specials[t.Content] = *t.ID
-		normalized[t.Content] = t.Normalized
+		options[t.Content] = t
 	}
-	return specials, normalized, nil
+	return specials, options, nil
 }

