@@ -43,7 +43,7 @@
 //     deadline; a pattern is tried on runs of one character when the file
 //     is read, so one that backtracks catastrophically is refused then.
 //     GPT-2's, Llama 3's and Qwen 2's patterns are also written by hand
-//     (pretokenize.go), a fast path 2.3-2.8x faster than regexp2, held
+//     (pretokenize.go), a fast path 2.3-3x faster than regexp2, held
 //     equal to it by TestHandWrittenSplitsEqualRegexp2.
 //   - Added tokens (special or not) are matched in text as Hugging Face
 //     matches them (leftmost, then longest, without overlap) and never
