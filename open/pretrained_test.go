@@ -290,3 +290,24 @@ func TestTokenNames(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenNoTextReadsNoTokenizer: a view with no text (inspect -graph)
+// opens a Hugging Face directory without reading its tokenizer.json: one
+// the reader refuses, which refuses the GPT-2 otherwise, is not read, and
+// the tokens are ids.
+func TestOpenNoTextReadsNoTokenizer(t *testing.T) {
+	dir := copyFixture(t, "prefixed")
+	write(t, filepath.Join(dir, "tokenizer.json"), `{"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Metaspace"}}`)
+	var notes bytes.Buffer
+	op, err := Open(dir, Options{NoText: true, Notices: &notes})
+	if err != nil {
+		t.Fatalf("with no text: %v", err)
+	}
+	if strings.Contains(notes.String(), "tokenizer.json") {
+		t.Errorf("with no text, the notices name tokenizer.json: %q", notes.String())
+	}
+	ids := tokenizer.IDs(op.Model.Config.Vocab)
+	if op.Tokenizer.Name() != ids.Name() || op.Tokenizer.Size() != ids.Size() || len(op.TokenizerFiles) != 0 {
+		t.Errorf("with no text, the tokenizer is %s (%d tokens) from %v; want %s, from no file", op.Tokenizer.Name(), op.Tokenizer.Size(), op.TokenizerFiles, ids.Name())
+	}
+}
