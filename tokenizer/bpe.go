@@ -99,20 +99,28 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 
 // setTokens sets each id's bytes from its name (names, by id): an added
 // token's as the decoder gives added tokens, the others' as vocabulary
-// entries.
+// entries. The vocabulary's share one array: a token's bytes are never
+// longer than its name.
 func (m *bpeModel) setTokens(spec bpeSpec, names []string) error {
+	size := 0
+	for _, name := range names {
+		size += len(name)
+	}
+	arena := make([]byte, 0, size)
 	for id, name := range names {
 		if name == "" {
 			continue // an id no token has: Token gives nil, as for one out of range
 		}
-		b, err := spec.tokenBytes(name)
+		start := len(arena)
+		grown, err := spec.appendTokenBytes(arena, name)
 		if err != nil {
 			if sid, ok := spec.specials[name]; ok && sid == id {
 				continue // an added token's name need not be a vocabulary entry's: set below
 			}
 			return errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
 		}
-		m.tokens[id] = b
+		arena = grown
+		m.tokens[id] = arena[start:len(arena):len(arena)]
 	}
 	for name, id := range spec.specials {
 		m.tokens[id] = spec.addedBytes(name)
@@ -124,16 +132,21 @@ func (m *bpeModel) setTokens(spec bpeSpec, names []string) error {
 // gives them: GPT-2's byte-to-unicode characters decoded, or
 // SentencePiece's text with "▁" a space and <0xNN> the byte NN.
 func (spec bpeSpec) tokenBytes(name string) ([]byte, error) {
+	return spec.appendTokenBytes(nil, name)
+}
+
+// appendTokenBytes is tokenBytes appending to dst.
+func (spec bpeSpec) appendTokenBytes(dst []byte, name string) ([]byte, error) {
 	if spec.sentencePiece {
 		if b, ok := fallbackByte(name); ok && spec.fallbackBytes {
-			return []byte{b}, nil
+			return append(dst, b), nil
 		}
-		if spec.spaceMark == "" {
-			return []byte(name), nil
+		if spec.spaceMark == "" || !strings.Contains(name, spec.spaceMark) {
+			return append(dst, name...), nil
 		}
-		return []byte(strings.ReplaceAll(name, spec.spaceMark, " ")), nil
+		return append(dst, strings.ReplaceAll(name, spec.spaceMark, " ")...), nil
 	}
-	b, bad, ok := byteLevelDecode(name)
+	b, bad, ok := appendByteLevel(dst, name)
 	if !ok {
 		return nil, errors.Errorf("holds %s, which is not one of GPT-2's byte-level characters", msg.Quote(string(bad)))
 	}
