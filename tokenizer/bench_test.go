@@ -53,3 +53,23 @@ func BenchmarkEncodeMegabyte(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadTokenizerJSON reads the tokenizer.json of Qwen 3 (151k
+// tokens), Llama 3.1 (128k) and Gemma 3 (262k tokens, 515k merges) from
+// memory.
+func BenchmarkReadTokenizerJSON(b *testing.B) {
+	for _, f := range readHFFixtures(b) {
+		if f.Name != "qwen3" && f.Name != "llama3.1" && f.Name != "gemma3" {
+			continue
+		}
+		raw := npmFile(b, f.Package, f.File, f.SHA256)
+		b.Run(f.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if _, err := parseTokenizerJSON(raw, f.Name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
