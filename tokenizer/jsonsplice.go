@@ -178,6 +178,14 @@ func (s *splicer) readPart() {
 func (s *splicer) readVocab() error {
 	s.vocab = map[string]int{}
 	return s.entries('}', "model.vocab", func(int) error {
+		if chunk, _ := s.src.Peek(s.src.Buffered()); len(chunk) > 0 {
+			if name, id, n, ok := scanPlainEntry(chunk); ok {
+				err := s.addToken(string(name), id)
+				s.src.Discard(n)
+				s.off += int64(n)
+				return err
+			}
+		}
 		raw, err := s.readValue()
 		if err != nil {
 			return err
@@ -186,11 +194,8 @@ func (s *splicer) readVocab() error {
 		if !ok && json.Unmarshal(raw, &name) != nil {
 			return s.syntax("model.vocab")
 		}
-		if _, twice := s.vocab[name]; twice {
-			return errors.Errorf("key %s appears twice in model.vocab", msg.Quote(name))
-		}
-		if len(s.vocab) == maxVocab {
-			return errors.Errorf("model.vocab: more than %d tokens, the most a vocabulary may hold", maxVocab)
+		if err := s.addToken(name, -1); err != nil {
+			return err
 		}
 		if err := s.skipSpace(); err != nil {
 			return err
@@ -217,6 +222,21 @@ func (s *splicer) readVocab() error {
 	})
 }
 
+// addToken adds a token to the vocabulary, refusing it twice or past
+// maxVocab; id -1 checks it only, its id read next.
+func (s *splicer) addToken(name string, id int) error {
+	if _, twice := s.vocab[name]; twice {
+		return errors.Errorf("key %s appears twice in model.vocab", msg.Quote(name))
+	}
+	if len(s.vocab) == maxVocab {
+		return errors.Errorf("model.vocab: more than %d tokens, the most a vocabulary may hold", maxVocab)
+	}
+	if id >= 0 {
+		s.vocab[name] = id
+	}
+	return nil
+}
+
 // readMerges reads model.merges's entries after its '[', as jsonStream's
 // merges does.
 func (s *splicer) readMerges() error {
@@ -225,6 +245,14 @@ func (s *splicer) readMerges() error {
 	return s.entries(']', "model.merges", func(i int) error {
 		if i == maxMerges {
 			return errors.Errorf("model.merges: more than %d merges, the most a vocabulary of at most %d tokens has", maxMerges, maxVocab)
+		}
+		if chunk, _ := s.src.Peek(s.src.Buffered()); vocabSeen && len(chunk) > 0 {
+			if a, b, n, ok := scanPlainMerge(chunk); ok {
+				err := s.mergeByID(a, b, i) // before Discard: a and b are the buffer's
+				s.src.Discard(n)
+				s.off += int64(n)
+				return err
+			}
 		}
 		raw, err := s.readValue()
 		if err != nil {
