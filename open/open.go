@@ -44,9 +44,9 @@ type Options struct {
 	Progress func(done, total int64)
 	// NoText says the view reads and shows no text (inspect -graph and
 	// -dot): a Hugging Face directory then opens without reading its
-	// tokenizer files, which a tokenizer.json of 150k-260k tokens takes a
-	// tenth to a third of a second to read; its tokens are ids
-	// (tokenizer.IDs), its BOS and EOS config.json's.
+	// tokenizer files (a tokenizer.json of 150k-260k tokens takes 60-260
+	// ms to read); its tokens are ids (tokenizer.IDs), its BOS and EOS
+	// config.json's.
 	NoText bool
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
