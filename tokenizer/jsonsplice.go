@@ -26,11 +26,11 @@ type splicer struct {
 	stack    []frame // the containers open where src is
 	inString bool
 	escaped  bool
-	keyAt    int    // the depth of the key being read, 0 for none
-	key      []byte // the key being read
-	keys     [3]string
-	pending  []byte // bytes to pass on before reading more
-	value    []byte // an entry being read, reused
+	keyAt    int       // the depth of the key being read, 0 for none
+	key      []byte    // the key being read
+	keys     [3]string // the last key read at depths 1 and 2 ("model", "vocab")
+	pending  []byte    // bytes to pass on before reading more
+	value    []byte    // an entry being read, reused
 
 	passed int64   // bytes passed on
 	shifts []shift // where the file and what is passed on part
