@@ -286,7 +286,7 @@ func TestPNG(t *testing.T) {
 		t.Errorf("output does not say it wrote %s", path)
 	}
 	img := readPNG(t, path)
-	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: 64, Seed: 1})
+	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestPNG(t *testing.T) {
 	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
 	// One panel is narrower than the title, which wraps to it: a taller
 	// title block over the same panel.
-	r1, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: 1, Head: 0, Samples: 64, Seed: 1})
+	r1, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Only(1), Heads: report.Only(0), Samples: 64, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +554,7 @@ func TestCheckpointDirectory(t *testing.T) {
 // where every example has it.
 func TestMeanHeatmaps(t *testing.T) {
 	const n = 3
-	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: n, Seed: 7, Mean: true})
+	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Every, Heads: report.Every, Samples: n, Seed: 7, Mean: true})
 	if err != nil {
 		t.Fatal(err)
 	}

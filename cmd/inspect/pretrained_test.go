@@ -204,7 +204,7 @@ func kvColumn(out string) []int {
 // (the colour of a key after its query) exactly when the window hides it.
 func checkWindowPNG(t *testing.T, dir, path string, window int) {
 	t.Helper()
-	r, err := buildReport(report.Options{Checkpoint: dir, Tokens: llamaTokens, Layer: report.LayerAuto, Head: -1, Samples: 2, Seed: 1})
+	r, err := buildReport(report.Options{Checkpoint: dir, Tokens: llamaTokens, Samples: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
