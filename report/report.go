@@ -28,15 +28,15 @@ type Options struct {
 	// view (whose table still lists every head). The JSON document holds
 	// the heads they pick (default: every one).
 	Layers, Heads Pick
-	Samples     int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
-	Seed        uint64        // of the example shown and of the scoring examples
-	AllRows     bool          // score the roles at every query position, not only those the task scores
-	Mean        bool          // the heatmaps are each head's mean over the Samples examples
-	Length      int           // show an example of this task length; 0: the trained one
-	Circuits    bool          // also the circuit metrics (analysis.Measure and the rest)
-	Ablate      bool          // also remove each head in turn on the run's held-out set
-	Ablation    ablation.Mode // what replaces a removed head's output; "": zero
-	AllLogits   bool          // the JSON document holds every logit even for a wide vocabulary
+	Samples       int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
+	Seed          uint64        // of the example shown and of the scoring examples
+	AllRows       bool          // score the roles at every query position, not only those the task scores
+	Mean          bool          // the heatmaps are each head's mean over the Samples examples
+	Length        int           // show an example of this task length; 0: the trained one
+	Circuits      bool          // also the circuit metrics (analysis.Measure and the rest)
+	Ablate        bool          // also remove each head in turn on the run's held-out set
+	Ablation      ablation.Mode // what replaces a removed head's output; "": zero
+	AllLogits     bool          // the JSON document holds every logit even for a wide vocabulary
 	// Page also computes what the HTML page adds: held-out examples, the
 	// forward graph's summary and the curves of the run directories (Runs:
 	// the first with its head roles, the others' curves beside it;
