@@ -71,7 +71,7 @@ func (r *Report) checkPerHeadTime(s Subject, shownLength int) error {
 		return nil
 	}
 	heads := len(r.perHead().Of(r.Config))
-	return errors.Errorf("%s: the work on %s (%s, %.3g TFLOP) would take about %s at a modelled %.0f GFLOP/s; allowed: up to %s; pick fewer heads with -layer and -head (e.g. -layer 0,5-7 -head 3)",
+	return errors.Errorf("%s: the work on %s (%s, %.0f TFLOP) would take about %s at a modelled %.0f GFLOP/s; allowed: up to %s; pick fewer heads with -layer and -head (e.g. -layer 0,5-7 -head 3)",
 		strings.Join(flags, " "), msg.Count(heads, "head"), msg.Count(forwards, "forward"), flops/1e12, duration(took), analysis.ModelledRate/1e9, duration(analysis.MaxPerHeadTime))
 }
 

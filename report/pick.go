@@ -62,6 +62,9 @@ func ParsePick(flag, v string) (Pick, error) {
 
 // parseRange reads one item of a list: "5" or "5-7".
 func parseRange(s string) (lo, hi int, err error) {
+	if strings.HasPrefix(s, "-") {
+		return 0, 0, errors.Errorf("%s is negative; layers and heads count from 0", s)
+	}
 	a, b, isRange := strings.Cut(s, "-")
 	if lo, err = parseIndex(a); err != nil {
 		return 0, 0, err
@@ -81,7 +84,7 @@ func parseRange(s string) (lo, hi int, err error) {
 // parseIndex reads one layer or head number: digits only.
 func parseIndex(s string) (int, error) {
 	if s == "" {
-		return 0, errors.New("an empty item")
+		return 0, errors.New("an empty item (a number before or after a comma or a dash is missing)")
 	}
 	for _, c := range s {
 		if c < '0' || c > '9' {
@@ -139,5 +142,10 @@ func (p Pick) check(flagName string, n int, noun, per string) error {
 	if n == 1 {
 		valid = "only " + noun + " 0"
 	}
-	return errors.Errorf("%s %s: %s %d does not exist: the model has %s%s (%s)", flagName, p, noun, p.Only[len(p.Only)-1], msg.Count(n, noun), per, valid)
+	last := p.Only[len(p.Only)-1]
+	given := fmt.Sprintf("%s %d", flagName, last)
+	if len(p.Only) > 1 {
+		given = fmt.Sprintf("%s %s: %s %d", flagName, p, noun, last)
+	}
+	return errors.Errorf("%s does not exist: the model has %s%s (%s)", given, msg.Count(n, noun), per, valid)
 }

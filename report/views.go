@@ -245,7 +245,8 @@ func (r *Report) raises(d *analysis.Attribution) []render.HeadTokens {
 	return all[:min(raisedHeads, len(all))]
 }
 
-// CircuitsView is the circuit metrics as render shows them; nil without
+// CircuitsView is the circuit metrics of the heads Options.Layers and
+// Heads pick (every head by default) as render shows them; nil without
 // Options.Circuits.
 func (r *Report) CircuitsView() *render.Circuits {
 	c := r.Circuits
@@ -253,7 +254,11 @@ func (r *Report) CircuitsView() *render.Circuits {
 		return nil
 	}
 	v := &render.Circuits{Layers: r.Config.Layers, Heads: r.Config.Heads}
+	sel := r.picked()
 	for _, cp := range c.Copying {
+		if !sel.holds(cp.Layer, cp.Head) {
+			continue
+		}
 		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: math.NaN()}
 		if cp.Diagonal != nil {
 			h.Diagonal = *cp.Diagonal
@@ -278,7 +283,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 	for _, l := range c.LogitLens {
 		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
 	}
-	for _, x := range c.Composition {
+	for _, x := range selectCircuits(c, sel).Composition {
 		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
 	}
 	return v

@@ -66,12 +66,21 @@ func TestPretrainedViews(t *testing.T) {
 		t.Errorf("-json of \"Hello world\": tokens %v, labels %q; want GPT-2's [15496 995] and ␣world", doc.Tokens, doc.Labels)
 	}
 	// 36 heads on 8 examples of 101 tokens pass analysis.MaxPerHeadTokens:
-	// patching and ablation run the first 4.
-	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-layer", "0", "-head", "0", "-color", "never"))
-	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on 4 repeated-tokens sequences of 100 tokens;"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
-			t.Errorf("-circuits -ablate lacks %q:\n%s", want, out)
+	// patching and ablation run the first 4; the 2 heads -layer and -head
+	// pick run all 8.
+	for _, c := range []struct {
+		pick []string
+		n    string
+	}{{nil, "4"}, {[]string{"-layer", "0", "-head", "0,5"}, "8"}} {
+		out = string(runNoted(t, append([]string{"-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-summary", "-color", "never"}, c.pick...)...))
+		for _, want := range []string{"in-context learning", "logit lens", "Δloss", "zeros on " + c.n + " repeated-tokens sequences of 100 tokens;"} {
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+				t.Errorf("-circuits -ablate %q lacks %q:\n%s", c.pick, want, out)
+			}
 		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "activation patching: undefined") {
+		t.Errorf("-circuits lacks its patching line:\n%s", out)
 	}
 	ablated := out[strings.Index(out, "ablation (zero)"):]
 	if strings.Contains(ablated, "held-out") || strings.Contains(ablated, "exact") {
