@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,8 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
 )
@@ -86,4 +91,63 @@ func TestThousandHeadsFitTheTerminal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// lazyPage is what the browser test measures of a page of many heads.
+type lazyPage struct {
+	Cells, Drawn, Tables, Places int // thumbnails, drawn ones, composition tables built, their places
+	ScrollWidth, ViewportWidth   int
+	Ready                        float64 // ms from navigation to the script's end
+	LastDrawn, LastRows          int     // after scrolling: the last cell's canvas width, the last table's rows
+}
+
+// TestThousandHeadsPageInBrowser: the page of a model of 1,024 heads (32 x
+// 32, with -circuits) opens in Chromium with every head a cell of the grid
+// and no sideways scrolling, but draws only the thumbnails near the
+// screen, and builds none of the 31 composition tables until it comes near
+// (each of 1,024 cells); scrolling to the last cell draws it, and to the
+// last table builds it (33 rows). Nothing is logged or fetched.
+func TestThousandHeadsPageInBrowser(t *testing.T) {
+	chromium := tooltest.Chromium(t)
+	dir := thousandHeadsDir(t)
+	path := filepath.Join(t.TempDir(), "page.html")
+	runNoted(t, "-checkpoint", dir, "-examples", "2", "-circuits", "-html", path)
+	bctx, events := openPage(t, chromium, path)
+	var p lazyPage
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`(() => ({
+			Cells: document.querySelectorAll("#grid .thumb").length,
+			Drawn: Array.from(document.querySelectorAll("#grid .thumb canvas")).filter((c) => c.width !== 300).length,
+			Tables: document.querySelectorAll("#circuits .composition table").length,
+			Places: document.querySelectorAll("#circuits .composition").length,
+			ScrollWidth: document.documentElement.scrollWidth, ViewportWidth: document.documentElement.clientWidth,
+			Ready: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
+		}))()`, &p),
+		chromedp.Evaluate(`document.querySelector("#grid .thumb:last-child").scrollIntoView()`, nil),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_ = chromedp.Poll(`document.querySelector("#grid .thumb:last-child canvas").width !== 300`, nil, chromedp.WithPollingTimeout(5*time.Second)).Do(ctx)
+			return chromedp.Evaluate(`document.querySelector("#grid .thumb:last-child canvas").width`, &p.LastDrawn).Do(ctx)
+		}),
+		chromedp.Evaluate(`document.querySelector("#circuits .composition:last-of-type").scrollIntoView()`, nil),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_ = chromedp.Poll(`document.querySelector("#circuits .composition:last-of-type table") !== null`, nil, chromedp.WithPollingTimeout(5*time.Second)).Do(ctx)
+			return chromedp.Evaluate(`document.querySelectorAll("#circuits .composition:last-of-type tr").length`, &p.LastRows).Do(ctx)
+		}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", p)
+	if p.Cells != 1024 || p.ScrollWidth > p.ViewportWidth {
+		t.Errorf("%d cells in a page %d px wide in a %d px window; want 1,024 and no sideways scrolling", p.Cells, p.ScrollWidth, p.ViewportWidth)
+	}
+	if p.Drawn == 0 || p.Drawn > 1024/2 {
+		t.Errorf("%d thumbnails drawn on opening, want those near the screen: some, and not half of 1,024", p.Drawn)
+	}
+	if p.Places != 31 || p.Tables > 2 {
+		t.Errorf("%d composition tables built of %d places on opening, want 31 places and at most the 2 near the screen", p.Tables, p.Places)
+	}
+	if p.LastDrawn != 31 || p.LastRows != 33 {
+		t.Errorf("after scrolling: the last cell %d px (want its 31 positions), the last table %d rows (want 33)", p.LastDrawn, p.LastRows)
+	}
+	events.check(t, path)
 }
