@@ -65,15 +65,16 @@ func PrefixWork(cfg model.Config, n int) Work {
 	return Work{Forwards: (n + per - 1) / per, Tokens: min(n, per) * t, Length: t}
 }
 
-// PatchWork is the forwards Patch runs for heads heads on n cached
-// examples of t positions: the corrupted run, then one a head, and with
-// ByPosition one a head and position.
-func PatchWork(heads, n, t int) Work {
+// PatchWork is the forwards Patch runs for heads heads of cfg's model on
+// n cached examples of t positions: the corrupted run, then one a head,
+// and when it patches positions alone one a head and position.
+func PatchWork(cfg model.Config, heads, n, t int) Work {
+	n = PerHeadExamples(heads, n, t)
 	per := 1
-	if heads*t <= MaxPatchedPositions {
+	if patchesPositions(cfg, heads, n, t) {
 		per += t
 	}
-	return Work{Forwards: 1 + heads*per, Tokens: PerHeadExamples(heads, n, t) * t, Length: t}
+	return Work{Forwards: 1 + heads*per, Tokens: n * t, Length: t}
 }
 
 // AblationWork is the forwards ablation.Run runs for heads heads on a set

@@ -51,6 +51,18 @@ const MinPatchingFall = 0.1
 // only.
 const MaxPatchedPositions = 2048
 
+// MaxPatchedFLOPs bounds the work of patching each head at each position
+// alone (heads x positions forwards, ForwardFLOPs each): past it (a few
+// heads of an 8B model, whose one forward of 8 examples is 12 TFLOP) Patch
+// patches whole heads only, as past MaxPatchedPositions.
+const MaxPatchedFLOPs = 10e12
+
+// patchesPositions reports whether Patch patches each of heads heads at
+// each of t positions alone, on n examples of cfg's model.
+func patchesPositions(cfg model.Config, heads, n, t int) bool {
+	return heads*t <= MaxPatchedPositions && float64(heads*t)*ForwardFLOPs(cfg, n*t, t) <= MaxPatchedFLOPs
+}
+
 // MaxPerHeadTokens bounds the tokens of the forwards an analysis runs once
 // per head (patching, and ablation of a model trained elsewhere): heads x
 // examples x positions. GPT-2 small's 144 heads on 8 examples of 101
@@ -177,7 +189,7 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, hs ablation.Heads,
 		patched, err := run()
 		return (patched - p.CorruptedLogit) / gap, err
 	}
-	byPosition := len(hs)*t <= MaxPatchedPositions
+	byPosition := patchesPositions(cfg, len(hs), n, t)
 	p.Restored = zeros[float64](cfg)
 	if byPosition {
 		p.ByPosition = zeros[[]float64](cfg)

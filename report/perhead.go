@@ -48,7 +48,7 @@ func (r *Report) perHeadWork(s Subject, shownLength int) (works []analysis.Work,
 		flags = append(flags, "-circuits")
 		works = append(works, analysis.PrefixWork(cfg, o.Samples))
 		if !r.RolesOnSequence && analysis.Repeats(r.Task) {
-			works = append(works, analysis.PatchWork(heads, o.Samples, r.Task.SeqLen()))
+			works = append(works, analysis.PatchWork(cfg, heads, o.Samples, r.Task.SeqLen()))
 		}
 	}
 	return works, flags

@@ -51,8 +51,8 @@ var llama8B = model.Config{Vocab: 128256, Context: 8192, DModel: 4096, Heads: 32
 // TestPerHeadWorkRefusedUpFront: -ablate on every head of an 8B-shaped
 // model trained elsewhere (1,025 forwards of one 101-token sequence) is
 // estimated at hours and refused in one line naming the flag, the
-// estimate, the limit and how to pick fewer heads; picking 4 heads is
-// allowed. ForwardFLOPs agrees with 2 FLOP per weight a token (within 5%
+// estimate, the limit and how to pick fewer heads; -ablate and -circuits
+// on 4 heads picked are allowed. ForwardFLOPs agrees with 2 FLOP per weight a token (within 5%
 // at 101 tokens, where attention is small).
 func TestPerHeadWorkRefusedUpFront(t *testing.T) {
 	task := data.NewRepeatedTokens(tokenizer.IDs(llama8B.Vocab), llama8B.Vocab, 51, nil)
@@ -66,10 +66,14 @@ func TestPerHeadWorkRefusedUpFront(t *testing.T) {
 			t.Errorf("refusal %q lacks %q", err, want)
 		}
 	}
-	t.Log(err)
-	r.Options.Layers, r.Options.Heads = Only(0, 31), Only(0, 1)
+	r.Options.Layers, r.Options.Heads, r.Options.Circuits = Only(0, 31), Only(0, 1), true
 	if err := r.checkPerHeadTime(Subject{}, 0); err != nil {
-		t.Errorf("4 heads: %v", err)
+		t.Errorf("-ablate -circuits on 4 heads: %v", err)
+	}
+	// Patching 4 heads of 101 positions alone would be 404 forwards of
+	// 12 TFLOP: past MaxPatchedFLOPs, they are patched whole.
+	if w := analysis.PatchWork(llama8B, 4, 8, 101); w.Forwards != 5 || w.Tokens != 8*101 {
+		t.Errorf("patching 4 heads of an 8B model: %+v, want 5 forwards of 808 tokens", w)
 	}
 	weights := float64(llama8B.Layers)*float64(4096*(4096+2*1024)+4096*4096+3*4096*14336) + 4096*128256
 	if got := analysis.ForwardFLOPs(llama8B, 101, 101); got < 2*weights*101 || got > 1.05*2*weights*101 {
