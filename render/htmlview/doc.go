@@ -27,8 +27,11 @@
 //     1,400 px by a browser test). A cell is a canvas of the map at one
 //     pixel a weight, scaled by CSS, drawn when an IntersectionObserver
 //     sees it come into view and again only when the example changes. At
-//     1,024 heads the page thus draws the few dozen cells on screen; what
-//     stays to do there is the data's size (T(T+1)/2 weights a head: 34 M
+//     1,024 heads the page thus draws the few hundred cells near the
+//     screen (pinned at 32 x 32 heads by a browser test), and the
+//     composition tables (one per pair of layers, heads x heads cells) are
+//     each built only when it comes near the screen; what stays to do
+//     there is the data's size (T(T+1)/2 weights a head: 34 M
 //     weights, 180 MB, for 1,024 heads at 256 tokens). A thumbnail string a
 //     head (a 32 x 32 downsampled map at a byte a weight: under 1 MB for
 //     1,024 heads) for the grid, with full maps only for the heads a user
