@@ -39,11 +39,11 @@ func (p Pick) IsDefault() bool { return !p.All && p.Only == nil }
 // lab opens has far fewer layers or heads).
 const MaxPicked = 4096
 
-// ParsePick reads a -layer or -head value (flag names it in errors):
-// "all" (or -1, its old spelling), a number, or a list of numbers and
-// ranges, "0,5-7". Each error is one line naming the flag, the value and
-// what is allowed.
-func ParsePick(flag, v string) (Pick, error) {
+// ParsePick reads a -layer or -head value: "all" (or -1, its old
+// spelling), a number, or a list of numbers and ranges, "0,5-7". Each error
+// is one line saying what is wrong and what is allowed, for the caller to
+// put after the flag and the value (as package flag does).
+func ParsePick(v string) (Pick, error) {
 	if v == "all" || v == "-1" {
 		return Every, nil
 	}
@@ -51,7 +51,7 @@ func ParsePick(flag, v string) (Pick, error) {
 	for _, part := range strings.Split(v, ",") {
 		lo, hi, err := parseRange(part)
 		if err != nil {
-			return Pick{}, errors.Errorf("%s %s: %s; want all, a number or a list of numbers and ranges, e.g. 0,5-7", flag, msg.Quote(v), err)
+			return Pick{}, errors.Errorf("%s; want all, a number or a list of numbers and ranges, e.g. 0,5-7", err)
 		}
 		for n := lo; n <= hi; n++ {
 			ns = append(ns, n)

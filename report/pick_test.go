@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +13,12 @@ import (
 
 // TestParsePick: lists and ranges read in order, repeats once, and print
 // back as the shortest ranges; all and -1 pick every one; what is not a
-// list is refused in one line naming the flag and the value.
+// list is refused in one line saying what is wrong and what is allowed.
 func TestParsePick(t *testing.T) {
 	for v, want := range map[string][]int{"3": {3}, "0,5-7": {0, 5, 6, 7}, "7-5,1": nil, "2,1,2": {1, 2}, "4-4": {4}} {
-		p, err := ParsePick("-layer", v)
+		p, err := ParsePick(v)
 		if want == nil {
-			if err == nil || !strings.HasPrefix(err.Error(), `-layer "7-5,1": the range 7-5 runs backwards`) {
+			if err == nil || !strings.HasPrefix(err.Error(), `the range 7-5 runs backwards; want all`) {
 				t.Errorf("%q: %v, want the range refused", v, err)
 			}
 			continue
@@ -28,17 +27,17 @@ func TestParsePick(t *testing.T) {
 			t.Errorf("%q: %+v, %v; want %v", v, p, err, want)
 		}
 	}
-	if p, _ := ParsePick("-head", "0,5-7,9,10"); p.String() != "0,5-7,9-10" {
+	if p, _ := ParsePick("0,5-7,9,10"); p.String() != "0,5-7,9-10" {
 		t.Errorf("0,5-7,9,10 prints as %q", p.String())
 	}
 	for _, v := range []string{"all", "-1"} {
-		if p, err := ParsePick("-head", v); err != nil || !p.All || !slices.Equal(p.of(3), []int{0, 1, 2}) {
+		if p, err := ParsePick(v); err != nil || !p.All || !slices.Equal(p.of(3), []int{0, 1, 2}) {
 			t.Errorf("%q: %+v, %v; want every head", v, p, err)
 		}
 	}
 	for _, v := range []string{"", "1,", "a-b", "1-", "-2", "1.5", "5000"} {
-		if _, err := ParsePick("-head", v); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("-head %q: ", v)) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: %v, want one line naming -head and the value", v, err)
+		if _, err := ParsePick(v); err == nil || !strings.HasSuffix(err.Error(), "; want all, a number or a list of numbers and ranges, e.g. 0,5-7") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line saying what is wrong and what is allowed", v, err)
 		}
 	}
 }

@@ -92,8 +92,8 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
 	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
-	fs.Func("layer", fmt.Sprintf("show only these layers: a number, a list with ranges (0,5-7) or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score); -ablate and -circuits' patching run on the heads picked", report.MaxHeadsShown, report.StrongestShown), pickFlag("-layer", &o.r.Layers))
-	fs.Func("head", "show only these heads of each layer shown: a number, a list with ranges (0,5-7) or all (default: all)", pickFlag("-head", &o.r.Heads))
+	fs.Func("layer", fmt.Sprintf("show only these layers: a number, a list with ranges (0,5-7) or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score); -ablate and -circuits' patching run on the heads picked", report.MaxHeadsShown, report.StrongestShown), pickFlag(&o.r.Layers))
+	fs.Func("head", "show only these heads of each layer shown: a number, a list with ranges (0,5-7) or all (default: all)", pickFlag(&o.r.Heads))
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) of the heads -layer and -head select instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
@@ -220,9 +220,9 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 }
 
 // pickFlag parses a -layer or -head value into p (report.ParsePick).
-func pickFlag(name string, p *report.Pick) func(string) error {
+func pickFlag(p *report.Pick) func(string) error {
 	return func(v string) (err error) {
-		*p, err = report.ParsePick(name, v)
+		*p, err = report.ParsePick(v)
 		return err
 	}
 }
