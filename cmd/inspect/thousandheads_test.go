@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -148,6 +149,44 @@ func TestThousandHeadsPageInBrowser(t *testing.T) {
 	}
 	if p.LastDrawn != 31 || p.LastRows != 33 {
 		t.Errorf("after scrolling: the last cell %d px (want its 31 positions), the last table %d rows (want 33)", p.LastDrawn, p.LastRows)
+	}
+	events.check(t, path)
+}
+
+// TestLongSequenceThumbnailsInBrowser: past 32 positions the grid draws
+// each head's thumbnail (htmlview.EncodeThumb), not its map: at 100
+// tokens a cell is 25 x 25 pixels of 4 positions each, the top right one
+// masked grey and the bottom left one not, while the head opened below
+// still has a row and a column for every token.
+func TestLongSequenceThumbnailsInBrowser(t *testing.T) {
+	chromium := tooltest.Chromium(t)
+	dir := opentest.GPT2Dir(t, model.Config{Vocab: 16, Context: 128, DModel: 16, Heads: 2, Layers: 2, DFF: 16})
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i % 16)
+	}
+	path := filepath.Join(t.TempDir(), "page.html")
+	runNoted(t, "-checkpoint", dir, "-tokens", strings.Join(ids, " "), "-html", path)
+	bctx, events := openPage(t, chromium, path)
+	var got struct {
+		Width      int
+		Corner     []int // the top right pixel, then the bottom left one
+		LargeCells int
+	}
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`(() => {
+		const c = document.querySelector("#grid .thumb canvas"), px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		const at = (x, y) => Array.from(px.slice(4 * (y * c.width + x), 4 * (y * c.width + x) + 3));
+		return {Width: c.width, Corner: at(c.width - 1, 0).concat(at(0, c.height - 1)),
+			LargeCells: document.querySelectorAll("#large rect").length};
+	})()`, &got)); err != nil {
+		t.Fatal(err)
+	}
+	grey := []int{0xec, 0xee, 0xf2}
+	if got.Width != 25 || len(got.Corner) != 6 || !slices.Equal(got.Corner[:3], grey) || slices.Equal(got.Corner[3:], grey) {
+		t.Errorf("the first thumbnail is %d px wide with corners %v; want 25 px, the top right masked %v and the bottom left not", got.Width, got.Corner, grey)
+	}
+	if got.LargeCells < 100*101/2 {
+		t.Errorf("the head opened below draws %d cells, want one a weight of 100 tokens (at least %d)", got.LargeCells, 100*101/2)
 	}
 	events.check(t, path)
 }

@@ -4,7 +4,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("data").textContent);
   const I = D.inspect;
-  const examples = [Object.assign({source: "the sequence inspect shows", maps: D.maps}, I)].concat(D.examples || []);
+  const examples = [Object.assign({source: "the sequence inspect shows", maps: D.maps, thumbs: D.thumbs}, I)].concat(D.examples || []);
   // Labels are shown as Go escaped them (shown_labels, one list per
   // example): a control or bidi character of a token reads \u202e, and the
   // real labels stay for comparing ("SEP").
@@ -230,18 +230,31 @@
     }
   }
   // drawThumb draws a head's map on the example shown, unless it already
-  // shows it: T x T pixels, masked keys grey.
+  // shows it: T x T pixels, masked keys grey; past 32 positions its
+  // thumbnail instead (htmlview.EncodeThumb: at most 32 x 32 cells of a
+  // byte, 255 masked), so that a cell decodes a kilobyte, not its map.
   function drawThumb(t) {
     if (t.drawn === state.ex) return;
-    const ex = examples[state.ex], T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
-    t.canvas.width = T; t.canvas.height = T;
-    const g = t.canvas.getContext("2d"), img = g.createImageData(T, T);
-    for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-      const c = isMasked(q, k) ? MASKED : rgb(a[q][k]), i = 4 * (q * T + k);
+    const ex = examples[state.ex];
+    if (ex.thumbs) {
+      const b = atob(ex.thumbs[t.layer][t.head]), n = Math.round(Math.sqrt(b.length));
+      paint(t.canvas, n, (q, k) => { const v = b.charCodeAt(q * n + k); return v === 255 ? MASKED : rgb(v / 254); });
+    } else {
+      const T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
+      paint(t.canvas, T, (q, k) => (isMasked(q, k) ? MASKED : rgb(a[q][k])));
+    }
+    t.drawn = state.ex;
+  }
+  // paint fills canvas with n x n pixels, cell (row, column) of colour
+  // colorAt(row, column).
+  function paint(canvas, n, colorAt) {
+    canvas.width = n; canvas.height = n;
+    const g = canvas.getContext("2d"), img = g.createImageData(n, n);
+    for (let q = 0; q < n; q++) for (let k = 0; k < n; k++) {
+      const c = colorAt(q, k), i = 4 * (q * n + k);
       img.data[i] = c[0]; img.data[i + 1] = c[1]; img.data[i + 2] = c[2]; img.data[i + 3] = 255;
     }
     g.putImageData(img, 0, 0);
-    t.drawn = state.ex;
   }
   // ---- the ablation table (inspect -ablate) ----
   function drawAblation() {
