@@ -13,14 +13,14 @@ import (
 
 // Pick is the layers or the heads a user picks with -layer or -head: every
 // one (All), the numbers Only lists (ascending, each once: "0,5-7"), or,
-// the zero Pick, the default (every head; for layers, LayerAuto's as many
-// as read well).
+// the zero Pick, the default (every head; for layers, as many as read well:
+// Options.Layers).
 type Pick struct {
 	All  bool
 	Only []int
 }
 
-// Every picks every layer or head; Only picks the numbers given.
+// Every picks every layer or head.
 var Every = Pick{All: true}
 
 // Only picks the numbers ns (in any order, repeats allowed).
@@ -31,8 +31,8 @@ func Only(ns ...int) Pick {
 	return p
 }
 
-// IsDefault reports whether p is the zero Pick: nothing was asked.
-func (p Pick) IsDefault() bool { return !p.All && p.Only == nil }
+// isDefault reports whether p is the zero Pick: nothing was asked.
+func (p Pick) isDefault() bool { return !p.All && p.Only == nil }
 
 // MaxPicked bounds a number -layer or -head names, so that a range like
 // 0-999999999 is refused before it is spelled out (the widest model the

@@ -29,7 +29,7 @@ func (r *Report) selected() (layers, hs []int) {
 // auto reports whether the views show the default of a model of more
 // than MaxHeadsShown heads: the strongest heads, or layer 0 in the PNG.
 func (r *Report) auto() bool {
-	return r.Options.Layers.IsDefault() && r.Config.Layers*r.Config.Heads > MaxHeadsShown
+	return r.Options.Layers.isDefault() && r.Config.Layers*r.Config.Heads > MaxHeadsShown
 }
 
 // Text is the terminal view of the selected heads; summary stops it after
