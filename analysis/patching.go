@@ -95,8 +95,8 @@ func Corruption(clean *data.Batch, vocab int, seed uint64) *data.Batch {
 // run that kept every layer's head outputs (Circuit): the clean run is the
 // cache, each patched run one more forward of corrupt, the cache's
 // examples corrupted (Corruption of clean.Batch). It patches the heads hs
-// names (nil: every head); the others' entries of Restored and ByPosition
-// stay 0, and Heads lists the ones patched.
+// names (nil: every head); the others' entries stay 0 in Restored and nil
+// in ByPosition, and Heads lists the ones patched.
 //
 // progress, when not nil, hears the heads patched of the total.
 func Patch(clean *Cache, task data.Task, corrupt *data.Batch, hs ablation.Heads, progress func(done, total int)) (*Patching, error) {

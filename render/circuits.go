@@ -176,7 +176,7 @@ func writeCircuitHeads(p *printer, width int, c Circuits, rows int) {
 	if rows < len(heads) {
 		heads = slices.Clone(heads)
 		slices.SortStableFunc(heads, func(a, b CircuitHead) int { return cmp.Compare(b.Prefix, a.Prefix) })
-		p.para(width, "the %d heads of highest prefix matching of %d:", rows, len(heads))
+		p.para(width, "the %d of the %d heads of highest prefix matching:", rows, len(heads))
 	}
 	shown := heads[:min(rows, len(heads))]
 	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
