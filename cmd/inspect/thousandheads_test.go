@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +19,8 @@ import (
 	"github.com/attnscope/attnscope/internal/tooltest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
+	"github.com/attnscope/attnscope/render"
+	"github.com/attnscope/attnscope/report"
 )
 
 // thousandHeadsDir writes a random GPT-2 of 32 layers x 32 heads (the
@@ -49,46 +51,56 @@ var (
 // comes in blocks of head columns, every layer in each, under a tally of
 // the roles; -summary's per-head tables list 16 heads each and sum up the
 // other 1,008 in a line; and -layer and -head with lists and ranges pick
-// the heads the tables, and the per-head work, cover.
+// the heads the tables, and the per-head work, cover. Each view is built
+// once and laid out at both widths, as inspect lays it out.
 func TestThousandHeadsFitTheTerminal(t *testing.T) {
 	dir := thousandHeadsDir(t)
-	for _, columns := range []int{80, 120} {
-		t.Setenv("COLUMNS", strconv.Itoa(columns))
-		for _, c := range []struct {
-			args []string
-			rows int // the rows of the per-head tables
-		}{
-			{nil, 0},
-			{[]string{"-summary", "-circuits", "-ablate"}, 2 * 16},
-			{[]string{"-summary", "-circuits", "-ablate", "-layer", "0,30-31", "-head", "1-2"}, 3 * 6}, // the heads', the circuits' and the ablation's tables
-		} {
+	for _, c := range []struct {
+		o       report.Options
+		summary bool
+		rows    int // the rows of the per-head tables
+	}{
+		{report.Options{}, false, 0},
+		{report.Options{Circuits: true, Ablate: true}, true, 2 * 16},
+		// the heads', the circuits' and the ablation's tables
+		{report.Options{Circuits: true, Ablate: true, Layers: report.Only(0, 30, 31), Heads: report.Only(1, 2)}, true, 3 * 6},
+	} {
+		c.o.Checkpoint, c.o.Samples, c.o.Seed = dir, 2, 1
+		r, err := buildReport(c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		picked := !c.o.Layers.All && c.o.Layers.Only != nil
+		for _, columns := range []int{80, 120} {
 			var stdout bytes.Buffer
-			args := append([]string{dir, "-examples", "2", "-color", "never"}, c.args...)
-			if err := run(args, &stdout, io.Discard); err != nil {
-				t.Fatalf("%q: %v", args, err)
+			if err := render.WriteInspect(&stdout, r.Text(c.summary), render.Plain, columns); err != nil {
+				t.Fatal(err)
 			}
-			out := stdout.String()
+			out, what := stdout.String(), fmt.Sprintf("-layer %q -head %q (summary %t) at %d columns", c.o.Layers, c.o.Heads, c.summary, columns)
 			for i, line := range strings.Split(out, "\n") {
 				if n := utf8.RuneCountInString(line); n > columns {
-					t.Errorf("%q at %d columns: line %d is %d wide: %q", c.args, columns, i+1, n, line)
+					t.Errorf("%s: line %d is %d wide: %q", what, i+1, n, line)
 				}
 			}
 			if n := len(headRow.FindAllString(out, -1)); n != c.rows {
-				t.Errorf("%q at %d columns: %d rows of per-head tables, want %d:\n%s", c.args, columns, n, c.rows, out)
+				t.Errorf("%s: %d rows of per-head tables, want %d:\n%s", what, n, c.rows, out)
 			}
 			if c.rows == 2*16 && strings.Count(prose(out), "the other 1008 heads:") != 2 {
-				t.Errorf("%q at %d columns: the other 1,008 heads are not summed up in each table:\n%s", c.args, columns, out)
+				t.Errorf("%s: the other 1,008 heads are not summed up in each table:\n%s", what, out)
 			}
-			if len(c.args) > 3 {
+			if picked {
+				if len(r.Ablation.Rows) != 6 || r.Circuits.Patching.Examples != 2 {
+					t.Errorf("%s: %d heads ablated, patching on %d examples; want the 6 picked, on both", what, len(r.Ablation.Rows), r.Circuits.Patching.Examples)
+				}
 				continue
 			}
 			blocks := (32 + (columns-6)/4 - 1) / ((columns - 6) / 4) // "layer " then 4 columns a cell
 			n, last := len(gridBlock.FindAllString(out, -1)), len(gridLast.FindAllString(out, -1))
 			if strings.Count(out, "layer   h0 ") != 1 || n != blocks || last != blocks {
-				t.Errorf("%q at %d columns: a grid in %d blocks, layer 31 in %d; want one grid in %d blocks, layer 31 in each:\n%s", c.args, columns, n, last, blocks, out)
+				t.Errorf("%s: a grid in %d blocks, layer 31 in %d; want one grid in %d blocks, layer 31 in each:\n%s", what, n, last, blocks, out)
 			}
 			if !regexp.MustCompile(`\n1024 heads: \d+ diffuse`).MatchString(out) {
-				t.Errorf("%q at %d columns: no tally of the 1,024 heads' roles:\n%s", c.args, columns, out)
+				t.Errorf("%s: no tally of the 1,024 heads' roles:\n%s", what, out)
 			}
 		}
 	}
