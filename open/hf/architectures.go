@@ -1,7 +1,6 @@
 package hf
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -119,9 +118,13 @@ func findArchitecture(keys configKeys) (architecture, error) {
 	}
 	supported := make([]string, len(architectures))
 	for i, a := range architectures {
-		supported[i] = fmt.Sprintf("%s (model_type %s)", a.class, a.modelType)
+		if a.class == class {
+			return architecture{}, errors.Errorf("architectures[0] = %s, model_type = %s: not supported; %s goes with model_type %s",
+				named(class), named(modelType), a.class, a.modelType)
+		}
+		supported[i] = a.class
 	}
-	return architecture{}, errors.Errorf("architectures[0] = %s, model_type = %s: not supported; supported: %s",
+	return architecture{}, errors.Errorf("architectures[0] = %s, model_type = %s: not supported; supported: %s (docs/pretrained.md)",
 		named(class), named(modelType), strings.Join(supported, ", "))
 }
 

@@ -128,7 +128,7 @@ func TestLoadRefuses(t *testing.T) {
 			writeFile(t, filepath.Join(d, hf.ConfigFile), `{"model_type": "gpt2", "n_layer": 6, "n_layer": 2}`)
 		}, hf.Options{}, hf.ConfigFile, `key "n_layer" appears twice`},
 		{"unknown model_type", "distil", configSets("model_type", "llama"), hf.Options{},
-			hf.ConfigFile, `architectures[0] = "GPT2LMHeadModel", model_type = "llama": not supported; supported: GPT2LMHeadModel (model_type gpt2)`},
+			hf.ConfigFile, `architectures[0] = "GPT2LMHeadModel", model_type = "llama": not supported; GPT2LMHeadModel goes with model_type gpt2`},
 		{"unknown architecture", "distil", configSets("architectures", []string{"GPT2ForSequenceClassification"}), hf.Options{},
 			hf.ConfigFile, `architectures[0] = "GPT2ForSequenceClassification", model_type = "gpt2": not supported; supported: GPT2LMHeadModel`},
 		{"no architectures", "distil", configDeletes("architectures"), hf.Options{},
