@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+)
+
+// Stored is a weight matrix (Rows, Cols) kept in its file's dtype where
+// the file's mapping holds it, read in place: the rows of Parts in order,
+// each part whole rows of little-endian elements of DType (BF16, F16 or
+// F32). A fused parameter whose file stores it in pieces (Llama's q_proj,
+// k_proj and v_proj rows of the fused qkv) is one part per piece, so
+// nothing is copied to fuse it.
+type Stored struct {
+	Name       string // the parameter's, for messages and the op's identity
+	Rows, Cols int
+	DType      string
+	Parts      []StoredPart
+}
+
+// StoredPart is Rows rows of a Stored matrix, mapped from File.
+type StoredPart struct {
+	Rows int
+	Data []byte
+	File string // as messages name it
+}
+
+// elemSize is the bytes of one element of s.DType.
+func (s *Stored) elemSize() int {
+	size, _ := safetensors.DTypeSize(s.DType)
+	return size
+}
+
+// Bytes is the size of s's data.
+func (s *Stored) Bytes() int64 { return int64(s.Rows) * int64(s.Cols) * int64(s.elemSize()) }
+
+// Check refuses a Stored whose dtype is not one Widen converts or whose
+// parts do not hold exactly its rows.
+func (s *Stored) Check() error {
+	switch s.DType {
+	case safetensors.BF16, safetensors.F16, safetensors.F32:
+	default:
+		return errors.Errorf("weight %s: dtype %s; a stored weight is BF16, F16 or F32", s.Name, s.DType)
+	}
+	rows := 0
+	for _, p := range s.Parts {
+		if want := p.Rows * s.Cols * s.elemSize(); len(p.Data) != want {
+			return errors.Errorf("weight %s: a part of %d rows holds %d bytes, want %d", s.Name, p.Rows, len(p.Data), want)
+		}
+		rows += p.Rows
+	}
+	if rows != s.Rows {
+		return errors.Errorf("weight %s: parts hold %d rows, want %d", s.Name, rows, s.Rows)
+	}
+	return nil
+}
+
+// WidenRows writes rows [r0, r1) of s as float32 into dst ((r1-r0)·Cols),
+// exactly (safetensors.Widen). A fault reading the mapping (the file
+// truncated under it) is an error naming the file (ReadMapped).
+func (s *Stored) WidenRows(dst []float32, r0, r1 int) error {
+	return s.eachRun(r0, r1, func(data []byte, file string, at int) error {
+		return ReadMapped(s.Name, file, func() { safetensors.Widen(dst[at*s.Cols:], data, s.DType) })
+	})
+}
+
+// Widen is s in float32, a copy: for the Gorgonia path and the analyses
+// that read a weight whole.
+func (s *Stored) Widen() ([]float32, error) {
+	dst := make([]float32, s.Rows*s.Cols)
+	return dst, s.WidenRows(dst, 0, s.Rows)
+}
+
+// eachRun calls f for each stretch of rows [r0, r1) that lies in one part,
+// with its bytes, its file and the index of its first row counted from r0.
+func (s *Stored) eachRun(r0, r1 int, f func(data []byte, file string, at int) error) error {
+	row, rowBytes := 0, s.Cols*s.elemSize()
+	for _, p := range s.Parts {
+		lo, hi := max(r0, row), min(r1, row+p.Rows)
+		if lo < hi {
+			if err := f(p.Data[(lo-row)*rowBytes:(hi-row)*rowBytes], p.File, lo-r0); err != nil {
+				return err
+			}
+		}
+		row += p.Rows
+	}
+	return nil
+}
+
+// FirstNonFinite finds the first NaN or infinity of s, by its row and
+// column (-1, -1 when there is none), in one pass over the data.
+func (s *Stored) FirstNonFinite() (row, col int, err error) {
+	row, col = -1, -1
+	const chunkRows = 64
+	buf := make([]float32, chunkRows*s.Cols)
+	for r0 := 0; r0 < s.Rows && row < 0; r0 += chunkRows {
+		r1 := min(s.Rows, r0+chunkRows)
+		if err := s.WidenRows(buf, r0, r1); err != nil {
+			return -1, -1, err
+		}
+		for i, v := range buf[:(r1-r0)*s.Cols] {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				row, col = r0+i/s.Cols, i%s.Cols
+				break
+			}
+		}
+	}
+	return row, col, nil
+}
+
+// ReadMapped runs read, which reads memory mapped from file for weight
+// name, with a fault (SIGBUS: the file truncated while mapped) turned into
+// a one-line error instead of the end of the process
+// (debug.SetPanicOnFault, which holds for the calling goroutine only: read
+// must not hand the mapped memory to another goroutine).
+func ReadMapped(name, file string, read func()) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			panic(r)
+		}
+		err = errors.Errorf("weight %s: reading it from %s faulted: the file was truncated or replaced while the model had it mapped; open the model again", name, file)
+	}()
+	read()
+	return nil
+}
+
+// identity names s for an op's String: Gorgonia merges nodes whose op
+// strings and inputs are equal, and two weights of one shape (SwiGLU's gate
+// and up) read the same input; a model's parameter names are unique.
+func (s *Stored) identity() string {
+	return fmt.Sprintf("%s %s (%d,%d)", s.Name, s.DType, s.Rows, s.Cols)
+}
