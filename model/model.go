@@ -4,14 +4,18 @@ import (
 	"math/rand/v2"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 )
 
-// Param is one named weight tensor.
+// Param is one named weight: a tensor, or for a large matrix of a model
+// opened for inspection, the matrix kept in its file's dtype where the
+// file's mapping holds it (Stored, with Value nil; see stored.go).
 type Param struct {
-	Name  string
-	Value *tensor.Dense
+	Name   string
+	Value  *tensor.Dense
+	Stored *ops.Stored
 }
 
 // Model holds the weights of one model. The tensors are shared by every graph
@@ -85,12 +89,22 @@ func ParamBlock[T float32 | float64](cfg Config) map[string][]T {
 	return parts
 }
 
-// Param returns the tensor called name, or nil if the model has none.
+// Param returns the tensor called name, or nil if the model has none. A
+// stored parameter comes widened to float32, a copy made at each call (nil
+// when its mapping faults: the file truncated under it).
 func (m *Model) Param(name string) *tensor.Dense {
 	for _, p := range m.Params {
-		if p.Name == name {
+		if p.Name != name {
+			continue
+		}
+		if p.Stored == nil {
 			return p.Value
 		}
+		t, err := widened(p.Stored)
+		if err != nil {
+			return nil
+		}
+		return t
 	}
 	return nil
 }

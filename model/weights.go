@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
@@ -140,11 +141,14 @@ func safetensorsDType(dt tensor.Dtype) (string, error) {
 // FromValues builds the model cfg describes from the values of its
 // parameters by name: every parameter, each a []float32 (a Float32 model) or
 // a []float64 (Float64) of its shape's size, one type throughout, every
-// value finite. The slices become the model's tensors, not copies.
+// value finite; or, in a Float32 model, a matrix kept in its file's dtype
+// (an *ops.Stored of its shape, checked for non-finite values in one pass
+// over its bytes). The slices become the model's tensors, not copies.
 func FromValues(cfg Config, values map[string]any) (*Model, error) {
 	specs := cfg.ParamSpecs()
 	m := &Model{Config: cfg, Params: make([]Param, 0, len(specs))}
-	for i, spec := range specs {
+	first := "" // the parameter that set m.Dtype
+	for _, spec := range specs {
 		var value *tensor.Dense
 		var err error
 		switch v := values[spec.Name].(type) {
@@ -152,23 +156,55 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 			value, err = finiteDense(tensor.Float32, spec.Shape, v)
 		case []float64:
 			value, err = finiteDense(tensor.Float64, spec.Shape, v)
+		case *ops.Stored:
+			err = finiteStored(spec.Shape, v)
+			m.Params = append(m.Params, Param{Name: spec.Name, Stored: v})
 		default:
-			err = errors.Errorf("has %T values, want []float32 or []float64", v)
+			err = errors.Errorf("has %T values, want []float32, []float64 or *ops.Stored", v)
 		}
 		if err != nil {
 			return nil, errors.Wrapf(err, "tensor %q", spec.Name)
 		}
-		if i == 0 {
-			m.Dtype = value.Dtype()
+		if value == nil {
+			continue
+		}
+		if m.Dtype == (tensor.Dtype{}) {
+			m.Dtype, first = value.Dtype(), spec.Name
 		} else if value.Dtype() != m.Dtype {
-			return nil, errors.Errorf("tensor %q is %v, %q %v; all tensors must share one dtype", spec.Name, value.Dtype(), specs[0].Name, m.Dtype)
+			return nil, errors.Errorf("tensor %q is %v, %q %v; all tensors must share one dtype", spec.Name, value.Dtype(), first, m.Dtype)
 		}
 		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
 	}
 	if len(values) != len(specs) {
 		return nil, errors.Errorf("%d tensors given, the model has %d", len(values), len(specs))
 	}
+	switch {
+	case m.Dtype == (tensor.Dtype{}):
+		m.Dtype = tensor.Float32
+	case m.HasStored() && m.Dtype != tensor.Float32:
+		return nil, errors.Errorf("a model with stored weights is float32, not %v", m.Dtype)
+	}
 	return m, nil
+}
+
+// finiteStored refuses a stored matrix not of shape, or holding a NaN or
+// an infinity, naming where it sits.
+func finiteStored(shape []int, s *ops.Stored) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if len(shape) != 2 || shape[0] != s.Rows || shape[1] != s.Cols {
+		return errors.Errorf("is stored (%d, %d), shape %v", s.Rows, s.Cols, shape)
+	}
+	row, col, err := s.FirstNonFinite()
+	if err != nil || row < 0 {
+		return err
+	}
+	value := make([]float32, s.Cols)
+	if err := s.WidenRows(value, row, row+1); err != nil {
+		return err
+	}
+	return errors.Errorf("value %v at %s is not finite", value[col], position(shape, row*s.Cols+col))
 }
 
 // finiteDense is values as a tensor of shape, refusing NaN and Inf.

@@ -1,8 +1,8 @@
 package ops
 
 import (
+	"encoding/binary"
 	"fmt"
-	"math"
 	"runtime/debug"
 
 	"github.com/pkg/errors"
@@ -93,24 +93,57 @@ func (s *Stored) eachRun(r0, r1 int, f func(data []byte, file string, at int) er
 }
 
 // FirstNonFinite finds the first NaN or infinity of s, by its row and
-// column (-1, -1 when there is none), in one pass over the data.
+// column (-1, -1 when there is none), in one pass over its bytes that
+// looks at the exponent bits alone, four 16-bit elements at a time: the
+// load-time check of a mapped model, which reads the file once.
 func (s *Stored) FirstNonFinite() (row, col int, err error) {
 	row, col = -1, -1
-	const chunkRows = 64
-	buf := make([]float32, chunkRows*s.Cols)
-	for r0 := 0; r0 < s.Rows && row < 0; r0 += chunkRows {
-		r1 := min(s.Rows, r0+chunkRows)
-		if err := s.WidenRows(buf, r0, r1); err != nil {
-			return -1, -1, err
+	err = s.eachRun(0, s.Rows, func(data []byte, file string, at int) error {
+		i := -1
+		if err := ReadMapped(s.Name, file, func() { i = firstNonFinite(data, s.DType) }); err != nil {
+			return err
 		}
-		for i, v := range buf[:(r1-r0)*s.Cols] {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				row, col = r0+i/s.Cols, i%s.Cols
-				break
+		if i >= 0 && row < 0 {
+			row, col = at+i/s.Cols, i%s.Cols
+		}
+		return nil
+	})
+	return row, col, err
+}
+
+// exponentMask is the exponent bits of an element of dtype: all ones is an
+// infinity or a NaN.
+var exponentMask = map[string]uint64{safetensors.BF16: 0x7f80, safetensors.F16: 0x7c00, safetensors.F32: 0x7f800000}
+
+// firstNonFinite is the index of the first element of data (little-endian
+// elements of dtype) whose exponent bits are all ones, or -1.
+func firstNonFinite(data []byte, dtype string) int {
+	mask := exponentMask[dtype]
+	if dtype == safetensors.F32 {
+		for i := 0; i+4 <= len(data); i += 4 {
+			if uint64(binary.LittleEndian.Uint32(data[i:]))&mask == mask {
+				return i / 4
 			}
 		}
+		return -1
 	}
-	return row, col, nil
+	lanes := mask * 0x0001000100010001
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		// Each lane of v is zero where the element's exponent bits are
+		// all ones; no lane has its top bit set, so the borrow trick
+		// finds a zero lane exactly.
+		v := binary.LittleEndian.Uint64(data[i:])&lanes ^ lanes
+		if (v-0x0001000100010001)&^v&0x8000800080008000 != 0 {
+			break
+		}
+	}
+	for ; i+2 <= len(data); i += 2 {
+		if uint64(binary.LittleEndian.Uint16(data[i:]))&mask == mask {
+			return i / 2
+		}
+	}
+	return -1
 }
 
 // ReadMapped runs read, which reads memory mapped from file for weight

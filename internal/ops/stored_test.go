@@ -173,3 +173,34 @@ func sameBits(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestStoredFirstNonFinite finds the first infinity or NaN of each dtype
+// wherever it sits (in a group of four elements or the tail, in the second
+// part), against a plain loop over the widened values.
+func TestStoredFirstNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 3))
+	const rows, cols = 9, 7
+	for _, dtype := range []string{safetensors.BF16, safetensors.F16} {
+		for _, at := range []int{-1, 0, 3, 30, 62} {
+			raw := storedBits(rng, dtype, rows*cols)
+			if at >= 0 {
+				bad := map[string]uint16{safetensors.BF16: 0xff80, safetensors.F16: 0x7e01}[dtype] // -Inf, a NaN
+				binary.LittleEndian.PutUint16(raw[2*at:], bad)
+				binary.LittleEndian.PutUint16(raw[2*(at+1)%len(raw):], bad)
+			}
+			widened := make([]float32, rows*cols)
+			safetensors.Widen(widened, raw, dtype)
+			want := -1
+			for i, v := range widened {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					want = i
+					break
+				}
+			}
+			row, col, err := storedOf("w", dtype, cols, raw, 4, 5).FirstNonFinite()
+			if got := row*cols + col; err != nil || (want < 0) != (row < 0) || want >= 0 && got != want {
+				t.Errorf("%s, bad at %d: FirstNonFinite = (%d, %d), %v; want flat %d", dtype, at, row, col, err, want)
+			}
+		}
+	}
+}
