@@ -1,6 +1,7 @@
 package model
 
 import (
+	"io"
 	"math/rand/v2"
 
 	"github.com/attnscope/attnscope/internal/kernels"
@@ -25,6 +26,26 @@ type Model struct {
 	Config Config
 	Dtype  tensor.Dtype // tensor.Float32 or tensor.Float64
 	Params []Param      // in Config.ParamSpecs order
+	// mappings are the file mappings the stored parameters read, which
+	// Close unmaps (KeepMapped).
+	mappings []io.Closer
+}
+
+// KeepMapped gives m the mappings its stored parameters read, for Close.
+func (m *Model) KeepMapped(mappings ...io.Closer) { m.mappings = append(m.mappings, mappings...) }
+
+// Close unmaps the files m's stored parameters read; they must not be read
+// again (a model without them has nothing to close). A command that exits
+// after its work need not call it.
+func (m *Model) Close() error {
+	var first error
+	for _, c := range m.mappings {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	m.mappings = nil
+	return first
 }
 
 // New returns a model with weights drawn from seed. The draws are made in
@@ -75,14 +96,26 @@ func initParams[T float32 | float64](cfg Config, block map[string][]T, rng *rand
 // stories110M's shape, whose decoding GEMVs read one block 1-2% faster
 // (kernels' BenchmarkDecodeGemvs, block/2MiB).
 func ParamBlock[T float32 | float64](cfg Config) map[string][]T {
+	return ParamBlockWithout[T](cfg, nil)
+}
+
+// ParamBlockWithout is ParamBlock of the parameters skip does not list:
+// a mapped model's vectors and copied matrices, beside the matrices it
+// keeps in their files.
+func ParamBlockWithout[T float32 | float64](cfg Config, skip map[string]bool) map[string][]T {
 	specs := cfg.ParamSpecs()
 	total := 0
 	for _, spec := range specs {
-		total += product(spec.Shape)
+		if !skip[spec.Name] {
+			total += product(spec.Shape)
+		}
 	}
 	block := kernels.HugePageAligned[T](total)
 	parts := make(map[string][]T, len(specs))
 	for _, spec := range specs {
+		if skip[spec.Name] {
+			continue
+		}
 		n := product(spec.Shape)
 		parts[spec.Name], block = block[:n:n], block[n:]
 	}

@@ -16,11 +16,11 @@ import (
 // MaxMemory), the tokenizer, the Go runtime and the rest of the machine.
 const ResidentMargin = 1 << 30
 
-// memAvailable is the kernel's estimate of the memory a new workload can
+// MemAvailable is the kernel's estimate of the memory a new workload can
 // take without swapping (MemAvailable of /proc/meminfo: free memory plus
 // the page cache and reclaimable slabs it can give back), in bytes; ok is
-// false where it cannot be read (not Linux). A variable for the tests.
-var memAvailable = func() (bytes float64, ok bool) {
+// false where it cannot be read (not Linux).
+func MemAvailable() (bytes float64, ok bool) {
 	raw, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0, false
@@ -50,8 +50,16 @@ func parseMemAvailable(raw []byte) (float64, bool) {
 // resident; the machine has 12.0 GB available (MemAvailable, with 1.0 GiB
 // kept free)". Where MemAvailable cannot be read it checks nothing.
 func CheckResident(bytes float64, what string) error {
-	avail, ok := memAvailable()
-	if !ok || bytes+ResidentMargin <= avail {
+	avail, ok := MemAvailable()
+	if !ok {
+		return nil
+	}
+	return CheckResidentWithin(bytes, avail, what)
+}
+
+// CheckResidentWithin is CheckResident against avail bytes available.
+func CheckResidentWithin(bytes, avail float64, what string) error {
+	if bytes+ResidentMargin <= avail {
 		return nil
 	}
 	return errors.Errorf("%s needs %s resident; the machine has %s available (MemAvailable, with %s kept free)",

@@ -97,14 +97,15 @@ func widened(s *ops.Stored) (*tensor.Dense, error) {
 	return tensor.New(tensor.WithShape(s.Rows, s.Cols), tensor.WithBacking(values)), nil
 }
 
-// paramNode adds p to g as an input: bound to its tensor, or for a stored
-// parameter a node of its shape with no value, which the stored ops (the
-// only readers of a stored weight's node on the fused path) never read.
+// paramNode adds p to g as an input bound to its tensor. A stored
+// parameter has no tensor: its node, which gives the layers its name and
+// shape and which the stored ops (its only readers) never read, goes into
+// a graph of its own, outside g, so that no machine of g loads it.
 func paramNode(g *gorgonia.ExprGraph, p Param) *gorgonia.Node {
 	if p.Stored == nil {
 		return layers.NewParam(g, p.Name, p.Value)
 	}
-	return gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(p.Stored.Rows, p.Stored.Cols), gorgonia.WithName(p.Name))
+	return gorgonia.NewTensor(gorgonia.NewGraph(), tensor.Float32, 2, gorgonia.WithShape(p.Stored.Rows, p.Stored.Cols), gorgonia.WithName(p.Name))
 }
 
 // checkStored refuses a stored parameter a graph of path cannot read, or
