@@ -9,6 +9,22 @@
 //     decoding step's product) go to the float32 GEMV (gemv.go), which
 //     reads B once, in place, split over the cores.
 //   - Sum: a float32 sum in the GEMV's lane order, one pass over memory.
+//   - 16-bit weights (half.go, halfgemm.go), for models kept in their
+//     file's BF16 or F16 and read in place: a Half names the format (BF16,
+//     F16), weights are []uint16 bit patterns. GemmHalf(h, transA, transB,
+//     m, n, k, a, lda, b, ldb, beta, c, ldc) is Gemm with B 16-bit (float32
+//     A and C, ldb in elements); GemvHalf(h, y, w, x, rows, cols) is y = W x
+//     for W (rows, cols), the decoder's product and the LM head's; Widen(h,
+//     dst, src) widens, EmbedRows(h, dst, table, d, ids) is the embedding
+//     lookup; GemmBF16, GemmF16, GemvBF16, GemvF16, WidenBF16 and WidenF16
+//     fix the format; Half.ToFloat32 widens one value. The promise: C gets
+//     bit for bit what Gemm gives over the same weights widened to float32,
+//     on each path (widening is exact: BF16 is a 16-bit shift, F16 is
+//     F16C's VCVTPH2PS in the assembly and an exact conversion in Go,
+//     subnormals, infinities and NaNs included, the two agreeing on all
+//     65,536 values). AVX-512 BF16's dot product VDPBF16PS is not used: it
+//     needs A rounded to BF16 and sums pairs in its own order, which breaks
+//     the promise.
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
 //     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; SiLUMul,
 //     SiLUMulGrad: SwiGLU's silu(g)·u and its gradient, the same way; AddTo,
