@@ -9,14 +9,32 @@ package kernels
 // by BF16 (A would have to be rounded to BF16) and sums pairs in its own
 // order, so its results are not the float32 kernel's.
 
-// halfBlock is how many columns of C GemmHalf computes from one block of B
-// widened into scratch.
+// halfBlock is how many columns of C gemmHalfWidened computes from one
+// block of B widened into scratch.
 const halfBlock = 64
 
 // GemmHalf is C = op(A) op(B) + beta C as Gemm has it, for float32 A and C
 // and B's values in 16-bit format h, read in place: row-major, ldb in
-// elements. C gets the bits Gemm gives over B widened to float32.
+// elements. C gets the bits Gemm gives over B widened to float32: the
+// products go to the kernel Gemm would choose, which widens B's values as
+// it loads them (the GEMV) or packs them (sgemm, sgemmGo).
 func GemmHalf(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if m <= gemvRows && !transA {
+		if transB {
+			gemvT(m, n, k, a, lda, weights{u16: b, half: h}, ldb, beta, c, ldc)
+		} else {
+			gemvHalfN(h, m, n, k, a, lda, b, ldb, beta, c, ldc)
+		}
+		return
+	}
+	gemmHalfWidened(h, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmHalfWidened is GemmHalf through Gemm, halfBlock columns of C at a
+// time from that block of B widened into scratch: every element of C is
+// Gemm's over the whole of B, since no kernel's sums for one element
+// depend on the others'.
+func gemmHalfWidened(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}

@@ -165,14 +165,15 @@ func checkHalfCase(t *testing.T, c halfCase, seed uint64) {
 // halfEdgeCases are the shapes where kernels change: m up to and past the
 // GEMV's four rows and the GEMM's 6- and 12-row tiles, n around the GEMV's
 // 4-, 8- and 16-row groups and the GEMM's 16- and 32-column tiles (rows of
-// B not a multiple of any unroll), k below, at and past the 16 lanes and
-// the 256-deep blocks, every transpose combination, beta 0, 1 and 0.5.
+// B not a multiple of any unroll), k below, at and past the 16 lanes (whole
+// groups of 16 an odd and an even number: the kernels step 32 at a time)
+// and the 256-deep blocks, every transpose combination, beta 0, 1 and 0.5.
 func halfEdgeCases() []halfCase {
 	var cases []halfCase
 	for _, h := range []Half{BF16, F16} {
 		for _, tr := range [][2]bool{{false, true}, {false, false}, {true, true}, {true, false}} {
 			for _, mnk := range [][3]int{
-				{1, 1, 1}, {1, 9, 15}, {1, 17, 16}, {1, 33, 17}, {2, 8, 33}, {3, 12, 100}, {4, 70, 31},
+				{1, 1, 1}, {1, 9, 15}, {1, 17, 16}, {1, 33, 17}, {2, 8, 33}, {3, 12, 100}, {4, 70, 31}, {1, 23, 50}, {2, 16, 83},
 				{1, 300, 0}, {5, 7, 5}, {6, 16, 8}, {7, 33, 47}, {13, 70, 260}, {12, 32, 256}, {25, 3, 9},
 			} {
 				for bi, beta := range []float32{0, 1, 0.5} {
