@@ -52,7 +52,7 @@ func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 		if useSgemm() {
 			gemm = sgemm
 		}
-		gemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		gemm(transA, transB, m, n, k, a32, lda, weights{f32: any(b).([]float32)}, ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
 	ta, tb := trans(transA), trans(transB)

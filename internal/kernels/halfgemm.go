@@ -27,7 +27,15 @@ func GemmHalf(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b 
 		}
 		return
 	}
-	gemmHalfWidened(h, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	w := weights{u16: b, half: h}
+	switch {
+	case useSgemm():
+		sgemm(transA, transB, m, n, k, a, lda, w, ldb, beta, c, ldc)
+	case useSgemmGo():
+		sgemmGo(transA, transB, m, n, k, a, lda, w, ldb, beta, c, ldc)
+	default: // the BLAS: outside the same-bits promise, as Gemm is
+		gemmHalfWidened(h, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	}
 }
 
 // gemmHalfWidened is GemmHalf through Gemm, halfBlock columns of C at a

@@ -167,7 +167,8 @@ func checkHalfCase(t *testing.T, c halfCase, seed uint64) {
 // 4-, 8- and 16-row groups and the GEMM's 16- and 32-column tiles (rows of
 // B not a multiple of any unroll), k below, at and past the 16 lanes (whole
 // groups of 16 an odd and an even number: the kernels step 32 at a time)
-// and the 256-deep blocks, every transpose combination, beta 0, 1 and 0.5.
+// and the 256-deep blocks, every transpose combination, beta 0, 1 and 0.5;
+// and products that sgemm splits over the cores.
 func halfEdgeCases() []halfCase {
 	var cases []halfCase
 	for _, h := range []Half{BF16, F16} {
@@ -181,6 +182,11 @@ func halfEdgeCases() []halfCase {
 					cases = append(cases, halfCase{h, tr[0], tr[1], mnk[0], mnk[1], mnk[2], pads[0], pads[1], pads[2], beta, 0})
 				}
 			}
+		}
+	}
+	for _, h := range []Half{BF16, F16} { // large enough to split over the cores, by columns and by rows
+		for _, transB := range []bool{true, false} {
+			cases = append(cases, halfCase{h, false, transB, 40, 300, 350, 1, 3, 2, 1, 0})
 		}
 	}
 	return cases
