@@ -157,3 +157,19 @@ func gemvDotsBF16AVX2(k16 int, x *float32, w *uint16, ldw, rows int, out *float3
 func gemvDotsF16AVX2(k16 int, x *float32, w *uint16, ldw, rows int, out *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }
+
+func widenBF16AVX512(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenF16AVX512(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenBF16AVX2(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenF16AVX2(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}

@@ -71,7 +71,36 @@ func Widen(h Half, dst []float32, src []uint16) {
 		return
 	}
 	_ = dst[len(src)-1]
-	widenGo(h, dst, src)
+	step := 0 // of the assembly loop
+	switch {
+	case useAVX512:
+		step = 16
+	case useAVX2:
+		step = 8
+	}
+	n := 0
+	if step > 0 {
+		n = len(src) / step * step
+	}
+	if n > 0 {
+		widenAsm(h, step, n, &dst[0], &src[0])
+	}
+	widenGo(h, dst[n:], src[n:])
+}
+
+// widenAsm runs Widen's assembly loop of step 16 (AVX-512) or 8 (AVX2) over
+// n values, a multiple of step.
+func widenAsm(h Half, step, n int, dst *float32, src *uint16) {
+	switch {
+	case step == 16 && h == BF16:
+		widenBF16AVX512(n, dst, src)
+	case step == 16:
+		widenF16AVX512(n, dst, src)
+	case h == BF16:
+		widenBF16AVX2(n, dst, src)
+	default:
+		widenF16AVX2(n, dst, src)
+	}
 }
 
 // WidenBF16 is Widen(BF16, dst, src).
