@@ -60,10 +60,10 @@
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
 // At start-up the best the CPU runs is chosen: AVX512 (the AVX-512 GEMM
-// tiles plus the AVX2 ones), AVX2 (AVX2 + FMA + F16C: 6x16 GEMM tiles, 8-lane exp)
-// or Generic (the assembly's operations in Go). The environment variable
-// ATTNSCOPE_KERNEL=generic|avx2|avx512 forces one (auto or empty: the
-// default); a path the CPU lacks or an unknown value keeps the default and
+// tiles plus the AVX2 ones), AVX2 (AVX2 + FMA + F16C: 6x16 GEMM tiles,
+// 8-lane exp) or Generic (the assembly's operations in Go). The environment
+// variable ATTNSCOPE_KERNEL=generic|avx2|avx512 forces one (auto or empty:
+// the default); a path the CPU lacks or an unknown value keeps the default and
 // makes Check return an error naming the value and the paths allowed, which
 // the commands report. CI runs this package's and the layers' tests once
 // per path. Other architectures have only the generic path.
