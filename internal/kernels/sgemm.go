@@ -236,6 +236,10 @@ func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, panel []float32) 
 // float32 B that macroKernel reads in place (full ones, and with AVX-512
 // every one) are skipped.
 func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
+	if !trans && b.half != 0 {
+		packRowsWidened(b, ldb, k0, j0, kc, cols, pb)
+		return
+	}
 	var rows []float32 // up to 16 rows of a transposed 16-bit B, widened
 	if trans && b.half != 0 {
 		buf := Scratch(sgemmNR * kc)
@@ -246,12 +250,12 @@ func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
 		if !trans { // op(B)[p][j] = b[p*ldb+j]: each step is a contiguous run
-			if b.half == 0 && (nr == sgemmNR || useAVX512) { // read in place (masked when narrower)
+			if nr == sgemmNR || useAVX512 { // read in place (masked when narrower)
 				continue
 			}
 			for p := 0; p < kc; p++ {
 				dst := panel[p*sgemmNR : (p+1)*sgemmNR]
-				copy(dst, b.run((k0+p)*ldb+j0+jr, nr, dst)) // 16-bit: widened in place
+				copy(dst[:nr], b.f32[(k0+p)*ldb+j0+jr:])
 				clear(dst[nr:])
 			}
 			continue
@@ -276,6 +280,22 @@ func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
 			for p := 0; p < kc; p++ {
 				panel[p*sgemmNR+j] = 0
 			}
+		}
+	}
+}
+
+// packRowsWidened is packB for an untransposed 16-bit B: each step's run
+// of cols values widened at once, then dealt out to the panels.
+func packRowsWidened(b weights, ldb, k0, j0, kc, cols int, pb []float32) {
+	buf := Scratch(cols)
+	defer PutScratch(buf)
+	for p := 0; p < kc; p++ {
+		run := b.run((k0+p)*ldb+j0, cols, *buf)
+		for jr := 0; jr < cols; jr += sgemmNR {
+			nr := min(sgemmNR, cols-jr)
+			dst := pb[jr*kc+p*sgemmNR : jr*kc+(p+1)*sgemmNR]
+			copy(dst, run[jr:jr+nr])
+			clear(dst[nr:])
 		}
 	}
 }
