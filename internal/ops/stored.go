@@ -4,16 +4,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
+	"unsafe"
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
 // Stored is a weight matrix (Rows, Cols) kept in its file's dtype where
 // the file's mapping holds it, read in place: the rows of Parts in order,
-// each part whole rows of little-endian elements of DType (BF16, F16 or
-// F32). A fused parameter whose file stores it in pieces (Llama's q_proj,
+// each part whole rows of little-endian elements of DType (BF16 or F16). A fused parameter whose file stores it in pieces (Llama's q_proj,
 // k_proj and v_proj rows of the fused qkv) is one part per piece, so
 // nothing is copied to fuse it.
 type Stored struct {
@@ -39,13 +40,11 @@ func (s *Stored) elemSize() int {
 // Bytes is the size of s's data.
 func (s *Stored) Bytes() int64 { return int64(s.Rows) * int64(s.Cols) * int64(s.elemSize()) }
 
-// Check refuses a Stored whose dtype is not one Widen converts or whose
-// parts do not hold exactly its rows.
+// Check refuses a Stored whose dtype is not BF16 or F16 or whose parts do
+// not hold exactly its rows.
 func (s *Stored) Check() error {
-	switch s.DType {
-	case safetensors.BF16, safetensors.F16, safetensors.F32:
-	default:
-		return errors.Errorf("weight %s: dtype %s; a stored weight is BF16, F16 or F32", s.Name, s.DType)
+	if s.half() == 0 {
+		return errors.Errorf("weight %s: dtype %s; a stored weight is BF16 or F16", s.Name, s.DType)
 	}
 	rows := 0
 	for _, p := range s.Parts {
@@ -58,6 +57,40 @@ func (s *Stored) Check() error {
 		return errors.Errorf("weight %s: parts hold %d rows, want %d", s.Name, rows, s.Rows)
 	}
 	return nil
+}
+
+// half is s's dtype as the kernels name it, 0 for another.
+func (s *Stored) half() kernels.Half {
+	switch s.DType {
+	case safetensors.BF16:
+		return kernels.BF16
+	case safetensors.F16:
+		return kernels.F16
+	}
+	return 0
+}
+
+// halves are s's parts as the kernels read them: 16-bit elements, in
+// place (the file's little-endian is the machine's on every platform
+// the project builds for), or a copy of a part at an odd address, which
+// no file the safetensors writers make has (they align the data to 8
+// bytes and every 16-bit tensor is a whole number of elements).
+func (s *Stored) halves() [][]uint16 {
+	out := make([][]uint16, len(s.Parts))
+	for i, p := range s.Parts {
+		if len(p.Data) == 0 {
+			continue
+		}
+		if uintptr(unsafe.Pointer(&p.Data[0]))%2 == 0 {
+			out[i] = unsafe.Slice((*uint16)(unsafe.Pointer(&p.Data[0])), len(p.Data)/2)
+			continue
+		}
+		out[i] = make([]uint16, len(p.Data)/2)
+		for j := range out[i] {
+			out[i][j] = binary.LittleEndian.Uint16(p.Data[2*j:])
+		}
+	}
+	return out
 }
 
 // WidenRows writes rows [r0, r1) of s as float32 into dst ((r1-r0)·Cols),
@@ -113,20 +146,12 @@ func (s *Stored) FirstNonFinite() (row, col int, err error) {
 
 // exponentMask is the exponent bits of an element of dtype: all ones is an
 // infinity or a NaN.
-var exponentMask = map[string]uint64{safetensors.BF16: 0x7f80, safetensors.F16: 0x7c00, safetensors.F32: 0x7f800000}
+var exponentMask = map[string]uint64{safetensors.BF16: 0x7f80, safetensors.F16: 0x7c00}
 
 // firstNonFinite is the index of the first element of data (little-endian
 // elements of dtype) whose exponent bits are all ones, or -1.
 func firstNonFinite(data []byte, dtype string) int {
 	mask := exponentMask[dtype]
-	if dtype == safetensors.F32 {
-		for i := 0; i+4 <= len(data); i += 4 {
-			if uint64(binary.LittleEndian.Uint32(data[i:]))&mask == mask {
-				return i / 4
-			}
-		}
-		return -1
-	}
 	lanes := mask * 0x0001000100010001
 	i := 0
 	for ; i+8 <= len(data); i += 8 {

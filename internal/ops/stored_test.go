@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -100,10 +101,17 @@ func TestLinearStoredIsLinearWidened(t *testing.T) {
 
 // TestStoredFaultIsAnError truncates the file a weight is mapped from and
 // runs a product over it: one line naming the weight and the file, not a
-// SIGBUS that ends the process.
+// SIGBUS that ends the process, whether the GEMV reads the weight on the
+// caller's goroutine alone (64x64) or on the kernels' helpers too (the
+// fault is raised again on the caller).
 func TestStoredFaultIsAnError(t *testing.T) {
+	for _, size := range []int{64, 512} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) { testStoredFault(t, size, size) })
+	}
+}
+
+func testStoredFault(t *testing.T, in, out int) {
 	rng := rand.New(rand.NewPCG(47, 2))
-	const in, out = 64, 64
 	raw := storedBits(rng, safetensors.BF16, in*out)
 	path := filepath.Join(t.TempDir(), "w.safetensors")
 	var buf bytes.Buffer

@@ -11,31 +11,30 @@ import (
 )
 
 // LinearStored is Linear with the weight w held in its file's dtype
-// (Stored): x (N, in) float32, b (out) float32 or nil. The weight is
-// widened a block of rows at a time into a scratch buffer of about
-// storedBlockBytes and each block multiplied by the float32 GEMM into its
-// columns of y: every element of a GEMM is the same chain of operations
-// whatever the columns around it (internal/kernels), so the result is the
-// one Linear gives on the same weights widened, bit for bit, on every
-// kernel path (TestLinearStoredIsLinearWidened). Forward only: a stored
-// weight is not trained.
+// (Stored): x (N, in) float32, b (out) float32 or nil. Each part of w is
+// multiplied in place by kernels.GemmHalf into its columns of y: GemmHalf
+// gives Gemm's bits over the weight widened, and every element of a GEMM
+// is the same chain of operations whatever the columns beside it
+// (internal/kernels), so the result is Linear's on the same weight
+// widened, bit for bit, on every kernel path
+// (TestLinearStoredIsLinearWidened). A fault reading the mapping, on the
+// caller or on a kernel's helper goroutine, is an error (ReadMapped).
+// Forward only: a stored weight is not trained.
 func LinearStored(x *gorgonia.Node, w *Stored, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if err := w.Check(); err != nil {
 		return nil, err
 	}
+	d := linearStoredDef{w: w, halves: w.halves(), bias: b != nil}
 	if b == nil {
-		return apply(linearStoredDef{w: w}, x) // (N, out)
+		return apply(d, x) // (N, out)
 	}
-	return apply(linearStoredDef{w: w, bias: true}, x, b) // (N, out)
+	return apply(d, x, b) // (N, out)
 }
 
-// storedBlockBytes is about the float32 bytes of weight LinearStored widens
-// at a time: read back from the core's L2 by the GEMM or GEMV right after.
-const storedBlockBytes = 256 << 10
-
 type linearStoredDef struct {
-	w    *Stored
-	bias bool
+	w      *Stored
+	halves [][]uint16 // each part's elements
+	bias   bool
 }
 
 func (d linearStoredDef) String() string {
@@ -76,15 +75,15 @@ func (d linearStoredDef) run(a *args) error {
 		}
 		beta = 1
 	}
-	rows := max(1, storedBlockBytes/(4*max(in, 1)))
-	block := kernels.Scratch(rows * in)
-	defer kernels.PutScratch(block)
-	for r0 := 0; r0 < o; r0 += rows {
-		r1 := min(o, r0+rows)
-		if err := d.w.WidenRows(*block, r0, r1); err != nil {
+	h, row := d.w.half(), 0
+	for i, p := range d.w.Parts {
+		err := ReadMapped(d.w.Name, p.File, func() {
+			kernels.GemmHalf(h, false, true, n, p.Rows, in, x, in, d.halves[i], in, beta, y[row:], o) // columns [row, row+p.Rows) of (N, out)
+		})
+		if err != nil {
 			return err
 		}
-		kernels.Gemm(false, true, n, r1-r0, in, x, in, *block, in, beta, y[r0:], o) // columns [r0, r1) of (N, out)
+		row += p.Rows
 	}
 	return nil
 }
