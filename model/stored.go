@@ -30,6 +30,14 @@ func (m *Model) Stored(name string) *ops.Stored {
 	return nil
 }
 
+// Len is the number of weights of p, stored or not.
+func (p Param) Len() int {
+	if p.Stored != nil {
+		return p.Stored.Rows * p.Stored.Cols
+	}
+	return p.Value.Shape().TotalSize()
+}
+
 // HasStored reports whether any parameter is kept in its file's dtype.
 func (m *Model) HasStored() bool {
 	for _, p := range m.Params {
@@ -85,6 +93,7 @@ func (m *Model) WidenStored() error {
 		}
 		m.Params[i] = Param{Name: p.Name, Value: tensor.New(tensor.WithShape(shape...), tensor.WithBacking(dst))}
 	}
+	m.Config.MappedWeights = 0
 	return nil
 }
 

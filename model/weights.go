@@ -159,6 +159,7 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 		case *ops.Stored:
 			err = finiteStored(spec.Shape, v)
 			m.Params = append(m.Params, Param{Name: spec.Name, Stored: v})
+			m.Config.MappedWeights += float64(v.Rows) * float64(v.Cols)
 		default:
 			err = errors.Errorf("has %T values, want []float32, []float64 or *ops.Stored", v)
 		}
