@@ -16,32 +16,36 @@ import (
 var halfDtypes = []string{safetensors.BF16, safetensors.F16}
 
 // storedParams are the parameters Options.Map keeps in their files: every
-// matrix whose tensors are all BF16 or all F16 (one dtype) and stored in
-// the project's layout, so the kernels read them as they lie. GPT-2's
-// Conv1D weights, stored transposed, are read into float32 as without
-// Map (GPT-2's files are F32), as are the vectors (norms, biases), a few
-// MB even at 8B.
+// matrix whose tensors are all BF16 or all F16 (one dtype), stored in the
+// project's layout and each a whole run of its rows (storedAsRuns), so the
+// kernels read them as they lie. GPT-2's Conv1D weights, stored
+// transposed, are read into float32 as without Map (GPT-2's files are
+// F32), as are the vectors (norms, biases), a few MB even at 8B.
 func storedParams(cfg model.Config, sources map[slot]*source) map[string]bool {
 	bySlot := slotsOf(sources)
 	stored := map[string]bool{}
 	for _, spec := range cfg.ParamSpecs() {
 		parts := bySlot[spec.Name]
-		if len(spec.Shape) != 2 || len(parts) == 0 {
-			continue
-		}
-		dtype := parts[0].info.DType
-		keep := slices.Contains(halfDtypes, dtype)
-		for _, s := range parts {
-			keep = keep && !s.transpose && s.info.DType == dtype
-		}
-		stored[spec.Name] = keep
-	}
-	for name, keep := range stored {
-		if !keep {
-			delete(stored, name)
+		if len(spec.Shape) == 2 && len(parts) > 0 && slices.Contains(halfDtypes, parts[0].info.DType) && storedAsRuns(spec, parts) {
+			stored[spec.Name] = true
 		}
 	}
 	return stored
+}
+
+// storedAsRuns reports whether parts, in row order, are spec's rows as
+// they lie: one dtype, none transposed, each tensor exactly the rows its
+// slot starts, one after another. A tensor that fills rows of several
+// parameters, or rows apart, is not (it is read into float32).
+func storedAsRuns(spec model.ParamSpec, parts []*source) bool {
+	row := 0
+	for _, s := range parts {
+		if s.transpose || s.info.DType != parts[0].info.DType || len(s.info.Shape) != 2 || s.info.Shape[1] != spec.Shape[1] || s.part.first != row {
+			return false
+		}
+		row += s.info.Shape[0]
+	}
+	return row == spec.Shape[0]
 }
 
 // slotsOf lists each parameter's sources in row order.
