@@ -129,3 +129,20 @@ func (e embeddingStoredDef) run(a *args) error {
 	}
 	return nil
 }
+
+// StoredOf is the stored weight g reads (LinearStored's, EmbeddingStored's
+// table), or nil for any other op: for a graph's summary, which counts a
+// parameter at the op that reads it.
+func StoredOf(g gorgonia.Op) *Stored {
+	o, ok := g.(op)
+	if !ok {
+		return nil
+	}
+	switch d := o.def.(type) {
+	case linearStoredDef:
+		return d.w
+	case embeddingStoredDef:
+		return d.table
+	}
+	return nil
+}

@@ -129,3 +129,26 @@ func TestMappedNotResidentIsRefused(t *testing.T) {
 		t.Fatalf("Load with a MiB more than the margin: %v", err)
 	}
 }
+
+// TestMappedSummaryCountsEveryWeight: a graph summary counts a weight read
+// in place as it counts a tensor, once, the tied head's table included.
+func TestMappedSummaryCountsEveryWeight(t *testing.T) {
+	for _, variant := range []string{"mistral", "distil"} {
+		dir := filepath.Join("testdata", variant)
+		var params []int
+		for _, o := range []hf.Options{{}, {Map: true}} {
+			g, err := model.Build(load(t, dir, o).Model, model.BuildOptions{Batch: 1, SeqLen: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := g.Summary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			params = append(params, s.Params)
+		}
+		if params[0] != params[1] {
+			t.Errorf("%s: the summary counts %d parameters read, %d mapped", variant, params[0], params[1])
+		}
+	}
+}
