@@ -84,6 +84,9 @@ func sameBits(t *testing.T, what string, got, want []float64) {
 	}
 }
 
+// mistralShards are the mistral fixture's weight files.
+var mistralShards = []string{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors"}
+
 // TestMappedShardTruncatedIsAnError truncates a shard of a mapped model
 // between two forwards: the second fails with one line naming the weight
 // and the file, and the process lives on (no SIGBUS).
@@ -103,7 +106,7 @@ func TestMappedShardTruncatedIsAnError(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatalf("before the truncation: %v", err)
 	}
-	for _, shard := range []string{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors"} {
+	for _, shard := range mistralShards {
 		if err := os.Truncate(filepath.Join(dir, shard), 0); err != nil {
 			t.Fatal(err)
 		}
@@ -150,5 +153,54 @@ func TestMappedSummaryCountsEveryWeight(t *testing.T) {
 		if params[0] != params[1] {
 			t.Errorf("%s: the summary counts %d parameters read, %d mapped", variant, params[0], params[1])
 		}
+	}
+}
+
+// TestMappedTruncatedUnderADecode truncates the shards of a mapped model
+// from another goroutine while a decoder steps on: a step fails with the
+// one-line error, and the process lives on.
+func TestMappedTruncatedUnderADecode(t *testing.T) {
+	dir := copyVariant(t, "mistral")
+	m := load(t, dir, hf.Options{Map: true}).Model
+	dec, err := model.NewDecoder(m, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	stepped, truncated := make(chan struct{}), make(chan error, 1)
+	go func() {
+		<-stepped
+		for _, shard := range mistralShards {
+			if err := os.Truncate(filepath.Join(dir, shard), 0); err != nil {
+				truncated <- err
+				return
+			}
+		}
+		truncated <- nil
+	}()
+	var stepErr error
+	for step, after := 0, -1; stepErr == nil && after < 3; step++ {
+		if dec.Len() == 8 {
+			dec.Reset()
+		}
+		_, stepErr = dec.Step([]int{step % m.Config.Vocab})
+		switch {
+		case step == 0:
+			close(stepped)
+		case after >= 0:
+			after++
+		default:
+			select {
+			case err := <-truncated:
+				if err != nil {
+					t.Fatal(err)
+				}
+				after = 0
+			default:
+			}
+		}
+	}
+	if stepErr == nil || !strings.Contains(stepErr.Error(), "truncated or replaced while the model had it mapped") || strings.Contains(stepErr.Error(), "\n") {
+		t.Fatalf("stepping on after the truncation: %v; want one line naming the truncation", stepErr)
 	}
 }
