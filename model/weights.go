@@ -10,6 +10,7 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/internal/safetensors"
@@ -157,7 +158,7 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 		case []float64:
 			value, err = finiteDense(tensor.Float64, spec.Shape, v)
 		case *ops.Stored:
-			err = finiteStored(spec.Shape, v)
+			err = storedShape(spec.Shape, v)
 			m.Params = append(m.Params, Param{Name: spec.Name, Stored: v})
 			m.Config.MappedWeights += float64(v.Rows) * float64(v.Cols)
 		default:
@@ -179,6 +180,9 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 	if len(values) != len(specs) {
 		return nil, errors.Errorf("%d tensors given, the model has %d", len(values), len(specs))
 	}
+	if err := storedFinite(m.Params); err != nil {
+		return nil, err
+	}
 	switch {
 	case m.Dtype == (tensor.Dtype{}):
 		m.Dtype = tensor.Float32
@@ -188,15 +192,41 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 	return m, nil
 }
 
-// finiteStored refuses a stored matrix not of shape, or holding a NaN or
-// an infinity, naming where it sits.
-func finiteStored(shape []int, s *ops.Stored) error {
+// storedShape refuses a stored matrix that is not one, or not of shape.
+func storedShape(shape []int, s *ops.Stored) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
 	if len(shape) != 2 || shape[0] != s.Rows || shape[1] != s.Cols {
 		return errors.Errorf("is stored (%d, %d), shape %v", s.Rows, s.Cols, shape)
 	}
+	return nil
+}
+
+// storedFinite refuses a stored matrix holding a NaN or an infinity,
+// naming where it sits: one pass over the bytes of every one of them,
+// spread over the cores, the first in ParamSpecs order reported.
+func storedFinite(params []Param) error {
+	errs := make([]error, len(params))
+	kernels.ParallelFor(len(params), kernels.ParallelMinWork, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if s := params[i].Stored; s != nil {
+				errs[i] = finiteStored(params[i].Name, s)
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finiteStored refuses a NaN or an infinity in s, the parameter called
+// name, naming where it sits: in the file's tensor, when the part holding
+// it names one.
+func finiteStored(name string, s *ops.Stored) error {
 	row, col, err := s.FirstNonFinite()
 	if err != nil || row < 0 {
 		return err
@@ -205,7 +235,11 @@ func finiteStored(shape []int, s *ops.Stored) error {
 	if err := s.WidenRows(value, row, row+1); err != nil {
 		return err
 	}
-	return errors.Errorf("value %v at %s is not finite", value[col], position(shape, row*s.Cols+col))
+	part, in := s.PartAt(row)
+	if part.Tensor == "" {
+		return errors.Errorf("tensor %q: value %v at %s is not finite", name, value[col], position([]int{s.Rows, s.Cols}, row*s.Cols+col))
+	}
+	return errors.Errorf("%s: tensor %s: value %v at %s is not finite", part.File, msg.Quote(part.Tensor), value[col], position([]int{part.Rows, s.Cols}, in*s.Cols+col))
 }
 
 // finiteDense is values as a tensor of shape, refusing NaN and Inf.

@@ -24,11 +24,24 @@ type Stored struct {
 	Parts      []StoredPart
 }
 
-// StoredPart is Rows rows of a Stored matrix, mapped from File.
+// StoredPart is Rows rows of a Stored matrix, mapped from File, where
+// they are the tensor called Tensor ("" for none).
 type StoredPart struct {
-	Rows int
-	Data []byte
-	File string // as messages name it
+	Rows   int
+	Data   []byte
+	File   string // as messages name it
+	Tensor string
+}
+
+// PartAt is the part holding row of s and the row's index in it.
+func (s *Stored) PartAt(row int) (StoredPart, int) {
+	for _, p := range s.Parts {
+		if row < p.Rows {
+			return p, row
+		}
+		row -= p.Rows
+	}
+	return StoredPart{}, -1
 }
 
 // elemSize is the bytes of one element of s.DType.

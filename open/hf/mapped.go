@@ -132,7 +132,7 @@ func mapStored(w *weights, sources map[slot]*source, stored map[string]bool) (ma
 				unmap()
 				return nil, nil, errors.Wrapf(err, "%s", src.file.path)
 			}
-			s.Parts = append(s.Parts, ops.StoredPart{Rows: src.info.Shape[0], Data: data, File: src.file.path})
+			s.Parts = append(s.Parts, ops.StoredPart{Rows: src.info.Shape[0], Data: data, File: src.file.path, Tensor: src.info.Name})
 			s.Rows += src.info.Shape[0]
 		}
 		values[param] = s
