@@ -210,6 +210,37 @@ func TestGemmHalfSameBitsAsWidened(t *testing.T) {
 	})
 }
 
+// TestGemmHalfWidenedBLASForm: gemmHalfWidened, GemmHalf's form for the
+// BLAS builds, gives Gemm's bits over B widened when B fits in its scratch
+// (checked here against the kernels Gemm uses on this build).
+func TestGemmHalfWidenedBLASForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, c := range halfEdgeCases() {
+		if rng.IntN(4) != 0 {
+			continue
+		}
+		ar, ldaOf, br, ldbOf := c.m, c.k, c.k, c.n
+		if c.transA {
+			ar, ldaOf = c.k, c.m
+		}
+		if c.transB {
+			br, ldbOf = c.n, c.k
+		}
+		lda, ldb, ldc := max(ldaOf, 1)+c.pa, max(ldbOf, 1)+c.pb, c.n+c.pc
+		a := make([]float32, ar*lda)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		b := halfWeights(c.h, br*ldb, 30, rng)
+		got, want := make([]float32, c.m*ldc), make([]float32, c.m*ldc)
+		gemmHalfWidened(c.h, c.transA, c.transB, c.m, c.n, c.k, a, lda, b, ldb, c.beta, got, ldc)
+		Gemm(c.transA, c.transB, c.m, c.n, c.k, a, lda, refWiden(c.h, b), ldb, c.beta, want, ldc)
+		if j := firstBitDifference(got, want); j >= 0 {
+			t.Fatalf("%v: C[%d] = %v, Gemm over the widened B %v", c, j, got[j], want[j])
+		}
+	}
+}
+
 // TestGemmHalfRandomized: the same promise over a seeded table of random
 // cases: shapes, strides, flags, beta, and weights that include any
 // pattern at all (infinities, NaNs, F16 subnormals) one time in 50.
