@@ -277,6 +277,31 @@ func FuzzGemmHalf(f *testing.F) {
 	})
 }
 
+// halfSameBitsCases are TestSameBitsOnEveryPath's cases of the 16-bit
+// kernels: GemmHalf at a GEMV's and a GEMM's shapes, every transpose
+// combination, weights with any pattern one time in 20, and Widen.
+func halfSameBitsCases() []sameBitsCase {
+	var cases []sameBitsCase
+	for _, h := range []Half{BF16, F16} {
+		for _, mnk := range [][3]int{{1, 37, 83}, {3, 40, 300}, {13, 70, 260}} {
+			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+				c := halfCase{h, tr[0], tr[1], mnk[0], mnk[1], mnk[2], 1, 3, 2, 0.5, 20}
+				cases = append(cases, sameBitsCase{"GemmHalf " + c.String(), func() [][]float32 {
+					got, _ := c.run(3)
+					return [][]float32{got}
+				}})
+			}
+		}
+		cases = append(cases, sameBitsCase{"Widen " + h.String(), func() [][]float32 {
+			src := halfWeights(h, 1000, 5, rand.New(rand.NewPCG(1, 2)))
+			dst := make([]float32, len(src))
+			Widen(h, dst, src)
+			return [][]float32{dst}
+		}})
+	}
+	return cases
+}
+
 // TestGemvHalf: GemvHalf is the GEMV over the widened weights, bit for
 // bit, on every path (y = W x, no beta, y past rows untouched).
 func TestGemvHalf(t *testing.T) {
