@@ -14,7 +14,9 @@ package kernels
 // the last whole group of 16 are added to the folded sum in order. The
 // AVX-512 (one ZMM register per row) and AVX2 (two YMM registers)
 // kernels of gemv_amd64.s do those operations in that order, and so does
-// gemvDotsGo on the generic path.
+// gemvDotsGo on the generic path. B may be 16-bit (GemmHalf): the kernels
+// of halfgemv_amd64.s then widen each weight as they load it and do the
+// same operations after.
 
 // gemvLanes is how many lanes a GEMV dot product sums in.
 const gemvLanes = 16

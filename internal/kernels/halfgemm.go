@@ -9,9 +9,9 @@ package kernels
 // by BF16 (A would have to be rounded to BF16) and sums pairs in its own
 // order, so its results are not the float32 kernel's.
 
-// halfBlock is how many columns of C gemmHalfWidened computes from one
-// block of B widened into scratch.
-const halfBlock = 64
+// halfWidenMax is the most values of B gemmHalfWidened widens at a time
+// (16 MiB of float32).
+const halfWidenMax = 1 << 22
 
 // GemmHalf is C = op(A) op(B) + beta C as Gemm has it, for float32 A and C
 // and B's values in 16-bit format h, read in place: row-major, ldb in
@@ -33,24 +33,26 @@ func GemmHalf(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b 
 		sgemm(transA, transB, m, n, k, a, lda, w, ldb, beta, c, ldc)
 	case useSgemmGo():
 		sgemmGo(transA, transB, m, n, k, a, lda, w, ldb, beta, c, ldc)
-	default: // the BLAS: outside the same-bits promise, as Gemm is
+	default: // the BLAS: the openblas build, other architectures
 		gemmHalfWidened(h, transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
 	}
 }
 
-// gemmHalfWidened is GemmHalf through Gemm, halfBlock columns of C at a
-// time from that block of B widened into scratch: every element of C is
-// Gemm's over the whole of B, since no kernel's sums for one element
-// depend on the others'.
+// gemmHalfWidened is GemmHalf through Gemm (the BLAS builds'), B widened
+// into scratch: all of it when it holds at most halfWidenMax values, which
+// gives Gemm's bits over B widened, else a block of C's columns at a time,
+// whose bits are the BLAS's for those blocks (outside the promise, as the
+// BLAS builds are outside the same-bits guarantee).
 func gemmHalfWidened(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	ld := max(k, 1) // of a transposed B's widened rows
-	buf := Scratch(halfBlock * ld)
+	block := min(n, max(1, halfWidenMax/ld))
+	buf := Scratch(block * ld)
 	defer PutScratch(buf)
-	for j0 := 0; j0 < n; j0 += halfBlock {
-		nb := min(halfBlock, n-j0)
+	for j0 := 0; j0 < n; j0 += block {
+		nb := min(block, n-j0)
 		w := (*buf)[:nb*ld]
 		if transB { // B (n, k): rows j0.. of B are columns j0.. of C
 			for j := 0; j < nb; j++ {

@@ -210,6 +210,37 @@ func TestGemmHalfSameBitsAsWidened(t *testing.T) {
 	})
 }
 
+// TestGemmHalfWidenedBLASForm: gemmHalfWidened, GemmHalf's form for the
+// BLAS builds, gives Gemm's bits over B widened when B fits in its scratch
+// (checked here against the kernels Gemm uses on this build).
+func TestGemmHalfWidenedBLASForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, c := range halfEdgeCases() {
+		if rng.IntN(4) != 0 {
+			continue
+		}
+		ar, ldaOf, br, ldbOf := c.m, c.k, c.k, c.n
+		if c.transA {
+			ar, ldaOf = c.k, c.m
+		}
+		if c.transB {
+			br, ldbOf = c.n, c.k
+		}
+		lda, ldb, ldc := max(ldaOf, 1)+c.pa, max(ldbOf, 1)+c.pb, c.n+c.pc
+		a := make([]float32, ar*lda)
+		for i := range a {
+			a[i] = float32(rng.NormFloat64())
+		}
+		b := halfWeights(c.h, br*ldb, 30, rng)
+		got, want := make([]float32, c.m*ldc), make([]float32, c.m*ldc)
+		gemmHalfWidened(c.h, c.transA, c.transB, c.m, c.n, c.k, a, lda, b, ldb, c.beta, got, ldc)
+		Gemm(c.transA, c.transB, c.m, c.n, c.k, a, lda, refWiden(c.h, b), ldb, c.beta, want, ldc)
+		if j := firstBitDifference(got, want); j >= 0 {
+			t.Fatalf("%v: C[%d] = %v, Gemm over the widened B %v", c, j, got[j], want[j])
+		}
+	}
+}
+
 // TestGemmHalfRandomized: the same promise over a seeded table of random
 // cases: shapes, strides, flags, beta, and weights that include any
 // pattern at all (infinities, NaNs, F16 subnormals) one time in 50.
@@ -244,6 +275,31 @@ func FuzzGemmHalf(f *testing.F) {
 		}
 		checkHalfCase(t, c, seed)
 	})
+}
+
+// halfSameBitsCases are TestSameBitsOnEveryPath's cases of the 16-bit
+// kernels: GemmHalf at a GEMV's and a GEMM's shapes, every transpose
+// combination, weights with any pattern one time in 20, and Widen.
+func halfSameBitsCases() []sameBitsCase {
+	var cases []sameBitsCase
+	for _, h := range []Half{BF16, F16} {
+		for _, mnk := range [][3]int{{1, 37, 83}, {3, 40, 300}, {13, 70, 260}} {
+			for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+				c := halfCase{h, tr[0], tr[1], mnk[0], mnk[1], mnk[2], 1, 3, 2, 0.5, 20}
+				cases = append(cases, sameBitsCase{"GemmHalf " + c.String(), func() [][]float32 {
+					got, _ := c.run(3)
+					return [][]float32{got}
+				}})
+			}
+		}
+		cases = append(cases, sameBitsCase{"Widen " + h.String(), func() [][]float32 {
+			src := halfWeights(h, 1000, 5, rand.New(rand.NewPCG(1, 2)))
+			dst := make([]float32, len(src))
+			Widen(h, dst, src)
+			return [][]float32{dst}
+		}})
+	}
+	return cases
 }
 
 // TestGemvHalf: GemvHalf is the GEMV over the widened weights, bit for

@@ -6,10 +6,11 @@ package kernels
 // kernels take A's strides, so A is read in place in either layout; B is
 // read in place when untransposed and packed into 16-column panels when
 // transposed; 16-bit weights (GemmHalf) are always packed, widened as they
-// are copied, so the kernels see the float32 values. AVX2 + FMA kernel: 6x16 in 12 YMM registers; AVX-512 kernels:
-// 6x32, 12x32, 12x16 and a masked 6x16 for narrow edges. It is what the
-// pure-Go default build multiplies float32 with; gonum's Sgemm (SSE axpy/dot
-// loops) reaches a small fraction of the machine's peak.
+// are copied, so the kernels see the float32 values. AVX2 + FMA kernel: 6x16
+// in 12 YMM registers; AVX-512 kernels: 6x32, 12x32, 12x16 and a masked 6x16
+// for narrow edges. It is what the pure-Go default build multiplies float32
+// with; gonum's Sgemm (SSE axpy/dot loops) reaches a small fraction of the
+// machine's peak.
 
 const (
 	sgemmMR = 6    // rows of a kernel tile (the AVX-512 12-row kernels take two panels)
@@ -119,14 +120,14 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // p0, by the kc x cols block of op(B) at (p0, j0) into C (adding when add),
 // one 6x16 tile at a time. Full 6-row panels of A are read in place (the
 // kernel takes A's strides, so neither layout needs packing), and so are
-// full 16-column panels of an untransposed float32 B; the rest of B was packed into
-// pb by packB; with AVX-512, narrower panels of an untransposed B are read
-// in place too, tiles narrower than 16 columns are written straight to C
-// through lane masks, and tiles of two panels at once go to the 12-row
-// kernels. A last partial panel of A is read in place when the slice a
-// holds six full rows from it on, else packed with zero rows; either way its
-// tiles go through a local tile, so no kernel reads outside the slices
-// given or writes outside C's block.
+// full 16-column panels of an untransposed float32 B; the rest of B was
+// packed into pb by packB; with AVX-512, narrower panels of an untransposed
+// float32 B are read in place too, tiles narrower than 16 columns are
+// written straight to C through lane masks, and tiles of two panels at once
+// go to the 12-row kernels. A last partial panel of A is read in place when
+// the slice a holds six full rows from it on, else packed with zero rows;
+// either way its tiles go through a local tile, so no kernel reads outside
+// the slices given or writes outside C's block.
 func macroKernel(transA, transB bool, a []float32, lda int, b weights, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
 	flag := 0
 	if add {
