@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
 // TestCheckResidentWithin refuses what does not fit beside the margin, with
@@ -47,5 +50,21 @@ func TestMappedWeightsLeaveTheEstimates(t *testing.T) {
 	}
 	if got, want := (&Model{Config: cfg, Dtype: tensor.Float32}).DecodeBytes(1, 8)-(&Model{Config: mapped, Dtype: tensor.Float32}).DecodeBytes(1, 8), 4*mapped.MappedWeights; got != want {
 		t.Errorf("DecodeBytes: mapping lowers it by %v, want %v", got, want)
+	}
+}
+
+// TestWidenStoredRefusesWhatWouldNotFit: widening a mapped model whose
+// float32 weights exceed MaxMemory is refused with the estimate before
+// anything is allocated; the model keeps its stored weights.
+func TestWidenStoredRefusesWhatWouldNotFit(t *testing.T) {
+	cfg := Config{Vocab: 128256, Context: 16, DModel: 4096, Heads: 32, Layers: 32, MLP: true, DFF: 14336}
+	w := &ops.Stored{Name: "tok_emb.weight", Rows: 1, Cols: 2, DType: safetensors.BF16, Parts: []ops.StoredPart{{Rows: 1, Data: make([]byte, 4)}}}
+	m := &Model{Config: cfg, Dtype: tensor.Float32, Params: []Param{{Name: "tok_emb.weight", Stored: w}}}
+	err := m.WidenStored()
+	if err == nil || !strings.Contains(err.Error(), "the model widened to float32 (the Gorgonia path reads float32 weights only) needs an estimated") {
+		t.Fatalf("WidenStored of an 8B shape: %v; want the estimate's refusal", err)
+	}
+	if !m.HasStored() {
+		t.Error("the refused model lost its stored weight")
 	}
 }
