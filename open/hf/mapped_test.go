@@ -204,3 +204,14 @@ func TestMappedTruncatedUnderADecode(t *testing.T) {
 		t.Fatalf("stepping on after the truncation: %v; want one line naming the truncation", stepErr)
 	}
 }
+
+// TestMappedF32StaysRead: an F32 directory opens with Map as without it,
+// read into the one block of float32 the decoder streams from huge pages.
+func TestMappedF32StaysRead(t *testing.T) {
+	for _, variant := range []string{"llama", "prefixed"} {
+		m := load(t, filepath.Join("testdata", variant), hf.Options{Map: true}).Model
+		if m.HasStored() || m.Config.MappedWeights != 0 {
+			t.Errorf("%s (F32): HasStored %t, MappedWeights %v; want every weight read", variant, m.HasStored(), m.Config.MappedWeights)
+		}
+	}
+}
