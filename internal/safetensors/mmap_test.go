@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -60,3 +61,23 @@ func equalBits(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestMapRefusesASource: a File read from an open Source (a hashing
+// reader) has no file to map, and says so.
+func TestMapRefusesASource(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Write(&buf, []Tensor{{Name: "a", DType: F32, Shape: []int{1}, Data: EncodeFloat32([]float32{1})}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenSource(nopCloser{bytes.NewReader(buf.Bytes())}, int64(buf.Len()), MaxFileLen, Bounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Map(); err == nil || !strings.Contains(err.Error(), "cannot be mapped") {
+		t.Fatalf("Map of a Source: %v", err)
+	}
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
