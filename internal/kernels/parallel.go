@@ -121,7 +121,9 @@ func guidedChunks(n, workers int, f func(lo, hi int)) {
 // and returns when every one has returned. A panic in a helper's part (a
 // fault reading a mapped file the helper turned into one, see helper.run)
 // is raised again on the caller once the others are done, where the
-// caller can recover it.
+// caller can recover it; a panic in the caller's own part waits for the
+// helpers too, so none still writes the loop's output once it is
+// recovered.
 func share(workers int, work func()) {
 	var wg sync.WaitGroup
 	var running atomic.Int32
@@ -134,9 +136,13 @@ func share(workers int, work func()) {
 		}()
 		work()
 	}, &wg, &running)
-	work()
-	joinSpinning(&running)
-	wg.Wait()
+	func() {
+		defer func() {
+			joinSpinning(&running)
+			wg.Wait()
+		}()
+		work()
+	}()
 	if r := raised.Load(); r != nil {
 		panic(*r)
 	}

@@ -3,7 +3,9 @@ package kernels
 import (
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestShareRaisesAHelpersPanicOnTheCaller: a part that panics on a helper
@@ -12,11 +14,6 @@ import (
 // caller, which can recover it, instead of ending the process.
 func TestShareRaisesAHelpersPanicOnTheCaller(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	onHelper := func() bool { // helpers turn faults into panics; the test's goroutine does not
-		old := debug.SetPanicOnFault(true)
-		debug.SetPanicOnFault(old)
-		return old
-	}
 	got := func() (r any) {
 		defer func() { r = recover() }()
 		share(2, func() {
@@ -29,4 +26,33 @@ func TestShareRaisesAHelpersPanicOnTheCaller(t *testing.T) {
 	if got != "raised on a helper" {
 		t.Fatalf("share recovered %v on its caller; want the helper's panic", got)
 	}
+}
+
+// TestShareWaitsForTheHelpersWhenTheCallerPanics: a panic in the caller's
+// own part returns only once every helper's part has, so nothing still
+// runs a part when the caller recovers.
+func TestShareWaitsForTheHelpersWhenTheCallerPanics(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var helperDone atomic.Bool
+	func() {
+		defer func() { _ = recover() }()
+		share(2, func() {
+			if !onHelper() {
+				panic("raised on the caller")
+			}
+			time.Sleep(20 * time.Millisecond)
+			helperDone.Store(true)
+		})
+	}()
+	if !helperDone.Load() {
+		t.Fatal("share returned from the caller's panic before its helper's part was done")
+	}
+}
+
+// onHelper reports whether the calling goroutine is one of the parallel
+// loops' helpers, which alone turn faults into panics.
+func onHelper() bool {
+	old := debug.SetPanicOnFault(true)
+	debug.SetPanicOnFault(old)
+	return old
 }
