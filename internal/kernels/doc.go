@@ -53,6 +53,10 @@
 //     run on the caller's goroutine and on helper goroutines (parallel.go),
 //     which wait for the next loop spinning for half a millisecond before
 //     they park: waking a parked one on another core cost 70-150 µs here.
+//     The helpers run with debug.SetPanicOnFault, and a panic in a part
+//     (a fault reading weights mapped from a file truncated since) is
+//     raised again on the loop's caller once every part is done, for the
+//     caller to recover (internal/ops' ReadMapped).
 //   - HugePages: puts float32 slices' memory in 2 MiB pages (Linux's
 //     MADV_COLLAPSE), for weights a decoder streams every step.
 //   - Active, Check, Backend: which path is in use; Detected: the best
