@@ -14,9 +14,10 @@ import (
 
 // Stored is a weight matrix (Rows, Cols) kept in its file's dtype where
 // the file's mapping holds it, read in place: the rows of Parts in order,
-// each part whole rows of little-endian elements of DType (BF16 or F16). A fused parameter whose file stores it in pieces (Llama's q_proj,
-// k_proj and v_proj rows of the fused qkv) is one part per piece, so
-// nothing is copied to fuse it.
+// each part whole rows of little-endian elements of DType (BF16 or F16).
+// A fused parameter whose file stores it in pieces (Llama's q_proj, k_proj
+// and v_proj rows of the fused qkv) is one part per piece, so nothing is
+// copied to fuse it.
 type Stored struct {
 	Name       string // the parameter's, for messages and the op's identity
 	Rows, Cols int
@@ -186,9 +187,11 @@ func firstNonFinite(data []byte, dtype string) int {
 
 // ReadMapped runs read, which reads memory mapped from file for weight
 // name, with a fault (SIGBUS: the file truncated while mapped) turned into
-// a one-line error instead of the end of the process
-// (debug.SetPanicOnFault, which holds for the calling goroutine only: read
-// must not hand the mapped memory to another goroutine).
+// a one-line error instead of the end of the process.
+// debug.SetPanicOnFault holds for the calling goroutine only: the kernels'
+// parallel loops hand a fault on one of their helpers back to the caller
+// (internal/kernels), and read must start no other goroutine that reads
+// the mapping.
 func ReadMapped(name, file string, read func()) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
