@@ -64,6 +64,9 @@ func WeightsDigest(m *Model) (string, error) {
 	}
 	h := sha256.New()
 	for _, p := range m.Params {
+		if p.Stored != nil {
+			return "", errors.Errorf("tensor %q is kept in its file's %s; a digest is of float32 weights (widen the model first)", p.Name, p.Stored.DType)
+		}
 		shape := []int(p.Value.Shape())
 		data, err := tensorBytes(p.Value, shape)
 		if err != nil {

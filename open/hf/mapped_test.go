@@ -215,3 +215,26 @@ func TestMappedF32StaysRead(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveMappedGPT2: an F16 GPT-2 opened with its embeddings mapped saves
+// as the same model read into float32 does, weight for weight.
+func TestSaveMappedGPT2(t *testing.T) {
+	src := filepath.Join("testdata", "distil")
+	m := load(t, src, hf.Options{Map: true}).Model
+	if !m.HasStored() {
+		t.Fatal("distil opened with Map keeps no weight in its file")
+	}
+	dir := filepath.Join(t.TempDir(), "saved")
+	if err := hf.SaveGPT2(dir, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	saved, read := load(t, dir, hf.Options{}).Model, load(t, src, hf.Options{}).Model
+	for i, p := range read.Params {
+		got, want := saved.Params[i].Value.Float32s(), p.Value.Float32s()
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%s[%d]: saved %v, read %v", p.Name, j, got[j], want[j])
+			}
+		}
+	}
+}
