@@ -92,28 +92,36 @@ func (s *Stored) half() kernels.Half {
 func (s *Stored) halves() [][]uint16 {
 	out := make([][]uint16, len(s.Parts))
 	for i, p := range s.Parts {
-		if len(p.Data) == 0 {
-			continue
-		}
-		if uintptr(unsafe.Pointer(&p.Data[0]))%2 == 0 {
-			out[i] = unsafe.Slice((*uint16)(unsafe.Pointer(&p.Data[0])), len(p.Data)/2)
-			continue
-		}
-		out[i] = make([]uint16, len(p.Data)/2)
-		for j := range out[i] {
-			out[i][j] = binary.LittleEndian.Uint16(p.Data[2*j:])
-		}
+		out[i] = halvesOf(p.Data)
 	}
 	return out
 }
 
 // WidenRows writes rows [r0, r1) of s as float32 into dst ((r1-r0)·Cols),
-// exactly (safetensors.Widen). A fault reading the mapping (the file
-// truncated under it) is an error naming the file (ReadMapped).
+// exactly (kernels.Widen, in vector registers). A fault reading the
+// mapping (the file truncated under it) is an error naming the file
+// (ReadMapped).
 func (s *Stored) WidenRows(dst []float32, r0, r1 int) error {
+	h := s.half()
 	return s.eachRun(r0, r1, func(data []byte, file string, at int) error {
-		return ReadMapped(s.Name, file, func() { safetensors.Widen(dst[at*s.Cols:], data, s.DType) })
+		return ReadMapped(s.Name, file, func() { kernels.Widen(h, dst[at*s.Cols:], halvesOf(data)) })
 	})
+}
+
+// halvesOf is data's little-endian 16-bit elements: data itself, or a
+// copy when it lies at an odd address (see halves).
+func halvesOf(data []byte) []uint16 {
+	if len(data) == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(&data[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&data[0])), len(data)/2)
+	}
+	out := make([]uint16, len(data)/2)
+	for j := range out {
+		out[j] = binary.LittleEndian.Uint16(data[2*j:])
+	}
+	return out
 }
 
 // Widen is s in float32, a copy: for the Gorgonia path and the analyses
