@@ -4,7 +4,6 @@ import (
 	"os"
 
 	"github.com/pkg/errors"
-	"golang.org/x/sys/unix"
 )
 
 // Mapping is the data section of a File mapped read-only into memory
@@ -22,9 +21,10 @@ type Mapping struct {
 }
 
 // Map maps f's data section read-only. f must have been opened from a path
-// (Open, OpenBounded); a File read from a Source cannot be mapped. The
-// mapping outlives nothing: Close it before the File is closed or after,
-// but not while its bytes are in use.
+// (Open, OpenBounded); a File read from a Source cannot be mapped, nor any
+// file where CanMap is false. The mapping does not depend on the File:
+// Close it before the File is closed or after, but not while its bytes
+// are in use.
 func (f *File) Map() (*Mapping, error) {
 	osf, ok := f.f.(*os.File)
 	if !ok {
@@ -34,9 +34,9 @@ func (f *File) Map() (*Mapping, error) {
 	if size == 0 || f.DataLen() == 0 {
 		return &Mapping{file: f}, nil
 	}
-	all, err := unix.Mmap(int(osf.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	all, err := mapFile(osf, size)
 	if err != nil {
-		return nil, errors.Wrap(err, "mmap")
+		return nil, err
 	}
 	return &Mapping{file: f, all: all, data: all[f.start:]}, nil
 }
@@ -61,7 +61,7 @@ func (m *Mapping) Close() error {
 	if m.all == nil {
 		return nil
 	}
-	err := unix.Munmap(m.all)
+	err := unmap(m.all)
 	m.all, m.data = nil, nil
-	return errors.Wrap(err, "munmap")
+	return err
 }

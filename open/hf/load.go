@@ -33,8 +33,8 @@ type Options struct {
 	// without it. The weights must stay resident: the files' bytes of the
 	// matrices mapped and the float32 of the rest, against MemAvailable
 	// (model.CheckResident), refused before anything is read. Ignored
-	// with Digests, and for a config on the Gorgonia path, which reads
-	// float32 only.
+	// with Digests, for a config on the Gorgonia path, which reads
+	// float32 only, and where files cannot be mapped (safetensors.CanMap).
 	Map bool
 	// Available is the memory, in bytes, Map's weights may take resident;
 	// 0 reads the machine's MemAvailable.
@@ -77,7 +77,7 @@ func Load(dir string, o Options) (*Model, error) {
 		return nil, err
 	}
 	path, _ := cfg.Path() // Validate checked it
-	mapped := o.Map && !o.Digests && path != layers.Gorgonia
+	mapped := o.Map && safetensors.CanMap && !o.Digests && path != layers.Gorgonia
 	if !mapped {
 		if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
 			return nil, err
