@@ -104,5 +104,5 @@ func WindowMemoryNeed(m *model.Model, rows, size int, cached bool) float64 {
 	cfg := m.Config
 	cfg.Context = size
 	const elem = 4 // bytes of a float32
-	return m.DecodeBytes(rows, size) + cfg.InferenceBytes(rows) - cfg.ParamCount()*elem
+	return m.DecodeBytes(rows, size) + cfg.InferenceBytes(rows) - cfg.HeldParamCount()*elem
 }

@@ -14,6 +14,9 @@ type Embedding struct {
 	Vocab, D int
 	Table    *gorgonia.Node // (V, D)
 	Path     Path           // which ops Forward writes; "" is Fused
+	// Stored, when set, is the table kept in its file's dtype, read in
+	// place on the fused path (ops.EmbeddingStored), as Linear.Stored.
+	Stored *ops.Stored
 }
 
 // NewEmbedding checks the table is a matrix.
@@ -36,8 +39,13 @@ func (e *Embedding) forward(ids *gorgonia.Node) *gorgonia.Node {
 	if ids.Dims() != 1 || ids.Dtype() != tensor.Int {
 		raise.If(errors.Errorf("embedding %s: ids %v of %v, want an Int vector", e.Table.Name(), ids.Shape(), ids.Dtype()))
 	}
-	if e.Path == Gorgonia {
+	switch {
+	case e.Path == Gorgonia && e.Stored != nil:
+		raise.If(errors.Errorf("embedding %s: the table is kept in its file's %s; the gorgonia path reads float32 weights only", e.Table.Name(), e.Stored.DType))
+	case e.Path == Gorgonia:
 		return e.forwardGorgonia(ids)
+	case e.Stored != nil:
+		return node(prefixOf(e.Table))(ops.EmbeddingStored(e.Stored, ids)) // (N, D)
 	}
 	return node(prefixOf(e.Table))(ops.Embedding(e.Table, ids)) // (N, D)
 }

@@ -19,6 +19,11 @@ type Linear struct {
 	// the weight's ("lm_head" from "lm_head.weight"). A weight shared with
 	// another layer (a tied LM head reads tok_emb.weight) needs its own.
 	Name string
+	// Stored, when set, is the weight kept in its file's dtype, which the
+	// fused path reads in place (ops.LinearStored) instead of Weight's
+	// value: Weight is then a node of its shape that no op reads. The
+	// Gorgonia path refuses it.
+	Stored *ops.Stored
 }
 
 // NewLinear checks the weight is a matrix and the bias, when given, matches
@@ -45,8 +50,13 @@ func (l *Linear) forward(x *gorgonia.Node) *gorgonia.Node {
 	if x.Dims() != 2 || x.Shape()[1] != l.In {
 		raise.If(errors.Errorf("linear %s: input shape %v, want (N, %d)", l.Weight.Name(), x.Shape(), l.In))
 	}
-	if l.Path == Gorgonia {
+	switch {
+	case l.Path == Gorgonia && l.Stored != nil:
+		raise.If(errors.Errorf("linear %s: the weight is kept in its file's %s; the gorgonia path reads float32 weights only", l.Weight.Name(), l.Stored.DType))
+	case l.Path == Gorgonia:
 		return l.forwardGorgonia(x)
+	case l.Stored != nil:
+		return node(l.name())(ops.LinearStored(x, l.Stored, l.Bias)) // (N, Out)
 	}
 	return node(l.name())(ops.Linear(x, l.Weight, l.Bias)) // (N, Out)
 }

@@ -132,7 +132,7 @@ func (gr *Graph) inputs() (params map[string]*gorgonia.Node, posIDs *gorgonia.No
 	}
 	params = make(map[string]*gorgonia.Node, len(m.Params))
 	for _, p := range m.Params {
-		param := layers.NewParam(g, p.Name, p.Value)
+		param := paramNode(g, p)
 		gr.Params = append(gr.Params, param)
 		params[p.Name] = param
 	}
@@ -214,7 +214,7 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 // name.weight (and name.bias when the model has it), on the graph's path.
 func (gr *Graph) linear(params map[string]*gorgonia.Node, name string) *layers.Linear {
 	l := raise.Must(layers.NewLinear(params[name+".weight"], params[name+".bias"]))
-	l.Path = gr.Path
+	l.Path, l.Stored = gr.Path, gr.Model.Stored(name+".weight")
 	return l
 }
 
@@ -227,7 +227,7 @@ func (gr *Graph) lmHead(params map[string]*gorgonia.Node) *layers.Linear {
 		return gr.linear(params, "lm_head")
 	}
 	l := raise.Must(layers.NewLinear(params["tok_emb.weight"], params["lm_head.bias"]))
-	l.Path, l.Name = gr.Path, "lm_head"
+	l.Path, l.Name, l.Stored = gr.Path, "lm_head", gr.Model.Stored("tok_emb.weight")
 	return l
 }
 
@@ -266,7 +266,7 @@ func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedF
 
 func (gr *Graph) embedding(table *gorgonia.Node) *layers.Embedding {
 	e := raise.Must(layers.NewEmbedding(table))
-	e.Path = gr.Path
+	e.Path, e.Stored = gr.Path, gr.Model.Stored(table.Name())
 	return e
 }
 
@@ -325,10 +325,17 @@ func checkBuild(m *Model, opts BuildOptions) error {
 	if len(m.Params) != len(specs) {
 		return errors.Errorf("build: model has %d tensors, its config needs %d", len(m.Params), len(specs))
 	}
+	path, _ := m.Config.Path() // Validate checked it
 	for i, spec := range specs {
 		p := m.Params[i]
 		if p.Name != spec.Name {
 			return errors.Errorf("build: tensor %d is %q, want %q", i, p.Name, spec.Name)
+		}
+		if p.Stored != nil {
+			if err := checkStored(m, p, spec, path, opts.Train); err != nil {
+				return err
+			}
+			continue
 		}
 		if p.Value == nil {
 			return errors.Errorf("build: tensor %q is nil", p.Name)

@@ -140,6 +140,13 @@ type Config struct {
 	// before positions (Gemma's sqrt(d_model) in the weights' dtype); a
 	// tied head reads the unscaled table.
 	EmbedScale float64 `json:"embed_scale,omitempty" yaml:"embed_scale,omitempty"`
+
+	// MappedWeights is how many of the weights a model opened with its
+	// matrices kept in their files (Param.Stored) holds there: the memory
+	// estimates count them in no float32 value (they are checked against
+	// MemAvailable when the model opens, CheckResident). Set by
+	// FromValues, cleared by WidenStored; never written or read.
+	MappedWeights float64 `json:"-" yaml:"-"`
 }
 
 // The position kinds of Config.Position.

@@ -104,6 +104,9 @@ var hugePages = kernels.HugePages
 func float32Weights(m *Model) [][]float32 {
 	var weights [][]float32
 	for _, p := range m.Params {
+		if p.Value == nil {
+			continue // mapped from its file: the page cache's pages
+		}
 		if w, ok := p.Value.Data().([]float32); ok {
 			weights = append(weights, w)
 		}
@@ -124,7 +127,7 @@ func buildDecoder(m *Model, batch, capacity int) (d *Decoder, err error) {
 	d.inputs()
 	params := map[string]*gorgonia.Node{}
 	for _, p := range m.Params {
-		params[p.Name] = layers.NewParam(d.g, p.Name, p.Value)
+		params[p.Name] = paramNode(d.g, p)
 	}
 	x := gr.scaleEmbedding(raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(d.tokens))) // (B, D)
 	if table := gr.positionTable(params); table != nil {

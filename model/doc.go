@@ -30,6 +30,13 @@
 //     (out_features, in_features)); see ParamSpecs for the full list. The same
 //     tensors can be bound into any number of graphs (training, evaluation,
 //     inspection) by Build.
+//   - A model opened for inspection may keep its large matrices in their
+//     file's dtype, mapped (Param.Stored, stored.go): the fused path's
+//     Linear and Embedding read them in place, bit for bit what they give
+//     on the weights widened; the Gorgonia path and training need
+//     WidenStored first, and Param hands analyses a widened copy. The
+//     memory estimates count such weights in no float32 value
+//     (Config.MappedWeights); CheckResident holds them to MemAvailable.
 //   - Initial weights come only from the seed passed to New: same seed, same
 //     weights, bit for bit, on every machine.
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major

@@ -44,16 +44,17 @@ const MaxMemory = 8 << 30
 func (c Config) EstimateBytes(trainBatch, evalBatch int) float64 {
 	activations := 2*c.forwardValues(trainBatch) + c.forwardValues(evalBatch)
 	const elem = 4 // bytes of a float32
-	return c.ParamCount()*(2*elem+16) + activations*elem
+	return c.HeldParamCount()*(2*elem+16) + activations*elem
 }
 
 // InferenceBytes is a rough estimate, in bytes, of the memory one float32
 // forward of batch sequences of Context positions takes on the fused path:
-// the weights and the values of the forward graph (EstimateBytes' counts,
-// without gradients or Adam moments).
+// the weights held in float32 (HeldParamCount) and the values of the
+// forward graph (EstimateBytes' counts, without gradients or Adam
+// moments).
 func (c Config) InferenceBytes(batch int) float64 {
 	const elem = 4
-	return (c.ParamCount() + c.forwardValues(batch)) * elem
+	return (c.HeldParamCount() + c.forwardValues(batch)) * elem
 }
 
 // forwardValues counts the values of a forward graph of batch sequences
@@ -101,8 +102,14 @@ func (c Config) ParamCount() float64 {
 	return size(0) + float64(c.Layers)*(size(1)-size(0))
 }
 
+// HeldParamCount is the number of weights the model holds as values of its
+// own: ParamCount less those kept mapped in their files (MappedWeights),
+// which the estimates leave to the residency check.
+func (c Config) HeldParamCount() float64 { return c.ParamCount() - c.MappedWeights }
+
 // DecodeBytes is a rough estimate, in bytes, of the memory a Decoder of m
-// takes for rows sequences to reach positions positions: the weights; per
+// takes for rows sequences to reach positions positions: the weights it
+// holds (HeldParamCount: not those mapped from their files); per
 // row, a step's activations at one position; and per row and position, in
 // every layer, the cache (KVPerToken values) and what a step computes over
 // the whole cache. The fused path's op reads the cache in place (nothing
@@ -136,7 +143,7 @@ func (m *Model) DecodeBytes(rows, positions int) float64 {
 	capped, capRow := c.decodeScoresValues(path)
 	perLayer += capped
 	perRow := layerCount*step + 4*d + 4*v + capRow + 2*float64(positions)*(layerCount*perLayer+shared)
-	return float64(m.Dtype.Size()) * (c.ParamCount() + b*perRow)
+	return float64(m.Dtype.Size()) * (c.HeldParamCount() + b*perRow)
 }
 
 // evalBatch is the batch of Run's evaluation graph.

@@ -1,17 +1,22 @@
 package model
 
 import (
+	"io"
 	"math/rand/v2"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 )
 
-// Param is one named weight tensor.
+// Param is one named weight: a tensor, or for a large matrix of a model
+// opened for inspection, the matrix kept in its file's dtype where the
+// file's mapping holds it (Stored, with Value nil; see stored.go).
 type Param struct {
-	Name  string
-	Value *tensor.Dense
+	Name   string
+	Value  *tensor.Dense
+	Stored *ops.Stored
 }
 
 // Model holds the weights of one model. The tensors are shared by every graph
@@ -21,6 +26,26 @@ type Model struct {
 	Config Config
 	Dtype  tensor.Dtype // tensor.Float32 or tensor.Float64
 	Params []Param      // in Config.ParamSpecs order
+	// mappings are the file mappings the stored parameters read, which
+	// Close unmaps (KeepMapped).
+	mappings []io.Closer
+}
+
+// KeepMapped gives m the mappings its stored parameters read, for Close.
+func (m *Model) KeepMapped(mappings ...io.Closer) { m.mappings = append(m.mappings, mappings...) }
+
+// Close unmaps the files m's stored parameters read; they must not be read
+// again (a model without them has nothing to close). A command that exits
+// after its work need not call it.
+func (m *Model) Close() error {
+	var first error
+	for _, c := range m.mappings {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	m.mappings = nil
+	return first
 }
 
 // New returns a model with weights drawn from seed. The draws are made in
@@ -71,26 +96,48 @@ func initParams[T float32 | float64](cfg Config, block map[string][]T, rng *rand
 // stories110M's shape, whose decoding GEMVs read one block 1-2% faster
 // (kernels' BenchmarkDecodeGemvs, block/2MiB).
 func ParamBlock[T float32 | float64](cfg Config) map[string][]T {
+	return ParamBlockWithout[T](cfg, nil)
+}
+
+// ParamBlockWithout is ParamBlock of the parameters skip does not list:
+// a mapped model's vectors and copied matrices, beside the matrices it
+// keeps in their files.
+func ParamBlockWithout[T float32 | float64](cfg Config, skip map[string]bool) map[string][]T {
 	specs := cfg.ParamSpecs()
 	total := 0
 	for _, spec := range specs {
-		total += product(spec.Shape)
+		if !skip[spec.Name] {
+			total += product(spec.Shape)
+		}
 	}
 	block := kernels.HugePageAligned[T](total)
 	parts := make(map[string][]T, len(specs))
 	for _, spec := range specs {
+		if skip[spec.Name] {
+			continue
+		}
 		n := product(spec.Shape)
 		parts[spec.Name], block = block[:n:n], block[n:]
 	}
 	return parts
 }
 
-// Param returns the tensor called name, or nil if the model has none.
+// Param returns the tensor called name, or nil if the model has none. A
+// stored parameter comes widened to float32, a copy made at each call (nil
+// when its mapping faults: the file truncated under it).
 func (m *Model) Param(name string) *tensor.Dense {
 	for _, p := range m.Params {
-		if p.Name == name {
+		if p.Name != name {
+			continue
+		}
+		if p.Stored == nil {
 			return p.Value
 		}
+		t, err := widened(p.Stored)
+		if err != nil {
+			return nil
+		}
+		return t
 	}
 	return nil
 }

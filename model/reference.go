@@ -26,11 +26,12 @@ type Reference struct {
 }
 
 // NewReference reads m's weights into a reference decoder with an empty
-// cache.
+// cache: a weight kept in its file's dtype (BF16, F16) widened exactly
+// (Param).
 func NewReference(m *Model) (*Reference, error) {
 	r := &Reference{cfg: m.Config, w: map[string][]float64{}, cache: make([][][]float64, m.Config.Layers)}
 	for _, p := range m.Params {
-		values, err := Float64s(p.Value)
+		values, err := Float64s(m.Param(p.Name))
 		if err != nil {
 			return nil, errors.Wrapf(err, "reference: %s", p.Name)
 		}

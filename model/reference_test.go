@@ -1,15 +1,19 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/ops"
+	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/layers"
 )
 
@@ -34,7 +38,7 @@ func referenceVariants() map[string]Config {
 // rounding of a different order of sums, float32 that of float32
 // arithmetic (the weights are the same numbers: the reference reads
 // float32 ones exactly).
-var referenceTolerance = map[tensor.Dtype]float64{tensor.Float64: 1e-12, tensor.Float32: 2e-5}
+var referenceTolerance = map[tensor.Dtype]float64{tensor.Float64: 1e-12, tensor.Float32: 2e-5, bf16: 2e-5}
 
 // TestReferenceIsTheOracle: the reference decoder (reference.go), stepped
 // along each row, gives the logits of every step of a Decoder whose cache
@@ -54,11 +58,11 @@ func TestReferenceIsTheOracle(t *testing.T) {
 	})
 	for _, name := range names {
 		for _, path := range layers.Paths {
-			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32, bf16} {
 				cfg := variants[name]
 				cfg.Attention = string(path)
-				t.Run(fmt.Sprintf("%s/%s/%v", name, path, dt), func(t *testing.T) {
-					m := randomModel(t, cfg, dt)
+				t.Run(fmt.Sprintf("%s/%s/%s", name, path, dtypeName(dt)), func(t *testing.T) {
+					m := referenceModel(t, cfg, dt)
 					const b = 2
 					tt := cfg.Context
 					rng := rand.New(rand.NewPCG(8, 9))
@@ -72,7 +76,7 @@ func TestReferenceIsTheOracle(t *testing.T) {
 						"forward": prefixLogits(t, m, tokens, b, tt, tt),
 					} {
 						e := relativeDiff(got, want)
-						key := fmt.Sprintf("%v %s", dt, check)
+						key := fmt.Sprintf("%s %s", dtypeName(dt), check)
 						worst[key] = math.Max(worst[key], e)
 						if !(e <= referenceTolerance[dt]) {
 							t.Errorf("%s logits differ from the reference's by %.3g relative, over %.0e", check, e, referenceTolerance[dt])
@@ -83,6 +87,55 @@ func TestReferenceIsTheOracle(t *testing.T) {
 		}
 	}
 	t.Logf("largest differences from the reference, relative to the largest logit: %v", worst)
+}
+
+// bf16 stands, among TestReferenceIsTheOracle's dtypes, for a float32
+// model whose matrices are kept in BF16 (Param.Stored): read in place on
+// the fused path, widened (WidenStored) for the Gorgonia path.
+var bf16 = tensor.Dtype{Type: reflect.TypeOf(uint16(0))}
+
+// dtypeName names dt in the test's names: bf16 for bf16.
+func dtypeName(dt tensor.Dtype) string {
+	if dt == bf16 {
+		return "bf16"
+	}
+	return dt.String()
+}
+
+// referenceModel is randomModel of dt, or for bf16 a float32 one whose
+// matrices are rounded to BF16 and stored as such.
+func referenceModel(t *testing.T, cfg Config, dt tensor.Dtype) *Model {
+	t.Helper()
+	if dt != bf16 {
+		return randomModel(t, cfg, dt)
+	}
+	m := storedBF16(randomModel(t, cfg, tensor.Float32))
+	if path, _ := cfg.Path(); path == layers.Gorgonia {
+		if err := m.WidenStored(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+// storedBF16 keeps every matrix of the float32 model m in BF16, rounded to
+// nearest even, in memory as a file's mapping would hold it.
+func storedBF16(m *Model) *Model {
+	for i, p := range m.Params {
+		if p.Value.Dims() != 2 {
+			continue
+		}
+		values := p.Value.Float32s()
+		raw := make([]byte, 2*len(values))
+		for j, v := range values {
+			bits := math.Float32bits(v)
+			binary.LittleEndian.PutUint16(raw[2*j:], uint16((bits+0x7fff+(bits>>16)&1)>>16))
+		}
+		rows, cols := p.Value.Shape()[0], p.Value.Shape()[1]
+		m.Params[i] = Param{Name: p.Name, Stored: &ops.Stored{Name: p.Name, Rows: rows, Cols: cols, DType: safetensors.BF16,
+			Parts: []ops.StoredPart{{Rows: rows, Data: raw, File: "memory"}}}}
+	}
+	return m
 }
 
 // referenceLogits steps a Reference along each of the b rows of tokens (b

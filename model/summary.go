@@ -7,6 +7,8 @@ import (
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
+
+	"github.com/attnscope/attnscope/internal/ops"
 )
 
 // SummaryRow is one op node of a graph summary, like a line of a Keras or
@@ -42,6 +44,7 @@ func (gr *Graph) Summary() (Summary, error) {
 	for _, p := range gr.Params {
 		params[p] = true
 	}
+	stored := map[*ops.Stored]bool{} // counted already
 	s := Summary{Path: gr.Path.String()}
 	for i := len(sorted) - 1; i >= 0; i-- {
 		n := sorted[i]
@@ -56,6 +59,10 @@ func (gr *Graph) Summary() (Summary, error) {
 				row.Params += c.Shape().TotalSize()
 				delete(params, c) // counted at its first reader only
 			}
+		}
+		if w := ops.StoredOf(n.Op()); w != nil && !stored[w] { // a weight read in place, not a child
+			row.Params += w.Rows * w.Cols
+			stored[w] = true
 		}
 		if row.Builtin {
 			s.BuiltinOps++

@@ -10,7 +10,9 @@ import (
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/kernels"
 	"github.com/attnscope/attnscope/internal/msg"
+	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/internal/safetensors"
 )
 
@@ -62,6 +64,9 @@ func WeightsDigest(m *Model) (string, error) {
 	}
 	h := sha256.New()
 	for _, p := range m.Params {
+		if p.Stored != nil {
+			return "", errors.Errorf("tensor %q is kept in its file's %s; a digest is of float32 weights (widen the model first)", p.Name, p.Stored.DType)
+		}
 		shape := []int(p.Value.Shape())
 		data, err := tensorBytes(p.Value, shape)
 		if err != nil {
@@ -140,11 +145,14 @@ func safetensorsDType(dt tensor.Dtype) (string, error) {
 // FromValues builds the model cfg describes from the values of its
 // parameters by name: every parameter, each a []float32 (a Float32 model) or
 // a []float64 (Float64) of its shape's size, one type throughout, every
-// value finite. The slices become the model's tensors, not copies.
+// value finite; or, in a Float32 model, a matrix kept in its file's dtype
+// (an *ops.Stored of its shape, checked for non-finite values in one pass
+// over its bytes). The slices become the model's tensors, not copies.
 func FromValues(cfg Config, values map[string]any) (*Model, error) {
 	specs := cfg.ParamSpecs()
 	m := &Model{Config: cfg, Params: make([]Param, 0, len(specs))}
-	for i, spec := range specs {
+	first := "" // the parameter that set m.Dtype
+	for _, spec := range specs {
 		var value *tensor.Dense
 		var err error
 		switch v := values[spec.Name].(type) {
@@ -152,23 +160,89 @@ func FromValues(cfg Config, values map[string]any) (*Model, error) {
 			value, err = finiteDense(tensor.Float32, spec.Shape, v)
 		case []float64:
 			value, err = finiteDense(tensor.Float64, spec.Shape, v)
+		case *ops.Stored:
+			err = storedShape(spec.Shape, v)
+			m.Params = append(m.Params, Param{Name: spec.Name, Stored: v})
+			m.Config.MappedWeights += float64(v.Rows) * float64(v.Cols)
 		default:
-			err = errors.Errorf("has %T values, want []float32 or []float64", v)
+			err = errors.Errorf("has %T values, want []float32, []float64 or *ops.Stored", v)
 		}
 		if err != nil {
 			return nil, errors.Wrapf(err, "tensor %q", spec.Name)
 		}
-		if i == 0 {
-			m.Dtype = value.Dtype()
+		if value == nil {
+			continue
+		}
+		if m.Dtype == (tensor.Dtype{}) {
+			m.Dtype, first = value.Dtype(), spec.Name
 		} else if value.Dtype() != m.Dtype {
-			return nil, errors.Errorf("tensor %q is %v, %q %v; all tensors must share one dtype", spec.Name, value.Dtype(), specs[0].Name, m.Dtype)
+			return nil, errors.Errorf("tensor %q is %v, %q %v; all tensors must share one dtype", spec.Name, value.Dtype(), first, m.Dtype)
 		}
 		m.Params = append(m.Params, Param{Name: spec.Name, Value: value})
 	}
 	if len(values) != len(specs) {
 		return nil, errors.Errorf("%d tensors given, the model has %d", len(values), len(specs))
 	}
+	if err := storedFinite(m.Params); err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Dtype == (tensor.Dtype{}):
+		m.Dtype = tensor.Float32
+	case m.HasStored() && m.Dtype != tensor.Float32:
+		return nil, errors.Errorf("a model with stored weights is float32, not %v", m.Dtype)
+	}
 	return m, nil
+}
+
+// storedShape refuses a stored matrix that is not one, or not of shape.
+func storedShape(shape []int, s *ops.Stored) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if len(shape) != 2 || shape[0] != s.Rows || shape[1] != s.Cols {
+		return errors.Errorf("is stored (%d, %d), shape %v", s.Rows, s.Cols, shape)
+	}
+	return nil
+}
+
+// storedFinite refuses a stored matrix holding a NaN or an infinity,
+// naming where it sits: one pass over the bytes of every one of them,
+// spread over the cores, the first in ParamSpecs order reported.
+func storedFinite(params []Param) error {
+	errs := make([]error, len(params))
+	kernels.ParallelFor(len(params), kernels.ParallelMinWork, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if s := params[i].Stored; s != nil {
+				errs[i] = finiteStored(params[i].Name, s)
+			}
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finiteStored refuses a NaN or an infinity in s, the parameter called
+// name, naming where it sits: in the file's tensor, when the part holding
+// it names one.
+func finiteStored(name string, s *ops.Stored) error {
+	row, col, err := s.FirstNonFinite()
+	if err != nil || row < 0 {
+		return err
+	}
+	value := make([]float32, s.Cols)
+	if err := s.WidenRows(value, row, row+1); err != nil {
+		return err
+	}
+	part, in := s.PartAt(row)
+	if part.Tensor == "" {
+		return errors.Errorf("tensor %q: value %v at %s is not finite", name, value[col], position([]int{s.Rows, s.Cols}, row*s.Cols+col))
+	}
+	return errors.Errorf("%s: tensor %s: value %v at %s is not finite", part.File, msg.Quote(part.Tensor), value[col], position([]int{part.Rows, s.Cols}, in*s.Cols+col))
 }
 
 // finiteDense is values as a tensor of shape, refusing NaN and Inf.

@@ -48,6 +48,10 @@ type Options struct {
 	// ms to read); its tokens are ids (tokenizer.IDs), its BOS and EOS
 	// config.json's.
 	NoText bool
+	// Map keeps a Hugging Face model's BF16 and F16 matrices in their
+	// files, mapped and read in place (hf.Options.Map): for inspecting and
+	// sampling, never for fine-tuning (ForFineTuning reads and hashes).
+	Map bool
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
 	digests bool
@@ -414,6 +418,11 @@ func (op *Opened) UsePath(flagValue string) error {
 		return errors.Errorf("-path %s: want %s or %s", msg.Quote(flagValue), layers.Fused, layers.Gorgonia)
 	}
 	op.Model.Config.Attention = string(p)
+	if p == layers.Gorgonia {
+		// The Gorgonia path reads float32 only: a mapped model is widened,
+		// or refused with the estimate when it would not fit.
+		return errors.Wrap(op.Model.WidenStored(), "-path gorgonia")
+	}
 	return nil
 }
 

@@ -54,7 +54,7 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		tok, names, err := readTokenizer(files, done)
 		tokenizerRead <- read{tok, readingNote(names), names, digests, err}
 	}()
-	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests, Progress: o.Progress})
+	m, err := hf.Load(dir, hf.Options{Notices: o.Notices, Digests: o.digests, Progress: o.Progress, Map: o.Map})
 	t := <-tokenizerRead
 	if err != nil {
 		return nil, err

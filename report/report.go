@@ -228,7 +228,7 @@ func (r *Report) analyse(s Subject) error {
 		}
 	}
 	for _, param := range m.Params {
-		r.Params += param.Value.Shape().TotalSize()
+		r.Params += param.Len()
 	}
 	if !o.Page {
 		return nil

@@ -107,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := check(fs, o); err != nil {
 		return err
 	}
-	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr, Vocab: o.vocab})
+	op, err := open.Open(o.checkpoint, open.Options{Data: o.data, Notices: stderr, Vocab: o.vocab, Map: true})
 	if err != nil {
 		return err
 	}

@@ -141,3 +141,35 @@ func addScaledRowsAVX512(n int, y, x *float32, rows int, a *float32, lda int) {
 
 // prefetchRows asks for nothing here: the hint is amd64's assembly only.
 func prefetchRows(p unsafe.Pointer, rows, strideBytes, rowBytes int) {}
+
+func gemvDotsBF16AVX512(k16 int, x *float32, w *uint16, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func gemvDotsF16AVX512(k16 int, x *float32, w *uint16, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func gemvDotsBF16AVX2(k16 int, x *float32, w *uint16, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func gemvDotsF16AVX2(k16 int, x *float32, w *uint16, ldw, rows int, out *float32) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenBF16AVX512(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenF16AVX512(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenBF16AVX2(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
+func widenF16AVX2(n int, dst *float32, src *uint16) {
+	panic("kernels: no assembly kernels on this architecture")
+}

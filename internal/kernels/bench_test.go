@@ -50,9 +50,9 @@ func BenchmarkSgemm(b *testing.B) {
 				for b.Loop() {
 					switch impl {
 					case "kernel":
-						sgemm(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
+						sgemm(s.tA, s.tB, s.m, s.n, s.k, a, lda, weights{f32: bm}, ldb, 0, c, s.n)
 					case "go":
-						sgemmGo(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
+						sgemmGo(s.tA, s.tB, s.m, s.n, s.k, a, lda, weights{f32: bm}, ldb, 0, c, s.n)
 					default:
 						blasSgemm(trans(s.tA), trans(s.tB), s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
 					}

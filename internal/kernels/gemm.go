@@ -41,7 +41,7 @@ func useSgemmGo() bool { return !useAVX2 && !sgemmPreferBLAS && sgemmGoOnGeneric
 func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m <= gemvRows && !transA {
 		if a32, ok := any(a).([]float32); ok && transB {
-			gemvT(m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			gemvT(m, n, k, a32, lda, weights{f32: any(b).([]float32)}, ldb, float32(beta), any(c).([]float32), ldc)
 			return
 		}
 		gemv(transB, m, n, k, a, lda, b, ldb, beta, c, ldc)
@@ -52,7 +52,7 @@ func Gemm[T float](transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb 
 		if useSgemm() {
 			gemm = sgemm
 		}
-		gemm(transA, transB, m, n, k, a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		gemm(transA, transB, m, n, k, a32, lda, weights{f32: any(b).([]float32)}, ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
 	ta, tb := trans(transA), trans(transB)

@@ -212,9 +212,9 @@ func TestSgemmColumnSplitSameBits(t *testing.T) {
 			}
 			for _, beta := range []float32{0, 1} {
 				serial, rows, cols := slices.Clone(c0), slices.Clone(c0), slices.Clone(c0)
-				sgemmColumns(false, true, m, 0, n, k, a, lda, b, ldb, beta, serial, ldc)
-				sgemmParallel(2, false, true, m, n, k, a, lda, b, ldb, beta, rows, ldc)
-				sgemmColumnsParallel(2, false, m, n, k, a, lda, b, ldb, beta, cols, ldc)
+				sgemmColumns(false, true, m, 0, n, k, a, lda, weights{f32: b}, ldb, beta, serial, ldc)
+				sgemmParallel(2, false, true, m, n, k, a, lda, weights{f32: b}, ldb, beta, rows, ldc)
+				sgemmColumnsParallel(2, false, m, n, k, a, lda, weights{f32: b}, ldb, beta, cols, ldc)
 				for i := range serial {
 					if math.Float32bits(cols[i]) != math.Float32bits(serial[i]) || math.Float32bits(rows[i]) != math.Float32bits(serial[i]) {
 						t.Fatalf("%v %dx%dx%d beta %v: C[%d] is %v by columns, %v by rows, %v on one goroutine", p, m, n, k, beta, i, cols[i], rows[i], serial[i])
@@ -241,7 +241,7 @@ func TestPackTransposedB(t *testing.T) {
 					b[i] = float32(i)
 				}
 				pb := make([]float32, kc*roundUp(cols, sgemmNR))
-				packB(true, b, ldb, k0, j0, kc, cols, pb)
+				packB(true, weights{f32: b}, ldb, k0, j0, kc, cols, pb)
 				for jr := 0; jr < cols; jr += sgemmNR {
 					for q := 0; q < kc; q++ {
 						for j := 0; j < sgemmNR; j++ {

@@ -14,7 +14,9 @@ package kernels
 // the last whole group of 16 are added to the folded sum in order. The
 // AVX-512 (one ZMM register per row) and AVX2 (two YMM registers)
 // kernels of gemv_amd64.s do those operations in that order, and so does
-// gemvDotsGo on the generic path.
+// gemvDotsGo on the generic path. B may be 16-bit (GemmHalf): the kernels
+// of halfgemv_amd64.s then widen each weight as they load it and do the
+// same operations after.
 
 // gemvLanes is how many lanes a GEMV dot product sums in.
 const gemvLanes = 16
@@ -30,8 +32,9 @@ const gemvBlock = 16
 const gemvParallelMin = 1 << 16
 
 // gemvT is Gemm's float32 product for m <= gemvRows rows of A
-// (not transposed) and B transposed, (n, k) as stored.
-func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// (not transposed) and B transposed, (n, k) as stored: float32 or 16-bit
+// weights (GemmHalf), the same operations on the values either way.
+func gemvT(m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	blocks := ceilDiv(n, gemvBlock)
 	workers := 1
 	if n*k >= gemvParallelMin {
@@ -48,19 +51,19 @@ func gemvT(m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32
 
 // gemvBlocks computes the columns of C of B's row blocks [lo, hi), each
 // block for every row of A before the next.
-func gemvBlocks(lo, hi, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemvBlocks(lo, hi, m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	var dots [gemvBlock]float32
 	k16 := k &^ (gemvLanes - 1)
 	for blk := lo; blk < hi; blk++ {
 		j0, j1 := blk*gemvBlock, min(n, (blk+1)*gemvBlock)
 		for i := 0; i < m; i++ {
 			ai, ci, out := a[i*lda:i*lda+k], c[i*ldc+j0:i*ldc+j1], dots[:j1-j0]
-			gemvDots(k16, ai, b[j0*ldb:], ldb, out)
+			gemvDots(k16, ai, b, j0*ldb, ldb, out)
 			for j := range out {
 				v := out[j]
-				row := b[(j0+j)*ldb : (j0+j)*ldb+k]
+				row := (j0 + j) * ldb
 				for p := k16; p < k; p++ {
-					v += float32(ai[p] * row[p])
+					v += float32(ai[p] * b.at(row+p))
 				}
 				if beta != 0 { // beta 0 never reads C, which may hold anything
 					v += float32(beta * ci[j])
@@ -73,8 +76,8 @@ func gemvBlocks(lo, hi, m, n, k int, a []float32, lda int, b []float32, ldb int,
 
 // gemvDots sets out[r] to the folded lane sums of x·w_r over the first
 // k16 elements (a multiple of gemvLanes) for every r < len(out), w_r being
-// w[r*ldw:].
-func gemvDots(k16 int, x, w []float32, ldw int, out []float32) {
+// w's values from element off+r*ldw on.
+func gemvDots(k16 int, x []float32, b weights, off, ldw int, out []float32) {
 	rows := len(out)
 	if rows == 0 {
 		return
@@ -83,8 +86,13 @@ func gemvDots(k16 int, x, w []float32, ldw int, out []float32) {
 		clear(out)
 		return
 	}
-	_ = w[(rows-1)*ldw+k16-1] // the kernels read no further
 	_ = x[k16-1]
+	if b.half != 0 {
+		gemvDotsHalf(k16, x, b.half, b.u16[off:], ldw, out)
+		return
+	}
+	w := b.f32[off:]
+	_ = w[(rows-1)*ldw+k16-1] // the kernels read no further
 	switch {
 	case useAVX512:
 		gemvDotsAVX512(k16, &x[0], &w[0], ldw, rows, &out[0])
@@ -99,15 +107,21 @@ func gemvDots(k16 int, x, w []float32, ldw int, out []float32) {
 // the kernels' order.
 func gemvDotsGo(k16 int, x, w []float32, ldw int, out []float32) {
 	for r := range out {
-		row := w[r*ldw : r*ldw+k16]
-		var lanes [gemvLanes]float32
-		for p := 0; p < k16; p += gemvLanes {
-			for l := range lanes {
-				lanes[l] += float32(x[p+l] * row[p+l]) // the conversion rounds the product: no FMA
-			}
-		}
-		out[r] = gemvFold(lanes)
+		out[r] = gemvLanesDot(x[:k16], w[r*ldw:r*ldw+k16])
 	}
+}
+
+// gemvLanesDot is one row's folded lane sums of x·w, len(x) a multiple of
+// gemvLanes.
+func gemvLanesDot(x, w []float32) float32 {
+	w = w[:len(x)]
+	var lanes [gemvLanes]float32
+	for p := 0; p < len(x); p += gemvLanes {
+		for l := range lanes {
+			lanes[l] += float32(x[p+l] * w[p+l]) // the conversion rounds the product: no FMA
+		}
+	}
+	return gemvFold(lanes)
 }
 
 // gemvFold sums the lanes pairwise: lane l + lane l+8, then l + l+4,

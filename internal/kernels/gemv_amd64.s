@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "fold_amd64.h"
 
 // The GEMV dot products of gemv.go: out[r] = the lane-ordered dot product of
 // x with row r of w (rows ldw floats apart) over k16 elements, k16 a
@@ -8,22 +9,6 @@
 // as gemvFold does: l + l+8, l + l+4, l + l+2, l + l+1. Rows go several
 // at a time (the AVX-512 kernel eight, the AVX2 one four), then one at a
 // time.
-
-// FOLD16(lo, ylo, xlo, ytmp, xtmp) folds 16 lanes held in lo (a ZMM) into
-// lane 0 of xlo; FOLD8 starts from 8 lanes in ylo (AVX2, after adding the
-// high half).
-#define FOLD8(ylo, xlo, ytmp, xtmp) \
-	VEXTRACTF128 $1, ylo, xtmp \
-	VADDPS       xtmp, xlo, xlo \
-	VMOVHLPS     xlo, xlo, xtmp \
-	VADDPS       xtmp, xlo, xlo \
-	VMOVSHDUP    xlo, xtmp \
-	VADDSS       xtmp, xlo, xlo
-
-#define FOLD16(lo, ylo, xlo, ytmp, xtmp) \
-	VEXTRACTF64X4 $1, lo, ytmp \
-	VADDPS        ytmp, ylo, ylo \
-	FOLD8(ylo, xlo, ytmp, xtmp)
 
 // GEMV_ARGS loads k16 into CX (in bytes), x into SI, w into DI, the row
 // stride in bytes into R8 (3 rows in R10), rows into R9 and out into DX.

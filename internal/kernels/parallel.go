@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,14 +118,34 @@ func guidedChunks(n, workers int, f func(lo, hi int)) {
 }
 
 // share runs work on the caller and up to workers-1 idle helpers at once
-// and returns when every one has returned.
+// and returns when every one has returned. A panic in a helper's part (a
+// fault reading a mapped file the helper turned into one, see helper.run)
+// is raised again on the caller once the others are done, where the
+// caller can recover it; a panic in the caller's own part waits for the
+// helpers too, so none still writes the loop's output once it is
+// recovered.
 func share(workers int, work func()) {
 	var wg sync.WaitGroup
 	var running atomic.Int32
-	dispatch(workers-1, work, &wg, &running)
-	work()
-	joinSpinning(&running)
-	wg.Wait()
+	var raised atomic.Pointer[any]
+	dispatch(workers-1, func() {
+		defer func() {
+			if r := recover(); r != nil {
+				raised.CompareAndSwap(nil, &r)
+			}
+		}()
+		work()
+	}, &wg, &running)
+	func() {
+		defer func() {
+			joinSpinning(&running)
+			wg.Wait()
+		}()
+		work()
+	}()
+	if r := raised.Load(); r != nil {
+		panic(*r)
+	}
 }
 
 // joinSpin is how long a loop's caller, its own parts done, waits for the
@@ -210,6 +231,11 @@ func dispatch(n int, work func(), done *sync.WaitGroup, running *atomic.Int32) {
 // job handed over just before Concurrently started (when it stops
 // spinning) is still taken once its token wakes it.
 func (h *helper) run() {
+	// A part may read weights mapped from a file that is then truncated:
+	// the fault is a panic share hands to the loop's caller, which
+	// recovers it into an error (internal/ops' ReadMapped), instead of a
+	// SIGBUS that ends the process.
+	debug.SetPanicOnFault(true)
 	for {
 		until := time.Now().Add(helperSpin)
 		for {

@@ -15,7 +15,8 @@ const (
 	// (float32 GEMMs through sgemmGo on amd64, gonum elsewhere;
 	// exponentials through expLane).
 	Generic Path = iota
-	// AVX2 is the AVX2 + FMA assembly: 6x16 GEMM tiles, 8-lane exp.
+	// AVX2 is the AVX2 + FMA (+ F16C) assembly: 6x16 GEMM tiles, 8-lane
+	// exp.
 	AVX2
 	// AVX512 adds the AVX-512 GEMM kernels (6x32, 12x32, 12x16, masked
 	// edges) to AVX2's.

@@ -67,7 +67,8 @@ type sameBitsCase struct {
 // TestSameBitsOnEveryPath: each kernel whose order the assembly fixes
 // gives the generic path's bits on every path, the float32 GEMM for every
 // transpose combination, tile edges, depths past a block, beta 0, 1 and 0.5,
-// and sizes that run on several goroutines; ExpShift (values and sum),
+// and sizes that run on several goroutines, and over BF16 and F16 weights
+// (GemmHalf, Widen); ExpShift (values and sum),
 // MaxOf, SoftmaxGradRow, GELU, GELUGrad, SiLUMul and SiLUMulGrad for
 // lengths with and without a tail, with NaN, infinities, signed zeros and
 // arguments past the exp's clamps. (A NaN's payload is not compared.)
@@ -77,7 +78,7 @@ func TestSameBitsOnEveryPath(t *testing.T) {
 	if len(paths) < 2 && paths[0] != Generic {
 		paths = append([]Path{Generic}, paths...)
 	}
-	cases := append(gemmSameBitsCases(), rowSameBitsCases()...)
+	cases := append(append(gemmSameBitsCases(), rowSameBitsCases()...), halfSameBitsCases()...)
 	setPath(Generic)
 	want := make([][][]float32, len(cases))
 	for i, c := range cases {

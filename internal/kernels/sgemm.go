@@ -5,10 +5,12 @@ package kernels
 // by 16 (or 32) columns held in registers, over blocks of depth kc. The
 // kernels take A's strides, so A is read in place in either layout; B is
 // read in place when untransposed and packed into 16-column panels when
-// transposed. AVX2 + FMA kernel: 6x16 in 12 YMM registers; AVX-512 kernels:
-// 6x32, 12x32, 12x16 and a masked 6x16 for narrow edges. It is what the
-// pure-Go default build multiplies float32 with; gonum's Sgemm (SSE axpy/dot
-// loops) reaches a small fraction of the machine's peak.
+// transposed; 16-bit weights (GemmHalf) are always packed, widened as they
+// are copied, so the kernels see the float32 values. AVX2 + FMA kernel: 6x16
+// in 12 YMM registers; AVX-512 kernels: 6x32, 12x32, 12x16 and a masked 6x16
+// for narrow edges. It is what the pure-Go default build multiplies float32
+// with; gonum's Sgemm (SSE axpy/dot loops) reaches a small fraction of the
+// machine's peak.
 
 const (
 	sgemmMR = 6    // rows of a kernel tile (the AVX-512 12-row kernels take two panels)
@@ -22,7 +24,7 @@ const (
 
 // sgemm computes C = op(A) op(B) + beta C for row-major A, B, C, where op
 // transposes when its flag is set: op(A) is m x k, op(B) k x n.
-func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	beta, more := sgemmPrepareC(m, n, k, beta, c, ldc)
 	if !more {
 		return
@@ -44,7 +46,7 @@ func sgemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, 
 
 // sgemmColumns computes columns [j0, j1) of C, every row, on the calling
 // goroutine: B packed a block at a time into a scratch buffer of its own.
-func sgemmColumns(transA, transB bool, m, j0, j1, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemmColumns(transA, transB bool, m, j0, j1, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	pb := Scratch(min(k, sgemmKC) * roundUp(min(j1-j0, sgemmNC), sgemmNR))
 	for jc := j0; jc < j1; jc += sgemmNC {
 		nc := min(sgemmNC, j1-jc)
@@ -64,7 +66,7 @@ func sgemmColumns(transA, transB bool, m, j0, j1, k int, a []float32, lda int, b
 // of it: split by rows, one goroutine packed each block while the others
 // waited, a third of a forward over 256 tokens of GPT-2 small's shape.
 // Every element of C is the sum the row split computes, in the same order.
-func sgemmColumnsParallel(workers int, transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemmColumnsParallel(workers int, transA bool, m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	width := roundUp(ceilDiv(n, workers*chunksPerWorker), 2*sgemmNR) // whole 32-column tiles
 	chunks(ceilDiv(n, width), workers, func(lo, hi int) {
 		sgemmColumns(transA, true, m, lo*width, min(hi*width, n), k, a, lda, b, ldb, beta, c, ldc)
@@ -76,11 +78,11 @@ func sgemmColumnsParallel(workers int, transA bool, m, n, k int, a []float32, ld
 // depth and shared. It is a separate function because the closure handed to the
 // workers makes the variables it captures heap-allocated, which the serial
 // path, called per attention head, should not pay for.
-func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	mc := roundUp(ceilDiv(m, workers*chunksPerWorker), sgemmMR)
 	blocks := ceilDiv(m, mc)
 	pb := Scratch(min(k, sgemmKC) * roundUp(min(n, sgemmNC), sgemmNR))
-	if !transB && useAVX512 {
+	if !transB && b.half == 0 && useAVX512 {
 		// B is read in place (packB packs nothing), so no block of depth
 		// waits for a shared packing: one fork and join for the whole
 		// product. A GEMM of few rows and great depth (a weight gradient,
@@ -118,15 +120,15 @@ func sgemmParallel(workers int, transA, transB bool, m, n, k int, a []float32, l
 // p0, by the kc x cols block of op(B) at (p0, j0) into C (adding when add),
 // one 6x16 tile at a time. Full 6-row panels of A are read in place (the
 // kernel takes A's strides, so neither layout needs packing), and so are
-// full 16-column panels of an untransposed B; the rest of B was packed into
-// pb by packB; with AVX-512, narrower panels of an untransposed B are read
-// in place too, tiles narrower than 16 columns are written straight to C
-// through lane masks, and tiles of two panels at once go to the 12-row
-// kernels. A last partial panel of A is read in place when the slice a
-// holds six full rows from it on, else packed with zero rows; either way its
-// tiles go through a local tile, so no kernel reads outside the slices
-// given or writes outside C's block.
-func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
+// full 16-column panels of an untransposed float32 B; the rest of B was
+// packed into pb by packB; with AVX-512, narrower panels of an untransposed
+// float32 B are read in place too, tiles narrower than 16 columns are
+// written straight to C through lane masks, and tiles of two panels at once
+// go to the 12-row kernels. A last partial panel of A is read in place when
+// the slice a holds six full rows from it on, else packed with zero rows;
+// either way its tiles go through a local tile, so no kernel reads outside
+// the slices given or writes outside C's block.
+func macroKernel(transA, transB bool, a []float32, lda int, b weights, ldb, i0, j0, p0, rows, cols, kc int, pb, c []float32, ldc int, add bool) {
 	flag := 0
 	if add {
 		flag = 1
@@ -136,6 +138,7 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		rs, ps = 1, lda
 	}
 	var tile [sgemmMR * sgemmNR]float32
+	inPlace := !transB && b.half == 0 // B's panels read where they are
 	for ir := 0; ir < rows; {
 		mr := min(sgemmMR, rows-ir)
 		// With AVX-512, two full panels are taken together where that helps:
@@ -160,14 +163,14 @@ func macroKernel(transA, transB bool, a []float32, lda int, b []float32, ldb, i0
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
 			bp, bs := &pb[jr*kc], sgemmNR
-			if !transB && (nr == sgemmNR || useAVX512) {
-				bp, bs = &b[p0*ldb+j0+jr], ldb
+			if inPlace && (nr == sgemmNR || useAVX512) {
+				bp, bs = &b.f32[p0*ldb+j0+jr], ldb
 			}
 			switch {
 			case useAVX512 && mr == sgemmMR && cols-jr >= 2*sgemmNR:
 				bp2 := &pb[(jr+sgemmNR)*kc]
-				if !transB {
-					bp2 = &b[p0*ldb+j0+jr+sgemmNR]
+				if inPlace {
+					bp2 = &b.f32[p0*ldb+j0+jr+sgemmNR]
 				}
 				if pair {
 					sgemmKernel12x32(kc, ap, ars, aps, bp, bp2, bs, &c[ir*ldc+jr], ldc, flag)
@@ -230,9 +233,20 @@ func packA(trans bool, a []float32, lda, i0, k0, rows, kc int, panel []float32) 
 
 // packB copies the kc x cols block of op(B) at (k0, j0) into 16-column
 // panels, each stored k-major (kc steps of 16 values), columns past the end
-// zero. Panels of an untransposed B that macroKernel reads in place (full
-// ones, and with AVX-512 every one) are skipped.
-func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
+// zero; 16-bit values are widened on the way. Panels of an untransposed
+// float32 B that macroKernel reads in place (full ones, and with AVX-512
+// every one) are skipped.
+func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
+	if !trans && b.half != 0 {
+		packRowsWidened(b, ldb, k0, j0, kc, cols, pb)
+		return
+	}
+	var rows []float32 // up to 16 rows of a transposed 16-bit B, widened
+	if trans && b.half != 0 {
+		buf := Scratch(sgemmNR * kc)
+		defer PutScratch(buf)
+		rows = *buf
+	}
 	for jr := 0; jr < cols; jr += sgemmNR {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
@@ -242,18 +256,24 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			}
 			for p := 0; p < kc; p++ {
 				dst := panel[p*sgemmNR : (p+1)*sgemmNR]
-				copy(dst[:nr], b[(k0+p)*ldb+j0+jr:])
+				copy(dst[:nr], b.f32[(k0+p)*ldb+j0+jr:])
 				clear(dst[nr:])
 			}
 			continue
 		}
+		if nr == sgemmNR && b.half == 0 {
+			packTransposed16(b.f32[(j0+jr)*ldb+k0:], ldb, kc, panel)
+			continue
+		}
 		if nr == sgemmNR {
-			packTransposed16(b[(j0+jr)*ldb+k0:], ldb, kc, panel)
+			for j := range sgemmNR {
+				b.run((j0+jr+j)*ldb+k0, kc, rows[j*kc:])
+			}
+			packTransposed16(rows, kc, kc, panel)
 			continue
 		}
 		for j := 0; j < nr; j++ {
-			src := b[(j0+jr+j)*ldb+k0 : (j0+jr+j)*ldb+k0+kc]
-			for p, v := range src {
+			for p, v := range b.run((j0+jr+j)*ldb+k0, kc, rows) {
 				panel[p*sgemmNR+j] = v
 			}
 		}
@@ -261,6 +281,22 @@ func packB(trans bool, b []float32, ldb, k0, j0, kc, cols int, pb []float32) {
 			for p := 0; p < kc; p++ {
 				panel[p*sgemmNR+j] = 0
 			}
+		}
+	}
+}
+
+// packRowsWidened is packB for an untransposed 16-bit B: each step's run
+// of cols values widened at once, then dealt out to the panels.
+func packRowsWidened(b weights, ldb, k0, j0, kc, cols int, pb []float32) {
+	buf := Scratch(cols)
+	defer PutScratch(buf)
+	for p := 0; p < kc; p++ {
+		run := b.run((k0+p)*ldb+j0, cols, *buf)
+		for jr := 0; jr < cols; jr += sgemmNR {
+			nr := min(sgemmNR, cols-jr)
+			dst := pb[jr*kc+p*sgemmNR : jr*kc+(p+1)*sgemmNR]
+			copy(dst, run[jr:jr+nr])
+			clear(dst[nr:])
 		}
 	}
 }

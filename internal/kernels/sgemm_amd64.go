@@ -27,15 +27,16 @@ func sgemmKernel6x16Masked(kc int, a *float32, rs, ps int, b *float32, bs int, c
 func sgemmKernel6x16(kc int, a *float32, rs, ps int, b *float32, bs int, c *float32, ldc int, add int)
 
 // haveAVX2FMA reports whether the CPU and the OS support AVX2 and FMA3, which
-// the float32 GEMM and exp kernels need.
+// the float32 GEMM and exp kernels need, and F16C, which the F16 weights'
+// kernels widen with (every AVX2 CPU has it).
 func haveAVX2FMA() bool {
 	maxID, _, _, _ := cpuid(0, 0)
 	if maxID < 7 {
 		return false
 	}
 	_, _, ecx1, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&fma == 0 || ecx1&osxsave == 0 || ecx1&avx == 0 {
+	const fma, osxsave, avx, f16c = 1 << 12, 1 << 27, 1 << 28, 1 << 29
+	if ecx1&fma == 0 || ecx1&osxsave == 0 || ecx1&avx == 0 || ecx1&f16c == 0 {
 		return false
 	}
 	if xcr0, _ := xgetbv(); xcr0&6 != 6 { // the OS saves XMM and YMM state

@@ -7,18 +7,19 @@ package kernels
 // first block when beta is 0) or added to it. So the generic path
 // multiplies to the AVX2 and AVX-512 paths' bits. Rows are spread over the
 // cores; one goroutine computes each element, so the split changes nothing.
-func sgemmGo(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func sgemmGo(transA, transB bool, m, n, k int, a []float32, lda int, b weights, ldb int, beta float32, c []float32, ldc int) {
 	beta, more := sgemmPrepareC(m, n, k, beta, c, ldc)
 	if !more {
 		return
 	}
 	ParallelFor(m, float64(n)*float64(k), func(lo, hi int) {
-		acc, aRow := Scratch(n), Scratch(k)
+		acc, aRow, bRun := Scratch(n), Scratch(k), Scratch(max(n, sgemmKC))
 		for i := lo; i < hi; i++ {
-			sgemmRowGo(transA, transB, i, n, k, a, lda, b, ldb, beta == 1, c[i*ldc:i*ldc+n], (*acc)[:n], (*aRow)[:k])
+			sgemmRowGo(transA, transB, i, n, k, a, lda, b, ldb, beta == 1, c[i*ldc:i*ldc+n], (*acc)[:n], (*aRow)[:k], *bRun)
 		}
 		PutScratch(acc)
 		PutScratch(aRow)
+		PutScratch(bRun)
 	})
 }
 
@@ -50,8 +51,9 @@ func sgemmPrepareC(m, n, k int, beta float32, c []float32, ldc int) (float32, bo
 // sgemmRowGo computes row i of C (ci) block by block of depth, each block's
 // products summed in acc and then stored (the first block unless add) or
 // added, as the kernels' epilogues do. aRow (k long) holds op(A)'s row i
-// when both operands are transposed.
-func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b []float32, ldb int, add bool, ci, acc, aRow []float32) {
+// when both operands are transposed; bRun (max(n, sgemmKC) long) a run of
+// 16-bit B widened.
+func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b weights, ldb int, add bool, ci, acc, aRow, bRun []float32) {
 	rs, ps := lda, 1 // op(A)[i][p] = a[i*rs + p*ps]
 	if transA {
 		rs, ps = 1, lda
@@ -70,12 +72,12 @@ func sgemmRowGo(transA, transB bool, i, n, k int, a []float32, lda int, b []floa
 		kc := min(sgemmKC, k-pc)
 		if transB { // op(B)[p][j] = b[j*ldb+p]: column j is a contiguous run
 			for j := range acc {
-				acc[j] = fmaChain(ai[pc:pc+kc], b[j*ldb+pc:j*ldb+pc+kc])
+				acc[j] = fmaChain(ai[pc:pc+kc], b.run(j*ldb+pc, kc, bRun))
 			}
 		} else {
 			clear(acc)
 			for p := pc; p < pc+kc; p++ {
-				fmaScaled(a[i*rs+p*ps], b[p*ldb:p*ldb+len(acc)], acc)
+				fmaScaled(a[i*rs+p*ps], b.run(p*ldb, len(acc), bRun), acc)
 			}
 		}
 		if add || pc > 0 {

@@ -22,6 +22,7 @@ var outsideNames = map[string]bool{
 	"SentencePiece": true, "TinyLlama": true, "Conv1D": true, "LayerNorms": true, "MiB": true,
 	"NeoX": true, "Phi3ForCausalLM": true, "Olmo2ForCausalLM": true, "TinyStories": true,
 	"ByteLevel": true, "TemplateProcessing": true, // Hugging Face tokenizers' parts
+	"F16C": true, "NaNs": true, // an x86 extension; the plural of NaN
 }
 
 // TestDocGoNamesExist: every Go name a package's doc.go gives (a CamelCase

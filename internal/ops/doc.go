@@ -29,6 +29,12 @@
 //     scatter-add gradient, not ByIndices), Add and the MLP activations
 //     (GELUExact, ReLU2 and SwiGLU's silu(gate)·up: one element-wise op
 //     each, not a chain of Gorgonia's nodes).
+//   - A weight kept in its file's dtype (Stored: BF16 or F16, in parts,
+//     usually a file's mapping) is read in place by LinearStored and
+//     EmbeddingStored, forward only, with the bits Linear and Embedding
+//     give on it widened. Every read of mapped memory goes through
+//     ReadMapped, which turns a fault (the file truncated under the map)
+//     into a one-line error instead of a SIGBUS.
 //   - Every op writes its output into a buffer the node owns and reuses on
 //     every run, instead of a fresh tensor (Gorgonia's TapeMachine would
 //     allocate every output on every step). So a node's value is only valid

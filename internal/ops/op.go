@@ -34,6 +34,11 @@ type def interface {
 	run(a *args) error
 }
 
+// A fixedDtype is a def whose output has one dtype whatever its inputs
+// (the ops of a Stored weight, whose float32 output may come from Int ids
+// alone).
+type fixedDtype interface{ outDtype() tensor.Dtype }
+
 // A grad is a def with a gradient. diff in each input of its signature says
 // which inputs it is taken with respect to.
 type grad interface {
@@ -188,8 +193,11 @@ func (o op) Type() hm.Type {
 	sig := o.sig
 	a := hm.TypeVariable('a')
 	ts := make([]hm.Type, 0, len(sig.in)+1)
-	for _, in := range append(sig.in, floatIn(sig.out, false)) {
+	for i, in := range append(sig.in, floatIn(sig.out, false)) {
+		fixed, ok := o.def.(fixedDtype)
 		switch {
+		case ok && i == len(sig.in):
+			ts = append(ts, gorgonia.TensorType{Dims: in.rank, Of: fixed.outDtype()})
 		case in.kind == ints:
 			ts = append(ts, gorgonia.TensorType{Dims: 1, Of: tensor.Int})
 		case in.kind == scalar || in.rank == 0:
@@ -268,6 +276,9 @@ func (o op) Do(inputs ...gorgonia.Value) (gorgonia.Value, error) {
 	y, err := o.outShape(shapes)
 	if err != nil {
 		return nil, err
+	}
+	if fixed, ok := o.def.(fixedDtype); ok {
+		dt = fixed.outDtype()
 	}
 	if sig.out > 0 {
 		a.y = st.out.get(dt, y...)

@@ -69,3 +69,8 @@ func halfToFloat32(h uint16) float32 {
 	}
 	return math.Float32frombits(sign | e<<23 | (mant&0x3ff)<<13)
 }
+
+// Widen converts the little-endian elements of dtype (F32, F16 or BF16) in
+// src into dst, exactly: BF16 is its 16 bits shifted up, F16 the float32
+// of the same value, F32 bit for bit. dst holds len(src)/size elements.
+func Widen(dst []float32, src []byte, dtype string) { decodeFloats(dst, src, dtype) }

@@ -60,6 +60,11 @@
 //     every byte in order, skipped tensors too, so a Source that hashes what
 //     it serves hashes the whole file in the one pass that loads it.
 //
+// A File opened from a path can also be mapped (Map): its data section
+// read-only in memory, a tensor's bytes served in place (Mapping.Bytes),
+// for a reader that computes on them as they lie; Widen converts such
+// bytes to float32 exactly.
+//
 // The digest covers the data section as a whole, so checking it means reading
 // every byte in order. File.Verify does that on its own (one more pass over
 // the file, with one chunk of memory). File.ReadAll is for a loader that

@@ -181,6 +181,10 @@ func TestLoadRefuses(t *testing.T) {
 			setHalf(t, filepath.Join(d, single), "h.3.attn.c_proj.weight", 17, 0x7c00)
 		}, hf.Options{},
 			single, `tensor "h.3.attn.c_proj.weight": value +Inf at index [1 1] is not finite`},
+		{"a mapped weight not finite", "distil", func(t *testing.T, d string) {
+			setHalf(t, filepath.Join(d, single), "wte.weight", 40, 0xfc00)
+		}, hf.Options{Map: true},
+			"", `model.safetensors: tensor "wte.weight": value -Inf at index [2 8] (flat 40) is not finite`},
 		{"a truncated file", "distil", func(t *testing.T, d string) {
 			path := filepath.Join(d, single)
 			raw := readFile(t, path)

@@ -64,6 +64,18 @@
 //     A model constant transformers holds in the model's dtype (Gemma's
 //     embedding normaliser sqrt(hidden_size)) is rounded to the dtype of
 //     the file's embedding.
+//   - With Options.Map (inspect and sample), the BF16 and F16 matrices
+//     stay in their files: each file holding one is mapped read-only
+//     (safetensors.File.Map) and the parameter becomes an ops.Stored of
+//     its tensors' bytes in place, one part per tensor (Llama's q_proj,
+//     k_proj and v_proj are three parts of the fused qkv: no copy).
+//     Transposed tensors (GPT-2's Conv1D) and vectors are read into
+//     float32 as without it. The mapped bytes and the float32 of the rest
+//     are checked against MemAvailable with model.ResidentMargin kept free
+//     before anything is mapped (model.CheckResident), and the stored
+//     matrices for non-finite values in one pass at load
+//     (model.FromValues). Digests, and a config on the Gorgonia path,
+//     read everything into float32 instead.
 //   - The way back: SaveGPT2 writes a model of GPT-2's block (GPT2Shaped,
 //     which names every key of another that differs) as GPT2LMHeadModel's
 //     config.json and model.safetensors, in float32, Conv1D weights stored

@@ -8,6 +8,8 @@ import (
 
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/safefile"
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -26,6 +28,18 @@ type Options struct {
 	// Progress, when set, hears the weights' bytes read so far of their
 	// total as they load (at most a MiB between two calls); nil: nothing.
 	Progress func(done, total int64)
+	// Map keeps the BF16 and F16 matrices in their files, mapped
+	// read-only and read in place by the fused path (model.Param.Stored),
+	// for inspecting and sampling; the rest is read into float32 as
+	// without it. The weights must stay resident: the files' bytes of the
+	// matrices mapped and the float32 of the rest, against MemAvailable
+	// (model.CheckResident), refused before anything is read. Ignored
+	// with Digests, for a config on the Gorgonia path, which reads
+	// float32 only, and where files cannot be mapped (safetensors.CanMap).
+	Map bool
+	// Available is the memory, in bytes, Map's weights may take resident;
+	// 0 reads the machine's MemAvailable.
+	Available float64
 }
 
 // Model is a model opened from a Hugging Face directory.
@@ -63,8 +77,12 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
-		return nil, err
+	path, _ := cfg.Path() // Validate checked it
+	mapped := o.Map && safetensors.CanMap && !o.Digests && path != layers.Gorgonia
+	if !mapped {
+		if err := checkSize(d.name, cfg, o.MaxBytes); err != nil {
+			return nil, err
+		}
 	}
 	tokenizer, err := d.tokenizerFiles()
 	if err != nil {
@@ -82,18 +100,46 @@ func Load(dir string, o Options) (*Model, error) {
 	if arch.normaliser {
 		cfg.EmbedScale = inDType(math.Sqrt(float64(cfg.DModel)), sources[slot{param: "tok_emb.weight"}].info.DType)
 	}
-	values, err := readValues(w, sources, cfg, o.Progress)
+	var stored map[string]bool
+	var mappings []*safetensors.Mapping
+	var storedValues map[string]any
+	if mapped {
+		stored = storedParams(cfg, sources)
+		if err := checkMapped(d.name, cfg, sources, stored, o.MaxBytes, o.Available); err != nil {
+			return nil, err
+		}
+		if storedValues, mappings, err = mapStored(w, sources, stored); err != nil {
+			return nil, err
+		}
+	}
+	m, err := buildModel(w, d, cfg, sources, stored, storedValues, o.Progress)
+	if err != nil {
+		for _, mp := range mappings {
+			mp.Close()
+		}
+		return nil, err
+	}
+	for _, mp := range mappings {
+		m.KeepMapped(mp)
+	}
+	return &Model{Model: m, Arch: arch.class, Specials: specials, Files: d.read, Digests: d.digests, TokenizerFiles: tokenizer}, nil
+}
+
+// buildModel reads the sources not stored into float32 and makes the model
+// of them and of the stored parameters' values.
+func buildModel(w *weights, d *modelDir, cfg model.Config, sources map[slot]*source, stored map[string]bool, storedValues map[string]any, progress func(done, total int64)) (*model.Model, error) {
+	values, err := readValues(w, sources, cfg, stored, progress)
 	if err != nil {
 		return nil, err
 	}
 	if err := w.sum(d); err != nil {
 		return nil, err
 	}
-	m, err := model.FromValues(cfg, values)
-	if err != nil {
-		return nil, errors.Wrapf(err, "%s", d.name)
+	for name, v := range storedValues {
+		values[name] = v
 	}
-	return &Model{Model: m, Arch: arch.class, Specials: specials, Files: d.read, Digests: d.digests, TokenizerFiles: tokenizer}, nil
+	m, err := model.FromValues(cfg, values)
+	return m, errors.Wrapf(err, "%s", d.name)
 }
 
 // readConfig reads config.json: the architecture it names, the model it

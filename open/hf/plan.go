@@ -151,19 +151,20 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 
 // readValues reads every source, file by file in data order, into the
 // float32 values of its parameter: the parts of a parameter into its rows
-// of one slice.
-func readValues(w *weights, sources map[slot]*source, cfg model.Config, progress func(done, total int64)) (map[string]any, error) {
+// of one slice. The stored parameters' sources are skipped (mapped, not
+// read).
+func readValues(w *weights, sources map[slot]*source, cfg model.Config, stored map[string]bool, progress func(done, total int64)) (map[string]any, error) {
 	largest := 0
 	for _, s := range sources {
 		if s.transpose || s.split != nil {
 			largest = max(largest, s.info.Len())
 		}
 	}
-	r := &tensorReader{values: make(map[string]any, len(sources)), block: model.ParamBlock[float32](cfg), scratch: make([]float32, largest)}
+	r := &tensorReader{values: make(map[string]any, len(sources)), block: model.ParamBlockWithout[float32](cfg, stored), scratch: make([]float32, largest)}
 	for _, f := range w.files {
 		r.byName = map[string]*source{}
 		for _, s := range sources {
-			if s.file == f {
+			if s.file == f && !stored[s.param] {
 				r.byName[s.info.Name] = s
 			}
 		}

@@ -45,11 +45,15 @@ func SaveGPT2(dir string, m *model.Model, specials *Specials) error {
 		if !ok {
 			return errors.Errorf("%s: tensor %s has no GPT-2 name", dir, p.Name)
 		}
-		values, err := float32s(p.Value)
+		value := m.Param(p.Name) // a weight kept in its file comes widened
+		if value == nil {
+			return errors.Errorf("%s: tensor %s could not be read from its file", dir, p.Name)
+		}
+		values, err := float32s(value)
 		if err != nil {
 			return errors.Wrap(err, p.Name)
 		}
-		shape := []int(p.Value.Shape())
+		shape := []int(value.Shape())
 		if hf.transpose {
 			t := make([]float32, len(values))
 			kernels.Transpose(t, values, shape[0], shape[1])
