@@ -396,7 +396,7 @@ func (c Config) Family() string {
 		if base == 0 {
 			base = DefaultRopeBase
 		}
-		parts = append(parts, fmt.Sprintf("rope positions (base %v)", base))
+		parts = append(parts, c.ropeWords(base)...)
 	case PositionNone:
 		parts = append(parts, "no positions")
 	default:
@@ -410,10 +410,8 @@ func (c Config) Family() string {
 	case kv != c.Heads:
 		parts = append(parts, fmt.Sprintf("%d kv heads (grouped-query)", kv))
 	}
-	if c.Window > 0 {
-		parts = append(parts, fmt.Sprintf("window %d", c.Window))
-	}
-	parts = append(parts, c.positionWords()...)
+	parts = append(parts, c.headDimWords()...)
+	parts = append(parts, c.windowWords()...)
 	parts = append(parts, c.attentionScoresWords()...)
 	return strings.Join(parts, ", ")
 }
