@@ -44,7 +44,7 @@ func TestArchitectureCards(t *testing.T) {
 		"Gemma 2 2B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), tied embeddings, embeddings scaled by 48, soft-capped logits at 30",
 			"rope positions (base 10000), 4 kv heads (grouped-query), head_dim 256, local/global 1:1 (window 4096; global layers 1, 3, …, 25), attention soft-cap 50"},
 		"Gemma 2 27B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), tied embeddings, embeddings scaled by 68, soft-capped logits at 30",
-			"rope positions (base 10000), 16 kv heads (grouped-query), head_dim 128, local/global 1:1 (window 4096; global layers 1, 3), attention scale 1/sqrt(144), attention soft-cap 50"},
+			"rope positions (base 10000), 16 kv heads (grouped-query), head_dim 128, local/global 1:1 (window 4096; global layers 1, 3), attention scale 1/12, attention soft-cap 50"},
 		"Gemma 3 1B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), QK-norm, tied embeddings, embeddings scaled by 34",
 			"rope positions (base 1000000 global, 10000 local), 1 kv head (multi-query), head_dim 256, local/global 5:1 (window 512; global layers 5, 11, 17, 23)"},
 		"Pythia 160M": {"pre-LN blocks with MLP (norm eps 1e-05, exact GELU), parallel residual",
@@ -85,7 +85,7 @@ func TestCardLayerLists(t *testing.T) {
 			t.Errorf("%d layers, global %v: Family() = %q, want %q", c.layers, c.global, got, c.want)
 		}
 	}
-	for scale, want := range map[float64]string{1: "unscaled attention", 0.4: "attention scale 0.4", 1 / math.Sqrt(144): "attention scale 1/sqrt(144)", 0.25: "", 0.25 + 1e-9: ""} {
+	for scale, want := range map[float64]string{1: "unscaled attention", 0.4: "attention scale 0.4", 1 / math.Sqrt(144): "attention scale 1/12", 1 / math.Sqrt(200): "attention scale 1/sqrt(200)", 0.25: "", 0.25 + 1e-9: ""} {
 		cfg := Config{Vocab: 5, Context: 4, DModel: 32, Heads: 2, Layers: 1, AttnScale: scale} // head width 16: 0.25 is the default
 		if got := cfg.Family(); got != want {
 			t.Errorf("attn_scale %v: Family() = %q, want %q", scale, got, want)

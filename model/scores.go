@@ -93,13 +93,19 @@ func (c Config) attentionScoresWords() []string {
 	return words
 }
 
-// scaleWords is a query scale as a card names it: "1/sqrt(144)" for
-// Gemma's query_pre_attn_scalar^-0.5, else its value ("0.4").
+// scaleWords is a query scale as a card names it: "1/sqrt(200)" or
+// "1/12" for a power -0.5 of a whole number (Gemma's
+// query_pre_attn_scalar^-0.5), else its value ("0.4").
 func scaleWords(scale float64) string {
-	if n := math.Round(1 / (scale * scale)); n >= 2 && sameScale(scale, 1/math.Sqrt(n)) {
-		return fmt.Sprintf("1/sqrt(%g)", n)
+	n := math.Round(1 / (scale * scale))
+	root := math.Sqrt(n)
+	switch {
+	case n < 2 || !sameScale(scale, 1/root):
+		return fmt.Sprintf("%.4g", scale)
+	case root == math.Round(root):
+		return fmt.Sprintf("1/%g", root)
 	}
-	return fmt.Sprintf("%.4g", scale)
+	return fmt.Sprintf("1/sqrt(%g)", n)
 }
 
 // sameScale reports whether two query scales agree to float32's precision
