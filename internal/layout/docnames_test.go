@@ -15,6 +15,7 @@ import (
 // outsideNames are the CamelCase words package docs use for what is not
 // the module's own: Gorgonia's API, other projects' classes and names.
 var outsideNames = map[string]bool{
+	"Qwen3ForCausalLM": true, "Gemma2ForCausalLM": true, "Gemma3ForCausalLM": true, "Gemma3ForConditionalGeneration": true,
 	"FlatIterator": true, "NewConstant": true, "StdEng": true, "TapeMachine": true, "FloatStorage": true,
 	"IntersectionObserver": true, "JavaScript": true, "PyTorch": true, "TransformerLens": true,
 	"LlamaForCausalLM": true, "MistralForCausalLM": true, "Qwen2ForCausalLM": true,

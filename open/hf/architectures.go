@@ -25,6 +25,14 @@ type architecture struct {
 	// bos and eos are the config class's bos_token_id and eos_token_id,
 	// -1 for none.
 	bos, eos int
+	// normaliser: the embeddings are multiplied by sqrt(hidden_size) in
+	// the model's dtype (Gemma's), which Load takes to be the dtype of the
+	// file's embedding.
+	normaliser bool
+	// textTower, for a model of more than text whose config.json nests
+	// the text model's (text_config), is the architecture of that text
+	// model within the files, and the keys of its config.
+	textTower func(a architecture, keys configKeys) (architecture, configKeys, error)
 }
 
 // target is what one tensor of a file is.
@@ -63,6 +71,10 @@ var architectures = []architecture{
 	{class: "LlamaForCausalLM", modelType: "llama", config: llamaDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
 	{class: "MistralForCausalLM", modelType: "mistral", config: mistralDefaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: 1, eos: 2},
 	{class: "Qwen2ForCausalLM", modelType: "qwen2", config: qwen2Defaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: -1, eos: -1},
+	{class: "Qwen3ForCausalLM", modelType: "qwen3", config: qwen3Defaults.config, tensors: llamaTensors, sizes: llamaSizes, bos: -1, eos: -1},
+	{class: "Gemma2ForCausalLM", modelType: "gemma2", config: gemma2Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
+	{class: "Gemma3ForCausalLM", modelType: "gemma3_text", config: gemma3Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
+	{class: "Gemma3ForConditionalGeneration", modelType: "gemma3", textTower: gemma3TextTower, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 }
 
 // findArchitecture is the row of the architectures table config.json

@@ -1,18 +1,23 @@
 // Package hf opens a Hugging Face model directory (config.json, and
 // model.safetensors or the shards model.safetensors.index.json lists) as a
 // model.Model: GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
-// -large, -xl), Llama (LlamaForCausalLM), Mistral (MistralForCausalLM) and
-// Qwen 2 (Qwen2ForCausalLM). Load is the one entry; package open calls it.
+// -large, -xl), Llama 2 and 3.x (LlamaForCausalLM), Mistral
+// (MistralForCausalLM), Qwen 2 and 3 (Qwen2ForCausalLM, Qwen3ForCausalLM)
+// and Gemma 2 and 3 (Gemma2ForCausalLM, Gemma3ForCausalLM, and the text
+// model of a Gemma3ForConditionalGeneration, its vision tower skipped).
+// Load is the one entry; package open calls it.
 //
 // Conventions:
 //   - config.json decides the architecture: architectures[0] and model_type
 //     must name a row of the architectures table (architectures.go), and
 //     every key that would change the forward from the project's is refused
-//     naming the key and its value (scaled rotary positions, a head width
-//     other than hidden_size / num_attention_heads, a sliding window on
-//     some layers only). A key config.json leaves out takes the default
-//     transformers' config class gives it. Model.Specials carries the
-//     bos_token_id and eos_token_id it names.
+//     naming the key and its value (a rotary scaling other than linear and
+//     llama3, bidirectional attention). A key config.json leaves out takes
+//     the default transformers' config class gives it. Windows by layer
+//     follow layer_types when the file has it, else the model's own rule
+//     (Qwen's max_window_layers, Gemma 2's every other layer, Gemma 3's
+//     sliding_window_pattern). Model.Specials carries the bos_token_id and
+//     eos_token_id it names.
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
@@ -48,6 +53,9 @@
 //     the project's (out, in): the model is held once, plus that buffer.
 //     Llama's q_proj, k_proj and v_proj (and their biases) are each read
 //     straight into their rows of the project's fused qkv, [q | k | v].
+//     A model constant transformers holds in the model's dtype (Gemma's
+//     embedding normaliser sqrt(hidden_size)) is rounded to the dtype of
+//     the file's embedding.
 //   - The way back: SaveGPT2 writes a model of GPT-2's block (GPT2Shaped,
 //     which names every key of another that differs) as GPT2LMHeadModel's
 //     config.json and model.safetensors, in float32, Conv1D weights stored

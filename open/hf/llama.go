@@ -9,46 +9,41 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// llamaFamily is what sets LlamaForCausalLM, MistralForCausalLM and
-// Qwen2ForCausalLM apart: one block (RMSNorm, rotary attention with
-// grouped-query heads, a SwiGLU MLP), with each config class's defaults,
-// biases and sliding window.
+// llamaFamily is what sets LlamaForCausalLM, MistralForCausalLM,
+// Qwen2ForCausalLM and Qwen3ForCausalLM apart: one block (RMSNorm, rotary
+// attention with grouped-query heads, a SwiGLU MLP), with each config
+// class's defaults, biases, sliding windows and QK-norm.
 type llamaFamily struct {
 	// The config class's defaults for the sizes config.json leaves out;
-	// kvHeads 0 is num_attention_heads.
-	vocab, intermediate, kvHeads, positions int
+	// kvHeads 0 is num_attention_heads, headDim 0 hidden_size /
+	// num_attention_heads.
+	vocab, intermediate, kvHeads, positions, headDim int
 	// biases are the q/k/v, o and MLP biases the config asks for.
 	biases func(keys configKeys) (qkv, out, mlp bool, err error)
-	// window is the sliding window every layer's attention has, 0 for
-	// none.
-	window func(keys configKeys, layers int) (int, error)
+	// window is the sliding window of the layers that have one, and the
+	// layers without (model.Config.Window and GlobalLayers).
+	window func(keys configKeys, layers int) (int, model.LayerList, error)
+	// qkNorm: an RMSNorm on each head's q and k before the rotary
+	// positions (Qwen 3's q_norm and k_norm).
+	qkNorm bool
 }
 
 var (
 	llamaDefaults   = llamaFamily{vocab: 32000, intermediate: 11008, positions: 2048, biases: llamaBiases, window: noWindow}
 	mistralDefaults = llamaFamily{vocab: 32000, intermediate: 14336, kvHeads: 8, positions: 4096 * 32, biases: noBiases, window: mistralWindow}
-	qwen2Defaults   = llamaFamily{vocab: 151936, intermediate: 22016, kvHeads: 32, positions: 32768, biases: qwen2Biases, window: qwen2Window}
+	qwen2Defaults   = llamaFamily{vocab: 151936, intermediate: 22016, kvHeads: 32, positions: 32768, biases: qwen2Biases, window: qwenWindow}
+	qwen3Defaults   = llamaFamily{vocab: 151936, intermediate: 22016, kvHeads: 32, positions: 32768, headDim: 128,
+		biases: attentionBiases, window: qwenWindow, qkNorm: true}
 )
 
 // config maps the config.json of a model of the family to a model.Config.
 func (f llamaFamily) config(keys configKeys) (model.Config, error) {
-	cfg := model.Config{MLP: true, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, Position: model.PositionRope}
+	cfg := model.Config{MLP: true, Norm: model.NormRMS, Activation: model.ActivationSwiGLU, Position: model.PositionRope, QKNorm: f.qkNorm}
 	var err error
-	for _, s := range []struct {
-		key  string
-		def  int
-		dest *int
-		read func(key string, def int) (int, error)
-	}{
-		{"vocab_size", f.vocab, &cfg.Vocab, keys.size}, {"hidden_size", 4096, &cfg.DModel, keys.size},
-		{"intermediate_size", f.intermediate, &cfg.DFF, keys.size}, {"num_hidden_layers", 32, &cfg.Layers, keys.layerCount},
-		{"num_attention_heads", 32, &cfg.Heads, keys.headCount}, {"max_position_embeddings", f.positions, &cfg.Context, keys.size},
-	} {
-		if *s.dest, err = s.read(s.key, s.def); err != nil {
-			return model.Config{}, err
-		}
+	if err := readSizes(keys, &cfg, f.vocab, 4096, f.intermediate, 32, 32, f.positions); err != nil {
+		return model.Config{}, err
 	}
-	if cfg.KVHeads, err = llamaHeads(keys, cfg, f.kvHeads); err != nil {
+	if err := headShape(keys, &cfg, f.headDim, f.kvHeads); err != nil {
 		return model.Config{}, err
 	}
 	if err := llamaActivation(keys); err != nil {
@@ -57,9 +52,11 @@ func (f llamaFamily) config(keys configKeys) (model.Config, error) {
 	if cfg.NormEps, err = llamaEps(keys); err != nil {
 		return model.Config{}, err
 	}
-	if cfg.RopeBase, err = ropeBase(keys); err != nil {
+	rope, err := readRope(keys, model.DefaultRopeBase)
+	if err != nil {
 		return model.Config{}, err
 	}
+	rope.apply(&cfg)
 	if cfg.TieEmbeddings, err = keys.boolean("tie_word_embeddings", false); err != nil {
 		return model.Config{}, err
 	}
@@ -68,13 +65,34 @@ func (f llamaFamily) config(keys configKeys) (model.Config, error) {
 		return model.Config{}, err
 	}
 	cfg.QKVBias, cfg.OutBias, cfg.MLPBias = qkv, out, flag(mlp)
-	if cfg.Window, err = f.window(keys, cfg.Layers); err != nil {
+	if cfg.Window, cfg.GlobalLayers, err = f.window(keys, cfg.Layers); err != nil {
 		return model.Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return model.Config{}, errors.Wrap(err, "the model it describes")
 	}
 	return cfg, nil
+}
+
+// readSizes reads the sizes every Llama-like config.json gives, each
+// default the config class's.
+func readSizes(keys configKeys, cfg *model.Config, vocab, hidden, intermediate, layers, heads, positions int) error {
+	for _, s := range []struct {
+		key  string
+		def  int
+		dest *int
+		read func(key string, def int) (int, error)
+	}{
+		{"vocab_size", vocab, &cfg.Vocab, keys.size}, {"hidden_size", hidden, &cfg.DModel, keys.size},
+		{"intermediate_size", intermediate, &cfg.DFF, keys.size}, {"num_hidden_layers", layers, &cfg.Layers, keys.layerCount},
+		{"num_attention_heads", heads, &cfg.Heads, keys.headCount}, {"max_position_embeddings", positions, &cfg.Context, keys.size},
+	} {
+		var err error
+		if *s.dest, err = s.read(s.key, s.def); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func flag(on bool) model.Flag {
@@ -84,39 +102,42 @@ func flag(on bool) model.Flag {
 	return model.FlagOff
 }
 
-// llamaHeads is the number of key/value heads (model.Config.KVHeads: 0 when
-// it equals the query heads), after checking that the heads split
-// hidden_size into heads of head_dim channels, the one head width the
-// model builds.
-func llamaHeads(keys configKeys, cfg model.Config, defKV int) (int, error) {
-	if cfg.DModel%cfg.Heads != 0 {
-		return 0, errors.Errorf("hidden_size = %d is not divisible by num_attention_heads = %d", cfg.DModel, cfg.Heads)
+// headShape sets cfg's head width (model.Config.HeadDim, 0 when it is
+// hidden_size / num_attention_heads) and key/value heads (KVHeads, 0 when
+// they are the query heads). head_dim is defHeadDim when absent, and
+// hidden_size / num_attention_heads when that is 0 or head_dim is null;
+// num_key_value_heads is defKV, num_attention_heads when that is 0 or the
+// key is null.
+func headShape(keys configKeys, cfg *model.Config, defHeadDim, defKV int) error {
+	headDim := defHeadDim
+	if keys.present("head_dim") {
+		var err error
+		if headDim, err = keys.size("head_dim", 0); err != nil {
+			return err
+		}
+	} else if defHeadDim == 0 || keys.null("head_dim") {
+		if cfg.DModel%cfg.Heads != 0 {
+			return errors.Errorf("hidden_size = %d is not divisible by num_attention_heads = %d (and head_dim is not given)", cfg.DModel, cfg.Heads)
+		}
+		headDim = cfg.DModel / cfg.Heads
 	}
-	width := cfg.DModel / cfg.Heads
-	headDim, err := keys.size("head_dim", width)
-	if err != nil {
-		return 0, err
+	if cfg.DModel%cfg.Heads != 0 || headDim != cfg.DModel/cfg.Heads {
+		cfg.HeadDim = headDim
 	}
-	if headDim != width {
-		return 0, errors.Errorf("head_dim = %d: not supported; heads must be hidden_size / num_attention_heads = %d / %d = %d wide",
-			headDim, cfg.DModel, cfg.Heads, width)
-	}
-	// None (null, or absent where the class's default is None) is
-	// num_attention_heads.
 	if defKV == 0 || keys.null("num_key_value_heads") {
 		defKV = cfg.Heads
 	}
 	kv, err := keys.size("num_key_value_heads", defKV)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if cfg.Heads%kv != 0 {
-		return 0, errors.Errorf("num_key_value_heads = %d does not divide num_attention_heads = %d", kv, cfg.Heads)
+		return errors.Errorf("num_key_value_heads = %d does not divide num_attention_heads = %d", kv, cfg.Heads)
 	}
-	if kv == cfg.Heads {
-		return 0, nil
+	if kv != cfg.Heads {
+		cfg.KVHeads = kv
 	}
-	return kv, nil
+	return nil
 }
 
 // llamaActivation refuses an MLP activation other than SiLU, the one
@@ -166,79 +187,56 @@ func noBiases(configKeys) (qkv, out, mlp bool, err error) { return false, false,
 // qwen2Biases: Qwen 2's q, k and v have biases, o and the MLP none.
 func qwen2Biases(configKeys) (qkv, out, mlp bool, err error) { return true, false, false, nil }
 
+// attentionBiases: attention_bias (Qwen 3's, Gemma's) puts biases on q, k,
+// v and o; the MLP has none.
+func attentionBiases(keys configKeys) (qkv, out, mlp bool, err error) {
+	qkv, err = keys.boolean("attention_bias", false)
+	return qkv, qkv, false, err
+}
+
 // noWindow: Llama attends to every earlier token.
-func noWindow(configKeys, int) (int, error) { return 0, nil }
+func noWindow(configKeys, int) (int, model.LayerList, error) { return 0, "", nil }
 
 // mistralWindow is MistralConfig's sliding_window (4096 when absent, none
 // when null), on every layer. transformers' mask lets query i see key j
 // when i - sliding_window < j <= i: sliding_window keys, the query's own
 // included, which is model.Config.Window exactly.
-func mistralWindow(keys configKeys, _ int) (int, error) {
-	return keys.sizeOrNull("sliding_window", 4096)
+func mistralWindow(keys configKeys, _ int) (int, model.LayerList, error) {
+	width, err := keys.sizeOrNull("sliding_window", 4096)
+	return width, "", err
 }
 
-// qwen2Window is Qwen 2's sliding window: none unless use_sliding_window,
-// then sliding_window (default 4096) on the layers layer_types names
-// "sliding_attention" (by default those from max_window_layers on). The
-// model has one window for all its layers, so a window on some layers
-// only is refused.
-func qwen2Window(keys configKeys, layers int) (int, error) {
+// qwenWindow is Qwen 2's and Qwen 3's sliding window: none unless
+// use_sliding_window, then sliding_window (default 4096) on the layers
+// layer_types names "sliding_attention" (by default those from
+// max_window_layers on); the others attend to every earlier token.
+func qwenWindow(keys configKeys, layers int) (int, model.LayerList, error) {
 	use, err := keys.boolean("use_sliding_window", false)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	width := 0
 	if use {
 		if width, err = keys.sizeOrNull("sliding_window", 4096); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
-	sliding, err := qwen2SlidingLayers(keys, layers, width > 0)
+	first := layers // without a window, no layer slides by the rule
+	if width > 0 && !keys.present("layer_types") {
+		if first, err = keys.count("max_window_layers", 28); err != nil {
+			return 0, "", err
+		}
+	}
+	sliding, err := slidingLayers(keys, layers, func(i int) bool { return i >= first })
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	switch {
-	case sliding == 0:
-		return 0, nil
-	case width == 0:
-		return 0, errors.Errorf("layer_types = %s names sliding_attention layers, but use_sliding_window = false (or sliding_window = null) gives them no window",
+	if width == 0 && count(sliding) > 0 {
+		return 0, "", errors.Errorf("layer_types = %s names sliding_attention layers, but use_sliding_window = false (or sliding_window = null) gives them no window",
 			shown(keys["layer_types"]))
-	case sliding < layers:
-		return 0, errors.Errorf("use_sliding_window = true windows %d of the %d layers (max_window_layers, layer_types): not supported; the model's window is the same on every layer",
-			sliding, layers)
 	}
-	return width, nil
-}
-
-// qwen2SlidingLayers counts the layers with a sliding window: those
-// layer_types names "sliding_attention", else, when a window is set, those
-// from max_window_layers (default 28) on.
-func qwen2SlidingLayers(keys configKeys, layers int, windowed bool) (int, error) {
-	if !keys.present("layer_types") {
-		if !windowed {
-			return 0, nil
-		}
-		first, err := keys.count("max_window_layers", 28)
-		if err != nil {
-			return 0, err
-		}
-		return max(0, layers-first), nil
-	}
-	var types []string
-	if err := jsonStrings(keys["layer_types"], &types); err != nil || len(types) != layers {
-		return 0, keys.wrongValue("layer_types", fmt.Sprintf("a list of %d strings (num_hidden_layers), each full_attention or sliding_attention", layers))
-	}
-	sliding := 0
-	for _, t := range types {
-		switch t {
-		case "sliding_attention":
-			sliding++
-		case "full_attention":
-		default:
-			return 0, errors.Errorf("layer_types: %s: not supported; supported: full_attention, sliding_attention", msg.Quote(t))
-		}
-	}
-	return sliding, nil
+	window, global := layerWindows(sliding, width)
+	return window, global, nil
 }
 
 // llamaBlock maps the names of decoder layer i (under "model.") to the
@@ -246,7 +244,7 @@ func qwen2SlidingLayers(keys configKeys, layers int, windowed bool) (int, error)
 // [q (heads) | k (kv heads) | v (kv heads)], in that order.
 func llamaBlock(cfg model.Config, i int) map[string]target {
 	hf, own := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blocks.%d.", i)
-	q, kv := cfg.DModel, cfg.KVHeadCount()*cfg.DHead()
+	q, kv := cfg.Heads*cfg.DHead(), cfg.KVHeadCount()*cfg.DHead()
 	parts := []struct {
 		name string
 		rows rows
@@ -267,6 +265,10 @@ func llamaBlock(cfg model.Config, i int) map[string]target {
 	}
 	if cfg.OutBias {
 		names[hf+"self_attn.o_proj.bias"] = target{param: own + "attn.out.bias"}
+	}
+	if cfg.QKNorm {
+		names[hf+"self_attn.q_norm.weight"] = target{param: own + "attn.q_norm.weight"}
+		names[hf+"self_attn.k_norm.weight"] = target{param: own + "attn.k_norm.weight"}
 	}
 	for _, m := range []string{"gate", "up", "down"} {
 		names[hf+"mlp."+m+"_proj.weight"] = target{param: own + "mlp." + m + ".weight"}
@@ -298,6 +300,10 @@ func llamaTensors(cfg model.Config) map[string]target {
 }
 
 func llamaSizes(cfg model.Config) string {
-	return fmt.Sprintf("config.json has vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d, num_attention_heads %d, num_key_value_heads %d",
+	sizes := fmt.Sprintf("config.json has vocab_size %d, hidden_size %d, intermediate_size %d, num_hidden_layers %d, num_attention_heads %d, num_key_value_heads %d",
 		cfg.Vocab, cfg.DModel, cfg.DFF, cfg.Layers, cfg.Heads, cfg.KVHeadCount())
+	if cfg.HeadDim != 0 {
+		sizes += fmt.Sprintf(", head_dim %d", cfg.HeadDim)
+	}
+	return sizes
 }

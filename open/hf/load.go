@@ -2,6 +2,7 @@ package hf
 
 import (
 	"io"
+	"math"
 
 	"github.com/pkg/errors"
 
@@ -78,6 +79,9 @@ func Load(dir string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arch.normaliser {
+		cfg.EmbedScale = inDType(math.Sqrt(float64(cfg.DModel)), sources[slot{param: "tok_emb.weight"}].info.DType)
+	}
 	values, err := readValues(w, sources, cfg, o.Progress)
 	if err != nil {
 		return nil, err
@@ -120,6 +124,11 @@ func parseModelConfig(raw []byte) (architecture, model.Config, Specials, error) 
 	arch, err := findArchitecture(keys)
 	if err != nil {
 		return architecture{}, model.Config{}, Specials{}, err
+	}
+	if arch.textTower != nil {
+		if arch, keys, err = arch.textTower(arch, keys); err != nil {
+			return architecture{}, model.Config{}, Specials{}, err
+		}
 	}
 	cfg, err := arch.config(keys)
 	if err != nil {

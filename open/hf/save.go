@@ -123,6 +123,15 @@ func GPT2Shaped(c model.Config) error {
 	differs(c.KVLatent > 0, "model.kv_latent = %d (latent attention; GPT-2's is multi-head)", c.KVLatent)
 	differs(c.Window > 0, "model.window = %d (GPT-2 attends to every earlier token)", c.Window)
 	differs(c.QKNorm, "model.qk_norm = true (GPT-2 does not normalise q and k)")
+	differs(c.Heads*c.DHead() != c.DModel, "model.head_dim = %d (GPT-2's heads are d_model / heads = %d wide)", c.DHead(), c.DModel/c.Heads)
+	differs(c.AttnScale != 0, "model.attn_scale = %v (GPT-2 scales the scores by 1/sqrt(head width))", c.AttnScale)
+	differs(c.AttnSoftcap != 0, "model.attn_softcap = %v (GPT-2 does not cap the scores)", c.AttnSoftcap)
+	differs(c.FinalSoftcap != 0, "model.final_softcap = %v (GPT-2 does not cap the logits)", c.FinalSoftcap)
+	differs(c.EmbedScale != 0, "model.embed_scale = %v (GPT-2 adds its embeddings unscaled)", c.EmbedScale)
+	if c.MLP {
+		differs(c.PlacementKind() != model.PlacementPre, "model.norm_placement = %s (GPT-2's norms are before each sublayer)", c.PlacementKind())
+		differs(c.ParallelResidual, "model.parallel_residual = true (GPT-2 adds the attention, then the MLP)")
+	}
 	if len(diffs) > 0 {
 		return errors.New(strings.Join(diffs, "; "))
 	}

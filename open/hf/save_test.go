@@ -85,6 +85,9 @@ func TestGPT2Shaped(t *testing.T) {
 	latent := gpt2
 	latent.KVLatent, latent.Window, latent.QKNorm, latent.LMBias, latent.NormBias = 4, 3, true, true, model.FlagOff
 	attnOnly := model.Config{Vocab: 9, Context: 8, DModel: 8, Heads: 2, Layers: 1, Position: model.PositionALiBi}
+	gemmaParts := gpt2
+	gemmaParts.HeadDim, gemmaParts.AttnScale, gemmaParts.AttnSoftcap, gemmaParts.FinalSoftcap, gemmaParts.EmbedScale = 6, 0.5, 50, 30, 2.8
+	gemmaParts.NormPlacement, gemmaParts.ParallelResidual = model.PlacementSandwich, true
 	for _, c := range []struct {
 		name string
 		cfg  model.Config
@@ -95,6 +98,9 @@ func TestGPT2Shaped(t *testing.T) {
 			"model.kv_heads = 1 of 2 heads (grouped heads"}},
 		{"latent", latent, []string{"model.kv_latent = 4 (latent attention", "model.window = 3", "model.qk_norm = true",
 			"model.lm_head_bias = true", "model.norm_bias = false"}},
+		{"the parts of issue 45", gemmaParts, []string{"model.head_dim = 6 (GPT-2's heads are d_model / heads = 4 wide)",
+			"model.attn_scale = 0.5", "model.attn_softcap = 50", "model.final_softcap = 30", "model.embed_scale = 2.8",
+			"model.norm_placement = sandwich", "model.parallel_residual = true"}},
 		{"attention-only", attnOnly, []string{"model.mlp = false (attention-only blocks", "model.position = alibi", "model.qkv_bias = false, model.out_bias = false (GPT-2 has"}},
 	} {
 		err := hf.GPT2Shaped(c.cfg)
