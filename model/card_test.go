@@ -37,16 +37,15 @@ func cardConfigs() map[string]Config {
 
 // TestArchitectureCards: the model card of each architecture names its
 // parts in words (the blocks, then the attention), each key once, values
-// that are the default left out, and a long list of global layers
-// shortened.
+// that are the default left out, and the global layers said as a pattern.
 func TestArchitectureCards(t *testing.T) {
 	want := map[string][2]string{
 		"Gemma 2 2B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), tied embeddings, embeddings scaled by 48, soft-capped logits at 30",
-			"rope positions (base 10000), 4 kv heads (grouped-query), head_dim 256, local/global 1:1 (window 4096; global layers 1, 3, …, 25), attention soft-cap 50"},
+			"rope positions (base 10000), 4 kv heads (grouped-query), head_dim 256, local/global 1:1 with window 4096 (every 2nd layer global from 1), attention soft-cap 50"},
 		"Gemma 2 27B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), tied embeddings, embeddings scaled by 68, soft-capped logits at 30",
-			"rope positions (base 10000), 16 kv heads (grouped-query), head_dim 128, local/global 1:1 (window 4096; global layers 1, 3), attention scale 1/12, attention soft-cap 50"},
+			"rope positions (base 10000), 16 kv heads (grouped-query), head_dim 128, local/global 1:1 with window 4096 (layers 1 and 3 global), attention scale 1/12, attention soft-cap 50"},
 		"Gemma 3 1B": {"blocks with MLP and sandwich norms (RMSNorm (1 + w), norm eps 1e-06, GeGLU, no MLP biases), QK-norm, tied embeddings, embeddings scaled by 34",
-			"rope positions (base 1000000 global, 10000 local), 1 kv head (multi-query), head_dim 256, local/global 5:1 (window 512; global layers 5, 11, 17, 23)"},
+			"rope positions (base 1000000 global, 10000 local), 1 kv head (multi-query), head_dim 256, local/global 5:1 with window 512 (every 6th layer global from 5)"},
 		"Pythia 160M": {"pre-LN blocks with MLP (norm eps 1e-05, exact GELU), parallel residual",
 			"rope positions (base 10000), rotary on 16 of 64 channels"},
 		"OLMo 2 1B": {"post-norm blocks with MLP (RMSNorm, norm eps 1e-06, SwiGLU, no MLP biases), QK-norm over the projection",
@@ -54,7 +53,7 @@ func TestArchitectureCards(t *testing.T) {
 		"Llama 3.2 1B": {"pre-RMSNorm blocks with MLP (norm eps 1e-05, SwiGLU, no MLP biases), tied embeddings",
 			"rope positions (base 500000), llama3 rope scaling x32, 8 kv heads (grouped-query)"},
 		"TinyStories 33M": {"pre-LN blocks with MLP, tied embeddings",
-			"local/global 1:1 (window 256; global layers 0, 2), unscaled attention"},
+			"local/global 1:1 with window 256 (layers 0 and 2 global), unscaled attention"},
 	}
 	for name, c := range cardConfigs() {
 		if err := c.Validate(); err != nil {
@@ -66,19 +65,21 @@ func TestArchitectureCards(t *testing.T) {
 	}
 }
 
-// TestCardLayerLists: global layers are listed up to four, an evenly
-// spaced longer list shortened to its ends, an uneven one counted; the
-// ratio is the pattern's when the layers recur evenly.
+// TestCardLayerLists: one or two global layers are named, three or more
+// evenly spaced said as a pattern, others listed; the ratio is the
+// pattern's when three or more recur evenly; the query scale is said as
+// a power -0.5 of a whole number where it is one, and not at all where it
+// is the default.
 func TestCardLayerLists(t *testing.T) {
 	for _, c := range []struct {
 		layers int
 		global []int
 		want   string
 	}{
-		{6, []int{5}, "local/global 5:1 (window 4; global layer 5)"},
-		{62, []int{5, 11, 17, 23, 29, 35, 41, 47, 53, 59}, "local/global 5:1 (window 4; global layers 5, 11, …, 59)"},
-		{8, []int{0, 1, 3, 6, 7}, "local/global 3:5 (window 4; 5 global layers)"},
-		{8, []int{0, 1, 3}, "local/global 5:3 (window 4; global layers 0, 1, 3)"},
+		{6, []int{5}, "local/global 5:1 with window 4 (layer 5 global)"},
+		{62, []int{5, 11, 17, 23, 29, 35, 41, 47, 53, 59}, "local/global 5:1 with window 4 (every 6th layer global from 5)"},
+		{8, []int{0, 1, 3, 6, 7}, "local/global 3:5 with window 4 (layers 0, 1, 3, 6, 7 global)"},
+		{8, []int{0, 1, 3}, "local/global 5:3 with window 4 (layers 0, 1, 3 global)"},
 	} {
 		cfg := Config{Vocab: 5, Context: 4, DModel: 8, Heads: 2, Layers: c.layers, Window: 4, GlobalLayers: NewLayerList(c.global...)}
 		if got := cfg.Family(); got != c.want {

@@ -265,7 +265,8 @@ func (c Config) headDimWords() []string {
 }
 
 // windowWords are "window 4", or with global_layers "local/global 5:1
-// (window 512; global layers 5, 11, 17, 23)".
+// with window 512 (every 6th layer global from 5)": one clause, without the
+// commas a terminal view wraps at.
 func (c Config) windowWords() []string {
 	switch {
 	case c.Window == 0:
@@ -274,14 +275,14 @@ func (c Config) windowWords() []string {
 		return []string{fmt.Sprintf("window %d", c.Window)}
 	}
 	global := c.GlobalLayers.Indexes()
-	return []string{fmt.Sprintf("local/global %s (window %d; %s)", c.localGlobalRatio(global), c.Window, layersNamed("global layer", global))}
+	return []string{fmt.Sprintf("local/global %s with window %d (%s)", c.localGlobalRatio(global), c.Window, globalLayerWords(global))}
 }
 
 // localGlobalRatio is the local layers to the global ones in lowest terms,
 // or the pattern's when the global layers recur every p layers (Gemma 3's
 // 5:1 even where its 26 layers hold 22 local and 4 global).
 func (c Config) localGlobalRatio(global []int) string {
-	if p, ok := stride(global); ok && p > 1 {
+	if p, ok := stride(global); ok && len(global) > 2 && p > 1 {
 		return fmt.Sprintf("%d:1", p-1)
 	}
 	return ratio(c.Layers-len(global), len(global))
@@ -302,28 +303,39 @@ func stride(layers []int) (int, bool) {
 	return p, true
 }
 
-// listedLayers is how many layers a model card lists before it shortens
-// an evenly spaced list to its first two and last ("1, 3, …, 25").
-const listedLayers = 4
-
-// layersNamed is "global layer 5", "global layers 5, 11, 17, 23",
-// "global layers 1, 3, …, 25" for an evenly spaced list longer than
-// listedLayers, or "13 global layers" for a long uneven one.
-func layersNamed(what string, layers []int) string {
+// globalLayerWords names the global layers: "layer 5 global", "layers 0
+// and 2 global", "every 6th layer global from 5" for three or more evenly
+// spaced, else the list.
+func globalLayerWords(layers []int) string {
 	words := make([]string, len(layers))
 	for i, l := range layers {
 		words[i] = strconv.Itoa(l)
 	}
-	switch _, even := stride(layers); {
+	switch p, even := stride(layers); {
 	case len(layers) == 1:
-		return what + " " + words[0]
-	case len(layers) <= listedLayers:
+		return "layer " + words[0] + " global"
+	case len(layers) == 2:
+		return "layers " + words[0] + " and " + words[1] + " global"
 	case even:
-		words = []string{words[0], words[1], "…", words[len(words)-1]}
-	default:
-		return fmt.Sprintf("%d %ss", len(layers), what)
+		return fmt.Sprintf("every %s layer global from %d", ordinal(p), layers[0])
 	}
-	return what + "s " + strings.Join(words, ", ")
+	return "layers " + strings.Join(words, ", ") + " global"
+}
+
+// ordinal is "2nd", "3rd", "6th", "11th", "21st".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // ratio is a:b in lowest terms.
