@@ -1,0 +1,56 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/attnscope/attnscope/generate"
+	"github.com/attnscope/attnscope/open"
+	"github.com/attnscope/attnscope/tokenizer"
+)
+
+// newArchitectures are open/hf's fixture directories of the architectures
+// of issue 45, one or more a class: Llama 3.x's rope scaling (llama3 and
+// linear), Qwen 3, Gemma 2 and Gemma 3 (F32 and BF16, layer_types, and the
+// text model of a vision directory).
+var newArchitectures = []string{
+	"llama3", "llama_linear", "qwen3", "qwen3_bf16", "gemma2", "gemma2_bf16", "gemma3", "gemma3_types", "gemma3_vlm",
+}
+
+// TestEachArchitectureWrites: sample continues -tokens on each new
+// architecture greedily with the KV cache, on both paths, and without it,
+// writing what generate writes from full forwards of the whole prefix
+// (each architecture's parts in the decoder: soft-caps, sandwich and post
+// norms, windows by layer, head_dim, partial and scaled rotary).
+func TestEachArchitectureWrites(t *testing.T) {
+	prompt := []int{10, 11, 12, 10, 11}
+	for _, name := range newArchitectures {
+		dir := filepath.Join("..", "..", "open", "hf", "testdata", name)
+		op := openDir(t, dir)
+		want := string(tokenizer.Decode(tokenizer.IDs(op.Model.Config.Vocab), append(prompt, fullForwards(t, op, prompt, 8)...))) + "\n"
+		for _, flags := range [][]string{nil, {"-path", "gorgonia"}, {"-no-cache"}} {
+			out, err := sample(t, append([]string{"-checkpoint", dir, "-tokens", "10 11 12 10 11", "-n", "8"}, flags...)...)
+			if err != nil || out != want {
+				t.Errorf("%s %v: wrote %q (%v), full forwards %q", name, flags, out, err, want)
+			}
+		}
+	}
+}
+
+// fullForwards is what generate writes greedily after prompt without the
+// KV cache, each token from a forward of the whole prefix: n tokens, or up
+// to the model's first end-of-text token.
+func fullForwards(t *testing.T, op *open.Opened, prompt []int, n int) []int {
+	t.Helper()
+	st, err := generate.New(op.Model, 1, len(prompt)+n, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, _ := generate.NewSampler(generate.Options{TopP: 1})
+	ids, err := generate.StreamUntil(st, [][]int{prompt}, []int{n}, s, op.Model.Config.Vocab, op.EOS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids[0]
+}
