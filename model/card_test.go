@@ -30,6 +30,10 @@ func cardConfigs() map[string]Config {
 		"Llama 3.2 1B": {Vocab: 128256, Context: 131072, DModel: 2048, Heads: 32, KVHeads: 8, Layers: 16, MLP: true, DFF: 8192,
 			Norm: NormRMS, NormEps: 1e-5, Activation: ActivationSwiGLU, MLPBias: FlagOff, Position: PositionRope, RopeBase: 500000,
 			RopeScaling: RopeScalingLlama3, RopeFactor: 32, RopeLowFreqFactor: 1, RopeHighFreqFactor: 4, RopeOriginalContext: 8192, TieEmbeddings: true},
+		"Qwen 3 0.6B": {Vocab: 151936, Context: 40960, DModel: 1024, Heads: 16, KVHeads: 8, HeadDim: 128, Layers: 28, MLP: true, DFF: 3072,
+			Norm: NormRMS, NormEps: 1e-6, Activation: ActivationSwiGLU, MLPBias: FlagOff, QKNorm: true, Position: PositionRope, RopeBase: 1e6, TieEmbeddings: true},
+		"Phi-3 mini 4k": {Vocab: 32064, Context: 4096, DModel: 3072, Heads: 32, Layers: 32, MLP: true, DFF: 8192,
+			Norm: NormRMS, NormEps: 1e-5, Activation: ActivationSwiGLU, MLPBias: FlagOff, Position: PositionRope, Window: 2047},
 		"TinyStories 33M": {Vocab: 50257, Context: 2048, DModel: 768, Heads: 16, Layers: 4, MLP: true, DFF: 3072, OutBias: true,
 			Position: PositionLearned, Window: 256, GlobalLayers: NewLayerList(0, 2), AttnScale: 1, TieEmbeddings: true},
 	}
@@ -52,6 +56,10 @@ func TestArchitectureCards(t *testing.T) {
 			"rope positions (base 500000)"},
 		"Llama 3.2 1B": {"pre-RMSNorm blocks with MLP (norm eps 1e-05, SwiGLU, no MLP biases), tied embeddings",
 			"rope positions (base 500000), llama3 rope scaling x32, 8 kv heads (grouped-query)"},
+		"Qwen 3 0.6B": {"pre-RMSNorm blocks with MLP (norm eps 1e-06, SwiGLU, no MLP biases), QK-norm, tied embeddings",
+			"rope positions (base 1000000), 8 kv heads (grouped-query), head_dim 128"},
+		"Phi-3 mini 4k": {"pre-RMSNorm blocks with MLP (norm eps 1e-05, SwiGLU, no MLP biases)",
+			"rope positions (base 10000), window 2047"},
 		"TinyStories 33M": {"pre-LN blocks with MLP, tied embeddings",
 			"local/global 1:1 with window 256 (layers 0 and 2 global), unscaled attention"},
 	}
