@@ -14,20 +14,13 @@ import (
 	"github.com/attnscope/attnscope/open"
 )
 
-// newArchitectures are open/hf's fixture directories of the architectures
-// of issue 45, one or more a class: Llama 3.x's rope scaling (llama3 and
-// linear), Qwen 3, Gemma 2 and Gemma 3 (F32 and BF16, layer_types, and the
-// text model of a vision directory).
-var newArchitectures = []string{
-	"llama3", "llama_linear", "qwen3", "qwen3_bf16", "gemma2", "gemma2_bf16", "gemma3", "gemma3_types", "gemma3_vlm",
-}
-
 // archTokens is the sequence the views show on each architecture: three
 // tokens twice, none a fixture's beginning- or end-of-text id.
 const archTokens = "10 11 12 10 11 12"
 
 // TestEveryViewOnEachArchitecture runs every view on each new
-// architecture's fixture, as a user meets them at 80 columns: the text
+// architecture's fixture (modernFixtures), as a user meets them at 80
+// columns: the text
 // view's card names the class and says the config's blocks and attention
 // in Config.Blocks' and Family's words with no line past 80 columns;
 // -circuits and -ablate print every section, and say what direct logit
@@ -38,9 +31,9 @@ const archTokens = "10 11 12 10 11 12"
 // parameters.
 func TestEveryViewOnEachArchitecture(t *testing.T) {
 	t.Setenv("COLUMNS", "80")
-	for _, name := range newArchitectures {
-		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join("..", "..", "open", "hf", "testdata", name)
+	for _, c := range modernFixtures {
+		t.Run(c.variant, func(t *testing.T) {
+			dir := filepath.Join("..", "..", "open", "hf", "testdata", c.variant)
 			op, err := open.Open(dir, open.Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -18,13 +18,13 @@ var modernFixtures = []struct {
 	global                []int // the layers that see every earlier token, when the others have a window
 }{
 	{"llama3", "LlamaForCausalLM", "llama3 rope scaling x8", 2, 2, nil},
-	{"llama_linear", "LlamaForCausalLM", "head_dim 12, linear rope scaling x4", 2, 2, nil},
+	{"llama_linear", "LlamaForCausalLM", "linear rope scaling x4, head_dim 12", 2, 2, nil},
 	{"qwen3", "Qwen3ForCausalLM", "QK-norm", 2, 2, nil},
-	{"qwen3_bf16", "Qwen3ForCausalLM", "local/global 1:1 (global layers 0)", 2, 2, []int{0}},
+	{"qwen3_bf16", "Qwen3ForCausalLM", "local/global 1:1 with window 4 (layer 0 global)", 2, 2, []int{0}},
 	{"gemma2", "Gemma2ForCausalLM", "soft-capped logits at 3", 2, 4, []int{1}},
 	{"gemma2_bf16", "Gemma2ForCausalLM", "embeddings scaled by 4.906", 3, 4, []int{1}},
-	{"gemma3", "Gemma3ForCausalLM", "local rope base 10000", 3, 2, []int{2}},
-	{"gemma3_types", "Gemma3ForCausalLM", "local/global 2:1 (global layers 0)", 3, 2, []int{0}},
+	{"gemma3", "Gemma3ForCausalLM", "rope positions (base 1000000 global, 10000 local)", 3, 2, []int{2}},
+	{"gemma3_types", "Gemma3ForCausalLM", "local/global 2:1 with window 4 (layer 0 global)", 3, 2, []int{0}},
 	{"gemma3_vlm", "Gemma3ForConditionalGeneration", "linear rope scaling x8", 3, 2, []int{2}},
 }
 
