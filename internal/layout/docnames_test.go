@@ -20,6 +20,7 @@ var outsideNames = map[string]bool{
 	"IntersectionObserver": true, "JavaScript": true, "PyTorch": true, "TransformerLens": true,
 	"LlamaForCausalLM": true, "MistralForCausalLM": true, "Qwen2ForCausalLM": true,
 	"SentencePiece": true, "TinyLlama": true, "Conv1D": true, "LayerNorms": true, "MiB": true,
+	"NeoX": true, "Phi3ForCausalLM": true, "Olmo2ForCausalLM": true, "TinyStories": true,
 }
 
 // TestDocGoNamesExist: every Go name a package's doc.go gives (a CamelCase

@@ -50,6 +50,26 @@ type target struct {
 	// (Llama's q_proj, k_proj and v_proj, the project's fused qkv), is
 	// those rows; the zero value is the whole parameter.
 	part rows
+	// split, for a tensor whose consecutive row ranges fill rows of one
+	// or more parameters (GPT-NeoX's query_key_value, head by head;
+	// Phi-3's gate_up_proj), is those rows in the tensor's order, each
+	// with its part's count set; param is then "".
+	split []target
+}
+
+// ignored reports whether the tensor is a buffer that is not read.
+func (t target) ignored() bool { return t.param == "" && t.split == nil }
+
+// slots are the slots the tensor fills: its own, or each of its split's.
+func (t target) slots() []slot {
+	if t.split == nil {
+		return []slot{t.slot()}
+	}
+	out := make([]slot, len(t.split))
+	for i, p := range t.split {
+		out[i] = p.slot()
+	}
+	return out
 }
 
 // rows are count rows of a parameter from row first (its first
@@ -75,6 +95,10 @@ var architectures = []architecture{
 	{class: "Gemma2ForCausalLM", modelType: "gemma2", config: gemma2Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 	{class: "Gemma3ForCausalLM", modelType: "gemma3_text", config: gemma3Defaults.config, tensors: gemmaTensors, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
 	{class: "Gemma3ForConditionalGeneration", modelType: "gemma3", textTower: gemma3TextTower, sizes: llamaSizes, bos: 2, eos: 1, normaliser: true},
+	{class: "GPTNeoXForCausalLM", modelType: "gpt_neox", config: neoxConfig, tensors: neoxTensors, sizes: neoxSizes, bos: 0, eos: 2},
+	{class: "GPTNeoForCausalLM", modelType: "gpt_neo", config: gptNeoConfig, tensors: gptNeoTensors, sizes: gptNeoSizes, bos: 50256, eos: 50256},
+	{class: "Phi3ForCausalLM", modelType: "phi3", config: phi3Config, tensors: phi3Tensors, sizes: llamaSizes, bos: 1, eos: 32000},
+	{class: "Olmo2ForCausalLM", modelType: "olmo2", config: olmo2Config, tensors: olmo2Tensors, sizes: llamaSizes, bos: -1, eos: 50279},
 }
 
 // findArchitecture is the row of the architectures table config.json

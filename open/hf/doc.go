@@ -2,10 +2,12 @@
 // model.safetensors or the shards model.safetensors.index.json lists) as a
 // model.Model: GPT-2 (GPT2LMHeadModel: gpt2, distilgpt2, gpt2-medium,
 // -large, -xl), Llama 2 and 3.x (LlamaForCausalLM), Mistral
-// (MistralForCausalLM), Qwen 2 and 3 (Qwen2ForCausalLM, Qwen3ForCausalLM)
-// and Gemma 2 and 3 (Gemma2ForCausalLM, Gemma3ForCausalLM, and the text
-// model of a Gemma3ForConditionalGeneration, its vision tower skipped).
-// Load is the one entry; package open calls it.
+// (MistralForCausalLM), Qwen 2 and 3 (Qwen2ForCausalLM, Qwen3ForCausalLM),
+// Gemma 2 and 3 (Gemma2ForCausalLM, Gemma3ForCausalLM, and the text model
+// of a Gemma3ForConditionalGeneration, its vision tower skipped), GPT-NeoX
+// (GPTNeoXForCausalLM: Pythia), GPT-Neo (GPTNeoForCausalLM: TinyStories),
+// Phi-3 (Phi3ForCausalLM) and OLMo 2 (Olmo2ForCausalLM). Load is the one
+// entry; package open calls it.
 //
 // Conventions:
 //   - config.json decides the architecture: architectures[0] and model_type
@@ -16,8 +18,10 @@
 //     the default transformers' config class gives it. Windows by layer
 //     follow layer_types when the file has it, else the model's own rule
 //     (Qwen's max_window_layers, Gemma 2's every other layer, Gemma 3's
-//     sliding_window_pattern). Model.Specials carries the bos_token_id and
-//     eos_token_id it names.
+//     sliding_window_pattern, GPT-Neo's attention_types). A rotary
+//     fraction (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor) turns
+//     transformers' int(head_dim · fraction) channels. Model.Specials
+//     carries the bos_token_id and eos_token_id it names.
 //   - Each architecture maps the file's tensor names to the project's
 //     parameters (model.Config.ParamSpecs) and says which tensors are
 //     buffers to ignore. Names, shapes and dtypes of every file are checked
@@ -52,7 +56,11 @@
 //     into one scratch buffer of the largest such tensor and transposed into
 //     the project's (out, in): the model is held once, plus that buffer.
 //     Llama's q_proj, k_proj and v_proj (and their biases) are each read
-//     straight into their rows of the project's fused qkv, [q | k | v].
+//     straight into their rows of the project's fused qkv, [q | k | v]. A
+//     tensor whose rows go to several places (target.split: GPT-NeoX's
+//     query_key_value, laid out head by head; Phi-3's gate_up_proj, two
+//     parameters) is read into the same scratch buffer and its rows copied
+//     to their places.
 //     A model constant transformers holds in the model's dtype (Gemma's
 //     embedding normaliser sqrt(hidden_size)) is rounded to the dtype of
 //     the file's embedding.

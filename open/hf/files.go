@@ -39,10 +39,12 @@ type weights struct {
 
 // shape is how many tensors the files of a model can hold, from
 // config.json alone: at least one per parameter (or part of one: Llama's
-// q_proj, k_proj and v_proj), at most one per name of the architecture's
-// table, every buffer it ignores included. Only those buffers may have no
-// elements (a parameter's dimensions are sizes config.json gives, all
-// positive), so at most most - least tensors have none.
+// q_proj, k_proj and v_proj; or parts of several: GPT-NeoX's
+// query_key_value, Phi-3's gate_up_proj), at most one per name of the
+// architecture's table, every buffer it ignores included. Only those
+// buffers may have no elements (a parameter's dimensions are sizes
+// config.json gives, all positive), so at most most - least tensors have
+// none.
 type shape struct {
 	least, most int
 	describe    string // the architecture and config.json's sizes, for messages
@@ -56,10 +58,7 @@ func newShape(arch architecture, cfg model.Config) shape {
 		c := cfg
 		c.Layers = layers
 		names := arch.tensors(c)
-		for _, slots := range slotsByParam(names) {
-			least += len(slots)
-		}
-		return least, len(names)
+		return tensorsNeeded(names), len(names)
 	}
 	least0, most0 := count(0)
 	least1, most1 := count(1)
@@ -68,6 +67,19 @@ func newShape(arch architecture, cfg model.Config) shape {
 		most:     most0 + cfg.Layers*(most1-most0),
 		describe: fmt.Sprintf("the %s of %s (%s)", arch.class, ConfigFile, arch.sizes(cfg)),
 	}
+}
+
+// tensorsNeeded is the number of tensors the names' parameters take: one
+// per slot, but one for all the slots a split tensor fills (several names
+// of one slot, as GPT-2's with and without "transformer.", are one).
+func tensorsNeeded(names map[string]target) int {
+	first := map[slot]bool{}
+	for _, t := range names {
+		if !t.ignored() {
+			first[t.slots()[0]] = true
+		}
+	}
+	return len(first)
 }
 
 // countSlack is how far a file's tensor count may be off the model's

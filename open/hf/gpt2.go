@@ -63,10 +63,10 @@ func gpt2Config(keys configKeys) (model.Config, error) {
 	if cfg.DFF, err = keys.size("n_inner", 4*cfg.DModel); err != nil {
 		return model.Config{}, err
 	}
-	if cfg.Activation, err = gpt2Activation(keys); err != nil {
+	if cfg.Activation, err = geluActivation(keys, "activation_function", "gelu_new"); err != nil {
 		return model.Config{}, err
 	}
-	if cfg.NormEps, err = gpt2Eps(keys); err != nil {
+	if cfg.NormEps, err = normEps(keys, "layer_norm_epsilon", model.DefaultNormEps); err != nil {
 		return model.Config{}, err
 	}
 	if cfg.TieEmbeddings, err = keys.boolean("tie_word_embeddings", true); err != nil {
@@ -92,8 +92,11 @@ func gpt2Positions(keys configKeys) (int, error) {
 	return keys.size("n_positions", 1024)
 }
 
-func gpt2Activation(keys configKeys) (string, error) {
-	name, err := keys.str("activation_function", "gelu_new")
+// geluActivation is the activation key names (def when absent), one of
+// gpt2Activations: GPT-2's activation_function, GPT-Neo's too, GPT-NeoX's
+// hidden_act.
+func geluActivation(keys configKeys, key, def string) (string, error) {
+	name, err := keys.str(key, def)
 	if err != nil {
 		return "", err
 	}
@@ -105,23 +108,7 @@ func gpt2Activation(keys configKeys) (string, error) {
 		known = append(known, k)
 	}
 	sort.Strings(known)
-	return "", errors.Errorf("activation_function = %s: not supported; supported: %s", msg.Quote(name), strings.Join(known, ", "))
-}
-
-// gpt2Eps is layer_norm_epsilon, as the model.Config holds it: 0 for the
-// default 1e-5, so that a model card names only what is not GPT-2's.
-func gpt2Eps(keys configKeys) (float64, error) {
-	eps, err := keys.number("layer_norm_epsilon", model.DefaultNormEps)
-	if err != nil {
-		return 0, err
-	}
-	if !(eps > 0 && eps < 1) {
-		return 0, keys.wrongValue("layer_norm_epsilon", "a number in (0, 1)")
-	}
-	if eps == model.DefaultNormEps {
-		return 0, nil
-	}
-	return eps, nil
+	return "", errors.Errorf("%s = %s: not supported; supported: %s", key, msg.Quote(name), strings.Join(known, ", "))
 }
 
 // gpt2CheckFixed refuses the switches the model cannot follow, and a
@@ -173,16 +160,23 @@ func gpt2Block(i int) map[string]target {
 	return out
 }
 
-// gpt2Tensors lists the names a GPT2LMHeadModel's files may hold: GPT2Model's,
-// with or without the "transformer." prefix, and the head, which is
-// ignored when tied to wte (transformers then uses wte).
+// gpt2Tensors lists the names a GPT2LMHeadModel's files may hold.
 func gpt2Tensors(cfg model.Config) map[string]target {
+	return gpt2LayoutTensors(cfg, gpt2Block)
+}
+
+// gpt2LayoutTensors lists the names the files of a model laid out as
+// GPT-2's may hold (GPT-2's, GPT-Neo's): the base model's (embeddings,
+// block(i) for each layer, ln_f) with or without the "transformer."
+// prefix, and the head, lm_head.weight, ignored when tied to wte
+// (transformers then uses wte).
+func gpt2LayoutTensors(cfg model.Config, block func(i int) map[string]target) map[string]target {
 	base := map[string]target{
 		"wte.weight": {param: "tok_emb.weight"}, "wpe.weight": {param: "pos_emb.weight"},
 		"ln_f.weight": {param: "ln_f.weight"}, "ln_f.bias": {param: "ln_f.bias"},
 	}
 	for i := range cfg.Layers {
-		for k, v := range gpt2Block(i) {
+		for k, v := range block(i) {
 			base[k] = v
 		}
 	}

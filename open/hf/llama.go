@@ -77,22 +77,11 @@ func (f llamaFamily) config(keys configKeys) (model.Config, error) {
 // readSizes reads the sizes every Llama-like config.json gives, each
 // default the config class's.
 func readSizes(keys configKeys, cfg *model.Config, vocab, hidden, intermediate, layers, heads, positions int) error {
-	for _, s := range []struct {
-		key  string
-		def  int
-		dest *int
-		read func(key string, def int) (int, error)
-	}{
+	return readSizeKeys([]sizeKey{
 		{"vocab_size", vocab, &cfg.Vocab, keys.size}, {"hidden_size", hidden, &cfg.DModel, keys.size},
 		{"intermediate_size", intermediate, &cfg.DFF, keys.size}, {"num_hidden_layers", layers, &cfg.Layers, keys.layerCount},
 		{"num_attention_heads", heads, &cfg.Heads, keys.headCount}, {"max_position_embeddings", positions, &cfg.Context, keys.size},
-	} {
-		var err error
-		if *s.dest, err = s.read(s.key, s.def); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func flag(on bool) model.Flag {
@@ -155,19 +144,7 @@ func llamaActivation(keys configKeys) error {
 
 // llamaEps is rms_norm_eps (default 1e-6) as model.Config.NormEps holds it:
 // 0 for model.DefaultNormEps.
-func llamaEps(keys configKeys) (float64, error) {
-	eps, err := keys.number("rms_norm_eps", 1e-6)
-	if err != nil {
-		return 0, err
-	}
-	if !(eps > 0 && eps < 1) {
-		return 0, keys.wrongValue("rms_norm_eps", "a number in (0, 1)")
-	}
-	if eps == model.DefaultNormEps {
-		return 0, nil
-	}
-	return eps, nil
-}
+func llamaEps(keys configKeys) (float64, error) { return normEps(keys, "rms_norm_eps", 1e-6) }
 
 // llamaBiases: LlamaConfig's attention_bias puts biases on q, k, v and o;
 // mlp_bias on gate, up and down.

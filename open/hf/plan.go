@@ -67,8 +67,13 @@ func planLoad(arch architecture, cfg model.Config, w *weights) (map[slot]*source
 func slotsByParam(names map[string]target) map[string][]slot {
 	out := map[string][]slot{}
 	for _, t := range names {
-		if t.param != "" && !slices.Contains(out[t.param], t.slot()) {
-			out[t.param] = append(out[t.param], t.slot())
+		if t.ignored() {
+			continue
+		}
+		for _, sl := range t.slots() {
+			if !slices.Contains(out[sl.param], sl) {
+				out[sl.param] = append(out[sl.param], sl)
+			}
 		}
 	}
 	for _, list := range out {
@@ -85,17 +90,20 @@ func place(sources map[slot]*source, names map[string]target, f *weightFile, in 
 	case !ok:
 		return errors.Errorf("%s: unexpected tensor %s: not a parameter or buffer of the %s its %s describes",
 			f.path, msg.Quote(in.Name), class, ConfigFile)
-	case t.param == "" && t.ignoredShape != nil && !slices.Equal(in.Shape, t.ignoredShape):
+	case t.ignored() && t.ignoredShape != nil && !slices.Equal(in.Shape, t.ignoredShape):
 		return errors.Errorf("%s: tensor %s has shape %v; tied to the token embedding, it must be %v",
 			f.path, msg.Quote(in.Name), in.Shape, t.ignoredShape)
-	case t.param == "":
+	case t.ignored():
 		return nil
 	}
-	if prev, twice := sources[t.slot()]; twice {
-		return errors.Errorf("%s: tensor %s and %s in %s are the same parameter",
-			f.path, msg.Quote(in.Name), msg.Quote(prev.info.Name), prev.file.path)
+	s := &source{file: f, info: in, target: t}
+	for _, sl := range t.slots() {
+		if prev, twice := sources[sl]; twice {
+			return errors.Errorf("%s: tensor %s and %s in %s are the same parameter",
+				f.path, msg.Quote(in.Name), msg.Quote(prev.info.Name), prev.file.path)
+		}
+		sources[sl] = s
 	}
-	sources[t.slot()] = &source{file: f, info: in, target: t}
 	return nil
 }
 
@@ -104,7 +112,7 @@ func place(sources map[slot]*source, names map[string]target, f *weightFile, in 
 func fileName(names map[string]target, sl slot) string {
 	best := ""
 	for name, t := range names {
-		if t.param != "" && t.slot() == sl && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
+		if !t.ignored() && slices.Contains(t.slots(), sl) && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
 			best = name
 		}
 	}
@@ -122,6 +130,8 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 	switch {
 	case s.transpose:
 		want = []int{spec.Shape[1], spec.Shape[0]}
+	case s.split != nil:
+		want = append([]int{s.splitRows()}, spec.Shape[1:]...)
 	case s.part.count > 0:
 		want = append([]int{s.part.count}, spec.Shape[1:]...)
 	}
@@ -145,7 +155,7 @@ func (s *source) check(spec model.ParamSpec, sizes string) error {
 func readValues(w *weights, sources map[slot]*source, cfg model.Config, progress func(done, total int64)) (map[string]any, error) {
 	largest := 0
 	for _, s := range sources {
-		if s.transpose {
+		if s.transpose || s.split != nil {
 			largest = max(largest, s.info.Len())
 		}
 	}
@@ -204,10 +214,10 @@ type tensorReader struct {
 	byName  map[string]*source   // the current file's sources by tensor name
 	values  map[string]any       // the parameters' values
 	block   map[string][]float32 // their memory, one block (model.ParamBlock)
-	scratch []float32            // a Conv1D weight as stored, before its transpose
+	scratch []float32            // a Conv1D weight before its transpose, a split tensor before its rows are copied
 
 	pending  *source   // the tensor read last, not yet finished
-	raw, dst []float32 // its values as stored, and the parameter's
+	raw, dst []float32 // its values as stored, and a transposed tensor's parameter's
 }
 
 func (r *tensorReader) visit(in safetensors.Info) (any, error) {
@@ -218,21 +228,46 @@ func (r *tensorReader) visit(in safetensors.Info) (any, error) {
 	if !ok {
 		return nil, nil // an ignored buffer
 	}
-	param, ok := r.values[s.param].([]float32)
-	if !ok {
-		param = r.block[s.param]
-		r.values[s.param] = param
-	}
-	r.pending, r.dst = s, param[s.offset:s.offset+in.Len()]
-	r.raw = r.dst
-	if s.transpose {
+	r.pending = s
+	if s.transpose || s.split != nil {
 		r.raw = r.scratch[:in.Len()]
+	} else {
+		r.raw = r.param(s.param)[s.offset : s.offset+in.Len()]
+	}
+	if s.transpose {
+		r.dst = r.param(s.param)[s.offset : s.offset+in.Len()]
 	}
 	return r.raw, nil
 }
 
+// param is the values of parameter name, in the model's block.
+func (r *tensorReader) param(name string) []float32 {
+	values, ok := r.values[name].([]float32)
+	if !ok {
+		values = r.block[name]
+		r.values[name] = values
+	}
+	return values
+}
+
+// scatter copies the rows of split tensor s, read into raw, to its
+// parts' rows.
+func (r *tensorReader) scatter(s *source) {
+	rowLen := 1
+	for _, n := range s.info.Shape[1:] {
+		rowLen *= n
+	}
+	from := 0
+	for _, p := range s.split {
+		dst := r.param(p.param)[p.part.first*rowLen:]
+		n := p.part.count * rowLen
+		copy(dst[:n], r.raw[from:from+n])
+		from += n
+	}
+}
+
 // finish checks the pending tensor's values and transposes a Conv1D
-// weight into its parameter.
+// weight into its parameter, or scatters a split tensor's rows to theirs.
 func (r *tensorReader) finish() error {
 	s := r.pending
 	if s == nil {
@@ -242,8 +277,11 @@ func (r *tensorReader) finish() error {
 	if i := model.FirstNonFinite(r.raw); i >= 0 {
 		return errors.Errorf("tensor %s: value %v at %s is not finite", msg.Quote(s.info.Name), r.raw[i], index(s.info.Shape, i))
 	}
-	if s.transpose {
+	switch {
+	case s.transpose:
 		kernels.Transpose(r.dst, r.raw, s.info.Shape[0], s.info.Shape[1])
+	case s.split != nil:
+		r.scatter(s)
 	}
 	return nil
 }
@@ -257,4 +295,13 @@ func index(shape []int, i int) string {
 		i /= shape[d]
 	}
 	return fmt.Sprintf("index %v", coords)
+}
+
+// splitRows is the rows of a split tensor: its parts' together.
+func (t target) splitRows() int {
+	n := 0
+	for _, p := range t.split {
+		n += p.part.count
+	}
+	return n
 }
