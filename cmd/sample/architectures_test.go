@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/attnscope/attnscope/generate"
@@ -12,24 +13,27 @@ import (
 // newArchitectures are open/hf's fixture directories of the architectures
 // of issue 45, one or more a class: Llama 3.x's rope scaling (llama3 and
 // linear), Qwen 3, Gemma 2 and Gemma 3 (F32 and BF16, layer_types, and the
-// text model of a vision directory).
+// text model of a vision directory), GPT-NeoX (sequential and Pythia's
+// parallel residual), GPT-Neo, Phi-3 and OLMo 2.
 var newArchitectures = []string{
 	"llama3", "llama_linear", "qwen3", "qwen3_bf16", "gemma2", "gemma2_bf16", "gemma3", "gemma3_types", "gemma3_vlm",
+	"neox", "pythia", "tinystories", "phi3", "olmo2",
 }
 
 // TestEachArchitectureWrites: sample continues -tokens on each new
 // architecture greedily with the KV cache, on both paths, and without it,
-// writing what generate writes from full forwards of the whole prefix
+// writing what generate writes from full forwards of the whole prefix and
+// stopping where it writes an end-of-text token
 // (each architecture's parts in the decoder: soft-caps, sandwich and post
 // norms, windows by layer, head_dim, partial and scaled rotary).
 func TestEachArchitectureWrites(t *testing.T) {
-	prompt := []int{10, 11, 12, 10, 11}
+	prompt := []int{20, 21, 22, 20, 21}
 	for _, name := range newArchitectures {
 		dir := filepath.Join("..", "..", "open", "hf", "testdata", name)
 		op := openDir(t, dir)
 		want := string(tokenizer.Decode(tokenizer.IDs(op.Model.Config.Vocab), append(prompt, fullForwards(t, op, prompt, 8)...))) + "\n"
 		for _, flags := range [][]string{nil, {"-path", "gorgonia"}, {"-no-cache"}} {
-			out, err := sample(t, append([]string{"-checkpoint", dir, "-tokens", "10 11 12 10 11", "-n", "8"}, flags...)...)
+			out, err := sample(t, append([]string{"-checkpoint", dir, "-tokens", "20 21 22 20 21", "-n", "8"}, flags...)...)
 			if err != nil || out != want {
 				t.Errorf("%s %v: wrote %q (%v), full forwards %q", name, flags, out, err, want)
 			}
@@ -38,8 +42,8 @@ func TestEachArchitectureWrites(t *testing.T) {
 }
 
 // fullForwards is what generate writes greedily after prompt without the
-// KV cache, each token from a forward of the whole prefix: n tokens, or up
-// to the model's first end-of-text token.
+// KV cache, each token from a forward of the whole prefix: n tokens, or
+// those before the model's first end-of-text token (OLMo 2's, here).
 func fullForwards(t *testing.T, op *open.Opened, prompt []int, n int) []int {
 	t.Helper()
 	st, err := generate.New(op.Model, 1, len(prompt)+n, false)
@@ -51,6 +55,9 @@ func fullForwards(t *testing.T, op *open.Opened, prompt []int, n int) []int {
 	ids, err := generate.StreamUntil(st, [][]int{prompt}, []int{n}, s, op.Model.Config.Vocab, op.EOS, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if out := ids[0]; len(out) > 0 && slices.Contains(op.EOS, out[len(out)-1]) {
+		return out[:len(out)-1] // the end is not printed
 	}
 	return ids[0]
 }
