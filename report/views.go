@@ -108,7 +108,8 @@ func (r *Report) strongest(layers, hs []int) [][2]int {
 
 func (r *Report) model() render.Model {
 	c := r.Config
-	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family(), KVHeads: c.KVHeads}
+	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family(), KVHeads: c.KVHeads,
+		LayerKinds: layerKinds(c, every(c.Layers, c.Heads).Layers)}
 }
 
 // kvHeads is the key-value head each query head reads, nil when every

@@ -26,7 +26,7 @@ const archTokens = "10 11 12 10 11 12"
 // -circuits and -ablate print every section, and say what direct logit
 // attribution and the logit lens do where the readout is not linear
 // exactly where the config's readout is not; a local/global model's
-// panels say (local) and (global); -json, -png and -html write the same
+// panels say (local) and (global) and its heads' table has a kind column; -json, -png and -html write the same
 // card and the layers' kinds; -graph on both paths counts the model's
 // parameters.
 func TestEveryViewOnEachArchitecture(t *testing.T) {
@@ -58,6 +58,9 @@ func TestEveryViewOnEachArchitecture(t *testing.T) {
 			kinds := layerKindsOf(cfg)
 			if local := strings.Contains(out, "(local)") && strings.Contains(out, "(global)"); local != (kinds != nil) {
 				t.Errorf("panels marked local and global: %t, want %t", local, kinds != nil)
+			}
+			if column := strings.Contains(out, "  kind  "); column != (kinds != nil) {
+				t.Errorf("the heads' table has a kind column: %t, want %t", column, kinds != nil)
 			}
 			png, page := filepath.Join(t.TempDir(), "heads.png"), filepath.Join(t.TempDir(), "page.html")
 			var doc struct {
