@@ -6,6 +6,7 @@ require (
 	github.com/chewxy/hm v1.0.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/nlpodyssey/gopickle v0.3.0
 	github.com/pkg/errors v0.9.1
 	go.yaml.in/yaml/v3 v3.0.6

@@ -55,10 +55,28 @@ type Table struct {
 	Rows     []Row `json:"rows"`
 }
 
-// Run scores m on set intact and with each head removed in turn. progress,
-// when not nil, hears the heads done of the total after the intact run and
-// after each head.
-func Run(m *model.Model, set *data.Batch, mode Mode, progress func(done, total int)) (Table, error) {
+// Heads lists the heads (layer, head) a per-head analysis runs on, in the
+// order it runs them; nil is every head of the model, layer by layer.
+type Heads [][2]int
+
+// Of is the heads hs names in a model of cfg's shape: every one for nil.
+func (hs Heads) Of(cfg model.Config) Heads {
+	if hs != nil {
+		return hs
+	}
+	all := make(Heads, 0, cfg.Layers*cfg.Heads)
+	for l := range cfg.Layers {
+		for h := range cfg.Heads {
+			all = append(all, [2]int{l, h})
+		}
+	}
+	return all
+}
+
+// Run scores m on set intact and with each head of hs (nil: every head)
+// removed in turn. progress, when not nil, hears the heads done of the
+// total after the intact run and after each head.
+func Run(m *model.Model, set *data.Batch, mode Mode, hs Heads, progress func(done, total int)) (Table, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return Table{}, err
 	}
@@ -70,7 +88,6 @@ func Run(m *model.Model, set *data.Batch, mode Mode, progress func(done, total i
 		return Table{}, err
 	}
 	defer r.vm.Close()
-	cfg := m.Config
 	var fills [][][]float64 // [layer][head] (T*d), mean ablation only
 	intact, err := r.score(func() error { r.g.ResetHooks(); return nil }, mode == Mean)
 	if err != nil {
@@ -80,43 +97,48 @@ func Run(m *model.Model, set *data.Batch, mode Mode, progress func(done, total i
 		fills = r.means
 	}
 	t := Table{Mode: mode, Examples: set.Size, Intact: intact}
+	hs = hs.Of(m.Config)
 	report := func() {
 		if progress != nil {
-			progress(len(t.Rows), cfg.Layers*cfg.Heads)
+			progress(len(t.Rows), len(hs))
 		}
 	}
 	report()
-	for l := range cfg.Layers {
-		for h := range cfg.Heads {
-			var fill []float64
-			if fills != nil {
-				fill = fills[l][h]
-			}
-			s, err := r.score(func() error {
-				r.g.ResetHooks()
-				iv, err := r.g.Hook(model.HeadOut(l))
-				if err != nil {
-					return err
-				}
-				perRow := iv.Shape[2] * iv.Shape[3] // (T, d): the fill of one (row, head) block
-				iv.ReplaceHead(h, -1, func(i int) float64 {
-					if fill == nil {
-						return 0
-					}
-					return fill[i%perRow]
-				})
-				return nil
-			}, false)
-			if err != nil {
-				return Table{}, errors.Wrapf(err, "ablating layer %d head %d", l, h)
-			}
-			t.Rows = append(t.Rows, Row{Layer: l, Head: h, Score: s,
-				DeltaLoss: s.Loss - intact.Loss, DeltaTokenAcc: s.TokenAcc - intact.TokenAcc, DeltaExactMatch: s.ExactMatch - intact.ExactMatch})
-			report()
+	for _, lh := range hs {
+		s, err := r.remove(lh[0], lh[1], fills)
+		if err != nil {
+			return Table{}, errors.Wrapf(err, "ablating layer %d head %d", lh[0], lh[1])
 		}
+		t.Rows = append(t.Rows, Row{Layer: lh[0], Head: lh[1], Score: s,
+			DeltaLoss: s.Loss - intact.Loss, DeltaTokenAcc: s.TokenAcc - intact.TokenAcc, DeltaExactMatch: s.ExactMatch - intact.ExactMatch})
+		report()
 	}
 	slices.SortStableFunc(t.Rows, func(a, b Row) int { return cmp.Compare(b.DeltaLoss, a.DeltaLoss) })
 	return t, nil
+}
+
+// remove scores the set with head h of layer l removed: zeros, or its
+// mean output when fills ([layer][head] (T*d)) holds the means.
+func (r *runner) remove(l, h int, fills [][][]float64) (Score, error) {
+	var fill []float64
+	if fills != nil {
+		fill = fills[l][h]
+	}
+	return r.score(func() error {
+		r.g.ResetHooks()
+		iv, err := r.g.Hook(model.HeadOut(l))
+		if err != nil {
+			return err
+		}
+		perRow := iv.Shape[2] * iv.Shape[3] // (T, d): the fill of one (row, head) block
+		iv.ReplaceHead(h, -1, func(i int) float64 {
+			if fill == nil {
+				return 0
+			}
+			return fill[i%perRow]
+		})
+		return nil
+	}, false)
 }
 
 // runner holds one graph of a chunk of the set, hooked on every layer's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func TestInductionHeadsMatter(t *testing.T) {
 			t.Run(string(path)+"/"+string(mode), func(t *testing.T) {
 				m, set := loadInduction(t, path)
 				var heard []int // heads done, as progress hears them
-				table, err := Run(m, set, mode, func(done, total int) {
+				table, err := Run(m, set, mode, nil, func(done, total int) {
 					if total != m.Config.Layers*m.Config.Heads {
 						t.Errorf("progress of %d heads, the model has %d", total, m.Config.Layers*m.Config.Heads)
 					}
@@ -111,6 +112,34 @@ func TestInductionHeadsMatter(t *testing.T) {
 					t.Errorf("the two most important heads are in layers %v, want one in layer 0 and one in layer 1", top)
 				}
 			})
+		}
+	}
+}
+
+// TestRunOnSomeHeads: given heads, Run removes those alone (progress
+// counts them, not the model's) and each row equals the same head's row of
+// the run over every head, in both modes.
+func TestRunOnSomeHeads(t *testing.T) {
+	m, set := loadInduction(t, layers.Fused)
+	some := Heads{{1, 3}, {0, 1}}
+	for _, mode := range []Mode{Zero, Mean} {
+		all, err := Run(m, set, mode, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var totals []int
+		picked, err := Run(m, set, mode, some, func(done, total int) { totals = append(totals, total) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(picked.Rows) != len(some) || len(totals) != len(some)+1 || totals[0] != len(some) {
+			t.Fatalf("%s: %d rows, progress totals %v; want %d rows, each total %d", mode, len(picked.Rows), totals, len(some), len(some))
+		}
+		for _, row := range picked.Rows {
+			i := slices.IndexFunc(all.Rows, func(r Row) bool { return r.Layer == row.Layer && r.Head == row.Head })
+			if i < 0 || !slices.Contains(some, [2]int{row.Layer, row.Head}) || all.Rows[i] != row {
+				t.Errorf("%s: row %+v, the run over every head has %+v", mode, row, all.Rows[max(i, 0)])
+			}
 		}
 	}
 }

@@ -13,8 +13,10 @@
 //     mean cross-entropy there, token accuracy the share of them whose argmax
 //     is the target, exact match the share of examples (with at least one
 //     scored position) right at every scored position.
-//   - Run's progress callback, when not nil, hears the heads done of the
-//     total after the intact run and after each head.
+//   - Run removes the heads it is given (Heads: (layer, head) pairs, nil
+//     for every head, layer by layer); its progress callback, when not
+//     nil, hears the heads done of those after the intact run and after
+//     each head.
 //   - Table.Rows is sorted by importance: the change in loss, largest
 //     first; ties by layer then head. The JSON tags are what inspect -json
 //     prints under "ablation".

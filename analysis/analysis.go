@@ -152,15 +152,22 @@ func Rows(flat []float64, width int) [][]float64 {
 // config evaluates nothing (train.eval_size 0).
 const defaultAblationExamples = 1000
 
+// AblationSetSize is the held-out set Ablate scores for a run config's
+// train.eval_size: itself, or defaultAblationExamples for 0.
+func AblationSetSize(evalSize int) int {
+	if evalSize <= 0 {
+		return defaultAblationExamples
+	}
+	return evalSize
+}
+
 // Ablate scores the run's held-out set (data.EvalSet of the run's seed and
 // train.eval_size, evalSize) intact and with each head removed, and names
-// each row's head by its role. progress, when not nil, hears the heads
-// done of the total (ablation.Run).
-func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode ablation.Mode, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
-	n := evalSize
-	if n <= 0 {
-		n = defaultAblationExamples
-	}
+// each row's head by its role. It removes the heads hs names (nil: every
+// head). progress, when not nil, hears the heads done of the total
+// (ablation.Run).
+func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode ablation.Mode, hs ablation.Heads, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
+	n := AblationSetSize(evalSize)
 	// train refuses a set beyond its memory limit, so only an edited
 	// checkpoint asks for more; it must not be allocated.
 	set := float64(n) * float64(task.SeqLen()) * data.BytesPerPosition
@@ -179,13 +186,13 @@ func Ablate(m *model.Model, task data.Task, evalSize int, seed uint64, mode abla
 		"the model is too large to ablate here"); err != nil {
 		return nil, err
 	}
-	return AblateOn(m, data.EvalSet(task, n, seed), mode, roles, progress)
+	return AblateOn(m, data.EvalSet(task, n, seed), mode, hs, roles, progress)
 }
 
 // AblateOn is Ablate on a set of the caller's (the sequence a user gave a
 // model trained elsewhere), scored where its mask says.
-func AblateOn(m *model.Model, set *data.Batch, mode ablation.Mode, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
-	table, err := ablation.Run(m, set, mode, progress)
+func AblateOn(m *model.Model, set *data.Batch, mode ablation.Mode, hs ablation.Heads, roles [][]heads.Result, progress func(done, total int)) (*ablation.Table, error) {
+	table, err := ablation.Run(m, set, mode, hs, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
@@ -174,7 +175,7 @@ func TestPatching(t *testing.T) {
 	op := opentest.Induction(t)
 	m, task := op.Model, op.Task
 	clean := cached(t, m, task, 32, 1)
-	p, err := Patch(clean, task, Corruption(clean.Batch, m.Config.Vocab, 1), nil)
+	p, err := Patch(clean, task, Corruption(clean.Batch, m.Config.Vocab, 1), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestPatching(t *testing.T) {
 	// clean logit is theirs.
 	cfg := m.Config
 	many := cached(t, m, task, 2*MaxPerHeadTokens/(cfg.Layers*cfg.Heads*task.SeqLen()), 1)
-	bounded, err := Patch(many, task, Corruption(many.Batch, cfg.Vocab, 1), nil)
+	bounded, err := Patch(many, task, Corruption(many.Batch, cfg.Vocab, 1), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +207,50 @@ func TestPatching(t *testing.T) {
 	}
 	if bounded.Examples != want || math.Abs(bounded.CleanLogit-sum/k) > 1e-9 {
 		t.Errorf("%d examples: patched %d with clean logit %v; want the first %d, whose logit is %v", many.Batch.Size, bounded.Examples, bounded.CleanLogit, want, sum/k)
+	}
+}
+
+// TestPatchingSomeHeads: patching the heads given patches those alone
+// (progress counts them), each share equal to the run over every head's
+// and the others left 0, and uses more examples than the whole model
+// would (PerHeadExamples of 2 heads).
+func TestPatchingSomeHeads(t *testing.T) {
+	op := opentest.Induction(t)
+	m, task := op.Model, op.Task
+	cfg := m.Config
+	some := ablation.Heads{{1, 3}, {0, 2}}
+	clean := cached(t, m, task, 8, 1)
+	corrupt := Corruption(clean.Batch, cfg.Vocab, 1)
+	var total int
+	p, err := Patch(clean, task, corrupt, some, func(_, t int) { total = t })
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := Patch(clean, task, corrupt, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != len(some) || !slices.Equal(p.Heads, some) || all.Heads != nil {
+		t.Fatalf("progress of %d heads, heads %v (every head's run: %v); want %d, %v (nil)", total, p.Heads, all.Heads, len(some), some)
+	}
+	for l := range cfg.Layers {
+		for h := range cfg.Heads {
+			want := 0.0
+			if slices.Contains(some, [2]int{l, h}) {
+				want = all.Restored[l][h]
+			}
+			if p.Restored[l][h] != want {
+				t.Errorf("L%d H%d: restored %v, want %v", l, h, p.Restored[l][h], want)
+			}
+		}
+	}
+	n := 2 * MaxPerHeadTokens / (cfg.Layers * cfg.Heads * task.SeqLen())
+	many := cached(t, m, task, n, 1)
+	if p, err = Patch(many, task, Corruption(many.Batch, cfg.Vocab, 1), some, nil); err != nil {
+		t.Fatal(err)
+	}
+	if p.Examples != n {
+		t.Errorf("2 heads patched on %d of %d examples, want all (every head's run patches %d)", p.Examples, n, n/2)
 	}
 }
 
@@ -233,7 +278,7 @@ func TestPatchingRunsTheCorruptionGiven(t *testing.T) {
 			}
 		}
 	}
-	p, err := Patch(clean, task, corrupt, nil)
+	p, err := Patch(clean, task, corrupt, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +309,7 @@ func TestPatchingNeedsAFall(t *testing.T) {
 		t.Fatal(err)
 	}
 	clean := cached(t, untrained, op.Task, 8, 1)
-	p, err := Patch(clean, op.Task, Corruption(clean.Batch, untrained.Config.Vocab, 1), nil)
+	p, err := Patch(clean, op.Task, Corruption(clean.Batch, untrained.Config.Vocab, 1), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,12 @@
 //     model.ResidPost); Weights and Circuit list what each use reads.
 //   - Interventions (Ablate, Patch) use the graph's hooks
 //     (model.BuildOptions.Hooks); everything else reads a Cache. They run
-//     the model once per head and take a progress callback (heads done of
-//     the total), nil for none; nothing here writes to a terminal.
+//     the model once per head of those given (ablation.Heads, nil for every
+//     head) and take a progress callback (heads done of the total), nil for
+//     none; nothing here writes to a terminal. Their cost is counted before
+//     they run (AblationWork, PatchWork, PrefixWork: forwards of
+//     ForwardFLOPs each, timed at ModelledRate), for a caller to refuse
+//     past MaxPerHeadTime.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an
 //     error naming the layer, head and position, and the likely cause. A
 //     measure the model leaves undefined is not an error: patching whose

@@ -59,7 +59,7 @@ func ExampleAblate() {
 		fmt.Println(err)
 		return
 	}
-	table, err := analysis.Ablate(m, task, run.Train.EvalSize, run.Seed, ablation.Zero, pool.Roles, nil)
+	table, err := analysis.Ablate(m, task, run.Train.EvalSize, run.Seed, ablation.Zero, nil, pool.Roles, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

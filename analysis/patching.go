@@ -8,6 +8,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 )
@@ -26,12 +27,16 @@ import (
 type Patching struct {
 	// Examples is how many of the cache's examples are patched: the first
 	// ones, as many as keep the patched forwards within MaxPerHeadTokens.
-	Examples       int           `json:"examples"`
-	CleanLogit     float64       `json:"clean_logit"`
-	CorruptedLogit float64       `json:"corrupted_logit"`
-	Undefined      string        `json:"undefined,omitempty"` // why no share is defined; "" when they are
-	Restored       [][]float64   `json:"restored"`            // [layer][head]
-	ByPosition     [][][]float64 `json:"by_position"`         // [layer][head][position]; nil past MaxPatchedPositions
+	Examples       int         `json:"examples"`
+	CleanLogit     float64     `json:"clean_logit"`
+	CorruptedLogit float64     `json:"corrupted_logit"`
+	Undefined      string      `json:"undefined,omitempty"` // why no share is defined; "" when they are
+	Restored       [][]float64 `json:"restored"`            // [layer][head]
+	// Heads are the heads (layer, head) patched when not every one was
+	// (inspect's -layer and -head): the others are 0 in Restored, null
+	// in ByPosition.
+	Heads      ablation.Heads `json:"heads,omitempty"`
+	ByPosition [][][]float64  `json:"by_position"` // [layer][head][position]; nil past MaxPatchedPositions
 }
 
 // MinPatchingFall is the least fall of the correct token's logit that
@@ -46,6 +51,18 @@ const MinPatchingFall = 0.1
 // only.
 const MaxPatchedPositions = 2048
 
+// MaxPatchedFLOPs bounds the work of patching each head at each position
+// alone (heads x positions forwards, ForwardFLOPs each): past it (a few
+// heads of an 8B model, whose one forward of 8 examples is 12 TFLOP) Patch
+// patches whole heads only, as past MaxPatchedPositions.
+const MaxPatchedFLOPs = 10e12
+
+// patchesPositions reports whether Patch patches each of heads heads at
+// each of t positions alone, on n examples of cfg's model.
+func patchesPositions(cfg model.Config, heads, n, t int) bool {
+	return heads*t <= MaxPatchedPositions && float64(heads*t)*ForwardFLOPs(cfg, n*t, t) <= MaxPatchedFLOPs
+}
+
 // MaxPerHeadTokens bounds the tokens of the forwards an analysis runs once
 // per head (patching, and ablation of a model trained elsewhere): heads x
 // examples x positions. GPT-2 small's 144 heads on 8 examples of 101
@@ -55,10 +72,10 @@ const MaxPatchedPositions = 2048
 const MaxPerHeadTokens = 16384
 
 // PerHeadExamples is how many of n examples of t positions an analysis
-// that runs them once per head of cfg uses: all of them, or as many as
-// MaxPerHeadTokens allows, at least one.
-func PerHeadExamples(cfg model.Config, n, t int) int {
-	return max(1, min(n, MaxPerHeadTokens/(cfg.Layers*cfg.Heads*t)))
+// that runs them once for each of heads heads uses: all of them, or as
+// many as MaxPerHeadTokens allows, at least one.
+func PerHeadExamples(heads, n, t int) int {
+	return max(1, min(n, MaxPerHeadTokens/(heads*t)))
 }
 
 // CorruptionStream is the second PCG word of the fresh symbols Corruption
@@ -77,10 +94,12 @@ func Corruption(clean *data.Batch, vocab int, seed uint64) *data.Batch {
 // Patch runs activation patching on the induction examples of a cached
 // run that kept every layer's head outputs (Circuit): the clean run is the
 // cache, each patched run one more forward of corrupt, the cache's
-// examples corrupted (Corruption of clean.Batch).
+// examples corrupted (Corruption of clean.Batch). It patches the heads hs
+// names (nil: every head); the others' entries stay 0 in Restored and nil
+// in ByPosition, and Heads lists the ones patched.
 //
 // progress, when not nil, hears the heads patched of the total.
-func Patch(clean *Cache, task data.Task, corrupt *data.Batch, progress func(done, total int)) (*Patching, error) {
+func Patch(clean *Cache, task data.Task, corrupt *data.Batch, hs ablation.Heads, progress func(done, total int)) (*Patching, error) {
 	if !Repeats(task) {
 		return nil, errors.Errorf("activation patching corrupts induction examples; the model's task is %s", task.Name())
 	}
@@ -90,7 +109,9 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, progress func(done
 	if corrupt.Size != clean.Batch.Size || corrupt.SeqLen != t {
 		return nil, errors.Errorf("activation patching: %d corrupted examples of %d positions for %d cached ones of %d", corrupt.Size, corrupt.SeqLen, clean.Batch.Size, t)
 	}
-	n := PerHeadExamples(cfg, clean.Batch.Size, t)
+	picked := hs
+	hs = hs.Of(cfg)
+	n := PerHeadExamples(len(hs), clean.Batch.Size, t)
 	cb := clean.Batch.Head(n)
 	corrupt = corrupt.Head(n)
 	hooks := make([]string, cfg.Layers)
@@ -139,7 +160,7 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, progress func(done
 		}
 		return 0, errors.Errorf("logits of type %T", out.Data())
 	}
-	p := &Patching{Examples: n, CleanLogit: correctLogit(func(i int) float64 { return clean.Logits.At(i) })}
+	p := &Patching{Examples: n, Heads: picked, CleanLogit: correctLogit(func(i int) float64 { return clean.Logits.At(i) })}
 	if slices.Equal(corrupt.Tokens, cb.Tokens) {
 		p.CorruptedLogit = p.CleanLogit
 		p.Undefined = fmt.Sprintf("the examples hold every id of the vocabulary of %d, so none is left to corrupt them with", cfg.Vocab)
@@ -168,37 +189,43 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, progress func(done
 		patched, err := run()
 		return (patched - p.CorruptedLogit) / gap, err
 	}
-	byPosition := cfg.Layers*cfg.Heads*t <= MaxPatchedPositions
-	p.Restored = make([][]float64, cfg.Layers)
+	byPosition := patchesPositions(cfg, len(hs), n, t)
+	p.Restored = zeros[float64](cfg)
 	if byPosition {
-		p.ByPosition = make([][][]float64, cfg.Layers)
+		p.ByPosition = zeros[[]float64](cfg)
 	}
-	for l := range cfg.Layers {
-		for h := range cfg.Heads {
-			if progress != nil {
-				progress(l*cfg.Heads+h, cfg.Layers*cfg.Heads)
-			}
-			s, err := share(l, h, -1)
-			if err != nil {
+	for i, lh := range hs {
+		if progress != nil {
+			progress(i, len(hs))
+		}
+		l, h := lh[0], lh[1]
+		if p.Restored[l][h], err = share(l, h, -1); err != nil {
+			return nil, err
+		}
+		if !byPosition {
+			continue
+		}
+		row := make([]float64, t)
+		for pos := range t {
+			if row[pos], err = share(l, h, pos); err != nil {
 				return nil, err
 			}
-			p.Restored[l] = append(p.Restored[l], s)
-			if !byPosition {
-				continue
-			}
-			row := make([]float64, t)
-			for pos := range t {
-				if row[pos], err = share(l, h, pos); err != nil {
-					return nil, err
-				}
-			}
-			p.ByPosition[l] = append(p.ByPosition[l], row)
 		}
+		p.ByPosition[l][h] = row
 	}
 	if progress != nil {
-		progress(cfg.Layers*cfg.Heads, cfg.Layers*cfg.Heads)
+		progress(len(hs), len(hs))
 	}
 	return p, nil
+}
+
+// zeros is a [layer][head] grid of cfg's shape, every entry zero.
+func zeros[T any](cfg model.Config) [][]T {
+	grid := make([][]T, cfg.Layers)
+	for l := range grid {
+		grid[l] = make([]T, cfg.Heads)
+	}
+	return grid
 }
 
 // corrupted is a copy of clean whose every token that occurs twice in its

@@ -55,7 +55,9 @@
 //     model's tokenizer carries the bos_token_id and eos_token_id its
 //     config.json names (Opened.EOS lists every end-of-text id); a Llama,
 //     Mistral or Qwen 2 whose tokenizer.json package tokenizer refuses opens
-//     on token ids with a notice saying why. Its files are read
+//     on token ids with a notice saying why; a view with no text
+//     (Options.NoText: inspect -graph) opens a Hugging Face directory
+//     without reading its tokenizer files, on token ids. Its files are read
 //     by the rules of those packages: only what the user named, bounded by
 //     the headers, no pickle code run.
 //   - An option that does not apply to the model's kind is refused, naming

@@ -42,6 +42,12 @@ type Options struct {
 	// Progress, when set, hears the bytes of a Hugging Face model's
 	// weights read so far of their total as they load; nil: nothing.
 	Progress func(done, total int64)
+	// NoText says the view reads and shows no text (inspect -graph and
+	// -dot): a Hugging Face directory then opens without reading its
+	// tokenizer files (a tokenizer.json of 150k-260k tokens takes 60-260
+	// ms to read); its tokens are ids (tokenizer.IDs), its BOS and EOS
+	// config.json's.
+	NoText bool
 	// digests asks the readers of a model trained elsewhere for
 	// Opened.Digests (ForFineTuning).
 	digests bool

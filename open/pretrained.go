@@ -35,6 +35,9 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.NoText {
+		files = nil // readTokenizer then reads nothing
+	}
 	type read struct {
 		tok     tokenizer.Tokenizer
 		note    string
@@ -70,6 +73,8 @@ func openHuggingFace(dir string, o Options) (*Opened, error) {
 		notef(o.Notices, "note: %v; tokens show as ids and text cannot be given (-tokens takes ids)", t.err)
 		tok = tokenizer.Unbuilt(m.Model.Config.Vocab, t.err)
 	case tok != nil:
+	case o.NoText:
+		tok = tokenizer.IDs(m.Model.Config.Vocab)
 	case m.Arch == gpt2Arch && m.Model.Config.Vocab == tokenizer.GPT2().Size():
 		notef(o.Notices, "note: %s has no tokenizer files (tokenizer.json, or vocab.json and merges.txt); using GPT-2's own tokenizer", dir)
 		tok = tokenizer.GPT2()

@@ -106,7 +106,7 @@ func TestOpenLlamaFamily(t *testing.T) {
 		{"biased", "", "Hugging Face LlamaForCausalLM", 1, 2, []int{2, 3}, "has no tokenizer files"},
 		{"mistral", "", "Hugging Face MistralForCausalLM", 1, 2, []int{2}, "has no tokenizer files"},
 		{"qwen2", "", "Hugging Face Qwen2ForCausalLM", 4, 2, []int{2}, "has no tokenizer files"},
-		{"llama", metaspace, "Hugging Face LlamaForCausalLM", 1, 2, []int{2}, "tokenizer.json: pre_tokenizer is Metaspace"},
+		{"llama", metaspace, "Hugging Face LlamaForCausalLM", 1, 2, []int{2}, `tokenizer.json: pre_tokenizer.replacement is ""`},
 	} {
 		dir := copyFixture(t, c.variant)
 		if c.tokenizerJSON != "" {
@@ -135,7 +135,7 @@ func TestOpenLlamaFamily(t *testing.T) {
 	}
 	gpt2 := copyFixture(t, "prefixed")
 	write(t, filepath.Join(gpt2, "tokenizer.json"), metaspace)
-	if _, err := Open(gpt2, Options{}); err == nil || !strings.Contains(err.Error(), "pre_tokenizer is Metaspace") {
+	if _, err := Open(gpt2, Options{}); err == nil || !strings.Contains(err.Error(), `pre_tokenizer.replacement is ""`) {
 		t.Errorf("GPT-2 with a tokenizer.json the reader refuses: %v", err)
 	}
 }
@@ -288,5 +288,26 @@ func TestTokenNames(t *testing.T) {
 		if !maps.Equal(got.Names, c.want) || got.Characters != c.characters {
 			t.Errorf("%s: names %v, characters %v; want %v, %v", c.name, got.Names, got.Characters, c.want, c.characters)
 		}
+	}
+}
+
+// TestOpenNoTextReadsNoTokenizer: a view with no text (inspect -graph)
+// opens a Hugging Face directory without reading its tokenizer.json: one
+// the reader refuses, which refuses the GPT-2 otherwise, is not read, and
+// the tokens are ids.
+func TestOpenNoTextReadsNoTokenizer(t *testing.T) {
+	dir := copyFixture(t, "prefixed")
+	write(t, filepath.Join(dir, "tokenizer.json"), `{"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": {"type": "Metaspace"}}`)
+	var notes bytes.Buffer
+	op, err := Open(dir, Options{NoText: true, Notices: &notes})
+	if err != nil {
+		t.Fatalf("with no text: %v", err)
+	}
+	if strings.Contains(notes.String(), "tokenizer.json") {
+		t.Errorf("with no text, the notices name tokenizer.json: %q", notes.String())
+	}
+	ids := tokenizer.IDs(op.Model.Config.Vocab)
+	if op.Tokenizer.Name() != ids.Name() || op.Tokenizer.Size() != ids.Size() || len(op.TokenizerFiles) != 0 {
+		t.Errorf("with no text, the tokenizer is %s (%d tokens) from %v; want %s, from no file", op.Tokenizer.Name(), op.Tokenizer.Size(), op.TokenizerFiles, ids.Name())
 	}
 }

@@ -114,8 +114,9 @@ func headName(layer, head int) string { return fmt.Sprintf("L%d H%d", layer, hea
 // writeCircuits prints each head's prefix-matching and copying scores
 // (with the direct logit attribution and patching when measured), the ICL
 // score, the logit lens, then the strongest compositions. samples and seed
-// are prefix matching's sequences; mlp says the lens reads through ln_f.
-func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, mlp bool) {
+// are prefix matching's sequences; mlp says the lens reads through ln_f;
+// rows is how many heads the per-head table lists (summaryRows).
+func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, mlp bool, rows int) {
 	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", msg.Count(samples, "sequence"), seed)
 	if dla := c.DirectLogit; dla != nil {
 		through, mlps := "the LM head", ""
@@ -153,24 +154,7 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 				on, pt.CleanLogit, pt.CorruptedLogit)
 		}
 	}
-	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
-	for _, h := range c.PerHead {
-		logit, patched := "-", "-"
-		if c.DirectLogit != nil {
-			logit = fmt.Sprintf("%+.3f", h.Logit)
-		}
-		switch {
-		case c.Patching.defined():
-			patched = fmt.Sprintf("%.3f", h.Patched)
-		case c.Patching != nil:
-			patched = "n/a"
-		}
-		diagonal := "-"
-		if !math.IsNaN(h.Diagonal) {
-			diagonal = fmt.Sprintf("%.3f", h.Diagonal)
-		}
-		p.printf("%5d %4d  %9.3f %7.3f %9s %9s %8s\n", h.Layer, h.Head, h.Prefix, h.Copying, diagonal, logit, patched)
-	}
+	writeCircuitHeads(p, width, c, rows)
 	if icl := c.ICL; icl != nil {
 		p.para(width, "in-context learning: the copy's %s lose %.3f nats on average, the same predictions at the block's first occurrence %.3f: score %+.3f (late minus early)",
 			msg.Count(icl.Pairs, "prediction"), icl.Late, icl.Early, icl.Score)
@@ -194,6 +178,41 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		}
 	}
 	writeCompositions(p, width, c.Composition)
+}
+
+// writeCircuitHeads prints the per-head table: every head in the model's
+// order, or when rows is fewer, the rows of highest prefix matching (the
+// induction heads' mark) and a line saying how far the others' went.
+func writeCircuitHeads(p *printer, width int, c Circuits, rows int) {
+	heads := c.PerHead
+	if rows < len(heads) {
+		heads = slices.Clone(heads)
+		slices.SortStableFunc(heads, func(a, b CircuitHead) int { return cmp.Compare(b.Prefix, a.Prefix) })
+		p.para(width, "the %d of the %d heads of highest prefix matching:", rows, len(heads))
+	}
+	shown := heads[:min(rows, len(heads))]
+	p.printf("%5s %4s  %9s %7s %9s %9s %8s\n", "layer", "head", "prefix", "copying", "diagonal", "logit", "patched")
+	for _, h := range shown {
+		logit, patched := "-", "-"
+		if c.DirectLogit != nil {
+			logit = fmt.Sprintf("%+.3f", h.Logit)
+		}
+		switch {
+		case c.Patching.defined():
+			patched = fmt.Sprintf("%.3f", h.Patched)
+		case c.Patching != nil:
+			patched = "n/a"
+		}
+		diagonal := "-"
+		if !math.IsNaN(h.Diagonal) {
+			diagonal = fmt.Sprintf("%.3f", h.Diagonal)
+		}
+		p.printf("%5d %4d  %9.3f %7.3f %9s %9s %8s\n", h.Layer, h.Head, h.Prefix, h.Copying, diagonal, logit, patched)
+	}
+	if rest := heads[len(shown):]; len(rest) > 0 {
+		p.para(width, "the other %s: prefix matching from %.3f to %.3f (without -summary every head is listed)",
+			msg.Count(len(rest), "head"), rest[len(rest)-1].Prefix, rest[0].Prefix)
+	}
 }
 
 // topCompositions is how many head pairs the text view lists.

@@ -1,7 +1,14 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/attnscope/attnscope/internal/msg"
 )
 
 // MaxHeadLines is the most heads the heads' table lists a line each; more
@@ -49,6 +56,7 @@ func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 		}
 		writeGridBlock(p, rows, layers, m, start, min(heads, start+per), cell)
 	}
+	p.para(width, "%s", roleTally(lines))
 	p.para(width, "%s", gridLegend)
 	if m.Grouped() {
 		p.para(width, "kv: the key-value head each query head reads (%d query heads share each)", m.Heads/m.KVHeads)
@@ -87,4 +95,31 @@ func gridCell(h HeadLine) string {
 		return "·"
 	}
 	return fmt.Sprintf("%s%02d", h.Code, min(99, int(h.Score*100+0.5)))
+}
+
+// codeRoles names the roles of the grid's codes, offsets as one ("o" of
+// "o3").
+var codeRoles = map[string]string{"pv": "previous-token", "sf": "self", "ft": "first-token", "sp": "separator", "o": "offset",
+	"dp": "duplicate-token", "in": "induction", "mn": "smallest-remaining", "nx": "next-larger", "br": "matching-bracket", "": "diffuse"}
+
+// roleTally counts the grid's heads by role, most common first: "1024
+// heads: 980 diffuse, 30 induction, 14 offset" reads at once where 1,024
+// cells do not.
+func roleTally(lines []HeadLine) string {
+	counts := map[string]int{}
+	for _, h := range lines {
+		role, ok := codeRoles[strings.TrimRightFunc(h.Code, unicode.IsDigit)]
+		if !ok {
+			role = h.Code
+		}
+		counts[role]++
+	}
+	roles := slices.SortedFunc(maps.Keys(counts), func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(roles))
+	for i, r := range roles {
+		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
+	}
+	return msg.Count(len(lines), "head") + ": " + strings.Join(parts, ", ")
 }

@@ -42,6 +42,9 @@ func TestHeadGrid(t *testing.T) {
 	if !strings.Contains(buf.String(), "in induction") || strings.Contains(buf.String(), "kv") {
 		t.Errorf("no legend of the codes, or a kv row without grouped heads:\n%s", buf.String())
 	}
+	if !strings.Contains(buf.String(), "\n40 heads: 38 diffuse, 2 induction\n") {
+		t.Errorf("no tally of the roles, most common first:\n%s", buf.String())
+	}
 	buf.Reset()
 	writeHeads(&printer{w: &buf}, lines[:MaxHeadLines], Model{Layers: 2, Heads: 20}, 200)
 	if n := strings.Count(buf.String(), "\n"); n != MaxHeadLines+1 {

@@ -181,7 +181,11 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 	}
 	writeHeads(p, v.Heads, m, width)
 	if v.Circuits != nil {
-		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP)
+		rows := len(v.Circuits.PerHead)
+		if v.Summary {
+			rows = summaryRows(rows)
+		}
+		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP, rows)
 	}
 	if v.Summary {
 		if v.Length != 0 && v.Sequence.Drawn {
@@ -189,7 +193,7 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 		}
 		if v.Ablation != nil {
 			p.printf("\n")
-			writeAblation(p, width, *v.Ablation, summaryAblationRows(len(v.Ablation.Rows)))
+			writeAblation(p, width, *v.Ablation, summaryRows(len(v.Ablation.Rows)))
 		}
 		return p.err
 	}
@@ -363,10 +367,10 @@ type AblationRow struct {
 	Loss, DeltaLoss, DeltaTokenAcc, DeltaExactMatch float64
 }
 
-// summaryAblationRows is how many of n heads -summary's ablation table
-// lists: all of a model whose heads' table lists a line each, else the
-// MaxHeadLines/2 most important (the rest are summed up in one line).
-func summaryAblationRows(n int) int {
+// summaryRows is how many of n heads -summary's ablation and circuits
+// tables list: all of a model whose heads' table lists a line each, else
+// the MaxHeadLines/2 most important (the rest are summed up in one line).
+func summaryRows(n int) int {
 	if n <= MaxHeadLines {
 		return n
 	}

@@ -68,7 +68,7 @@ func TestViewsEscapeLabels(t *testing.T) {
 		"circuits' top tokens": func(label string) (string, error) {
 			var b bytes.Buffer
 			p := &printer{w: &b}
-			writeCircuits(p, 100, Circuits{DirectLogit: &DirectLogit{Raises: []HeadTokens{{Layer: 0, Head: 1, Tokens: []string{label, "a"}}}}}, 4, 1, false)
+			writeCircuits(p, 100, Circuits{DirectLogit: &DirectLogit{Raises: []HeadTokens{{Layer: 0, Head: 1, Tokens: []string{label, "a"}}}}}, 4, 1, false, 0)
 			return b.String(), p.err
 		},
 	}

@@ -63,20 +63,6 @@ func checkTrainGraph(cfg model.Config, batch, seqLen int) error {
 	return model.CheckMemory(at.EstimateBytes(batch, 0), fmt.Sprintf("-training-graph: the training graph of batch %d x %d positions", batch, seqLen), "-graph without -training-graph shows the forward graph")
 }
 
-// checkIndex refuses a -layer or -head outside the model, naming the valid
-// ones: "the model has 2 layers (0..1)", "1 head per layer (only head 0)".
-// -1 (every one) is valid.
-func checkIndex(flagName string, v, n int, noun, per string) error {
-	if v >= -1 && v < n {
-		return nil
-	}
-	valid := fmt.Sprintf("0..%d", n-1)
-	if n == 1 {
-		valid = "only " + noun + " 0"
-	}
-	return errors.Errorf("%s %d does not exist: the model has %s%s (%s)", flagName, v, msg.Count(n, noun), per, valid)
-}
-
 // checkWindows refuses what needs examples of the task when a text model
 // was opened without its text (a lone checkpoint without -data): only
 // the tokens the user gives can be shown.

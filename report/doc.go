@@ -10,7 +10,7 @@
 //	op, err := open.Open("runs/copy", open.Options{})
 //	...
 //	s := report.Subject{Model: op.Model, Run: op.Run, Step: op.Step, Task: op.Task, Origin: op.Origin, Tokenizer: op.Tokenizer}
-//	r, err := report.Build(s, report.Options{Checkpoint: "runs/copy", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+//	r, err := report.Build(s, report.Options{Checkpoint: "runs/copy", Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1})
 //	...
 //	render.WriteInspect(os.Stdout, r.Text(false), render.Plain, 100)
 //
@@ -20,10 +20,12 @@
 //     directories the page plots (CheckRunPath, a run of another config or
 //     shape of model), then against the opened model: the memory the
 //     scoring batch and the tokens given would take (model.MaxMemory, the
-//     one memory check), -layer and -head, what a text model opened
-//     without its text cannot draw, and a length beyond a learned position
-//     table. Errors are one line naming the flag a user set (-examples,
-//     -tokens, ...), since the options are inspect's flags.
+//     one memory check), -layer and -head (Pick, read by ParsePick), what a
+//     text model opened without its text cannot draw, the per-head work
+//     asked for (refused past analysis.MaxPerHeadTime by its estimate:
+//     checkPerHeadTime), and a length beyond a learned position table.
+//     Errors are one line naming the flag a user set (-examples, -tokens,
+//     ...), since the options are inspect's flags.
 //   - The sequence shown is drawn from rand.NewPCG(Seed, ExampleStream), the
 //     scoring examples from analysis.Examples (stream analysis.SamplesStream),
 //     so changing Samples never changes the sequence shown.
@@ -46,9 +48,10 @@
 //     types, JSON and Page are the documents -json prints and the page
 //     embeds, Runs.Text and Runs.Chart the -run views. report writes
 //     nothing: render lays the views out, the caller writes them
-//     (safefile.WriteOutput for files). Options.Layer and Head select what
-//     the views draw and the heads the JSON document holds (Selection;
-//     the page's document holds every head).
+//     (safefile.WriteOutput for files). Options.Layers and Heads pick what
+//     the views draw, the heads the JSON document holds (Selection; the
+//     page's document holds every head) and the heads the per-head work
+//     (-ablate, -circuits' patching) runs on (perHead).
 //   - The JSON documents keep their shape: snake_case keys, names of things
 //     (roles, heads) as values, attention [layer][head][query][key] and
 //     logits [position][vocab] at float32 precision for a float32 model;

@@ -20,7 +20,7 @@ func ExampleBuild() {
 		return
 	}
 	model := report.Subject{Model: op.Model, Run: op.Run, Step: op.Step, Task: op.Task, Origin: op.Origin, Tokenizer: op.Tokenizer, Inputs: op.Inputs}
-	r, err := report.Build(model, report.Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 64, Seed: 1})
+	r, err := report.Build(model, report.Options{Checkpoint: "../testdata/induction", Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

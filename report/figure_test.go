@@ -19,7 +19,7 @@ func TestFigureTitleNamesTheFlag(t *testing.T) {
 		{Options{Text: "ac"}, "-text"},
 		{Options{Tokens: "0 1"}, "-tokens"},
 	} {
-		c.o.Checkpoint, c.o.Layer, c.o.Head, c.o.Samples, c.o.Seed = dir, -1, -1, 2, 1
+		c.o.Checkpoint, c.o.Layers, c.o.Heads, c.o.Samples, c.o.Seed = dir, Every, Every, 2, 1
 		r, err := build(c.o)
 		if err != nil {
 			t.Fatal(err)

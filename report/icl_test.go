@@ -6,7 +6,7 @@ import "testing"
 // every head's, whatever -layer and -head select: testdata/induction has
 // two (layer 1 heads 1 and 3), also when the view shows layer 0 alone.
 func TestICLCountsInductionHeads(t *testing.T) {
-	r, err := build(Options{Checkpoint: "../testdata/induction", Layer: 0, Head: -1, Samples: 8, Seed: 1, Circuits: true})
+	r, err := build(Options{Checkpoint: "../testdata/induction", Layers: Only(0), Samples: 8, Seed: 1, Circuits: true})
 	if err != nil {
 		t.Fatal(err)
 	}

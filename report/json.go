@@ -99,18 +99,18 @@ func every(layers, heads int) Selection {
 	return s
 }
 
-// JSON is the -json document of the heads Options.Layer and Head select
-// (LayerAuto: every layer; the views' one-layer default is for a
+// JSON is the -json document of the heads Options.Layers and Heads pick
+// (by default every head: the views' one-layer default is for a
 // terminal).
 func (r *Report) JSON() Document {
-	s := every(r.Config.Layers, r.Config.Heads)
-	if o := r.Options; o.Layer >= 0 {
-		s.Layers = []int{o.Layer}
-	}
-	if o := r.Options; o.Head >= 0 {
-		s.Heads = []int{o.Head}
-	}
-	return r.document(s)
+	return r.document(r.picked())
+}
+
+// picked is the selection Options.Layers and Heads pick, every head by
+// default.
+func (r *Report) picked() Selection {
+	o := r.Options
+	return Selection{Layers: o.Layers.of(r.Config.Layers), Heads: o.Heads.of(r.Config.Heads)}
 }
 
 // document is the JSON document of the heads s holds.

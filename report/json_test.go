@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open/opentest"
 	"github.com/attnscope/attnscope/render/htmlview"
@@ -37,13 +38,13 @@ func encode(t *testing.T, d Document) map[string]any {
 // without -layer and -head every head is there. A Llama's kv_head holds
 // the selected head's key-value head.
 func TestJSONSelection(t *testing.T) {
-	o := Options{Checkpoint: "../testdata/induction", Layer: 1, Head: 3, Samples: 8, Seed: 1, Circuits: true, Ablate: true}
+	o := Options{Checkpoint: "../testdata/induction", Layers: Only(1), Heads: Only(3), Samples: 8, Seed: 1, Circuits: true, Ablate: true}
 	r, err := build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	one := r.JSON()
-	r.Options.Layer, r.Options.Head = LayerAuto, -1
+	r.Options.Layers, r.Options.Heads = Pick{}, Pick{}
 	all := r.JSON()
 	if fmt.Sprint(one.Selection) != "{[1] [3]}" || fmt.Sprint(all.Selection) != "{[0 1] [0 1 2 3]}" {
 		t.Fatalf("selections %v and %v", one.Selection, all.Selection)
@@ -73,9 +74,11 @@ func TestJSONSelection(t *testing.T) {
 	if len(c.Composition) != 4 || len(ca.Composition) != 16 {
 		t.Errorf("%d compositions of %d, want 4 of 16", len(c.Composition), len(ca.Composition))
 	}
-	if rows := one.Ablation.Rows; len(rows) != 1 || rows[0].Layer != 1 || rows[0].Head != 3 || len(all.Ablation.Rows) != 8 {
-		t.Errorf("ablation rows %+v of %d", rows, len(all.Ablation.Rows))
+	// The per-head work ran on the head picked alone.
+	if rows := one.Ablation.Rows; len(rows) != 1 || rows[0].Layer != 1 || rows[0].Head != 3 || len(all.Ablation.Rows) != 1 {
+		t.Errorf("ablation rows %+v of %d, want layer 1 head 3 alone", rows, len(all.Ablation.Rows))
 	}
+	same("patching.heads", ca.Patching.Heads, ablation.Heads{{1, 3}})
 	same("heads", one.Heads[0], all.Heads[1][3:4])
 	if one.Task != "induction" || one.Texts != nil || one.Bytes != nil {
 		t.Errorf("task %q, texts %q, bytes %v; want induction and no texts", one.Task, one.Texts, one.Bytes)
@@ -83,12 +86,12 @@ func TestJSONSelection(t *testing.T) {
 
 	// A Llama's query heads share key-value heads: kv_head is the selected
 	// head's.
-	r, err = build(Options{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3", Layer: 1, Head: 3, Samples: 1, Seed: 1})
+	r, err = build(Options{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3", Layers: Only(1), Heads: Only(3), Samples: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	one = r.JSON()
-	r.Options.Layer, r.Options.Head = -1, -1
+	r.Options.Layers, r.Options.Heads = Every, Every
 	all = r.JSON()
 	if len(all.KVHead) != 4 || !reflect.DeepEqual(one.KVHead, all.KVHead[3:]) {
 		t.Errorf("kv_head %v of %v", one.KVHead, all.KVHead)
@@ -100,7 +103,7 @@ func TestJSONSelection(t *testing.T) {
 // label; a token whose bytes are not valid UTF-8 has them in bytes.
 func TestJSONTextsAndTask(t *testing.T) {
 	dna := opentest.TinyGPT2Dir(t, 4, opentest.DNAFiles)
-	r, err := build(Options{Checkpoint: dna, Text: "gattaca", Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
+	r, err := build(Options{Checkpoint: dna, Text: "gattaca", Samples: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +111,7 @@ func TestJSONTextsAndTask(t *testing.T) {
 	if d.Task != TextGiven || d.Samples != 1 || strings.Join(d.Texts, "") != "gattaca" || d.Bytes != nil {
 		t.Errorf("task %q, samples %d, texts %q, bytes %v", d.Task, d.Samples, d.Texts, d.Bytes)
 	}
-	r, err = build(Options{Checkpoint: dna, Layer: LayerAuto, Head: -1, Samples: 4, Seed: 1})
+	r, err = build(Options{Checkpoint: dna, Samples: 4, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +121,7 @@ func TestJSONTextsAndTask(t *testing.T) {
 
 	gpt2, bad := tokenizer.GPT2(), invalidGPT2Token(t)
 	dir := opentest.GPT2Dir(t, model.Config{Context: 8, DModel: 8, Heads: 2, Layers: 1, DFF: 8})
-	r, err = build(Options{Checkpoint: dir, Tokens: fmt.Sprintf("464 %d 3797", bad), Layer: LayerAuto, Head: -1, Samples: 1, Seed: 1})
+	r, err = build(Options{Checkpoint: dir, Tokens: fmt.Sprintf("464 %d 3797", bad), Samples: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +246,7 @@ func TestJSONDocumented(t *testing.T) {
 		{Checkpoint: gpt2, Tokens: fmt.Sprintf("464 %d 3797", invalidGPT2Token(t))},
 		{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3"},
 	} {
-		o.Layer, o.Head, o.Samples, o.Seed = LayerAuto, -1, 4, 1
+		o.Samples, o.Seed = 4, 1
 		r, err := build(o)
 		if err != nil {
 			t.Fatal(err)

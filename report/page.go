@@ -50,7 +50,7 @@ func (r *Report) Page() (htmlview.Data, error) {
 	d := htmlview.Data{
 		Title:      "attnscope: " + v.Title(),
 		Checkpoint: o.Checkpoint, Step: r.Step, Task: r.Task.Name(), Source: r.Source, Heading: v.Heading(),
-		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward),
+		Dtype: r.Dtype.String(), Params: r.Params, Model: r.Config, Inspect: inspect, Maps: pageMaps(r.Forward), Thumbs: r.pageThumbs(r.Forward),
 		RoleNote: roleNote, PredictedLabels: v.Sequence.Predicted,
 		Examples: r.Examples, Training: r.Training, Compare: r.Compare, Labels: labels(r.Task, r.Sequence.Tokens),
 	}
@@ -95,7 +95,7 @@ func (r *Report) heldOut(m *model.Model, seed uint64, n int) ([]htmlview.Example
 		ex := htmlview.Example{Source: fmt.Sprintf("held-out %d", i), Tokens: tokens, Predictions: fw.Predictions, Targets: scoredTargets(tokens, targets, mask)}
 		ex.Labels, ex.PredictedLabels = labels(task, tokens), labels(task, fw.Predictions)
 		_, ex.Logits, ex.CutLogits = numbers(m.Dtype, fw, false)
-		ex.Maps = pageMaps(fw)
+		ex.Maps, ex.Thumbs = pageMaps(fw), r.pageThumbs(fw)
 		out[i] = ex
 	}
 	return out, nil
@@ -195,6 +195,23 @@ func thin[T any](xs []T, n int) (kept []T, stride int) {
 		kept = append(kept, xs[i])
 	}
 	return kept, stride
+}
+
+// pageThumbs is what the page's grid draws of every head's attention on
+// a pass longer than htmlview.ThumbSide (htmlview.EncodeThumb),
+// [layer][head]; nil for a shorter one, whose maps the grid draws.
+func (r *Report) pageThumbs(fw analysis.Pass) [][]string {
+	shape := fw.Attention.Shape
+	if shape[2] <= htmlview.ThumbSide {
+		return nil
+	}
+	thumbs := make([][]string, shape[0])
+	for l := range thumbs {
+		for h := range shape[1] {
+			thumbs[l] = append(thumbs[l], htmlview.EncodeThumb(fw.Map(l, h), r.Config.LayerWindow(l)))
+		}
+	}
+	return thumbs
 }
 
 // pageMaps is every head's attention on a pass as the page carries it

@@ -16,7 +16,7 @@ import (
 // graph of the scoring run, at its batch and length, not the model's
 // context.
 func TestPlanPasses(t *testing.T) {
-	o := Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 8, Seed: 1}
+	o := Options{Checkpoint: "../testdata/induction", Layers: Every, Heads: Every, Samples: 8, Seed: 1}
 	plain, err := build(o)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestPlanPasses(t *testing.T) {
 // TestShownIsAnExampleRow: the sequence shown is row 0 of the scoring
 // run, and its pass there is the pass a forward of its own gives.
 func TestShownIsAnExampleRow(t *testing.T) {
-	r, err := build(Options{Checkpoint: "../testdata/induction", Layer: -1, Head: -1, Samples: 4, Seed: 3})
+	r, err := build(Options{Checkpoint: "../testdata/induction", Layers: Every, Heads: Every, Samples: 4, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

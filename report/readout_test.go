@@ -32,7 +32,7 @@ func readoutModel(t *testing.T, cfg model.Config) *Report {
 	if err := checkpoint.Save(path, m, run, 1); err != nil {
 		t.Fatal(err)
 	}
-	r, err := build(Options{Checkpoint: path, Layer: LayerAuto, Head: -1, Samples: 2, Seed: 1, Circuits: true})
+	r, err := build(Options{Checkpoint: path, Samples: 2, Seed: 1, Circuits: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,22 +20,23 @@ type Options struct {
 	// example of the task from Seed. Text gives it as text instead, in the
 	// model's tokenizer (a model trained elsewhere, or a text model).
 	Tokens, Text string
-	// Layer and Head select the heads the views show; -1 selects every
-	// one, and Layer LayerAuto every layer of a model of at most
-	// MaxHeadsShown heads, else layer 0 alone in the PNG and the
-	// StrongestShown heads of highest role score in the text view (whose
-	// table still lists every head). The JSON document holds the heads they
-	// select (Layer LayerAuto: every layer).
-	Layer, Head int
-	Samples     int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
-	Seed        uint64        // of the example shown and of the scoring examples
-	AllRows     bool          // score the roles at every query position, not only those the task scores
-	Mean        bool          // the heatmaps are each head's mean over the Samples examples
-	Length      int           // show an example of this task length; 0: the trained one
-	Circuits    bool          // also the circuit metrics (analysis.Measure and the rest)
-	Ablate      bool          // also remove each head in turn on the run's held-out set
-	Ablation    ablation.Mode // what replaces a removed head's output; "": zero
-	AllLogits   bool          // the JSON document holds every logit even for a wide vocabulary
+	// Layers and Heads pick the heads the views show and the per-head work
+	// (-ablate, and -circuits' activation patching) runs on: a layer's
+	// picked heads in each picked layer. The default Layers is every layer
+	// of a model of at most MaxHeadsShown heads, else layer 0 alone in the
+	// PNG and the StrongestShown heads of highest role score in the text
+	// view (whose table still lists every head). The JSON document holds
+	// the heads they pick (default: every one).
+	Layers, Heads Pick
+	Samples       int           // examples the head roles pool over, in [1, MaxSamples]; 0: DefaultSamples, or DefaultPretrainedSamples for a model trained elsewhere
+	Seed          uint64        // of the example shown and of the scoring examples
+	AllRows       bool          // score the roles at every query position, not only those the task scores
+	Mean          bool          // the heatmaps are each head's mean over the Samples examples
+	Length        int           // show an example of this task length; 0: the trained one
+	Circuits      bool          // also the circuit metrics (analysis.Measure and the rest)
+	Ablate        bool          // also remove each head in turn on the run's held-out set
+	Ablation      ablation.Mode // what replaces a removed head's output; "": zero
+	AllLogits     bool          // the JSON document holds every logit even for a wide vocabulary
 	// Page also computes what the HTML page adds: held-out examples, the
 	// forward graph's summary and the curves of the run directories (Runs:
 	// the first with its head roles, the others' curves beside it;
@@ -54,9 +55,6 @@ type Options struct {
 // named here so that report need not import the line's drawing (a test
 // holds the two equal).
 const BytesUnit = "bytes"
-
-// LayerAuto is Options.Layer's "as many layers as read well".
-const LayerAuto = -1 << 30
 
 // MaxHeadsShown is the most heads whose heatmaps the views show at once by
 // default: a model with more (GPT-2 small has 144) shows the strongest
@@ -179,15 +177,16 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkMemory(cfg, s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
-	if o.Layer != LayerAuto {
-		if err := checkIndex("-layer", o.Layer, cfg.Layers, "layer", ""); err != nil {
-			return nil, err
-		}
+	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
+		return nil, err
 	}
-	if err := checkIndex("-head", o.Head, cfg.Heads, "head", " per layer"); err != nil {
+	if err := o.Heads.check("-head", cfg.Heads, "head", " per layer"); err != nil {
 		return nil, err
 	}
 	if err := checkWindows(s.Task, tokens, o); err != nil {
+		return nil, err
+	}
+	if err := r.checkPerHeadTime(s, len(tokens)); err != nil {
 		return nil, err
 	}
 	return lengthTask(s.Task, s.Run, cfg, o.Length)
@@ -323,7 +322,7 @@ func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits,
 		return nil, err
 	}
 	if examples && analysis.Repeats(task) {
-		if out.Patching, err = analysis.Patch(c, task, analysis.Corruption(c.Batch, c.Model.Config.Vocab, o.Seed), r.counter("circuits: activation patching", "heads")); err != nil {
+		if out.Patching, err = analysis.Patch(c, task, analysis.Corruption(c.Batch, c.Model.Config.Vocab, o.Seed), r.perHead(), r.counter("circuits: activation patching", "heads")); err != nil {
 			return nil, err
 		}
 		r.phase("circuits: in-context learning", 0, 0, "")
@@ -379,9 +378,9 @@ func (r *Report) ablate(s Subject) (*ablation.Table, error) {
 	if r.RolesOnGiven {
 		s := r.Sequence
 		set := &data.Batch{Size: 1, SeqLen: len(s.Tokens), Tokens: s.Tokens, Targets: s.Targets, Mask: s.Scored}
-		return analysis.AblateOn(m, set, mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+		return analysis.AblateOn(m, set, mode, r.perHead(), r.Pooled.Roles, r.counter("ablating heads", "heads"))
 	}
-	return analysis.Ablate(m, r.Task, r.ablationSize(s), examplesSeed(s), mode, r.Pooled.Roles, r.counter("ablating heads", "heads"))
+	return analysis.Ablate(m, r.Task, r.ablationSize(s), examplesSeed(s), mode, r.perHead(), r.Pooled.Roles, r.counter("ablating heads", "heads"))
 }
 
 // examples says where the views' examples come from: the one place they
@@ -429,10 +428,10 @@ const noRunSeed = 1
 
 // ablationSize is how many examples -ablate removes the heads on: the
 // run's held-out set, or for a model read as trained elsewhere as many
-// as a forward per head allows.
+// as a forward per head picked allows.
 func (r *Report) ablationSize(s Subject) int {
 	if r.runExamples {
-		return s.Run.Train.EvalSize
+		return analysis.AblationSetSize(s.Run.Train.EvalSize)
 	}
-	return analysis.PerHeadExamples(s.Model.Config, r.Options.Samples, r.Task.SeqLen())
+	return analysis.PerHeadExamples(len(r.perHead().Of(r.Config)), r.Options.Samples, r.Task.SeqLen())
 }

@@ -32,7 +32,7 @@ func TestTextRefusedBeforeWeights(t *testing.T) {
 	m = nil
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = build(Options{Checkpoint: ckpt, Text: "abc", Layer: LayerAuto, Head: -1, Samples: 1, Seed: 1})
+	_, err = build(Options{Checkpoint: ckpt, Text: "abc", Samples: 1, Seed: 1})
 	runtime.ReadMemStats(&after)
 	want := "-text: " + ckpt + "'s task (copy) has no tokenizer; give its tokens with -tokens"
 	if err == nil || err.Error() != want {

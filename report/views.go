@@ -16,32 +16,20 @@ import (
 	"github.com/attnscope/attnscope/render"
 )
 
-// selected lists the layers and heads Options.Layer and Head pick.
+// selected lists the layers and heads Options.Layers and Heads pick, the
+// default Layers resolved (auto).
 func (r *Report) selected() (layers, hs []int) {
-	layer := r.Layer()
-	for l := range r.Config.Layers {
-		if layer < 0 || layer == l {
-			layers = append(layers, l)
-		}
+	layers = r.Options.Layers.of(r.Config.Layers)
+	if r.auto() {
+		layers = []int{0}
 	}
-	for h := range r.Config.Heads {
-		if r.Options.Head < 0 || r.Options.Head == h {
-			hs = append(hs, h)
-		}
-	}
-	return layers, hs
+	return layers, r.Options.Heads.of(r.Config.Heads)
 }
 
-// Layer is the layer the views show, -1 for every one: Options.Layer with
-// LayerAuto resolved.
-func (r *Report) Layer() int {
-	if r.Options.Layer != LayerAuto {
-		return r.Options.Layer
-	}
-	if r.Config.Layers*r.Config.Heads > MaxHeadsShown {
-		return 0
-	}
-	return -1
+// auto reports whether the views show the default of a model of more
+// than MaxHeadsShown heads: the strongest heads, or layer 0 in the PNG.
+func (r *Report) auto() bool {
+	return r.Options.Layers.isDefault() && r.Config.Layers*r.Config.Heads > MaxHeadsShown
 }
 
 // Text is the terminal view of the selected heads; summary stops it after
@@ -55,12 +43,9 @@ func (r *Report) Text(summary bool) render.Inspect {
 		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Length: o.Length, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
 	layers, hs := r.selected()
-	if r.Options.Layer == LayerAuto && r.Layer() >= 0 {
+	if r.auto() {
 		// The table lists every head; the heatmaps show the strongest.
-		layers = nil
-		for l := range r.Config.Layers {
-			layers = append(layers, l)
-		}
+		layers = r.Options.Layers.of(r.Config.Layers)
 		shown := r.strongest(layers, hs)
 		var panels []render.Panel
 		for _, lh := range shown {
@@ -283,7 +268,8 @@ func (r *Report) raises(d *analysis.Attribution) []render.HeadTokens {
 	return all[:min(raisedHeads, len(all))]
 }
 
-// CircuitsView is the circuit metrics as render shows them; nil without
+// CircuitsView is the circuit metrics of the heads Options.Layers and
+// Heads pick (every head by default) as render shows them; nil without
 // Options.Circuits.
 func (r *Report) CircuitsView() *render.Circuits {
 	c := r.Circuits
@@ -291,7 +277,11 @@ func (r *Report) CircuitsView() *render.Circuits {
 		return nil
 	}
 	v := &render.Circuits{Layers: r.Config.Layers, Heads: r.Config.Heads}
+	sel := r.picked()
 	for _, cp := range c.Copying {
+		if !sel.holds(cp.Layer, cp.Head) {
+			continue
+		}
 		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: math.NaN()}
 		if cp.Diagonal != nil {
 			h.Diagonal = *cp.Diagonal
@@ -318,7 +308,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
 	}
 	v.LensReadout = c.LogitLensReadout
-	for _, x := range c.Composition {
+	for _, x := range selectCircuits(c, sel).Composition {
 		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
 	}
 	return v

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -20,9 +21,13 @@ const maxVocab = 1 << 20
 type bpeSpec struct {
 	vocab         map[string]int
 	merges        [][2]string
+	mergeIDs      [][3]int32     // instead of merges when read as ids: left, right, and what they make
 	specials      map[string]int // added tokens; may repeat vocab entries
 	ignoreMerges  bool           // a piece that is a whole token is that token
-	sentencePiece bool           // tokens are text with "▁" for a space, and <0xNN> bytes
+	sentencePiece bool           // tokens are text, not GPT-2's characters; characters without a token are <0xNN> bytes
+	holes         bool           // ids may skip numbers (tokenizer.json), not only 0..n-1
+	spaceMark     string         // SentencePiece: what a token writes a space as ("▁"), "" to keep it as it is
+	fallbackBytes bool           // SentencePiece: a token <0xNN> is the byte NN
 
 	vocabWhere string             // names the vocabulary in errors: its file
 	mergesFile string             // names the file of the merges in errors
@@ -60,16 +65,17 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		return nil, errors.Wrap(err, spec.vocabWhere)
 	}
 	m := &bpeModel{tokens: make([][]byte, len(names)), eos: -1}
-	for id, name := range names {
-		if sid, ok := spec.specials[name]; ok && sid == id {
-			m.tokens[id] = []byte(name)
-			continue
-		}
-		b, err := tokenBytes(name, spec.sentencePiece)
-		if err != nil {
-			return nil, errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
-		}
-		m.tokens[id] = b
+	// The merge table is built beside the tokens' bytes: each takes a
+	// good part of loading a large vocabulary, and neither reads what the
+	// other writes.
+	merged := make(chan error, 1)
+	go func() { merged <- m.setMerges(spec, names) }()
+	err = m.setTokens(spec, names)
+	if mergeErr := <-merged; err == nil {
+		err = mergeErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	if id, ok := spec.vocab[endOfText]; ok {
 		m.eos = id
@@ -77,9 +83,6 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 		m.eos = id
 	}
 	m.setByteIDs(spec)
-	if err := m.setMerges(spec); err != nil {
-		return nil, err
-	}
 	if spec.sentencePiece {
 		m.chars = make(map[string]int32)
 		for name, id := range spec.vocab {
@@ -94,21 +97,75 @@ func newBPEModel(spec bpeSpec) (*bpeModel, error) {
 	return m, nil
 }
 
-// tokenBytes is the bytes a vocabulary entry stands for: GPT-2's
-// byte-to-unicode characters decoded, or SentencePiece's text with "▁" a
-// space and <0xNN> the byte NN.
-func tokenBytes(name string, sentencePiece bool) ([]byte, error) {
-	if sentencePiece {
-		if b, ok := fallbackByte(name); ok {
-			return []byte{b}, nil
-		}
-		return []byte(strings.ReplaceAll(name, metaspace, " ")), nil
+// setTokens sets each id's bytes from its name (names, by id): an added
+// token's as the decoder gives added tokens, the others' as vocabulary
+// entries. The vocabulary's share one array: a token's bytes are never
+// longer than its name.
+func (m *bpeModel) setTokens(spec bpeSpec, names []string) error {
+	size := 0
+	for _, name := range names {
+		size += len(name)
 	}
-	b, bad, ok := byteLevelDecode(name)
+	arena := make([]byte, 0, size)
+	for id, name := range names {
+		if name == "" {
+			continue // an id no token has: Token gives nil, as for one out of range
+		}
+		start := len(arena)
+		grown, err := spec.appendTokenBytes(arena, name)
+		if err != nil {
+			if sid, ok := spec.specials[name]; ok && sid == id {
+				continue // an added token's name need not be a vocabulary entry's: set below
+			}
+			return errors.Errorf("%s: token %s (id %d) %v", spec.vocabWhere, msg.Quote(name), id, err)
+		}
+		arena = grown
+		m.tokens[id] = arena[start:len(arena):len(arena)]
+	}
+	for name, id := range spec.specials {
+		m.tokens[id] = spec.addedBytes(name)
+	}
+	return nil
+}
+
+// tokenBytes is the bytes a vocabulary entry stands for, as the decoder
+// gives them: GPT-2's byte-to-unicode characters decoded, or
+// SentencePiece's text with "▁" a space and <0xNN> the byte NN.
+func (spec bpeSpec) tokenBytes(name string) ([]byte, error) {
+	return spec.appendTokenBytes(nil, name)
+}
+
+// appendTokenBytes is tokenBytes appending to dst.
+func (spec bpeSpec) appendTokenBytes(dst []byte, name string) ([]byte, error) {
+	if spec.sentencePiece {
+		if b, ok := fallbackByte(name); ok && spec.fallbackBytes {
+			return append(dst, b), nil
+		}
+		if spec.spaceMark == "" || !strings.Contains(name, spec.spaceMark) {
+			return append(dst, name...), nil
+		}
+		return append(dst, strings.ReplaceAll(name, spec.spaceMark, " ")...), nil
+	}
+	b, bad, ok := appendByteLevel(dst, name)
 	if !ok {
 		return nil, errors.Errorf("holds %s, which is not one of GPT-2's byte-level characters", msg.Quote(string(bad)))
 	}
 	return b, nil
+}
+
+// addedBytes is the bytes of an added token, as the decoder gives them:
+// its name, through GPT-2's table when every character of it is in the
+// table (Hugging Face's ByteLevel decoder), or as a SentencePiece token's
+// text.
+func (spec bpeSpec) addedBytes(name string) []byte {
+	if !spec.sentencePiece {
+		if b, _, ok := byteLevelDecode(name); ok {
+			return b
+		}
+		return []byte(name)
+	}
+	b, _ := spec.tokenBytes(name) // text never fails
+	return b
 }
 
 // wholeTokens maps each piece a token spells to its id, for ignoreMerges:
@@ -126,11 +183,15 @@ func wholeTokens(spec bpeSpec) map[string]int32 {
 	return whole
 }
 
-// namesByID lists the tokens by id, refusing ids that are not 0..n-1 or
-// that two tokens share. An added token may repeat a vocabulary entry with
-// its id.
+// namesByID lists the tokens by id ("" for an id no token has), refusing
+// an id out of range or that two tokens share. The ids are 0..n-1 for n
+// tokens, or, with spec.holes, 0..the largest, as Hugging Face allows
+// (cl100k's files leave ids between the vocabulary and the added tokens
+// unused). An added token may repeat a vocabulary entry with its id. The
+// tokens are placed as the maps give them; a problem is then named by the
+// smallest id that has one, so the message is the same on every run.
 func namesByID(spec bpeSpec) ([]string, error) {
-	n := len(spec.vocab)
+	n, largest := len(spec.vocab), -1
 	for name, id := range spec.specials {
 		vid, inVocab := spec.vocab[name]
 		if inVocab && vid != id {
@@ -146,41 +207,63 @@ func namesByID(spec bpeSpec) ([]string, error) {
 	if n > maxVocab {
 		return nil, errors.Errorf("%d tokens is more than the %d a vocabulary may hold", n, maxVocab)
 	}
-	names := make([]string, n)
-	filled := make([]bool, n)
-	place := func(name string, id int) error {
-		if id < 0 || id >= n {
-			return errors.Errorf("token %s has id %d: the %d tokens need ids 0..%d", msg.Quote(name), id, n, n-1)
+	bound := n
+	if spec.holes {
+		bound = maxVocab
+	}
+	if name, id, bad := smallestOutside(spec, bound); bad {
+		if spec.holes {
+			return nil, errors.Errorf("token %s has id %d: ids are 0..%d", msg.Quote(name), id, bound-1)
 		}
-		if filled[id] && names[id] != name {
-			pair := []string{names[id], name}
-			sort.Strings(pair)
-			return errors.Errorf("id %d belongs to both %s and %s", id, msg.Quote(pair[0]), msg.Quote(pair[1]))
-		}
-		names[id], filled[id] = name, true
-		return nil
+		return nil, errors.Errorf("token %s has id %d: the %d tokens need ids 0..%d", msg.Quote(name), id, n, n-1)
 	}
 	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
-		for _, name := range sortedByID(tokens) {
-			if err := place(name, tokens[name]); err != nil {
-				return nil, err
-			}
+		for _, id := range tokens {
+			largest = max(largest, id)
 		}
+	}
+	names := make([]string, largest+1)
+	filled := make([]bool, largest+1)
+	shared := -1 // the smallest id two tokens share
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for name, id := range tokens {
+			if filled[id] && names[id] != name && (shared < 0 || id < shared) {
+				shared = id
+			}
+			names[id], filled[id] = name, true
+		}
+	}
+	if shared >= 0 {
+		pair := tokensWithID(spec, shared)
+		return nil, errors.Errorf("id %d belongs to both %s and %s", shared, msg.Quote(pair[0]), msg.Quote(pair[1]))
 	}
 	return names, nil
 }
 
-// sortedByID lists tokens' names by id (then name), so that the first
-// problem found, and so the message, is the same on every run.
-func sortedByID(tokens map[string]int) []string {
-	names := make([]string, 0, len(tokens))
-	for name := range tokens {
-		names = append(names, name)
+// smallestOutside is the token with the smallest id (then name) outside
+// 0..bound-1, if one is.
+func smallestOutside(spec bpeSpec, bound int) (name string, id int, found bool) {
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for n, i := range tokens {
+			if (i < 0 || i >= bound) && (!found || i < id || i == id && n < name) {
+				name, id, found = n, i, true
+			}
+		}
 	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := tokens[names[i]], tokens[names[j]]
-		return a < b || a == b && names[i] < names[j]
-	})
+	return name, id, found
+}
+
+// tokensWithID lists the names of the tokens with id, sorted.
+func tokensWithID(spec bpeSpec, id int) []string {
+	var names []string
+	for _, tokens := range []map[string]int{spec.vocab, spec.specials} {
+		for name, i := range tokens {
+			if i == id && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
 	return names
 }
 
@@ -199,23 +282,32 @@ func (m *bpeModel) setByteIDs(spec bpeSpec) {
 	}
 }
 
-// setMerges ranks the merges in file order.
-func (m *bpeModel) setMerges(spec bpeSpec) error {
-	m.merges = make(map[uint64]merge, len(spec.merges))
-	for rank, pair := range spec.merges {
+// setMerges ranks the merges in file order; names are the tokens by id,
+// for a message.
+func (m *bpeModel) setMerges(spec bpeSpec, names []string) error {
+	n := max(len(spec.merges), len(spec.mergeIDs))
+	m.merges = make(map[uint64]merge, n)
+	var joined []byte
+	for rank := range n {
 		var ids [3]int32
-		for i, name := range []string{pair[0], pair[1], pair[0] + pair[1]} {
-			id, ok := spec.vocab[name]
-			if !ok {
-				return errors.Errorf("%s: %s: merge %s %s: %s is not in the vocabulary", spec.mergesFile,
-					spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), msg.Quote(name))
+		if spec.mergeIDs != nil {
+			ids = spec.mergeIDs[rank]
+		} else {
+			pair := spec.merges[rank]
+			joined = append(append(joined[:0], pair[0]...), pair[1]...)
+			for i, name := range [][]byte{[]byte(pair[0]), []byte(pair[1]), joined} {
+				id, ok := spec.vocab[string(name)]
+				if !ok {
+					return errors.Errorf("%s: %s: merge %s %s: %s is not in the vocabulary", spec.mergesFile,
+						spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), msg.Quote(string(name)))
+				}
+				ids[i] = int32(id)
 			}
-			ids[i] = int32(id)
 		}
 		key := pairKey(ids[0], ids[1])
 		if earlier, dup := m.merges[key]; dup {
 			return errors.Errorf("%s: %s: merge %s %s repeats %s", spec.mergesFile,
-				spec.mergeWhere(rank), msg.Quote(pair[0]), msg.Quote(pair[1]), spec.mergeWhere(int(earlier.rank)))
+				spec.mergeWhere(rank), msg.Quote(names[ids[0]]), msg.Quote(names[ids[1]]), spec.mergeWhere(int(earlier.rank)))
 		}
 		m.merges[key] = merge{rank: int32(rank), id: ids[2]}
 	}

@@ -21,15 +21,12 @@ type bpeTokenizer struct {
 	model                  *bpeModel
 	added, addedNormalized addedTokens
 	normalize              func(s string) string // nil leaves text as it is
-	// rewrite is the Metaspace pre-tokenizer's rewriting of a split; start
-	// says the split begins the text. nil leaves it as it is.
-	rewrite  func(s string, start bool) string
-	pieceLen func(s string) int // the pre-tokenizer: the first piece's length
+	pretokenize            preTokenizer
 	// stripSpaces is how many leading spaces Decode drops (SentencePiece's
 	// decoder takes back the space its normalizer put first).
 	stripSpaces int
 	bos, eos    int
-	addsBOS     bool // Encode puts bos first, as the file's post-processor does
+	template    template // Encode puts these ids around the text, as the file's post-processor does
 	name        string
 	cache       pieceCache
 }
@@ -42,30 +39,33 @@ func newGPT2BPE(spec bpeSpec) (*bpeTokenizer, error) {
 	}
 	name := fmt.Sprintf("GPT-2 byte-level BPE (%d tokens)", len(model.tokens))
 	// GPT-2 begins texts with <|endoftext|> too.
-	return &bpeTokenizer{model: model, pieceLen: gpt2PieceLen, bos: model.eos, eos: model.eos, name: name}, nil
+	return &bpeTokenizer{model: model, pretokenize: byPieceLen(gpt2PieceLen), bos: model.eos, eos: model.eos, name: name}, nil
 }
 
-// Encode is the ids of text, with bos first when the model wants it.
+// Encode is the ids of text, with the ids the post-processor puts around
+// it.
 func (t *bpeTokenizer) Encode(text string) ([]int, error) {
-	ids := make([]int, 0, len(text)/3+2)
-	if t.addsBOS {
-		ids = append(ids, t.bos)
+	ids := make([]int, 0, len(text)/3+len(t.template.before)+len(t.template.after))
+	ids, err := t.encodeText(append(ids, t.template.before...), text)
+	if err != nil {
+		return nil, err
 	}
-	return t.encodeText(ids, text)
+	return append(ids, t.template.after...), nil
 }
 
 // encodeText appends the ids of text to ids: it cuts text at its added
 // tokens and encodes the stretches between.
 func (t *bpeTokenizer) encodeText(ids []int, text string) ([]int, error) {
-	var err error
-	for at := 0; at < len(text); {
-		before, id, size := t.added.next(text[at:])
-		if ids, err = t.encodeStretch(ids, text[at:at+before], at); err != nil {
-			return nil, err
-		}
-		if at += before + size; id >= 0 {
-			ids = append(ids, id)
-		}
+	err := t.added.split(text, func(stretch string, at int) error {
+		var err error
+		ids, err = t.encodeStretch(ids, stretch, at)
+		return err
+	}, func(id int) error {
+		ids = append(ids, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -76,17 +76,15 @@ func (t *bpeTokenizer) encodeStretch(ids []int, text string, at int) ([]int, err
 	if t.normalize != nil {
 		text = t.normalize(text)
 	}
-	var err error
-	for pos := 0; pos < len(text); {
-		before, id, size := t.addedNormalized.next(text[pos:])
-		if ids, err = t.encodeSplit(ids, text[pos:pos+before], at+pos); err != nil {
-			return nil, err
-		}
-		if pos += before + size; id >= 0 {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+	err := t.addedNormalized.split(text, func(stretch string, pos int) error {
+		var err error
+		ids, err = t.encodeSplit(ids, stretch, at+pos)
+		return err
+	}, func(id int) error {
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
 }
 
 // encodeSplit appends the ids of normalized text without added tokens,
@@ -95,17 +93,13 @@ func (t *bpeTokenizer) encodeSplit(ids []int, text string, at int) ([]int, error
 	if text == "" {
 		return ids, nil // Hugging Face drops an empty split before the pre-tokenizer
 	}
-	if t.rewrite != nil {
-		text = t.rewrite(text, at == 0)
-	}
-	for pos := 0; pos < len(text); {
-		piece := text[pos : pos+t.pieceLen(text[pos:])]
-		pieceIDs, err := t.encodePiece(piece, at+pos)
-		if err != nil {
-			return nil, err
-		}
+	err := t.pretokenize(text, at, func(piece string, pieceAt int) error {
+		pieceIDs, err := t.encodePiece(piece, pieceAt)
 		ids = append(ids, pieceIDs...)
-		pos += len(piece)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ids, nil
 }

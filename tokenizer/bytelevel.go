@@ -6,13 +6,19 @@ package tokenizer
 // bytes, in order, for U+0100 onwards (the space, 0x20, is 'Ġ' = U+0120).
 var byteRunes, runeBytes = byteLevelTables()
 
+// tableRunes bounds the characters of the table: U+0100 + 68.
+const tableRunes = 0x100 + 68
+
 // byteLevelTables builds the table and its inverse, indexed by rune (every
-// character of the table is below U+0100 + 68).
-func byteLevelTables() (toRune [256]rune, toByte map[rune]byte) {
+// character of the table is below tableRunes), -1 for a character
+// outside the table.
+func byteLevelTables() (toRune [256]rune, toByte [tableRunes]int16) {
 	printable := func(b int) bool {
 		return '!' <= b && b <= '~' || 0xA1 <= b && b <= 0xAC || 0xAE <= b && b <= 0xFF
 	}
-	toByte = make(map[rune]byte, 256)
+	for r := range toByte {
+		toByte[r] = -1
+	}
 	next := rune(0x100)
 	for b := range 256 {
 		r := rune(b)
@@ -21,7 +27,7 @@ func byteLevelTables() (toRune [256]rune, toByte map[rune]byte) {
 			next++
 		}
 		toRune[b] = r
-		toByte[r] = byte(b)
+		toByte[r] = int16(b)
 	}
 	return toRune, toByte
 }
@@ -30,13 +36,16 @@ func byteLevelTables() (toRune [256]rune, toByte map[rune]byte) {
 // table back into its bytes. ok is false, and bad the first character
 // outside the table, when s holds one.
 func byteLevelDecode(s string) (b []byte, bad rune, ok bool) {
-	b = make([]byte, 0, len(s))
+	return appendByteLevel(make([]byte, 0, len(s)), s)
+}
+
+// appendByteLevel is byteLevelDecode appending to dst.
+func appendByteLevel(dst []byte, s string) (b []byte, bad rune, ok bool) {
 	for _, r := range s {
-		v, in := runeBytes[r]
-		if !in {
+		if r < 0 || r >= tableRunes || runeBytes[r] < 0 {
 			return nil, r, false
 		}
-		b = append(b, v)
+		dst = append(dst, byte(runeBytes[r]))
 	}
-	return b, 0, true
+	return dst, 0, true
 }

@@ -41,7 +41,7 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return path
 }
 
-func readTestdata(t *testing.T, name string) []byte {
+func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -28,6 +28,7 @@ const maxPartsBytes = 16 << 20
 // that far, and no more than the vocabulary and the merges is ever held.
 type jsonStream struct {
 	dec   *json.Decoder
+	src   *splicer        // what dec reads
 	raw   json.RawMessage // the entry being checked, reused
 	parts int             // the bytes of the values decoded whole so far
 }
@@ -36,15 +37,39 @@ type jsonStream struct {
 // parts as tokenizerJSON holds them, and its vocabulary and merges,
 // checked entry by entry.
 type decodedTokenizerJSON struct {
-	file   tokenizerJSON
-	vocab  map[string]int // nil when model.vocab is missing or null
-	merges [][2]string
+	file     tokenizerJSON
+	vocab    map[string]int // nil when model.vocab is missing or null
+	merges   [][2]string
+	mergeIDs [][3]int32 // the merges as ids, read after the vocabulary (splicer)
 }
 
 // decodeTokenizerJSON decodes a tokenizer.json from r.
 func decodeTokenizerJSON(r io.Reader) (decodedTokenizerJSON, error) {
-	s := &jsonStream{dec: json.NewDecoder(r)}
+	return decodeThrough(newSplicer(r))
+}
+
+// decodeThrough decodes a tokenizer.json that src reads.
+func decodeThrough(src *splicer) (decodedTokenizerJSON, error) {
+	s := &jsonStream{dec: json.NewDecoder(src), src: src}
 	s.dec.UseNumber() // a number is checked where it is used, not as a float64
+	d, err := s.decodeAll()
+	switch {
+	case src.err != nil:
+		return d, src.err // what the decoder made of it follows from it
+	case err != nil:
+		return d, err
+	}
+	if src.vocab != nil {
+		d.vocab = src.vocab
+	}
+	if src.mergesRead {
+		d.merges, d.mergeIDs = src.merges, src.mergeIDs
+	}
+	return d, nil
+}
+
+// decodeAll decodes the file: the top-level object, then its end.
+func (s *jsonStream) decodeAll() (decodedTokenizerJSON, error) {
 	var d decodedTokenizerJSON
 	tok, err := s.token()
 	if err != nil {
@@ -82,9 +107,9 @@ func decodeTokenizerJSON(r io.Reader) (decodedTokenizerJSON, error) {
 	}
 	if _, err := s.dec.Token(); err != io.EOF {
 		if err != nil {
-			return d, jsonSyntax(err, s.dec.InputOffset())
+			return d, s.syntax(err)
 		}
-		return d, errors.Errorf("not JSON: more data after the value, at byte %d", s.dec.InputOffset())
+		return d, errors.Errorf("not JSON: more data after the value, at byte %d", s.src.fileOffset(s.dec.InputOffset()))
 	}
 	return d, nil
 }
@@ -93,7 +118,7 @@ func decodeTokenizerJSON(r io.Reader) (decodedTokenizerJSON, error) {
 func (s *jsonStream) token() (json.Token, error) {
 	tok, err := s.dec.Token()
 	if err != nil {
-		return nil, jsonSyntax(err, s.dec.InputOffset())
+		return nil, s.syntax(err)
 	}
 	return tok, nil
 }
@@ -144,9 +169,21 @@ func (s *jsonStream) check(raw json.RawMessage, path string, depth int) error {
 // error (the decoder gives a syntax error's offset in the whole file).
 func (s *jsonStream) decode(v any) error {
 	if err := s.dec.Decode(v); err != nil {
-		return jsonSyntax(err, s.dec.InputOffset())
+		return s.syntax(err)
 	}
 	return nil
+}
+
+// syntax words a decoder error by jsonSyntax, at the byte of the file (the
+// splicer passes on less than the file).
+func (s *jsonStream) syntax(err error) error {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		moved := *syntax
+		moved.Offset = s.src.fileOffset(syntax.Offset)
+		err = &moved
+	}
+	return jsonSyntax(err, s.src.fileOffset(s.dec.InputOffset()))
 }
 
 // model decodes the value of "model": its small members into d.file.Model

@@ -75,7 +75,7 @@ var npmFiles sync.Map
 // tokenizer.json files keep their models' licences (Meta's for Llama 3),
 // so they stay out of the repository. Without npm the test is skipped,
 // except under CI=true, where it fails.
-func npmFile(t *testing.T, pkg, file, sum string) []byte {
+func npmFile(t testing.TB, pkg, file, sum string) []byte {
 	t.Helper()
 	key := pkg + "/" + file
 	if b, ok := npmFiles.Load(key); ok {
@@ -101,7 +101,7 @@ func npmFile(t *testing.T, pkg, file, sum string) []byte {
 }
 
 // untarFile is one file of a .tgz.
-func untarFile(t *testing.T, tgz, name string) []byte {
+func untarFile(t testing.TB, tgz, name string) []byte {
 	t.Helper()
 	f, err := os.Open(tgz)
 	if err != nil {
@@ -129,7 +129,7 @@ func untarFile(t *testing.T, tgz, name string) []byte {
 }
 
 // llamaCorpus is the text the fixtures' corpus ids are of.
-func llamaCorpus(t *testing.T) string {
+func llamaCorpus(t testing.TB) string {
 	t.Helper()
 	return string(readTestdata(t, "gpt2_corpus.txt")) + string(readTestdata(t, "llama_corpus_extra.txt"))
 }

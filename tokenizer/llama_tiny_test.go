@@ -196,9 +196,11 @@ func TestTinyMissingByteToken(t *testing.T) {
 	msgtest.Refusal(t, "é without <0xA9>", err, `character "é"`, "byte 0xa9")
 }
 
-// TestLlamaFamilyRefused: a tokenizer.json whose stages are of a kind not
-// built is refused in one line naming the key, what it holds and what is
-// built.
+// TestLlamaFamilyRefused: a tokenizer.json with a part not built, or
+// parts that do not go together, is refused in one line naming the key
+// path, what it holds and what is built; a Split pattern that is not a
+// regular expression or that backtracks catastrophically is refused as
+// the file is read.
 func TestLlamaFamilyRefused(t *testing.T) {
 	sp := func(edit func(doc, model map[string]any)) []byte { return tinySentencePieceJSON(t, edit) }
 	split := func(edit func(doc, model map[string]any)) []byte { return tinySplitJSON(t, edit) }
@@ -223,44 +225,58 @@ func TestLlamaFamilyRefused(t *testing.T) {
 		raw  []byte
 		want string
 	}{
-		{"unknown pattern", split(setPre(0, "pattern", map[string]any{"Regex": `\w+|\s+`})),
-			`pre_tokenizer.pretokenizers[0].pattern.Regex is "\\w+|\\s+": built are Llama 3's and Qwen 2's patterns, exactly`},
-		{"pattern a string", split(setPre(0, "pattern", map[string]any{"String": " "})), "pattern has no Regex"},
-		{"split removed", split(setPre(0, "behavior", "Removed")), `pre_tokenizer.pretokenizers[0] has behavior "Removed", invert false: built is Isolated`},
-		{"byte level regex", split(setPre(1, "use_regex", true)), "pre_tokenizer.pretokenizers[1].use_regex is not false"},
-		{"byte level prefix", split(setPre(1, "add_prefix_space", true)), "pre_tokenizer.pretokenizers[1].add_prefix_space is true"},
-		{"split then digits", split(setPre(1, "type", "Digits")), "pre_tokenizer is Sequence [Split, Digits]: built is a Sequence [Split, ByteLevel]"},
+		{"bad regex", split(setPre(0, "pattern", map[string]any{"Regex": `(\p{L}+`})),
+			`pre_tokenizer.pretokenizers[0].pattern.Regex is "(\\p{L}+": not a regular expression`},
+		{"catastrophic regex", split(setPre(0, "pattern", map[string]any{"Regex": `(a|aa)+$|\s+`})),
+			`pre_tokenizer.pretokenizers[0].pattern.Regex is "(a|aa)+$|\\s+": a match takes longer than 200ms on a run of one character`},
+		{"pattern both", split(setPre(0, "pattern", map[string]any{"String": " ", "Regex": " "})),
+			"pre_tokenizer.pretokenizers[0].pattern has neither or both of String and Regex"},
+		{"split behavior", split(setPre(0, "behavior", "Merged")),
+			`pre_tokenizer.pretokenizers[0].behavior is "Merged": want Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous`},
+		{"byte level first", split(func(doc, _ map[string]any) {
+			pre := doc["pre_tokenizer"].(map[string]any)["pretokenizers"].([]any)
+			pre[0], pre[1] = pre[1], pre[0]
+		}), "pre_tokenizer.pretokenizers[1] follows a ByteLevel: built is ByteLevel last"},
+		{"split then digits", split(setPre(1, "type", "Digits")),
+			"model.byte_fallback is false and the pre-tokenizer has no ByteLevel"},
+		{"whitespace", split(setPre(0, "type", "Whitespace")),
+			`pre_tokenizer.pretokenizers[0].type is "Whitespace": built are ByteLevel, Split, Metaspace, Digits, Punctuation and a Sequence of them`},
 		{"lowercase", split(func(d, _ map[string]any) { d["normalizer"] = map[string]any{"type": "Lowercase"} }),
-			"normalizer is Lowercase: built for a byte-level BPE are none and NFC"},
-		{"added lstrip", split(func(d, _ map[string]any) {
-			d["added_tokens"] = []any{map[string]any{"id": 261, "content": "<a>", "special": true, "lstrip": true}}
-		}), `added token "<a>" (id 261) has lstrip, rstrip or single_word`},
+			`normalizer.type is "Lowercase": built are NFC, NFD, NFKC, NFKD, Prepend, Replace of a String and a Sequence of them`},
+		{"precompiled in a sequence", sp(func(d, _ map[string]any) {
+			d["normalizer"].(map[string]any)["normalizers"].([]any)[1] = map[string]any{"type": "Precompiled"}
+		}), `normalizer.normalizers[1].type is "Precompiled": built are`},
+		{"replace by regex", sp(func(d, _ map[string]any) {
+			d["normalizer"].(map[string]any)["normalizers"].([]any)[1].(map[string]any)["pattern"] = map[string]any{"Regex": " "}
+		}), "normalizer.normalizers[1].pattern is not a String: built is Replace of a String"},
 		{"roberta", split(func(d, _ map[string]any) { d["post_processor"] = map[string]any{"type": "RobertaProcessing"} }),
-			`post_processor is RobertaProcessing: built are ByteLevel and TemplateProcessing`},
-		{"nfkc for sentencepiece", sp(func(d, _ map[string]any) { d["normalizer"] = map[string]any{"type": "NFKC"} }),
-			`normalizer is NFKC: built for a model with byte_fallback is Sequence [Prepend "▁", Replace " " with "▁"]`},
-		{"prepend a space", sp(func(d, _ map[string]any) {
-			d["normalizer"].(map[string]any)["normalizers"].([]any)[0].(map[string]any)["prepend"] = " "
-		}), "normalizer is Sequence [Prepend, Replace]: built for a model with byte_fallback"},
-		{"whitespace after normalizer", sp(func(d, _ map[string]any) { d["pre_tokenizer"] = map[string]any{"type": "Whitespace"} }),
-			"pre_tokenizer is Whitespace: after Llama 2's normalizer, built is none"},
+			`post_processor.type is "RobertaProcessing": built are ByteLevel, TemplateProcessing and a Sequence of them`},
 		{"byte level with fallback", sp(func(d, _ map[string]any) {
 			d["normalizer"], d["pre_tokenizer"] = nil, map[string]any{"type": "ByteLevel"}
-		}), `pre_tokenizer is ByteLevel: built for a model with byte_fallback is Metaspace with "▁"`},
+		}), "model.byte_fallback is true with a ByteLevel pre-tokenizer: built is one of the two"},
+		{"metaspace replacement", sp(func(d, _ map[string]any) {
+			d["normalizer"], d["pre_tokenizer"] = nil, map[string]any{"type": "Metaspace", "replacement": "_"}
+		}), `pre_tokenizer.replacement is "_": built is "▁"`},
 		{"metaspace scheme", sp(func(d, _ map[string]any) {
 			d["normalizer"], d["pre_tokenizer"] = nil, map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}
 		}), `pre_tokenizer.prepend_scheme is "sometimes": want always, first or never`},
-		{"metaspace decoder", sp(func(d, _ map[string]any) { d["decoder"] = map[string]any{"type": "Metaspace", "replacement": "▁"} }),
-			`decoder is Metaspace: built for a model with byte_fallback is Sequence [Replace "▁" with " ", ByteFallback, Fuse, Strip`},
-		{"no decoder", sp(func(d, _ map[string]any) { d["decoder"] = nil }), "decoder is missing: built for a model with byte_fallback"},
-		{"no byte fallback", sp(decoders(func(ds []any) []any { return append(ds[:1:1], ds[2:]...) })),
-			"decoder is Sequence [Replace, Fuse, Strip]: built"},
+		{"byte level decoder", sp(func(d, _ map[string]any) { d["decoder"] = map[string]any{"type": "ByteLevel"} }),
+			"decoder is ByteLevel, but the pre-tokenizer has none"},
+		{"wordpiece decoder", sp(decoders(func(ds []any) []any { return append(ds, map[string]any{"type": "WordPiece"}) })),
+			`decoder.decoders[4].type is "WordPiece": built are ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace and a Sequence of them`},
 		{"strip from the end", sp(decoders(func(ds []any) []any {
 			ds[3] = map[string]any{"type": "Strip", "content": " ", "start": 0, "stop": 1}
 			return ds
-		})), "decoder is Sequence [Replace, ByteFallback, Fuse, Strip]: built"},
-		{"eos after", sp(single(seqA, special("</s>"))), `post_processor.single is "$A </s>": built are "$A" and a special token then "$A"`},
-		{"bos not added", sp(single(special("<bos>"), seqA)), `post_processor puts "<bos>" first, which is neither in the vocabulary nor one of added_tokens`},
+		})), `decoder.decoders[3] is a Strip other than of " " from the start of the text (after a Fuse)`},
+		{"strip before fuse", sp(decoders(func(ds []any) []any { return []any{ds[0], ds[1], ds[3], ds[2]} })),
+			`decoder.decoders[2] is a Strip other than of " " from the start of the text (after a Fuse)`},
+		{"no byte fallback", sp(func(_, m map[string]any) { m["byte_fallback"] = false }),
+			"model.byte_fallback is false and the pre-tokenizer has no ByteLevel"},
+		{"two texts", sp(single(seqA, seqA)), `post_processor.single is "$A $A": built is special tokens, "$A" once, special tokens`},
+		{"bos not listed", sp(single(special("<bos>"), seqA)), `post_processor.special_tokens has no "<bos>", which single puts around the text`},
+		{"bos out of range", sp(func(d, _ map[string]any) {
+			d["post_processor"].(map[string]any)["special_tokens"] = map[string]any{"<s>": map[string]any{"id": "<s>", "ids": []int{9999}}}
+		}), "post_processor puts id 9999 around the text, outside the 266 tokens"},
 		{"unigram", sp(func(_, m map[string]any) { m["type"] = "Unigram" }), `model.type is "Unigram": built is BPE`},
 	} {
 		_, err := parseTokenizerJSON(c.raw, "tokenizer.json")

@@ -103,9 +103,9 @@ const (
 	qwen2Pattern  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
-// splitPatterns are the Split patterns built, each with its name and its
+// handSplits are the Split patterns written by hand, each with its name and its
 // pre-tokenizer written by hand (Go's regexp has no lookahead).
-var splitPatterns = map[string]struct {
+var handSplits = map[string]struct {
 	name     string
 	pieceLen func(s string) int
 }{

@@ -26,17 +26,6 @@ func fallbackByte(name string) (byte, bool) {
 	return byte(v), err == nil
 }
 
-// prependAndReplace is the normalizer of Llama 2's tokenizer.json, a
-// Sequence of Prepend "▁" and Replace " " with "▁": each stretch of text
-// between added tokens, unless empty, gets a "▁" first, and every space
-// becomes one.
-func prependAndReplace(s string) string {
-	if s == "" {
-		return s
-	}
-	return metaspace + strings.ReplaceAll(s, " ", metaspace)
-}
-
 // prependScheme is when the Metaspace pre-tokenizer puts "▁" first.
 type prependScheme string
 
@@ -69,6 +58,3 @@ func metaspacePieceLen(s string) int {
 	}
 	return len(s)
 }
-
-// wholePiece is no pre-tokenizer: the stretch is one piece.
-func wholePiece(s string) int { return len(s) }

@@ -16,8 +16,7 @@ import (
 
 // tokenizerJSON is the part of a Hugging Face tokenizer.json that decides
 // how text becomes ids, besides the vocabulary and the merges, which
-// decodeTokenizerJSON reads apart, as they come. Of post_processor only
-// the token it puts first is read (Encode puts it first too).
+// decodeTokenizerJSON reads apart, as they come.
 type tokenizerJSON struct {
 	Model         *bpeJSON // nil when the file has none
 	Normalizer    json.RawMessage
@@ -49,30 +48,18 @@ type addedToken struct {
 	RStrip     bool   `json:"rstrip"`
 }
 
-// byteLevelJSON is a ByteLevel pre-tokenizer or decoder's options.
-type byteLevelJSON struct {
-	Type           string `json:"type"`
-	AddPrefixSpace bool   `json:"add_prefix_space"`
-	UseRegex       *bool  `json:"use_regex"`
-}
-
-// ReadTokenizerJSON reads a Hugging Face tokenizer.json holding a BPE of
-// one of the kinds built:
-//   - GPT-2's byte-level BPE (and the models that reuse it), whose end and
-//     beginning of text are <|endoftext|> when the file has it, and whose
-//     special tokens' names in text are text;
-//   - Llama 3's and Qwen 2's byte-level BPE (a Split by their own pattern,
-//     Qwen 2's after NFC);
-//   - SentencePiece-style BPE with byte fallback (Llama 2, Mistral,
-//     TinyLlama), by Llama 2's normalizer or a Metaspace pre-tokenizer.
-//
-// Beyond GPT-2, added tokens are matched in text as Hugging Face does
-// (those marked normalized in normalized text, by their normalized
-// names); the beginning of text is the token the post_processor puts
-// first (Encode puts it first too), else <s> or <|begin_of_text|>, the
-// end </s>, <|end_of_text|> or <|endoftext|>, when the file has them.
-// Anything else is an error naming the key, what it holds and what is
-// built.
+// ReadTokenizerJSON reads a Hugging Face tokenizer.json whose parts are
+// built (readStages): a BPE, byte-level or with byte fallback, and the
+// normalizer, pre-tokenizer, post-processor and decoder around it, run as
+// Hugging Face's tokenizers runs them. GPT-2's own file keeps GPT-2's
+// encoder's rules: <|endoftext|> is its beginning and end of text, and
+// special tokens' names in text are text. Any other file's added tokens
+// are matched in text as Hugging Face does (those marked normalized in
+// normalized text, by their normalized names); its beginning of text is
+// the first token the post-processor puts before the text (Encode puts
+// them there too), else <s>, <|begin_of_text|> or <bos>, its end </s>,
+// <|end_of_text|>, <|endoftext|> or <eos>, when the file has them. A part
+// not built is an error naming its key, what it holds and what is built.
 func ReadTokenizerJSON(path string) (Tokenizer, error) {
 	f, err := safefile.OpenLimit(path, maxFileBytes, fileBound)
 	if err != nil {
@@ -111,57 +98,65 @@ func parseTokenizerJSON(raw []byte, name string) (*bpeTokenizer, error) {
 // readTokenizerJSON builds a tokenizer from a tokenizer.json read from r
 // as it is decoded, naming it name in errors.
 func readTokenizerJSON(r io.Reader, name string) (*bpeTokenizer, error) {
-	spec, st, normalizedNames, err := tokenizerJSONSpec(r, name)
+	spec, st, options, err := tokenizerJSONSpec(r, name)
 	if err != nil {
 		return nil, errors.Wrap(err, name)
 	}
 	if st.gpt2 {
 		return newGPT2BPE(spec)
 	}
-	return newStagedBPE(spec, st, normalizedNames, name)
+	return newStagedBPE(spec, st, options, name)
 }
 
 // newStagedBPE is a tokenizer of the kinds beyond GPT-2's: added tokens
 // matched in text, and the stages st; name names the file in errors.
-func newStagedBPE(spec bpeSpec, st stages, normalizedNames map[string]bool, name string) (*bpeTokenizer, error) {
+func newStagedBPE(spec bpeSpec, st stages, options map[string]addedToken, name string) (*bpeTokenizer, error) {
 	model, err := newBPEModel(spec)
 	if err != nil {
 		return nil, err
 	}
-	inText, inNormalized := splitAdded(spec.specials, normalizedNames, st.normalize)
+	for _, id := range slices.Concat(st.template.before, st.template.after) {
+		if id < 0 || id >= len(model.tokens) {
+			return nil, errors.Errorf("%s: post_processor puts id %d around the text, outside the %d tokens", name, id, len(model.tokens))
+		}
+	}
+	inText, inNormalized := splitAdded(spec.specials, options, st.normalize)
 	t := &bpeTokenizer{
 		model: model, added: newAddedTokens(inText), addedNormalized: newAddedTokens(inNormalized),
-		normalize: st.normalize, rewrite: st.rewrite, pieceLen: st.pieceLen,
-		stripSpaces: st.stripSpaces, bos: tokenNamed(spec, "<s>", "<|begin_of_text|>"),
-		eos:  tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText),
-		name: fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
+		normalize: st.normalize, pretokenize: st.pretokenize, stripSpaces: st.decoding.stripSpaces,
+		bos:      tokenNamed(spec, "<s>", "<|begin_of_text|>", "<bos>"),
+		eos:      tokenNamed(spec, "</s>", "<|end_of_text|>", endOfText, "<eos>"),
+		template: st.template,
+		name:     fmt.Sprintf("%s (%d tokens)", st.kind, len(model.tokens)),
 	}
-	if st.bosFirst != "" {
-		if t.bos = tokenNamed(spec, st.bosFirst); t.bos < 0 {
-			return nil, errors.Errorf("%s: post_processor puts %s first, which is neither in the vocabulary nor one of added_tokens",
-				name, msg.Quote(st.bosFirst))
-		}
-		t.addsBOS = true
+	if len(st.template.before) > 0 {
+		t.bos = st.template.before[0]
 	}
 	return t, nil
 }
 
 // splitAdded parts added tokens into those matched in the raw text and
 // those matched in normalized text, as Hugging Face does: by their names
-// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer).
-func splitAdded(tokens map[string]int, normalized map[string]bool, normalize func(string) string) (inText, inNormalized map[string]int) {
-	inText, inNormalized = map[string]int{}, map[string]int{}
+// normalized too ("<s>" is "▁<s>" after Llama 2's normalizer), each with
+// its options. A name the normalizer empties is never matched.
+func splitAdded(tokens map[string]int, options map[string]addedToken, normalize func(string) string) (inText, inNormalized []addedName) {
+	normalized := map[string]addedName{}
 	for name, id := range tokens {
-		if normalized[name] {
-			if normalize != nil {
-				name = normalize(name)
-			}
-			if earlier, dup := inNormalized[name]; !dup || id < earlier {
-				inNormalized[name] = id // of two names normalized alike, the first
-			}
-		} else {
-			inText[name] = id
+		o := options[name]
+		t := addedName{name: name, id: id, lstrip: o.LStrip, rstrip: o.RStrip, wholeWord: o.SingleWord}
+		if !o.Normalized {
+			inText = append(inText, t)
+			continue
 		}
+		if normalize != nil {
+			t.name = normalize(name)
+		}
+		if earlier, dup := normalized[t.name]; t.name != "" && (!dup || id < earlier.id) {
+			normalized[t.name] = t // of two names normalized alike, the first
+		}
+	}
+	for _, t := range normalized {
+		inNormalized = append(inNormalized, t)
 	}
 	return inText, inNormalized
 }
@@ -183,7 +178,7 @@ func tokenNamed(spec bpeSpec, names ...string) int {
 // tokenizerJSONSpec checks what a tokenizer.json holds and gathers its
 // vocabulary, merges and added tokens (and which are matched in normalized
 // text), and its stages.
-func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bool, error) {
+func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]addedToken, error) {
 	d, err := decodeTokenizerJSON(r)
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
@@ -200,15 +195,15 @@ func tokenizerJSONSpec(r io.Reader, name string) (bpeSpec, stages, map[string]bo
 		return bpeSpec{}, stages{}, nil, errors.New("model.vocab is missing")
 	}
 	vocab, merges := d.vocab, d.merges
-	specials, normalized, err := parseAddedTokens(file.AddedTokens, st)
+	specials, options, err := parseAddedTokens(file.AddedTokens)
 	if err != nil {
 		return bpeSpec{}, stages{}, nil, err
 	}
 	return bpeSpec{
-		vocab: vocab, merges: merges, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
-		sentencePiece: st.sentencePiece, vocabWhere: name + ": model.vocab", mergesFile: name,
+		vocab: vocab, merges: merges, mergeIDs: d.mergeIDs, specials: specials, ignoreMerges: file.Model.IgnoreMerges,
+		holes: true, sentencePiece: !st.decoding.byteLevel, spaceMark: st.decoding.spaceMark, fallbackBytes: st.decoding.byteFallback, vocabWhere: name + ": model.vocab", mergesFile: name,
 		mergeWhere: func(i int) string { return fmt.Sprintf("model.merges[%d]", i) },
-	}, st, normalized, nil
+	}, st, options, nil
 }
 
 // jsonKind names a Go kind as the JSON a reader would write.
@@ -239,28 +234,6 @@ func checkModel(m *bpeJSON) error {
 		return errors.Errorf("model.dropout is %g: a tokenizer that drops merges at random is not supported", *m.Dropout)
 	case m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != "":
 		return errors.New("model has a continuing_subword_prefix or end_of_word_suffix: the BPEs built have neither")
-	}
-	return nil
-}
-
-// checkByteLevel refuses a component other than GPT-2's ByteLevel; a
-// decoder may also be absent.
-func checkByteLevel(key string, raw json.RawMessage, required bool) error {
-	if isNull(raw) && !required {
-		return nil
-	}
-	var bl byteLevelJSON
-	if isNull(raw) || json.Unmarshal(raw, &bl) != nil || bl.Type != "ByteLevel" {
-		return errors.Errorf("%s is %s: only ByteLevel (GPT-2's) is supported", key, componentType(raw))
-	}
-	if key != "pre_tokenizer" {
-		return nil
-	}
-	if bl.AddPrefixSpace {
-		return errors.New("pre_tokenizer.add_prefix_space is true: only GPT-2's split, without an added space, is supported")
-	}
-	if bl.UseRegex != nil && !*bl.UseRegex {
-		return errors.New("pre_tokenizer.use_regex is false: only GPT-2's split is supported")
 	}
 	return nil
 }
@@ -297,32 +270,24 @@ func componentType(raw json.RawMessage) string {
 	return msg.Clean(c.Type + " [" + strings.Join(types, ", ") + "]")
 }
 
-// parseAddedTokens reads added_tokens, and which are matched in normalized
-// text. For GPT-2's kind each must be special: its Encode treats special
-// tokens' names as text, and a non-special added token, which Hugging Face
-// matches in text, would silently encode differently. The other kinds
-// match them all, as they are (no lstrip, rstrip or single_word).
-func parseAddedTokens(tokens []addedToken, st stages) (map[string]int, map[string]bool, error) {
+// parseAddedTokens reads added_tokens: each name's id, and its options
+// (matched in normalized text, lstrip, rstrip, single_word). GPT-2's kind
+// (whose added tokens are all special, isGPT2) treats their names as text.
+func parseAddedTokens(tokens []addedToken) (map[string]int, map[string]addedToken, error) {
 	specials := make(map[string]int, len(tokens))
-	normalized := map[string]bool{}
+	options := make(map[string]addedToken, len(tokens))
 	for i, t := range tokens {
 		switch {
 		case t.ID == nil:
 			return nil, nil, errors.Errorf("added_tokens[%d] has no id", i)
 		case t.Content == "":
 			return nil, nil, errors.Errorf("added_tokens[%d] (id %d) has no content", i, *t.ID)
-		case st.gpt2 && !t.Special:
-			return nil, nil, errors.Errorf("added token %s (id %d) is not special: added tokens matched in text are not supported",
-				msg.Quote(t.Content), *t.ID)
-		case !st.gpt2 && (t.LStrip || t.RStrip || t.SingleWord):
-			return nil, nil, errors.Errorf("added token %s (id %d) has lstrip, rstrip or single_word: built is an added token matched as it is",
-				msg.Quote(t.Content), *t.ID)
 		}
 		if id, dup := specials[t.Content]; dup {
 			return nil, nil, errors.Errorf("added token %s appears twice (ids %d and %d)", msg.Quote(t.Content), id, *t.ID)
 		}
 		specials[t.Content] = *t.ID
-		normalized[t.Content] = t.Normalized
+		options[t.Content] = t
 	}
-	return specials, normalized, nil
+	return specials, options, nil
 }

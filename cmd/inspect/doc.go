@@ -5,7 +5,7 @@
 // next-larger or diffuse) with its score.
 //
 //	inspect runs/copy [-tokens "3 1 4 1 16 3 1 4"]
-//	        [-layer L] [-head H] [-json] [-png FILE] [-html FILE [-run DIR]]
+//	        [-layer LIST] [-head LIST] [-json] [-png FILE] [-html FILE [-run DIR]]
 //	        [-color auto|always|never]
 //	        [-examples N] [-seed S] [-all-rows] [-path fused|gorgonia]
 //	inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
@@ -58,7 +58,10 @@
 //     [head], the key-value head each query head reads, when query heads
 //     share them (grouped-query attention); docs/json.md lists every key.
 //     It holds the heads -layer and -head select, and selection names
-//     them. Values of a float32
+//     them. -layer and -head take a number, a list with ranges ("0,5-7")
+//     or all (report.ParsePick); the per-head work (-ablate, -circuits'
+//     patching) runs on the heads they pick, and is refused before it
+//     starts when its estimate passes an hour (report's checkPerHeadTime). Values of a float32
 //     model print at float32 precision. Labels hold the real characters;
 //     every JSON inspect writes passes through escape.JSON, so a control or
 //     format character travels as a \u escape, and every other view shows

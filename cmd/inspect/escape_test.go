@@ -165,7 +165,7 @@ func TestHostileVocabulary(t *testing.T) {
 			}
 		}},
 		{name: "-png", args: []string{"-png", pngPath}, file: pngPath, binary: true, layout: "\n", check: func(t *testing.T, out output) {
-			r, err := buildReport(report.Options{Checkpoint: ck, Tokens: tokens, Layer: -1, Head: -1, Samples: 64, Seed: 1})
+			r, err := buildReport(report.Options{Checkpoint: ck, Tokens: tokens, Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +41,7 @@ type options struct {
 	trainGraph bool   // -graph and -dot show the training graph (-training-graph)
 }
 
-const usage = `usage: inspect MODEL [-tokens IDS] [-layer L] [-head H] [-json] [-png FILE]
+const usage = `usage: inspect MODEL [-tokens IDS] [-layer LIST] [-head LIST] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-examples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
        inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
@@ -93,20 +92,8 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
 	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
-	o.r.Layer = report.LayerAuto
-	fs.Func("layer", fmt.Sprintf("show only this layer, or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score)", report.MaxHeadsShown, report.StrongestShown), func(v string) error {
-		if v == "all" {
-			o.r.Layer = -1
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return errors.Errorf("want a layer number or all")
-		}
-		o.r.Layer = n
-		return nil
-	})
-	fs.IntVar(&o.r.Head, "head", -1, "show only this head; -1 shows all")
+	fs.Func("layer", fmt.Sprintf("show only these layers: a number, a list with ranges (0,5-7) or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score); -ablate and -circuits' patching run on the heads picked", report.MaxHeadsShown, report.StrongestShown), pickFlag(&o.r.Layers))
+	fs.Func("head", "show only these heads of each layer shown: a number, a list with ranges (0,5-7) or all (default: all)", pickFlag(&o.r.Heads))
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) of the heads -layer and -head select instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
@@ -230,6 +217,14 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.New("-mean draws the heatmaps as means, and -summary shows no heatmap; drop one of them")
 	}
 	return cli.CheckText("-text", o.r.Text)
+}
+
+// pickFlag parses a -layer or -head value into p (report.ParsePick).
+func pickFlag(p *report.Pick) func(string) error {
+	return func(v string) (err error) {
+		*p, err = report.ParsePick(v)
+		return err
+	}
 }
 
 // checkSamplesSet refuses -examples given as 0 or less, which would

@@ -286,7 +286,7 @@ func TestPNG(t *testing.T) {
 		t.Errorf("output does not say it wrote %s", path)
 	}
 	img := readPNG(t, path)
-	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: 64, Seed: 1})
+	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestPNG(t *testing.T) {
 	runOK(t, "-checkpoint", testCheckpoint, "-png", one, "-layer", "1", "-head", "0", "-json")
 	// One panel is narrower than the title, which wraps to it: a taller
 	// title block over the same panel.
-	r1, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: 1, Head: 0, Samples: 64, Seed: 1})
+	r1, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Only(1), Heads: report.Only(0), Samples: 64, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,12 @@ func TestBadInput(t *testing.T) {
 		{append(ck, "-tokens", " , "), "no token ids"},
 		{append(ck, "-layer", "2"), "-layer 2 does not exist: the model has 2 layers (0..1)"},
 		{append(ck, "-head", "5"), "-head 5 does not exist: the model has 2 heads per layer (0..1)"},
-		{append(ck, "-layer", "-3"), "-layer -3 does not exist"},
+		{append(ck, "-layer", "-3"), `invalid value "-3" for flag -layer: -3 is negative; layers and heads count from 0; want all, a number or a list of numbers and ranges, e.g. 0,5-7`},
+		{append(ck, "-layer", "0,5-7"), "-layer 0,5-7: layer 7 does not exist: the model has 2 layers (0..1)"},
+		{append(ck, "-head", "3-1"), `invalid value "3-1" for flag -head: the range 3-1 runs backwards; want all`},
+		{append(ck, "-head", "1,,2"), `invalid value "1,,2" for flag -head: an empty item`},
+		{append(ck, "-layer", "one"), `invalid value "one" for flag -layer: "one" is not a number`},
+		{append(ck, "-layer", "99999"), `invalid value "99999" for flag -layer: 99999 is past 4095`},
 		{append(ck, "-color", "rainbow"), `-color "rainbow": want auto, always or never`},
 		{append(ck, "-examples", "0"), "-examples 0"},
 		{append(ck, "-ablate", "-ablation", "half"), `-ablation: ablation mode "half": want zero or mean`},
@@ -554,7 +559,7 @@ func TestCheckpointDirectory(t *testing.T) {
 // where every example has it.
 func TestMeanHeatmaps(t *testing.T) {
 	const n = 3
-	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layer: -1, Head: -1, Samples: n, Seed: 7, Mean: true})
+	r, err := buildReport(report.Options{Checkpoint: testCheckpoint, Layers: report.Every, Heads: report.Every, Samples: n, Seed: 7, Mean: true})
 	if err != nil {
 		t.Fatal(err)
 	}

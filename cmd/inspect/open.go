@@ -50,7 +50,7 @@ func openGraph(o options, train bool) (*model.Graph, error) {
 	if kind := open.TrainedElsewhereKind(checkpoint); train && kind != "" {
 		return nil, errors.Errorf("-training-graph: %s is %s, a model trained elsewhere with no run whose batch to build; fine-tune it with init_from in a run config (train -config FILE), then give -training-graph that run", checkpoint, kind)
 	}
-	op, err := open.Open(checkpoint, open.Options{})
+	op, err := open.Open(checkpoint, open.Options{NoText: true})
 	if err != nil {
 		return nil, err
 	}

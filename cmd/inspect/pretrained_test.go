@@ -66,12 +66,21 @@ func TestPretrainedViews(t *testing.T) {
 		t.Errorf("-json of \"Hello world\": tokens %v, labels %q; want GPT-2's [15496 995] and ␣world", doc.Tokens, doc.Labels)
 	}
 	// 36 heads on 8 examples of 101 tokens pass analysis.MaxPerHeadTokens:
-	// patching and ablation run the first 4.
-	out = string(runNoted(t, "-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-layer", "0", "-head", "0", "-color", "never"))
-	for _, want := range []string{"activation patching (on the first 4 of the 8 examples", "in-context learning", "logit lens", "Δloss", "zeros on 4 repeated-tokens sequences of 100 tokens;"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
-			t.Errorf("-circuits -ablate lacks %q:\n%s", want, out)
+	// patching and ablation run the first 4; the 2 heads -layer and -head
+	// pick run all 8.
+	for _, c := range []struct {
+		pick []string
+		n    string
+	}{{nil, "4"}, {[]string{"-layer", "0", "-head", "0,5"}, "8"}} {
+		out = string(runNoted(t, append([]string{"-checkpoint", dir, "-circuits", "-ablate", "-examples", "8", "-summary", "-color", "never"}, c.pick...)...))
+		for _, want := range []string{"in-context learning", "logit lens", "Δloss", "zeros on " + c.n + " repeated-tokens sequences of 100 tokens;"} {
+			if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+				t.Errorf("-circuits -ablate %q lacks %q:\n%s", c.pick, want, out)
+			}
 		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "activation patching: undefined") {
+		t.Errorf("-circuits lacks its patching line:\n%s", out)
 	}
 	ablated := out[strings.Index(out, "ablation (zero)"):]
 	if strings.Contains(ablated, "held-out") || strings.Contains(ablated, "exact") {
@@ -204,7 +213,7 @@ func kvColumn(out string) []int {
 // (the colour of a key after its query) exactly when the window hides it.
 func checkWindowPNG(t *testing.T, dir, path string, window int) {
 	t.Helper()
-	r, err := buildReport(report.Options{Checkpoint: dir, Tokens: llamaTokens, Layer: report.LayerAuto, Head: -1, Samples: 2, Seed: 1})
+	r, err := buildReport(report.Options{Checkpoint: dir, Tokens: llamaTokens, Samples: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

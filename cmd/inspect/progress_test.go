@@ -28,7 +28,8 @@ func runProgress(t *testing.T, args ...string) (with, without []byte, shown stri
 
 // TestProgressOnStderrOnly: inspect reports each phase of its work on
 // stderr's line (scoring the examples, each -circuits stage, the heads
-// ablated, the files written), clears it at the end, and writes to stdout
+// ablated, of the model or of those -layer and -head pick, the files
+// written), clears it at the end, and writes to stdout
 // exactly what it writes without progress.
 func TestProgressOnStderrOnly(t *testing.T) {
 	plainEnv(t, "100")
@@ -39,6 +40,9 @@ func TestProgressOnStderrOnly(t *testing.T) {
 	}{
 		{[]string{"-checkpoint", inductionCheckpoint, "-ablate", "-circuits", "-summary"},
 			[]string{"scoring 64 examples", "circuits: head weights", "circuits: composition [", "1/1 layer pairs", "circuits: copying", "circuits: prefix matching [", "/64 sequences", "circuits: activation patching", "/8 heads", "ablating heads", "circuits: logit lens"}},
+		// The per-head work on the heads -layer and -head pick counts those.
+		{[]string{"-checkpoint", inductionCheckpoint, "-ablate", "-circuits", "-summary", "-layer", "1", "-head", "0,2-3"},
+			[]string{"circuits: activation patching [", "0/3 heads", "ablating heads [", "3/3 heads"}},
 		{[]string{"-checkpoint", inductionCheckpoint, "-examples", "4", "-png", png},
 			[]string{"scoring 4 examples", "writing " + png}},
 	} {

@@ -279,7 +279,7 @@ func TestCircuitsPNG(t *testing.T) {
 	runOK(t, "-checkpoint", inductionCheckpoint, "-png", plain)
 	runOK(t, "-checkpoint", inductionCheckpoint, "-png", circ, "-circuits")
 	a, b := readPNG(t, plain), readPNG(t, circ)
-	r, err := buildReport(report.Options{Checkpoint: inductionCheckpoint, Layer: -1, Head: -1, Samples: 64, Seed: 1, Circuits: true})
+	r, err := buildReport(report.Options{Checkpoint: inductionCheckpoint, Layers: report.Every, Heads: report.Every, Samples: 64, Seed: 1, Circuits: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ var outsideNames = map[string]bool{
 	"LlamaForCausalLM": true, "MistralForCausalLM": true, "Qwen2ForCausalLM": true,
 	"SentencePiece": true, "TinyLlama": true, "Conv1D": true, "LayerNorms": true, "MiB": true,
 	"NeoX": true, "Phi3ForCausalLM": true, "Olmo2ForCausalLM": true, "TinyStories": true,
+	"ByteLevel": true, "TemplateProcessing": true, // Hugging Face tokenizers' parts
 }
 
 // TestDocGoNamesExist: every Go name a package's doc.go gives (a CamelCase

@@ -27,13 +27,17 @@
 //     1,400 px by a browser test). A cell is a canvas of the map at one
 //     pixel a weight, scaled by CSS, drawn when an IntersectionObserver
 //     sees it come into view and again only when the example changes. At
-//     1,024 heads the page thus draws the few dozen cells on screen; what
-//     stays to do there is the data's size (T(T+1)/2 weights a head: 34 M
-//     weights, 180 MB, for 1,024 heads at 256 tokens). A thumbnail string a
-//     head (a 32 x 32 downsampled map at a byte a weight: under 1 MB for
-//     1,024 heads) for the grid, with full maps only for the heads a user
-//     can open, would cut it, changing only what a cell decodes (drawThumb),
-//     not the grid's layout or its drawing on demand.
+//     1,024 heads the page thus draws the few hundred cells near the
+//     screen (pinned at 32 x 32 heads by a browser test), and the
+//     composition tables (one per pair of layers, heads x heads cells) are
+//     each built only when it comes near the screen. Past ThumbSide
+//     positions a cell draws its head's thumbnail (EncodeThumb: the map
+//     binned to at most 32 x 32 cells of a byte, 1 KB a head) instead of
+//     decoding its map: at 1,024 heads and 256 tokens the page's script
+//     went from 2.2 s to 1.6 s and its heap from 364 MB to 212 MB. What
+//     stays is the maps' size, which every head carries so that any can
+//     be opened (T(T+1)/2 weights a head: 180 MB for 1,024 heads at 256
+//     tokens), and parsing it is most of that 1.6 s.
 //   - The title, the roles' note and the blocks are the terminal view's
 //     sentences (render's Inspect.Heading and RolesNote, -json's "blocks"
 //     from model.Config.Blocks): the page and the terminal never describe

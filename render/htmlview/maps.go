@@ -40,3 +40,42 @@ func DecodeMap(s string, t int) ([][]float64, bool) {
 	}
 	return m, true
 }
+
+// ThumbSide is the most cells a side of a grid thumbnail has: a longer
+// sequence's map is binned to fit (EncodeThumb).
+const ThumbSide = 32
+
+// MaskedByte is a thumbnail cell whose every key is masked.
+const MaskedByte = 255
+
+// EncodeThumb is one head's attention weights [query][key] as the grid
+// draws them past ThumbSide positions: binned to k x k positions a cell, k
+// the fewest that fit ThumbSide a side, each cell the queries' mean share
+// of attention to its keys (as the terminal bins, render.Panel.Binned) in
+// one byte, the share x 254 rounded, or MaskedByte where every key of the
+// cell is masked (after each of its queries, or window or more positions
+// before them; window 0 is none); row by row, in standard base64. At 256
+// tokens a head is 1,024 bytes where its map (EncodeMap) is 131,584.
+func EncodeThumb(m [][]float64, window int) string {
+	t := len(m)
+	k := (t + ThumbSide - 1) / ThumbSide
+	n := (t + k - 1) / k
+	cells := make([]float64, n*n)
+	for q, row := range m {
+		queries := min(t, (q/k+1)*k) - q/k*k
+		for key, w := range row {
+			cells[q/k*n+key/k] += w / float64(queries)
+		}
+	}
+	out := make([]byte, n*n)
+	for i := range n {
+		for j := range n {
+			out[i*n+j] = byte(math.Round(254 * min(1, max(0, cells[i*n+j]))))
+			firstQuery, lastKey := i*k, min(t, (j+1)*k)-1
+			if j > i || (window > 0 && lastKey <= firstQuery-window) {
+				out[i*n+j] = MaskedByte
+			}
+		}
+	}
+	return base64.StdEncoding.EncodeToString(out)
+}

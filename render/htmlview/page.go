@@ -34,6 +34,10 @@ type Data struct {
 	// carries: one EncodeMap string a head, [layer][head].
 	Inspect json.RawMessage `json:"inspect"`
 	Maps    [][]string      `json:"maps"`
+	// Thumbs are what the grid draws of a sequence longer than ThumbSide:
+	// [layer][head] EncodeThumb strings (absent for a shorter one, whose
+	// map the grid draws).
+	Thumbs [][]string `json:"thumbs,omitempty"`
 	// Labels name the inspect sequence's tokens as its labels member
 	// does: given as data, so that the page never decodes Inspect.
 	Labels []string `json:"-"`
@@ -65,8 +69,10 @@ type Example struct {
 	Tokens  []int    `json:"tokens"`
 	Labels  []string `json:"labels"`
 	Targets []*int   `json:"targets"` // nil where the position is not scored
-	// Maps are the attention, [layer][head] EncodeMap strings.
+	// Maps are the attention, [layer][head] EncodeMap strings, and
+	// Thumbs what the grid draws of it (Data.Thumbs).
 	Maps        [][]string `json:"maps"`
+	Thumbs      [][]string `json:"thumbs,omitempty"`
 	Logits      any        `json:"logits,omitempty"`
 	CutLogits              // instead of Logits for a wide vocabulary
 	Predictions []int      `json:"predictions"`

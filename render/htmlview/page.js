@@ -4,7 +4,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("data").textContent);
   const I = D.inspect;
-  const examples = [Object.assign({source: "the sequence inspect shows", maps: D.maps}, I)].concat(D.examples || []);
+  const examples = [Object.assign({source: "the sequence inspect shows", maps: D.maps, thumbs: D.thumbs}, I)].concat(D.examples || []);
   // Labels are shown as Go escaped them (shown_labels, one list per
   // example): a control or bidi character of a token reads \u202e, and the
   // real labels stay for comparing ("SEP").
@@ -237,18 +237,31 @@
     }
   }
   // drawThumb draws a head's map on the example shown, unless it already
-  // shows it: T x T pixels, masked keys grey.
+  // shows it: T x T pixels, masked keys grey; past 32 positions its
+  // thumbnail instead (htmlview.EncodeThumb: at most 32 x 32 cells of a
+  // byte, 255 masked), so that a cell decodes a kilobyte, not its map.
   function drawThumb(t) {
     if (t.drawn === state.ex) return;
-    const ex = examples[state.ex], T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
-    t.canvas.width = T; t.canvas.height = T;
-    const g = t.canvas.getContext("2d"), img = g.createImageData(T, T);
-    for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-      const c = isMasked(t.layer, q, k) ? MASKED : rgb(a[q][k]), i = 4 * (q * T + k);
+    const ex = examples[state.ex];
+    if (ex.thumbs) {
+      const b = atob(ex.thumbs[t.layer][t.head]), n = Math.round(Math.sqrt(b.length));
+      paint(t.canvas, n, (q, k) => { const v = b.charCodeAt(q * n + k); return v === 255 ? MASKED : rgb(v / 254); });
+    } else {
+      const T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
+      paint(t.canvas, T, (q, k) => (isMasked(t.layer, q, k) ? MASKED : rgb(a[q][k])));
+    }
+    t.drawn = state.ex;
+  }
+  // paint fills canvas with n x n pixels, cell (row, column) of colour
+  // colorAt(row, column).
+  function paint(canvas, n, colorAt) {
+    canvas.width = n; canvas.height = n;
+    const g = canvas.getContext("2d"), img = g.createImageData(n, n);
+    for (let q = 0; q < n; q++) for (let k = 0; k < n; k++) {
+      const c = colorAt(q, k), i = 4 * (q * n + k);
       img.data[i] = c[0]; img.data[i + 1] = c[1]; img.data[i + 2] = c[2]; img.data[i + 3] = 255;
     }
     g.putImageData(img, 0, 0);
-    t.drawn = state.ex;
   }
   // ---- the ablation table (inspect -ablate) ----
   function drawAblation() {
@@ -308,6 +321,9 @@
     if (c.icl) notes.push("In-context learning: the copy's loss " + fmt3(c.icl.late_loss) + " against " + fmt3(c.icl.early_loss) +
       " for the same predictions at the block's first occurrence, a score of " + fmt3(c.icl.score) + ".");
     notes.forEach((n) => el("p", {class: "note"}, box, n));
+    // With -layer or -head only the heads picked are patched (patching.heads).
+    const picked = c.patching && c.patching.heads ? new Set(c.patching.heads.map(String)) : null;
+    const patched = (l, h) => !picked || picked.has(l + "," + h);
     const tb = el("table", {class: "ablation circuits", id: "circuits-heads"}, box), head = el("tr", {}, tb);
     const cols = ["layer", "head", "prefix", "copying", "diagonal"];
     if (c.direct_logit) cols.push("logit");
@@ -327,26 +343,11 @@
         scoreCell(tr, v, lo, hi, (v >= 0 ? "+" : "") + fmt3(v));
       }
       if (c.patching && c.patching.restored === null) el("td", {}, tr, "n/a");
+      else if (c.patching && !patched(cp.layer, cp.head)) el("td", {}, tr, "–");
       else if (c.patching) scoreCell(tr, c.patching.restored[cp.layer][cp.head], 0, 1, fmt3(c.patching.restored[cp.layer][cp.head]));
       tr.addEventListener("click", () => { state.layer = cp.layer; state.head = cp.head; drawFocus(); });
     });
-    if (c.composition && c.composition.length) {
-      el("h3", {}, box, "K-composition between consecutive layers");
-      const most = Math.max.apply(null, c.composition.map((x) => x.k)) || 1;
-      for (let l = 0; l + 1 < layers; l++) {
-        const t = el("table", {class: "ablation circuits"}, box), hr = el("tr", {}, t);
-        el("th", {}, hr, "from \\ to");
-        for (let h = 0; h < headsPerLayer; h++) el("th", {}, hr, "L" + (l + 1) + " H" + h);
-        for (let f = 0; f < headsPerLayer; f++) {
-          const tr = el("tr", {}, t);
-          el("td", {}, tr, "L" + l + " H" + f);
-          for (let h = 0; h < headsPerLayer; h++) {
-            const x = c.composition.find((x) => x.from[0] === l && x.from[1] === f && x.to[0] === l + 1 && x.to[1] === h);
-            scoreCell(tr, x ? x.k : 0, 0, most, x ? fmt3(x.k) : "");
-          }
-        }
-      }
-    }
+    if (c.composition && c.composition.length) drawCompositions(c.composition, box);
     if (c.logit_lens && c.logit_lens.length) {
       el("h3", {}, box, "Logit lens");
       el("p", {class: "note", id: "lens-note"}, box, "The residual stream read out through the LM head after the embeddings and after each block, at the scored positions." +
@@ -362,6 +363,43 @@
         el("td", {}, tr, fmt3(x.correct));
       });
     }
+  }
+
+  // drawCompositions draws a table of K-composition for each pair of
+  // consecutive layers, each built only when it comes near the screen
+  // (whenNear): 32 layers of 32 heads are 31 tables of 1,024 cells. A
+  // cell's value is looked up by its pair of heads, never searched for.
+  function drawCompositions(all, box) {
+    el("h3", {}, box, "K-composition between consecutive layers");
+    const most = all.reduce((m, x) => Math.max(m, x.k), 0) || 1, byPair = new Map();
+    all.forEach((x) => byPair.set(x.from + ">" + x.to, x));
+    for (let l = 0; l + 1 < layers; l++) {
+      // Until it is built, a table's place holds its height: rows of about 20 px.
+      const place = el("div", {class: "composition", "data-layer": l, style: "min-height:" + 20 * (headsPerLayer + 1) + "px"}, box);
+      whenNear(place, () => {
+        place.style.minHeight = "";
+        const t = el("table", {class: "ablation circuits"}, place), hr = el("tr", {}, t);
+        el("th", {}, hr, "from \\ to");
+        for (let h = 0; h < headsPerLayer; h++) el("th", {}, hr, "L" + (l + 1) + " H" + h);
+        for (let f = 0; f < headsPerLayer; f++) {
+          const tr = el("tr", {}, t);
+          el("td", {}, tr, "L" + l + " H" + f);
+          for (let h = 0; h < headsPerLayer; h++) {
+            const x = byPair.get(l + "," + f + ">" + (l + 1) + "," + h);
+            scoreCell(tr, x ? x.k : 0, 0, most, x ? fmt3(x.k) : "");
+          }
+        }
+      });
+    }
+  }
+  // whenNear runs draw once e comes within a screen of view (at once
+  // without an IntersectionObserver).
+  function whenNear(e, draw) {
+    if (!("IntersectionObserver" in window)) { draw(); return; }
+    const seen = new IntersectionObserver((entries) => {
+      if (entries.some((x) => x.isIntersecting)) { seen.disconnect(); draw(); }
+    }, {rootMargin: "1000px 0px"});
+    seen.observe(e);
   }
 
   // drawThumbs draws the cells on screen (the others as they scroll into
