@@ -416,6 +416,18 @@ func (c Config) Family() string {
 	return strings.Join(parts, ", ")
 }
 
+// Card is the model in the views' words (inspect's "model:" line): its
+// shape, Blocks, then Family when the attention is not the original's:
+// "12 layers x 12 heads, d_model 768, pre-LN blocks with MLP, tied
+// embeddings".
+func (c Config) Card() string {
+	card := fmt.Sprintf("%s x %s, d_model %d, %s", msg.Count(c.Layers, "layer"), msg.Count(c.Heads, "head"), c.DModel, c.Blocks())
+	if family := c.Family(); family != "" {
+		card += ", " + family
+	}
+	return card
+}
+
 // Blocks names the blocks' parts in a few words, for model cards:
 // "attention-only blocks", "pre-LN blocks with MLP" or "pre-RMSNorm blocks
 // with MLP", the other parts that are not GPT-2's in parentheses, then

@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/attnscope/attnscope/generate"
@@ -20,8 +21,9 @@ var newArchitectures = []string{
 	"neox", "pythia", "tinystories", "phi3", "olmo2",
 }
 
-// TestEachArchitectureWrites: sample continues -tokens on each new
-// architecture greedily with the KV cache, on both paths, and without it,
+// TestEachArchitectureWrites: sample notes each new architecture's model
+// card once on stderr, and continues -tokens greedily with the KV cache,
+// on both paths, and without it,
 // writing what generate writes from full forwards of the whole prefix and
 // stopping where it writes an end-of-text token
 // (each architecture's parts in the decoder: soft-caps, sandwich and post
@@ -33,9 +35,12 @@ func TestEachArchitectureWrites(t *testing.T) {
 		op := openDir(t, dir)
 		want := string(tokenizer.Decode(tokenizer.IDs(op.Model.Config.Vocab), append(prompt, fullForwards(t, op, prompt, 8)...))) + "\n"
 		for _, flags := range [][]string{nil, {"-path", "gorgonia"}, {"-no-cache"}} {
-			out, err := sample(t, append([]string{"-checkpoint", dir, "-tokens", "20 21 22 20 21", "-n", "8"}, flags...)...)
+			out, notes, err := sampleNoted(t, append([]string{"-checkpoint", dir, "-tokens", "20 21 22 20 21", "-n", "8"}, flags...)...)
 			if err != nil || out != want {
 				t.Errorf("%s %v: wrote %q (%v), full forwards %q", name, flags, out, err, want)
+			}
+			if card := "model: " + op.Model.Config.Card() + "\n"; strings.Count(notes, card) != 1 {
+				t.Errorf("%s %v: stderr %q, want the model card once: %q", name, flags, notes, card)
 			}
 		}
 	}
