@@ -88,6 +88,7 @@ func TestCardLayerLists(t *testing.T) {
 		{62, []int{5, 11, 17, 23, 29, 35, 41, 47, 53, 59}, "local/global 5:1 with window 4 (every 6th layer global from 5)"},
 		{8, []int{0, 1, 3, 6, 7}, "local/global 3:5 with window 4 (layers 0, 1, 3, 6, 7 global)"},
 		{8, []int{0, 1, 3}, "local/global 5:3 with window 4 (layers 0, 1, 3 global)"},
+		{8, []int{3, 4, 5}, "local/global 5:3 with window 4 (layers 3-5 global)"},
 	} {
 		cfg := Config{Vocab: 5, Context: 4, DModel: 8, Heads: 2, Layers: c.layers, Window: 4, GlobalLayers: NewLayerList(c.global...)}
 		if got := cfg.Family(); got != c.want {

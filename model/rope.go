@@ -304,8 +304,8 @@ func stride(layers []int) (int, bool) {
 }
 
 // globalLayerWords names the global layers: "layer 5 global", "layers 0
-// and 2 global", "every 6th layer global from 5" for three or more evenly
-// spaced, else the list.
+// and 2 global", "layers 3-5 global", "every 6th layer global from 5" for
+// three or more evenly spaced, else the list.
 func globalLayerWords(layers []int) string {
 	words := make([]string, len(layers))
 	for i, l := range layers {
@@ -316,6 +316,8 @@ func globalLayerWords(layers []int) string {
 		return "layer " + words[0] + " global"
 	case len(layers) == 2:
 		return "layers " + words[0] + " and " + words[1] + " global"
+	case even && p == 1:
+		return fmt.Sprintf("layers %d-%d global", layers[0], layers[len(layers)-1])
 	case even:
 		return fmt.Sprintf("every %s layer global from %d", ordinal(p), layers[0])
 	}
