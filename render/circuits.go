@@ -131,7 +131,7 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %s of %s (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
 			through, msg.Count(dla.Positions, "scored position"), msg.Count(samples, "example"), dla.Logit, dla.Embeddings, dla.Biases, mlps)
 		if dla.Readout != "" {
-			p.para(width, "  where the readout is not linear: %s", dla.Readout)
+			p.para(width, "where the readout is not linear: %s", dla.Readout)
 		}
 		if len(dla.Raises) > 0 {
 			parts := make([]string, len(dla.Raises))
@@ -170,7 +170,7 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		}
 		p.para(width, "logit lens: the residual stream read out through the LM head%s after the embeddings and after each block, at the scored positions", lnf)
 		if c.LensReadout != "" {
-			p.para(width, "  where the readout is not linear: %s", c.LensReadout)
+			p.para(width, "where the readout is not linear: %s", c.LensReadout)
 		}
 		p.printf("%-10s %8s %9s %9s\n", "depth", "accuracy", "log p", "logit")
 		for _, l := range c.Lens {
