@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 
@@ -34,6 +35,9 @@ type Attribution struct {
 	Biases     float64     `json:"biases"`
 	Logit      float64     `json:"logit"` // the mean correct-token logit, the sum of the above
 	Positions  int         `json:"positions"`
+	// Readout says, in words, what the attribution does where the model's
+	// readout is not linear (AttributionReadout); "" where it is.
+	Readout string `json:"readout,omitempty"`
 	// TopTokens are, for each head, the TopTokenCount tokens whose logits
 	// its output raises most directly (through the final norm as above,
 	// mean over the scored positions), largest first: [layer][head][k].
@@ -65,7 +69,7 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "direct logit attribution")
 	}
-	out := &Attribution{Heads: make([][]float64, cfg.Layers)}
+	out := &Attribution{Heads: make([][]float64, cfg.Layers), Readout: AttributionReadout(cfg)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
 	}
@@ -173,6 +177,34 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.Logit += out.MLPs[l]
 	}
 	return out, nil
+}
+
+// AttributionReadout says what direct logit attribution does where cfg's
+// readout is not linear, for the views to print beside its numbers: with
+// norms after the sublayers, that each head is read through its layer's
+// ln1_post at a fixed divisor; with a final soft-cap, that the logit split
+// is the one before it. "" for a model whose readout is linear at each
+// position's final-norm divisor.
+func AttributionReadout(cfg model.Config) string {
+	var says []string
+	if cfg.FinalSoftcap > 0 {
+		says = append(says, fmt.Sprintf("the logit split is the one before the final soft-cap at %g (the cap keeps the logits' order)", cfg.FinalSoftcap))
+	}
+	if cfg.PostNorms() {
+		says = append(says, "each head is read through its layer's ln1_post at the whole attention output's divisor")
+	}
+	return strings.Join(says, "; ")
+}
+
+// LensReadout says what the logit lens does where cfg's readout is not
+// linear: with a final soft-cap, that it caps every depth's logits as the
+// model caps its output; "" without one. Norms after the sublayers need no
+// word: the lens reads the stream between blocks, which they do not touch.
+func LensReadout(cfg model.Config) string {
+	if cfg.FinalSoftcap > 0 {
+		return fmt.Sprintf("every depth's logits are soft-capped at %g, as the model's output is", cfg.FinalSoftcap)
+	}
+	return ""
 }
 
 // topTokens is Attribution.TopTokens from ys (each layer's Σ y / divisor,

@@ -517,8 +517,11 @@ type Circuits struct {
 	// ICL is the in-context-learning score, nil for a task other than
 	// induction.
 	ICL *InContext `json:"icl,omitempty"`
-	// LogitLens reads the residual stream out at every depth.
-	LogitLens []Lens `json:"logit_lens,omitempty"`
+	// LogitLens reads the residual stream out at every depth;
+	// LogitLensReadout says what it does where the readout is not linear
+	// (LensReadout), "" where it is.
+	LogitLens        []Lens `json:"logit_lens,omitempty"`
+	LogitLensReadout string `json:"logit_lens_readout,omitempty"`
 }
 
 // Measure computes every circuit metric of m; prefix matching on n

@@ -56,4 +56,9 @@
 //     with the parallel residual, so both read it as they read a pre-norm
 //     model's; with norms after the sublayers a head's part is what it
 //     writes through ln1_post, whose divisor is held fixed likewise.
+//     Where the readout is not linear the results say so in words, for the
+//     views to print beside the numbers: Attribution.Readout
+//     (AttributionReadout: the logit before a final soft-cap, heads through
+//     ln1_post) and Circuits.LogitLensReadout (LensReadout: the cap
+//     applied at every depth).
 package analysis

@@ -403,7 +403,7 @@ func (c Config) Family() string {
 		if base == 0 {
 			base = DefaultRopeBase
 		}
-		parts = append(parts, fmt.Sprintf("rope positions (base %v)", base))
+		parts = append(parts, c.ropeWords(base)...)
 	case PositionNone:
 		parts = append(parts, "no positions")
 	default:
@@ -417,12 +417,22 @@ func (c Config) Family() string {
 	case kv != c.Heads:
 		parts = append(parts, fmt.Sprintf("%d kv heads (grouped-query)", kv))
 	}
-	if c.Window > 0 {
-		parts = append(parts, fmt.Sprintf("window %d", c.Window))
-	}
-	parts = append(parts, c.positionWords()...)
+	parts = append(parts, c.headDimWords()...)
+	parts = append(parts, c.windowWords()...)
 	parts = append(parts, c.attentionScoresWords()...)
 	return strings.Join(parts, ", ")
+}
+
+// Card is the model in the views' words (inspect's "model:" line): its
+// shape, Blocks, then Family when the attention is not the original's:
+// "12 layers x 12 heads, d_model 768, pre-LN blocks with MLP, tied
+// embeddings".
+func (c Config) Card() string {
+	card := fmt.Sprintf("%s x %s, d_model %d, %s", msg.Count(c.Layers, "layer"), msg.Count(c.Heads, "head"), c.DModel, c.Blocks())
+	if family := c.Family(); family != "" {
+		card += ", " + family
+	}
+	return card
 }
 
 // Blocks names the blocks' parts in a few words, for model cards:

@@ -233,28 +233,111 @@ func (c Config) validateLayerKeys(rope bool) error {
 	return nil
 }
 
-// positionWords are this file's keys as model cards name them: "head_dim
-// 256", "llama3 rope scaling x8", "rotary on 16 of 64 channels",
-// "local/global 5:1", "local rope base 10000".
-func (c Config) positionWords() []string {
-	var words []string
-	if c.HeadDim > 0 {
-		words = append(words, fmt.Sprintf("head_dim %d", c.HeadDim))
+// ropeWords are the rotary keys as model cards name them, base being the
+// rotary base: "rope positions (base 500000)", "rope positions (base
+// 1000000 global, 10000 local)" (local_rope_base), "llama3 rope scaling
+// x8", "rotary on 16 of 64 channels".
+func (c Config) ropeWords(base float64) []string {
+	number := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	words := []string{fmt.Sprintf("rope positions (base %s)", number(base))}
+	if c.LocalRopeBase != 0 {
+		words[0] = fmt.Sprintf("rope positions (base %s global, %s local)", number(base), number(c.LocalRopeBase))
 	}
 	if c.RopeScaling != "" {
-		words = append(words, fmt.Sprintf("%s rope scaling x%g", c.RopeScaling, c.RopeFactor))
+		scaling := fmt.Sprintf("%s rope scaling x%g", c.RopeScaling, c.RopeFactor)
+		if c.LocalRopeBase != 0 {
+			scaling += " on global layers" // the windowed layers turn unscaled
+		}
+		words = append(words, scaling)
 	}
 	if c.RotaryDimsKey != 0 && c.RotaryDimsKey != c.DHead() {
 		words = append(words, fmt.Sprintf("rotary on %d of %d channels", c.RotaryDimsKey, c.DHead()))
 	}
-	if c.GlobalLayers != "" {
-		global := len(c.GlobalLayers.Indexes())
-		words = append(words, fmt.Sprintf("local/global %s (global layers %s)", ratio(c.Layers-global, global), strings.ReplaceAll(string(c.GlobalLayers), ",", ", ")))
-	}
-	if c.LocalRopeBase != 0 {
-		words = append(words, fmt.Sprintf("local rope base %v", c.LocalRopeBase))
-	}
 	return words
+}
+
+// headDimWords is "head_dim 256" when head_dim is not d_model/heads.
+func (c Config) headDimWords() []string {
+	if c.HeadDim > 0 && c.HeadDim*c.Heads != c.DModel {
+		return []string{fmt.Sprintf("head_dim %d", c.HeadDim)}
+	}
+	return nil
+}
+
+// windowWords are "window 4", or with global_layers "local/global 5:1
+// with window 512 (every 6th layer global from 5)": one clause, without the
+// commas a terminal view wraps at.
+func (c Config) windowWords() []string {
+	switch {
+	case c.Window == 0:
+		return nil
+	case c.GlobalLayers == "":
+		return []string{fmt.Sprintf("window %d", c.Window)}
+	}
+	global := c.GlobalLayers.Indexes()
+	return []string{fmt.Sprintf("local/global %s with window %d (%s)", c.localGlobalRatio(global), c.Window, globalLayerWords(global))}
+}
+
+// localGlobalRatio is the local layers to the global ones in lowest terms,
+// or the pattern's when the global layers recur every p layers (Gemma 3's
+// 5:1 even where its 26 layers hold 22 local and 4 global).
+func (c Config) localGlobalRatio(global []int) string {
+	if p, ok := stride(global); ok && len(global) > 2 && p > 1 {
+		return fmt.Sprintf("%d:1", p-1)
+	}
+	return ratio(c.Layers-len(global), len(global))
+}
+
+// stride is the step between consecutive layers when there are two or more
+// and they are evenly spaced.
+func stride(layers []int) (int, bool) {
+	if len(layers) < 2 {
+		return 0, false
+	}
+	p := layers[1] - layers[0]
+	for i := 2; i < len(layers); i++ {
+		if layers[i]-layers[i-1] != p {
+			return 0, false
+		}
+	}
+	return p, true
+}
+
+// globalLayerWords names the global layers: "layer 5 global", "layers 0
+// and 2 global", "layers 3-5 global", "every 6th layer global from 5" for
+// three or more evenly spaced, else the list.
+func globalLayerWords(layers []int) string {
+	words := make([]string, len(layers))
+	for i, l := range layers {
+		words[i] = strconv.Itoa(l)
+	}
+	switch p, even := stride(layers); {
+	case len(layers) == 1:
+		return "layer " + words[0] + " global"
+	case len(layers) == 2:
+		return "layers " + words[0] + " and " + words[1] + " global"
+	case even && p == 1:
+		return fmt.Sprintf("layers %d-%d global", layers[0], layers[len(layers)-1])
+	case even:
+		return fmt.Sprintf("every %s layer global from %d", ordinal(p), layers[0])
+	}
+	return "layers " + strings.Join(words, ", ") + " global"
+}
+
+// ordinal is "2nd", "3rd", "6th", "11th", "21st".
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // ratio is a:b in lowest terms.

@@ -275,7 +275,7 @@ func TestRopeFamilyWords(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.Family()
-	for _, want := range []string{"head_dim 16", "llama3 rope scaling x8", "rotary on 8 of 16 channels", "local/global 5:1 (global layers 5)", "local rope base 10000"} {
+	for _, want := range []string{"head_dim 16", "llama3 rope scaling x8", "rotary on 8 of 16 channels", "local/global 5:1 with window 4 (layer 5 global)", "base 10000 global, 10000 local"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Family() = %q: no %q", got, want)
 		}

@@ -84,14 +84,33 @@ func (c Config) attentionScoresWords() []string {
 	switch {
 	case c.AttnScale == 1:
 		words = append(words, "unscaled attention")
-	case c.AttnScale > 0:
-		words = append(words, fmt.Sprintf("attention scale %.4g", c.AttnScale))
+	case c.AttnScale > 0 && !sameScale(c.AttnScale, 1/math.Sqrt(float64(c.DHead()))):
+		words = append(words, "attention scale "+scaleWords(c.AttnScale))
 	}
 	if c.AttnSoftcap > 0 {
 		words = append(words, fmt.Sprintf("attention soft-cap %g", c.AttnSoftcap))
 	}
 	return words
 }
+
+// scaleWords is a query scale as a card names it: "1/sqrt(200)" or
+// "1/12" for a power -0.5 of a whole number (Gemma's
+// query_pre_attn_scalar^-0.5), else its value ("0.4").
+func scaleWords(scale float64) string {
+	n := math.Round(1 / (scale * scale))
+	root := math.Sqrt(n)
+	switch {
+	case n < 2 || !sameScale(scale, 1/root):
+		return fmt.Sprintf("%.4g", scale)
+	case root == math.Round(root):
+		return fmt.Sprintf("1/%g", root)
+	}
+	return fmt.Sprintf("1/sqrt(%g)", n)
+}
+
+// sameScale reports whether two query scales agree to float32's precision
+// (a scale read from a file may have been rounded through it).
+func sameScale(a, b float64) bool { return math.Abs(a-b) <= 1e-6*b }
 
 func (c Config) outputScoresWords() []string {
 	var words []string

@@ -20,9 +20,12 @@ type Circuits struct {
 	// DirectLogit is nil when not measured; PerHead's Logit is then unset.
 	DirectLogit *DirectLogit
 	// Patching is nil when not measured; PerHead's Patched is then unset.
-	Patching    *Patching
-	ICL         *ICL // nil when not measured
-	Lens        []LensDepth
+	Patching *Patching
+	ICL      *ICL // nil when not measured
+	Lens     []LensDepth
+	// LensReadout says what the lens does where the readout is not linear
+	// (analysis.LensReadout), "" where it is.
+	LensReadout string
 	Composition []Composition // every pair of heads of consecutive layers
 }
 
@@ -45,6 +48,9 @@ type DirectLogit struct {
 	// Raises are the tokens the heads adding most to the correct logit
 	// raise most directly, those heads first.
 	Raises []HeadTokens
+	// Readout says what the attribution does where the readout is not
+	// linear (analysis.AttributionReadout), "" where it is.
+	Readout string
 }
 
 // HeadTokens are tokens' labels for one head.
@@ -124,6 +130,9 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 		}
 		p.para(width, "direct logit attribution: what each head adds to the correct token's logit through %s, mean over the %s of %s (the parts sum to the logit, %.3f; embeddings %.3f, biases %.3f%s)",
 			through, msg.Count(dla.Positions, "scored position"), msg.Count(samples, "example"), dla.Logit, dla.Embeddings, dla.Biases, mlps)
+		if dla.Readout != "" {
+			p.para(width, "where the readout is not linear: %s", dla.Readout)
+		}
 		if len(dla.Raises) > 0 {
 			parts := make([]string, len(dla.Raises))
 			for i, r := range dla.Raises {
@@ -160,6 +169,9 @@ func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, 
 			lnf = " (and ln_f)"
 		}
 		p.para(width, "logit lens: the residual stream read out through the LM head%s after the embeddings and after each block, at the scored positions", lnf)
+		if c.LensReadout != "" {
+			p.para(width, "where the readout is not linear: %s", c.LensReadout)
+		}
 		p.printf("%-10s %8s %9s %9s\n", "depth", "accuracy", "log p", "logit")
 		for _, l := range c.Lens {
 			p.printf("%-10s %8.3f %9.3f %9.3f\n", depthName(l.Depth), l.Accuracy, l.LogProb, l.Correct)
@@ -227,7 +239,7 @@ func writeCompositions(p *printer, width int, all []Composition) {
 func CircuitImages(c Circuits) ([]image.Image, error) {
 	tables := append([]ScoreTable{headMetrics(c)}, kCompositions(c)...)
 	if len(c.Lens) > 0 {
-		tables = append(tables, lensTable(c.Lens))
+		tables = append(tables, lensTable(c.Lens, c.LensReadout))
 	}
 	var out []image.Image
 	for _, t := range tables {
@@ -244,8 +256,12 @@ func CircuitImages(c Circuits) ([]image.Image, error) {
 // score in its title.
 func headMetrics(c Circuits) ScoreTable {
 	title := "circuits: prefix matching, copying (sum of the OV circuit's eigenvalues over the sum of their sizes; diagonal share)"
+	var readout []string
 	if c.DirectLogit != nil {
 		title += ", direct logit attribution"
+		if c.DirectLogit.Readout != "" {
+			readout = []string{"direct logit attribution: " + c.DirectLogit.Readout}
+		}
 	}
 	switch {
 	case c.Patching.defined():
@@ -254,7 +270,7 @@ func headMetrics(c Circuits) ScoreTable {
 		title += "; the share restored by patching is undefined: " + c.Patching.Undefined
 	}
 	t := ScoreTable{
-		Title:   []string{title},
+		Title:   append([]string{title}, readout...),
 		Columns: []ScoreColumn{{Name: "prefix", Lo: 0, Hi: 1, Format: "%.3f"}, {Name: "copying", Lo: -1, Hi: 1, Format: "%+.3f"}, {Name: "diagonal", Lo: 0, Hi: 1, Format: "%.3f"}},
 	}
 	if c.DirectLogit != nil {
@@ -318,9 +334,13 @@ func kCompositions(c Circuits) []ScoreTable {
 	return tables
 }
 
-// lensTable is the logit lens's accuracy and log-probability by depth.
-func lensTable(lens []LensDepth) ScoreTable {
+// lensTable is the logit lens's accuracy and log-probability by depth,
+// with what the lens does where the readout is not linear (readout, or "").
+func lensTable(lens []LensDepth, readout string) ScoreTable {
 	t := ScoreTable{Title: []string{"logit lens: the residual stream read out at each depth, scored positions"}}
+	if readout != "" {
+		t.Title = append(t.Title, readout)
+	}
 	lo := 0.0
 	for _, l := range lens {
 		lo = math.Min(lo, l.LogProb)

@@ -23,8 +23,9 @@ const gridLegend = "cells: the role's code and score x 100 (pv previous-token, s
 // writeHeadGrid prints the heads as rows of layers and columns of heads,
 // each cell the role's code and score ("in97"), or "·" for a diffuse head;
 // under the head numbers, the key-value head each reads when the model
-// groups its query heads. Heads wider than width together go in blocks of
-// as many columns as fit, one under the other.
+// groups its query heads; after each row of a local/global model, whether
+// the layer is local or global. Heads wider than width together go in
+// blocks of as many columns as fit, one under the other.
 func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 	heads := 0
 	for _, h := range lines {
@@ -44,7 +45,11 @@ func writeHeadGrid(p *printer, lines []HeadLine, m Model, width int) {
 		}
 		rows, layers = append(rows, row), append(layers, layer)
 	}
-	per := max(1, (width-len("layer "))/cell)
+	kinds := 0 // the room for a local/global model's "  global" after each row
+	if m.LayerKinds != nil {
+		kinds = len("  global")
+	}
+	per := max(1, (width-len("layer ")-kinds)/cell)
 	for start := 0; start < heads; start += per {
 		if start > 0 {
 			p.printf("\n")
@@ -76,6 +81,9 @@ func writeGridBlock(p *printer, rows [][]string, layers []int, m Model, from, to
 		p.printf("%5d ", layers[i])
 		for _, c := range row[from:to] {
 			p.printf("%*s", cell, c)
+		}
+		if kind := m.kind(layers[i]); kind != "" {
+			p.printf("  %s", kind)
 		}
 		p.printf("\n")
 	}

@@ -66,6 +66,17 @@ type Model struct {
 	// share them (grouped-query attention: each serves Heads/G
 	// consecutive query heads); 0 when every query head has its own.
 	KVHeads int
+	// LayerKinds [layer] is "local" (windowed) or "global" for each layer
+	// of a local/global model, nil when every layer is alike.
+	LayerKinds []string
+}
+
+// kind is layer l's entry of LayerKinds, "" when the layers are alike.
+func (m Model) kind(l int) string {
+	if l < len(m.LayerKinds) {
+		return m.LayerKinds[l]
+	}
+	return ""
 }
 
 // Grouped reports whether query heads share key-value heads.
@@ -238,7 +249,8 @@ func (v Inspect) rowsUsed() string {
 // writeHeads prints one line per head: its role, the score and the mean
 // row entropy, and after the head the key-value head it reads when the
 // model groups its query heads (m.Grouped), so heads sharing keys and
-// values can be told apart from heads that merely look alike.
+// values can be told apart from heads that merely look alike, then
+// whether its layer is local or global in a local/global model.
 func writeHeads(p *printer, lines []HeadLine, m Model, width int) {
 	if len(lines) > MaxHeadLines {
 		writeHeadGrid(p, lines, m, width)
@@ -257,9 +269,18 @@ func writeHeads(p *printer, lines []HeadLine, m Model, width int) {
 		}
 		return fmt.Sprintf(" %3d", m.KVHead(h))
 	}
-	p.printf("%5s %4s%s  %-*s %5s %7s\n", "layer", "head", kv(-1), roleW, "role", "score", "entropy")
+	kind := func(l int) string { // a local/global model's layers say which they are
+		if m.LayerKinds == nil {
+			return ""
+		}
+		if l < 0 {
+			return fmt.Sprintf("  %-6s", "kind")
+		}
+		return fmt.Sprintf("  %-6s", m.kind(l))
+	}
+	p.printf("%5s %4s%s%s  %-*s %5s %7s\n", "layer", "head", kv(-1), kind(-1), roleW, "role", "score", "entropy")
 	for _, h := range lines {
-		p.printf("%5d %4d%s  %-*s %5.2f %7.2f\n", h.Layer, h.Head, kv(h.Head), roleW, escape.Label(h.Role), h.Score, h.Entropy)
+		p.printf("%5d %4d%s%s  %-*s %5.2f %7.2f\n", h.Layer, h.Head, kv(h.Head), kind(h.Layer), roleW, escape.Label(h.Role), h.Score, h.Entropy)
 	}
 }
 

@@ -60,6 +60,10 @@ type Document struct {
 	// reads (the same in every layer), omitted when every query head has
 	// its own.
 	KVHead []int `json:"kv_head,omitempty"`
+	// LayerKinds [layer] says which layers of Selection are "local"
+	// (windowed) and which "global" in a local/global model
+	// (model.Config.GlobalLayers), omitted when every layer is alike.
+	LayerKinds []string `json:"layer_kinds,omitempty"`
 }
 
 // TextGiven and TokensGiven are Document.Task for a model trained
@@ -117,7 +121,7 @@ func (r *Report) document(sel Selection) Document {
 		Selection: sel, Tokens: s.Tokens, Labels: labels(r.Task, s.Tokens), Targets: scoredTargets(s.Tokens, s.Targets, s.Scored),
 		Predictions: r.Forward.Predictions, Heads: pick(r.Pooled.Roles, sel),
 		Ablation: selectAblation(r.Ablation, sel), Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: selectCircuits(r.Circuits, sel),
-		KVHead: selectHeads(r.kvHeads(), sel),
+		KVHead: selectHeads(r.kvHeads(), sel), LayerKinds: layerKinds(r.Config, sel.Layers),
 	}
 	if r.RolesOnSequence {
 		j.Samples = 1

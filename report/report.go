@@ -334,6 +334,7 @@ func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits,
 	if out.LogitLens, err = analysis.LogitLens(c); err != nil {
 		return nil, err
 	}
+	out.LogitLensReadout = analysis.LensReadout(c.Model.Config)
 	return out, nil
 }
 

@@ -93,7 +93,8 @@ func (r *Report) strongest(layers, hs []int) [][2]int {
 
 func (r *Report) model() render.Model {
 	c := r.Config
-	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family(), KVHeads: c.KVHeads}
+	return render.Model{Layers: c.Layers, Heads: c.Heads, DModel: c.DModel, MLP: c.MLP, Blocks: c.Blocks(), Family: c.Family(), KVHeads: c.KVHeads,
+		LayerKinds: layerKinds(c, every(c.Layers, c.Heads).Layers)}
 }
 
 // kvHeads is the key-value head each query head reads, nil when every
@@ -174,13 +175,35 @@ func (r *Report) Panel(l, h int, notes []string) render.Panel {
 // " (local)" for a windowed one, " (global)" for one that sees every
 // earlier position; "" for a model whose layers are all alike.
 func layerKind(c model.Config, l int) string {
+	if kind := kindOf(c, l); kind != "" {
+		return " (" + kind + ")"
+	}
+	return ""
+}
+
+// kindOf is "local" or "global" for layer l of a local/global model, ""
+// for a model whose layers are all alike.
+func kindOf(c model.Config, l int) string {
 	switch {
 	case c.GlobalLayers == "" || c.Window == 0:
 		return ""
 	case c.LocalLayer(l):
-		return " (local)"
+		return "local"
 	}
-	return " (global)"
+	return "global"
+}
+
+// layerKinds are kindOf of each of layers, nil for a model whose layers
+// are all alike (Document.LayerKinds).
+func layerKinds(c model.Config, layers []int) []string {
+	if kindOf(c, 0) == "" {
+		return nil
+	}
+	out := make([]string, len(layers))
+	for i, l := range layers {
+		out[i] = kindOf(c, l)
+	}
+	return out
 }
 
 // PNGMaxWidth is the widest PNG in pixels: the heads of a layer wrap into
@@ -272,7 +295,8 @@ func (r *Report) CircuitsView() *render.Circuits {
 		v.PerHead = append(v.PerHead, h)
 	}
 	if d := c.DirectLogit; d != nil {
-		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs, Raises: r.raises(d)}
+		v.DirectLogit = &render.DirectLogit{Positions: d.Positions, Logit: d.Logit, Embeddings: d.Embeddings, Biases: d.Biases, MLPs: d.MLPs, Raises: r.raises(d),
+			Readout: d.Readout}
 	}
 	if p := c.Patching; p != nil {
 		v.Patching = &render.Patching{CleanLogit: p.CleanLogit, CorruptedLogit: p.CorruptedLogit, Examples: p.Examples, Undefined: p.Undefined}
@@ -283,6 +307,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 	for _, l := range c.LogitLens {
 		v.Lens = append(v.Lens, render.LensDepth{Depth: l.Depth, Accuracy: l.Accuracy, LogProb: l.LogProb, Correct: l.Correct})
 	}
+	v.LensReadout = c.LogitLensReadout
 	for _, x := range selectCircuits(c, sel).Composition {
 		v.Composition = append(v.Composition, render.Composition{From: x.From, To: x.To, Q: x.Q, K: x.K, V: x.V})
 	}

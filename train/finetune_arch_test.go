@@ -12,11 +12,11 @@ import (
 
 // archFixtures are one of open/hf's fixtures of each architecture of issue
 // 45 it reads (Llama 3.x's llama3 rope scaling; Qwen 3 with a window on
-// one layer; Gemma 2 in BF16 shards; the text model of a Gemma 3 vision
-// model), each given a byte-level vocab.json of its 64 ids: the capital
+// one layer; Gemma 2 in BF16 shards; Gemma 3 and the text model of a
+// Gemma 3 vision model), each given a byte-level vocab.json of its 64 ids: the capital
 // letters first (the config's special ids fall among them, and the text
 // has none), then the small letters, the digits, space and newline.
-var archFixtures = []string{"llama3", "qwen3_bf16", "gemma2_bf16", "gemma3_vlm"}
+var archFixtures = []string{"llama3", "qwen3_bf16", "gemma2_bf16", "gemma3", "gemma3_vlm"}
 
 func archFixture(name string) pretrainedFixture {
 	return pretrainedFixture{name, func(t *testing.T, dir string) {

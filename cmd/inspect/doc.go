@@ -56,7 +56,10 @@
 //     [position], heads [layer][head] {role, score, offset_k, scores
 //     [{role, score}], entropy, entropy_norm, sequences}, and kv_head
 //     [head], the key-value head each query head reads, when query heads
-//     share them (grouped-query attention); docs/json.md lists every key.
+//     share them (grouped-query attention), and layer_kinds [layer], local
+//     or global, for a local/global model (global_layers), whose text
+//     view's heads' table and panel titles say the same; docs/json.md
+//     lists every key.
 //     It holds the heads -layer and -head select, and selection names
 //     them. -layer and -head take a number, a list with ranges ("0,5-7")
 //     or all (report.ParsePick); the per-head work (-ablate, -circuits'

@@ -18,18 +18,23 @@ var modernFixtures = []struct {
 	global                []int // the layers that see every earlier token, when the others have a window
 }{
 	{"llama3", "LlamaForCausalLM", "llama3 rope scaling x8", 2, 2, nil},
-	{"llama_linear", "LlamaForCausalLM", "head_dim 12, linear rope scaling x4", 2, 2, nil},
+	{"llama_linear", "LlamaForCausalLM", "linear rope scaling x4, head_dim 12", 2, 2, nil},
 	{"qwen3", "Qwen3ForCausalLM", "QK-norm", 2, 2, nil},
-	{"qwen3_bf16", "Qwen3ForCausalLM", "local/global 1:1 (global layers 0)", 2, 2, []int{0}},
+	{"qwen3_bf16", "Qwen3ForCausalLM", "local/global 1:1 with window 4 (layer 0 global)", 2, 2, []int{0}},
 	{"gemma2", "Gemma2ForCausalLM", "soft-capped logits at 3", 2, 4, []int{1}},
 	{"gemma2_bf16", "Gemma2ForCausalLM", "embeddings scaled by 4.906", 3, 4, []int{1}},
-	{"gemma3", "Gemma3ForCausalLM", "local rope base 10000", 3, 2, []int{2}},
-	{"gemma3_types", "Gemma3ForCausalLM", "local/global 2:1 (global layers 0)", 3, 2, []int{0}},
+	{"gemma3", "Gemma3ForCausalLM", "rope positions (base 1000000 global, 10000 local)", 3, 2, []int{2}},
+	{"gemma3_types", "Gemma3ForCausalLM", "local/global 2:1 with window 4 (layer 0 global)", 3, 2, []int{0}},
 	{"gemma3_vlm", "Gemma3ForConditionalGeneration", "linear rope scaling x8", 3, 2, []int{2}},
+	{"neox", "GPTNeoXForCausalLM", "rotary on 2 of 8 channels", 2, 3, nil},
+	{"pythia", "GPTNeoXForCausalLM", "parallel residual", 2, 3, nil},
+	{"tinystories", "GPTNeoForCausalLM", "local/global 1:1 with window 4 (layer 0 global), unscaled attention", 2, 3, []int{0}},
+	{"phi3", "Phi3ForCausalLM", "rotary on 4 of 8 channels, 2 kv heads (grouped-query), head_dim 8, window 4", 2, 4, nil},
+	{"olmo2", "Olmo2ForCausalLM", "post-norm blocks with MLP (RMSNorm, norm eps 1e-06, SwiGLU, no MLP biases), QK-norm over the projection", 2, 3, nil},
 }
 
 // TestModernArchitectureViews: each fixture of Llama 3.x, Qwen 3, Gemma 2
-// and 3 opens in every view (tokens as ids: the fixtures have no tokenizer
+// and 3, GPT-NeoX, GPT-Neo, Phi-3 and OLMo 2 opens in every view (tokens as ids: the fixtures have no tokenizer
 // files): -summary names the architecture and the parts of the model card;
 // -tokens with -circuits and -ablate shows every section and marks each
 // heatmap of a local/global model local or global; -json and -html carry

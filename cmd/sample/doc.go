@@ -18,7 +18,9 @@
 //     each row stops after -n tokens (64 by
 //     default) or at any of its end-of-text tokens (open.Opened.EOS: a
 //     Llama 3 instruct model has three); a character split across tokens
-//     is held until it is whole, then escaped like every model text.
+//     is held until it is whole, then escaped like every model text. What
+//     was built of its files is noted on stderr before it writes, in the
+//     words of inspect's model card (model.Config.Card).
 //   - The task comes from the checkpoint's run config, as in inspect. On a
 //     generated task without a prompt, -samples held-out examples (the run's
 //     held-out stream) are fed up to their answer, the model writes the

@@ -20,7 +20,7 @@ import (
 // its tokenizer) or -tokens, else from its beginning-of-text token; -n
 // tokens (pretrainedN by default) or until it writes its end of text, each
 // streamed as it is picked, a character split across tokens held until it
-// is whole.
+// is whole. Its model card goes to notices first, as inspect words it.
 func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSet bool) error {
 	if o.eval {
 		return errors.Errorf("-eval scores a task's held-out set; %s (%s) has none: give -prompt", o.checkpoint, msg.Clean(op.Origin))
@@ -50,6 +50,7 @@ func writePretrained(w, notices io.Writer, op *open.Opened, o options, samplesSe
 		return err
 	}
 	defer st.Close()
+	fmt.Fprintf(notices, "model: %s\n", op.Model.Config.Card()) // what was built of the files, as inspect's card says it
 	out := &textRows{w: w, tok: tok, ends: op.EOS, raw: o.raw, n: n, prompt: string(tokenizer.Decode(tok, echoed(tok, prompt, o.raw || o.tokens != ""))), rows: make([]textRow, o.samples)}
 	prompts, ns := make([][]int, o.samples), make([]int, o.samples)
 	for i := range prompts {

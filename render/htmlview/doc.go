@@ -52,7 +52,12 @@
 //     script draws those. Write never decodes Data.Inspect: what it needs
 //     of the first example comes as data (Labels, PredictedLabels).
 //   - Attention is [layer][head][query][key] with causal zeros above the
-//     diagonal; the page draws key > query as masked, not as weight 0.
+//     diagonal; the page draws key > query as masked, not as weight 0, and
+//     the keys outside the window (the model config's "window") as masked
+//     on every layer but the global ones of a local/global model, which
+//     the -json object's "layer_kinds" names; the page's layer labels,
+//     thumbnails and opened head say "local" or "global" as the terminal's
+//     panel titles do.
 //   - Optional sections render only when their data is present: the graph
 //     summary (Data.Graph, the graph that ran, titled with its GraphBatch
 //     and GraphLength), the training curves (Data.Training), the head

@@ -46,8 +46,12 @@
   }
   const color = (w) => "rgb(" + rgb(w).join(",") + ")";
   const MASKED = [0xec, 0xee, 0xf2];
-  // isMasked: key k is hidden from query q (after it, or outside the window).
-  const isMasked = (q, k) => k > q || (D.model.window > 0 && k <= q - D.model.window);
+  // kindOf is "local" or "global" for layer l of a local/global model
+  // (-json's layer_kinds), "" when every layer is alike.
+  const kindOf = (l) => (I.layer_kinds ? I.layer_kinds[l] : "");
+  // isMasked: key k is hidden from query q of layer l (after it, or outside
+  // the window, which a global layer of a local/global model has not).
+  const isMasked = (l, q, k) => k > q || (D.model.window > 0 && kindOf(l) !== "global" && k <= q - D.model.window);
   // The attention travels as one string a head (htmlview.EncodeMap): the
   // causal lower triangle row by row, little-endian float32, base64.
   // decodeMap reads one into [query][key], zero above the diagonal. A
@@ -104,7 +108,7 @@
     const rows = (D.source ? [["model", D.source], ["path", D.checkpoint]] :
       [["task", D.task], ["checkpoint", D.checkpoint], ["step", String(D.step)]]).concat([
       ["layers × heads", m.layers + " × " + m.heads],
-      ["d_model / d_head", m.d_model + " / " + (m.d_model / m.heads)],
+      ["d_model / d_head", m.d_model + " / " + (m.head_dim || m.d_model / m.heads)],
       // The blocks in the terminal's words (model.Config.Blocks, -json's "blocks").
       ["blocks", I.blocks + (m.mlp ? " (d_ff " + m.d_ff + ")" : "")],
       ["vocabulary / context", m.vocab + " / " + m.context],
@@ -210,12 +214,15 @@
       }), {rootMargin: "200px"});
     }
     for (let l = 0; l < layers; l++) {
-      el("div", {class: "layer-label"}, grid, "layer " + l);
+      // A local/global model's layers say which they are, local ones
+      // marked as the terminal's panel titles mark them.
+      const label = el("div", {class: "layer-label" + (kindOf(l) ? " " + kindOf(l) : "")}, grid, "layer " + l);
+      if (kindOf(l)) el("span", {class: "kind", title: kindOf(l) === "local" ? "windowed: each query sees the last " + D.model.window + " positions" : "sees every earlier position"}, label, " · " + kindOf(l));
       thumbs[l] = [];
       for (let h = 0; h < headsPerLayer; h++) {
         const r = I.heads[l][h];
-        const fig = el("figure", {class: "thumb", role: "listitem", "data-layer": l, "data-head": h, tabindex: "0",
-          title: "layer " + l + ", head " + h + kvOf(h) + ": " + roleText(r)}, grid);
+        const fig = el("figure", {class: "thumb" + (kindOf(l) ? " " + kindOf(l) : ""), role: "listitem", "data-layer": l, "data-head": h, tabindex: "0",
+          title: "layer " + l + (kindOf(l) ? " (" + kindOf(l) + ")" : "") + ", head " + h + kvOf(h) + ": " + roleText(r)}, grid);
         const c = el("canvas", {}, fig);
         const cap = el("figcaption", {}, fig);
         el("b", {}, cap, "L" + l + " H" + h + kvOf(h));
@@ -241,7 +248,7 @@
       paint(t.canvas, n, (q, k) => { const v = b.charCodeAt(q * n + k); return v === 255 ? MASKED : rgb(v / 254); });
     } else {
       const T = ex.tokens.length, a = decodeMap(ex.maps[t.layer][t.head], T);
-      paint(t.canvas, T, (q, k) => (isMasked(q, k) ? MASKED : rgb(a[q][k])));
+      paint(t.canvas, T, (q, k) => (isMasked(t.layer, q, k) ? MASKED : rgb(a[q][k])));
     }
     t.drawn = state.ex;
   }
@@ -305,7 +312,9 @@
     const notes = ["Prefix matching: each head's attention from a repeated token to the token after its first occurrence, on random tokens repeated twice. " +
       "Copying: the eigenvalues of the head's OV circuit (1 copies, -1 suppresses) and the share of tokens it raises most."];
     if (c.direct_logit) notes.push("Logit: what the head adds to the correct token's logit (of " + fmt3(c.direct_logit.logit) + ") at the scored positions" +
-      (c.direct_logit.mlps ? "; the MLPs add " + c.direct_logit.mlps.map((x) => (x >= 0 ? "+" : "") + fmt3(x)).join(", ") + " by layer." : "."));
+      (c.direct_logit.mlps ? "; the MLPs add " + c.direct_logit.mlps.map((x) => (x >= 0 ? "+" : "") + fmt3(x)).join(", ") + " by layer." : ".") +
+      // What it does where the readout is not linear (direct_logit.readout).
+      (c.direct_logit.readout ? " Where the readout is not linear: " + c.direct_logit.readout + "." : ""));
     if (c.patching && c.patching.restored === null) notes.push("Patched: n/a, undefined: " + c.patching.undefined + ".");
     else if (c.patching) notes.push("Patched: the share of the correct logit's fall (" + fmt3(c.patching.clean_logit) + " to " + fmt3(c.patching.corrupted_logit) +
       ") that patching the head's clean output into a corrupted run restores.");
@@ -341,7 +350,8 @@
     if (c.composition && c.composition.length) drawCompositions(c.composition, box);
     if (c.logit_lens && c.logit_lens.length) {
       el("h3", {}, box, "Logit lens");
-      el("p", {class: "note"}, box, "The residual stream read out through the LM head after the embeddings and after each block, at the scored positions.");
+      el("p", {class: "note", id: "lens-note"}, box, "The residual stream read out through the LM head after the embeddings and after each block, at the scored positions." +
+        (c.logit_lens_readout ? " Where the readout is not linear: " + c.logit_lens_readout + "." : ""));
       const t = el("table", {class: "ablation circuits", id: "circuits-lens"}, box), hr = el("tr", {}, t);
       ["depth", "accuracy", "log p", "target logit"].forEach((h) => el("th", {}, hr, h));
       const low = Math.min.apply(null, c.logit_lens.map((x) => x.log_prob).concat([0]));
@@ -448,7 +458,7 @@
     }
     const g = sv("g", {}, svg);
     for (let q = 0; q < T; q++) for (let k = 0; k < T; k++) {
-      const masked = isMasked(q, k), w = a[q][k];
+      const masked = isMasked(state.layer, q, k), w = a[q][k];
       const r = sv("rect", {x: left + k * cell, y: top + q * cell, width: cell, height: cell,
         class: "cell" + (masked ? " masked" : ""), "data-q": q, "data-k": k}, g);
       if (!masked) r.setAttribute("fill", color(w));
@@ -536,7 +546,7 @@
 
   function drawFocus() {
     const r = I.heads[state.layer][state.head];
-    $("focus-title").textContent = "Layer " + state.layer + ", head " + state.head +
+    $("focus-title").textContent = "Layer " + state.layer + (kindOf(state.layer) ? " (" + kindOf(state.layer) + ")" : "") + ", head " + state.head +
       (I.kv_head ? " (key-value head " + I.kv_head[state.head] + ")" : "");
     const scores = r.scores.map((s) => s.role + " " + fmt2(s.score)).join(" · ");
     $("focus-role").textContent = "Role: " + roleText(r) + ". Scores: " + scores + ". Mean row entropy " + fmt2(r.entropy) +
