@@ -93,7 +93,7 @@ func (win *Window) Scores(w []float64) (WindowScores, error) {
 // over the windows added (Welford's update): its memory is the same for
 // one window as for a million.
 type Spread struct {
-	N    int     `json:"windows"`
+	N    int     `json:"-"`
 	Mean float64 `json:"mean"`
 	SD   float64 `json:"sd"` // sample standard deviation (n - 1), 0 for one window
 	Min  float64 `json:"min"`
