@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 
 	"github.com/pkg/errors"
@@ -11,6 +12,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/heads"
+	"github.com/attnscope/attnscope/internal/cli"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/internal/progress"
 	"github.com/attnscope/attnscope/open"
@@ -42,14 +44,13 @@ type corpusDocument struct {
 // flag -corpus does not combine with, and counts out of range, before
 // anything is read.
 func checkCorpusFlags(fs *flag.FlagSet, o options) error {
-	var set []string
-	fs.Visit(func(f *flag.Flag) { set = append(set, f.Name) })
+	set := cli.Given(fs)
 	for _, name := range []string{"windows", "window-length"} {
-		if slices.Contains(set, name) && o.corpus == "" {
+		if set[name] && o.corpus == "" {
 			return errors.Errorf("-%s is used only with -corpus FILE (add -corpus, or drop -%s)", name, name)
 		}
 	}
-	for _, name := range set {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		if !slices.Contains(corpusFlags, name) {
 			return errors.Errorf("-corpus scores the heads over windows of a text and prints their statistics; it does not combine with -%s", name)
 		}
@@ -101,7 +102,7 @@ func showCorpus(o options, fs *flag.FlagSet, stdout io.Writer, line *progress.Li
 		return errors.Wrapf(err, "-corpus %s", msg.Quote(o.corpus))
 	}
 	length := o.windowLength
-	if !flagSet(fs, "window-length") {
+	if !cli.Given(fs)["window-length"] {
 		length = defaultWindowLength
 		if limit := op.Model.Config.MaxLength(); limit > 0 {
 			length = min(length, limit)
@@ -127,8 +128,8 @@ func showCorpus(o options, fs *flag.FlagSet, stdout io.Writer, line *progress.Li
 // corpusView is the text view of c.
 func corpusView(o options, tokenizerName string, c *analysis.Corpus) render.CorpusView {
 	v := render.CorpusView{Columns: corpusColumns, Lower: slices.Index(heads.CorpusStats, heads.EntropyStat),
-		Title: fmt.Sprintf("head statistics of %s over %s of %d tokens drawn from %s (%d tokens; tokenizer: %s; seed %d): each score's mean±standard deviation over the windows",
-			msg.Clean(o.r.Checkpoint), msg.Count(c.Windows, "window"), c.Length, msg.Clean(o.corpus), c.Tokens, tokenizerName, c.Seed),
+		Title: fmt.Sprintf("head statistics of %s over %s of %d tokens drawn with seed %d from %s, %d tokens in %s: each score's mean±standard deviation over the windows",
+			msg.Clean(o.r.Checkpoint), msg.Count(c.Windows, "window"), c.Length, c.Seed, msg.Clean(o.corpus), c.Tokens, tokenizerName),
 		Notes: []string{"scores as TransformerLens's head detector's: the share of a head's attention on the previous token (prev), on earlier copies of the current token (dup), on the tokens after them (induction), on the window's first token, the attention sink (first), on itself (self); entropy: of each row in nats"}}
 	for _, h := range c.Heads {
 		row := render.CorpusRow{Layer: h.Layer, Head: h.Head}
@@ -138,11 +139,4 @@ func corpusView(o options, tokenizerName string, c *analysis.Corpus) render.Corp
 		v.Heads = append(v.Heads, row)
 	}
 	return v
-}
-
-// flagSet reports whether the flag name was given.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -161,7 +161,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	if o.graph || o.dot != "" {
 		return showGraph(o, fs, stdout)
 	}
-	if o.corpus != "" || flagSet(fs, "windows") || flagSet(fs, "window-length") {
+	if given := cli.Given(fs); o.corpus != "" || given["windows"] || given["window-length"] {
 		return showCorpus(o, fs, stdout, line)
 	}
 	mode, err := colorMode(o.color, stdout)
@@ -242,7 +242,7 @@ func pickFlag(p *report.Pick) func(string) error {
 // checkSamplesSet refuses -examples given as 0 or less, which would
 // otherwise read as the default.
 func checkSamplesSet(fs *flag.FlagSet, n int) error {
-	if flagSet(fs, "examples") && n < 1 {
+	if cli.Given(fs)["examples"] && n < 1 {
 		return errors.Errorf("-examples %d: must be in [1, %d]", n, report.MaxSamples)
 	}
 	return nil
