@@ -197,3 +197,17 @@ func TestCorpusRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageCorpusSample: docs/usage.md shows, whole, what inspect -corpus
+// prints on the nanoGPT fixture at 80 columns, run from the module's root
+// as the docs' command is.
+func TestUsageCorpusSample(t *testing.T) {
+	plainEnv(t, "80")
+	want := docBlock(t, usagePath, "head statistics of open/nanogpt/testdata/bias/ckpt.pt")
+	t.Chdir(filepath.Join("..", ".."))
+	fixture := "open/nanogpt/testdata/"
+	got := string(runNoted(t, fixture+"bias/ckpt.pt", "-vocab", fixture+"meta.pkl", "-corpus", fixture+"corpus.txt", "-windows", "200", "-window-length", "32"))
+	if got != want {
+		t.Errorf("docs/usage.md's -corpus sample differs from what inspect prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, got)
+	}
+}
