@@ -211,3 +211,34 @@ func TestUsageCorpusSample(t *testing.T) {
 		t.Errorf("docs/usage.md's -corpus sample differs from what inspect prints now:\n--- docs/usage.md\n%s--- inspect\n%s", want, got)
 	}
 }
+
+// TestCorpusThousandHeads: inspect -corpus on a model of 1,024 heads (32 x
+// 32, a tokenizer of 16 letters written beside it) fits 80 columns and
+// lists the 8 strongest heads of each of the six statistics, summing up
+// the other 1,016 in a line each.
+func TestCorpusThousandHeads(t *testing.T) {
+	plainEnv(t, "80")
+	dir := thousandHeadsDir(t)
+	var vocab, text []string
+	for i := range 16 {
+		vocab = append(vocab, fmt.Sprintf("%q: %d", string(rune('a'+i)), i))
+	}
+	for i := range 300 {
+		text = append(text, string(rune('a'+i*7%16)))
+	}
+	files := map[string]string{"vocab.json": "{" + strings.Join(vocab, ", ") + "}", "merges.txt": "#version: 0.2\n", "corpus.txt": strings.Join(text, "")}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := string(runNoted(t, dir, "-corpus", filepath.Join(dir, "corpus.txt"), "-windows", "2", "-window-length", "16"))
+	for i, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("line %d is %d wide: %q", i+1, n, line)
+		}
+	}
+	if rows, rest := len(corpusRow.FindAllString(out, -1)), strings.Count(out, "the other 1016 heads:"); rows != 6*8 || rest != 6 {
+		t.Errorf("%d head rows and %d lines on the others, want 48 and 6:\n%s", rows, rest, out)
+	}
+}
