@@ -78,8 +78,8 @@ func showCorpus(o options, fs *flag.FlagSet, stdout io.Writer, line *progress.Li
 	if err != nil {
 		return errors.Wrapf(err, "-corpus %s", msg.Quote(o.corpus))
 	}
-	oo := o.openOptions()
-	op, err := open.Open(o.r.Checkpoint, oo)
+	fmt.Fprintf(o.notices, "reading %s (%s)\n", msg.Clean(o.corpus), msg.Bytes(float64(len(text))))
+	op, err := open.Open(o.r.Checkpoint, o.openOptions())
 	if err != nil {
 		return err
 	}
