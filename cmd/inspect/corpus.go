@@ -114,7 +114,7 @@ func showCorpus(o options, fs *flag.FlagSet, stdout io.Writer, line *progress.Li
 	}
 	c, err := analysis.CorpusHeads(op.Model, ids, co)
 	if err != nil {
-		return errors.Wrapf(err, "-corpus %s", msg.Quote(o.corpus))
+		return errors.Wrapf(err, "-corpus %s -window-length %d", msg.Quote(o.corpus), length)
 	}
 	if line != nil {
 		line.Finish()

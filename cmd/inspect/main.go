@@ -111,7 +111,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.r.Samples, "examples", 0, fmt.Sprintf("task examples the head roles are averaged over (default %d, or %d for a model trained elsewhere); -html also embeds the first %d or fewer held-out examples",
 		report.DefaultSamples, report.DefaultPretrainedSamples, report.MaxPageExamples))
-	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
+	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example, of the scoring examples and of -corpus's windows")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
 	fs.BoolVar(&o.r.Circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
 	fs.BoolVar(&o.summary, "summary", false, "print only the model, one line per head (layer, head, role, score, entropy) and the -circuits and -ablate tables")
