@@ -8,7 +8,9 @@
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
 // direct logit attribution (DirectLogitAttribution), activation patching on
 // induction examples (Patch), the in-context-learning score (ICL) and the
-// logit lens (LogitLens). CopyingEigen is the copying score alone from the
+// logit lens (LogitLens), and every head's statistics over many windows
+// of a text (CorpusHeads, streamed: its memory does not grow with the
+// windows). CopyingEigen is the copying score alone from the
 // D x D side, cheap enough for train to record at every evaluation.
 //
 // A program holding token ids alone (a tokenizer's Encode) runs

@@ -320,14 +320,9 @@ func readText(path string) (textFile, error) {
 	if f, ok := textCache[path]; ok && f.size == info.Size() && f.mtime.Equal(info.ModTime()) {
 		return f, nil
 	}
-	src, err := safefile.ReadLimit(path, MaxTextBytes, "the text task reads")
-	switch {
-	case err != nil:
-		return textFile{}, errors.Wrap(err, "reading the text")
-	case len(src) == 0:
-		return textFile{}, errors.New("the file is empty")
-	case !utf8.Valid(src) || slices.Contains(src, 0):
-		return textFile{}, errors.New("not UTF-8 text (it holds a NUL byte or invalid UTF-8: a binary file?)")
+	src, err := ReadUTF8(path, "the text task reads")
+	if err != nil {
+		return textFile{}, err
 	}
 	text := []rune(string(src))
 	chars := slices.Compact(slices.Sorted(slices.Values(text)))
@@ -388,4 +383,20 @@ func Brackets(task Task) map[int]int {
 		}
 	}
 	return pairs
+}
+
+// ReadUTF8 reads a text file as the text task reads its own: a regular
+// file of at most MaxTextBytes (what names that limit in its error), not
+// empty, UTF-8 with no NUL byte.
+func ReadUTF8(path, what string) ([]byte, error) {
+	src, err := safefile.ReadLimit(path, MaxTextBytes, what)
+	switch {
+	case err != nil:
+		return nil, errors.Wrap(err, "reading the text")
+	case len(src) == 0:
+		return nil, errors.New("the file is empty")
+	case !utf8.Valid(src) || slices.Contains(src, 0):
+		return nil, errors.New("not UTF-8 text (it holds a NUL byte or invalid UTF-8: a binary file?)")
+	}
+	return src, nil
 }

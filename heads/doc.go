@@ -35,4 +35,11 @@
 //   - The role is the best-scoring pattern if its score reaches the threshold
 //     (DefaultThreshold), else Diffuse. Ties go to the earlier pattern in
 //     Patterns.
+//   - Over a corpus (Window, Spread) the scores are TransformerLens's head
+//     detector's instead, so that they read as its do: the share of a
+//     head's causal attention mass on the pattern's keys, summed over every
+//     row and divided by the whole mass (row 0 and rows without a target
+//     count, with nothing on the pattern), with no correction for uniform
+//     attention, no clamping and no threshold. Induction's keys there may
+//     include the query itself, as TransformerLens's do.
 package heads

@@ -9,6 +9,7 @@
 //	        [-color auto|always|never]
 //	        [-examples N] [-seed S] [-all-rows] [-path fused|gorgonia]
 //	inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
+//	inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
 //	inspect -run DIR [-json] [-png FILE]
 //
 // The model is the first argument or -checkpoint (a run directory, a
@@ -22,6 +23,10 @@
 // files).
 //
 // Conventions:
+//   - -corpus scores every head over -windows windows of a text, their starts
+//     drawn from rand.NewPCG(seed, analysis.CorpusStream) (analysis.CorpusHeads,
+//     TransformerLens's head detector's scores); it combines only with the
+//     flags that say how (corpusFlags).
 //   - The task comes from the checkpoint's run config ("task" member), the
 //     model from its tensors; nothing else is read.
 //   - Without -tokens the sequence shown is one example of the task drawn from

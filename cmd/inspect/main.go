@@ -24,27 +24,31 @@ func main() { cli.Main("inspect", run) }
 // options are the parsed flags: what to compute (report.Options) and
 // which outputs to write.
 type options struct {
-	r          report.Options
-	data       string    // -data: the text file a text model's windows come from
-	vocab      string    // -vocab: a nanoGPT character model's meta.pkl
-	path       string    // -path: the attention path to run on; "": the checkpoint's
-	notices    io.Writer // where the files read are named (stderr, through the progress line)
-	run        string    // the first -run
-	json       bool
-	png        string
-	html       string
-	color      string
-	ablation   string // how a removed head is replaced: zero or mean
-	summary    bool   // print only the model and the heads' table
-	graph      bool   // print the expression graph's summary instead of the heads
-	dot        string // write the expression graph as DOT to this file
-	trainGraph bool   // -graph and -dot show the training graph (-training-graph)
+	r            report.Options
+	data         string    // -data: the text file a text model's windows come from
+	vocab        string    // -vocab: a nanoGPT character model's meta.pkl
+	path         string    // -path: the attention path to run on; "": the checkpoint's
+	notices      io.Writer // where the files read are named (stderr, through the progress line)
+	run          string    // the first -run
+	json         bool
+	png          string
+	html         string
+	color        string
+	ablation     string // how a removed head is replaced: zero or mean
+	summary      bool   // print only the model and the heads' table
+	graph        bool   // print the expression graph's summary instead of the heads
+	dot          string // write the expression graph as DOT to this file
+	trainGraph   bool   // -graph and -dot show the training graph (-training-graph)
+	corpus       string // -corpus: score the heads over windows of this text instead
+	windows      int    // -windows: how many
+	windowLength int    // -window-length: tokens in each
 }
 
 const usage = `usage: inspect MODEL [-tokens IDS] [-layer LIST] [-head LIST] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-examples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
        inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
+       inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
        inspect -run DIR [-run DIR ...] [-json] [-png FILE]
 
 Shows what every attention head of a model does: heatmaps of its weights on
@@ -58,7 +62,9 @@ that head removed and lists the heads by how much the loss rises.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz. -run DIR alone shows a training run: its loss and
 accuracy curves, and each head's strongest role through training with the
-step it formed (roles.jsonl).
+step it formed (roles.jsonl). -corpus FILE scores every head over many
+windows of a text instead (previous-token, duplicate-token, induction, the
+first token, self, entropy) and prints each score's mean and spread.
 
 flags:
 `
@@ -105,7 +111,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.color, "color", "auto", "heatmap colours: auto, always or never")
 	fs.IntVar(&o.r.Samples, "examples", 0, fmt.Sprintf("task examples the head roles are averaged over (default %d, or %d for a model trained elsewhere); -html also embeds the first %d or fewer held-out examples",
 		report.DefaultSamples, report.DefaultPretrainedSamples, report.MaxPageExamples))
-	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example and of the scoring examples")
+	fs.Uint64Var(&o.r.Seed, "seed", 1, "seed of the displayed example, of the scoring examples and of -corpus's windows")
 	fs.BoolVar(&o.r.AllLogits, "all-logits", false, fmt.Sprintf("with -json: every logit, even when a sequence has more than %d (by default only each position's top %d then)", report.MaxLogitValues, report.LogitsTopK))
 	fs.BoolVar(&o.r.Circuits, "circuits", false, "also the induction papers' circuit metrics: each head's prefix-matching and copying scores, and the Q/K/V composition of heads in consecutive layers")
 	fs.BoolVar(&o.summary, "summary", false, "print only the model, one line per head (layer, head, role, score, entropy) and the -circuits and -ablate tables")
@@ -118,6 +124,9 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.BoolVar(&o.graph, "graph", false, "print the model's expression graph in execution order (node, op, shape, parameters) instead of the heads")
 	fs.StringVar(&o.dot, "dot", "", "write the model's expression graph to this file in graphviz DOT (Gorgonia's ToDot)")
 	fs.BoolVar(&o.trainGraph, "training-graph", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
+	fs.StringVar(&o.corpus, "corpus", "", "score every head over windows of this UTF-8 text in the model's tokenizer and print each score's mean and spread, instead of the views of one sequence")
+	fs.IntVar(&o.windows, "windows", defaultCorpusWindows, "with -corpus: the windows scored, drawn with -seed")
+	fs.IntVar(&o.windowLength, "window-length", defaultWindowLength, "with -corpus: tokens in each window (default: 128, or the model's context when shorter)")
 	cli.Rename(fs, "samples", "examples", stderr) // sample's -samples counts what it writes
 	cli.Rename(fs, "train", "training-graph", stderr)
 	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
@@ -151,6 +160,9 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	}
 	if o.graph || o.dot != "" {
 		return showGraph(o, fs, stdout)
+	}
+	if given := cli.Given(fs); o.corpus != "" || given["windows"] || given["window-length"] {
+		return showCorpus(o, fs, stdout, line)
 	}
 	mode, err := colorMode(o.color, stdout)
 	if err != nil {
@@ -230,9 +242,7 @@ func pickFlag(p *report.Pick) func(string) error {
 // checkSamplesSet refuses -examples given as 0 or less, which would
 // otherwise read as the default.
 func checkSamplesSet(fs *flag.FlagSet, n int) error {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "examples" })
-	if set && n < 1 {
+	if cli.Given(fs)["examples"] && n < 1 {
 		return errors.Errorf("-examples %d: must be in [1, %d]", n, report.MaxSamples)
 	}
 	return nil

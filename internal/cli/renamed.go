@@ -67,3 +67,10 @@ func FlagOrArg(flagName, flagValue, arg string) (string, error) {
 	}
 	return "", errors.Errorf("-%s %s and the argument %s name different paths; give one", flagName, msg.Quote(flagValue), msg.Quote(arg))
 }
+
+// Given is the set of the flags of fs the command line set.
+func Given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
