@@ -126,7 +126,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.BoolVar(&o.trainGraph, "training-graph", false, "with -graph or -dot: the training graph (the run's batch size, with gradients) instead of the forward graph")
 	fs.StringVar(&o.corpus, "corpus", "", "score every head over windows of this UTF-8 text in the model's tokenizer and print each score's mean and spread, instead of the views of one sequence")
 	fs.IntVar(&o.windows, "windows", defaultCorpusWindows, "with -corpus: the windows scored, drawn with -seed")
-	fs.IntVar(&o.windowLength, "window-length", defaultWindowLength, "with -corpus: tokens in each window (default: 128, or the model's context when shorter)")
+	fs.IntVar(&o.windowLength, "window-length", report.DefaultWindowLength, "with -corpus: tokens in each window (default: 128, or the model's context when shorter)")
 	cli.Rename(fs, "samples", "examples", stderr) // sample's -samples counts what it writes
 	cli.Rename(fs, "train", "training-graph", stderr)
 	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
