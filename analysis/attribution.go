@@ -89,7 +89,7 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 			if err != nil {
 				return nil, errors.Wrap(err, "direct logit attribution")
 			}
-			*a.dst = x.Data
+			*a.dst = x.Float64s()
 		}
 	}
 	mlpPostBiases := make([][]float64, cfg.Layers) // each layer's ln2_post bias (D), or nil

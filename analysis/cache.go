@@ -6,33 +6,11 @@ import (
 	"slices"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
 )
-
-// Tensor is an activation read out of a run: float64 values, row-major in
-// Shape.
-type Tensor struct {
-	Shape []int
-	Data  []float64
-}
-
-// Block is the contiguous run of values at the leading indices idx: the
-// (T, T) map of Block(b, h) of an attention tensor (B, H, T, T), flat.
-func (t Tensor) Block(idx ...int) []float64 {
-	off, size := 0, len(t.Data)
-	for i, x := range idx {
-		size /= t.Shape[i]
-		off += x * size
-	}
-	return t.Data[off : off+size : off+size]
-}
-
-// Matrix is Block(idx...) as rows of the last dimension, views of Data.
-func (t Tensor) Matrix(idx ...int) [][]float64 {
-	return Rows(t.Block(idx...), t.Shape[len(t.Shape)-1])
-}
 
 // Cache is one forward pass of a batch and the activations it kept, by
 // name (model.ResidPre and kin), as TransformerLens's run_with_cache: every
@@ -49,8 +27,8 @@ type Cache struct {
 	// weights holds every layer's attention weights one layer after the
 	// other, (L, B, H, T, T), when the run kept them all: each layer's
 	// Tensor is a view of it, and so is a one-example run's Pass, which
-	// then copies nothing (72 MB at GPT-2 small's size over 256 tokens).
-	weights []float64
+	// then copies nothing (38 MB at GPT-2 small's size over 256 tokens).
+	weights Tensor
 }
 
 // RunWithCache runs m once on b and keeps the named activations (plus the
@@ -104,15 +82,9 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 		if err != nil {
 			return nil, err
 		}
-		dst := into(name)
-		data, err := model.AppendFloat64s(dst, v)
-		if err != nil {
+		if c.acts[name], err = kept(v, into(name)); err != nil {
 			return nil, errors.Wrap(err, name)
 		}
-		if dst != nil && len(data) != cap(dst) {
-			return nil, errors.Errorf("%s: %d values, want (B, H, T, T) = %d", name, len(data), cap(dst))
-		}
-		c.acts[name] = Tensor{Shape: v.Shape().Clone(), Data: data}
 	}
 	if err := c.checkFinite(keepLogits); err != nil {
 		return nil, err
@@ -120,26 +92,36 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 	return c, nil
 }
 
-// weightsInto allocates c.weights when names hold every layer's attention
-// weights, and returns where an activation is converted to: an empty slice
-// over its layer's part of c.weights for a layer's weights, else nil (a
-// slice of its own).
-func (c *Cache) weightsInto(names []string) func(name string) []float64 {
+// kept is an activation's value v as the cache keeps it: copied into
+// into, its place in Cache.weights, when it has one, else v itself, in the
+// model's dtype (no copy: the graph never runs again). The logits kept by
+// name are the same memory as Cache.Logits.
+func kept(v *tensor.Dense, into Tensor) (Tensor, error) {
+	if into.Len() == 0 {
+		return tensorOf(v)
+	}
+	return into, into.copyFrom(v)
+}
+
+// weightsInto allocates c.weights, in the model's dtype, when names hold
+// every layer's attention weights, and returns where an activation is
+// kept: its layer's part of c.weights for a layer's weights, else the
+// empty Tensor (its own memory).
+func (c *Cache) weightsInto(names []string) func(name string) Tensor {
 	cfg, b := c.Model.Config, c.Batch
 	layer := map[string]int{}
 	for l := range cfg.Layers {
 		if !slices.Contains(names, model.AttnWeights(l)) {
-			return func(string) []float64 { return nil }
+			return func(string) Tensor { return Tensor{} }
 		}
 		layer[model.AttnWeights(l)] = l
 	}
-	size := b.Size * cfg.Heads * b.SeqLen * b.SeqLen // (B, H, T, T)
-	c.weights = make([]float64, cfg.Layers*size)
-	return func(name string) []float64 {
+	c.weights = zeroTensor(c.Model.Dtype, []int{cfg.Layers, b.Size, cfg.Heads, b.SeqLen, b.SeqLen})
+	return func(name string) Tensor {
 		if l, ok := layer[name]; ok {
-			return c.weights[l*size : l*size : (l+1)*size]
+			return c.weights.sub(l)
 		}
-		return nil
+		return Tensor{}
 	}
 }
 
@@ -162,9 +144,9 @@ func (c *Cache) checkFinite(logits bool) error {
 			continue
 		}
 		b, h, t := att.Shape[0], att.Shape[1], att.Shape[2]
-		if i := model.FirstNonFinite(att.Data); i >= 0 {
+		if i := att.firstNonFinite(); i >= 0 {
 			return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
-				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.Data[i]))
+				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.At(i)))
 		}
 	}
 	if !logits {

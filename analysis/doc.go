@@ -18,12 +18,18 @@
 // examples).
 //
 // Conventions:
-//   - Results are flat tensors with their shape (Tensor): a layer's
-//     attention weights (B, H, T, T); Matrix gives one head's (T, T) map
-//     as rows, views of the data. The logits (B*T, V) stay in the model's
-//     dtype (Logits), widened to float64 as they are read: the largest
-//     thing a run keeps. Activations are named as
-//     model names them (model.AttnWeights, model.HeadOut, model.ResidPre,
+//   - Activations are flat tensors with their shape (Tensor), in the
+//     model's dtype: float32 for a float32 model and for BF16 and F16
+//     files (which compute in float32), float64 for the lab's float64
+//     models. A cached run keeps the graph's own values, never a widened
+//     copy, so the cache takes half what a float64 one would. They are
+//     read as float64 (At, Block, Matrix: views of a float64 model's
+//     values, widened copies of a float32 one's) or in their own dtype
+//     (Float32s, Float64s); the analyses compute in float64. A layer's
+//     attention weights are (B, H, T, T), and Matrix gives one head's
+//     (T, T) map as rows. The logits (B*T, V) are a Tensor too (Logits),
+//     the largest thing a run keeps. Activations are named as model names
+//     them (model.AttnWeights, model.HeadOut, model.ResidPre,
 //     model.ResidPost); Weights and Circuit list what each use reads.
 //   - Interventions (Ablate, Patch) use the graph's hooks
 //     (model.BuildOptions.Hooks); everything else reads a Cache. They run
