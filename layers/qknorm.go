@@ -132,6 +132,6 @@ func rmsNormGorgonia(name string, x, w *gorgonia.Node, eps float64) *gorgonia.No
 	dh := s[len(s)-1]
 	rows := node(name + ".in_rows")(gorgonia.Reshape(x, tensor.Shape{s.TotalSize() / dh, dh})) // (N, d)
 	sq := node(name + ".rows.sq")(gorgonia.Square(rows))                                       // (N, d)
-	normed := scaleRows(name+".rows", rows, sq, w, nil, "ms", "rms", eps)                      // (N, d)
+	normed := scaleRows(name+".rows", rows, sq, w, nil, "ms", "rms", eps, nil, false)          // (N, d)
 	return node(name)(gorgonia.Reshape(normed, s))                                             // (..., d)
 }

@@ -1,0 +1,48 @@
+package layers
+
+import (
+	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/attnscope/attnscope/internal/raise"
+)
+
+// output is the attention's output (B*T, D) from the merged heads (B*T,
+// H*d): the out projection. When the Tap wants each head's result (y,
+// (B, H, T, d), through its slice of W_out: TransformerLens's hook_result)
+// it is built beside it, and when the Tap replaces it the output is the
+// sum of the results it left plus b_out.
+func (a *MultiHeadSelfAttention) output(p string, y, merged *gorgonia.Node) *gorgonia.Node {
+	out := a.Out.forward(merged) // (B*T, D)
+	if !wants(a.Tap, p+".result") {
+		return out
+	}
+	result := a.result(p, y) // (H, B, T, D)
+	hooked := at(a.Tap, p+".result", result)
+	if hooked == result {
+		return out
+	}
+	b, t, d := a.Batch, a.SeqLen, a.D
+	sum := node(p + ".result_sum")(gorgonia.Sum(hooked, 0))                         // (B, T, D)
+	rows := node(p + ".result_rows")(gorgonia.Reshape(sum, tensor.Shape{b * t, d})) // (B*T, D)
+	if a.Out.Bias == nil {
+		return rows
+	}
+	return node(p + ".result_out")(gorgonia.BroadcastAdd(rows, a.Out.Bias, nil, colwise)) // (B*T, D)
+}
+
+// result is each head's output y (B, H, T, d) through its slice of W_out
+// (D, H*d), without b_out: (H, B, T, D), one product per head.
+func (a *MultiHeadSelfAttention) result(p string, y *gorgonia.Node) *gorgonia.Node {
+	if a.Out.Stored != nil {
+		raise.If(errors.Errorf("attention %s: each head's result reads %s, kept in its file's dtype; widen the model first (Model.WidenStored)", p, a.Out.Weight.Name()))
+	}
+	b, t, h, dh, d := a.Batch, a.SeqLen, a.Heads, a.dHead(), a.D
+	zh := node(p + ".result_z")(gorgonia.Transpose(y, 1, 0, 2, 3))                      // (H, B, T, d)
+	z := node(p + ".result_z_rows")(gorgonia.Reshape(zh, tensor.Shape{h, b * t, dh}))   // (H, B*T, d)
+	w3 := node(p + ".result_w")(gorgonia.Reshape(a.Out.Weight, tensor.Shape{d, h, dh})) // (D, H, d)
+	wh := node(p + ".result_w_heads")(gorgonia.Transpose(w3, 1, 0, 2))                  // (H, D, d)
+	flat := node(p + ".result_flat")(gorgonia.BatchedMatMul(z, wh, false, true))        // (H, B*T, D) = z W_O,h^T
+	return node(p + ".result")(gorgonia.Reshape(flat, tensor.Shape{h, b, t, d}))        // (H, B, T, D)
+}
