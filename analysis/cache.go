@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -23,7 +25,8 @@ type Cache struct {
 	// Graph is the summary of the graph that ran (model.Graph.Summary),
 	// for a view that describes it: no other graph is built to say so.
 	Graph model.Summary
-	acts  map[string]Tensor
+	acts  map[string]Tensor // by the lab's name
+	specs []model.ActivationSpec
 	// weights holds every layer's attention weights one layer after the
 	// other, (L, B, H, T, T), when the run kept them all: each layer's
 	// Tensor is a view of it, and so is a one-example run's Pass, which
@@ -32,8 +35,12 @@ type Cache struct {
 }
 
 // RunWithCache runs m once on b and keeps the named activations (plus the
-// logits). A NaN or infinity in the attention weights or the logits is an
-// error naming where (model.NonFinite).
+// logits): each name the lab's (model.ResidPre), TransformerLens's
+// ("blocks.0.hook_resid_pre") or a glob of either ("blocks.*.attn.weights"),
+// resolved before anything is built (model.ResolveActivations); a name
+// the graph does not have is refused, listing those it has. A NaN or
+// infinity in the attention weights or the logits is an error naming where
+// (model.NonFinite).
 func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error) {
 	return run(m, b, true, names)
 }
@@ -46,7 +53,12 @@ func runMaps(m *model.Model, b *data.Batch) (*Cache, error) {
 }
 
 // run is RunWithCache, with the logits kept or not.
-func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache, error) {
+func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string) (*Cache, error) {
+	specs := m.Config.Activations(b.Size, b.SeqLen)
+	names, err := model.ResolveActivations(specs, asked)
+	if err != nil {
+		return nil, err
+	}
 	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the inference graph")
@@ -63,7 +75,7 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 	if err := vm.RunAll(); err != nil {
 		return nil, errors.Wrap(err, "running the model")
 	}
-	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
+	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}, specs: specs}
 	if c.Graph, err = g.Summary(); err != nil {
 		return nil, err
 	}
@@ -125,13 +137,57 @@ func (c *Cache) weightsInto(names []string) func(name string) Tensor {
 	}
 }
 
-// Get is the named activation, which the run must have kept.
+// Get is the named activation, which the run must have kept: name is the
+// lab's or TransformerLens's, or a glob naming one activation. It is in
+// the graph's layout (model.ActivationSpec.Shape: a row of the stream is
+// (B*T, D)); TL gives TransformerLens's.
 func (c *Cache) Get(name string) (Tensor, error) {
-	t, ok := c.acts[name]
+	if t, ok := c.acts[name]; ok {
+		return t, nil
+	}
+	spec, err := c.Spec(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	t, ok := c.acts[spec.Name]
 	if !ok {
-		return Tensor{}, errors.Errorf("the run kept no activation %s", name)
+		return Tensor{}, errors.Errorf("the run kept no activation %s (RunWithCache keeps the activations it is given)", spec.Name)
 	}
 	return t, nil
+}
+
+// TL is the named activation (as Get takes it) in TransformerLens's
+// layout, batch first (model.ActivationSpec.TLShape: a row of the stream
+// is (B, T, D), the heads' outputs (B, T, H, d)): a copy, in the model's
+// dtype.
+func (c *Cache) TL(name string) (Tensor, error) {
+	t, err := c.Get(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	spec, err := c.Spec(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	v, err := spec.ToTL(t.dense())
+	if err != nil {
+		return Tensor{}, err
+	}
+	return tensorOf(v)
+}
+
+// Spec describes the activation name names (the lab's or
+// TransformerLens's name, or a glob naming one activation) in the graph
+// that ran, whether the run kept it or not.
+func (c *Cache) Spec(name string) (model.ActivationSpec, error) {
+	names, err := model.ResolveActivations(c.specs, []string{name})
+	if err != nil {
+		return model.ActivationSpec{}, err
+	}
+	if len(names) != 1 {
+		return model.ActivationSpec{}, errors.Errorf("activation %s names %d activations (%s), want one", msg.Quote(name), len(names), strings.Join(names, ", "))
+	}
+	return c.specs[slices.IndexFunc(c.specs, func(s model.ActivationSpec) bool { return s.Name == names[0] })], nil
 }
 
 // checkFinite refuses a run with a NaN or infinite attention weight (in a
@@ -166,12 +222,15 @@ func Weights(m *model.Model) []string {
 }
 
 // Circuit are the names the circuit analyses read: every layer's attention
-// weights and head outputs and the residual stream into and out of each
-// block.
+// weights and head outputs, the residual stream into and out of each
+// block and, with full blocks, each MLP's output.
 func Circuit(m *model.Model) []string {
 	names := Weights(m)
 	for l := range m.Config.Layers {
 		names = append(names, model.HeadOut(l), model.ResidPre(l), model.ResidPost(l))
+		if m.Config.MLP {
+			names = append(names, model.MLPOut(l))
+		}
 	}
 	return names
 }

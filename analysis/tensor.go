@@ -159,6 +159,14 @@ func (t Tensor) copyIn(src Tensor) {
 	copy(t.f64, src.f64)
 }
 
+// dense is t as a gorgonia tensor of t's shape, sharing its memory.
+func (t Tensor) dense() *tensor.Dense {
+	if t.f64 != nil {
+		return tensor.New(tensor.WithShape(t.Shape...), tensor.WithBacking(t.f64))
+	}
+	return tensor.New(tensor.WithShape(t.Shape...), tensor.WithBacking(t.f32))
+}
+
 // firstNonFinite is the index of the first NaN or infinity, or -1.
 func (t Tensor) firstNonFinite() int {
 	if t.f64 != nil {
