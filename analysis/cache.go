@@ -45,6 +45,22 @@ func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error
 	return run(m, b, true, names)
 }
 
+// Hook is a caller's function at an activation for RunWithHooks: Fn runs
+// at every activation Name names (a name or glob, the lab's or
+// TransformerLens's), reading it and optionally replacing it for the ops
+// downstream (model.HookFunc).
+type Hook struct {
+	Name string
+	Fn   model.HookFunc
+}
+
+// RunWithHooks is RunWithCache with hooks' functions run at their
+// activations, TransformerLens's run_with_hooks: the logits and the named
+// activations kept are those of the hooked run.
+func RunWithHooks(m *model.Model, b *data.Batch, hooks []Hook, names ...string) (*Cache, error) {
+	return run(m, b, true, names, hooks...)
+}
+
 // runMaps is RunWithCache keeping every layer's attention weights and no
 // logits, for an analysis that reads only the maps: the logits of a long
 // batch are the largest activation by far (50257 a position for GPT-2).
@@ -52,16 +68,25 @@ func runMaps(m *model.Model, b *data.Batch) (*Cache, error) {
 	return run(m, b, false, Weights(m))
 }
 
-// run is RunWithCache, with the logits kept or not.
-func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string) (*Cache, error) {
+// run is RunWithHooks, with the logits kept or not.
+func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, hooks ...Hook) (*Cache, error) {
 	specs := m.Config.Activations(b.Size, b.SeqLen)
 	names, err := model.ResolveActivations(specs, asked)
 	if err != nil {
 		return nil, err
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names})
+	hooked := make([]string, len(hooks))
+	for i, h := range hooks {
+		hooked[i] = h.Name
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names, Hooks: hooked})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the inference graph")
+	}
+	for _, h := range hooks {
+		if err := g.SetHook(h.Name, h.Fn); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -127,4 +128,52 @@ func activations(t *testing.T, m *model.Model, b *data.Batch, names []string) ma
 		}
 	}
 	return out
+}
+
+// TestRunWithHooks: a hook that returns its input leaves the logits bit
+// for bit as a run without it; one that replaces the embeddings'
+// stream (blocks.0.hook_resid_pre, TransformerLens's name) with another
+// batch's of the same positions gives exactly that batch's logits, so
+// every op downstream read the replacement; the hook sees the lab's name
+// and the graph's layout (B*T, D).
+func TestRunWithHooks(t *testing.T) {
+	m, b := namesModel(t, tensor.Float32)
+	other := &data.Batch{Size: 2, SeqLen: 4, Tokens: []int{8, 7, 6, 5, 4, 3, 2, 1}, Targets: make([]int, 8), Mask: make([]float64, 8)}
+	plain, err := RunWithCache(m, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := RunWithCache(m, other, model.ResidPre(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := theirs.Get(model.ResidPre(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	identity := func(name string, x *tensor.Dense) (*tensor.Dense, error) {
+		seen = append(seen, fmt.Sprint(name, x.Shape()))
+		return x, nil
+	}
+	same, err := RunWithHooks(m, b, []Hook{{"blocks.*.hook_resid_post", identity}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(same.Logits.Float32s()) != fmt.Sprint(plain.Logits.Float32s()) {
+		t.Error("an identity hook changed the logits")
+	}
+	if want := []string{"blocks.0.resid_post(8, 8)", "blocks.1.resid_post(8, 8)"}; !slices.Equal(seen, want) {
+		t.Errorf("the hook saw %v, want %v", seen, want)
+	}
+	replace := func(_ string, x *tensor.Dense) (*tensor.Dense, error) {
+		return stream.dense(), nil
+	}
+	swapped, err := RunWithHooks(m, b, []Hook{{"blocks.0.hook_resid_pre", replace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(swapped.Logits.Float32s()) != fmt.Sprint(theirs.Logits.Float32s()) {
+		t.Error("the logits with the other batch's embeddings hooked in are not that batch's")
+	}
 }
