@@ -255,7 +255,7 @@ func (a *MultiHeadSelfAttention) Forward(x *gorgonia.Node, in AttentionInputs) (
 func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
 	a.check(x, in)
 	p := a.name()
-	if a.Path == Gorgonia || wants(a.Tap, p+".q", p+".k", p+".v") {
+	if a.Path == Gorgonia || wants(a.Tap, p+".q_in", p+".k_in", p+".q", p+".k", p+".v") {
 		return a.forwardGorgonia(x, in)
 	}
 	sizes, kv := ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.dHead()}, a.kvHeads(a.Heads)

@@ -96,6 +96,8 @@ const (
 
 func ResidMid(l int) string   { return fmt.Sprintf("blocks.%d.resid_mid", l) }
 func AttnQ(l int) string      { return fmt.Sprintf("blocks.%d.attn.q", l) }
+func AttnQIn(l int) string    { return fmt.Sprintf("blocks.%d.attn.q_in", l) }
+func AttnKIn(l int) string    { return fmt.Sprintf("blocks.%d.attn.k_in", l) }
 func AttnK(l int) string      { return fmt.Sprintf("blocks.%d.attn.k", l) }
 func AttnV(l int) string      { return fmt.Sprintf("blocks.%d.attn.v", l) }
 func AttnScores(l int) string { return fmt.Sprintf("blocks.%d.attn.scores", l) }
@@ -183,7 +185,11 @@ func (c Config) blockActivations(l, batch, seqLen int) []ActivationSpec {
 // attentionActivations are block l's attention's, in build order. q, k
 // and v are the Gorgonia path's nodes (the fused path builds a layer
 // asking for them on that path): (B, H, T, d) each, or with kv_heads < H
-// q (H, B, T, d) and k, v (G, B, T, d).
+// q (H, B, T, d) and k, v (G, B, T, d) (TransformerLens keeps k and v at
+// the kv heads too). q and k are those the scores read, after rotary
+// positions: with rope, TransformerLens's hook_rot_q and hook_rot_k, its
+// hook_q and hook_k being q_in and k_in, before the rotation (after
+// QK-norm).
 func (c Config) attentionActivations(l, batch, seqLen int) []ActivationSpec {
 	b, h, dh := Axis{"batch", batch}, Axis{"head_index", c.Heads}, Axis{"d_head", c.DHead()}
 	t, q, k := Axis{"pos", seqLen}, Axis{"query_pos", seqLen}, Axis{"key_pos", seqLen}
@@ -204,16 +210,28 @@ func (c Config) attentionActivations(l, batch, seqLen int) []ActivationSpec {
 		kvTL = []string{"batch", "pos", "kv_head_index", "d_head"}
 	}
 	squares := []string{"batch", "head_index", "query_pos", "key_pos"}
-	return []ActivationSpec{
-		spec(AttnQ(l), "hook_q", true, headsTL, qAxes...),
-		spec(AttnK(l), "hook_k", true, kvTL, kvAxes...),
+	var qk []ActivationSpec
+	if c.PositionKind() == PositionRope {
+		qk = []ActivationSpec{
+			spec(AttnQIn(l), "hook_q", true, headsTL, qAxes...),
+			spec(AttnKIn(l), "hook_k", true, kvTL, kvAxes...),
+			spec(AttnQ(l), "hook_rot_q", true, headsTL, qAxes...),
+			spec(AttnK(l), "hook_rot_k", true, kvTL, kvAxes...),
+		}
+	} else {
+		qk = []ActivationSpec{
+			spec(AttnQ(l), "hook_q", true, headsTL, qAxes...),
+			spec(AttnK(l), "hook_k", true, kvTL, kvAxes...),
+		}
+	}
+	return append(qk, []ActivationSpec{
 		spec(AttnV(l), "hook_v", true, kvTL, kvAxes...),
 		spec(AttnScores(l), "hook_attn_scores", true, squares, b, h, q, k),
 		spec(AttnWeights(l), "hook_pattern", false, squares, b, h, q, k),
 		spec(HeadOut(l), "hook_z", false, headsTL, b, h, t, dh),
 		spec(AttnResult(l), "hook_result", true, []string{"batch", "pos", "head_index", "d_model"},
 			h, Axis{"batch", batch}, t, Axis{"d_model", c.DModel}),
-	}
+	}...)
 }
 
 // normActivations are the norm's scale and normalized rows. The scale is
