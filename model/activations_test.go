@@ -97,4 +97,3 @@ func within(t *testing.T, what string, got, want []float64, tol float64) {
 		}
 	}
 }
-
