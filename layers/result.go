@@ -11,8 +11,10 @@ import (
 // output is the attention's output (B*T, D) from the merged heads (B*T,
 // H*d): the out projection. When the Tap wants each head's result (y,
 // (B, H, T, d), through its slice of W_out: TransformerLens's hook_result)
-// it is built beside it, and when the Tap replaces it the output is the
-// sum of the results it left plus b_out.
+// it is built beside it, and when the Tap hooks it the output adds what
+// the hook changed, the sum over heads of (hooked - result): the output of
+// the results the hook left, and bit for bit the out projection's where
+// it left them as they were.
 func (a *MultiHeadSelfAttention) output(p string, y, merged *gorgonia.Node) *gorgonia.Node {
 	out := a.Out.forward(merged) // (B*T, D)
 	if !wants(a.Tap, p+".result") {
@@ -24,12 +26,10 @@ func (a *MultiHeadSelfAttention) output(p string, y, merged *gorgonia.Node) *gor
 		return out
 	}
 	b, t, d := a.Batch, a.SeqLen, a.D
-	sum := node(p + ".result_sum")(gorgonia.Sum(hooked, 0))                         // (B, T, D)
-	rows := node(p + ".result_rows")(gorgonia.Reshape(sum, tensor.Shape{b * t, d})) // (B*T, D)
-	if a.Out.Bias == nil {
-		return rows
-	}
-	return node(p + ".result_out")(gorgonia.BroadcastAdd(rows, a.Out.Bias, nil, colwise)) // (B*T, D)
+	change := node(p + ".result_change")(gorgonia.Sub(hooked, result))                     // (H, B, T, D)
+	sum := node(p + ".result_change_sum")(gorgonia.Sum(change, 0))                         // (B, T, D)
+	rows := node(p + ".result_change_rows")(gorgonia.Reshape(sum, tensor.Shape{b * t, d})) // (B*T, D)
+	return node(p + ".result_out")(gorgonia.Add(out, rows))                                // (B*T, D)
 }
 
 // result is each head's output y (B, H, T, d) through its slice of W_out

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -179,20 +180,21 @@ func (gr *Graph) Activation(name string) (*tensor.Dense, error) {
 	return denseValue(gr.Activations[spec.Name], spec.Name)
 }
 
-// SetHook makes fn the function at every hooked activation name names
-// (a lab or TransformerLens name, or a glob), from the next run on; a nil
-// fn leaves them as they are. Each must be one of Opts.Hooks.
+// SetHook makes fn the function at the hooked activation name names (a
+// lab or TransformerLens name, one of Opts.Hooks), or at every hooked
+// activation a glob names (at least one), from the next run on; a nil fn
+// leaves them as they are.
 func (gr *Graph) SetHook(name string, fn HookFunc) error {
 	names, err := ResolveActivations(gr.specs, []string{name})
 	if err != nil {
 		return errors.Wrap(err, "hook")
 	}
-	for _, n := range names {
-		h, ok := gr.hooks[n]
-		if !ok {
-			return errors.Errorf("hook %s: the graph was built without it in BuildOptions.Hooks", n)
-		}
-		h.fn = fn
+	hooked := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return gr.hooks[n] == nil })
+	if len(hooked) == 0 || len(hooked) < len(names) && !isGlob(name) {
+		return errors.Errorf("hook %s: the graph was built without it in BuildOptions.Hooks", strings.Join(names, ", "))
+	}
+	for _, n := range hooked {
+		gr.hooks[n].fn = fn
 	}
 	return nil
 }

@@ -286,7 +286,7 @@ func matchActivation(a string, s ActivationSpec) (bool, error) {
 	if a == s.Name || a == s.TL {
 		return true, nil
 	}
-	if !strings.ContainsAny(a, `*?[\`) {
+	if !isGlob(a) {
 		return false, nil
 	}
 	for _, name := range []string{s.Name, s.TL} {
@@ -300,6 +300,9 @@ func matchActivation(a string, s ActivationSpec) (bool, error) {
 	}
 	return false, nil
 }
+
+// isGlob reports whether a name holds path.Match's special characters.
+func isGlob(name string) bool { return strings.ContainsAny(name, `*?[\`) }
 
 // describeActivations names the activations of specs on one line, a
 // block's once with N for its number.
