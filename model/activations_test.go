@@ -97,3 +97,33 @@ func within(t *testing.T, what string, got, want []float64, tol float64) {
 		}
 	}
 }
+
+// TestGradientsWithEveryActivation: a Train graph that caches every
+// activation (the fused path building its attention cores and norms on
+// the Gorgonia path where they are asked, the scores through
+// ops.MaskScores) has the gradients of a plain Train graph within 1e-10 of
+// the largest, on both paths, float64, on the configurations of
+// hookFixtures (ops.MaskScores' and the hook's own gradients are held to
+// central differences in internal/ops).
+func TestGradientsWithEveryActivation(t *testing.T) {
+	for _, name := range hookFixtures {
+		m := torchModel(t, loadTorchFixture(t, name), tensor.Float64)
+		for _, path := range layers.Paths {
+			t.Run(name+"/"+string(path), func(t *testing.T) {
+				plain := runAll(t, m, path, 2, 4, BuildOptions{Train: true})
+				every := runAll(t, m, path, 2, 4, BuildOptions{Train: true, Cache: []string{"*"}})
+				want, err := plain.Gradients()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := every.Gradients()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					within(t, m.Params[i].Name, toFloat64s(got[i]), toFloat64s(want[i]), 1e-10)
+				}
+			})
+		}
+	}
+}
