@@ -25,6 +25,10 @@ type MultiHeadSelfAttention struct {
 	// Tap reads and may replace the layer's activations (q, k, v, scores,
 	// weights, head_out, result: see Tap), or nil.
 	Tap Tap
+	// ResultWeight is W_out (D, H*d) widened, for each head's result when
+	// Out reads a weight kept in its file's dtype (Linear.Stored); unused
+	// otherwise.
+	ResultWeight *gorgonia.Node
 }
 
 // Latent holds the projections of multi-head latent attention (DeepSeek-V2):

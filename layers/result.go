@@ -35,14 +35,18 @@ func (a *MultiHeadSelfAttention) output(p string, y, merged *gorgonia.Node) *gor
 // result is each head's output y (B, H, T, d) through its slice of W_out
 // (D, H*d), without b_out: (H, B, T, D), one product per head.
 func (a *MultiHeadSelfAttention) result(p string, y *gorgonia.Node) *gorgonia.Node {
+	w := a.Out.Weight
 	if a.Out.Stored != nil {
-		raise.If(errors.Errorf("attention %s: each head's result reads %s, kept in its file's dtype; widen the model first (Model.WidenStored)", p, a.Out.Weight.Name()))
+		w = a.ResultWeight
+	}
+	if w == nil || w.Graph() != y.Graph() {
+		raise.If(errors.Errorf("attention %s: each head's result needs %s as a tensor of the graph, and it is kept in its file's dtype (set ResultWeight, or widen the model: Model.WidenStored)", p, a.Out.Weight.Name()))
 	}
 	b, t, h, dh, d := a.Batch, a.SeqLen, a.Heads, a.dHead(), a.D
-	zh := node(p + ".result_z")(gorgonia.Transpose(y, 1, 0, 2, 3))                      // (H, B, T, d)
-	z := node(p + ".result_z_rows")(gorgonia.Reshape(zh, tensor.Shape{h, b * t, dh}))   // (H, B*T, d)
-	w3 := node(p + ".result_w")(gorgonia.Reshape(a.Out.Weight, tensor.Shape{d, h, dh})) // (D, H, d)
-	wh := node(p + ".result_w_heads")(gorgonia.Transpose(w3, 1, 0, 2))                  // (H, D, d)
-	flat := node(p + ".result_flat")(gorgonia.BatchedMatMul(z, wh, false, true))        // (H, B*T, D) = z W_O,h^T
-	return node(p + ".result")(gorgonia.Reshape(flat, tensor.Shape{h, b, t, d}))        // (H, B, T, D)
+	zh := node(p + ".result_z")(gorgonia.Transpose(y, 1, 0, 2, 3))                    // (H, B, T, d)
+	z := node(p + ".result_z_rows")(gorgonia.Reshape(zh, tensor.Shape{h, b * t, dh})) // (H, B*T, d)
+	w3 := node(p + ".result_w")(gorgonia.Reshape(w, tensor.Shape{d, h, dh}))          // (D, H, d)
+	wh := node(p + ".result_w_heads")(gorgonia.Transpose(w3, 1, 0, 2))                // (H, D, d)
+	flat := node(p + ".result_flat")(gorgonia.BatchedMatMul(z, wh, false, true))      // (H, B*T, D) = z W_O,h^T
+	return node(p + ".result")(gorgonia.Reshape(flat, tensor.Shape{h, b, t, d}))      // (H, B, T, D)
 }

@@ -135,6 +135,21 @@ func (t graphTap) Wants(name string) bool {
 
 func (t graphTap) At(name string, x *gorgonia.Node) *gorgonia.Node { return t.gr.point(name, x) }
 
+// resultWeight is block l's W_out widened into the graph, for its heads'
+// results when they are asked and the model keeps W_out in its file's
+// dtype (layers.MultiHeadSelfAttention.ResultWeight), else nil.
+func (gr *Graph) resultWeight(l int) *gorgonia.Node {
+	name := fmt.Sprintf("blocks.%d.attn.out.weight", l)
+	if gr.Model.Stored(name) == nil || !(graphTap{gr}).Wants(AttnResult(l)) {
+		return nil
+	}
+	w := gr.Model.Param(name)
+	if w == nil {
+		raise.If(errors.Errorf("build: %s: its mapping faulted while widening it for %s", name, AttnResult(l)))
+	}
+	return layers.NewParam(gr.G, name+".widened", w) // (D, H*d) float32
+}
+
 // checkBuilt refuses a graph that lacks an activation its table lists
 // and it was asked for: a builder that does not report it.
 func (gr *Graph) checkBuilt() error {

@@ -181,7 +181,9 @@ func TestHookFuncErrors(t *testing.T) {
 	}{
 		{func(string, *tensor.Dense) (*tensor.Dense, error) { return nil, errors.New("no patch for this row") },
 			"hook at blocks.1.resid_mid: no patch for this row"},
-		{func(string, *tensor.Dense) (*tensor.Dense, error) { return tensor.New(tensor.WithShape(2, 2), tensor.Of(tensor.Float64)), nil },
+		{func(string, *tensor.Dense) (*tensor.Dense, error) {
+			return tensor.New(tensor.WithShape(2, 2), tensor.Of(tensor.Float64)), nil
+		},
 			"hook at blocks.1.resid_mid: returned float64 (2, 2), want the activation's float64 (3, 16)"},
 	} {
 		if err := g.SetHook("blocks.1.resid_mid", c.fn); err != nil {

@@ -134,3 +134,48 @@ func sameValues(t *testing.T, what string, got []float64, want []*float64, tol f
 		}
 	}
 }
+
+// TestMappedActivations: a BF16 fixture (qwen3_bf16: QK-norm, grouped
+// heads) opened with Map, its matrices read in place by the fused path,
+// gives every activation ("*") bit for bit as the same directory read
+// into float32, each head's result included (its W_out widened into the
+// graph for it).
+func TestMappedActivations(t *testing.T) {
+	dir := filepath.Join("testdata", "qwen3_bf16")
+	copied := load(t, dir, hf.Options{}).Model
+	m := load(t, dir, hf.Options{Map: true}).Model
+	defer m.Close()
+	if !m.HasStored() {
+		t.Fatal("nothing mapped")
+	}
+	tokens := readReference(t, "qwen3_bf16").Tokens[:5]
+	run := func(m *model.Model) *model.Graph {
+		g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: len(tokens), Cache: []string{"*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Feed(tokens, tokens, make([]float64, len(tokens))); err != nil {
+			t.Fatal(err)
+		}
+		vm := g.NewMachine()
+		defer vm.Close()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	want, got := run(copied), run(m)
+	for _, name := range want.ActivationNames() {
+		w, err := want.Activation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := got.Activation(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(g.Float32s(), w.Float32s()) {
+			t.Errorf("%s differs mapped and read", name)
+		}
+	}
+}
