@@ -126,11 +126,8 @@ func tlNorm(norm string) string {
 // Activations lists every activation a graph of batch rows of seqLen
 // positions has, in build order.
 func (c Config) Activations(batch, seqLen int) []ActivationSpec {
-	b, t, d := Axis{"batch", batch}, Axis{"pos", seqLen}, Axis{"d_model", c.DModel}
-	row := func(name, tl string, width Axis) ActivationSpec {
-		return ActivationSpec{Name: name, TL: tl, Shape: tensor.Shape{batch * seqLen, width.Size},
-			Axes: []Axis{b, t, width}, TLAxes: []string{"batch", "pos", width.Name}}
-	}
+	d := Axis{"d_model", c.DModel}
+	row := func(name, tl string, width Axis) ActivationSpec { return rowSpec(name, tl, batch, seqLen, width) }
 	specs := []ActivationSpec{row(TokEmbActivation, "hook_embed", d)}
 	if k := c.PositionKind(); k == PositionLearned || k == PositionSinusoidal {
 		specs = append(specs, row(PosEmbActivation, "hook_pos_embed", d))
@@ -144,14 +141,17 @@ func (c Config) Activations(batch, seqLen int) []ActivationSpec {
 	return append(specs, row(LogitsActivation, "logits", Axis{"d_vocab", c.Vocab}))
 }
 
+// rowSpec is the spec of an activation with one row of width per token:
+// (B*T, width) in the graph, (B, T, width) in TransformerLens.
+func rowSpec(name, tl string, batch, seqLen int, width Axis) ActivationSpec {
+	return ActivationSpec{Name: name, TL: tl, Shape: tensor.Shape{batch * seqLen, width.Size},
+		Axes: []Axis{{"batch", batch}, {"pos", seqLen}, width}, TLAxes: []string{"batch", "pos", width.Name}}
+}
+
 // blockActivations are block l's activations, in build order.
 func (c Config) blockActivations(l, batch, seqLen int) []ActivationSpec {
-	b, t, d := Axis{"batch", batch}, Axis{"pos", seqLen}, Axis{"d_model", c.DModel}
-	p := fmt.Sprintf("blocks.%d.", l)
-	row := func(name, tl string, width Axis) ActivationSpec {
-		return ActivationSpec{Name: name, TL: p + tl, Shape: tensor.Shape{batch * seqLen, width.Size},
-			Axes: []Axis{b, t, width}, TLAxes: []string{"batch", "pos", width.Name}}
-	}
+	d, p := Axis{"d_model", c.DModel}, fmt.Sprintf("blocks.%d.", l)
+	row := func(name, tl string, width Axis) ActivationSpec { return rowSpec(name, p+tl, batch, seqLen, width) }
 	specs := []ActivationSpec{row(ResidPre(l), "hook_resid_pre", d)}
 	if c.PreNorms() {
 		specs = append(specs, c.normActivations(p+"ln1", batch, seqLen)...)
