@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/layers"
@@ -201,5 +202,55 @@ func TestHookFuncErrors(t *testing.T) {
 	}
 	if _, err := Build(m, BuildOptions{Batch: 1, SeqLen: 3, Cache: []string{"blocks.[0"}}); err == nil || !strings.Contains(err.Error(), `activation glob "blocks.[0"`) {
 		t.Errorf("a malformed glob: %v", err)
+	}
+}
+
+// TestHooksOnEveryMachine: a graph hooked at every activation, each
+// function scaling its activation by 1.5, gives the same logits and
+// cached activations bit for bit on the TapeMachine, the lean machine and
+// the one-shot machine (which hands released buffers on), two runs each.
+func TestHooksOnEveryMachine(t *testing.T) {
+	m := torchModel(t, loadTorchFixture(t, "llama_style"), tensor.Float32)
+	scale := func(_ string, x *tensor.Dense) (*tensor.Dense, error) {
+		v := x.Float32s()
+		for i := range v {
+			v[i] *= 1.5
+		}
+		return x, nil
+	}
+	tokens, targets, mask := randomBatch(rand.New(rand.NewPCG(7, 7)), 8, m.Config.Vocab)
+	var want []float64
+	for _, machine := range []string{"tape", "lean", "one-shot"} {
+		g, err := Build(m, BuildOptions{Batch: 2, SeqLen: 4, Hooks: []string{"*"}, Cache: []string{"blocks.1.*"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.SetHook("*", scale); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Feed(tokens, targets, mask); err != nil {
+			t.Fatal(err)
+		}
+		vm := map[string]func() gorgonia.VM{"tape": g.NewMachine, "lean": g.NewLeanMachine, "one-shot": g.NewOneShotMachine}[machine]()
+		for run := range 2 {
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			logits, err := g.LogitsValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := toFloat64s(logits)
+			for _, name := range g.Opts.Cache {
+				got = append(got, activation(t, g, name)...)
+			}
+			vm.Reset()
+			if want == nil {
+				want = got
+				continue
+			}
+			within(t, machine+" run "+string(rune('1'+run)), got, want, 0)
+		}
+		vm.Close()
 	}
 }
