@@ -25,6 +25,10 @@ type MultiHeadSelfAttention struct {
 	// Tap reads and may replace the layer's activations (q, k, v, scores,
 	// weights, head_out, result: see Tap), or nil.
 	Tap Tap
+	// ResultWeight is W_out (D, H*d) widened, for each head's result when
+	// Out reads a weight kept in its file's dtype (Linear.Stored); unused
+	// otherwise.
+	ResultWeight *gorgonia.Node
 }
 
 // Latent holds the projections of multi-head latent attention (DeepSeek-V2):
@@ -255,7 +259,7 @@ func (a *MultiHeadSelfAttention) Forward(x *gorgonia.Node, in AttentionInputs) (
 func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
 	a.check(x, in)
 	p := a.name()
-	if a.Path == Gorgonia || wants(a.Tap, p+".q", p+".k", p+".v") {
+	if a.Path == Gorgonia || wants(a.Tap, p+".q_in", p+".k_in", p+".q", p+".k", p+".v") {
 		return a.forwardGorgonia(x, in)
 	}
 	sizes, kv := ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.dHead()}, a.kvHeads(a.Heads)

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -134,6 +135,21 @@ func (t graphTap) Wants(name string) bool {
 
 func (t graphTap) At(name string, x *gorgonia.Node) *gorgonia.Node { return t.gr.point(name, x) }
 
+// resultWeight is block l's W_out widened into the graph, for its heads'
+// results when they are asked and the model keeps W_out in its file's
+// dtype (layers.MultiHeadSelfAttention.ResultWeight), else nil.
+func (gr *Graph) resultWeight(l int) *gorgonia.Node {
+	name := fmt.Sprintf("blocks.%d.attn.out.weight", l)
+	if gr.Model.Stored(name) == nil || !(graphTap{gr}).Wants(AttnResult(l)) {
+		return nil
+	}
+	w := gr.Model.Param(name)
+	if w == nil {
+		raise.If(errors.Errorf("build: %s: its mapping faulted while widening it for %s", name, AttnResult(l)))
+	}
+	return layers.NewParam(gr.G, name+".widened", w) // (D, H*d) float32
+}
+
 // checkBuilt refuses a graph that lacks an activation its table lists
 // and it was asked for: a builder that does not report it.
 func (gr *Graph) checkBuilt() error {
@@ -179,20 +195,21 @@ func (gr *Graph) Activation(name string) (*tensor.Dense, error) {
 	return denseValue(gr.Activations[spec.Name], spec.Name)
 }
 
-// SetHook makes fn the function at every hooked activation name names
-// (a lab or TransformerLens name, or a glob), from the next run on; a nil
-// fn leaves them as they are. Each must be one of Opts.Hooks.
+// SetHook makes fn the function at the hooked activation name names (a
+// lab or TransformerLens name, one of Opts.Hooks), or at every hooked
+// activation a glob names (at least one), from the next run on; a nil fn
+// leaves them as they are.
 func (gr *Graph) SetHook(name string, fn HookFunc) error {
 	names, err := ResolveActivations(gr.specs, []string{name})
 	if err != nil {
 		return errors.Wrap(err, "hook")
 	}
-	for _, n := range names {
-		h, ok := gr.hooks[n]
-		if !ok {
-			return errors.Errorf("hook %s: the graph was built without it in BuildOptions.Hooks", n)
-		}
-		h.fn = fn
+	hooked := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return gr.hooks[n] == nil })
+	if len(hooked) == 0 || len(hooked) < len(names) && !isGlob(name) {
+		return errors.Errorf("hook %s: the graph was built without it in BuildOptions.Hooks", strings.Join(names, ", "))
+	}
+	for _, n := range hooked {
+		gr.hooks[n].fn = fn
 	}
 	return nil
 }

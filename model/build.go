@@ -204,6 +204,7 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 			gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), opts))
 	}
 	attn.Tap = gr.tap()
+	attn.ResultWeight = gr.resultWeight(i)
 	if !gr.Model.Config.MLP {
 		bl := raise.Must(layers.NewBlock(nil, attn, nil, nil))
 		bl.Tap = gr.tap()

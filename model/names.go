@@ -96,6 +96,8 @@ const (
 
 func ResidMid(l int) string   { return fmt.Sprintf("blocks.%d.resid_mid", l) }
 func AttnQ(l int) string      { return fmt.Sprintf("blocks.%d.attn.q", l) }
+func AttnQIn(l int) string    { return fmt.Sprintf("blocks.%d.attn.q_in", l) }
+func AttnKIn(l int) string    { return fmt.Sprintf("blocks.%d.attn.k_in", l) }
 func AttnK(l int) string      { return fmt.Sprintf("blocks.%d.attn.k", l) }
 func AttnV(l int) string      { return fmt.Sprintf("blocks.%d.attn.v", l) }
 func AttnScores(l int) string { return fmt.Sprintf("blocks.%d.attn.scores", l) }
@@ -124,11 +126,8 @@ func tlNorm(norm string) string {
 // Activations lists every activation a graph of batch rows of seqLen
 // positions has, in build order.
 func (c Config) Activations(batch, seqLen int) []ActivationSpec {
-	b, t, d := Axis{"batch", batch}, Axis{"pos", seqLen}, Axis{"d_model", c.DModel}
-	row := func(name, tl string, width Axis) ActivationSpec {
-		return ActivationSpec{Name: name, TL: tl, Shape: tensor.Shape{batch * seqLen, width.Size},
-			Axes: []Axis{b, t, width}, TLAxes: []string{"batch", "pos", width.Name}}
-	}
+	d := Axis{"d_model", c.DModel}
+	row := func(name, tl string, width Axis) ActivationSpec { return rowSpec(name, tl, batch, seqLen, width) }
 	specs := []ActivationSpec{row(TokEmbActivation, "hook_embed", d)}
 	if k := c.PositionKind(); k == PositionLearned || k == PositionSinusoidal {
 		specs = append(specs, row(PosEmbActivation, "hook_pos_embed", d))
@@ -142,14 +141,17 @@ func (c Config) Activations(batch, seqLen int) []ActivationSpec {
 	return append(specs, row(LogitsActivation, "logits", Axis{"d_vocab", c.Vocab}))
 }
 
+// rowSpec is the spec of an activation with one row of width per token:
+// (B*T, width) in the graph, (B, T, width) in TransformerLens.
+func rowSpec(name, tl string, batch, seqLen int, width Axis) ActivationSpec {
+	return ActivationSpec{Name: name, TL: tl, Shape: tensor.Shape{batch * seqLen, width.Size},
+		Axes: []Axis{{"batch", batch}, {"pos", seqLen}, width}, TLAxes: []string{"batch", "pos", width.Name}}
+}
+
 // blockActivations are block l's activations, in build order.
 func (c Config) blockActivations(l, batch, seqLen int) []ActivationSpec {
-	b, t, d := Axis{"batch", batch}, Axis{"pos", seqLen}, Axis{"d_model", c.DModel}
-	p := fmt.Sprintf("blocks.%d.", l)
-	row := func(name, tl string, width Axis) ActivationSpec {
-		return ActivationSpec{Name: name, TL: p + tl, Shape: tensor.Shape{batch * seqLen, width.Size},
-			Axes: []Axis{b, t, width}, TLAxes: []string{"batch", "pos", width.Name}}
-	}
+	d, p := Axis{"d_model", c.DModel}, fmt.Sprintf("blocks.%d.", l)
+	row := func(name, tl string, width Axis) ActivationSpec { return rowSpec(name, p+tl, batch, seqLen, width) }
 	specs := []ActivationSpec{row(ResidPre(l), "hook_resid_pre", d)}
 	if c.PreNorms() {
 		specs = append(specs, c.normActivations(p+"ln1", batch, seqLen)...)
@@ -183,7 +185,11 @@ func (c Config) blockActivations(l, batch, seqLen int) []ActivationSpec {
 // attentionActivations are block l's attention's, in build order. q, k
 // and v are the Gorgonia path's nodes (the fused path builds a layer
 // asking for them on that path): (B, H, T, d) each, or with kv_heads < H
-// q (H, B, T, d) and k, v (G, B, T, d).
+// q (H, B, T, d) and k, v (G, B, T, d) (TransformerLens keeps k and v at
+// the kv heads too). q and k are those the scores read, after rotary
+// positions: with rope, TransformerLens's hook_rot_q and hook_rot_k, its
+// hook_q and hook_k being q_in and k_in, before the rotation (after
+// QK-norm).
 func (c Config) attentionActivations(l, batch, seqLen int) []ActivationSpec {
 	b, h, dh := Axis{"batch", batch}, Axis{"head_index", c.Heads}, Axis{"d_head", c.DHead()}
 	t, q, k := Axis{"pos", seqLen}, Axis{"query_pos", seqLen}, Axis{"key_pos", seqLen}
@@ -204,16 +210,28 @@ func (c Config) attentionActivations(l, batch, seqLen int) []ActivationSpec {
 		kvTL = []string{"batch", "pos", "kv_head_index", "d_head"}
 	}
 	squares := []string{"batch", "head_index", "query_pos", "key_pos"}
-	return []ActivationSpec{
-		spec(AttnQ(l), "hook_q", true, headsTL, qAxes...),
-		spec(AttnK(l), "hook_k", true, kvTL, kvAxes...),
+	var qk []ActivationSpec
+	if c.PositionKind() == PositionRope {
+		qk = []ActivationSpec{
+			spec(AttnQIn(l), "hook_q", true, headsTL, qAxes...),
+			spec(AttnKIn(l), "hook_k", true, kvTL, kvAxes...),
+			spec(AttnQ(l), "hook_rot_q", true, headsTL, qAxes...),
+			spec(AttnK(l), "hook_rot_k", true, kvTL, kvAxes...),
+		}
+	} else {
+		qk = []ActivationSpec{
+			spec(AttnQ(l), "hook_q", true, headsTL, qAxes...),
+			spec(AttnK(l), "hook_k", true, kvTL, kvAxes...),
+		}
+	}
+	return append(qk, []ActivationSpec{
 		spec(AttnV(l), "hook_v", true, kvTL, kvAxes...),
 		spec(AttnScores(l), "hook_attn_scores", true, squares, b, h, q, k),
 		spec(AttnWeights(l), "hook_pattern", false, squares, b, h, q, k),
 		spec(HeadOut(l), "hook_z", false, headsTL, b, h, t, dh),
 		spec(AttnResult(l), "hook_result", true, []string{"batch", "pos", "head_index", "d_model"},
 			h, Axis{"batch", batch}, t, Axis{"d_model", c.DModel}),
-	}
+	}...)
 }
 
 // normActivations are the norm's scale and normalized rows. The scale is
@@ -268,7 +286,7 @@ func matchActivation(a string, s ActivationSpec) (bool, error) {
 	if a == s.Name || a == s.TL {
 		return true, nil
 	}
-	if !strings.ContainsAny(a, `*?[\`) {
+	if !isGlob(a) {
 		return false, nil
 	}
 	for _, name := range []string{s.Name, s.TL} {
@@ -282,6 +300,9 @@ func matchActivation(a string, s ActivationSpec) (bool, error) {
 	}
 	return false, nil
 }
+
+// isGlob reports whether a name holds path.Match's special characters.
+func isGlob(name string) bool { return strings.ContainsAny(name, `*?[\`) }
 
 // describeActivations names the activations of specs on one line, a
 // block's once with N for its number.

@@ -58,7 +58,9 @@ func (d maskScoresDef) shape(s []tensor.Shape) (tensor.Shape, error) {
 	return x.Clone(), nil
 }
 
-func (d maskScoresDef) run(a *args) error { return byDtype(d, a, maskScores[float64], maskScores[float32]) }
+func (d maskScoresDef) run(a *args) error {
+	return byDtype(d, a, maskScores[float64], maskScores[float32])
+}
 
 // maskScores writes every entry of the output: a row's seen keys from its
 // scores (or, backward, its gradient), the others -Inf (backward 0).
