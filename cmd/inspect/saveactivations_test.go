@@ -16,30 +16,33 @@ import (
 	"github.com/attnscope/attnscope/open"
 )
 
-// numpyReader reads a file of activations with numpy alone (no
-// safetensors package) and prints its metadata and every tensor's name,
-// dtype, shape and values, flat, as JSON: what docs/transformerlens.md
-// shows a Python user.
-const numpyReader = `
-import json, struct, sys
-import numpy as np
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-header = json.loads(raw[8:8 + n])
-meta = header.pop("__metadata__")
-acts = {}
-for name, t in header.items():
-    lo, hi = t["data_offsets"]
-    a = np.frombuffer(raw[8 + n + lo:8 + n + hi], dtype={"F32": "<f4", "F64": "<f8"}[t["dtype"]]).reshape(t["shape"])
-    acts[name] = {"dtype": str(a.dtype), "shape": list(a.shape), "values": a.reshape(-1).tolist()}
-print(json.dumps({"names": list(header), "meta": meta, "acts": acts}))
+// numpyReader is docs/transformerlens.md's Python that reads a file of
+// activations with numpy alone (no safetensors package), on the file
+// named by its first argument, then printing its metadata and every
+// tensor's name, dtype, shape and values, flat, as JSON.
+func numpyReader(t *testing.T) string {
+	t.Helper()
+	doc := string(readAll(t, filepath.Join("..", "..", "docs", "transformerlens.md")))
+	for _, block := range strings.Split(doc, "```python\n")[1:] {
+		code, _, _ := strings.Cut(block, "```")
+		if strings.Contains(code, "np.frombuffer") {
+			code = strings.Replace(code, `open("acts.safetensors", "rb")`, "open(sys.argv[1], \"rb\")", 1)
+			return "import sys\n" + code + `print(json.dumps({"names": list(header), "meta": meta, "tokens": tokens, "labels": labels,
+    "acts": {k: {"dtype": str(a.dtype), "shape": list(a.shape), "values": a.reshape(-1).tolist()} for k, a in acts.items()}}))
 `
+		}
+	}
+	t.Fatal("docs/transformerlens.md shows no numpy reader (a python block calling np.frombuffer)")
+	return ""
+}
 
 // savedFile is what numpyReader prints.
 type savedFile struct {
-	Names []string
-	Meta  map[string]string
-	Acts  map[string]struct {
+	Names  []string
+	Meta   map[string]string
+	Tokens [][]int
+	Labels [][]string
+	Acts   map[string]struct {
 		Dtype  string
 		Shape  []int
 		Values []float64
@@ -53,7 +56,8 @@ type savedFile struct {
 // alone reads each in TransformerLens's shape, batch first, holding
 // exactly what a graph of the test's own (a TapeMachine) computes, laid
 // out by hand here (the heads' outputs from (B, H, T, d) to (B, T, H, d));
-// the metadata holds the tokens and their labels.
+// the metadata holds the tokens and their labels. The Python is
+// docs/transformerlens.md's, run as the page shows it.
 func TestSaveActivationsReadByNumpy(t *testing.T) {
 	python := tooltest.Numpy(t)
 	dir := filepath.Join("..", "..", "open", "hf", "testdata", "biased")
@@ -63,7 +67,7 @@ func TestSaveActivationsReadByNumpy(t *testing.T) {
 	if !strings.Contains(out, "wrote "+path) {
 		t.Errorf("the output does not say where the file went:\n%s", out)
 	}
-	printed, err := exec.Command(python, "-c", numpyReader, path).Output()
+	printed, err := exec.Command(python, "-c", numpyReader(t), path).Output()
 	if err != nil {
 		t.Fatalf("numpy could not read the file: %v", err)
 	}
@@ -75,8 +79,9 @@ func TestSaveActivationsReadByNumpy(t *testing.T) {
 	if !slices.Equal(got.Names, names) {
 		t.Fatalf("the file holds %v, want %v", got.Names, names)
 	}
-	if want := `[["<10>","<11>","<12>","<10>","<11>","<12>"]]`; got.Meta["tokens"] != "[[10,11,12,10,11,12]]" || got.Meta["labels"] != want {
-		t.Errorf("metadata tokens %s, labels %s; want [[10,11,12,10,11,12]] and %s", got.Meta["tokens"], got.Meta["labels"], want)
+	tokens, labels := [][]int{{10, 11, 12, 10, 11, 12}}, [][]string{{"<10>", "<11>", "<12>", "<10>", "<11>", "<12>"}}
+	if fmt.Sprint(got.Tokens) != fmt.Sprint(tokens) || fmt.Sprint(got.Labels) != fmt.Sprint(labels) {
+		t.Errorf("metadata tokens %v, labels %v; want %v and %v", got.Tokens, got.Labels, tokens, labels)
 	}
 	graph, cfg := graphActivations(t, dir, []int{10, 11, 12, 10, 11, 12}, "blocks.0.resid_post", "blocks.1.resid_post", "blocks.0.attn.head_out", "blocks.1.attn.weights", "logits")
 	T, H, d := 6, cfg.Heads, cfg.DHead()
