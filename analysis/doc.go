@@ -30,9 +30,18 @@
 //     (T, T) map as rows. The logits (B*T, V) are a Tensor too (Logits),
 //     the largest thing a run keeps. Activations are named as model names
 //     them (model.AttnWeights, model.HeadOut, model.ResidPre,
-//     model.ResidPost); Weights and Circuit list what each use reads.
+//     model.ResidPost, model.MLPOut; model.Config.Activations lists every
+//     one); every function that takes a name takes the lab's,
+//     TransformerLens's ("blocks.0.attn.hook_pattern") or a glob of either
+//     (model.ResolveActivations). Get gives an activation in the graph's
+//     layout, TL in TransformerLens's (batch first). Weights and Circuit
+//     list what each use reads. SaveNames and WriteActivations write
+//     activations as one safetensors file for numpy (inspect
+//     -save-activations).
 //   - Interventions (Ablate, Patch) use the graph's hooks
-//     (model.BuildOptions.Hooks); everything else reads a Cache. They run
+//     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
+//     functions (model.HookFunc, TransformerLens's run_with_hooks);
+//     everything else reads a Cache. They run
 //     the model once per head of those given (ablation.Heads, nil for every
 //     head) and take a progress callback (heads done of the total), nil for
 //     none; nothing here writes to a terminal. Their cost is counted before
@@ -60,7 +69,9 @@
 //     The stream between blocks (resid_pre, resid_post) is a sum of the
 //     embeddings and every sublayer's output in every norm placement and
 //     with the parallel residual, so both read it as they read a pre-norm
-//     model's; with norms after the sublayers a head's part is what it
+//     model's, and direct logit attribution reads each part from the
+//     activation that writes it (resid_pre of block 0, attn.head_out,
+//     mlp_out), never by subtraction; with norms after the sublayers a head's part is what it
 //     writes through ln1_post, whose divisor is held fixed likewise.
 //     Where the readout is not linear the results say so in words, for the
 //     views to print beside the numbers: Attribution.Readout
