@@ -184,7 +184,7 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkRunHeads(r.Training, cfg); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, s.Task.SeqLen(), o.Samples); err != nil {
+	if err := checkMemory(cfg, int(s.Model.Dtype.Size()), s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
 	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
