@@ -11,12 +11,13 @@ import (
 
 // Pass is what one forward pass over one sequence gives.
 type Pass struct {
-	Attention   Tensor // (L, H, T, T): every layer's weights, rows = queries
+	Attention   Tensor // (L, H, T, T): every layer's weights, rows = queries, in the model's dtype
 	Logits      Logits // (T, V)
 	Predictions []int  // [position] argmax of the logits
 }
 
-// Map is head h of layer l's (T, T) weights, rows = queries.
+// Map is head h of layer l's (T, T) weights, rows = queries (float64
+// copies of a float32 model's).
 func (p Pass) Map(l, h int) [][]float64 { return p.Attention.Matrix(l, h) }
 
 // Forward runs the model on one sequence (an inference graph with Batch 1):
@@ -34,31 +35,32 @@ func Forward(m *model.Model, tokens, targets []int, scored []float64) (Pass, err
 // Pass is example i of the cached run as one sequence's pass (its
 // attention weights must have been kept).
 func (c *Cache) Pass(i int) (Pass, error) {
-	cfg, t := c.Model.Config, c.Batch.SeqLen
-	p := Pass{Attention: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}},
-		Logits: c.Logits.rows(i*t, (i+1)*t)}
+	t := c.Batch.SeqLen
+	p := Pass{Logits: c.Logits.rows(i*t, (i+1)*t)}
 	var err error
-	if p.Attention.Data, err = c.exampleWeights(i); err != nil {
+	if p.Attention, err = c.exampleWeights(i); err != nil {
 		return Pass{}, err
 	}
 	p.Predictions = p.Logits.predictions()
 	return p, nil
 }
 
-// exampleWeights is example i's attention weights, every layer's (H, T, T)
-// one after the other: c.weights itself for a run of one example (shared,
-// not copied), else a copy.
-func (c *Cache) exampleWeights(i int) ([]float64, error) {
-	if c.weights != nil && c.Batch.Size == 1 {
-		return c.weights, nil
+// exampleWeights is example i's attention weights, (L, H, T, T): c.weights
+// itself for a run of one example (shared, not copied), else a copy, in
+// the model's dtype.
+func (c *Cache) exampleWeights(i int) (Tensor, error) {
+	cfg, t := c.Model.Config, c.Batch.SeqLen
+	shape := []int{cfg.Layers, cfg.Heads, t, t}
+	if c.weights.Len() > 0 && c.Batch.Size == 1 {
+		return c.weights.span(0, c.weights.Len(), shape), nil
 	}
-	var out []float64
-	for l := range c.Model.Config.Layers {
+	out := zeroTensor(c.Model.Dtype, shape)
+	for l := range cfg.Layers {
 		att, err := c.Get(model.AttnWeights(l))
 		if err != nil {
-			return nil, err
+			return Tensor{}, err
 		}
-		out = append(out, att.Block(i)...)
+		out.sub(l).copyIn(att.sub(i))
 	}
 	return out, nil
 }
@@ -67,7 +69,7 @@ func (c *Cache) exampleWeights(i int) ([]float64, error) {
 // attention averaged over the examples.
 type Pooled struct {
 	Roles  [][]heads.Result // [layer][head]
-	Mean   Tensor           // (L, H, T, T): each head's weights averaged over the examples
+	Mean   Tensor           // (L, H, T, T): each head's weights averaged over the examples, in the model's dtype
 	Sep    []bool           // positions that hold the separator in every example
 	Scored []bool           // positions every example scores (the task's mask)
 }
@@ -89,7 +91,7 @@ func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
 	}
 	allRows = allRows || data.RolesOnEveryRow(task)
 	sepID := Separator(task)
-	out := Pooled{Mean: Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}}, Sep: make([]bool, t), Scored: make([]bool, t)}
+	out := Pooled{Sep: make([]bool, t), Scored: make([]bool, t)}
 	for j := range t {
 		out.Sep[j], out.Scored[j] = sepID != heads.NoSeparator, true
 		for i := range n {
@@ -110,33 +112,33 @@ func ScoreHeads(c *Cache, task data.Task, allRows bool) (Pooled, error) {
 	if out.Roles, err = heads.Pool(weights, cfg.Layers, cfg.Heads, toks, queries, heads.Options{Separator: sepID, Brackets: data.Brackets(task)}); err != nil {
 		return Pooled{}, err
 	}
-	if out.Mean.Data, err = meanWeights(c, maps); err != nil {
+	if out.Mean, err = meanWeights(c, maps); err != nil {
 		return Pooled{}, err
 	}
 	return out, nil
 }
 
 // meanWeights is each head's weights averaged over the examples of c,
-// (L, H, T, T) (maps: every layer's weights). The mean over one example is
-// its weights, shared rather than copied (72 MB at GPT-2 small's size over
-// 256 tokens).
-func meanWeights(c *Cache, maps []Tensor) ([]float64, error) {
+// (L, H, T, T) in the model's dtype, summed in float64 (maps: every
+// layer's weights). The mean over one example is its weights, shared
+// rather than copied (38 MB at GPT-2 small's size over 256 tokens).
+func meanWeights(c *Cache, maps []Tensor) (Tensor, error) {
 	cfg, n, t := c.Model.Config, c.Batch.Size, c.Batch.SeqLen
 	if n == 1 {
 		return c.exampleWeights(0)
 	}
-	out := Tensor{Shape: []int{cfg.Layers, cfg.Heads, t, t}, Data: make([]float64, cfg.Layers*cfg.Heads*t*t)}
+	mean := make([]float64, cfg.Layers*cfg.Heads*t*t) // (L, H, T, T)
 	for l := range cfg.Layers {
 		for h := range cfg.Heads {
-			mean := out.Block(l, h)
+			at := mean[(l*cfg.Heads+h)*t*t:][:t*t]
 			for i := range n {
 				for k, w := range maps[l].Block(i, h) {
-					mean[k] += w / float64(n)
+					at[k] += w / float64(n)
 				}
 			}
 		}
 	}
-	return out.Data, nil
+	return newTensor(c.Model.Dtype, []int{cfg.Layers, cfg.Heads, t, t}, mean), nil
 }
 
 // Rows splits a flat (N, width) slice into N rows.

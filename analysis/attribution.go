@@ -48,11 +48,16 @@ type Attribution struct {
 const TopTokenCount = 3
 
 // DirectLogitAttribution computes Attribution on the examples of a cached
-// run that kept the circuit activations (Circuit).
+// run that kept the circuit activations (Circuit). Every part is read from
+// the activation that writes it into the stream, as TransformerLens's
+// decompose_resid and stack_head_results read theirs: the embeddings from
+// resid_pre of block 0, each head from its output (attn.head_out, W_O
+// applied here), each MLP from mlp_out; none is worked out by subtraction,
+// so the parts adding up to the logit is a check, not a definition.
 func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	m, b := c.Model, c.Batch
 	cfg := m.Config
-	n, t, d, dh := b.Size, b.SeqLen, cfg.DModel, cfg.DHead()
+	n, t, dh := b.Size, b.SeqLen, cfg.DHead()
 	param := func(name string) []float64 {
 		p := m.Param(name)
 		if p == nil {
@@ -69,32 +74,22 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "direct logit attribution")
 	}
+	s, err := readStreamParts(c)
+	if err != nil {
+		return nil, errors.Wrap(err, "direct logit attribution")
+	}
 	out := &Attribution{Heads: make([][]float64, cfg.Layers), Readout: AttributionReadout(cfg)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
 	}
-	res := make([][]float64, cfg.Layers+1)  // the residual stream (B*T, D) at each depth
-	outs := make([][]float64, cfg.Layers)   // each layer's head outputs (B, H, T, d), flat
-	wos := make([][]float64, cfg.Layers)    // each layer's W_O (D, H*d)
-	biases := make([][]float64, cfg.Layers) // each layer's output bias (D), or nil
-	for l := range outs {
+	wos := make([][]float64, cfg.Layers)           // each layer's W_O (D, H*d)
+	biases := make([][]float64, cfg.Layers)        // each layer's output bias (D), or nil
+	mlpPostBiases := make([][]float64, cfg.Layers) // each layer's ln2_post bias (D), or nil
+	for l := range cfg.Layers {
 		out.Heads[l] = make([]float64, cfg.Heads)
 		wos[l] = param(fmt.Sprintf("blocks.%d.attn.out.weight", l))
 		biases[l] = param(fmt.Sprintf("blocks.%d.attn.out.bias", l))
-		for _, a := range []struct {
-			name string
-			dst  *[]float64
-		}{{model.HeadOut(l), &outs[l]}, {model.ResidPre(l), &res[l]}, {model.ResidPost(l), &res[l+1]}} {
-			x, err := c.Get(a.name)
-			if err != nil {
-				return nil, errors.Wrap(err, "direct logit attribution")
-			}
-			*a.dst = x.Data
-		}
-	}
-	mlpPostBiases := make([][]float64, cfg.Layers) // each layer's ln2_post bias (D), or nil
-	if cfg.PostNorms() {
-		for l := range mlpPostBiases {
+		if cfg.PostNorms() {
 			mlpPostBiases[l] = param(fmt.Sprintf("blocks.%d.ln2_post.bias", l))
 		}
 	}
@@ -116,40 +111,34 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		// What a part x of the residual stream adds to the correct logit,
 		// through the final norm with this position's divisor, is linear
 		// in x: g . x.
-		divisor := head.divisor(res[cfg.Layers][row*d : (row+1)*d])
+		divisor := head.divisor(s.final.Block(row))
 		g := head.gradient(b.Targets[row], divisor)
 		out.Biases += head.shift(b.Targets[row])
-		out.Embeddings += kernels.Dot(g, res[0][row*d:(row+1)*d])
+		out.Embeddings += kernels.Dot(g, s.embeddings.Block(row))
 		for l := 0; l < cfg.Layers; l++ {
-			attn := 0.0           // what the layer's attention output adds, bias included
 			gl, postDiv := g, 1.0 // what the attention output is read with, and its post norm's divisor
 			if post := posts[l]; post != nil {
-				a := attentionOutput(outs[l], wos[l], biases[l], cfg.Heads, t, dh, bi, p) // (D)
+				a := attentionOutput(s.heads[l], wos[l], biases[l], bi, p) // (D)
 				postDiv = post.divisor(a)
 				gl = post.fold(slices.Clone(g), postDiv)
 				if post.normB != nil {
-					attn = kernels.Dot(g, post.normB)
-					out.Biases += attn
+					out.Biases += kernels.Dot(g, post.normB)
 				}
 			}
 			if biases[l] != nil {
-				bias := kernels.Dot(gl, biases[l])
-				out.Biases += bias
-				attn += bias
+				out.Biases += kernels.Dot(gl, biases[l])
 			}
 			clear(gw)
 			for i, gi := range gl {
 				kernels.Axpy(gi, wos[l][i*hd:(i+1)*hd], gw)
 			}
 			for h := 0; h < cfg.Heads; h++ {
-				y := outs[l][((bi*cfg.Heads+h)*t+p)*dh : ((bi*cfg.Heads+h)*t+p+1)*dh]
-				written := kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
-				out.Heads[l][h] += written
-				attn += written
+				y := s.heads[l].Block(bi, h, p)                      // (d)
+				out.Heads[l][h] += kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
 				kernels.Axpy(1/(divisor*postDiv), y, ys[l][h*dh:(h+1)*dh])
 			}
-			if cfg.MLP { // what is left of the block's change of the stream, less ln2_post's bias
-				mlp := kernels.Dot(g, res[l+1][row*d:(row+1)*d]) - kernels.Dot(g, res[l][row*d:(row+1)*d]) - attn
+			if cfg.MLP { // what mlp_out adds, less ln2_post's bias, which counts among the biases
+				mlp := kernels.Dot(g, s.mlps[l].Block(row))
 				if b2 := mlpPostBiases[l]; b2 != nil {
 					bias := kernels.Dot(g, b2)
 					out.Biases += bias
@@ -177,6 +166,38 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.Logit += out.MLPs[l]
 	}
 	return out, nil
+}
+
+// streamParts are the activations of a cached run that direct logit
+// attribution reads: what writes into the residual stream, and the final
+// stream, whose final-norm divisor it holds fixed.
+type streamParts struct {
+	embeddings Tensor   // resid_pre of block 0 (B*T, D)
+	heads      []Tensor // [layer] attn.head_out (B, H, T, d)
+	mlps       []Tensor // [layer] mlp_out (B*T, D), with full blocks
+	final      Tensor   // resid_post of the last block (B*T, D)
+}
+
+// readStreamParts reads them from c, the first missing one an error.
+func readStreamParts(c *Cache) (streamParts, error) {
+	cfg := c.Model.Config
+	var err error
+	get := func(name string) Tensor {
+		if err != nil {
+			return Tensor{}
+		}
+		var t Tensor
+		t, err = c.Get(name)
+		return t
+	}
+	s := streamParts{embeddings: get(model.ResidPre(0)), final: get(model.ResidPost(cfg.Layers - 1))}
+	for l := range cfg.Layers {
+		s.heads = append(s.heads, get(model.HeadOut(l)))
+		if cfg.MLP {
+			s.mlps = append(s.mlps, get(model.MLPOut(l)))
+		}
+	}
+	return s, err
 }
 
 // AttributionReadout says what direct logit attribution does where cfg's
@@ -277,13 +298,13 @@ func postNorms(m *model.Model) ([]*readout, error) {
 
 // attentionOutput is a layer's attention output at position p of example
 // bi, before any norm after it: W_O of its heads' outputs (outs (B, H, T,
-// d), flat) side by side, plus the output bias (nil: none). (D)
-func attentionOutput(outs, wo, bias []float64, heads, t, dh, bi, p int) []float64 {
-	hd := heads * dh
-	y := make([]float64, 0, hd) // the heads' outputs at the position, side by side
-	for h := range heads {
-		y = append(y, outs[((bi*heads+h)*t+p)*dh:][:dh]...)
+// d)) side by side, plus the output bias (nil: none). (D)
+func attentionOutput(outs Tensor, wo, bias []float64, bi, p int) []float64 {
+	var y []float64 // the heads' outputs at the position, side by side (H*d)
+	for h := range outs.Shape[1] {
+		y = append(y, outs.Block(bi, h, p)...)
 	}
+	hd := len(y)
 	a := make([]float64, len(wo)/hd)
 	for i := range a {
 		a[i] = kernels.Dot(wo[i*hd:(i+1)*hd], y)

@@ -4,35 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
-
-// Tensor is an activation read out of a run: float64 values, row-major in
-// Shape.
-type Tensor struct {
-	Shape []int
-	Data  []float64
-}
-
-// Block is the contiguous run of values at the leading indices idx: the
-// (T, T) map of Block(b, h) of an attention tensor (B, H, T, T), flat.
-func (t Tensor) Block(idx ...int) []float64 {
-	off, size := 0, len(t.Data)
-	for i, x := range idx {
-		size /= t.Shape[i]
-		off += x * size
-	}
-	return t.Data[off : off+size : off+size]
-}
-
-// Matrix is Block(idx...) as rows of the last dimension, views of Data.
-func (t Tensor) Matrix(idx ...int) [][]float64 {
-	return Rows(t.Block(idx...), t.Shape[len(t.Shape)-1])
-}
 
 // Cache is one forward pass of a batch and the activations it kept, by
 // name (model.ResidPre and kin), as TransformerLens's run_with_cache: every
@@ -45,19 +25,40 @@ type Cache struct {
 	// Graph is the summary of the graph that ran (model.Graph.Summary),
 	// for a view that describes it: no other graph is built to say so.
 	Graph model.Summary
-	acts  map[string]Tensor
+	acts  map[string]Tensor // by the lab's name
+	specs []model.ActivationSpec
 	// weights holds every layer's attention weights one layer after the
 	// other, (L, B, H, T, T), when the run kept them all: each layer's
 	// Tensor is a view of it, and so is a one-example run's Pass, which
-	// then copies nothing (72 MB at GPT-2 small's size over 256 tokens).
-	weights []float64
+	// then copies nothing (38 MB at GPT-2 small's size over 256 tokens).
+	weights Tensor
 }
 
 // RunWithCache runs m once on b and keeps the named activations (plus the
-// logits). A NaN or infinity in the attention weights or the logits is an
-// error naming where (model.NonFinite).
+// logits): each name the lab's (model.ResidPre), TransformerLens's
+// ("blocks.0.hook_resid_pre") or a glob of either ("blocks.*.attn.weights"),
+// resolved before anything is built (model.ResolveActivations); a name
+// the graph does not have is refused, listing those it has. A NaN or
+// infinity in the attention weights or the logits is an error naming where
+// (model.NonFinite).
 func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error) {
 	return run(m, b, true, names)
+}
+
+// Hook is a caller's function at an activation for RunWithHooks: Fn runs
+// at every activation Name names (a name or glob, the lab's or
+// TransformerLens's), reading it and optionally replacing it for the ops
+// downstream (model.HookFunc).
+type Hook struct {
+	Name string
+	Fn   model.HookFunc
+}
+
+// RunWithHooks is RunWithCache with hooks' functions run at their
+// activations, TransformerLens's run_with_hooks: the logits and the named
+// activations kept are those of the hooked run.
+func RunWithHooks(m *model.Model, b *data.Batch, hooks []Hook, names ...string) (*Cache, error) {
+	return run(m, b, true, names, hooks...)
 }
 
 // runMaps is RunWithCache keeping every layer's attention weights and no
@@ -67,11 +68,25 @@ func runMaps(m *model.Model, b *data.Batch) (*Cache, error) {
 	return run(m, b, false, Weights(m))
 }
 
-// run is RunWithCache, with the logits kept or not.
-func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache, error) {
-	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names})
+// run is RunWithHooks, with the logits kept or not.
+func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, hooks ...Hook) (*Cache, error) {
+	specs := m.Config.Activations(b.Size, b.SeqLen)
+	names, err := model.ResolveActivations(specs, asked)
+	if err != nil {
+		return nil, err
+	}
+	hooked := make([]string, len(hooks))
+	for i, h := range hooks {
+		hooked[i] = h.Name
+	}
+	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names, Hooks: hooked})
 	if err != nil {
 		return nil, errors.Wrap(err, "building the inference graph")
+	}
+	for _, h := range hooks {
+		if err := g.SetHook(h.Name, h.Fn); err != nil {
+			return nil, err
+		}
 	}
 	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
 		return nil, err
@@ -85,7 +100,7 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 	if err := vm.RunAll(); err != nil {
 		return nil, errors.Wrap(err, "running the model")
 	}
-	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}}
+	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}, specs: specs}
 	if c.Graph, err = g.Summary(); err != nil {
 		return nil, err
 	}
@@ -104,15 +119,9 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 		if err != nil {
 			return nil, err
 		}
-		dst := into(name)
-		data, err := model.AppendFloat64s(dst, v)
-		if err != nil {
+		if c.acts[name], err = kept(v, into(name)); err != nil {
 			return nil, errors.Wrap(err, name)
 		}
-		if dst != nil && len(data) != cap(dst) {
-			return nil, errors.Errorf("%s: %d values, want (B, H, T, T) = %d", name, len(data), cap(dst))
-		}
-		c.acts[name] = Tensor{Shape: v.Shape().Clone(), Data: data}
 	}
 	if err := c.checkFinite(keepLogits); err != nil {
 		return nil, err
@@ -120,36 +129,90 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, names []string) (*Cache
 	return c, nil
 }
 
-// weightsInto allocates c.weights when names hold every layer's attention
-// weights, and returns where an activation is converted to: an empty slice
-// over its layer's part of c.weights for a layer's weights, else nil (a
-// slice of its own).
-func (c *Cache) weightsInto(names []string) func(name string) []float64 {
+// kept is an activation's value v as the cache keeps it: copied into
+// into, its place in Cache.weights, when it has one, else v itself, in the
+// model's dtype (no copy: the graph never runs again). The logits kept by
+// name are the same memory as Cache.Logits.
+func kept(v *tensor.Dense, into Tensor) (Tensor, error) {
+	if into.Len() == 0 {
+		return tensorOf(v)
+	}
+	return into, into.copyFrom(v)
+}
+
+// weightsInto allocates c.weights, in the model's dtype, when names hold
+// every layer's attention weights, and returns where an activation is
+// kept: its layer's part of c.weights for a layer's weights, else the
+// empty Tensor (its own memory).
+func (c *Cache) weightsInto(names []string) func(name string) Tensor {
 	cfg, b := c.Model.Config, c.Batch
 	layer := map[string]int{}
 	for l := range cfg.Layers {
 		if !slices.Contains(names, model.AttnWeights(l)) {
-			return func(string) []float64 { return nil }
+			return func(string) Tensor { return Tensor{} }
 		}
 		layer[model.AttnWeights(l)] = l
 	}
-	size := b.Size * cfg.Heads * b.SeqLen * b.SeqLen // (B, H, T, T)
-	c.weights = make([]float64, cfg.Layers*size)
-	return func(name string) []float64 {
+	c.weights = zeroTensor(c.Model.Dtype, []int{cfg.Layers, b.Size, cfg.Heads, b.SeqLen, b.SeqLen})
+	return func(name string) Tensor {
 		if l, ok := layer[name]; ok {
-			return c.weights[l*size : l*size : (l+1)*size]
+			return c.weights.sub(l)
 		}
-		return nil
+		return Tensor{}
 	}
 }
 
-// Get is the named activation, which the run must have kept.
+// Get is the named activation, which the run must have kept: name is the
+// lab's or TransformerLens's, or a glob naming one activation. It is in
+// the graph's layout (model.ActivationSpec.Shape: a row of the stream is
+// (B*T, D)); TL gives TransformerLens's.
 func (c *Cache) Get(name string) (Tensor, error) {
-	t, ok := c.acts[name]
+	if t, ok := c.acts[name]; ok {
+		return t, nil
+	}
+	spec, err := c.Spec(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	t, ok := c.acts[spec.Name]
 	if !ok {
-		return Tensor{}, errors.Errorf("the run kept no activation %s", name)
+		return Tensor{}, errors.Errorf("the run kept no activation %s (RunWithCache keeps the activations it is given)", spec.Name)
 	}
 	return t, nil
+}
+
+// TL is the named activation (as Get takes it) in TransformerLens's
+// layout, batch first (model.ActivationSpec.TLShape: a row of the stream
+// is (B, T, D), the heads' outputs (B, T, H, d)): a copy, in the model's
+// dtype.
+func (c *Cache) TL(name string) (Tensor, error) {
+	t, err := c.Get(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	spec, err := c.Spec(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	v, err := spec.ToTL(t.dense())
+	if err != nil {
+		return Tensor{}, err
+	}
+	return tensorOf(v)
+}
+
+// Spec describes the activation name names (the lab's or
+// TransformerLens's name, or a glob naming one activation) in the graph
+// that ran, whether the run kept it or not.
+func (c *Cache) Spec(name string) (model.ActivationSpec, error) {
+	names, err := model.ResolveActivations(c.specs, []string{name})
+	if err != nil {
+		return model.ActivationSpec{}, err
+	}
+	if len(names) != 1 {
+		return model.ActivationSpec{}, errors.Errorf("activation %s names %d activations (%s), want one", msg.Quote(name), len(names), strings.Join(names, ", "))
+	}
+	return c.specs[slices.IndexFunc(c.specs, func(s model.ActivationSpec) bool { return s.Name == names[0] })], nil
 }
 
 // checkFinite refuses a run with a NaN or infinite attention weight (in a
@@ -162,9 +225,9 @@ func (c *Cache) checkFinite(logits bool) error {
 			continue
 		}
 		b, h, t := att.Shape[0], att.Shape[1], att.Shape[2]
-		if i := model.FirstNonFinite(att.Data); i >= 0 {
+		if i := att.firstNonFinite(); i >= 0 {
 			return model.NonFinite(c.Model, fmt.Sprintf("layer %d head %d: attention weight (query %d, key %d) of example %d is %v",
-				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.Data[i]))
+				l, i/(t*t)%h, i/t%t, i%t, i/(h*t*t)%b, att.At(i)))
 		}
 	}
 	if !logits {
@@ -184,12 +247,15 @@ func Weights(m *model.Model) []string {
 }
 
 // Circuit are the names the circuit analyses read: every layer's attention
-// weights and head outputs and the residual stream into and out of each
-// block.
+// weights and head outputs, the residual stream into and out of each
+// block and, with full blocks, each MLP's output.
 func Circuit(m *model.Model) []string {
 	names := Weights(m)
 	for l := range m.Config.Layers {
 		names = append(names, model.HeadOut(l), model.ResidPre(l), model.ResidPost(l))
+		if m.Config.MLP {
+			names = append(names, model.MLPOut(l))
+		}
 	}
 	return names
 }

@@ -451,14 +451,14 @@ func checkTopTokens(t *testing.T, m *model.Model, a *Attribution, c *Cache) {
 				if keep == 0 {
 					continue
 				}
-				x := final.Data[row*d : (row+1)*d]
+				x := final.Block(row)
 				var mean, sq float64
 				for _, xi := range x {
 					mean += xi / float64(d)
 				}
 				w := make([]float64, d)
 				bi, p := row/c.Batch.SeqLen, row%c.Batch.SeqLen
-				y := ys.Data[((bi*cfg.Heads+h)*c.Batch.SeqLen+p)*dh:][:dh]
+				y := ys.Block(bi, h, p)
 				var wMean float64
 				for i := range d {
 					for j := range dh {

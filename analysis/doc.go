@@ -20,15 +20,30 @@
 // examples).
 //
 // Conventions:
-//   - Results are flat tensors with their shape (Tensor): a layer's
-//     attention weights (B, H, T, T); Matrix gives one head's (T, T) map
-//     as rows, views of the data. The logits (B*T, V) stay in the model's
-//     dtype (Logits), widened to float64 as they are read: the largest
-//     thing a run keeps. Activations are named as
-//     model names them (model.AttnWeights, model.HeadOut, model.ResidPre,
-//     model.ResidPost); Weights and Circuit list what each use reads.
+//   - Activations are flat tensors with their shape (Tensor), in the
+//     model's dtype: float32 for a float32 model and for BF16 and F16
+//     files (which compute in float32), float64 for the lab's float64
+//     models. A cached run keeps the graph's own values, never a widened
+//     copy, so the cache takes half what a float64 one would. They are
+//     read as float64 (At, Block, Matrix: views of a float64 model's
+//     values, widened copies of a float32 one's) or in their own dtype
+//     (Float32s, Float64s); the analyses compute in float64. A layer's
+//     attention weights are (B, H, T, T), and Matrix gives one head's
+//     (T, T) map as rows. The logits (B*T, V) are a Tensor too (Logits),
+//     the largest thing a run keeps. Activations are named as model names
+//     them (model.AttnWeights, model.HeadOut, model.ResidPre,
+//     model.ResidPost, model.MLPOut; model.Config.Activations lists every
+//     one); every function that takes a name takes the lab's,
+//     TransformerLens's ("blocks.0.attn.hook_pattern") or a glob of either
+//     (model.ResolveActivations). Get gives an activation in the graph's
+//     layout, TL in TransformerLens's (batch first). Weights and Circuit
+//     list what each use reads. SaveNames and WriteActivations write
+//     activations as one safetensors file for numpy (inspect
+//     -save-activations).
 //   - Interventions (Ablate, Patch) use the graph's hooks
-//     (model.BuildOptions.Hooks); everything else reads a Cache. They run
+//     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
+//     functions (model.HookFunc, TransformerLens's run_with_hooks);
+//     everything else reads a Cache. They run
 //     the model once per head of those given (ablation.Heads, nil for every
 //     head) and take a progress callback (heads done of the total), nil for
 //     none; nothing here writes to a terminal. Their cost is counted before
@@ -56,7 +71,9 @@
 //     The stream between blocks (resid_pre, resid_post) is a sum of the
 //     embeddings and every sublayer's output in every norm placement and
 //     with the parallel residual, so both read it as they read a pre-norm
-//     model's; with norms after the sublayers a head's part is what it
+//     model's, and direct logit attribution reads each part from the
+//     activation that writes it (resid_pre of block 0, attn.head_out,
+//     mlp_out), never by subtraction; with norms after the sublayers a head's part is what it
 //     writes through ln1_post, whose divisor is held fixed likewise.
 //     Where the readout is not linear the results say so in words, for the
 //     views to print beside the numbers: Attribution.Readout

@@ -56,7 +56,7 @@ func LogitLens(c *Cache) ([]Lens, error) {
 		for chunk := range slices.Chunk(rows, lensChunk) {
 			xs := make([]float64, 0, len(chunk)*cfg.DModel)
 			for _, p := range chunk {
-				xs = append(xs, stream.Data[p*cfg.DModel:(p+1)*cfg.DModel]...)
+				xs = append(xs, stream.Block(p)...)
 			}
 			all := head.logitRows(xs)
 			for i, p := range chunk {

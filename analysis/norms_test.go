@@ -177,7 +177,7 @@ func TestTopTokensThroughPostNorms(t *testing.T) {
 						head, whole := make([]float64, d), make([]float64, d) // W_O^h y, and W_O y + b_O
 						for i := range d {
 							for hh := range cfg.Heads {
-								y := ys.Data[((bi*cfg.Heads+hh)*tt+p)*dh:][:dh]
+								y := ys.Block(bi, hh, p)
 								for j := range dh {
 									v := wo[i*cfg.Heads*dh+hh*dh+j] * y[j]
 									whole[i] += v
@@ -190,7 +190,7 @@ func TestTopTokensThroughPostNorms(t *testing.T) {
 								whole[i] += bo[i]
 							}
 						}
-						x := final.Data[row*d : (row+1)*d]
+						x := final.Block(row)
 						read := norm(norm(head, whole, post), x, param("ln_f.weight"))
 						for k := range sums {
 							for i := range d {

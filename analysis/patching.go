@@ -115,14 +115,14 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, hs ablation.Heads,
 	cb := clean.Batch.Head(n)
 	corrupt = corrupt.Head(n)
 	hooks := make([]string, cfg.Layers)
-	cleanHeads := make([][]float64, cfg.Layers)
+	cleanHeads := make([]Tensor, cfg.Layers) // (B, H, T, d): the first n examples are the patched batch's
 	for l := range hooks {
 		hooks[l] = model.HeadOut(l)
 		y, err := clean.Get(hooks[l])
 		if err != nil {
 			return nil, errors.Wrap(err, "activation patching")
 		}
-		cleanHeads[l] = y.Data[:len(y.Data)/clean.Batch.Size*n] // the first n examples: (B, H, T, d)
+		cleanHeads[l] = y
 	}
 	g, err := model.Build(m, model.BuildOptions{Batch: n, SeqLen: t, Hooks: hooks})
 	if err != nil {
@@ -185,7 +185,7 @@ func Patch(clean *Cache, task data.Task, corrupt *data.Batch, hs ablation.Heads,
 		if err != nil {
 			return 0, err
 		}
-		iv.ReplaceHead(h, pos, func(i int) float64 { return cleanHeads[l][i] })
+		iv.ReplaceHead(h, pos, func(i int) float64 { return cleanHeads[l].At(i) })
 		patched, err := run()
 		return (patched - p.CorruptedLogit) / gap, err
 	}

@@ -71,18 +71,16 @@ func (p *rolesProbe) Measure(step int) (runlog.Record, error) {
 	if err := p.vm.RunAll(); err != nil {
 		return runlog.RolesRecord{}, errors.Wrap(err, "running the head roles graph")
 	}
-	cfg, t := p.graph.Model.Config, p.graph.Opts.SeqLen
-	att := make([]Tensor, cfg.Layers)
+	cfg := p.graph.Model.Config
+	att := make([]Tensor, cfg.Layers) // (B, H, T, T) each, the machine's own values, read before its next run
 	for l := range att {
 		v, err := p.graph.Activation(model.AttnWeights(l))
 		if err != nil {
 			return runlog.RolesRecord{}, err
 		}
-		data, err := model.Float64s(v)
-		if err != nil {
+		if att[l], err = tensorOf(v); err != nil {
 			return runlog.RolesRecord{}, err
 		}
-		att[l] = Tensor{Shape: []int{len(p.tokens), cfg.Heads, t, t}, Data: data}
 	}
 	maps := func(l, b, h int) [][]float64 { return att[l].Matrix(b, h) }
 	results, err := heads.Pool(maps, cfg.Layers, cfg.Heads, p.tokens, p.queries, p.opts)

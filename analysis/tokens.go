@@ -36,6 +36,15 @@ func RunTokensWithCache(m *model.Model, seqs [][]int, names ...string) (*Cache, 
 	return RunWithCache(m, tokenBatch(seqs), names...)
 }
 
+// RunTokensWithHooks is RunWithHooks on sequences of token ids alone, as
+// RunTokensWithCache takes them.
+func RunTokensWithHooks(m *model.Model, seqs [][]int, hooks []Hook, names ...string) (*Cache, error) {
+	if err := checkSequences(m.Config, seqs); err != nil {
+		return nil, err
+	}
+	return RunWithHooks(m, tokenBatch(seqs), hooks, names...)
+}
+
 // checkSequences refuses sequences a forward cannot run, naming the
 // sequence and position at fault.
 func checkSequences(cfg model.Config, seqs [][]int) error {

@@ -22,6 +22,13 @@ type MultiHeadSelfAttention struct {
 	Latent                  *Latent // multi-head latent attention's projections, or nil
 	Out                     *Linear // H*d -> D
 	AttentionOptions
+	// Tap reads and may replace the layer's activations (q, k, v, scores,
+	// weights, head_out, result: see Tap), or nil.
+	Tap Tap
+	// ResultWeight is W_out (D, H*d) widened, for each head's result when
+	// Out reads a weight kept in its file's dtype (Linear.Stored); unused
+	// otherwise.
+	ResultWeight *gorgonia.Node
 }
 
 // Latent holds the projections of multi-head latent attention (DeepSeek-V2):
@@ -97,15 +104,11 @@ func (o AttentionOptions) kvHeads(heads int) int {
 //	Dropout   (B, H, T, T)  0 or 1/(1-p), multiplies the weights before they
 //	                        meet v (drawn by the caller from its own seeded
 //	                        RNG, see FillDropoutMask)
-//	HeadOut   a Hook on the head outputs y (B, H, T, d) before the head
-//	          merge: y*Mask + Fill
 //
-// A head mask of ones and a fill of zeros change nothing; mask 0 with fill 0
-// removes a head (zero ablation); mask 0 with the head's mean output puts
-// that in its place (mean ablation).
+// Interventions on the head outputs (ablating a head, patching one in from
+// another run) go through the layer's Tap at "<layer>.head_out".
 type AttentionInputs struct {
 	KeyMask, Dropout *gorgonia.Node
-	HeadOut          *Hook
 }
 
 // AttentionOutput is what Forward built.
@@ -113,7 +116,7 @@ type AttentionInputs struct {
 //	Out      (B*T, D)      the layer's output, after the output projection
 //	Weights  (B, H, T, T)  softmax(q k^T / sqrt(d)) over allowed keys, rows =
 //	                       queries, columns = keys, before dropout
-//	Heads    (B, H, T, d)  each head's weighted sum of v, before the HeadOut hook
+//	Heads    (B, H, T, d)  each head's weighted sum of v, as the Tap left it
 type AttentionOutput struct {
 	Out, Weights, Heads *gorgonia.Node
 }
@@ -238,8 +241,13 @@ func (a *MultiHeadSelfAttention) project(p string, x *gorgonia.Node) *gorgonia.N
 //	                       see (causal: keys <= its position; KeyMask: keys
 //	                       not padded); hidden keys get exactly 0
 //	Heads    (B, H, T, d)  Weights (times Dropout) · v
-//	Out      (B*T, D)      Heads (through the HeadOut hook) merged back
-//	                       to (B*T, D), then W_out, b_out
+//	Out      (B*T, D)      Heads merged back to (B*T, D), then W_out, b_out
+//
+// With a Tap, each of q, k, v (after rotary positions), the scores (scaled,
+// soft-capped, biased and masked: ops.MaskScores), the weights, the head
+// outputs and each head's result (its head output through its slice of
+// W_out, (H, B, T, D)) goes through it where it is computed; q, k, v and
+// the scores and result are built only when the Tap wants them.
 //
 // Which nodes each path writes is in the package doc and gorgonia.go; both
 // compute the same function of the same weights.
@@ -250,10 +258,11 @@ func (a *MultiHeadSelfAttention) Forward(x *gorgonia.Node, in AttentionInputs) (
 
 func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) AttentionOutput {
 	a.check(x, in)
-	if a.Path == Gorgonia {
+	p := a.name()
+	if a.Path == Gorgonia || wants(a.Tap, p+".q_in", p+".k_in", p+".q", p+".k", p+".v") {
 		return a.forwardGorgonia(x, in)
 	}
-	p, sizes, kv := a.name(), ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.dHead()}, a.kvHeads(a.Heads)
+	sizes, kv := ops.Heads{B: a.Batch, T: a.SeqLen, H: a.Heads, D: a.dHead()}, a.kvHeads(a.Heads)
 	qkv := a.normalizeQKV(p, a.project(p, x)) // (B*T, H*d + 2*G*d)
 	var heads *gorgonia.Node
 	if kv == a.Heads {
@@ -264,11 +273,11 @@ func (a *MultiHeadSelfAttention) forward(x *gorgonia.Node, in AttentionInputs) A
 	if len(a.RotaryFreqs) > 0 {
 		heads = node(p + ".rotated")(ops.Rotary(heads, a.RotaryFreqs, 0)) // (3, B, H, T, d): q, k turned by position
 	}
-	scores := node(p + ".scores")(ops.AttnScores(heads))                               // (B, H, T, T) = q k^T
-	weights := a.weights(p, scores, in.KeyMask)                                        // (B, H, T, T)
-	y := node(p + ".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads)) // (B, H, T, d) = w v
-	merged := node(p + ".merged")(ops.MergeHeads(a.ablate(p, y, in)))                  // (B*T, H*d)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}     // (B*T, D)
+	scores := node(p + ".scores")(ops.AttnScores(heads))                                                       // (B, H, T, T) = q k^T
+	weights := a.weights(p, scores, in.KeyMask)                                                                // (B, H, T, T)
+	y := at(a.Tap, p+".head_out", node(p+".context")(ops.AttnApply(a.dropout(p, weights, in.Dropout), heads))) // (B, H, T, d) = w v
+	merged := node(p + ".merged")(ops.MergeHeads(y))                                                           // (B*T, H*d)
+	return AttentionOutput{Out: a.output(p, y, merged), Weights: weights, Heads: y}                            // (B*T, D)
 }
 
 // dHead is d, the width of one head.
@@ -284,9 +293,6 @@ func (a *MultiHeadSelfAttention) check(x *gorgonia.Node, in AttentionInputs) {
 	if in.Dropout != nil && !in.Dropout.Shape().Eq(tensor.Shape{b, h, t, t}) {
 		raise.If(errors.Errorf("attention: dropout mask shape %v, want (%d, %d, %d, %d)", in.Dropout.Shape(), b, h, t, t))
 	}
-	if in.HeadOut != nil {
-		in.HeadOut.check(tensor.Shape{b, h, t, a.dHead()}, "the head outputs")
-	}
 }
 
 // dropout multiplies the weights by the dropout mask, when there is one,
@@ -296,13 +302,4 @@ func (a *MultiHeadSelfAttention) dropout(p string, weights, mask *gorgonia.Node)
 		return weights
 	}
 	return node(p + ".dropped")(gorgonia.HadamardProd(weights, mask)) // (B, H, T, T)
-}
-
-// ablate passes the head outputs y through the HeadOut hook, when there is
-// one.
-func (a *MultiHeadSelfAttention) ablate(p string, y *gorgonia.Node, in AttentionInputs) *gorgonia.Node {
-	if in.HeadOut == nil {
-		return y
-	}
-	return raise.Must(in.HeadOut.Apply(p+".head_hooked", y)) // (B, H, T, d)
 }

@@ -26,6 +26,11 @@ type Block struct {
 	MLP      FeedForward
 	LN2Post  Norm
 	Parallel bool
+	// Tap reads and may replace the block's attn_out (what the attention
+	// adds to the stream, after its post norm), resid_mid (the stream
+	// between the sublayers; none with Parallel) and mlp_out, each named
+	// after the block ("blocks.0.attn_out"), or nil.
+	Tap Tap
 }
 
 // Norm is a block's normalisation of each row of x (N, D), a LayerNorm or
@@ -105,18 +110,19 @@ func (bl *Block) Forward(x *gorgonia.Node, in AttentionInputs) (built BlockOutpu
 // decoding step's): x (rows, D) through both sublayers, their norms and
 // the residual adds, as the Block's comment writes them.
 func (bl *Block) around(x *gorgonia.Node, attend func(*gorgonia.Node) *gorgonia.Node) *gorgonia.Node {
+	b := parentOf(bl.Attn.name())
 	if bl.MLP == nil {
-		return bl.residual(x, attend(x), "attn_residual") // (rows, D)
+		return bl.residual(x, at(bl.Tap, b+".attn_out", attend(x)), "attn_residual") // (rows, D)
 	}
-	attn := normed(bl.LN1Post, attend(normed(bl.LN1, x))) // (rows, D)
+	attn := at(bl.Tap, b+".attn_out", normed(bl.LN1Post, attend(normed(bl.LN1, x)))) // (rows, D)
 	if bl.Parallel {
-		mlp := bl.MLP.forward(bl.LN2.forward(x))                                              // (rows, D)
-		both := node(parentOf(bl.Attn.name()) + ".parallel_sum")(bl.Attn.Path.Add(mlp, attn)) // (rows, D): GPT-NeoX's order
-		return bl.residual(x, both, "mlp_residual")                                           // (rows, D)
+		mlp := at(bl.Tap, b+".mlp_out", bl.MLP.forward(bl.LN2.forward(x))) // (rows, D)
+		both := node(b + ".parallel_sum")(bl.Attn.Path.Add(mlp, attn))     // (rows, D): GPT-NeoX's order
+		return bl.residual(x, both, "mlp_residual")                        // (rows, D)
 	}
-	x = bl.residual(x, attn, "attn_residual")                    // (rows, D)
-	mlp := normed(bl.LN2Post, bl.MLP.forward(normed(bl.LN2, x))) // (rows, D)
-	return bl.residual(x, mlp, "mlp_residual")                   // (rows, D)
+	x = at(bl.Tap, b+".resid_mid", bl.residual(x, attn, "attn_residual"))                  // (rows, D)
+	mlp := at(bl.Tap, b+".mlp_out", normed(bl.LN2Post, bl.MLP.forward(normed(bl.LN2, x)))) // (rows, D)
+	return bl.residual(x, mlp, "mlp_residual")                                             // (rows, D)
 }
 
 // normed is n's forward of x, or x when there is no norm n.

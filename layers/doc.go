@@ -56,10 +56,26 @@
 //     ".q_cols" and ".k_cols" (Slice), joined with ".v_cols" into
 //     ".qk_norm" by Concat), ".scores" (BatchedMatMul), ".weights",
 //     ".context" (BatchedMatMul), ".context_bthd" (Transpose), ".merged"
-//     (Reshape) and ".out". Both add ".dropped" with a dropout mask,
-//     ".head_masked", ".head_ablated" with a head mask, and ".capped" (the
-//     soft-capped scores, scores.go: ops.SoftCap, or ".capped.tanh_arg",
-//     ".capped.tanh" and ".capped" on the Gorgonia path) with a soft-cap.
+//     (Reshape) and ".out". Both add ".dropped" with a dropout mask and
+//     ".capped" (the soft-capped scores, scores.go: ops.SoftCap, or
+//     ".capped.tanh_arg", ".capped.tanh" and ".capped" on the Gorgonia
+//     path) with a soft-cap; when the Tap wants them, ".scores_masked"
+//     (ops.MaskScores: the scores as TransformerLens's hook_attn_scores,
+//     which the softmax then reads) and ".result" (each head's output
+//     through its slice of W_out, result.go, with ".result_change" when
+//     the Tap hooks it).
+//   - A layer's Tap (tap.go) is how a graph's builder reads and may
+//     replace its activations: the layer calls Tap.At at each, named after
+//     the layer (".q", ".k", ".v" and with rotary positions ".q_in",
+//     ".k_in"; ".scores", ".weights", ".head_out", ".result"; a norm's
+//     ".scale" and ".normalized"; an MLP's ".pre", ".pre_linear",
+//     ".post"; a block's ".attn_out", ".resid_mid", ".mlp_out"), and goes
+//     on with the node At returns. What a plain forward of the fused path
+//     does not compute is built only when Tap.Wants it: q, k and v put
+//     that layer's attention core on the Gorgonia path (its projections
+//     stay fused), a norm's scale (and an RMSNorm's normalized rows) put
+//     that norm on it; a plain forward builds the same nodes with or
+//     without a Tap.
 //   - Block nodes, named after the block ("blocks.0"): ".attn_residual"
 //     and ".mlp_residual" (the residual adds), ".parallel_sum" (the
 //     parallel residual's mlp + attn); its norms are named by their

@@ -14,6 +14,9 @@ import (
 type GeGLU struct {
 	Gate, Up, Down *Linear
 	Path           Path // which ops the gating is written with; "" is Fused (the projections have their own)
+	// Tap reads and may replace "<mlp>.pre" (Gate's output), "<mlp>.pre_linear" (Up's)
+	// and "<mlp>.post" (the gated product), or nil.
+	Tap Tap
 }
 
 // NewGeGLU checks gate and up map D to one F and down maps it back.
@@ -40,9 +43,10 @@ func (s *GeGLU) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 }
 
 func (s *GeGLU) forward(x *gorgonia.Node) *gorgonia.Node {
-	gate := s.Gate.forward(x) // (N, F)
-	up := s.Up.forward(x)     // (N, F)
-	name := parentOf(prefixOf(s.Gate.Weight)) + ".geglu"
+	p := parentOf(prefixOf(s.Gate.Weight))
+	gate := at(s.Tap, p+".pre", s.Gate.forward(x))    // (N, F)
+	up := at(s.Tap, p+".pre_linear", s.Up.forward(x)) // (N, F)
+	name := p + ".geglu"
 	var h *gorgonia.Node
 	if s.Path == Gorgonia {
 		gelu := geluGorgonia(gate, name+".gelu")        // (N, F)
@@ -50,5 +54,5 @@ func (s *GeGLU) forward(x *gorgonia.Node) *gorgonia.Node {
 	} else {
 		h = node(name)(ops.GeGLU(gate, up)) // (N, F)
 	}
-	return s.Down.forward(h) // (N, D)
+	return s.Down.forward(at(s.Tap, p+".post", h)) // (N, D)
 }

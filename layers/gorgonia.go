@@ -50,31 +50,36 @@ func (e *Embedding) forwardGorgonia(ids *gorgonia.Node) *gorgonia.Node {
 func (l *LayerNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	p := prefixOf(l.Weight)
 	invD := scalar(x.Graph(), x.Dtype(), 1/float64(l.D))
-	mean := node(p + ".mean")(gorgonia.Mul(node(p+".sum")(gorgonia.Sum(x, 1)), invD)) // (N)
-	centered := node(p + ".centered")(gorgonia.BroadcastSub(x, mean, nil, rowwise))   // (N, D)
-	sq := node(p + ".sq")(gorgonia.Square(centered))                                  // (N, D)
-	return scaleRows(p, centered, sq, l.Weight, l.Bias, "var", "std", l.Eps)          // (N, D)
+	mean := node(p + ".mean")(gorgonia.Mul(node(p+".sum")(gorgonia.Sum(x, 1)), invD))      // (N)
+	centered := node(p + ".centered")(gorgonia.BroadcastSub(x, mean, nil, rowwise))        // (N, D)
+	sq := node(p + ".sq")(gorgonia.Square(centered))                                       // (N, D)
+	return scaleRows(p, centered, sq, l.Weight, l.Bias, "var", "std", l.Eps, l.Tap, false) // (N, D)
 }
 
 // forwardGorgonia is y = x / sqrt(mean(x^2) + eps) * (offset + w), row by
 // row, with Square, Sum, Sqrt and broadcast arithmetic.
 func (l *RMSNorm) forwardGorgonia(x *gorgonia.Node) *gorgonia.Node {
 	p := prefixOf(l.Weight)
-	sq := node(p + ".sq")(gorgonia.Square(x))                                             // (N, D)
-	return scaleRows(p, x, sq, offsetWeight(l.Weight, l.Offset), nil, "ms", "rms", l.Eps) // (N, D)
+	sq := node(p + ".sq")(gorgonia.Square(x))                                                          // (N, D)
+	return scaleRows(p, x, sq, offsetWeight(l.Weight, l.Offset), nil, "ms", "rms", l.Eps, l.Tap, true) // (N, D)
 }
 
 // scaleRows is what LayerNorm and RMSNorm share on the Gorgonia path:
 // x / sqrt(mean(sq) + eps) * w [+ b] row by row, for sq = x^2, the mean of
 // each row of sq named p.<stat> and its square root p.<root>. A nil b adds
-// no bias.
-func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps float64) *gorgonia.Node {
+// no bias. The root goes through tap as p.scale (TransformerLens's
+// hook_scale), and with tapNormed the rows divided by it as p.normalized
+// (an RMSNorm's hook_normalized, before the weight).
+func scaleRows(p string, x, sq, w, b *gorgonia.Node, stat, root string, eps float64, tap Tap, tapNormed bool) *gorgonia.Node {
 	g, dt := x.Graph(), x.Dtype()
 	invD := scalar(g, dt, 1/float64(x.Shape()[1]))
 	mean := node(p + "." + stat)(gorgonia.Mul(node(p+".sq_sum")(gorgonia.Sum(sq, 1)), invD)) // (N)
 	meanEps := node(p + "." + stat + "_eps")(gorgonia.Add(mean, scalar(g, dt, eps)))         // (N)
-	r := node(p + "." + root)(gorgonia.Sqrt(meanEps))                                        // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
+	r := at(tap, p+".scale", node(p+"."+root)(gorgonia.Sqrt(meanEps)))                       // (N); not InverseSqrt, whose gradient is wrong (TestUpstreamInverseSqrtGradient)
 	normed := node(p + ".normed")(gorgonia.BroadcastHadamardDiv(x, r, nil, rowwise))         // (N, D)
+	if tapNormed {
+		normed = at(tap, p+".normalized", normed) // (N, D)
+	}
 	if b == nil {
 		return node(p)(gorgonia.BroadcastHadamardProd(normed, w, nil, colwise)) // (N, D)
 	}
@@ -89,21 +94,22 @@ func (a *MultiHeadSelfAttention) forwardGorgonia(x *gorgonia.Node, in AttentionI
 	qkv := a.normalizeWhole(p, a.project(p, x)) // (B*T, H*d + 2*G*d) = x W_qkv^T + b_qkv [, QK-norm with All]
 	var weights, y *gorgonia.Node
 	if kv := a.kvHeads(h); kv == h {
-		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh})) // (B, T, 3, H, d)
-		heads := node(p + ".heads")(gorgonia.Transpose(qkv5, 2, 0, 3, 1, 4))             // (3, B, H, T, d)
-		q := a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0))))              // (B, H, T, d)
-		k := a.key(p, node(p+".k")(gorgonia.Slice(heads, gorgonia.S(1))))                // (B, H, T, d)
-		v := node(p + ".v")(gorgonia.Slice(heads, gorgonia.S(2)))                        // (B, H, T, d)
-		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))         // (B, H, T, T) = q k^T
+		qkv5 := node(p + ".qkv_5d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, 3, h, dh}))       // (B, T, 3, H, d)
+		heads := node(p + ".heads")(gorgonia.Transpose(qkv5, 2, 0, 3, 1, 4))                   // (3, B, H, T, d)
+		q := at(a.Tap, p+".q", a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0))))) // (B, H, T, d)
+		k := at(a.Tap, p+".k", a.key(p, node(p+".k")(gorgonia.Slice(heads, gorgonia.S(1)))))   // (B, H, T, d)
+		v := at(a.Tap, p+".v", node(p+".v")(gorgonia.Slice(heads, gorgonia.S(2))))             // (B, H, T, d)
+		scores := node(p + ".scores")(gorgonia.BatchedMatMul(q, k, false, true))               // (B, H, T, T) = q k^T
 		// This package's op: Gorgonia's last-axis SoftMax is NaN on large rows (TestUpstreamSoftmaxLastAxisBug).
 		weights = a.weights(p, scores, in.KeyMask)                                             // (B, H, T, T)
 		y = node(p + ".context")(gorgonia.BatchedMatMul(a.dropout(p, weights, in.Dropout), v)) // (B, H, T, d) = w v
 	} else {
 		weights, y = a.groupedGorgonia(p, qkv, kv, in)
 	}
-	bthd := node(p + ".context_bthd")(gorgonia.Transpose(a.ablate(p, y, in), 0, 2, 1, 3)) // (B, T, H, d)
-	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, h * dh}))    // (B*T, H*d)
-	return AttentionOutput{Out: a.Out.forward(merged), Weights: weights, Heads: y}        // (B*T, D) = merged W_out^T + b_out
+	y = at(a.Tap, p+".head_out", y)                                                    // (B, H, T, d)
+	bthd := node(p + ".context_bthd")(gorgonia.Transpose(y, 0, 2, 1, 3))               // (B, T, H, d)
+	merged := node(p + ".merged")(gorgonia.Reshape(bthd, tensor.Shape{b * t, h * dh})) // (B*T, H*d)
+	return AttentionOutput{Out: a.output(p, y, merged), Weights: weights, Heads: y}    // (B*T, D) = merged W_out^T + b_out
 }
 
 // groupedGorgonia is grouped-query attention with G = kv key and value
@@ -115,9 +121,9 @@ func (a *MultiHeadSelfAttention) groupedGorgonia(p string, qkv *gorgonia.Node, k
 	dh, g := a.dHead(), h/kv
 	heads4 := node(p + ".qkv_4d")(gorgonia.Reshape(qkv, tensor.Shape{b, t, h + 2*kv, dh}))       // (B, T, H+2G, d)
 	heads := node(p + ".heads")(gorgonia.Transpose(heads4, 2, 0, 1, 3))                          // (H+2G, B, T, d)
-	q := a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h))))                       // (H, B, T, d)
-	k := a.key(p, a.kvSlice(p+".k", heads, h, kv))                                               // (G, B, T, d)
-	v := a.kvSlice(p+".v", heads, h+kv, kv)                                                      // (G, B, T, d)
+	q := at(a.Tap, p+".q", a.query(p, node(p+".q")(gorgonia.Slice(heads, gorgonia.S(0, h)))))    // (H, B, T, d)
+	k := at(a.Tap, p+".k", a.key(p, a.kvSlice(p+".k", heads, h, kv)))                            // (G, B, T, d)
+	v := at(a.Tap, p+".v", a.kvSlice(p+".v", heads, h+kv, kv))                                   // (G, B, T, d)
 	q5 := node(p + ".q_groups")(gorgonia.Reshape(q, tensor.Shape{kv, g, b, t, dh}))              // (G, g, B, T, d)
 	qg := node(p + ".q_bg")(gorgonia.Transpose(q5, 2, 0, 1, 3, 4))                               // (B, G, g, T, d)
 	qg = node(p + ".q_stacked")(gorgonia.Reshape(qg, tensor.Shape{b, kv, g * t, dh}))            // (B, G, g*T, d)

@@ -22,6 +22,10 @@ type LayerNorm struct {
 	Weight *gorgonia.Node // (D)
 	Bias   *gorgonia.Node // (D) or nil
 	Path   Path           // which ops Forward writes; "" is Fused
+	// Tap reads and may replace the norm's scale (sqrt(var + Eps) per row,
+	// built on the Gorgonia path when wanted) and its output ("normalized"),
+	// or nil.
+	Tap Tap
 }
 
 // NewLayerNorm checks that weight is a vector and bias, unless nil, one of
@@ -44,10 +48,11 @@ func (l *LayerNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 
 func (l *LayerNorm) forward(x *gorgonia.Node) *gorgonia.Node {
 	checkRows("layer norm", l.Weight, x)
-	if l.Path == Gorgonia {
-		return l.forwardGorgonia(x)
+	p := prefixOf(l.Weight)
+	if l.Path == Gorgonia || wants(l.Tap, p+".scale") {
+		return at(l.Tap, p+".normalized", l.forwardGorgonia(x)) // (N, D)
 	}
-	return node(prefixOf(l.Weight))(ops.LayerNorm(x, l.Weight, l.Bias, l.Eps)) // (N, D)
+	return at(l.Tap, p+".normalized", node(p)(ops.LayerNorm(x, l.Weight, l.Bias, l.Eps))) // (N, D)
 }
 
 // checkRows raises unless x is (N, D) for a norm's weight (D).

@@ -13,6 +13,7 @@ type MLP struct {
 	FC, Proj   *Linear
 	Activation Activation // "" is GELUTanh
 	Path       Path       // which ops the activation is written with; "" is Fused (FC and Proj have their own)
+	Tap        Tap        // reads and may replace "<mlp>.pre" (FC's output) and "<mlp>.post" (the activation's), or nil
 }
 
 // NewMLP checks the two projections chain back to the input width and the
@@ -37,7 +38,8 @@ func (m *MLP) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 }
 
 func (m *MLP) forward(x *gorgonia.Node) *gorgonia.Node {
-	h := m.FC.forward(x)                                               // (N, F)
-	h = m.Activation.apply(h, m.Path, parentOf(prefixOf(m.FC.Weight))) // (N, F)
-	return m.Proj.forward(h)                                           // (N, D)
+	p := parentOf(prefixOf(m.FC.Weight))
+	h := at(m.Tap, p+".pre", m.FC.forward(x))                  // (N, F)
+	h = at(m.Tap, p+".post", m.Activation.apply(h, m.Path, p)) // (N, F)
+	return m.Proj.forward(h)                                   // (N, D)
 }

@@ -89,12 +89,23 @@ func (a *MultiHeadSelfAttention) normalizeWhole(p string, qkv *gorgonia.Node) *g
 // query and key finish the Gorgonia path's q or k of some heads (..., T,
 // d) after the split, p being the layer's name: QK-norm, then rotary
 // positions, each when the layer has it.
+// With rotary positions the Tap sees them before the rotation too, as
+// p.q_in and p.k_in.
 func (a *MultiHeadSelfAttention) query(p string, q *gorgonia.Node) *gorgonia.Node {
-	return a.rotate(p+".q", a.QKNorm.queries(p+".q_norm", q))
+	return a.rotate(p+".q", a.beforeRotary(p+".q_in", a.QKNorm.queries(p+".q_norm", q)))
 }
 
 func (a *MultiHeadSelfAttention) key(p string, k *gorgonia.Node) *gorgonia.Node {
-	return a.rotate(p+".k", a.QKNorm.keys(p+".k_norm", k))
+	return a.rotate(p+".k", a.beforeRotary(p+".k_in", a.QKNorm.keys(p+".k_norm", k)))
+}
+
+// beforeRotary passes q or k through the Tap as name when the layer has
+// rotary positions, and returns it as it is otherwise.
+func (a *MultiHeadSelfAttention) beforeRotary(name string, x *gorgonia.Node) *gorgonia.Node {
+	if len(a.RotaryFreqs) == 0 {
+		return x
+	}
+	return at(a.Tap, name, x)
 }
 
 // decodeQuery and decodeKey are query and key for a decoding step's q or
@@ -132,6 +143,6 @@ func rmsNormGorgonia(name string, x, w *gorgonia.Node, eps float64) *gorgonia.No
 	dh := s[len(s)-1]
 	rows := node(name + ".in_rows")(gorgonia.Reshape(x, tensor.Shape{s.TotalSize() / dh, dh})) // (N, d)
 	sq := node(name + ".rows.sq")(gorgonia.Square(rows))                                       // (N, d)
-	normed := scaleRows(name+".rows", rows, sq, w, nil, "ms", "rms", eps)                      // (N, d)
+	normed := scaleRows(name+".rows", rows, sq, w, nil, "ms", "rms", eps, nil, false)          // (N, d)
 	return node(name)(gorgonia.Reshape(normed, s))                                             // (..., d)
 }

@@ -19,6 +19,10 @@ type RMSNorm struct {
 	Offset float64        // added to Weight: 1 for Gemma's (1 + w), else 0
 	Weight *gorgonia.Node // (D)
 	Path   Path           // which ops Forward writes; "" is Fused
+	// Tap reads and may replace the norm's scale (sqrt(mean(x^2) + Eps)
+	// per row) and x divided by it ("normalized", before the weight), each
+	// built on the Gorgonia path when wanted, or nil.
+	Tap Tap
 }
 
 // NewRMSNorm checks that weight is a vector; Eps starts at LayerNormEps.
@@ -43,7 +47,8 @@ func (l *RMSNorm) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 
 func (l *RMSNorm) forward(x *gorgonia.Node) *gorgonia.Node {
 	checkRows("rms norm", l.Weight, x)
-	if l.Path == Gorgonia {
+	p := prefixOf(l.Weight)
+	if l.Path == Gorgonia || wants(l.Tap, p+".scale", p+".normalized") {
 		return l.forwardGorgonia(x)
 	}
 	return node(prefixOf(l.Weight))(ops.RMSNorm(x, offsetWeight(l.Weight, l.Offset), l.Eps)) // (N, D)

@@ -41,13 +41,21 @@ func (a *MultiHeadSelfAttention) scale() float64 {
 
 // weights is the masked softmax of the scores q kᵀ (B, H, T, T) on either
 // path: of scale·scores, or with a soft-cap of cap·tanh(scale·scores/cap),
-// the cap taken before the mask hides any key (Gemma 2's order).
+// the cap taken before the mask hides any key (Gemma 2's order). When the
+// Tap wants the scores as TransformerLens holds them (scaled, capped,
+// biased, -Inf where hidden: ops.MaskScores), the softmax reads those.
 func (a *MultiHeadSelfAttention) weights(p string, scores, keyMask *gorgonia.Node) *gorgonia.Node {
-	if a.SoftCap == 0 {
-		return node(p + ".weights")(ops.MaskedSoftmax(scores, keyMask, a.mask(), a.scale())) // (B, H, T, T)
+	scale := a.scale()
+	if a.SoftCap > 0 {
+		scores, scale = softCap(a.Path, p+".capped", scores, scale, a.SoftCap), 1 // (B, H, T, T)
 	}
-	capped := softCap(a.Path, p+".capped", scores, a.scale(), a.SoftCap)         // (B, H, T, T)
-	return node(p + ".weights")(ops.MaskedSoftmax(capped, keyMask, a.mask(), 1)) // (B, H, T, T)
+	if !wants(a.Tap, p+".scores") {
+		return at(a.Tap, p+".weights", node(p+".weights")(ops.MaskedSoftmax(scores, keyMask, a.mask(), scale))) // (B, H, T, T)
+	}
+	mask := a.mask()
+	masked := at(a.Tap, p+".scores", node(p+".scores_masked")(ops.MaskScores(scores, keyMask, mask, scale))) // (B, H, T, T)
+	mask.Slopes = nil                                                                                        // in the masked scores already
+	return at(a.Tap, p+".weights", node(p+".weights")(ops.MaskedSoftmax(masked, keyMask, mask, 1)))          // (B, H, T, T)
 }
 
 // decodeWeights is weights for a decoding step's scores (B, G, g, C+1),

@@ -13,6 +13,9 @@ import (
 type SwiGLU struct {
 	Gate, Up, Down *Linear
 	Path           Path // which ops the gating is written with; "" is Fused (the projections have their own)
+	// Tap reads and may replace "<mlp>.pre" (Gate's output), "<mlp>.pre_linear" (Up's)
+	// and "<mlp>.post" (the gated product), or nil.
+	Tap Tap
 }
 
 // NewSwiGLU checks gate and up map D to one F and down maps it back.
@@ -41,9 +44,10 @@ func (s *SwiGLU) Forward(x *gorgonia.Node) (y *gorgonia.Node, err error) {
 }
 
 func (s *SwiGLU) forward(x *gorgonia.Node) *gorgonia.Node {
-	gate := s.Gate.forward(x) // (N, F)
-	up := s.Up.forward(x)     // (N, F)
-	name := parentOf(prefixOf(s.Gate.Weight)) + ".swiglu"
+	p := parentOf(prefixOf(s.Gate.Weight))
+	gate := at(s.Tap, p+".pre", s.Gate.forward(x))    // (N, F)
+	up := at(s.Tap, p+".pre_linear", s.Up.forward(x)) // (N, F)
+	name := p + ".swiglu"
 	var h *gorgonia.Node
 	if s.Path == Gorgonia {
 		sig := node(name + ".sigmoid")(gorgonia.Sigmoid(gate))         // (N, F)
@@ -52,5 +56,5 @@ func (s *SwiGLU) forward(x *gorgonia.Node) *gorgonia.Node {
 	} else {
 		h = node(name)(ops.SwiGLU(gate, up)) // (N, F)
 	}
-	return s.Down.forward(h) // (N, D)
+	return s.Down.forward(at(s.Tap, p+".post", h)) // (N, D)
 }

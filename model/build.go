@@ -18,11 +18,15 @@ type BuildOptions struct {
 	SeqLen     int  // T, 1 <= T <= Config.Context
 	Train      bool // also builds gradients (gorgonia.Grad) and, when Config.Dropout > 0, dropout mask inputs
 	KeyPadding bool // adds a (B, T) key padding mask input (1 keep, 0 padded)
-	// Cache names the activations (see ResidPre and kin) the machine keeps
-	// readable after a run (Graph.Activation).
+	// Cache names the activations the machine keeps readable after a run
+	// (Graph.Activation), Hooks those a caller's function may read and
+	// replace (Graph.SetHook, Graph.Hook): each name the lab's
+	// (blocks.5.attn.weights), TransformerLens's
+	// (blocks.5.attn.hook_pattern) or a glob of either
+	// (blocks.*.attn.weights); see Config.Activations. Build resolves them
+	// into lab names. The activations a plain forward of the fused path
+	// does not compute (ActivationSpec.OnDemand) are built only when named.
 	Cache []string
-	// Hooks names the activations a run may intervene on (Graph.Hook): the
-	// residual stream into or out of a block, or a block's head outputs.
 	Hooks []string
 }
 
@@ -45,8 +49,9 @@ type Graph struct {
 	// can keep (Opts.Cache) or intervene on (Opts.Hooks).
 	Activations map[string]*gorgonia.Node
 
-	hooks map[string]*layers.Hook // by activation name, for Opts.Hooks
-	grads []*gorgonia.Node        // d Loss / d Params[i] when Opts.Train
+	specs []ActivationSpec // every activation the graph has (Config.Activations)
+	hooks map[string]*hook // by activation name, for Opts.Hooks
+	grads []*gorgonia.Node // d Loss / d Params[i] when Opts.Train
 }
 
 // Names of the graph's input nodes; parameters are named as in ParamSpecs.
@@ -90,14 +95,16 @@ func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "build")
 	}
+	gr = &Graph{Model: m, Opts: opts, Path: path, Activations: map[string]*gorgonia.Node{}}
+	if err := gr.resolveNames(); err != nil {
+		return nil, err
+	}
 	defer raise.Catch(&err)
-	gr = &Graph{G: gorgonia.NewGraph(), Model: m, Opts: opts, Path: path,
-		Activations: map[string]*gorgonia.Node{}, hooks: map[string]*layers.Hook{}}
+	gr.G = gorgonia.NewGraph()
 	params, posIDs := gr.inputs()
-	x := gr.forward(params, posIDs)                                    // (B*T, D)
-	gr.Logits = gr.capLogits(raise.Must(gr.lmHead(params).Forward(x))) // (B*T, V)
-	gr.keep(LogitsActivation, gr.Logits)
-	raise.If(gr.checkNames())
+	x := gr.forward(params, posIDs)                                                                // (B*T, D)
+	gr.Logits = gr.point(LogitsActivation, gr.capLogits(raise.Must(gr.lmHead(params).Forward(x)))) // (B*T, V)
+	raise.If(gr.checkBuilt())
 	// This project's op on both paths: Gorgonia's last-axis LogSoftMax is wrong (TestUpstreamLogSoftmaxLastAxisBug).
 	gr.Loss = node(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)) // scalar
 	if opts.Train {
@@ -156,23 +163,22 @@ func (gr *Graph) gradients() {
 // forward adds the embeddings and blocks and returns the final hidden state
 // (B*T, D), after ln_f when the model has one.
 func (gr *Graph) forward(params map[string]*gorgonia.Node, posIDs *gorgonia.Node) *gorgonia.Node {
-	cfg, b, t := gr.Model.Config, gr.Opts.Batch, gr.Opts.SeqLen
-	x := gr.scaleEmbedding(raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens))) // (B*T, D)
+	cfg := gr.Model.Config
+	tok := gr.point(TokEmbActivation, raise.Must(gr.embedding(params["tok_emb.weight"]).Forward(gr.Tokens))) // (B*T, D)
+	x := gr.scaleEmbedding(tok)                                                                              // (B*T, D)
 	if table := gr.positionTable(params); table != nil {
-		pos := raise.Must(gr.embedding(table).Forward(posIDs)) // (B*T, D)
-		x = node(EmbedName)(gr.Path.Add(x, pos))               // (B*T, D)
+		pos := gr.point(PosEmbActivation, raise.Must(gr.embedding(table).Forward(posIDs))) // (B*T, D)
+		x = node(EmbedName)(gr.Path.Add(x, pos))                                           // (B*T, D)
 	}
 	for i := 0; i < cfg.Layers; i++ {
 		x = gr.point(ResidPre(i), x) // (B*T, D)
-		in := layers.AttentionInputs{KeyMask: gr.KeyMask, HeadOut: gr.hookAt(HeadOut(i), tensor.Shape{b, cfg.Heads, t, cfg.DHead()})}
+		in := layers.AttentionInputs{KeyMask: gr.KeyMask}
 		if gr.DropoutMasks != nil {
 			in.Dropout = gr.DropoutMasks[i]
 		}
 		block, err := gr.block(params, i).Forward(x, in)
 		raise.If(errors.Wrapf(err, "build: block %d", i))
-		gr.keep(AttnWeights(i), block.Attn.Weights) // (B, H, T, T)
-		gr.keep(HeadOut(i), block.Attn.Heads)       // (B, H, T, d)
-		x = gr.point(ResidPost(i), block.Out)       // (B*T, D)
+		x = gr.point(ResidPost(i), block.Out) // (B*T, D)
 	}
 	if !cfg.MLP {
 		return x
@@ -197,10 +203,14 @@ func (gr *Graph) block(params map[string]*gorgonia.Node, i int) *layers.Block {
 		attn = raise.Must(layers.NewMultiHeadSelfAttention(gr.Opts.Batch, gr.Opts.SeqLen, cfg.Heads,
 			gr.linear(params, p+"attn.qkv"), gr.linear(params, p+"attn.out"), opts))
 	}
+	attn.Tap = gr.tap()
+	attn.ResultWeight = gr.resultWeight(i)
 	if !gr.Model.Config.MLP {
-		return raise.Must(layers.NewBlock(nil, attn, nil, nil))
+		bl := raise.Must(layers.NewBlock(nil, attn, nil, nil))
+		bl.Tap = gr.tap()
+		return bl
 	}
-	bl := &layers.Block{Attn: attn, MLP: gr.mlp(params, p+"mlp"), Parallel: cfg.ParallelResidual}
+	bl := &layers.Block{Attn: attn, MLP: gr.mlp(params, p+"mlp"), Parallel: cfg.ParallelResidual, Tap: gr.tap()}
 	if cfg.PreNorms() {
 		bl.LN1, bl.LN2 = gr.norm(params, p+"ln1"), gr.norm(params, p+"ln2")
 	}
@@ -239,11 +249,11 @@ func (gr *Graph) norm(params map[string]*gorgonia.Node, name string) layers.Norm
 	w, eps := params[name+".weight"], gr.Model.Config.Eps()
 	if gr.Model.Config.NormKind() == NormRMS {
 		l := raise.Must(layers.NewRMSNorm(w))
-		l.Eps, l.Path, l.Offset = eps, gr.Path, gr.Model.Config.NormScaleOffset()
+		l.Eps, l.Path, l.Offset, l.Tap = eps, gr.Path, gr.Model.Config.NormScaleOffset(), gr.tap()
 		return l
 	}
 	l := raise.Must(layers.NewLayerNorm(w, params[name+".bias"]))
-	l.Eps, l.Path = eps, gr.Path
+	l.Eps, l.Path, l.Tap = eps, gr.Path, gr.tap()
 	return l
 }
 
@@ -254,11 +264,14 @@ func (gr *Graph) mlp(params map[string]*gorgonia.Node, name string) layers.FeedF
 	var mlp layers.FeedForward
 	switch kind := gr.Model.Config.ActivationKind(); kind {
 	case ActivationSwiGLU:
-		mlp = raise.Must(layers.NewSwiGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+		s := raise.Must(layers.NewSwiGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+		s.Tap, mlp = gr.tap(), s
 	case ActivationGeGLU:
-		mlp = raise.Must(layers.NewGeGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+		s := raise.Must(layers.NewGeGLU(gr.linear(params, name+".gate"), gr.linear(params, name+".up"), gr.linear(params, name+".down")))
+		s.Tap, mlp = gr.tap(), s
 	default:
-		mlp = raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.Activation(kind)))
+		s := raise.Must(layers.NewMLP(gr.linear(params, name+".fc"), gr.linear(params, name+".proj"), layers.Activation(kind)))
+		s.Tap, mlp = gr.tap(), s
 	}
 	mlp.SetPath(gr.Path)
 	return mlp

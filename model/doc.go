@@ -41,6 +41,23 @@
 //     weights, bit for bit, on every machine.
 //   - Token ids, targets and loss masks are flat (B*T) vectors in row-major
 //     (batch, position) order.
+//   - Activations (names.go, activations.go): Config.Activations is the
+//     table of every activation a graph has, TransformerLens's hook points
+//     in its from_pretrained_no_processing values (nothing folded): each
+//     under the lab's name (blocks.5.attn.weights, the graph's node names)
+//     and TransformerLens's (blocks.5.attn.hook_pattern), with its shape
+//     in the graph and TransformerLens's axes (ActivationSpec.ToTL turns a
+//     value into TransformerLens's layout, batch first).
+//     ResolveActivations is the one lookup: every place that takes an
+//     activation's name (BuildOptions.Cache and Hooks, Graph.Activation,
+//     Graph.ActivationSpec, Graph.SetHook, Graph.Hook) takes either name
+//     or a glob of either (blocks.*.attn.weights), and refuses one the
+//     graph has not, listing those it has. Activations a plain forward of
+//     the fused path does not compute (q, k, v after rotary positions, the
+//     pre-softmax scores, each head's result, norm scales) are built only
+//     when named. A hook is a Go function (HookFunc) run at an activation
+//     on every run, reading it and optionally replacing it for the ops
+//     downstream; the mask and fill Intervention is one such function.
 //   - Model.Tensors gives the weights as safetensors tensors, by those names
 //     and layouts, for package checkpoint to write (their __metadata__
 //     carries the run config, its "model" member a Config).

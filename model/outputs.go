@@ -23,8 +23,7 @@ import (
 func Float64s(v gorgonia.Value) ([]float64, error) { return AppendFloat64s(nil, v) }
 
 // AppendFloat64s is Float64s appended to dst, in its memory when it has
-// the room (the decoder's logits at every step, the layers' attention
-// weights of analysis.Cache, side by side in one slice).
+// the room (the decoder's logits at every step).
 func AppendFloat64s(dst []float64, v gorgonia.Value) ([]float64, error) {
 	if v == nil {
 		return nil, errors.New("no value")
@@ -40,8 +39,8 @@ func AppendFloat64s(dst []float64, v gorgonia.Value) ([]float64, error) {
 		src := d.Float32s()
 		out := slices.Grow(dst, len(src))[:len(dst)+len(src)]
 		to := out[len(dst):]
-		// Both cores: the logits and maps of a forward over 256 tokens of
-		// GPT-2 small's shape are 22 million values.
+		// Both cores: a batch of 32 rows of GPT-2's logits is 1.6 million
+		// values.
 		kernels.ParallelFor(len(src), 1, func(lo, hi int) {
 			for i, x := range src[lo:hi] {
 				to[lo+i] = float64(x)

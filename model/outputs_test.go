@@ -116,16 +116,18 @@ func TestOutputsErrors(t *testing.T) {
 	cfg := testConfig(false, layers.Fused)
 	m := mustNew(t, cfg, tensor.Float64, 1)
 	eval := mustBuild(t, m, BuildOptions{Batch: 1, SeqLen: 3})
-	for _, name := range []string{AttnWeights(cfg.Layers), HeadOut(0)} {
-		if _, err := eval.Activation(name); err == nil || !strings.Contains(err.Error(), "built without it in BuildOptions.Cache") {
-			t.Errorf("Activation(%s) of a graph that does not keep it: %v", name, err)
+	if _, err := eval.Activation(HeadOut(0)); err == nil || !strings.Contains(err.Error(), "built without it in BuildOptions.Cache") {
+		t.Errorf("Activation(%s) of a graph that does not keep it: %v", HeadOut(0), err)
+	}
+	has := `the graph has tok_emb, pos_emb, blocks.N.{resid_pre, attn.q, attn.k, attn.v, attn.scores, attn.weights, attn.head_out, attn.result, attn_out, resid_post} for N in 0..1, logits`
+	if _, err := eval.Activation(AttnWeights(cfg.Layers)); err == nil || !strings.Contains(err.Error(), `no activation "blocks.2.attn.weights": `+has) {
+		t.Errorf("Activation of a layer the graph does not have: %v", err)
+	}
+	for _, opts := range []BuildOptions{{Cache: []string{"blocks.9.attn.weights"}}, {Hooks: []string{"blocks.*.mlp_out"}}} {
+		opts.Batch, opts.SeqLen = 1, 3
+		if _, err := Build(m, opts); err == nil || !strings.Contains(err.Error(), has) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("a name the graph does not have (%v): %v", opts, err)
 		}
-	}
-	if _, err := Build(m, BuildOptions{Batch: 1, SeqLen: 3, Cache: []string{"blocks.9.attn.weights"}}); err == nil || !strings.Contains(err.Error(), `no activation "blocks.9.attn.weights" to cache (the graph has blocks.0.resid_pre, blocks.0.attn.weights`) {
-		t.Errorf("a Cache name the graph does not have: %v", err)
-	}
-	if _, err := Build(m, BuildOptions{Batch: 1, SeqLen: 3, Hooks: []string{AttnWeights(0)}}); err == nil || !strings.Contains(err.Error(), `no activation "blocks.0.attn.weights" to hook`) {
-		t.Errorf("a hook on the weights: %v", err)
 	}
 	if err := eval.DrawDropout(0.5, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Errorf("DrawDropout on an eval graph: %v", err)

@@ -31,13 +31,13 @@ func checkSamples(n int) error {
 
 // checkMemory refuses a number of scoring examples of t tokens whose batch
 // would not fit: the weights and the inference graph's values
-// (InferenceBytes), and the float64 copy of every attention map ScoreHeads
-// reads.
-func checkMemory(cfg model.Config, t, samples int) error {
+// (InferenceBytes), and the cache's copy of every attention map ScoreHeads
+// reads, in the model's dtype (elem bytes a value).
+func checkMemory(cfg model.Config, elem, t, samples int) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
-	return model.CheckMemory(at.InferenceBytes(samples)+8*maps,
+	return model.CheckMemory(at.InferenceBytes(samples)+float64(elem)*maps,
 		fmt.Sprintf("-examples %d: scoring the heads of this model (%s of %s) on examples of %s", samples, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), msg.Count(t, "token")),
 		"use a smaller -examples")
 }

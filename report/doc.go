@@ -37,7 +37,10 @@
 //     the page adds one run of its held-out examples, and its graph
 //     summary is the scoring run's (analysis.Cache.Graph), never a graph
 //     built for the summary. Report.Passes records each forward, for the
-//     tests that count them.
+//     tests that count them. Options.Activations (-save-activations) adds
+//     a forward of its own on the sequence shown, batch 1, keeping those
+//     activations for WriteActivations; the names are resolved and the
+//     file's memory checked with the other options.
 //   - A model trained elsewhere has no run (Subject.Run is nil): the
 //     views ask what they need, never where it comes from. examplesOf says
 //     once where the examples come from (a lab run's task, or the text

@@ -67,9 +67,10 @@ func TestShownIsAnExampleRow(t *testing.T) {
 	if !slices.Equal(r.Forward.Predictions, alone.Predictions) {
 		t.Errorf("predictions %v in the shared run, %v alone", r.Forward.Predictions, alone.Predictions)
 	}
-	for i, w := range alone.Attention.Data {
-		if d := math.Abs(w - r.Forward.Attention.Data[i]); d > 1e-5 {
-			t.Fatalf("attention value %d is %g in the shared run, %g alone", i, r.Forward.Attention.Data[i], w)
+	shared := r.Forward.Attention.Float64s()
+	for i, w := range alone.Attention.Float64s() {
+		if d := math.Abs(w - shared[i]); d > 1e-5 {
+			t.Fatalf("attention value %d is %g in the shared run, %g alone", i, shared[i], w)
 		}
 	}
 }

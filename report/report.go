@@ -37,6 +37,9 @@ type Options struct {
 	Ablate        bool          // also remove each head in turn on the run's held-out set
 	Ablation      ablation.Mode // what replaces a removed head's output; "": zero
 	AllLogits     bool          // the JSON document holds every logit even for a wide vocabulary
+	// Activations are the activations WriteActivations saves, each a name
+	// or glob, the lab's or TransformerLens's, run on the sequence shown.
+	Activations []string
 	// Page also computes what the HTML page adds: held-out examples, the
 	// forward graph's summary and the curves of the run directories (Runs:
 	// the first with its head roles, the others' curves beside it;
@@ -118,6 +121,10 @@ type Report struct {
 	// (examples.ofRun).
 	runExamples bool
 	tok         tokenizer.Tokenizer // the model's (Subject.Tokenizer), for the tokens' texts
+	// saved are the activations to save (Options.Activations) and
+	// savedRun the run on the sequence shown that kept them.
+	saved    []analysis.Saved
+	savedRun *analysis.Cache
 }
 
 // Build checks every option against the opened model s before a graph is
@@ -158,6 +165,9 @@ func Build(s Subject, o Options) (*Report, error) {
 	if r.Sequence, err = example(shown, r.Config, given{tokens, tokensFlag(o), r.RolesOnGiven}, o.Seed); err != nil {
 		return nil, err
 	}
+	if err := r.checkSave(s.Model); err != nil {
+		return nil, err
+	}
 	return r, r.analyse(s)
 }
 
@@ -174,7 +184,7 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkRunHeads(r.Training, cfg); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(cfg, s.Task.SeqLen(), o.Samples); err != nil {
+	if err := checkMemory(cfg, int(s.Model.Dtype.Size()), s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
 	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
@@ -226,6 +236,9 @@ func (r *Report) analyse(s Subject) error {
 		if r.Ablation, err = r.ablate(s); err != nil {
 			return err
 		}
+	}
+	if err := r.runSaved(m); err != nil {
+		return err
 	}
 	for _, param := range m.Params {
 		r.Params += param.Len()

@@ -103,7 +103,7 @@ func stepWeightBytes(m *model.Model) float64 {
 // measureMaps times reps forwards of m over t random tokens of one
 // sequence keeping every layer's attention weights, after one untimed
 // one: analysis.RunWithCache (a graph built, run once and its maps read
-// out as float64 at every call, what inspect does) and the run alone of one graph built
+// out in the model's dtype at every call, what inspect does) and the run alone of one graph built
 // with the weights cached, on its lean machine. forwards/s. No position
 // is scored: the loss, which PyTorch's side does not compute, costs
 // nothing.
@@ -173,7 +173,7 @@ func (e *inferenceExtras) printMaps(w io.Writer, opts options) {
 	for _, r := range []struct {
 		name  string
 		rates []float64
-	}{{"analysis.RunWithCache (graph built, run once, maps read as float64)", e.whole}, {"one graph run again (model.Build, lean machine)", e.reruns}} {
+	}{{"analysis.RunWithCache (graph built, run once, maps kept in the model's dtype)", e.whole}, {"one graph run again (model.Build, lean machine)", e.reruns}} {
 		torch, ratio := "-", "-"
 		if threads > 0 {
 			torch, ratio = fmt.Sprintf("%.2f (%d)", best, threads), fmt.Sprintf("%.2fx", median(r.rates)/best)

@@ -109,7 +109,7 @@ print(json.dumps({"decode": torch.cat(steps).reshape(-1).tolist(), "forward": lo
 			runPython(t, python, script, &got, torchDecodeDict(cfg, cfg.Context), writeWeights(t, m), tokensJSON(tokens))
 			checkClose(t, "decoded logits", got.Decode, pass.Logits.Float64s(), 2e-5)
 			checkClose(t, "forward logits", got.Forward, pass.Logits.Float64s(), 2e-5)
-			checkClose(t, "attention maps", got.Maps, pass.Attention.Data, 5e-5)
+			checkClose(t, "attention maps", got.Maps, pass.Attention.Float64s(), 5e-5)
 		})
 	}
 }

@@ -8,6 +8,7 @@
 //	        [-layer LIST] [-head LIST] [-json] [-png FILE] [-html FILE [-run DIR]]
 //	        [-color auto|always|never]
 //	        [-examples N] [-seed S] [-all-rows] [-path fused|gorgonia]
+//	        [-save-activations FILE.safetensors -activations NAMES]
 //	inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
 //	inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
 //	inspect -run DIR [-json] [-png FILE]
@@ -88,6 +89,15 @@
 //     the curves of metrics.jsonl from -run DIR or, when it has one, the
 //     checkpoint's directory. It refuses a path that is the checkpoint, the
 //     metrics it reads or not a regular file, before anything is computed.
+//   - -save-activations writes the activations -activations names
+//     (comma-separated, each the lab's name, TransformerLens's or a glob
+//     of either), of a forward of its own on the sequence shown (batch 1),
+//     as one safetensors file (report.WriteActivations): each under the
+//     name asked, in TransformerLens's shape (batch first) and the model's
+//     dtype, the tokens and their labels in its metadata. A name the model
+//     does not have is refused, listing those it has, before the model
+//     runs; the file follows the output rule, written atomically
+//     (docs/transformerlens.md).
 //   - -path runs the checkpoint on the fused or the gorgonia attention path
 //     (default: its own model.attention); both give the same view. -graph
 //     prints the expression graph instead of the heads (model.Graph.Summary:

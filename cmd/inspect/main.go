@@ -33,6 +33,7 @@ type options struct {
 	json         bool
 	png          string
 	html         string
+	save         string // -save-activations: the safetensors file of the activations -activations names
 	color        string
 	ablation     string // how a removed head is replaced: zero or mean
 	summary      bool   // print only the model and the heads' table
@@ -47,6 +48,7 @@ type options struct {
 const usage = `usage: inspect MODEL [-tokens IDS] [-layer LIST] [-head LIST] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-examples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
+               [-save-activations FILE.safetensors -activations NAMES]
        inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
        inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
        inspect -run DIR [-run DIR ...] [-json] [-png FILE]
@@ -59,6 +61,9 @@ Hugging Face directory or a nanoGPT ckpt.pt. -json and -png write the same
 as data and as an image; -html writes it all as one interactive page that
 opens offline. -ablate also runs the run's held-out set once per head with
 that head removed and lists the heads by how much the loss rises.
+-save-activations writes the activations -activations names (the lab's or
+TransformerLens's names, or globs: blocks.*.hook_resid_post) on the
+sequence shown, in TransformerLens's shapes, for numpy to read.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz. -run DIR alone shows a training run: its loss and
 accuracy curves, and each head's strongest role through training with the
@@ -103,6 +108,8 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) of the heads -layer and -head select instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
+	fs.StringVar(&o.save, "save-activations", "", "also write the activations -activations names, on the sequence shown, to this safetensors file (TransformerLens's shapes, batch first; the tokens and their labels in its metadata)")
+	fs.Func("activations", "with -save-activations: the activations to save, comma-separated, each a name or glob, the lab's (blocks.0.attn.weights) or TransformerLens's (blocks.0.attn.hook_pattern, blocks.*.hook_resid_post)", activationsFlag(&o.r.Activations))
 	fs.Func("run", "alone: show this run directory's curves and head roles through training (repeat -run to draw several runs together); with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)", func(dir string) error {
 		o.r.Runs = append(o.r.Runs, dir)
 		o.run = o.r.Runs[0]
@@ -204,6 +211,9 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 	if err := checkOutput("-html", o.html, o.inputs()); err != nil {
 		return err
 	}
+	if err := checkOutput("-save-activations", o.save, o.inputs()); err != nil {
+		return err
+	}
 	o.r.Page = o.html != ""
 	return checkFlagUse(fs, *o)
 }
@@ -223,12 +233,34 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.New(`-text is empty: give the text to show (leave it out for an example of the task)`)
 	case o.png != "" && !strings.EqualFold(filepath.Ext(o.png), ".png"):
 		return errors.Errorf("-png %s: writes a PNG image; give a file name ending in .png", msg.Quote(o.png))
+	case o.save != "" && !strings.EqualFold(filepath.Ext(o.save), ".safetensors"):
+		return errors.Errorf("-save-activations %s: writes a safetensors file; give a file name ending in .safetensors", msg.Quote(o.save))
+	case o.save != "" && !set["activations"]:
+		return errors.New(`-save-activations needs -activations NAMES, the activations to save: e.g. -activations "blocks.*.hook_resid_post,blocks.0.attn.hook_pattern"`)
+	case set["activations"] && o.save == "":
+		return errors.New("-activations names what -save-activations writes; add -save-activations FILE.safetensors")
 	case set["summary"] && (o.json || o.png != "" || o.html != ""):
 		return errors.New("-summary prints the heads' table alone; it does not combine with -json, -png or -html")
 	case o.summary && o.r.Mean:
 		return errors.New("-mean draws the heatmaps as means, and -summary shows no heatmap; drop one of them")
 	}
 	return cli.CheckText("-text", o.r.Text)
+}
+
+// activationsFlag parses -activations: names or globs, comma-separated,
+// none empty.
+func activationsFlag(names *[]string) func(string) error {
+	return func(v string) error {
+		*names = nil
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				return errors.Errorf(`%s holds an empty name: give names or globs separated by commas, e.g. "blocks.*.hook_resid_post,blocks.0.attn.hook_pattern"`, msg.Quote(v))
+			}
+			*names = append(*names, name)
+		}
+		return nil
+	}
 }
 
 // pickFlag parses a -layer or -head value into p (report.ParsePick).

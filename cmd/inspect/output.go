@@ -39,17 +39,23 @@ func writeOutputs(r *report.Report, o options, mode render.Mode, stdout io.Write
 			return err
 		}
 	}
+	if o.save != "" {
+		writing(line, o.save)
+		if err := safefile.WriteOutput(o.save, r.Inputs(), rundir.RefuseRunFile, r.WriteActivations); err != nil {
+			return errors.Wrap(err, "-save-activations")
+		}
+	}
 	if line != nil {
 		line.Finish()
 	}
 	if o.json {
 		return writeJSONLine(stdout, r.JSON())
 	}
-	summary := o.summary || o.png != "" || o.html != ""
+	summary := o.summary || o.png != "" || o.html != "" || o.save != ""
 	if err := render.WriteInspect(stdout, r.Text(summary), mode, width(stdout)); err != nil {
 		return err
 	}
-	return wrote(stdout, o.png, o.html)
+	return wrote(stdout, o.png, o.html, o.save)
 }
 
 // writing starts line's phase of writing the file at path.

@@ -35,6 +35,11 @@
 //     give on it widened. Every read of mapped memory goes through
 //     ReadMapped, which turns a fault (the file truncated under the map)
 //     into a one-line error instead of a SIGBUS.
+//   - Two ops serve TransformerLens's activations: MaskScores (the
+//     attention scores scaled, biased and masked with -Inf, as
+//     hook_attn_scores holds them, built only when a graph asks for them)
+//     and Hook (a caller's function at an activation, run on a copy of it
+//     each run; its gradient is the identity's).
 //   - Every op writes its output into a buffer the node owns and reuses on
 //     every run, instead of a fresh tensor (Gorgonia's TapeMachine would
 //     allocate every output on every step). So a node's value is only valid

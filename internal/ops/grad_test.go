@@ -109,6 +109,24 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			y, err := MaskedSoftmax(s, nil, Mask{Window: 2}, 1.1)
 			return y, gorgonia.Nodes{s}, err
 		}},
+		{"MaskScores/window,alibi,keymask then MaskedSoftmax", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			// The masked scores hold -Inf, which no cost of them survives:
+			// the softmax that reads them in the forward (scale 1, no
+			// slopes) makes the cost, as MaskedSoftmax alone does above.
+			s := p("scores", rnd(2, 2, 5, 5))
+			keep := p("key_mask", dense([]int{2, 5}, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1))
+			masked, err := MaskScores(s, keep, Mask{Causal: true, Window: 3, Slopes: []float64{0.5, 0.25}}, 0.7)
+			if err != nil {
+				return nil, nil, err
+			}
+			y, err := MaskedSoftmax(masked, keep, Mask{Causal: true, Window: 3}, 1)
+			return y, gorgonia.Nodes{s}, err
+		}},
+		{"Hook", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
+			x := p("x", rnd(3, 4))
+			y, err := Hook(x, "x", func(*tensor.Dense) error { return nil })
+			return y, gorgonia.Nodes{x}, err
+		}},
 		{"Rotary", func(g *gorgonia.ExprGraph, p func(string, *tensor.Dense) *gorgonia.Node) (*gorgonia.Node, gorgonia.Nodes, error) {
 			qkv := p("qkv", rnd(3, heads.B, heads.H, heads.T, heads.D))
 			y, err := Rotary(qkv, RotaryFrequencies(10, heads.D), 2)

@@ -24,6 +24,17 @@ func Torch(t testing.TB) string {
 	return Python
 }
 
+// Numpy returns Python once it imports numpy, or skips the test (fails it
+// under CI=true): numpy alone, for a file a Python user reads without
+// PyTorch.
+func Numpy(t testing.TB) string {
+	t.Helper()
+	if err := exec.Command(Python, "-c", "import numpy").Run(); err != nil {
+		missing(t, Python+" cannot import numpy: "+err.Error(), "apt-get install python3-numpy")
+	}
+	return Python
+}
+
 // Chromium returns the path of Chromium (or Chrome) on PATH, or skips the
 // test (fails it under CI=true).
 func Chromium(t testing.TB) string {
