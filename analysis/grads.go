@@ -1,0 +1,150 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/pkg/errors"
+
+	"github.com/attnscope/attnscope/model"
+)
+
+// PatchMetric is what patching measures on a run of sequences: the mean
+// over the sequences of the logit difference of Answer over Wrong at their
+// last position (TransformerLens's logits_to_logit_diff), or with Loss the
+// mean next-token loss over every position that has a next token (the
+// graph's loss).
+type PatchMetric struct {
+	Loss          bool
+	Answer, Wrong int
+}
+
+// LogitDiff is the metric of the logit of answer minus that of wrong at
+// the last position.
+func LogitDiff(answer, wrong int) PatchMetric { return PatchMetric{Answer: answer, Wrong: wrong} }
+
+// String names the metric as the views and -json do.
+func (pm PatchMetric) String() string {
+	if pm.Loss {
+		return "loss"
+	}
+	return "logit-diff"
+}
+
+// check refuses a logit difference of tokens outside the vocabulary or of
+// a token over itself (always 0).
+func (pm PatchMetric) check(cfg model.Config) error {
+	if pm.Loss {
+		return nil
+	}
+	for _, id := range []int{pm.Answer, pm.Wrong} {
+		if id < 0 || id >= cfg.Vocab {
+			return errors.Errorf("logit difference: token %d is outside the vocabulary [0, %d)", id, cfg.Vocab)
+		}
+	}
+	if pm.Answer == pm.Wrong {
+		return errors.Errorf("logit difference: the answer and the wrong token are both %d, whose difference is always 0", pm.Answer)
+	}
+	return nil
+}
+
+// weights are the (B*T, V) weights w of the logit difference as Σ logits
+// ⊙ w (model.BuildOptions.MetricWeights), nil for the loss.
+func (pm PatchMetric) weights(b, t, v int) []float64 {
+	if pm.Loss {
+		return nil
+	}
+	w := make([]float64, b*t*v)
+	for i := range b {
+		last := (i*t + t - 1) * v
+		w[last+pm.Answer] += 1 / float64(b)
+		w[last+pm.Wrong] -= 1 / float64(b)
+	}
+	return w
+}
+
+// Of is the metric of the run c, read from its logits: the logit
+// difference, or the loss over the scored positions of its batch.
+func (pm PatchMetric) Of(c *Cache) float64 {
+	b, t := c.Batch.Size, c.Batch.SeqLen
+	sum, n := 0.0, 0.0
+	for row := range b * t {
+		logits := c.Logits.Block(row)
+		switch {
+		case !pm.Loss && row%t == t-1:
+			sum += logits[pm.Answer] - logits[pm.Wrong]
+			n++
+		case pm.Loss && c.Batch.Mask[row] != 0:
+			sum += logSumExp(logits) - logits[c.Batch.Targets[row]]
+			n++
+		}
+	}
+	return sum / n
+}
+
+// logSumExp is log Σ exp(x), computed from the largest x.
+func logSumExp(x []float64) float64 {
+	top := math.Inf(-1)
+	for _, v := range x {
+		top = math.Max(top, v)
+	}
+	sum := 0.0
+	for _, v := range x {
+		sum += math.Exp(v - top)
+	}
+	return top + math.Log(sum)
+}
+
+// metricGrads asks a run for the gradient of a metric at every activation
+// it keeps: the loss, or Σ logits ⊙ weights when weights is not nil.
+type metricGrads struct{ weights []float64 }
+
+// RunTokensWithGrads is RunTokensWithCache that also keeps, at every
+// activation named, the gradient of metric with respect to it at this run
+// (Cache.Grad): one forward and one backward pass, TransformerLens's
+// backward hooks on the metric's backward. Activations the forward does
+// not read (attn.hook_result) have none and are refused; so are weights
+// kept in their file's dtype (widen the model first).
+func RunTokensWithGrads(m *model.Model, seqs [][]int, metric PatchMetric, names ...string) (*Cache, error) {
+	if err := checkSequences(m.Config, seqs); err != nil {
+		return nil, err
+	}
+	if err := metric.check(m.Config); err != nil {
+		return nil, err
+	}
+	b := tokenBatch(seqs)
+	if metric.Loss && b.SeqLen < 2 {
+		return nil, errors.New("loss: one token has no next token to score; give at least two")
+	}
+	grads := &metricGrads{metric.weights(b.Size, b.SeqLen, m.Config.Vocab)}
+	return run(m, b, true, names, grads)
+}
+
+// gradsOf are the gradients g's run left at the activations names.
+func gradsOf(g *model.Graph, names []string) (map[string]Tensor, error) {
+	grads := make(map[string]Tensor, len(names))
+	for _, name := range names {
+		v, err := g.ActivationGrad(name)
+		if err != nil {
+			return nil, err
+		}
+		if grads[name], err = tensorOf(v); err != nil {
+			return nil, errors.Wrap(err, "gradient of "+name)
+		}
+	}
+	return grads, nil
+}
+
+// Grad is the gradient of the run's metric with respect to the named
+// activation (as Get names it), which RunTokensWithGrads must have kept,
+// in the activation's layout and dtype.
+func (c *Cache) Grad(name string) (Tensor, error) {
+	spec, err := c.Spec(name)
+	if err != nil {
+		return Tensor{}, err
+	}
+	t, ok := c.grads[spec.Name]
+	if !ok {
+		return Tensor{}, errors.Errorf("the run kept no gradient of %s (RunTokensWithGrads keeps those of the activations it is given)", spec.Name)
+	}
+	return t, nil
+}
