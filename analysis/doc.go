@@ -7,7 +7,11 @@
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
 // direct logit attribution (DirectLogitAttribution), activation patching on
-// induction examples (Patch), the in-context-learning score (ICL) and the
+// induction examples (Patch), attribution patching of every head and
+// stream activation from one forward and backward (AttributionPatch, on
+// RunTokensWithGrads: an activation's gradient, Cache.Grad), path patching
+// from a head to later heads' q, k or v (PathPatch), the
+// in-context-learning score (ICL) and the
 // logit lens (LogitLens), and every head's statistics over many windows
 // of a text (CorpusHeads, streamed: its memory does not grow with the
 // windows). CopyingEigen is the copying score alone from the
@@ -40,7 +44,11 @@
 //     list what each use reads. SaveNames and WriteActivations write
 //     activations as one safetensors file for numpy (inspect
 //     -save-activations).
-//   - Interventions (Ablate, Patch) use the graph's hooks
+//   - Patching of sequences (AttributionPatch, PathPatch) patches the
+//     corrupted run's activations into the clean run (TransformerLens's
+//     noising) and reports the change of a PatchMetric, the last
+//     position's logit difference or the loss, from the clean run's.
+//   - Interventions (Ablate, Patch, PathPatch) use the graph's hooks
 //     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
 //     functions (model.HookFunc, TransformerLens's run_with_hooks);
 //     everything else reads a Cache. They run
