@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gorgonia.org/tensor"
@@ -159,5 +160,31 @@ func TestAttributionPatchingTracksActivationPatching(t *testing.T) {
 				t.Errorf("attribution patching correlates with activation patching at %.4f, want >= 0.9", r)
 			}
 		})
+	}
+}
+
+// TestAttributionPatchRefuses: what attribution patching cannot run is
+// refused on one line naming it, before any forward.
+func TestAttributionPatchRefuses(t *testing.T) {
+	m, _, _ := load()
+	clean, corrupted, metric := inductionPair(1, 8, m.Config.Vocab)
+	for _, c := range []struct {
+		clean, corrupted [][]int
+		metric           analysis.PatchMetric
+		want             string
+	}{
+		{[][]int{clean}, [][]int{corrupted[:5]}, metric, "has 15 tokens and its corruption 5"},
+		{[][]int{clean}, [][]int{corrupted, corrupted}, metric, "1 clean sequences and 2 corrupted"},
+		{[][]int{clean}, [][]int{corrupted}, analysis.LogitDiff(3, 3), "both 3"},
+		{[][]int{clean}, [][]int{corrupted}, analysis.LogitDiff(3, 32), "token 32 is outside the vocabulary [0, 32)"},
+		{[][]int{clean[:1]}, [][]int{corrupted[:1]}, analysis.PatchMetric{Loss: true}, "one token has no next token"},
+	} {
+		_, err := analysis.AttributionPatch(m, c.clean, c.corrupted, c.metric)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %v, want one line with %q", err, c.want)
+		}
+	}
+	if _, err := analysis.RunTokensWithGrads(m, [][]int{clean}, metric, "blocks.0.attn.hook_result"); err == nil || !strings.Contains(err.Error(), "computed beside the forward") {
+		t.Errorf("a head's result: error %v", err)
 	}
 }

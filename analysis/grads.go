@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/pkg/errors"
@@ -114,6 +115,13 @@ func RunTokensWithGrads(m *model.Model, seqs [][]int, metric PatchMetric, names 
 	b := tokenBatch(seqs)
 	if metric.Loss && b.SeqLen < 2 {
 		return nil, errors.New("loss: one token has no next token to score; give at least two")
+	}
+	// The backward holds about as many values as the forward, on top of it.
+	at := m.Config
+	at.Context = b.SeqLen
+	bytes := 2*at.InferenceBytes(b.Size) - at.InferenceBytes(0)
+	if err := model.CheckMemory(bytes, fmt.Sprintf("a forward and backward of %d sequences of %d tokens", b.Size, b.SeqLen), "give fewer or shorter sequences"); err != nil {
+		return nil, err
 	}
 	grads := &metricGrads{metric.weights(b.Size, b.SeqLen, m.Config.Vocab)}
 	return run(m, b, true, names, grads)
