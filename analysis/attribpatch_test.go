@@ -115,7 +115,10 @@ func pearson(x, y []float64) float64 {
 // plain loop: the patched input rebuilt and run) at 0.9 or better
 // (Pearson), on the committed induction run and on two tiny GPT-2s of
 // Hugging Face's layout (2 layers, and distilgpt2's 6), for the logit
-// difference, and the loss on GPT-2. (The induction run's loss over every
+// difference, and the loss on GPT-2; and the other way (denoising:
+// the clean run's activations into the corrupted run, the loss of the
+// clean text, whose gradient is taken at the logits) on the induction run
+// and GPT-2's loss. (The induction run's loss over every
 // position is no case: it is mostly the trained model's confident wrong
 // guesses at the random tokens, far from linear; its Pearson is -0.40.)
 func TestAttributionPatchingTracksActivationPatching(t *testing.T) {
@@ -123,11 +126,14 @@ func TestAttributionPatchingTracksActivationPatching(t *testing.T) {
 		name, dir string
 		n         int
 		loss      bool
+		denoise   bool // the clean run's activations into the corrupted run, the loss of the clean text
 	}{
-		{"induction", "../testdata/induction", 8, false},
-		{"gpt2", "../open/hf/testdata/prefixed", 6, false},
-		{"gpt2/loss", "../open/hf/testdata/prefixed", 6, true},
-		{"distil", "../open/hf/testdata/distil", 6, false},
+		{"induction", "../testdata/induction", 8, false, false},
+		{"gpt2", "../open/hf/testdata/prefixed", 6, false, false},
+		{"gpt2/loss", "../open/hf/testdata/prefixed", 6, true, false},
+		{"gpt2/loss/denoising", "../open/hf/testdata/prefixed", 6, true, true},
+		{"induction/denoising", "../testdata/induction", 8, false, true},
+		{"distil", "../open/hf/testdata/distil", 6, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			op, err := open.Open(c.dir, open.Options{})
@@ -137,6 +143,10 @@ func TestAttributionPatchingTracksActivationPatching(t *testing.T) {
 			m := op.Model
 			clean, corrupted, metric := inductionPair(1, c.n, m.Config.Vocab)
 			metric.Loss = c.loss
+			if c.denoise {
+				metric.Text = [][]int{clean}
+				clean, corrupted = corrupted, clean
+			}
 			a, err := analysis.AttributionPatch(m, [][]int{clean}, [][]int{corrupted}, metric)
 			if err != nil {
 				t.Fatal(err)
@@ -178,6 +188,7 @@ func TestAttributionPatchRefuses(t *testing.T) {
 		{[][]int{clean}, [][]int{corrupted}, analysis.LogitDiff(3, 3), "both 3"},
 		{[][]int{clean}, [][]int{corrupted}, analysis.LogitDiff(3, 32), "token 32 is outside the vocabulary [0, 32)"},
 		{[][]int{clean[:1]}, [][]int{corrupted[:1]}, analysis.PatchMetric{Loss: true}, "one token has no next token"},
+		{[][]int{clean}, [][]int{corrupted}, analysis.PatchMetric{Loss: true, Text: [][]int{clean[:3]}}, "the loss's text is 1 sequences of 3 tokens for a run of 1 of 15"},
 	} {
 		_, err := analysis.AttributionPatch(m, c.clean, c.corrupted, c.metric)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

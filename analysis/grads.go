@@ -12,11 +12,13 @@ import (
 // PatchMetric is what patching measures on a run of sequences: the mean
 // over the sequences of the logit difference of Answer over Wrong at their
 // last position (TransformerLens's logits_to_logit_diff), or with Loss the
-// mean next-token loss over every position that has a next token (the
-// graph's loss).
+// mean next-token loss over every position that has a next token: the
+// next tokens of Text when given (the clean text, read on a run of the
+// corrupted one patched from it), else of the run's own sequences.
 type PatchMetric struct {
 	Loss          bool
 	Answer, Wrong int
+	Text          [][]int
 }
 
 // LogitDiff is the metric of the logit of answer minus that of wrong at
@@ -32,8 +34,18 @@ func (pm PatchMetric) String() string {
 }
 
 // check refuses a logit difference of tokens outside the vocabulary or of
-// a token over itself (always 0).
-func (pm PatchMetric) check(cfg model.Config) error {
+// a token over itself (always 0), and a loss's Text not of the shape of
+// seqs or not in the vocabulary.
+func (pm PatchMetric) check(cfg model.Config, seqs [][]int) error {
+	if pm.Loss && pm.Text != nil {
+		if err := checkSequences(cfg, pm.Text); err != nil {
+			return errors.Wrap(err, "the loss's text")
+		}
+		if len(pm.Text) != len(seqs) || len(pm.Text[0]) != len(seqs[0]) {
+			return errors.Errorf("the loss's text is %d sequences of %d tokens for a run of %d of %d; give it the run's shape", len(pm.Text), len(pm.Text[0]), len(seqs), len(seqs[0]))
+		}
+		return nil
+	}
 	if pm.Loss {
 		return nil
 	}
@@ -49,16 +61,36 @@ func (pm PatchMetric) check(cfg model.Config) error {
 }
 
 // weights are the (B*T, V) weights w of the logit difference as Σ logits
-// ⊙ w (model.BuildOptions.MetricWeights), nil for the loss.
+// ⊙ w (model.BuildOptions.MetricWeights).
 func (pm PatchMetric) weights(b, t, v int) []float64 {
-	if pm.Loss {
-		return nil
-	}
 	w := make([]float64, b*t*v)
 	for i := range b {
 		last := (i*t + t - 1) * v
 		w[last+pm.Answer] += 1 / float64(b)
 		w[last+pm.Wrong] -= 1 / float64(b)
+	}
+	return w
+}
+
+// lossWeights are d loss / d logits at the run c of the loss of Text's
+// next tokens: (softmax - one-hot of the target) / n at each of the n
+// positions scored, as Σ logits ⊙ w's weights, which the metric equals to
+// first order around c.
+func (pm PatchMetric) lossWeights(c *Cache) []float64 {
+	b, t := c.Batch.Size, c.Batch.SeqLen
+	v := c.Logits.width()
+	n := float64(b * (t - 1))
+	w := make([]float64, b*t*v)
+	for i := range b {
+		for p := range t - 1 {
+			row := i*t + p
+			logits := c.Logits.Block(row)
+			top := logSumExp(logits)
+			for j, l := range logits {
+				w[row*v+j] = math.Exp(l-top) / n
+			}
+			w[row*v+pm.Text[i][p+1]] -= 1 / n
+		}
 	}
 	return w
 }
@@ -74,7 +106,10 @@ func (pm PatchMetric) Of(c *Cache) float64 {
 		case !pm.Loss && row%t == t-1:
 			sum += logits[pm.Answer] - logits[pm.Wrong]
 			n++
-		case pm.Loss && c.Batch.Mask[row] != 0:
+		case pm.Loss && pm.Text != nil && row%t < t-1:
+			sum += logSumExp(logits) - logits[pm.Text[row/t][row%t+1]]
+			n++
+		case pm.Loss && pm.Text == nil && c.Batch.Mask[row] != 0:
 			sum += logSumExp(logits) - logits[c.Batch.Targets[row]]
 			n++
 		}
@@ -101,7 +136,8 @@ type metricGrads struct{ weights []float64 }
 
 // RunTokensWithGrads is RunTokensWithCache that also keeps, at every
 // activation named, the gradient of metric with respect to it at this run
-// (Cache.Grad): one forward and one backward pass, TransformerLens's
+// (Cache.Grad): one forward and one backward pass (a loss of another Text
+// one forward more), TransformerLens's
 // backward hooks on the metric's backward. Activations the forward does
 // not read (attn.hook_result) have none and are refused; so are weights
 // kept in their file's dtype (widen the model first).
@@ -109,7 +145,7 @@ func RunTokensWithGrads(m *model.Model, seqs [][]int, metric PatchMetric, names 
 	if err := checkSequences(m.Config, seqs); err != nil {
 		return nil, err
 	}
-	if err := metric.check(m.Config); err != nil {
+	if err := metric.check(m.Config, seqs); err != nil {
 		return nil, err
 	}
 	b := tokenBatch(seqs)
@@ -123,7 +159,17 @@ func RunTokensWithGrads(m *model.Model, seqs [][]int, metric PatchMetric, names 
 	if err := model.CheckMemory(bytes, fmt.Sprintf("a forward and backward of %d sequences of %d tokens", b.Size, b.SeqLen), "give fewer or shorter sequences"); err != nil {
 		return nil, err
 	}
-	grads := &metricGrads{metric.weights(b.Size, b.SeqLen, m.Config.Vocab)}
+	grads := &metricGrads{}
+	switch {
+	case !metric.Loss:
+		grads.weights = metric.weights(b.Size, b.SeqLen, m.Config.Vocab)
+	case metric.Text != nil: // not the graph's loss: its gradient at the logits, from a forward first
+		c, err := RunWithCache(m, b)
+		if err != nil {
+			return nil, err
+		}
+		grads.weights = metric.lossWeights(c)
+	}
 	return run(m, b, true, names, grads)
 }
 

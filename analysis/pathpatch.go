@@ -35,7 +35,7 @@ func PathPatch(m *model.Model, clean, corrupted [][]int, metric PatchMetric, sen
 	if err := sameShape(clean, corrupted); err != nil {
 		return 0, err
 	}
-	if err := metric.check(m.Config); err != nil {
+	if err := metric.check(m.Config, clean); err != nil {
 		return 0, err
 	}
 	last := 0
