@@ -134,6 +134,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.corpus, "corpus", "", "score every head over windows of this UTF-8 text in the model's tokenizer and print each score's mean and spread, instead of the views of one sequence")
 	fs.IntVar(&o.windows, "windows", defaultCorpusWindows, "with -corpus: the windows scored, drawn with -seed")
 	fs.IntVar(&o.windowLength, "window-length", report.DefaultWindowLength, "with -corpus: tokens in each window (default: 128, or the model's context when shorter)")
+	report.PatchFlags(fs, &o.r.Patch)
 	cli.Rename(fs, "samples", "examples", stderr) // sample's -samples counts what it writes
 	cli.Rename(fs, "train", "training-graph", stderr)
 	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
@@ -215,6 +216,9 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 		return err
 	}
 	o.r.Page = o.html != ""
+	if err := report.CheckPatchFlags(cli.Given(fs), o.r.Patch); err != nil {
+		return err
+	}
 	return checkFlagUse(fs, *o)
 }
 
