@@ -123,7 +123,7 @@ func (r *Report) document(sel Selection) Document {
 		Predictions: r.Forward.Predictions, Heads: pick(r.Pooled.Roles, sel),
 		Ablation: selectAblation(r.Ablation, sel), Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: selectCircuits(r.Circuits, sel),
 		Patching: selectPatching(r.Patching, sel),
-		KVHead: selectHeads(r.kvHeads(), sel), LayerKinds: layerKinds(r.Config, sel.Layers),
+		KVHead:   selectHeads(r.kvHeads(), sel), LayerKinds: layerKinds(r.Config, sel.Layers),
 	}
 	if r.RolesOnSequence {
 		j.Samples = 1
