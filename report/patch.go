@@ -2,8 +2,11 @@ package report
 
 import (
 	"flag"
+	"fmt"
+	"image"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pkg/errors"
@@ -12,6 +15,7 @@ import (
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
+	"github.com/attnscope/attnscope/render"
 )
 
 // PatchOptions are what inspect -patch asks: the kind patched (one of
@@ -92,6 +96,9 @@ func (o PatchOptions) metric() string {
 // kinds (attribution patching) join PatchKinds.
 type PatchKind struct {
 	Name string
+	// Activation is TransformerLens's name of what is patched, block N:
+	// "blocks.N.attn.hook_z".
+	Activation string
 	// Axes name the result's axes in order: "layer" then "pos", "head" or
 	// "head" and "pos".
 	Axes []string
@@ -114,7 +121,7 @@ func activationPatchKinds() []PatchKind {
 		return func(cfg model.Config) []string { return analysis.PatchNames(cfg, kind) }
 	}
 	for _, kind := range analysis.StreamKinds {
-		kinds = append(kinds, PatchKind{Name: kind, Axes: []string{"layer", "pos"}, Keep: keep(kind),
+		kinds = append(kinds, PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "pos"}, Keep: keep(kind),
 			Work: func(cfg model.Config, hs ablation.Heads, t int) (analysis.Work, error) {
 				return analysis.ActivationPatchWork(cfg, kind, false, hs, 1, t)
 			},
@@ -124,7 +131,7 @@ func activationPatchKinds() []PatchKind {
 	}
 	for _, byPos := range []bool{false, true} {
 		for _, kind := range analysis.HeadKinds {
-			k := PatchKind{Name: kind, Axes: []string{"layer", "head"}, Keep: keep(kind),
+			k := PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "head"}, Keep: keep(kind),
 				Work: func(cfg model.Config, hs ablation.Heads, t int) (analysis.Work, error) {
 					return analysis.ActivationPatchWork(cfg, kind, byPos, hs, 1, t)
 				},
@@ -138,6 +145,11 @@ func activationPatchKinds() []PatchKind {
 		}
 	}
 	return kinds
+}
+
+// anyBlock is TransformerLens's name of kind's activation in block N.
+func anyBlock(kind string) string {
+	return strings.Replace(analysis.PatchName(kind, 0), "blocks.0.", "blocks.N.", 1)
 }
 
 // PatchKindNames are the names -patch takes, in PatchKinds' order.
@@ -321,4 +333,76 @@ func selectPatching(p *Patching, sel Selection) *Patching {
 	}
 	out.Values = rows
 	return &out
+}
+
+// patchingView is -patch's view of the heads Options.Layers and Heads
+// pick: rows of layers (or of a layer's heads, by position), columns of
+// positions or heads; nil without -patch.
+func (r *Report) patchingView() *render.ActivationPatching {
+	p := r.Patching
+	if p == nil {
+		return nil
+	}
+	kind := patchKind(p.Kind)
+	v := &render.ActivationPatching{Kind: p.Kind, Activation: kind.Activation, Metric: p.metricWords(), Clean: p.Clean, Corrupted: p.Corrupted}
+	sel := selectPatching(p, r.picked())
+	shape := p.values.Shape
+	positions := func() {
+		v.ColAxis, v.ColNotes = "positions", labels(r.Task, r.Sequence.Tokens)
+		for t := range shape[len(shape)-1] {
+			v.Cols = append(v.Cols, strconv.Itoa(t))
+		}
+	}
+	at := func(i int) float64 { return p.values.At(i) }
+	switch {
+	case len(shape) == 2 && p.Axes[1] == "pos":
+		v.RowAxis = "layers"
+		positions()
+		for _, l := range sel.Layers {
+			v.Rows, v.Values = append(v.Rows, fmt.Sprintf("L%d", l)), append(v.Values, p.values.Block(l))
+		}
+	case len(shape) == 2:
+		v.RowAxis, v.ColAxis = "layers", "heads"
+		for _, h := range sel.Heads {
+			v.Cols = append(v.Cols, fmt.Sprintf("H%d", h))
+		}
+		for _, l := range sel.Layers {
+			row := make([]float64, len(sel.Heads))
+			for j, h := range sel.Heads {
+				row[j] = at(l*shape[1] + h)
+			}
+			v.Rows, v.Values = append(v.Rows, fmt.Sprintf("L%d", l)), append(v.Values, row)
+		}
+	default:
+		v.RowAxis = "heads"
+		positions()
+		for _, l := range sel.Layers {
+			for _, h := range sel.Heads {
+				v.Rows, v.Values = append(v.Rows, fmt.Sprintf("L%d H%d", l, h)), append(v.Values, p.values.Block(l, h))
+			}
+		}
+	}
+	return v
+}
+
+// metricWords says what the metric is, for the views.
+func (p *Patching) metricWords() string {
+	if p.Metric == MetricLoss {
+		return "the clean text's next-token loss (nats)"
+	}
+	return fmt.Sprintf("logit difference %s minus %s after the last position", msg.Quote(p.Answer.Label), msg.Quote(p.Wrong.Label))
+}
+
+// Image is the PNG view: the heads' grid, the circuit tables and the
+// patching table stacked under it.
+func (r *Report) Image() (image.Image, error) {
+	img, err := render.InspectImage(r.Figure(), r.CircuitsView())
+	if err != nil || r.Patching == nil {
+		return img, err
+	}
+	table, err := render.PatchingImage(*r.patchingView())
+	if err != nil {
+		return nil, err
+	}
+	return render.Stack(img, table), nil
 }
