@@ -251,3 +251,60 @@ func TestActivationPatchingRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestActivationPatchingGroupedHeads: on a Llama whose 4 query heads
+// share 2 key-value heads (q (H, B, T, d), k and v (G, B, T, d) in the
+// graph) PatchHeads of q, k and v by position equals a hooked run that
+// indexes those layouts by hand, k and v over the 2 kv heads.
+func TestActivationPatchingGroupedHeads(t *testing.T) {
+	op, err := open.Open("../open/hf/testdata/llama", open.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, cfg := op.Model, op.Model.Config
+	cleanSeqs, corrupt := [][]int{{1, 5, 9, 13, 5, 9}, {2, 6, 10, 14, 6, 10}}, [][]int{{1, 5, 20, 13, 5, 9}, {2, 30, 10, 14, 6, 10}}
+	b, n := len(cleanSeqs), len(cleanSeqs[0])
+	clean, err := RunTokensWithCache(m, cleanSeqs, "blocks.*.attn.hook_*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := LogitDiffMetric(n, 7, 8)
+	for _, kind := range []string{"q", "k", "v"} {
+		p, err := PatchHeads(clean, corrupt, kind, true, diff, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		heads := p.Values.Shape[1]
+		if want := map[string]int{"q": cfg.Heads, "k": 2, "v": 2}[kind]; heads != want {
+			t.Fatalf("%s: %d heads, want %d", kind, heads, want)
+		}
+		for l := range cfg.Layers {
+			src, err := clean.Get(PatchName(kind, l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for h := range heads {
+				for pos := range n {
+					set := func(_ string, x *tensor.Dense) (*tensor.Dense, error) {
+						v, d := x.Float32s(), x.Shape()[3] // (heads, B, T, d)
+						for row := range b {
+							at := ((h*b+row)*n + pos) * d
+							copy(v[at:at+d], src.f32[at:at+d])
+						}
+						return x, nil
+					}
+					c, err := RunTokensWithHooks(m, corrupt, []Hook{{Name: PatchName(kind, l), Fn: set}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := p.Values.At((l*heads+h)*n+pos), diff(c.Logits); math.Abs(got-want) > 1e-5 {
+						t.Errorf("%s L%d H%d pos %d: patched %v, the hooked run %v", kind, l, h, pos, got, want)
+					}
+				}
+			}
+		}
+		if moved(p) == 0 {
+			t.Errorf("%s: no patch moves the metric from %v", kind, p.Corrupted)
+		}
+	}
+}

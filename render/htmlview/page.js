@@ -375,9 +375,12 @@
     const box = $("patching");
     box.hidden = false;
     const gap = p.clean - p.corrupted, share = (v) => gap === 0 ? 0 : (v - p.corrupted) / gap;
+    // The labels here come raw from -json: control and bidi characters read as \u escapes.
+    const safe = (x) => x.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g,
+      (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
     const metric = p.metric === "loss" ? "the clean text's next-token loss" :
-      "the logit of \u201c" + p.answer.label + "\u201d minus that of \u201c" + p.wrong.label + "\u201d after the last position";
-    el("p", {class: "note"}, box, "Patching " + p.kind + " from the clean input into the corrupted one (" + p.corrupt_labels.join(" ") +
+      "the logit of \u201c" + safe(p.answer.label) + "\u201d minus that of \u201c" + safe(p.wrong.label) + "\u201d after the last position";
+    el("p", {class: "note"}, box, "Patching " + p.kind + " from the clean input into the corrupted one (" + p.corrupt_labels.map(safe).join(" ") +
       "), one component a run. Metric: " + metric + "; clean " + fmt3(p.clean) + ", corrupted " + fmt3(p.corrupted) +
       ". Each cell is the metric patched, coloured by the share it restores; \u2013 where not patched.");
     const byHead = p.axes[1] === "head", byPos = p.axes[p.axes.length - 1] === "pos";
