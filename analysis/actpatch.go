@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/ablation"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -43,21 +45,28 @@ func PatchNames(cfg model.Config, kind string) []string {
 }
 
 // Metric is a patching metric, TransformerLens's patching_metric: one
-// number of a run's logits (B*T, V).
-type Metric func(logits Logits) float64
+// number of a run's logits (B*T, V), or an error when the logits are not
+// what it reads.
+type Metric func(logits Logits) (float64, error)
 
 // LogitDiffMetric is the logit of answer minus that of wrong at the last
 // of each sequence's seqLen positions, the mean over the sequences: the
 // IOI demo's logit difference.
 func LogitDiffMetric(seqLen, answer, wrong int) Metric {
-	return func(logits Logits) float64 {
-		v, n := logits.width(), logits.Shape[0]/seqLen
+	return func(logits Logits) (float64, error) {
+		v, rows := logits.width(), logits.Shape[0]
+		switch {
+		case seqLen < 1 || rows%seqLen != 0:
+			return 0, errors.Errorf("logit difference: %d rows of logits are not sequences of %d", rows, seqLen)
+		case answer < 0 || answer >= v || wrong < 0 || wrong >= v:
+			return 0, errors.Errorf("logit difference of tokens %d and %d: outside the vocabulary [0, %d)", answer, wrong, v)
+		}
 		var sum float64
-		for b := range n {
+		for b := range rows / seqLen {
 			row := (b+1)*seqLen - 1
 			sum += logits.At(row*v+answer) - logits.At(row*v+wrong)
 		}
-		return sum / float64(n)
+		return sum / float64(rows/seqLen), nil
 	}
 }
 
@@ -65,16 +74,22 @@ func LogitDiffMetric(seqLen, answer, wrong int) Metric {
 // tokens (every position but the last): the loss of the clean text, which
 // patching from the clean run lowers back.
 func LossMetric(seqs [][]int) Metric {
-	return func(logits Logits) float64 {
-		t := len(seqs[0])
+	return func(logits Logits) (float64, error) {
+		t, v := len(seqs[0]), logits.width()
+		if t < 2 || logits.Shape[0] != len(seqs)*t {
+			return 0, errors.Errorf("loss: %d rows of logits for %d sequences of %d tokens (at least 2, for a next token)", logits.Shape[0], len(seqs), t)
+		}
 		var sum float64
 		for b, seq := range seqs {
 			for p := range t - 1 {
+				if seq[p+1] < 0 || seq[p+1] >= v {
+					return 0, errors.Errorf("loss: token %d at position %d of sequence %d is outside the vocabulary [0, %d)", seq[p+1], p+1, b, v)
+				}
 				row := logits.Block(b*t + p) // (V)
 				sum += logSumExp(row) - row[seq[p+1]]
 			}
 		}
-		return sum / float64(len(seqs)*(t-1))
+		return sum / float64(len(seqs)*(t-1)), nil
 	}
 }
 
@@ -114,7 +129,7 @@ type ActivationPatching struct {
 // of the total.
 func PatchStream(clean *Cache, corrupt [][]int, kind string, metric Metric, hs ablation.Heads, progress func(done, total int)) (*ActivationPatching, error) {
 	if !slices.Contains(StreamKinds, kind) {
-		return nil, errors.Errorf("activation patching by layer and position: kind %q; want one of %v", kind, StreamKinds)
+		return nil, errors.Errorf("activation patching by layer and position: kind %s; want one of %s", msg.Quote(kind), strings.Join(StreamKinds, ", "))
 	}
 	return patchComponents(clean, corrupt, kind, metric, hs, false, progress)
 }
@@ -129,7 +144,7 @@ func PatchStream(clean *Cache, corrupt [][]int, kind string, metric Metric, hs a
 // metric and progress are PatchStream's.
 func PatchHeads(clean *Cache, corrupt [][]int, kind string, byPosition bool, metric Metric, hs ablation.Heads, progress func(done, total int)) (*ActivationPatching, error) {
 	if !slices.Contains(HeadKinds, kind) {
-		return nil, errors.Errorf("activation patching by head: kind %q; want one of %v", kind, HeadKinds)
+		return nil, errors.Errorf("activation patching by head: kind %s; want one of %s", msg.Quote(kind), strings.Join(HeadKinds, ", "))
 	}
 	return patchComponents(clean, corrupt, kind, metric, hs, byPosition, progress)
 }
@@ -142,14 +157,17 @@ func patchComponents(clean *Cache, corrupt [][]int, kind string, metric Metric, 
 		return nil, err
 	}
 	if len(comps) == 0 {
-		return nil, errors.Errorf("activation patching of %s: none of the heads given is one of the model's %d %s heads a layer", kind, shape[1], kind)
+		return nil, errors.Errorf("activation patching of %s: the heads given (%v) leave nothing to patch (the model has %d %s heads a layer)", kind, hs, shape[1], kind)
 	}
 	p, err := newPatcher(clean, corrupt, kind)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
-	out := &ActivationPatching{Kind: kind, Clean: metric(clean.Logits)}
+	out := &ActivationPatching{Kind: kind}
+	if out.Clean, err = metric(clean.Logits); err != nil {
+		return nil, err
+	}
 	values := make([]float64, tensor.Shape(shape).TotalSize())
 	for i := range values {
 		values[i] = math.NaN()

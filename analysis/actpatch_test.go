@@ -75,7 +75,17 @@ func plainPatch(t *testing.T, clean *Cache, corrupt [][]int, kind string, l, h, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return metric(c.Logits)
+	return measure(t, metric, c.Logits)
+}
+
+// measure is metric of logits, failing the test on an error.
+func measure(t *testing.T, metric Metric, logits Logits) float64 {
+	t.Helper()
+	v, err := metric(logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestActivationPatchingIsAPlainLoop: every figure of PatchStream (each
@@ -112,7 +122,7 @@ func TestActivationPatchingIsAPlainLoop(t *testing.T) {
 			if want := []int{cfg.Layers, n}; !slices.Equal(p.Values.Shape, want) {
 				t.Fatalf("%s %s: shape %v, want %v", tc.name, kind, p.Values.Shape, want)
 			}
-			check(kind+" clean", p.Clean, loss(clean.Logits))
+			check(kind+" clean", p.Clean, measure(t, loss, clean.Logits))
 			check(kind+" corrupted", p.Corrupted, plainPatch(t, clean, tc.corrupt, kind, 0, -1, n+1, loss))
 			for l := range cfg.Layers {
 				for pos := range n {
@@ -130,7 +140,7 @@ func TestActivationPatchingIsAPlainLoop(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					check("resid_pre of block 0, the clean token put back", p.Values.At(pos), loss(c.Logits))
+					check("resid_pre of block 0, the clean token put back", p.Values.At(pos), measure(t, loss, c.Logits))
 				}
 			}
 		}
@@ -223,8 +233,9 @@ func TestActivationPatchingSomeHeads(t *testing.T) {
 }
 
 // TestActivationPatchingRefuses: a kind the model has not, corrupted
-// input of another shape and a clean run that did not keep the
-// activation are refused.
+// input of another shape, a clean run that did not keep the activation,
+// a metric's token outside the vocabulary and no heads to patch are
+// refused.
 func TestActivationPatchingRefuses(t *testing.T) {
 	tc := patchCases(t)[0]
 	clean, err := RunTokensWithCache(tc.m, tc.clean, "blocks.*.attn.hook_z")
@@ -243,6 +254,14 @@ func TestActivationPatchingRefuses(t *testing.T) {
 			return err
 		},
 		"an activation not kept": func() error { _, err := PatchHeads(clean, tc.corrupt, "q", false, diff, nil, nil); return err },
+		"a token outside the vocabulary": func() error {
+			_, err := PatchHeads(clean, tc.corrupt, "z", false, LogitDiffMetric(8, 1, tc.m.Config.Vocab), nil, nil)
+			return err
+		},
+		"no heads": func() error {
+			_, err := PatchHeads(clean, tc.corrupt, "z", false, diff, ablation.Heads{}, nil)
+			return err
+		},
 	} {
 		if err := call(); err == nil {
 			t.Errorf("%s: no error", what)
@@ -297,7 +316,7 @@ func TestActivationPatchingGroupedHeads(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if got, want := p.Values.At((l*heads+h)*n+pos), diff(c.Logits); math.Abs(got-want) > 1e-5 {
+					if got, want := p.Values.At((l*heads+h)*n+pos), measure(t, diff, c.Logits); math.Abs(got-want) > 1e-5 {
 						t.Errorf("%s L%d H%d pos %d: patched %v, the hooked run %v", kind, l, h, pos, got, want)
 					}
 				}

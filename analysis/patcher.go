@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/pkg/errors"
 	"gorgonia.org/gorgonia"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -24,10 +26,14 @@ type component struct{ layer, head, pos, at int }
 // the model has not.
 func patchedComponents(cfg model.Config, kind string, byPosition bool, hs ablation.Heads, t int) ([]component, []int, error) {
 	if !slices.Contains(StreamKinds, kind) && !slices.Contains(HeadKinds, kind) {
-		return nil, nil, errors.Errorf("activation patching: no kind %q; want one of %v (by layer and position) or %v (by head)", kind, StreamKinds, HeadKinds)
+		return nil, nil, errors.Errorf("activation patching: no kind %s; want one of %s (by layer and position) or %s (by head)", msg.Quote(kind), strings.Join(StreamKinds, ", "), strings.Join(HeadKinds, ", "))
 	}
 	if !slices.ContainsFunc(cfg.Activations(1, t), func(s model.ActivationSpec) bool { return s.TL == PatchName(kind, 0) }) {
-		return nil, nil, errors.Errorf("activation patching of %s: the model has no %s (none with a parallel residual or without MLPs)", kind, PatchName(kind, 0))
+		why := "an attention-only model has none"
+		if kind == "resid_mid" && cfg.MLP {
+			why = "a parallel residual has none"
+		}
+		return nil, nil, errors.Errorf("activation patching of %s: the model has no %s (%s)", kind, PatchName(kind, 0), why)
 	}
 	hs = hs.Of(cfg)
 	var comps []component
@@ -133,7 +139,7 @@ func (p *patcher) run(metric Metric, layer int, at []int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return metric(logits), nil
+	return metric(logits)
 }
 
 // forward runs the corrupted sequences with the hooks as they are set,
