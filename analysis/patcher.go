@@ -189,40 +189,31 @@ func (p *patcher) setter(layer int, at []int) model.HookFunc {
 // of head (-1: every one) at position pos (the query's, for the pattern;
 // -1: every one), in every sequence: read from the activation's axes, so
 // that every layout (rows (B*T, D), (B, H, T, d), (G, B, T, d) with
-// grouped queries) is the same code.
+// grouped queries) is the same code. Only the indices picked are visited.
 func (p *patcher) elements(layer, head, pos int) []int {
 	axes := p.specs[layer].Axes
-	want := make([]int, len(axes)) // the index each axis must hold, -1 any
-	for i, a := range axes {
-		want[i] = -1
+	at := []int{0}
+	stride := p.specs[layer].Shape.TotalSize()
+	for _, a := range axes {
+		stride /= a.Size
+		only := -1
 		switch a.Name {
 		case "pos", "query_pos":
-			want[i] = pos
+			only = pos
 		case "head_index", "kv_head_index":
-			want[i] = head
+			only = head
 		}
-	}
-	total := p.specs[layer].Shape.TotalSize()
-	var at []int
-	coord := make([]int, len(axes))
-	for i := range total {
-		rest := i
-		for j := len(axes) - 1; j >= 0; j-- {
-			coord[j], rest = rest%axes[j].Size, rest/axes[j].Size
+		var next []int
+		for _, off := range at {
+			if only >= 0 {
+				next = append(next, off+only*stride)
+				continue
+			}
+			for i := range a.Size {
+				next = append(next, off+i*stride)
+			}
 		}
-		if matches(coord, want) {
-			at = append(at, i)
-		}
+		at = next
 	}
 	return at
-}
-
-// matches reports whether coord holds every index want asks (-1: any).
-func matches(coord, want []int) bool {
-	for j, w := range want {
-		if w >= 0 && coord[j] != w {
-			return false
-		}
-	}
-	return true
 }
