@@ -20,7 +20,7 @@ func givenTokens(s Subject, checkpoint, tokens, text, tokensFlag, textFlag strin
 	case tokens != "" && text != "":
 		return nil, errors.Errorf("%s and %s both give the sequence; use one", tokensFlag, textFlag)
 	case text == "":
-		return cli.ParseTokens(tokens, s.TokenNames)
+		return cli.ParseTokensFlag(tokensFlag, tokens, s.TokenNames)
 	case s.Tokenizer == nil:
 		return nil, errors.Errorf("%s: %s's task (%s) has no tokenizer; give its tokens with %s", textFlag, checkpoint, s.Task.Name(), tokensFlag)
 	}

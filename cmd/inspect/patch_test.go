@@ -123,6 +123,7 @@ func TestPatchRefusals(t *testing.T) {
 		{patchArgs("mlp_out"), "-patch mlp_out: activation patching of mlp_out: the model has no blocks.0.hook_mlp_out"},
 		{patchArgs("zz"), `-patch "zz": no such kind`},
 		{[]string{"-checkpoint", inductionCheckpoint, "-corrupt-tokens", patchCorrupt, "-patch", "z"}, "-patch needs the clean input"},
+		{[]string{"-checkpoint", inductionCheckpoint, "-tokens", patchClean, "-corrupt-tokens", "11 zz 1", "-patch", "z"}, `-corrupt-tokens: "zz" (token 1) is not a number or a token name`},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(c.args, &stdout, &stderr)
