@@ -135,29 +135,47 @@ func TestPatchRefusals(t *testing.T) {
 
 // TestPatchInBrowser: the page of -patch resid_pre draws the patching
 // table, a row a layer and a column a position, each cell the metric of
-// -json to 3 decimals, and logs no error.
+// -json to 3 decimals; that of z-by-pos a row a layer's head; neither
+// logs an error.
 func TestPatchInBrowser(t *testing.T) {
 	chromium := tooltest.Chromium(t)
-	path := filepath.Join(t.TempDir(), "page.html")
-	runOK(t, patchArgs("resid_pre", "-examples", "2", "-html", path)...)
-	var doc struct{ Patching struct{ Values [][]float64 } }
-	if err := json.Unmarshal(runOK(t, patchArgs("resid_pre", "-examples", "2", "-json")...), &doc); err != nil {
-		t.Fatal(err)
-	}
-	bctx, events := openPage(t, chromium, path)
-	var cells [][]string
-	if err := chromedp.Run(bctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("#patching-table tr")).slice(1).map((tr) => Array.from(tr.cells).slice(1).map((c) => c.textContent))`, &cells)); err != nil {
-		t.Fatal(err)
-	}
-	if len(cells) != 2 || len(cells[0]) != 7 {
-		t.Fatalf("the patching table is %d rows of %v, want 2 layers of 7 positions", len(cells), cells)
-	}
-	for l, row := range cells {
-		for p, text := range row {
-			if want := doc.Patching.Values[l][p]; text != fmt.Sprintf("%.3f", want) && !(math.Abs(want) < 5e-4 && text == "0.000") {
-				t.Errorf("layer %d position %d: %q, -json %v", l, p, text, want)
+	for _, c := range []struct {
+		kind       string
+		rows, cols int
+	}{{"resid_pre", 2, 7}, {"z-by-pos", 8, 7}} {
+		path := filepath.Join(t.TempDir(), "page.html")
+		runOK(t, patchArgs(c.kind, "-examples", "2", "-html", path)...)
+		var doc struct{ Patching struct{ Values json.RawMessage } }
+		if err := json.Unmarshal(runOK(t, patchArgs(c.kind, "-examples", "2", "-json")...), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var values [][]float64
+		if c.kind == "z-by-pos" {
+			var byHead [][][]float64
+			if err := json.Unmarshal(doc.Patching.Values, &byHead); err != nil {
+				t.Fatal(err)
+			}
+			for _, layer := range byHead {
+				values = append(values, layer...)
+			}
+		} else if err := json.Unmarshal(doc.Patching.Values, &values); err != nil {
+			t.Fatal(err)
+		}
+		bctx, events := openPage(t, chromium, path)
+		var cells [][]string
+		if err := chromedp.Run(bctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("#patching-table tr")).slice(1).map((tr) => Array.from(tr.cells).slice(1).map((c) => c.textContent))`, &cells)); err != nil {
+			t.Fatal(err)
+		}
+		if len(cells) != c.rows || len(cells[0]) != c.cols {
+			t.Fatalf("%s: the patching table is %d rows of %v, want %d rows of %d", c.kind, len(cells), cells, c.rows, c.cols)
+		}
+		for r, row := range cells {
+			for p, text := range row {
+				if want := values[r][p]; text != fmt.Sprintf("%.3f", want) && !(math.Abs(want) < 5e-4 && text == "0.000") {
+					t.Errorf("%s: row %d position %d: %q, -json %v", c.kind, r, p, text, want)
+				}
 			}
 		}
+		events.check(t, path)
 	}
-	events.check(t, path)
 }
