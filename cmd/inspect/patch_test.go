@@ -145,7 +145,9 @@ func TestPatchInBrowser(t *testing.T) {
 	}{{"resid_pre", 2, 7}, {"z-by-pos", 8, 7}} {
 		path := filepath.Join(t.TempDir(), "page.html")
 		runOK(t, patchArgs(c.kind, "-examples", "2", "-html", path)...)
-		var doc struct{ Patching struct{ Values json.RawMessage } }
+		var doc struct {
+			Patching struct{ Values json.RawMessage }
+		}
 		if err := json.Unmarshal(runOK(t, patchArgs(c.kind, "-examples", "2", "-json")...), &doc); err != nil {
 			t.Fatal(err)
 		}
