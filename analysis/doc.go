@@ -7,7 +7,9 @@
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
 // direct logit attribution (DirectLogitAttribution), activation patching on
-// induction examples (Patch), the in-context-learning score (ICL) and the
+// induction examples (Patch) and as TransformerLens's patching module has
+// it on any clean and corrupted sequences (PatchStream by layer and
+// position, PatchHeads by head; a Metric of the logits), the in-context-learning score (ICL) and the
 // logit lens (LogitLens), and every head's statistics over many windows
 // of a text (CorpusHeads, streamed: its memory does not grow with the
 // windows). CopyingEigen is the copying score alone from the
@@ -40,14 +42,14 @@
 //     list what each use reads. SaveNames and WriteActivations write
 //     activations as one safetensors file for numpy (inspect
 //     -save-activations).
-//   - Interventions (Ablate, Patch) use the graph's hooks
+//   - Interventions (Ablate, Patch, PatchStream, PatchHeads) use the graph's hooks
 //     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
 //     functions (model.HookFunc, TransformerLens's run_with_hooks);
 //     everything else reads a Cache. They run
 //     the model once per head of those given (ablation.Heads, nil for every
 //     head) and take a progress callback (heads done of the total), nil for
 //     none; nothing here writes to a terminal. Their cost is counted before
-//     they run (AblationWork, PatchWork, PrefixWork: forwards of
+//     they run (AblationWork, PatchWork, ActivationPatchWork, PrefixWork: forwards of
 //     ForwardFLOPs each, timed at ModelledRate), for a caller to refuse
 //     past MaxPerHeadTime.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an
