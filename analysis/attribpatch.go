@@ -6,29 +6,16 @@ import (
 	"github.com/attnscope/attnscope/model"
 )
 
-// StreamKinds are the activations of the residual stream patched by
-// (layer, position), as TransformerLens's patching module names them:
-// each block's resid_pre, attn_out, resid_mid (none with the parallel
-// residual), mlp_out (none without MLPs) and resid_post.
-var StreamKinds = []string{"resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post"}
-
-// streamName is block l's activation of kind (one of StreamKinds).
-func streamName(kind string, l int) string {
-	return map[string]func(int) string{
-		"resid_pre": model.ResidPre, "attn_out": model.AttnOut, "resid_mid": model.ResidMid,
-		"mlp_out": model.MLPOut, "resid_post": model.ResidPost,
-	}[kind](l)
-}
-
-// streamKinds are the StreamKinds cfg's model has.
+// streamKinds are the StreamKinds cfg's model has (no resid_mid with the
+// parallel residual, no mlp_out without MLPs).
 func streamKinds(cfg model.Config) []string {
 	have := map[string]bool{}
 	for _, s := range cfg.Activations(1, 1) {
-		have[s.Name] = true
+		have[s.TL] = true
 	}
 	var kinds []string
 	for _, kind := range StreamKinds {
-		if have[streamName(kind, 0)] {
+		if have[PatchName(kind, 0)] {
 			kinds = append(kinds, kind)
 		}
 	}
@@ -75,13 +62,13 @@ func AttributionPatch(m *model.Model, clean, corrupted [][]int, metric PatchMetr
 	}
 	a := &AttributionPatching{Metric: metric.String(), Clean: metric.Of(cc), Corrupted: metric.Of(bad), Streams: map[string][][]float64{}}
 	for l := range m.Config.Layers {
-		heads, err := attribute(cc, bad, model.HeadOut(l), headAxes)
+		heads, err := attribute(cc, bad, PatchName("z", l), headAxes)
 		if err != nil {
 			return nil, err
 		}
 		a.Heads = append(a.Heads, heads)
 		for _, kind := range streamKinds(m.Config) {
-			byPos, err := attribute(cc, bad, streamName(kind, l), positionAxes(len(clean[0])))
+			byPos, err := attribute(cc, bad, PatchName(kind, l), positionAxes(len(clean[0])))
 			if err != nil {
 				return nil, err
 			}
@@ -96,9 +83,9 @@ func AttributionPatch(m *model.Model, clean, corrupted [][]int, metric PatchMetr
 func attributionNames(cfg model.Config) []string {
 	var names []string
 	for l := range cfg.Layers {
-		names = append(names, model.HeadOut(l))
+		names = append(names, PatchName("z", l))
 		for _, kind := range streamKinds(cfg) {
-			names = append(names, streamName(kind, l))
+			names = append(names, PatchName(kind, l))
 		}
 	}
 	return names

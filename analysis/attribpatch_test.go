@@ -1,14 +1,12 @@
 package analysis_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"gorgonia.org/tensor"
-
+	"github.com/attnscope/attnscope/ablation"
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
@@ -29,67 +27,56 @@ func inductionPair(seed uint64, n, vocab int) (clean, corrupted []int, metric an
 	return clean, corrupted, analysis.LogitDiff(block[n-1], wrong)
 }
 
-// component is one activation patched: the entries of name whose
-// component (a head, or a position) is at, and the estimate for it.
-type component struct {
-	name     string
-	head     bool // z by head at every position, else a stream activation at one position
-	at       int
-	estimate float64
-}
-
-// components lists every component AttributionPatching estimates, with its
-// estimate.
-func components(a *analysis.AttributionPatching) []component {
-	var out []component
-	for l, heads := range a.Heads {
-		for h, e := range heads {
-			out = append(out, component{model.HeadOut(l), true, h, e})
+// activationPatching is activation patching's figure for every component
+// AttributionPatch estimates, in a's order (every layer's heads, then each
+// stream kind's layers by position): analysis.PatchHeads and PatchStream
+// with the roles swapped (they patch the run they are given into the run
+// of the sequences they are given, here the corrupted run's activations
+// into the clean sequences), each figure the patched metric less the
+// clean run's.
+func activationPatching(t *testing.T, m *model.Model, a *analysis.AttributionPatching, clean, corrupted []int, metric analysis.PatchMetric) []float64 {
+	t.Helper()
+	var figures []float64
+	patch := func(kind string) {
+		src, err := analysis.RunTokensWithCache(m, [][]int{corrupted}, analysis.PatchNames(m.Config, kind)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := analysis.PatchStream
+		if kind == "z" {
+			run = func(c *analysis.Cache, seqs [][]int, kind string, metric analysis.Metric, hs ablation.Heads, progress func(int, int)) (*analysis.ActivationPatching, error) {
+				return analysis.PatchHeads(c, seqs, kind, false, metric, hs, progress)
+			}
+		}
+		p, err := run(src, [][]int{clean}, kind, metric.Metric([][]int{clean}), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range p.Values.Len() {
+			figures = append(figures, p.Values.At(i)-p.Corrupted)
 		}
 	}
+	patch("z")
 	for _, kind := range analysis.StreamKinds {
-		for l, byPos := range a.Streams[kind] {
-			for t, e := range byPos {
-				out = append(out, component{fmt.Sprintf("blocks.%d.%s", l, kind), false, t, e})
-			}
+		if a.Streams[kind] != nil {
+			patch(kind)
+		}
+	}
+	return figures
+}
+
+// estimates are a's estimates in activationPatching's order.
+func estimates(a *analysis.AttributionPatching) []float64 {
+	var out []float64
+	for _, heads := range a.Heads {
+		out = append(out, heads...)
+	}
+	for _, kind := range analysis.StreamKinds {
+		for _, byPos := range a.Streams[kind] {
+			out = append(out, byPos...)
 		}
 	}
 	return out
-}
-
-// patched is activation patching's figure for c, as a plain loop: the
-// clean sequence run with c's entries of its activation replaced by those
-// of bad (the corrupted run), the metric of that run minus base (the clean
-// run's).
-func patched(t *testing.T, m *model.Model, clean []int, bad *analysis.Cache, base float64, metric analysis.PatchMetric, c component) float64 {
-	t.Helper()
-	from, err := bad.Get(c.name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replace := func(_ string, x *tensor.Dense) (*tensor.Dense, error) {
-		shape := x.Shape()
-		for i := range x.Len() {
-			if c.head && i/(shape[2]*shape[3])%shape[1] == c.at || !c.head && i/shape[1] == c.at {
-				setAt(x, i, from.At(i))
-			}
-		}
-		return x, nil
-	}
-	run, err := analysis.RunTokensWithHooks(m, [][]int{clean}, []analysis.Hook{{Name: c.name, Fn: replace}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return metric.Of(run) - base
-}
-
-func setAt(x *tensor.Dense, i int, v float64) {
-	switch d := x.Data().(type) {
-	case []float32:
-		d[i] = float32(v)
-	case []float64:
-		d[i] = v
-	}
 }
 
 // pearson is the correlation of x and y.
@@ -111,8 +98,9 @@ func pearson(x, y []float64) float64 {
 // TestAttributionPatchingTracksActivationPatching: over every head's z and
 // every stream activation at every position (resid_pre, attn_out,
 // resid_mid, mlp_out, resid_post, those the model has), attribution
-// patching's estimates correlate with activation patching's figures (a
-// plain loop: the patched input rebuilt and run) at 0.9 or better
+// patching's estimates correlate with activation patching's figures
+// (analysis.PatchHeads and PatchStream, held to a plain loop by their own
+// test) at 0.9 or better
 // (Pearson), on the committed induction run and on two tiny GPT-2s of
 // Hugging Face's layout (2 layers, and distilgpt2's 6), for the logit
 // difference, and the loss on GPT-2; and the other way (denoising:
@@ -151,18 +139,9 @@ func TestAttributionPatchingTracksActivationPatching(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bad, err := analysis.RunTokensWithCache(m, [][]int{corrupted}, "blocks.*")
-			if err != nil {
-				t.Fatal(err)
-			}
-			base, err := analysis.RunTokensWithCache(m, [][]int{clean})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var estimates, figures []float64
-			for _, comp := range components(a) {
-				estimates = append(estimates, comp.estimate)
-				figures = append(figures, patched(t, m, clean, bad, metric.Of(base), metric, comp))
+			estimates, figures := estimates(a), activationPatching(t, m, a, clean, corrupted, metric)
+			if len(estimates) != len(figures) {
+				t.Fatalf("%d estimates for %d components patched", len(estimates), len(figures))
 			}
 			r := pearson(estimates, figures)
 			t.Logf("%d components, clean %.4g, corrupted %.4g, Pearson %.4f", len(estimates), a.Clean, a.Corrupted, r)

@@ -7,11 +7,13 @@
 // papers' circuit metrics (Measure: prefix matching, copying scores from
 // each head's OV circuit, Q/K/V composition between consecutive layers) and
 // direct logit attribution (DirectLogitAttribution), activation patching on
-// induction examples (Patch), attribution patching of every head and
-// stream activation from one forward and backward (AttributionPatch, on
-// RunTokensWithGrads: an activation's gradient, Cache.Grad), path patching
-// from a head to later heads' q, k or v (PathPatch), the
-// in-context-learning score (ICL) and the
+// induction examples (Patch) and as TransformerLens's patching module has
+// it on any clean and corrupted sequences (PatchStream by layer and
+// position, PatchHeads by head; a Metric of the logits), attribution
+// patching of every head and stream activation from one forward and
+// backward (AttributionPatch, on RunTokensWithGrads: an activation's
+// gradient, Cache.Grad), path patching from a head to later heads' q, k
+// or v (PathPatch), the in-context-learning score (ICL) and the
 // logit lens (LogitLens), and every head's statistics over many windows
 // of a text (CorpusHeads, streamed: its memory does not grow with the
 // windows). CopyingEigen is the copying score alone from the
@@ -44,18 +46,23 @@
 //     list what each use reads. SaveNames and WriteActivations write
 //     activations as one safetensors file for numpy (inspect
 //     -save-activations).
-//   - Patching of sequences (AttributionPatch, PathPatch) patches the
-//     corrupted run's activations into the clean run (TransformerLens's
-//     noising) and reports the change of a PatchMetric, the last
-//     position's logit difference or the loss, from the clean run's.
-//   - Interventions (Ablate, Patch, PathPatch) use the graph's hooks
+//   - PatchStream and PatchHeads patch the clean run's activations into
+//     the corrupted run (TransformerLens's denoising) and report the
+//     metric of each patched run; AttributionPatch and PathPatch patch the
+//     corrupted run's into the clean run (noising, the roles swapped for
+//     denoising) and report the change of a PatchMetric (the last
+//     position's logit difference or the loss: the structure a gradient
+//     needs, where a Metric is any function of the logits) from the clean
+//     run's.
+//   - Interventions (Ablate, Patch, PatchStream, PatchHeads, PathPatch)
+//     use the graph's hooks
 //     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
 //     functions (model.HookFunc, TransformerLens's run_with_hooks);
 //     everything else reads a Cache. They run
 //     the model once per head of those given (ablation.Heads, nil for every
 //     head) and take a progress callback (heads done of the total), nil for
 //     none; nothing here writes to a terminal. Their cost is counted before
-//     they run (AblationWork, PatchWork, PrefixWork: forwards of
+//     they run (AblationWork, PatchWork, ActivationPatchWork, PrefixWork: forwards of
 //     ForwardFLOPs each, timed at ModelledRate), for a caller to refuse
 //     past MaxPerHeadTime.
 //   - Every forward pass is checked: a NaN or infinite weight or logit is an

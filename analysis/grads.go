@@ -95,6 +95,18 @@ func (pm PatchMetric) lossWeights(c *Cache) []float64 {
 	return w
 }
 
+// Metric is pm as a Metric of the logits of a run of seqs, as PatchStream
+// and PatchHeads take it.
+func (pm PatchMetric) Metric(seqs [][]int) Metric {
+	switch {
+	case !pm.Loss:
+		return LogitDiffMetric(len(seqs[0]), pm.Answer, pm.Wrong)
+	case pm.Text != nil:
+		return LossMetric(pm.Text)
+	}
+	return LossMetric(seqs)
+}
+
 // Of is the metric of the run c, read from its logits: the logit
 // difference, or the loss over the scored positions of its batch.
 func (pm PatchMetric) Of(c *Cache) float64 {
@@ -115,19 +127,6 @@ func (pm PatchMetric) Of(c *Cache) float64 {
 		}
 	}
 	return sum / n
-}
-
-// logSumExp is log Σ exp(x), computed from the largest x.
-func logSumExp(x []float64) float64 {
-	top := math.Inf(-1)
-	for _, v := range x {
-		top = math.Max(top, v)
-	}
-	sum := 0.0
-	for _, v := range x {
-		sum += math.Exp(v - top)
-	}
-	return top + math.Log(sum)
 }
 
 // metricGrads asks a run for the gradient of a metric at every activation

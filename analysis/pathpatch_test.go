@@ -158,3 +158,12 @@ func TestPathPatchRefuses(t *testing.T) {
 		}
 	}
 }
+
+func setAt(x *tensor.Dense, i int, v float64) {
+	switch d := x.Data().(type) {
+	case []float32:
+		d[i] = float32(v)
+	case []float64:
+		d[i] = v
+	}
+}

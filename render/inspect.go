@@ -37,9 +37,10 @@ type Inspect struct {
 	// usually draws (a small vocabulary's tokens drawn with replacement).
 	TaskNote string
 
-	Heads    []HeadLine // the selected heads, layer by layer
-	Circuits *Circuits  // nil: none asked for
-	Ablation *Ablation  // nil: none asked for
+	Heads    []HeadLine          // the selected heads, layer by layer
+	Circuits *Circuits           // nil: none asked for
+	Ablation *Ablation           // nil: none asked for
+	Patching *ActivationPatching // nil: none asked for (-patch)
 	// Summary stops the view after the heads' table, the circuits and
 	// the ablation table (its most important heads when there are many).
 	Summary bool
@@ -186,6 +187,10 @@ func WriteInspect(w io.Writer, v Inspect, mode Mode, width int) error {
 			rows = summaryRows(rows)
 		}
 		writeCircuits(p, width, *v.Circuits, v.Samples, v.Seed, m.MLP, rows)
+	}
+	if v.Patching != nil {
+		p.printf("\n")
+		writePatching(p, width, mode, *v.Patching)
 	}
 	if v.Summary {
 		if v.Length != 0 && v.Sequence.Drawn {

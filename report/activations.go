@@ -2,11 +2,13 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -64,4 +66,20 @@ func (r *Report) WriteActivations(w io.Writer) error {
 		labelled["texts"] = [][]string{texts}
 	}
 	return analysis.WriteActivations(w, r.savedRun, r.saved, labelled)
+}
+
+// ActivationsFlag is the flag.Func parser of -activations into names:
+// names or globs, comma-separated, none empty.
+func ActivationsFlag(names *[]string) func(string) error {
+	return func(v string) error {
+		*names = nil
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				return errors.Errorf(`%s holds an empty name: give names or globs separated by commas, e.g. "blocks.*.hook_resid_post,blocks.0.attn.hook_pattern"`, msg.Quote(v))
+			}
+			*names = append(*names, name)
+		}
+		return nil
+	}
 }

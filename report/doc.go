@@ -54,14 +54,23 @@
 //     (safefile.WriteOutput for files). Options.Layers and Heads pick what
 //     the views draw, the heads the JSON document holds (Selection; the
 //     page's document holds every head) and the heads the per-head work
-//     (-ablate, -circuits' patching) runs on (perHead).
+//     (-ablate, -circuits' patching, -patch) runs on (perHead).
+//   - Options.Patch (inspect -patch) is activation patching of the sequence
+//     shown into a corrupted one: its kinds are a table (PatchKinds: the
+//     activations the clean run keeps, the work estimated, the analysis
+//     run), a new kind joins it; its flags and their checks are here
+//     (PatchFlags, CheckPatchFlags), so the command stays thin. Its run is
+//     a forward of its own on the sequence shown, batch 1, plus one a
+//     component; the patching table is in Text, Image and the JSON
+//     documents.
 //   - The JSON documents keep their shape: snake_case keys, names of things
 //     (roles, heads) as values, attention [layer][head][query][key] and
 //     logits [position][vocab] at float32 precision for a float32 model;
 //     past MaxLogitValues logits a sequence carries each position's top
 //     LogitsTopK and its log-sum-exp unless Options.AllLogits.
 //   - Options.Progress hears each long phase of Build (the weights read,
-//     the scoring run, each circuit stage, the heads ablated) as counts;
+//     the scoring run, each circuit stage, the heads ablated, the runs
+//     patched) as counts;
 //     report draws nothing of it (inspect's stderr line does).
 //   - report opens no file of a model: the caller opens it (open.Open)
 //     and hands Build what it read, so report depends on no model

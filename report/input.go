@@ -9,20 +9,27 @@ import (
 // userTokens is the sequence the user gave: Options.Tokens (ids, or token
 // names) or Options.Text in the model's tokenizer; nil when neither.
 func userTokens(s Subject, o Options) ([]int, error) {
+	return givenTokens(s, o.Checkpoint, o.Tokens, o.Text, "-tokens", "-text")
+}
+
+// givenTokens is a sequence given as ids or token names (tokens, the flag
+// tokensFlag) or as text in the model's tokenizer (text, textFlag); nil
+// when neither.
+func givenTokens(s Subject, checkpoint, tokens, text, tokensFlag, textFlag string) ([]int, error) {
 	switch {
-	case o.Tokens != "" && o.Text != "":
-		return nil, errors.New("-tokens and -text both give the sequence; use one")
-	case o.Text == "":
-		return cli.ParseTokens(o.Tokens, s.TokenNames)
+	case tokens != "" && text != "":
+		return nil, errors.Errorf("%s and %s both give the sequence; use one", tokensFlag, textFlag)
+	case text == "":
+		return cli.ParseTokensFlag(tokensFlag, tokens, s.TokenNames)
 	case s.Tokenizer == nil:
-		return nil, errors.Errorf("-text: %s's task (%s) has no tokenizer; give its tokens with -tokens", o.Checkpoint, s.Task.Name())
+		return nil, errors.Errorf("%s: %s's task (%s) has no tokenizer; give its tokens with %s", textFlag, checkpoint, s.Task.Name(), tokensFlag)
 	}
-	ids, err := s.Tokenizer.Encode(o.Text)
+	ids, err := s.Tokenizer.Encode(text)
 	if err != nil {
-		return nil, errors.Wrap(err, "-text")
+		return nil, errors.Wrap(err, textFlag)
 	}
 	if len(ids) == 0 {
-		return nil, errors.New("-text is empty: give at least one character")
+		return nil, errors.Errorf("%s is empty: give at least one character", textFlag)
 	}
 	return ids, nil
 }

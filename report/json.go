@@ -51,6 +51,7 @@ type Document struct {
 	Heads       [][]heads.Result   `json:"heads"`
 	Ablation    *ablation.Table    `json:"ablation,omitempty"` // with Options.Ablate
 	Circuits    *analysis.Circuits `json:"circuits,omitempty"` // with Options.Circuits
+	Patching    *Patching          `json:"patching,omitempty"` // with Options.Patch
 	// Blocks names the blocks' parts (model.Config.Blocks).
 	Blocks string `json:"blocks"`
 	// Family is the attention variant (model.Config.Family), omitted for
@@ -121,7 +122,8 @@ func (r *Report) document(sel Selection) Document {
 		Selection: sel, Tokens: s.Tokens, Labels: labels(r.Task, s.Tokens), Targets: scoredTargets(s.Tokens, s.Targets, s.Scored),
 		Predictions: r.Forward.Predictions, Heads: pick(r.Pooled.Roles, sel),
 		Ablation: selectAblation(r.Ablation, sel), Blocks: r.Config.Blocks(), Family: r.Config.Family(), Circuits: selectCircuits(r.Circuits, sel),
-		KVHead: selectHeads(r.kvHeads(), sel), LayerKinds: layerKinds(r.Config, sel.Layers),
+		Patching: selectPatching(r.Patching, sel),
+		KVHead:   selectHeads(r.kvHeads(), sel), LayerKinds: layerKinds(r.Config, sel.Layers),
 	}
 	if r.RolesOnSequence {
 		j.Samples = 1

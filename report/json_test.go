@@ -234,7 +234,7 @@ func outputKeys(v any, path string, keys map[string]bool) {
 // TestJSONDocumented: docs/json.md lists every key of the -json document,
 // at every depth, and no other: the keys of the structs (Document and
 // what it holds) and of real outputs (the induction run with -circuits and
-// -ablate; GPT-2's vocabulary, whose logits are cut, on tokens one of
+// -ablate, and with -patch; GPT-2's vocabulary, whose logits are cut, on tokens one of
 // which is not valid UTF-8; a Llama, whose query heads share key-value
 // heads).
 func TestJSONDocumented(t *testing.T) {
@@ -245,6 +245,7 @@ func TestJSONDocumented(t *testing.T) {
 		{Checkpoint: "../testdata/induction", Circuits: true, Ablate: true},
 		{Checkpoint: gpt2, Tokens: fmt.Sprintf("464 %d 3797", invalidGPT2Token(t))},
 		{Checkpoint: "../open/hf/testdata/llama", Tokens: "1 2 3"},
+		{Checkpoint: "../testdata/induction", Tokens: "3 7 1 9 3 7 1", Patch: PatchOptions{Kind: "z-by-pos", CorruptTokens: "11 12 13 14 3 7 1", Answer: "9", Wrong: "14"}},
 	} {
 		o.Samples, o.Seed = 4, 1
 		r, err := build(o)

@@ -13,7 +13,7 @@ import (
 )
 
 // perHead is the heads the per-head work (-ablate, -circuits' activation
-// patching) runs on: those Options.Layers and Heads pick, nil when that is
+// patching, -patch) runs on: those Options.Layers and Heads pick, nil when that is
 // every head.
 func (r *Report) perHead() ablation.Heads {
 	sel := r.picked()
@@ -30,10 +30,11 @@ func (r *Report) perHead() ablation.Heads {
 }
 
 // perHeadWork is the forwards the per-head work asked for would run, and
-// the flags that asked for it: -ablate's, and -circuits' prefix matching
-// and (on examples of a task of repeats) activation patching. shownLength
+// the flags that asked for it: -ablate's, -circuits' prefix matching
+// and (on examples of a task of repeats) activation patching, and -patch's
+// (whose error names a kind the model has not). shownLength
 // is the length of the sequence a user gave, which -ablate then runs on.
-func (r *Report) perHeadWork(s Subject, shownLength int) (works []analysis.Work, flags []string) {
+func (r *Report) perHeadWork(s Subject, shownLength int) (works []analysis.Work, flags []string, err error) {
 	o, cfg := r.Options, r.Config
 	heads := len(r.perHead().Of(cfg))
 	if o.Ablate {
@@ -51,14 +52,25 @@ func (r *Report) perHeadWork(s Subject, shownLength int) (works []analysis.Work,
 			works = append(works, analysis.PatchWork(cfg, heads, o.Samples, r.Task.SeqLen()))
 		}
 	}
-	return works, flags
+	if o.Patch.Kind != "" {
+		flags = append(flags, "-patch "+o.Patch.Kind)
+		w, err := r.patchWork(shownLength)
+		if err != nil {
+			return nil, nil, err
+		}
+		works = append(works, w)
+	}
+	return works, flags, nil
 }
 
 // checkPerHeadTime refuses per-head work estimated (analysis.Work.Time, at
 // analysis.ModelledRate) to take longer than analysis.MaxPerHeadTime,
 // before anything runs, with the estimate and how to pick fewer heads.
 func (r *Report) checkPerHeadTime(s Subject, shownLength int) error {
-	works, flags := r.perHeadWork(s, shownLength)
+	works, flags, err := r.perHeadWork(s, shownLength)
+	if err != nil {
+		return err
+	}
 	var took time.Duration
 	var flops float64
 	forwards := 0

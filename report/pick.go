@@ -149,3 +149,12 @@ func (p Pick) check(flagName string, n int, noun, per string) error {
 	}
 	return errors.Errorf("%s does not exist: the model has %s%s (%s)", given, msg.Count(n, noun), per, valid)
 }
+
+// Flag is the flag.Func parser of a -layer or -head value into p
+// (ParsePick).
+func (p *Pick) Flag() func(string) error {
+	return func(v string) (err error) {
+		*p, err = ParsePick(v)
+		return err
+	}
+}

@@ -37,6 +37,7 @@ type Options struct {
 	Ablate        bool          // also remove each head in turn on the run's held-out set
 	Ablation      ablation.Mode // what replaces a removed head's output; "": zero
 	AllLogits     bool          // the JSON document holds every logit even for a wide vocabulary
+	Patch         PatchOptions  // -patch and its inputs
 	// Activations are the activations WriteActivations saves, each a name
 	// or glob, the lab's or TransformerLens's, run on the sequence shown.
 	Activations []string
@@ -102,6 +103,7 @@ type Report struct {
 	Tokenizer string             // the tokenizer's name, "" for a toy task's labels
 	Circuits  *analysis.Circuits // with Options.Circuits
 	Ablation  *ablation.Table    // with Options.Ablate
+	Patching  *Patching          // with Options.Patch
 	// With Options.Page: the run's held-out examples, the summary of the
 	// scoring run's graph (Passes[0]: its batch and length), the run's
 	// curves (nil when there is none) and the other runs'.
@@ -143,6 +145,9 @@ func Build(s Subject, o Options) (*Report, error) {
 	}
 	tokens, err := userTokens(s, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.preparePatch(s, tokens); err != nil {
 		return nil, err
 	}
 	ex := examplesOf(s, tokens)
@@ -239,6 +244,11 @@ func (r *Report) analyse(s Subject) error {
 	}
 	if err := r.runSaved(m); err != nil {
 		return err
+	}
+	if r.Patching != nil {
+		if err := r.patch(m); err != nil {
+			return err
+		}
 	}
 	for _, param := range m.Params {
 		r.Params += param.Len()

@@ -40,7 +40,7 @@ func (r *Report) Text(summary bool) render.Inspect {
 		Checkpoint: o.Checkpoint, Step: r.Step, Model: r.model(), Task: r.Task.Name(), Samples: o.Samples, Seed: o.Seed,
 		RolesOnSequence: r.RolesOnSequence, RolesOnGiven: r.RolesOnGiven, RolesEveryRow: o.AllRows || data.RolesOnEveryRow(r.Task) || r.RolesOnGiven,
 		Source: r.Source, Tokenizer: r.Tokenizer, TaskNote: r.TaskNote,
-		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Summary: summary, Length: o.Length, Sequence: r.sequenceView(), Mean: o.Mean,
+		Circuits: r.CircuitsView(), Ablation: r.ablationView(), Patching: r.patchingView(), Summary: summary, Length: o.Length, Sequence: r.sequenceView(), Mean: o.Mean,
 	}
 	layers, hs := r.selected()
 	if r.auto() {

@@ -9,6 +9,7 @@
 //	        [-color auto|always|never]
 //	        [-examples N] [-seed S] [-all-rows] [-path fused|gorgonia]
 //	        [-save-activations FILE.safetensors -activations NAMES]
+//	        [-patch KIND -corrupt-tokens IDS [-answer T -wrong T] [-metric M]]
 //	inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
 //	inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
 //	inspect -run DIR [-json] [-png FILE]
@@ -24,6 +25,9 @@
 // files).
 //
 // Conventions:
+//   - -patch KIND is TransformerLens's activation patching from the sequence
+//     shown into -corrupt-text or -corrupt-tokens (report.PatchKinds, a
+//     table a new kind joins; its flags and their checks are report's).
 //   - -corpus scores every head over -windows windows of a text, their starts
 //     drawn from rand.NewPCG(seed, analysis.CorpusStream) (analysis.CorpusHeads,
 //     TransformerLens's head detector's scores); it combines only with the

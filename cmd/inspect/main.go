@@ -48,7 +48,8 @@ type options struct {
 const usage = `usage: inspect MODEL [-tokens IDS] [-layer LIST] [-head LIST] [-json] [-png FILE]
                [-html FILE [-run DIR]] [-color auto|always|never] [-examples N] [-seed S]
                [-all-rows] [-mean] [-path fused|gorgonia] [-ablate [-ablation zero|mean]]
-               [-save-activations FILE.safetensors -activations NAMES]
+               [-save-activations FILE.safetensors -activations NAMES] [-patch KIND
+               -corrupt-text|-corrupt-tokens IN [-answer T -wrong T] [-metric M]]
        inspect MODEL -graph [-dot FILE] [-training-graph] [-path fused|gorgonia]
        inspect MODEL -corpus FILE [-windows N] [-window-length T] [-seed S] [-json]
        inspect -run DIR [-run DIR ...] [-json] [-png FILE]
@@ -63,7 +64,8 @@ opens offline. -ablate also runs the run's held-out set once per head with
 that head removed and lists the heads by how much the loss rises.
 -save-activations writes the activations -activations names (the lab's or
 TransformerLens's names, or globs: blocks.*.hook_resid_post) on the
-sequence shown, in TransformerLens's shapes, for numpy to read.
+sequence shown, in TransformerLens's shapes, for numpy to read. -patch
+patches one component at a time from the clean input into the corrupted one.
 -graph prints the model's expression graph instead, one node a line; -dot
 writes it for graphviz. -run DIR alone shows a training run: its loss and
 accuracy curves, and each head's strongest role through training with the
@@ -103,13 +105,13 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.r.Text, "text", "", "text to show, in the model's tokenizer (a model trained elsewhere, or a text model): its tokens' heatmaps, and for a model trained elsewhere the roles scored on it")
 	fs.StringVar(&o.vocab, "vocab", "", "a nanoGPT character model's meta.pkl (default: the one beside its ckpt.pt)")
 	fs.StringVar(&o.r.Tokens, "tokens", "", `token ids to show, e.g. "3 1 4 1 16 3 1 4" (default: one example of the checkpoint's task drawn with -seed)`)
-	fs.Func("layer", fmt.Sprintf("show only these layers: a number, a list with ranges (0,5-7) or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score); -ablate and -circuits' patching run on the heads picked", report.MaxHeadsShown, report.StrongestShown), pickFlag(&o.r.Layers))
-	fs.Func("head", "show only these heads of each layer shown: a number, a list with ranges (0,5-7) or all (default: all)", pickFlag(&o.r.Heads))
+	fs.Func("layer", fmt.Sprintf("show only these layers: a number, a list with ranges (0,5-7) or all (default: all, or for a model of more than %d heads the heatmaps of the %d of highest role score); -ablate, -circuits' patching and -patch run on the heads picked", report.MaxHeadsShown, report.StrongestShown), o.r.Layers.Flag())
+	fs.Func("head", "show only these heads of each layer shown: a number, a list with ranges (0,5-7) or all (default: all)", o.r.Heads.Flag())
 	fs.BoolVar(&o.json, "json", false, "print one JSON object (tokens, attention, logits, predictions, heads) of the heads -layer and -head select instead of heatmaps")
 	fs.StringVar(&o.png, "png", "", "also write a layers x heads grid of heatmaps to this PNG file")
 	fs.StringVar(&o.html, "html", "", "also write a self-contained interactive HTML report to this file")
 	fs.StringVar(&o.save, "save-activations", "", "also write the activations -activations names, on the sequence shown, to this safetensors file (TransformerLens's shapes, batch first; the tokens and their labels in its metadata)")
-	fs.Func("activations", "with -save-activations: the activations to save, comma-separated, each a name or glob, the lab's (blocks.0.attn.weights) or TransformerLens's (blocks.0.attn.hook_pattern, blocks.*.hook_resid_post)", activationsFlag(&o.r.Activations))
+	fs.Func("activations", "with -save-activations: the activations to save, comma-separated, each a name or glob, the lab's (blocks.0.attn.weights) or TransformerLens's (blocks.0.attn.hook_pattern, blocks.*.hook_resid_post)", report.ActivationsFlag(&o.r.Activations))
 	fs.Func("run", "alone: show this run directory's curves and head roles through training (repeat -run to draw several runs together); with -html: the run whose metrics.jsonl the page plots (default: the checkpoint's directory, if it has one)", func(dir string) error {
 		o.r.Runs = append(o.r.Runs, dir)
 		o.run = o.r.Runs[0]
@@ -134,6 +136,7 @@ func runWith(args []string, stdout, stderr io.Writer, line *progress.Line) error
 	fs.StringVar(&o.corpus, "corpus", "", "score every head over windows of this UTF-8 text in the model's tokenizer and print each score's mean and spread, instead of the views of one sequence")
 	fs.IntVar(&o.windows, "windows", defaultCorpusWindows, "with -corpus: the windows scored, drawn with -seed")
 	fs.IntVar(&o.windowLength, "window-length", report.DefaultWindowLength, "with -corpus: tokens in each window (default: 128, or the model's context when shorter)")
+	report.PatchFlags(fs, &o.r.Patch)
 	cli.Rename(fs, "samples", "examples", stderr) // sample's -samples counts what it writes
 	cli.Rename(fs, "train", "training-graph", stderr)
 	model, helped, err := cli.ParseArgs(fs, args, usage, stdout, cli.Operand{Name: "model"})
@@ -215,6 +218,9 @@ func checkCheckpointFlags(fs *flag.FlagSet, o *options) error {
 		return err
 	}
 	o.r.Page = o.html != ""
+	if err := report.CheckPatchFlags(cli.Given(fs), o.r.Patch); err != nil {
+		return err
+	}
 	return checkFlagUse(fs, *o)
 }
 
@@ -245,30 +251,6 @@ func checkFlagUse(fs *flag.FlagSet, o options) error {
 		return errors.New("-mean draws the heatmaps as means, and -summary shows no heatmap; drop one of them")
 	}
 	return cli.CheckText("-text", o.r.Text)
-}
-
-// activationsFlag parses -activations: names or globs, comma-separated,
-// none empty.
-func activationsFlag(names *[]string) func(string) error {
-	return func(v string) error {
-		*names = nil
-		for _, name := range strings.Split(v, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				return errors.Errorf(`%s holds an empty name: give names or globs separated by commas, e.g. "blocks.*.hook_resid_post,blocks.0.attn.hook_pattern"`, msg.Quote(v))
-			}
-			*names = append(*names, name)
-		}
-		return nil
-	}
-}
-
-// pickFlag parses a -layer or -head value into p (report.ParsePick).
-func pickFlag(p *report.Pick) func(string) error {
-	return func(v string) (err error) {
-		*p, err = report.ParsePick(v)
-		return err
-	}
 }
 
 // checkSamplesSet refuses -examples given as 0 or less, which would

@@ -65,11 +65,11 @@ func writing(line *progress.Line, path string) {
 	}
 }
 
-// writePNG draws the selected heads (and the circuits) as one image,
+// writePNG draws the selected heads (and the circuits and patching) as one image,
 // written by the output rule (safefile.WriteOutput): never over a file the
 // model was or may be read from, a run file or anything but a regular file.
 func writePNG(r *report.Report, path string) error {
-	img, err := render.InspectImage(r.Figure(), r.CircuitsView())
+	img, err := r.Image()
 	if err != nil {
 		return err
 	}

@@ -36,10 +36,16 @@ type TokenNames struct {
 // Ranges are checked against the model later (example); the message quotes
 // at most a few dozen bytes of a bad token, so it stays one readable line.
 func ParseTokens(s string, names TokenNames) ([]int, error) {
+	return ParseTokensFlag("-tokens", s, names)
+}
+
+// ParseTokensFlag is ParseTokens for a flag of another name (inspect's
+// -corrupt-tokens), which its errors name.
+func ParseTokensFlag(flagName, s string, names TokenNames) ([]int, error) {
 	fields := strings.FieldsFunc(s, separator(names.Names))
 	if len(fields) == 0 {
 		if strings.TrimSpace(s) != "" {
-			return nil, errors.Errorf("-tokens %s: no token ids", msg.Quote(s))
+			return nil, errors.Errorf("%s %s: no token ids", flagName, msg.Quote(s))
 		}
 		return nil, nil
 	}
@@ -48,7 +54,7 @@ func ParseTokens(s string, names TokenNames) ([]int, error) {
 	for i, f := range fields {
 		id, err := names.token(f, lookup)
 		if err != nil {
-			return nil, errors.Errorf("-tokens: %s (token %d) %v", msg.Quote(f), i, err)
+			return nil, errors.Errorf("%s: %s (token %d) %v", flagName, msg.Quote(f), i, err)
 		}
 		ids[i] = id
 	}

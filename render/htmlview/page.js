@@ -365,6 +365,41 @@
     }
   }
 
+  // ---- activation patching (inspect -patch) ----
+  // One row for each layer (or each layer's head, by position), one
+  // column for each position or head; each cell the metric patched, on
+  // the colour of the share of the corrupted-to-clean move it restores.
+  function drawPatching() {
+    const p = I.patching;
+    if (!p) return;
+    const box = $("patching");
+    box.hidden = false;
+    const gap = p.clean - p.corrupted, share = (v) => gap === 0 ? 0 : (v - p.corrupted) / gap;
+    // The labels here come raw from -json: control and bidi characters read as \u escapes.
+    const safe = (x) => x.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/g,
+      (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+    const metric = p.metric === "loss" ? "the clean text's next-token loss" :
+      "the logit of \u201c" + safe(p.answer.label) + "\u201d minus that of \u201c" + safe(p.wrong.label) + "\u201d after the last position";
+    el("p", {class: "note"}, box, "Patching " + p.kind + " from the clean input into the corrupted one (" + p.corrupt_labels.map(safe).join(" ") +
+      "), one component a run. Metric: " + metric + "; clean " + fmt3(p.clean) + ", corrupted " + fmt3(p.corrupted) +
+      ". Each cell is the metric patched, coloured by the share it restores; \u2013 where not patched.");
+    const byHead = p.axes[1] === "head", byPos = p.axes[p.axes.length - 1] === "pos";
+    const cols = byPos ? examples[0].shown.map((x, t) => t + " " + x) : p.heads.map((h) => "H" + h);
+    const tb = el("table", {class: "ablation circuits", id: "patching-table"}, box), hr = el("tr", {}, tb);
+    el("th", {}, hr, "");
+    cols.forEach((c) => el("th", {}, hr, c));
+    const row = (label, values) => {
+      const tr = el("tr", {}, tb);
+      el("td", {}, tr, label);
+      values.forEach((v) => { if (v === null) el("td", {}, tr, "\u2013"); else scoreCell(tr, share(v), 0, 1, fmt3(v)); });
+    };
+    p.layers.forEach((l, i) => {
+      if (!byHead) row("L" + l, p.values[i]);
+      else if (!byPos) row("L" + l, p.values[i]);
+      else p.heads.forEach((h, j) => row("L" + l + " H" + h, p.values[i][j]));
+    });
+  }
+
   // drawCompositions draws a table of K-composition for each pair of
   // consecutive layers, each built only when it comes near the screen
   // (whenNear): 32 layers of 32 heads are 31 tables of 1,024 cells. A
@@ -676,6 +711,7 @@
   drawGrid();
   drawAblation();
   drawCircuits();
+  drawPatching();
   drawScale();
   drawExample();
   drawTraining();
