@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/model"
 )
@@ -145,4 +146,29 @@ func attribute(clean, corrupted *Cache, name string, by axes) ([]float64, error)
 		out[of(i)] += (y.At(i) - x.At(i)) * g.At(i)
 	}
 	return out, nil
+}
+
+// Denoising is kind's estimates ("z" or one of StreamKinds) as activation
+// patching reports its figures (PatchHeads, PatchStream), from a run of
+// AttributionPatch with the roles swapped, the corrupted sequences as the
+// clean ones: the clean run's activations patched into the corrupted run.
+// Clean is then the metric of the clean sequences (a.Corrupted),
+// Corrupted that of the corrupted ones (a.Clean), and Values the corrupted
+// metric plus each estimate, (L, H) for z and (L, T) for a stream kind.
+func (a *AttributionPatching) Denoising(kind string) (*ActivationPatching, error) {
+	rows := a.Heads
+	if kind != "z" {
+		rows = a.Streams[kind]
+	}
+	if rows == nil {
+		return nil, errors.Errorf("attribution patching estimated no %s; it estimates z and %v, those the model has", kind, StreamKinds)
+	}
+	var values []float64
+	for _, row := range rows {
+		for _, e := range row {
+			values = append(values, a.Clean+e)
+		}
+	}
+	shape := []int{len(rows), len(rows[0])}
+	return &ActivationPatching{Kind: kind, Clean: a.Corrupted, Corrupted: a.Clean, Values: newTensor(tensor.Float64, shape, values)}, nil
 }
