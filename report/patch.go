@@ -185,6 +185,7 @@ func patchKind(name string) *PatchKind {
 // position, null where not patched.
 type Patching struct {
 	Kind          string          `json:"kind"`
+	How           string          `json:"how"` // PatchKind.How
 	Metric        string          `json:"metric"`
 	Answer        *Token          `json:"answer,omitempty"` // logit difference's tokens
 	Wrong         *Token          `json:"wrong,omitempty"`
@@ -304,7 +305,7 @@ func (r *Report) preparePatch(s Subject, tokens []int) error {
 			t.Label = labels(s.Task, []int{t.ID})[0]
 		}
 	}
-	r.Patching = &Patching{Kind: o.Patch.Kind, Metric: o.Patch.metric(), Answer: answer, Wrong: wrong,
+	r.Patching = &Patching{Kind: o.Patch.Kind, How: patchKind(o.Patch.Kind).How, Metric: o.Patch.metric(), Answer: answer, Wrong: wrong,
 		CorruptTokens: corrupt, CorruptLabels: labels(s.Task, corrupt), Axes: patchKind(o.Patch.Kind).Axes}
 	return nil
 }
@@ -364,7 +365,7 @@ func (r *Report) patchingView() *render.ActivationPatching {
 		return nil
 	}
 	kind := patchKind(p.Kind)
-	v := &render.ActivationPatching{Kind: p.Kind, Activation: kind.Activation, How: kind.How, Metric: p.metricWords(), Clean: p.Clean, Corrupted: p.Corrupted}
+	v := &render.ActivationPatching{Kind: p.Kind, Activation: kind.Activation, How: p.How, Metric: p.metricWords(), Clean: p.Clean, Corrupted: p.Corrupted}
 	sel := selectPatching(p, r.picked())
 	shape := p.values.Shape
 	positions := func() {

@@ -14,8 +14,8 @@ import (
 // attribution-resid_pre -json give analysis.AttributionPatch's estimates
 // (the roles swapped, as the other kinds patch the clean run into the
 // corrupted one: Denoising) for every layer and head or position, with its
-// clean and corrupted figures; the text view says the figures are
-// estimated.
+// clean and corrupted figures, and says how they are made (how), as the
+// text view does.
 func TestPatchAttributionIsTheAPI(t *testing.T) {
 	m := opentest.Induction(t).Model
 	a, err := analysis.AttributionPatch(m, [][]int{{11, 12, 13, 14, 3, 7, 1}}, [][]int{{3, 7, 1, 9, 3, 7, 1}}, analysis.LogitDiff(9, 14))
@@ -25,7 +25,7 @@ func TestPatchAttributionIsTheAPI(t *testing.T) {
 	for _, kind := range []string{"z", "resid_pre"} {
 		var doc struct {
 			Patching struct {
-				Kind             string
+				Kind, How        string
 				Clean, Corrupted float64
 				Axes             []string
 				Values           [][]*float64
@@ -41,6 +41,9 @@ func TestPatchAttributionIsTheAPI(t *testing.T) {
 		p := doc.Patching
 		if p.Kind != "attribution-"+kind || p.Clean != want.Clean || p.Corrupted != want.Corrupted {
 			t.Fatalf("%s: kind %q clean %v corrupted %v, want %q %v %v", kind, p.Kind, p.Clean, p.Corrupted, "attribution-"+kind, want.Clean, want.Corrupted)
+		}
+		if !strings.HasPrefix(p.How, "estimated by attribution patching") {
+			t.Errorf("%s: how %q", kind, p.How)
 		}
 		cols := want.Values.Shape[1]
 		for l, row := range p.Values {
