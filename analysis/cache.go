@@ -26,6 +26,7 @@ type Cache struct {
 	// for a view that describes it: no other graph is built to say so.
 	Graph model.Summary
 	acts  map[string]Tensor // by the lab's name
+	grads map[string]Tensor // d metric / d activation, by the lab's name (RunTokensWithGrads)
 	specs []model.ActivationSpec
 	// weights holds every layer's attention weights one layer after the
 	// other, (L, B, H, T, T), when the run kept them all: each layer's
@@ -42,7 +43,7 @@ type Cache struct {
 // infinity in the attention weights or the logits is an error naming where
 // (model.NonFinite).
 func RunWithCache(m *model.Model, b *data.Batch, names ...string) (*Cache, error) {
-	return run(m, b, true, names)
+	return run(m, b, true, names, nil)
 }
 
 // Hook is a caller's function at an activation for RunWithHooks: Fn runs
@@ -58,18 +59,19 @@ type Hook struct {
 // activations, TransformerLens's run_with_hooks: the logits and the named
 // activations kept are those of the hooked run.
 func RunWithHooks(m *model.Model, b *data.Batch, hooks []Hook, names ...string) (*Cache, error) {
-	return run(m, b, true, names, hooks...)
+	return run(m, b, true, names, nil, hooks...)
 }
 
 // runMaps is RunWithCache keeping every layer's attention weights and no
 // logits, for an analysis that reads only the maps: the logits of a long
 // batch are the largest activation by far (50257 a position for GPT-2).
 func runMaps(m *model.Model, b *data.Batch) (*Cache, error) {
-	return run(m, b, false, Weights(m))
+	return run(m, b, false, Weights(m), nil)
 }
 
-// run is RunWithHooks, with the logits kept or not.
-func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, hooks ...Hook) (*Cache, error) {
+// run is RunWithHooks, with the logits kept or not, and with the
+// gradients of grads' metric at every activation kept when grads is not nil.
+func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, grads *metricGrads, hooks ...Hook) (*Cache, error) {
 	specs := m.Config.Activations(b.Size, b.SeqLen)
 	names, err := model.ResolveActivations(specs, asked)
 	if err != nil {
@@ -79,9 +81,18 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, hooks .
 	for i, h := range hooks {
 		hooked[i] = h.Name
 	}
-	g, err := model.Build(m, model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names, Hooks: hooked})
+	opts := model.BuildOptions{Batch: b.Size, SeqLen: b.SeqLen, Cache: names, Hooks: hooked}
+	if grads != nil {
+		opts.Grads, opts.MetricWeights = names, grads.weights != nil
+	}
+	g, err := model.Build(m, opts)
 	if err != nil {
 		return nil, errors.Wrap(err, "building the inference graph")
+	}
+	if opts.MetricWeights {
+		if err := g.SetMetricWeights(grads.weights); err != nil {
+			return nil, err
+		}
 	}
 	for _, h := range hooks {
 		if err := g.SetHook(h.Name, h.Fn); err != nil {
@@ -101,6 +112,11 @@ func run(m *model.Model, b *data.Batch, keepLogits bool, asked []string, hooks .
 		return nil, errors.Wrap(err, "running the model")
 	}
 	c := &Cache{Model: m, Batch: b, acts: map[string]Tensor{}, specs: specs}
+	if grads != nil {
+		if c.grads, err = gradsOf(g, names); err != nil {
+			return nil, err
+		}
+	}
 	if c.Graph, err = g.Summary(); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,11 @@
 // direct logit attribution (DirectLogitAttribution), activation patching on
 // induction examples (Patch) and as TransformerLens's patching module has
 // it on any clean and corrupted sequences (PatchStream by layer and
-// position, PatchHeads by head; a Metric of the logits), the in-context-learning score (ICL) and the
+// position, PatchHeads by head; a Metric of the logits), attribution
+// patching of every head and stream activation from one forward and
+// backward (AttributionPatch, on RunTokensWithGrads: an activation's
+// gradient, Cache.Grad), path patching from a head to later heads' q, k
+// or v (PathPatch), the in-context-learning score (ICL) and the
 // logit lens (LogitLens), and every head's statistics over many windows
 // of a text (CorpusHeads, streamed: its memory does not grow with the
 // windows). CopyingEigen is the copying score alone from the
@@ -42,7 +46,16 @@
 //     list what each use reads. SaveNames and WriteActivations write
 //     activations as one safetensors file for numpy (inspect
 //     -save-activations).
-//   - Interventions (Ablate, Patch, PatchStream, PatchHeads) use the graph's hooks
+//   - PatchStream and PatchHeads patch the clean run's activations into
+//     the corrupted run (TransformerLens's denoising) and report the
+//     metric of each patched run; AttributionPatch and PathPatch patch the
+//     corrupted run's into the clean run (noising, the roles swapped for
+//     denoising) and report the change of a PatchMetric (the last
+//     position's logit difference or the loss: the structure a gradient
+//     needs, where a Metric is any function of the logits) from the clean
+//     run's.
+//   - Interventions (Ablate, Patch, PatchStream, PatchHeads, PathPatch)
+//     use the graph's hooks
 //     (model.BuildOptions.Hooks), as RunWithHooks runs a caller's
 //     functions (model.HookFunc, TransformerLens's run_with_hooks);
 //     everything else reads a Cache. They run

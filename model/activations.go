@@ -85,7 +85,11 @@ func (gr *Graph) resolveNames() error {
 	if err != nil {
 		return errors.Wrap(err, "build: BuildOptions.Hooks")
 	}
-	gr.Opts.Cache, gr.Opts.Hooks = cache, hooked
+	grads, err := ResolveActivations(gr.specs, gr.Opts.Grads)
+	if err != nil {
+		return errors.Wrap(err, "build: BuildOptions.Grads")
+	}
+	gr.Opts.Cache, gr.Opts.Hooks, gr.Opts.Grads = cache, hooked, grads
 	gr.hooks = map[string]*hook{}
 	for _, name := range hooked {
 		gr.hooks[name] = &hook{name: name}
@@ -127,10 +131,11 @@ func (gr *Graph) tap() layers.Tap {
 
 type graphTap struct{ gr *Graph }
 
-// Wants reports whether the graph caches or hooks the activation.
+// Wants reports whether the graph caches, hooks or differentiates the
+// activation.
 func (t graphTap) Wants(name string) bool {
 	_, hooked := t.gr.hooks[name]
-	return hooked || slices.Contains(t.gr.Opts.Cache, name)
+	return hooked || slices.Contains(t.gr.Opts.Cache, name) || t.gr.wantsGrad(name)
 }
 
 func (t graphTap) At(name string, x *gorgonia.Node) *gorgonia.Node { return t.gr.point(name, x) }
@@ -153,7 +158,7 @@ func (gr *Graph) resultWeight(l int) *gorgonia.Node {
 // checkBuilt refuses a graph that lacks an activation its table lists
 // and it was asked for: a builder that does not report it.
 func (gr *Graph) checkBuilt() error {
-	for _, name := range append(slices.Clone(gr.Opts.Cache), gr.Opts.Hooks...) {
+	for _, name := range slices.Concat(gr.Opts.Cache, gr.Opts.Hooks, gr.Opts.Grads) {
 		if _, ok := gr.Activations[name]; !ok {
 			return errors.Errorf("build: activation %s was not built", name)
 		}

@@ -28,6 +28,13 @@ type BuildOptions struct {
 	// does not compute (ActivationSpec.OnDemand) are built only when named.
 	Cache []string
 	Hooks []string
+	// Grads names the activations (as Cache names them) whose gradient a
+	// run computes, d metric / d activation (Graph.ActivationGrad): the
+	// metric is Loss, or with MetricWeights Σ Logits ⊙ w for the (B*T, V)
+	// weights w fed with Graph.SetMetricWeights (a logit difference). Not
+	// with Train, nor over weights kept in their file's dtype.
+	Grads         []string
+	MetricWeights bool
 }
 
 // Graph is one model bound into one Gorgonia graph of fixed batch and length.
@@ -48,10 +55,14 @@ type Graph struct {
 	// Activations are the graph's named nodes (see ResidPre): what a run
 	// can keep (Opts.Cache) or intervene on (Opts.Hooks).
 	Activations map[string]*gorgonia.Node
+	// MetricWeights is the (B*T, V) input of Opts.MetricWeights, else nil.
+	MetricWeights *gorgonia.Node
 
 	specs []ActivationSpec // every activation the graph has (Config.Activations)
 	hooks map[string]*hook // by activation name, for Opts.Hooks
 	grads []*gorgonia.Node // d Loss / d Params[i] when Opts.Train
+	// actGrads are d metric / d activation for Opts.Grads, by lab name.
+	actGrads map[string]*gorgonia.Node
 }
 
 // Names of the graph's input nodes; parameters are named as in ParamSpecs.
@@ -109,6 +120,9 @@ func Build(m *Model, opts BuildOptions) (gr *Graph, err error) {
 	gr.Loss = node(LossName)(layers.CrossEntropy(gr.Logits, gr.Targets, gr.LossMask)) // scalar
 	if opts.Train {
 		gr.gradients()
+	}
+	if len(opts.Grads) > 0 {
+		gr.activationGradients()
 	}
 	return gr, nil
 }
@@ -334,6 +348,9 @@ func checkBuild(m *Model, opts BuildOptions) error {
 	if limit := m.Config.MaxLength(); opts.SeqLen <= 0 || limit > 0 && opts.SeqLen > limit {
 		return errors.Errorf("build: seq len %d must be in [1, context %d]", opts.SeqLen, limit)
 	}
+	if err := checkGrads(m, opts); err != nil {
+		return err
+	}
 	specs := m.Config.ParamSpecs()
 	if len(m.Params) != len(specs) {
 		return errors.Errorf("build: model has %d tensors, its config needs %d", len(m.Params), len(specs))
@@ -419,7 +436,7 @@ func checkFeed(v, b, t int, tokens, targets []int, lossMask []float64) error {
 // change what callers read.
 func (gr *Graph) NewMachine() gorgonia.VM {
 	watch := []interface{}{gr.Logits, gr.Loss}
-	for _, n := range gr.cached() {
+	for _, n := range append(gr.cached(), gr.gradNodes()...) {
 		watch = append(watch, n)
 	}
 	opts := []gorgonia.VMOpt{gorgonia.TraceExec(), gorgonia.WithWatchlist(watch...)}
@@ -453,7 +470,7 @@ func (gr *Graph) NewOneShotMachine() gorgonia.VM {
 // outputs are the nodes callers read after a run: Logits, Loss, the
 // gradients and the cached activations.
 func (gr *Graph) outputs() gorgonia.Nodes {
-	return append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...)
+	return append(append(append(gorgonia.Nodes{gr.Logits, gr.Loss}, gr.grads...), gr.cached()...), gr.gradNodes()...)
 }
 
 // Gradients returns d Loss / d Params[i] of the last run alone (never

@@ -58,6 +58,10 @@
 //     when named. A hook is a Go function (HookFunc) run at an activation
 //     on every run, reading it and optionally replacing it for the ops
 //     downstream; the mask and fill Intervention is one such function.
+//     BuildOptions.Grads builds the gradient of the loss, or of a metric
+//     linear in the logits (MetricWeights), with respect to activations
+//     (Graph.ActivationGrad): Gorgonia's Backpropagate from the metric,
+//     on both paths, for attribution patching.
 //   - Model.Tensors gives the weights as safetensors tensors, by those names
 //     and layouts, for package checkpoint to write (their __metadata__
 //     carries the run config, its "model" member a Config).

@@ -18,6 +18,7 @@ import (
 type ActivationPatching struct {
 	Kind       string // -patch's: "resid_pre", "z", "z-by-pos"
 	Activation string // TransformerLens's name, block N: "blocks.N.attn.hook_z"
+	How        string // how the figures are made: "one component a run", or an estimate's words
 	Metric     string // what the metric is, in words
 	Clean      float64
 	Corrupted  float64  // the metric unpatched on the clean and the corrupted input
@@ -48,8 +49,8 @@ const PatchingRows = 10
 // the components that move the metric most, then the heatmap of the share
 // restored.
 func writePatching(p *printer, width int, mode Mode, v ActivationPatching) {
-	p.para(width, "patching %s (%s) from the clean input into the corrupted one, one component a run; metric: %s; clean %.4g, corrupted %.4g; restored = (patched - corrupted) / (clean - corrupted)",
-		v.Kind, v.Activation, v.Metric, v.Clean, v.Corrupted)
+	p.para(width, "patching %s (%s) from the clean input into the corrupted one, %s; metric: %s; clean %.4g, corrupted %.4g; restored = (patched - corrupted) / (clean - corrupted)",
+		v.Kind, v.Activation, v.How, v.Metric, v.Clean, v.Corrupted)
 	type item struct {
 		name   string
 		metric float64

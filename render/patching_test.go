@@ -11,7 +11,7 @@ import (
 // patchingView is a view of 2 layers by 30 positions, clean 1 and
 // corrupted 0, position p of layer 1 at p/29 and layer 0 not patched.
 func patchingView() ActivationPatching {
-	v := ActivationPatching{Kind: "resid_pre", Activation: "blocks.N.hook_resid_pre", Metric: "a metric", Clean: 1, Corrupted: 0,
+	v := ActivationPatching{Kind: "resid_pre", Activation: "blocks.N.hook_resid_pre", How: "one component a run", Metric: "a metric", Clean: 1, Corrupted: 0,
 		RowAxis: "layers", ColAxis: "positions", Rows: []string{"L0", "L1"}, Values: make([][]float64, 2)}
 	for p := range 30 {
 		v.Cols, v.ColNotes = append(v.Cols, strings.Repeat("1", 1+p/10)), append(v.ColNotes, "t")

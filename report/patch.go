@@ -39,7 +39,7 @@ const (
 
 // PatchFlags declares -patch and the flags that go with it on fs, into o.
 func PatchFlags(fs *flag.FlagSet, o *PatchOptions) {
-	fs.StringVar(&o.Kind, "patch", "", "also patch activations from the clean input (-text or -tokens) into the corrupted one (-corrupt-text or -corrupt-tokens), one component a run, TransformerLens's activation patching: "+strings.Join(PatchKindNames(), ", "))
+	fs.StringVar(&o.Kind, "patch", "", "also patch activations from the clean input (-text or -tokens) into the corrupted one (-corrupt-text or -corrupt-tokens), one component a run, TransformerLens's activation patching, or all at once estimated by attribution patching (attribution-*): "+strings.Join(PatchKindNames(), ", "))
 	fs.StringVar(&o.CorruptText, "corrupt-text", "", "with -patch: the corrupted input, as text (as many tokens as the clean one)")
 	fs.StringVar(&o.CorruptTokens, "corrupt-tokens", "", "with -patch: the corrupted input, as token ids or names (as many as the clean one)")
 	fs.StringVar(&o.Metric, "metric", "", "with -patch: logit-diff (the -answer token's logit minus the -wrong one's after the last position) or loss (the clean text's next-token loss); default logit-diff with -answer, else loss")
@@ -107,12 +107,20 @@ type PatchKind struct {
 	// heads hs names (nil: every one), estimated before it starts.
 	Work func(cfg model.Config, hs ablation.Heads, t int) (analysis.Work, error)
 	Run  func(clean *analysis.Cache, corrupt [][]int, metric analysis.Metric, hs ablation.Heads, progress func(done, total int)) (*analysis.ActivationPatching, error)
+	// Estimate, set instead of Keep and Run, estimates every component
+	// at once (attribution patching), with the metric's structure a
+	// gradient needs.
+	Estimate func(m *model.Model, clean, corrupt [][]int, metric analysis.PatchMetric, progress func(done, total int)) (*analysis.ActivationPatching, error)
+	// How says how the figures are made, for the views: "one component a
+	// run", or an estimate's words.
+	How string
 }
 
 // PatchKinds are the kinds -patch runs: each of analysis.StreamKinds by
 // layer and position, each of analysis.HeadKinds by head over every
-// position ("z") and at each ("z-by-pos").
-var PatchKinds = activationPatchKinds()
+// position ("z") and at each ("z-by-pos"), then attribution patching's
+// estimates of z and of the stream kinds ("attribution-z").
+var PatchKinds = append(activationPatchKinds(), attributionPatchKinds()...)
 
 // activationPatchKinds are analysis' activation patching's kinds.
 func activationPatchKinds() []PatchKind {
@@ -121,7 +129,7 @@ func activationPatchKinds() []PatchKind {
 		return func(cfg model.Config) []string { return analysis.PatchNames(cfg, kind) }
 	}
 	for _, kind := range analysis.StreamKinds {
-		kinds = append(kinds, PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "pos"}, Keep: keep(kind),
+		kinds = append(kinds, PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "pos"}, Keep: keep(kind), How: oneARun,
 			Work: func(cfg model.Config, hs ablation.Heads, t int) (analysis.Work, error) {
 				return analysis.ActivationPatchWork(cfg, kind, false, hs, 1, t)
 			},
@@ -131,7 +139,7 @@ func activationPatchKinds() []PatchKind {
 	}
 	for _, byPos := range []bool{false, true} {
 		for _, kind := range analysis.HeadKinds {
-			k := PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "head"}, Keep: keep(kind),
+			k := PatchKind{Name: kind, Activation: anyBlock(kind), Axes: []string{"layer", "head"}, Keep: keep(kind), How: oneARun,
 				Work: func(cfg model.Config, hs ablation.Heads, t int) (analysis.Work, error) {
 					return analysis.ActivationPatchWork(cfg, kind, byPos, hs, 1, t)
 				},
@@ -177,6 +185,7 @@ func patchKind(name string) *PatchKind {
 // position, null where not patched.
 type Patching struct {
 	Kind          string          `json:"kind"`
+	How           string          `json:"how"` // PatchKind.How
 	Metric        string          `json:"metric"`
 	Answer        *Token          `json:"answer,omitempty"` // logit difference's tokens
 	Wrong         *Token          `json:"wrong,omitempty"`
@@ -244,20 +253,32 @@ func (r *Report) patchWork(t int) (analysis.Work, error) {
 	return w, errors.Wrapf(err, "-patch %s", r.Options.Patch.Kind)
 }
 
+// run is Run on a clean run that kept what the kind patches.
+func (k PatchKind) run(m *model.Model, clean, corrupt [][]int, metric analysis.PatchMetric, hs ablation.Heads, progress func(done, total int)) (*analysis.ActivationPatching, error) {
+	c, err := analysis.RunTokensWithCache(m, clean, k.Keep(m.Config)...)
+	if err != nil {
+		return nil, err
+	}
+	return k.Run(c, corrupt, metric.Metric(clean), hs, progress)
+}
+
 // patch runs -patch on the sequence shown (clean) and the corrupted one,
 // a phase of Options.Progress counting the patched runs.
 func (r *Report) patch(m *model.Model) error {
 	p, kind := r.Options.Patch, patchKind(r.Options.Patch.Kind)
-	clean := [][]int{r.Sequence.Tokens}
-	c, err := analysis.RunTokensWithCache(m, clean, kind.Keep(m.Config)...)
-	if err != nil {
-		return errors.Wrap(err, "-patch")
-	}
-	metric := analysis.LossMetric(clean)
+	clean, corrupt := [][]int{r.Sequence.Tokens}, [][]int{r.Patching.CorruptTokens}
+	metric := analysis.PatchMetric{Loss: true, Text: clean} // the clean text's loss, on every run
 	if r.Patching.Metric == MetricLogitDiff {
-		metric = analysis.LogitDiffMetric(len(clean[0]), r.Patching.Answer.ID, r.Patching.Wrong.ID)
+		metric = analysis.LogitDiff(r.Patching.Answer.ID, r.Patching.Wrong.ID)
 	}
-	got, err := kind.Run(c, [][]int{r.Patching.CorruptTokens}, metric, r.perHead(), r.counter("patching "+p.Kind, "runs"))
+	progress := r.counter("patching "+p.Kind, "runs")
+	var got *analysis.ActivationPatching
+	var err error
+	if kind.Estimate != nil {
+		got, err = kind.Estimate(m, clean, corrupt, metric, progress)
+	} else {
+		got, err = kind.run(m, clean, corrupt, metric, r.perHead(), progress)
+	}
 	if err != nil {
 		return errors.Wrapf(err, "-patch %s", p.Kind)
 	}
@@ -284,7 +305,7 @@ func (r *Report) preparePatch(s Subject, tokens []int) error {
 			t.Label = labels(s.Task, []int{t.ID})[0]
 		}
 	}
-	r.Patching = &Patching{Kind: o.Patch.Kind, Metric: o.Patch.metric(), Answer: answer, Wrong: wrong,
+	r.Patching = &Patching{Kind: o.Patch.Kind, How: patchKind(o.Patch.Kind).How, Metric: o.Patch.metric(), Answer: answer, Wrong: wrong,
 		CorruptTokens: corrupt, CorruptLabels: labels(s.Task, corrupt), Axes: patchKind(o.Patch.Kind).Axes}
 	return nil
 }
@@ -344,7 +365,7 @@ func (r *Report) patchingView() *render.ActivationPatching {
 		return nil
 	}
 	kind := patchKind(p.Kind)
-	v := &render.ActivationPatching{Kind: p.Kind, Activation: kind.Activation, Metric: p.metricWords(), Clean: p.Clean, Corrupted: p.Corrupted}
+	v := &render.ActivationPatching{Kind: p.Kind, Activation: kind.Activation, How: p.How, Metric: p.metricWords(), Clean: p.Clean, Corrupted: p.Corrupted}
 	sel := selectPatching(p, r.picked())
 	shape := p.values.Shape
 	positions := func() {

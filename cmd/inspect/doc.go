@@ -26,7 +26,8 @@
 //
 // Conventions:
 //   - -patch KIND is TransformerLens's activation patching from the sequence
-//     shown into -corrupt-text or -corrupt-tokens (report.PatchKinds, a
+//     shown into -corrupt-text or -corrupt-tokens, or its figures estimated
+//     by attribution patching (attribution-z and kin) (report.PatchKinds, a
 //     table a new kind joins; its flags and their checks are report's).
 //   - -corpus scores every head over -windows windows of a text, their starts
 //     drawn from rand.NewPCG(seed, analysis.CorpusStream) (analysis.CorpusHeads,

@@ -142,7 +142,7 @@ func TestPatchInBrowser(t *testing.T) {
 	for _, c := range []struct {
 		kind       string
 		rows, cols int
-	}{{"resid_pre", 2, 7}, {"z-by-pos", 8, 7}} {
+	}{{"resid_pre", 2, 7}, {"z-by-pos", 8, 7}, {"attribution-z", 2, 4}} {
 		path := filepath.Join(t.TempDir(), "page.html")
 		runOK(t, patchArgs(c.kind, "-examples", "2", "-html", path)...)
 		var doc struct {

@@ -381,7 +381,7 @@
     const metric = p.metric === "loss" ? "the clean text's next-token loss" :
       "the logit of \u201c" + safe(p.answer.label) + "\u201d minus that of \u201c" + safe(p.wrong.label) + "\u201d after the last position";
     el("p", {class: "note"}, box, "Patching " + p.kind + " from the clean input into the corrupted one (" + p.corrupt_labels.map(safe).join(" ") +
-      "), one component a run. Metric: " + metric + "; clean " + fmt3(p.clean) + ", corrupted " + fmt3(p.corrupted) +
+      "), " + safe(p.how) + ". Metric: " + metric + "; clean " + fmt3(p.clean) + ", corrupted " + fmt3(p.corrupted) +
       ". Each cell is the metric patched, coloured by the share it restores; \u2013 where not patched.");
     const byHead = p.axes[1] === "head", byPos = p.axes[p.axes.length - 1] === "pos";
     const cols = byPos ? examples[0].shown.map((x, t) => t + " " + x) : p.heads.map((h) => "H" + h);
