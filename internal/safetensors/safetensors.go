@@ -85,7 +85,11 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	if err != nil {
 		return err
 	}
-	header, err := encodeHeader(tensors, metadata)
+	entries := make([]headerEntry, len(tensors))
+	for i, t := range tensors {
+		entries[i] = headerEntry{Name: t.Name, DType: t.DType, Shape: t.Shape, Len: int64(len(t.Data))}
+	}
+	header, err := encodeHeader(entries, metadata)
 	if err != nil {
 		return err
 	}
@@ -105,8 +109,17 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	return nil
 }
 
+// headerEntry is a tensor as the header lists it: Len is the byte length
+// of its data, which must be its shape's.
+type headerEntry struct {
+	Name  string
+	DType string
+	Shape []int
+	Len   int64
+}
+
 // encodeHeader validates tensors and metadata and returns the padded header.
-func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+func encodeHeader(tensors []headerEntry, metadata map[string]string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	if len(metadata) > 0 {
@@ -147,9 +160,9 @@ func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) 
 		if err != nil {
 			return nil, errors.Wrapf(err, "safetensors: tensor %q", t.Name)
 		}
-		if int64(len(t.Data)) != n {
+		if t.Len != n {
 			return nil, errors.Errorf("safetensors: tensor %q: shape %v of %s needs %d bytes, Data has %d",
-				t.Name, t.Shape, t.DType, n, len(t.Data))
+				t.Name, t.Shape, t.DType, n, t.Len)
 		}
 		if i > 0 || len(metadata) > 0 {
 			b.WriteByte(',')
