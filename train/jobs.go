@@ -9,6 +9,7 @@ import (
 
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -137,10 +138,16 @@ func (r *runner) improves(rec runlog.EvalRecord) bool {
 	return rec.EvalLoss < r.state.BestLoss
 }
 
-// saveBest records the evaluation rec of step s as the run's best and saves
-// the weights as best.safetensors.
+// saveBest records the evaluation rec of step s as the run's best and,
+// unless step s also saves a checkpoint (which then gives its bytes the
+// name best.safetensors: r.checkpoint), saves the weights as
+// best.safetensors.
 func (r *runner) saveBest(s int, rec runlog.EvalRecord, res *Result) error {
 	r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
+	if r.checkpointsAt(s) {
+		r.bestPending = true
+		return nil
+	}
 	defer r.addTime(&res.SaveTime, r.clock())
 	return checkpoint.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
 }
@@ -153,19 +160,45 @@ func (r *runner) checkpointsAt(s int) bool {
 	return (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || s == t.Steps
 }
 
-// checkpoint saves the optimizer state of step s, then the weights, then
-// drops older states: at every moment the directory holds a checkpoint and
-// the state of that checkpoint's step. Its time is counted in res.SaveTime.
+// checkpoint saves the checkpoint of step s: it writes the weights beside
+// checkpoint.safetensors (checkpoint.Stage), links them as best.safetensors
+// when step s is the best so far (one write, two names), saves the optimizer
+// state, puts the checkpoint in place and drops older states: at every moment
+// the directory holds a checkpoint and the state of that checkpoint's step,
+// and best.safetensors is in place before the state that records it. Its
+// time is counted in res.SaveTime.
 func (r *runner) checkpoint(s int, res *Result) error {
 	defer r.addTime(&res.SaveTime, r.clock())
-	if err := saveState(r.dir, s, r.state, r.model); err != nil {
+	staged, err := checkpoint.Stage(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s)
+	if err != nil {
 		return err
 	}
-	if err := checkpoint.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
+	if err := r.linkBest(staged); err != nil {
+		staged.Discard()
+		return err
+	}
+	if err := saveState(r.dir, s, r.state, r.model); err != nil {
+		staged.Discard()
+		return err
+	}
+	if err := staged.Commit(); err != nil {
 		return err
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
+}
+
+// linkBest names the staged checkpoint best.safetensors when saveBest left
+// the best of this step to it.
+func (r *runner) linkBest(staged *safefile.Staged) error {
+	if !r.bestPending {
+		return nil
+	}
+	if err := staged.LinkAs(filepath.Join(r.dir, rundir.BestFile)); err != nil {
+		return err
+	}
+	r.bestPending = false
+	return nil
 }
 
 // unsavedAfterInterrupt says whether an interrupted loop has completed

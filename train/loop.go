@@ -145,7 +145,10 @@ type runner struct {
 	lock       *rundir.Lock // held from the first look at the directory to the end
 	start      int          // last completed step before this call
 	saved      int          // step of the checkpoint on disk
-	batch      *data.Batch  // the fed batch of the step being trained
+	// bestPending says the step being trained evaluated best and saves a
+	// checkpoint, which gives its bytes the name best.safetensors.
+	bestPending bool
+	batch       *data.Batch // the fed batch of the step being trained
 	// clock is the wall clock of the timings (Result, Event.Elapsed) and of
 	// tokens_per_s; a test stops it.
 	clock func() time.Time
