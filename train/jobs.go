@@ -23,7 +23,7 @@ func (r *runner) startLoop() *Result {
 	r.batch = data.NewBatch(r.cfg.Train.BatchSize, r.task.SeqLen())
 	r.began = r.clock()
 	r.lastLog, r.lastLogStep = r.began, r.start
-	return &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: r.cfg.Train.Steps}
+	return &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: r.cfg.Train.Steps, ProbesOff: !r.cfg.RunsProbes()}
 }
 
 // feed draws step s's batch (data.StepRNG) and dropout masks
@@ -120,6 +120,9 @@ func (r *runner) runEval(ev *evaluator, s int, res *Result) (runlog.EvalRecord, 
 // probe measures the model with every probe at step s (head roles, circuit
 // metrics) and writes each one's line to its log.
 func (r *runner) probe(s int, res *Result) error {
+	if len(r.probes) == 0 {
+		return nil
+	}
 	defer r.addTime(&res.RolesTime, r.clock())
 	for i, p := range r.probes {
 		line, err := p.Measure(s)
