@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"hash"
 	"io"
 	"math"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/pkg/errors"
 )
@@ -99,25 +102,82 @@ func streamEntries(sources []Stream) ([]headerEntry, error) {
 	return entries, nil
 }
 
-// writeStreams encodes each source a chunk at a time into one buffer,
-// hashing and writing each chunk.
-func writeStreams(w io.Writer, h io.Writer, sources []Stream, entries []headerEntry) error {
-	buf := make([]byte, streamChunk)
-	for i, s := range sources {
+// writeStreams encodes and hashes each stream a chunk at a time while the
+// chunk before it is being written (chunkWriter), so that the write runs at
+// the slower of the disk's rate and SHA-256's, not at their sum.
+func writeStreams(w io.Writer, h hash.Hash, streams []Stream, entries []headerEntry) error {
+	out := newChunkWriter(w)
+	for i, s := range streams {
 		size := dtypeSizes[s.DType]
 		step := streamChunk - streamChunk%size
 		for off := int64(0); off < entries[i].Len; off += int64(step) {
+			buf, err := out.free()
+			if err != nil {
+				return errors.Wrapf(err, "safetensors: writing tensor %q", s.Name)
+			}
 			chunk := buf[:min(int64(step), entries[i].Len-off)]
 			if err := s.Encode(chunk, int(off)); err != nil {
+				_ = out.close() // the encoder's refusal is the error to report
 				return err
 			}
 			h.Write(chunk)
-			if _, err := w.Write(chunk); err != nil {
-				return errors.Wrapf(err, "safetensors: writing tensor %q", s.Name)
-			}
+			out.write(chunk)
 		}
 	}
-	return nil
+	return errors.Wrap(out.close(), "safetensors: writing tensor data")
+}
+
+// chunkWriter writes chunks on a goroutine of its own, in order, from a
+// few buffers it hands back as each is written.
+type chunkWriter struct {
+	buffers chan []byte
+	queue   chan []byte
+	done    chan struct{}
+	failed  atomic.Bool
+	err     error // the first write error; read after done
+}
+
+// chunkBuffers is how many chunks are in flight: one being filled, one
+// being written, one waiting.
+const chunkBuffers = 3
+
+func newChunkWriter(w io.Writer) *chunkWriter {
+	c := &chunkWriter{buffers: make(chan []byte, chunkBuffers), queue: make(chan []byte, chunkBuffers), done: make(chan struct{})}
+	for range chunkBuffers {
+		c.buffers <- make([]byte, streamChunk)
+	}
+	go func() {
+		defer close(c.done)
+		for chunk := range c.queue {
+			if c.err == nil {
+				if _, err := w.Write(chunk); err != nil {
+					c.err = err
+					c.failed.Store(true)
+				}
+			}
+			c.buffers <- chunk[:cap(chunk)]
+		}
+	}()
+	return c
+}
+
+// free returns a buffer to fill, once one is written; an error once a
+// write failed.
+func (c *chunkWriter) free() ([]byte, error) {
+	if c.failed.Load() {
+		return nil, c.close()
+	}
+	return <-c.buffers, nil
+}
+
+// write queues chunk, a buffer from free.
+func (c *chunkWriter) write(chunk []byte) { c.queue <- chunk }
+
+// close waits for the queued chunks and returns the first write error.
+func (c *chunkWriter) close() error {
+	close(c.queue)
+	<-c.done
+	return c.err
 }
 
 // Float32Encoder encodes v as F32 a chunk at a time; check, if not nil,
@@ -130,6 +190,10 @@ func Float32Encoder(v []float32, check func(values []float32, off int) error) fu
 			if err := check(values, off/4); err != nil {
 				return err
 			}
+		}
+		if nativeLittleEndian {
+			copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(values))), len(dst)))
+			return nil
 		}
 		for i, x := range values {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
@@ -148,9 +212,20 @@ func Float64Encoder(v []float64, check func(values []float64, off int) error) fu
 				return err
 			}
 		}
+		if nativeLittleEndian {
+			copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(values))), len(dst)))
+			return nil
+		}
 		for i, x := range values {
 			binary.LittleEndian.PutUint64(dst[8*i:], math.Float64bits(x))
 		}
 		return nil
 	}
 }
+
+// nativeLittleEndian says the machine stores numbers as safetensors does, so a
+// chunk is its values' memory copied (no per-value conversion).
+var nativeLittleEndian = func() bool {
+	one := uint16(1)
+	return *(*byte)(unsafe.Pointer(&one)) == 1
+}()

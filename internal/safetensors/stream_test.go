@@ -69,3 +69,32 @@ func TestWriteSealedStopsAtRefusedChunk(t *testing.T) {
 		t.Error("metadata setting the digest key was accepted")
 	}
 }
+
+// fullFile fails every write past its first n bytes, as a full disk does.
+type fullFile struct {
+	memFile
+	n int
+}
+
+func (f *fullFile) Write(p []byte) (int, error) {
+	if len(f.data)+len(p) > f.n {
+		return 0, errors.New("no space left on device")
+	}
+	return f.memFile.Write(p)
+}
+
+// TestWriteSealedStopsAtFailedWrite: a write that fails mid-data (on the
+// writer's goroutine) is the error, and encoding stops soon after it.
+func TestWriteSealedStopsAtFailedWrite(t *testing.T) {
+	big := make([]float32, 4*streamChunk) // sixteen chunks
+	encoded := 0
+	encode := Float32Encoder(big, func([]float32, int) error { encoded++; return nil })
+	f := &fullFile{n: streamChunk}
+	err := WriteSealed(f, []Stream{{Name: "big", DType: F32, Shape: []int{len(big)}, Encode: encode}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+		t.Errorf("error %v, want the write's", err)
+	}
+	if encoded > 2+chunkBuffers {
+		t.Errorf("encoded %d chunks after the first write failed", encoded)
+	}
+}
