@@ -176,7 +176,7 @@ func (r *runner) checkpoint(s int, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := r.linkBest(staged); err != nil {
+	if err := r.linkBest(s, staged); err != nil {
 		staged.Discard()
 		return err
 	}
@@ -191,14 +191,18 @@ func (r *runner) checkpoint(s int, res *Result) error {
 	return removeStates(r.dir, func(step int) bool { return step < s })
 }
 
-// linkBest names the staged checkpoint best.safetensors when saveBest left
-// the best of this step to it.
-func (r *runner) linkBest(staged *safefile.Staged) error {
+// linkBest names the staged checkpoint of step s best.safetensors when
+// saveBest left the best of this step to it. A file system without hard
+// links gets a second write instead.
+func (r *runner) linkBest(s int, staged *safefile.Staged) error {
 	if !r.bestPending {
 		return nil
 	}
-	if err := staged.LinkAs(filepath.Join(r.dir, rundir.BestFile)); err != nil {
-		return err
+	best := filepath.Join(r.dir, rundir.BestFile)
+	if err := staged.LinkAs(best); err != nil {
+		if err := checkpoint.Save(best, r.model, r.cfg, s); err != nil {
+			return err
+		}
 	}
 	r.bestPending = false
 	return nil
