@@ -30,27 +30,29 @@ func checkSamples(n int) error {
 }
 
 // checkMemory refuses a number of scoring examples of t tokens whose batch
-// would not fit: the weights and the inference graph's values
-// (InferenceBytes), and the float64 copy of every attention map ScoreHeads
-// reads.
+// would not fit: the weights and the values of its forward run once with
+// every map kept (ViewBytes), and the float64 copy of every attention map
+// ScoreHeads reads.
 func checkMemory(cfg model.Config, t, samples int) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
-	return model.CheckMemory(at.InferenceBytes(samples)+8*maps,
+	return model.CheckMemory(at.ViewBytes(samples, true)+8*maps,
 		fmt.Sprintf("-examples %d: scoring the heads of this model (%s of %s) on examples of %s", samples, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), msg.Count(t, "token")),
 		"use a smaller -examples")
 }
 
-// checkSequenceMemory refuses tokens too many to inspect: the forward
-// graph of one sequence of t positions (bounded as a training step of it),
-// and the attention maps (Layers x Heads x t x t) that every view keeps as
-// float64 and -json and -html also write as text (about 12 bytes each).
+// checkSequenceMemory refuses tokens too many to inspect: the forward of
+// one sequence of t positions run once, keeping its attention maps
+// (Layers x Heads x t x t; ViewBytes), the float64 copy of the maps every
+// view keeps, and the text -json and -html write them as (about 12 bytes
+// each). Llama 3.1 8B's shape over 256 tokens: 2.6 GiB estimated, where
+// -html peaked at 2.0 GiB of anonymous memory.
 func checkSequenceMemory(cfg model.Config, t int, from string) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
-	return model.CheckMemory(at.EstimateBytes(1, 0)+maps*(8+12),
+	return model.CheckMemory(at.ViewBytes(1, true)+maps*(8+12),
 		fmt.Sprintf("%s: inspecting %d tokens (attention maps of %s x %s x %d x %d positions)", from, t, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t),
 		"give fewer tokens")
 }
