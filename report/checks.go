@@ -42,6 +42,33 @@ func checkMemory(cfg model.Config, t, samples int) error {
 		"use a smaller -examples")
 }
 
+// checkCircuitsMemory refuses -circuits (when asked) where the measures
+// that read the weights whole would not fit: composition and copying take
+// every layer's attention matrices as float64 (analysis.Heads), and the
+// token embedding and the unembedding as float64 (8 bytes a weight, for
+// every layer whatever -layer and -head pick). On Llama 3.1 8B's shape
+// that is 19.1 GB, where inspect was killed for want of memory at 23 GB.
+func checkCircuitsMemory(cfg model.Config, circuits bool) error {
+	if !circuits {
+		return nil
+	}
+	one := cfg
+	one.Layers = 1
+	perLayer := 0.0
+	for _, spec := range one.ParamSpecs() {
+		if strings.HasPrefix(spec.Name, "blocks.0.attn.") && len(spec.Shape) == 2 {
+			perLayer += float64(spec.Shape[0]) * float64(spec.Shape[1])
+		}
+	}
+	if cfg.KVLatent > 0 {
+		perLayer += 2 * float64(cfg.DModel) * float64(cfg.DModel) // the latent's keys and values, up-projected
+	}
+	embeddings := 2 * float64(cfg.Vocab) * float64(cfg.DModel)
+	return model.CheckMemory(8*(float64(cfg.Layers)*perLayer+embeddings),
+		fmt.Sprintf("-circuits: composition and copying, which read every layer's attention weights and the embeddings as float64 whatever -layer and -head pick (%s of %s),", msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head")),
+		"-ablate works on the heads picked")
+}
+
 // checkSequenceMemory refuses tokens too many to inspect: the forward of
 // one sequence of t positions run once, keeping its attention maps
 // (Layers x Heads x t x t; ViewBytes), the float64 copy of the maps every

@@ -38,3 +38,22 @@ func TestEightBViewsFit(t *testing.T) {
 		t.Errorf("1024 tokens: %v", err)
 	}
 }
+
+// TestCircuitsRefusedWhereTheWeightsDoNotFit: -circuits on Llama 3.1 8B's
+// shape, whose composition and copying would take every attention matrix
+// and both embeddings as float64 (19.1 GB; inspect was killed for want
+// of memory), is refused up front in one line with the estimate; GPT-2
+// small's shape (845 MB) and a view without -circuits pass.
+func TestCircuitsRefusedWhereTheWeightsDoNotFit(t *testing.T) {
+	err := checkCircuitsMemory(mapped8B(), true)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "(32 layers of 32 heads), needs an estimated 17.8 GiB (limit 8.0 GiB); -ablate works on the heads picked") {
+		t.Errorf("-circuits on 8B: %v", err)
+	}
+	if err := checkCircuitsMemory(mapped8B(), false); err != nil {
+		t.Errorf("no -circuits: %v", err)
+	}
+	gpt2 := model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072, QKVBias: true, OutBias: true, TieEmbeddings: true}
+	if err := checkCircuitsMemory(gpt2, true); err != nil {
+		t.Errorf("-circuits on GPT-2 small: %v", err)
+	}
+}

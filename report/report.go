@@ -177,6 +177,9 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkMemory(cfg, s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
+	if err := checkCircuitsMemory(cfg, o.Circuits); err != nil {
+		return nil, err
+	}
 	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
 		return nil, err
 	}
