@@ -13,6 +13,7 @@ import (
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/open"
 )
@@ -20,12 +21,15 @@ import (
 // modelSeed draws a -model-dir's weights: the same directory every time.
 const modelSeed = 47
 
-// mappedResult is what runMapped measures, per round.
+// mappedResult is what runMapped measures. The machine's read bandwidth
+// moves from minute to minute when it is shared, so each round probes it
+// just before and just after its decoding and holds the decoding to the
+// better of the two.
 type mappedResult struct {
-	decode    []float64 // generated tokens/s
-	bandwidth []float64 // the probe's bytes/s
-	forward   []float64 // forwards/s over the setting's maps tokens
-	gemm      []float64 // the float32 GEMM's FLOP/s at the forward's shape
+	decode    [][]float64 // generated tokens/s, per round
+	bandwidth []float64   // the probe's bytes/s, per round
+	forward   []float64   // forwards/s over the setting's maps tokens
+	gemm      []float64   // the float32 GEMM's FLOP/s at the forward's shape
 }
 
 // runMapped is -decode on a setting of a Hugging Face directory (s.hf):
@@ -59,12 +63,14 @@ func runMapped(opts options, s decodeSetting, dir string, stdout, stderr io.Writ
 
 // measure runs one round of every measurement.
 func (r *mappedResult) measure(m *model.Model, s decodeSetting, reps int) error {
+	weights := stepWeights(m)
+	before := probeMapped(weights)
 	rates, err := measureDecode(m, 1, s.prompt, s.lengths[0], reps, true)
 	if err != nil {
 		return errors.Wrap(err, "decode")
 	}
-	r.decode = append(r.decode, rates...)
-	r.bandwidth = append(r.bandwidth, probeMapped(stepWeights(m)))
+	r.decode = append(r.decode, rates)
+	r.bandwidth = append(r.bandwidth, max(before, probeMapped(weights)))
 	forward, err := measureForward(m, s.maps, reps)
 	if err != nil {
 		return errors.Wrapf(err, "forward over %d tokens", s.maps)
@@ -74,28 +80,29 @@ func (r *mappedResult) measure(m *model.Model, s decodeSetting, reps int) error 
 	return nil
 }
 
-// print prints the figures: decoding against its bandwidth limit, the
-// forward against the GEMM.
+// print prints the figures: each round's decoding against its bandwidth
+// limit and their medians, then the forward against the GEMM.
 func (r *mappedResult) print(w io.Writer, m *model.Model, s decodeSetting, opts options) {
 	bytes := stepWeightBytes(m)
-	bw := 0.0
-	for _, b := range r.bandwidth {
-		bw = max(bw, b)
-	}
-	limit, decode := bw/bytes, median(r.decode)
 	mapped, own := m.WeightBytes()
 	fmt.Fprintf(w, "%s: %.2f GB mapped, %.2f GB read into memory\n", s.describe, mapped/1e9, own/1e9)
-	fmt.Fprintf(w, "read probe over the mapped weights a decoding step reads (%.2f GB; %d goroutines, software prefetch, best pass of the best round): %.1f GB/s: at most %.2f tokens/s at batch 1\n",
-		bytes/1e9, runtime.GOMAXPROCS(0), bw/1e9, limit)
-	fmt.Fprintf(w, "greedy decoding at batch 1 with the KV cache, prompt %d fed one token a step, to %d positions: %.2f tokens/s (median of %d), %.2f of the limit\n",
-		s.prompt, s.lengths[0], decode, opts.rounds*opts.reps, decode/limit)
+	fmt.Fprintf(w, "a decoding step reads %.2f GB of weights; the read probe sums the same mapped bytes on %d goroutines with software prefetch (best of 3 passes, before and after the round's decoding)\n",
+		bytes/1e9, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "greedy decoding at batch 1 with the KV cache, prompt %d fed one token a step, to %d positions (tokens/s, median of %d per round):\n", s.prompt, s.lengths[0], opts.reps)
+	var limits, decodes, ratios []float64
+	for i, rates := range r.decode {
+		limit, decode := r.bandwidth[i]/bytes, median(rates)
+		limits, decodes, ratios = append(limits, limit), append(decodes, decode), append(ratios, decode/limit)
+		fmt.Fprintf(w, "  round %d: probe %.1f GB/s, limit %.2f tokens/s; decoding %.2f tokens/s, %.2f of the limit\n", i+1, r.bandwidth[i]/1e9, limit, decode, decode/limit)
+	}
+	fmt.Fprintf(w, "decoding %.2f tokens/s against a limit of %.2f: %.2f of it (medians over %s)\n", median(decodes), median(limits), median(ratios), msg.Count(len(ratios), "round"))
 	flops := forwardFLOPs(m.Config, s.maps)
 	forward, gemm := median(r.forward)*flops, 0.0
 	for _, g := range r.gemm {
 		gemm = max(gemm, g)
 	}
 	fmt.Fprintf(w, "forward over %d tokens (model.Build, fused path, lean machine; %.2f TFLOP of matrix products): %.1f s (median of %d), %.1f GFLOP/s; the float32 GEMM (kernels.Gemm, %d x %d x %d, best): %.1f GFLOP/s; ratio %.2f\n",
-		s.maps, flops/1e12, 1/median(r.forward), opts.rounds*opts.reps, forward/1e9, s.maps, m.Config.DFF, m.Config.DModel, gemm/1e9, forward/gemm)
+		s.maps, flops/1e12, 1/median(r.forward), len(r.forward), forward/1e9, s.maps, m.Config.DFF, m.Config.DModel, gemm/1e9, forward/gemm)
 }
 
 // stepWeights are the bytes of the weights one decoding step reads whole:

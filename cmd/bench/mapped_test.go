@@ -49,8 +49,8 @@ func TestMappedDecodeWritesThenReuses(t *testing.T) {
 		t.Errorf("first run did not say it writes: %q", errOut)
 	}
 	for _, want := range []string{
-		`read probe over the mapped weights .*: [0-9.]+ GB/s: at most [0-9.]+ tokens/s at batch 1`,
-		`greedy decoding at batch 1 .*: [0-9.]+ tokens/s \(median of 1\), [0-9.]+ of the limit`,
+		`round 1: probe [0-9.]+ GB/s, limit [0-9.]+ tokens/s; decoding [0-9.]+ tokens/s, [0-9.]+ of the limit`,
+		`decoding [0-9.]+ tokens/s against a limit of [0-9.]+: [0-9.]+ of it \(medians over 1 round\)`,
 		`forward over 8 tokens .* GFLOP/s; the float32 GEMM \(kernels.Gemm, 8 x 48 x 32, best\): [0-9.]+ GFLOP/s; ratio [0-9.]+`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
