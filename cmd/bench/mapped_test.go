@@ -147,3 +147,22 @@ func TestModelDirRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestLlama3_8BIsTheHubsShape: the directory llama3-8b writes holds what
+// meta-llama/Llama-3.1-8B's model.safetensors.index.json gives (total_size
+// 16,060,522,496 bytes, four shards), its config the hub's keys, computed
+// without writing a byte.
+func TestLlama3_8BIsTheHubsShape(t *testing.T) {
+	small, shards, err := llama3_8B.dirFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(small[indexFile], []byte(`"total_size": 16060522496`)) || len(shards) != 4 || shards[3].name != "model-00004-of-00004.safetensors" {
+		t.Errorf("index %.80q..., %d shards", small[indexFile], len(shards))
+	}
+	for _, want := range []string{`"hidden_size": 4096`, `"intermediate_size": 14336`, `"num_key_value_heads": 8`, `"rope_type": "llama3"`, `"vocab_size": 128256`, `"tie_word_embeddings": false`} {
+		if !bytes.Contains(small["config.json"], []byte(want)) {
+			t.Errorf("config.json lacks %s", want)
+		}
+	}
+}
