@@ -52,6 +52,36 @@ func BenchmarkGemvHalf(b *testing.B) {
 	})
 }
 
+// BenchmarkGemvHalfStreamed is BenchmarkGemvHalf over gemvStreamed
+// distinct 4096x4096 weights taken in turn, float32 and BF16, so that each
+// comes from memory as a decoder's layers do (one 4096x4096 weight fits
+// in a large last-level cache), in MB/s of the weights' bytes.
+func BenchmarkGemvHalfStreamed(b *testing.B) {
+	const n, k, gemvStreamed = 4096, 4096, 6
+	x, _, _, _ := halfBenchOperands(1, 1, k)
+	y := make([]float32, n)
+	w32, bf16 := make([][]float32, gemvStreamed), make([][]uint16, gemvStreamed)
+	for i := range gemvStreamed {
+		_, w32[i], bf16[i], _ = halfBenchOperands(0, n, k)
+	}
+	b.Run("f32", func(b *testing.B) {
+		b.SetBytes(4 * n * k)
+		i := 0
+		for b.Loop() {
+			Gemm(false, true, 1, n, k, x, k, w32[i%gemvStreamed], k, 0, y, n)
+			i++
+		}
+	})
+	b.Run("bf16", func(b *testing.B) {
+		b.SetBytes(2 * n * k)
+		i := 0
+		for b.Loop() {
+			GemvBF16(y, bf16[i%gemvStreamed], x, n, k)
+			i++
+		}
+	})
+}
+
 // BenchmarkGemmHalf times a forward's product over 256 positions against
 // a 4096x4096 Linear weight (transposed B) as float32 and BF16, in
 // GFLOP/s.
