@@ -43,7 +43,9 @@ func TestHalfKernelsFaultRecoverably(t *testing.T) {
 			{"GemvBF16", func() { GemvBF16(y, w, x, rows, cols) }},
 			{"GemvF16", func() { GemvF16(y, w, x, rows, cols) }},
 			{"WidenBF16", func() { WidenBF16(make([]float32, len(w)), w) }},
-			{"GemmBF16", func() { GemmBF16(false, true, 8, rows, cols, make([]float32, 8*cols), cols, w, cols, 0, make([]float32, 8*rows), rows) }},
+			{"GemmBF16", func() {
+				GemmBF16(false, true, 8, rows, cols, make([]float32, 8*cols), cols, w, cols, 0, make([]float32, 8*rows), rows)
+			}},
 		} {
 			if !panicsOnFault(c.run) {
 				t.Errorf("%s %s: no panic reading a truncated map", Active(), c.name)
