@@ -26,7 +26,9 @@
 // -model-dir names, which must be new or empty, on a disk with room for
 // it (statfs), and not an input (the output rule of docs/faults.md); a
 // later run recognises the directory by its config, index, shard sizes and
-// headers and reuses it, and never writes over another. It opens the
+// headers and reuses it, and never writes over another. A write
+// interrupted leaves its temporary directory beside DIR, which the next
+// run names for the user to remove. It opens the
 // directory mapped and reports decoding at batch 1 with the KV cache
 // against the limit a read probe over the same mapped bytes sets (per
 // round, probed before and after), and a forward over 256 tokens against

@@ -232,6 +232,7 @@ func prepareModelDir(dir string, s llamaShape, seed uint64, inputs []string, not
 	}
 	need := dirBytes(small, shards)
 	parent := filepath.Dir(filepath.Clean(dir))
+	noteLeftovers(dir, notes)
 	free, err := freeBytes(parent)
 	if err != nil {
 		return err
@@ -259,6 +260,18 @@ func prepareModelDir(dir string, s llamaShape, seed uint64, inputs []string, not
 		}
 		return nil
 	})
+}
+
+// noteLeftovers names the temporary directories an interrupted write of
+// dir left beside it (safefile.WriteDirAtomic's ".<base>.tmp-<digits>"),
+// which hold up to the model's size: the user removes them, the bench
+// removes nothing it did not make in this run.
+func noteLeftovers(dir string, notes io.Writer) {
+	clean := filepath.Clean(dir)
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(clean), "."+filepath.Base(clean)+".tmp-*"))
+	for _, l := range left {
+		fmt.Fprintf(notes, "note: %s is left from an interrupted write of %s; remove it to free its space\n", l, dir)
+	}
 }
 
 // checkModelDirOutput refuses dir as the output: not new or empty, or it

@@ -41,12 +41,16 @@ func runTiny(t *testing.T, dir string) (stdout, stderr string, err error) {
 func TestMappedDecodeWritesThenReuses(t *testing.T) {
 	withTinySetting(t)
 	dir := filepath.Join(t.TempDir(), "model")
+	left := filepath.Join(filepath.Dir(dir), ".model.tmp-123") // an interrupted write's
+	if err := os.Mkdir(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, err := runTiny(t, dir)
 	if err != nil {
 		t.Fatalf("first run: %v\n%s", err, errOut)
 	}
-	if !strings.Contains(errOut, "writing ") {
-		t.Errorf("first run did not say it writes: %q", errOut)
+	if !strings.Contains(errOut, "writing ") || !strings.Contains(errOut, "note: "+left+" is left from an interrupted write") {
+		t.Errorf("first run did not say it writes, or did not name %s: %q", left, errOut)
 	}
 	for _, want := range []string{
 		`round 1: probe [0-9.]+ GB/s, limit [0-9.]+ tokens/s; decoding [0-9.]+ tokens/s, [0-9.]+ of the limit`,
