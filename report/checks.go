@@ -74,7 +74,7 @@ func checkCircuitsMemory(cfg model.Config, circuits bool) error {
 // (Layers x Heads x t x t; ViewBytes), the float64 copy of the maps every
 // view keeps, and the text -json and -html write them as (about 12 bytes
 // each). Llama 3.1 8B's shape over 256 tokens: 2.6 GiB estimated, where
-// -html peaked at 2.0 GiB of anonymous memory.
+// -html peaked at 2.1 GiB of anonymous memory.
 func checkSequenceMemory(cfg model.Config, t int, from string) error {
 	at := cfg
 	at.Context = t

@@ -22,7 +22,7 @@ func mapped8B() model.Config {
 // TestEightBViewsFit: on Llama 3.1 8B's shape a view of 256 tokens with
 // every map and -summary's head scoring on its default examples pass the
 // memory checks (a forward run once holds two blocks' values, not every
-// block's: inspect peaked at 2.0 GiB of anonymous memory on the view),
+// block's: inspect peaked at 2.1 GiB of anonymous memory on the view),
 // while 1,024 tokens, whose maps alone are 25 GB as float64 and text, are
 // refused with the estimate.
 func TestEightBViewsFit(t *testing.T) {
