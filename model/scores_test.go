@@ -171,3 +171,22 @@ func TestScoresMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestViewBytesHoldsTwoBlocks: a forward run once holds two blocks'
+// values whatever the depth (EstimateBytes counts every block's), plus
+// the maps kept, (B, H, T, T) float32 per layer, when asked.
+func TestViewBytesHoldsTwoBlocks(t *testing.T) {
+	shallow := Config{Vocab: 50, Context: 16, DModel: 8, Heads: 2, Layers: 1, MLP: true, DFF: 32}
+	deep := shallow
+	deep.Layers = 9
+	weights := 4 * (deep.ParamCount() - shallow.ParamCount())
+	if got, want := deep.ViewBytes(3, false)-shallow.ViewBytes(3, false), weights; got != want {
+		t.Errorf("8 more layers add %v bytes without maps, want their weights' %v", got, want)
+	}
+	if got, want := deep.ViewBytes(3, true)-deep.ViewBytes(3, false), 4.0*9*3*2*16*16; got != want {
+		t.Errorf("the maps add %v bytes, want %v", got, want)
+	}
+	if got, want := deep.EstimateBytes(0, 3)-shallow.EstimateBytes(0, 3)-6*weights, 4*8*shallow.blockValues(3); got != want {
+		t.Errorf("EstimateBytes: 8 more layers add %v bytes of values, want %v", got, want)
+	}
+}

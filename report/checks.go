@@ -30,27 +30,56 @@ func checkSamples(n int) error {
 }
 
 // checkMemory refuses a number of scoring examples of t tokens whose batch
-// would not fit: the weights and the inference graph's values
-// (InferenceBytes), and the cache's copy of every attention map ScoreHeads
-// reads, in the model's dtype (elem bytes a value).
+// would not fit: the weights and the values of its forward run once with
+// every map kept (ViewBytes), and the cache's copy of every attention map
+// ScoreHeads reads, in the model's dtype (elem bytes a value).
 func checkMemory(cfg model.Config, elem, t, samples int) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(samples) * float64(t) * float64(t)
-	return model.CheckMemory(at.InferenceBytes(samples)+float64(elem)*maps,
+	return model.CheckMemory(at.ViewBytes(samples, true)+float64(elem)*maps,
 		fmt.Sprintf("-examples %d: scoring the heads of this model (%s of %s) on examples of %s", samples, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), msg.Count(t, "token")),
 		"use a smaller -examples")
 }
 
-// checkSequenceMemory refuses tokens too many to inspect: the forward
-// graph of one sequence of t positions (bounded as a training step of it),
-// and the attention maps (Layers x Heads x t x t) that every view keeps as
-// float64 and -json and -html also write as text (about 12 bytes each).
+// checkCircuitsMemory refuses -circuits (when asked) where the measures
+// that read the weights whole would not fit: composition and copying take
+// every layer's attention matrices as float64 (analysis.Heads), and the
+// token embedding and the unembedding as float64 (8 bytes a weight, for
+// every layer whatever -layer and -head pick). On Llama 3.1 8B's shape
+// that is 19.1 GB, where inspect was killed for want of memory at 23 GB.
+func checkCircuitsMemory(cfg model.Config, circuits bool) error {
+	if !circuits {
+		return nil
+	}
+	one := cfg
+	one.Layers = 1
+	perLayer := 0.0
+	for _, spec := range one.ParamSpecs() {
+		if strings.HasPrefix(spec.Name, "blocks.0.attn.") && len(spec.Shape) == 2 {
+			perLayer += float64(spec.Shape[0]) * float64(spec.Shape[1])
+		}
+	}
+	if cfg.KVLatent > 0 {
+		perLayer += 2 * float64(cfg.DModel) * float64(cfg.DModel) // the latent's keys and values, up-projected
+	}
+	embeddings := 2 * float64(cfg.Vocab) * float64(cfg.DModel)
+	return model.CheckMemory(8*(float64(cfg.Layers)*perLayer+embeddings),
+		fmt.Sprintf("-circuits: composition and copying, which read every layer's attention weights and the embeddings as float64 whatever -layer and -head pick (%s of %s),", msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head")),
+		"-ablate works on the heads picked")
+}
+
+// checkSequenceMemory refuses tokens too many to inspect: the forward of
+// one sequence of t positions run once, keeping its attention maps
+// (Layers x Heads x t x t; ViewBytes), the float64 copy of the maps every
+// view keeps, and the text -json and -html write them as (about 12 bytes
+// each). Llama 3.1 8B's shape over 256 tokens: 2.6 GiB estimated, where
+// -html peaked at 2.1 GiB of anonymous memory.
 func checkSequenceMemory(cfg model.Config, t int, from string) error {
 	at := cfg
 	at.Context = t
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * float64(t) * float64(t)
-	return model.CheckMemory(at.EstimateBytes(1, 0)+maps*(8+12),
+	return model.CheckMemory(at.ViewBytes(1, true)+maps*(8+12),
 		fmt.Sprintf("%s: inspecting %d tokens (attention maps of %s x %s x %d x %d positions)", from, t, msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head"), t, t),
 		"give fewer tokens")
 }

@@ -192,6 +192,9 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkMemory(cfg, int(s.Model.Dtype.Size()), s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
+	if err := checkCircuitsMemory(cfg, o.Circuits); err != nil {
+		return nil, err
+	}
 	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,11 @@ type decodeSetting struct {
 	llama2c bool
 	// config is the model for rows of length positions.
 	config func(length int) model.Config
+	// hf, when set, is the model instead: a Hugging Face directory of
+	// random BF16 weights written into -model-dir, opened mapped, decoded
+	// at batch 1 to lengths[0] and run forward over maps tokens
+	// (runMapped); config is unused.
+	hf *llamaShape
 }
 
 // gpt2Small is GPT-2 small's shape: the speed targets are measured
@@ -63,6 +68,8 @@ var decodeSettings = []decodeSetting{
 	{name: "llama", describe: "a Llama of stories110M's shape (D768 H12 L12 hidden 2048 V32000, RMSNorm, SwiGLU, rope, no biases, tied head, random weights, float32)", prompt: 1,
 		batches: []int{1}, lengths: []int{64}, maps: 256, llama2c: true,
 		config: func(int) model.Config { return stories110M }},
+	{name: "llama3-8b", describe: "Llama 3.1 8B's shape (D4096 H32 KV8 L32 hidden 14336 V128256, untied, random BF16 weights mapped)", prompt: 1,
+		lengths: []int{16}, maps: 256, hf: &llama3_8B},
 }
 
 // decodeSettingNamed is the -decode-config called name.

@@ -85,19 +85,23 @@ func readBandwidth() float64 {
 }
 
 // stepWeightBytes is what one decoding step reads of m's weights: every
-// parameter once, except the embedding tables, of which it reads a row
-// (the token table whole when it is also the LM head).
+// parameter once, in the dtype it is held in (a mapped matrix in its
+// file's), except the embedding tables, of which it reads a row (the
+// token table whole when it is also the LM head).
 func stepWeightBytes(m *model.Model) float64 {
 	cfg := m.Config
-	n := 0
+	n := 0.0
 	for _, p := range m.Params {
-		size := p.Value.Shape().TotalSize()
-		if p.Name == "pos_emb.weight" || p.Name == "tok_emb.weight" && !cfg.TieEmbeddings {
-			size = cfg.DModel
+		size, bytes := float64(p.Len()), float64(m.Dtype.Size())
+		if p.Stored != nil {
+			bytes = float64(p.Stored.Bytes()) / size
 		}
-		n += size
+		if p.Name == "pos_emb.weight" || p.Name == "tok_emb.weight" && !cfg.TieEmbeddings {
+			size = float64(cfg.DModel)
+		}
+		n += size * bytes
 	}
-	return float64(n) * float64(m.Dtype.Size())
+	return n
 }
 
 // measureMaps times reps forwards of m over t random tokens of one

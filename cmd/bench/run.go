@@ -40,6 +40,7 @@ type options struct {
 
 const usage = `usage: bench [-configs S,M] [-go-only] [flags]
        bench -decode [-decode-config sort|gpt2|llama] [-llama2c DIR] [-go-only] [flags]
+       bench -decode -decode-config llama3-8b -model-dir DIR [flags]
 
 Trains the same small models side by side in Go and in PyTorch
 (cmd/bench/torch_ref.py) and prints steps/s, their ratio, GFLOP/s, allocations
@@ -52,6 +53,9 @@ With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
 small's shape and on a Llama of stories110M's, the read bandwidth's limit and a
 forward keeping every attention map) against cmd/bench/torch_decode.py, and the
 Llama against llama2.c's run.c too when -llama2c names a checkout of it.
+-decode-config llama3-8b writes a random BF16 model of Llama 3.1 8B's shape
+(16 GB) into -model-dir, or reuses the one written there, and times it
+mapped against the read bandwidth and the float32 GEMM, in Go alone.
 Run it from the repository root. PyTorch needs /usr/bin/python3 with torch.
 
 flags:
@@ -74,7 +78,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	coretype := fs.String("coretype", "auto", "OPENBLAS_CORETYPE for PyTorch (and the openblas Go build): auto picks SkylakeX or Haswell from the CPU flags, none leaves OpenBLAS to detect the CPU")
 	paths := fs.String("path", "fused,gorgonia", "attention paths the Go side runs each config on, comma-separated (fused: this project's ops; gorgonia: Gorgonia's own)")
 	decode := fs.Bool("decode", false, "measure greedy decoding instead of training: tokens/s with the KV cache, without it, and PyTorch's (cmd/bench/torch_decode.py) with its cache")
-	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache), gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map) or llama (the same on a Llama of llama2.c's stories110M's shape)")
+	decodeConfig := fs.String("decode-config", "sort", "the model -decode times: sort (sort's model, batch 1 and 32, with and without the cache), gpt2 (GPT-2 small's shape at batch 1 against the read bandwidth's limit, and a forward over 256 tokens keeping every attention map), llama (the same on a Llama of llama2.c's stories110M's shape) or llama3-8b (Llama 3.1 8B's shape in BF16, written to -model-dir and mapped)")
+	modelDir := fs.String("model-dir", "", "with -decode-config llama3-8b: the directory its random BF16 model is written into (about 16 GB; it must be new or empty, or hold that model from an earlier run, which is reused)")
 	llama2cDir := fs.String("llama2c", "", "with -decode-config llama: a checkout of github.com/karpathy/llama2.c whose run.c is compiled (gcc) and timed on the same weights; unset skips run.c")
 	worker := fs.String("worker", "", "internal: run one Go measurement of this config (on the one path -path names) and print JSON")
 	cli.Rename(fs, "paths", "path", stderr) // inspect and sample's name
@@ -89,6 +94,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*decode && flagSet(fs, "decode-config") {
 		return errors.Errorf("-decode-config %q: it picks the model of -decode, which is not set", *decodeConfig)
+	}
+	if *modelDir != "" && !*decode {
+		return errors.Errorf("-model-dir %q: it holds the model of -decode -decode-config llama3-8b, and -decode is not set", *modelDir)
 	}
 	if *llama2cDir != "" && (!*decode || *decodeConfig != "llama") {
 		return errors.Errorf("-llama2c %q: run.c is timed with -decode -decode-config llama only", *llama2cDir)
@@ -121,6 +129,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := checkModelDirFlag(setting, *modelDir); err != nil {
+			return err
+		}
+		if setting.hf != nil { // Go alone: PyTorch cannot read BF16 weights in place
+			return runMapped(opts, setting, *modelDir, stdout, stderr)
+		}
 		if ct := chooseCoretype(*coretype); ct != "" {
 			opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
 		}
@@ -149,6 +163,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		opts.env = []string{"OPENBLAS_CORETYPE=" + ct}
 	}
 	return compare(opts, stdout, stderr)
+}
+
+// checkModelDirFlag refuses -model-dir without a setting that writes a
+// model, and such a setting without it: the bench writes gigabytes only
+// where the user says.
+func checkModelDirFlag(s decodeSetting, dir string) error {
+	switch {
+	case s.hf != nil && dir == "":
+		return errors.Errorf("-decode-config %s writes a model of its shape (%s) and needs -model-dir: a new or empty directory for it, or the one an earlier run wrote", s.name, s.describe)
+	case s.hf == nil && dir != "":
+		return errors.Errorf("-model-dir %q: -decode-config %s times a model in memory; only a Hugging Face shape (llama3-8b) is written to a directory", dir, s.name)
+	}
+	return nil
 }
 
 // flagSet reports whether the command line set the flag called name.

@@ -10,29 +10,28 @@
 //     decoding step's product) go to the float32 GEMV (gemv.go), which
 //     reads B once, in place, split over the cores.
 //   - Sum: a float32 sum in the GEMV's lane order, one pass over memory.
-//   - 16-bit weights (half.go, halfgemm.go, halfgemv.go), for models kept
-//     in their file's BF16 or F16 and read in place: a Half names the
-//     format (BF16, F16), weights are []uint16 bit patterns, leading
-//     dimensions in elements. GemmHalf(h, transA, transB, m, n, k, a, lda,
-//     b, ldb, beta, c, ldc) is Gemm with a 16-bit B and float32 A and C: a
-//     Linear's weight (out, in) with transB, Conv1D's (in, out) without, and
-//     the LM head's (V, d). GemvHalf(h, y, w, x, rows, cols) is y = W x,
-//     the decoder's product. Widen(h, dst, src) widens a run,
-//     EmbedRows(h, dst, table, d, ids) is the embedding lookup, and
-//     Half.ToFloat32 widens one value; GemmBF16, GemmF16, GemvBF16,
-//     GemvF16, WidenBF16 and WidenF16 fix the format. The promise: C gets
-//     bit for bit what Gemm gives over the same weights widened to float32,
-//     on each path, for any shape, stride and flags. Widening is exact
-//     (BF16 is a 16-bit shift; F16 is F16C's VCVTPH2PS in the assembly and
-//     an exact conversion in Go, subnormals, infinities and NaNs included,
-//     the two agreeing on all 65,536 values), and each product goes to the
-//     kernel Gemm would use, which widens as it reads: the GEMV's assembly
-//     widens each 16 weights as it loads them and does the float32 kernel's
-//     operations after (halfgemv_amd64.s, with a software prefetch per row
-//     stream), and sgemm and sgemmGo widen B as they pack it (a 16-bit B is
-//     never read in place). AVX-512 BF16's dot product VDPBF16PS is not
-//     used: it needs A rounded to BF16 and sums pairs of products in its
-//     own order, which breaks the promise.
+//   - 16-bit weights (half.go, halfgemm.go, halfgemv.go), for models kept in
+//     their file's BF16 or F16 and read in place: a Half names the format
+//     (BF16, F16), weights are []uint16 bit patterns, leading dimensions in
+//     elements. GemmHalf(h, transA, transB, m, n, k, a, lda, b, ldb, beta, c,
+//     ldc) is Gemm with a 16-bit B and float32 A and C: a Linear's weight
+//     (out, in) with transB, Conv1D's (in, out) without, and the LM head's (V,
+//     d). GemvHalf(h, y, w, x, rows, cols) is y = W x, the decoder's product.
+//     Widen(h, dst, src) widens a run, EmbedRows(h, dst, table, d, ids) is the
+//     embedding lookup, and Half.ToFloat32 widens one value; GemmBF16,
+//     GemmF16, GemvBF16, GemvF16, WidenBF16 and WidenF16 fix the format. The
+//     promise: C gets bit for bit what Gemm gives over the same weights
+//     widened to float32, on each path, for any shape, stride and flags.
+//     Widening is exact (BF16 is a 16-bit shift; F16 is VCVTPH2PS (x86's f16c)
+//     in the assembly and an exact conversion in Go, subnormals, infinities
+//     and NaN values included, the two agreeing on all 65,536 values), and
+//     each product goes to the kernel Gemm would use, which widens as it
+//     reads: the GEMV's assembly widens each 16 weights as it loads them and
+//     does the float32 kernel's operations after (halfgemv_amd64.s, with a
+//     software prefetch per row stream), and sgemm and sgemmGo widen B as they
+//     pack it (a 16-bit B is never read in place). AVX-512 BF16's dot product
+//     VDPBF16PS is not used: it needs A rounded to BF16 and sums pairs of
+//     products in its own order, which breaks the promise.
 //   - ExpShift, MaxOf, ScaleBy, SoftmaxGradRow: float32 softmax rows;
 //     GELU, GELUGrad: float32 GELU (tanh form) through ExpShift; SiLUMul,
 //     SiLUMulGrad: SwiGLU's silu(g)·u and its gradient, the same way; AddTo,
@@ -64,7 +63,7 @@
 //
 // Paths: each kernel has a generic (pure Go) form and amd64 assembly forms.
 // At start-up the best the CPU runs is chosen: AVX512 (the AVX-512 GEMM
-// tiles plus the AVX2 ones), AVX2 (AVX2 + FMA + F16C: 6x16 GEMM tiles,
+// tiles plus the AVX2 ones), AVX2 (AVX2 + FMA + f16c: 6x16 GEMM tiles,
 // 8-lane exp) or Generic (the assembly's operations in Go). The environment
 // variable ATTNSCOPE_KERNEL=generic|avx2|avx512 forces one (auto or empty:
 // the default); a path the CPU lacks or an unknown value keeps the default and

@@ -35,6 +35,15 @@ func (h Half) String() string {
 	return fmt.Sprintf("Half(%d)", uint8(h))
 }
 
+// mustBeFormat panics unless h is BF16 or F16: a Half that is neither is a
+// caller's bug (its zero value, a value cast from elsewhere), which would
+// otherwise read the weights in the wrong format.
+func (h Half) mustBeFormat() {
+	if h != BF16 && h != F16 {
+		panic("kernels: " + h.String() + " is not a 16-bit format (BF16 or F16)")
+	}
+}
+
 // ToFloat32 is the float32 value of one 16-bit value in format h.
 func (h Half) ToFloat32(v uint16) float32 {
 	if h == BF16 {
@@ -67,6 +76,7 @@ func f16ToFloat32(v uint16) float32 {
 // Widen sets dst[i] to src[i] widened from format h, for every i < len(src)
 // (dst at least as long).
 func Widen(h Half, dst []float32, src []uint16) {
+	h.mustBeFormat()
 	if len(src) == 0 {
 		return
 	}

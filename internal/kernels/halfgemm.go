@@ -19,6 +19,7 @@ const halfWidenMax = 1 << 22
 // products go to the kernel Gemm would choose, which widens B's values as
 // it loads them (the GEMV) or packs them (sgemm, sgemmGo).
 func GemmHalf(h Half, transA, transB bool, m, n, k int, a []float32, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	h.mustBeFormat()
 	if m <= gemvRows && !transA {
 		if transB {
 			gemvT(m, n, k, a, lda, weights{u16: b, half: h}, ldb, beta, c, ldc)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -300,6 +301,28 @@ func halfSameBitsCases() []sameBitsCase {
 		}})
 	}
 	return cases
+}
+
+// TestHalfFormatChecked: a Half that is neither BF16 nor F16 (the zero
+// value) makes the kernels panic naming it, not read the weights as some
+// format.
+func TestHalfFormatChecked(t *testing.T) {
+	for name, run := range map[string]func(){
+		"Widen": func() { Widen(0, make([]float32, 4), make([]uint16, 4)) },
+		"GemmHalf": func() {
+			GemmHalf(3, false, true, 8, 2, 2, make([]float32, 16), 2, make([]uint16, 4), 2, 0, make([]float32, 16), 2)
+		},
+		"GemvHalf": func() { GemvHalf(0, make([]float32, 2), make([]uint16, 4), make([]float32, 2), 2, 2) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "is not a 16-bit format") {
+					t.Errorf("%s with a bad Half: recovered %v, want a panic naming it", name, r)
+				}
+			}()
+			run()
+		}()
+	}
 }
 
 // TestGemvHalf: GemvHalf is the GEMV over the widened weights, bit for

@@ -241,12 +241,8 @@ func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
 		packRowsWidened(b, ldb, k0, j0, kc, cols, pb)
 		return
 	}
-	var rows []float32 // up to 16 rows of a transposed 16-bit B, widened
-	if trans && b.half != 0 {
-		buf := Scratch(sgemmNR * kc)
-		defer PutScratch(buf)
-		rows = *buf
-	}
+	var widened [sgemmNR * sgemmKC]float32 // a transposed 16-bit B's rows (a pool buffer this small churned with pb)
+	rows := widened[:sgemmNR*kc]
 	for jr := 0; jr < cols; jr += sgemmNR {
 		panel := pb[jr*kc : (jr+sgemmNR)*kc]
 		nr := min(sgemmNR, cols-jr)
@@ -288,10 +284,9 @@ func packB(trans bool, b weights, ldb, k0, j0, kc, cols int, pb []float32) {
 // packRowsWidened is packB for an untransposed 16-bit B: each step's run
 // of cols values widened at once, then dealt out to the panels.
 func packRowsWidened(b weights, ldb, k0, j0, kc, cols int, pb []float32) {
-	buf := Scratch(cols)
-	defer PutScratch(buf)
+	var buf [sgemmNC]float32 // on the stack: no pool churn
 	for p := 0; p < kc; p++ {
-		run := b.run((k0+p)*ldb+j0, cols, *buf)
+		run := b.run((k0+p)*ldb+j0, cols, buf[:])
 		for jr := 0; jr < cols; jr += sgemmNR {
 			nr := min(sgemmNR, cols-jr)
 			dst := pb[jr*kc+p*sgemmNR : jr*kc+(p+1)*sgemmNR]

@@ -171,17 +171,24 @@ func (s *Stored) FirstNonFinite() (row, col int, err error) {
 var exponentMask = map[string]uint64{safetensors.BF16: 0x7f80, safetensors.F16: 0x7c00}
 
 // firstNonFinite is the index of the first element of data (little-endian
-// elements of dtype) whose exponent bits are all ones, or -1.
+// elements of dtype) whose exponent bits are all ones, or -1. It tests 32
+// bytes a step (an 8B model's 15 GB in 1.8 s on one core at 8 bytes a
+// step, 1.0 s at 32) and finds the element in the step that has one.
 func firstNonFinite(data []byte, dtype string) int {
 	mask := exponentMask[dtype]
 	lanes := mask * 0x0001000100010001
+	// hit is non-zero when a lane of word has its exponent bits all ones:
+	// each lane of v is zero there, no lane of v has its top bit set, so
+	// the borrow trick finds a zero lane exactly.
+	hit := func(word uint64) uint64 {
+		v := word&lanes ^ lanes
+		return (v - 0x0001000100010001) &^ v & 0x8000800080008000
+	}
 	i := 0
-	for ; i+8 <= len(data); i += 8 {
-		// Each lane of v is zero where the element's exponent bits are
-		// all ones; no lane has its top bit set, so the borrow trick
-		// finds a zero lane exactly.
-		v := binary.LittleEndian.Uint64(data[i:])&lanes ^ lanes
-		if (v-0x0001000100010001)&^v&0x8000800080008000 != 0 {
+	for ; i+32 <= len(data); i += 32 {
+		b := data[i : i+32 : i+32]
+		if hit(binary.LittleEndian.Uint64(b))|hit(binary.LittleEndian.Uint64(b[8:]))|
+			hit(binary.LittleEndian.Uint64(b[16:]))|hit(binary.LittleEndian.Uint64(b[24:])) != 0 {
 			break
 		}
 	}

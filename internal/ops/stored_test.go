@@ -183,13 +183,14 @@ func sameBits(a, b []float32) bool {
 }
 
 // TestStoredFirstNonFinite finds the first infinity or NaN of each dtype
-// wherever it sits (in a group of four elements or the tail, in the second
-// part), against a plain loop over the widened values.
+// wherever it sits (at every element: in each lane of a 32-byte step, in
+// the tail after the steps, in either part), against a plain loop over
+// the widened values.
 func TestStoredFirstNonFinite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(47, 3))
 	const rows, cols = 9, 7
 	for _, dtype := range []string{safetensors.BF16, safetensors.F16} {
-		for _, at := range []int{-1, 0, 3, 30, 62} {
+		for at := -1; at < rows*cols; at++ {
 			raw := storedBits(rng, dtype, rows*cols)
 			if at >= 0 {
 				bad := map[string]uint16{safetensors.BF16: 0xff80, safetensors.F16: 0x7e01}[dtype] // -Inf, a NaN

@@ -85,21 +85,12 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	if err != nil {
 		return err
 	}
-	entries := make([]headerEntry, len(tensors))
-	for i, t := range tensors {
-		entries[i] = headerEntry{Name: t.Name, DType: t.DType, Shape: t.Shape, Len: int64(len(t.Data))}
-	}
-	header, err := encodeHeader(entries, metadata)
+	header, err := encodeHeader(tensors, metadata, true)
 	if err != nil {
 		return err
 	}
-	var prefix [8]byte
-	binary.LittleEndian.PutUint64(prefix[:], uint64(len(header)))
-	if _, err := w.Write(prefix[:]); err != nil {
-		return errors.Wrap(err, "safetensors: writing header length")
-	}
-	if _, err := w.Write(header); err != nil {
-		return errors.Wrap(err, "safetensors: writing header")
+	if err := writeHeader(w, header); err != nil {
+		return err
 	}
 	for _, t := range tensors {
 		if _, err := w.Write(t.Data); err != nil {
@@ -109,17 +100,82 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	return nil
 }
 
-// headerEntry is a tensor as the header lists it: Len is the byte length
-// of its data, which must be its shape's.
-type headerEntry struct {
-	Name  string
-	DType string
-	Shape []int
-	Len   int64
+// WriteStreamed writes a file too large to hold in memory (a Hugging Face
+// shard of gigabytes): the header of tensors' names, dtypes and shapes
+// (their Data unused) and metadata, as Write lays it out but without the
+// digest, then each tensor's data in order as fill writes it, which must
+// be exactly the tensor's bytes.
+func WriteStreamed(w io.Writer, tensors []Tensor, metadata map[string]string, fill func(t Tensor, w io.Writer) error) error {
+	header, err := encodeHeader(tensors, metadata, false)
+	if err != nil {
+		return err
+	}
+	if err := writeHeader(w, header); err != nil {
+		return err
+	}
+	for _, t := range tensors {
+		want, _ := TensorBytes(t) // encodeHeader checked every shape
+		cw := &countingWriter{w: w}
+		if err := fill(t, cw); err != nil {
+			return errors.Wrapf(err, "safetensors: writing tensor %q", t.Name)
+		}
+		if cw.n != want {
+			return errors.Errorf("safetensors: tensor %q: shape %v of %s needs %d bytes, %d were written", t.Name, t.Shape, t.DType, want, cw.n)
+		}
+	}
+	return nil
 }
 
-// encodeHeader validates tensors and metadata and returns the padded header.
-func encodeHeader(tensors []headerEntry, metadata map[string]string) ([]byte, error) {
+// StreamedHeader is what WriteStreamed writes before the first tensor's
+// data (the length prefix and the padded header): a caller knows a file's
+// size before writing it, and can recognise one written already.
+func StreamedHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+	header, err := encodeHeader(tensors, metadata, false)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := writeHeader(&b, header); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// TensorBytes is the size of t's data as its dtype and shape give it.
+func TensorBytes(t Tensor) (int64, error) {
+	shape := make([]int64, len(t.Shape))
+	for j, d := range t.Shape {
+		shape[j] = int64(d)
+	}
+	return byteSize(t.DType, shape)
+}
+
+// countingWriter counts what passes through it to w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// writeHeader writes the header's length, then the header.
+func writeHeader(w io.Writer, header []byte) error {
+	var prefix [8]byte
+	binary.LittleEndian.PutUint64(prefix[:], uint64(len(header)))
+	if _, err := w.Write(prefix[:]); err != nil {
+		return errors.Wrap(err, "safetensors: writing header length")
+	}
+	_, err := w.Write(header)
+	return errors.Wrap(err, "safetensors: writing header")
+}
+
+// encodeHeader validates tensors and metadata and returns the padded
+// header; withData also checks each tensor's Data holds its bytes.
+func encodeHeader(tensors []Tensor, metadata map[string]string, withData bool) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	if len(metadata) > 0 {
@@ -152,17 +208,13 @@ func encodeHeader(tensors []headerEntry, metadata map[string]string) ([]byte, er
 			return nil, errors.Errorf("safetensors: duplicate tensor name %q", t.Name)
 		}
 		seen[t.Name] = true
-		shape := make([]int64, len(t.Shape))
-		for j, d := range t.Shape {
-			shape[j] = int64(d)
-		}
-		n, err := byteSize(t.DType, shape)
+		n, err := TensorBytes(t)
 		if err != nil {
 			return nil, errors.Wrapf(err, "safetensors: tensor %q", t.Name)
 		}
-		if t.Len != n {
+		if withData && int64(len(t.Data)) != n {
 			return nil, errors.Errorf("safetensors: tensor %q: shape %v of %s needs %d bytes, Data has %d",
-				t.Name, t.Shape, t.DType, n, t.Len)
+				t.Name, t.Shape, t.DType, n, len(t.Data))
 		}
 		if i > 0 || len(metadata) > 0 {
 			b.WriteByte(',')

@@ -54,11 +54,11 @@ func WriteSealed(w WriterAt, sources []Stream, metadata map[string]string) error
 		withPlaceholder[k] = v
 	}
 	withPlaceholder[DigestKey] = placeholder
-	entries, err := streamEntries(sources)
-	if err != nil {
-		return err
+	tensors := make([]Tensor, len(sources))
+	for i, s := range sources {
+		tensors[i] = Tensor{Name: s.Name, DType: s.DType, Shape: s.Shape}
 	}
-	header, err := encodeHeader(entries, withPlaceholder)
+	header, err := encodeHeader(tensors, withPlaceholder, false)
 	if err != nil {
 		return err
 	}
@@ -68,54 +68,35 @@ func WriteSealed(w WriterAt, sources []Stream, metadata map[string]string) error
 	if at < 0 {
 		return errors.New("safetensors: the header lost its digest entry")
 	}
-	var prefix [8]byte
-	binary.LittleEndian.PutUint64(prefix[:], uint64(len(header)))
-	if _, err := w.Write(append(prefix[:], header...)); err != nil {
-		return errors.Wrap(err, "safetensors: writing header")
-	}
-	h := sha256.New()
-	if err := writeStreams(w, h, sources, entries); err != nil {
+	if err := writeHeader(w, header); err != nil {
 		return err
 	}
-	digestAt := int64(len(prefix) + at + len(quote(DigestKey)+":") + 1) // past the opening quote
+	h := sha256.New()
+	if err := writeStreams(w, h, sources, tensors); err != nil {
+		return err
+	}
+	digestAt := int64(8 + at + len(quote(DigestKey)+":") + 1) // past the length prefix and the opening quote
 	if _, err := w.WriteAt([]byte(hex.EncodeToString(h.Sum(nil))), digestAt); err != nil {
 		return errors.Wrap(err, "safetensors: writing the data digest")
 	}
 	return nil
 }
 
-// streamEntries lists sources as the header does, each with its shape's
-// byte length.
-func streamEntries(sources []Stream) ([]headerEntry, error) {
-	entries := make([]headerEntry, len(sources))
-	for i, s := range sources {
-		shape := make([]int64, len(s.Shape))
-		for j, d := range s.Shape {
-			shape[j] = int64(d)
-		}
-		n, err := byteSize(s.DType, shape)
-		if err != nil {
-			return nil, errors.Wrapf(err, "safetensors: tensor %q", s.Name)
-		}
-		entries[i] = headerEntry{Name: s.Name, DType: s.DType, Shape: s.Shape, Len: n}
-	}
-	return entries, nil
-}
-
 // writeStreams encodes and hashes each stream a chunk at a time while the
 // chunk before it is being written (chunkWriter), so that the write runs at
 // the slower of the disk's rate and SHA-256's, not at their sum.
-func writeStreams(w io.Writer, h hash.Hash, streams []Stream, entries []headerEntry) error {
+func writeStreams(w io.Writer, h hash.Hash, streams []Stream, tensors []Tensor) error {
 	out := newChunkWriter(w)
 	for i, s := range streams {
 		size := dtypeSizes[s.DType]
 		step := streamChunk - streamChunk%size
-		for off := int64(0); off < entries[i].Len; off += int64(step) {
+		n, _ := TensorBytes(tensors[i]) // encodeHeader checked every shape
+		for off := int64(0); off < n; off += int64(step) {
 			buf, err := out.free()
 			if err != nil {
 				return errors.Wrapf(err, "safetensors: writing tensor %q", s.Name)
 			}
-			chunk := buf[:min(int64(step), entries[i].Len-off)]
+			chunk := buf[:min(int64(step), n-off)]
 			if err := s.Encode(chunk, int(off)); err != nil {
 				_ = out.close() // the encoder's refusal is the error to report
 				return err

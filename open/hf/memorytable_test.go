@@ -44,7 +44,8 @@ const tablePositions = 256
 // read into float32) and, without those weights, the estimates of
 // model.Config.InferenceBytes (one forward of tablePositions tokens), of
 // inspect's bound on a sequence of them (report's checkSequenceMemory:
-// EstimateBytes of one sequence and 20 bytes per attention weight) and of
+// ViewBytes of one sequence with its maps and 20 bytes per attention
+// weight) and of
 // model.Model.DecodeBytes (one row decoded to tablePositions positions).
 func memoryRow(t *testing.T, name, dtype, config string) string {
 	t.Helper()
@@ -68,7 +69,7 @@ func memoryRow(t *testing.T, name, dtype, config string) string {
 	cfg.Context = tablePositions
 	forward := cfg.InferenceBytes(1) - 4*read
 	maps := float64(cfg.Layers) * float64(cfg.Heads) * tablePositions * tablePositions
-	inspect := cfg.EstimateBytes(1, 0) - 24*read + 20*maps
+	inspect := cfg.ViewBytes(1, true) - 4*read + 20*maps
 	decode := (&model.Model{Config: cfg, Dtype: tensor.Float32}).DecodeBytes(1, tablePositions) - 4*read
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |", name, dtype, msg.Bytes(2*mapped), msg.Bytes(4*read),
 		msg.Bytes(forward), msg.Bytes(inspect), msg.Bytes(decode))
