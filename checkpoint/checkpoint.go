@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"strconv"
 
@@ -42,20 +41,37 @@ type Checkpoint struct {
 }
 
 // Save writes m as a safetensors checkpoint at path, replacing any
-// file there atomically (safefile.WriteFileAtomic): its weights
-// (model.Tensors) and, as metadata, cfg as JSON ("config"), the step and
-// the format. cfg.Model must equal m.Config.
+// file there atomically (safefile.WriteFileAtomicAt): its weights
+// (model.TensorStreams) and, as metadata, cfg as JSON ("config"), the step and
+// the format. cfg.Model must equal m.Config. The file is written and sealed
+// in one pass (safetensors.WriteSealed).
 func Save(path string, m *model.Model, cfg rundir.Config, step int) error {
-	tensors, metadata, err := encodeCheckpoint(m, cfg, step)
+	staged, err := Stage(path, m, cfg, step)
 	if err != nil {
-		return errors.Wrapf(err, "save checkpoint %s", path)
+		return err
 	}
-	return safefile.WriteFileAtomic(path, func(w io.Writer) error {
-		return safetensors.Write(w, tensors, metadata)
-	})
+	return staged.Commit()
 }
 
-func encodeCheckpoint(m *model.Model, cfg rundir.Config, step int) ([]safetensors.Tensor, map[string]string, error) {
+// Stage writes the checkpoint Save writes, synced, beside path but not yet
+// in place (safefile.Stage): the caller commits it, or first gives its
+// bytes a second name (Staged.LinkAs: best.safetensors).
+func Stage(path string, m *model.Model, cfg rundir.Config, step int) (*safefile.Staged, error) {
+	streams, metadata, err := encodeCheckpoint(m, cfg, step)
+	if err != nil {
+		return nil, errors.Wrapf(err, "save checkpoint %s", path)
+	}
+	staged, err := safefile.Stage(path, func(w safefile.Writer) error {
+		return safetensors.WriteSealed(w, streams, metadata)
+	})
+	var refused *model.RefusedValue
+	if errors.As(err, &refused) {
+		return nil, errors.Wrapf(refused, "save checkpoint %s", path)
+	}
+	return staged, err
+}
+
+func encodeCheckpoint(m *model.Model, cfg rundir.Config, step int) ([]safetensors.Stream, map[string]string, error) {
 	if m == nil {
 		return nil, nil, errors.New("model is nil")
 	}
@@ -69,7 +85,7 @@ func encodeCheckpoint(m *model.Model, cfg rundir.Config, step int) ([]safetensor
 	if err := cfg.ValidateModel(); err != nil {
 		return nil, nil, errors.Wrap(err, "run config")
 	}
-	tensors, err := m.Tensors()
+	streams, err := m.TensorStreams()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +98,7 @@ func encodeCheckpoint(m *model.Model, cfg rundir.Config, step int) ([]safetensor
 		metaStep:   strconv.Itoa(step),
 		metaFormat: Format,
 	}
-	return tensors, metadata, nil
+	return streams, metadata, nil
 }
 
 // MaxLen is the largest checkpoint file Load reads (4

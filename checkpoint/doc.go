@@ -8,10 +8,15 @@
 //   - A checkpoint is safetensors: the weights by model.Tensors (PyTorch's
 //     names and layouts) and, as metadata, the resolved run config as JSON
 //     ("config", package rundir's Config), the step and the format (Format).
-//     Save writes it atomically (safefile.WriteFileAtomic), sealed: the
-//     SHA-256 of its tensor data is in the metadata (safetensors.DigestKey),
-//     and Load compares it (Checkpoint.Sealed; a file written before
-//     checkpoints carried one loads unsealed).
+//     Save writes it atomically (safefile.WriteFileAtomicAt), sealed in the
+//     same pass (safetensors.WriteSealed): the SHA-256 of its tensor data is
+//     in the metadata (safetensors.DigestKey), and Load compares it
+//     (Checkpoint.Sealed; a file written before checkpoints carried one
+//     loads unsealed). Stage writes it beside its path without putting it in
+//     place, so that a caller can give its bytes a second name
+//     (safefile.Staged.LinkAs: best.safetensors) before committing it.
+//     Neither holds a copy of the weights or of the moments: both stream
+//     them a chunk at a time (model.TensorStreams).
 //   - Load checks the header before any tensor data is read: the file size
 //     (at most MaxLen), the format, the step, the run config (bounded in
 //     size and nesting, every key known and none twice, then

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -55,14 +54,20 @@ type OptimizerState struct {
 // Write saves s into dir as rundir.StateFile(s.Step), atomically; params (the
 // model's, in order) name and shape the moments.
 func (s *OptimizerState) Write(dir string, params []model.Param) error {
-	var tensors []safetensors.Tensor
+	var streams []safetensors.Stream
 	for _, moment := range s.moments() {
+		if len(moment.values) != len(params) {
+			return errors.Errorf("saving the optimizer state: %d %s moments for %d parameters", len(moment.values), moment.prefix, len(params))
+		}
 		for i, p := range params {
-			tensors = append(tensors, safetensors.Tensor{
-				Name:  moment.prefix + p.Name,
-				DType: safetensors.F64,
-				Shape: p.Value.Shape().Clone(),
-				Data:  safetensors.EncodeFloat64(moment.values[i]),
+			if len(moment.values[i]) != p.Value.Shape().TotalSize() {
+				return errors.Errorf("saving the optimizer state: %s%s holds %d values, its shape %v needs %d", moment.prefix, p.Name, len(moment.values[i]), p.Value.Shape(), p.Value.Shape().TotalSize())
+			}
+			streams = append(streams, safetensors.Stream{
+				Name:   moment.prefix + p.Name,
+				DType:  safetensors.F64,
+				Shape:  p.Value.Shape().Clone(),
+				Encode: safetensors.Float64Encoder(moment.values[i], nil),
 			})
 		}
 	}
@@ -75,8 +80,8 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 		stateBestStep: strconv.Itoa(s.BestStep),
 	}
 	meta[stateDigest] = metaDigest(meta)
-	return safefile.WriteFileAtomic(filepath.Join(dir, rundir.StateFile(s.Step)), func(w io.Writer) error {
-		return safetensors.Write(w, tensors, meta)
+	return safefile.WriteFileAtomicAt(filepath.Join(dir, rundir.StateFile(s.Step)), func(w safefile.Writer) error {
+		return safetensors.WriteSealed(w, streams, meta)
 	})
 }
 

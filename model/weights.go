@@ -63,20 +63,34 @@ func WeightsDigest(m *Model) (string, error) {
 		return "", err
 	}
 	h := sha256.New()
+	buf := make([]byte, digestChunk)
 	for _, p := range m.Params {
 		if p.Stored != nil {
 			return "", errors.Errorf("tensor %q is kept in its file's %s; a digest is of float32 weights (widen the model first)", p.Name, p.Stored.DType)
 		}
 		shape := []int(p.Value.Shape())
-		data, err := tensorBytes(p.Value, shape)
+		encode, err := valuesEncoder(p.Value, ParamSpec{Name: p.Name, Shape: shape})
 		if err != nil {
 			return "", errors.Wrapf(err, "tensor %q", p.Name)
 		}
-		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", p.Name, dtype, shape, len(data))
-		h.Write(data)
+		n := product(shape) * int(p.Value.Dtype().Size())
+		fmt.Fprintf(h, "%s\x00%s\x00%v\x00%d\x00", p.Name, dtype, shape, n)
+		// A chunk at a time: the digest costs one buffer, not a copy of the
+		// weights.
+		for off := 0; off < n; off += digestChunk {
+			chunk := buf[:min(digestChunk, n-off)]
+			if err := encode(chunk, off); err != nil {
+				return "", err
+			}
+			h.Write(chunk)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// digestChunk is how many bytes of a tensor WeightsDigest encodes at a
+// time: a multiple of every dtype's size.
+const digestChunk = 1 << 20
 
 // tensorBytes returns the little-endian bytes of t in row-major order,
 // refusing NaN and Inf. Views and transposed tensors are materialised first:

@@ -62,6 +62,23 @@ type TrainConfig struct {
 	// cache at each evaluation (package generate) and logs gen_seq_acc and
 	// gen_token_acc beside the teacher-forced seq_acc and token_acc.
 	EvalGenerate bool `yaml:"eval_generate,omitempty" json:"eval_generate,omitempty"`
+	// Probes turns the probes of every evaluation (head roles, circuit
+	// metrics) "on" or "off"; "" is on, except for a model trained
+	// elsewhere (init_from), where one probe of a pretrained model's every
+	// head costs more than the run's training (RunsProbes).
+	Probes string `yaml:"probes,omitempty" json:"probes,omitempty"`
+}
+
+// The values of train.probes besides "" (the default).
+const (
+	ProbesOn  = "on"
+	ProbesOff = "off"
+)
+
+// RunsProbes says whether the run's evaluations probe the model: as
+// train.probes says, by default unless it fine-tunes (init_from).
+func (c Config) RunsProbes() bool {
+	return c.Train.Probes == ProbesOn || c.Train.Probes == "" && !c.FineTunes()
 }
 
 // MaxSteps bounds train.steps: a trillion steps is more than any run here
@@ -410,6 +427,8 @@ func (t TrainConfig) validate() error {
 	switch {
 	case t.WarmupSteps > t.Steps:
 		return errors.Errorf("train.warmup_steps = %d: must not exceed train.steps = %d", t.WarmupSteps, t.Steps)
+	case t.Probes != "" && t.Probes != ProbesOn && t.Probes != ProbesOff:
+		return errors.Errorf("train.probes = %s: must be %q or %q (default: on, off with init_from)", msg.Quote(t.Probes), ProbesOn, ProbesOff)
 	case t.EvalGenerate && t.EvalEvery == 0:
 		return errors.New("train.eval_generate = true: needs train.eval_every > 0 (it runs at each evaluation)")
 	case t.EvalEvery > 0 && t.EvalSize == 0:

@@ -37,5 +37,11 @@
 //     interface train owns: cmd/train wires package analysis's head roles
 //     and circuit metrics, so training imports no analysis) and appends each
 //     one's line to its log (roles.jsonl, circuits.jsonl); resume cuts the
-//     logs back to the checkpoint's step as it does metrics.jsonl.
+//     logs back to the checkpoint's step as it does metrics.jsonl. A
+//     fine-tuning run does not probe unless train.probes says on
+//     (rundir.Config.RunsProbes; Result.ProbesOff).
+//   - A step that evaluates best and saves a checkpoint writes the weights
+//     once: the checkpoint is staged (checkpoint.Stage), linked as
+//     best.safetensors, then the optimizer state is written, then the
+//     checkpoint is put in place.
 package train

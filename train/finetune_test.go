@@ -70,14 +70,15 @@ func readFile(t *testing.T, path string) string {
 
 // fineTuneYAML fine-tunes the model in %s on the text in %s: windows of 16
 // tokens, dropout, weight decay, warmup and cosine, and the checkpoints,
-// evaluations and 24 steps sameRun expects.
+// evaluations, probes (off by default with init_from) and 24 steps sameRun
+// expects.
 const fineTuneYAML = `
 seed: 7
 init_from: %s
 task: {name: text, path: %s, length: 16}
 model: {dropout: 0.1}
 train: {batch_size: 4, steps: 24, lr: 3.0e-3, schedule: cosine, warmup_steps: 2, min_lr: 1.0e-4, weight_decay: 0.1,
-        log_every: 1, eval_every: 6, eval_size: 32, checkpoint_every: 8}
+        log_every: 1, eval_every: 6, eval_size: 32, checkpoint_every: 8, probes: on}
 `
 
 // fineTuneSetup writes fixture f into a new directory and its text beside

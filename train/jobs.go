@@ -9,6 +9,7 @@ import (
 
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/data"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/rundir"
 	"github.com/attnscope/attnscope/runlog"
 )
@@ -22,7 +23,7 @@ func (r *runner) startLoop() *Result {
 	r.batch = data.NewBatch(r.cfg.Train.BatchSize, r.task.SeqLen())
 	r.began = r.clock()
 	r.lastLog, r.lastLogStep = r.began, r.start
-	return &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: r.cfg.Train.Steps}
+	return &Result{Dir: r.dir, FirstStep: r.start + 1, Step: r.start, Steps: r.cfg.Train.Steps, ProbesOff: !r.cfg.RunsProbes()}
 }
 
 // feed draws step s's batch (data.StepRNG) and dropout masks
@@ -119,6 +120,9 @@ func (r *runner) runEval(ev *evaluator, s int, res *Result) (runlog.EvalRecord, 
 // probe measures the model with every probe at step s (head roles, circuit
 // metrics) and writes each one's line to its log.
 func (r *runner) probe(s int, res *Result) error {
+	if len(r.probes) == 0 {
+		return nil
+	}
 	defer r.addTime(&res.RolesTime, r.clock())
 	for i, p := range r.probes {
 		line, err := p.Measure(s)
@@ -137,10 +141,16 @@ func (r *runner) improves(rec runlog.EvalRecord) bool {
 	return rec.EvalLoss < r.state.BestLoss
 }
 
-// saveBest records the evaluation rec of step s as the run's best and saves
-// the weights as best.safetensors.
+// saveBest records the evaluation rec of step s as the run's best and,
+// unless step s also saves a checkpoint (which then gives its bytes the
+// name best.safetensors: r.checkpoint), saves the weights as
+// best.safetensors.
 func (r *runner) saveBest(s int, rec runlog.EvalRecord, res *Result) error {
 	r.state.BestLoss, r.state.BestStep = rec.EvalLoss, s
+	if r.checkpointsAt(s) {
+		r.bestPending = true
+		return nil
+	}
 	defer r.addTime(&res.SaveTime, r.clock())
 	return checkpoint.Save(filepath.Join(r.dir, rundir.BestFile), r.model, r.cfg, s)
 }
@@ -153,19 +163,49 @@ func (r *runner) checkpointsAt(s int) bool {
 	return (t.CheckpointEvery > 0 && s%t.CheckpointEvery == 0) || s == t.Steps
 }
 
-// checkpoint saves the optimizer state of step s, then the weights, then
-// drops older states: at every moment the directory holds a checkpoint and
-// the state of that checkpoint's step. Its time is counted in res.SaveTime.
+// checkpoint saves the checkpoint of step s: it writes the weights beside
+// checkpoint.safetensors (checkpoint.Stage), links them as best.safetensors
+// when step s is the best so far (one write, two names), saves the optimizer
+// state, puts the checkpoint in place and drops older states: at every moment
+// the directory holds a checkpoint and the state of that checkpoint's step,
+// and best.safetensors is in place before the state that records it. Its
+// time is counted in res.SaveTime.
 func (r *runner) checkpoint(s int, res *Result) error {
 	defer r.addTime(&res.SaveTime, r.clock())
-	if err := saveState(r.dir, s, r.state, r.model); err != nil {
+	staged, err := checkpoint.Stage(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s)
+	if err != nil {
 		return err
 	}
-	if err := checkpoint.Save(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s); err != nil {
+	if err := r.linkBest(s, staged); err != nil {
+		staged.Discard()
+		return err
+	}
+	if err := saveState(r.dir, s, r.state, r.model); err != nil {
+		staged.Discard()
+		return err
+	}
+	if err := staged.Commit(); err != nil {
 		return err
 	}
 	r.saved = s
 	return removeStates(r.dir, func(step int) bool { return step < s })
+}
+
+// linkBest names the staged checkpoint of step s best.safetensors when
+// saveBest left the best of this step to it. A file system without hard
+// links gets a second write instead.
+func (r *runner) linkBest(s int, staged *safefile.Staged) error {
+	if !r.bestPending {
+		return nil
+	}
+	best := filepath.Join(r.dir, rundir.BestFile)
+	if err := staged.LinkAs(best); err != nil {
+		if err := checkpoint.Save(best, r.model, r.cfg, s); err != nil {
+			return err
+		}
+	}
+	r.bestPending = false
+	return nil
 }
 
 // unsavedAfterInterrupt says whether an interrupted loop has completed

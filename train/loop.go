@@ -89,6 +89,7 @@ type Result struct {
 	// writing files (checkpoints, optimizer states, best.safetensors).
 	EvalTime, SaveTime time.Duration
 	RolesTime          time.Duration       // the probes at each evaluation (head roles, circuit metrics)
+	ProbesOff          bool                // train.probes turned them off (by default with init_from)
 	LastEval           *runlog.EvalRecord  // the last evaluation of this call, nil if none
 	LastAtLength       []runlog.EvalRecord // the last evaluations at train.eval_lengths
 	BestLoss           float64             // lowest eval_loss of the run so far (+Inf if none)
@@ -145,7 +146,10 @@ type runner struct {
 	lock       *rundir.Lock // held from the first look at the directory to the end
 	start      int          // last completed step before this call
 	saved      int          // step of the checkpoint on disk
-	batch      *data.Batch  // the fed batch of the step being trained
+	// bestPending says the step being trained evaluated best and saves a
+	// checkpoint, which gives its bytes the name best.safetensors.
+	bestPending bool
+	batch       *data.Batch // the fed batch of the step being trained
 	// clock is the wall clock of the timings (Result, Event.Elapsed) and of
 	// tokens_per_s; a test stops it.
 	clock func() time.Time
@@ -249,7 +253,7 @@ func (r *runner) build(ctx context.Context) error {
 			return err
 		}
 		r.eval.write = t.EvalGenerate
-		if r.newProbes != nil {
+		if r.newProbes != nil && r.cfg.RunsProbes() {
 			if r.probes, err = r.newProbes(r.model, r.task, r.cfg); err != nil {
 				return err
 			}

@@ -11,13 +11,14 @@ import (
 	"github.com/attnscope/attnscope/initfrom"
 	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/rundir"
+	"github.com/attnscope/attnscope/runlog"
 )
 
 // fineTuneYAML fine-tunes the model in %s on the text in %s.
 const fineTuneYAML = `seed: 3
 init_from: %s
 task: {name: text, path: %s, length: 16}
-train: {batch_size: 4, steps: 20, lr: 1.0e-3, log_every: 5, eval_every: 10, eval_size: 8, checkpoint_every: 5}
+train: {batch_size: 4, steps: 20, lr: 1.0e-3, log_every: 5, eval_every: 10, eval_size: 8, checkpoint_every: 5, probes: on}
 `
 
 // nanoGPTDir copies open/nanogpt's fixture (ckpt.pt beside its meta.pkl)
@@ -119,4 +120,21 @@ func TestFineTuneResumeWithConfig(t *testing.T) {
 	other := writeConfig(t, fmt.Sprintf(fineTuneYAML, moved, corpus))
 	_, _, err = runCmd("-resume", dir, "-config", other, "-set", "train.steps=30")
 	msgtest.Refusal(t, "another model", err, "init_from: saved "+pre+", given "+moved)
+}
+
+// TestFineTuneSummarySaysProbesOff: a fine-tuning run probes nothing by
+// default, and its summary says so and how to turn them on.
+func TestFineTuneSummarySaysProbesOff(t *testing.T) {
+	yml := strings.Replace(fmt.Sprintf(fineTuneYAML, nanoGPTDir(t), corpus), ", probes: on", "", 1)
+	out := filepath.Join(t.TempDir(), "run")
+	stdout, _, err := runCmd("-config", writeConfig(t, yml), "-run", out, "-set", "train.steps=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, ", head roles off (train.probes: on runs them), saving ") {
+		t.Errorf("summary %q does not say the probes were off", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, runlog.RolesFile)); err == nil {
+		t.Errorf("%s was written", runlog.RolesFile)
+	}
 }

@@ -321,6 +321,15 @@ func describe(configPath string) string {
 	return configPath
 }
 
+// probesTime is the summary's figure of the probes: their time, or that
+// train.probes turned them off.
+func probesTime(res *train.Result) string {
+	if res.ProbesOff {
+		return "off (train.probes: on runs them)"
+	}
+	return duration(res.RolesTime, 10*time.Millisecond).String()
+}
+
 // summarize prints what the run did and where its files are.
 func summarize(w io.Writer, res *train.Result) {
 	ran := res.Step - res.FirstStep + 1
@@ -342,7 +351,7 @@ func summarize(w io.Writer, res *train.Result) {
 		fmt.Fprintf(w, "steps %d-%d of %d in %s (%.1f steps/s)\n", res.FirstStep, res.Step, res.Steps, duration(res.Elapsed, 100*time.Millisecond), rate)
 		if secs > 0 {
 			fmt.Fprintf(w, "of which evaluation %s, head roles %s, saving %s (%.1f%% together)\n", duration(res.EvalTime, 10*time.Millisecond),
-				duration(res.RolesTime, 10*time.Millisecond), duration(res.SaveTime, 10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
+				probesTime(res), duration(res.SaveTime, 10*time.Millisecond), 100*(res.EvalTime+res.RolesTime+res.SaveTime).Seconds()/secs)
 		}
 	}
 	if e := res.LastEval; e != nil {

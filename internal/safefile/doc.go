@@ -23,6 +23,11 @@
 //     ReadLimit and OpenLimit bound a path), never its path.
 //   - WriteFileAtomic replaces a file so that a crash or an error leaves either
 //     the complete old file or the complete new one, never a mixture.
+//     WriteFileAtomicAt does the same for a writer that patches bytes it
+//     already wrote (a seal known only at the end). Stage stops before the
+//     rename: a Staged file can be given a second name (LinkAs, a hard link
+//     renamed into place) and then committed; every name is replaced by
+//     rename, never written in place, so a linked name keeps its bytes.
 //     WriteDirAtomic does the same for a directory of files (an exported
 //     model), which must be new or empty (CheckNewDir): it is written
 //     whole beside its place and renamed there.

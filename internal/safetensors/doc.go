@@ -24,6 +24,12 @@
 //     the metadata without it, so that callers see what they wrote. A file
 //     without it (written before it existed, or elsewhere) reads as before;
 //     Verify and ReadAll say that they checked nothing.
+//   - WriteSealed writes the same bytes as Write from Streams, tensors whose
+//     bytes are encoded a chunk at a time (Float32Encoder, Float64Encoder),
+//     in one pass: the header first with a placeholder digest, each chunk
+//     hashed while the one before is written on a goroutine of its own, and
+//     the digest written over the placeholder at the end (the writer must
+//     patch: WriterAt). It holds a few chunks, never the data section.
 //   - Reading is strict: anything the reference implementation would reject,
 //     and anything ambiguous (duplicate names or keys, null values, gaps,
 //     trailing bytes, unknown fields), is an error naming the tensor and the
