@@ -47,8 +47,8 @@ func copyingByHead(m *model.Model, hs [][]Head) ([]Copying, error) {
 		circuits[i] = make([]float64, d*d)
 	}
 	emb, unemb := make([]float32, copyingBlock*dm), make([]float32, copyingBlock*dm) // (block, D)
-	a, b := make([]float32, copyingBlock*n*d), make([]float32, copyingBlock*n*d)       // (block, n*d)
-	share := make([][]float32, n)                                                     // [head] (d, d)
+	a, b := make([]float32, copyingBlock*n*d), make([]float32, copyingBlock*n*d)     // (block, n*d)
+	share := make([][]float32, n)                                                    // [head] (d, d)
 	for i := range share {
 		share[i] = make([]float32, d*d)
 	}
@@ -61,7 +61,7 @@ func copyingByHead(m *model.Model, hs [][]Head) ([]Copying, error) {
 			return nil, err
 		}
 		kernels.Gemm(false, false, rows, n*d, dm, emb, dm, values, n*d, 0, a, n*d) // W_E V^T of the block
-		kernels.Gemm(false, false, rows, n*d, dm, unemb, dm, outs, n*d, 0, b, n*d)  // W_U O of the block
+		kernels.Gemm(false, false, rows, n*d, dm, unemb, dm, outs, n*d, 0, b, n*d) // W_U O of the block
 		each(n, float64(rows*d*d), func(i int) {
 			kernels.Gemm(true, false, d, d, rows, a[i*d:], n*d, b[i*d:], n*d, 0, share[i], d) // (d, d)
 			for j, x := range share[i] {
