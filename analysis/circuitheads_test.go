@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/model"
@@ -94,8 +95,10 @@ func TestReadoutOfAMappedUnembedding(t *testing.T) {
 // TestCopyingByHeadMatchesFullCircuit: each head's d x d circuit, summed
 // over vocabulary blocks in float32 GEMMs (copyingByHead), gives the V x V
 // circuit's score within 1e-6 (float32 products against gonum's float64
-// V x V), on the committed run and on the Mistral fixture, mapped (read in
-// place) and widened alike.
+// V x V; the worst seen is 6e-8), and its diagonal share, read on every
+// token of these vocabularies (under MaxDiagonalSample), the V x V
+// circuit's, on the committed run and on the Mistral fixture, mapped (read
+// in place) and widened alike.
 func TestCopyingByHeadMatchesFullCircuit(t *testing.T) {
 	mapped, widened := mistralBF16(t)
 	for name, m := range map[string]*model.Model{"induction": opentest.Induction(t).Model, "mistral mapped": mapped, "mistral widened": widened} {
@@ -115,7 +118,7 @@ func TestCopyingByHeadMatchesFullCircuit(t *testing.T) {
 			t.Fatalf("%s: %d heads scored, want %d", name, len(got), len(full))
 		}
 		for i, c := range full {
-			if g := got[i]; g.Layer != c.Layer || g.Head != c.Head || math.Abs(g.Score-c.Score) > 1e-6 || g.Diagonal != nil {
+			if g := got[i]; g.Layer != c.Layer || g.Head != c.Head || math.Abs(g.Score-c.Score) > 1e-6 || g.Diagonal == nil || *g.Diagonal != *c.Diagonal || g.DiagonalSample != 0 {
 				t.Errorf("%s: L%d H%d: by head %+v, V x V score %v", name, c.Layer, c.Head, g, c.Score)
 			}
 		}
@@ -129,4 +132,61 @@ func widenedOr(m, widened *model.Model) *model.Model {
 		return widened
 	}
 	return m
+}
+
+// TestCopyingByHeadSamplesTheDiagonal: past MaxDiagonalSample tokens the
+// diagonal share is read on that many tokens evenly spaced, each column's
+// largest entry the one the V x V circuit (gonum, float64) has there, and
+// the record says how many.
+func TestCopyingByHeadSamplesTheDiagonal(t *testing.T) {
+	cfg := model.Config{Vocab: 1500, Context: 8, DModel: 16, Heads: 2, Layers: 1, TieEmbeddings: true}
+	m, err := model.New(cfg, tensor.Float32, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each head's W_O is its W_V^T, so that its circuit W_E W_V^T W_V W_E^T
+	// is a Gram matrix, whose diagonal often holds its column's largest
+	// entry: a share neither 0 nor 1 to match.
+	d, dm := cfg.DHead(), cfg.DModel
+	qkv, wo := m.Param("blocks.0.attn.qkv.weight").Float32s(), m.Param("blocks.0.attn.out.weight").Float32s()
+	for h := range cfg.Heads {
+		for i := range d {
+			for r := range dm {
+				wo[r*cfg.Heads*d+h*d+i] = qkv[(2*cfg.Heads*d+h*d+i)*dm+r]
+			}
+		}
+	}
+	hs, err := Heads(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := copyingByHead(m, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	we, wu, err := embeddings(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := m.Config.Vocab
+	for i, h := range hs[0] {
+		var uo, ov, c mat.Dense
+		uo.Mul(wu, h.O)
+		ov.Mul(&uo, h.V)
+		c.Mul(&ov, we.T()) // (V, V)
+		hits := 0
+		for j := range MaxDiagonalSample {
+			col := j * v / MaxDiagonalSample
+			if mat.Col(nil, col, &c)[col] == mat.Max(c.ColView(col)) {
+				hits++
+			}
+		}
+		want := float64(hits) / MaxDiagonalSample
+		if hits == 0 || hits == MaxDiagonalSample {
+			t.Fatalf("head %d: the V x V circuit has %d of %d sampled columns largest on the diagonal; the test wants a share between", h.Index, hits, MaxDiagonalSample)
+		}
+		if g := got[i]; g.Diagonal == nil || *g.Diagonal != want || g.DiagonalSample != MaxDiagonalSample {
+			t.Errorf("head %d: diagonal %v on %d tokens, want %v on %d", h.Index, g.Diagonal, g.DiagonalSample, want, MaxDiagonalSample)
+		}
+	}
 }

@@ -223,19 +223,26 @@ func sumProducts(a, b *mat.Dense) float64 {
 // to the logits it raises, C = W_U W_OV W_E^T (V x V, with W_E the token
 // embedding and W_U the LM head): Score is Σλ / Σ|λ| over its eigenvalues λ
 // (1: every direction copied, -1: every one suppressed), and Diagonal the
-// fraction of tokens whose column's largest entry is the token itself
-// (nil past MaxCopyingVocab tokens).
+// fraction of tokens whose column's largest entry is the token itself:
+// over every token up to MaxCopyingVocab; past it, for heads scored by
+// their own d x d circuit (copyingByHead), over MaxDiagonalSample tokens
+// evenly spaced (DiagonalSample says how many), else nil.
 type Copying struct {
 	Layer    int      `json:"layer"`
 	Head     int      `json:"head"`
 	Score    float64  `json:"score"`
 	Diagonal *float64 `json:"diagonal"`
+	// DiagonalSample is how many tokens, evenly spaced, Diagonal was read
+	// on (MaxDiagonalSample, for the heads of a wide vocabulary scored
+	// by head); 0 when it is read on every token.
+	DiagonalSample int `json:"diagonal_sample,omitempty"`
 }
 
 // MaxCopyingVocab is the largest vocabulary CopyingScores builds the
-// V x V circuit for, which Diagonal needs whole; past it (GPT-2's 50257)
-// the Score comes from the D x D shortcut (CopyingEigen) and there is no
-// Diagonal.
+// V x V circuit for; past it (GPT-2's 50257) the Score comes from a d x d
+// form of the circuit: each head's own (copyingByHead, when few heads of a
+// wide model are scored, with a sampled Diagonal) or the model's D x D
+// shortcut (CopyingEigen, without a Diagonal).
 const MaxCopyingVocab = 4096
 
 // CopyingScores is Copying for every head.

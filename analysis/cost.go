@@ -88,7 +88,8 @@ func AblationWork(heads, n, t int) Work {
 // heads' factors as float64 (HeadsOf), the largest composition of two
 // consecutive picked layers (its float32 GEMM operands and products and
 // the Gram matrices), copying's (the V x V circuits up to MaxCopyingVocab;
-// then copyingByHead's blocks, or CopyingEigen's embeddings and W_E^T W_U
+// then copyingByHead's blocks and sampled columns, or CopyingEigen's
+// embeddings and W_E^T W_U
 // in float64, with a float32 copy of each mapped one), and the
 // attribution's one layer of W_O in float64 and its top tokens' logits.
 // The run the analyses read and the logit lens's chunks are counted by
@@ -110,7 +111,9 @@ func CircuitsBytes(cfg model.Config, layers, heads []int) float64 {
 	case cfg.Vocab <= MaxCopyingVocab:
 		copying = 8 * (4*v*dm + 3*v*v)
 	case byHeadCheaper(cfg, len(layers)*len(heads)):
+		sample := float64(min(cfg.Vocab, MaxDiagonalSample))
 		copying = 4*(2*copyingBlock*dm+2*copyingBlock*picked*d+2*dm*picked*d) + 12*picked*d*d
+		copying += 4*sample*(dm+picked*d) + picked*(4*copyingBlock*sample+12*sample) // the diagonal's sampled columns and each head's scores of a block
 	default:
 		copying = 8 * (2*v*dm + dm*dm)
 		if cfg.MappedWeights > 0 {

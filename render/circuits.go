@@ -27,6 +27,9 @@ type Circuits struct {
 	// (analysis.LensReadout), "" where it is.
 	LensReadout string
 	Composition []Composition // every pair of heads of consecutive layers
+	// DiagonalSample is how many tokens, evenly spaced through the
+	// vocabulary, the diagonal shares were read on; 0 for every token.
+	DiagonalSample int
 }
 
 // CircuitHead is one head's metrics.
@@ -117,7 +120,11 @@ func headName(layer, head int) string { return fmt.Sprintf("L%d H%d", layer, hea
 // are prefix matching's sequences; mlp says the lens reads through ln_f;
 // rows is how many heads the per-head table lists (summaryRows).
 func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, mlp bool, rows int) {
-	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", msg.Count(samples, "sequence"), seed)
+	on := ""
+	if c.DiagonalSample > 0 {
+		on = fmt.Sprintf(", on %d tokens evenly spaced through the vocabulary", c.DiagonalSample)
+	}
+	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most%s)", msg.Count(samples, "sequence"), seed, on)
 	if dla := c.DirectLogit; dla != nil {
 		through, mlps := "the LM head", ""
 		if len(dla.MLPs) > 0 {
