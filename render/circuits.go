@@ -314,21 +314,31 @@ func headMetrics(c Circuits) ScoreTable {
 	return t
 }
 
-// kCompositions is one table per pair of consecutive layers: layer l's
-// heads (rows) read by layer l+1's keys (columns), on one scale.
+// kCompositions is one table per pair of consecutive layers that has
+// compositions (every pair, unless heads were picked): layer l's heads
+// (rows) read by layer l+1's keys (columns), on one scale, a pair not
+// measured (a head not picked) NaN, drawn "-".
 func kCompositions(c Circuits) []ScoreTable {
 	hi := 0.0
+	measured := map[int]bool{} // the layers whose heads' compositions were measured, by the earlier layer
 	for _, x := range c.Composition {
 		hi = math.Max(hi, x.K)
+		measured[x.From[0]] = true
 	}
 	var tables []ScoreTable
 	for l := 0; l+1 < c.Layers; l++ {
+		if !measured[l] {
+			continue
+		}
 		t := ScoreTable{Title: []string{fmt.Sprintf("K-composition: layer %d's heads (rows) read by layer %d's keys (columns)", l, l+1)}}
 		for h := range c.Heads {
 			t.Columns = append(t.Columns, ScoreColumn{Name: headName(l+1, h), Lo: 0, Hi: hi, Format: "%.3f"})
 		}
 		for from := range c.Heads {
 			row := make([]float64, c.Heads)
+			for i := range row {
+				row[i] = math.NaN()
+			}
 			for _, x := range c.Composition {
 				if x.From == [2]int{l, from} && x.To[0] == l+1 {
 					row[x.To[1]] = x.K
