@@ -57,15 +57,7 @@ const TopTokenCount = 3
 func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	m, b := c.Model, c.Batch
 	cfg := m.Config
-	n, t, dh := b.Size, b.SeqLen, cfg.DHead()
-	param := func(name string) []float64 {
-		p := m.Param(name)
-		if p == nil {
-			return nil
-		}
-		x, _ := model.Float64s(p)
-		return x
-	}
+	n, t := b.Size, b.SeqLen
 	head, err := newReadout(m)
 	if err != nil {
 		return nil, errors.Wrap(err, "direct logit attribution")
@@ -78,80 +70,44 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "direct logit attribution")
 	}
-	out := &Attribution{Heads: make([][]float64, cfg.Layers), Readout: AttributionReadout(cfg)}
+	out := &Attribution{Heads: make([][]float64, cfg.Layers), TopTokens: make([][][]int, cfg.Layers), Readout: AttributionReadout(cfg)}
 	if cfg.MLP {
 		out.MLPs = make([]float64, cfg.Layers)
 	}
-	wos := make([][]float64, cfg.Layers)           // each layer's W_O (D, H*d)
-	biases := make([][]float64, cfg.Layers)        // each layer's output bias (D), or nil
-	mlpPostBiases := make([][]float64, cfg.Layers) // each layer's ln2_post bias (D), or nil
-	for l := range cfg.Layers {
-		out.Heads[l] = make([]float64, cfg.Heads)
-		wos[l] = param(fmt.Sprintf("blocks.%d.attn.out.weight", l))
-		biases[l] = param(fmt.Sprintf("blocks.%d.attn.out.bias", l))
-		if cfg.PostNorms() {
-			mlpPostBiases[l] = param(fmt.Sprintf("blocks.%d.ln2_post.bias", l))
-		}
-	}
-	hd := cfg.Heads * dh
-	gw := make([]float64, hd) // g^T W_O
-	// ys[l][h] is Σ y / divisor over the scored positions: the head's
-	// direct output through the norm, summed, is W_O^h of it, centred and
-	// scaled (the readout is linear at each position's divisor).
-	ys := make([][]float64, cfg.Layers)
-	for l := range ys {
-		ys[l] = make([]float64, hd)
-	}
+	// What a part x of the residual stream adds to the correct logit,
+	// through the final norm with its position's divisor, is linear in x:
+	// g . x, one g a scored position.
+	var scored []scoredRow
 	for row := 0; row < n*t; row++ {
 		if b.Mask[row] == 0 {
 			continue
 		}
-		bi, p := row/t, row%t
-		out.Positions++
-		// What a part x of the residual stream adds to the correct logit,
-		// through the final norm with this position's divisor, is linear
-		// in x: g . x.
 		divisor := head.divisor(s.final.Block(row))
-		g := head.gradient(b.Targets[row], divisor)
-		out.Biases += head.shift(b.Targets[row])
-		out.Embeddings += kernels.Dot(g, s.embeddings.Block(row))
-		for l := 0; l < cfg.Layers; l++ {
-			gl, postDiv := g, 1.0 // what the attention output is read with, and its post norm's divisor
-			if post := posts[l]; post != nil {
-				a := attentionOutput(s.heads[l], wos[l], biases[l], bi, p) // (D)
-				postDiv = post.divisor(a)
-				gl = post.fold(slices.Clone(g), postDiv)
-				if post.normB != nil {
-					out.Biases += kernels.Dot(g, post.normB)
-				}
-			}
-			if biases[l] != nil {
-				out.Biases += kernels.Dot(gl, biases[l])
-			}
-			clear(gw)
-			for i, gi := range gl {
-				kernels.Axpy(gi, wos[l][i*hd:(i+1)*hd], gw)
-			}
-			for h := 0; h < cfg.Heads; h++ {
-				y := s.heads[l].Block(bi, h, p)                      // (d)
-				out.Heads[l][h] += kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
-				kernels.Axpy(1/(divisor*postDiv), y, ys[l][h*dh:(h+1)*dh])
-			}
-			if cfg.MLP { // what mlp_out adds, less ln2_post's bias, which counts among the biases
-				mlp := kernels.Dot(g, s.mlps[l].Block(row))
-				if b2 := mlpPostBiases[l]; b2 != nil {
-					bias := kernels.Dot(g, b2)
-					out.Biases += bias
-					mlp -= bias
-				}
-				out.MLPs[l] += mlp
+		scored = append(scored, scoredRow{row: row, divisor: divisor, g: head.gradient(b.Targets[row], divisor)})
+	}
+	if len(scored) == 0 {
+		return nil, errors.New("no scored position in the examples")
+	}
+	// The layers are read one at a time (an 8B model's W_O in float64 is
+	// 128 MB a layer, 4.3 GB for them all); the biases' terms of each
+	// position and layer are kept to be added in the order of positions
+	// then layers.
+	biasTerms := make([][3]float64, len(scored)*cfg.Layers) // [position*L + layer]
+	for l := range cfg.Layers {
+		if err := attributeLayer(m, l, t, s, head, posts[l], scored, out, biasTerms); err != nil {
+			return nil, errors.Wrap(err, "direct logit attribution")
+		}
+	}
+	for i, sr := range scored {
+		out.Biases += head.shift(b.Targets[sr.row])
+		out.Embeddings += kernels.Dot(sr.g, s.embeddings.Block(sr.row))
+		for l := range cfg.Layers {
+			for _, term := range biasTerms[i*cfg.Layers+l] {
+				out.Biases += term
 			}
 		}
 	}
-	if out.Positions == 0 {
-		return nil, errors.New("no scored position in the examples")
-	}
-	out.TopTokens = topTokens(head, posts, wos, ys, cfg.Heads, dh)
+	out.Positions = len(scored)
 	k := float64(out.Positions)
 	out.Embeddings, out.Biases = out.Embeddings/k, out.Biases/k
 	out.Logit = out.Embeddings + out.Biases
@@ -165,7 +121,80 @@ func DirectLogitAttribution(c *Cache) (*Attribution, error) {
 		out.MLPs[l] /= k
 		out.Logit += out.MLPs[l]
 	}
-	return out, nil
+	return out, errors.Wrap(head.err, "direct logit attribution")
+}
+
+// scoredRow is a scored position of the batch (row of B*T), its final
+// norm's divisor and the gradient g of its correct logit.
+type scoredRow struct {
+	row     int
+	divisor float64
+	g       []float64
+}
+
+// attributeLayer adds layer l's heads and MLP to out at every scored
+// position, with its W_O read as float64 for this layer alone, sets its
+// heads' top tokens, and sets the biases' terms of the layer at each
+// position of the batch's rows of t positions (biasTerms[i*L+l]: ln1_post's bias, the attention output's, the
+// MLP's ln2_post's; 0 for those the model has not).
+func attributeLayer(m *model.Model, l, t int, s streamParts, head, post *readout, scored []scoredRow, out *Attribution, biasTerms [][3]float64) error {
+	cfg := m.Config
+	dh, hd := cfg.DHead(), cfg.Heads*cfg.DHead()
+	wo, err := paramFloat64s(m, fmt.Sprintf("blocks.%d.attn.out.weight", l)) // (D, H*d)
+	if err != nil {
+		return err
+	}
+	bias, err := paramFloat64s(m, fmt.Sprintf("blocks.%d.attn.out.bias", l))
+	if err != nil {
+		return err
+	}
+	var mlpPostBias []float64
+	if cfg.PostNorms() {
+		if mlpPostBias, err = paramFloat64s(m, fmt.Sprintf("blocks.%d.ln2_post.bias", l)); err != nil {
+			return err
+		}
+	}
+	out.Heads[l] = make([]float64, cfg.Heads)
+	gw := make([]float64, hd) // g^T W_O
+	// ys is Σ y / divisor over the scored positions: the head's direct
+	// output through the norm, summed, is W_O^h of it, centred and scaled
+	// (the readout is linear at each position's divisor).
+	ys := make([]float64, hd)
+	for i, sr := range scored {
+		bi, p := sr.row/t, sr.row%t
+		terms := &biasTerms[i*cfg.Layers+l]
+		gl, postDiv := sr.g, 1.0 // what the attention output is read with, and its post norm's divisor
+		if post != nil {
+			a := attentionOutput(s.heads[l], wo, bias, bi, p) // (D)
+			postDiv = post.divisor(a)
+			gl = post.fold(slices.Clone(sr.g), postDiv)
+			if post.normB != nil {
+				terms[0] = kernels.Dot(sr.g, post.normB)
+			}
+		}
+		if bias != nil {
+			terms[1] = kernels.Dot(gl, bias)
+		}
+		clear(gw)
+		for i, gi := range gl {
+			kernels.Axpy(gi, wo[i*hd:(i+1)*hd], gw)
+		}
+		for h := 0; h < cfg.Heads; h++ {
+			y := s.heads[l].Block(bi, h, p)                      // (d)
+			out.Heads[l][h] += kernels.Dot(gw[h*dh:(h+1)*dh], y) // g . W_O^h y
+			kernels.Axpy(1/(sr.divisor*postDiv), y, ys[h*dh:(h+1)*dh])
+		}
+		if cfg.MLP { // what mlp_out adds, less ln2_post's bias, which counts among the biases
+			mlp := kernels.Dot(sr.g, s.mlps[l].Block(sr.row))
+			if mlpPostBias != nil {
+				terms[2] = kernels.Dot(sr.g, mlpPostBias)
+				mlp -= terms[2]
+			}
+			out.MLPs[l] += mlp
+		}
+	}
+	out.TopTokens[l] = topTokens(head, post, wo, ys, cfg.Heads, dh)
+	return nil
 }
 
 // streamParts are the activations of a cached run that direct logit
@@ -228,33 +257,28 @@ func LensReadout(cfg model.Config) string {
 	return ""
 }
 
-// topTokens is Attribution.TopTokens from ys (each layer's Σ y / divisor,
-// (H*d), the divisors the final norm's and the layer's post norm's) and
-// W_O: every head's summed direct output, through its layer's post norm
-// (posts[l], or none) and the final norm, one row each, read out in one
-// product.
-func topTokens(head *readout, posts []*readout, wos, ys [][]float64, heads, dh int) [][][]int {
+// topTokens is one layer's row of Attribution.TopTokens from ys (the
+// layer's Σ y / divisor, (H*d), the divisors the final norm's and the
+// layer's post norm's) and its W_O: every head's summed direct output,
+// through the layer's post norm (post, or none) and the final norm, one
+// row each, read out in one product.
+func topTokens(head, post *readout, wo, ys []float64, heads, dh int) [][]int {
 	d := head.d
-	written := make([]float64, 0, len(ys)*heads*d)
-	for l, y := range ys {
-		for h := range heads {
-			w := make([]float64, d) // W_O^h ys[l][h]
-			for i := range d {
-				w[i] = kernels.Dot(wos[l][i*heads*dh+h*dh:i*heads*dh+(h+1)*dh], y[h*dh:(h+1)*dh])
-			}
-			if posts[l] != nil {
-				w = posts[l].scaled(w)
-			}
-			written = append(written, head.scaled(w)...)
+	written := make([]float64, 0, heads*d)
+	for h := range heads {
+		w := make([]float64, d) // W_O^h ys[h]
+		for i := range d {
+			w[i] = kernels.Dot(wo[i*heads*dh+h*dh:i*heads*dh+(h+1)*dh], ys[h*dh:(h+1)*dh])
 		}
+		if post != nil {
+			w = post.scaled(w)
+		}
+		written = append(written, head.scaled(w)...)
 	}
-	logits := head.times(written) // (L*H, V)
-	out := make([][][]int, len(ys))
-	for l := range out {
-		for h := range heads {
-			row := logits[(l*heads+h)*head.vocab : (l*heads+h+1)*head.vocab]
-			out[l] = append(out[l], largest(row, TopTokenCount))
-		}
+	logits := head.times(written) // (H, V)
+	out := make([][]int, heads)
+	for h := range out {
+		out[h] = largest(logits[h*head.vocab:(h+1)*head.vocab], TopTokenCount)
 	}
 	return out
 }

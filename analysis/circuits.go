@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -47,72 +46,6 @@ func (h Head) OV() *mat.Dense {
 	return &ov
 }
 
-// Heads reads every head's factors from the model. Grouped-query heads
-// share their key/value head's W_K and W_V; a latent's keys and values are
-// its up-projections of the down-projection.
-func Heads(m *model.Model) ([][]Head, error) {
-	cfg := m.Config
-	d, dm := cfg.DHead(), cfg.DModel
-	get := func(name string) (*mat.Dense, error) {
-		p := m.Param(name)
-		if p == nil {
-			return nil, errors.Errorf("the model has no tensor %s", name)
-		}
-		v, err := model.Float64s(p)
-		if err != nil {
-			return nil, err
-		}
-		s := p.Shape()
-		return mat.NewDense(s[0], s[1], v), nil
-	}
-	var out [][]Head
-	for l := 0; l < cfg.Layers; l++ {
-		p := fmt.Sprintf("blocks.%d.attn.", l)
-		var wq, wk, wv mat.Matrix // (H*d, D), (G*d, D) or (H*d, D)
-		if cfg.KVLatent > 0 {
-			q, err := get(p + "q.weight")
-			if err != nil {
-				return nil, err
-			}
-			down, err := get(p + "kv_down.weight")
-			if err != nil {
-				return nil, err
-			}
-			up, err := get(p + "kv_up.weight")
-			if err != nil {
-				return nil, err
-			}
-			var kv mat.Dense
-			kv.Mul(up, down) // (2D, D)
-			wq, wk, wv = q, kv.Slice(0, dm, 0, dm), kv.Slice(dm, 2*dm, 0, dm)
-		} else {
-			qkv, err := get(p + "qkv.weight")
-			if err != nil {
-				return nil, err
-			}
-			g, q := cfg.KVHeadCount(), cfg.Heads*d // q rows H*d: D unless head_dim sets d apart
-			wq, wk, wv = qkv.Slice(0, q, 0, dm), qkv.Slice(q, q+g*d, 0, dm), qkv.Slice(q+g*d, q+2*g*d, 0, dm)
-		}
-		wo, err := get(p + "out.weight") // (D, H*d)
-		if err != nil {
-			return nil, err
-		}
-		kvRows, _ := wk.Dims()
-		per := cfg.Heads / max(1, kvRows/d)
-		var layer []Head
-		for h := 0; h < cfg.Heads; h++ {
-			kv := h / per
-			layer = append(layer, Head{
-				Layer: l, Index: h,
-				Q: rows(wq, h*d, d), K: rows(wk, kv*d, d), V: rows(wv, kv*d, d),
-				O: wo.Slice(0, dm, h*d, (h+1)*d),
-			})
-		}
-		out = append(out, layer)
-	}
-	return out, nil
-}
-
 // rows is the view of n rows of m from row i.
 func rows(m mat.Matrix, i, n int) mat.Matrix {
 	_, c := m.Dims()
@@ -133,7 +66,9 @@ type Composition struct {
 	V    float64 `json:"v"`
 }
 
-// Compositions scores every head pair of consecutive layers. The d x d
+// Compositions scores every head pair of consecutive layers of hs (Heads,
+// or the heads HeadsOf picks: the pairs of two consecutive layers both
+// picked, between the heads picked). The d x d
 // products R_B L_A of every pair of two layers are blocks of one float32
 // GEMM of their stacked factors (at GPT-2 small's shape 15 GFLOP in all,
 // where gonum's float64 products of each pair took ten seconds); the rest
@@ -149,6 +84,9 @@ func compositions(hs [][]Head, progress func(done, total int)) []Composition {
 			progress(l, len(hs)-1)
 		}
 		writers, readers := hs[l], hs[l+1]
+		if len(writers) == 0 || len(readers) == 0 || readers[0].Layer != writers[0].Layer+1 {
+			continue // layers picked apart (HeadsOf) have no pairs
+		}
 		dm, d := writers[0].O.Dims()
 		na, nb := len(writers), len(readers)
 		cost := float64(6 * d * d * d)
@@ -285,24 +223,38 @@ func sumProducts(a, b *mat.Dense) float64 {
 // to the logits it raises, C = W_U W_OV W_E^T (V x V, with W_E the token
 // embedding and W_U the LM head): Score is Σλ / Σ|λ| over its eigenvalues λ
 // (1: every direction copied, -1: every one suppressed), and Diagonal the
-// fraction of tokens whose column's largest entry is the token itself
-// (nil past MaxCopyingVocab tokens).
+// fraction of tokens whose column's largest entry is the token itself:
+// over every token up to MaxCopyingVocab; past it, for heads scored by
+// their own d x d circuit (copyingByHead), over MaxDiagonalSample tokens
+// evenly spaced (DiagonalSample says how many), else nil.
 type Copying struct {
 	Layer    int      `json:"layer"`
 	Head     int      `json:"head"`
 	Score    float64  `json:"score"`
 	Diagonal *float64 `json:"diagonal"`
+	// DiagonalSample is how many tokens, evenly spaced, Diagonal was read
+	// on (MaxDiagonalSample, for the heads of a wide vocabulary scored
+	// by head); 0 when it is read on every token.
+	DiagonalSample int `json:"diagonal_sample,omitempty"`
 }
 
 // MaxCopyingVocab is the largest vocabulary CopyingScores builds the
-// V x V circuit for, which Diagonal needs whole; past it (GPT-2's 50257)
-// the Score comes from the D x D shortcut (CopyingEigen) and there is no
-// Diagonal.
+// V x V circuit for; past it (GPT-2's 50257) the Score comes from a d x d
+// form of the circuit: each head's own (copyingByHead, when few heads of a
+// wide model are scored, with a sampled Diagonal) or the model's D x D
+// shortcut (CopyingEigen, without a Diagonal).
 const MaxCopyingVocab = 4096
 
 // CopyingScores is Copying for every head.
 func CopyingScores(m *model.Model, hs [][]Head) ([]Copying, error) {
 	if m.Config.Vocab > MaxCopyingVocab {
+		heads := 0
+		for _, layer := range hs {
+			heads += len(layer)
+		}
+		if byHeadCheaper(m.Config, heads) {
+			return copyingByHead(m, hs)
+		}
 		return copyingEigenOnly(m, hs)
 	}
 	we, wu, err := embeddings(m)
@@ -531,6 +483,15 @@ type Circuits struct {
 // sequences for prefix matching, 0 of 0 for the others, which count
 // nothing.
 func Measure(m *model.Model, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
+	return MeasureHeads(m, count(m.Config.Layers), count(m.Config.Heads), n, seed, progress)
+}
+
+// MeasureHeads is Measure with the measures read from the weights
+// (composition, copying) on the heads of layers and heads alone (HeadsOf):
+// copying for each, composition between those of two consecutive layers
+// both picked. Prefix matching, read from the attention of one run, keeps
+// every head.
+func MeasureHeads(m *model.Model, layers, heads []int, n int, seed uint64, progress func(stage string, done, total int)) (*Circuits, error) {
 	stage := func(name string) func(done, total int) {
 		if progress == nil {
 			return nil
@@ -543,7 +504,7 @@ func Measure(m *model.Model, n int, seed uint64, progress func(stage string, don
 		}
 	}
 	begin("head weights")
-	hs, err := Heads(m)
+	hs, err := HeadsOf(m, layers, heads)
 	if err != nil {
 		return nil, err
 	}

@@ -82,3 +82,44 @@ func PatchWork(cfg model.Config, heads, n, t int) Work {
 func AblationWork(heads, n, t int) Work {
 	return Work{Forwards: 1 + heads, Tokens: n * t, Length: t}
 }
+
+// CircuitsBytes estimates, in bytes, what MeasureHeads and direct logit
+// attribution hold at once on the heads of layers and heads: the picked
+// heads' factors as float64 (HeadsOf), the largest composition of two
+// consecutive picked layers (its float32 GEMM operands and products and
+// the Gram matrices), copying's (the V x V circuits up to MaxCopyingVocab;
+// then copyingByHead's blocks and sampled columns, or CopyingEigen's
+// embeddings and W_E^T W_U
+// in float64, with a float32 copy of each mapped one), and the
+// attribution's one layer of W_O in float64 and its top tokens' logits.
+// The run the analyses read and the logit lens's chunks are counted by
+// the view's own estimate.
+func CircuitsBytes(cfg model.Config, layers, heads []int) float64 {
+	d, dm, v := float64(cfg.DHead()), float64(cfg.DModel), float64(cfg.Vocab)
+	picked := float64(len(layers) * len(heads))
+	nh := float64(len(heads))
+	factors := 4 * picked * d * dm * 8
+	var composition float64
+	for i := 0; i+1 < len(layers); i++ {
+		if layers[i+1] == layers[i]+1 {
+			composition = 4*(2*dm*nh*d+3*nh*d*nh*d) + 4*nh*2*d*d*8
+			break
+		}
+	}
+	var copying float64
+	switch {
+	case cfg.Vocab <= MaxCopyingVocab:
+		copying = 8 * (4*v*dm + 3*v*v)
+	case byHeadCheaper(cfg, len(layers)*len(heads)):
+		sample := float64(min(cfg.Vocab, MaxDiagonalSample))
+		copying = 4*(2*copyingBlock*dm+2*copyingBlock*picked*d+2*dm*picked*d) + 12*picked*d*d
+		copying += 4*sample*(dm+picked*d) + picked*(4*copyingBlock*sample+12*sample) // the diagonal's sampled columns and each head's scores of a block
+	default:
+		copying = 8 * (2*v*dm + dm*dm)
+		if cfg.MappedWeights > 0 {
+			copying += 4 * 2 * v * dm
+		}
+	}
+	attribution := 8*dm*float64(cfg.Heads)*d + 12*float64(cfg.Heads)*v
+	return factors + composition + copying + attribution
+}

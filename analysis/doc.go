@@ -18,6 +18,12 @@
 // of a text (CorpusHeads, streamed: its memory does not grow with the
 // windows). CopyingEigen is the copying score alone from the
 // D x D side, cheap enough for train to record at every evaluation.
+// MeasureHeads takes the weight-read measures to the heads a user picks
+// (HeadsOf reads their rows alone, a mapped BF16 or F16 model's widened a
+// head's slice at a time; copying of a few heads of a wide vocabulary
+// comes from each head's d x d circuit, read in vocabulary blocks), and
+// CircuitsBytes estimates what that holds, so that an 8B model's
+// circuits run on a pick of heads in a few hundred MB.
 //
 // A program holding token ids alone (a tokenizer's Encode) runs
 // ForwardTokens on one sequence or RunTokensWithCache on several: each

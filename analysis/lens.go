@@ -83,5 +83,5 @@ func LogitLens(c *Cache) ([]Lens, error) {
 		lens.Correct /= float64(scored)
 		out = append(out, lens)
 	}
-	return out, nil
+	return out, errors.Wrap(head.err, "logit lens")
 }

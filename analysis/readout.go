@@ -7,6 +7,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/internal/kernels"
+	"github.com/attnscope/attnscope/internal/ops"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -23,10 +24,15 @@ type readout struct {
 	norm         string    // model.NormLayer or model.NormRMS; "" without a final norm
 	eps          float64   // the norm's epsilon
 	normW, normB []float64 // ln_f (D); normB nil without a bias
-	// The unembedding (V, D): the model's own float32 values, or its
-	// float64 ones (a float64 copy of GPT-2's would take 309 MB).
+	// The unembedding (V, D): the model's own float32 values, its float64
+	// ones (a float64 copy of GPT-2's would take 309 MB), or, mapped in
+	// its file's dtype, read in place (a float32 copy of an 8B model's
+	// would take 2.1 GB); err is the first fault reading the mapping,
+	// which the readout's callers return.
 	unemb32 []float32
 	unemb   []float64
+	stored  *ops.Stored
+	err     error
 	bias    []float64 // lm_head.bias (V), or nil
 	softcap float64   // model.final_softcap: logits z become c·tanh(z/c); 0 none
 }
@@ -34,15 +40,9 @@ type readout struct {
 func newReadout(m *model.Model) (*readout, error) {
 	cfg := m.Config
 	r := &readout{d: cfg.DModel, vocab: cfg.Vocab, eps: cfg.Eps(), softcap: cfg.FinalSoftcap}
-	get := func(name string) ([]float64, error) {
-		p := m.Param(name)
-		if p == nil {
-			return nil, nil
-		}
-		x, err := model.Float64s(p)
-		return x, errors.Wrap(err, name)
+	if r.stored = m.Stored(cfg.UnembeddingName()); r.stored != nil {
+		return r, r.finish(m)
 	}
-	var err error
 	unemb := m.Param(cfg.UnembeddingName())
 	if unemb == nil {
 		return nil, errors.Errorf("the model has no %s to read logits with", cfg.UnembeddingName())
@@ -55,17 +55,34 @@ func newReadout(m *model.Model) (*readout, error) {
 	default:
 		return nil, errors.Errorf("%s holds %T", cfg.UnembeddingName(), values)
 	}
-	if r.bias, err = get("lm_head.bias"); err != nil {
-		return nil, err
+	return r, r.finish(m)
+}
+
+// finish reads the readout's bias and final norm.
+func (r *readout) finish(m *model.Model) error {
+	var err error
+	if r.bias, err = paramFloat64s(m, "lm_head.bias"); err != nil {
+		return err
 	}
-	if cfg.MLP {
+	if m.Config.MLP {
 		norm, err := newNorm(m, "ln_f")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.norm, r.normW, r.normB = norm.norm, norm.normW, norm.normB
 	}
-	return r, nil
+	return nil
+}
+
+// paramFloat64s is the parameter name as float64, nil when the model has
+// none.
+func paramFloat64s(m *model.Model, name string) ([]float64, error) {
+	p := m.Param(name)
+	if p == nil {
+		return nil, nil
+	}
+	x, err := model.Float64s(p)
+	return x, errors.Wrap(err, name)
 }
 
 // newNorm is the readout of the norm name (ln_f, or a block's post norm)
@@ -147,6 +164,14 @@ func (r *readout) row(k int) []float64 {
 		return slices.Clone(r.unemb[k*r.d : (k+1)*r.d])
 	}
 	out := make([]float64, r.d)
+	if r.stored != nil {
+		row := make([]float32, r.d)
+		if err := r.stored.WidenRows(row, k, k+1); err != nil && r.err == nil {
+			r.err = err
+		}
+		widenInto(out, row)
+		return out
+	}
 	for i, v := range r.unemb32[k*r.d : (k+1)*r.d] {
 		out[i] = float64(v)
 	}
@@ -246,7 +271,7 @@ func (r *readout) linearRows(xs []float64) []float64 {
 func (r *readout) times(rows []float64) []float64 {
 	p := len(rows) / r.d
 	out := make([]float64, p*r.vocab)
-	if r.unemb32 == nil {
+	if r.unemb != nil {
 		kernels.Gemm(false, true, p, r.vocab, r.d, rows, r.d, r.unemb, r.d, 0, out, r.vocab)
 		return out
 	}
@@ -254,7 +279,13 @@ func (r *readout) times(rows []float64) []float64 {
 	for i, v := range rows {
 		narrow[i] = float32(v)
 	}
-	kernels.Gemm(false, true, p, r.vocab, r.d, narrow, r.d, r.unemb32, r.d, 0, logits, r.vocab)
+	if r.stored != nil {
+		if err := r.stored.TimesTransposed(narrow, p, logits); err != nil && r.err == nil {
+			r.err = err
+		}
+	} else {
+		kernels.Gemm(false, true, p, r.vocab, r.d, narrow, r.d, r.unemb32, r.d, 0, logits, r.vocab)
+	}
 	for i, v := range logits {
 		out[i] = float64(v)
 	}

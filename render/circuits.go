@@ -27,6 +27,9 @@ type Circuits struct {
 	// (analysis.LensReadout), "" where it is.
 	LensReadout string
 	Composition []Composition // every pair of heads of consecutive layers
+	// DiagonalSample is how many tokens, evenly spaced through the
+	// vocabulary, the diagonal shares were read on; 0 for every token.
+	DiagonalSample int
 }
 
 // CircuitHead is one head's metrics.
@@ -117,7 +120,11 @@ func headName(layer, head int) string { return fmt.Sprintf("L%d H%d", layer, hea
 // are prefix matching's sequences; mlp says the lens reads through ln_f;
 // rows is how many heads the per-head table lists (summaryRows).
 func writeCircuits(p *printer, width int, c Circuits, samples int, seed uint64, mlp bool, rows int) {
-	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most)", msg.Count(samples, "sequence"), seed)
+	on := ""
+	if c.DiagonalSample > 0 {
+		on = fmt.Sprintf(", on %d tokens evenly spaced through the vocabulary", c.DiagonalSample)
+	}
+	p.para(width, "circuits: prefix matching on %s of random tokens repeated twice (seed %d), copying from each head's OV circuit W_U W_O W_V W_E^T (Σλ/Σ|λ| over its eigenvalues, and the share of tokens it raises most%s)", msg.Count(samples, "sequence"), seed, on)
 	if dla := c.DirectLogit; dla != nil {
 		through, mlps := "the LM head", ""
 		if len(dla.MLPs) > 0 {
@@ -307,21 +314,31 @@ func headMetrics(c Circuits) ScoreTable {
 	return t
 }
 
-// kCompositions is one table per pair of consecutive layers: layer l's
-// heads (rows) read by layer l+1's keys (columns), on one scale.
+// kCompositions is one table per pair of consecutive layers that has
+// compositions (every pair, unless heads were picked): layer l's heads
+// (rows) read by layer l+1's keys (columns), on one scale, a pair not
+// measured (a head not picked) NaN, drawn "-".
 func kCompositions(c Circuits) []ScoreTable {
 	hi := 0.0
+	measured := map[int]bool{} // the layers whose heads' compositions were measured, by the earlier layer
 	for _, x := range c.Composition {
 		hi = math.Max(hi, x.K)
+		measured[x.From[0]] = true
 	}
 	var tables []ScoreTable
 	for l := 0; l+1 < c.Layers; l++ {
+		if !measured[l] {
+			continue
+		}
 		t := ScoreTable{Title: []string{fmt.Sprintf("K-composition: layer %d's heads (rows) read by layer %d's keys (columns)", l, l+1)}}
 		for h := range c.Heads {
 			t.Columns = append(t.Columns, ScoreColumn{Name: headName(l+1, h), Lo: 0, Hi: hi, Format: "%.3f"})
 		}
 		for from := range c.Heads {
 			row := make([]float64, c.Heads)
+			for i := range row {
+				row[i] = math.NaN()
+			}
 			for _, x := range c.Composition {
 				if x.From == [2]int{l, from} && x.To[0] == l+1 {
 					row[x.To[1]] = x.K

@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"math"
 	"unicode/utf8"
 
 	"github.com/pkg/errors"
@@ -78,17 +79,25 @@ func Scores(t ScoreTable) (*image.RGBA, error) {
 			if c.Hi > c.Lo {
 				scaled = (v - c.Lo) / (c.Hi - c.Lo)
 			}
-			fill := Color(scaled)
-			draw.Draw(img, cell, image.NewUniform(fill), image.Point{}, draw.Src)
+			fill, label := Color(scaled), ""
 			format := c.Format
 			if format == "" {
 				format = "%.2f"
 			}
-			text(img, image.Pt(cell.Min.X+charW/2, cell.Min.Y+(scoreCellH-2-lineH)/2), fmt.Sprintf(format, v), contrast(fill))
+			if math.IsNaN(v) { // not measured (a head not picked)
+				fill, label = notMeasured, "-"
+			} else {
+				label = fmt.Sprintf(format, v)
+			}
+			draw.Draw(img, cell, image.NewUniform(fill), image.Point{}, draw.Src)
+			text(img, image.Pt(cell.Min.X+charW/2, cell.Min.Y+(scoreCellH-2-lineH)/2), label, contrast(fill))
 		}
 	}
 	return img, nil
 }
+
+// notMeasured is the fill of a cell with no value.
+var notMeasured = color.RGBA{0xe8, 0xe8, 0xe8, 0xff}
 
 // contrast is black or white, whichever reads better on c.
 func contrast(c color.RGBA) color.RGBA {

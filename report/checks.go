@@ -8,6 +8,7 @@ import (
 
 	"github.com/pkg/errors"
 
+	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/msg"
 	"github.com/attnscope/attnscope/model"
@@ -42,31 +43,19 @@ func checkMemory(cfg model.Config, elem, t, samples int) error {
 		"use a smaller -examples")
 }
 
-// checkCircuitsMemory refuses -circuits (when asked) where the measures
-// that read the weights whole would not fit: composition and copying take
-// every layer's attention matrices as float64 (analysis.Heads), and the
-// token embedding and the unembedding as float64 (8 bytes a weight, for
-// every layer whatever -layer and -head pick). On Llama 3.1 8B's shape
-// that is 19.1 GB, where inspect was killed for want of memory at 23 GB.
-func checkCircuitsMemory(cfg model.Config, circuits bool) error {
+// checkCircuitsMemory refuses -circuits (when asked) where what its
+// measures hold at once on the heads sel picks would not fit
+// (analysis.CircuitsBytes: the picked heads' factors as float64, the
+// composition of two consecutive picked layers, copying's circuits, direct
+// logit attribution's output matrices), with the estimate and how to pick
+// fewer heads.
+func checkCircuitsMemory(cfg model.Config, circuits bool, sel Selection) error {
 	if !circuits {
 		return nil
 	}
-	one := cfg
-	one.Layers = 1
-	perLayer := 0.0
-	for _, spec := range one.ParamSpecs() {
-		if strings.HasPrefix(spec.Name, "blocks.0.attn.") && len(spec.Shape) == 2 {
-			perLayer += float64(spec.Shape[0]) * float64(spec.Shape[1])
-		}
-	}
-	if cfg.KVLatent > 0 {
-		perLayer += 2 * float64(cfg.DModel) * float64(cfg.DModel) // the latent's keys and values, up-projected
-	}
-	embeddings := 2 * float64(cfg.Vocab) * float64(cfg.DModel)
-	return model.CheckMemory(8*(float64(cfg.Layers)*perLayer+embeddings),
-		fmt.Sprintf("-circuits: composition and copying, which read every layer's attention weights and the embeddings as float64 whatever -layer and -head pick (%s of %s),", msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head")),
-		"-ablate works on the heads picked")
+	return model.CheckMemory(analysis.CircuitsBytes(cfg, sel.Layers, sel.Heads),
+		fmt.Sprintf("-circuits: composition, copying and the attribution on %s of %s picked (%s of %s in all)", msg.Count(len(sel.Layers), "layer"), msg.Count(len(sel.Heads), "head"), msg.Count(cfg.Layers, "layer"), msg.Count(cfg.Heads, "head")),
+		"pick fewer heads with -layer and -head (e.g. -layer 0,5-7 -head 3)")
 }
 
 // checkSequenceMemory refuses tokens too many to inspect: the forward of

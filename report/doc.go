@@ -54,7 +54,8 @@
 //     (safefile.WriteOutput for files). Options.Layers and Heads pick what
 //     the views draw, the heads the JSON document holds (Selection; the
 //     page's document holds every head) and the heads the per-head work
-//     (-ablate, -circuits' patching, -patch) runs on (perHead).
+//     (-ablate, -circuits' patching, copying and composition, -patch)
+//     runs on (perHead, picked).
 //   - Options.Patch (inspect -patch) is activation patching of the sequence
 //     shown into a corrupted one: its kinds are a table (PatchKinds: the
 //     activations the clean run keeps, the work estimated, the analysis

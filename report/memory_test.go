@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnscope/attnscope/analysis"
 	"github.com/attnscope/attnscope/model"
 )
 
@@ -39,21 +40,31 @@ func TestEightBViewsFit(t *testing.T) {
 	}
 }
 
-// TestCircuitsRefusedWhereTheWeightsDoNotFit: -circuits on Llama 3.1 8B's
-// shape, whose composition and copying would take every attention matrix
-// and both embeddings as float64 (19.1 GB; inspect was killed for want
-// of memory), is refused up front in one line with the estimate; GPT-2
-// small's shape (845 MB) and a view without -circuits pass.
+// TestCircuitsRefusedWhereTheWeightsDoNotFit: -circuits on every head of
+// Llama 3.1 8B's shape, whose heads' factors alone are 17.2 GB as float64 and its copying (W_E^T W_U from
+// both embeddings in float64) 12.6 GB more,
+// is refused up front in one line with the estimate and how to pick fewer;
+// two heads of layers 0 and 31 (what the picked work holds: a third of a
+// GB) pass, as do GPT-2 small's shape and a view without -circuits.
 func TestCircuitsRefusedWhereTheWeightsDoNotFit(t *testing.T) {
-	err := checkCircuitsMemory(mapped8B(), true)
-	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "(32 layers of 32 heads), needs an estimated 17.8 GiB (limit 8.0 GiB); -ablate works on the heads picked") {
-		t.Errorf("-circuits on 8B: %v", err)
+	c := mapped8B()
+	all := every(c.Layers, c.Heads)
+	err := checkCircuitsMemory(c, true, all)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "-circuits: composition, copying and the attribution on 32 layers of 32 heads picked (32 layers of 32 heads in all) needs an estimated 28.4 GiB") || !strings.HasSuffix(err.Error(), "(limit 8.0 GiB); pick fewer heads with -layer and -head (e.g. -layer 0,5-7 -head 3)") {
+		t.Errorf("-circuits on every head of 8B: %v", err)
 	}
-	if err := checkCircuitsMemory(mapped8B(), false); err != nil {
+	picked := Selection{Layers: []int{0, 31}, Heads: []int{0, 1}}
+	if err := checkCircuitsMemory(c, true, picked); err != nil {
+		t.Errorf("-circuits -layer 0,31 -head 0-1 on 8B: %v", err)
+	}
+	if est := analysis.CircuitsBytes(c, picked.Layers, picked.Heads); est > 1<<30 {
+		t.Errorf("-circuits -layer 0,31 -head 0-1 on 8B: estimated %.0f bytes, want under 1 GiB", est)
+	}
+	if err := checkCircuitsMemory(c, false, all); err != nil {
 		t.Errorf("no -circuits: %v", err)
 	}
 	gpt2 := model.Config{Vocab: 50257, Context: 1024, DModel: 768, Heads: 12, Layers: 12, MLP: true, DFF: 3072, QKVBias: true, OutBias: true, TieEmbeddings: true}
-	if err := checkCircuitsMemory(gpt2, true); err != nil {
+	if err := checkCircuitsMemory(gpt2, true, every(gpt2.Layers, gpt2.Heads)); err != nil {
 		t.Errorf("-circuits on GPT-2 small: %v", err)
 	}
 }

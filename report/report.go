@@ -192,13 +192,13 @@ func (r *Report) check(s Subject, tokens []int) (data.Task, error) {
 	if err := checkMemory(cfg, int(s.Model.Dtype.Size()), s.Task.SeqLen(), o.Samples); err != nil {
 		return nil, err
 	}
-	if err := checkCircuitsMemory(cfg, o.Circuits); err != nil {
-		return nil, err
-	}
 	if err := o.Layers.check("-layer", cfg.Layers, "layer", ""); err != nil {
 		return nil, err
 	}
 	if err := o.Heads.check("-head", cfg.Heads, "head", " per layer"); err != nil {
+		return nil, err
+	}
+	if err := checkCircuitsMemory(cfg, o.Circuits, r.picked()); err != nil {
 		return nil, err
 	}
 	if err := checkWindows(s.Task, tokens, o); err != nil {
@@ -337,7 +337,8 @@ type Pass struct {
 // score. Each is a phase of Options.Progress.
 func (r *Report) circuits(c *analysis.Cache, examples bool) (*analysis.Circuits, error) {
 	o, task := r.Options, r.Task
-	out, err := analysis.Measure(c.Model, o.Samples, o.Seed, func(stage string, done, total int) {
+	sel := r.picked()
+	out, err := analysis.MeasureHeads(c.Model, sel.Layers, sel.Heads, o.Samples, o.Seed, func(stage string, done, total int) {
 		r.phase("circuits: "+stage, done, total, measureUnits[stage])
 	})
 	if err != nil {

@@ -285,6 +285,7 @@ func (r *Report) CircuitsView() *render.Circuits {
 		h := render.CircuitHead{Layer: cp.Layer, Head: cp.Head, Prefix: c.PrefixMatching[cp.Layer][cp.Head], Copying: cp.Score, Diagonal: math.NaN()}
 		if cp.Diagonal != nil {
 			h.Diagonal = *cp.Diagonal
+			v.DiagonalSample = cp.DiagonalSample
 		}
 		if c.DirectLogit != nil {
 			h.Logit = c.DirectLogit.Heads[cp.Layer][cp.Head]
