@@ -145,6 +145,9 @@ func TestSizesMatchTorchRef(t *testing.T) {
 		if s.Llama {
 			llama = fmt.Sprintf(`, block="llama", kv_heads=%d`, s.KVHeads)
 		}
+		if s.NanoGPT {
+			llama = ", tie=True"
+		}
 		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d%s)`,
 			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF, llama)
 		steps := fmt.Sprintf(`%q: %d`, s.Name, s.Steps)

@@ -271,6 +271,7 @@ func (m *Machine) Reset() {}
 func (m *Machine) Close() error {
 	clear(m.vals)
 	clear(m.own)
+	clear(m.free)
 	for _, args := range m.args {
 		clear(args)
 	}

@@ -17,7 +17,10 @@ import (
 // heap would grow by a quarter past what is live (the commands' GC percent,
 // internal/cli) before any of it came back. Memory that a value still held
 // is a view of is left to the collector. Value reads nil for an op node let
-// go of. Running again is right, and allocates as the first run did.
+// go of. Running again is right, and writes into the memory the run before
+// let go of (a training step run again and again, train.Replicas), so a
+// step allocates only the outputs of ops that take no memory handed to
+// them.
 func NewOneShotMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machine, error) {
 	m, err := NewMachine(g, outputs...)
 	if err != nil {
