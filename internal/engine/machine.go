@@ -102,6 +102,11 @@ type Machine struct {
 	// every value.
 	lastUse []int
 	free    map[freeKey][]*tensor.Dense // in one-shot mode, values let go of that a later op may write into
+	// pending are, in one-shot mode, values let go of while a value still
+	// held viewed their memory: at the end of a run those no longer viewed
+	// join free, for the next run to write into rather than the collector
+	// to take.
+	pending []*tensor.Dense
 }
 
 // reuse is how an op node is handed its previous value.
@@ -219,6 +224,9 @@ func (m *Machine) RunAll() error {
 			m.releaseAfter(i)
 		}
 	}
+	if m.lastUse != nil {
+		m.settlePending()
+	}
 	return nil
 }
 
@@ -272,6 +280,7 @@ func (m *Machine) Close() error {
 	clear(m.vals)
 	clear(m.own)
 	clear(m.free)
+	m.pending = nil
 	for _, args := range m.args {
 		clear(args)
 	}
