@@ -63,10 +63,14 @@ type preallocator interface{ Prealloc(*tensor.Dense) }
 
 // prealloc hands op i, before it runs, a free tensor of its output's dtype
 // and size, shaped as its output, when one is free and the op takes one.
+// An op whose value the machine still holds (a bound output) has its
+// memory already: a free tensor handed to it would be dropped (an op of
+// package ops keeps the buffer it has), and with it, every run, memory the
+// next run's ops could have written into.
 func (m *Machine) prealloc(i int) {
 	n := m.ops[i]
 	p, takes := n.Op().(preallocator)
-	if !takes && (m.reuse[i] == reuseNever || m.vals[i] != nil) {
+	if m.vals[i] != nil || (!takes && m.reuse[i] == reuseNever) {
 		return
 	}
 	key := freeKey{n.Dtype(), n.Shape().TotalSize()}
