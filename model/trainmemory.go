@@ -28,9 +28,11 @@ type TrainMemory struct {
 	// Logits are the loss's (B·T, V) tensors live at once: the logits, their
 	// softmax and the two gradients.
 	Logits float64
-	// Copies are the partial gradients of the token embedding each part
-	// holds before adding them into its gradient: the embedding lookup's
-	// (V, D), and with a tied LM head the head's (V, D) too.
+	// Copies are, with the LM head tied to the token embedding, the head's
+	// (V, D) share of the embedding's gradient, which each part computes
+	// first in its backward pass and holds, beside the activations, until
+	// the lookup's share is added to it at the end. An untied model's two
+	// (V, D) gradients are the gradients themselves.
 	Copies float64
 	// Eval is the evaluation graph's peak on its one-shot machine: its
 	// logits and one block's values.
@@ -50,7 +52,9 @@ func (m TrainMemory) String() string {
 		"Adam moments " + msg.Bytes(m.Moments),
 		"activations " + msg.Bytes(m.Activations),
 		"logits " + msg.Bytes(m.Logits),
-		"embedding gradient copies " + msg.Bytes(m.Copies),
+	}
+	if m.Copies > 0 {
+		parts = append(parts, "the tied head's gradient "+msg.Bytes(m.Copies))
 	}
 	if m.Eval > 0 {
 		parts = append(parts, "evaluation "+msg.Bytes(m.Eval))
@@ -75,9 +79,9 @@ func (c Config) TrainMemory(trainBatch, evalBatch int) TrainMemory {
 	replicas := max(1, min(TrainReplicas, trainBatch))
 	t, d, v := float64(c.Context), float64(c.DModel), float64(c.Vocab)
 	logits := func(batch int) float64 { return float64(batch) * t * v }
-	copies := 1.0
+	copies := 0.0
 	if c.TieEmbeddings {
-		copies = 2
+		copies = 1
 	}
 	m := TrainMemory{
 		Weights:   held * elem,

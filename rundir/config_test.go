@@ -447,8 +447,8 @@ train:
 // and two float64 moments, 4 + 8 + 16 bytes each = 160384; training
 // forward at B·T = 512: block 12·512·32 + 4·32·4·16·16 = 327680,
 // embeddings and head 4·512·32 + 4·512·17 = 100352, once (the one-shot
-// machine lets each go in the backward pass) = 428032; the embedding's
-// gradient copy per replica 2·17·32 = 1088; evaluation forward at 250
+// machine lets each go in the backward pass) = 428032 (no tied head's
+// gradient to hold); evaluation forward at 250
 // rows (1000 held-out rows in four equal chunks, B·T = 4000) on its
 // one-shot machine: 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 +
 // 2·4000·17 = 648000; activations 4 bytes each; the held-out set, 1000
@@ -460,11 +460,11 @@ func TestEstimateBytes(t *testing.T) {
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.EstimateBytes(), 160384+4*(428032+1088+2560000+648000.0)+384000; got != want {
+	if got, want := cfg.EstimateBytes(), 160384+4*(428032+2560000+648000.0)+384000; got != want {
 		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
 	}
 	cfg.Train.EvalEvery = 0
-	if got, want := cfg.EstimateBytes(), 160384+4*(428032+1088.0); got != want {
+	if got, want := cfg.EstimateBytes(), 160384+4*428032.0; got != want {
 		t.Errorf("EstimateBytes without evaluation = %v, want %v", got, want)
 	}
 }
