@@ -102,11 +102,6 @@ type Machine struct {
 	// every value.
 	lastUse []int
 	free    map[freeKey][]*tensor.Dense // in one-shot mode, values let go of that a later op may write into
-	// pending are, in one-shot mode, values let go of while a value still
-	// held viewed their memory: at the end of a run those no longer viewed
-	// join free, for the next run to write into rather than the collector
-	// to take.
-	pending []*tensor.Dense
 }
 
 // reuse is how an op node is handed its previous value.
@@ -224,9 +219,6 @@ func (m *Machine) RunAll() error {
 			m.releaseAfter(i)
 		}
 	}
-	if m.lastUse != nil {
-		m.settlePending()
-	}
 	return nil
 }
 
@@ -275,12 +267,12 @@ func overlap(d *tensor.Dense, a gorgonia.Value) bool {
 func (m *Machine) Reset() {}
 
 // Close lets go of the values the machine holds (the nodes bound to them
-// keep theirs); a later RunAll allocates them again.
+// keep theirs) and, in one-shot mode, of the memory it keeps to hand on; a
+// later RunAll allocates them again.
 func (m *Machine) Close() error {
 	clear(m.vals)
 	clear(m.own)
 	clear(m.free)
-	m.pending = nil
 	for _, args := range m.args {
 		clear(args)
 	}

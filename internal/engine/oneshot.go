@@ -16,8 +16,7 @@ import (
 // run allocates about its largest working set; left to the collector, the
 // heap would grow by a quarter past what is live (the commands' GC percent,
 // internal/cli) before any of it came back. Memory that a value still held
-// is a view of waits for the end of the run, then is handed on to the next
-// run when no value still held views it. Value reads nil for an op node let
+// is a view of is left to the collector. Value reads nil for an op node let
 // go of. Running again is right, and writes into the memory the run before
 // let go of (a training step run again and again, train.Replicas), so a
 // step allocates only the outputs of ops that take no memory handed to
@@ -106,8 +105,7 @@ func (m *Machine) releaseAfter(i int) {
 
 // release forgets op j's value, in the machine and in the op, and frees
 // its memory for a later op when it is memory of its own that no value
-// still held overlaps (a view of it); memory still viewed waits for the
-// end of the run (settlePending).
+// still held overlaps (a view of it).
 func (m *Machine) release(j int) {
 	v, own := m.vals[j], m.own[j]
 	m.vals[j], m.own[j] = nil, false
@@ -115,37 +113,11 @@ func (m *Machine) release(j int) {
 		r.Release()
 	}
 	d, ok := v.(*tensor.Dense)
-	if !own || !ok {
+	if !own || !ok || m.viewed(d) {
 		return
 	}
-	if m.viewed(d) {
-		m.pending = append(m.pending, d)
-		return
-	}
-	m.toFree(d)
-}
-
-// toFree hands d's memory to a later op of its dtype and size.
-func (m *Machine) toFree(d *tensor.Dense) {
 	key := freeKey{d.Dtype(), d.Shape().TotalSize()}
 	m.free[key] = append(m.free[key], d)
-}
-
-// settlePending, at the end of a run, frees the memory of the values let
-// go of while viewed that no value still held views: a reshape's input,
-// say, let go of before the reshape (run again, the reshape views its
-// input's new memory).
-func (m *Machine) settlePending() {
-	kept := m.pending[:0]
-	for _, d := range m.pending {
-		if m.viewed(d) {
-			kept = append(kept, d)
-		} else {
-			m.toFree(d)
-		}
-	}
-	clear(m.pending[len(kept):])
-	m.pending = kept
 }
 
 // viewed says whether a value the machine still holds overlaps d's memory.
