@@ -102,6 +102,7 @@ type Machine struct {
 	// every value.
 	lastUse []int
 	free    map[freeKey][]*tensor.Dense // in one-shot mode, values let go of that a later op may write into
+	wanted  map[freeKey]int             // in one-shot mode, how many free tensors of each key the run's ops asked for
 }
 
 // reuse is how an op node is handed its previous value.
@@ -189,6 +190,9 @@ func NewMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machine, err
 
 // RunAll computes every op node once.
 func (m *Machine) RunAll() error {
+	if m.lastUse != nil {
+		defer m.trimFree()
+	}
 	for i, n := range m.ops {
 		args := m.args[i]
 		for k, j := range m.from[i] {

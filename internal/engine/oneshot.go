@@ -42,7 +42,7 @@ func NewOneShotMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machi
 			m.lastUse[i] = -1
 		}
 	}
-	m.free = map[freeKey][]*tensor.Dense{}
+	m.free, m.wanted = map[freeKey][]*tensor.Dense{}, map[freeKey]int{}
 	return m, nil
 }
 
@@ -73,6 +73,7 @@ func (m *Machine) prealloc(i int) {
 		return
 	}
 	key := freeKey{n.Dtype(), n.Shape().TotalSize()}
+	m.wanted[key]++
 	list := m.free[key]
 	if len(list) == 0 {
 		return
@@ -87,6 +88,20 @@ func (m *Machine) prealloc(i int) {
 	} else {
 		m.vals[i], m.own[i] = t, true
 	}
+}
+
+// trimFree, after a run, keeps of each size only as many free tensors as
+// the run's ops asked for: the next run asks for as many (the graph is the
+// same), and the values of ops that always allocate (those without
+// UsePreallocDo, as Transpose) would otherwise pile up run after run.
+func (m *Machine) trimFree() {
+	for key, list := range m.free {
+		if keep := m.wanted[key]; len(list) > keep {
+			clear(list[keep:])
+			m.free[key] = list[:keep]
+		}
+	}
+	clear(m.wanted)
 }
 
 // releaseAfter lets go, once op i has run, of its arguments and of every
