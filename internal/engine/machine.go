@@ -38,9 +38,10 @@ import (
 //     run at S on the gorgonia path, 10% on the fused one; at L4 within
 //     the noise on both): the TapeMachine's sharing kept its working set
 //     small, and Gorgonia's ops spend their time in copies and iterators
-//     more than in allocating. A graph run once takes NewOneShotMachine,
-//     which hands each value's memory on after its last reader, as the
-//     TapeMachine's registers do.
+//     more than in allocating. A graph run once, and a training step
+//     (package train), take NewOneShotMachine, which hands each value's
+//     memory on after its last reader, as the TapeMachine's registers do,
+//     and to the next run.
 //
 //   - An op's value is reused only when it is memory of its own: a
 //     contiguous *tensor.Dense that overlaps none of the op's inputs. An op
