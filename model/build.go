@@ -461,8 +461,11 @@ func (gr *Graph) NewLeanMachine() gorgonia.VM {
 // inspection's forward): it lets go of every value but those NewLeanMachine
 // binds as soon as the run no longer reads it (engine.NewOneShotMachine),
 // so a long sequence's forward holds its activations one layer at a time
-// rather than all at once. Training, evaluation and decoding run their
-// graphs again and again, and keep NewLeanMachine's reuse.
+// rather than all at once, and a training step each activation only until
+// the backward pass last reads it. Run again, it writes into the memory it
+// let go of in the run before (train.Replicas' steps). Evaluation and
+// decoding, whose graphs are small beside the weights, keep
+// NewLeanMachine's reuse of every value.
 func (gr *Graph) NewOneShotMachine() gorgonia.VM {
 	return leanMachine(engine.NewOneShotMachine, gr.G, gr.outputs()...)
 }

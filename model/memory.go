@@ -22,8 +22,10 @@ func CheckMemory(est float64, what, lower string) error {
 const MaxMemory = 8 << 30
 
 // EstimateBytes is a rough estimate, in bytes, of the memory training this
-// model in float32 (as package train does) takes on the fused path, whose
-// lean machine keeps the value of every node: per weight, its value, its
+// model in float32 takes on the fused path when a lean machine keeps the
+// value of every node (package train's runs, on one-shot machines, are
+// estimated by TrainMemory; this stays the bound of the forward graphs
+// that keep every value: generation, ablation): per weight, its value, its
 // gradient and the
 // two float64 Adam moments; the forward and backward activations of a
 // training graph of trainBatch sequences; and a forward-only evaluation

@@ -456,24 +456,16 @@ func (t TrainConfig) validate() error {
 	return errors.Errorf("train.schedule = %s: unknown schedule (want one of: %s)%s", msg.Quote(t.Schedule), strings.Join(Schedules, ", "), msg.DidYouMean(t.Schedule, Schedules, scheduleAliases))
 }
 
-// EstimateBytes is model.Config.EstimateBytes for this run: its training
-// batch, and when it evaluates (EvalEvery > 0) its evaluation batch plus the
-// held-out set, which stays in memory for the whole run (EvalSize rows of
-// Context positions). The config must have been resolved (Vocab and Context
-// set).
+// EstimateBytes is the run's estimated memory: Memory's total (its
+// training batch, and when it evaluates, EvalEvery > 0, its evaluation
+// batch) plus the held-out set, which stays in memory for the whole run
+// (EvalSize rows of Context positions). The config must have been resolved
+// (Vocab and Context set).
 func (c Config) EstimateBytes() float64 {
+	est := c.Memory().Total() + c.heldOutBytes()
 	if c.FineTunes() {
-		// The graphs run windows of task.length tokens, not the model's
-		// whole context: the activations at that length, the weights whole.
-		at := c.Model
-		at.Context = c.Task.Length
-		est := c.Model.EstimateBytes(0, 0) + at.EstimateBytes(c.Train.BatchSize, c.evalBatch(at.Context)) - at.EstimateBytes(0, 0)
-		return est + c.heldOutBytes()
+		return est
 	}
-	if c.Train.EvalEvery == 0 {
-		return c.Model.EstimateBytes(c.Train.BatchSize, 0)
-	}
-	est := c.Model.EstimateBytes(c.Train.BatchSize, c.evalBatch(c.Model.Context)) + c.heldOutBytes()
 	for _, l := range c.Train.EvalLengths {
 		// Each eval length adds a forward graph and a held-out set at its
 		// sequence length (counting the weights again: an over-estimate).
@@ -484,6 +476,23 @@ func (c Config) EstimateBytes() float64 {
 		}
 	}
 	return est
+}
+
+// Memory is where the run's training and evaluation graphs, weights,
+// gradients and Adam moments put their memory (model.Config.TrainMemory),
+// without the held-out set. A fine-tuning run's graphs read windows of
+// task.length tokens, not the model's whole context: its activations are
+// counted at that length, its weights whole.
+func (c Config) Memory() model.TrainMemory {
+	at := c.Model
+	if c.FineTunes() {
+		at.Context = c.Task.Length
+	}
+	mem := at.TrainMemory(c.Train.BatchSize, c.evalBatch(at.Context))
+	whole := c.Model.TrainMemory(0, 0)
+	mem.Weights, mem.Moments = whole.Weights, whole.Moments
+	mem.Gradients = whole.Weights * float64(mem.Replicas)
+	return mem
 }
 
 // heldOutBytes is the memory of the held-out set (data.EvalSet).

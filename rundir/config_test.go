@@ -204,7 +204,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative eval_every", "train:\n  eval_every: -1\n", []string{"train.eval_every = -1: must be 0 or more"}},
 		{"negative checkpoint_every", "train:\n  checkpoint_every: -1\n", []string{"train.checkpoint_every = -1: must be 0 or more"}},
 		{"eval without a set", "train:\n  eval_size: 0\n", []string{"train.eval_size = 0: must be positive when train.eval_every = 100"}},
-		{"huge context", "task:\n  name: copy\n  length: 512\ntrain:\n  batch_size: 128\n", []string{"x.yaml: the run (a training graph of 128 x 1024 positions, an evaluation graph of 8 rows and a held-out set of 1000 rows taking 23.4 MiB) needs an estimated 17.1 GiB (limit 8.0 GiB)"}},
+		{"huge context", "task:\n  name: copy\n  length: 512\ntrain:\n  batch_size: 128\n", []string{"x.yaml: the run (a training graph of 128 x 1024 positions, an evaluation graph of 8 rows and a held-out set of 1000 rows taking 23.4 MiB) needs an estimated 8.8 GiB (limit 8.0 GiB)"}},
 		{"huge batch", "train:\n  batch_size: 10000000\n", []string{"needs an estimated", "reduce train.batch_size"}},
 		{"absurd layer count", "model:\n  layers: 1000000000000\n", []string{"needs an estimated"}},
 		{"absurd width", "model:\n  d_model: 4000000000000\n", []string{"needs an estimated"}},
@@ -442,26 +442,30 @@ train:
 	roundTrip(t, "defaults", def)
 }
 
-// TestEstimateBytes pins the estimate for the default config, counted by hand:
-// params 17·32 + 16·32 + 96·32 + 32·32 + 32 + 17·32 = 5728, at 4 + 4 + 8 + 8
-// bytes each = 137472; training forward at B·T = 512: block
-// 12·512·32 + 4·32·4·16·16 = 327680, embeddings and head
-// 4·512·32 + 4·512·17 = 100352, twice for backward = 856064; evaluation
-// forward at 250 rows (1000 held-out rows in four equal chunks, B·T = 4000):
-// 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 + 4·4000·17 = 784000;
-// activations 4 bytes each; the held-out set, 1000 rows of 16 positions at
-// 24 bytes each = 384000 (issue 11: it was not counted, and eval_size=1e9
-// died of a fatal out-of-memory instead of being refused).
+// TestEstimateBytes pins the estimate for the default config, counted by
+// hand (model.Config.TrainMemory): params 17·32 + 16·32 + 96·32 + 32·32 +
+// 32 + 17·32 = 5728, as float32 weights, two replicas' float32 gradients
+// and two float64 moments, 4 + 8 + 16 bytes each = 160384; training
+// forward at B·T = 512: block 12·512·32 + 4·32·4·16·16 = 327680,
+// embeddings and head 4·512·32 + 4·512·17 = 100352, once (the one-shot
+// machine lets each go in the backward pass) = 428032 (no tied head's
+// gradient to hold); evaluation forward at 250
+// rows (1000 held-out rows in four equal chunks, B·T = 4000) on its
+// one-shot machine: 12·4000·32 + 4·250·4·16·16 = 2560000 plus 4·4000·32 +
+// 2·4000·17 = 648000; activations 4 bytes each; the held-out set, 1000
+// rows of 16 positions at 24 bytes each = 384000 (issue 11: it was not
+// counted, and eval_size=1e9 died of a fatal out-of-memory instead of
+// being refused).
 func TestEstimateBytes(t *testing.T) {
 	cfg := DefaultConfig()
 	if err := cfg.Resolve(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := cfg.EstimateBytes(), 137472+4*(856064+2560000+784000.0)+384000; got != want {
+	if got, want := cfg.EstimateBytes(), 160384+4*(428032+2560000+648000.0)+384000; got != want {
 		t.Errorf("EstimateBytes(default) = %v, want %v", got, want)
 	}
 	cfg.Train.EvalEvery = 0
-	if got, want := cfg.EstimateBytes(), 137472+4*856064.0; got != want {
+	if got, want := cfg.EstimateBytes(), 160384+4*428032.0; got != want {
 		t.Errorf("EstimateBytes without evaluation = %v, want %v", got, want)
 	}
 }

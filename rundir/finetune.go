@@ -99,7 +99,8 @@ func (c Config) validateFineTune() error {
 		return err
 	}
 	est := c.EstimateBytes()
-	weights := c.Model.EstimateBytes(0, 0)
+	mem := c.Memory()
+	weights := mem.Weights + mem.Gradients + mem.Moments
 	return model.CheckMemory(est, fmt.Sprintf("fine-tuning %s (its weights, gradients and Adam moments take %s; the graphs of %d training windows of %d tokens and the evaluation %s)",
 		c.Init.Source, msg.Bytes(weights), c.Train.BatchSize, c.Task.Length, msg.Bytes(est-weights)),
 		"reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)")

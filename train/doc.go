@@ -4,9 +4,13 @@
 //
 // Conventions:
 //   - A training step runs its batch as Replicas: replicaCount graphs of its
-//     rows, each on the lean machine (model.Graph.NewLeanMachine), run side
+//     rows, each on a one-shot machine (model.Graph.NewOneShotMachine:
+//     an activation lives until the backward pass last reads it), run side
 //     by side, one per core, their losses and gradients combined into the
-//     whole batch's.
+//     whole batch's, written over the first part's. The evaluation graphs
+//     run on one-shot machines too. Memory (model.Config.TrainMemory) is
+//     the weights, the parts' gradients, the Adam moments and one step's
+//     largest working set.
 //     The count is fixed, so a config trains to the same numbers on any
 //     machine. cmd/bench times the same step through BuildReplicas.
 //   - The loop (runner.loop) reads as nanoGPT's train.py: it feeds a step,

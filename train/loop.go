@@ -190,6 +190,9 @@ func prepare(ctx context.Context, cfg rundir.Config, opts Options) (*runner, err
 	if data.IsText(task) && opts.Notices != nil {
 		fmt.Fprintf(opts.Notices, "reading windows of %s\n", msg.Clean(data.TextLocation(taskCfg)))
 	}
+	if cfg.FineTunes() && opts.Notices != nil {
+		fmt.Fprintf(opts.Notices, "memory: an estimated %s\n", cfg.Memory())
+	}
 	r := &runner{cfg: cfg, dir: opts.Dir, observer: opts.Observer, notices: opts.Notices, newProbes: opts.Probes, task: task,
 		pretrained: pre, state: runState{BestLoss: math.Inf(1)}, clock: time.Now}
 	t := cfg.Train

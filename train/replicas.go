@@ -30,6 +30,13 @@ const replicaCount = 2
 // over every scored position), up to float rounding: the parts' sums are
 // added in a different order. Dropout masks are drawn in the whole batch's
 // order, so they are the same values too.
+//
+// Memory: the parts share the model's weights, and the whole batch's
+// gradients are written over the first part's (no third set), and each
+// part runs on a one-shot machine (model.Graph.NewOneShotMachine), which
+// lets go of an activation once the backward pass has read it for the
+// last time and hands its memory to a later op, so a step holds its
+// largest working set rather than every value of the graph.
 type Replicas struct {
 	parts []*model.Graph // part i holds batch rows [rows[i], rows[i+1])
 	model *model.Model
@@ -39,7 +46,7 @@ type Replicas struct {
 	seqLen int
 	counts []float64       // each part's scored positions (loss mask sum) in the last Feed
 	errs   []error         // each part's error of the last run, then of its share of the combination
-	grads  []*tensor.Dense // the combined gradients, overwritten by each run
+	grads  []*tensor.Dense // the combined gradients: the first part's, overwritten by the combination
 	loss   float64
 	ran    bool // the last Feed was run
 }
@@ -61,12 +68,9 @@ func BuildReplicas(m *model.Model, batch, seqLen int) (*Replicas, error) {
 			return nil, err
 		}
 		r.parts, r.rows = append(r.parts, g), append(r.rows, lo)
-		r.vms = append(r.vms, g.NewLeanMachine())
+		r.vms = append(r.vms, g.NewOneShotMachine())
 	}
 	r.rows = append(r.rows, batch)
-	for _, p := range m.Params {
-		r.grads = append(r.grads, tensor.New(tensor.Of(m.Dtype), tensor.WithShape(p.Value.Shape().Clone()...)))
-	}
 	return r, nil
 }
 
@@ -193,13 +197,18 @@ func (r *Replicas) combineLoss() error {
 		}
 		r.loss += w * loss
 	}
-	r.ran = true
+	grads, err := r.parts[0].Gradients()
+	if err != nil {
+		return err
+	}
+	r.grads, r.ran = grads, true
 	return nil
 }
 
 // combineShare sets share i (of len(parts)) of the gradients' elements,
 // all parameters taken as one sequence, to the parts' gradients weighted by
-// their scored positions.
+// their scored positions, written over the first part's: each element is
+// read from every part before it is written.
 func (r *Replicas) combineShare(i int) error {
 	parts := make([][]*tensor.Dense, len(r.parts))
 	for p, g := range r.parts {
@@ -210,12 +219,12 @@ func (r *Replicas) combineShare(i int) error {
 	}
 	weights := r.weights()
 	size := 0
-	for _, g := range r.grads {
+	for _, g := range parts[0] {
 		size += g.Shape().TotalSize()
 	}
 	lo, hi := i*size/len(r.parts), (i+1)*size/len(r.parts)
 	off := 0
-	for j, g := range r.grads {
+	for j, g := range parts[0] {
 		n := g.Shape().TotalSize()
 		if from, to := max(lo, off)-off, min(hi, off+n)-off; from < to {
 			if g.Dtype() == tensor.Float32 { // typed slices: Dense.Data boxes one by reflection, two allocations a call
@@ -231,7 +240,9 @@ func (r *Replicas) combineShare(i int) error {
 
 // weightedSum sets dst to the sum over parts p of weights[p] times part p's
 // gradient j (its elements read by elems) from element from on, each
-// element summed in float64 in part order and rounded once.
+// element summed in float64 in part order and rounded once. dst may be a
+// part's own gradient: each element is read from every part before it is
+// written.
 func weightedSum[T float32 | float64](dst []T, weights []float64, parts [][]*tensor.Dense, j, from int, elems func(*tensor.Dense) []T) {
 	var ws []float64
 	var srcs [][]T

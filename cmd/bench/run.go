@@ -47,7 +47,10 @@ Trains the same small models side by side in Go and in PyTorch
 and peak RSS per config. The configs: S and M, one attention-only layer (S: 32
 wide, 12 tokens; M: 128 wide, 64 tokens); sort, configs/sort.yaml's model; L4,
 four full blocks 128 wide; M-rope, M-gqa, ... and L4-llama, variants of M and
-L4 (docs/benchmarks.md). The whole comparison takes over 10 minutes on 2 cores;
+L4 (docs/benchmarks.md); gpt2 and gpt2-medium, GPT-2 small's and medium's
+shapes fine-tuned at batch 4 of 64 tokens as nanoGPT's train.py does (tied
+head, AdamW), for their peak RSS beside PyTorch's (-configs gpt2 -path fused).
+The whole comparison takes over 10 minutes on 2 cores;
 -go-only -configs S -rounds 1 -reps 1 is a quick look.
 With -decode, times greedy decoding with the KV cache instead (and, on GPT-2
 small's shape and on a Llama of stories110M's, the read bandwidth's limit and a

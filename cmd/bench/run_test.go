@@ -145,6 +145,9 @@ func TestSizesMatchTorchRef(t *testing.T) {
 		if s.Llama {
 			llama = fmt.Sprintf(`, block="llama", kv_heads=%d`, s.KVHeads)
 		}
+		if s.NanoGPT {
+			llama = ", tie=True"
+		}
 		cfg := fmt.Sprintf(`%q: dict(batch=%d, seq_len=%d, d_model=%d, heads=%d, vocab=%d, layers=%d, d_ff=%d%s)`,
 			s.Name, s.Batch, s.SeqLen, s.DModel, s.Heads, s.V, s.Layers, s.DFF, llama)
 		steps := fmt.Sprintf(`%q: %d`, s.Name, s.Steps)
@@ -213,6 +216,24 @@ func TestPrintTable(t *testing.T) {
 
 // TestSortIsTheSortConfig: the sort size is configs/sort.yaml's model and
 // batch, so its figure is the step the README's sort timing runs.
+// TestFineTuneNote: a NanoGPT size's line gives tokens/s (steps/s times
+// Batch·SeqLen) on both sides, the ratio of the peaks and the memory
+// estimate against Go's peak.
+func TestFineTuneNote(t *testing.T) {
+	s, err := sizeNamed("gpt2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := s.modelConfig(layers.Fused).TrainMemory(s.Batch, 0)
+	peak := int64(est.Total() / 1.1) // the estimate 10% above the peak
+	r := &row{size: s, path: layers.Fused, goRes: measurement{rates: []float64{1.5}, peakRSS: peak}}
+	got := fineTuneNote(r, 0.5, peak/2)
+	want := "gpt2 fused: tokens/s Go 384.0, PyTorch 128.0; peak RSS 2.00x PyTorch's; estimate " + est.String() + ", +10% of Go's peak"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestSortIsTheSortConfig(t *testing.T) {
 	cfg, err := rundir.LoadConfig("../../configs/sort.yaml", nil)
 	if err != nil {

@@ -56,6 +56,9 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 			gflops, ofPeak, r.goRes.allocs, msg.Bytes(r.goRes.bytes), msg.Bytes(float64(r.goRes.peakRSS)), torchRSSCell)
 		notes = append(notes, fmt.Sprintf("%s %s: %s, %.1f MFLOP/step; final loss Go %.4f; Go used %.2f CPUs per wall second",
 			r.size.Name, r.path, r.size.describe(), r.size.stepFLOPs()/1e6, r.goRes.loss, r.goRes.cpuWall))
+		if r.size.NanoGPT {
+			notes = append(notes, fineTuneNote(r, best, torchRSS))
+		}
 		for _, base := range rows {
 			if r.size.Base != "" && base.size.Name == r.size.Base && base.path == r.path {
 				notes = append(notes, fmt.Sprintf("%s %s: %.2fx the time per step of %s %s", r.size.Name, r.path, median(base.goRes.rates)/goRate, base.size.Name, base.path))
@@ -66,4 +69,22 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 	for _, n := range notes {
 		fmt.Fprintln(w, "  "+n)
 	}
+}
+
+// fineTuneNote is a NanoGPT size's line: tokens/s on both sides (a step is
+// Batch·SeqLen tokens), the ratio of the peaks, and the Go side's memory
+// estimate (model.Config.TrainMemory, without an evaluation graph, as the
+// bench runs none) against its measured peak.
+func fineTuneNote(r *row, torchRate float64, torchRSS int64) string {
+	tokens := float64(r.size.Batch * r.size.SeqLen)
+	est := r.size.modelConfig(r.path).TrainMemory(r.size.Batch, 0)
+	goRSS := float64(r.goRes.peakRSS)
+	note := fmt.Sprintf("%s %s: tokens/s Go %.1f", r.size.Name, r.path, tokens*median(r.goRes.rates))
+	if torchRate > 0 && torchRSS > 0 {
+		note += fmt.Sprintf(", PyTorch %.1f; peak RSS %.2fx PyTorch's", tokens*torchRate, goRSS/float64(torchRSS))
+	}
+	if goRSS > 0 {
+		note += fmt.Sprintf("; estimate %s, %+.0f%% of Go's peak", est, 100*(est.Total()/goRSS-1))
+	}
+	return note
 }

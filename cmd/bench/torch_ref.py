@@ -45,8 +45,16 @@ CONFIGS = {
     "sort": dict(batch=32, seq_len=16, d_model=64, heads=4, vocab=17, layers=2, d_ff=256),
     "L4": dict(batch=16, seq_len=64, d_model=128, heads=8, vocab=64, layers=4, d_ff=512),
     "L4-llama": dict(batch=16, seq_len=64, d_model=128, heads=8, vocab=64, layers=4, d_ff=352, block="llama", kv_heads=2),
+    # GPT-2 small's and medium's shapes (tied LM head) at configs/finetune.yaml's
+    # batch, fine-tuned as nanoGPT's train.py does (NANOGPT).
+    "gpt2": dict(batch=4, seq_len=64, d_model=768, heads=12, vocab=50257, layers=12, d_ff=3072, tie=True),
+    "gpt2-medium": dict(batch=4, seq_len=64, d_model=1024, heads=16, vocab=50257, layers=24, d_ff=4096, tie=True),
 }
-DEFAULT_STEPS = {"S": 200, "M": 10, "sort": 50, "L4": 5, "L4-llama": 5}
+DEFAULT_STEPS = {"S": 200, "M": 10, "sort": 50, "L4": 5, "L4-llama": 5, "gpt2": 3, "gpt2-medium": 2}
+# The configs trained as nanoGPT's train.py fine-tunes (float32, no compile):
+# AdamW with weight decay 0.1 at a fine-tuning learning rate. The others take
+# Adam at 3e-3 without decay, as the Go side's toy runs.
+NANOGPT = {"gpt2", "gpt2-medium"}
 
 
 def die(msg):
@@ -265,7 +273,7 @@ class LlamaBlock(nn.Module):
 
 
 class AttnLM(nn.Module):
-    def __init__(self, batch, seq_len, d_model, heads, vocab, layers, d_ff, block="gpt2", kv_heads=0):
+    def __init__(self, batch, seq_len, d_model, heads, vocab, layers, d_ff, block="gpt2", kv_heads=0, tie=False):
         super().__init__()
         self.llama = block == "llama"
         self.tok_emb = nn.Embedding(vocab, d_model)
@@ -277,6 +285,8 @@ class AttnLM(nn.Module):
         self.blocks = nn.ModuleList([Block(d_model, heads, seq_len, d_ff) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(d_model) if d_ff > 0 else None
         self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        if tie:
+            self.lm_head.weight = self.tok_emb.weight  # one (V, D) tensor, as nanoGPT's GPT
         self.register_buffer("pos", torch.arange(seq_len), persistent=False)
 
     def forward(self, tokens):
@@ -379,7 +389,10 @@ def main():
     model = AttnLM(**cfg)
     init_like_model_new(model, gen)
     meta = load_checkpoint(model, args.checkpoint, cfg) if args.checkpoint else None
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
+    if args.config in NANOGPT:
+        opt = torch.optim.AdamW(model.parameters(), lr=3e-5, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.1)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
 
     B, T, V = cfg["batch"], cfg["seq_len"], cfg["vocab"]
     total = args.warmup + args.reps * args.steps

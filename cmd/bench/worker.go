@@ -41,6 +41,11 @@ type size struct {
 	// no biases, the LM head tied to the token embedding (with Position
 	// rope and KVHeads for the rest of the Llama-style block).
 	Llama bool
+	// NanoGPT is a pretrained model's shape fine-tuned as nanoGPT's
+	// train.py does: the LM head tied to the token embedding, AdamW with
+	// weight decay 0.1 at a fine-tuning learning rate (torch_ref.py's
+	// NANOGPT), where the toy sizes take Adam at 3e-3 without decay.
+	NanoGPT bool
 }
 
 // onTorch reports whether torch_ref.py has the size.
@@ -64,6 +69,10 @@ var sizes = []size{
 	// 352): against L4, and against PyTorch (-configs L4,L4-llama).
 	{Name: "L4-llama", Batch: 16, SeqLen: 64, DModel: 128, Heads: 8, V: 64, Layers: 4, DFF: 352, Steps: 5, Base: "L4",
 		Position: "rope", KVHeads: 2, Llama: true},
+	// GPT-2 small's and medium's shapes at configs/finetune.yaml's batch
+	// (issue 50: peak RSS and tokens/s of fine-tuning beside nanoGPT's).
+	{Name: "gpt2", Batch: 4, SeqLen: 64, DModel: 768, Heads: 12, V: 50257, Layers: 12, DFF: 3072, Steps: 3, NanoGPT: true},
+	{Name: "gpt2-medium", Batch: 4, SeqLen: 64, DModel: 1024, Heads: 16, V: 50257, Layers: 24, DFF: 4096, Steps: 2, NanoGPT: true},
 }
 
 // sizeNames lists the configurations for error messages.
@@ -85,6 +94,7 @@ func (s size) modelConfig(path layers.Path) model.Config {
 	if s.Llama {
 		c.Norm, c.Activation, c.MLPBias, c.OutBias, c.TieEmbeddings = model.NormRMS, model.ActivationSwiGLU, model.FlagOff, false, true
 	}
+	c.TieEmbeddings = c.TieEmbeddings || s.NanoGPT
 	return c
 }
 
@@ -148,7 +158,7 @@ type workerResult struct {
 // goTrainer is one training step of the benchmark model as train.Run takes it:
 // feed a batch, forward and backward on the reused machines of the batch's
 // parts (train.Replicas), read the gradients, Adam update (lr 3e-3, no
-// clipping and no weight decay, as torch_ref.py), reset the machines.
+// clipping and no weight decay, as torch_ref.py; AdamW for the NanoGPT sizes), reset the machines.
 type goTrainer struct {
 	m       *model.Model
 	g       *train.Replicas
@@ -156,6 +166,23 @@ type goTrainer struct {
 	tokens  [][]int
 	targets [][]int
 	mask    []float64
+	lr      float64
+}
+
+// learningRate and weightDecay are the optimizer's, as torch_ref.py sets
+// them: AdamW at a fine-tuning rate for the NanoGPT sizes.
+func (s size) learningRate() float64 {
+	if s.NanoGPT {
+		return 3e-5
+	}
+	return 3e-3
+}
+
+func (s size) weightDecay() float64 {
+	if s.NanoGPT {
+		return 0.1
+	}
+	return 0
 }
 
 func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTrainer, error) {
@@ -167,7 +194,7 @@ func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTraine
 	if err != nil {
 		return nil, err
 	}
-	tr := &goTrainer{m: m, g: g, adam: train.NewAdam(m.Params, 0.9, 0.999, 1e-8, 0)}
+	tr := &goTrainer{m: m, g: g, adam: train.NewAdam(m.Params, 0.9, 0.999, 1e-8, s.weightDecay()), lr: s.learningRate()}
 	n := s.Batch * s.SeqLen
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for range batches {
@@ -210,7 +237,7 @@ func measureGo(s size, path layers.Path, steps, warmup, reps int) (*workerResult
 		if loss, err = tr.g.LossValue(); err != nil {
 			return err
 		}
-		return tr.adam.Update(tr.m.Params, grads, 3e-3)
+		return tr.adam.Update(tr.m.Params, grads, tr.lr)
 	}
 	for range warmup {
 		if err := step(); err != nil {

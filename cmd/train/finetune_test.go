@@ -95,14 +95,22 @@ func TestFineTuneKilledAndResumed(t *testing.T) {
 // run reads the config over the pretrained model the run recorded, so it
 // extends the run with the pretrained directory gone; a config naming
 // another model is refused, naming init_from. The first run's summary
-// lists the copy of the tokenizer it made.
+// lists the copy of the tokenizer it made, and its stderr the memory
+// estimate part by part (rundir.Config.Memory).
 func TestFineTuneResumeWithConfig(t *testing.T) {
 	pre := nanoGPTDir(t)
 	cfg := writeConfig(t, fmt.Sprintf(fineTuneYAML, pre, corpus))
 	dir := filepath.Join(t.TempDir(), "run")
-	out, _, err := runCmd("-config", cfg, "-run", dir)
+	out, stderr, err := runCmd("-config", cfg, "-run", dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	run, err := rundir.LoadRunConfig(filepath.Join(dir, rundir.ConfigFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "memory: an estimated " + run.Memory().String() + "\n"; !strings.Contains(stderr, want) || !strings.Contains(want, "Adam moments") {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	if !strings.Contains(out, "files: config.yaml "+initfrom.CopyName("meta.pkl")+" metrics.jsonl") {
 		t.Errorf("the summary does not list the tokenizer's copy after the config:\n%s", out)

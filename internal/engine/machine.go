@@ -38,9 +38,10 @@ import (
 //     run at S on the gorgonia path, 10% on the fused one; at L4 within
 //     the noise on both): the TapeMachine's sharing kept its working set
 //     small, and Gorgonia's ops spend their time in copies and iterators
-//     more than in allocating. A graph run once takes NewOneShotMachine,
-//     which hands each value's memory on after its last reader, as the
-//     TapeMachine's registers do.
+//     more than in allocating. A graph run once, and a training step
+//     (package train), take NewOneShotMachine, which hands each value's
+//     memory on after its last reader, as the TapeMachine's registers do,
+//     and to the next run.
 //
 //   - An op's value is reused only when it is memory of its own: a
 //     contiguous *tensor.Dense that overlaps none of the op's inputs. An op
@@ -102,6 +103,7 @@ type Machine struct {
 	// every value.
 	lastUse []int
 	free    map[freeKey][]*tensor.Dense // in one-shot mode, values let go of that a later op may write into
+	wanted  map[freeKey]int             // in one-shot mode, how many free tensors of each key the run's ops asked for
 }
 
 // reuse is how an op node is handed its previous value.
@@ -189,6 +191,9 @@ func NewMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machine, err
 
 // RunAll computes every op node once.
 func (m *Machine) RunAll() error {
+	if m.lastUse != nil {
+		defer m.trimFree()
+	}
 	for i, n := range m.ops {
 		args := m.args[i]
 		for k, j := range m.from[i] {
@@ -267,10 +272,12 @@ func overlap(d *tensor.Dense, a gorgonia.Value) bool {
 func (m *Machine) Reset() {}
 
 // Close lets go of the values the machine holds (the nodes bound to them
-// keep theirs); a later RunAll allocates them again.
+// keep theirs) and, in one-shot mode, of the memory it keeps to hand on; a
+// later RunAll allocates them again.
 func (m *Machine) Close() error {
 	clear(m.vals)
 	clear(m.own)
+	clear(m.free)
 	for _, args := range m.args {
 		clear(args)
 	}

@@ -220,3 +220,41 @@ func TestOneShotMachineHandsMemoryOn(t *testing.T) {
 		t.Error("the one-shot machine's output differs from NewMachine's")
 	}
 }
+
+// TestOneShotMachineRunAgainHoldsNoMore: run again and again, a one-shot
+// machine keeps no more free memory after the tenth run than after the
+// second, though each run's transposes (an op without UsePreallocDo)
+// allocate values of their own that it lets go of: it keeps of each size
+// only as many as the run's ops asked for.
+func TestOneShotMachineRunAgainHoldsNoMore(t *testing.T) {
+	g := gorgonia.NewGraph()
+	must := graphtest.Must(t)
+	x := graphtest.Param(g, "x", graphtest.RandDense(rand.New(rand.NewPCG(3, 4)), 1, 64, 64))
+	y := x
+	for i := range 4 {
+		y = named(fmt.Sprintf("y%d", i), must(gorgonia.Add(must(gorgonia.Transpose(y)), x)))
+	}
+	m, err := NewOneShotMachine(g, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() int {
+		n := 0
+		for _, list := range m.free {
+			n += len(list)
+		}
+		return n
+	}
+	var second int
+	for run := 1; run <= 10; run++ {
+		if err := m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		if run == 2 {
+			second = held()
+		}
+	}
+	if got := held(); got > second {
+		t.Errorf("%d free tensors after 10 runs, %d after 2", got, second)
+	}
+}

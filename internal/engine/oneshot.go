@@ -17,7 +17,10 @@ import (
 // heap would grow by a quarter past what is live (the commands' GC percent,
 // internal/cli) before any of it came back. Memory that a value still held
 // is a view of is left to the collector. Value reads nil for an op node let
-// go of. Running again is right, and allocates as the first run did.
+// go of. Running again is right, and writes into the memory the run before
+// let go of (a training step run again and again, train.Replicas), so a
+// step allocates only the outputs of ops that take no memory handed to
+// them.
 func NewOneShotMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machine, error) {
 	m, err := NewMachine(g, outputs...)
 	if err != nil {
@@ -39,7 +42,7 @@ func NewOneShotMachine(g *gorgonia.ExprGraph, outputs ...*gorgonia.Node) (*Machi
 			m.lastUse[i] = -1
 		}
 	}
-	m.free = map[freeKey][]*tensor.Dense{}
+	m.free, m.wanted = map[freeKey][]*tensor.Dense{}, map[freeKey]int{}
 	return m, nil
 }
 
@@ -59,13 +62,18 @@ type preallocator interface{ Prealloc(*tensor.Dense) }
 
 // prealloc hands op i, before it runs, a free tensor of its output's dtype
 // and size, shaped as its output, when one is free and the op takes one.
+// An op whose value the machine still holds (a bound output) has its
+// memory already: a free tensor handed to it would be dropped (an op of
+// package ops keeps the buffer it has), and with it, every run, memory the
+// next run's ops could have written into.
 func (m *Machine) prealloc(i int) {
 	n := m.ops[i]
 	p, takes := n.Op().(preallocator)
-	if !takes && (m.reuse[i] == reuseNever || m.vals[i] != nil) {
+	if m.vals[i] != nil || (!takes && m.reuse[i] == reuseNever) {
 		return
 	}
 	key := freeKey{n.Dtype(), n.Shape().TotalSize()}
+	m.wanted[key]++
 	list := m.free[key]
 	if len(list) == 0 {
 		return
@@ -80,6 +88,20 @@ func (m *Machine) prealloc(i int) {
 	} else {
 		m.vals[i], m.own[i] = t, true
 	}
+}
+
+// trimFree, after a run, keeps of each size only as many free tensors as
+// the run's ops asked for: the next run asks for as many (the graph is the
+// same), and the values of ops that always allocate (those without
+// UsePreallocDo, as Transpose) would otherwise pile up run after run.
+func (m *Machine) trimFree() {
+	for key, list := range m.free {
+		if keep := m.wanted[key]; len(list) > keep {
+			clear(list[keep:])
+			m.free[key] = list[:keep]
+		}
+	}
+	clear(m.wanted)
 }
 
 // releaseAfter lets go, once op i has run, of its arguments and of every
