@@ -1,7 +1,6 @@
 package hf_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attnscope/attnscope/data"
 	"github.com/attnscope/attnscope/internal/safetensors/sttest"
 	"github.com/attnscope/attnscope/layers"
 	"github.com/attnscope/attnscope/model"
@@ -24,98 +22,6 @@ import (
 // (its doc says what each directory exercises).
 var fusedVariants = []string{"pythia", "neox", "tinystories", "phi3", "olmo2"}
 
-// attentionReference is such a fixture's NAME.reference.json: besides the
-// tokens and logits, every layer's attention weights (layer, head, query,
-// key).
-type attentionReference struct {
-	reference
-	Attention [][][][]float64 `json:"attention"`
-}
-
-func readAttentionReference(t *testing.T, variant string) attentionReference {
-	t.Helper()
-	var ref attentionReference
-	if err := json.Unmarshal(readFile(t, filepath.Join("testdata", variant+".reference.json")), &ref); err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
-
-// logitsAndAttention run m on tokens in a graph of the test's own and
-// return its logits (position, vocabulary) and each layer's attention
-// weights (head, query, key), row-major.
-func logitsAndAttention(t *testing.T, m *model.Model, tokens []int) ([]float64, [][]float64) {
-	t.Helper()
-	n := len(tokens)
-	var names []string
-	for l := range m.Config.Layers {
-		names = append(names, model.AttnWeights(l))
-	}
-	g, err := model.Build(m, model.BuildOptions{Batch: 1, SeqLen: n, Cache: names})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &data.Batch{Size: 1, SeqLen: n, Tokens: tokens, Targets: tokens, Mask: make([]float64, n)}
-	if err := g.Feed(b.Tokens, b.Targets, b.Mask); err != nil {
-		t.Fatal(err)
-	}
-	vm := g.NewMachine()
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := g.LogitsValue()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logits, err := model.Float64s(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	maps := make([][]float64, len(names))
-	for l, name := range names {
-		a, err := g.Activation(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if maps[l], err = model.Float64s(a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return logits, maps
-}
-
-// TestFusedLayoutsMatchPyTorch: each fixture loads, and on both attention
-// paths its logits and every head's attention weights on the fixture's 16
-// tokens equal the hand-written PyTorch forward's within 1e-5 of the
-// largest value (Go computes in float32, PyTorch in float64; the worst
-// seen is 3.1e-6, GPT-Neo's unscaled attention weights): GPT-NeoX's
-// query_key_value read head by head, its partial rotary positions and
-// parallel residual; GPT-Neo's unscaled scores and its local layer's
-// window; Phi-3's fused qkv_proj and gate_up_proj, head_dim and window;
-// OLMo 2's post-norms and whole-projection QK-norm.
-func TestFusedLayoutsMatchPyTorch(t *testing.T) {
-	for _, v := range fusedVariants {
-		ref := readAttentionReference(t, v)
-		m := load(t, filepath.Join("testdata", v), hf.Options{})
-		for _, path := range []layers.Path{layers.Fused, layers.Gorgonia} {
-			m.Model.Config.Attention = string(path)
-			logits, maps := logitsAndAttention(t, m.Model, ref.Tokens)
-			closeTo(t, v+"/"+string(path)+" logits", logits, flatten(ref.Logits), 1e-5)
-			if len(maps) != len(ref.Attention) {
-				t.Fatalf("%s: %d layers of attention, the reference %d", v, len(maps), len(ref.Attention))
-			}
-			for l, heads := range ref.Attention {
-				var want []float64
-				for _, h := range heads {
-					want = append(want, flatten(h)...)
-				}
-				closeTo(t, fmt.Sprintf("%s/%s attention of layer %d", v, path, l), maps[l], want, 1e-5)
-			}
-		}
-	}
-}
-
 // TestFusedLayoutsDecode: on each fixture and both paths, the KV-cache
 // decoder's logits at each of the 16 steps equal the full forward's at
 // that position within 1e-5 of the largest logit, and greedy decoding
@@ -123,7 +29,7 @@ func TestFusedLayoutsMatchPyTorch(t *testing.T) {
 // through full forwards of the growing sequence.
 func TestFusedLayoutsDecode(t *testing.T) {
 	for _, v := range fusedVariants {
-		ref := readAttentionReference(t, v)
+		ref := readAttnReference(t, v)
 		m := load(t, filepath.Join("testdata", v), hf.Options{}).Model
 		for _, path := range []layers.Path{layers.Fused, layers.Gorgonia} {
 			m.Config.Attention = string(path)
