@@ -1,7 +1,7 @@
 // Package layers builds multi-head self-attention and the transformer parts
 // around it as symbolic Gorgonia (v0.9.18) expression graphs: Linear,
 // Embedding, LayerNorm (with or without a bias) and RMSNorm (a block's
-// Norm), MLP (of an Activation), SwiGLU and GeGLU (a block's FeedForward),
+// Norm), MLP (of an Activation), Gated (SwiGLU or GeGLU; a block's FeedForward),
 // MultiHeadSelfAttention, Block and the loss.
 //
 // The model has two readable definitions. gorgonia.go writes each layer in

@@ -2,8 +2,8 @@ package layers
 
 // The Gorgonia path: every layer written with Gorgonia's own ops, so that
 // Gorgonia derives every gradient. Read this file to learn how each layer is
-// written in Gorgonia (the MLP's activations in activation.go, SwiGLU in
-// swiglu.go); the fused ops compute the same nodes faster.
+// written in Gorgonia (the MLP's activations in activation.go, SwiGLU and GeGLU in
+// gated.go); the fused ops compute the same nodes faster.
 
 import (
 	"fmt"
