@@ -198,3 +198,72 @@ func compareAdam(t *testing.T, name string, got, want adamResult) {
 		}
 	}
 }
+
+// TestAdamFloat32MomentsSameBitsOnEveryPath: with float32 moments, Adam
+// gives the formula written out below bit for bit on every path: each
+// moment widened, updated in float64 and rounded once when stored, the
+// weight's step taken from the moments before that rounding. The cases are
+// adamCases' with their moments rounded to float32 (subnormal float64
+// moments become zeros). The moments past len(w) stay untouched, and the
+// result differs from the float64 moments' only by those roundings: within
+// 1e-6 relative of it on every finite weight of the cases that start from
+// zero moments.
+func TestAdamFloat32MomentsSameBitsOnEveryPath(t *testing.T) {
+	defer setPath(active)
+	for _, p := range testPaths(t) {
+		setPath(p)
+		for i, c := range adamCases() {
+			name := fmt.Sprintf("%s, case %d, n=%d", p, i, len(c.w))
+			m, v := narrow(c.m), narrow(c.v)
+			w := append([]float32(nil), c.w...)
+			wantW, wantM, wantV, wantFinite := adamFormula32(c.w, c.g, m, v, c.s)
+			if finite := Adam(w, c.g, m, v, c.s); finite != wantFinite {
+				t.Errorf("%s: finite %v, want %v", name, finite, wantFinite)
+			}
+			for j := range m {
+				if j < len(w) && math.Float32bits(w[j]) != math.Float32bits(wantW[j]) {
+					t.Fatalf("%s: w[%d] = %v, want %v", name, j, w[j], wantW[j])
+				}
+				if math.Float32bits(m[j]) != math.Float32bits(wantM[j]) || math.Float32bits(v[j]) != math.Float32bits(wantV[j]) {
+					t.Fatalf("%s: m, v[%d] = %v %v, want %v %v", name, j, m[j], v[j], wantM[j], wantV[j])
+				}
+			}
+		}
+	}
+	// From zero moments, the two dtypes differ only by the final rounding.
+	c := adamCases()[0]
+	w64, w32 := append([]float32(nil), c.w...), append([]float32(nil), c.w...)
+	n := len(c.w) + adamSpare
+	Adam(w64, c.g, make([]float64, n), make([]float64, n), c.s)
+	Adam(w32, c.g, make([]float32, n), make([]float32, n), c.s)
+	for j := range w64 {
+		if d := math.Abs(float64(w32[j]) - float64(w64[j])); d > 1e-6*math.Abs(float64(w64[j])) {
+			t.Errorf("w[%d] = %v with float32 moments, %v with float64 ones", j, w32[j], w64[j])
+		}
+	}
+}
+
+// narrow rounds x to float32.
+func narrow(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for j, v := range x {
+		y[j] = float32(v)
+	}
+	return y
+}
+
+// adamFormula32 is the update with float32 moments written out once more,
+// element by element, on copies of w, m and v.
+func adamFormula32(w0, g []float32, m0, v0 []float32, s AdamStep) (w, m, v []float32, finite bool) {
+	w, m, v = append([]float32(nil), w0...), append([]float32(nil), m0...), append([]float32(nil), v0...)
+	finite = true
+	for j := range w {
+		gj := float64(g[j])
+		mj := s.Beta1*float64(m[j]) + (1-s.Beta1)*gj
+		vj := s.Beta2*float64(v[j]) + (1-s.Beta2)*gj*gj
+		m[j], v[j] = float32(mj), float32(vj)
+		w[j] = float32(float64(w[j])*s.Shrink - s.StepSize*mj/(math.Sqrt(vj)/s.Bias2Sqrt+s.Eps))
+		finite = finite && !math.IsInf(float64(w[j]), 0) && !math.IsNaN(float64(w[j]))
+	}
+	return w, m, v, finite
+}

@@ -91,6 +91,10 @@ func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, b
 	panic("kernels: no assembly kernels on this architecture")
 }
 
+func adamFloat32Moments(n int, w, grad, m, v *float32, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32 {
+	panic("kernels: no assembly kernels on this architecture")
+}
+
 func mulFloat32s(n int, x, y, z *float32) {
 	panic("kernels: no assembly kernels on this architecture")
 }

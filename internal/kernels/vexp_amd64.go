@@ -54,6 +54,12 @@ func layerNormGradWFloat32s(n int, x, dy *float32, mean, rstd float64, dw *float
 //go:noescape
 func adamFloat32s(n int, w, grad *float32, m, v *float64, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32
 
+// adamFloat32Moments is adamFloat32s with float32 moments, widened when
+// read and rounded once when stored.
+//
+//go:noescape
+func adamFloat32Moments(n int, w, grad, m, v *float32, b1, c1, b2, c2, eps, bias2Sqrt, stepSize, shrink float64) float32
+
 // siluMulFloat32s and siluMulGradFloat32s are SiLUMul and SiLUMulGrad's
 // loops over eight lanes, n a multiple of 8.
 
