@@ -36,16 +36,19 @@ const (
 )
 
 // OptimizerState is what a run carries from one step to the next besides the
-// weights, as rundir.StateFile(Step) holds it: F64 tensors adam.m.<name> and
-// adam.v.<name> for each parameter, and the other fields as metadata.
+// weights, as rundir.StateFile(Step) holds it: tensors adam.m.<name> and
+// adam.v.<name> for each parameter, F64 or F32 as the run keeps its moments
+// (train.moments), and the other fields as metadata.
 // Batches and dropout masks are derived from (seed, step), so there is no
 // RNG state to keep.
 type OptimizerState struct {
-	Step     int         // the step of the checkpoint it belongs to
-	AdamStep int         // Adam updates applied: one a step
-	BestLoss float64     // the lowest eval_loss so far; +Inf before the first evaluation
-	BestStep int         // the step of BestLoss; 0 before the first evaluation
-	M, V     [][]float64 // Adam's first and second moments, one slice per parameter
+	Step     int     // the step of the checkpoint it belongs to
+	AdamStep int     // Adam updates applied: one a step
+	BestLoss float64 // the lowest eval_loss so far; +Inf before the first evaluation
+	BestStep int     // the step of BestLoss; 0 before the first evaluation
+	// M and V are Adam's first and second moments, one tensor per parameter
+	// of its shape, all float64 or all float32.
+	M, V []*tensor.Dense
 	// WeightsDigest is model.WeightsDigest of the weights the checkpoint of
 	// Step holds: the digest that pairs the two files.
 	WeightsDigest string
@@ -60,15 +63,20 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 			return errors.Errorf("saving the optimizer state: %d %s moments for %d parameters", len(moment.values), moment.prefix, len(params))
 		}
 		for i, p := range params {
-			if len(moment.values[i]) != p.Value.Shape().TotalSize() {
-				return errors.Errorf("saving the optimizer state: %s%s holds %d values, its shape %v needs %d", moment.prefix, p.Name, len(moment.values[i]), p.Value.Shape(), p.Value.Shape().TotalSize())
+			values := moment.values[i]
+			if !values.Shape().Eq(p.Value.Shape()) {
+				return errors.Errorf("saving the optimizer state: %s%s has shape %v, the parameter %v", moment.prefix, p.Name, values.Shape(), p.Value.Shape())
 			}
-			streams = append(streams, safetensors.Stream{
-				Name:   moment.prefix + p.Name,
-				DType:  safetensors.F64,
-				Shape:  p.Value.Shape().Clone(),
-				Encode: safetensors.Float64Encoder(moment.values[i], nil),
-			})
+			stream := safetensors.Stream{Name: moment.prefix + p.Name, Shape: p.Value.Shape().Clone()}
+			switch values.Dtype() {
+			case tensor.Float32:
+				stream.DType, stream.Encode = safetensors.F32, safetensors.Float32Encoder(values.Float32s(), nil)
+			case tensor.Float64:
+				stream.DType, stream.Encode = safetensors.F64, safetensors.Float64Encoder(values.Float64s(), nil)
+			default:
+				return errors.Errorf("saving the optimizer state: %s%s is %v, want float32 or float64", moment.prefix, p.Name, values.Dtype())
+			}
+			streams = append(streams, stream)
 		}
 	}
 	meta := map[string]string{
@@ -88,7 +96,7 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 // moment is one of Adam's moments as the state file names its tensors.
 type moment struct {
 	prefix string
-	values [][]float64
+	values []*tensor.Dense
 	second bool // never negative
 }
 
@@ -113,32 +121,24 @@ func metaDigest(meta map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ReadOptimizerState reads rundir.StateFile(step) from dir for a model of params
-// whose weights have the digest weightsDigest (the checkpoint's). Every
-// parameter's moments must be present with its shape, and nothing else; the
-// metadata must be what a run writes (its digest intact, one Adam update a
-// step, a best evaluation no later than now); and the state's weights digest
-// must be weightsDigest: a state of another run at the same step would
-// otherwise be taken for this one's.
-func ReadOptimizerState(dir string, step int, params []model.Param, weightsDigest string) (*OptimizerState, error) {
+// ReadOptimizerState reads rundir.StateFile(step) from dir for a model of
+// params whose weights have the digest weightsDigest (the checkpoint's), its
+// moments of dtype moments (float32 or float64, the run's). Every
+// parameter's moments must be present with its shape and that dtype, and
+// nothing else; the metadata must be what a run writes (its digest intact,
+// one Adam update a step, a best evaluation no later than now); and the
+// state's weights digest must be weightsDigest: a state of another run at
+// the same step would otherwise be taken for this one's. The header is
+// checked before any data is read, and the moments are read once, straight
+// into the tensors returned.
+func ReadOptimizerState(dir string, step int, params []model.Param, weightsDigest string, moments tensor.Dtype) (*OptimizerState, error) {
 	path := filepath.Join(dir, rundir.StateFile(step))
-	tensors, meta, err := safetensors.ReadFileLimit(path, maxStateBytes(params))
+	s, err := readOptimizerState(path, step, params, moments)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Errorf("%s is missing: the checkpoint of step %d has no optimizer state beside it", path, step)
 	}
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, errors.Wrapf(err, "safetensors file %s", path)
-	}
-	s, err := decodeStateMeta(meta, step)
-	if err != nil {
-		return nil, errors.Wrap(err, path)
-	}
-	if err := s.decodeMoments(tensors, params); err != nil {
-		return nil, errors.Wrap(err, path)
+		return nil, err
 	}
 	switch {
 	case s.WeightsDigest == "":
@@ -147,6 +147,33 @@ func ReadOptimizerState(dir string, step int, params []model.Param, weightsDiges
 		return nil, errors.Errorf("%s is not the optimizer state of %s: it was saved with other weights (%s %s, the checkpoint's %s)", path, rundir.CheckpointFile, stateWeights, msg.Quote(s.WeightsDigest), weightsDigest)
 	}
 	return s, nil
+}
+
+// readOptimizerState is ReadOptimizerState's reading, each error naming
+// the file (as a "safetensors file" when the format's layer refuses it),
+// except a missing file's.
+func readOptimizerState(path string, step int, params []model.Param, moments tensor.Dtype) (*OptimizerState, error) {
+	f, err := safetensors.Open(path, maxStateBytes(params, moments))
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && !errors.Is(err, os.ErrNotExist) {
+			err = pe.Err
+		}
+		return nil, errors.Wrapf(err, "safetensors file %s", path)
+	}
+	defer f.Close()
+	s, err := decodeStateMeta(f.Metadata(), step)
+	if err != nil {
+		return nil, errors.Wrap(err, path)
+	}
+	byName, err := s.allocateMoments(f.Tensors(), params, moments)
+	if err != nil {
+		return nil, errors.Wrap(err, path)
+	}
+	if _, err := f.ReadAll(func(in safetensors.Info) (any, error) { return byName[in.Name].Data(), nil }); err != nil {
+		return nil, errors.Wrapf(err, "safetensors file %s", path)
+	}
+	return s, errors.Wrap(s.checkMoments(params), path)
 }
 
 // decodeStateMeta reads the metadata of the state file of step, refusing
@@ -191,56 +218,86 @@ func decodeStateMeta(meta map[string]string, step int) (*OptimizerState, error) 
 	return s, nil
 }
 
-// decodeMoments fills s.M and s.V from the file's tensors: exactly the two
-// moments of each of params, with its shape, finite, the second never
-// negative.
-func (s *OptimizerState) decodeMoments(tensors []safetensors.Tensor, params []model.Param) error {
-	byName := map[string]safetensors.Tensor{}
+// allocateMoments makes s.M and s.V for the file's tensors, which must be
+// exactly the two moments of each of params, with its shape, of dtype
+// moments; it returns them by their names in the file.
+func (s *OptimizerState) allocateMoments(tensors []safetensors.Info, params []model.Param, moments tensor.Dtype) (map[string]*tensor.Dense, error) {
+	if len(tensors) != 2*len(params) {
+		return nil, errors.Errorf("holds %d tensors, want %d (Adam m and v of each of %d parameters)", len(tensors), 2*len(params), len(params))
+	}
+	dtype := safetensors.F64
+	if moments == tensor.Float32 {
+		dtype = safetensors.F32
+	}
+	inFile := map[string]safetensors.Info{}
 	for _, t := range tensors {
-		byName[t.Name] = t
+		inFile[t.Name] = t
 	}
-	if len(byName) != 2*len(params) {
-		return errors.Errorf("holds %d tensors, want %d (Adam m and v of each of %d parameters)", len(byName), 2*len(params), len(params))
-	}
-	s.M, s.V = make([][]float64, len(params)), make([][]float64, len(params))
+	byName := map[string]*tensor.Dense{}
+	s.M, s.V = make([]*tensor.Dense, len(params)), make([]*tensor.Dense, len(params))
 	for _, moment := range s.moments() {
 		for i, p := range params {
 			name := moment.prefix + p.Name
-			t, ok := byName[name]
+			t, ok := inFile[name]
 			if !ok {
-				return errors.Errorf("has no tensor %s", name)
+				return nil, errors.Errorf("has no tensor %s", name)
 			}
-			if t.DType != safetensors.F64 || !p.Value.Shape().Eq(tensor.Shape(t.Shape)) {
-				return errors.Errorf("%s is %s %v, want F64 %v", name, t.DType, t.Shape, p.Value.Shape())
+			if t.DType != dtype || !p.Value.Shape().Eq(tensor.Shape(t.Shape)) {
+				return nil, errors.Errorf("%s is %s %v, want %s %v (train.moments %s)", name, t.DType, t.Shape, dtype, p.Value.Shape(), moments)
 			}
-			values, err := safetensors.DecodeFloat64(t.Data)
-			if err != nil {
-				return errors.Wrap(err, name)
-			}
+			moment.values[i] = tensor.New(tensor.Of(moments), tensor.WithShape(p.Value.Shape().Clone()...))
+			byName[name] = moment.values[i]
+		}
+	}
+	return byName, nil
+}
+
+// checkMoments refuses moments Adam cannot resume from: a non-finite value,
+// or a negative second moment.
+func (s *OptimizerState) checkMoments(params []model.Param) error {
+	for _, moment := range s.moments() {
+		for i, p := range params {
 			// Adam would turn a non-finite moment (or a negative second
 			// moment, under its square root) into NaN weights a step later,
 			// and the run would blame the training instead of this file.
-			for j, v := range values {
-				if !isFinite(v) || (moment.second && v < 0) {
-					return errors.Errorf("%s holds %v at flat index %d; the optimizer state is corrupt", name, v, j)
-				}
+			if j, v, bad := firstBadMoment(moment.values[i], moment.second); bad {
+				return errors.Errorf("%s%s holds %v at flat index %d; the optimizer state is corrupt", moment.prefix, p.Name, v, j)
 			}
-			moment.values[i] = values
 		}
 	}
 	return nil
 }
 
-// maxStateBytes bounds the state file of params: two float64 moments per
-// weight, and a header of at most 1 MiB (names, shapes, offsets and five
-// metadata values take a few hundred bytes per parameter). A larger file is
-// refused before it is read.
-func maxStateBytes(params []model.Param) int64 {
+// firstBadMoment returns the first value of t that is not finite, or
+// negative when second is set.
+func firstBadMoment(t *tensor.Dense, second bool) (int, float64, bool) {
+	bad := func(v float64) bool { return !isFinite(v) || second && v < 0 }
+	if t.Dtype() == tensor.Float32 {
+		for j, v := range t.Float32s() {
+			if bad(float64(v)) {
+				return j, float64(v), true
+			}
+		}
+		return 0, 0, false
+	}
+	for j, v := range t.Float64s() {
+		if bad(v) {
+			return j, v, true
+		}
+	}
+	return 0, 0, false
+}
+
+// maxStateBytes bounds the state file of params: two moments of dtype
+// moments per weight, and a header of at most 1 MiB (names, shapes, offsets
+// and five metadata values take a few hundred bytes per parameter). A larger
+// file is refused before it is read.
+func maxStateBytes(params []model.Param, moments tensor.Dtype) int64 {
 	n := int64(0)
 	for _, p := range params {
 		n += int64(p.Value.Shape().TotalSize())
 	}
-	return 8 + 1<<20 + 16*n
+	return 8 + 1<<20 + 2*int64(moments.Size())*n
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

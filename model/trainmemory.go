@@ -20,7 +20,7 @@ type TrainMemory struct {
 	// replica, the whole batch's sum written over the first part's.
 	Gradients float64
 	Replicas  int     // the parts the gradients are counted for
-	Moments   float64 // Adam's two moments, float64 (train.Adam)
+	Moments   float64 // Adam's two moments (train.Adam), float32 or float64
 	// Activations are the forward values a training step keeps for its
 	// backward pass, all at once at the step's peak (the one-shot machine
 	// lets each go after its last reader, in the backward pass).
@@ -65,7 +65,8 @@ func (m TrainMemory) String() string {
 // TrainMemory estimates where training this model in float32 puts its
 // memory (package train: the batch of trainBatch sequences in
 // min(TrainReplicas, trainBatch) parts, each on a one-shot machine; an
-// evaluation graph of evalBatch sequences, 0 for none). Vocab and Context
+// evaluation graph of evalBatch sequences, 0 for none; Adam's moments of
+// momentBytes a value, 4 or 8). Vocab and Context
 // must be set. The activations are EstimateBytes' forward counts without
 // the logits, counted once: a step keeps its forward values until the
 // backward pass reads them, and the backward pass's own values live only
@@ -73,7 +74,7 @@ func (m TrainMemory) String() string {
 // total is within 15% of the measured peak RSS (cmd/bench -configs gpt2,
 // docs/benchmarks.md); the Go runtime's own memory and the garbage between
 // collections are not counted.
-func (c Config) TrainMemory(trainBatch, evalBatch int) TrainMemory {
+func (c Config) TrainMemory(trainBatch, evalBatch, momentBytes int) TrainMemory {
 	const elem = 4 // bytes of a float32
 	held := c.HeldParamCount()
 	replicas := max(1, min(TrainReplicas, trainBatch))
@@ -87,7 +88,7 @@ func (c Config) TrainMemory(trainBatch, evalBatch int) TrainMemory {
 		Weights:   held * elem,
 		Gradients: float64(replicas) * held * elem,
 		Replicas:  replicas,
-		Moments:   held * 16,
+		Moments:   2 * held * float64(momentBytes),
 	}
 	if trainBatch > 0 {
 		m.Activations = (c.forwardValues(trainBatch) - 4*logits(trainBatch)) * elem

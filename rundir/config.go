@@ -67,6 +67,26 @@ type TrainConfig struct {
 	// elsewhere (init_from), where one probe of a pretrained model's every
 	// head costs more than the run's training (RunsProbes).
 	Probes string `yaml:"probes,omitempty" json:"probes,omitempty"`
+	// Moments is the dtype of Adam's two moments, "float32" or "float64";
+	// "" is float64, except with init_from: a pretrained model's float64
+	// moments would take four times its float32 weights, and PyTorch keeps
+	// them in the weights' dtype (MomentBytes).
+	Moments string `yaml:"moments,omitempty" json:"moments,omitempty"`
+}
+
+// The values of train.moments besides "" (the default).
+const (
+	MomentsFloat32 = "float32"
+	MomentsFloat64 = "float64"
+)
+
+// MomentBytes is the size of one of Adam's moment values: 4 or 8, as
+// train.moments says, by default 8 unless the run fine-tunes (init_from).
+func (c Config) MomentBytes() int {
+	if c.Train.Moments == MomentsFloat32 || c.Train.Moments == "" && c.FineTunes() {
+		return 4
+	}
+	return 8
 }
 
 // The values of train.probes besides "" (the default).
@@ -429,6 +449,8 @@ func (t TrainConfig) validate() error {
 		return errors.Errorf("train.warmup_steps = %d: must not exceed train.steps = %d", t.WarmupSteps, t.Steps)
 	case t.Probes != "" && t.Probes != ProbesOn && t.Probes != ProbesOff:
 		return errors.Errorf("train.probes = %s: must be %q or %q (default: on, off with init_from)", msg.Quote(t.Probes), ProbesOn, ProbesOff)
+	case t.Moments != "" && t.Moments != MomentsFloat32 && t.Moments != MomentsFloat64:
+		return errors.Errorf("train.moments = %s: must be %q or %q (default: float64, float32 with init_from)", msg.Quote(t.Moments), MomentsFloat32, MomentsFloat64)
 	case t.EvalGenerate && t.EvalEvery == 0:
 		return errors.New("train.eval_generate = true: needs train.eval_every > 0 (it runs at each evaluation)")
 	case t.EvalEvery > 0 && t.EvalSize == 0:
@@ -488,8 +510,8 @@ func (c Config) Memory() model.TrainMemory {
 	if c.FineTunes() {
 		at.Context = c.Task.Length
 	}
-	mem := at.TrainMemory(c.Train.BatchSize, c.evalBatch(at.Context))
-	whole := c.Model.TrainMemory(0, 0)
+	mem := at.TrainMemory(c.Train.BatchSize, c.evalBatch(at.Context), c.MomentBytes())
+	whole := c.Model.TrainMemory(0, 0, c.MomentBytes())
 	mem.Weights, mem.Moments = whole.Weights, whole.Moments
 	mem.Gradients = whole.Weights * float64(mem.Replicas)
 	return mem

@@ -155,7 +155,7 @@ func optimizerBenches(b *testing.B) []optimizerBench {
 func BenchmarkAdam(b *testing.B) {
 	for _, o := range optimizerBenches(b) {
 		b.Run(o.name, func(b *testing.B) {
-			adam := NewAdam(o.params, 0.9, 0.95, 1e-8, 0.01)
+			adam := NewAdam(o.params, tensor.Float64, 0.9, 0.95, 1e-8, 0.01)
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := adam.Update(o.params, o.grads, 3e-4); err != nil {

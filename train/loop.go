@@ -362,7 +362,11 @@ func (r *runner) initialModel() (*model.Model, error) {
 
 func (r *runner) newAdam() *Adam {
 	t := r.cfg.Train
-	return NewAdam(r.model.Params, t.Beta1, t.Beta2, t.Eps, t.WeightDecay)
+	moments := tensor.Float64
+	if r.cfg.MomentBytes() == 4 {
+		moments = tensor.Float32
+	}
+	return NewAdam(r.model.Params, moments, t.Beta1, t.Beta2, t.Eps, t.WeightDecay)
 }
 
 func (r *runner) close() {

@@ -32,8 +32,7 @@ func TestTrainMemoryPartsAreWhatAStepHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	runOnce(t, split)
-	adam := NewAdam(m.Params, 0.9, 0.999, 1e-8, 0.1)
-	want := cfg.TrainMemory(batch, 0)
+	want := cfg.TrainMemory(batch, 0, 8)
 
 	weights := 0
 	for _, p := range m.Params {
@@ -61,9 +60,12 @@ func TestTrainMemoryPartsAreWhatAStepHolds(t *testing.T) {
 	for _, n := range held {
 		gradients += n
 	}
-	moments := 0
-	for i := range adam.M {
-		moments += 8 * (len(adam.M[i]) + len(adam.V[i]))
+	moments := func(dtype tensor.Dtype) float64 {
+		adam, n := NewAdam(m.Params, dtype, 0.9, 0.999, 1e-8, 0.1), 0
+		for i := range adam.M {
+			n += int(adam.M[i].MemSize() + adam.V[i].MemSize())
+		}
+		return float64(n)
 	}
 	for _, c := range []struct {
 		part      string
@@ -71,7 +73,8 @@ func TestTrainMemoryPartsAreWhatAStepHolds(t *testing.T) {
 	}{
 		{"weights", float64(weights), want.Weights},
 		{"gradients", float64(gradients), want.Gradients},
-		{"moments", float64(moments), want.Moments},
+		{"float64 moments", moments(tensor.Float64), want.Moments},
+		{"float32 moments", moments(tensor.Float32), cfg.TrainMemory(batch, 0, 4).Moments},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: a step holds %v bytes, TrainMemory counts %v", c.part, c.got, c.want)

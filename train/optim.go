@@ -16,9 +16,10 @@ import (
 // torch.optim.AdamW's decoupled weight decay. Its whole state (M, V, Step) is
 // exported so that a run can be saved and resumed exactly.
 //
-// The moments are float64 for every model dtype and the update is computed in
-// float64, then rounded once into the parameter's own dtype: the same step on a
-// float32 and a float64 model differs only by that final rounding.
+// The moments are float64 or float32 (train.moments), and the update is
+// computed in float64 whatever the dtypes, each moment and the new weight
+// rounded once when stored (kernels.Adam): the same step on a float32 and a
+// float64 model differs only by the weight's final rounding.
 type Adam struct {
 	Beta1, Beta2, Eps float64
 	// WeightDecay is the decoupled (AdamW) decay rate λ: p ← p·(1 − lr·λ)
@@ -29,21 +30,24 @@ type Adam struct {
 	// shifts (rank 1) are left alone, as in nanoGPT and most transformer
 	// recipes, because shrinking them toward 0 has no regularising meaning.
 	Decay []bool
-	Step  int         // number of updates applied so far
-	M, V  [][]float64 // first and second moments, one slice per parameter
+	Step  int // number of updates applied so far
+	// M and V are the first and second moments, one tensor per parameter of
+	// its shape, all of one dtype (float32 or float64).
+	M, V []*tensor.Dense
 
 	// nonFinite is set by Update's parallel passes when one meets an
 	// infinite or NaN gradient (first pass) or new weight (second pass).
 	nonFinite atomic.Bool
 }
 
-// NewAdam returns an optimizer with zero moments for params.
-func NewAdam(params []model.Param, beta1, beta2, eps, weightDecay float64) *Adam {
+// NewAdam returns an optimizer with zero moments of dtype moments (float32
+// or float64) for params.
+func NewAdam(params []model.Param, moments tensor.Dtype, beta1, beta2, eps, weightDecay float64) *Adam {
 	a := &Adam{Beta1: beta1, Beta2: beta2, Eps: eps, WeightDecay: weightDecay}
 	for _, p := range params {
-		n := p.Value.Shape().TotalSize()
-		a.M = append(a.M, make([]float64, n))
-		a.V = append(a.V, make([]float64, n))
+		shape := p.Value.Shape().Clone()
+		a.M = append(a.M, tensor.New(tensor.Of(moments), tensor.WithShape(shape...)))
+		a.V = append(a.V, tensor.New(tensor.Of(moments), tensor.WithShape(shape...)))
 		a.Decay = append(a.Decay, p.Value.Dims() >= 2)
 	}
 	return a
@@ -65,13 +69,14 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 		if err != nil {
 			return errors.Wrapf(err, "gradient of %s", p.Name)
 		}
-		if n != len(a.M[i]) {
-			return errors.Errorf("adam: gradient of %s has %d values, want %d", p.Name, n, len(a.M[i]))
+		want := a.M[i].Shape().TotalSize()
+		if n != want {
+			return errors.Errorf("adam: gradient of %s has %d values, want %d", p.Name, n, want)
 		}
 		if n, err = valuesLen(p.Value); err != nil {
 			return errors.Errorf("adam: parameter %s has dtype %v", p.Name, p.Value.Dtype())
-		} else if n != len(a.M[i]) {
-			return errors.Errorf("adam: parameter %s has %d values, want %d", p.Name, n, len(a.M[i]))
+		} else if n != want {
+			return errors.Errorf("adam: parameter %s has %d values, want %d", p.Name, n, want)
 		}
 		total += n
 	}
@@ -112,7 +117,7 @@ func (a *Adam) Update(params []model.Param, grads []*tensor.Dense, lr float64) e
 			if a.Decay[i] {
 				s.Shrink = decayShrink
 			}
-			if !updateSegment(params[i].Value, grads[i], a.M[i][lo:hi], a.V[i][lo:hi], lo, hi, s) {
+			if !updateSegment(params[i].Value, grads[i], a.M[i], a.V[i], lo, hi, s) {
 				a.nonFinite.Store(true)
 			}
 		})
@@ -142,20 +147,29 @@ const adamCost = 16
 const finiteCost = 2
 
 // updateSegment applies the step s to elements [lo, hi) of a parameter w
-// whose gradient is g and moments there m and v (w and g being float32 or
-// float64), and reports whether they all stayed finite. kernels.Adam is the
-// per-element update, in float64 for every dtype, the new weight rounded
-// once to w's; for float32 weights and gradients (training's) it runs in
-// AVX2 assembly when the CPU has it, with the same bits as its Go loop.
-func updateSegment(w, g *tensor.Dense, m, v []float64, lo, hi int, s kernels.AdamStep) bool {
+// whose gradient is g and moments m and v (each float32 or float64), and
+// reports whether they all stayed finite. kernels.Adam is the per-element
+// update, in float64 for every dtype, the moments and the new weight
+// rounded once to their own; for float32 weights and gradients (training's)
+// it runs in AVX2 assembly when the CPU has it, with the same bits as its
+// Go loop.
+func updateSegment(w, g, m, v *tensor.Dense, lo, hi int, s kernels.AdamStep) bool {
+	if m.Dtype() == tensor.Float32 {
+		return updateWeights(w, g, m.Float32s()[lo:hi], v.Float32s()[lo:hi], lo, hi, s)
+	}
+	return updateWeights(w, g, m.Float64s()[lo:hi], v.Float64s()[lo:hi], lo, hi, s)
+}
+
+// updateWeights is updateSegment once the moments' dtype is known.
+func updateWeights[M float](w, g *tensor.Dense, m, v []M, lo, hi int, s kernels.AdamStep) bool {
 	if w.Dtype() == tensor.Float32 {
 		return updateWith(w.Float32s()[lo:hi], g, m, v, lo, hi, s)
 	}
 	return updateWith(w.Float64s()[lo:hi], g, m, v, lo, hi, s)
 }
 
-// updateWith is updateSegment once the weights' dtype is known.
-func updateWith[W float](w []W, g *tensor.Dense, m, v []float64, lo, hi int, s kernels.AdamStep) bool {
+// updateWith is updateWeights once the weights' dtype is known.
+func updateWith[W, M float](w []W, g *tensor.Dense, m, v []M, lo, hi int, s kernels.AdamStep) bool {
 	if g.Dtype() == tensor.Float32 {
 		return kernels.Adam(w, g.Float32s()[lo:hi], m, v, s)
 	}

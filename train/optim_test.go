@@ -79,7 +79,7 @@ func TestAdamMatchesReference(t *testing.T) {
 				{Name: "b", Value: denseOf(dtype, shapes[1], randomValues(rng, c.cols, 1))},
 			}
 			const b1, b2, eps, wd = 0.9, 0.95, 1e-8, 0.1
-			adam := NewAdam(params, b1, b2, eps, wd)
+			adam := NewAdam(params, tensor.Float64, b1, b2, eps, wd)
 			if !adam.Decay[0] || adam.Decay[1] {
 				t.Fatalf("Decay = %v, want [true false] (matrix decayed, bias not)", adam.Decay)
 			}
@@ -145,7 +145,7 @@ func TestAdamWMatchesPyTorch(t *testing.T) {
 		{Name: "w", Value: denseOf(tensor.Float64, []int{3, 4}, fx.Init.W)},
 		{Name: "b", Value: denseOf(tensor.Float64, []int{4}, fx.Init.B)},
 	}
-	adam := NewAdam(params, fx.Beta1, fx.Beta2, fx.Eps, fx.WeightDecay)
+	adam := NewAdam(params, tensor.Float64, fx.Beta1, fx.Beta2, fx.Eps, fx.WeightDecay)
 	for s, st := range fx.Steps {
 		grads := []*tensor.Dense{denseOf(tensor.Float64, []int{3, 4}, st.GW), denseOf(tensor.Float64, []int{4}, st.GB)}
 		if err := adam.Update(params, grads, st.LR); err != nil {
@@ -164,12 +164,12 @@ func TestAdamWMatchesPyTorch(t *testing.T) {
 
 func TestAdamRefusesNonFinite(t *testing.T) {
 	params := []model.Param{{Name: "w", Value: denseOf(tensor.Float32, []int{2, 2}, []float64{1, 2, 3, 4})}}
-	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0)
+	adam := NewAdam(params, tensor.Float32, 0.9, 0.999, 1e-8, 0)
 	grad := denseOf(tensor.Float32, []int{2, 2}, []float64{0, math.NaN(), 0, 0})
 	if err := adam.Update(params, []*tensor.Dense{grad}, 1e-3); err == nil {
 		t.Fatal("NaN gradient accepted")
 	}
-	if got := valuesOf(params[0].Value); got[1] != 2 || adam.Step != 0 || adam.M[0][0] != 0 {
+	if got := valuesOf(params[0].Value); got[1] != 2 || adam.Step != 0 || adam.M[0].Float32s()[0] != 0 {
 		t.Fatalf("refused update changed state: weights %v, step %d", got, adam.Step)
 	}
 	grad = denseOf(tensor.Float32, []int{2, 2}, []float64{1, 1, 1, 1})
@@ -179,9 +179,10 @@ func TestAdamRefusesNonFinite(t *testing.T) {
 }
 
 // TestAdamBitwise pins Update to the per-element formula, evaluated in
-// float64 and rounded once to the parameter's dtype, bit for bit on the
-// weights and both moments: four steps with changing learning rates, for
-// float32 and float64 weights and gradients (and the mixed pairs), on
+// float64 and rounded once to the parameter's and the moments' dtypes, bit
+// for bit on the weights and both moments: four steps with changing
+// learning rates, for float32 and float64 weights, gradients and moments
+// (and the mixed triples), on
 // parameter lists of 20, 2,631 and 85,442 values. GOMAXPROCS is 3 meanwhile,
 // so that the largest list, above the parallel threshold, is cut into chunks
 // that end inside tensors and the first chunk stays on the test's goroutine.
@@ -199,19 +200,21 @@ func TestAdamBitwise(t *testing.T) {
 	for _, shapes := range sizes {
 		for _, wType := range dtypes {
 			for _, gType := range dtypes {
-				total := 0
-				for _, shape := range shapes {
-					total += tensor.Shape(shape).TotalSize()
+				for _, mType := range dtypes {
+					total := 0
+					for _, shape := range shapes {
+						total += tensor.Shape(shape).TotalSize()
+					}
+					t.Run(fmt.Sprintf("%d_w%v_g%v_m%v", total, wType, gType, mType), func(t *testing.T) {
+						adamBitwise(t, shapes, wType, gType, mType)
+					})
 				}
-				t.Run(fmt.Sprintf("%d_w%v_g%v", total, wType, gType), func(t *testing.T) {
-					adamBitwise(t, shapes, wType, gType)
-				})
 			}
 		}
 	}
 }
 
-func adamBitwise(t *testing.T, shapes [][]int, wType, gType tensor.Dtype) {
+func adamBitwise(t *testing.T, shapes [][]int, wType, gType, mType tensor.Dtype) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	// Variables, not constants: 1-b1 of constants would be exact, not the
 	// float64 subtraction Update does.
@@ -225,7 +228,7 @@ func adamBitwise(t *testing.T, shapes [][]int, wType, gType tensor.Dtype) {
 		m[i] = make([]float64, len(w[i]))
 		v[i] = make([]float64, len(w[i]))
 	}
-	adam := NewAdam(params, b1, b2, eps, wd)
+	adam := NewAdam(params, mType, b1, b2, eps, wd)
 	for step, lr := range []float64{1e-3, 3e-2, 1e-2, 5e-3} {
 		grads := make([]*tensor.Dense, len(shapes))
 		for i, shape := range shapes {
@@ -251,19 +254,23 @@ func adamBitwise(t *testing.T, shapes [][]int, wType, gType tensor.Dtype) {
 			}
 			g := valuesOf(grads[i])
 			for j := range w[i] {
-				m[i][j] = b1*m[i][j] + (1-b1)*g[j]
-				v[i][j] = b2*v[i][j] + (1-b2)*g[j]*g[j]
-				w[i][j] = w[i][j]*shrink - stepSize*m[i][j]/(math.Sqrt(v[i][j])/bias2Sqrt+eps)
+				mj := b1*m[i][j] + (1-b1)*g[j]
+				vj := b2*v[i][j] + (1-b2)*g[j]*g[j]
+				w[i][j] = w[i][j]*shrink - stepSize*mj/(math.Sqrt(vj)/bias2Sqrt+eps)
+				m[i][j], v[i][j] = mj, vj
 				if wType == tensor.Float32 {
 					w[i][j] = float64(float32(w[i][j]))
 				}
+				if mType == tensor.Float32 {
+					m[i][j], v[i][j] = float64(float32(mj)), float64(float32(vj))
+				}
 			}
-			got := valuesOf(params[i].Value)
+			got, gotM, gotV := valuesOf(params[i].Value), valuesOf(adam.M[i]), valuesOf(adam.V[i])
 			for j := range w[i] {
 				for _, c := range []struct {
 					what      string
 					got, want float64
-				}{{"w", got[j], w[i][j]}, {"m", adam.M[i][j], m[i][j]}, {"v", adam.V[i][j], v[i][j]}} {
+				}{{"w", got[j], w[i][j]}, {"m", gotM[j], m[i][j]}, {"v", gotV[j], v[i][j]}} {
 					if math.Float64bits(c.got) != math.Float64bits(c.want) {
 						t.Fatalf("step %d: %s of %s[%d] = %.17g, reference %.17g", step+1, c.what, params[i].Name, j, c.got, c.want)
 					}
@@ -289,7 +296,7 @@ func TestAdamRefusesNonFiniteParallel(t *testing.T) {
 		params[i] = model.Param{Name: fmt.Sprint("p", i), Value: denseOf(tensor.Float32, shape, randomValues(rng, n, 1))}
 		grads[i] = denseOf(tensor.Float32, shape, randomValues(rng, n, 1))
 	}
-	adam := NewAdam(params, 0.9, 0.999, 1e-8, 0.1)
+	adam := NewAdam(params, tensor.Float64, 0.9, 0.999, 1e-8, 0.1)
 	if err := adam.Update(params, grads, 1e-3); err != nil {
 		t.Fatal(err)
 	}
@@ -297,8 +304,8 @@ func TestAdamRefusesNonFiniteParallel(t *testing.T) {
 	moments := make([][]float64, 2*len(params))
 	for i := range params {
 		before[i] = valuesOf(params[i].Value)
-		moments[2*i] = append([]float64(nil), adam.M[i]...)
-		moments[2*i+1] = append([]float64(nil), adam.V[i]...)
+		moments[2*i] = valuesOf(adam.M[i])
+		moments[2*i+1] = valuesOf(adam.V[i])
 	}
 	grads[2].Float32s()[39999] = float32(math.NaN())
 	grads[1].Float32s()[255] = float32(math.Inf(-1))
@@ -307,11 +314,11 @@ func TestAdamRefusesNonFiniteParallel(t *testing.T) {
 		t.Fatalf("error %v, want the -Inf gradient of p1", err)
 	}
 	for i := range params {
-		after := valuesOf(params[i].Value)
+		after, m, v := valuesOf(params[i].Value), valuesOf(adam.M[i]), valuesOf(adam.V[i])
 		for j := range after {
 			if math.Float64bits(after[j]) != math.Float64bits(before[i][j]) ||
-				math.Float64bits(adam.M[i][j]) != math.Float64bits(moments[2*i][j]) ||
-				math.Float64bits(adam.V[i][j]) != math.Float64bits(moments[2*i+1][j]) {
+				math.Float64bits(m[j]) != math.Float64bits(moments[2*i][j]) ||
+				math.Float64bits(v[j]) != math.Float64bits(moments[2*i+1][j]) {
 				t.Fatalf("refused update changed %s[%d]", params[i].Name, j)
 			}
 		}

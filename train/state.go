@@ -37,23 +37,19 @@ func saveState(dir string, step int, st runState, m *model.Model) error {
 }
 
 // loadState reads the state file of step from dir into st.Adam (which must
-// have been made for m's parameters) and returns the rest of the state in
-// st. The file must belong to m's weights, the checkpoint's
+// have been made for m's parameters, its moments of the run's dtype: those
+// the file's replace) and returns the rest of the state in st. The file must belong to m's weights, the checkpoint's
 // (checkpoint.ReadOptimizerState).
 func loadState(dir string, step int, st *runState, m *model.Model) error {
 	digest, err := model.WeightsDigest(m)
 	if err != nil {
 		return err
 	}
-	file, err := checkpoint.ReadOptimizerState(dir, step, m.Params, digest)
+	file, err := checkpoint.ReadOptimizerState(dir, step, m.Params, digest, st.Adam.M[0].Dtype())
 	if err != nil {
 		return err
 	}
-	for i := range st.Adam.M {
-		copy(st.Adam.M[i], file.M[i])
-		copy(st.Adam.V[i], file.V[i])
-	}
-	st.Adam.Step = file.AdamStep
+	st.Adam.M, st.Adam.V, st.Adam.Step = file.M, file.V, file.AdamStep
 	st.BestLoss, st.BestStep = file.BestLoss, file.BestStep
 	return nil
 }

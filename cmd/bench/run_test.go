@@ -224,7 +224,7 @@ func TestFineTuneNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	est := s.modelConfig(layers.Fused).TrainMemory(s.Batch, 0)
+	est := s.modelConfig(layers.Fused).TrainMemory(s.Batch, 0, int(s.moments().Size()))
 	peak := int64(est.Total() / 1.1) // the estimate 10% above the peak
 	r := &row{size: s, path: layers.Fused, goRes: measurement{rates: []float64{1.5}, peakRSS: peak}}
 	got := fineTuneNote(r, 0.5, peak/2)

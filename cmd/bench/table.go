@@ -77,7 +77,7 @@ func printTable(w io.Writer, rows []*row, opts options, peak float64) {
 // bench runs none) against its measured peak.
 func fineTuneNote(r *row, torchRate float64, torchRSS int64) string {
 	tokens := float64(r.size.Batch * r.size.SeqLen)
-	est := r.size.modelConfig(r.path).TrainMemory(r.size.Batch, 0)
+	est := r.size.modelConfig(r.path).TrainMemory(r.size.Batch, 0, int(r.size.moments().Size()))
 	goRSS := float64(r.goRes.peakRSS)
 	note := fmt.Sprintf("%s %s: tokens/s Go %.1f", r.size.Name, r.path, tokens*median(r.goRes.rates))
 	if torchRate > 0 && torchRSS > 0 {

@@ -185,6 +185,16 @@ func (s size) weightDecay() float64 {
 	return 0
 }
 
+// moments is the dtype of Adam's moments a run of this size keeps by
+// default (train.moments): float32 when it fine-tunes a pretrained shape, as
+// PyTorch does, float64 for a lab run.
+func (s size) moments() tensor.Dtype {
+	if s.NanoGPT {
+		return tensor.Float32
+	}
+	return tensor.Float64
+}
+
 func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTrainer, error) {
 	m, err := model.New(s.modelConfig(path), tensor.Float32, seed)
 	if err != nil {
@@ -194,7 +204,7 @@ func newGoTrainer(s size, path layers.Path, batches int, seed uint64) (*goTraine
 	if err != nil {
 		return nil, err
 	}
-	tr := &goTrainer{m: m, g: g, adam: train.NewAdam(m.Params, 0.9, 0.999, 1e-8, s.weightDecay()), lr: s.learningRate()}
+	tr := &goTrainer{m: m, g: g, adam: train.NewAdam(m.Params, s.moments(), 0.9, 0.999, 1e-8, s.weightDecay()), lr: s.learningRate()}
 	n := s.Batch * s.SeqLen
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for range batches {

@@ -60,7 +60,7 @@ func TestRegenerateCheckpoint(t *testing.T) {
 	}
 	vm := g.NewMachine()
 	defer vm.Close()
-	adam := train.NewAdam(m.Params, cfg.Train.Beta1, cfg.Train.Beta2, cfg.Train.Eps, 0)
+	adam := train.NewAdam(m.Params, tensor.Float64, cfg.Train.Beta1, cfg.Train.Beta2, cfg.Train.Eps, 0)
 	b := data.NewBatch(regenBatch, task.SeqLen())
 	for step := range regenSteps {
 		if err := data.Fill(task, b, data.StepRNG(cfg.Seed, step)); err != nil {

@@ -1,0 +1,50 @@
+package train
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnscope/attnscope/internal/safetensors"
+	"github.com/attnscope/attnscope/rundir"
+)
+
+// TestMomentsDtypeByDefault: a fine-tuning run keeps Adam's moments in
+// float32 and a lab run in float64, unless train.moments says otherwise; the
+// optimizer state file holds them in that dtype, every tensor of it.
+func TestMomentsDtypeByDefault(t *testing.T) {
+	fx := pretrainedFixtures[0]
+	dir := t.TempDir()
+	pre, text := filepath.Join(dir, "pretrained"), filepath.Join(dir, "text.txt")
+	if err := os.Mkdir(pre, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fx.write(t, pre)
+	writeText(t, text, fx.text(t))
+	yml := strings.Replace(fmt.Sprintf(fineTuneYAML, pre, text), ", probes: on", "", 1)
+	for _, c := range []struct {
+		name string
+		cfg  rundir.Config
+		want string
+	}{
+		{"finetune", fineTuneConfig(t, yml, "train.steps=2", "train.checkpoint_every=2"), safetensors.F32},
+		{"finetune64", fineTuneConfig(t, yml, "train.steps=2", "train.checkpoint_every=2", "train.moments=float64"), safetensors.F64},
+		{"lab", parse(t, smallYAML, "train.steps=2", "train.warmup_steps=0", "train.checkpoint_every=2"), safetensors.F64},
+		{"lab32", parse(t, smallYAML, "train.steps=2", "train.warmup_steps=0", "train.checkpoint_every=2", "train.moments=float32"), safetensors.F32},
+	} {
+		run := filepath.Join(dir, c.name)
+		runOK(t, c.cfg, Options{Dir: run})
+		f, err := safetensors.Open(filepath.Join(run, rundir.StateFile(2)), 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range f.Tensors() {
+			if in.DType != c.want {
+				t.Errorf("%s: %s is %s, want %s", c.name, in.Name, in.DType, c.want)
+			}
+		}
+		f.Close()
+	}
+}
