@@ -54,18 +54,19 @@ type OptimizerState struct {
 	WeightsDigest string
 }
 
-// Write saves s into dir as rundir.StateFile(s.Step), atomically; params (the
+// Stage writes s, synced, beside its place in dir, rundir.StateFile(s.Step),
+// but not yet there (safefile.Stage): the caller commits it. params (the
 // model's, in order) name and shape the moments.
-func (s *OptimizerState) Write(dir string, params []model.Param) error {
+func (s *OptimizerState) Stage(dir string, params []model.Param) (*safefile.Staged, error) {
 	var streams []safetensors.Stream
 	for _, moment := range s.moments() {
 		if len(moment.values) != len(params) {
-			return errors.Errorf("saving the optimizer state: %d %s moments for %d parameters", len(moment.values), moment.prefix, len(params))
+			return nil, errors.Errorf("saving the optimizer state: %d %s moments for %d parameters", len(moment.values), moment.prefix, len(params))
 		}
 		for i, p := range params {
 			values := moment.values[i]
 			if !values.Shape().Eq(p.Value.Shape()) {
-				return errors.Errorf("saving the optimizer state: %s%s has shape %v, the parameter %v", moment.prefix, p.Name, values.Shape(), p.Value.Shape())
+				return nil, errors.Errorf("saving the optimizer state: %s%s has shape %v, the parameter %v", moment.prefix, p.Name, values.Shape(), p.Value.Shape())
 			}
 			stream := safetensors.Stream{Name: moment.prefix + p.Name, Shape: p.Value.Shape().Clone()}
 			switch values.Dtype() {
@@ -74,7 +75,7 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 			case tensor.Float64:
 				stream.DType, stream.Encode = safetensors.F64, safetensors.Float64Encoder(values.Float64s(), nil)
 			default:
-				return errors.Errorf("saving the optimizer state: %s%s is %v, want float32 or float64", moment.prefix, p.Name, values.Dtype())
+				return nil, errors.Errorf("saving the optimizer state: %s%s is %v, want float32 or float64", moment.prefix, p.Name, values.Dtype())
 			}
 			streams = append(streams, stream)
 		}
@@ -88,7 +89,7 @@ func (s *OptimizerState) Write(dir string, params []model.Param) error {
 		stateBestStep: strconv.Itoa(s.BestStep),
 	}
 	meta[stateDigest] = metaDigest(meta)
-	return safefile.WriteFileAtomicAt(filepath.Join(dir, rundir.StateFile(s.Step)), func(w safefile.Writer) error {
+	return safefile.Stage(filepath.Join(dir, rundir.StateFile(s.Step)), func(w safefile.Writer) error {
 		return safetensors.WriteSealed(w, streams, meta)
 	})
 }

@@ -53,7 +53,7 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 			if math.IsInf(best, 1) {
 				want.BestStep = 0
 			}
-			if err := want.Write(dir, stParams()); err != nil {
+			if err := writeState(want, dir, stParams()); err != nil {
 				t.Fatal(err)
 			}
 			got, err := ReadOptimizerState(dir, 7, stParams(), "d1", dtype)
@@ -102,7 +102,7 @@ func TestOptimizerStateRefused(t *testing.T) {
 		if c.edit != nil {
 			c.edit(s)
 		}
-		if err := s.Write(dir, stParams()); err != nil {
+		if err := writeState(s, dir, stParams()); err != nil {
 			t.Fatal(err)
 		}
 		if c.file != nil {
@@ -145,4 +145,13 @@ func stReplace(t *testing.T, path, old, new string) {
 	if err := os.WriteFile(path, []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeState stages s in dir and commits it.
+func writeState(s *OptimizerState, dir string, params []model.Param) error {
+	staged, err := s.Stage(dir, params)
+	if err != nil {
+		return err
+	}
+	return staged.Commit()
 }

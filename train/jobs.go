@@ -164,24 +164,40 @@ func (r *runner) checkpointsAt(s int) bool {
 }
 
 // checkpoint saves the checkpoint of step s: it writes the weights beside
-// checkpoint.safetensors (checkpoint.Stage), links them as best.safetensors
-// when step s is the best so far (one write, two names), saves the optimizer
-// state, puts the checkpoint in place and drops older states: at every moment
-// the directory holds a checkpoint and the state of that checkpoint's step,
-// and best.safetensors is in place before the state that records it. Its
-// time is counted in res.SaveTime.
+// checkpoint.safetensors (checkpoint.Stage) and the optimizer state beside
+// its place, both at once (each file is bound by SHA-256 on one core or by
+// the disk, so the two overlap), links the weights as best.safetensors when
+// step s is the best so far (one write, two names), puts the state and then
+// the checkpoint in place and drops older states: at every moment the
+// directory holds a checkpoint and the state of that checkpoint's step, and
+// best.safetensors is in place before the state that records it. Its time
+// is counted in res.SaveTime.
 func (r *runner) checkpoint(s int, res *Result) error {
 	defer r.addTime(&res.SaveTime, r.clock())
+	var state *safefile.Staged
+	var stateErr error
+	stated := make(chan struct{})
+	go func() {
+		defer close(stated)
+		state, stateErr = stageState(r.dir, s, r.state, r.model)
+	}()
 	staged, err := checkpoint.Stage(filepath.Join(r.dir, rundir.CheckpointFile), r.model, r.cfg, s)
+	<-stated
+	if err == nil {
+		err = stateErr
+	}
+	if err == nil {
+		err = r.linkBest(s, staged)
+	}
+	if err == nil {
+		err = state.Commit()
+	}
 	if err != nil {
-		return err
-	}
-	if err := r.linkBest(s, staged); err != nil {
-		staged.Discard()
-		return err
-	}
-	if err := saveState(r.dir, s, r.state, r.model); err != nil {
-		staged.Discard()
+		for _, f := range []*safefile.Staged{staged, state} {
+			if f != nil {
+				f.Discard()
+			}
+		}
 		return err
 	}
 	if err := staged.Commit(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/pkg/errors"
 
 	"github.com/attnscope/attnscope/checkpoint"
+	"github.com/attnscope/attnscope/internal/safefile"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -21,19 +22,20 @@ type runState struct {
 	BestStep int     // 0 before the first evaluation
 }
 
-// saveState writes the state of step into dir (atomically), with the digest
-// of m's weights (model.WeightsDigest): the weights the checkpoint of that
-// step holds.
-func saveState(dir string, step int, st runState, m *model.Model) error {
+// stageState writes the state of step beside its place in dir, synced, for
+// the caller to commit (checkpoint.OptimizerState.Stage), with the digest of
+// m's weights (model.WeightsDigest): the weights the checkpoint of that step
+// holds.
+func stageState(dir string, step int, st runState, m *model.Model) (*safefile.Staged, error) {
 	digest, err := model.WeightsDigest(m)
 	if err != nil {
-		return errors.Wrap(err, "saving the optimizer state")
+		return nil, errors.Wrap(err, "saving the optimizer state")
 	}
 	file := checkpoint.OptimizerState{
 		Step: step, AdamStep: st.Adam.Step, BestLoss: st.BestLoss, BestStep: st.BestStep,
 		M: st.Adam.M, V: st.Adam.V, WeightsDigest: digest,
 	}
-	return file.Write(dir, m.Params)
+	return file.Stage(dir, m.Params)
 }
 
 // loadState reads the state file of step from dir into st.Adam (which must

@@ -94,3 +94,12 @@ func setValue(t *tensor.Dense, j int, x float64) {
 		t.Float64s()[j] = x
 	}
 }
+
+// saveState stages the state of step in dir and commits it.
+func saveState(dir string, step int, st runState, m *model.Model) error {
+	staged, err := stageState(dir, step, st, m)
+	if err != nil {
+		return err
+	}
+	return staged.Commit()
+}
