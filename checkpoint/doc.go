@@ -24,11 +24,13 @@
 //     against the model it describes; each value is then checked finite.
 //     Every refusal is one line naming the file and the problem. Peek makes
 //     the same checks of the header and reads no tensor.
-//   - OptimizerState is rundir.StateFile(step): Adam's moments as F64
-//     tensors and the steps, the best evaluation and the digest of the
-//     checkpoint's weights as metadata bound by their own digest.
-//     ReadOptimizerState refuses what a run cannot have written and a state
-//     of other weights.
+//   - OptimizerState is rundir.StateFile(step): Adam's moments as F64 or
+//     F32 tensors (train.moments) and the steps, the best evaluation and the
+//     digest of the checkpoint's weights as metadata bound by their own
+//     digest. Its Stage writes it beside its place for the caller to commit.
+//     ReadOptimizerState refuses what a run cannot have written, moments of
+//     another dtype than the run's and a state of other weights, and reads
+//     the moments once, straight into the tensors it returns.
 //   - SavedConfig takes a run's config from its checkpoint, train.steps
 //     from config.yaml when an extended run raised it, and refuses a
 //     checkpoint whose config differs otherwise (one copied in from another

@@ -44,8 +44,12 @@
 //     logs back to the checkpoint's step as it does metrics.jsonl. A
 //     fine-tuning run does not probe unless train.probes says on
 //     (rundir.Config.RunsProbes; Result.ProbesOff).
-//   - A step that evaluates best and saves a checkpoint writes the weights
-//     once: the checkpoint is staged (checkpoint.Stage), linked as
-//     best.safetensors, then the optimizer state is written, then the
-//     checkpoint is put in place.
+//   - A checkpoint and its optimizer state are staged at once, on two
+//     goroutines (checkpoint.Stage, checkpoint.OptimizerState.Stage). A step
+//     that evaluates best and saves a checkpoint writes the weights once:
+//     the staged checkpoint is linked as best.safetensors, then the state is
+//     put in place, then the checkpoint.
+//   - Adam's moments are float64, or float32 (train.moments; by default
+//     with init_from, rundir.Config.MomentBytes); the update is computed in
+//     float64 either way (kernels.Adam).
 package train
