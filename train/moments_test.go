@@ -1,10 +1,7 @@
 package train
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/attnscope/attnscope/internal/safetensors"
@@ -15,22 +12,18 @@ import (
 // float32 and a lab run in float64, unless train.moments says otherwise; the
 // optimizer state file holds them in that dtype, every tensor of it.
 func TestMomentsDtypeByDefault(t *testing.T) {
-	fx := pretrainedFixtures[0]
-	dir := t.TempDir()
-	pre, text := filepath.Join(dir, "pretrained"), filepath.Join(dir, "text.txt")
-	if err := os.Mkdir(pre, 0o755); err != nil {
-		t.Fatal(err)
+	fineTune := func(sets ...string) rundir.Config {
+		_, cfg := fineTuneSetup(t, pretrainedFixtures[0], append([]string{"train.steps=2", "train.warmup_steps=0", "train.checkpoint_every=2"}, sets...)...)
+		return cfg
 	}
-	fx.write(t, pre)
-	writeText(t, text, fx.text(t))
-	yml := strings.Replace(fmt.Sprintf(fineTuneYAML, pre, text), ", probes: on", "", 1)
+	dir := t.TempDir()
 	for _, c := range []struct {
 		name string
 		cfg  rundir.Config
 		want string
 	}{
-		{"finetune", fineTuneConfig(t, yml, "train.steps=2", "train.checkpoint_every=2"), safetensors.F32},
-		{"finetune64", fineTuneConfig(t, yml, "train.steps=2", "train.checkpoint_every=2", "train.moments=float64"), safetensors.F64},
+		{"finetune", fineTune(), safetensors.F32},
+		{"finetune64", fineTune("train.moments=float64"), safetensors.F64},
 		{"lab", parse(t, smallYAML, "train.steps=2", "train.warmup_steps=0", "train.checkpoint_every=2"), safetensors.F64},
 		{"lab32", parse(t, smallYAML, "train.steps=2", "train.warmup_steps=0", "train.checkpoint_every=2", "train.moments=float32"), safetensors.F32},
 	} {
