@@ -27,7 +27,10 @@
 //     JSON is the "config" a checkpoint carries (package checkpoint reads it
 //     back, and applies ValidateModel, the checks a reader of a model needs).
 //   - Validate also refuses a run whose estimated memory (EstimateBytes)
-//     exceeds MaxMemory, naming the estimate.
+//     exceeds MaxMemory, naming the estimate. A fine-tuning run's graphs are
+//     held to MaxMemory, and its whole estimate, the pretrained model's
+//     weights, gradients and moments included, to the memory the machine
+//     has available (model.MemAvailable).
 //   - init_from names a pretrained model to fine-tune (Config.FineTunes).
 //     LoadConfigFrom decodes such a config over the model the command's
 //     OpenPretrained returns, after checking the task and the train section

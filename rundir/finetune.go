@@ -98,12 +98,31 @@ func (c Config) validateFineTune() error {
 	if err := c.Train.validate(); err != nil {
 		return err
 	}
+	return c.checkFineTuneMemory(model.MemAvailable())
+}
+
+// checkFineTuneMemory bounds a fine-tuning run's memory in two parts. The
+// graphs and the held-out set, which the train section sizes, are held to
+// MaxMemory, as a lab run is: that catches a typo such as batch_size: 32000.
+// The weights, their gradients and Adam's moments are the pretrained
+// model's, which the user chose: with the graphs they must fit the memory
+// the machine has available (avail, MemAvailable; nothing is checked when
+// known is false), as mapped weights must (model.CheckResident). So GPT-2
+// medium's shape, whose estimate passes 8 GiB, fine-tunes on a 16 GB
+// machine.
+func (c Config) checkFineTuneMemory(avail float64, known bool) error {
 	est := c.EstimateBytes()
 	mem := c.Memory()
-	weights := mem.Weights + mem.Gradients + mem.Moments
-	return model.CheckMemory(est, fmt.Sprintf("fine-tuning %s (its weights, gradients and Adam moments take %s; the graphs of %d training windows of %d tokens and the evaluation %s)",
-		c.Init.Source, msg.Bytes(weights), c.Train.BatchSize, c.Task.Length, msg.Bytes(est-weights)),
-		"reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)")
+	fixed := mem.Weights + mem.Gradients + mem.Moments
+	if err := model.CheckMemory(est-fixed, fmt.Sprintf("fine-tuning %s with the graphs of %d training windows of %d tokens and the evaluation (besides %s of weights, gradients and Adam moments)",
+		c.Init.Source, c.Train.BatchSize, c.Task.Length, msg.Bytes(fixed)), "reduce train.batch_size, train.eval_size or task.length"); err != nil || !known {
+		return err
+	}
+	what := fmt.Sprintf("fine-tuning %s (%s of weights, gradients and Adam moments, %s of graphs)", c.Init.Source, msg.Bytes(fixed), msg.Bytes(est-fixed))
+	if err := model.CheckResidentWithin(est, avail, what); err != nil {
+		return errors.Errorf("%s; reduce train.batch_size, train.eval_size or task.length, or fine-tune a smaller model", err)
+	}
+	return nil
 }
 
 // checkFineTuneModel checks what reading a fine-tuned model needs: the

@@ -105,7 +105,7 @@ func TestFineTuneConfigErrors(t *testing.T) {
 		{"windows past the context", fineTuneSrc, []string{"task.length=64"}, true,
 			[]string{"task.length = 64: longer than the pretrained model's context of 32 (its learned position table)"}},
 		{"too big to train", fineTuneSrc, []string{"train.batch_size=10000000"}, true,
-			[]string{"fine-tuning nanoGPT (its weights, gradients and Adam moments take ", "the graphs of 10000000 training windows of 16 tokens", "needs an estimated", "reduce train.batch_size, train.eval_size or task.length (the pretrained model's size is fixed)"}},
+			[]string{"fine-tuning nanoGPT with the graphs of 10000000 training windows of 16 tokens and the evaluation (besides ", "of weights, gradients and Adam moments) needs an estimated", "(limit 8.0 GiB); reduce train.batch_size, train.eval_size or task.length"}},
 		{"no such model", strings.Replace(fineTuneSrc, "shakespeare", "nothing", 1), nil, true, []string{`init_from = "/models/nothing": no such model`}},
 		{"a record given", fineTuneSrc + "init: {path: /x}\n", nil, false, []string{"init cannot be set: train records the pretrained model"}},
 	}
@@ -119,4 +119,33 @@ func TestFineTuneConfigErrors(t *testing.T) {
 	}
 	_, err := ParseConfig("x.yaml", []byte("init_from: /models/shakespeare\n"), nil)
 	msgtest.Refusal(t, "without an opener", err, `x.yaml: init_from = "/models/shakespeare" names a pretrained model, which only train opens`)
+}
+
+// TestFineTuneMemoryAgainstTheMachine: a fine-tuning run's graphs are held
+// to MaxMemory, but the pretrained model's weights, gradients and moments
+// only to the memory the machine has available: GPT-2 medium's shape at
+// configs/finetune.yaml's batch, estimated past 8 GiB, passes with 14 GiB
+// available (a 16 GB machine), is refused with 6 GiB naming both figures,
+// and passes where the available memory is unknown.
+func TestFineTuneMemoryAgainstTheMachine(t *testing.T) {
+	cfg, err := loadFineTune(t, fineTuneSrc+"train: {batch_size: 4, eval_size: 8}\n", []string{"task.length=32"}, new(int))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model = model.Config{Vocab: 50257, Context: 1024, DModel: 1024, Heads: 16, Layers: 24, MLP: true, DFF: 4096,
+		QKVBias: true, OutBias: true, Activation: model.ActivationGELU, TieEmbeddings: true}
+	cfg.Task.Length = 64
+	if est := cfg.EstimateBytes(); est <= MaxMemory {
+		t.Fatalf("GPT-2 medium's estimate %v is within MaxMemory: the case no longer tests the rule", est)
+	}
+	const gib = 1 << 30
+	if err := cfg.checkFineTuneMemory(14*gib, true); err != nil {
+		t.Errorf("14 GiB available: %v", err)
+	}
+	if err := cfg.checkFineTuneMemory(0, false); err != nil {
+		t.Errorf("available memory unknown: %v", err)
+	}
+	err = cfg.checkFineTuneMemory(6*gib, true)
+	msgtest.Refusal(t, "6 GiB available", err, "fine-tuning nanoGPT (", "of weights, gradients and Adam moments,", "of graphs) needs ",
+		"resident; the machine has 6.0 GiB available (MemAvailable, with 1.0 GiB kept free); reduce train.batch_size, train.eval_size or task.length, or fine-tune a smaller model")
 }
