@@ -124,7 +124,8 @@ func metaDigest(meta map[string]string) string {
 
 // ReadOptimizerState reads rundir.StateFile(step) from dir for a model of
 // params whose weights have the digest weightsDigest (the checkpoint's), its
-// moments of dtype moments (float32 or float64, the run's). Every
+// moments of dtype moments (float32 or float64, the run's; the zero Dtype
+// takes the file's, either). Every
 // parameter's moments must be present with its shape and that dtype, and
 // nothing else; the metadata must be what a run writes (its digest intact,
 // one Adam update a step, a best evaluation no later than now); and the
@@ -154,7 +155,7 @@ func ReadOptimizerState(dir string, step int, params []model.Param, weightsDiges
 // the file (as a "safetensors file" when the format's layer refuses it),
 // except a missing file's.
 func readOptimizerState(path string, step int, params []model.Param, moments tensor.Dtype) (*OptimizerState, error) {
-	f, err := safetensors.Open(path, maxStateBytes(params, moments))
+	f, err := safetensors.Open(path, maxStateBytes(params, tensor.Float64))
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) && !errors.Is(err, os.ErrNotExist) {
@@ -221,10 +222,19 @@ func decodeStateMeta(meta map[string]string, step int) (*OptimizerState, error) 
 
 // allocateMoments makes s.M and s.V for the file's tensors, which must be
 // exactly the two moments of each of params, with its shape, of dtype
-// moments; it returns them by their names in the file.
+// moments (the zero Dtype: the dtype of the file's first tensor, F32 or
+// F64); it returns them by their names in the file.
 func (s *OptimizerState) allocateMoments(tensors []safetensors.Info, params []model.Param, moments tensor.Dtype) (map[string]*tensor.Dense, error) {
 	if len(tensors) != 2*len(params) {
 		return nil, errors.Errorf("holds %d tensors, want %d (Adam m and v of each of %d parameters)", len(tensors), 2*len(params), len(params))
+	}
+	// why is what the refusal of another dtype says the wanted one comes from.
+	why := fmt.Sprintf("train.moments %s", moments)
+	if moments == (tensor.Dtype{}) {
+		moments, why = tensor.Float64, "the file's first tensor"
+		if len(tensors) > 0 && tensors[0].DType == safetensors.F32 {
+			moments = tensor.Float32
+		}
 	}
 	dtype := safetensors.F64
 	if moments == tensor.Float32 {
@@ -244,7 +254,7 @@ func (s *OptimizerState) allocateMoments(tensors []safetensors.Info, params []mo
 				return nil, errors.Errorf("has no tensor %s", name)
 			}
 			if t.DType != dtype || !p.Value.Shape().Eq(tensor.Shape(t.Shape)) {
-				return nil, errors.Errorf("%s is %s %v, want %s %v (train.moments %s)", name, t.DType, t.Shape, dtype, p.Value.Shape(), moments)
+				return nil, errors.Errorf("%s is %s %v, want %s %v (%s)", name, t.DType, t.Shape, dtype, p.Value.Shape(), why)
 			}
 			moment.values[i] = tensor.New(tensor.Of(moments), tensor.WithShape(p.Value.Shape().Clone()...))
 			byName[name] = moment.values[i]

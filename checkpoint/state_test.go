@@ -42,8 +42,8 @@ func stState(dtype tensor.Dtype) *OptimizerState {
 }
 
 // TestOptimizerStateRoundTrip: what Write saves, ReadOptimizerState reads
-// back bit for bit, with moments of both dtypes, also before any evaluation
-// (best loss +Inf).
+// back bit for bit, with moments of both dtypes, asked for or taken from
+// the file, also before any evaluation (best loss +Inf).
 func TestOptimizerStateRoundTrip(t *testing.T) {
 	for _, dtype := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		for _, best := range []float64{0.1234567890123, math.Inf(1)} {
@@ -56,12 +56,14 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 			if err := writeState(want, dir, stParams()); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadOptimizerState(dir, 7, stParams(), "d1", dtype)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%v moments, best %v: read %+v, wrote %+v", dtype, best, got, want)
+			for _, asked := range []tensor.Dtype{dtype, {}} { // {}: the file's
+				got, err := ReadOptimizerState(dir, 7, stParams(), "d1", asked)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%v moments read as %v, best %v: read %+v, wrote %+v", dtype, asked, best, got, want)
+				}
 			}
 		}
 	}

@@ -362,11 +362,25 @@ func (r *runner) initialModel() (*model.Model, error) {
 
 func (r *runner) newAdam() *Adam {
 	t := r.cfg.Train
-	moments := tensor.Float64
+	return NewAdam(r.model.Params, r.moments(), t.Beta1, t.Beta2, t.Eps, t.WeightDecay)
+}
+
+// moments is the dtype of the run's Adam moments (rundir.Config.MomentBytes).
+func (r *runner) moments() tensor.Dtype {
 	if r.cfg.MomentBytes() == 4 {
-		moments = tensor.Float32
+		return tensor.Float32
 	}
-	return NewAdam(r.model.Params, moments, t.Beta1, t.Beta2, t.Eps, t.WeightDecay)
+	return tensor.Float64
+}
+
+// resumedMoments is the dtype of the moments a resume reads: train.moments'
+// when the config gives it, else the state file's, so that a fine-tuning run
+// saved while its default was float64 resumes with its float64 moments.
+func (r *runner) resumedMoments() tensor.Dtype {
+	if r.cfg.Train.Moments == "" {
+		return tensor.Dtype{}
+	}
+	return r.moments()
 }
 
 func (r *runner) close() {

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"gorgonia.org/tensor"
+
 	"github.com/attnscope/attnscope/internal/safetensors"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -39,5 +41,18 @@ func TestMomentsDtypeByDefault(t *testing.T) {
 			}
 		}
 		f.Close()
+	}
+	// A resume reads the moments train.moments names, or, when it names
+	// none, those the state file holds: a fine-tuning run saved while the
+	// default was float64 resumes.
+	for moments, want := range map[string]tensor.Dtype{"": {}, "float32": tensor.Float32, "float64": tensor.Float64} {
+		var sets []string
+		if moments != "" {
+			sets = append(sets, "train.moments="+moments)
+		}
+		r := &runner{cfg: fineTune(sets...)}
+		if got := r.resumedMoments(); got != want {
+			t.Errorf("train.moments %q: a resume reads %v moments, want %v", moments, got, want)
+		}
 	}
 }

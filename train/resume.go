@@ -57,7 +57,7 @@ func (r *runner) resume() error {
 	r.saved = r.start
 	r.state.Adam = r.newAdam()
 	if r.start > 0 {
-		if err := loadState(r.dir, r.start, &r.state, r.model); err != nil {
+		if err := loadState(r.dir, r.start, &r.state, r.model, r.resumedMoments()); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/pkg/errors"
+	"gorgonia.org/tensor"
 
 	"github.com/attnscope/attnscope/checkpoint"
 	"github.com/attnscope/attnscope/internal/safefile"
@@ -39,15 +40,16 @@ func stageState(dir string, step int, st runState, m *model.Model) (*safefile.St
 }
 
 // loadState reads the state file of step from dir into st.Adam (which must
-// have been made for m's parameters, its moments of the run's dtype: those
-// the file's replace) and returns the rest of the state in st. The file must belong to m's weights, the checkpoint's
-// (checkpoint.ReadOptimizerState).
-func loadState(dir string, step int, st *runState, m *model.Model) error {
+// have been made for m's parameters: the file's moments replace its own)
+// and returns the rest of the state in st. The file must belong to m's
+// weights, the checkpoint's, and hold moments of dtype moments, or either
+// dtype for the zero Dtype (checkpoint.ReadOptimizerState).
+func loadState(dir string, step int, st *runState, m *model.Model, moments tensor.Dtype) error {
 	digest, err := model.WeightsDigest(m)
 	if err != nil {
 		return err
 	}
-	file, err := checkpoint.ReadOptimizerState(dir, step, m.Params, digest, st.Adam.M[0].Dtype())
+	file, err := checkpoint.ReadOptimizerState(dir, step, m.Params, digest, moments)
 	if err != nil {
 		return err
 	}

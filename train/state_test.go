@@ -16,7 +16,8 @@ import (
 // in the float64 case) and the best-eval bookkeeping, loads them into a fresh
 // optimizer and requires bit-equality, for moments of both dtypes, also
 // before any evaluation (best loss +Inf); a state of the other dtype is
-// refused naming train.moments, and the state of the same shapes with other
+// refused naming train.moments, read in its own dtype when none is asked
+// (a config without train.moments: resumedMoments), and the state of the same shapes with other
 // weights is refused (issue 11: it was accepted on resume). The file
 // format's own checks are package checkpoint's tests.
 func TestStateRoundTrip(t *testing.T) {
@@ -43,12 +44,16 @@ func TestStateRoundTrip(t *testing.T) {
 		if dtype == tensor.Float64 {
 			other = tensor.Float32
 		}
-		err := loadState(dir, 7, &runState{Adam: NewAdam(params, other, 0.9, 0.999, 1e-8, 0)}, m)
+		err := loadState(dir, 7, &runState{Adam: NewAdam(params, other, 0.9, 0.999, 1e-8, 0)}, m, other)
 		if want := "state-7.safetensors: adam.m.w is "; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "train.moments "+other.String()) {
 			t.Errorf("%v moments read as %v: %v, want %s... train.moments %v", dtype, other, err, want, other)
 		}
+		either := runState{Adam: NewAdam(params, other, 0.9, 0.999, 1e-8, 0)}
+		if err := loadState(dir, 7, &either, m, tensor.Dtype{}); err != nil || either.Adam.M[0].Dtype() != dtype || either.Adam.V[1].Dtype() != dtype {
+			t.Errorf("%v moments read as the file's: %v, got %v", dtype, err, either.Adam.M[0].Dtype())
+		}
 		fresh = runState{Adam: NewAdam(params, dtype, 0.9, 0.999, 1e-8, 0)}
-		if err := loadState(dir, 7, &fresh, m); err != nil {
+		if err := loadState(dir, 7, &fresh, m, dtype); err != nil {
 			t.Fatal(err)
 		}
 		if fresh.Adam.Step != 7 || fresh.BestLoss != 0.1234567890123 || fresh.BestStep != 5 {
@@ -68,11 +73,11 @@ func TestStateRoundTrip(t *testing.T) {
 	if err := saveState(dir, 9, inf, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := loadState(dir, 9, &fresh, m); err != nil || !math.IsInf(fresh.BestLoss, 1) || fresh.BestStep != 0 {
+	if err := loadState(dir, 9, &fresh, m, tensor.Float64); err != nil || !math.IsInf(fresh.BestLoss, 1) || fresh.BestStep != 0 {
 		t.Fatalf("state with no evaluation yet: %v, best %v at %d", err, fresh.BestLoss, fresh.BestStep)
 	}
 	moved := []model.Param{params[0], {Name: "b", Value: denseOf(tensor.Float32, []int{3}, []float64{1, 2, 3.5})}}
-	err := loadState(dir, 7, &runState{Adam: NewAdam(moved, tensor.Float64, 0.9, 0.999, 1e-8, 0)}, &model.Model{Dtype: tensor.Float32, Params: moved})
+	err := loadState(dir, 7, &runState{Adam: NewAdam(moved, tensor.Float64, 0.9, 0.999, 1e-8, 0)}, &model.Model{Dtype: tensor.Float32, Params: moved}, tensor.Float64)
 	if want := "state-7.safetensors is not the optimizer state of checkpoint.safetensors: it was saved with other weights"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("state of other weights: %v, want %s", err, want)
 	}
