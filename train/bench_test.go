@@ -151,18 +151,21 @@ func optimizerBenches(b *testing.B) []optimizerBench {
 	return out
 }
 
-// BenchmarkAdam times one AdamW update of the sort and L4 models.
+// BenchmarkAdam times one AdamW update of the sort and L4 models, with
+// float64 moments (a lab run's) and float32 ones (a fine-tuning run's).
 func BenchmarkAdam(b *testing.B) {
 	for _, o := range optimizerBenches(b) {
-		b.Run(o.name, func(b *testing.B) {
-			adam := NewAdam(o.params, tensor.Float64, 0.9, 0.95, 1e-8, 0.01)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := adam.Update(o.params, o.grads, 3e-4); err != nil {
-					b.Fatal(err)
+		for _, moments := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			b.Run(fmt.Sprintf("%s_m%v", o.name, moments), func(b *testing.B) {
+				adam := NewAdam(o.params, moments, 0.9, 0.95, 1e-8, 0.01)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := adam.Update(o.params, o.grads, 3e-4); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
