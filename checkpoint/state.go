@@ -125,14 +125,13 @@ func metaDigest(meta map[string]string) string {
 // ReadOptimizerState reads rundir.StateFile(step) from dir for a model of
 // params whose weights have the digest weightsDigest (the checkpoint's), its
 // moments of dtype moments (float32 or float64, the run's; the zero Dtype
-// takes the file's, either). Every
-// parameter's moments must be present with its shape and that dtype, and
-// nothing else; the metadata must be what a run writes (its digest intact,
-// one Adam update a step, a best evaluation no later than now); and the
-// state's weights digest must be weightsDigest: a state of another run at
-// the same step would otherwise be taken for this one's. The header is
-// checked before any data is read, and the moments are read once, straight
-// into the tensors returned.
+// takes the file's, either). Every parameter's moments must be present with
+// its shape and that dtype, and nothing else; the metadata must be what a
+// run writes (its digest intact, one Adam update a step, a best evaluation
+// no later than now); and the state's weights digest must be weightsDigest:
+// a state of another run at the same step would otherwise be taken for this
+// one's. The header is checked before any data is read, and the moments are
+// read once, straight into the tensors returned.
 func ReadOptimizerState(dir string, step int, params []model.Param, weightsDigest string, moments tensor.Dtype) (*OptimizerState, error) {
 	path := filepath.Join(dir, rundir.StateFile(step))
 	s, err := readOptimizerState(path, step, params, moments)
@@ -155,7 +154,7 @@ func ReadOptimizerState(dir string, step int, params []model.Param, weightsDiges
 // the file (as a "safetensors file" when the format's layer refuses it),
 // except a missing file's.
 func readOptimizerState(path string, step int, params []model.Param, moments tensor.Dtype) (*OptimizerState, error) {
-	f, err := safetensors.Open(path, maxStateBytes(params, tensor.Float64))
+	f, err := safetensors.Open(path, maxStateBytes(params))
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) && !errors.Is(err, os.ErrNotExist) {
@@ -299,16 +298,16 @@ func firstBadMoment(t *tensor.Dense, second bool) (int, float64, bool) {
 	return 0, 0, false
 }
 
-// maxStateBytes bounds the state file of params: two moments of dtype
-// moments per weight, and a header of at most 1 MiB (names, shapes, offsets
-// and five metadata values take a few hundred bytes per parameter). A larger
-// file is refused before it is read.
-func maxStateBytes(params []model.Param, moments tensor.Dtype) int64 {
+// maxStateBytes bounds the state file of params: two float64 moments per
+// weight (float32 ones take half), and a header of at most 1 MiB (names,
+// shapes, offsets and five metadata values take a few hundred bytes per
+// parameter). A larger file is refused before it is read.
+func maxStateBytes(params []model.Param) int64 {
 	n := int64(0)
 	for _, p := range params {
 		n += int64(p.Value.Shape().TotalSize())
 	}
-	return 8 + 1<<20 + 2*int64(moments.Size())*n
+	return 8 + 1<<20 + 16*n
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
