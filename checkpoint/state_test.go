@@ -11,6 +11,7 @@ import (
 
 	"gorgonia.org/tensor"
 
+	"github.com/attnscope/attnscope/internal/msg/msgtest"
 	"github.com/attnscope/attnscope/model"
 	"github.com/attnscope/attnscope/rundir"
 )
@@ -156,4 +157,17 @@ func writeState(s *OptimizerState, dir string, params []model.Param) error {
 		return err
 	}
 	return staged.Commit()
+}
+
+// TestOptimizerStateMixedDtypesRefused: a state whose moments are not all of
+// one dtype is refused, also when the reader takes the dtype from the file.
+func TestOptimizerStateMixedDtypesRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := stState(tensor.Float32)
+	s.V = stState(tensor.Float64).V
+	if err := writeState(s, dir, stParams()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadOptimizerState(dir, 7, stParams(), "d1", tensor.Dtype{})
+	msgtest.Refusal(t, "mixed dtypes", err, "state-7.safetensors: adam.v.w is F64 [2 3], want F32 (2, 3) (the file's first tensor)")
 }
