@@ -25,16 +25,41 @@ func MemAvailable() (bytes float64, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	return parseMemAvailable(raw)
+	return parseKB(raw, "MemAvailable:")
 }
 
-// parseMemAvailable reads the "MemAvailable:  123456 kB" line of a
-// /proc/meminfo.
-func parseMemAvailable(raw []byte) (float64, bool) {
+// MemAvailableHere is MemAvailable plus what this process already holds
+// resident (VmRSS of /proc/self/status): the memory a run in this process
+// can count on when its estimate includes what the process has already
+// read, such as a fine-tuning run's pretrained weights, which would
+// otherwise be counted twice, in the estimate and as memory no longer
+// available.
+func MemAvailableHere() (bytes float64, ok bool) {
+	avail, ok := MemAvailable()
+	if !ok {
+		return 0, false
+	}
+	return avail + ownResident(), true
+}
+
+// ownResident is this process's resident set (VmRSS), 0 where it cannot be
+// read.
+func ownResident() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	own, _ := parseKB(raw, "VmRSS:")
+	return own
+}
+
+// parseKB reads the "<key>  123456 kB" line of a /proc/meminfo or a
+// /proc/PID/status, in bytes.
+func parseKB(raw []byte, key string) (float64, bool) {
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		fields := bytes.Fields(sc.Bytes())
-		if len(fields) == 3 && string(fields[0]) == "MemAvailable:" && string(fields[2]) == "kB" {
+		if len(fields) == 3 && string(fields[0]) == key && string(fields[2]) == "kB" {
 			kb, err := strconv.ParseFloat(string(fields[1]), 64)
 			return kb * 1024, err == nil
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -27,12 +28,37 @@ func TestCheckResidentWithin(t *testing.T) {
 // else.
 func TestParseMemAvailable(t *testing.T) {
 	raw := "MemTotal:       24576000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\n"
-	if got, ok := parseMemAvailable([]byte(raw)); !ok || got != 20000000*1024 {
-		t.Errorf("parseMemAvailable = %v, %t; want %v", got, ok, 20000000*1024)
+	if got, ok := parseKB([]byte(raw), "MemAvailable:"); !ok || got != 20000000*1024 {
+		t.Errorf("parseKB = %v, %t; want %v", got, ok, 20000000*1024)
 	}
-	if _, ok := parseMemAvailable([]byte("MemTotal: 1 kB\n")); ok {
+	if _, ok := parseKB([]byte("MemTotal: 1 kB\n"), "MemAvailable:"); ok {
 		t.Error("no MemAvailable line: ok")
 	}
+}
+
+// TestMemAvailableHereCountsWhatTheProcessHolds: a status file's VmRSS
+// line is read in kB; and with 256 MiB written and held, the resident set
+// MemAvailableHere adds to the machine's MemAvailable is at least that, so
+// weights the process has read are not counted twice.
+func TestMemAvailableHereCountsWhatTheProcessHolds(t *testing.T) {
+	raw := "Name:\tgo\nVmPeak:\t  900000 kB\nVmRSS:\t  123456 kB\n"
+	if got, ok := parseKB([]byte(raw), "VmRSS:"); !ok || got != 123456*1024 {
+		t.Errorf("parseKB(VmRSS) = %v, %t; want %v", got, ok, 123456*1024)
+	}
+	if _, ok := MemAvailable(); !ok {
+		if _, ok := MemAvailableHere(); ok {
+			t.Error("MemAvailableHere known where MemAvailable is not")
+		}
+		return
+	}
+	held := make([]byte, 256<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	if own := ownResident(); own < float64(len(held)) {
+		t.Errorf("the resident set read is %v bytes, less than the %d bytes held", own, len(held))
+	}
+	runtime.KeepAlive(held)
 }
 
 // TestMappedWeightsLeaveTheEstimates: the weights a model keeps in its

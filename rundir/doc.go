@@ -30,7 +30,7 @@
 //     exceeds MaxMemory, naming the estimate. A fine-tuning run's graphs are
 //     held to MaxMemory, and its whole estimate, the pretrained model's
 //     weights, gradients and moments included, to the memory the machine
-//     has available (model.MemAvailable).
+//     has available (model.MemAvailableHere).
 //   - init_from names a pretrained model to fine-tune (Config.FineTunes).
 //     LoadConfigFrom decodes such a config over the model the command's
 //     OpenPretrained returns, after checking the task and the train section

@@ -98,7 +98,7 @@ func (c Config) validateFineTune() error {
 	if err := c.Train.validate(); err != nil {
 		return err
 	}
-	return c.checkFineTuneMemory(model.MemAvailable())
+	return c.checkFineTuneMemory(model.MemAvailableHere())
 }
 
 // checkFineTuneMemory bounds a fine-tuning run's memory in two parts. The
@@ -106,7 +106,8 @@ func (c Config) validateFineTune() error {
 // MaxMemory, as a lab run is: that catches a typo such as batch_size: 32000.
 // The weights, their gradients and Adam's moments are the pretrained
 // model's, which the user chose: with the graphs they must fit the memory
-// the machine has available (avail, MemAvailable; nothing is checked when
+// the machine has available (avail, model.MemAvailableHere: the weights
+// this process has already read count as its own; nothing is checked when
 // known is false), as mapped weights must (model.CheckResident). So GPT-2
 // medium's shape, whose estimate passes 8 GiB, fine-tunes on a 16 GB
 // machine.
