@@ -15,13 +15,9 @@ import (
 // of the weights. NaN and Inf are refused as the chunk holding them is
 // encoded, naming where in the tensor they sit.
 func (m *Model) TensorStreams() ([]safetensors.Stream, error) {
-	dtype, err := safetensorsDType(m.Dtype)
+	dtype, specs, err := m.savedSpecs()
 	if err != nil {
 		return nil, err
-	}
-	specs := m.Config.ParamSpecs()
-	if len(m.Params) != len(specs) {
-		return nil, errors.Errorf("model has %d tensors, its config wants %d", len(m.Params), len(specs))
 	}
 	streams := make([]safetensors.Stream, len(specs))
 	for i, spec := range specs {
@@ -34,18 +30,40 @@ func (m *Model) TensorStreams() ([]safetensors.Stream, error) {
 	return streams, nil
 }
 
+// savedSpecs returns the safetensors dtype of m's weights and the specs
+// they are saved by, checking that m has one parameter per spec.
+func (m *Model) savedSpecs() (string, []ParamSpec, error) {
+	dtype, err := safetensorsDType(m.Dtype)
+	if err != nil {
+		return "", nil, err
+	}
+	specs := m.Config.ParamSpecs()
+	if len(m.Params) != len(specs) {
+		return "", nil, errors.Errorf("model has %d tensors, its config wants %d", len(m.Params), len(specs))
+	}
+	return dtype, specs, nil
+}
+
+// checkParam checks parameter i, p, against spec and the model's dtype.
+func checkParam(i int, p Param, spec ParamSpec, dtype tensor.Dtype) error {
+	switch {
+	case p.Name != spec.Name:
+		return errors.Errorf("tensor %d is %q, want %q", i, p.Name, spec.Name)
+	case p.Value == nil:
+		return errors.Errorf("tensor %q is nil", p.Name)
+	case !slices.Equal(p.Value.Shape(), spec.Shape):
+		return errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
+	case p.Value.Dtype() != dtype:
+		return errors.Errorf("tensor %q has dtype %v, the model %v", p.Name, p.Value.Dtype(), dtype)
+	}
+	return nil
+}
+
 // paramEncoder checks p against spec and the model's dtype and returns the
 // encoder of its values in row-major order (a view is materialised first).
 func paramEncoder(i int, p Param, spec ParamSpec, dtype tensor.Dtype) (func(dst []byte, off int) error, error) {
-	switch {
-	case p.Name != spec.Name:
-		return nil, errors.Errorf("tensor %d is %q, want %q", i, p.Name, spec.Name)
-	case p.Value == nil:
-		return nil, errors.Errorf("tensor %q is nil", p.Name)
-	case !slices.Equal(p.Value.Shape(), spec.Shape):
-		return nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
-	case p.Value.Dtype() != dtype:
-		return nil, errors.Errorf("tensor %q has dtype %v, the model %v", p.Name, p.Value.Dtype(), dtype)
+	if err := checkParam(i, p, spec, dtype); err != nil {
+		return nil, err
 	}
 	encode, err := valuesEncoder(p.Value, spec)
 	return encode, errors.Wrapf(err, "tensor %q", p.Name)

@@ -21,28 +21,15 @@ import (
 // or transposed tensor is written in row-major order; NaN and Inf are
 // refused, since FromTensors would refuse them.
 func (m *Model) Tensors() ([]safetensors.Tensor, error) {
-	dtype, err := safetensorsDType(m.Dtype)
+	dtype, specs, err := m.savedSpecs()
 	if err != nil {
 		return nil, err
-	}
-	specs := m.Config.ParamSpecs()
-	if len(m.Params) != len(specs) {
-		return nil, errors.Errorf("model has %d tensors, its config wants %d", len(m.Params), len(specs))
 	}
 	tensors := make([]safetensors.Tensor, len(specs))
 	for i, spec := range specs {
 		p := m.Params[i]
-		if p.Name != spec.Name {
-			return nil, errors.Errorf("tensor %d is %q, want %q", i, p.Name, spec.Name)
-		}
-		if p.Value == nil {
-			return nil, errors.Errorf("tensor %q is nil", p.Name)
-		}
-		if !slices.Equal(p.Value.Shape(), spec.Shape) {
-			return nil, errors.Errorf("tensor %q has shape %v, want %v", p.Name, []int(p.Value.Shape()), spec.Shape)
-		}
-		if p.Value.Dtype() != m.Dtype {
-			return nil, errors.Errorf("tensor %q has dtype %v, the model %v", p.Name, p.Value.Dtype(), m.Dtype)
+		if err := checkParam(i, p, spec, m.Dtype); err != nil {
+			return nil, err
 		}
 		data, err := tensorBytes(p.Value, spec.Shape)
 		if err != nil {
